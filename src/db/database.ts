@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+import { migrations } from './migrations/index.js';
+
+/** A database handle or an open transaction: what repository functions take. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+/** The engine behind a handle; dialect-only SQL forks on this, nowhere else. */
+export type Engine = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+// int8 (counts, epoch-millisecond dates) as numbers: every value we store fits in 2^53.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+/**
+ * Opens the database: PostgreSQL when `databaseUrl` is a postgres URL, otherwise SQLite in WAL
+ * mode at `<dataDir>/gitloom.db`. Throws when the server cannot be reached.
+ */
+export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
+  const plugins = [new CamelCasePlugin()];
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+    return { db, engine: 'postgres', close: () => db.destroy() };
+  }
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  const sqlite = new SQLite(path.join(options.dataDir, 'gitloom.db'));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins });
+  return { db, engine: 'sqlite', close: () => db.destroy() };
+}
+
+/** Applies every pending migration (src/db/migrations); throws the first failure. */
+export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error) throw error instanceof Error ? error : new Error(`Migration ${failed?.migrationName} failed: ${String(error)}`);
+}

@@ -1,0 +1,49 @@
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database } from '../db/schema.js';
+import type { Engine } from '../db/database.js';
+import type { EventBus } from './events.js';
+
+/** The anonymous caller's user id (reference/platform.md §2: principal 0). */
+export const ANONYMOUS_ID = 0;
+/** Built-in users and roles (reference/platform.md §6, CONTRACT.md §7). */
+export const ROOT_ID = 1;
+export const SYSTEM_ID = -1;
+export const UNKNOWN_ID = -2;
+export const OWNER_ROLE_ID = 1;
+
+/** Who is calling: resolved once per request by the authentication plugin. */
+export interface Actor {
+  /** User id, or ANONYMOUS_ID. */
+  userId: number;
+  /** SystemAdministration: root, system, or a member of an administrator group. */
+  isAdmin: boolean;
+  /** Groups the user belongs to (empty for anonymous). */
+  groupIds: number[];
+  /** Members of a group with `createRootProjects` (or administrators). */
+  canCreateRootProjects: boolean;
+}
+
+/** Everything a domain function needs; never an HTTP request. */
+export interface Context {
+  db: Kysely<Database>;
+  engine: Engine;
+  config: Config;
+  actor: Actor;
+  events: EventBus;
+  /** Current time in epoch milliseconds (a function so tests and batches agree on "now"). */
+  now(): number;
+  /** Absolute path of a project's bare repository. */
+  repoPath(projectId: number): string;
+}
+
+/** The anonymous actor. */
+export const anonymous: Actor = { userId: ANONYMOUS_ID, isAdmin: false, groupIds: [], canCreateRootProjects: false };
+
+/** Returns a copy of the context acting as another actor (background work acts as the system user). */
+export function withActor(ctx: Context, actor: Actor): Context {
+  return { ...ctx, actor };
+}
+
+/** The system actor used by background work (reference/platform.md §6: id -1, administrator). */
+export const systemActor: Actor = { userId: SYSTEM_ID, isAdmin: true, groupIds: [], canCreateRootProjects: true };

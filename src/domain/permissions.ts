@@ -1,0 +1,182 @@
+import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type SqlBool } from 'kysely';
+import type { Database, ProjectRow, RoleRow } from '../db/schema.js';
+import { Forbidden, NotFound, Unauthorized } from '../errors.js';
+import { ANONYMOUS_ID, type Actor, type Context } from './context.js';
+import { getSecuritySetting } from './settings/settings.js';
+
+/**
+ * The one permission module (reference/platform.md §7). A caller's privileges on a project are
+ * the union of every role reaching it: user and group authorizations on the project or an
+ * ancestor, and the default role of the project or an ancestor (for anonymous callers only when
+ * anonymous access is on, and then reduced to read access). Administrators have everything.
+ */
+export interface JobPrivilege {
+  jobNames: string;
+  manageJob: boolean;
+  runJob: boolean;
+  accessLog: boolean;
+  accessibleReports: string | null;
+}
+
+export interface ProjectPermissions {
+  access: boolean;
+  readCode: boolean;
+  writeCode: boolean;
+  manage: boolean;
+  managePullRequests: boolean;
+  manageCodeComments: boolean;
+  manageIssues: boolean;
+  scheduleIssues: boolean;
+  accessConfidentialIssues: boolean;
+  manageBuilds: boolean;
+  createChildren: boolean;
+  /** Roles reaching the project (empty for administrators, who need none). */
+  roles: RoleRow[];
+}
+
+const ALL: Omit<ProjectPermissions, 'roles'> = {
+  access: true, readCode: true, writeCode: true, manage: true, managePullRequests: true,
+  manageCodeComments: true, manageIssues: true, scheduleIssues: true, accessConfidentialIssues: true,
+  manageBuilds: true, createChildren: true,
+};
+
+/** Paths of a project and its ancestors, from its own path (`a/b/c` → `a`, `a/b`, `a/b/c`). */
+export function ancestorPaths(path: string): string[] {
+  const segments = path.split('/');
+  return segments.map((_, i) => segments.slice(0, i + 1).join('/'));
+}
+
+/** Folds a set of roles into privileges; anonymous callers get the reduced set of §7. */
+export function permissionsFromRoles(roles: RoleRow[], anonymousCaller: boolean): ProjectPermissions {
+  const p: ProjectPermissions = {
+    access: roles.length > 0, readCode: false, writeCode: false, manage: false, managePullRequests: false,
+    manageCodeComments: false, manageIssues: false, scheduleIssues: false, accessConfidentialIssues: false,
+    manageBuilds: false, createChildren: false, roles,
+  };
+  for (const role of roles) {
+    if (anonymousCaller) {
+      if (role.codePrivilege !== 'NONE' || role.manageProject || role.managePullRequests || role.manageCodeComments) p.readCode = true;
+      continue;
+    }
+    if (role.manageProject) return { ...ALL, roles };
+    if (role.codePrivilege !== 'NONE') p.readCode = true;
+    if (role.codePrivilege === 'WRITE' || role.managePullRequests || role.manageCodeComments) p.writeCode = p.readCode = true;
+    if (role.managePullRequests) p.managePullRequests = true;
+    if (role.manageCodeComments) p.manageCodeComments = true;
+    if (role.manageIssues) p.manageIssues = p.scheduleIssues = p.accessConfidentialIssues = true;
+    if (role.scheduleIssues) p.scheduleIssues = true;
+    if (role.accessConfidentialIssues) p.accessConfidentialIssues = true;
+    if (role.manageBuilds) p.manageBuilds = true;
+    if (role.createChildren) p.createChildren = true;
+  }
+  return p;
+}
+
+/** Whether default roles apply to this caller (always for users; for anonymous per setting). */
+async function defaultRolesApply(ctx: Context): Promise<boolean> {
+  return ctx.actor.userId !== ANONYMOUS_ID || (await getSecuritySetting(ctx)).enableAnonymousAccess;
+}
+
+/**
+ * The caller's privileges on a project (reference/platform.md §7). One query over the project's
+ * ancestors. Takes the project row so callers that already loaded it pay nothing more.
+ */
+export async function projectPermissions(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>): Promise<ProjectPermissions> {
+  if (ctx.actor.isAdmin) return { ...ALL, roles: [] };
+  const paths = ancestorPaths(project.path);
+  const userId = ctx.actor.userId;
+  const groupIds = ctx.actor.groupIds;
+  const withDefaults = await defaultRolesApply(ctx);
+  const roles = await ctx.db
+    .selectFrom('roles')
+    .selectAll('roles')
+    .where((eb) => {
+      const ancestorIds = eb.selectFrom('projects').select('projects.id').where('projects.path', 'in', paths);
+      const grants: Expression<SqlBool>[] = [];
+      if (userId !== ANONYMOUS_ID) {
+        grants.push(eb('roles.id', 'in', eb.selectFrom('userAuthorizations').select('roleId')
+          .where('userId', '=', userId).where('projectId', 'in', ancestorIds)));
+      }
+      if (groupIds.length > 0) {
+        grants.push(eb('roles.id', 'in', eb.selectFrom('groupAuthorizations').select('roleId')
+          .where('groupId', 'in', groupIds).where('projectId', 'in', ancestorIds)));
+      }
+      if (withDefaults) {
+        grants.push(eb('roles.id', 'in', eb.selectFrom('projects').select('defaultRoleId')
+          .where('path', 'in', paths).where('defaultRoleId', 'is not', null)));
+      }
+      return grants.length > 0 ? eb.or(grants) : eb.val(false);
+    })
+    .execute();
+  return permissionsFromRoles(roles, userId === ANONYMOUS_ID);
+}
+
+/**
+ * A SQL condition "project `ref` is accessible to the caller", for filtering listings in the
+ * database (issue: no in-memory filtering). `ref` names the project id column to test.
+ * Returns null for administrators (no filter needed).
+ */
+export async function accessibleProjectsCondition(
+  ctx: Context,
+  need: 'access' | 'readCode' = 'access',
+): Promise<((eb: ExpressionBuilder<any, any>, ref: string) => Expression<SqlBool>) | null> {
+  if (ctx.actor.isAdmin) return null;
+  const { userId, groupIds } = ctx.actor;
+  const withDefaults = await defaultRolesApply(ctx);
+  const anonymousCaller = userId === ANONYMOUS_ID;
+  return (eb, ref) => {
+    const roleOk = (roleRef: string) =>
+      need === 'access'
+        ? sql<SqlBool>`1 = 1`
+        : sql<SqlBool>`(${sql.ref(`${roleRef}.code_privilege`)} <> 'NONE' or ${sql.ref(`${roleRef}.manage_project`)} = 1 or ${sql.ref(`${roleRef}.manage_pull_requests`)} = 1 or ${sql.ref(`${roleRef}.manage_code_comments`)} = 1)`;
+    const grantRoots: RawBuilder<unknown>[] = [];
+    if (!anonymousCaller) {
+      grantRoots.push(sql<number>`select ua.project_id as root_id from user_authorizations ua join roles r on r.id = ua.role_id where ua.user_id = ${userId} and ${roleOk('r')}`);
+    }
+    if (groupIds.length > 0) {
+      grantRoots.push(sql<number>`select ga.project_id as root_id from group_authorizations ga join roles r on r.id = ga.role_id where ga.group_id in (${sql.join(groupIds)}) and ${roleOk('r')}`);
+    }
+    if (withDefaults) {
+      grantRoots.push(sql<number>`select dp.id as root_id from projects dp join roles r on r.id = dp.default_role_id where ${roleOk('r')}`);
+    }
+    if (grantRoots.length === 0) return sql<SqlBool>`1 = 0`;
+    return sql<SqlBool>`${sql.ref(ref)} in (select d.id from projects d join projects g on (d.id = g.id or substr(d.path, 1, length(g.path) + 1) = g.path || '/') where g.id in (${sql.join(grantRoots, sql` union `)}))`;
+  };
+}
+
+/** Throws 401 for anonymous callers, else 403 (reference/platform.md §7: a denial). */
+export function deny(actor: Actor, detail?: string): never {
+  if (actor.userId === ANONYMOUS_ID) throw new Unauthorized(detail ?? 'Permission denied');
+  throw new Forbidden(detail);
+}
+
+/** Requires a logged-in caller; throws Unauthorized otherwise. */
+export function requireUser(actor: Actor): number {
+  if (actor.userId === ANONYMOUS_ID) throw new Unauthorized();
+  return actor.userId;
+}
+
+/** Requires an administrator: 401 anonymous, 403 otherwise. */
+export function requireAdmin(actor: Actor): void {
+  if (!actor.isAdmin) deny(actor);
+}
+
+/**
+ * Loads a project the caller may see and checks a privilege on it. A missing project or one
+ * without access is 404 (CONTRACT.md §4: existence is not leaked); lacking `need` is 401/403.
+ */
+export async function loadProjectWith(
+  ctx: Context,
+  projectId: number,
+  need: keyof Omit<ProjectPermissions, 'roles'> = 'access',
+): Promise<{ project: ProjectRow; permissions: ProjectPermissions }> {
+  const project = await ctx.db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+  if (!project) throw new NotFound(`Project not found: ${projectId}`);
+  const permissions = await projectPermissions(ctx, project);
+  if (!permissions.access) throw new NotFound(`Project not found: ${projectId}`);
+  if (!permissions[need]) deny(ctx.actor);
+  return { project, permissions };
+}
+
+/** Types re-exported for callers building their own conditions. */
+export type { Database };

@@ -1,0 +1,238 @@
+import fs from 'node:fs/promises';
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { ProjectRow } from '../../db/schema.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { initBareRepository } from '../../git/repository.js';
+import { OWNER_ROLE_ID, type Context } from '../context.js';
+import { ancestorPaths, deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
+
+const NAME_PATTERN = /^\w[\w.-]*$/;
+/** Names that would shadow server paths (reference/projects.md §1 "Name rules"). */
+const RESERVED_NAMES = new Set(['robots.txt', 'sitemap.xml', 'sitemap.txt', 'favicon.ico', 'favicon.png', 'logo.png', 'wicket', 'projects', 'avatars']);
+
+/** Validates a project name (CONTRACT.md §8): `\w[\w.-]*`, not reserved. Throws BadRequest. */
+export function validateProjectName(name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw new BadRequest('Name is required');
+  if (!NAME_PATTERN.test(name)) {
+    throw new BadRequest('Should start with alphanumeric or underscore, and contains only alphanumeric, underscore, dash, or dot');
+  }
+  if (RESERVED_NAMES.has(name.toLowerCase()) || name.startsWith('~')) throw new BadRequest(`'${name}' is a reserved name`);
+  return name;
+}
+
+export interface GitPackConfig {
+  windowMemory: string | null;
+  packSizeLimit: string | null;
+  threads: string | null;
+  window: string | null;
+}
+
+/** The editable fields of Project JSON (reference/projects.md §1). */
+export interface ProjectData {
+  name?: string;
+  parentId?: number | null;
+  forkedFromId?: number | null;
+  description?: string | null;
+  defaultRoleId?: number | null;
+  codeManagement?: boolean;
+  issueManagement?: boolean;
+  gitPackConfig?: GitPackConfig;
+  codeAnalysisSetting?: { analysisFiles: string | null };
+  createDate?: unknown;
+}
+
+const DEFAULT_PACK_CONFIG: GitPackConfig = { windowMemory: null, packSizeLimit: null, threads: null, window: null };
+
+/** Loads a project row by id (no permission check); NotFound when missing. */
+export async function getProjectRow(db: Db, projectId: number): Promise<ProjectRow> {
+  const project = await db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+  if (!project) throw new NotFound(`Project not found: ${projectId}`);
+  return project;
+}
+
+/** Finds a project by path, case-insensitively (reference/projects.md §1 "Path"). */
+export async function findProjectByPath(db: Db, path: string): Promise<ProjectRow | undefined> {
+  return db.selectFrom('projects').selectAll().where(sql`lower(path)`, '=', path.toLowerCase()).executeTakeFirst();
+}
+
+/**
+ * The creation check of reference/projects.md §2 "Create" step 2: create-children on the parent
+ * (or an ancestor), or create-root-projects without a parent. A parent the caller cannot see is 404.
+ */
+async function checkCreatePermission(ctx: Context, parent: ProjectRow | null): Promise<void> {
+  if (parent === null) {
+    if (!ctx.actor.canCreateRootProjects) deny(ctx.actor, 'Not authorized to create root project');
+    return;
+  }
+  const permissions = await projectPermissions(ctx, parent);
+  if (!permissions.access) throw new NotFound(`Project not found: ${parent.id}`);
+  if (!permissions.createChildren) deny(ctx.actor, `Not authorized to create project under '${parent.path}'`);
+}
+
+async function assertSiblingNameFree(db: Db, parent: ProjectRow | null, name: string, exceptId?: number): Promise<void> {
+  let query = db.selectFrom('projects').select('id').where(sql`lower(name)`, '=', name.toLowerCase());
+  query = parent ? query.where('parentId', '=', parent.id) : query.where('parentId', 'is', null);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  if (await query.executeTakeFirst()) {
+    throw new Conflict(parent
+      ? `Name '${name}' is already used by another project under '${parent.path}'`
+      : `Name '${name}' is already used by another root project`);
+  }
+}
+
+async function assertRoleExists(db: Db, roleId: number | null | undefined): Promise<void> {
+  if (roleId == null) return;
+  if (!(await db.selectFrom('roles').select('id').where('id', '=', roleId).executeTakeFirst())) {
+    throw new BadRequest(`Role not found: ${roleId}`);
+  }
+}
+
+async function loadParent(db: Db, parentId: number | null | undefined): Promise<ProjectRow | null> {
+  if (parentId == null) return null;
+  const parent = await db.selectFrom('projects').selectAll().where('id', '=', parentId).executeTakeFirst();
+  if (!parent) throw new NotFound(`Project not found: ${parentId}`);
+  return parent;
+}
+
+/**
+ * Create (reference/projects.md §2 #12): validates the name, checks the creation permission,
+ * refuses a sibling name clash (409), records the project with its path, grants the creator the
+ * Project Owner role and initialises the bare repository — all or nothing. Returns the id.
+ */
+export async function createProject(ctx: Context, data: ProjectData): Promise<number> {
+  const creatorId = requireUser(ctx.actor);
+  const name = validateProjectName(data.name);
+  const parent = await loadParent(ctx.db, data.parentId);
+  await checkCreatePermission(ctx, parent);
+  await assertRoleExists(ctx.db, data.defaultRoleId);
+  if (data.forkedFromId != null) await getProjectRow(ctx.db, data.forkedFromId);
+  const now = ctx.now();
+  let createdPath: string | null = null;
+  try {
+    return await ctx.db.transaction().execute(async (tx) => {
+      await assertSiblingNameFree(tx, parent, name);
+      const { id } = await tx
+        .insertInto('projects')
+        .values({
+          forkedFromId: data.forkedFromId ?? null,
+          parentId: parent?.id ?? null,
+          name,
+          path: parent ? `${parent.path}/${name}` : name,
+          description: data.description ?? null,
+          createDate: now,
+          defaultRoleId: data.defaultRoleId ?? null,
+          codeManagement: data.codeManagement === false ? 0 : 1,
+          issueManagement: data.issueManagement === false ? 0 : 1,
+          gitPackConfig: JSON.stringify({ ...DEFAULT_PACK_CONFIG, ...data.gitPackConfig }),
+          codeAnalysisSetting: JSON.stringify({ analysisFiles: data.codeAnalysisSetting?.analysisFiles ?? null }),
+          setting: null,
+          serviceDeskName: null,
+          lastActivityDate: now,
+          lastCommitDate: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await tx.insertInto('userAuthorizations').values({ projectId: id, userId: creatorId, roleId: OWNER_ROLE_ID }).execute();
+      createdPath = ctx.repoPath(id);
+      await initBareRepository(createdPath);
+      return id;
+    });
+  } catch (error) {
+    if (createdPath) await fs.rm(createdPath, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Get Basic Info: any caller with access (404 otherwise). */
+export async function getProject(ctx: Context, projectId: number): Promise<ProjectRow> {
+  return (await loadProjectWith(ctx, projectId, 'access')).project;
+}
+
+/**
+ * Update Basic Info (reference/projects.md §2 #13): a partial merge. A new parent needs the
+ * creation permission there and may not be the project or a descendant (409); the name must be
+ * free among the new siblings (409); manage permission is required. A rename or move rewrites
+ * the paths of the whole subtree in the same transaction; repositories are keyed by id and stay.
+ */
+export async function updateProject(ctx: Context, projectId: number, patch: ProjectData): Promise<void> {
+  const { project } = await loadProjectWith(ctx, projectId, 'manage');
+  const name = patch.name === undefined ? project.name : validateProjectName(patch.name);
+  const parentId = patch.parentId === undefined ? project.parentId : patch.parentId;
+  const parent = await loadParent(ctx.db, parentId);
+  if (parentId !== project.parentId) {
+    await checkCreatePermission(ctx, parent);
+    if (parent && (parent.id === project.id || parent.path.startsWith(`${project.path}/`))) {
+      throw new Conflict('Can not use current or descendant project as parent');
+    }
+  }
+  await assertRoleExists(ctx.db, patch.defaultRoleId);
+  if (patch.forkedFromId != null) await getProjectRow(ctx.db, patch.forkedFromId);
+  const newPath = parent ? `${parent.path}/${name}` : name;
+  await ctx.db.transaction().execute(async (tx) => {
+    await assertSiblingNameFree(tx, parent, name, project.id);
+    await tx
+      .updateTable('projects')
+      .set({
+        name,
+        parentId,
+        path: newPath,
+        ...(patch.forkedFromId !== undefined && { forkedFromId: patch.forkedFromId }),
+        ...(patch.description !== undefined && { description: patch.description }),
+        ...(patch.defaultRoleId !== undefined && { defaultRoleId: patch.defaultRoleId }),
+        ...(patch.codeManagement !== undefined && { codeManagement: patch.codeManagement ? 1 : 0 }),
+        ...(patch.issueManagement !== undefined && { issueManagement: patch.issueManagement ? 1 : 0 }),
+        ...(patch.gitPackConfig !== undefined && { gitPackConfig: JSON.stringify({ ...DEFAULT_PACK_CONFIG, ...patch.gitPackConfig }) }),
+        ...(patch.codeAnalysisSetting !== undefined && { codeAnalysisSetting: JSON.stringify({ analysisFiles: patch.codeAnalysisSetting?.analysisFiles ?? null }) }),
+      })
+      .where('id', '=', project.id)
+      .execute();
+    if (newPath !== project.path) {
+      const prefix = `${project.path}/`;
+      await tx
+        .updateTable('projects')
+        .set({ path: sql`${newPath + '/'} || substr(path, ${prefix.length + 1})` })
+        .where(sql`substr(path, 1, ${prefix.length})`, '=', prefix)
+        .execute();
+    }
+  });
+}
+
+/**
+ * Delete (reference/projects.md §2 #15): manage permission; deletes the project and its whole
+ * subtree in one transaction (deepest first), discards open pull requests coming from the
+ * subtree into other projects, then removes the repositories.
+ */
+export async function deleteProject(ctx: Context, projectId: number): Promise<void> {
+  const { project } = await loadProjectWith(ctx, projectId, 'manage');
+  const subtree = await ctx.db
+    .selectFrom('projects')
+    .select(['id', 'path'])
+    .where((eb) => eb.or([eb('id', '=', project.id), eb(sql`substr(path, 1, ${project.path.length + 1})`, '=', `${project.path}/`)]))
+    .execute();
+  subtree.sort((a, b) => b.path.length - a.path.length);
+  const ids = subtree.map((p) => p.id);
+  const now = ctx.now();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('pullRequests')
+      .set({ status: 'DISCARDED', closeDate: now, lastActivityDate: now, lastActivityUserId: ctx.actor.userId, lastActivityDescription: 'discarded' })
+      .where('sourceProjectId', 'in', ids)
+      .where('targetProjectId', 'not in', ids)
+      .where('status', '=', 'OPEN')
+      .execute();
+    for (const id of ids) await tx.deleteFrom('projects').where('id', '=', id).execute();
+  });
+  await Promise.all(ids.map((id) => fs.rm(ctx.repoPath(id), { recursive: true, force: true })));
+}
+
+/** Clone URLs (reference/projects.md §2 #2): http from the server URL, ssh from the SSH root. */
+export function cloneUrls(ctx: Context, project: ProjectRow): { http: string; ssh: string } {
+  const server = new URL(ctx.config.serverUrl);
+  const sshRoot = ctx.config.sshRootUrl
+    ?? (['', '80', '443'].includes(server.port) ? `ssh://${server.hostname}` : `ssh://${server.hostname}:6611`);
+  return { http: `${ctx.config.serverUrl}/${project.path}`, ssh: `${sshRoot.replace(/\/+$/, '')}/${project.path}` };
+}
+
+/** Ancestors' paths, re-exported for path-based lookups. */
+export { ancestorPaths };

@@ -1,0 +1,130 @@
+import type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
+import {
+  branchHead, commitTree, deleteRef, isAncestor, mergeTree, rebaseCommits, revList, updateRef, refHead,
+  type CommitIdentityInput,
+} from '../../git/repository.js';
+import type { Context } from '../context.js';
+import { gitIdentity, systemIdentity } from '../users/identities.js';
+import { withLock } from './locks.js';
+import { getPullRequestRow, latestUpdate, loadReadablePullRequest, pullRefs } from './pull-requests.js';
+
+/** MergePreview (reference/pulls.md §4); `mergeCommitHash` null = conflicts. */
+export interface MergePreview {
+  targetHeadCommitHash: string;
+  headCommitHash: string;
+  mergeStrategy: MergeStrategy;
+  mergeCommitHash: string | null;
+}
+
+/** The preview stored on a row, or null when none was computed. */
+export function storedPreview(pr: PullRequestRow): MergePreview | null {
+  if (!pr.previewHeadCommitHash || !pr.previewTargetHeadCommitHash || !pr.previewMergeStrategy) return null;
+  return {
+    targetHeadCommitHash: pr.previewTargetHeadCommitHash,
+    headCommitHash: pr.previewHeadCommitHash,
+    mergeStrategy: pr.previewMergeStrategy,
+    mergeCommitHash: pr.previewMergeCommitHash,
+  };
+}
+
+/** Identities used when producing merge commits: preview commits use the system identity. */
+export interface MergeIdentities {
+  /** Author of merge and squash commits. */
+  author: CommitIdentityInput;
+  /** Committer of every produced commit. */
+  committer: CommitIdentityInput;
+  /** Author of the squash commit (the submitter). */
+  squashAuthor: CommitIdentityInput;
+}
+
+/**
+ * Produces the merge result of one strategy (reference/pulls.md §4 table), without moving any
+ * ref: the commit the target branch would point to, or null when the merge conflicts.
+ * - CREATE_MERGE_COMMIT: always a two-parent commit (target head, request head).
+ * - CREATE_MERGE_COMMIT_IF_NECESSARY: the request head itself when the target is its ancestor.
+ * - SQUASH_SOURCE_BRANCH_COMMITS: one commit on the target head with the merged tree.
+ * - REBASE_SOURCE_BRANCH_COMMITS: the request's non-merge commits replayed on the target head.
+ */
+export async function produceMerge(
+  repo: string,
+  strategy: MergeStrategy,
+  targetHead: string,
+  head: string,
+  message: string,
+  who: MergeIdentities,
+): Promise<string | null> {
+  if (strategy === 'REBASE_SOURCE_BRANCH_COMMITS') {
+    const commits = await revList(repo, [head], [targetHead], { reverse: true });
+    return rebaseCommits(repo, { onto: targetHead, commits, committer: who.committer });
+  }
+  if (strategy === 'CREATE_MERGE_COMMIT_IF_NECESSARY' && (await isAncestor(repo, targetHead, head))) return head;
+  const merged = await mergeTree(repo, targetHead, head);
+  if (!merged.clean) return null;
+  if (strategy === 'SQUASH_SOURCE_BRANCH_COMMITS') {
+    return commitTree(repo, { tree: merged.tree, parents: [targetHead], message, author: who.squashAuthor, committer: who.committer });
+  }
+  return commitTree(repo, { tree: merged.tree, parents: [targetHead, head], message, author: who.author, committer: who.committer });
+}
+
+/** Whether a stored preview matches the request's head, target head and strategy now. */
+export function isPreviewCurrent(preview: MergePreview | null, head: string, targetHead: string, strategy: MergeStrategy): boolean {
+  return preview !== null && preview.headCommitHash === head && preview.targetHeadCommitHash === targetHead && preview.mergeStrategy === strategy;
+}
+
+/**
+ * Returns the request's merge preview, computing and storing it first when stale (CONTRACT.md
+ * §8: computed on demand, never "not calculated yet"). Preview commits are made by the system
+ * identity with message `Merge preview of pull request #N` and kept alive by
+ * `refs/pulls/N/merge`. Returns null when the target branch is gone (the request's commits are
+ * unreachable as a merge).
+ */
+export async function ensureMergePreview(ctx: Context, pr: PullRequestRow): Promise<MergePreview | null> {
+  const repo = ctx.repoPath(pr.targetProjectId);
+  const [update, targetHead] = await Promise.all([latestUpdate(ctx.db, pr.id), branchHead(repo, pr.targetBranch)]);
+  if (!targetHead) return null;
+  const current = storedPreview(pr);
+  if (current && isPreviewCurrent(current, update.headCommitHash, targetHead, pr.mergeStrategy)) return current;
+
+  const now = new Date(ctx.now());
+  const system = systemIdentity(now);
+  const squashAuthor = pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS'
+    ? await gitIdentity(ctx.db, pr.submitterId, now).catch(() => system)
+    : system;
+  const mergeCommit = await produceMerge(repo, pr.mergeStrategy, targetHead, update.headCommitHash,
+    `Merge preview of pull request #${pr.number}`, { author: system, committer: system, squashAuthor });
+  const preview: MergePreview = {
+    targetHeadCommitHash: targetHead, headCommitHash: update.headCommitHash, mergeStrategy: pr.mergeStrategy, mergeCommitHash: mergeCommit,
+  };
+  const sourceChanged = current?.headCommitHash !== update.headCommitHash || current?.mergeStrategy !== pr.mergeStrategy;
+  const saved = await ctx.db
+    .updateTable('pullRequests')
+    .set({
+      previewTargetHeadCommitHash: preview.targetHeadCommitHash,
+      previewHeadCommitHash: preview.headCommitHash,
+      previewMergeStrategy: preview.mergeStrategy,
+      previewMergeCommitHash: preview.mergeCommitHash,
+      ...(sourceChanged && pr.status === 'OPEN' && { buildCommitHash: mergeCommit }),
+    })
+    .where('id', '=', pr.id)
+    .where('status', '=', 'OPEN')
+    .executeTakeFirst();
+  if (Number(saved.numUpdatedRows) === 0) return current;
+  const mergeRef = pullRefs.merge(pr.number);
+  if (mergeCommit) await updateRef(repo, mergeRef, mergeCommit, await refHead(repo, mergeRef));
+  else await deleteRef(repo, mergeRef).catch(() => undefined);
+  return preview;
+}
+
+/**
+ * Get Merge Preview (reference/pulls.md §1 #3 with CONTRACT.md §8): read code; an open request's
+ * preview is brought up to date in the request; a closed request returns its stored preview.
+ * Null (→ 204) only when no preview can exist (target branch gone, or closed without one).
+ */
+export async function getMergePreview(ctx: Context, requestId: number): Promise<MergePreview | null> {
+  const pr = await loadReadablePullRequest(ctx, requestId);
+  if (pr.status !== 'OPEN') return storedPreview(pr);
+  return withLock(`pull-request:${requestId}`, async () => {
+    const current = await getPullRequestRow(ctx.db, requestId);
+    return current.status === 'OPEN' ? ensureMergePreview(ctx, current) : storedPreview(current);
+  });
+}

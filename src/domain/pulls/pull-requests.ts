@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/database.js';
+import type { MergeStrategy, PullRequestRow, PullRequestUpdateRow } from '../../db/schema.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
+import type { Context } from '../context.js';
+import { loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
+import { forkRootId, takeNextNumber } from '../projects/numbers.js';
+
+export const MAX_TITLE = 255;
+export const MAX_DESCRIPTION = 100_000;
+
+/** Truncates a title to 255 characters with `...` (reference/pulls.md §1 #14). */
+export function truncateTitle(title: string): string {
+  return title.length > MAX_TITLE ? `${title.slice(0, MAX_TITLE - 3)}...` : title;
+}
+
+/** PullRequestOpenData (reference/pulls.md §1.1). */
+export interface PullRequestOpenData {
+  targetProjectId: number;
+  sourceProjectId: number;
+  targetBranch: string;
+  sourceBranch: string;
+  title: string;
+  description?: string | null;
+  mergeStrategy?: MergeStrategy;
+  reviewerIds?: number[];
+  assigneeIds?: number[];
+}
+
+/** Refs a pull request keeps in its target repository (reference/pulls.md §1.1 step 11). */
+export const pullRefs = {
+  base: (n: number) => `refs/pulls/${n}/base`,
+  head: (n: number) => `refs/pulls/${n}/head`,
+  merge: (n: number) => `refs/pulls/${n}/merge`,
+  build: (n: number) => `refs/pulls/${n}/build`,
+  update: (updateId: number) => `refs/updates/${updateId}`,
+};
+
+/** Loads a pull request row; NotFound when missing. */
+export async function getPullRequestRow(db: Db, requestId: number): Promise<PullRequestRow> {
+  const row = await db.selectFrom('pullRequests').selectAll().where('id', '=', requestId).executeTakeFirst();
+  if (!row) throw new NotFound(`Pull request not found: ${requestId}`);
+  return row;
+}
+
+/**
+ * Loads a pull request the caller may read: read code on its target project (404 when the
+ * project is invisible, 401/403 when visible but code is not readable).
+ */
+export async function loadReadablePullRequest(ctx: Context, requestId: number): Promise<PullRequestRow> {
+  const pr = await getPullRequestRow(ctx.db, requestId);
+  await loadProjectWith(ctx, pr.targetProjectId, 'readCode');
+  return pr;
+}
+
+/** The updates of a request, oldest first (reference/pulls.md §1 #8). */
+export async function listUpdates(db: Db, requestId: number): Promise<PullRequestUpdateRow[]> {
+  return db.selectFrom('pullRequestUpdates').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
+}
+
+/** The latest update of a request (every request has at least one). */
+export async function latestUpdate(db: Db, requestId: number): Promise<PullRequestUpdateRow> {
+  return db.selectFrom('pullRequestUpdates').selectAll().where('requestId', '=', requestId).orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
+}
+
+/**
+ * The "effective" request for a change (reference/pulls.md §1.1 step 4, §3.2 step 5): an open
+ * request with the same target and source, or a merged one whose preview head is the current
+ * source head. Throws Conflict with the reference's message when one exists.
+ */
+export async function assertNoEffectiveRequest(
+  db: Db,
+  change: { targetProjectId: number; targetBranch: string; sourceProjectId: number; sourceBranch: string },
+  sourceHead: string,
+  exceptId?: number,
+): Promise<void> {
+  let query = db
+    .selectFrom('pullRequests')
+    .select(['id', 'status', 'previewHeadCommitHash'])
+    .where('targetProjectId', '=', change.targetProjectId)
+    .where('targetBranch', '=', change.targetBranch)
+    .where('sourceProjectId', '=', change.sourceProjectId)
+    .where('sourceBranch', '=', change.sourceBranch)
+    .where('status', 'in', ['OPEN', 'MERGED']);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  for (const other of await query.execute()) {
+    if (other.status === 'OPEN') throw new Conflict('Another pull request already open for this change');
+    if (other.previewHeadCommitHash === sourceHead) throw new Conflict('Change already merged');
+  }
+}
+
+async function assertUsersExist(db: Db, ids: number[], what: string): Promise<void> {
+  if (ids.length === 0) return;
+  const found = await db.selectFrom('users').select('id').where('id', 'in', ids).where('id', '>', 0).execute();
+  const missing = ids.filter((id) => !found.some((u) => u.id === id));
+  if (missing.length > 0) throw new BadRequest(`Unable to find ${what} user with id: ${missing.join(', ')}`);
+}
+
+/**
+ * Create (reference/pulls.md §1.1) with CONTRACT.md's statuses: read code on both projects;
+ * `Source and target are the same` (400); an open or merged request for the change (409);
+ * missing branches (404); `No common base for target and source` (400); `Change already merged`
+ * (409). Records the request, its first update, reviews, assignments and watches, and writes
+ * `refs/pulls/N/{base,head}` and `refs/updates/<id>` in the target repository, all or nothing.
+ * Returns the new id.
+ */
+export async function openPullRequest(ctx: Context, data: PullRequestOpenData): Promise<number> {
+  const submitterId = requireUser(ctx.actor);
+  const { project: target } = await loadProjectWith(ctx, data.targetProjectId, 'readCode');
+  const source = data.sourceProjectId === target.id ? target : (await loadProjectWith(ctx, data.sourceProjectId, 'readCode')).project;
+  const title = data.title?.trim();
+  if (!title) throw new BadRequest('Title is required');
+  if (source.id === target.id && data.sourceBranch === data.targetBranch) throw new BadRequest('Source and target are the same');
+  const reviewerIds = [...new Set(data.reviewerIds ?? [])];
+  const assigneeIds = [...new Set(data.assigneeIds ?? [])];
+  if (reviewerIds.includes(submitterId)) throw new BadRequest('Pull request submitter can not be reviewer');
+  await assertUsersExist(ctx.db, reviewerIds, 'reviewer');
+  await assertUsersExist(ctx.db, assigneeIds, 'assignee');
+
+  const targetRepo = ctx.repoPath(target.id);
+  const sourceRepo = ctx.repoPath(source.id);
+  const sourceHead = await branchHead(sourceRepo, data.sourceBranch);
+  if (!sourceHead) throw new NotFound(`Branch not found: ${data.sourceBranch}`);
+  await assertNoEffectiveRequest(ctx.db, { ...data, sourceProjectId: source.id }, sourceHead);
+  const targetHead = await branchHead(targetRepo, data.targetBranch);
+  if (!targetHead) throw new NotFound(`Branch not found: ${data.targetBranch}`);
+
+  const uuid = randomUUID();
+  const stagingRef = `refs/pulls-staging/${uuid}`;
+  if (source.id !== target.id) await fetchCommits(targetRepo, sourceRepo, sourceHead, stagingRef);
+  try {
+    const base = await mergeBase(targetRepo, targetHead, sourceHead);
+    if (!base) throw new BadRequest('No common base for target and source');
+    if (base === sourceHead || (await isAncestor(targetRepo, sourceHead, targetHead))) throw new Conflict('Change already merged');
+    const numberScopeId = await forkRootId(ctx.db, target.id);
+    const submitDate = ctx.now();
+    const writtenRefs: string[] = [];
+    try {
+      const id = await ctx.db.transaction().execute(async (tx) => {
+        const number = await takeNextNumber(tx, numberScopeId, 'pull-request');
+        const { id } = await tx.insertInto('pullRequests').values({
+          numberScopeId, number, status: 'OPEN', title: truncateTitle(title),
+          description: data.description ? data.description.slice(0, MAX_DESCRIPTION) : null,
+          submitterId, targetProjectId: target.id, targetBranch: data.targetBranch, sourceProjectId: source.id,
+          sourceBranch: data.sourceBranch, baseCommitHash: base, buildCommitHash: null, submitDate,
+          mergeStrategy: data.mergeStrategy ?? 'CREATE_MERGE_COMMIT', uuid, commentCount: 0,
+          lastActivityUserId: submitterId, lastActivityDate: submitDate, lastActivityDescription: 'opened',
+          codeCommentsUpdateDate: null, checkError: null, closeDate: null, previewTargetHeadCommitHash: null,
+          previewHeadCommitHash: null, previewMergeStrategy: null, previewMergeCommitHash: null,
+        }).returning('id').executeTakeFirstOrThrow();
+        const update = await tx.insertInto('pullRequestUpdates').values({
+          requestId: id, headCommitHash: sourceHead, targetHeadCommitHash: targetHead, date: submitDate + 1,
+        }).returning('id').executeTakeFirstOrThrow();
+        for (const userId of reviewerIds) {
+          await tx.insertInto('pullRequestReviews').values({ requestId: id, userId, status: 'PENDING', statusDate: submitDate }).execute();
+        }
+        for (const userId of assigneeIds) await tx.insertInto('pullRequestAssignments').values({ requestId: id, userId }).execute();
+        for (const userId of new Set([submitterId, ...reviewerIds, ...assigneeIds])) {
+          await tx.insertInto('pullRequestWatches').values({ requestId: id, userId, watching: 1 }).execute();
+        }
+        const refs = [
+          { ref: pullRefs.base(number), newHash: base, expectedOld: null },
+          { ref: pullRefs.head(number), newHash: sourceHead, expectedOld: null },
+          { ref: pullRefs.update(update.id), newHash: sourceHead, expectedOld: null },
+        ];
+        await updateRefs(targetRepo, refs);
+        writtenRefs.push(...refs.map((r) => r.ref));
+        return id;
+      });
+      ctx.events.emit('pullRequestChanged', { requestId: id });
+      return id;
+    } catch (error) {
+      for (const ref of writtenRefs) await deleteRef(targetRepo, ref).catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    if (source.id !== target.id) await deleteRef(targetRepo, stagingRef).catch(() => undefined);
+  }
+}
+
+/** Get Basic Info (reference/pulls.md §1 #1): read code on the target project. */
+export async function getPullRequest(ctx: Context, requestId: number): Promise<PullRequestRow> {
+  return loadReadablePullRequest(ctx, requestId);
+}
+
+/** Whether the caller may modify the request: submitter, assignee or pull request manager. */
+export async function canModifyPullRequest(ctx: Context, pr: PullRequestRow): Promise<boolean> {
+  if (ctx.actor.userId === pr.submitterId) return true;
+  const assigned = await ctx.db.selectFrom('pullRequestAssignments').select('id')
+    .where('requestId', '=', pr.id).where('userId', '=', ctx.actor.userId).executeTakeFirst();
+  if (assigned) return true;
+  const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
+  return (await projectPermissions(ctx, project)).managePullRequests;
+}

@@ -1,0 +1,88 @@
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { Criteria, ParsedQuery } from '../../query/index.js';
+import { antPathToLike, antPathToRegExp, QuerySyntaxError } from '../../query/index.js';
+import { ANONYMOUS_ID, type Context } from '../context.js';
+
+/**
+ * Shared machinery of the query-language compilers (projects, pull requests, builds, issues,
+ * code comments): the parser gives an AST; a compiler turns each leaf criterion into a SQL
+ * condition, resolving names (users, projects, labels) first, so the whole query runs as one
+ * SQL statement with the database's indexes.
+ */
+export type Condition = (eb: ExpressionBuilder<any, any>) => Expression<SqlBool>;
+
+/** Compiles one leaf criterion (anything but and/or/not). */
+export type LeafCompiler = (criteria: Exclude<Criteria, { kind: 'and' | 'or' | 'not' }>) => Promise<Condition>;
+
+/** Compiles a criteria tree with `leaf` for its leaves; and/or/not map to SQL's. */
+export async function compileCriteria(criteria: Criteria, leaf: LeafCompiler): Promise<Condition> {
+  switch (criteria.kind) {
+    case 'and':
+    case 'or': {
+      const [left, right] = await Promise.all([compileCriteria(criteria.left, leaf), compileCriteria(criteria.right, leaf)]);
+      return criteria.kind === 'and' ? (eb) => eb.and([left(eb), right(eb)]) : (eb) => eb.or([left(eb), right(eb)]);
+    }
+    case 'not': {
+      const operand = await compileCriteria(criteria.operand, leaf);
+      return (eb) => eb.not(operand(eb));
+    }
+    default:
+      return leaf(criteria);
+  }
+}
+
+/** `lower(column) LIKE pattern ESCAPE '\'` — patterns from src/query/wildcards.ts are lowercase. */
+export function likeCondition(column: string, pattern: string): Condition {
+  return () => sql<SqlBool>`lower(${sql.ref(column)}) like ${pattern} escape '\\'`;
+}
+
+/** A condition that is always true / always false. */
+export const always: Condition = () => sql<SqlBool>`1 = 1`;
+export const never: Condition = () => sql<SqlBool>`1 = 0`;
+
+/** `column IN (ids)`, or false for no ids. */
+export function inIds(column: string, ids: readonly number[]): Condition {
+  return ids.length === 0 ? never : (eb) => eb(column, 'in', ids);
+}
+
+/** The caller's user id for `… me` criteria; anonymous callers get `Please login to perform this query` (400). */
+export function currentUserOrFail(ctx: Context): number {
+  if (ctx.actor.userId === ANONYMOUS_ID) throw new QuerySyntaxError('Please login to perform this query');
+  return ctx.actor.userId;
+}
+
+/** The id of a user by login name; `Unable to find user with login: x` (400) otherwise. */
+export async function userIdByLogin(db: Db, login: string): Promise<number> {
+  const user = await db.selectFrom('users').select('id').where('name', '=', login.toLowerCase()).executeTakeFirst();
+  if (!user) throw new QuerySyntaxError(`Unable to find user with login: ${login}`);
+  return user.id;
+}
+
+/**
+ * Ids of projects whose path matches an Ant-style pattern (case-insensitive): a LIKE pre-filter
+ * in SQL, then the exact pattern in memory when LIKE cannot express it.
+ */
+export async function projectIdsMatchingPath(db: Db, pattern: string): Promise<number[]> {
+  const like = antPathToLike(pattern);
+  const rows = await db.selectFrom('projects').select(['id', 'path'])
+    .where(sql<SqlBool>`lower(path) like ${like.pattern} escape '\\'`).execute();
+  if (like.exact) return rows.map((r) => r.id);
+  const exact = antPathToRegExp(pattern);
+  return rows.filter((r) => exact.test(r.path)).map((r) => r.id);
+}
+
+/** A sort item compiled to SQL: a column reference (or expression) and a direction. */
+export interface SqlOrder {
+  expression: string;
+  direction: 'asc' | 'desc';
+}
+
+/** Maps `order by` items through a field → column table (fields were validated by the parser). */
+export function compileOrders(query: ParsedQuery, columns: Record<string, string>): SqlOrder[] {
+  return query.orders.map((order) => {
+    const expression = columns[order.field];
+    if (!expression) throw new QuerySyntaxError(`Can not order by field: ${order.field}`);
+    return { expression, direction: order.direction };
+  });
+}

@@ -1,0 +1,77 @@
+import { createHash, randomInt } from 'node:crypto';
+import { NotFound } from '../../errors.js';
+import type { Context } from '../context.js';
+import { getUserRow, requireSelfOrAdmin } from './users.js';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** SHA-256 hex of a token value: tokens are 40 random characters, so a fast hash suffices. */
+export function hashToken(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** A new token value: 40 characters of `[A-Za-z0-9]` from the CSPRNG (CONTRACT.md §5). */
+export function generateTokenValue(): string {
+  let value = '';
+  for (let i = 0; i < 40; i++) value += ALPHABET[randomInt(ALPHABET.length)];
+  return value;
+}
+
+/** Listing shape: the value masked to its first 4 characters + `…` (CONTRACT.md §5). */
+export interface AccessTokenInfo {
+  value: string;
+  description: string | null;
+  createDate: number;
+  expireDate: number | null;
+}
+
+/** Get Access Tokens: administrator or self. */
+export async function listAccessTokens(ctx: Context, userId: number): Promise<AccessTokenInfo[]> {
+  await getUserRow(ctx.db, userId);
+  requireSelfOrAdmin(ctx, userId);
+  const rows = await ctx.db
+    .selectFrom('accessTokens')
+    .select(['prefix', 'description', 'createDate', 'expireDate'])
+    .where('ownerId', '=', userId)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ value: `${r.prefix}…`, description: r.description, createDate: r.createDate, expireDate: r.expireDate }));
+}
+
+/**
+ * Create Access Token: administrator or self. Stores only the hash; returns the value, which is
+ * never shown again. `expireDate` in epoch ms or null (a past date is accepted, and useless).
+ */
+export async function createAccessToken(
+  ctx: Context,
+  userId: number,
+  data: { description?: string | null; expireDate?: number | null },
+): Promise<string> {
+  const user = await getUserRow(ctx.db, userId);
+  requireSelfOrAdmin(ctx, userId);
+  const value = generateTokenValue();
+  await ctx.db
+    .insertInto('accessTokens')
+    .values({
+      ownerId: user.id,
+      hash: hashToken(value),
+      prefix: value.slice(0, 4),
+      description: data.description ?? null,
+      createDate: ctx.now(),
+      expireDate: data.expireDate ?? null,
+    })
+    .execute();
+  return value;
+}
+
+/** Delete Access Token by its full value: administrator or self; NotFound when no such token. */
+export async function deleteAccessToken(ctx: Context, userId: number, value: string): Promise<void> {
+  await getUserRow(ctx.db, userId);
+  requireSelfOrAdmin(ctx, userId);
+  const result = await ctx.db
+    .deleteFrom('accessTokens')
+    .where('ownerId', '=', userId)
+    .where('hash', '=', hashToken(value))
+    .executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw new NotFound('No access token found with specified value');
+}

@@ -1,0 +1,159 @@
+import type { Db } from '../../db/database.js';
+import type { UserRow } from '../../db/schema.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { ROOT_ID, UNKNOWN_ID, type Context } from '../context.js';
+import { deny, requireAdmin } from '../permissions.js';
+import { hashPassword } from './passwords.js';
+
+/** The wire shape of a user (reference/users-roles.md §1): id, name, fullName only. */
+export type User = Pick<UserRow, 'id' | 'name' | 'fullName'>;
+
+const NAME_PATTERN = /^\w[\w.-]*$/;
+const RESERVED_NAMES = new Set(['new', 'onedev', 'gitloom', 'unknown']);
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * Validates and normalizes a login name (reference/users-roles.md §1 "Name rule"): ASCII
+ * `\w[\w-.]*`, not reserved; returns it lower-cased. Throws BadRequest.
+ */
+export function normalizeUserName(name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw new BadRequest('Login name is required');
+  if (!NAME_PATTERN.test(name)) {
+    throw new BadRequest('Should start with alphanumeric or underscore, and contains only alphanumeric, underscore, dash, or dot');
+  }
+  if (RESERVED_NAMES.has(name.toLowerCase())) throw new BadRequest(`'${name}' is a reserved name`);
+  return name.toLowerCase();
+}
+
+/** Validates an email address (lenient, like Hibernate's check) and lower-cases it. */
+export function normalizeEmail(email: unknown): string {
+  if (typeof email !== 'string' || !EMAIL_PATTERN.test(email)) throw new BadRequest('Malformed email address');
+  return email.toLowerCase();
+}
+
+/** Self or administrator; anything else is 401/403 (reference/users-roles.md §2). */
+export function requireSelfOrAdmin(ctx: Context, userId: number): void {
+  if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
+}
+
+/** Loads a user by id; NotFound when missing. */
+export async function getUserRow(db: Db, userId: number): Promise<UserRow> {
+  const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+  if (!user) throw new NotFound(`User not found: ${userId}`);
+  return user;
+}
+
+/** Get Profile: administrator or self (reference/users-roles.md §2). */
+export async function getUser(ctx: Context, userId: number): Promise<User> {
+  requireSelfOrAdmin(ctx, userId);
+  return getUserRow(ctx.db, userId);
+}
+
+/**
+ * Query Profile: administrators only; ordinary users (id > 0) whose name, full name or any
+ * email contains `term` (case-insensitive, literal), ordered by name.
+ */
+export async function queryUsers(ctx: Context, term: string | undefined, offset: number, count: number): Promise<User[]> {
+  requireAdmin(ctx.actor);
+  let query = ctx.db.selectFrom('users').select(['id', 'name', 'fullName']).where('id', '>', 0);
+  if (term) {
+    const pattern = `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) =>
+      eb.or([
+        eb('name', 'like', pattern),
+        eb(eb.fn('lower', ['fullName']), 'like', pattern),
+        eb('id', 'in', eb.selectFrom('emailAddresses').select('ownerId').where('value', 'like', pattern)),
+      ]),
+    );
+  }
+  return query.orderBy('name').offset(offset).limit(count).execute();
+}
+
+async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
+  let query = db.selectFrom('users').select('id').where('name', '=', name);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  if (await query.executeTakeFirst()) throw new Conflict('Login name is already used by another user');
+}
+
+export interface UserCreateData {
+  name: string;
+  password: string;
+  fullName?: string | null;
+  emailAddress: string;
+}
+
+/**
+ * Create: administrators only. Creates the user and one primary, git, verified email.
+ * Returns the id. BadRequest for invalid fields, Conflict for a used name or email.
+ */
+export async function createUser(ctx: Context, data: UserCreateData): Promise<number> {
+  requireAdmin(ctx.actor);
+  const name = normalizeUserName(data.name);
+  const email = normalizeEmail(data.emailAddress);
+  if (!data.password) throw new BadRequest('Password is required');
+  const passwordHash = await hashPassword(data.password);
+  return ctx.db.transaction().execute(async (tx) => {
+    await assertNameFree(tx, name);
+    if (await tx.selectFrom('emailAddresses').select('id').where('value', '=', email).executeTakeFirst()) {
+      throw new Conflict('Email address is already used by another user');
+    }
+    const { id } = await tx
+      .insertInto('users')
+      .values({ name, fullName: data.fullName ?? null, passwordHash, createDate: ctx.now() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await tx.insertInto('emailAddresses').values({ ownerId: id, value: email, primary: 1, git: 1, verificationCode: null }).execute();
+    return id;
+  });
+}
+
+/**
+ * Update Profile: administrator or self; partial merge of `name` and `fullName`
+ * (absent keeps, null clears fullName). Names are validated and unique (409).
+ */
+export async function updateUser(ctx: Context, userId: number, patch: { name?: string; fullName?: string | null }): Promise<void> {
+  const user = await getUserRow(ctx.db, userId);
+  requireSelfOrAdmin(ctx, userId);
+  const name = patch.name === undefined ? user.name : normalizeUserName(patch.name);
+  const fullName = patch.fullName === undefined ? user.fullName : patch.fullName;
+  await ctx.db.transaction().execute(async (tx) => {
+    if (name !== user.name) await assertNameFree(tx, name, userId);
+    await tx.updateTable('users').set({ name, fullName }).where('id', '=', userId).execute();
+  });
+}
+
+/** Set Password: administrator or self; raw text body, must not be empty. */
+export async function setPassword(ctx: Context, userId: number, password: string): Promise<void> {
+  const user = await getUserRow(ctx.db, userId);
+  requireSelfOrAdmin(ctx, userId);
+  if (user.id < 0) throw new Conflict('This user can not log in');
+  if (!password) throw new BadRequest('Password is required');
+  await ctx.db.updateTable('users').set({ passwordHash: await hashPassword(password) }).where('id', '=', userId).execute();
+}
+
+/**
+ * Columns holding authors of records that survive their author: on delete they move to the
+ * unknown user (reference/users-roles.md §2 "User delete side effects"). Rows owned by the user
+ * itself (tokens, emails, authorizations, reviews, watches, …) cascade in the schema.
+ */
+export const AUTHORED_COLUMNS: { table: string; column: string }[] = [
+  { table: 'pull_requests', column: 'submitter_id' },
+  { table: 'pull_requests', column: 'last_activity_user_id' },
+  { table: 'pull_request_changes', column: 'user_id' },
+  { table: 'pull_request_comments', column: 'user_id' },
+];
+
+/** Delete: administrators only; not root, not yourself (409). Authored records go to the unknown user. */
+export async function deleteUser(ctx: Context, userId: number): Promise<void> {
+  requireAdmin(ctx.actor);
+  const user = await getUserRow(ctx.db, userId);
+  if (user.id === ROOT_ID) throw new Conflict('Root user can not be deleted');
+  if (user.id === ctx.actor.userId) throw new Conflict('Can not delete yourself');
+  if (user.id < 0) throw new Conflict('Built-in users can not be deleted');
+  await ctx.db.transaction().execute(async (tx) => {
+    for (const { table, column } of AUTHORED_COLUMNS) {
+      await tx.updateTable(table as any).set({ [column]: UNKNOWN_ID } as any).where(column as any, '=', userId).execute();
+    }
+    await tx.deleteFrom('users').where('id', '=', userId).execute();
+  });
+}

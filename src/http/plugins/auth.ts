@@ -1,0 +1,65 @@
+import basicAuth from 'basic-auth';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { authenticateBasic, authenticateBearer, loadActor } from '../../domain/auth/authenticate.js';
+import { anonymous, ANONYMOUS_ID, type Actor, type Context } from '../../domain/context.js';
+import { getSecuritySetting } from '../../domain/settings/settings.js';
+import { Unauthorized } from '../../errors.js';
+import { createContext, type Services } from '../../services.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller, resolved from the credentials (anonymous when none were sent). */
+    actor: Actor;
+    /** The domain context of this request. */
+    ctx: Context;
+  }
+}
+
+/** The credentials header: OneDev's own `OneDevAuthorization` wins over `Authorization`. */
+function credentialsHeader(request: FastifyRequest): string | undefined {
+  const custom = request.headers.onedevauthorization;
+  return (Array.isArray(custom) ? custom[0] : custom) ?? request.headers.authorization;
+}
+
+/**
+ * Resolves the caller from `Authorization: Basic …` (login name or email + password, or any
+ * name + access token) or `Authorization: Bearer <token>` (CONTRACT.md §5). Wrong credentials
+ * are 401; no credentials mean anonymous. Decorates `request.actor` and `request.ctx`.
+ */
+export async function resolveActor(services: Services, request: FastifyRequest): Promise<Actor> {
+  const header = credentialsHeader(request);
+  if (!header) return anonymous;
+  const now = Date.now();
+  if (/^basic /i.test(header)) {
+    const credentials = basicAuth.parse(`Basic ${header.slice(6).trim()}`);
+    const name = credentials?.name.trim() ?? '';
+    const secret = credentials?.pass.trim() ?? '';
+    if (!name || !secret) return anonymous;
+    return loadActor(services.db, await authenticateBasic(services.db, name, secret, now));
+  }
+  if (header.startsWith('Bearer ')) {
+    return loadActor(services.db, await authenticateBearer(services.db, header.slice(7).trim(), now));
+  }
+  throw new Unauthorized('Unsupported authorization scheme');
+}
+
+export const authPlugin = fp(async (app: FastifyInstance, { services }: { services: Services }) => {
+  app.decorateRequest('actor', null as unknown as Actor);
+  app.decorateRequest('ctx', null as unknown as Context);
+  app.addHook('onRequest', async (request) => {
+    request.actor = await resolveActor(services, request);
+    request.ctx = createContext(services, request.actor);
+  });
+}, { name: 'auth', dependencies: ['errors'] });
+
+/**
+ * The API's anonymous check (reference/platform.md §2): an anonymous POST/DELETE is 401; an
+ * anonymous GET is 401 unless the security setting allows anonymous access. Register inside
+ * the `/~api` scope so unknown routes still answer 404.
+ */
+export async function requireApiAccess(request: FastifyRequest): Promise<void> {
+  if (request.actor.userId !== ANONYMOUS_ID) return;
+  if (request.method !== 'GET' && request.method !== 'HEAD') throw new Unauthorized();
+  if (!(await getSecuritySetting(request.ctx)).enableAnonymousAccess) throw new Unauthorized();
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { BadRequest } from '../../errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Query parameter names the route declares (filled in from its querystring schema). */
+    allowedQuery?: Set<string>;
+  }
+}
+
+/**
+ * Rejects undeclared query parameters with 400 `Unexpected query params: [a, b]`
+ * (CONTRACT.md §6, reference/platform.md §2 ParamCheckFilter).
+ */
+export const queryParamsPlugin = fp(async (app: FastifyInstance) => {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
+    route.config = { ...(route.config ?? {}), allowedQuery: new Set(Object.keys(schema?.properties ?? {})) };
+  });
+  app.addHook('preValidation', async (request) => {
+    const allowed = request.routeOptions.config.allowedQuery;
+    if (!allowed) return;
+    const unexpected = Object.keys(request.query as object).filter((key) => !allowed.has(key));
+    if (unexpected.length > 0) throw new BadRequest(`Unexpected query params: [${unexpected.join(', ')}]`);
+  });
+}, { name: 'query-params' });

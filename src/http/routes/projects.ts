@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { cloneUrls, createProject, deleteProject, getProject, updateProject } from '../../domain/projects/projects.js';
+import { queryProjects } from '../../domain/projects/project-query.js';
+import { CloneUrlSchema, CodeAnalysisSettingSchema, GitPackConfigSchema, ProjectSchema, toWireProject } from '../../wire/projects.js';
+import { CreatedId, InputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+
+const ProjectId = Type.Object({ projectId: Type.Integer() });
+const tags = ['Project'];
+
+/** Project JSON as input: every field optional (partial merge on update). */
+const ProjectBody = Type.Object({
+  name: Type.Optional(Type.String()),
+  forkedFromId: Type.Optional(Nullable(Type.Integer())),
+  parentId: Type.Optional(Nullable(Type.Integer())),
+  description: Type.Optional(Nullable(Type.String())),
+  createDate: Type.Optional(InputDate),
+  defaultRoleId: Type.Optional(Nullable(Type.Integer())),
+  codeManagement: Type.Optional(Type.Boolean()),
+  issueManagement: Type.Optional(Type.Boolean()),
+  gitPackConfig: Type.Optional(Type.Partial(GitPackConfigSchema)),
+  codeAnalysisSetting: Type.Optional(Type.Partial(CodeAnalysisSettingSchema)),
+}, { additionalProperties: false });
+
+/** `/~api/projects` (seed §4.3, reference/projects.md §2). */
+export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/projects/:projectId', { schema: { tags, summary: 'Get Basic Info', params: ProjectId, response: { 200: ProjectSchema } } },
+    async (request) => toWireProject(await getProject(request.ctx, request.params.projectId)));
+
+  app.get('/projects/:projectId/clone-url', { schema: { tags, summary: 'Get Clone URL', params: ProjectId, response: { 200: CloneUrlSchema } } },
+    async (request) => cloneUrls(request.ctx, await getProject(request.ctx, request.params.projectId)));
+
+  app.get('/projects/:projectId/path', { schema: { tags, summary: 'Get Path', params: ProjectId } }, async (request, reply) =>
+    reply.type('text/plain; charset=utf-8').send((await getProject(request.ctx, request.params.projectId)).path));
+
+  app.get('/projects', {
+    schema: { tags, summary: 'Query Basic Info', querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }), response: { 200: Type.Array(ProjectSchema) } },
+  }, async (request) => {
+    const { offset, count } = page(request.query);
+    return (await queryProjects(request.ctx, request.query.query ?? '', offset, count)).map(toWireProject);
+  });
+
+  app.post('/projects', { schema: { tags, summary: 'Create', body: ProjectBody, response: { 200: CreatedId } } }, async (request) => {
+    return createProject(request.ctx, request.body as never);
+  });
+
+  app.post('/projects/:projectId', { schema: { tags, summary: 'Update Basic Info', params: ProjectId, body: ProjectBody } }, async (request) => {
+    await updateProject(request.ctx, request.params.projectId, request.body as never);
+    return '';
+  });
+
+  app.delete('/projects/:projectId', { schema: { tags, summary: 'Delete', params: ProjectId } }, async (request) => {
+    await deleteProject(request.ctx, request.params.projectId);
+    return '';
+  });
+};

@@ -1,0 +1,27 @@
+import { Type } from '@sinclair/typebox';
+import { BadRequest } from '../../errors.js';
+
+export { Nullable, WireDate } from '../../wire/schema.js';
+
+/** A date accepted as input: ISO-8601 text or epoch milliseconds. */
+export const InputDate = Type.Union([Type.String(), Type.Integer()]);
+
+/** A numeric path id. */
+export const IdParams = <K extends string>(name: K) =>
+  Type.Object({ [name]: Type.Integer() } as { [P in K]: ReturnType<typeof Type.Integer> });
+
+/** `offset` and `count` (CONTRACT.md §6): defaults 0 and 100, count at most 100. */
+export const PageQuery = {
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+  count: Type.Integer({ minimum: 0, default: 100 }),
+};
+
+/** Checks the page size bound and returns `{offset, count}`. Throws BadRequest. */
+export function page(query: { offset?: number; count?: number }): { offset: number; count: number } {
+  const count = query.count ?? 100;
+  if (count > 100) throw new BadRequest('Count should not be greater than 100');
+  return { offset: query.offset ?? 0, count };
+}
+
+/** An id returned by a create: a bare JSON number. */
+export const CreatedId = Type.Integer({ description: 'id of the created entity' });

@@ -1,0 +1,51 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, WireDate } from './schema.js';
+import { toWireDate } from './dates.js';
+
+export const GitPackConfigSchema = Type.Object({
+  windowMemory: Nullable(Type.String()),
+  packSizeLimit: Nullable(Type.String()),
+  threads: Nullable(Type.String()),
+  window: Nullable(Type.String()),
+}, { additionalProperties: false });
+
+export const CodeAnalysisSettingSchema = Type.Object({ analysisFiles: Nullable(Type.String()) }, { additionalProperties: false });
+
+/** Project JSON (reference/projects.md §1), fields in the reference's order. */
+export const ProjectSchema = Type.Object({
+  id: Type.Integer(),
+  forkedFromId: Nullable(Type.Integer()),
+  parentId: Nullable(Type.Integer()),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  createDate: WireDate,
+  defaultRoleId: Nullable(Type.Integer()),
+  codeManagement: Type.Boolean(),
+  issueManagement: Type.Boolean(),
+  gitPackConfig: GitPackConfigSchema,
+  codeAnalysisSetting: CodeAnalysisSettingSchema,
+}, { $id: 'Project' });
+
+/** Maps a project row to its wire shape. */
+export function toWireProject(row: {
+  id: number; forkedFromId: number | null; parentId: number | null; name: string; description: string | null;
+  createDate: number; defaultRoleId: number | null; codeManagement: number; issueManagement: number;
+  gitPackConfig: string; codeAnalysisSetting: string;
+}) {
+  return {
+    id: row.id,
+    forkedFromId: row.forkedFromId,
+    parentId: row.parentId,
+    name: row.name,
+    description: row.description,
+    createDate: toWireDate(row.createDate),
+    defaultRoleId: row.defaultRoleId,
+    codeManagement: row.codeManagement === 1,
+    issueManagement: row.issueManagement === 1,
+    gitPackConfig: JSON.parse(row.gitPackConfig) as Static<typeof GitPackConfigSchema>,
+    codeAnalysisSetting: JSON.parse(row.codeAnalysisSetting) as Static<typeof CodeAnalysisSettingSchema>,
+  };
+}
+
+/** Clone URLs (reference/projects.md §2 #2). */
+export const CloneUrlSchema = Type.Object({ http: Type.String(), ssh: Type.String() });

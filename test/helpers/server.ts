@@ -1,0 +1,169 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+const run = promisify(execFile);
+
+export const ADMIN = { name: 'admin', password: 'admin-secret', email: 'admin@example.com' };
+
+/** Basic credentials for `fetch`. */
+export function basic(name: string, password: string): string {
+  return `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;
+}
+
+export interface TestServer {
+  url: string;
+  api: string;
+  dataDir: string;
+  server: RunningServer;
+  /** Calls the API; `auth` is an Authorization header value or null for anonymous. */
+  call(method: string, route: string, options?: { body?: unknown; text?: string; auth?: string | null; headers?: Record<string, string> }): Promise<ApiResponse>;
+  /** Creates a user through the API and returns its id and Basic header. */
+  createUser(name: string, password?: string): Promise<{ id: number; auth: string; name: string; password: string }>;
+  close(): Promise<void>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  json: any;
+}
+
+async function createPostgresDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `gitloom_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: baseUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/**
+ * Starts a real server on 127.0.0.1 with a temp data dir: SQLite by default, a fresh PostgreSQL
+ * database when GITLOOM_TEST_DATABASE_URL is set.
+ */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
+  const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
+  const database = pgBase ? await createPostgresDatabase(pgBase) : null;
+  const config = loadConfig({
+    GITLOOM_INITIAL_USER: ADMIN.name,
+    GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+    GITLOOM_INITIAL_EMAIL: ADMIN.email,
+    GITLOOM_HOST: '127.0.0.1',
+    GITLOOM_JOB_CONCURRENCY: '2',
+    ...(database && { GITLOOM_DATABASE_URL: database.url }),
+    ...env,
+  }, { port: 0, dataDir });
+  const server = await startServer(config, { logger: false });
+  // clone URLs must name the real port
+  server.services.config.serverUrl = server.url;
+  const adminAuth = basic(ADMIN.name, ADMIN.password);
+
+  const call: TestServer['call'] = async (method, route, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const auth = options.auth === undefined ? adminAuth : options.auth;
+    if (auth) headers.authorization = auth;
+    let body: string | undefined;
+    if (options.text !== undefined) {
+      body = options.text;
+      headers['content-type'] ??= 'text/plain';
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${server.url}/~api${route}`, { method, headers, body });
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, text, json };
+  };
+
+  return {
+    url: server.url,
+    api: `${server.url}/~api`,
+    dataDir,
+    server,
+    call,
+    async createUser(name, password = `${name}-pass`) {
+      const res = await call('POST', '/users', { body: { name, password, emailAddress: `${name}@example.com`, fullName: `${name} Full` } });
+      if (res.status !== 200) throw new Error(`createUser ${name}: ${res.status} ${res.text}`);
+      return { id: res.json as number, auth: basic(name, password), name, password };
+    },
+    async close() {
+      await server.close();
+      await database?.drop();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs the git CLI (argument array, no shell) in `cwd`; returns stdout. Throws with stderr on failure. */
+export async function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  const { stdout } = await run('git', args, {
+    cwd,
+    env: {
+      ...process.env,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_AUTHOR_NAME: 'Test Author',
+      GIT_AUTHOR_EMAIL: 'author@example.com',
+      GIT_COMMITTER_NAME: 'Test Author',
+      GIT_COMMITTER_EMAIL: 'author@example.com',
+      ...env,
+    },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+/** A URL for git with credentials embedded (`http://name:pass@host/path`). */
+export function gitUrl(server: TestServer, projectPath: string, user?: { name: string; password: string }): string {
+  const url = new URL(`${server.url}/${projectPath}`);
+  if (user) {
+    url.username = encodeURIComponent(user.name);
+    url.password = encodeURIComponent(user.password);
+  }
+  return url.toString();
+}
+
+/** A fresh work tree with an initial commit on `main`; returns its path. */
+export async function makeWorkTree(files: Record<string, string> = { 'README.md': '# hello\n' }): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-wt-'));
+  await git(dir, ['init', '-q', '-b', 'main']);
+  await commitFiles(dir, files, 'initial commit');
+  return dir;
+}
+
+/** Writes files and commits them; returns the new commit hash. */
+export async function commitFiles(dir: string, files: Record<string, string>, message: string): Promise<string> {
+  for (const [name, content] of Object.entries(files)) {
+    await fs.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await fs.writeFile(path.join(dir, name), content);
+  }
+  await git(dir, ['add', '-A']);
+  await git(dir, ['commit', '-q', '-m', message]);
+  return (await git(dir, ['rev-parse', 'HEAD'])).trim();
+}
