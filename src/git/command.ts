@@ -1,0 +1,341 @@
+/**
+ * The git runner: the only place in Gitloom that spawns git (ARCHITECTURE.md "Style to follow",
+ * STYLE.md "What Gitloom should absorb" §7 and §8).
+ *
+ * - `spawn('git', args)` with an argument array, never a shell.
+ * - Subcommands and flags are literal strings written in `src/git/`; every value that comes from
+ *   outside (a branch name, a revision, a refspec) is wrapped with {@link value}, which refuses a
+ *   leading `-` so it can never be read as an option. Callers also put `--end-of-options` or `--`
+ *   before values where the subcommand supports it.
+ * - A fixed environment: `LC_ALL=C`, `GIT_CONFIG_NOSYSTEM=1`, `GIT_CONFIG_GLOBAL` (`/dev/null` or a
+ *   configured file), `GIT_TERMINAL_PROMPT=0`, a private `HOME`; nothing else leaks in from the
+ *   server's own environment except `PATH` (and `TMPDIR`).
+ * - A default timeout and an optional `AbortSignal`; on either the whole process group is killed.
+ * - Failures are {@link GitError}s (a server fault, not a user error) carrying the arguments, exit
+ *   code and stderr. Callers classify outcomes by exit code and porcelain output only.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { BadRequest } from '../errors.js';
+
+/**
+ * A value argument (not a literal written in src/git): checked on construction not to start with
+ * `-` (so git cannot read it as an option) and to hold no NUL/newline. Create with {@link value}.
+ */
+export class GitValue {
+  /** The checked text. */
+  readonly text: string;
+
+  /**
+   * @param text the raw value.
+   * @throws BadRequest when `text` is empty, starts with `-`, or contains a NUL or newline.
+   */
+  constructor(text: string) {
+    if (text.length === 0) throw new BadRequest('Empty value is not allowed');
+    if (text.startsWith('-')) throw new BadRequest(`Value must not start with '-': ${text}`);
+    if (/[\0\n\r]/.test(text)) throw new BadRequest('Value must not contain control characters');
+    this.text = text;
+  }
+}
+
+/** One argument: a literal string written in src/git, or a checked {@link GitValue}. */
+export type GitArg = string | GitValue;
+
+/**
+ * Wraps a value that did not originate as a literal in src/git (user input, a revision, a path,
+ * a hash read from elsewhere) for use as a git argument.
+ *
+ * @param text the value.
+ * @returns the checked value.
+ * @throws BadRequest when `text` is empty, starts with `-`, or contains a NUL or newline.
+ * @example runGit([gitDir(repo), 'rev-parse', '--verify', '-q', value(rev)])
+ */
+export function value(text: string): GitValue {
+  return new GitValue(text);
+}
+
+/** Failure of a git process: a server fault (500), not a user error. */
+export class GitError extends Error {
+  /**
+   * @param args the arguments git ran with (values unwrapped).
+   * @param exitCode the exit code, or null when killed by a signal.
+   * @param stderr what git wrote on stderr (capped at 64 KiB).
+   * @param reason short description (`exited with 128`, `timed out after 60000 ms`, …).
+   */
+  constructor(
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stderr: string,
+    reason: string,
+  ) {
+    super(`git ${args.join(' ')}: ${reason}${stderr.trim() ? `: ${stderr.trim().slice(0, 2000)}` : ''}`);
+    this.name = 'GitError';
+  }
+}
+
+/** Process-wide git environment settings; see {@link configureGit}. */
+export interface GitSettings {
+  /** `HOME` (and `XDG_CONFIG_HOME`) for git processes; default `/nonexistent`. */
+  homeDir: string;
+  /** `GIT_CONFIG_GLOBAL`; default `/dev/null`. */
+  globalConfigFile: string;
+  /** Default timeout of {@link runGit} in milliseconds; default 120 000. */
+  timeoutMs: number;
+  /** Default timeout of {@link spawnGit} (long transfers) in milliseconds; default 3 600 000. */
+  streamTimeoutMs: number;
+  /** Called with each command that ran longer than `slowMs`; default: none. */
+  onSlowCommand: ((args: readonly string[], ms: number) => void) | null;
+  /** Threshold for `onSlowCommand` in milliseconds; default 5 000. */
+  slowMs: number;
+}
+
+const settings: GitSettings = {
+  homeDir: '/nonexistent',
+  globalConfigFile: '/dev/null',
+  timeoutMs: 120_000,
+  streamTimeoutMs: 3_600_000,
+  onSlowCommand: null,
+  slowMs: 5_000,
+};
+
+/**
+ * Changes the process-wide git settings (call once at startup, e.g. with `homeDir` and
+ * `globalConfigFile` inside the data directory).
+ *
+ * @param changes the settings to change; others keep their value.
+ */
+export function configureGit(changes: Partial<GitSettings>): void {
+  Object.assign(settings, changes);
+}
+
+const STDERR_CAP = 64 * 1024;
+
+function unwrap(args: readonly GitArg[]): string[] {
+  return args.map((a) => (a instanceof GitValue ? a.text : a));
+}
+
+function buildEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    LC_ALL: 'C',
+    LANG: 'C',
+    HOME: settings.homeDir,
+    XDG_CONFIG_HOME: settings.homeDir,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: settings.globalConfigFile,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: '',
+    SSH_ASKPASS: '',
+    GIT_NO_REPLACE_OBJECTS: '1',
+  };
+  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+  return { ...env, ...extra };
+}
+
+/** Options shared by {@link runGit} and {@link spawnGit}. */
+export interface GitProcessOptions {
+  /** Working directory; default `/` (repositories are addressed with `--git-dir=`). */
+  cwd?: string;
+  /** Extra environment variables (e.g. `GIT_AUTHOR_NAME`, `GIT_PROTOCOL`). */
+  env?: Record<string, string>;
+  /** Exit codes that count as success; default `[0]`. */
+  okExitCodes?: readonly number[];
+  /** Kill the process after this many milliseconds; default from {@link configureGit}. */
+  timeoutMs?: number;
+  /** Kill the process when this signal aborts. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link runGit}. */
+export interface RunGitOptions extends GitProcessOptions {
+  /** Written to stdin, which is then closed. Without it stdin is empty. */
+  input?: string | Buffer;
+}
+
+/** Outcome of {@link runGit}. */
+export interface GitResult {
+  /** Exit code (one of `okExitCodes`). */
+  exitCode: number;
+  /** Everything git wrote on stdout. */
+  stdout: Buffer;
+  /** What git wrote on stderr (capped at 64 KiB). */
+  stderr: string;
+}
+
+interface Started {
+  child: ChildProcess;
+  argv: string[];
+  stderr: () => string;
+  exit: Promise<{ code: number | null; reason: string | null }>;
+}
+
+function start(args: readonly GitArg[], opts: GitProcessOptions, defaultTimeout: number): Started {
+  const argv = unwrap(args);
+  const child = spawn('git', argv, {
+    cwd: opts.cwd ?? '/',
+    env: buildEnv(opts.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true, // own process group, so a kill reaches git's children (pack-objects, …)
+    windowsHide: true,
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    if (stderr.length < STDERR_CAP) stderr += chunk.slice(0, STDERR_CAP - stderr.length);
+  });
+  // A git process that exits early must not crash the server with EPIPE on its stdin.
+  child.stdin!.on('error', () => {});
+
+  let killedFor: string | null = null;
+  const kill = (why: string): void => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    killedFor ??= why;
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  };
+  const timeoutMs = opts.timeoutMs ?? defaultTimeout;
+  const timer = setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs);
+  timer.unref();
+  const onAbort = (): void => kill('aborted');
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const began = Date.now();
+  const exit = new Promise<{ code: number | null; reason: string | null }>((resolve) => {
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      resolve({ code: null, reason: `failed to start: ${err.message}` });
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      const ms = Date.now() - began;
+      if (settings.onSlowCommand && ms >= settings.slowMs) settings.onSlowCommand(argv, ms);
+      if (killedFor) resolve({ code, reason: killedFor });
+      else if (code === null) resolve({ code: null, reason: `killed by ${signal}` });
+      else resolve({ code, reason: null });
+    });
+  });
+  return { child, argv, stderr: () => stderr, exit };
+}
+
+/**
+ * Runs git to completion, collecting stdout in memory (for small outputs; use {@link spawnGit}
+ * for packs and other large data).
+ *
+ * @param args literal subcommands/flags and {@link value}-wrapped values.
+ * @param opts stdin input, environment, accepted exit codes, timeout, abort signal.
+ * @returns exit code, stdout bytes and stderr text.
+ * @throws GitError when git exits with a code not in `okExitCodes`, is killed (timeout/abort) or
+ *   cannot start.
+ * @example const { stdout } = await runGit(['--git-dir=' + repo, 'for-each-ref', '--format=%(refname)']);
+ */
+export async function runGit(args: readonly GitArg[], opts: RunGitOptions = {}): Promise<GitResult> {
+  const s = start(args, opts, settings.timeoutMs);
+  const chunks: Buffer[] = [];
+  s.child.stdout!.on('data', (c: Buffer) => chunks.push(c));
+  s.child.stdin!.end(opts.input ?? '');
+  const { code, reason } = await s.exit;
+  const ok = opts.okExitCodes ?? [0];
+  if (reason !== null || code === null || !ok.includes(code)) {
+    throw new GitError(s.argv, code, s.stderr(), reason ?? `exited with ${code}`);
+  }
+  return { exitCode: code, stdout: Buffer.concat(chunks), stderr: s.stderr() };
+}
+
+/**
+ * Runs git to completion and returns stdout as UTF-8 text (see {@link runGit}).
+ *
+ * @throws GitError as {@link runGit}.
+ */
+export async function gitText(args: readonly GitArg[], opts: RunGitOptions = {}): Promise<string> {
+  return (await runGit(args, opts)).stdout.toString('utf8');
+}
+
+/** A running git process with streamed stdin/stdout; see {@link spawnGit}. */
+export interface GitStream {
+  /** The process's stdin; write to it and end it. */
+  stdin: Writable;
+  /** The process's stdout, to be consumed as a stream. */
+  stdout: Readable;
+  /** Resolves with the exit code when git exits with an accepted code; rejects with GitError. */
+  done: Promise<number>;
+  /** Kills the process group (idempotent). */
+  kill(): void;
+}
+
+/**
+ * Starts git with streamed stdin and stdout, for large data (packs, smart HTTP). The caller must
+ * consume `stdout` and end `stdin`. The default timeout is the long stream timeout.
+ *
+ * @param args literal subcommands/flags and {@link value}-wrapped values.
+ * @param opts environment, accepted exit codes, timeout, abort signal.
+ * @returns stdin, stdout and a `done` promise.
+ * @example const g = spawnGit(['upload-pack', '--stateless-rpc', repo]); body.pipe(g.stdin);
+ */
+export function spawnGit(args: readonly GitArg[], opts: GitProcessOptions = {}): GitStream {
+  const s = start(args, opts, settings.streamTimeoutMs);
+  const ok = opts.okExitCodes ?? [0];
+  const done = s.exit.then(({ code, reason }) => {
+    if (reason !== null || code === null || !ok.includes(code)) {
+      throw new GitError(s.argv, code, s.stderr(), reason ?? `exited with ${code}`);
+    }
+    return code;
+  });
+  // Avoid an unhandled rejection when the caller only watches the streams.
+  done.catch(() => {});
+  return {
+    stdin: s.child.stdin!,
+    stdout: s.child.stdout!,
+    done,
+    kill: () => {
+      if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+      try {
+        process.kill(-s.child.pid!, 'SIGKILL');
+      } catch {
+        s.child.kill('SIGKILL');
+      }
+    },
+  };
+}
+
+let versionPromise: Promise<[number, number, number]> | null = null;
+
+/**
+ * The installed git version as `[major, minor, patch]`, read once per process from `git version`.
+ *
+ * @throws GitError when git cannot run.
+ */
+export function gitVersion(): Promise<[number, number, number]> {
+  versionPromise ??= gitText(['version']).then((out) => {
+    const m = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(out);
+    if (!m) throw new GitError(['version'], 0, '', `unrecognised version output ${JSON.stringify(out)}`);
+    return [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)] as [number, number, number];
+  });
+  return versionPromise;
+}
+
+/**
+ * Whether the installed git is at least `major.minor`.
+ *
+ * @throws GitError when git cannot run.
+ */
+export async function gitAtLeast(major: number, minor: number): Promise<boolean> {
+  const [a, b] = await gitVersion();
+  return a > major || (a === major && b >= minor);
+}
+
+/**
+ * The `--git-dir=<repo>` argument for a bare repository.
+ *
+ * @param repo absolute path of the repository.
+ * @throws Error (a programming error) when `repo` is not absolute.
+ */
+export function gitDir(repo: string): string {
+  if (!repo.startsWith('/')) throw new Error(`Repository path must be absolute: ${repo}`);
+  return `--git-dir=${repo}`;
+}

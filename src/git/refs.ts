@@ -1,0 +1,312 @@
+/**
+ * Repository creation, refs and the default branch of bare repositories
+ * (reference/projects.md §7; ARCHITECTURE.md "Git notes": compare-and-swap with `update-ref`).
+ * Every function takes the absolute path of a bare repository.
+ */
+import { mkdir } from 'node:fs/promises';
+import { BadRequest, Conflict } from '../errors.js';
+import { gitDir, gitText, runGit, value } from './command.js';
+import { assertObjectId, assertValidBranchName, assertValidRefName, ZERO_HASH } from './names.js';
+
+/** A lost compare-and-swap race on a ref: someone else moved it first (409). */
+export class RefUpdateConflict extends Conflict {
+  /**
+   * @param ref the full ref name.
+   * @param detail the problem detail; default `Ref <ref> has moved`.
+   */
+  constructor(
+    readonly ref: string,
+    detail = `Ref ${ref} has moved`,
+  ) {
+    super(detail);
+  }
+}
+
+/**
+ * Creates a bare repository at `path` (directories created as needed). HEAD is left symbolic to
+ * an unborn branch, so the repository has no default branch until a branch exists. Sets
+ * `uploadpack.allowAnySHA1InWant=true`, `receive.denyNonFastForwards=false`,
+ * `core.logAllRefUpdates=false`, `diff.algorithm=histogram` and `http.receivepack=true`.
+ *
+ * @param path absolute path of the new repository (e.g. `<data>/repos/42.git`).
+ * @throws GitError when git fails (e.g. the path is an existing file).
+ * @see reference/projects.md §7
+ */
+export async function initBareRepository(path: string): Promise<void> {
+  const dir = gitDir(path);
+  await mkdir(path, { recursive: true });
+  await runGit(['init', '--bare', '--quiet', '--initial-branch=master', '--', value(path)]);
+  const config: [string, string][] = [
+    ['uploadpack.allowAnySHA1InWant', 'true'],
+    ['receive.denyNonFastForwards', 'false'],
+    ['core.logAllRefUpdates', 'false'],
+    ['diff.algorithm', 'histogram'],
+    ['http.receivepack', 'true'],
+  ];
+  for (const [key, val] of config) await runGit([dir, 'config', key, val]);
+}
+
+/**
+ * The repository's default branch: the short name HEAD points to when HEAD is a symbolic ref to
+ * `refs/heads/*` and that branch exists; otherwise null.
+ *
+ * @param repo absolute path of a bare repository.
+ * @throws GitError when git fails.
+ * @see reference/projects.md §7
+ */
+export async function getDefaultBranch(repo: string): Promise<string | null> {
+  const res = await runGit([gitDir(repo), 'symbolic-ref', '-q', 'HEAD'], { okExitCodes: [0, 1] });
+  if (res.exitCode !== 0) return null;
+  const target = res.stdout.toString('utf8').trim();
+  if (!target.startsWith('refs/heads/')) return null;
+  const branch = target.slice('refs/heads/'.length);
+  return (await branchHead(repo, branch)) === null ? null : branch;
+}
+
+/**
+ * Points HEAD at `refs/heads/<branch>`, making it the default branch.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param branch short branch name; must exist.
+ * @throws BadRequest `Invalid branch name: X` or `Branch not exist: X`.
+ * @see reference/projects.md §7
+ */
+export async function setDefaultBranch(repo: string, branch: string): Promise<void> {
+  await assertValidBranchName(branch);
+  if ((await branchHead(repo, branch)) === null) throw new BadRequest(`Branch not exist: ${branch}`);
+  await runGit([gitDir(repo), 'symbolic-ref', 'HEAD', value(`refs/heads/${branch}`)]);
+}
+
+/**
+ * Chooses the branch to become the default among newly pushed branches: `main`, then `master`,
+ * then the alphabetically first.
+ *
+ * @param branches short branch names.
+ * @returns the chosen name, or null for an empty list.
+ * @see reference/projects.md §7 ("re-links HEAD to the first pushed branch")
+ */
+export function pickDefaultBranch(branches: readonly string[]): string | null {
+  if (branches.includes('main')) return 'main';
+  if (branches.includes('master')) return 'master';
+  return [...branches].sort()[0] ?? null;
+}
+
+/**
+ * Resolves a revision expression (hash, abbreviated hash, branch, tag, `main~2`, …) to the full
+ * hash of the commit it names.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param rev the revision; must not start with `-`.
+ * @returns the 40-hex commit hash, or null when it names no commit.
+ * @throws BadRequest for a revision starting with `-` or containing control characters.
+ */
+export async function resolveCommit(repo: string, rev: string): Promise<string | null> {
+  const res = await runGit([gitDir(repo), 'rev-parse', '--verify', '-q', value(`${rev}^{commit}`)], {
+    okExitCodes: [0, 1, 128],
+  });
+  if (res.exitCode !== 0) return null;
+  const hash = res.stdout.toString('utf8').trim();
+  return hash || null;
+}
+
+/**
+ * The commit a branch points to.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param branch short branch name.
+ * @returns the hash, or null when the branch does not exist (or the name is not a valid ref).
+ */
+export async function branchHead(repo: string, branch: string): Promise<string | null> {
+  const ref = `refs/heads/${branch}`;
+  if (branch.startsWith('-')) return null;
+  return refHead(repo, ref);
+}
+
+/**
+ * The object a full ref points to.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param ref full ref name, e.g. `refs/pulls/3/head`.
+ * @returns the hash, or null when the ref does not exist or the name is invalid.
+ */
+export async function refHead(repo: string, ref: string): Promise<string | null> {
+  if (/[\0\n\r]/.test(ref) || !ref.startsWith('refs/')) return null;
+  const res = await runGit([gitDir(repo), 'show-ref', '--verify', '--hash', '--', value(ref)], {
+    okExitCodes: [0, 1, 128],
+  });
+  if (res.exitCode !== 0) return null;
+  return res.stdout.toString('utf8').trim() || null;
+}
+
+/** A branch and the commit it points to. */
+export interface Branch {
+  /** Short name (without `refs/heads/`). */
+  name: string;
+  /** 40-hex commit hash. */
+  commitHash: string;
+}
+
+/**
+ * All branches, sorted by name.
+ *
+ * @param repo absolute path of a bare repository.
+ * @throws GitError when git fails.
+ */
+export async function listBranches(repo: string): Promise<Branch[]> {
+  const refs = await listRefs(repo, 'refs/heads/');
+  return [...refs].map(([ref, commitHash]) => ({ name: ref.slice('refs/heads/'.length), commitHash }));
+}
+
+/**
+ * A snapshot of refs (for diffing before/after a push).
+ *
+ * @param repo absolute path of a bare repository.
+ * @param prefix only refs under this prefix (default `refs/`).
+ * @returns full ref name → object hash, in ref-name order.
+ * @throws GitError when git fails.
+ */
+export async function listRefs(repo: string, prefix = 'refs/'): Promise<Map<string, string>> {
+  const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(objectname) %(refname)', value(prefix)]);
+  const refs = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
+  }
+  return refs;
+}
+
+/** One change of a ref between two snapshots. */
+export interface RefChange {
+  /** Full ref name. */
+  ref: string;
+  /** Previous hash, null when the ref was created. */
+  oldHash: string | null;
+  /** New hash, null when the ref was deleted. */
+  newHash: string | null;
+}
+
+/**
+ * The differences between two {@link listRefs} snapshots, sorted by ref name.
+ *
+ * @param before snapshot taken first.
+ * @param after snapshot taken later.
+ */
+export function diffRefs(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): RefChange[] {
+  const changes: RefChange[] = [];
+  for (const [ref, newHash] of after) {
+    const oldHash = before.get(ref) ?? null;
+    if (oldHash !== newHash) changes.push({ ref, oldHash, newHash });
+  }
+  for (const [ref, oldHash] of before) {
+    if (!after.has(ref)) changes.push({ ref, oldHash, newHash: null });
+  }
+  return changes.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+}
+
+/**
+ * Moves (or creates) a ref with compare-and-swap.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param ref full ref name, e.g. `refs/heads/main`.
+ * @param newHash the new object hash.
+ * @param expectedOld the hash the ref must currently have; null = the ref must not exist.
+ * @throws RefUpdateConflict (409) `Ref <ref> has moved` when the ref does not have `expectedOld`.
+ * @throws BadRequest for an invalid ref name or hash.
+ * @see ARCHITECTURE.md "Git notes" (compare-and-swap)
+ */
+export async function updateRef(repo: string, ref: string, newHash: string, expectedOld: string | null): Promise<void> {
+  await updateRefs(repo, [{ ref, newHash, expectedOld }]);
+}
+
+/**
+ * Deletes a ref, optionally only if it still has `expectedOld`.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param ref full ref name.
+ * @param expectedOld the hash the ref must currently have; undefined = any value (a missing ref
+ *   is then not an error).
+ * @throws RefUpdateConflict when `expectedOld` is given and the ref does not have it.
+ */
+export async function deleteRef(repo: string, ref: string, expectedOld?: string): Promise<void> {
+  await updateRefs(repo, [{ ref, newHash: null, expectedOld }]);
+}
+
+/** One ref change for {@link updateRefs}. */
+export interface RefUpdate {
+  /** Full ref name. */
+  ref: string;
+  /** New hash, or null to delete the ref. */
+  newHash: string | null;
+  /** Required current hash; null = must not exist; undefined = no check. */
+  expectedOld?: string | null;
+}
+
+/**
+ * Applies several ref changes atomically (`update-ref --stdin` with `start`/`prepare`/`commit`):
+ * either all happen or none.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param updates the changes.
+ * @throws RefUpdateConflict when some ref does not have its `expectedOld` (nothing changed).
+ * @throws BadRequest for an invalid ref name or hash.
+ * @throws GitError for other git failures (e.g. the new object does not exist).
+ * @see ARCHITECTURE.md "Git notes" (several refs at once)
+ */
+export async function updateRefs(repo: string, updates: readonly RefUpdate[]): Promise<void> {
+  if (updates.length === 0) return;
+  const lines = ['start'];
+  for (const u of updates) {
+    assertValidRefName(u.ref);
+    if (u.newHash !== null) assertObjectId(u.newHash);
+    if (u.expectedOld) assertObjectId(u.expectedOld);
+    const old = u.expectedOld === undefined ? '' : ` ${u.expectedOld ?? ZERO_HASH}`;
+    if (u.newHash === null) lines.push(`delete ${u.ref}${old}`);
+    else lines.push(`update ${u.ref} ${u.newHash}${old}`);
+  }
+  lines.push('prepare', 'commit', '');
+  const res = await runGit([gitDir(repo), 'update-ref', '--stdin'], {
+    input: lines.join('\n'),
+    okExitCodes: [0, 1, 128],
+  });
+  if (res.exitCode === 0 && res.stdout.toString('utf8').includes('commit: ok')) return;
+  // Failed: a moved ref is a lost race; anything else is a server fault.
+  for (const u of updates) {
+    if (u.expectedOld === undefined) continue;
+    const current = await refHead(repo, u.ref);
+    if (current !== (u.expectedOld ?? null)) throw new RefUpdateConflict(u.ref);
+  }
+  await runGit([gitDir(repo), 'update-ref', '--stdin'], { input: lines.join('\n') });
+}
+
+/**
+ * Copies a ref (and the objects it needs) from another local repository, e.g. the head of a
+ * cross-repository pull request: `git fetch --no-tags <sourceRepo> +<sourceRef>:<targetRef>` run
+ * in the target repository. The target ref is force-updated.
+ *
+ * @param targetRepo absolute path of the repository receiving the objects.
+ * @param sourceRepo absolute path of the repository to fetch from.
+ * @param sourceRef full ref name (or commit hash) in the source repository.
+ * @param targetRef full ref name to set in the target repository.
+ * @throws BadRequest for invalid ref names.
+ * @throws GitError when the fetch fails (e.g. the source ref does not exist).
+ */
+export async function fetchCommits(
+  targetRepo: string,
+  sourceRepo: string,
+  sourceRef: string,
+  targetRef: string,
+): Promise<void> {
+  if (!/^[0-9a-f]{40}$/.test(sourceRef)) assertValidRefName(sourceRef);
+  assertValidRefName(targetRef);
+  gitDir(sourceRepo);
+  await runGit([
+    gitDir(targetRepo),
+    'fetch',
+    '--quiet',
+    '--no-tags',
+    '--no-write-fetch-head',
+    '--end-of-options',
+    value(sourceRepo),
+    value(`+${sourceRef}:${targetRef}`),
+  ]);
+}

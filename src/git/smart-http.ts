@@ -1,0 +1,194 @@
+/**
+ * Git smart HTTP, independent of any web framework and fully streamed (ARCHITECTURE.md
+ * "Git notes": smart HTTP). The HTTP route (src/http/routes/git-http.ts) authenticates, then calls
+ * {@link advertiseRefs} for `GET …/info/refs?service=…` and {@link serviceRpc} for
+ * `POST …/git-upload-pack` and `POST …/git-receive-pack`.
+ */
+import { PassThrough, pipeline, Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { BadRequest } from '../errors.js';
+import { spawnGit, value, type GitStream } from './command.js';
+
+/** The two smart-HTTP services. */
+export type GitService = 'git-upload-pack' | 'git-receive-pack';
+
+/**
+ * Checks a service name from a request.
+ *
+ * @returns the service.
+ * @throws BadRequest `Unsupported service: X` for anything but the two git services.
+ */
+export function parseService(service: string | undefined | null): GitService {
+  if (service === 'git-upload-pack' || service === 'git-receive-pack') return service;
+  throw new BadRequest(`Unsupported service: ${service ?? ''}`);
+}
+
+/**
+ * Keeps a client's `Git-Protocol` header when it is well-formed (`version=2`, `key=value:…`).
+ *
+ * @returns the value to pass as `GIT_PROTOCOL`, or undefined.
+ */
+function protocolEnv(gitProtocol: string | undefined): Record<string, string> {
+  if (!gitProtocol || !/^[A-Za-z0-9=:._-]{1,256}$/.test(gitProtocol)) return {};
+  return { GIT_PROTOCOL: gitProtocol };
+}
+
+function wantsV2(service: GitService, gitProtocol: string | undefined): boolean {
+  return service === 'git-upload-pack' && !!gitProtocol && gitProtocol.split(':').includes('version=2');
+}
+
+/** Encodes one pkt-line: 4 hex digits of total length, then the payload. */
+function pktLine(payload: string): string {
+  return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, '0') + payload;
+}
+
+/** A streamed smart-HTTP response. */
+export interface GitHttpResponse {
+  /** The `Content-Type` to send. */
+  contentType: string;
+  /** The response body. It errors (is destroyed) if git fails after output has started. */
+  body: Readable;
+  /** Settles when git has exited: resolves on success, rejects with GitError/BadRequest. */
+  done: Promise<void>;
+}
+
+/** Options of {@link advertiseRefs} and {@link serviceRpc}. */
+export interface GitHttpOptions {
+  /** The client's `Git-Protocol` header (e.g. `version=2`). */
+  gitProtocol?: string;
+  /** Extra environment for git (e.g. variables read by server hooks). */
+  env?: Record<string, string>;
+  /** Kills git when aborted (e.g. the client went away). */
+  signal?: AbortSignal;
+  /**
+   * Runs after git exited successfully and before the response body ends, so the client sees
+   * its request complete only afterwards (e.g. re-linking HEAD after the first push). If it
+   * throws, the body is destroyed and `done` rejects.
+   */
+  beforeEnd?: () => Promise<void>;
+}
+
+/**
+ * Connects git's stdout to a response stream that ends only when git succeeded, and waits until
+ * git produced its first output (or exited), so that an early failure is thrown before any
+ * response is sent.
+ */
+async function respond(
+  g: GitStream,
+  contentType: string,
+  preamble: string,
+  inputDone: Promise<void>,
+  beforeEnd: (() => Promise<void>) | undefined,
+): Promise<GitHttpResponse> {
+  const body = new PassThrough();
+  let handedOut = false;
+  if (preamble) body.write(preamble);
+  const outputEnded = finished(g.stdout, { writable: false });
+  outputEnded.catch(() => {});
+  g.stdout.pipe(body, { end: false });
+  // A consumer that goes away (client disconnected) stops git.
+  body.once('close', () => {
+    if (!body.writableFinished) {
+      g.kill();
+      g.stdout.destroy();
+    }
+  });
+  const done = Promise.all([g.done, inputDone])
+    .then(async () => {
+      await outputEnded;
+      if (beforeEnd) await beforeEnd();
+      if (!body.destroyed) body.end();
+    })
+    .catch((err: unknown) => {
+      g.kill();
+      // Only a body given to the caller may error; an unread one is just discarded.
+      if (handedOut) body.destroy(err as Error);
+      else body.destroy();
+      throw err;
+    });
+  done.catch(() => {});
+  const firstOutput = new Promise<void>((resolve) => {
+    g.stdout.once('data', () => resolve());
+    g.stdout.once('end', () => resolve());
+  });
+  await Promise.race([firstOutput, done]);
+  // Output may have begun just before a failure; surface a failure that already happened.
+  await Promise.race([done, new Promise<void>((r) => setImmediate(r))]);
+  handedOut = true;
+  return { contentType, body, done };
+}
+
+/**
+ * Produces the ref advertisement for `GET <repo>/info/refs?service=<service>`: for protocol v0/v1
+ * the pkt-line `# service=<service>\n` and a flush packet, then the output of
+ * `git <upload-pack|receive-pack> --stateless-rpc --advertise-refs <repo>`; for protocol v2
+ * (upload-pack with `version=2` in `Git-Protocol`) git's capability advertisement alone.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param service `git-upload-pack` or `git-receive-pack` (the `service` query parameter).
+ * @param opts the client's `Git-Protocol` header, extra env, abort signal.
+ * @returns content type `application/x-<service>-advertisement` and the streamed body.
+ * @throws BadRequest for an unknown service; GitError when git fails before producing output.
+ * @see ARCHITECTURE.md "Git notes" (smart HTTP)
+ */
+export async function advertiseRefs(
+  repo: string,
+  service: string,
+  opts: GitHttpOptions = {},
+): Promise<GitHttpResponse> {
+  const svc = parseService(service);
+  const g = spawnGit([svc.slice(4), '--stateless-rpc', '--advertise-refs', '--', value(repo)], {
+    env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
+    signal: opts.signal,
+  });
+  g.stdin.end();
+  const preamble = wantsV2(svc, opts.gitProtocol) ? '' : `${pktLine(`# service=${svc}\n`)}0000`;
+  return respond(g, `application/x-${svc}-advertisement`, preamble, Promise.resolve(), opts.beforeEnd);
+}
+
+/**
+ * Runs one smart-HTTP request of a service: streams the request body (gunzipped as a stream when
+ * `Content-Encoding: gzip`) into `git <upload-pack|receive-pack> --stateless-rpc <repo>` and
+ * streams git's output back. Nothing is buffered whole.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param service `git-upload-pack` or `git-receive-pack` (from the URL).
+ * @param requestBody the raw request body stream.
+ * @param opts `contentEncoding` (`gzip`/`x-gzip`/`identity`), `gitProtocol`, extra env, signal.
+ * @returns content type `application/x-<service>-result`, the body, and `done` (git exited).
+ * @throws BadRequest for an unknown service or content encoding, a body that is not a stream, or
+ *   a corrupt gzip body (when
+ *   detected before output began); GitError when git fails before producing output.
+ * @see ARCHITECTURE.md "Git notes" (smart HTTP)
+ */
+export async function serviceRpc(
+  repo: string,
+  service: string,
+  requestBody: Readable,
+  opts: GitHttpOptions & { contentEncoding?: string } = {},
+): Promise<GitHttpResponse> {
+  const svc = parseService(service);
+  const encoding = (opts.contentEncoding ?? '').trim().toLowerCase();
+  const gzip = encoding === 'gzip' || encoding === 'x-gzip';
+  if (!gzip && encoding !== '' && encoding !== 'identity') {
+    throw new BadRequest(`Unsupported content encoding: ${opts.contentEncoding}`);
+  }
+  if (!(requestBody instanceof Readable)) throw new BadRequest('Request body must be a git request stream');
+  const g = spawnGit([svc.slice(4), '--stateless-rpc', '--', value(repo)], {
+    env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
+    signal: opts.signal,
+  });
+  const inputDone = new Promise<void>((resolve, reject) => {
+    const finish = (err: NodeJS.ErrnoException | null | undefined): void => {
+      if (!err) return resolve();
+      if (gzip && typeof err.code === 'string' && err.code.startsWith('Z_')) {
+        reject(new BadRequest('Invalid gzip request body'));
+      } else reject(err);
+    };
+    if (gzip) pipeline(requestBody, createGunzip(), g.stdin, finish);
+    else pipeline(requestBody, g.stdin, finish);
+  });
+  inputDone.catch(() => {});
+  return respond(g, `application/x-${svc}-result`, '', inputDone, opts.beforeEnd);
+}

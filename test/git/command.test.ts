@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { BadRequest } from '../../src/errors.js';
+import { GitError, gitAtLeast, gitText, gitVersion, runGit, spawnGit, value } from '../../src/git/command.js';
+
+describe('git runner', () => {
+  it('refuses values that could be read as options', () => {
+    expect(() => value('--upload-pack=evil')).toThrow(BadRequest);
+    expect(() => value('-')).toThrow(BadRequest);
+    expect(() => value('')).toThrow(BadRequest);
+    expect(() => value('a\nb')).toThrow(BadRequest);
+    expect(value('main').text).toBe('main');
+  });
+
+  it('runs git in a fixed environment', async () => {
+    const out = await gitText(['var', 'GIT_COMMITTER_IDENT'], {
+      env: { GIT_COMMITTER_NAME: 'N', GIT_COMMITTER_EMAIL: 'n@x', GIT_COMMITTER_DATE: '@0 +0000' },
+    });
+    expect(out.trim()).toBe('N <n@x> 0 +0000');
+    // no global or system config leaks in
+    const res = await runGit(['config', '--global', '--list'], { okExitCodes: [0, 1] });
+    expect(res.stdout.toString()).toBe('');
+    expect(await gitAtLeast(2, 38)).toBe(true);
+    expect((await gitVersion())[0]).toBeGreaterThanOrEqual(2);
+  });
+
+  it('raises GitError with args, exit code and stderr', async () => {
+    const err = await runGit(['--git-dir=/nonexistent/repo.git', 'rev-parse', 'HEAD']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GitError);
+    const gitErr = err as GitError;
+    expect(gitErr.exitCode).toBe(128);
+    expect(gitErr.args).toEqual(['--git-dir=/nonexistent/repo.git', 'rev-parse', 'HEAD']);
+    expect(gitErr.stderr.length).toBeGreaterThan(0);
+    const ok = await runGit(['--git-dir=/nonexistent/repo.git', 'rev-parse', 'HEAD'], { okExitCodes: [128] });
+    expect(ok.exitCode).toBe(128);
+  });
+
+  it('feeds stdin and kills on timeout or abort', async () => {
+    const hashed = await gitText(['hash-object', '--stdin'], { input: 'hello\n' });
+    expect(hashed.trim()).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+
+    // `hash-object --stdin` waits for stdin that never ends
+    const slow = spawnGit(['hash-object', '--stdin'], { timeoutMs: 200 });
+    slow.stdout.resume();
+    const started = Date.now();
+    await expect(slow.done).rejects.toThrow(/timed out after 200 ms/);
+    expect(Date.now() - started).toBeLessThan(5000);
+
+    const controller = new AbortController();
+    const aborted = spawnGit(['hash-object', '--stdin'], { signal: controller.signal });
+    aborted.stdout.resume();
+    setTimeout(() => controller.abort(), 50);
+    await expect(aborted.done).rejects.toThrow(/aborted/);
+
+    const streamed = spawnGit(['hash-object', '--stdin']);
+    const chunks: Buffer[] = [];
+    streamed.stdout.on('data', (c: Buffer) => chunks.push(c));
+    streamed.stdin.end('hello\n');
+    expect(await streamed.done).toBe(0);
+    expect(Buffer.concat(chunks).toString().trim()).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+  });
+});
