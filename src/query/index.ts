@@ -1,0 +1,31 @@
+/**
+ * The query-language front end: OneDev's five query languages (reference/projects.md §4,
+ * pulls.md §6, builds.md §7, comments-issues.md §1.3 and §6.4) parsed to one AST, plus the
+ * date, integer and wildcard helpers their SQL compilers need.
+ */
+export type * from './ast.js';
+export { QuerySyntaxError } from './errors.js';
+export { parseIntegerValue, parseQueryDate } from './dates.js';
+export {
+  BUILD_QUERY,
+  CODE_COMMENT_QUERY,
+  ISSUE_QUERY,
+  PROJECT_QUERY,
+  PULL_REQUEST_QUERY,
+  QUERY_LANGUAGES,
+  type ExtraFieldPolicy,
+  type FieldDefinition,
+  type FieldValueType,
+  type LanguageDefinition,
+  type QueryLanguage,
+} from './languages.js';
+export { parseQuery, type ParseQueryOptions } from './parser.js';
+export {
+  LIKE_ESCAPE,
+  antPathToLike,
+  antPathToRegExp,
+  containsToLike,
+  escapeLike,
+  wildcardToLike,
+  wildcardToRegExp,
+} from './wildcards.js';

@@ -1,0 +1,292 @@
+/**
+ * The five OneDev query languages as data: which operators, fields and sort fields each
+ * accepts. One generic parser (src/query/parser.ts) reads any of them.
+ */
+
+/** How a field's value is checked at parse time: dates and integers must be readable. */
+export type FieldValueType = 'text' | 'date' | 'integer';
+
+/** A field usable as `"Name" <operator> ["value"]`. */
+export interface FieldDefinition {
+  /** Canonical spelling, as the reference writes it (`Last Activity Date`). */
+  readonly name: string;
+  /** Canonical operators the field accepts (`is`, `is since`, …). */
+  readonly operators: readonly string[];
+  /** Value check; `text` (the default) accepts anything non-empty. */
+  readonly value?: FieldValueType;
+}
+
+/** How fields supplied at parse time (issue custom fields, build params) behave. */
+export interface ExtraFieldPolicy {
+  /** Operators an extra field given by name accepts. */
+  readonly operators: readonly string[];
+  /** Whether extra fields given by name may appear in `order by`. */
+  readonly sortable: boolean;
+}
+
+/** Everything the parser needs to know about one query language. */
+export interface LanguageDefinition {
+  /** Short name, used in messages and as the key of `QUERY_LANGUAGES`. */
+  readonly name: string;
+  /** Criteria that are an operator alone (`open`, `owned by me`). */
+  readonly bareOperators: readonly string[];
+  /** Criteria that are an operator and a quoted value (`submitted by "alice"`). */
+  readonly valueOperators: readonly string[];
+  /** Field operators that take no value (`"Version" is empty`, `"Assignee" is me`). */
+  readonly unaryFieldOperators: readonly string[];
+  /** Query fields and their operators. */
+  readonly fields: readonly FieldDefinition[];
+  /** Fields allowed in `order by`. */
+  readonly sortFields: readonly string[];
+  /** Whether `#123` / `123` is a criterion. */
+  readonly numberCriteria: boolean;
+  /** Kinds allowed in `fixed between <kind> "a" and <kind> "b"`; empty = form not allowed. */
+  readonly fixedBetween: readonly string[];
+  /** Whether `any|all "Link" matching(criteria)` is allowed. */
+  readonly linkMatching: boolean;
+  /** Policy for extra fields passed to the parser by name; null = only full definitions. */
+  readonly extraFields: ExtraFieldPolicy | null;
+}
+
+const IS = ['is'];
+const CONTAINS = ['contains'];
+const SINCE_UNTIL = ['is since', 'is until'];
+const COMPARE = ['is', 'is greater than', 'is less than'];
+
+function fields(
+  operators: readonly string[],
+  names: readonly string[],
+  value: FieldValueType = 'text',
+): FieldDefinition[] {
+  return names.map((name) => ({ name, operators, value }));
+}
+
+/** reference/projects.md §4 (ProjectQuery). */
+export const PROJECT_QUERY: LanguageDefinition = {
+  name: 'projects',
+  bareOperators: [
+    'roots',
+    'leafs',
+    'fork roots',
+    'owned by me',
+    'owned by none',
+    'has outdated replicas',
+    'without enough replicas',
+    'missing storage',
+  ],
+  valueOperators: ['owned by', 'children of', 'forks of'],
+  unaryFieldOperators: [],
+  fields: [
+    ...fields(IS, ['Name', 'Path', 'Label', 'Service Desk Name']),
+    ...fields(CONTAINS, ['Description']),
+    ...fields(SINCE_UNTIL, ['Last Activity Date', 'Last Commit Date'], 'date'),
+  ],
+  sortFields: ['Path', 'Name', 'Service Desk Name', 'Last Activity Date', 'Last Commit Date'],
+  numberCriteria: false,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: null,
+};
+
+/**
+ * reference/pulls.md §6 (PullRequestQuery). `Close Date` is accepted with `is since` /
+ * `is until` and is meant to be implemented (the reference fails on it at run time).
+ */
+export const PULL_REQUEST_QUERY: LanguageDefinition = {
+  name: 'pulls',
+  bareOperators: [
+    'open',
+    'merged',
+    'discarded',
+    'assigned to me',
+    'submitted by me',
+    'commented by me',
+    'to be reviewed by me',
+    'requested for changes by me',
+    'approved by me',
+    'mentioned me',
+    'someone requested for changes',
+    'has pending reviews',
+    'has failed builds',
+    'to be verified by builds',
+    'has merge conflicts',
+  ],
+  valueOperators: [
+    'to be reviewed by',
+    'assigned to',
+    'approved by',
+    'requested for changes by',
+    'submitted by',
+    'commented by',
+    'mentioned',
+    'includes commit',
+    'includes issue',
+  ],
+  unaryFieldOperators: [],
+  fields: [
+    ...fields(COMPARE, ['Number']),
+    ...fields(IS, [
+      'Status',
+      'Target Project',
+      'Source Project',
+      'Target Branch',
+      'Source Branch',
+      'Label',
+      'Merge Strategy',
+    ]),
+    ...fields(CONTAINS, ['Title', 'Description', 'Comment']),
+    ...fields(COMPARE, ['Comment Count'], 'integer'),
+    ...fields(SINCE_UNTIL, ['Submit Date', 'Last Activity Date', 'Close Date'], 'date'),
+  ],
+  sortFields: [
+    'Submit Date',
+    'Last Activity Date',
+    'Number',
+    'Status',
+    'Target Project',
+    'Source Project',
+    'Target Branch',
+    'Source Branch',
+    'Comment Count',
+  ],
+  numberCriteria: true,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: null,
+};
+
+/**
+ * reference/builds.md §7 (BuildQuery). Job params are extra fields passed at parse time
+ * (by name: `is` and `is empty`, not sortable).
+ */
+export const BUILD_QUERY: LanguageDefinition = {
+  name: 'builds',
+  bareOperators: [
+    'successful',
+    'failed',
+    'cancelled',
+    'timed out',
+    'waiting',
+    'pending',
+    'running',
+    'finished',
+    'submitted by me',
+    'cancelled by me',
+  ],
+  valueOperators: [
+    'submitted by',
+    'cancelled by',
+    'fixed issue',
+    'depends on',
+    'dependencies of',
+    'in pipeline of',
+    'ran on',
+  ],
+  unaryFieldOperators: ['is empty'],
+  fields: [
+    ...fields(IS, ['Project', 'Job', 'Status', 'Commit', 'Label']),
+    ...fields(['is', 'is empty'], ['Version', 'Branch', 'Tag', 'Pull Request']),
+    ...fields(COMPARE, ['Number']),
+    ...fields(SINCE_UNTIL, ['Submit Date', 'Pending Date', 'Running Date', 'Finish Date'], 'date'),
+  ],
+  sortFields: [
+    'Job',
+    'Status',
+    'Number',
+    'Submit Date',
+    'Pending Date',
+    'Running Date',
+    'Finish Date',
+    'Project',
+    'Commit',
+  ],
+  numberCriteria: true,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: { operators: ['is', 'is empty'], sortable: false },
+};
+
+/**
+ * reference/comments-issues.md §6.4 (IssueQuery): built-in fields and standalone criteria.
+ * Custom fields are extra fields passed at parse time (by name: every custom-field operator
+ * available through REST, sortable).
+ */
+export const ISSUE_QUERY: LanguageDefinition = {
+  name: 'issues',
+  bareOperators: ['confidential', 'submitted by me', 'commented by me', 'mentioned me'],
+  valueOperators: [
+    'submitted by',
+    'commented by',
+    'mentioned',
+    'fixed in commit',
+    'fixed in build',
+    'fixed in pull request',
+    'has any',
+  ],
+  unaryFieldOperators: ['is empty', 'is me'],
+  fields: [
+    ...fields(IS, ['Project']),
+    ...fields(COMPARE, ['Number']),
+    ...fields(['is', 'is after', 'is before'], ['State']),
+    ...fields(CONTAINS, ['Title', 'Description', 'Comment']),
+    ...fields(SINCE_UNTIL, ['Submit Date', 'Last Activity Date'], 'date'),
+    ...fields(COMPARE, ['Vote Count', 'Comment Count'], 'integer'),
+    ...fields(['is', 'is empty'], ['Milestone']),
+  ],
+  sortFields: [
+    'Vote Count',
+    'Comment Count',
+    'Number',
+    'State',
+    'Submit Date',
+    'Project',
+    'Last Activity Date',
+  ],
+  numberCriteria: true,
+  fixedBetween: ['build', 'branch', 'tag', 'commit'],
+  linkMatching: true,
+  extraFields: {
+    operators: [
+      'is',
+      'contains',
+      'is since',
+      'is until',
+      'is greater than',
+      'is less than',
+      'is me',
+      'is empty',
+    ],
+    sortable: true,
+  },
+};
+
+/** reference/comments-issues.md §1.3 (CodeCommentQuery). */
+export const CODE_COMMENT_QUERY: LanguageDefinition = {
+  name: 'codeComments',
+  bareOperators: ['resolved', 'unresolved', 'created by me', 'replied by me', 'mentioned me'],
+  valueOperators: ['created by', 'replied by', 'mentioned', 'on commit'],
+  unaryFieldOperators: [],
+  fields: [
+    ...fields(CONTAINS, ['Content', 'Reply']),
+    ...fields(IS, ['Path']),
+    ...fields(SINCE_UNTIL, ['Create Date', 'Last Activity Date'], 'date'),
+    ...fields(COMPARE, ['Reply Count'], 'integer'),
+  ],
+  sortFields: ['Status', 'Create Date', 'Last Activity Date', 'Reply Count'],
+  numberCriteria: false,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: null,
+};
+
+/** The five languages by name. */
+export const QUERY_LANGUAGES = {
+  projects: PROJECT_QUERY,
+  pulls: PULL_REQUEST_QUERY,
+  builds: BUILD_QUERY,
+  issues: ISSUE_QUERY,
+  codeComments: CODE_COMMENT_QUERY,
+} as const satisfies Record<string, LanguageDefinition>;
+
+/** Name of one of the five built-in languages. */
+export type QueryLanguage = keyof typeof QUERY_LANGUAGES;

@@ -1,0 +1,96 @@
+/**
+ * The one parser of the OneDev query languages: the peggy grammar in query.peggy reads the
+ * shared syntax, then src/query/validate.ts checks the result against the language
+ * definition. The grammar is compiled ahead of time into query-parser.generated.ts
+ * (test/query/grammar.test.ts keeps the two in step), so loading costs no compilation.
+ */
+import type { ParsedQuery } from './ast.js';
+import { QuerySyntaxError } from './errors.js';
+import { QUERY_LANGUAGES, type FieldDefinition, type LanguageDefinition, type QueryLanguage } from './languages.js';
+import * as generated from './query-parser.generated.js';
+import { compileLanguage, unexpectedAt, validateQuery, type CompiledLanguage, type RawQuery } from './validate.js';
+
+/** The parts of peggy's generated parser used here. */
+interface GrammarSyntaxError extends Error {
+  expected: unknown[] | null;
+  location: { start: { offset: number } };
+}
+const grammar = generated as unknown as {
+  parse(input: string): unknown;
+  SyntaxError: new (...args: never[]) => GrammarSyntaxError;
+};
+
+const builtIn = new Map<LanguageDefinition, CompiledLanguage>();
+
+function compiled(definition: LanguageDefinition, extraFields: readonly (string | FieldDefinition)[]): CompiledLanguage {
+  if (extraFields.length > 0) return compileLanguage(definition, extraFields);
+  let language = builtIn.get(definition);
+  if (language === undefined) {
+    language = compileLanguage(definition);
+    builtIn.set(definition, language);
+  }
+  return language;
+}
+
+/** Options of `parseQuery`. */
+export interface ParseQueryOptions {
+  /**
+   * Fields beyond the built-in ones: issue custom fields, build job params. A name gets
+   * the language's extra-field policy (`LanguageDefinition.extraFields`); a full
+   * `FieldDefinition` is used as given. Built-in fields win on a name clash.
+   */
+  readonly extraFields?: readonly (string | FieldDefinition)[];
+  /** Reference time for checking relative dates (`yesterday`); defaults to now. */
+  readonly now?: Date;
+}
+
+function isGrammarError(error: unknown): error is GrammarSyntaxError {
+  return error instanceof grammar.SyntaxError;
+}
+
+/**
+ * Parses a query of one language into its AST:
+ * `parseQuery('pulls', 'open and "Target Branch" is "main" order by "Number" desc')` →
+ * `{ criteria: { kind: 'and', left: { kind: 'operator', operator: 'open', value: null, column: 1 },
+ * right: { kind: 'field', field: 'Target Branch', operator: 'is', value: 'main', column: 10 } },
+ * orders: [{ field: 'Number', direction: 'desc' }] }`.
+ *
+ * Syntax: `[criteria] [order by "Field" [asc|desc] (and "Field" [asc|desc])*]`; criteria
+ * are `a and b`, `a or b` (`and` binds tighter), `not(c)`, `(c)`, `~fuzzy~`, `#123`/`123`
+ * (where the language allows), `"Field" operator "value"`, `operator "value"` and bare
+ * operators. Keywords are case-insensitive and any whitespace separates tokens
+ * (CONTRACT.md §6); quoted strings are non-empty and `\` escapes the next character.
+ * Dates and integers of date and count fields are checked (not converted) here.
+ *
+ * Implements reference/projects.md §4, pulls.md §6, builds.md §7,
+ * comments-issues.md §1.3 and §6.4.
+ *
+ * @param language a built-in language name or a definition
+ * @throws QuerySyntaxError (400) `Unexpected 'xyz' at column 17`, `Unexpected end of query
+ *   at column N`, `Unterminated quoted string at column N`, `Empty quoted string at column N`,
+ *   `Field not found: X`, `Field 'X' is not applicable for operator 'y'`,
+ *   `Can not order by field: X`, `Unrecognized date: X`, `Invalid integer for field 'X': y`,
+ *   `Query is nested too deeply`.
+ */
+export function parseQuery(
+  language: QueryLanguage | LanguageDefinition,
+  text: string,
+  options: ParseQueryOptions = {},
+): ParsedQuery {
+  const definition = typeof language === 'string' ? QUERY_LANGUAGES[language] : language;
+  const compiledLanguage = compiled(definition, options.extraFields ?? []);
+  let raw: RawQuery;
+  try {
+    raw = grammar.parse(text) as RawQuery;
+  } catch (error) {
+    if (error instanceof RangeError) throw new QuerySyntaxError('Query is nested too deeply');
+    if (!isGrammarError(error)) throw error;
+    const offset = error.location.start.offset;
+    if (error.expected === null) {
+      // A message raised by the grammar itself (unterminated or empty string or fuzzy text).
+      throw new QuerySyntaxError(`${error.message} at column ${offset + 1}`, offset + 1);
+    }
+    unexpectedAt(text, offset);
+  }
+  return validateQuery(raw, compiledLanguage, text, options.now ?? new Date());
+}
