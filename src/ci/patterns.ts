@@ -1,0 +1,167 @@
+/**
+ * OneDev pattern sets: space-separated path wildcard patterns, a leading `-` excludes
+ * (reference/builds.md §4 "Every trigger has optional `projects` (space-separated path
+ * patterns, `-` prefix excludes)"; reference/projects.md BranchProtection `branches`).
+ *
+ * Pattern syntax (Ant-style path wildcards, as OneDev's `PathMatcher`):
+ * - `?` matches one character other than `/`;
+ * - `*` matches zero or more characters other than `/`;
+ * - `**` as a whole segment matches zero or more path segments;
+ * - a pattern ending in `/` means "everything below" (`dir/` = `dir/**`);
+ * - a pattern may be double-quoted (to hold spaces or a leading `-`); `\` escapes the next character.
+ * Matching is case-sensitive.
+ */
+
+/** A parsed pattern set: `includes` and `excludes` (without the `-`). */
+export interface PatternSet {
+  readonly includes: readonly string[];
+  readonly excludes: readonly string[];
+}
+
+/** Thrown by {@link parsePatternSet} for an unterminated quote or a dangling escape. */
+export class PatternSyntaxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PatternSyntaxError';
+  }
+}
+
+/**
+ * Parses a pattern-set string such as `main release/** -release/old "with space"`.
+ *
+ * @param text space-separated patterns (any whitespace separates); `-` prefix excludes.
+ * @returns the includes and excludes, in order of appearance.
+ * @throws PatternSyntaxError on an unterminated `"` or a trailing `\`.
+ */
+export function parsePatternSet(text: string): PatternSet {
+  const includes: string[] = [];
+  const excludes: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    if (/\s/.test(text[i])) {
+      i++;
+      continue;
+    }
+    let excluded = false;
+    if (text[i] === '-') {
+      excluded = true;
+      i++;
+    }
+    let value = '';
+    if (text[i] === '"') {
+      i++;
+      let closed = false;
+      while (i < text.length) {
+        const c = text[i];
+        if (c === '\\') {
+          if (i + 1 >= text.length) throw new PatternSyntaxError(`Malformed pattern set: dangling escape in '${text}'`);
+          value += text[i + 1];
+          i += 2;
+        } else if (c === '"') {
+          i++;
+          closed = true;
+          break;
+        } else {
+          value += c;
+          i++;
+        }
+      }
+      if (!closed) throw new PatternSyntaxError(`Malformed pattern set: unterminated quote in '${text}'`);
+    } else {
+      while (i < text.length && !/\s/.test(text[i])) {
+        const c = text[i];
+        if (c === '\\') {
+          if (i + 1 >= text.length) throw new PatternSyntaxError(`Malformed pattern set: dangling escape in '${text}'`);
+          value += text[i + 1];
+          i += 2;
+        } else {
+          value += c;
+          i++;
+        }
+      }
+    }
+    if (value.length === 0) continue;
+    (excluded ? excludes : includes).push(value);
+  }
+  return { includes, excludes };
+}
+
+/**
+ * Whether `value` matches the pattern set, with OneDev's rule: any matching exclude → false;
+ * any matching include → true; otherwise true only when there are excludes but no includes
+ * (so `-foo` alone means "everything but foo").
+ *
+ * @param set a parsed pattern set.
+ * @param value a path such as `src/main.ts` or a branch name such as `release/1.0`.
+ */
+export function patternSetMatches(set: PatternSet, value: string): boolean {
+  for (const exclude of set.excludes) if (matchPath(exclude, value)) return false;
+  for (const include of set.includes) if (matchPath(include, value)) return true;
+  return set.excludes.length > 0 && set.includes.length === 0;
+}
+
+/**
+ * Convenience: parse then match. A `null`/`undefined` pattern string means "no filter" and
+ * matches everything (the spec's "leave empty to match all").
+ *
+ * @throws PatternSyntaxError for a malformed pattern string.
+ */
+export function matchesPatterns(patterns: string | null | undefined, value: string): boolean {
+  if (patterns == null) return true;
+  return patternSetMatches(parsePatternSet(patterns), value);
+}
+
+/**
+ * Ant-style path wildcard match of one pattern against one path (see the module comment).
+ * A leading `/` must agree between pattern and path; empty segments are ignored.
+ *
+ * @example matchPath('src/**\/*.ts', 'src/a/b.ts') === true
+ */
+export function matchPath(pattern: string, path: string): boolean {
+  if (pattern.endsWith('/')) pattern += '**';
+  if (pattern.startsWith('/') !== path.startsWith('/')) return false;
+  const pat = pattern.split('/').filter((s) => s.length > 0);
+  const segs = path.split('/').filter((s) => s.length > 0);
+  return matchSegments(pat, 0, segs, 0, new Map());
+}
+
+function matchSegments(pat: string[], pi: number, segs: string[], si: number, memo: Map<number, boolean>): boolean {
+  const key = pi * (segs.length + 1) + si;
+  const cached = memo.get(key);
+  if (cached !== undefined) return cached;
+  let result: boolean;
+  if (pi === pat.length) {
+    result = si === segs.length;
+  } else if (pat[pi] === '**') {
+    result = matchSegments(pat, pi + 1, segs, si, memo) || (si < segs.length && matchSegments(pat, pi, segs, si + 1, memo));
+  } else {
+    result = si < segs.length && matchSegment(pat[pi], segs[si]) && matchSegments(pat, pi + 1, segs, si + 1, memo);
+  }
+  memo.set(key, result);
+  return result;
+}
+
+/** Wildcard match of one segment: `*` any run, `?` one character; no `/` involved. */
+export function matchSegment(pattern: string, text: string): boolean {
+  // Iterative glob match with backtracking on the last `*`.
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let mark = 0;
+  while (t < text.length) {
+    if (p < pattern.length && (pattern[p] === '?' || pattern[p] === text[t])) {
+      p++;
+      t++;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      mark = t;
+    } else if (star >= 0) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.length && pattern[p] === '*') p++;
+  return p === pattern.length;
+}

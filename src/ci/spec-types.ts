@@ -1,0 +1,216 @@
+/**
+ * Typed model of a parsed `.onedev-buildspec.yml` (reference/builds.md §5), restricted to the
+ * subset Gitloom runs: shell executor, no containers. Produced by `parseBuildSpec`
+ * (src/ci/build-spec.ts); every default of the reference is already filled in.
+ */
+import type { Condition } from './conditions.js';
+
+/** Step condition names (reference/builds.md §5 "Steps"). */
+export type StepCondition = 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL' | 'ALWAYS' | 'NEVER';
+
+interface StepBase {
+  /** Step name (required by OneDev; used in log lines). */
+  readonly name: string;
+  /** When the step runs; default `ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL`. */
+  readonly condition: StepCondition;
+}
+
+/** Clone credential of a checkout step; the secret fields name job secrets. */
+export type CloneCredential =
+  | { readonly type: 'DefaultCredential' }
+  | { readonly type: 'HttpCredential'; readonly accessTokenSecret: string }
+  | { readonly type: 'SshCredential'; readonly keySecret: string };
+
+/** `!CheckoutStep`: clone the project and check out the build commit into the workspace. */
+export interface CheckoutStep extends StepBase {
+  readonly type: 'CheckoutStep';
+  readonly cloneCredential: CloneCredential;
+  readonly withLfs: boolean;
+  readonly withSubmodules: boolean;
+  /** Clone depth; `null` = full history. */
+  readonly cloneDepth: number | null;
+  /** Sub-directory of the workspace to check out into (interpolated); `null` = workspace root. */
+  readonly checkoutPath: string | null;
+}
+
+/** Command interpreter of a `!CommandStep`. `commands` is the script text (lines joined by `\n`). */
+export type Interpreter =
+  | { readonly type: 'DefaultInterpreter'; readonly commands: string }
+  | { readonly type: 'ShellInterpreter'; readonly shell: string; readonly commands: string };
+
+/** `!CommandStep` with `runInContainer: false` (the only form the shell executor runs). */
+export interface CommandStep extends StepBase {
+  readonly type: 'CommandStep';
+  readonly runInContainer: false;
+  readonly interpreter: Interpreter;
+  /** Extra environment variables; values are interpolated. */
+  readonly envVars: readonly { readonly name: string; readonly value: string }[];
+  readonly useTTY: boolean;
+}
+
+/** `!PublishArtifactStep`: copy workspace files matching `artifacts` (relative to `sourcePath`). */
+export interface PublishArtifactStep extends StepBase {
+  readonly type: 'PublishArtifactStep';
+  /** Directory relative to the workspace (interpolated); `null` = workspace root. */
+  readonly sourcePath: string | null;
+  /** Pattern set (interpolated), e.g. `*.zip dist/**`. */
+  readonly artifacts: string;
+}
+
+/** `!SetBuildVersionStep`. */
+export interface SetBuildVersionStep extends StepBase {
+  readonly type: 'SetBuildVersionStep';
+  /** Interpolated, e.g. `@file:buildVersion@`. */
+  readonly buildVersion: string;
+}
+
+/** `!SetBuildDescriptionStep`. */
+export interface SetBuildDescriptionStep extends StepBase {
+  readonly type: 'SetBuildDescriptionStep';
+  /** Interpolated markdown. */
+  readonly buildDescription: string;
+}
+
+/** Any step Gitloom can run. */
+export type Step = CheckoutStep | CommandStep | PublishArtifactStep | SetBuildVersionStep | SetBuildDescriptionStep;
+
+/** Param spec types supported (`!TextParam`, `!BooleanParam`, `!ChoiceParam`). */
+export type ParamType = 'TextParam' | 'BooleanParam' | 'ChoiceParam';
+
+/** A job parameter declaration (`paramSpecs` item). */
+export interface ParamSpec {
+  readonly type: ParamType;
+  readonly name: string;
+  readonly description: string | null;
+  /** Only ChoiceParam may allow multiple values; Text and Boolean are always single. */
+  readonly allowMultiple: boolean;
+  readonly allowEmpty: boolean;
+  /** Default values (Boolean: `['true']`/`['false']`); `null` = no default. */
+  readonly defaultValue: readonly string[] | null;
+  /** Available choices (ChoiceParam only). */
+  readonly choices?: readonly string[];
+  /** Regular expression a text value must match (TextParam only). */
+  readonly pattern?: string | null;
+  readonly multiline?: boolean;
+}
+
+/** Where a supplied param's values come from. */
+export type ValuesProvider =
+  /** Each inner list is one value set (one matrix entry); a multi-value param has several strings. */
+  | { readonly type: 'SpecifiedValues'; readonly values: readonly (readonly string[])[] }
+  /** Use the values of the named param of the current build (dependencies, RunJobAction). */
+  | { readonly type: 'PassthroughValues'; readonly paramName: string }
+  /** Supply no value. */
+  | { readonly type: 'Ignore' };
+
+/** A param supplied to another job or by a trigger (`jobParams`/`params` items). */
+export interface ParamSupply {
+  readonly name: string;
+  /** When true the values are names of job secrets. */
+  readonly secret: boolean;
+  readonly valuesProvider: ValuesProvider;
+}
+
+/** A `jobDependencies` item. */
+export interface JobDependency {
+  readonly jobName: string;
+  /** Default true. */
+  readonly requireSuccessful: boolean;
+  readonly jobParams: readonly ParamSupply[];
+  /** Artifacts to copy (pattern set); default `**`; `null` = retrieve nothing. */
+  readonly artifacts: string | null;
+  /** Relative to the workspace; `null` = workspace root. */
+  readonly destinationPath: string | null;
+}
+
+interface TriggerBase {
+  /** Project path pattern set; `null` = any project. */
+  readonly projects: string | null;
+  /** Params the triggered build gets (matrix-expanded). */
+  readonly params: readonly ParamSupply[];
+}
+
+/** `!BranchUpdateTrigger`. */
+export interface BranchUpdateTrigger extends TriggerBase {
+  readonly type: 'BranchUpdateTrigger';
+  readonly branches: string | null;
+  readonly paths: string | null;
+}
+
+/** `!TagCreateTrigger`: `branches` = the tagged commit must be on one of them. */
+export interface TagCreateTrigger extends TriggerBase {
+  readonly type: 'TagCreateTrigger';
+  readonly tags: string | null;
+  readonly branches: string | null;
+}
+
+/** `!PullRequestUpdateTrigger` (legacy name `!PullRequestTrigger`), `!PullRequestMergeTrigger`, `!PullRequestDiscardTrigger`. */
+export interface PullRequestTrigger extends TriggerBase {
+  readonly type: 'PullRequestUpdateTrigger' | 'PullRequestMergeTrigger' | 'PullRequestDiscardTrigger';
+  /** Target branch pattern set. */
+  readonly branches: string | null;
+  readonly paths: string | null;
+}
+
+/** `!DependencyFinishedTrigger`. */
+export interface DependencyFinishedTrigger extends TriggerBase {
+  readonly type: 'DependencyFinishedTrigger';
+}
+
+/** `!ScheduleTrigger` (Quartz cron with seconds; evaluated by the scheduler). */
+export interface ScheduleTrigger extends TriggerBase {
+  readonly type: 'ScheduleTrigger';
+  readonly cronExpression: string;
+}
+
+/** Any supported job trigger. */
+export type JobTrigger = BranchUpdateTrigger | TagCreateTrigger | PullRequestTrigger | DependencyFinishedTrigger | ScheduleTrigger;
+
+/** `!RunJobAction`: submit another job when `condition` holds after this build finishes. */
+export interface RunJobAction {
+  readonly type: 'RunJobAction';
+  /** Condition source text, e.g. `successful and on branch "main"`. */
+  readonly condition: string;
+  /** Parsed condition. */
+  readonly conditionAst: Condition;
+  readonly jobName: string;
+  readonly jobParams: readonly ParamSupply[];
+}
+
+/** Any supported post-build action. */
+export type PostBuildAction = RunJobAction;
+
+/** One job of the spec. */
+export interface Job {
+  readonly name: string;
+  /** Executor name; `null` = first applicable. */
+  readonly jobExecutor: string | null;
+  readonly steps: readonly Step[];
+  readonly paramSpecs: readonly ParamSpec[];
+  readonly jobDependencies: readonly JobDependency[];
+  readonly triggers: readonly JobTrigger[];
+  /** Seconds; default 3600. */
+  readonly timeout: number;
+  readonly postBuildActions: readonly PostBuildAction[];
+  /** Retry condition source; default `never`. */
+  readonly retryCondition: string;
+  /** Parsed retry condition. */
+  readonly retryConditionAst: Condition;
+  /** Default 3. */
+  readonly maxRetries: number;
+  /** Seconds; default 30. The k-th retry waits `retryDelay × 2^k` (reference/builds.md §3). */
+  readonly retryDelay: number;
+  /**
+   * Names of job secrets this job references (`@secret:x@`, secret param supplies, clone
+   * credentials), sorted and unique — the caller checks they exist before running.
+   */
+  readonly secretRefs: readonly string[];
+}
+
+/** A parsed and validated build spec. */
+export interface BuildSpec {
+  readonly version: number;
+  readonly jobs: readonly Job[];
+  /** Top-level `properties` (used as `@property:name@`). */
+  readonly properties: readonly { readonly name: string; readonly value: string }[];
+}

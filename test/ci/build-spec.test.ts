@@ -1,0 +1,284 @@
+import { describe, expect, it } from 'vitest';
+import { BuildSpecError, parseBuildSpec } from '../../src/ci/build-spec.js';
+import { evaluateCondition, parseCondition } from '../../src/ci/conditions.js';
+
+/** Spec in the shape of the reference example (OneDev's own CI/Release jobs), shell-executor form. */
+const REFERENCE_SPEC = `
+version: 25
+properties:
+- name: registry
+  value: example.org
+jobs:
+- name: CI
+  steps:
+  - !CheckoutStep
+    name: checkout
+    cloneCredential: !DefaultCredential {}
+    withLfs: false
+    withSubmodules: false
+    cloneDepth: 1
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  - !CommandStep
+    name: detect build version
+    runInContainer: false
+    interpreter: !DefaultInterpreter
+      commands:
+      - echo "1.0.@build_number@" > buildVersion
+    useTTY: false
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  - !SetBuildVersionStep
+    name: set build version
+    buildVersion: '@file:buildVersion@'
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  - !CommandStep
+    name: test
+    runInContainer: false
+    interpreter: !ShellInterpreter
+      shell: bash
+      commands: |
+        set -e
+        echo testing @param:flavor@ against @property:registry@
+        echo token @secret:deploy-token@ @@literal
+    envVars:
+    - name: FLAVOR
+      value: '@param:flavor@'
+    condition: ALWAYS
+  paramSpecs:
+  - !ChoiceParam
+    name: flavor
+    allowMultiple: false
+    allowEmpty: false
+    choiceProvider: !SpecifiedChoices
+      choices:
+      - value: debug
+        color: '#0d87e9'
+      - value: release
+        color: '#0d87e9'
+    defaultValueProvider: !SpecifiedDefaultValue
+      value: debug
+  - !BooleanParam
+    name: verbose
+    defaultValueProvider: !TrueDefaultValue {}
+  - !TextParam
+    name: note
+    allowEmpty: true
+  triggers:
+  - !BranchUpdateTrigger
+    branches: main
+    projects: onedev/server
+  - !PullRequestUpdateTrigger
+    branches: main
+  retryCondition: never
+  maxRetries: 3
+  retryDelay: 30
+  caches:
+  - key: maven-cache
+    path: /root/.m2/repository
+  timeout: 3600
+- name: Release
+  jobDependencies:
+  - jobName: CI
+    requireSuccessful: true
+    jobParams:
+    - name: flavor
+      secret: false
+      valuesProvider: !SpecifiedValues
+        values:
+        - - release
+  steps:
+  - !PublishArtifactStep
+    name: publish
+    artifacts: '*.zip *.tar.gz'
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  triggers:
+  - !TagCreateTrigger
+    tags: v*
+  postBuildActions:
+  - !RunJobAction
+    condition: successful and on branch "main"
+    jobName: CI
+    jobParams:
+    - name: flavor
+      secret: false
+      valuesProvider: !SpecifiedValues
+        values:
+        - - debug
+  timeout: 600
+`;
+
+function errorsOf(text: string): string[] {
+  try {
+    parseBuildSpec(text);
+  } catch (e) {
+    expect(e).toBeInstanceOf(BuildSpecError);
+    return [...(e as BuildSpecError).messages];
+  }
+  throw new Error('expected the spec to be invalid');
+}
+
+const job = (body: string): string => `version: 25\njobs:\n- name: J\n${body}`;
+
+describe('parseBuildSpec: valid spec', () => {
+  const spec = parseBuildSpec(REFERENCE_SPEC);
+
+  it('reads version, properties and jobs', () => {
+    expect(spec.version).toBe(25);
+    expect(spec.properties).toEqual([{ name: 'registry', value: 'example.org' }]);
+    expect(spec.jobs.map((j) => j.name)).toEqual(['CI', 'Release']);
+  });
+
+  it('reads steps with their tags and defaults', () => {
+    const [checkout, detect, setVersion, test] = spec.jobs[0].steps;
+    expect(checkout).toEqual({
+      type: 'CheckoutStep',
+      name: 'checkout',
+      condition: 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL',
+      cloneCredential: { type: 'DefaultCredential' },
+      withLfs: false,
+      withSubmodules: false,
+      cloneDepth: 1,
+      checkoutPath: null,
+    });
+    expect(detect).toMatchObject({ type: 'CommandStep', runInContainer: false, interpreter: { type: 'DefaultInterpreter', commands: 'echo "1.0.@build_number@" > buildVersion' } });
+    expect(setVersion).toMatchObject({ type: 'SetBuildVersionStep', buildVersion: '@file:buildVersion@' });
+    expect(test).toMatchObject({ type: 'CommandStep', condition: 'ALWAYS', interpreter: { type: 'ShellInterpreter', shell: 'bash' }, envVars: [{ name: 'FLAVOR', value: '@param:flavor@' }] });
+    expect(test.type === 'CommandStep' && test.interpreter.commands).toContain('set -e\necho testing');
+  });
+
+  it('reads param specs with defaults', () => {
+    expect(spec.jobs[0].paramSpecs).toEqual([
+      { type: 'ChoiceParam', name: 'flavor', description: null, allowMultiple: false, allowEmpty: false, defaultValue: ['debug'], choices: ['debug', 'release'] },
+      { type: 'BooleanParam', name: 'verbose', description: null, allowMultiple: false, allowEmpty: false, defaultValue: ['true'] },
+      { type: 'TextParam', name: 'note', description: null, allowMultiple: false, allowEmpty: true, defaultValue: null, pattern: null, multiline: false },
+    ]);
+  });
+
+  it('reads triggers, job settings and secret references', () => {
+    const ci = spec.jobs[0];
+    expect(ci.triggers).toEqual([
+      { type: 'BranchUpdateTrigger', projects: 'onedev/server', params: [], branches: 'main', paths: null },
+      { type: 'PullRequestUpdateTrigger', projects: null, params: [], branches: 'main', paths: null },
+    ]);
+    expect(ci).toMatchObject({ timeout: 3600, retryCondition: 'never', maxRetries: 3, retryDelay: 30, jobExecutor: null });
+    expect(ci.secretRefs).toEqual(['deploy-token']);
+  });
+
+  it('reads dependencies, artifacts steps and post-build actions', () => {
+    const release = spec.jobs[1];
+    expect(release.jobDependencies).toEqual([
+      { jobName: 'CI', requireSuccessful: true, jobParams: [{ name: 'flavor', secret: false, valuesProvider: { type: 'SpecifiedValues', values: [['release']] } }], artifacts: '**', destinationPath: null },
+    ]);
+    expect(release.steps[0]).toEqual({ type: 'PublishArtifactStep', name: 'publish', condition: 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL', sourcePath: null, artifacts: '*.zip *.tar.gz' });
+    expect(release.timeout).toBe(600);
+    const action = release.postBuildActions[0];
+    expect(action).toMatchObject({ type: 'RunJobAction', jobName: 'CI', condition: 'successful and on branch "main"' });
+    expect(evaluateCondition(action.conditionAst, { status: 'SUCCESSFUL', branch: 'main' })).toBe(true);
+    expect(evaluateCondition(action.conditionAst, { status: 'FAILED', branch: 'main' })).toBe(false);
+    expect(evaluateCondition(action.conditionAst, { status: 'SUCCESSFUL', branch: 'dev' })).toBe(false);
+  });
+
+  it('fills reference defaults for a minimal job', () => {
+    const s = parseBuildSpec(job('  steps:\n  - !CommandStep\n    name: s\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: [echo hi]\n'));
+    expect(s.jobs[0]).toMatchObject({ timeout: 3600, maxRetries: 3, retryDelay: 30, retryCondition: 'never', triggers: [], jobDependencies: [], postBuildActions: [], secretRefs: [] });
+    expect(s.jobs[0].steps[0].condition).toBe('ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL');
+  });
+
+  it('accepts the legacy !PullRequestTrigger tag and a multi-value choice default', () => {
+    const s = parseBuildSpec(
+      job(`  paramSpecs:
+  - !ChoiceParam
+    name: os
+    allowMultiple: true
+    choiceProvider: !SpecifiedChoices {choices: [{value: linux}, {value: mac}]}
+    defaultMultiValueProvider: !SpecifiedDefaultMultiValue {value: [linux, mac]}
+  triggers:
+  - !PullRequestTrigger {}
+  - !ScheduleTrigger {cronExpression: '0 0 1 * * ?'}
+`),
+    );
+    expect(s.jobs[0].triggers.map((t) => t.type)).toEqual(['PullRequestUpdateTrigger', 'ScheduleTrigger']);
+    expect(s.jobs[0].paramSpecs[0].defaultValue).toEqual(['linux', 'mac']);
+  });
+});
+
+describe('parseBuildSpec: invalid specs', () => {
+  const cases: [string, string, RegExp][] = [
+    ['bad YAML', 'version: 25\njobs: [\n', /line \d+, column \d+/],
+    ['empty text', '', /Build spec is empty/],
+    ['not a mapping', '- a\n- b\n', /expected a mapping/],
+    ['missing version', 'jobs: []\n', /'version' is required/],
+    ['duplicate job names', 'version: 25\njobs:\n- name: A\n- name: A\n', /duplicate job name 'A'/],
+    ['job without name', 'version: 25\njobs:\n- timeout: 5\n', /'name' is required/],
+    ['unknown job property', job('  foo: 1\n'), /unknown property 'foo'/],
+    ['step without tag', job('  steps:\n  - name: x\n'), /step needs a type tag such as !CommandStep/],
+    ['unsupported step', job('  steps:\n  - !RunContainerStep\n    name: x\n'), /unsupported step type '!RunContainerStep'/],
+    ['container command step', job('  steps:\n  - !CommandStep\n    name: x\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n'), /runInContainer: true is not supported/],
+    ['missing interpreter', job('  steps:\n  - !CommandStep\n    name: x\n    runInContainer: false\n'), /'interpreter' is required/],
+    ['unsupported interpreter', job('  steps:\n  - !CommandStep\n    name: x\n    runInContainer: false\n    interpreter: !PowerShellInterpreter {commands: [ls]}\n'), /unsupported interpreter '!PowerShellInterpreter'/],
+    ['bad step condition', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "1"\n    condition: SOMETIMES\n'), /unknown step condition 'SOMETIMES'/],
+    ['publish without artifacts', job('  steps:\n  - !PublishArtifactStep\n    name: x\n'), /'artifacts' is required/],
+    ['unknown variable', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "@foo@"\n'), /Unknown variable '@foo@'/],
+    ['unterminated variable', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "me@host"\n'), /Unterminated variable/],
+    ['undeclared param variable', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "@param:nope@"\n'), /undeclared param 'nope'/],
+    ['undeclared property', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "@property:nope@"\n'), /undeclared property 'nope'/],
+    ['unsupported param type', job('  paramSpecs:\n  - !IntegerParam\n    name: n\n'), /unsupported param type '!IntegerParam'/],
+    ['duplicate params', job('  paramSpecs:\n  - !TextParam {name: a}\n  - !TextParam {name: a}\n'), /duplicate param name 'a'/],
+    ['choice default not a choice', job('  paramSpecs:\n  - !ChoiceParam\n    name: c\n    choiceProvider: !SpecifiedChoices {choices: [{value: x}]}\n    defaultValueProvider: !SpecifiedDefaultValue {value: y}\n'), /default value 'y' is not one of the choices/],
+    ['text param multiple', job('  paramSpecs:\n  - !TextParam {name: t, allowMultiple: true}\n'), /cannot allow multiple values/],
+    ['missing dependency', job('  jobDependencies:\n  - jobName: Other\n'), /dependency job 'Other' not found/],
+    ['circular dependencies', 'version: 25\njobs:\n- name: A\n  jobDependencies: [{jobName: B}]\n- name: B\n  jobDependencies: [{jobName: A}]\n', /circular job dependencies: A → B → A/],
+    ['self dependency', job('  jobDependencies: [{jobName: J}]\n'), /circular job dependencies: J → J/],
+    ['duplicate dependency', 'version: 25\njobs:\n- name: A\n- name: B\n  jobDependencies: [{jobName: A}, {jobName: A}]\n', /duplicate dependency 'A'/],
+    ['unsupported trigger', job('  triggers:\n  - !IssueInStateTrigger {state: Open}\n'), /unsupported trigger type '!IssueInStateTrigger'/],
+    ['trigger with undeclared param', job('  triggers:\n  - !BranchUpdateTrigger\n    params:\n    - name: p\n      valuesProvider: !SpecifiedValues {values: [[x]]}\n'), /undeclared param 'p'/],
+    ['bad pattern', job('  triggers:\n  - !BranchUpdateTrigger {branches: \'"main\'}\n'), /unterminated quote/],
+    ['bad cron', job('  triggers:\n  - !ScheduleTrigger {cronExpression: "* *"}\n'), /Quartz cron expression/],
+    ['negative timeout', job('  timeout: -1\n'), /timeout: expected an integer ≥ 1/],
+    ['bad retry condition', job('  retryCondition: sometimes\n'), /invalid condition 'sometimes'/],
+    ['status criterion in retry condition', job('  retryCondition: successful\n'), /not applicable to a retry condition/],
+    ['unsupported post-build action', job('  postBuildActions:\n  - !SendNotificationAction {condition: always}\n'), /unsupported post-build action '!SendNotificationAction'/],
+    ['run job action to missing job', job('  postBuildActions:\n  - !RunJobAction {condition: always, jobName: Nope}\n'), /job 'Nope' of !RunJobAction not found/],
+    ['bad action condition', job('  postBuildActions:\n  - !RunJobAction {condition: "successful and", jobName: J}\n'), /invalid condition/],
+    ['project dependencies', job('  projectDependencies:\n  - projectPath: x\n'), /'projectDependencies' is not supported/],
+    ['imports', 'version: 25\nimports:\n- projectPath: x\njobs: []\n', /'imports' is not supported/],
+    ['escaping destination path', 'version: 25\njobs:\n- name: A\n- name: B\n  jobDependencies: [{jobName: A, destinationPath: ../x}]\n', /must be a relative path inside the workspace/],
+  ];
+  for (const [title, text, pattern] of cases) {
+    it(`rejects ${title}`, () => {
+      const messages = errorsOf(text);
+      expect(messages.join('\n')).toMatch(pattern);
+    });
+  }
+
+  it('reports every problem at once, with line numbers', () => {
+    const messages = errorsOf(job('  timeout: x\n  maxRetries: -2\n  bogus: 1\n'));
+    expect(messages).toHaveLength(3);
+    expect(messages[0]).toMatch(/^line 4: jobs\[0\] "J" › timeout/);
+    const err = new BuildSpecError(messages);
+    expect(err.message.split('\n')[0]).toBe('Invalid build spec:');
+  });
+
+  it('refuses alias bombs without exhausting memory', () => {
+    let text = 'version: 25\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
+    for (let i = 1; i < 8; i++) text += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]\n`;
+    text += 'jobs: []\n';
+    expect(errorsOf(text).join()).toMatch(/too large|unknown property/);
+  });
+});
+
+describe('conditions', () => {
+  it('parses and evaluates boolean combinations', () => {
+    const c = parseCondition('not(failed) and ("Log" contains "BUILD OK" or "env" is "prod") and previous is timed out', 'action');
+    const ctx = { status: 'SUCCESSFUL' as const, previousStatus: 'TIMED_OUT' as const, logContains: (t: string) => 'xx BUILD OK'.includes(t), params: { env: ['dev'] } };
+    expect(evaluateCondition(c, ctx)).toBe(true);
+    expect(evaluateCondition(c, { ...ctx, logContains: () => false })).toBe(false);
+    expect(evaluateCondition(c, { ...ctx, logContains: () => false, params: { env: ['prod'] } })).toBe(true);
+    expect(evaluateCondition(parseCondition('"env" is empty', 'retry'), { params: { env: [''] } })).toBe(true);
+    expect(evaluateCondition(parseCondition('on branch "release/**"', 'action'), { branch: 'release/1/2' })).toBe(true);
+  });
+
+  it('says where a condition is malformed', () => {
+    expect(() => parseCondition('successful or or failed', 'action')).toThrow("Unexpected 'or' at column 15");
+    expect(() => parseCondition('"Log" contains', 'action')).toThrow('Unexpected end of condition');
+  });
+});
