@@ -2,6 +2,7 @@ import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Sql
 import type { Database, ProjectRow, RoleRow } from '../db/schema.js';
 import { Forbidden, NotFound, Unauthorized } from '../errors.js';
 import { ANONYMOUS_ID, type Actor, type Context } from './context.js';
+import { matchesPatterns } from '../ci/patterns.js';
 import { getSecuritySetting } from './settings/settings.js';
 
 /**
@@ -105,7 +106,7 @@ export async function projectPermissions(ctx: Context, project: Pick<ProjectRow,
         grants.push(eb('roles.id', 'in', eb.selectFrom('projects').select('defaultRoleId')
           .where('path', 'in', paths).where('defaultRoleId', 'is not', null)));
       }
-      return grants.length > 0 ? eb.or(grants) : eb.val(false);
+      return grants.length > 0 ? eb.or(grants) : sql<SqlBool>`1 = 0`;
     })
     .execute();
   return permissionsFromRoles(roles, userId === ANONYMOUS_ID);
@@ -118,16 +119,19 @@ export async function projectPermissions(ctx: Context, project: Pick<ProjectRow,
  */
 export async function accessibleProjectsCondition(
   ctx: Context,
-  need: 'access' | 'readCode' = 'access',
+  need: 'access' | 'readCode' | 'accessConfidentialIssues' = 'access',
 ): Promise<((eb: ExpressionBuilder<any, any>, ref: string) => Expression<SqlBool>) | null> {
   if (ctx.actor.isAdmin) return null;
   const { userId, groupIds } = ctx.actor;
   const withDefaults = await defaultRolesApply(ctx);
   const anonymousCaller = userId === ANONYMOUS_ID;
+  if (need === 'accessConfidentialIssues' && anonymousCaller) return () => sql<SqlBool>`1 = 0`;
   return (eb, ref) => {
     const roleOk = (roleRef: string) =>
       need === 'access'
         ? sql<SqlBool>`1 = 1`
+        : need === 'accessConfidentialIssues'
+        ? sql<SqlBool>`(${sql.ref(`${roleRef}.manage_project`)} = 1 or ${sql.ref(`${roleRef}.manage_issues`)} = 1 or ${sql.ref(`${roleRef}.access_confidential_issues`)} = 1)`
         : sql<SqlBool>`(${sql.ref(`${roleRef}.code_privilege`)} <> 'NONE' or ${sql.ref(`${roleRef}.manage_project`)} = 1 or ${sql.ref(`${roleRef}.manage_pull_requests`)} = 1 or ${sql.ref(`${roleRef}.manage_code_comments`)} = 1)`;
     const grantRoots: RawBuilder<unknown>[] = [];
     if (!anonymousCaller) {
@@ -176,6 +180,132 @@ export async function loadProjectWith(
   if (!permissions.access) throw new NotFound(`Project not found: ${projectId}`);
   if (!permissions[need]) deny(ctx.actor);
   return { project, permissions };
+}
+
+/** The privileges of {@link ProjectPermissions} by name (`access`, `readCode`, `manage`, …). */
+export type ProjectPrivilege = keyof Omit<ProjectPermissions, 'roles'>;
+
+/**
+ * Whether the caller holds `need` on a project (reference/platform.md §7: canAccess, canReadCode,
+ * canWriteCode, canManage, canManagePullRequests, canManageIssues, canManageBuilds, …).
+ */
+export async function can(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, need: ProjectPrivilege): Promise<boolean> {
+  return (await projectPermissions(ctx, project))[need];
+}
+
+/** canAccess(project) of reference/platform.md §7. */
+export const canAccess = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'access');
+/** canReadCode(project). */
+export const canReadCode = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'readCode');
+/** canWriteCode(project). */
+export const canWriteCode = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'writeCode');
+/** canManage(project). */
+export const canManage = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manage');
+/** canManagePullRequests(project). */
+export const canManagePullRequests = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'managePullRequests');
+/** canManageIssues(project). */
+export const canManageIssues = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manageIssues');
+/** canManageCodeComments(project). */
+export const canManageCodeComments = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manageCodeComments');
+/** canManageBuilds(project). */
+export const canManageBuilds = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manageBuilds');
+
+/** What a caller may do with the builds of one job (reference/platform.md §7, users-roles.md §3). */
+export interface JobPermissions {
+  /** AccessBuild: see builds and artifacts of the job. */
+  accessBuild: boolean;
+  /** AccessBuildLog. */
+  accessLog: boolean;
+  /** RunJob (also rebuild). */
+  runJob: boolean;
+  /** ManageJob (cancel, delete builds). */
+  manageJob: boolean;
+  /** Report names pattern the caller may read (`*` = all), or null for none. */
+  accessibleReports: string | null;
+}
+
+/** Parses a role's stored JobPrivilege list (JSON text); malformed entries are skipped. */
+export function roleJobPrivileges(role: Pick<RoleRow, 'jobPrivileges'>): JobPrivilege[] {
+  try {
+    const parsed = JSON.parse(role.jobPrivileges) as unknown;
+    return Array.isArray(parsed) ? parsed.filter((p): p is JobPrivilege => typeof p?.jobNames === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function jobNamesMatch(patterns: string, jobName: string): boolean {
+  try {
+    return matchesPatterns(patterns, jobName);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Folds privileges into the permissions on one job, by job name, with the pattern syntax of
+ * reference/users-roles.md §3 (space-separated, `*`/`?` wildcards, `-` excludes): manageProject
+ * and manageBuilds manage every job; a matching JobPrivilege grants build access plus its flags
+ * (manageJob ⊃ runJob ⊃ accessLog ⊃ reports). Anonymous callers keep build, log and report access
+ * per job privilege and logs of all jobs for manageProject/manageBuilds, never run or manage.
+ */
+export function jobPermissions(permissions: ProjectPermissions, jobName: string, anonymousCaller: boolean): JobPermissions {
+  const none: JobPermissions = { accessBuild: false, accessLog: false, runJob: false, manageJob: false, accessibleReports: null };
+  const all: JobPermissions = { accessBuild: true, accessLog: true, runJob: true, manageJob: true, accessibleReports: '*' };
+  if (!anonymousCaller && (permissions.manage || permissions.manageBuilds)) return all;
+  const result = { ...none };
+  const reports: string[] = [];
+  for (const role of permissions.roles) {
+    if (anonymousCaller && (role.manageProject || role.manageBuilds)) {
+      result.accessBuild = result.accessLog = true;
+      reports.push('*');
+    }
+    for (const privilege of roleJobPrivileges(role)) {
+      if (!jobNamesMatch(privilege.jobNames, jobName)) continue;
+      result.accessBuild = true;
+      const manage = privilege.manageJob && !anonymousCaller;
+      const run = (privilege.runJob || privilege.manageJob) && !anonymousCaller;
+      if (manage) result.manageJob = true;
+      if (run) result.runJob = true;
+      if (privilege.accessLog || privilege.runJob || privilege.manageJob) result.accessLog = true;
+      if (privilege.manageJob || privilege.runJob || privilege.accessLog) reports.push('*');
+      else if (privilege.accessibleReports) reports.push(privilege.accessibleReports);
+    }
+  }
+  result.accessibleReports = reports.includes('*') ? '*' : reports.length > 0 ? reports.join(' ') : null;
+  return result;
+}
+
+async function jobPermissionsOf(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<JobPermissions> {
+  const permissions = await projectPermissions(ctx, project);
+  if (!permissions.access) return jobPermissions({ ...permissions, roles: [] }, jobName, true);
+  return jobPermissions(permissions, jobName, ctx.actor.userId === ANONYMOUS_ID);
+}
+
+/** canAccess(build): build access for the job `jobName` of the project (reference/platform.md §7). */
+export async function canAccessBuild(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
+  return (await jobPermissionsOf(ctx, project, jobName)).accessBuild;
+}
+
+/** canAccessLog(build) by job name. */
+export async function canAccessLog(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
+  return (await jobPermissionsOf(ctx, project, jobName)).accessLog;
+}
+
+/** canRunJob(project, jobName). */
+export async function canRunJob(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
+  return (await jobPermissionsOf(ctx, project, jobName)).runJob;
+}
+
+/** canManage(build) / ManageJob by job name. */
+export async function canManageJob(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
+  return (await jobPermissionsOf(ctx, project, jobName)).manageJob;
+}
+
+/** canAccessReport(build, report): the report name matches the accessible report patterns. */
+export async function canAccessReport(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string, report: string): Promise<boolean> {
+  const { accessibleReports } = await jobPermissionsOf(ctx, project, jobName);
+  return accessibleReports !== null && jobNamesMatch(accessibleReports, report);
 }
 
 /** Types re-exported for callers building their own conditions. */

@@ -72,7 +72,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...(database && { GITLOOM_DATABASE_URL: database.url }),
     ...env,
   }, { port: 0, dataDir });
-  const server = await startServer(config, { logger: false });
+  const server = await startServer(config, { logger: process.env.GITLOOM_TEST_LOG === '1' });
   // clone URLs must name the real port
   server.services.config.serverUrl = server.url;
   const adminAuth = basic(ADMIN.name, ADMIN.password);

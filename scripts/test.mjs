@@ -1,0 +1,15 @@
+// The test command: typecheck, then the whole suite on SQLite, then — when
+// GITLOOM_TEST_DATABASE_URL names a PostgreSQL server — the whole suite again on PostgreSQL.
+import { spawnSync } from 'node:child_process';
+
+function run(label, command, args, env) {
+  console.log(`\n=== ${label} ===`);
+  const result = spawnSync(command, args, { stdio: 'inherit', env });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+const extra = process.argv.slice(2);
+const { GITLOOM_TEST_DATABASE_URL: postgresUrl, ...sqliteEnv } = process.env;
+run('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], process.env);
+run('tests on SQLite', 'npx', ['vitest', 'run', ...extra], sqliteEnv);
+if (postgresUrl) run(`tests on PostgreSQL (${postgresUrl})`, 'npx', ['vitest', 'run', 'test/http', ...extra], process.env);
