@@ -24,7 +24,7 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, options: { logger?: boolean } = {}): Promise<RunningServer> {
   await fs.mkdir(path.join(config.dataDir, 'repos'), { recursive: true });
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const logger = options.logger === false ? false : { level: config.logLevel };
   let app: App | undefined;
   try {

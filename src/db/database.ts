@@ -1,7 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
@@ -18,21 +16,23 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-// int8 (counts, epoch-millisecond dates) as numbers: every value we store fits in 2^53.
-pg.types.setTypeParser(20, (value) => Number(value));
-
 /**
  * Opens the database: PostgreSQL when `databaseUrl` is a postgres URL, otherwise SQLite in WAL
  * mode at `<dataDir>/gitloom.db`. Throws when the server cannot be reached.
  */
-export function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
+export async function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): Promise<DatabaseHandle> {
   const plugins = [new CamelCasePlugin()];
   if (options.databaseUrl) {
+    // Each engine's driver is loaded only when used.
+    const { default: pg } = await import('pg');
+    // int8 (counts, epoch-millisecond dates) as numbers: every value we store fits in 2^53.
+    pg.types.setTypeParser(20, (value) => Number(value));
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
     return { db, engine: 'postgres', close: () => db.destroy() };
   }
   fs.mkdirSync(options.dataDir, { recursive: true });
+  const { default: SQLite } = await import('better-sqlite3');
   const sqlite = new SQLite(path.join(options.dataDir, 'gitloom.db'));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import formatsPlugin from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import apiReference from '@scalar/fastify-api-reference';
+import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../services.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
@@ -58,7 +58,7 @@ export async function buildApp(services: Services, options: { logger?: boolean |
   }, { prefix: '/~api' });
 
   app.get('/~api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(apiReference, { routePrefix: '/~help/api', configuration: { url: '/~api/openapi.json' } });
+  await app.register(swaggerUi, { routePrefix: '/~help/api' });
   await app.register(gitHttpRoutes, { services });
   return app;
 }

@@ -17,12 +17,32 @@ const DEFAULT_SECURITY: SecuritySetting = {
   enforce2FA: false,
 };
 
+/**
+ * Settings are read on hot paths (every anonymous request, every actor): this process keeps
+ * them for a second. A write here is seen at once; a write by another server process within
+ * a second.
+ */
+const CACHE_MS = 1000;
+const caches = new WeakMap<object, Map<string, { value: unknown; until: number }>>();
+
+function cacheOf(db: object): Map<string, { value: unknown; until: number }> {
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = new Map()));
+  return cache;
+}
+
 async function readSetting<T extends object>(ctx: Pick<Context, 'db'>, key: string, defaults: T): Promise<T> {
+  const cache = cacheOf(ctx.db);
+  const cached = cache.get(key);
+  if (cached && cached.until > Date.now()) return cached.value as T;
   const row = await ctx.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
-  return row ? { ...defaults, ...(JSON.parse(row.value) as Partial<T>) } : defaults;
+  const value = row ? { ...defaults, ...(JSON.parse(row.value) as Partial<T>) } : defaults;
+  cache.set(key, { value, until: Date.now() + CACHE_MS });
+  return value;
 }
 
 async function writeSetting(ctx: Pick<Context, 'db'>, key: string, value: object): Promise<void> {
+  cacheOf(ctx.db).delete(key);
   await ctx.db
     .insertInto('settings')
     .values({ key, value: JSON.stringify(value) })

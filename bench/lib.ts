@@ -1,0 +1,98 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+
+const run = promisify(execFile);
+
+/** A Gitloom server in its own process, started from the build in dist/. */
+export interface BenchServer {
+  url: string;
+  dataDir: string;
+  process: ChildProcess;
+  /** Milliseconds from spawn to the first successful HTTP answer. */
+  startMs: number;
+  token: string;
+  stop(): Promise<void>;
+}
+
+export const ADMIN_PASSWORD = 'bench-secret';
+
+/** Builds dist/ once (the server is measured as `npm start` runs it). */
+export async function build(): Promise<void> {
+  await run('npx', ['tsc', '-p', 'tsconfig.build.json']);
+}
+
+/** Starts `node dist/cli.js serve` on a free port with a temp data dir and waits until it answers. */
+export async function startBenchServer(port: number, env: Record<string, string> = {}): Promise<BenchServer> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-'));
+  const url = `http://127.0.0.1:${port}`;
+  const started = performance.now();
+  const child = spawn(process.execPath, ['dist/cli.js', 'serve'], {
+    env: {
+      ...process.env, GITLOOM_PORT: String(port), GITLOOM_HOST: '127.0.0.1', GITLOOM_DATA_DIR: dataDir,
+      GITLOOM_INITIAL_PASSWORD: ADMIN_PASSWORD, GITLOOM_LOG_LEVEL: 'warn', GITLOOM_SERVER_URL: url, ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/~api/openapi.json`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error('server exited during start');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const startMs = performance.now() - started;
+  const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
+  const token = await (await fetch(`${url}/~api/users/1/access-tokens`, {
+    method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: '{}',
+  })).text();
+  return {
+    url, dataDir, process: child, startMs, token,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resident set size of a process in MiB (from /proc). */
+export async function rssMiB(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+/** Load-tests one GET URL: requests/s and latency percentiles (ms). */
+export async function load(url: string, headers: Record<string, string>, connections = 50, seconds = 5) {
+  const result = await autocannon({ url, headers, connections, duration: seconds });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/** Runs git with an argument array; returns stdout. */
+export async function git(cwd: string, args: string[]): Promise<string> {
+  const { stdout } = await run('git', args, {
+    cwd, maxBuffer: 256 * 1024 * 1024,
+    env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' },
+  });
+  return stdout;
+}
+
+/** Times an async function in milliseconds. */
+export async function time(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Prints a table row. */
+export function report(name: string, value: string, target: string): void {
+  console.log(`${name.padEnd(48)} ${value.padStart(14)}   target ${target}`);
+}

@@ -1,0 +1,2 @@
+/** `npm run bench`: the foundation figures (other areas have their own scripts in bench/). */
+await import('./foundation.js');
