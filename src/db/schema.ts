@@ -27,6 +27,10 @@ export interface Database {
   pullRequestReviews: PullRequestReviewTable;
   pullRequestAssignments: PullRequestAssignmentTable;
   pullRequestWatches: PullRequestWatchTable;
+  sshKeys: SshKeyTable;
+  labelSpecs: LabelSpecTable;
+  projectLabels: ProjectLabelTable;
+  milestones: MilestoneTable;
 }
 
 type Id = Generated<number>;
@@ -235,6 +239,40 @@ export interface PullRequestWatchTable {
   watching: Flag;
 }
 
+export interface SshKeyTable {
+  id: Id;
+  ownerId: number;
+  /** The OpenSSH public key line as given. */
+  content: string;
+  /** `SHA256:<base64>` of the key blob, globally unique. */
+  fingerprint: string;
+  createdAt: number;
+}
+
+export interface LabelSpecTable {
+  id: Id;
+  /** Unique (CONTRACT.md §8). */
+  name: string;
+  color: string;
+}
+
+export interface ProjectLabelTable {
+  id: Id;
+  projectId: number;
+  specId: number;
+}
+
+export interface MilestoneTable {
+  id: Id;
+  projectId: number;
+  name: string;
+  description: string | null;
+  startDate: number | null;
+  dueDate: number | null;
+  closed: Flag;
+}
+
+/** An issue (reference/comments-issues.md §6.1); numbers are unique per fork-root scope. */
 export type UserRow = Selectable<UserTable>;
 export type ProjectRow = Selectable<ProjectTable>;
 export type NewProject = Insertable<ProjectTable>;

@@ -3,6 +3,7 @@ import type { ProjectRow } from '../../db/schema.js';
 import { containsToLike, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike } from '../../query/index.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition } from '../permissions.js';
+import { labelSpecIdByName } from './labels.js';
 import {
   always, compileCriteria, compileOrders, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
   userIdByLogin, type Condition, type LeafCompiler,
@@ -63,7 +64,11 @@ function projectLeaf(ctx: Context): LeafCompiler {
           case 'Path': return likeCondition('projects.path', wildcardToLike(c.value!));
           case 'Service Desk Name': return likeCondition('projects.serviceDeskName', wildcardToLike(c.value!));
           case 'Description': return likeCondition('projects.description', containsToLike(c.value!));
-          case 'Label': throw new QuerySyntaxError(`Undefined label: ${c.value}`);
+          case 'Label': {
+            const specId = await labelSpecIdByName(ctx.db, c.value!);
+            if (specId === null) throw new QuerySyntaxError(`Undefined label: ${c.value}`);
+            return (eb) => eb('projects.id', 'in', eb.selectFrom('projectLabels').select('projectLabels.projectId').where('projectLabels.specId', '=', specId));
+          }
           case 'Last Activity Date':
           case 'Last Commit Date': {
             const column = c.field === 'Last Activity Date' ? 'projects.lastActivityDate' : 'projects.lastCommitDate';

@@ -6,6 +6,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { initBareRepository } from '../../git/repository.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { ancestorPaths, deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
+import { populateFork } from './forks.js';
 
 const NAME_PATTERN = /^\w[\w.-]*$/;
 /** Names that would shadow server paths (reference/projects.md §1 "Name rules"). */
@@ -136,6 +137,7 @@ export async function createProject(ctx: Context, data: ProjectData): Promise<nu
       await tx.insertInto('userAuthorizations').values({ projectId: id, userId: creatorId, roleId: OWNER_ROLE_ID }).execute();
       createdPath = ctx.repoPath(id);
       await initBareRepository(createdPath);
+      if (data.forkedFromId != null) await populateFork(ctx, data.forkedFromId, createdPath);
       return id;
     });
   } catch (error) {

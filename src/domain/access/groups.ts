@@ -1,0 +1,109 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { GroupTable } from '../../db/schema.js';
+import { BadRequest, Conflict } from '../../errors.js';
+import { wildcardToLike } from '../../query/index.js';
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { requireAdmin } from '../permissions.js';
+import { likeCondition } from '../query/compile.js';
+import { getSecuritySetting } from '../settings/settings.js';
+import { uniquely } from './unique.js';
+
+export type GroupRow = Selectable<GroupTable>;
+
+/** Group JSON as input (reference/users-roles.md §5). */
+export interface GroupData {
+  name?: string;
+  description?: string | null;
+  administrator?: boolean;
+  createRootProjects?: boolean;
+  enforce2FA?: boolean;
+}
+
+function validateGroupName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw new BadRequest('Group name is required');
+  return name.trim();
+}
+
+async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
+  let query = db.selectFrom('groups').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  if (await query.executeTakeFirst()) throw new Conflict(`Group name already used: ${name}`);
+}
+
+/** Loads a group or throws BadRequest — for references inside request bodies. */
+export async function referencedGroup(db: Db, groupId: number): Promise<GroupRow> {
+  const group = await db.selectFrom('groups').selectAll().where('id', '=', groupId).executeTakeFirst();
+  if (!group) throw new BadRequest(`Group not found: ${groupId}`);
+  return group;
+}
+
+/** Get group (administrators; reference/users-roles.md §5). */
+export async function getGroup(ctx: Context, groupId: number): Promise<GroupRow> {
+  requireAdmin(ctx.actor);
+  return loadRow(ctx.db, 'groups', groupId, 'Group');
+}
+
+/** Query groups (administrators): `name` case-insensitive whole-name match with `*`; by name. */
+export async function queryGroups(ctx: Context, name: string | undefined, offset: number, count: number): Promise<GroupRow[]> {
+  requireAdmin(ctx.actor);
+  let query = ctx.db.selectFrom('groups').selectAll();
+  if (name) query = query.where((eb) => likeCondition('groups.name', wildcardToLike(name))(eb));
+  return query.orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+}
+
+/** Create a group (administrators). Name required and unique case-insensitively (409). */
+export async function createGroup(ctx: Context, data: GroupData): Promise<number> {
+  requireAdmin(ctx.actor);
+  const name = validateGroupName(data.name);
+  return uniquely(`Group name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
+    await assertNameFree(tx, name);
+    const { id } = await tx.insertInto('groups').values({
+      name,
+      description: data.description ?? null,
+      administrator: data.administrator ? 1 : 0,
+      createRootProjects: data.createRootProjects ? 1 : 0,
+      enforce2fa: data.enforce2FA ? 1 : 0,
+    }).returning('id').executeTakeFirstOrThrow();
+    return id;
+  }));
+}
+
+/** Update a group (administrators): partial merge; a new name must be unique (409). */
+export async function updateGroup(ctx: Context, groupId: number, data: GroupData): Promise<void> {
+  requireAdmin(ctx.actor);
+  const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
+  const name = data.name === undefined ? group.name : validateGroupName(data.name);
+  const flag = (v: boolean | undefined, current: number) => (v === undefined ? current : v ? 1 : 0);
+  await uniquely(`Group name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
+    if (name.toLowerCase() !== group.name.toLowerCase()) await assertNameFree(tx, name, groupId);
+    await tx.updateTable('groups').set({
+      name,
+      description: data.description === undefined ? group.description : data.description,
+      administrator: flag(data.administrator, group.administrator),
+      createRootProjects: flag(data.createRootProjects, group.createRootProjects),
+      enforce2fa: flag(data.enforce2FA, group.enforce2fa),
+    }).where('id', '=', groupId).execute();
+  }));
+}
+
+/**
+ * Delete a group (administrators). Refused (409) while it is the security setting's default
+ * login group; its authorizations and memberships cascade.
+ */
+export async function deleteGroup(ctx: Context, groupId: number): Promise<void> {
+  requireAdmin(ctx.actor);
+  const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
+  if ((await getSecuritySetting(ctx)).defaultLoginGroupId === groupId) {
+    throw new Conflict(`Group '${group.name}' is still being used in below places:\n    -> default login group of the security setting`);
+  }
+  await ctx.db.deleteFrom('groups').where('id', '=', groupId).execute();
+}
+
+/** The memberships of a group (administrators). */
+export async function groupMemberships(ctx: Context, groupId: number) {
+  requireAdmin(ctx.actor);
+  await loadRow(ctx.db, 'groups', groupId, 'Group');
+  return ctx.db.selectFrom('memberships').selectAll().where('groupId', '=', groupId).orderBy('id').execute();
+}

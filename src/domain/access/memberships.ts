@@ -1,0 +1,44 @@
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { requireAdmin } from '../permissions.js';
+import { referencedUser } from './references.js';
+import { referencedGroup } from './groups.js';
+import { uniquely } from './unique.js';
+import { Conflict } from '../../errors.js';
+
+/** Get membership (administrators; reference/users-roles.md §5). */
+export async function getMembership(ctx: Context, id: number) {
+  requireAdmin(ctx.actor);
+  return loadRow(ctx.db, 'memberships', id, 'Membership');
+}
+
+/**
+ * Create membership (administrators): the user and group must exist (400); a user belongs to a
+ * group once (409). Returns the id.
+ */
+export async function createMembership(ctx: Context, data: { userId: number; groupId: number }): Promise<number> {
+  requireAdmin(ctx.actor);
+  await referencedUser(ctx.db, data.userId);
+  await referencedGroup(ctx.db, data.groupId);
+  const message = `User ${data.userId} is already a member of group ${data.groupId}`;
+  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
+    const existing = await tx.selectFrom('memberships').select('id').where('userId', '=', data.userId).where('groupId', '=', data.groupId).executeTakeFirst();
+    if (existing) throw new Conflict(message);
+    const { id } = await tx.insertInto('memberships').values(data).returning('id').executeTakeFirstOrThrow();
+    return id;
+  }));
+}
+
+/** Delete membership (administrators). */
+export async function deleteMembership(ctx: Context, id: number): Promise<void> {
+  requireAdmin(ctx.actor);
+  await loadRow(ctx.db, 'memberships', id, 'Membership');
+  await ctx.db.deleteFrom('memberships').where('id', '=', id).execute();
+}
+
+/** The memberships of a user (administrators only; reference/users-roles.md §2). */
+export async function userMemberships(ctx: Context, userId: number) {
+  requireAdmin(ctx.actor);
+  await loadRow(ctx.db, 'users', userId, 'User');
+  return ctx.db.selectFrom('memberships').selectAll().where('userId', '=', userId).orderBy('id').execute();
+}

@@ -1,0 +1,20 @@
+import type { Db } from '../../db/database.js';
+import type { RoleRow, UserRow } from '../../db/schema.js';
+import { BadRequest } from '../../errors.js';
+
+/**
+ * Loads a user named by a request body, or throws BadRequest `User not found: <id>` (CONTRACT.md §8:
+ * creates validate references). The built-in system and unknown users cannot be referenced.
+ */
+export async function referencedUser(db: Db, userId: number): Promise<UserRow> {
+  const user = userId > 0 ? await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst() : undefined;
+  if (!user) throw new BadRequest(`User not found: ${userId}`);
+  return user;
+}
+
+/** Loads a role named by a request body, or throws BadRequest `Role not found: <id>`. */
+export async function referencedRole(db: Db, roleId: number): Promise<RoleRow> {
+  const role = await db.selectFrom('roles').selectAll().where('id', '=', roleId).executeTakeFirst();
+  if (!role) throw new BadRequest(`Role not found: ${roleId}`);
+  return role;
+}

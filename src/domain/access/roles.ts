@@ -1,0 +1,168 @@
+import type { Db } from '../../db/database.js';
+import type { RoleRow } from '../../db/schema.js';
+import { BadRequest, Conflict } from '../../errors.js';
+import { wildcardToLike } from '../../query/index.js';
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { requireAdmin, type JobPrivilege } from '../permissions.js';
+import { likeCondition } from '../query/compile.js';
+import { uniquely } from './unique.js';
+
+/** Role JSON as input (reference/users-roles.md §3); every field optional for the partial merge. */
+export interface RoleData {
+  name?: string;
+  manageProject?: boolean;
+  createChildren?: boolean;
+  managePullRequests?: boolean;
+  manageCodeComments?: boolean;
+  codePrivilege?: 'NONE' | 'READ' | 'WRITE';
+  manageIssues?: boolean;
+  accessConfidentialIssues?: boolean;
+  scheduleIssues?: boolean;
+  editableIssueFields?: unknown;
+  manageBuilds?: boolean;
+  jobPrivileges?: Partial<JobPrivilege>[];
+}
+
+const FIELD_SET_TYPES: Record<string, string | null> = {
+  AllIssueFields: null,
+  NoneIssueFields: null,
+  IncludeIssueFields: 'includeFields',
+  ExcludeIssueFields: 'excludeFields',
+};
+
+/**
+ * Validates `editableIssueFields` (reference/users-roles.md §3, CONTRACT.md §2): an object whose
+ * first key is `@type`, one of AllIssueFields, NoneIssueFields, IncludeIssueFields{includeFields},
+ * ExcludeIssueFields{excludeFields}. Returns the normalized JSON text; BadRequest otherwise.
+ */
+export function normalizeEditableIssueFields(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new BadRequest('editableIssueFields must be an object with "@type"');
+  const record = value as Record<string, unknown>;
+  const type = record['@type'];
+  if (typeof type !== 'string' || !(type in FIELD_SET_TYPES)) {
+    throw new BadRequest(`editableIssueFields: unknown or missing @type: ${type === undefined ? '(none)' : JSON.stringify(type)}`);
+  }
+  const listField = FIELD_SET_TYPES[type];
+  for (const key of Object.keys(record)) {
+    if (key !== '@type' && key !== listField) throw new BadRequest(`editableIssueFields: unknown field '${key}' for ${type}`);
+  }
+  if (listField === null) return JSON.stringify({ '@type': type });
+  const list = record[listField] ?? [];
+  if (!Array.isArray(list) || list.some((f) => typeof f !== 'string')) throw new BadRequest(`editableIssueFields.${listField} must be an array of strings`);
+  return JSON.stringify({ '@type': type, [listField]: list });
+}
+
+/** Validates JobPrivilege[] (reference/users-roles.md §3): `jobNames` required; returns JSON text. */
+export function normalizeJobPrivileges(list: Partial<JobPrivilege>[]): string {
+  return JSON.stringify(list.map((p, i) => {
+    if (typeof p.jobNames !== 'string' || p.jobNames.trim() === '') throw new BadRequest(`jobPrivileges[${i}].jobNames is required`);
+    return {
+      jobNames: p.jobNames,
+      manageJob: p.manageJob ?? false,
+      runJob: p.runJob ?? false,
+      accessLog: p.accessLog ?? false,
+      accessibleReports: p.accessibleReports ?? null,
+    };
+  }));
+}
+
+function validateRoleName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw new BadRequest('Role name is required');
+  if (/[[\]<>{}]/.test(name)) throw new BadRequest('Role name should not contain any of "[]<>{}"');
+  return name.trim();
+}
+
+async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
+  let query = db.selectFrom('roles').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  if (await query.executeTakeFirst()) throw new Conflict(`Role name already used: ${name}`);
+}
+
+const flag = (value: boolean | undefined, current: number) => (value === undefined ? current : value ? 1 : 0);
+
+function toColumns(data: RoleData, current: RoleRow | null) {
+  const base = current ?? {
+    manageProject: 0, createChildren: 0, managePullRequests: 0, manageCodeComments: 0, codePrivilege: 'NONE' as const,
+    manageIssues: 0, accessConfidentialIssues: 0, scheduleIssues: 0, editableIssueFields: '{"@type":"AllIssueFields"}',
+    manageBuilds: 0, jobPrivileges: '[]',
+  };
+  return {
+    manageProject: flag(data.manageProject, base.manageProject),
+    createChildren: flag(data.createChildren, base.createChildren),
+    managePullRequests: flag(data.managePullRequests, base.managePullRequests),
+    manageCodeComments: flag(data.manageCodeComments, base.manageCodeComments),
+    codePrivilege: data.codePrivilege ?? base.codePrivilege,
+    manageIssues: flag(data.manageIssues, base.manageIssues),
+    accessConfidentialIssues: flag(data.accessConfidentialIssues, base.accessConfidentialIssues),
+    scheduleIssues: flag(data.scheduleIssues, base.scheduleIssues),
+    editableIssueFields: data.editableIssueFields === undefined ? base.editableIssueFields : normalizeEditableIssueFields(data.editableIssueFields),
+    manageBuilds: flag(data.manageBuilds, base.manageBuilds),
+    jobPrivileges: data.jobPrivileges === undefined ? base.jobPrivileges : normalizeJobPrivileges(data.jobPrivileges),
+  };
+}
+
+/** Get role (administrators; reference/users-roles.md §3). NotFound for an unknown id. */
+export async function getRole(ctx: Context, roleId: number): Promise<RoleRow> {
+  requireAdmin(ctx.actor);
+  return loadRow(ctx.db, 'roles', roleId, 'Role');
+}
+
+/**
+ * Query roles (administrators): `name` is a case-insensitive whole-name match where `*` is a
+ * wildcard; ordered by name.
+ */
+export async function queryRoles(ctx: Context, name: string | undefined, offset: number, count: number): Promise<RoleRow[]> {
+  requireAdmin(ctx.actor);
+  let query = ctx.db.selectFrom('roles').selectAll();
+  if (name) query = query.where((eb) => likeCondition('roles.name', wildcardToLike(name))(eb));
+  return query.orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+}
+
+/** Create a role (administrators). Name required and unique (409); `@type` validated (400). Returns the id. */
+export async function createRole(ctx: Context, data: RoleData): Promise<number> {
+  requireAdmin(ctx.actor);
+  const name = validateRoleName(data.name);
+  const columns = toColumns(data, null);
+  return uniquely(`Role name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
+    await assertNameFree(tx, name);
+    const { id } = await tx.insertInto('roles').values({ name, ...columns }).returning('id').executeTakeFirstOrThrow();
+    return id;
+  }));
+}
+
+/** Update a role (administrators): partial merge; a new name must be unique (409). */
+export async function updateRole(ctx: Context, roleId: number, data: RoleData): Promise<void> {
+  requireAdmin(ctx.actor);
+  const role = await loadRow(ctx.db, 'roles', roleId, 'Role');
+  const name = data.name === undefined ? role.name : validateRoleName(data.name);
+  const columns = toColumns(data, role);
+  await uniquely(`Role name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
+    if (name.toLowerCase() !== role.name.toLowerCase()) await assertNameFree(tx, name, roleId);
+    await tx.updateTable('roles').set({ name, ...columns }).where('id', '=', roleId).execute();
+  }));
+}
+
+/**
+ * Delete a role (administrators). A role still used by a user or group authorization or as a
+ * project's default role is refused with 409 (CONTRACT.md §4 "in use"), naming the places.
+ */
+export async function deleteRole(ctx: Context, roleId: number): Promise<void> {
+  requireAdmin(ctx.actor);
+  const role = await loadRow(ctx.db, 'roles', roleId, 'Role');
+  await ctx.db.transaction().execute(async (tx) => {
+    const [users, groups, projects] = await Promise.all([
+      tx.selectFrom('userAuthorizations').select((eb) => eb.fn.countAll<number>().as('n')).where('roleId', '=', roleId).executeTakeFirstOrThrow(),
+      tx.selectFrom('groupAuthorizations').select((eb) => eb.fn.countAll<number>().as('n')).where('roleId', '=', roleId).executeTakeFirstOrThrow(),
+      tx.selectFrom('projects').select('path').where('defaultRoleId', '=', roleId).orderBy('path').limit(10).execute(),
+    ]);
+    const places: string[] = [];
+    if (Number(users.n) > 0) places.push(`${Number(users.n)} user authorization(s)`);
+    if (Number(groups.n) > 0) places.push(`${Number(groups.n)} group authorization(s)`);
+    for (const p of projects) places.push(`default role of project '${p.path}'`);
+    if (places.length > 0) {
+      throw new Conflict(`Role '${role.name}' is still being used in below places:\n${places.map((p) => `    -> ${p}`).join('\n')}`);
+    }
+    await tx.deleteFrom('roles').where('id', '=', roleId).execute();
+  });
+}

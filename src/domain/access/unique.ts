@@ -1,0 +1,23 @@
+import { Conflict } from '../../errors.js';
+
+/**
+ * Whether a database error is a unique-constraint violation (PostgreSQL `23505`, SQLite
+ * `SQLITE_CONSTRAINT_UNIQUE`/`SQLITE_CONSTRAINT_PRIMARYKEY`).
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * Runs a write whose uniqueness was pre-checked; a concurrent writer that won the race still
+ * surfaces as 409 `message` (CONTRACT.md §4), never as a 500.
+ */
+export async function uniquely<T>(message: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new Conflict(message, { cause: error });
+    throw error;
+  }
+}

@@ -1,0 +1,31 @@
+import type { ProjectRow } from '../../db/schema.js';
+import { copyBranchesAndTags } from '../../git/forks.js';
+import { getDefaultBranch, setDefaultBranch } from '../../git/repository.js';
+import type { Context } from '../context.js';
+import { accessibleProjectsCondition, loadProjectWith } from '../permissions.js';
+
+/**
+ * Fills a new fork's repository from the project it forks (seed §4.3 Create with `forkedFromId`):
+ * the caller needs read code on the source (404/401/403 otherwise); every branch and tag is
+ * copied and HEAD follows the source's default branch. Pull request, issue and build numbers
+ * share the fork root's scope (src/domain/projects/numbers.ts).
+ */
+export async function populateFork(ctx: Context, sourceProjectId: number, targetRepo: string): Promise<void> {
+  await loadProjectWith(ctx, sourceProjectId, 'readCode');
+  const sourceRepo = ctx.repoPath(sourceProjectId);
+  await copyBranchesAndTags(targetRepo, sourceRepo);
+  const branch = await getDefaultBranch(sourceRepo);
+  if (branch !== null) await setDefaultBranch(targetRepo, branch);
+}
+
+/**
+ * Get Forks (reference/projects.md §2 #5): the direct forks of a project the caller can access,
+ * themselves filtered to those the caller can access (in SQL), by path.
+ */
+export async function projectForks(ctx: Context, projectId: number): Promise<ProjectRow[]> {
+  await loadProjectWith(ctx, projectId, 'access');
+  const accessible = await accessibleProjectsCondition(ctx);
+  let query = ctx.db.selectFrom('projects').selectAll('projects').where('forkedFromId', '=', projectId);
+  if (accessible) query = query.where((eb) => accessible(eb, 'projects.id'));
+  return query.orderBy('path').execute();
+}

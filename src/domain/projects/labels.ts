@@ -1,0 +1,122 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { LabelSpecTable } from '../../db/schema.js';
+import { BadRequest, Conflict } from '../../errors.js';
+import { wildcardToLike } from '../../query/index.js';
+import { uniquely } from '../access/unique.js';
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { loadProjectWith, requireAdmin } from '../permissions.js';
+import { likeCondition } from '../query/compile.js';
+
+export type LabelSpecRow = Selectable<LabelSpecTable>;
+
+/** LabelSpec JSON as input (reference/projects.md §6). */
+export interface LabelSpecData {
+  name?: string;
+  color?: string;
+}
+
+const DEFAULT_COLOR = '#0d87e9';
+
+function validateName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw new BadRequest('Label name is required');
+  return name.trim();
+}
+
+function validateColor(color: unknown): string {
+  if (typeof color !== 'string' || !/^#[0-9a-fA-F]{3,8}$/.test(color)) throw new BadRequest(`Invalid color: ${JSON.stringify(color)}`);
+  return color;
+}
+
+async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
+  let query = db.selectFrom('labelSpecs').select('id').where('name', '=', name);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  if (await query.executeTakeFirst()) throw new Conflict(`Label name already used: ${name}`);
+}
+
+/** Get label spec (administrators). */
+export async function getLabelSpec(ctx: Context, id: number): Promise<LabelSpecRow> {
+  requireAdmin(ctx.actor);
+  return loadRow(ctx.db, 'labelSpecs', id, 'Label spec');
+}
+
+/** Query label specs (administrators): `name` case-insensitive with `*` wildcard; by name. */
+export async function queryLabelSpecs(ctx: Context, name: string | undefined, offset: number, count: number): Promise<LabelSpecRow[]> {
+  requireAdmin(ctx.actor);
+  let query = ctx.db.selectFrom('labelSpecs').selectAll();
+  if (name) query = query.where((eb) => likeCondition('labelSpecs.name', wildcardToLike(name))(eb));
+  return query.orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+}
+
+/** Create a label spec (administrators); the name is unique (409, CONTRACT.md §8). Returns the id. */
+export async function createLabelSpec(ctx: Context, data: LabelSpecData): Promise<number> {
+  requireAdmin(ctx.actor);
+  const name = validateName(data.name);
+  const color = data.color === undefined ? DEFAULT_COLOR : validateColor(data.color);
+  return uniquely(`Label name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
+    await assertNameFree(tx, name);
+    return (await tx.insertInto('labelSpecs').values({ name, color }).returning('id').executeTakeFirstOrThrow()).id;
+  }));
+}
+
+/** Update a label spec (administrators; partial merge; unique name). */
+export async function updateLabelSpec(ctx: Context, id: number, data: LabelSpecData): Promise<void> {
+  const spec = await getLabelSpec(ctx, id);
+  const name = data.name === undefined ? spec.name : validateName(data.name);
+  const color = data.color === undefined ? spec.color : validateColor(data.color);
+  await uniquely(`Label name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
+    await assertNameFree(tx, name, id);
+    await tx.updateTable('labelSpecs').set({ name, color }).where('id', '=', id).execute();
+  }));
+}
+
+/** Delete a label spec (administrators); the labels using it are removed with it. */
+export async function deleteLabelSpec(ctx: Context, id: number): Promise<void> {
+  await getLabelSpec(ctx, id);
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('projectLabels').where('specId', '=', id).execute();
+    await tx.deleteFrom('labelSpecs').where('id', '=', id).execute();
+  });
+}
+
+/** The id of the label spec with exactly this name, or null (for query languages). */
+export async function labelSpecIdByName(db: Db, name: string): Promise<number | null> {
+  const row = await db.selectFrom('labelSpecs').select('id').where('name', '=', name).executeTakeFirst();
+  return row?.id ?? null;
+}
+
+/** Get Labels of a project (reference/projects.md §2 #8): access permission. */
+export async function projectLabels(ctx: Context, projectId: number) {
+  await loadProjectWith(ctx, projectId, 'access');
+  return ctx.db.selectFrom('projectLabels').selectAll().where('projectId', '=', projectId).orderBy('id').execute();
+}
+
+/** Create a project label (manage project): the spec must exist (400), once per project (409). */
+export async function createProjectLabel(ctx: Context, data: { projectId: number; specId: number }): Promise<number> {
+  await loadProjectWith(ctx, data.projectId, 'manage');
+  if (!(await ctx.db.selectFrom('labelSpecs').select('id').where('id', '=', data.specId).executeTakeFirst())) {
+    throw new BadRequest(`Label spec not found: ${data.specId}`);
+  }
+  const message = `Project ${data.projectId} already has label ${data.specId}`;
+  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
+    if (await tx.selectFrom('projectLabels').select('id').where('projectId', '=', data.projectId).where('specId', '=', data.specId).executeTakeFirst()) {
+      throw new Conflict(message);
+    }
+    return (await tx.insertInto('projectLabels').values(data).returning('id').executeTakeFirstOrThrow()).id;
+  }));
+}
+
+/** Get a project label (access to its project). */
+export async function getProjectLabel(ctx: Context, id: number) {
+  const row = await loadRow(ctx.db, 'projectLabels', id, 'Project label');
+  await loadProjectWith(ctx, row.projectId, 'access');
+  return row;
+}
+
+/** Delete a project label (manage project). */
+export async function deleteProjectLabel(ctx: Context, id: number): Promise<void> {
+  const row = await loadRow(ctx.db, 'projectLabels', id, 'Project label');
+  await loadProjectWith(ctx, row.projectId, 'manage');
+  await ctx.db.deleteFrom('projectLabels').where('id', '=', id).execute();
+}

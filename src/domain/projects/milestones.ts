@@ -1,0 +1,112 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { MilestoneTable } from '../../db/schema.js';
+import { BadRequest, Conflict } from '../../errors.js';
+import { escapeLike } from '../../query/index.js';
+import { uniquely } from '../access/unique.js';
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { ancestorPaths, loadProjectWith } from '../permissions.js';
+import { likeCondition } from '../query/compile.js';
+
+export type MilestoneRow = Selectable<MilestoneTable>;
+
+/** Milestone JSON as input (reference/projects.md §5); dates already in epoch ms. */
+export interface MilestoneData {
+  projectId?: number;
+  name?: string;
+  description?: string | null;
+  startDate?: number | null;
+  dueDate?: number | null;
+  closed?: boolean;
+}
+
+function validateName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw new BadRequest('Milestone name is required');
+  return name.trim();
+}
+
+async function assertNameFree(db: Db, projectId: number, name: string, exceptId?: number): Promise<void> {
+  let query = db.selectFrom('milestones').select('id').where('projectId', '=', projectId).where('name', '=', name);
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
+  if (await query.executeTakeFirst()) throw new Conflict(`Milestone name already used in this project: ${name}`);
+}
+
+/** Get milestone: access to its project (404 otherwise). */
+export async function getMilestone(ctx: Context, id: number): Promise<MilestoneRow> {
+  const row = await loadRow(ctx.db, 'milestones', id, 'Milestone');
+  await loadProjectWith(ctx, row.projectId, 'access');
+  return row;
+}
+
+/** Create milestone: manage issues on `projectId`; (project, name) unique (409). Returns the id. */
+export async function createMilestone(ctx: Context, data: MilestoneData): Promise<number> {
+  if (data.projectId === undefined) throw new BadRequest('projectId is required');
+  await loadProjectWith(ctx, data.projectId, 'manageIssues');
+  const name = validateName(data.name);
+  const projectId = data.projectId;
+  const message = `Milestone name already used in this project: ${name}`;
+  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
+    await assertNameFree(tx, projectId, name);
+    return (await tx.insertInto('milestones').values({
+      projectId, name, description: data.description ?? null, startDate: data.startDate ?? null, dueDate: data.dueDate ?? null, closed: data.closed ? 1 : 0,
+    }).returning('id').executeTakeFirstOrThrow()).id;
+  }));
+}
+
+/** Update milestone (partial merge): manage issues on the project before and after; returns the id. */
+export async function updateMilestone(ctx: Context, id: number, data: MilestoneData): Promise<number> {
+  const row = await loadRow(ctx.db, 'milestones', id, 'Milestone');
+  await loadProjectWith(ctx, row.projectId, 'manageIssues');
+  const projectId = data.projectId ?? row.projectId;
+  if (projectId !== row.projectId) await loadProjectWith(ctx, projectId, 'manageIssues');
+  const name = data.name === undefined ? row.name : validateName(data.name);
+  const message = `Milestone name already used in this project: ${name}`;
+  await uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
+    await assertNameFree(tx, projectId, name, id);
+    await tx.updateTable('milestones').set({
+      projectId,
+      name,
+      description: data.description === undefined ? row.description : data.description,
+      startDate: data.startDate === undefined ? row.startDate : data.startDate,
+      dueDate: data.dueDate === undefined ? row.dueDate : data.dueDate,
+      closed: data.closed === undefined ? row.closed : data.closed ? 1 : 0,
+    }).where('id', '=', id).execute();
+  }));
+  return id;
+}
+
+/** Delete milestone: manage issues on its project. */
+export async function deleteMilestone(ctx: Context, id: number): Promise<void> {
+  const row = await loadRow(ctx.db, 'milestones', id, 'Milestone');
+  await loadProjectWith(ctx, row.projectId, 'manageIssues');
+  await ctx.db.deleteFrom('milestones').where('id', '=', id).execute();
+}
+
+/** Filters of Query Milestones (reference/projects.md §2 #10); dates in epoch ms, inclusive. */
+export interface MilestoneFilter {
+  name?: string;
+  startBefore?: number;
+  startAfter?: number;
+  dueBefore?: number;
+  dueAfter?: number;
+  closed?: boolean;
+}
+
+/**
+ * Query Milestones of a project and all its ancestors (access permission): `name` is a
+ * case-insensitive whole-value match (literal; Gitloom does not treat `_`/`%` as wildcards);
+ * date bounds inclusive. Ordered by due date, then name.
+ */
+export async function queryMilestones(ctx: Context, projectId: number, filter: MilestoneFilter, offset: number, count: number): Promise<MilestoneRow[]> {
+  const { project } = await loadProjectWith(ctx, projectId, 'access');
+  let query = ctx.db.selectFrom('milestones').selectAll('milestones')
+    .where('projectId', 'in', (eb) => eb.selectFrom('projects').select('id').where('path', 'in', ancestorPaths(project.path)));
+  if (filter.name !== undefined) query = query.where(likeCondition('milestones.name', escapeLike(filter.name.toLowerCase())));
+  if (filter.startBefore !== undefined) query = query.where('startDate', '<=', filter.startBefore);
+  if (filter.startAfter !== undefined) query = query.where('startDate', '>=', filter.startAfter);
+  if (filter.dueBefore !== undefined) query = query.where('dueDate', '<=', filter.dueBefore);
+  if (filter.dueAfter !== undefined) query = query.where('dueDate', '>=', filter.dueAfter);
+  if (filter.closed !== undefined) query = query.where('closed', '=', filter.closed ? 1 : 0);
+  return query.orderBy('dueDate').orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+}

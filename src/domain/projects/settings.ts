@@ -1,0 +1,149 @@
+import type { Db } from '../../db/database.js';
+import type { ProjectRow } from '../../db/schema.js';
+import { BadRequest } from '../../errors.js';
+import { uniquely } from '../access/unique.js';
+import type { Context } from '../context.js';
+import { loadProjectWith } from '../permissions.js';
+
+/**
+ * The ProjectSetting of reference/projects.md §3, stored as JSON in `projects.setting` (the
+ * service desk name also in its own unique column). Branch and tag protections are normalized
+ * with their defaults; the other parts are stored as given (unknown parts kept verbatim).
+ */
+export type ProjectSetting = Record<string, unknown> & {
+  serviceDeskName: string | null;
+  branchProtections: BranchProtection[];
+  tagProtections: TagProtection[];
+};
+
+/** BranchProtection (reference/projects.md §3), defaults filled in. */
+export interface BranchProtection {
+  enabled: boolean;
+  branches: string;
+  userMatch: string;
+  preventForcedPush: boolean;
+  preventDeletion: boolean;
+  preventCreation: boolean;
+  commitSignatureRequired: boolean;
+  reviewRequirement: string | null;
+  jobNames: string[];
+  [extra: string]: unknown;
+}
+
+/** TagProtection (reference/projects.md §3), defaults filled in. */
+export interface TagProtection {
+  enabled: boolean;
+  tags: string;
+  userMatch: string;
+  preventUpdate: boolean;
+  preventDeletion: boolean;
+  preventCreation: boolean;
+  commitSignatureRequired: boolean;
+  [extra: string]: unknown;
+}
+
+const BRANCH_PROTECTION_DEFAULTS = {
+  enabled: true, branches: '', userMatch: 'anyone', preventForcedPush: true, preventDeletion: true, preventCreation: true,
+  commitSignatureRequired: false, enforceConventionalCommits: false, commitTypes: [], commitScopes: [], checkCommitMessageFooter: false,
+  commitMessageFooterPattern: null, commitTypesForFooterCheck: [], maxCommitMessageLineLength: null, reviewRequirement: null,
+  jobNames: [], fileProtections: [], requireStrictBuilds: false,
+};
+
+const TAG_PROTECTION_DEFAULTS = {
+  enabled: true, tags: '', userMatch: 'anyone', preventUpdate: true, preventDeletion: true, preventCreation: true, commitSignatureRequired: false,
+};
+
+const q = (name: string, query: string | null) => ({ name, query });
+const DEFAULT_COMMIT_QUERIES = [
+  q('All', null), q('Default branch', 'default-branch'), q('Authored by me', 'authored-by-me'),
+  q('Committed by me', 'committed-by-me'), q('Committed recently', 'after(last week)'),
+];
+const DEFAULT_CODE_COMMENT_QUERIES = [
+  q('Unresolved', 'unresolved'), q('Created by me', 'created by me'), q('Mentioned me', 'mentioned me'),
+  q('Created recently', '"Create Date" is since "last week"'), q('Has activity recently', '"Update Date" is since "last week"'),
+  q('Resolved', 'resolved'), q('All', null),
+];
+
+/** The setting of a project that never stored one (reference/projects.md §3 defaults). */
+function defaults(): ProjectSetting {
+  return {
+    serviceDeskName: null,
+    branchProtections: [],
+    tagProtections: [],
+    issueSetting: { listFields: null, listLinks: null, boardSpecs: null, namedQueries: null },
+    buildSetting: { listParams: null, namedQueries: null, jobProperties: [], jobSecrets: [], buildPreservations: [], defaultFixedIssueFilters: [] },
+    pullRequestSetting: { namedQueries: null, defaultMergeStrategy: null },
+    namedCommitQueries: DEFAULT_COMMIT_QUERIES,
+    namedCodeCommentQueries: DEFAULT_CODE_COMMENT_QUERIES,
+    webHooks: [],
+    contributedSettings: {},
+  };
+}
+
+function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new BadRequest(`${what} must be an object`);
+  return value as Record<string, unknown>;
+}
+
+function normalizeList<T>(value: unknown, what: string, defaultsOf: Record<string, unknown>, required: string): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new BadRequest(`${what} must be an array`);
+  return value.map((item, i) => {
+    const object = asObject(item, `${what}[${i}]`);
+    const merged = { ...defaultsOf, ...object };
+    for (const [key, def] of Object.entries(defaultsOf)) {
+      const v = merged[key];
+      if (typeof def === 'boolean' && typeof v !== 'boolean') throw new BadRequest(`${what}[${i}].${key} must be a boolean`);
+      if (typeof def === 'string' && typeof v !== 'string') throw new BadRequest(`${what}[${i}].${key} must be a string`);
+      if (Array.isArray(def) && !Array.isArray(v)) throw new BadRequest(`${what}[${i}].${key} must be an array`);
+    }
+    if ((merged[required] as string).trim() === '') throw new BadRequest(`${what}[${i}].${required} is required`);
+    return merged as T;
+  });
+}
+
+/** Reads a project's effective setting from its row (defaults for parts never set). */
+export function settingOf(project: Pick<ProjectRow, 'setting' | 'serviceDeskName'>): ProjectSetting {
+  const stored = project.setting ? (JSON.parse(project.setting) as Record<string, unknown>) : {};
+  return { ...defaults(), ...stored, serviceDeskName: project.serviceDeskName } as ProjectSetting;
+}
+
+/** Get Setting (reference/projects.md §2 #4): manage permission. */
+export async function getProjectSetting(ctx: Context, projectId: number): Promise<ProjectSetting> {
+  const { project } = await loadProjectWith(ctx, projectId, 'manage');
+  return settingOf(project);
+}
+
+/**
+ * Update Setting (reference/projects.md §2 #14): manage permission; a full replacement — omitted
+ * parts get their defaults, `contributedSettings` in the body is ignored (the stored one stays).
+ * Protections are validated (400) and completed with their defaults; a service desk name used by
+ * another project is 409.
+ */
+export async function updateProjectSetting(ctx: Context, projectId: number, body: Record<string, unknown>): Promise<void> {
+  const { project } = await loadProjectWith(ctx, projectId, 'manage');
+  const previous = settingOf(project);
+  const serviceDeskName = body.serviceDeskName ?? null;
+  if (serviceDeskName !== null && (typeof serviceDeskName !== 'string' || serviceDeskName.trim() === '')) {
+    throw new BadRequest('serviceDeskName must be a non-empty string or null');
+  }
+  const { contributedSettings: _ignored, ...rest } = body;
+  const base = defaults();
+  const setting: ProjectSetting = {
+    ...base,
+    namedCommitQueries: [],
+    namedCodeCommentQueries: [],
+    ...rest,
+    serviceDeskName: serviceDeskName as string | null,
+    branchProtections: normalizeList<BranchProtection>(body.branchProtections, 'branchProtections', BRANCH_PROTECTION_DEFAULTS, 'branches'),
+    tagProtections: normalizeList<TagProtection>(body.tagProtections, 'tagProtections', TAG_PROTECTION_DEFAULTS, 'tags'),
+    contributedSettings: previous.contributedSettings,
+  };
+  await saveSetting(ctx.db, project.id, setting);
+}
+
+async function saveSetting(db: Db, projectId: number, setting: ProjectSetting): Promise<void> {
+  const { serviceDeskName, ...stored } = setting;
+  await uniquely(`Service desk name already used by another project: ${serviceDeskName}`, () =>
+    db.updateTable('projects').set({ setting: JSON.stringify(stored), serviceDeskName }).where('id', '=', projectId).execute());
+}

@@ -1,0 +1,162 @@
+import { Type } from '@sinclair/typebox';
+import { toWireDate } from './dates.js';
+import { Nullable, WireDate } from './schema.js';
+
+/**
+ * Wire shapes of the access-control and organisation entities (reference/users-roles.md §3–§6,
+ * reference/projects.md §5–§6): roles, groups, memberships, authorizations, SSH keys, label specs,
+ * project labels, milestones, and the per-user pull-request lists.
+ */
+
+/** `editableIssueFields`: polymorphic with `@type` first (reference/users-roles.md §3). */
+export const EditableIssueFieldsSchema = Type.Union([
+  Type.Object({ '@type': Type.Literal('AllIssueFields') }, { additionalProperties: false }),
+  Type.Object({ '@type': Type.Literal('NoneIssueFields') }, { additionalProperties: false }),
+  Type.Object({ '@type': Type.Literal('IncludeIssueFields'), includeFields: Type.Array(Type.String()) }, { additionalProperties: false }),
+  Type.Object({ '@type': Type.Literal('ExcludeIssueFields'), excludeFields: Type.Array(Type.String()) }, { additionalProperties: false }),
+]);
+
+export const JobPrivilegeSchema = Type.Object({
+  jobNames: Type.String(),
+  manageJob: Type.Boolean(),
+  runJob: Type.Boolean(),
+  accessLog: Type.Boolean(),
+  accessibleReports: Nullable(Type.String()),
+}, { additionalProperties: false });
+
+export const CodePrivilegeSchema = Type.Union([Type.Literal('NONE'), Type.Literal('READ'), Type.Literal('WRITE')]);
+
+/** Role JSON, fields in the reference's order. */
+export const RoleSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  manageProject: Type.Boolean(),
+  createChildren: Type.Boolean(),
+  managePullRequests: Type.Boolean(),
+  manageCodeComments: Type.Boolean(),
+  codePrivilege: CodePrivilegeSchema,
+  manageIssues: Type.Boolean(),
+  accessConfidentialIssues: Type.Boolean(),
+  scheduleIssues: Type.Boolean(),
+  editableIssueFields: Type.Unknown(),
+  manageBuilds: Type.Boolean(),
+  jobPrivileges: Type.Array(JobPrivilegeSchema),
+}, { $id: 'Role' });
+
+/** Maps a role row to Role JSON. */
+export function toWireRole(row: {
+  id: number; name: string; manageProject: number; createChildren: number; managePullRequests: number; manageCodeComments: number;
+  codePrivilege: string; manageIssues: number; accessConfidentialIssues: number; scheduleIssues: number; editableIssueFields: string;
+  manageBuilds: number; jobPrivileges: string;
+}) {
+  return {
+    id: row.id,
+    name: row.name,
+    manageProject: row.manageProject === 1,
+    createChildren: row.createChildren === 1,
+    managePullRequests: row.managePullRequests === 1,
+    manageCodeComments: row.manageCodeComments === 1,
+    codePrivilege: row.codePrivilege,
+    manageIssues: row.manageIssues === 1,
+    accessConfidentialIssues: row.accessConfidentialIssues === 1,
+    scheduleIssues: row.scheduleIssues === 1,
+    editableIssueFields: JSON.parse(row.editableIssueFields) as unknown,
+    manageBuilds: row.manageBuilds === 1,
+    jobPrivileges: JSON.parse(row.jobPrivileges) as unknown[],
+  };
+}
+
+/** Group JSON. */
+export const GroupSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  administrator: Type.Boolean(),
+  createRootProjects: Type.Boolean(),
+  enforce2FA: Type.Boolean(),
+}, { $id: 'Group' });
+
+/** Maps a group row to Group JSON. */
+export function toWireGroup(row: { id: number; name: string; description: string | null; administrator: number; createRootProjects: number; enforce2fa: number }) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    administrator: row.administrator === 1,
+    createRootProjects: row.createRootProjects === 1,
+    enforce2FA: row.enforce2fa === 1,
+  };
+}
+
+/** Membership JSON `{id, userId, groupId}`. */
+export const MembershipSchema = Type.Object({ id: Type.Integer(), userId: Type.Integer(), groupId: Type.Integer() });
+export const toWireMembership = (r: { id: number; userId: number; groupId: number }) => ({ id: r.id, userId: r.userId, groupId: r.groupId });
+
+/** UserAuthorization JSON `{id, projectId, userId, roleId}`. */
+export const UserAuthorizationSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), userId: Type.Integer(), roleId: Type.Integer() });
+export const toWireUserAuthorization = (r: { id: number; projectId: number; userId: number; roleId: number }) =>
+  ({ id: r.id, projectId: r.projectId, userId: r.userId, roleId: r.roleId });
+
+/** GroupAuthorization JSON `{id, projectId, groupId, roleId}`. */
+export const GroupAuthorizationSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), groupId: Type.Integer(), roleId: Type.Integer() });
+export const toWireGroupAuthorization = (r: { id: number; projectId: number; groupId: number; roleId: number }) =>
+  ({ id: r.id, projectId: r.projectId, groupId: r.groupId, roleId: r.roleId });
+
+/** SshKey JSON `{id, content, ownerId}` (fingerprint and creation date are not serialized). */
+export const SshKeySchema = Type.Object({ id: Type.Integer(), content: Type.String(), ownerId: Type.Integer() });
+export const toWireSshKey = (r: { id: number; content: string; ownerId: number }) => ({ id: r.id, content: r.content, ownerId: r.ownerId });
+
+/** LabelSpec JSON `{id, name, color}`. */
+export const LabelSpecSchema = Type.Object({ id: Type.Integer(), name: Type.String(), color: Type.String() });
+export const toWireLabelSpec = (r: { id: number; name: string; color: string }) => ({ id: r.id, name: r.name, color: r.color });
+
+/** ProjectLabel JSON `{id, projectId, specId}`. */
+export const ProjectLabelSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), specId: Type.Integer() });
+export const toWireProjectLabel = (r: { id: number; projectId: number; specId: number }) => ({ id: r.id, projectId: r.projectId, specId: r.specId });
+
+/** Milestone JSON (reference/projects.md §5). */
+export const MilestoneSchema = Type.Object({
+  id: Type.Integer(),
+  projectId: Type.Integer(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  startDate: Nullable(WireDate),
+  dueDate: Nullable(WireDate),
+  closed: Type.Boolean(),
+}, { $id: 'Milestone' });
+
+/** Maps a milestone row to Milestone JSON. */
+export function toWireMilestone(r: { id: number; projectId: number; name: string; description: string | null; startDate: number | null; dueDate: number | null; closed: number }) {
+  return {
+    id: r.id,
+    projectId: r.projectId,
+    name: r.name,
+    description: r.description,
+    startDate: toWireDate(r.startDate),
+    dueDate: toWireDate(r.dueDate),
+    closed: r.closed === 1,
+  };
+}
+
+/** PullRequestReview JSON `{id, userId, requestId, status, statusDate}` (reference/users-roles.md §2). */
+export const PullRequestReviewSchema = Type.Object({
+  id: Type.Integer(), userId: Type.Integer(), requestId: Type.Integer(), status: Type.String(), statusDate: WireDate,
+});
+export const toWirePullRequestReview = (r: { id: number; userId: number; requestId: number; status: string; statusDate: number }) =>
+  ({ id: r.id, userId: r.userId, requestId: r.requestId, status: r.status, statusDate: toWireDate(r.statusDate) });
+
+/** PullRequestAssignment JSON `{id, userId, requestId}`. */
+export const PullRequestAssignmentSchema = Type.Object({ id: Type.Integer(), userId: Type.Integer(), requestId: Type.Integer() });
+export const toWirePullRequestAssignment = (r: { id: number; userId: number; requestId: number }) => ({ id: r.id, userId: r.userId, requestId: r.requestId });
+
+/** PullRequestWatch JSON `{id, requestId, userId, watching}`. */
+export const PullRequestWatchSchema = Type.Object({ id: Type.Integer(), requestId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() });
+export const toWirePullRequestWatch = (r: { id: number; requestId: number; userId: number; watching: number }) =>
+  ({ id: r.id, requestId: r.requestId, userId: r.userId, watching: r.watching === 1 });
+
+/** Top contributor (reference/projects.md §2 #11). */
+export const GitContributorSchema = Type.Object({
+  author: Type.Object({ name: Type.String(), emailAddress: Type.String(), when: Type.Integer(), tzOffset: Type.Integer() }),
+  totalContribution: Type.Object({ commits: Type.Integer(), additions: Type.Integer(), deletions: Type.Integer() }),
+  dailyContributions: Type.Record(Type.String(), Type.Integer()),
+});
