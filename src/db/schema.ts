@@ -272,7 +272,6 @@ export interface MilestoneTable {
   closed: Flag;
 }
 
-/** An issue (reference/comments-issues.md §6.1); numbers are unique per fork-root scope. */
 export type UserRow = Selectable<UserTable>;
 export type ProjectRow = Selectable<ProjectTable>;
 export type NewProject = Insertable<ProjectTable>;
