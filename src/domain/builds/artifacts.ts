@@ -1,0 +1,56 @@
+/**
+ * Build artifacts through the API (reference/builds.md §6 with CONTRACT.md §8): info and download
+ * need AccessBuild, upload and delete need ManageJob. Paths are relative to the build's
+ * `artifacts/` dir; `..` segments, absolute paths and symbolic links leading outside are refused (400).
+ */
+import type { Readable } from 'node:stream';
+import { artifactInfo, deleteArtifact, openArtifact, parseByteRange, writeArtifact, type ArtifactInfo, type OpenedArtifact } from '../../ci/artifacts.js';
+import { BadRequest } from '../../errors.js';
+import type { Context } from '../context.js';
+import { requireUser } from '../permissions.js';
+import { loadBuild } from './builds.js';
+import { artifactsDir } from './storage.js';
+
+/** Refuses an absolute path (the part after the route's own `/` starts with another `/` or `\`). */
+function checkPath(userPath: string): string {
+  if (userPath.startsWith('/') || userPath.startsWith('\\') || /^[A-Za-z]:[\\/]/.test(userPath)) throw new BadRequest('Invalid artifact path: must be relative');
+  if (userPath.split('/').some((s) => s === '..')) throw new BadRequest('Invalid artifact path');
+  return userPath;
+}
+
+/** Get Artifact Info; null (→ 204) when the path or the artifacts dir does not exist. */
+export async function getArtifactInfo(ctx: Context, buildId: number, userPath: string): Promise<ArtifactInfo | null> {
+  const { build } = await loadBuild(ctx, buildId);
+  return artifactInfo(artifactsDir(ctx.config, build), checkPath(userPath));
+}
+
+/** Download Artifact: the file (or the `Range` part of it) as a stream. */
+export async function downloadArtifact(ctx: Context, buildId: number, userPath: string, rangeHeader: string | undefined): Promise<OpenedArtifact> {
+  const { build } = await loadBuild(ctx, buildId);
+  const root = artifactsDir(ctx.config, build);
+  const first = await openArtifact(root, checkPath(userPath));
+  let range;
+  try {
+    range = parseByteRange(rangeHeader, first.size);
+  } catch (error) {
+    first.stream.destroy();
+    throw error;
+  }
+  if (!range) return first;
+  first.stream.destroy();
+  return openArtifact(root, userPath, range);
+}
+
+/** Upload Artifact: streams the body to disk (temp file, then rename). */
+export async function uploadArtifact(ctx: Context, buildId: number, userPath: string, body: Readable): Promise<void> {
+  requireUser(ctx.actor);
+  const { build } = await loadBuild(ctx, buildId, 'manageJob');
+  await writeArtifact(artifactsDir(ctx.config, build), checkPath(userPath), body);
+}
+
+/** Delete Artifact: a file, a directory (that directory only), or everything for the root. */
+export async function removeArtifact(ctx: Context, buildId: number, userPath: string): Promise<void> {
+  requireUser(ctx.actor);
+  const { build } = await loadBuild(ctx, buildId, 'manageJob');
+  await deleteArtifact(artifactsDir(ctx.config, build), checkPath(userPath));
+}

@@ -1,0 +1,164 @@
+/**
+ * Automatic job triggers (reference/builds.md §4 "Automatic triggers") and the reactions to a
+ * finished build (dependency-finished triggers, `!RunJobAction` post-build actions, §5). The
+ * event bus calls these as the system user; failures of one job never stop the others.
+ */
+import { evaluateCondition, type FinalStatus } from '../../ci/conditions.js';
+import { expandParams, matchTriggers, type ParamMap, type TriggerEvent, type TriggerMatch } from '../../ci/triggers.js';
+import type { RefChange } from '../events.js';
+import { readCommit } from '../../git/commits.js';
+import { branchesContaining, changedPaths } from '../../git/files.js';
+import { resolveCommit } from '../../git/refs.js';
+import { SYSTEM_ID, type Context } from '../context.js';
+import { checkPullRequest } from '../pulls/check.js';
+import { getMergePreview } from '../pulls/merge-preview.js';
+import { getPullRequestRow, latestUpdate } from '../pulls/pull-requests.js';
+import { requiredJobs } from './required-builds.js';
+import { findJob, specAt } from './spec.js';
+import { readLog } from './storage.js';
+import { FINISHED, newPipeline, submitBuild } from './submit.js';
+import { notifySchedulers } from './wakeup.js';
+
+/** Collected failures (logged by the caller's bus) without stopping other submissions. */
+async function submitMatches(ctx: Context, matches: TriggerMatch[], base: { projectId: number; commitHash: string; requestId: number | null; pipeline?: string }): Promise<number[]> {
+  const ids: number[] = [];
+  const errors: unknown[] = [];
+  for (const match of matches) {
+    if (!match.refName) continue;
+    const pipeline = base.pipeline ?? newPipeline();
+    for (const params of match.paramSets) {
+      try {
+        ids.push(await submitBuild(ctx, {
+          projectId: base.projectId, commitHash: base.commitHash, refName: match.refName, jobName: match.job.name, params,
+          secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
+          reason: match.reason, pipeline, submitterId: SYSTEM_ID, requestId: base.requestId,
+        }));
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+  }
+  if (errors.length > 0) throw errors[0];
+  return ids;
+}
+
+/**
+ * After a push or merge: branch updates and tag creations run the matching jobs of the spec at
+ * the new commit; open pull requests whose branches moved are re-checked and their update
+ * triggers evaluated.
+ */
+export async function triggerOnRefsUpdated(ctx: Context, projectId: number, changes: readonly RefChange[]): Promise<void> {
+  const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
+  if (!project) return;
+  const repo = ctx.repoPath(projectId);
+  for (const change of changes) {
+    if (!change.newHash) continue;
+    let event: TriggerEvent;
+    let commit = change.newHash;
+    if (change.ref.startsWith('refs/heads/')) {
+      const message = (await readCommit(repo, change.newHash)).message;
+      const changedFiles = change.oldHash ? await changedPaths(repo, change.oldHash, change.newHash).catch(() => null) : null;
+      event = { kind: 'branch-update', projectPath: project.path, branch: change.ref.slice('refs/heads/'.length), changedFiles, commitMessage: message };
+    } else if (change.ref.startsWith('refs/tags/')) {
+      const peeled = await resolveCommit(repo, change.newHash);
+      if (!peeled) continue;
+      commit = peeled;
+      event = { kind: 'tag-create', projectPath: project.path, tag: change.ref.slice('refs/tags/'.length), commitBranches: await branchesContaining(repo, commit) };
+    } else {
+      continue;
+    }
+    const spec = await specAt(repo, commit);
+    if (spec.kind !== 'valid') continue;
+    await submitMatches(ctx, matchTriggers(spec.spec, event), { projectId, commitHash: commit, requestId: null });
+  }
+
+  const branches = changes.filter((c) => c.ref.startsWith('refs/heads/') && c.oldHash !== null).map((c) => c.ref.slice('refs/heads/'.length));
+  if (branches.length === 0) return;
+  const requests = await ctx.db.selectFrom('pullRequests').select('id').where('status', '=', 'OPEN')
+    .where((eb) => eb.or([
+      eb.and([eb('sourceProjectId', '=', projectId), eb('sourceBranch', 'in', branches)]),
+      eb.and([eb('targetProjectId', '=', projectId), eb('targetBranch', 'in', branches)]),
+    ])).execute();
+  for (const { id } of requests) {
+    await checkPullRequest(ctx, id);
+    await triggerOnPullRequest(ctx, id);
+  }
+}
+
+/**
+ * Pull request opened or updated (`!PullRequestUpdateTrigger`): builds the merge preview commit
+ * (`refs/pulls/N/merge`) for every matching job that has no build on that commit yet.
+ */
+export async function triggerOnPullRequest(ctx: Context, requestId: number): Promise<void> {
+  const initial = await getPullRequestRow(ctx.db, requestId).catch(() => null);
+  if (!initial || initial.status !== 'OPEN') return;
+  await getMergePreview(ctx, requestId);
+  const pr = await getPullRequestRow(ctx.db, requestId);
+  if (pr.status !== 'OPEN' || !pr.buildCommitHash) return;
+  const repo = ctx.repoPath(pr.targetProjectId);
+  const spec = await specAt(repo, pr.buildCommitHash);
+  if (spec.kind !== 'valid') return;
+  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
+  const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
+  const event: TriggerEvent = {
+    kind: 'pull-request', action: 'update', projectPath: project.path, number: pr.number, targetBranch: pr.targetBranch,
+    sourceBranch: pr.sourceBranch, changedFiles: await changedPaths(repo, pr.baseCommitHash, head).catch(() => []),
+    commitMessage: (await readCommit(repo, head).catch(() => null))?.message ?? '',
+    requiredJobs: await requiredJobs(ctx, pr.targetProjectId, pr.targetBranch),
+  };
+  const existing = new Set((await ctx.db.selectFrom('builds').select('jobName').where('requestId', '=', pr.id)
+    .where('commitHash', '=', pr.buildCommitHash).execute()).map((b) => b.jobName));
+  const matches = matchTriggers(spec.spec, event).filter((m) => !existing.has(m.job.name));
+  await submitMatches(ctx, matches, { projectId: pr.targetProjectId, commitHash: pr.buildCommitHash, requestId: pr.id });
+}
+
+/**
+ * A build reached a final status: wakes the schedulers (dependents may be ready), runs the
+ * `!DependencyFinishedTrigger` jobs (same commit, ref, request and pipeline) and the job's
+ * `!RunJobAction`s whose condition holds (reason `Post build action of job 'X'`).
+ */
+export async function onBuildFinished(ctx: Context, buildId: number): Promise<void> {
+  notifySchedulers({ finished: buildId });
+  const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
+  if (!build || !FINISHED.includes(build.status)) return;
+  const repo = ctx.repoPath(build.projectId);
+  const spec = await specAt(repo, build.commitHash).catch(() => null);
+  if (spec?.kind !== 'valid') return;
+  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', build.projectId).executeTakeFirst();
+  if (!project) return;
+  const rows = await ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', buildId).orderBy('id').execute();
+  const params: ParamMap = {};
+  for (const r of rows) {
+    if (r.type === 'Secret') continue;
+    params[r.name] ??= [];
+    if (r.value !== null) params[r.name].push(r.value);
+  }
+  const status = build.status as FinalStatus;
+  const base = { projectId: build.projectId, commitHash: build.commitHash, requestId: build.requestId, pipeline: build.pipeline };
+  await submitMatches(ctx, matchTriggers(spec.spec, {
+    kind: 'dependency-finished', projectPath: project.path, jobName: build.jobName, status, params, refName: build.refName,
+  }), base);
+
+  const job = findJob(spec.spec, build.jobName);
+  if (!job || job.postBuildActions.length === 0) return;
+  const previous = await ctx.db.selectFrom('builds').select('status').where('projectId', '=', build.projectId)
+    .where('jobName', '=', build.jobName).where('refName', '=', build.refName).where('number', '<', build.number)
+    .where('status', 'in', FINISHED).orderBy('number', 'desc').limit(1).executeTakeFirst();
+  const log = await readLog(ctx.config, build);
+  for (const action of job.postBuildActions) {
+    const matches = evaluateCondition(action.conditionAst, {
+      status, previousStatus: (previous?.status as FinalStatus | undefined) ?? null,
+      branch: build.refName.startsWith('refs/heads/') ? build.refName.slice('refs/heads/'.length) : null,
+      logContains: (t) => log.includes(t), params,
+    });
+    const target = findJob(spec.spec, action.jobName);
+    if (!matches || !target) continue;
+    for (const targetParams of expandParams(target, action.jobParams, params)) {
+      await submitBuild(ctx, {
+        ...base, refName: build.refName, jobName: target.name, params: targetParams,
+        secretParams: new Set(action.jobParams.filter((p) => p.secret).map((p) => p.name)),
+        reason: `Post build action of job '${job.name}'`, submitterId: SYSTEM_ID,
+      });
+    }
+  }
+}

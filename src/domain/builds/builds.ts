@@ -1,0 +1,198 @@
+/**
+ * Builds as the REST API sees them (reference/builds.md §1, §4, §8, §9): reading a build and its
+ * sub-lists with job-scoped permissions, deleting, running jobs, rebuilding, cancelling, the
+ * build log, fixed issue ids and pull-request current builds.
+ */
+import type { BuildRow, ProjectRow } from '../../db/schema.js';
+import { BadRequest, NotFound } from '../../errors.js';
+import { readCommits, revList } from '../../git/commits.js';
+import { ANONYMOUS_ID, type Context } from '../context.js';
+import { parseFixReferences, resolveFixReferences } from '../issues/fix-references.js';
+import { deny, jobPermissions, loadProjectWith, projectPermissions, requireUser, type JobPermissions } from '../permissions.js';
+import { getMergePreview } from '../pulls/merge-preview.js';
+import { loadReadablePullRequest } from '../pulls/pull-requests.js';
+import { onBuildFinished } from './build-events.js';
+import { readLogFrom, removeBuildStorage } from './storage.js';
+import { cancelBuildRow, checkRefAndCommit, FINISHED, newPipeline, resubmitBuild, submitBuild } from './submit.js';
+
+/** The job-scoped privilege an operation needs. */
+export type BuildNeed = keyof Omit<JobPermissions, 'accessibleReports'>;
+
+/**
+ * Loads a build the caller may see and checks a job privilege on it (reference/builds.md §1:
+ * AccessBuild, AccessBuildLog, RunJob, ManageJob). A missing build, or one whose project or job
+ * the caller cannot see, is 404; a visible build lacking `need` is 401/403.
+ */
+export async function loadBuild(ctx: Context, buildId: number, need: BuildNeed = 'accessBuild'): Promise<{ build: BuildRow; project: ProjectRow }> {
+  const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
+  if (!build) throw new NotFound(`Build not found: ${buildId}`);
+  const project = await ctx.db.selectFrom('projects').selectAll().where('id', '=', build.projectId).executeTakeFirstOrThrow();
+  const permissions = await projectPermissions(ctx, project);
+  const job = jobPermissions(permissions.access ? permissions : { ...permissions, roles: [] }, build.jobName, ctx.actor.userId === ANONYMOUS_ID);
+  if (!permissions.access || !job.accessBuild) throw new NotFound(`Build not found: ${buildId}`);
+  if (!job[need]) deny(ctx.actor);
+  return { build, project };
+}
+
+/** Get Basic Info (§1). */
+export async function getBuild(ctx: Context, buildId: number): Promise<BuildRow> {
+  return (await loadBuild(ctx, buildId)).build;
+}
+
+/** Get Labels (§1). */
+export async function getBuildLabels(ctx: Context, buildId: number) {
+  await loadBuild(ctx, buildId);
+  return ctx.db.selectFrom('buildLabels').selectAll().where('buildId', '=', buildId).orderBy('id').execute();
+}
+
+/** Get Params (§1): secret values are masked by the wire mapper. */
+export async function getBuildParams(ctx: Context, buildId: number) {
+  await loadBuild(ctx, buildId);
+  return ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', buildId).orderBy('id').execute();
+}
+
+/** Get Dependencies (`dependentId == buildId`) or Dependents (`dependencyId == buildId`) (§1). */
+export async function getBuildDependences(ctx: Context, buildId: number, side: 'dependencies' | 'dependents') {
+  await loadBuild(ctx, buildId);
+  return ctx.db.selectFrom('buildDependences').selectAll()
+    .where(side === 'dependencies' ? 'dependentId' : 'dependencyId', '=', buildId).orderBy('id').execute();
+}
+
+/**
+ * Delete (§1): ManageJob; cascades to params, labels and dependences; removes the storage dir.
+ * A running execution notices the missing row and stops.
+ */
+export async function deleteBuild(ctx: Context, buildId: number): Promise<void> {
+  requireUser(ctx.actor);
+  const { build } = await loadBuild(ctx, buildId, 'manageJob');
+  await ctx.db.deleteFrom('builds').where('id', '=', buildId).execute();
+  await removeBuildStorage(ctx.config, build);
+}
+
+/** A JobRun body (reference/builds.md §4), after schema validation. */
+export type JobRun =
+  | { '@type': 'JobRunOnCommit'; projectId: number; commitHash: string; refName: string; jobName: string; params?: Record<string, string[]>; reason: string }
+  | { '@type': 'JobRunOnPullRequest'; pullRequestId: number; jobName: string; params?: Record<string, string[]>; reason: string };
+
+/**
+ * Run Build (§4): RunJob on the job; a fresh pipeline; every declared param must be supplied.
+ * JobRunOnPullRequest builds the merge preview commit on `refs/pulls/N/merge`.
+ *
+ * @returns the new build id.
+ * @throws BadRequest for a bad ref/commit, missing spec/job, param errors, merge conflicts; NotFound for an unknown ref.
+ */
+export async function runJob(ctx: Context, run: JobRun): Promise<number> {
+  const userId = requireUser(ctx.actor);
+  if (!run.reason || run.reason.trim() === '') throw new BadRequest('reason is required');
+  if (!run.jobName) throw new BadRequest('jobName is required');
+  let projectId: number;
+  let commitHash: string;
+  let refName: string;
+  let requestId: number | null = null;
+  if (run['@type'] === 'JobRunOnCommit') {
+    projectId = run.projectId;
+    const { project } = await loadProjectWith(ctx, projectId, 'access');
+    await requireRunJob(ctx, project, run.jobName);
+    await checkRefAndCommit(ctx, projectId, run.refName, run.commitHash);
+    commitHash = run.commitHash;
+    refName = run.refName;
+  } else {
+    const pr = await loadReadablePullRequest(ctx, run.pullRequestId);
+    const { project } = await loadProjectWith(ctx, pr.targetProjectId, 'access');
+    await requireRunJob(ctx, project, run.jobName);
+    const preview = await getMergePreview(ctx, pr.id);
+    if (!preview) throw new BadRequest('Pull request merge preview not calculated yet');
+    if (!preview.mergeCommitHash) throw new BadRequest('Pull request has merge conflicts');
+    projectId = pr.targetProjectId;
+    commitHash = preview.mergeCommitHash;
+    refName = `refs/pulls/${pr.number}/merge`;
+    requestId = pr.id;
+  }
+  return submitBuild(ctx, {
+    projectId, commitHash, refName, jobName: run.jobName, params: run.params ?? {}, reason: run.reason,
+    pipeline: newPipeline(), submitterId: userId, requestId, strictParams: true,
+  });
+}
+
+async function requireRunJob(ctx: Context, project: ProjectRow, jobName: string): Promise<void> {
+  const permissions = await projectPermissions(ctx, project);
+  if (!jobPermissions(permissions, jobName, ctx.actor.userId === ANONYMOUS_ID).runJob) deny(ctx.actor);
+}
+
+/** Rebuild (§4): RunJob; the build must be finished (409 otherwise). */
+export async function rebuild(ctx: Context, buildId: number, reason: string): Promise<void> {
+  const userId = requireUser(ctx.actor);
+  if (!reason || reason.trim() === '') throw new BadRequest('reason is required');
+  const { build } = await loadBuild(ctx, buildId, 'runJob');
+  await resubmitBuild(ctx, build, reason, userId);
+}
+
+/** Cancel Build (§4): RunJob; a no-op when already finished. */
+export async function cancelBuild(ctx: Context, buildId: number): Promise<void> {
+  const userId = requireUser(ctx.actor);
+  const { build } = await loadBuild(ctx, buildId, 'runJob');
+  if (FINISHED.includes(build.status)) return;
+  if (await cancelBuildRow(ctx, buildId, userId)) {
+    await onBuildFinished(ctx, buildId);
+  }
+}
+
+/**
+ * The build log (AccessBuildLog) as a byte stream; with `follow` the stream stays open while the
+ * build is unfinished and ends once it finished and the whole log was sent.
+ */
+export async function buildLog(ctx: Context, buildId: number, follow: boolean): Promise<AsyncGenerator<Buffer>> {
+  const { build } = await loadBuild(ctx, buildId, 'accessLog');
+  const config = ctx.config;
+  return (async function* stream() {
+    let offset = 0;
+    for (;;) {
+      const current = await ctx.db.selectFrom('builds').select(['status']).where('id', '=', buildId).executeTakeFirst();
+      for await (const chunk of readLogFrom(config, build, offset)) {
+        offset += chunk.length;
+        yield chunk;
+      }
+      if (!follow || !current || FINISHED.includes(current.status)) {
+        if (follow && current) for await (const chunk of readLogFrom(config, build, offset)) yield chunk;
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+}
+
+/**
+ * Fixed issue ids (reference/builds.md §8): the issues fixed by commits `prev..this`, where prev
+ * is the commit of the stream-previous SUCCESSFUL build of the job (same ref preferred) that is
+ * an ancestor of this build's commit; empty without one.
+ */
+export async function fixedIssueIds(ctx: Context, buildId: number): Promise<number[]> {
+  const { build } = await loadBuild(ctx, buildId);
+  const repo = ctx.repoPath(build.projectId);
+  const candidates = await ctx.db.selectFrom('builds').select(['commitHash', 'refName']).where('projectId', '=', build.projectId)
+    .where('jobName', '=', build.jobName).where('status', '=', 'SUCCESSFUL').where('number', '<', build.number)
+    .orderBy('number', 'desc').limit(500).execute();
+  const sameRef = candidates.filter((c) => c.refName === build.refName);
+  const pool = sameRef.length > 0 ? sameRef : candidates;
+  if (pool.length === 0) return [];
+  const poolCommits = new Set(pool.map((c) => c.commitHash));
+  let previous: string | null = null;
+  for (const hash of await revList(repo, [build.commitHash], [], { max: 10_000 })) {
+    if (poolCommits.has(hash)) {
+      previous = hash;
+      break;
+    }
+  }
+  if (!previous) return [];
+  const hashes = await revList(repo, [build.commitHash], [previous], { max: 10_000 });
+  const commits = await readCommits(repo, hashes);
+  const references = commits.flatMap((c) => parseFixReferences(c.message));
+  const seen = new Set<string>();
+  const unique = references.filter((r) => {
+    const key = `${r.projectPath ?? ''}#${r.number}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return resolveFixReferences(ctx.db, build.projectId, unique);
+}

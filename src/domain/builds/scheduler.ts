@@ -1,0 +1,341 @@
+/**
+ * The build scheduler (reference/builds.md §3 "Lifecycle"): a loop in every server process that
+ * moves WAITING builds to PENDING (or FAILED) when their dependencies finish, claims PENDING
+ * builds from the database with a lease and runs them on the local shell executor, renews the
+ * leases of its running builds, notices cancels and deletions, and fails builds whose owner
+ * died (lease expired) so no build stays RUNNING after a crash or restart.
+ *
+ * Claiming: `UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED)` on PostgreSQL, so several
+ * processes share the work and each build runs once; a conditional `UPDATE … WHERE
+ * status = 'PENDING'` on SQLite, whose file one process owns.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { evaluateCondition } from '../../ci/conditions.js';
+import { runJob, type JobStatus } from '../../ci/executor.js';
+import { publishArtifacts } from '../../ci/publish-artifacts.js';
+import type { BuildRow } from '../../db/schema.js';
+import { checkoutCommit } from '../../git/files.js';
+import { createContext, type Services } from '../../services.js';
+import { systemActor, type Context } from '../context.js';
+import { onBuildFinished } from './build-events.js';
+import { jobSecrets } from './secrets.js';
+import { findJob, specAt } from './spec.js';
+import { appendLog, artifactsDir, buildDir, logPath, readLog, workspacesRoot } from './storage.js';
+import { onWakeup } from './wakeup.js';
+
+/** Options of {@link BuildScheduler}. */
+export interface SchedulerOptions {
+  /** Milliseconds between ticks (default 500). */
+  tickMs?: number;
+  /** Lease length in milliseconds (default 15000); renewed every tick while running. */
+  leaseMs?: number;
+  /** Logs scheduler faults. */
+  onError?: (error: unknown) => void;
+}
+
+interface Execution {
+  controller: AbortController;
+  /** Why the execution was stopped from outside: cancelled/deleted, or the server stops. */
+  stop: 'cancelled' | 'shutdown' | null;
+  done: Promise<void>;
+}
+
+/**
+ * One process's scheduler. `start()` after the server listens, `stop()` on close: running
+ * builds are stopped and end FAILED (`Server stopped while the build was running`).
+ */
+export class BuildScheduler {
+  /** This process's lease owner id. */
+  readonly owner = randomUUID();
+  private readonly ctx: Context;
+  private readonly tickMs: number;
+  private readonly leaseMs: number;
+  private readonly executions = new Map<number, Execution>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(private readonly services: Services, private readonly options: SchedulerOptions = {}) {
+    this.ctx = createContext(services, systemActor);
+    this.tickMs = options.tickMs ?? 500;
+    this.leaseMs = options.leaseMs ?? 15_000;
+  }
+
+  /** Starts the loop. On SQLite (one process per file) builds left RUNNING by a previous process fail at once. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    if (this.ctx.engine === 'sqlite') await this.failInterrupted(false);
+    this.unsubscribe = onWakeup(() => this.wake());
+    this.wake();
+  }
+
+  /** Runs a tick now (coalesced with one in progress). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.ticking = this.tick()
+      .catch((error) => this.options.onError?.(error))
+      .finally(() => {
+        this.ticking = null;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        } else {
+          this.timer = setTimeout(() => this.wake(), this.tickMs);
+        }
+      });
+  }
+
+  /** Stops the loop and every running build of this process; resolves when all are written back. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.ticking;
+    for (const execution of this.executions.values()) {
+      execution.stop ??= 'shutdown';
+      execution.controller.abort();
+    }
+    await Promise.all([...this.executions.values()].map((e) => e.done));
+  }
+
+  private async tick(): Promise<void> {
+    await this.failInterrupted(true);
+    await this.watchRunning();
+    await this.promoteWaiting();
+    while (!this.stopped && this.executions.size < Math.max(1, this.services.config.jobConcurrency)) {
+      const build = await this.claim();
+      if (!build) break;
+      this.launch(build);
+    }
+  }
+
+  /** Fails RUNNING builds whose owner is gone: lease expired (`expiredOnly`) or, on SQLite start, any other owner. */
+  private async failInterrupted(expiredOnly: boolean): Promise<void> {
+    const now = this.ctx.now();
+    let query = this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'RUNNING');
+    query = expiredOnly ? query.where('leaseExpires', '<', now) : query.where((eb) => eb.or([eb('leaseOwner', 'is', null), eb('leaseOwner', '<>', this.owner)]));
+    for (const build of await query.execute()) {
+      if (this.executions.has(build.id)) continue;
+      const done = await this.ctx.db.updateTable('builds').set({ status: 'FAILED', finishDate: now, leaseOwner: null, leaseExpires: null })
+        .where('id', '=', build.id).where('status', '=', 'RUNNING')
+        .where((eb) => (build.leaseOwner === null ? eb('leaseOwner', 'is', null) : eb('leaseOwner', '=', build.leaseOwner)))
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) !== 1) continue;
+      await appendLog(this.ctx.config, build, 'Build interrupted: the server process running it stopped or crashed', 'Job failed').catch(() => undefined);
+      await onBuildFinished(this.ctx, build.id).catch((e) => this.options.onError?.(e));
+    }
+  }
+
+  /** Renews the leases of this process's builds and stops those cancelled or deleted meanwhile. */
+  private async watchRunning(): Promise<void> {
+    const ids = [...this.executions.keys()];
+    if (ids.length === 0) return;
+    await this.ctx.db.updateTable('builds').set({ leaseExpires: this.ctx.now() + this.leaseMs })
+      .where('id', 'in', ids).where('status', '=', 'RUNNING').where('leaseOwner', '=', this.owner).execute();
+    const rows = await this.ctx.db.selectFrom('builds').select(['id', 'status', 'leaseOwner']).where('id', 'in', ids).execute();
+    const live = new Set(rows.filter((r) => r.status === 'RUNNING' && r.leaseOwner === this.owner).map((r) => r.id));
+    for (const id of ids) {
+      if (live.has(id)) continue;
+      const execution = this.executions.get(id)!;
+      execution.stop ??= 'cancelled';
+      execution.controller.abort();
+    }
+  }
+
+  /** WAITING → PENDING when every dependency finished; → FAILED when a required one did not succeed. */
+  private async promoteWaiting(): Promise<void> {
+    const now = this.ctx.now();
+    const waiting = await this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'WAITING')
+      .where((eb) => eb.or([eb('retryDate', 'is', null), eb('retryDate', '<=', now)])).orderBy('id').limit(200).execute();
+    if (waiting.length === 0) return;
+    const deps = await this.ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
+      .select(['buildDependences.dependentId', 'buildDependences.requireSuccessful', 'builds.status'])
+      .where('buildDependences.dependentId', 'in', waiting.map((b) => b.id)).execute();
+    for (const build of waiting) {
+      const mine = deps.filter((d) => d.dependentId === build.id);
+      const failed = mine.some((d) => d.requireSuccessful && ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(d.status));
+      const ready = mine.every((d) => ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(d.status));
+      if (failed) {
+        const done = await this.ctx.db.updateTable('builds').set({ status: 'FAILED', finishDate: now })
+          .where('id', '=', build.id).where('status', '=', 'WAITING').executeTakeFirst();
+        if (Number(done.numUpdatedRows) === 1) {
+          await appendLog(this.ctx.config, build, 'Some dependencies are required to be successful but failed', 'Job failed');
+          await onBuildFinished(this.ctx, build.id);
+        }
+      } else if (ready) {
+        await this.ctx.db.updateTable('builds').set({ status: 'PENDING', pendingDate: now, paused: 0 })
+          .where('id', '=', build.id).where('status', '=', 'WAITING').execute();
+      }
+    }
+  }
+
+  /** Claims the oldest PENDING build for this process (RUNNING, leased), or null. */
+  private async claim(): Promise<BuildRow | null> {
+    const now = this.ctx.now();
+    const set = { status: 'RUNNING' as const, runningDate: now, leaseOwner: this.owner, leaseExpires: now + this.leaseMs, paused: 0 };
+    if (this.ctx.engine === 'postgres') {
+      const row = await this.ctx.db.updateTable('builds').set(set)
+        .where('id', '=', (eb) => eb.selectFrom('builds as b').select('b.id').where('b.status', '=', 'PENDING').orderBy('b.id').limit(1).forUpdate().skipLocked())
+        .where('status', '=', 'PENDING')
+        .returningAll().executeTakeFirst();
+      return row ?? null;
+    }
+    for (;;) {
+      const candidate = await this.ctx.db.selectFrom('builds').select('id').where('status', '=', 'PENDING').orderBy('id').limit(1).executeTakeFirst();
+      if (!candidate) return null;
+      const row = await this.ctx.db.updateTable('builds').set(set).where('id', '=', candidate.id).where('status', '=', 'PENDING')
+        .returningAll().executeTakeFirst();
+      if (row) return row;
+    }
+  }
+
+  private launch(build: BuildRow): void {
+    const execution: Execution = { controller: new AbortController(), stop: null, done: Promise.resolve() };
+    this.executions.set(build.id, execution);
+    execution.done = this.execute(build, execution)
+      .catch(async (error) => {
+        this.options.onError?.(error);
+        await this.finish(build, 'FAILED', {}, [`Build failed: ${error instanceof Error ? error.message : String(error)}`]).catch(() => undefined);
+      })
+      .finally(() => {
+        this.executions.delete(build.id);
+        this.wake();
+      });
+  }
+
+  /** Writes a final status (only while this process still owns the running build) and fires the finish hooks. */
+  private async finish(build: BuildRow, status: JobStatus, extra: { version?: string; description?: string }, lines: string[] = []): Promise<void> {
+    if (lines.length > 0) await appendLog(this.ctx.config, build, ...lines);
+    const done = await this.ctx.db.updateTable('builds')
+      .set({ status, finishDate: this.ctx.now(), leaseOwner: null, leaseExpires: null, paused: 0,
+        ...(extra.version !== undefined && { version: extra.version }),
+        ...(extra.description !== undefined && { description: extra.description.slice(0, 12000) }) })
+      .where('id', '=', build.id).where('status', '=', 'RUNNING').where('leaseOwner', '=', this.owner).executeTakeFirst();
+    if (Number(done.numUpdatedRows) === 1) await onBuildFinished(this.ctx, build.id);
+  }
+
+  private async execute(build: BuildRow, execution: Execution): Promise<void> {
+    const { config } = this.ctx;
+    const repo = this.ctx.repoPath(build.projectId);
+    const spec = await specAt(repo, build.commitHash);
+    if (spec.kind !== 'valid') {
+      const message = spec.kind === 'absent' ? `Build spec not defined (project: ${build.projectId}, commit: ${build.commitHash})` : spec.message;
+      return this.finish(build, 'FAILED', {}, [...message.split('\n'), 'Job failed']);
+    }
+    const job = findJob(spec.spec, build.jobName);
+    if (!job) return this.finish(build, 'FAILED', {}, [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed']);
+    const project = await this.ctx.db.selectFrom('projects').select(['id', 'name', 'path']).where('id', '=', build.projectId).executeTakeFirstOrThrow();
+    const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
+    const secrets = await jobSecrets(this.ctx, project.id);
+    const params: Record<string, string[]> = {};
+    const secretValues: string[] = [];
+    for (const row of paramRows) {
+      params[row.name] ??= [];
+      if (row.value === null) continue;
+      if (row.type === 'Secret') {
+        const literal = row.value.startsWith('$OneDev-Secret-Literal$') ? row.value.slice('$OneDev-Secret-Literal$'.length) : secrets[row.value];
+        if (literal !== undefined) {
+          params[row.name].push(literal);
+          secretValues.push(literal);
+        }
+      } else params[row.name].push(row.value);
+    }
+    const missing = job.secretRefs.filter((name) => secrets[name] === undefined);
+    if (missing.length > 0) return this.finish(build, 'FAILED', {}, [`Job secret not found: ${missing.join(', ')}`, 'Job failed']);
+
+    const request = build.requestId === null ? null
+      : await this.ctx.db.selectFrom('pullRequests').select('number').where('id', '=', build.requestId).executeTakeFirst();
+    const workspace = path.join(workspacesRoot(config), `${build.id}-${randomUUID()}`);
+    await mkdir(workspace, { recursive: true });
+    await mkdir(buildDir(config, build), { recursive: true });
+    await this.ctx.db.updateTable('builds').set({ jobWorkspace: workspace }).where('id', '=', build.id).execute();
+    const log = createWriteStream(logPath(config, build), { flags: 'a' });
+    const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
+    try {
+      log.write(`${new Date().toTimeString().slice(0, 8)} Executing job (executor: server shell, workspace: ${workspace})...\n`);
+      const deps = await this.ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
+        .select(['builds.projectId', 'builds.number', 'builds.jobName', 'buildDependences.artifacts', 'buildDependences.destinationPath'])
+        .where('buildDependences.dependentId', '=', build.id).execute();
+      for (const dep of deps) {
+        if (dep.artifacts === null) continue;
+        const dest = dep.destinationPath ? path.join(workspace, dep.destinationPath) : workspace;
+        if (!path.resolve(dest).startsWith(workspace)) continue;
+        await mkdir(dest, { recursive: true });
+        const source = artifactsDir(config, dep);
+        await mkdir(source, { recursive: true });
+        const copied = await publishArtifacts(source, null, dep.artifacts, dest);
+        log.write(`${new Date().toTimeString().slice(0, 8)} Retrieved ${copied.length} artifact file(s) of dependency job '${dep.jobName}'\n`);
+      }
+      const started = build.pendingDate ?? build.runningDate ?? this.ctx.now();
+      const remaining = Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000);
+      const result = await runJob({
+        workspaceDir: workspace,
+        steps: job.steps,
+        artifactsDir: artifactsDir(config, build),
+        log,
+        signal: execution.controller.signal,
+        timeoutSeconds: remaining,
+        killGraceMs: 2000,
+        secrets: secretValues,
+        env: { GITLOOM_WORKSPACE: workspace, GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
+        variables: {
+          projectName: project.name, projectPath: project.path, jobName: job.name, ref: build.refName, commitHash: build.commitHash,
+          buildNumber: build.number, pullRequestNumber: request?.number ?? null, params, secrets,
+          properties: Object.fromEntries(spec.spec.properties.map((p) => [p.name, p.value])),
+        },
+        checkout: (target, o) => checkoutCommit(repo, target, build.commitHash, build.refName, { signal: o.signal, env: { HOME: String(o.env.HOME) } }),
+      });
+      log.end();
+      await logClosed;
+      if (execution.stop === 'cancelled') return;
+      if (execution.stop === 'shutdown') {
+        return this.finish(build, 'FAILED', { version: result.version, description: result.description }, ['Server stopped while the build was running']);
+      }
+      if (result.status === 'FAILED' && build.retryCount < job.maxRetries) {
+        const text = await readLog(config, build);
+        if (evaluateCondition(job.retryConditionAst, { logContains: (t) => text.includes(t), params, branch: branchOf(build.refName) })) {
+          return this.retry(build, job.retryDelay);
+        }
+      }
+      await this.finish(build, result.status, { version: result.version, description: result.description });
+    } finally {
+      if (!log.closed) {
+        log.end();
+        await logClosed;
+      }
+      await rm(workspace, { recursive: true, force: true });
+    }
+  }
+
+  /** Puts a failed build back to WAITING for retry k = retryCount + 1 after `retryDelay × 2^k` seconds. */
+  private async retry(build: BuildRow, retryDelay: number): Promise<void> {
+    const k = build.retryCount + 1;
+    const retryDate = this.ctx.now() + retryDelay * 2 ** k * 1000;
+    await appendLog(this.ctx.config, build, `Job will be retried after ${retryDelay * 2 ** k} seconds (retry ${k})`);
+    await this.ctx.db.updateTable('builds')
+      .set({ status: 'WAITING', retryDate, retryCount: k, pendingDate: null, runningDate: null, leaseOwner: null, leaseExpires: null })
+      .where('id', '=', build.id).where('status', '=', 'RUNNING').where('leaseOwner', '=', this.owner).execute();
+  }
+
+  /** Number of builds this process is running (for benchmarks and tests). */
+  get runningCount(): number {
+    return this.executions.size;
+  }
+}
+
+function branchOf(refName: string): string | null {
+  return refName.startsWith('refs/heads/') ? refName.slice('refs/heads/'.length) : null;
+}

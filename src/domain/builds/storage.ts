@@ -1,0 +1,67 @@
+/**
+ * Where a build's files live (ARCHITECTURE.md "Data layout"): `<data dir>/builds/<projectId>/<number>/`
+ * holds `build.log` and `artifacts/`; workspaces are `<data dir>/workspaces/<buildId>-<uuid>/`.
+ */
+import { createReadStream } from 'node:fs';
+import { appendFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../../config.js';
+import { formatLogLine } from '../../ci/executor.js';
+
+/** The storage directory of a build (`<data dir>/builds/<projectId>/<number>`). */
+export function buildDir(config: Config, build: { projectId: number; number: number }): string {
+  return path.join(config.dataDir, 'builds', String(build.projectId), String(build.number));
+}
+
+/** The build's log file. */
+export function logPath(config: Config, build: { projectId: number; number: number }): string {
+  return path.join(buildDir(config, build), 'build.log');
+}
+
+/** The build's artifacts directory. */
+export function artifactsDir(config: Config, build: { projectId: number; number: number }): string {
+  return path.join(buildDir(config, build), 'artifacts');
+}
+
+/** The parent of build workspaces (`<data dir>/workspaces`). */
+export function workspacesRoot(config: Config): string {
+  return path.join(config.dataDir, 'workspaces');
+}
+
+/** Empties (and recreates) a build's storage directory: on submit and rebuild (reference/builds.md §3 "Storage"). */
+export async function resetBuildStorage(config: Config, build: { projectId: number; number: number }): Promise<void> {
+  const dir = buildDir(config, build);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+}
+
+/** Removes a build's storage directory (delete build). */
+export async function removeBuildStorage(config: Config, build: { projectId: number; number: number }): Promise<void> {
+  await rm(buildDir(config, build), { recursive: true, force: true });
+}
+
+/** Appends lines to a build log as `HH:mm:ss message`. */
+export async function appendLog(config: Config, build: { projectId: number; number: number }, ...lines: string[]): Promise<void> {
+  await mkdir(buildDir(config, build), { recursive: true });
+  await appendFile(logPath(config, build), lines.map((l) => formatLogLine(new Date(), l) + '\n').join(''));
+}
+
+/** The whole log text ('' when none yet). */
+export async function readLog(config: Config, build: { projectId: number; number: number }): Promise<string> {
+  return readFile(logPath(config, build), 'utf8').catch(() => '');
+}
+
+/** Size of the log in bytes (0 when absent). */
+export async function logSize(config: Config, build: { projectId: number; number: number }): Promise<number> {
+  return stat(logPath(config, build)).then((s) => s.size, () => 0);
+}
+
+/**
+ * Streams log bytes from `offset` to the current end of the file.
+ * Yields nothing when the file does not exist.
+ */
+export async function* readLogFrom(config: Config, build: { projectId: number; number: number }, offset: number): AsyncGenerator<Buffer> {
+  const size = await logSize(config, build);
+  if (size <= offset) return;
+  for await (const chunk of createReadStream(logPath(config, build), { start: offset, end: size - 1 })) yield chunk as Buffer;
+}

@@ -1,0 +1,282 @@
+/**
+ * Creating builds (reference/builds.md §4 "Submit logic"): the one path every creation takes —
+ * REST job runs, automatic triggers, dependencies, post-build actions — plus rebuild and cancel.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BuildSpec, Job, ParamSpec } from '../../ci/build-spec.js';
+import { expandParams, type ParamMap } from '../../ci/triggers.js';
+import type { BuildRow, BuildStatus } from '../../db/schema.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { isAncestor } from '../../git/merge.js';
+import { isObjectId } from '../../git/names.js';
+import { refHead, resolveCommit } from '../../git/refs.js';
+import type { Context } from '../context.js';
+import { forkRootId, takeNextNumber } from '../projects/numbers.js';
+import { appendLog, resetBuildStorage } from './storage.js';
+import { findJob, specAt } from './spec.js';
+import { notifySchedulers } from './wakeup.js';
+
+/** Unfinished statuses (reference/builds.md §3). */
+export const UNFINISHED: readonly BuildStatus[] = ['WAITING', 'PENDING', 'RUNNING'];
+/** Final statuses. */
+export const FINISHED: readonly BuildStatus[] = ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+
+/** Display type of a param spec on the wire (reference/builds.md §2 BuildParam). */
+const PARAM_TYPES: Record<ParamSpec['type'], string> = { TextParam: 'Text', BooleanParam: 'Checkbox', ChoiceParam: 'Enumeration' };
+
+/** What to build. */
+export interface SubmitRequest {
+  projectId: number;
+  commitHash: string;
+  refName: string;
+  jobName: string;
+  params: ParamMap;
+  /** Names of params whose values are job secret names. */
+  secretParams?: ReadonlySet<string>;
+  reason: string;
+  pipeline: string;
+  submitterId: number;
+  requestId: number | null;
+  /** Check every declared param is supplied and none is unknown (REST runs; reference Surprise 6). */
+  strictParams?: boolean;
+}
+
+interface ParamRow {
+  name: string;
+  type: string;
+  value: string | null;
+}
+
+/**
+ * Validates params against the job's param specs and returns the rows to store: one per value,
+ * one `null` row for an empty list.
+ *
+ * @throws BadRequest `Missing job parameter (X)`, `Unknown job parameter (X)` (strict only), or a value error.
+ */
+export function paramRows(job: Job, params: ParamMap, secretParams: ReadonlySet<string>, strict: boolean): ParamRow[] {
+  const rows: ParamRow[] = [];
+  for (const name of Object.keys(params)) {
+    if (!job.paramSpecs.some((s) => s.name === name)) {
+      if (strict) throw new BadRequest(`Unknown job parameter (${name})`);
+    }
+  }
+  for (const spec of job.paramSpecs) {
+    const values = params[spec.name];
+    if (values === undefined) {
+      if (strict) throw new BadRequest(`Missing job parameter (${spec.name})`);
+      continue;
+    }
+    if (!Array.isArray(values) || values.some((v) => typeof v !== 'string')) throw new BadRequest(`Invalid values of job parameter (${spec.name})`);
+    if (values.length > 1 && !spec.allowMultiple) throw new BadRequest(`Job parameter (${spec.name}) does not allow multiple values`);
+    if (values.length === 0 && !spec.allowEmpty) throw new BadRequest(`Job parameter (${spec.name}) can not be empty`);
+    for (const v of values) {
+      if (spec.type === 'BooleanParam' && v !== 'true' && v !== 'false') throw new BadRequest(`Invalid boolean value of job parameter (${spec.name}): ${v}`);
+      if (spec.type === 'ChoiceParam' && spec.choices && spec.choices.length > 0 && !spec.choices.includes(v)) {
+        throw new BadRequest(`Invalid choice of job parameter (${spec.name}): ${v}`);
+      }
+      if (spec.type === 'TextParam' && spec.pattern && !new RegExp(spec.pattern).test(v)) {
+        throw new BadRequest(`Value of job parameter (${spec.name}) does not match pattern ${spec.pattern}`);
+      }
+    }
+    const type = secretParams.has(spec.name) ? 'Secret' : PARAM_TYPES[spec.type];
+    if (values.length === 0) rows.push({ name: spec.name, type, value: null });
+    for (const v of values) rows.push({ name: spec.name, type, value: v });
+  }
+  return rows;
+}
+
+/** Canonical text of non-secret params, for de-duplication and auto-cancel comparisons. */
+function paramKey(rows: readonly { name: string; type: string; value: string | null }[]): string {
+  return JSON.stringify(rows.filter((r) => r.type !== 'Secret').map((r) => [r.name, r.value]).sort());
+}
+
+async function paramKeys(ctx: Context, buildIds: readonly number[]): Promise<Map<number, string>> {
+  const rows = buildIds.length === 0 ? [] : await ctx.db.selectFrom('buildParams').select(['buildId', 'name', 'type', 'value'])
+    .where('buildId', 'in', buildIds).orderBy('id').execute();
+  const byBuild = new Map<number, ParamRow[]>(buildIds.map((id) => [id, []]));
+  for (const r of rows) byBuild.get(r.buildId)!.push(r);
+  return new Map([...byBuild].map(([id, list]) => [id, paramKey(list)]));
+}
+
+/**
+ * Submits a job (reference/builds.md §4 steps 1–6): reads the spec at the commit, validates the
+ * params, de-duplicates inside the pipeline, submits dependencies recursively, creates the build
+ * (WAITING) with a fresh storage dir, auto-cancels superseded builds and, for a pull-request
+ * build, records the request's build commit. An invalid spec still creates the build, FAILED with
+ * the validation message in its log.
+ *
+ * @returns the build id.
+ * @throws BadRequest `Build spec not defined (project: p, commit: c)`, `Job not found (…)`, param errors.
+ */
+export async function submitBuild(ctx: Context, req: SubmitRequest): Promise<number> {
+  const repo = ctx.repoPath(req.projectId);
+  const spec = await specAt(repo, req.commitHash);
+  if (spec.kind === 'absent') throw new BadRequest(`Build spec not defined (project: ${req.projectId}, commit: ${req.commitHash})`);
+  if (spec.kind === 'invalid') return createFailedBuild(ctx, req, spec.message);
+  const id = await submitWithSpec(ctx, spec.spec, req, 0);
+  notifySchedulers();
+  return id;
+}
+
+async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest, depth: number): Promise<number> {
+  const job = findJob(spec, req.jobName);
+  if (!job) throw new BadRequest(`Job not found (project: ${req.projectId}, commit: ${req.commitHash}, job: ${req.jobName})`);
+  if (depth > 50) throw new BadRequest('Job dependencies are nested too deeply');
+  const secretParams = req.secretParams ?? new Set<string>();
+  const rows = paramRows(job, req.params, secretParams, req.strictParams === true);
+  const key = paramKey(rows);
+
+  // De-duplication inside the pipeline (reference/builds.md §4 step 3).
+  const same = await ctx.db.selectFrom('builds').select('id')
+    .where('projectId', '=', req.projectId).where('commitHash', '=', req.commitHash).where('jobName', '=', job.name)
+    .where('refName', '=', req.refName).where('pipeline', '=', req.pipeline)
+    .where((eb) => (req.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', req.requestId)))
+    .execute();
+  const keys = await paramKeys(ctx, same.map((b) => b.id));
+  for (const b of same) if (keys.get(b.id) === key) return b.id;
+
+  const dependences: { dependencyId: number; requireSuccessful: number; artifacts: string | null; destinationPath: string | null }[] = [];
+  const sourceParams = Object.fromEntries(Object.entries(req.params));
+  for (const dep of job.jobDependencies) {
+    const depJob = findJob(spec, dep.jobName);
+    if (!depJob) throw new BadRequest(`Job not found (project: ${req.projectId}, commit: ${req.commitHash}, job: ${dep.jobName})`);
+    const secretNames = new Set(dep.jobParams.filter((p) => p.secret).map((p) => p.name));
+    for (const params of expandParams(depJob, dep.jobParams, sourceParams)) {
+      const dependencyId = await submitWithSpec(ctx, spec, { ...req, jobName: dep.jobName, params, secretParams: secretNames, strictParams: false }, depth + 1);
+      dependences.push({ dependencyId, requireSuccessful: dep.requireSuccessful ? 1 : 0, artifacts: dep.artifacts, destinationPath: dep.destinationPath });
+    }
+  }
+
+  const scopeId = await forkRootId(ctx.db, req.projectId);
+  const now = ctx.now();
+  const build = await ctx.db.transaction().execute(async (tx) => {
+    const number = await takeNextNumber(tx, scopeId, 'build');
+    const row = await tx.insertInto('builds').values({
+      numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
+      jobName: job.name, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
+      commitHash: req.commitHash, status: 'WAITING', paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: null,
+      retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
+      retryCount: 0, leaseOwner: null, leaseExpires: null,
+    }).returningAll().executeTakeFirstOrThrow();
+    if (rows.length > 0) await tx.insertInto('buildParams').values(rows.map((r) => ({ buildId: row.id, ...r }))).execute();
+    if (dependences.length > 0) await tx.insertInto('buildDependences').values(dependences.map((d) => ({ dependentId: row.id, ...d }))).execute();
+    if (req.requestId !== null) await tx.updateTable('pullRequests').set({ buildCommitHash: req.commitHash }).where('id', '=', req.requestId).execute();
+    return row;
+  });
+  await resetBuildStorage(ctx.config, build);
+  await autoCancel(ctx, build, key);
+  return build.id;
+}
+
+/** Creates a build that failed before it could run (invalid spec), with the reason in its log. */
+async function createFailedBuild(ctx: Context, req: SubmitRequest, message: string): Promise<number> {
+  const scopeId = await forkRootId(ctx.db, req.projectId);
+  const now = ctx.now();
+  const build = await ctx.db.transaction().execute(async (tx) => {
+    const number = await takeNextNumber(tx, scopeId, 'build');
+    return tx.insertInto('builds').values({
+      numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
+      jobName: req.jobName, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
+      commitHash: req.commitHash, status: 'FAILED', paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: now,
+      retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
+      retryCount: 0, leaseOwner: null, leaseExpires: null,
+    }).returningAll().executeTakeFirstOrThrow();
+  });
+  await resetBuildStorage(ctx.config, build);
+  await appendLog(ctx.config, build, ...message.split('\n'), 'Job failed');
+  return build.id;
+}
+
+/**
+ * Auto-cancel on submit (reference/builds.md §3): older unfinished builds of the same project,
+ * job, ref, request and non-secret params are cancelled when the new build is a pull-request
+ * build or the old commit is an ancestor of (or equal to) the new one.
+ */
+async function autoCancel(ctx: Context, build: BuildRow, key: string): Promise<void> {
+  const older = await ctx.db.selectFrom('builds').select(['id', 'commitHash'])
+    .where('projectId', '=', build.projectId).where('jobName', '=', build.jobName).where('refName', '=', build.refName)
+    .where((eb) => (build.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', build.requestId)))
+    .where('issueId', 'is', null).where('status', 'in', UNFINISHED).where('id', '<', build.id)
+    .where('pipeline', '<>', build.pipeline)
+    .execute();
+  if (older.length === 0) return;
+  const keys = await paramKeys(ctx, older.map((b) => b.id));
+  const repo = ctx.repoPath(build.projectId);
+  for (const old of older) {
+    if (keys.get(old.id) !== key) continue;
+    if (build.requestId !== null || (await isAncestor(repo, old.commitHash, build.commitHash).catch(() => false))) {
+      await cancelBuildRow(ctx, old.id, null);
+    }
+  }
+}
+
+/**
+ * Cancels an unfinished build: CANCELLED with finishDate and canceller (null = by the system).
+ * A running execution notices the change and stops its processes.
+ *
+ * @returns whether the build was unfinished (and is now cancelled).
+ */
+export async function cancelBuildRow(ctx: Context, buildId: number, cancellerId: number | null): Promise<boolean> {
+  const result = await ctx.db.updateTable('builds')
+    .set({ status: 'CANCELLED', finishDate: ctx.now(), cancellerId, paused: 0 })
+    .where('id', '=', buildId).where('status', 'in', UNFINISHED).executeTakeFirst();
+  const changed = Number(result.numUpdatedRows) === 1;
+  if (changed) {
+    const row = await ctx.db.selectFrom('builds').select(['projectId', 'number']).where('id', '=', buildId).executeTakeFirst();
+    if (row) await appendLog(ctx.config, row, cancellerId === null ? 'Build cancelled (superseded)' : 'Build cancelled by user').catch(() => undefined);
+    notifySchedulers({ finished: buildId });
+  }
+  return changed;
+}
+
+/**
+ * Checks a JobRunOnCommit's ref and commit (reference/builds.md §4): the ref must start with
+ * `refs/` (400), exist (404) and reach the commit (400).
+ */
+export async function checkRefAndCommit(ctx: Context, projectId: number, refName: string, commitHash: string): Promise<void> {
+  if (!refName.startsWith('refs/')) throw new BadRequest('Ref name should start with refs/');
+  if (!isObjectId(commitHash)) throw new BadRequest(`Invalid commit hash: ${commitHash}`);
+  const repo = ctx.repoPath(projectId);
+  const head = await refHead(repo, refName).catch(() => null);
+  if (!head) throw new NotFound(`Ref not found: ${refName}`);
+  const commit = await resolveCommit(repo, commitHash).catch(() => null);
+  if (!commit || !(await isAncestor(repo, commitHash, head).catch(() => false))) {
+    throw new BadRequest('Specified commit is not reachable from specified ref');
+  }
+}
+
+/**
+ * Rebuild (reference/builds.md §4): reuses the finished build's row — WAITING, dates cleared,
+ * submitter = caller, new reason, storage wiped — and resubmits each required dependency that
+ * is not SUCCESSFUL (reason `Resubmitted by dependent build`).
+ *
+ * @throws Conflict `Build #N not finished yet`; BadRequest when the spec or job is gone.
+ */
+export async function resubmitBuild(ctx: Context, build: BuildRow, reason: string, submitterId: number): Promise<void> {
+  if (!FINISHED.includes(build.status)) throw new Conflict(`Build #${build.number} not finished yet`);
+  const spec = await specAt(ctx.repoPath(build.projectId), build.commitHash);
+  if (spec.kind === 'absent') throw new BadRequest(`Build spec not defined (project: ${build.projectId}, commit: ${build.commitHash})`);
+  if (spec.kind === 'valid' && !findJob(spec.spec, build.jobName)) {
+    throw new BadRequest(`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`);
+  }
+  const deps = await ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
+    .selectAll('builds').where('buildDependences.dependentId', '=', build.id).where('buildDependences.requireSuccessful', '=', 1)
+    .where('builds.status', '<>', 'SUCCESSFUL').execute();
+  for (const dep of deps) {
+    if (FINISHED.includes(dep.status)) await resubmitBuild(ctx, dep, 'Resubmitted by dependent build', submitterId);
+  }
+  const updated = await ctx.db.updateTable('builds').set({
+    status: spec.kind === 'invalid' ? 'FAILED' : 'WAITING', submitDate: ctx.now(), pendingDate: null, runningDate: null,
+    finishDate: spec.kind === 'invalid' ? ctx.now() : null, retryDate: null, submitterId, submitReason: reason.slice(0, 1000),
+    cancellerId: null, agentId: null, version: null, description: null, paused: 0, retryCount: 0, leaseOwner: null, leaseExpires: null, jobWorkspace: null,
+  }).where('id', '=', build.id).where('status', 'in', FINISHED).executeTakeFirst();
+  if (Number(updated.numUpdatedRows) !== 1) throw new Conflict(`Build #${build.number} not finished yet`);
+  await resetBuildStorage(ctx.config, build);
+  if (spec.kind === 'invalid') await appendLog(ctx.config, build, ...spec.message.split('\n'), 'Job failed');
+  notifySchedulers();
+}
+
+/** A fresh pipeline id (every REST run and trigger gets one). */
+export function newPipeline(): string {
+  return randomUUID();
+}

@@ -1,0 +1,72 @@
+/**
+ * Reading files of a commit and materialising a commit in a work tree (for CI builds).
+ * Everything runs through the git runner of src/git/command.ts.
+ */
+import { gitDir, gitText, runGit, value } from './command.js';
+import { assertObjectId } from './names.js';
+
+/**
+ * Reads a file of a commit (`git cat-file blob <commit>:<path>`).
+ *
+ * @param repo absolute path of a bare repository.
+ * @param commit 40-hex commit hash (or any revision).
+ * @param filePath path relative to the repository root, without a leading `/`.
+ * @returns the bytes, or null when the path does not exist at that commit (or is not a file).
+ * @throws GitError for other failures.
+ * @example await readBlob(repo, head, '.onedev-buildspec.yml')
+ */
+export async function readBlob(repo: string, commit: string, filePath: string): Promise<Buffer | null> {
+  const spec = value(`${commit}:${filePath}`);
+  const type = await runGit([gitDir(repo), 'cat-file', '-t', '--end-of-options', spec], { okExitCodes: [0, 128] });
+  if (type.exitCode !== 0 || type.stdout.toString('utf8').trim() !== 'blob') return null;
+  return (await runGit([gitDir(repo), 'cat-file', 'blob', spec])).stdout;
+}
+
+/**
+ * Paths changed between two commits (`git diff --name-only -z old new`, renames off).
+ *
+ * @returns repository-relative paths.
+ * @throws GitError when a commit does not exist.
+ */
+export async function changedPaths(repo: string, oldCommit: string, newCommit: string): Promise<string[]> {
+  const out = await gitText([gitDir(repo), 'diff', '--name-only', '--no-renames', '-z', value(assertObjectId(oldCommit)), value(assertObjectId(newCommit)), '--']);
+  return out.split('\0').filter((p) => p.length > 0);
+}
+
+/**
+ * Branches (names without `refs/heads/`) whose head contains the commit.
+ *
+ * @throws GitError when the commit does not exist.
+ */
+export async function branchesContaining(repo: string, commit: string): Promise<string[]> {
+  const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(refname:strip=2)', '--contains', value(assertObjectId(commit)), 'refs/heads/']);
+  return out.split('\n').filter((l) => l.length > 0);
+}
+
+/** Options of {@link checkoutCommit}. */
+export interface CheckoutCommitOptions {
+  /** Stops the git processes. */
+  signal?: AbortSignal;
+  /** Extra environment (e.g. the job's HOME). */
+  env?: Record<string, string>;
+}
+
+/**
+ * Clones a bare repository into `targetDir` (an existing, empty directory) and checks out
+ * `commit` detached: `git clone --no-local --no-checkout`, then, when `refName` is not a branch
+ * or tag (pull request refs), `git fetch origin <refName>`, then `git checkout --detach`.
+ * `origin` points at the bare repository.
+ *
+ * @throws GitError when a step fails (unknown commit, aborted, …).
+ */
+export async function checkoutCommit(repo: string, targetDir: string, commit: string, refName: string, options: CheckoutCommitOptions = {}): Promise<void> {
+  gitDir(repo);
+  assertObjectId(commit);
+  const opts = { cwd: targetDir, signal: options.signal, env: options.env, timeoutMs: 3_600_000 };
+  await runGit(['clone', '--quiet', '--no-local', '--no-checkout', '--end-of-options', value(repo), '.'], opts);
+  const present = await runGit(['cat-file', '-e', value(`${commit}^{commit}`)], { ...opts, okExitCodes: [0, 1, 128] });
+  if (present.exitCode !== 0) {
+    await runGit(['fetch', '--quiet', '--no-tags', 'origin', '--end-of-options', value(`+${refName}:refs/remotes/origin/gitloom-build`)], opts);
+  }
+  await runGit(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', value(commit), '--'], opts);
+}

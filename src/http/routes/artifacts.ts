@@ -1,0 +1,46 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Readable } from 'node:stream';
+import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/artifacts.js';
+import { ArtifactInfoSchema } from '../../wire/builds.js';
+
+const tags = ['Artifact'];
+const BuildParams = Type.Object({ buildId: Type.Integer() });
+const PathParams = Type.Object({ buildId: Type.Integer(), '*': Type.String() });
+
+/**
+ * `/~api/artifacts` (seed §4.5, reference/builds.md §6, CONTRACT.md §8). Encapsulated: uploads get
+ * the raw request stream (any content type), written to disk without buffering.
+ */
+export const artifactRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(['application/json', 'text/plain'], (_request, payload, done) => done(null, payload));
+
+  const info = async (request: { ctx: any; params: { buildId: number; '*'?: string } }, reply: any) => {
+    const result = await getArtifactInfo(request.ctx, request.params.buildId, request.params['*'] ?? '');
+    return result ?? reply.code(204).send();
+  };
+  app.get('/artifacts/:buildId/infos', { schema: { tags, summary: 'Get Artifact Info (root)', params: BuildParams, response: { 200: ArtifactInfoSchema } } }, info);
+  app.get('/artifacts/:buildId/infos/*', { schema: { tags, summary: 'Get Artifact Info', params: PathParams, response: { 200: ArtifactInfoSchema } } }, info);
+
+  app.get('/artifacts/:buildId/contents/*', { schema: { tags, summary: 'Download Artifact', params: PathParams } }, async (request, reply) => {
+    const file = await downloadArtifact(request.ctx, request.params.buildId, request.params['*'], request.headers.range);
+    reply.header('content-type', file.mediaType).header('content-length', String(file.length)).header('accept-ranges', 'bytes')
+      .header('last-modified', new Date(file.lastModified).toUTCString());
+    if (file.range) reply.code(206).header('content-range', `bytes ${file.range.start}-${file.range.end}/${file.size}`);
+    return reply.send(file.stream);
+  });
+
+  app.post('/artifacts/:buildId/*', { schema: { tags, summary: 'Upload Artifact', params: PathParams } }, async (request) => {
+    await uploadArtifact(request.ctx, request.params.buildId, request.params['*'], request.body as Readable);
+    return '';
+  });
+
+  const remove = async (request: { ctx: any; params: { buildId: number; '*'?: string } }) => {
+    await removeArtifact(request.ctx, request.params.buildId, request.params['*'] ?? '');
+    return '';
+  };
+  app.delete('/artifacts/:buildId', { schema: { tags, summary: 'Delete Artifacts', params: BuildParams } }, remove);
+  app.delete('/artifacts/:buildId/*', { schema: { tags, summary: 'Delete Artifact', params: PathParams } }, remove);
+};

@@ -1,0 +1,56 @@
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  buildLog, deleteBuild, fixedIssueIds, getBuild, getBuildDependences, getBuildLabels, getBuildParams,
+} from '../../domain/builds/builds.js';
+import { queryBuilds } from '../../domain/builds/build-query.js';
+import {
+  BuildDependenceSchema, BuildLabelSchema, BuildParamSchema, BuildSchema, toWireBuild, toWireBuildDependence, toWireBuildLabel, toWireBuildParam,
+} from '../../wire/builds.js';
+import { page, PageQuery } from '../schemas/common.js';
+
+const BuildId = Type.Object({ buildId: Type.Integer() });
+const tags = ['Build'];
+
+/** `/~api/builds` (seed §4.4, reference/builds.md §1), and the build log. */
+export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/builds/:buildId', { schema: { tags, summary: 'Get Basic Info', params: BuildId, response: { 200: BuildSchema } } },
+    async (request) => toWireBuild(await getBuild(request.ctx, request.params.buildId)));
+
+  app.get('/builds/:buildId/labels', { schema: { tags, summary: 'Get Labels', params: BuildId, response: { 200: Type.Array(BuildLabelSchema) } } },
+    async (request) => (await getBuildLabels(request.ctx, request.params.buildId)).map(toWireBuildLabel));
+
+  app.get('/builds/:buildId/params', { schema: { tags, summary: 'Get Params', params: BuildId, response: { 200: Type.Array(BuildParamSchema) } } },
+    async (request) => (await getBuildParams(request.ctx, request.params.buildId)).map(toWireBuildParam));
+
+  app.get('/builds/:buildId/dependencies', { schema: { tags, summary: 'Get Dependencies', params: BuildId, response: { 200: Type.Array(BuildDependenceSchema) } } },
+    async (request) => (await getBuildDependences(request.ctx, request.params.buildId, 'dependencies')).map(toWireBuildDependence));
+
+  app.get('/builds/:buildId/dependents', { schema: { tags, summary: 'Get Dependents', params: BuildId, response: { 200: Type.Array(BuildDependenceSchema) } } },
+    async (request) => (await getBuildDependences(request.ctx, request.params.buildId, 'dependents')).map(toWireBuildDependence));
+
+  app.get('/builds/:buildId/fixed-issue-ids', { schema: { tags, summary: 'Get Fixed Issue Ids', params: BuildId, response: { 200: Type.Array(Type.Integer()) } } },
+    async (request) => fixedIssueIds(request.ctx, request.params.buildId));
+
+  app.get('/builds', {
+    schema: { tags, summary: 'Query Basic Info', querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }), response: { 200: Type.Array(BuildSchema) } },
+  }, async (request) => {
+    const { offset, count } = page(request.query);
+    return (await queryBuilds(request.ctx, request.query.query ?? '', offset, count)).map(toWireBuild);
+  });
+
+  app.delete('/builds/:buildId', { schema: { tags, summary: 'Delete', params: BuildId } }, async (request) => {
+    await deleteBuild(request.ctx, request.params.buildId);
+    return '';
+  });
+
+  app.get('/builds/:buildId/log', {
+    schema: { tags, summary: 'Get Log (text; follow=true streams until the build finishes)', params: BuildId, querystring: Type.Object({ follow: Type.Optional(Type.Boolean()) }) },
+  }, async (request, reply) => {
+    const chunks = await buildLog(request.ctx, request.params.buildId, request.query.follow === true);
+    reply.header('content-type', 'text/plain; charset=utf-8');
+    return reply.send(Readable.from(chunks));
+  });
+
+};
