@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { bootstrap } from './domain/bootstrap.js';
+import { BuildScheduler } from './domain/builds/scheduler.js';
 import { EventBus } from './domain/events.js';
 import { registerEventHandlers } from './domain/event-handlers.js';
 import { buildApp, type App } from './http/app.js';
@@ -41,12 +42,15 @@ export async function startServer(config: Config, options: { logger?: boolean } 
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const running = app;
+    const scheduler = new BuildScheduler(services, { onError: (error) => running.log.error({ err: error }, 'build scheduler failed') });
+    await scheduler.start();
     return {
       app: running,
       services,
       url,
       async close() {
         await running.close();
+        await scheduler.stop();
         await events.idle();
         await database.close();
       },

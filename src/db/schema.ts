@@ -27,10 +27,36 @@ export interface Database {
   pullRequestReviews: PullRequestReviewTable;
   pullRequestAssignments: PullRequestAssignmentTable;
   pullRequestWatches: PullRequestWatchTable;
+  pullRequestLabels: PullRequestLabelTable;
+  pullRequestCommits: PullRequestCommitTable;
   sshKeys: SshKeyTable;
   labelSpecs: LabelSpecTable;
   projectLabels: ProjectLabelTable;
   milestones: MilestoneTable;
+  issues: IssueTable;
+  issueFields: IssueFieldTable;
+  issueComments: IssueCommentTable;
+  issueWatches: IssueWatchTable;
+  issueVotes: IssueVoteTable;
+  issueChanges: IssueChangeTable;
+  issueAuthorizations: IssueAuthorizationTable;
+  issueCommits: IssueCommitTable;
+  issueSchedules: IssueScheduleTable;
+  issueMentions: IssueMentionTable;
+  pullRequestMentions: PullRequestMentionTable;
+  codeCommentMentions: CodeCommentMentionTable;
+  codeComments: CodeCommentTable;
+  codeCommentReplies: CodeCommentReplyTable;
+  issueQueryPersonalizations: WatchedQueryPersonalizationTable;
+  pullRequestQueryPersonalizations: WatchedQueryPersonalizationTable;
+  buildQueryPersonalizations: SubscribedQueryPersonalizationTable;
+  commitQueryPersonalizations: SubscribedQueryPersonalizationTable;
+  codeCommentQueryPersonalizations: QueryPersonalizationTable;
+  userQueriesAndWatches: UserQueriesAndWatchesTable;
+  builds: BuildTable;
+  buildParams: BuildParamTable;
+  buildDependences: BuildDependenceTable;
+  buildLabels: BuildLabelTable;
 }
 
 type Id = Generated<number>;
@@ -239,6 +265,19 @@ export interface PullRequestWatchTable {
   watching: Flag;
 }
 
+/** A label on a pull request (reference/pulls.md §5); unique per request and spec. */
+export interface PullRequestLabelTable {
+  id: Id;
+  requestId: number;
+  specId: number;
+}
+
+/** A commit a pull request's updates brought in (for `includes commit`, reference/pulls.md §6). */
+export interface PullRequestCommitTable {
+  requestId: number;
+  commitHash: string;
+}
+
 export interface SshKeyTable {
   id: Id;
   ownerId: number;
@@ -272,6 +311,182 @@ export interface MilestoneTable {
   closed: Flag;
 }
 
+/** An issue (reference/comments-issues.md §6.1); numbers are unique per fork-root scope. */
+export interface IssueTable {
+  id: Id;
+  numberScopeId: number;
+  number: number;
+  projectId: number;
+  /** State name (`Open`, `Closed`). */
+  state: string;
+  title: string;
+  description: string | null;
+  submitterId: number;
+  submitDate: number;
+  voteCount: number;
+  commentCount: number;
+  uuid: string;
+  threadingReference: string | null;
+  lastActivityUserId: number | null;
+  lastActivityDate: number;
+  lastActivityDescription: string;
+  confidential: Flag;
+  pinDate: number | null;
+}
+
+/** One value of an issue field; a multi-value field has one row per value. */
+export interface IssueFieldTable {
+  id: Id;
+  issueId: number;
+  name: string;
+  value: string | null;
+  /** `Enumeration`, `User`, `Build`, … */
+  type: string;
+  /** Index of a choice value in its choice list, else -1. */
+  ordinal: number;
+}
+
+export interface IssueCommentTable {
+  id: Id;
+  issueId: number;
+  userId: number;
+  content: string;
+  date: number;
+}
+
+export interface IssueWatchTable {
+  id: Id;
+  issueId: number;
+  userId: number;
+  watching: Flag;
+}
+
+export interface IssueVoteTable {
+  id: Id;
+  issueId: number;
+  userId: number;
+  date: number;
+}
+
+export interface IssueChangeTable {
+  id: Id;
+  issueId: number;
+  userId: number | null;
+  date: number;
+  /** JSON with `@type` first. */
+  data: string;
+}
+
+/** Access to one confidential issue (submitter, mentioned users). */
+export interface IssueAuthorizationTable {
+  id: Id;
+  issueId: number;
+  userId: number;
+}
+
+/** A commit of a project whose message fixes an issue (reference/comments-issues.md §7). */
+export interface IssueCommitTable {
+  id: Id;
+  issueId: number;
+  projectId: number;
+  commitHash: string;
+}
+
+/** An issue scheduled into a milestone. */
+export interface IssueScheduleTable {
+  id: Id;
+  issueId: number;
+  milestoneId: number;
+  date: number;
+}
+
+export interface IssueMentionTable {
+  id: Id;
+  issueId: number;
+  userId: number;
+}
+
+export interface PullRequestMentionTable {
+  id: Id;
+  requestId: number;
+  userId: number;
+}
+
+export interface CodeCommentMentionTable {
+  id: Id;
+  commentId: number;
+  userId: number;
+}
+
+/** The compare context columns shared by code comments and replies (reference/comments-issues.md §1.2). */
+export interface CompareContextColumns {
+  comparePullRequestId: number | null;
+  compareOldCommitHash: string;
+  compareNewCommitHash: string;
+  comparePathFilter: string | null;
+  compareCurrentFile: string | null;
+  compareWhitespaceOption: string;
+}
+
+export interface CodeCommentTable extends CompareContextColumns {
+  id: Id;
+  projectId: number;
+  userId: number;
+  content: string;
+  createDate: number;
+  lastActivityUserId: number | null;
+  lastActivityDate: number;
+  lastActivityDescription: string;
+  replyCount: number;
+  markCommitHash: string;
+  markPath: string;
+  /** 0-based rows. */
+  markFromRow: number;
+  markFromColumn: number;
+  markToRow: number;
+  markToColumn: number;
+  markTabWidth: number;
+  resolved: Flag;
+  uuid: string;
+}
+
+export interface CodeCommentReplyTable extends CompareContextColumns {
+  id: Id;
+  commentId: number;
+  userId: number;
+  content: string;
+  date: number;
+}
+
+/** A user's saved queries of one kind in one project (reference/users-roles.md §7). */
+export interface QueryPersonalizationTable {
+  id: Id;
+  projectId: number;
+  userId: number;
+  /** JSON `[{name, query}]`. */
+  queries: string;
+}
+
+export interface WatchedQueryPersonalizationTable extends QueryPersonalizationTable {
+  /** JSON `{key: boolean}`. */
+  queryWatches: string;
+}
+
+export interface SubscribedQueryPersonalizationTable extends QueryPersonalizationTable {
+  /** JSON `[key]`. */
+  querySubscriptions: string;
+}
+
+/** A user's cross-project saved queries and watches (reference/users-roles.md §2 QueriesAndWatches). */
+export interface UserQueriesAndWatchesTable {
+  userId: number;
+  /** JSON QueriesAndWatches. */
+  data: string;
+}
+
+export type IssueRow = Selectable<IssueTable>;
+export type CodeCommentRow = Selectable<CodeCommentTable>;
+export type CodeCommentReplyRow = Selectable<CodeCommentReplyTable>;
 export type UserRow = Selectable<UserTable>;
 export type ProjectRow = Selectable<ProjectTable>;
 export type NewProject = Insertable<ProjectTable>;
@@ -280,3 +495,67 @@ export type RoleRow = Selectable<RoleTable>;
 export type PullRequestRow = Selectable<PullRequestTable>;
 export type PullRequestUpdateRow = Selectable<PullRequestUpdateTable>;
 export type { ColumnType };
+
+/** Build statuses (reference/builds.md §3). */
+export type BuildStatus = 'WAITING' | 'PENDING' | 'RUNNING' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT' | 'SUCCESSFUL';
+
+/** A CI build (reference/builds.md §2) plus the scheduler's lease and retry bookkeeping. */
+export interface BuildTable {
+  id: Id;
+  numberScopeId: number;
+  projectId: number;
+  agentId: number | null;
+  submitterId: number;
+  cancellerId: number | null;
+  jobName: string;
+  jobWorkspace: string | null;
+  refName: string;
+  version: string | null;
+  description: string | null;
+  uuid: string;
+  number: number;
+  commitHash: string;
+  status: BuildStatus;
+  paused: Flag;
+  submitDate: number;
+  pendingDate: number | null;
+  runningDate: number | null;
+  finishDate: number | null;
+  retryDate: number | null;
+  pipeline: string;
+  submitReason: string;
+  requestId: number | null;
+  issueId: number | null;
+  /** Retries done so far. */
+  retryCount: number;
+  /** Id of the server process running the build. */
+  leaseOwner: string | null;
+  /** Epoch ms after which a RUNNING build whose owner stopped renewing counts as interrupted. */
+  leaseExpires: number | null;
+}
+
+export interface BuildParamTable {
+  id: Id;
+  buildId: number;
+  name: string;
+  /** Display type name (`Text`, `Checkbox`, `Enumeration`, `Secret`, …). */
+  type: string;
+  value: string | null;
+}
+
+export interface BuildDependenceTable {
+  id: Id;
+  dependentId: number;
+  dependencyId: number;
+  requireSuccessful: Flag;
+  artifacts: string | null;
+  destinationPath: string | null;
+}
+
+export interface BuildLabelTable {
+  id: Id;
+  buildId: number;
+  specId: number;
+}
+
+export type BuildRow = Selectable<BuildTable>;

@@ -1,4 +1,7 @@
+import { triggerOnPullRequest, triggerOnRefsUpdated } from './builds/build-events.js';
 import { systemActor } from './context.js';
+import { onFixingCommitsPushed } from './issues/fixed-issues.js';
+import { recordRefsUpdated } from './projects/projects.js';
 import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
 import { createContext, type Services } from '../services.js';
 
@@ -11,4 +14,8 @@ export function registerEventHandlers(services: Services): void {
   const ctx = createContext(services, systemActor);
   services.events.on('refsUpdated', (event) => onRefsUpdated(ctx, event.projectId, event.changes));
   services.events.on('pullRequestChanged', (event) => checkPullRequest(ctx, event.requestId));
+  services.events.on('refsUpdated', (event) => recordRefsUpdated(ctx, event.projectId, event.changes));
+  services.events.on('refsUpdated', (event) => onFixingCommitsPushed(ctx, event.projectId, event.changes, event.userId));
+  services.events.on('refsUpdated', (event) => triggerOnRefsUpdated(ctx, event.projectId, event.changes));
+  services.events.on('pullRequestChanged', (event) => triggerOnPullRequest(ctx, event.requestId));
 }

@@ -1,9 +1,15 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-foundation.js';
 import * as m0002 from './0002-access-control.js';
+import * as m0003 from './0003-conversations.js';
+import * as m0004 from './0004-pull-requests.js';
+import * as m0005 from './0005-builds.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-access-control': m0002,
+  '0003-conversations': m0003,
+  '0004-pull-requests': m0004,
+  '0005-builds': m0005,
 };

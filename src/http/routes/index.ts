@@ -1,13 +1,22 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { accessRoutes } from './access.js';
+import { artifactRoutes } from './artifacts.js';
+import { buildRoutes } from './builds.js';
+import { jobRunRoutes } from './job-runs.js';
+import { codeCommentRoutes } from './code-comments.js';
+import { issueCommentRoutes } from './issue-comments.js';
+import { issueRoutes } from './issues.js';
 import { labelMilestoneRoutes } from './labels-milestones.js';
 import { projectExtraRoutes } from './project-extras.js';
+import { personalizationRoutes } from './personalizations.js';
 import { projectRoutes } from './projects.js';
 import { pullRequestRoutes } from './pulls.js';
+import { pullRequestResourceRoutes } from './pull-request-resources.js';
 import { repositoryRoutes } from './repositories.js';
 import { settingRoutes } from './settings.js';
 import { userListRoutes } from './user-lists.js';
+import { userConversationRoutes } from './user-conversations.js';
 import { userRoutes } from './users.js';
 
 /** Every REST resource module, mounted under `/~api`. */
@@ -20,5 +29,14 @@ export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api)
   await api.register(repositoryRoutes);
   await api.register(userListRoutes);
   await api.register(pullRequestRoutes);
+  await api.register(pullRequestResourceRoutes);
   await api.register(settingRoutes);
+  await api.register(issueRoutes);
+  await api.register(issueCommentRoutes);
+  await api.register(codeCommentRoutes);
+  await api.register(personalizationRoutes);
+  await api.register(userConversationRoutes);
+  await api.register(buildRoutes);
+  await api.register(jobRunRoutes);
+  await api.register(artifactRoutes);
 };
