@@ -141,6 +141,13 @@ export const AUTHORED_COLUMNS: { table: string; column: string }[] = [
   { table: 'pull_requests', column: 'last_activity_user_id' },
   { table: 'pull_request_changes', column: 'user_id' },
   { table: 'pull_request_comments', column: 'user_id' },
+  { table: 'issues', column: 'submitter_id' },
+  { table: 'issues', column: 'last_activity_user_id' },
+  { table: 'issue_comments', column: 'user_id' },
+  { table: 'issue_changes', column: 'user_id' },
+  { table: 'code_comments', column: 'user_id' },
+  { table: 'code_comments', column: 'last_activity_user_id' },
+  { table: 'code_comment_replies', column: 'user_id' },
 ];
 
 /** Delete: administrators only; not root, not yourself (409). Authored records go to the unknown user. */

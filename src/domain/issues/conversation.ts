@@ -1,0 +1,206 @@
+import type { Db } from '../../db/database.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { autoWatchIssue, recordMentions } from '../mentions.js';
+import { deny, requireUser } from '../permissions.js';
+import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
+
+/**
+ * Issue comments, watches and votes (reference/comments-issues.md §3, §4). Checks use
+ * canAccess(issue) — confidential issues included, unlike the reference — and "administrator or
+ * the row's own user" for writes. Counters (`commentCount`, `voteCount`) change in the same
+ * transaction as the row.
+ */
+
+function requireSelfOrAdmin(ctx: Context, userId: number): void {
+  requireUser(ctx.actor);
+  if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
+}
+
+async function assertUser(db: Db, userId: number): Promise<void> {
+  const user = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
+  if (!user) throw new BadRequest(`Unable to find user with id: ${userId}`);
+}
+
+/** Loads an issue named in a body: 400 when it does not exist, else canAccess(issue). */
+async function issueOfBody(ctx: Context, issueId: number) {
+  const exists = await ctx.db.selectFrom('issues').select('id').where('id', '=', issueId).executeTakeFirst();
+  if (!exists) throw new BadRequest(`Issue not found: ${issueId}`);
+  return loadAccessibleIssue(ctx, issueId);
+}
+
+function checkContent(content: unknown): string {
+  if (typeof content !== 'string' || content.trim() === '') throw new BadRequest('Content is required');
+  if (content.length > MAX_CONTENT) throw new BadRequest(`Content should not exceed ${MAX_CONTENT} characters`);
+  return content;
+}
+
+function unchanged(field: string, given: number | undefined, stored: number): void {
+  if (given !== undefined && given !== stored) throw new BadRequest(`'${field}' can not be changed`);
+}
+
+// ---------------------------------------------------------------- comments (§3)
+
+export interface IssueCommentData {
+  issueId: number;
+  userId?: number;
+  content: string;
+  date?: number;
+}
+
+/** Get: canAccess(issue). */
+export async function getIssueComment(ctx: Context, id: number) {
+  const comment = await loadRow(ctx.db, 'issueComments', id, 'Issue comment');
+  await loadAccessibleIssue(ctx, comment.issueId);
+  return comment;
+}
+
+/**
+ * Create (§3): canAccess(issue) and (administrator or `userId` = caller; `userId` defaults to
+ * the caller). `commentCount` +1, lastActivity `commented`, the commenter watches the issue and
+ * mentioned users are recorded and watch it. Returns the id.
+ */
+export async function createIssueComment(ctx: Context, data: IssueCommentData): Promise<number> {
+  const userId = data.userId ?? requireUser(ctx.actor);
+  requireSelfOrAdmin(ctx, userId);
+  await issueOfBody(ctx, data.issueId);
+  await assertUser(ctx.db, userId);
+  const content = checkContent(data.content);
+  const date = data.date ?? ctx.now();
+  return ctx.db.transaction().execute(async (tx) => {
+    const { id } = await tx.insertInto('issueComments').values({ issueId: data.issueId, userId, content, date }).returning('id').executeTakeFirstOrThrow();
+    await tx.updateTable('issues').set((eb) => ({
+      commentCount: eb('commentCount', '+', 1), lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: 'commented',
+    })).where('id', '=', data.issueId).execute();
+    await autoWatchIssue(tx, data.issueId, [userId]);
+    await recordMentions(tx, { kind: 'issue', issueId: data.issueId }, content);
+    return id;
+  });
+}
+
+/**
+ * Update (§3): partial merge of `content` and `date`; administrator or author. `issueId` and
+ * `userId` can not move (400). A minor event: lastActivity is kept.
+ */
+export async function updateIssueComment(ctx: Context, id: number, patch: Partial<IssueCommentData>): Promise<void> {
+  const comment = await getIssueComment(ctx, id);
+  requireSelfOrAdmin(ctx, comment.userId);
+  unchanged('issueId', patch.issueId, comment.issueId);
+  unchanged('userId', patch.userId, comment.userId);
+  const content = patch.content === undefined ? comment.content : checkContent(patch.content);
+  await ctx.db.updateTable('issueComments').set({ content, date: patch.date ?? comment.date }).where('id', '=', id).execute();
+}
+
+/** Delete (§3): the author or an issue manager; `commentCount` −1. */
+export async function deleteIssueComment(ctx: Context, id: number): Promise<void> {
+  const comment = await loadRow(ctx.db, 'issueComments', id, 'Issue comment');
+  const { permissions } = await loadAccessibleIssue(ctx, comment.issueId);
+  requireUser(ctx.actor);
+  if (comment.userId !== ctx.actor.userId && !permissions.manageIssues) deny(ctx.actor);
+  await ctx.db.transaction().execute(async (tx) => {
+    const done = await tx.deleteFrom('issueComments').where('id', '=', id).executeTakeFirst();
+    if (Number(done.numDeletedRows) !== 1) throw new NotFound(`Issue comment not found: ${id}`);
+    await tx.updateTable('issues').set((eb) => ({ commentCount: eb('commentCount', '-', 1) })).where('id', '=', comment.issueId).execute();
+  });
+}
+
+// ---------------------------------------------------------------- watches (§4.1)
+
+export interface IssueWatchData {
+  issueId: number;
+  userId?: number;
+  watching: boolean;
+}
+
+/** Get: canAccess(issue). */
+export async function getIssueWatch(ctx: Context, id: number) {
+  const watch = await loadRow(ctx.db, 'issueWatches', id, 'Issue watch');
+  await loadAccessibleIssue(ctx, watch.issueId);
+  return watch;
+}
+
+/** Create (§4.1): canAccess(issue) and (administrator or self); one per issue and user (409). */
+export async function createIssueWatch(ctx: Context, data: IssueWatchData): Promise<number> {
+  const userId = data.userId ?? requireUser(ctx.actor);
+  requireSelfOrAdmin(ctx, userId);
+  await issueOfBody(ctx, data.issueId);
+  await assertUser(ctx.db, userId);
+  return ctx.db.transaction().execute(async (tx) => {
+    const existing = await tx.selectFrom('issueWatches').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
+    if (existing) throw new Conflict('The user already has a watch on this issue');
+    const { id } = await tx.insertInto('issueWatches').values({ issueId: data.issueId, userId, watching: data.watching ? 1 : 0 })
+      .returning('id').executeTakeFirstOrThrow();
+    return id;
+  });
+}
+
+/** Update (§4.1): `watching`; administrator or the watch's user; issue and user can not move. */
+export async function updateIssueWatch(ctx: Context, id: number, patch: Partial<IssueWatchData>): Promise<void> {
+  const watch = await getIssueWatch(ctx, id);
+  requireSelfOrAdmin(ctx, watch.userId);
+  unchanged('issueId', patch.issueId, watch.issueId);
+  unchanged('userId', patch.userId, watch.userId);
+  if (patch.watching !== undefined) await ctx.db.updateTable('issueWatches').set({ watching: patch.watching ? 1 : 0 }).where('id', '=', id).execute();
+}
+
+/** Delete (§4.1): administrator or the watch's user. */
+export async function deleteIssueWatch(ctx: Context, id: number): Promise<void> {
+  const watch = await loadRow(ctx.db, 'issueWatches', id, 'Issue watch');
+  requireSelfOrAdmin(ctx, watch.userId);
+  await ctx.db.deleteFrom('issueWatches').where('id', '=', id).execute();
+}
+
+// ---------------------------------------------------------------- votes (§4.2)
+
+export interface IssueVoteData {
+  issueId: number;
+  userId?: number;
+  date?: number;
+}
+
+/** Get: canAccess(issue). */
+export async function getIssueVote(ctx: Context, id: number) {
+  const vote = await loadRow(ctx.db, 'issueVotes', id, 'Issue vote');
+  await loadAccessibleIssue(ctx, vote.issueId);
+  return vote;
+}
+
+/** Create (§4.2): canAccess(issue) and (administrator or self); one per issue and user (409); `voteCount` +1; date defaults to now. */
+export async function createIssueVote(ctx: Context, data: IssueVoteData): Promise<number> {
+  const userId = data.userId ?? requireUser(ctx.actor);
+  requireSelfOrAdmin(ctx, userId);
+  await issueOfBody(ctx, data.issueId);
+  await assertUser(ctx.db, userId);
+  return ctx.db.transaction().execute(async (tx) => {
+    const existing = await tx.selectFrom('issueVotes').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
+    if (existing) throw new Conflict('The user already voted for this issue');
+    const { id } = await tx.insertInto('issueVotes').values({ issueId: data.issueId, userId, date: data.date ?? ctx.now() })
+      .returning('id').executeTakeFirstOrThrow();
+    await tx.updateTable('issues').set((eb) => ({ voteCount: eb('voteCount', '+', 1) })).where('id', '=', data.issueId).execute();
+    return id;
+  });
+}
+
+/** Delete (§4.2): administrator or the voter; `voteCount` −1. */
+export async function deleteIssueVote(ctx: Context, id: number): Promise<void> {
+  const vote = await loadRow(ctx.db, 'issueVotes', id, 'Issue vote');
+  requireSelfOrAdmin(ctx, vote.userId);
+  await ctx.db.transaction().execute(async (tx) => {
+    const done = await tx.deleteFrom('issueVotes').where('id', '=', id).executeTakeFirst();
+    if (Number(done.numDeletedRows) !== 1) throw new NotFound(`Issue vote not found: ${id}`);
+    await tx.updateTable('issues').set((eb) => ({ voteCount: eb('voteCount', '-', 1) })).where('id', '=', vote.issueId).execute();
+  });
+}
+
+/** `/users/{id}/issue-votes` (reference/users-roles.md §2): administrator or self. */
+export async function listUserIssueVotes(ctx: Context, userId: number) {
+  requireSelfOrAdmin(ctx, userId);
+  return ctx.db.selectFrom('issueVotes').selectAll().where('userId', '=', userId).orderBy('id').execute();
+}
+
+/** `/users/{id}/issue-watches` (reference/users-roles.md §2): administrator or self. */
+export async function listUserIssueWatches(ctx: Context, userId: number) {
+  requireSelfOrAdmin(ctx, userId);
+  return ctx.db.selectFrom('issueWatches').selectAll().where('userId', '=', userId).orderBy('id').execute();
+}

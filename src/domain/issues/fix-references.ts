@@ -1,0 +1,95 @@
+import type { Db } from '../../db/database.js';
+
+/** One issue reference found in a text: an optional project path and the issue number. */
+export interface FixReference {
+  /** Lower-cased project path (`group/app`), or null for "the project of the text". */
+  projectPath: string | null;
+  number: number;
+}
+
+const KEYWORDS = 'fix|fixed|fixes|fixing|resolve|resolved|resolves|resolving|close|closed|closes|closing';
+const REFERENCE = String.raw`(?:issue\s+)?(?<project>\w(?:[\w\-/.]*\w)?)?#(?<issue>\d+)`;
+
+/**
+ * The default "commit message fix patterns" (reference/comments-issues.md §7, pulls.md §7):
+ * a fixing keyword followed by `[\s:]+` and a reference; or a reference in parentheses ending
+ * the line (`Add login page (#12)`, the squash-merge style).
+ */
+const PATTERNS: readonly RegExp[] = [
+  new RegExp(String.raw`(?:^|\W)(?:${KEYWORDS})[\s:]+${REFERENCE}(?=$|\W)`, 'gi'),
+  new RegExp(String.raw`\(\s*${REFERENCE}\s*\)\s*$`, 'gi'),
+];
+
+/**
+ * Finds the issues a text (a commit message, a pull request title or description) declares
+ * fixed. The text is lower-cased and split into trimmed lines; every match of every pattern on
+ * every line counts; each number needs its own keyword (`fixes #1, #2` fixes only #1).
+ * Duplicates are removed; order is first appearance.
+ *
+ * Implements reference/comments-issues.md §7 and pulls.md §7.
+ * @example parseFixReferences('Closes: group/app#3\nfix #12') →
+ *   [{ projectPath: 'group/app', number: 3 }, { projectPath: null, number: 12 }]
+ */
+export function parseFixReferences(text: string | null | undefined): FixReference[] {
+  if (!text || !/#\d/.test(text)) return [];
+  const found = new Map<string, FixReference>();
+  for (const line of text.toLowerCase().split(/\r?\n|\r/)) {
+    const trimmed = line.trim();
+    if (!/#\d/.test(trimmed)) continue;
+    for (const pattern of PATTERNS) {
+      for (const match of trimmed.matchAll(pattern)) {
+        const number = Number(match.groups!.issue);
+        if (!Number.isSafeInteger(number) || number <= 0) continue;
+        const projectPath = match.groups!.project ?? null;
+        const key = `${projectPath ?? ''}#${number}`;
+        if (!found.has(key)) found.set(key, { projectPath, number });
+      }
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * Whether a reference to `referencedPath` made from project `projectPath` counts: the same
+ * project, an ancestor or a descendant (reference/comments-issues.md §7 "Resolution").
+ */
+export function isRelatedProject(projectPath: string, referencedPath: string): boolean {
+  const a = projectPath.toLowerCase();
+  const b = referencedPath.toLowerCase();
+  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}
+
+/**
+ * Resolves references made from project `projectId` to issue ids: no path means that project;
+ * a path (case-insensitive) counts only for that project, an ancestor or a descendant; the issue
+ * must exist in the referenced project with that number. Unknown references are ignored.
+ * Returns distinct ids, in reference order.
+ */
+export async function resolveFixReferences(db: Db, projectId: number, references: readonly FixReference[]): Promise<number[]> {
+  if (references.length === 0) return [];
+  const project = await db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
+  if (!project) return [];
+  const paths = [...new Set(references.map((r) => r.projectPath).filter((p): p is string => p !== null))];
+  const projects = paths.length === 0 ? [] : await db.selectFrom('projects').select(['id', 'path'])
+    .where((eb) => eb(eb.fn('lower', ['path']), 'in', paths)).execute();
+  const byPath = new Map(projects.map((p) => [p.path.toLowerCase(), p]));
+  const wanted: { projectId: number; number: number }[] = [];
+  for (const ref of references) {
+    if (ref.projectPath === null) {
+      wanted.push({ projectId: project.id, number: ref.number });
+      continue;
+    }
+    const other = byPath.get(ref.projectPath);
+    if (other && isRelatedProject(project.path, other.path)) wanted.push({ projectId: other.id, number: ref.number });
+  }
+  if (wanted.length === 0) return [];
+  const rows = await db.selectFrom('issues').select(['id', 'projectId', 'number'])
+    .where((eb) => eb.or(wanted.map((w) => eb.and([eb('projectId', '=', w.projectId), eb('number', '=', w.number)]))))
+    .execute();
+  const ids: number[] = [];
+  for (const w of wanted) {
+    const row = rows.find((r) => r.projectId === w.projectId && r.number === w.number);
+    if (row && !ids.includes(row.id)) ids.push(row.id);
+  }
+  return ids;
+}

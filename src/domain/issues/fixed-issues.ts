@@ -1,0 +1,129 @@
+import type { PullRequestRow } from '../../db/schema.js';
+import { Conflict } from '../../errors.js';
+import { getDefaultBranch, readCommits, revList } from '../../git/repository.js';
+import { QuerySyntaxError } from '../../query/index.js';
+import type { Context } from '../context.js';
+import type { RefChange } from '../events.js';
+import { findProjectByPath } from '../projects/projects.js';
+import { listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';
+import { isRelatedProject, parseFixReferences, resolveFixReferences, type FixReference } from './fix-references.js';
+import { CLOSED_STATE, INITIAL_STATE } from './issue-setting.js';
+import { changeState } from './issues.js';
+
+/** Most commits read for one push or one range (the newest ones). */
+const MAX_COMMITS = 1000;
+
+async function messagesOf(repo: string, include: string[], exclude: string[]): Promise<{ hash: string; message: string }[]> {
+  const hashes = await revList(repo, include, exclude, { max: MAX_COMMITS });
+  return (await readCommits(repo, hashes)).map((c) => ({ hash: c.hash, message: c.message }));
+}
+
+/**
+ * The fixed issues of a pull request, computed (reference/pulls.md §7): references in the full
+ * message of every commit of every update (reachable from the update head, excluding the
+ * previous update's head — the base for the first — and the update's target head), the title
+ * and the description, resolved against the target project. Distinct issue ids.
+ */
+export async function computePullRequestFixedIssueIds(ctx: Context, pr: PullRequestRow): Promise<number[]> {
+  const repo = ctx.repoPath(pr.targetProjectId);
+  const references: FixReference[] = [...parseFixReferences(pr.title), ...parseFixReferences(pr.description)];
+  let previous = pr.baseCommitHash;
+  for (const update of await listUpdates(ctx.db, pr.id)) {
+    const commits = await messagesOf(repo, [update.headCommitHash], [previous, update.targetHeadCommitHash]).catch(() => []);
+    for (const commit of commits) references.push(...parseFixReferences(commit.message));
+    previous = update.headCommitHash;
+  }
+  return resolveFixReferences(ctx.db, pr.targetProjectId, references);
+}
+
+/** Get Fixed Issue Ids (reference/pulls.md §1 #11): read code on the target project. */
+export async function getPullRequestFixedIssueIds(ctx: Context, requestId: number): Promise<number[]> {
+  return computePullRequestFixedIssueIds(ctx, await loadReadablePullRequest(ctx, requestId));
+}
+
+/** `"proj#n"` → the pull request it names; QuerySyntaxError when the project or request is unknown. */
+async function pullRequestByReference(ctx: Context, value: string): Promise<PullRequestRow> {
+  const match = /^(.+)#(\d+)$/.exec(value.trim());
+  if (!match) throw new QuerySyntaxError(`Invalid pull request reference: ${value}`);
+  const project = await findProjectByPath(ctx.db, match[1]);
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
+  const pr = await ctx.db.selectFrom('pullRequests').selectAll().where('targetProjectId', '=', project.id)
+    .where('number', '=', Number(match[2])).executeTakeFirst();
+  if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${value}`);
+  return pr;
+}
+
+/** `fixed in pull request "proj#n"` of the issue query language (reference/comments-issues.md §6.4). */
+export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: string): Promise<number[]> {
+  return computePullRequestFixedIssueIds(ctx, await pullRequestByReference(ctx, value));
+}
+
+/**
+ * `includes issue "proj#n"` of the pull request query language (reference/pulls.md §6): ids of
+ * the requests whose fixed issues include that issue. Only requests whose target project is the
+ * issue's project, an ancestor or a descendant can fix it, so only those are examined.
+ * QuerySyntaxError when the project or the issue is unknown.
+ */
+export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Promise<number[]> {
+  const match = /^(.+)#(\d+)$/.exec(value.trim());
+  if (!match) throw new QuerySyntaxError(`Invalid issue reference: ${value}`);
+  const project = await findProjectByPath(ctx.db, match[1]);
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
+  const issue = await ctx.db.selectFrom('issues').select('id').where('projectId', '=', project.id)
+    .where('number', '=', Number(match[2])).executeTakeFirst();
+  if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${value}`);
+  const candidates = await ctx.db.selectFrom('pullRequests').innerJoin('projects', 'projects.id', 'pullRequests.targetProjectId')
+    .selectAll('pullRequests').select('projects.path as targetPath').execute();
+  const ids: number[] = [];
+  for (const pr of candidates) {
+    if (!isRelatedProject(project.path, pr.targetPath)) continue;
+    if ((await computePullRequestFixedIssueIds(ctx, pr)).includes(issue.id)) ids.push(pr.id);
+  }
+  return ids;
+}
+
+/**
+ * The issues fixed by the commits of a project between two commits (`from` excluded; null = all
+ * history up to `to`, newest 1000 commits), resolved against that project. For builds'
+ * fixed issues (reference/builds.md: commits since the previous build).
+ */
+export async function fixedIssueIdsBetween(ctx: Context, projectId: number, from: string | null, to: string): Promise<number[]> {
+  const commits = await messagesOf(ctx.repoPath(projectId), [to], from ? [from] : []);
+  return resolveFixReferences(ctx.db, projectId, commits.flatMap((c) => parseFixReferences(c.message)));
+}
+
+/**
+ * After a push (the `refsUpdated` event): records every new commit of a branch whose message
+ * fixes issues (served by `/issues/{id}/commits` and `fixed in commit`), and closes the open
+ * issues fixed by commits reaching the default branch (reference/comments-issues.md §6.3
+ * transitions, §7). Acts as the pushing user when known, else the system.
+ */
+export async function onFixingCommitsPushed(ctx: Context, projectId: number, changes: readonly RefChange[], userId: number | null): Promise<void> {
+  const repo = ctx.repoPath(projectId);
+  const defaultBranch = await getDefaultBranch(repo).catch(() => null);
+  for (const change of changes) {
+    if (!change.ref.startsWith('refs/heads/') || !change.newHash) continue;
+    const commits = await messagesOf(repo, [change.newHash], change.oldHash ? [change.oldHash] : []).catch(() => []);
+    const fixes: { hash: string; issueIds: number[] }[] = [];
+    for (const commit of commits) {
+      const issueIds = await resolveFixReferences(ctx.db, projectId, parseFixReferences(commit.message));
+      if (issueIds.length > 0) fixes.push({ hash: commit.hash, issueIds });
+    }
+    if (fixes.length === 0) continue;
+    await ctx.db.insertInto('issueCommits')
+      .values(fixes.flatMap((f) => f.issueIds.map((issueId) => ({ issueId, projectId, commitHash: f.hash }))))
+      .onConflict((oc) => oc.columns(['issueId', 'projectId', 'commitHash']).doNothing()).execute();
+    if (change.ref !== `refs/heads/${defaultBranch}`) continue;
+    const toClose = [...new Set(fixes.flatMap((f) => f.issueIds))];
+    const open = await ctx.db.selectFrom('issues').selectAll().where('id', 'in', toClose).where('state', '=', INITIAL_STATE).execute();
+    for (const issue of open) {
+      const fix = fixes.find((f) => f.issueIds.includes(issue.id))!;
+      try {
+        await changeState(ctx.db, issue, CLOSED_STATE, userId, ctx.now(), { reason: `Fixed by commit ${fix.hash}` });
+      } catch (error) {
+        // Closed (or otherwise moved) meanwhile by someone else: nothing left to do.
+        if (!(error instanceof Conflict)) throw error;
+      }
+    }
+  }
+}

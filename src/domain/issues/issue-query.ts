@@ -1,0 +1,259 @@
+import { sql, type SqlBool } from 'kysely';
+import type { IssueRow } from '../../db/schema.js';
+import { readCommit, resolveCommit, revList, readCommits } from '../../git/repository.js';
+import {
+  containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery,
+} from '../../query/index.js';
+import { ANONYMOUS_ID, type Context } from '../context.js';
+import { accessibleProjectsCondition } from '../permissions.js';
+import { findProjectByPath } from '../projects/projects.js';
+import {
+  always, compileCriteria, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
+  userIdByLogin, type Condition, type LeafCompiler,
+} from '../query/compile.js';
+import { parseFixReferences, resolveFixReferences } from './fix-references.js';
+import { fixedIssueIdsOfPullRequestReference } from './fixed-issues.js';
+import { fieldSpec, ISSUE_FIELDS, ISSUE_STATES } from './issue-setting.js';
+
+/** The links of a fresh install; no link between issues is stored, so none is ever present. */
+const KNOWN_LINKS = ['Child Issue', 'Parent Issue', 'Blocked By', 'Blocking'];
+
+const STATE_ORDINAL_SQL = sql`(case ${sql.join(ISSUE_STATES.map((s, i) => sql`when issues.state = ${s} then ${i}`), sql` `)} else -1 end)`;
+
+const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
+  'Vote Count': sql`issues.vote_count`,
+  'Comment Count': sql`issues.comment_count`,
+  Number: sql`issues.number`,
+  State: STATE_ORDINAL_SQL,
+  'Submit Date': sql`issues.submit_date`,
+  Project: sql`(select p.path from projects p where p.id = issues.project_id)`,
+  'Last Activity Date': sql`issues.last_activity_date`,
+};
+
+function hasField(name: string, where: (eb: any) => any = () => sql<SqlBool>`1 = 1`): Condition {
+  return (eb) => eb.exists(eb.selectFrom('issueFields').select('issueFields.id')
+    .whereRef('issueFields.issueId', '=', 'issues.id').where('issueFields.name', '=', name).where(where));
+}
+
+function commentedBy(userId: number): Condition {
+  return (eb) => eb.exists(eb.selectFrom('issueComments').select('id').whereRef('issueId', '=', 'issues.id').where('userId', '=', userId));
+}
+
+function textContains(word: string): Condition {
+  const pattern = containsToLike(word, { wildcard: false });
+  return (eb) => eb.or([
+    likeCondition('issues.title', pattern)(eb),
+    likeCondition('issues.description', pattern)(eb),
+    eb.exists(eb.selectFrom('issueComments').select('id').whereRef('issueId', '=', 'issues.id')
+      .where(sql<SqlBool>`lower(content) like ${pattern} escape '\\'`)),
+  ]);
+}
+
+function compare(operator: string): '=' | '>' | '<' {
+  return operator === 'is' ? '=' : operator === 'is greater than' ? '>' : '<';
+}
+
+/** `project:rev` → the project and the commit it names; QuerySyntaxError otherwise. */
+async function projectCommit(ctx: Context, value: string): Promise<{ projectId: number; commit: string }> {
+  const colon = value.indexOf(':');
+  if (colon <= 0) throw new QuerySyntaxError(`Project is not specified: ${value}`);
+  const project = await findProjectByPath(ctx.db, value.slice(0, colon));
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${value.slice(0, colon)}`);
+  const rev = value.slice(colon + 1);
+  const commit = rev && !rev.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), rev).catch(() => null) : null;
+  if (!commit) throw new QuerySyntaxError(`Unable to find revision: ${value}`);
+  return { projectId: project.id, commit };
+}
+
+/** Issue ids fixed by the commits `from..to` of one project (both `project:rev`). */
+async function fixedBetween(ctx: Context, from: string, to: string): Promise<number[]> {
+  const a = await projectCommit(ctx, from);
+  const b = await projectCommit(ctx, to);
+  if (a.projectId !== b.projectId) throw new QuerySyntaxError('Both revisions should be in the same project');
+  const repo = ctx.repoPath(a.projectId);
+  const hashes = await revList(repo, [b.commit], [a.commit], { max: 10_000 });
+  const commits = await readCommits(repo, hashes);
+  return resolveFixReferences(ctx.db, a.projectId, commits.flatMap((c) => parseFixReferences(c.message)));
+}
+
+/** `"Number" is "proj#12"` (or `#12` / `12` in any project). */
+async function numberCondition(ctx: Context, operator: string, value: string): Promise<Condition> {
+  const match = /^(.*?)#?(\d+)$/.exec(value.trim());
+  if (!match) throw new QuerySyntaxError(`Invalid issue number: ${value}`);
+  const number = Number(match[2]);
+  const op = compare(operator);
+  if (!match[1]) return (eb) => eb('issues.number', op, number);
+  const project = await findProjectByPath(ctx.db, match[1]);
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
+  return (eb) => eb.and([eb('issues.projectId', '=', project.id), eb('issues.number', op, number)]);
+}
+
+async function customField(ctx: Context, name: string, operator: string, value: string | null): Promise<Condition> {
+  const spec = fieldSpec(name);
+  if (!spec) throw new QuerySyntaxError(`Field not found: ${name}`);
+  const notApplicable = () => new QuerySyntaxError(`Field '${name}' is not applicable for operator '${operator}'`);
+  if (operator === 'is empty') return (eb) => eb.not(hasField(name)(eb));
+  switch (spec.type) {
+    case 'Enumeration': {
+      if (operator !== 'is' && operator !== 'is greater than' && operator !== 'is less than') throw notApplicable();
+      const ordinal = spec.choices.findIndex((c) => c.toLowerCase() === value!.toLowerCase());
+      if (ordinal < 0) throw new QuerySyntaxError(`Invalid value for field '${name}': ${value}`);
+      return hasField(name, (eb) => eb('issueFields.ordinal', compare(operator), ordinal));
+    }
+    case 'User': {
+      if (operator === 'is me') {
+        const login = await ctx.db.selectFrom('users').select('name').where('id', '=', currentUserOrFail(ctx)).executeTakeFirstOrThrow();
+        return hasField(name, (eb) => eb('issueFields.value', '=', login.name));
+      }
+      if (operator !== 'is') throw notApplicable();
+      await userIdByLogin(ctx.db, value!);
+      return hasField(name, (eb) => eb('issueFields.value', '=', value!.toLowerCase()));
+    }
+    default:
+      if (operator !== 'is') throw notApplicable();
+      return hasField(name, (eb) => eb('issueFields.value', '=', value!.replace(/^#/, '')));
+  }
+}
+
+function issueLeaf(ctx: Context): LeafCompiler {
+  const now = new Date(ctx.now());
+  return async (c) => {
+    switch (c.kind) {
+      case 'number': return (eb) => eb('issues.number', '=', c.number);
+      case 'fuzzy': {
+        const words = c.text.split(/\s+/).filter(Boolean);
+        return words.length === 0 ? always : (eb) => eb.and(words.map((w) => textContains(w)(eb)));
+      }
+      case 'fixedBetween': {
+        if (c.from.type === 'build' || c.to.type === 'build') throw new QuerySyntaxError(`Unable to find build: ${c.from.type === 'build' ? c.from.value : c.to.value}`);
+        return inIds('issues.id', await fixedBetween(ctx, c.from.value, c.to.value));
+      }
+      case 'linkMatch':
+        if (!KNOWN_LINKS.includes(c.link)) throw new QuerySyntaxError(`Link not found: ${c.link}`);
+        await compileCriteria(c.criteria, issueLeaf(ctx));
+        return c.quantifier === 'all' ? always : never;
+      case 'operator': {
+        const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
+        switch (c.operator) {
+          case 'confidential': return (eb) => eb('issues.confidential', '=', 1);
+          case 'submitted by me':
+          case 'submitted by': {
+            const id = await user();
+            return (eb) => eb('issues.submitterId', '=', id);
+          }
+          case 'commented by me':
+          case 'commented by': return commentedBy(await user());
+          case 'mentioned me':
+          case 'mentioned': {
+            const id = await user();
+            return (eb) => eb.exists(eb.selectFrom('issueMentions').select('id').whereRef('issueId', '=', 'issues.id').where('userId', '=', id));
+          }
+          case 'fixed in commit': {
+            const { projectId, commit } = await projectCommit(ctx, c.value!);
+            const message = (await readCommit(ctx.repoPath(projectId), commit)).message;
+            return inIds('issues.id', await resolveFixReferences(ctx.db, projectId, parseFixReferences(message)));
+          }
+          case 'fixed in pull request': return inIds('issues.id', await fixedIssueIdsOfPullRequestReference(ctx, c.value!));
+          case 'fixed in build': throw new QuerySyntaxError(`Unable to find build: ${c.value}`);
+          case 'has any':
+            if (!KNOWN_LINKS.includes(c.value!)) throw new QuerySyntaxError(`Link not found: ${c.value}`);
+            return never;
+          default:
+            throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`);
+        }
+      }
+      case 'field':
+        switch (c.field) {
+          case 'Project': return inIds('issues.projectId', await projectIdsMatchingPath(ctx.db, c.value!));
+          case 'Number': return numberCondition(ctx, c.operator, c.value!);
+          case 'State': {
+            const index = ISSUE_STATES.findIndex((s) => s.toLowerCase() === c.value!.toLowerCase());
+            if (index < 0) throw new QuerySyntaxError(`Undefined state: ${c.value}`);
+            const states = ISSUE_STATES.filter((_, i) => (c.operator === 'is' ? i === index : c.operator === 'is after' ? i > index : i < index));
+            return states.length === 0 ? never : (eb) => eb('issues.state', 'in', states);
+          }
+          case 'Title': return likeCondition('issues.title', containsToLike(c.value!));
+          case 'Description': return likeCondition('issues.description', containsToLike(c.value!));
+          case 'Comment': {
+            const pattern = containsToLike(c.value!);
+            return (eb) => eb.exists(eb.selectFrom('issueComments').select('id').whereRef('issueId', '=', 'issues.id')
+              .where(sql<SqlBool>`lower(content) like ${pattern} escape '\\'`));
+          }
+          case 'Submit Date':
+          case 'Last Activity Date': {
+            const column = c.field === 'Submit Date' ? 'issues.submitDate' : 'issues.lastActivityDate';
+            const date = parseQueryDate(c.value!, now).getTime();
+            return (eb) => eb(column, c.operator === 'is since' ? '>' : '<', date);
+          }
+          case 'Vote Count':
+          case 'Comment Count': {
+            const value = parseIntegerValue(c.field, c.value!);
+            const column = c.field === 'Vote Count' ? 'issues.voteCount' : 'issues.commentCount';
+            return (eb) => eb(column, compare(c.operator), value);
+          }
+          case 'Milestone': {
+            const scheduled = (name: string | null): Condition => (eb) => eb.exists(eb.selectFrom('issueSchedules')
+              .innerJoin('milestones', 'milestones.id', 'issueSchedules.milestoneId').select('issueSchedules.id')
+              .whereRef('issueSchedules.issueId', '=', 'issues.id')
+              .$if(name !== null, (q) => q.where(sql<SqlBool>`lower(milestones.name) = ${name!.toLowerCase()}`)));
+            return c.operator === 'is empty' ? (eb) => eb.not(scheduled(null)(eb)) : scheduled(c.value!);
+          }
+          default:
+            return customField(ctx, c.field, c.operator, c.value);
+        }
+      default:
+        throw new QuerySyntaxError('Unsupported criteria');
+    }
+  };
+}
+
+/** Parses an issue query with the built-in custom fields (Type, Priority, Assignees, Failed Build). */
+export function parseIssueQuery(text: string, now?: Date): ParsedQuery {
+  return parseQuery('issues', text, { extraFields: ISSUE_FIELDS.map((f) => f.name), now });
+}
+
+/** A condition on the `issues` table for the caller: a query's criteria (or none), compiled. */
+export async function compileIssueCriteria(ctx: Context, parsed: ParsedQuery): Promise<Condition> {
+  return parsed.criteria ? compileCriteria(parsed.criteria, issueLeaf(ctx)) : always;
+}
+
+/**
+ * The issues the caller may see, as a condition on `issues`: an accessible project and, for a
+ * confidential issue, AccessConfidentialIssues there or a per-issue grant (reference/platform.md §7).
+ * Null for administrators.
+ */
+export async function visibleIssuesCondition(ctx: Context): Promise<Condition | null> {
+  const accessible = await accessibleProjectsCondition(ctx, 'access');
+  if (!accessible) return null;
+  const confidential = await accessibleProjectsCondition(ctx, 'accessConfidentialIssues');
+  const userId = ctx.actor.userId;
+  return (eb) => eb.and([
+    accessible(eb, 'issues.projectId'),
+    eb.or([
+      eb('issues.confidential', '=', 0),
+      confidential ? confidential(eb, 'issues.projectId') : sql<SqlBool>`1 = 1`,
+      ...(userId === ANONYMOUS_ID ? [] : [eb.exists(eb.selectFrom('issueAuthorizations').select('issueAuthorizations.id')
+        .whereRef('issueAuthorizations.issueId', '=', 'issues.id').where('issueAuthorizations.userId', '=', userId))]),
+    ]),
+  ]);
+}
+
+/**
+ * Query (reference/comments-issues.md §6.2, §6.4): the issue query language compiled to one SQL
+ * statement over the issues the caller may see; `order by` any built-in sort field or custom
+ * field (by the value's ordinal); default last activity date descending, then id.
+ */
+export async function queryIssues(ctx: Context, text: string, offset: number, count: number): Promise<IssueRow[]> {
+  const parsed = parseIssueQuery(text, new Date(ctx.now()));
+  const condition = await compileIssueCriteria(ctx, parsed);
+  const visible = await visibleIssuesCondition(ctx);
+  let query = ctx.db.selectFrom('issues').selectAll('issues').where((eb) => condition(eb));
+  if (visible) query = query.where((eb) => visible(eb));
+  const orders = parsed.orders.length > 0 ? parsed.orders : [{ field: 'Last Activity Date', direction: 'desc' as const }];
+  for (const order of orders) {
+    const expression = SORT_EXPRESSIONS[order.field]
+      ?? sql`(select min(f.ordinal) from issue_fields f where f.issue_id = issues.id and f.name = ${order.field})`;
+    query = query.orderBy(expression, order.direction);
+  }
+  return query.orderBy('issues.id', 'desc').offset(offset).limit(count).execute();
+}

@@ -1,0 +1,354 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/database.js';
+import type { Kysely } from 'kysely';
+import type { Database, IssueRow, ProjectRow } from '../../db/schema.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { ANONYMOUS_ID, type Context } from '../context.js';
+import { autoWatchIssue, recordMentions } from '../mentions.js';
+import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../permissions.js';
+import { forkRootId, takeNextNumber } from '../projects/numbers.js';
+import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
+
+export const MAX_TITLE = 255;
+export const MAX_CONTENT = 100_000;
+
+/** An issue together with its project and the caller's privileges there. */
+export interface LoadedIssue {
+  issue: IssueRow;
+  project: ProjectRow;
+  permissions: ProjectPermissions;
+}
+
+/** Loads an issue row; NotFound `Issue not found: N`. */
+export async function getIssueRow(db: Db, issueId: number): Promise<IssueRow> {
+  const issue = await db.selectFrom('issues').selectAll().where('id', '=', issueId).executeTakeFirst();
+  if (!issue) throw new NotFound(`Issue not found: ${issueId}`);
+  return issue;
+}
+
+/**
+ * canAccess(issue) of reference/platform.md §7: project access (404 when the project is
+ * invisible); a confidential issue also needs AccessConfidentialIssues or a per-issue grant
+ * (submitter, mentioned users) — otherwise 401/403.
+ */
+export async function loadAccessibleIssue(ctx: Context, issueId: number): Promise<LoadedIssue> {
+  const issue = await getIssueRow(ctx.db, issueId);
+  const { project, permissions } = await loadProjectWith(ctx, issue.projectId, 'access');
+  if (issue.confidential && !permissions.accessConfidentialIssues) {
+    const granted = ctx.actor.userId !== ANONYMOUS_ID && await ctx.db.selectFrom('issueAuthorizations').select('id')
+      .where('issueId', '=', issue.id).where('userId', '=', ctx.actor.userId).executeTakeFirst();
+    if (!granted) deny(ctx.actor);
+  }
+  return { issue, project, permissions };
+}
+
+/** canModify(issue): the submitter or an issue manager of the project (reference/platform.md §7). */
+function requireModify(ctx: Context, loaded: LoadedIssue): void {
+  requireUser(ctx.actor);
+  if (loaded.issue.submitterId !== ctx.actor.userId && !loaded.permissions.manageIssues) deny(ctx.actor);
+}
+
+function requireManage(ctx: Context, loaded: LoadedIssue): void {
+  requireUser(ctx.actor);
+  if (!loaded.permissions.manageIssues) deny(ctx.actor);
+}
+
+/** Records one change of an issue (`data` carries `@type` first). */
+export async function recordIssueChange(db: Db, issueId: number, userId: number | null, date: number, data: Record<string, unknown>): Promise<void> {
+  await db.insertInto('issueChanges').values({ issueId, userId, date, data: JSON.stringify(data) }).execute();
+}
+
+async function touch(db: Db, issueId: number, userId: number | null, date: number, description: string): Promise<void> {
+  await db.updateTable('issues').set({ lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: description })
+    .where('id', '=', issueId).execute();
+}
+
+function checkTitle(title: unknown): string {
+  const trimmed = typeof title === 'string' ? title.trim() : '';
+  if (!trimmed) throw new BadRequest('Title is required');
+  if (trimmed.length > MAX_TITLE) throw new BadRequest(`Title should not exceed ${MAX_TITLE} characters`);
+  return trimmed;
+}
+
+function checkDescription(description: string | null | undefined): string | null {
+  if (description === undefined || description === null || description === '') return null;
+  if (description.length > MAX_CONTENT) throw new BadRequest('Description too long');
+  return description;
+}
+
+/** Field values as `{name: value}` (multi-value fields as lists), for change records. */
+function fieldMap(rows: readonly FieldValueRow[]): Record<string, string | string[]> {
+  const map: Record<string, string | string[]> = {};
+  for (const spec of ISSUE_FIELDS) {
+    const values = rows.filter((r) => r.name === spec.name && r.value !== null).map((r) => r.value as string);
+    if (values.length > 0) map[spec.name] = spec.multiple ? values : values[0];
+  }
+  return map;
+}
+
+async function writeFields(db: Db, issueId: number, fields: Map<string, FieldValueRow[]>): Promise<void> {
+  for (const [name, rows] of fields) {
+    await db.deleteFrom('issueFields').where('issueId', '=', issueId).where('name', '=', name).execute();
+    if (rows.length > 0) await db.insertInto('issueFields').values(rows.map((r) => ({ issueId, ...r }))).execute();
+  }
+}
+
+/** IssueOpenData (reference/comments-issues.md §6.2 create). */
+export interface IssueOpenData {
+  projectId: number;
+  title: string;
+  description?: string | null;
+  confidential?: boolean;
+  milestoneIds?: number[];
+  fields?: Record<string, unknown>;
+}
+
+async function checkMilestones(db: Db, project: ProjectRow, ids: readonly number[]): Promise<number[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const rows = await db.selectFrom('milestones').innerJoin('projects', 'projects.id', 'milestones.projectId')
+    .select(['milestones.id', 'projects.path']).where('milestones.id', 'in', unique).execute();
+  for (const id of unique) {
+    const row = rows.find((r) => r.id === id);
+    if (!row || !(project.path === row.path || project.path.startsWith(`${row.path}/`))) {
+      throw new BadRequest('Milestone is not defined in project hierarchy of the issue');
+    }
+  }
+  return unique;
+}
+
+/**
+ * Create (reference/comments-issues.md §6.2, IssueManager.open): access to the project; a
+ * milestone needs ScheduleIssues and must belong to the project or an ancestor (400). The issue
+ * starts in the first state (`Open`) with the next number of the fork root's scope; fields are
+ * validated (400) and the built-in defaults applied (Type `New Feature`, Priority `Normal`); the
+ * submitter gets access to it and watches it; mentions in the description are recorded.
+ * Returns the new id.
+ */
+export async function openIssue(ctx: Context, data: IssueOpenData): Promise<number> {
+  const submitterId = requireUser(ctx.actor);
+  const { project, permissions } = await loadProjectWith(ctx, data.projectId, 'access');
+  const title = checkTitle(data.title);
+  const description = checkDescription(data.description);
+  if ((data.milestoneIds?.length ?? 0) > 0 && !permissions.scheduleIssues) deny(ctx.actor);
+  const milestoneIds = await checkMilestones(ctx.db, project, data.milestoneIds ?? []);
+  const input: Record<string, unknown> = {};
+  for (const spec of ISSUE_FIELDS) if (spec.defaultValue !== null) input[spec.name] = spec.defaultValue;
+  Object.assign(input, data.fields ?? {});
+  const fields = await fieldRows(ctx.db, input);
+  const numberScopeId = await forkRootId(ctx.db, project.id);
+  const now = ctx.now();
+  return ctx.db.transaction().execute(async (tx) => {
+    const number = await takeNextNumber(tx, numberScopeId, 'issue');
+    const { id } = await tx.insertInto('issues').values({
+      numberScopeId, number, projectId: project.id, state: INITIAL_STATE, title, description, submitterId,
+      submitDate: now, voteCount: 0, commentCount: 0, uuid: randomUUID(), threadingReference: null,
+      lastActivityUserId: submitterId, lastActivityDate: now, lastActivityDescription: 'opened',
+      confidential: data.confidential ? 1 : 0, pinDate: null,
+    }).returning('id').executeTakeFirstOrThrow();
+    await writeFields(tx, id, fields);
+    for (const milestoneId of milestoneIds) await tx.insertInto('issueSchedules').values({ issueId: id, milestoneId, date: now }).execute();
+    await tx.insertInto('issueAuthorizations').values({ issueId: id, userId: submitterId }).execute();
+    await autoWatchIssue(tx, id, [submitterId]);
+    await recordMentions(tx, { kind: 'issue', issueId: id }, description);
+    return id;
+  });
+}
+
+/** Get (reference §6.2): canAccess(issue). */
+export async function getIssue(ctx: Context, issueId: number): Promise<IssueRow> {
+  return (await loadAccessibleIssue(ctx, issueId)).issue;
+}
+
+/** Sub-lists of reference §6.2 (`/fields`, `/changes`, `/comments`, `/votes`, `/watches`): canAccess(issue), in id order. */
+export async function listIssueFields(ctx: Context, issueId: number) {
+  await loadAccessibleIssue(ctx, issueId);
+  return ctx.db.selectFrom('issueFields').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+}
+
+/** The change records of an issue, oldest first. */
+export async function listIssueChanges(ctx: Context, issueId: number) {
+  await loadAccessibleIssue(ctx, issueId);
+  return ctx.db.selectFrom('issueChanges').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+}
+
+/** The comments of an issue, oldest first. */
+export async function listIssueComments(ctx: Context, issueId: number) {
+  await loadAccessibleIssue(ctx, issueId);
+  return ctx.db.selectFrom('issueComments').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+}
+
+/** The votes of an issue. */
+export async function listIssueVotes(ctx: Context, issueId: number) {
+  await loadAccessibleIssue(ctx, issueId);
+  return ctx.db.selectFrom('issueVotes').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+}
+
+/** The watches of an issue. */
+export async function listIssueWatches(ctx: Context, issueId: number) {
+  await loadAccessibleIssue(ctx, issueId);
+  return ctx.db.selectFrom('issueWatches').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+}
+
+/** The milestones an issue is scheduled into. */
+export async function listIssueMilestones(ctx: Context, issueId: number) {
+  await loadAccessibleIssue(ctx, issueId);
+  return ctx.db.selectFrom('milestones').innerJoin('issueSchedules', 'issueSchedules.milestoneId', 'milestones.id')
+    .selectAll('milestones').where('issueSchedules.issueId', '=', issueId).orderBy('milestones.id').execute();
+}
+
+/** `/commits`: the fixing commits recorded for the issue (reference §6.2): ReadCode on the issue's project. */
+export async function listIssueCommits(ctx: Context, issueId: number): Promise<{ projectId: number; commitHash: string }[]> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  if (!loaded.permissions.readCode) deny(ctx.actor);
+  return ctx.db.selectFrom('issueCommits').select(['projectId', 'commitHash']).where('issueId', '=', issueId).orderBy('id').execute();
+}
+
+/** Set Title: canModify(issue); 1–255 characters (400). Records a title change. */
+export async function setIssueTitle(ctx: Context, issueId: number, text: string): Promise<void> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  requireModify(ctx, loaded);
+  const title = checkTitle(text);
+  if (title === loaded.issue.title) return;
+  const now = ctx.now();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.updateTable('issues').set({ title }).where('id', '=', issueId).execute();
+    await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueTitleChangeData', oldTitle: loaded.issue.title, newTitle: title });
+    await touch(tx, issueId, ctx.actor.userId, now, 'changed title');
+  });
+}
+
+/** Set Description: canModify(issue); at most 100000 characters (400); empty clears. Mentions are recorded. */
+export async function setIssueDescription(ctx: Context, issueId: number, text: string): Promise<void> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  requireModify(ctx, loaded);
+  const description = checkDescription(text);
+  if (description === loaded.issue.description) return;
+  const now = ctx.now();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.updateTable('issues').set({ description }).where('id', '=', issueId).execute();
+    await recordIssueChange(tx, issueId, ctx.actor.userId, now, {
+      '@type': 'IssueDescriptionChangeData', oldDescription: loaded.issue.description, newDescription: description,
+    });
+    await touch(tx, issueId, ctx.actor.userId, now, 'changed description');
+    await recordMentions(tx, { kind: 'issue', issueId }, description);
+  });
+}
+
+/** Set Confidential: canModify(issue). */
+export async function setIssueConfidential(ctx: Context, issueId: number, confidential: boolean): Promise<void> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  requireModify(ctx, loaded);
+  if (Boolean(loaded.issue.confidential) === confidential) return;
+  const now = ctx.now();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.updateTable('issues').set({ confidential: confidential ? 1 : 0 }).where('id', '=', issueId).execute();
+    await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueConfidentialChangeData', oldConfidential: !confidential, newConfidential: confidential });
+    await touch(tx, issueId, ctx.actor.userId, now, 'changed confidential');
+  });
+}
+
+async function currentFields(db: Db, issueId: number): Promise<FieldValueRow[]> {
+  return db.selectFrom('issueFields').select(['name', 'value', 'type', 'ordinal']).where('issueId', '=', issueId).orderBy('id').execute();
+}
+
+/** Users newly put in user fields: they watch the issue (reference §4.1 auto-watch). */
+async function watchNewAssignees(db: Db, issueId: number, before: readonly FieldValueRow[], fields: Map<string, FieldValueRow[]>): Promise<void> {
+  const logins: string[] = [];
+  for (const rows of fields.values()) {
+    for (const row of rows) {
+      if (row.type === 'User' && row.value && !before.some((b) => b.name === row.name && b.value === row.value)) logins.push(row.value);
+    }
+  }
+  if (logins.length === 0) return;
+  const users = await db.selectFrom('users').select('id').where('name', 'in', logins).execute();
+  await autoWatchIssue(db, issueId, users.map((u) => u.id));
+}
+
+/**
+ * Set Fields (reference §6.2 `/fields`): ManageIssues; `{name: value}` replaces the named
+ * fields (null or [] clears one); unknown names and invalid values are 400. Records a change.
+ */
+export async function setIssueFields(ctx: Context, issueId: number, input: Record<string, unknown>): Promise<void> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  requireManage(ctx, loaded);
+  const fields = await fieldRows(ctx.db, input);
+  if (fields.size === 0) return;
+  const now = ctx.now();
+  await ctx.db.transaction().execute(async (tx) => {
+    const before = await currentFields(tx, issueId);
+    await writeFields(tx, issueId, fields);
+    const after = await currentFields(tx, issueId);
+    if (JSON.stringify(fieldMap(before)) === JSON.stringify(fieldMap(after))) return;
+    await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueFieldChangeData', oldFields: fieldMap(before), newFields: fieldMap(after) });
+    await touch(tx, issueId, ctx.actor.userId, now, 'changed fields');
+    await watchNewAssignees(tx, issueId, before, fields);
+  });
+}
+
+/** A state transition request (reference §6.2 `/state-transitions`). */
+export interface StateTransitionData {
+  state: string;
+  fields?: Record<string, unknown>;
+  removeFields?: string[];
+  comment?: string | null;
+}
+
+/**
+ * Transits an issue to another state (reference §6.2): ManageIssues; the state must be a
+ * defined one (400 `Undefined state: X`) and differ from the current one (409 `Issue is
+ * already <state>`); fields are set, `removeFields` cleared, and a comment, when given, is added
+ * (counted, mentions recorded). Records an IssueStateChangeData change.
+ */
+export async function transitIssueState(ctx: Context, issueId: number, data: StateTransitionData): Promise<void> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  requireManage(ctx, loaded);
+  const state = canonicalState(data.state);
+  if (state === loaded.issue.state) throw new Conflict(`Issue is already ${state.toLowerCase()}`);
+  const input: Record<string, unknown> = { ...(data.fields ?? {}) };
+  for (const name of data.removeFields ?? []) input[name] = null;
+  const fields = await fieldRows(ctx.db, input);
+  const comment = data.comment?.trim() ? data.comment : null;
+  if (comment && comment.length > MAX_CONTENT) throw new BadRequest('Comment too long');
+  await changeState(ctx.db, loaded.issue, state, ctx.actor.userId, ctx.now(), { fields, comment });
+}
+
+/**
+ * Moves an issue to `state` inside one transaction, guarded against concurrent changes (the
+ * update applies only if the state is still the one read). Used by transitions and by fixing
+ * commits reaching the default branch. Returns whether the state changed.
+ */
+export async function changeState(
+  db: Kysely<Database>, issue: IssueRow, state: string, userId: number | null, now: number,
+  extra: { fields?: Map<string, FieldValueRow[]>; comment?: string | null; reason?: string } = {},
+): Promise<boolean> {
+  const run = async (tx: Db): Promise<boolean> => {
+    const done = await tx.updateTable('issues').set({ state }).where('id', '=', issue.id).where('state', '=', issue.state).executeTakeFirst();
+    if (Number(done.numUpdatedRows) !== 1) throw new Conflict('Issue state was changed concurrently');
+    const before = await currentFields(tx, issue.id);
+    if (extra.fields) await writeFields(tx, issue.id, extra.fields);
+    const after = await currentFields(tx, issue.id);
+    await recordIssueChange(tx, issue.id, userId, now, {
+      '@type': 'IssueStateChangeData', oldState: issue.state, newState: state,
+      oldFields: fieldMap(before), newFields: fieldMap(after), comment: extra.comment ?? null,
+      ...(extra.reason ? { reason: extra.reason } : {}),
+    });
+    await touch(tx, issue.id, userId, now, `changed state to "${state}"`);
+    if (extra.fields) await watchNewAssignees(tx, issue.id, before, extra.fields);
+    if (extra.comment && userId !== null && userId > 0) {
+      await tx.insertInto('issueComments').values({ issueId: issue.id, userId, content: extra.comment, date: now }).execute();
+      await tx.updateTable('issues').set((eb) => ({ commentCount: eb('commentCount', '+', 1) })).where('id', '=', issue.id).execute();
+      await recordMentions(tx, { kind: 'issue', issueId: issue.id }, extra.comment);
+    }
+    if (userId !== null) await autoWatchIssue(tx, issue.id, [userId]);
+    return true;
+  };
+  return db.transaction().execute(run);
+}
+
+/** Delete (reference §6.2): ManageIssues; cascades comments, watches, votes, fields, changes, mentions. */
+export async function deleteIssue(ctx: Context, issueId: number): Promise<void> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  requireManage(ctx, loaded);
+  await ctx.db.deleteFrom('issues').where('id', '=', issueId).execute();
+}

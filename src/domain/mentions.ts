@@ -1,0 +1,100 @@
+import { marked, type Token } from 'marked';
+import type { Db } from '../db/database.js';
+
+/** Tokens whose text is never searched for mentions: code and links (reference/comments-issues.md §8). */
+const SKIPPED = new Set(['code', 'codespan', 'link', 'html', 'image']);
+const MENTION = /(?:^|[^\w@/.-])@(\w[\w.-]*)/g;
+
+function collectText(tokens: readonly Token[], out: string[]): void {
+  for (const token of tokens) {
+    if (SKIPPED.has(token.type)) {
+      out.push(' ');
+      continue;
+    }
+    const nested = (token as { tokens?: Token[] }).tokens;
+    const items = (token as { items?: Token[] }).items;
+    if (nested && nested.length > 0) collectText(nested, out);
+    else if (items && items.length > 0) collectText(items, out);
+    else if (token.type === 'text' || token.type === 'escape') out.push((token as { text: string }).text);
+    else out.push(' ');
+    if (token.type === 'table') {
+      const table = token as unknown as { header: { tokens: Token[] }[]; rows: { tokens: Token[] }[][] };
+      for (const cell of [...table.header, ...table.rows.flat()]) collectText(cell.tokens, out);
+    }
+    out.push(' ');
+  }
+}
+
+/**
+ * The login names mentioned in a markdown text, lower-cased and without duplicates:
+ * `@name` preceded by the start of text, whitespace or punctuation, outside code spans, code
+ * blocks, links and raw HTML. Trailing dots are not part of a name (`@alice.` → `alice`), so
+ * mentions followed by punctuation work; `a@b.com` is not a mention.
+ *
+ * Implements the parsing of reference/comments-issues.md §8 (MentionParser), with the markdown
+ * read by `marked` instead of rendered HTML.
+ * @example parseMentions('thanks @Bob, see `@carol`') → ['bob']
+ */
+export function parseMentions(markdown: string | null | undefined): string[] {
+  if (!markdown || !markdown.includes('@')) return [];
+  const parts: string[] = [];
+  collectText(marked.lexer(markdown), parts);
+  const text = parts.join('');
+  const names = new Set<string>();
+  for (const match of text.matchAll(MENTION)) names.add(match[1].replace(/\.+$/, '').toLowerCase());
+  names.delete('');
+  return [...names];
+}
+
+/** What a mention is recorded on. */
+export type MentionTarget =
+  | { kind: 'issue'; issueId: number }
+  | { kind: 'pullRequest'; requestId: number }
+  | { kind: 'codeComment'; commentId: number };
+
+/**
+ * Records the users mentioned in `text` on an issue, a pull request or a code comment
+ * (reference/comments-issues.md §8): one mention row per user (existing rows kept), and for
+ * issues and pull requests the mentioned user is auto-watched (`watching=true`, only when no
+ * watch row exists); a mentioned user also gets access to a confidential issue. Unknown names
+ * are ignored. Run it inside the transaction that stores the text. Returns the mentioned user ids.
+ */
+export async function recordMentions(db: Db, target: MentionTarget, text: string | null | undefined): Promise<number[]> {
+  const names = parseMentions(text);
+  if (names.length === 0) return [];
+  const users = await db.selectFrom('users').select('id').where('name', 'in', names).where('id', '>', 0).execute();
+  const ids = users.map((u) => u.id);
+  if (ids.length === 0) return [];
+  switch (target.kind) {
+    case 'issue':
+      await db.insertInto('issueMentions').values(ids.map((userId) => ({ issueId: target.issueId, userId })))
+        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing()).execute();
+      await db.insertInto('issueAuthorizations').values(ids.map((userId) => ({ issueId: target.issueId, userId })))
+        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing()).execute();
+      await autoWatchIssue(db, target.issueId, ids);
+      break;
+    case 'pullRequest':
+      await db.insertInto('pullRequestMentions').values(ids.map((userId) => ({ requestId: target.requestId, userId })))
+        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+      await db.insertInto('pullRequestWatches').values(ids.map((userId) => ({ requestId: target.requestId, userId, watching: 1 })))
+        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+      break;
+    case 'codeComment':
+      await db.insertInto('codeCommentMentions').values(ids.map((userId) => ({ commentId: target.commentId, userId })))
+        .onConflict((oc) => oc.columns(['commentId', 'userId']).doNothing()).execute();
+      break;
+  }
+  return ids;
+}
+
+/**
+ * Auto-watch (reference/comments-issues.md §4.1): each user without a watch row on the issue
+ * gets `watching=true`; existing rows (including explicit opt-outs) are never changed. Users
+ * with ids ≤ 0 (system, unknown) are skipped.
+ */
+export async function autoWatchIssue(db: Db, issueId: number, userIds: readonly number[]): Promise<void> {
+  const ids = [...new Set(userIds.filter((id) => id > 0))];
+  if (ids.length === 0) return;
+  await db.insertInto('issueWatches').values(ids.map((userId) => ({ issueId, userId, watching: 1 })))
+    .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing()).execute();
+}

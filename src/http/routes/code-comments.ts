@@ -1,0 +1,81 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { queryCodeComments } from '../../domain/code-comments/code-comment-query.js';
+import { createCodeComment, deleteCodeComment, getCodeComment, updateCodeComment } from '../../domain/code-comments/code-comments.js';
+import {
+  createCodeCommentReply, deleteCodeCommentReply, getCodeCommentReply, listCodeCommentReplies, updateCodeCommentReply,
+} from '../../domain/code-comments/replies.js';
+import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
+import { fromWireDate } from '../../wire/dates.js';
+import { CreatedId, InputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+
+const strict = { additionalProperties: false } as const;
+const RangeBody = Type.Object({
+  fromRow: Type.Integer(), fromColumn: Type.Integer(), toRow: Type.Integer(), toColumn: Type.Integer(), tabWidth: Type.Optional(Type.Integer()),
+}, strict);
+const MarkBody = Type.Object({ commitHash: Type.String(), path: Type.String(), range: RangeBody }, strict);
+const CompareBody = Type.Object({
+  pullRequestId: Type.Optional(Nullable(Type.Integer())), oldCommitHash: Type.String(), newCommitHash: Type.String(),
+  pathFilter: Type.Optional(Nullable(Type.String())), currentFile: Type.Optional(Nullable(Type.String())),
+  whitespaceOption: Type.Optional(Type.String()),
+}, strict);
+const CommentFields = {
+  projectId: Type.Integer(), userId: Type.Integer(), content: Type.String(), createDate: InputDate, mark: MarkBody,
+  compareContext: CompareBody, resolved: Type.Boolean(), uuid: Type.String(),
+};
+const CommentCreate = Type.Object({
+  ...CommentFields, userId: Type.Optional(CommentFields.userId), createDate: Type.Optional(InputDate),
+  resolved: Type.Optional(Type.Boolean()), uuid: Type.Optional(Type.String()),
+}, strict);
+const CommentUpdate = Type.Partial(Type.Object(CommentFields, strict));
+const ReplyFields = { commentId: Type.Integer(), userId: Type.Integer(), content: Type.String(), date: InputDate, compareContext: CompareBody };
+const ReplyCreate = Type.Object({ ...ReplyFields, userId: Type.Optional(ReplyFields.userId), date: Type.Optional(InputDate) }, strict);
+const ReplyUpdate = Type.Partial(Type.Object(ReplyFields, strict));
+
+const date = (value: string | number | undefined, field: string) => (value === undefined ? undefined : fromWireDate(value, field));
+const CommentId = Type.Object({ commentId: Type.Integer() });
+const ReplyId = Type.Object({ replyId: Type.Integer() });
+
+/** `/~api/code-comments` (seed §4.7, reference/comments-issues.md §1) and `/code-comment-replies` (§2). */
+export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const tags = ['Code Comment'];
+  app.get('/code-comments/:commentId', { schema: { tags, summary: 'Get Basic Info', params: CommentId, response: { 200: CodeCommentSchema } } },
+    async (request) => toWireCodeComment(await getCodeComment(request.ctx, request.params.commentId)));
+  app.get('/code-comments/:commentId/replies', { schema: { tags, summary: 'Get Replies', params: CommentId, response: { 200: Type.Array(CodeCommentReplySchema) } } },
+    async (request) => (await listCodeCommentReplies(request.ctx, request.params.commentId)).map(toWireCodeCommentReply));
+  app.get('/code-comments', {
+    schema: {
+      tags, summary: 'Query Basic Info',
+      querystring: Type.Object({ projectId: Type.Optional(Type.Integer()), pullRequestId: Type.Optional(Type.Integer()), query: Type.Optional(Type.String()), ...PageQuery }),
+      response: { 200: Type.Array(CodeCommentSchema) },
+    },
+  }, async (request) => {
+    const { offset, count } = page(request.query);
+    const { projectId, pullRequestId, query } = request.query;
+    return (await queryCodeComments(request.ctx, { projectId, pullRequestId }, query ?? '', offset, count)).map(toWireCodeComment);
+  });
+  app.post('/code-comments', { schema: { tags, summary: 'Create', body: CommentCreate, response: { 200: CreatedId } } },
+    async (request) => createCodeComment(request.ctx, { ...request.body, createDate: date(request.body.createDate, 'createDate') }));
+  app.post('/code-comments/:commentId', { schema: { tags, summary: 'Update', params: CommentId, body: CommentUpdate } }, async (request) => {
+    await updateCodeComment(request.ctx, request.params.commentId, { ...request.body, createDate: date(request.body.createDate, 'createDate') });
+    return '';
+  });
+  app.delete('/code-comments/:commentId', { schema: { tags, summary: 'Delete', params: CommentId } }, async (request) => {
+    await deleteCodeComment(request.ctx, request.params.commentId);
+    return '';
+  });
+
+  const replyTags = ['Code Comment Reply'];
+  app.get('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Get', params: ReplyId, response: { 200: CodeCommentReplySchema } } },
+    async (request) => toWireCodeCommentReply(await getCodeCommentReply(request.ctx, request.params.replyId)));
+  app.post('/code-comment-replies', { schema: { tags: replyTags, summary: 'Create', body: ReplyCreate, response: { 200: CreatedId } } },
+    async (request) => createCodeCommentReply(request.ctx, { ...request.body, date: date(request.body.date, 'date') }));
+  app.post('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Update', params: ReplyId, body: ReplyUpdate } }, async (request) => {
+    await updateCodeCommentReply(request.ctx, request.params.replyId, { ...request.body, date: date(request.body.date, 'date') });
+    return '';
+  });
+  app.delete('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Delete', params: ReplyId } }, async (request) => {
+    await deleteCodeCommentReply(request.ctx, request.params.replyId);
+    return '';
+  });
+};
