@@ -8,6 +8,7 @@ import { withLock } from './locks.js';
 import { ensureMergePreview, produceMerge, type MergePreview } from './merge-preview.js';
 import { getPullRequestRow, pullRefs } from './pull-requests.js';
 import type { PullRequestRow } from '../../db/schema.js';
+import { requiredBuildsPassed } from '../builds/required-builds.js';
 
 /** The default merge message when the request body is empty. */
 export function defaultMergeMessage(pr: Pick<PullRequestRow, 'number' | 'title'>): string {
@@ -27,6 +28,7 @@ async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<MergePrevie
   const waiting = await ctx.db.selectFrom('pullRequestReviews').select('id')
     .where('requestId', '=', pr.id).where('status', 'not in', ['APPROVED', 'EXCLUDED']).executeTakeFirst();
   if (waiting) throw new Conflict('Waiting for approvals');
+  if (!(await requiredBuildsPassed(ctx, await getPullRequestRow(ctx.db, pr.id)))) throw new Conflict('Some required builds not passed');
   return { ...preview, mergeCommitHash: preview.mergeCommitHash };
 }
 
