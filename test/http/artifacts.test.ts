@@ -1,0 +1,116 @@
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
+
+const SPEC = `version: 25
+jobs:
+- name: Job
+  steps:
+  - !CommandStep
+    name: noop
+    runInContainer: false
+    interpreter: !DefaultInterpreter
+      commands:
+      - echo ok
+`;
+
+/** Sends a request with the path exactly as written (fetch would normalize `..` and `%2e%2e`). */
+function exact(server: TestServer, method: string, route: string, body?: string): Promise<{ status: number; text: string }> {
+  const url = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method, path: `/~api${route}`, headers: {
+      authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`, 'content-type': 'application/octet-stream',
+    } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('artifacts: upload, info, download, delete, path safety', () => {
+  let server: TestServer;
+  let work: string;
+  let buildId: number;
+  let artifactsRoot: string;
+  const raw = (method: string, route: string, body?: string, auth?: string | null) =>
+    server.call(method, route, { text: body, auth, headers: { 'content-type': 'application/octet-stream' } });
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const projectId = (await server.call('POST', '/projects', { body: { name: 'art' } })).json;
+    work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
+    const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
+    await git(work, ['push', '-q', gitUrl(server, 'art', { name: 'admin', password: 'admin-secret' }), 'main']);
+    buildId = (await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' } })).json;
+    const b = (await server.call('GET', `/builds/${buildId}`)).json;
+    artifactsRoot = path.join(server.dataDir, 'builds', String(projectId), String(b.number), 'artifacts');
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fs.rm(work, { recursive: true, force: true });
+  });
+
+  it('uploads, lists, downloads and deletes', async () => {
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/nothing`)).status).toBe(204);
+    expect((await raw('POST', `/artifacts/${buildId}/dist/a..b.txt`, 'hello world')).status).toBe(200);
+    expect((await raw('POST', `/artifacts/${buildId}/dist/sub/x.json`, '{}')).status).toBe(200);
+    expect((await raw('POST', `/artifacts/${buildId}/top.txt`, 'top')).status).toBe(200);
+    const root = (await server.call('GET', `/artifacts/${buildId}/infos`)).json;
+    expect(root['@type']).toBe('DirectoryInfo');
+    expect(root.path).toBeNull();
+    expect(root.children.map((c: any) => [c['@type'], c.path])).toEqual([['DirectoryInfo', 'dist'], ['FileInfo', 'top.txt']]);
+    const dist = (await server.call('GET', `/artifacts/${buildId}/infos/dist`)).json;
+    expect(dist.children.map((c: any) => c.path)).toEqual(['dist/sub', 'dist/a..b.txt']);
+    const file = (await server.call('GET', `/artifacts/${buildId}/infos/dist/a..b.txt`)).json;
+    expect(file).toMatchObject({ '@type': 'FileInfo', path: 'dist/a..b.txt', length: 11, mediaType: 'text/plain' });
+    const json = await server.call('GET', `/artifacts/${buildId}/contents/dist/sub/x.json`);
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(json.text).toBe('{}');
+    expect((await server.call('GET', `/artifacts/${buildId}/contents/missing.txt`)).status).toBe(404);
+    expect((await server.call('GET', `/artifacts/${buildId}/contents/dist`)).status).toBe(400);
+
+    const outsider = await server.createUser('viewer');
+    expect((await raw('POST', `/artifacts/${buildId}/evil.txt`, 'x', outsider.auth)).status).toBe(404);
+    expect((await raw('POST', `/artifacts/${buildId}/evil.txt`, 'x', null)).status).toBe(401);
+
+    expect((await server.call('DELETE', `/artifacts/${buildId}/dist/sub`)).status).toBe(200);
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/dist/a..b.txt`)).status).toBe(200);
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/dist/sub`)).status).toBe(204);
+    expect((await server.call('DELETE', `/artifacts/${buildId}/nope`)).status).toBe(404);
+    expect((await server.call('DELETE', `/artifacts/${buildId}`)).status).toBe(200);
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/top.txt`)).status).toBe(204);
+  });
+
+  it('refuses traversal: .., encoded .., absolute paths and symlinks', async () => {
+    await fs.mkdir(artifactsRoot, { recursive: true });
+    await fs.symlink('/etc', path.join(artifactsRoot, 'link'));
+    const attempts = [
+      `/artifacts/${buildId}/contents/../../../../etc/passwd`,
+      `/artifacts/${buildId}/contents/%2e%2e/%2e%2e/build.log`,
+      `/artifacts/${buildId}/contents/dist/%2E%2E/%2E%2E/build.log`,
+      `/artifacts/${buildId}/contents//etc/passwd`,
+      `/artifacts/${buildId}/contents/link/passwd`,
+      `/artifacts/${buildId}/infos/link`,
+      `/artifacts/${buildId}/infos/%2e%2e`,
+    ];
+    for (const route of attempts) {
+      const res = await exact(server, 'GET', route);
+      expect(res.status, route).toBe(400);
+      expect(res.text).not.toContain('root:');
+    }
+    expect((await exact(server, 'POST', `/artifacts/${buildId}/%2e%2e/escape.txt`, 'x')).status).toBe(400);
+    expect((await exact(server, 'POST', `/artifacts/${buildId}/../escape.txt`, 'x')).status).toBe(400);
+    expect((await exact(server, 'POST', `/artifacts/${buildId}//tmp/escape.txt`, 'x')).status).toBe(400);
+    expect((await exact(server, 'POST', `/artifacts/${buildId}/link/escape.txt`, 'x')).status).toBe(400);
+    expect((await exact(server, 'DELETE', `/artifacts/${buildId}/%2e%2e`)).status).toBe(400);
+    expect((await exact(server, 'DELETE', `/artifacts/${buildId}/link/passwd`)).status).toBe(400);
+    await expect(fs.stat('/etc/passwd')).resolves.toBeTruthy();
+    await expect(fs.stat(path.join(artifactsRoot, '..', 'escape.txt'))).rejects.toThrow();
+  });
+});
