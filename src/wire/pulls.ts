@@ -86,3 +86,69 @@ export const PullRequestUpdateSchema = Type.Object({
 export function toWirePullRequestUpdate(row: { id: number; requestId: number; headCommitHash: string; targetHeadCommitHash: string; date: number }) {
   return { id: row.id, requestId: row.requestId, headCommitHash: row.headCommitHash, targetHeadCommitHash: row.targetHeadCommitHash, date: toWireDate(row.date) };
 }
+
+/** PullRequestReview JSON (reference/pulls.md §5). */
+export const PullRequestReviewSchema = Type.Object({
+  id: Type.Integer(),
+  userId: Type.Integer(),
+  requestId: Type.Integer(),
+  status: Type.String(),
+  statusDate: WireDate,
+});
+
+/** Maps a review row to its wire shape. */
+export function toWirePullRequestReview(row: { id: number; userId: number; requestId: number; status: string; statusDate: number }) {
+  return { id: row.id, userId: row.userId, requestId: row.requestId, status: row.status, statusDate: toWireDate(row.statusDate) };
+}
+
+/** PullRequestAssignment JSON. */
+export const PullRequestAssignmentSchema = Type.Object({ id: Type.Integer(), userId: Type.Integer(), requestId: Type.Integer() });
+
+/** Maps an assignment row to its wire shape. */
+export function toWirePullRequestAssignment(row: { id: number; userId: number; requestId: number }) {
+  return { id: row.id, userId: row.userId, requestId: row.requestId };
+}
+
+/** PullRequestWatch JSON. */
+export const PullRequestWatchSchema = Type.Object({ id: Type.Integer(), requestId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() });
+
+/** Maps a watch row to its wire shape (`watching` as a boolean). */
+export function toWirePullRequestWatch(row: { id: number; requestId: number; userId: number; watching: number }) {
+  return { id: row.id, requestId: row.requestId, userId: row.userId, watching: row.watching === 1 };
+}
+
+/** PullRequestComment JSON. */
+export const PullRequestCommentSchema = Type.Object({
+  id: Type.Integer(),
+  date: WireDate,
+  userId: Type.Integer(),
+  content: Type.String(),
+  requestId: Type.Integer(),
+});
+
+/** Maps a comment row to its wire shape. */
+export function toWirePullRequestComment(row: { id: number; date: number; userId: number; content: string; requestId: number }) {
+  return { id: row.id, date: toWireDate(row.date), userId: row.userId, content: row.content, requestId: row.requestId };
+}
+
+/** PullRequestLabel JSON. */
+export const PullRequestLabelSchema = Type.Object({ id: Type.Integer(), requestId: Type.Integer(), specId: Type.Integer() });
+
+/** Maps a label row to its wire shape. */
+export function toWirePullRequestLabel(row: { id: number; requestId: number; specId: number }) {
+  return { id: row.id, requestId: row.requestId, specId: row.specId };
+}
+
+/** PullRequestChange JSON: `data` is polymorphic with `@type` first (reference/pulls.md §5). */
+export const PullRequestChangeSchema = Type.Object({
+  id: Type.Integer(),
+  requestId: Type.Integer(),
+  userId: Nullable(Type.Integer()),
+  date: WireDate,
+  data: Type.Object({ '@type': Type.String() }, { additionalProperties: true }),
+});
+
+/** Maps a change row (data stored as JSON text) to its wire shape. */
+export function toWirePullRequestChange(row: { id: number; requestId: number; userId: number | null; date: number; data: string }) {
+  return { id: row.id, requestId: row.requestId, userId: row.userId, date: toWireDate(row.date), data: JSON.parse(row.data) as { '@type': string } };
+}

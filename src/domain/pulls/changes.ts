@@ -10,10 +10,15 @@ export type PullRequestChangeData =
   | { '@type': 'PullRequestTitleChangeData'; oldTitle: string; newTitle: string }
   | { '@type': 'PullRequestDescriptionChangeData'; oldDescription: string | null; newDescription: string | null }
   | { '@type': 'PullRequestMergeStrategyChangeData'; oldStrategy: string; newStrategy: string }
+  | { '@type': 'PullRequestTargetBranchChangeData'; oldBranch: string; newBranch: string }
   | { '@type': 'PullRequestSourceBranchDeleteData' }
-  | { '@type': 'PullRequestSourceBranchRestoreData' };
+  | { '@type': 'PullRequestSourceBranchRestoreData' }
+  | { '@type': 'PullRequestReferencedFromIssueData'; issueId: number }
+  | { '@type': 'PullRequestReferencedFromPullRequestData'; requestId: number }
+  | { '@type': 'PullRequestReferencedFromCommitData'; projectId: number; commitHash: string }
+  | { '@type': 'PullRequestReferencedFromCodeCommentData'; commentId: number };
 
-/** Activity text of a change, or null for minor changes (reference/pulls.md §2 lastActivity). */
+/** Activity text of a change, or null for minor changes (reference/pulls.md §2 lastActivity, §5). */
 export function activityOf(data: PullRequestChangeData): string | null {
   switch (data['@type']) {
     case 'PullRequestApproveData': return 'approved';
@@ -23,13 +28,27 @@ export function activityOf(data: PullRequestChangeData): string | null {
     case 'PullRequestMergeData': return data.reason ?? 'merged';
     case 'PullRequestTitleChangeData': return 'changed title';
     case 'PullRequestMergeStrategyChangeData': return 'changed merge strategy';
+    case 'PullRequestTargetBranchChangeData': return 'changed target branch';
     default: return null;
   }
 }
 
 /**
- * Records a change row and, for non-minor changes, the request's last activity
- * (reference/pulls.md §2, §5). Runs inside the caller's transaction.
+ * Auto-watch (reference/pulls.md §5 "Auto-watch"): each user without a watch row on the request
+ * gets `watching=true`; existing rows (explicit opt-outs included) are kept. Ids ≤ 0 (anonymous,
+ * system, unknown) are skipped. Runs inside the caller's transaction.
+ */
+export async function autoWatch(db: Db, requestId: number, userIds: readonly (number | null)[]): Promise<void> {
+  const ids = [...new Set(userIds.filter((id): id is number => id !== null && id > 0))];
+  if (ids.length === 0) return;
+  await db.insertInto('pullRequestWatches').values(ids.map((userId) => ({ requestId, userId, watching: 1 })))
+    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+}
+
+/**
+ * Records a change row and, for non-minor changes, the request's last activity; the acting user
+ * (when a real user) starts watching (reference/pulls.md §2, §5). Runs inside the caller's
+ * transaction.
  */
 export async function recordChange(
   db: Db,
@@ -47,4 +66,16 @@ export async function recordChange(
       .where('id', '=', requestId)
       .execute();
   }
+  await autoWatch(db, requestId, [userId]);
+}
+
+/**
+ * Stores the note of reopen / discard / delete-source / restore-source as a comment of the acting
+ * user dated like the change, and increments `commentCount` (reference/pulls.md §1 "Note
+ * semantics"). Blank notes and non-user actors store nothing.
+ */
+export async function recordNote(db: Db, requestId: number, userId: number | null, date: number, note: string | null | undefined): Promise<void> {
+  if (!note || !note.trim() || userId === null || userId <= 0) return;
+  await db.insertInto('pullRequestComments').values({ requestId, userId, content: note, date }).execute();
+  await db.updateTable('pullRequests').set((eb) => ({ commentCount: eb('commentCount', '+', 1) })).where('id', '=', requestId).execute();
 }

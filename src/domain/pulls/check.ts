@@ -1,13 +1,16 @@
+import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
-import { branchHead, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
+import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, readCommits, updateRefs } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
 import { recordChange } from './changes.js';
+import { indexCommits, updateCommits } from './commits.js';
 import { withLock } from './locks.js';
 import { ensureMergePreview } from './merge-preview.js';
 import { getPullRequestRow, latestUpdate, pullRefs } from './pull-requests.js';
+import { resetRequiredReviews } from './required-reviewers.js';
 
-async function discard(ctx: Context, pr: PullRequestRow, reason: string): Promise<void> {
+async function discard(ctx: Context, pr: PullRequestRow): Promise<void> {
   const now = ctx.now();
   await ctx.db.transaction().execute(async (tx) => {
     const done = await tx.updateTable('pullRequests').set({ status: 'DISCARDED', closeDate: now })
@@ -18,62 +21,98 @@ async function discard(ctx: Context, pr: PullRequestRow, reason: string): Promis
 }
 
 /**
+ * Who added commits (reference/pulls.md §2: `added commits` by the single committer when every
+ * new commit's committer email is a verified email of one user, else `Commits added` by nobody).
+ */
+async function pushActivity(db: Db, repo: string, commits: readonly string[]): Promise<{ userId: number | null; description: string }> {
+  const emails = new Set((await readCommits(repo, commits.slice(0, 1000))).map((c) => c.committer.email.toLowerCase()));
+  if (emails.size === 0) return { userId: null, description: 'Commits added' };
+  const owners = await db.selectFrom('emailAddresses').select('ownerId').distinct()
+    .where('value', 'in', [...emails]).where('verificationCode', 'is', null).execute();
+  const verified = await db.selectFrom('emailAddresses').select('value')
+    .where('value', 'in', [...emails]).where('verificationCode', 'is', null).execute();
+  if (owners.length === 1 && verified.length === emails.size) return { userId: owners[0].ownerId, description: 'added commits' };
+  return { userId: null, description: 'Commits added' };
+}
+
+/**
  * The background check of one open request (reference/pulls.md §3.5): discards it when its
  * source project, source branch or target branch is gone; records a new update when the source
- * branch moved (fetching cross-project commits into `refs/pulls/N/head`); marks it MERGED when
- * the target already contains its head; otherwise refreshes the merge preview. Serialized per
- * request; safe to run any number of times.
+ * branch moved (cross-project commits fetched into the target repository, `refs/updates/<id>` and
+ * `refs/pulls/N/head` written, the update's commits indexed, required reviews reset); marks it
+ * MERGED when the target already contains its head; otherwise refreshes the merge preview.
+ * Serialized per request; safe to run any number of times.
  */
 export async function checkPullRequest(ctx: Context, requestId: number): Promise<void> {
   await withLock(`pull-request:${requestId}`, async () => {
     const pr = await getPullRequestRow(ctx.db, requestId).catch(() => null);
     if (!pr || pr.status !== 'OPEN') return;
-    const targetRepo = ctx.repoPath(pr.targetProjectId);
-    if (pr.sourceProjectId === null) return discard(ctx, pr, 'Source project no longer exists');
-    const sourceHead = await branchHead(ctx.repoPath(pr.sourceProjectId), pr.sourceBranch);
-    if (!sourceHead) return discard(ctx, pr, 'Source branch no longer exists');
-    const targetHead = await branchHead(targetRepo, pr.targetBranch);
-    if (!targetHead) return discard(ctx, pr, 'Target branch no longer exists');
+    try {
+      await checkOpenRequest(ctx, pr);
+      if (pr.checkError !== null) await ctx.db.updateTable('pullRequests').set({ checkError: null }).where('id', '=', pr.id).execute();
+    } catch (error) {
+      // Reference §3.5 step 6: the failure is kept on the request (it blocks merging) and reported.
+      const message = error instanceof Error ? error.message : String(error);
+      const checkError = `Error checking pull request: ${message}, check server log for details`.slice(0, 1024);
+      await ctx.db.updateTable('pullRequests').set({ checkError }).where('id', '=', pr.id).execute();
+      throw error;
+    }
+  });
+}
 
-    let update = await latestUpdate(ctx.db, pr.id);
-    if (update.headCommitHash !== sourceHead) {
-      if (pr.sourceProjectId !== pr.targetProjectId) {
-        await fetchCommits(targetRepo, ctx.repoPath(pr.sourceProjectId), sourceHead, `refs/pulls-staging/${pr.uuid}`);
-      }
+async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void> {
+  const targetRepo = ctx.repoPath(pr.targetProjectId);
+  if (pr.sourceProjectId === null) return discard(ctx, pr);
+  const sourceHead = await branchHead(ctx.repoPath(pr.sourceProjectId), pr.sourceBranch);
+  if (!sourceHead) return discard(ctx, pr);
+  const targetHead = await branchHead(targetRepo, pr.targetBranch);
+  if (!targetHead) return discard(ctx, pr);
+
+  let update = await latestUpdate(ctx.db, pr.id);
+  if (update.headCommitHash !== sourceHead) {
+    const staging = `refs/pulls-staging/${pr.uuid}`;
+    const crossProject = pr.sourceProjectId !== pr.targetProjectId;
+    if (crossProject) await fetchCommits(targetRepo, ctx.repoPath(pr.sourceProjectId), sourceHead, staging);
+    try {
       if (await mergeBase(targetRepo, targetHead, sourceHead)) {
+        const previous = update;
+        const commits = await updateCommits(targetRepo, sourceHead, [previous.headCommitHash, targetHead]);
+        const activity = await pushActivity(ctx.db, targetRepo, commits);
         const now = ctx.now();
         update = await ctx.db.transaction().execute(async (tx) => {
           const row = await tx.insertInto('pullRequestUpdates')
             .values({ requestId: pr.id, headCommitHash: sourceHead, targetHeadCommitHash: targetHead, date: now })
             .returningAll().executeTakeFirstOrThrow();
           await tx.updateTable('pullRequests')
-            .set({ lastActivityDate: now, lastActivityUserId: null, lastActivityDescription: 'Commits added' })
+            .set({ lastActivityDate: now, lastActivityUserId: activity.userId, lastActivityDescription: activity.description })
             .where('id', '=', pr.id).execute();
+          await indexCommits(tx, pr.id, commits);
+          await resetRequiredReviews(tx, pr, now);
           await updateRefs(targetRepo, [
             { ref: pullRefs.update(row.id), newHash: sourceHead, expectedOld: null },
             { ref: pullRefs.head(pr.number), newHash: sourceHead },
           ]);
           return row;
         });
-        // Required reviewers reset to PENDING on a source update (reference/pulls.md §3.5 step 4)
-        // once branch protection defines them; manually added reviewers keep their status.
       }
+    } finally {
+      if (crossProject) await deleteRef(targetRepo, staging).catch(() => undefined);
     }
+  }
 
-    if (await isAncestor(targetRepo, update.headCommitHash, targetHead)) {
-      const now = ctx.now();
-      await ctx.db.transaction().execute(async (tx) => {
-        const done = await tx.updateTable('pullRequests')
-          .set({ status: 'MERGED', closeDate: now, previewTargetHeadCommitHash: null, previewHeadCommitHash: null, previewMergeStrategy: null, previewMergeCommitHash: null })
-          .where('id', '=', pr.id).where('status', '=', 'OPEN').executeTakeFirst();
-        if (Number(done.numUpdatedRows) === 1) {
-          await recordChange(tx, pr.id, null, now, { '@type': 'PullRequestMergeData', reason: 'merged pull request' });
-        }
-      });
-      return;
-    }
-    await ensureMergePreview(ctx, await getPullRequestRow(ctx.db, pr.id));
-  });
+  if (await isAncestor(targetRepo, update.headCommitHash, targetHead)) {
+    const now = ctx.now();
+    await ctx.db.transaction().execute(async (tx) => {
+      const done = await tx.updateTable('pullRequests')
+        .set({ status: 'MERGED', closeDate: now, previewTargetHeadCommitHash: null, previewHeadCommitHash: null, previewMergeStrategy: null, previewMergeCommitHash: null })
+        .where('id', '=', pr.id).where('status', '=', 'OPEN').executeTakeFirst();
+      if (Number(done.numUpdatedRows) === 1) {
+        await recordChange(tx, pr.id, null, now, { '@type': 'PullRequestMergeData', reason: 'merged pull request' });
+      }
+    });
+    return;
+  }
+  await ensureMergePreview(ctx, await getPullRequestRow(ctx.db, pr.id));
 }
 
 /**

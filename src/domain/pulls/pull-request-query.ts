@@ -1,26 +1,31 @@
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { PullRequestRow } from '../../db/schema.js';
+import { resolveCommit } from '../../git/repository.js';
 import {
-  containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike,
+  containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike, type ParsedQuery,
 } from '../../query/index.js';
 import type { Context } from '../context.js';
+import { pullRequestIdsFixingIssue } from '../issues/fixed-issues.js';
 import { accessibleProjectsCondition } from '../permissions.js';
+import { labelSpecIdByName } from '../projects/labels.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  always, compileCriteria, compileOrders, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
+  always, compileCriteria, currentUserOrFail, inIds, likeCondition, projectIdsMatchingPath,
   userIdByLogin, type Condition, type LeafCompiler,
 } from '../query/compile.js';
+import { buildStatusCondition } from './builds.js';
 
-const SORT_COLUMNS: Record<string, string> = {
-  'Submit Date': 'pullRequests.submitDate',
-  'Last Activity Date': 'pullRequests.lastActivityDate',
-  Number: 'pullRequests.number',
-  Status: 'pullRequests.status',
-  'Target Project': 'pullRequests.targetProjectId',
-  'Source Project': 'pullRequests.sourceProjectId',
-  'Target Branch': 'pullRequests.targetBranch',
-  'Source Branch': 'pullRequests.sourceBranch',
-  'Comment Count': 'pullRequests.commentCount',
+/** Sortable fields (reference/pulls.md §6); Status sorts by its ordinal OPEN < MERGED < DISCARDED. */
+const SORT_EXPRESSIONS: Record<string, () => ReturnType<typeof sql>> = {
+  'Submit Date': () => sql.ref('pullRequests.submitDate'),
+  'Last Activity Date': () => sql.ref('pullRequests.lastActivityDate'),
+  Number: () => sql.ref('pullRequests.number'),
+  Status: () => sql`case ${sql.ref('pullRequests.status')} when 'OPEN' then 0 when 'MERGED' then 1 else 2 end`,
+  'Target Project': () => sql.ref('pullRequests.targetProjectId'),
+  'Source Project': () => sql.ref('pullRequests.sourceProjectId'),
+  'Target Branch': () => sql.ref('pullRequests.targetBranch'),
+  'Source Branch': () => sql.ref('pullRequests.sourceBranch'),
+  'Comment Count': () => sql.ref('pullRequests.commentCount'),
 };
 
 const DATE_COLUMNS: Record<string, string> = {
@@ -31,36 +36,72 @@ const DATE_COLUMNS: Record<string, string> = {
 
 const STATUSES = ['OPEN', 'MERGED', 'DISCARDED'];
 const STRATEGIES = ['CREATE_MERGE_COMMIT', 'CREATE_MERGE_COMMIT_IF_NECESSARY', 'SQUASH_SOURCE_BRANCH_COMMITS', 'REBASE_SOURCE_BRANCH_COMMITS'];
+const FAILED_BUILD_STATUSES = ['FAILED', 'CANCELLED', 'TIMED_OUT'];
+const PENDING_BUILD_STATUSES = ['PENDING', 'RUNNING', 'WAITING'];
+
+const COMPARE: Record<string, '=' | '>' | '<'> = { is: '=', 'is greater than': '>', 'is less than': '<' };
 
 function reviewBy(userId: number | null, status: string): Condition {
-  return (eb) => eb.exists(eb.selectFrom('pullRequestReviews').select('id')
-    .whereRef('requestId', '=', 'pullRequests.id').where('status', '=', status)
-    .$if(userId !== null, (q) => q.where('userId', '=', userId!)));
+  return (eb) => eb.exists(eb.selectFrom('pullRequestReviews').select('pullRequestReviews.id')
+    .whereRef('pullRequestReviews.requestId', '=', 'pullRequests.id').where('pullRequestReviews.status', '=', status)
+    .$if(userId !== null, (q) => q.where('pullRequestReviews.userId', '=', userId!)));
 }
 
-function commentedBy(userId: number): Condition {
-  return (eb) => eb.exists(eb.selectFrom('pullRequestComments').select('id')
-    .whereRef('requestId', '=', 'pullRequests.id').where('userId', '=', userId));
+function relatedBy(table: 'pullRequestComments' | 'pullRequestAssignments' | 'pullRequestMentions', userId: number): Condition {
+  return (eb) => eb.exists(eb.selectFrom(table).select(`${table}.id` as any)
+    .whereRef(`${table}.requestId` as any, '=', 'pullRequests.id').where(`${table}.userId` as any, '=', userId));
 }
 
-function textContains(word: string): Condition {
-  const pattern = containsToLike(word, { wildcard: false });
-  return (eb) => eb.or([
-    likeCondition('pullRequests.title', pattern)(eb),
-    likeCondition('pullRequests.description', pattern)(eb),
-    eb.exists(eb.selectFrom('pullRequestComments').select('id').whereRef('requestId', '=', 'pullRequests.id')
-      .where(sql.ref('content'), 'like', sql`${pattern} escape '\\'`)),
-  ]);
+function commentContains(pattern: string): Condition {
+  return (eb) => eb.exists(eb.selectFrom('pullRequestComments').select('pullRequestComments.id')
+    .whereRef('pullRequestComments.requestId', '=', 'pullRequests.id')
+    .where(sql<SqlBool>`lower(${sql.ref('pullRequestComments.content')}) like ${pattern} escape '\\'`));
+}
+
+/** `~a b~`: every word in the title, the description or a comment (case-insensitive). */
+function fuzzy(text: string): Condition {
+  const words = text.split(/\s+/).filter(Boolean);
+  if (words.length === 0) return always;
+  return (eb) => eb.and(words.map((word) => {
+    const pattern = containsToLike(word, { wildcard: false });
+    return eb.or([
+      likeCondition('pullRequests.title', pattern)(eb),
+      likeCondition('pullRequests.description', pattern)(eb),
+      commentContains(pattern)(eb),
+    ]);
+  }));
+}
+
+/** Whole-name branch match, case-insensitive, `*` wildcard; an exact name uses the index. */
+function branchMatches(column: string, value: string): Condition {
+  if (!value.includes('*')) return () => sql<SqlBool>`lower(${sql.ref(column)}) = ${value.toLowerCase()}`;
+  return likeCondition(column, wildcardToLike(value));
 }
 
 /** `"proj/path#N"` → target project and number; `Project is not specified` without a path. */
 async function numberReference(ctx: Context, value: string): Promise<{ projectId: number; number: number }> {
-  const match = /^(.*)#(\d+)$/.exec(value.trim());
-  if (!match) throw new QuerySyntaxError(`Invalid pull request reference: ${value}`);
+  const match = /^(.*)#(\d+)$/.exec(value.trim()) ?? /^()(\d+)$/.exec(value.trim());
+  if (!match) throw new QuerySyntaxError(`Invalid pull request number: ${value}`);
   if (!match[1]) throw new QuerySyntaxError('Project is not specified');
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
   return { projectId: project.id, number: Number(match[2]) };
+}
+
+/** `includes commit "proj:rev"`: requests of that project (as target or source) whose updates brought the commit. */
+async function includesCommit(ctx: Context, value: string): Promise<Condition> {
+  const colon = value.lastIndexOf(':');
+  if (colon <= 0 || colon === value.length - 1) throw new QuerySyntaxError(`Invalid commit reference (expected "project:revision"): ${value}`);
+  const project = await findProjectByPath(ctx.db, value.slice(0, colon));
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${value.slice(0, colon)}`);
+  const revision = value.slice(colon + 1);
+  const hash = revision.startsWith('-') ? null : await resolveCommit(ctx.repoPath(project.id), revision).catch(() => null);
+  if (!hash) throw new QuerySyntaxError(`Unable to find revision: ${revision}`);
+  return (eb) => eb.and([
+    eb.or([eb('pullRequests.targetProjectId', '=', project.id), eb('pullRequests.sourceProjectId', '=', project.id)]),
+    eb.exists(eb.selectFrom('pullRequestCommits').select('pullRequestCommits.requestId')
+      .whereRef('pullRequestCommits.requestId', '=', 'pullRequests.id').where('pullRequestCommits.commitHash', '=', hash)),
+  ]);
 }
 
 function pullRequestLeaf(ctx: Context): LeafCompiler {
@@ -68,10 +109,7 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
   return async (c) => {
     switch (c.kind) {
       case 'number': return (eb) => eb('pullRequests.number', '=', c.number);
-      case 'fuzzy': {
-        const words = c.text.split(/\s+/).filter(Boolean);
-        return (eb) => eb.and(words.map((w) => textContains(w)(eb)));
-      }
+      case 'fuzzy': return fuzzy(c.text);
       case 'operator': {
         const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
         switch (c.operator) {
@@ -79,17 +117,16 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
           case 'merged': return (eb) => eb('pullRequests.status', '=', 'MERGED');
           case 'discarded': return (eb) => eb('pullRequests.status', '=', 'DISCARDED');
           case 'assigned to me':
-          case 'assigned to': {
-            const id = await user();
-            return (eb) => eb.exists(eb.selectFrom('pullRequestAssignments').select('id').whereRef('requestId', '=', 'pullRequests.id').where('userId', '=', id));
-          }
+          case 'assigned to': return relatedBy('pullRequestAssignments', await user());
           case 'submitted by me':
           case 'submitted by': {
             const id = await user();
             return (eb) => eb('pullRequests.submitterId', '=', id);
           }
           case 'commented by me':
-          case 'commented by': return commentedBy(await user());
+          case 'commented by': return relatedBy('pullRequestComments', await user());
+          case 'mentioned me':
+          case 'mentioned': return relatedBy('pullRequestMentions', await user());
           case 'to be reviewed by me':
           case 'to be reviewed by': return reviewBy(await user(), 'PENDING');
           case 'approved by me':
@@ -100,60 +137,58 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
           case 'has pending reviews': return reviewBy(null, 'PENDING');
           case 'has merge conflicts':
             return (eb) => eb.and([eb('pullRequests.previewHeadCommitHash', 'is not', null), eb('pullRequests.previewMergeCommitHash', 'is', null)]);
-          // Mentions are recorded by the conversation features; until a mention row exists none match.
-          case 'mentioned me':
-          case 'mentioned':
-            await user();
-            return never;
-          // Builds gate these; with no builds recorded, no request has failed or pending builds.
-          case 'has failed builds':
-          case 'to be verified by builds':
-            return never;
+          case 'has failed builds': return buildStatusCondition(ctx, FAILED_BUILD_STATUSES);
+          case 'to be verified by builds': return buildStatusCondition(ctx, PENDING_BUILD_STATUSES);
+          case 'includes commit': return includesCommit(ctx, c.value!);
+          case 'includes issue': return inIds('pullRequests.id', await pullRequestIdsFixingIssue(ctx, c.value!));
           default:
-            throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`);
+            throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`, c.column);
         }
       }
-      case 'field':
+      case 'field': {
+        const value = c.value!;
         switch (c.field) {
           case 'Number': {
-            const ref = await numberReference(ctx, c.value!);
-            const op = c.operator === 'is' ? '=' : c.operator === 'is greater than' ? '>' : '<';
+            const ref = await numberReference(ctx, value);
+            const op = COMPARE[c.operator];
             return (eb) => eb.and([eb('pullRequests.targetProjectId', '=', ref.projectId), eb('pullRequests.number', op, ref.number)]);
           }
           case 'Status': {
-            const status = c.value!.toUpperCase();
-            if (!STATUSES.includes(status)) throw new QuerySyntaxError(`Invalid status: ${c.value}`);
+            const status = value.trim().toUpperCase();
+            if (!STATUSES.includes(status)) throw new QuerySyntaxError(`Invalid status: ${value}`, c.column);
             return (eb) => eb('pullRequests.status', '=', status);
           }
           case 'Merge Strategy': {
-            const strategy = c.value!.trim().toUpperCase().replace(/\s+/g, '_');
-            if (!STRATEGIES.includes(strategy)) throw new QuerySyntaxError(`Invalid merge strategy: ${c.value}`);
+            const strategy = value.trim().toUpperCase().replace(/\s+/g, '_');
+            if (!STRATEGIES.includes(strategy)) throw new QuerySyntaxError(`Invalid merge strategy: ${value}`, c.column);
             return (eb) => eb('pullRequests.mergeStrategy', '=', strategy);
           }
-          case 'Title': return likeCondition('pullRequests.title', containsToLike(c.value!));
-          case 'Description': return likeCondition('pullRequests.description', containsToLike(c.value!));
-          case 'Comment': {
-            const pattern = containsToLike(c.value!, { wildcard: false });
-            return (eb) => eb.exists(eb.selectFrom('pullRequestComments').select('id').whereRef('requestId', '=', 'pullRequests.id')
-              .where(sql`lower(content)`, 'like', sql`${pattern} escape '\\'`));
+          case 'Title': return likeCondition('pullRequests.title', containsToLike(value));
+          case 'Description': return likeCondition('pullRequests.description', containsToLike(value));
+          case 'Comment': return commentContains(containsToLike(value, { wildcard: false }));
+          case 'Target Project': return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, value));
+          case 'Source Project': return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, value));
+          case 'Target Branch': return branchMatches('pullRequests.targetBranch', value);
+          case 'Source Branch': return branchMatches('pullRequests.sourceBranch', value);
+          case 'Label': {
+            const specId = await labelSpecIdByName(ctx.db, value);
+            if (specId === null) throw new QuerySyntaxError(`Undefined label: ${value}`, c.column);
+            return (eb) => eb.exists(eb.selectFrom('pullRequestLabels').select('pullRequestLabels.id')
+              .whereRef('pullRequestLabels.requestId', '=', 'pullRequests.id').where('pullRequestLabels.specId', '=', specId));
           }
-          case 'Target Project': return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, c.value!));
-          case 'Source Project': return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, c.value!));
-          case 'Target Branch': return likeCondition('pullRequests.targetBranch', wildcardToLike(c.value!));
-          case 'Source Branch': return likeCondition('pullRequests.sourceBranch', wildcardToLike(c.value!));
-          case 'Label': throw new QuerySyntaxError(`Undefined label: ${c.value}`);
           case 'Comment Count': {
-            const value = parseIntegerValue(c.field, c.value!);
-            const op = c.operator === 'is' ? '=' : c.operator === 'is greater than' ? '>' : '<';
-            return (eb) => eb('pullRequests.commentCount', op, value);
+            const count = parseIntegerValue(c.field, value);
+            const op = COMPARE[c.operator];
+            return (eb) => eb('pullRequests.commentCount', op, count);
           }
           default: {
             const column = DATE_COLUMNS[c.field];
-            if (!column) throw new QuerySyntaxError(`Field not found: ${c.field}`);
-            const date = parseQueryDate(c.value!, now).getTime();
+            if (!column) throw new QuerySyntaxError(`Field not found: ${c.field}`, c.column);
+            const date = parseQueryDate(value, now).getTime();
             return (eb) => eb(column, c.operator === 'is since' ? '>' : '<', date);
           }
         }
+      }
       default:
         throw new QuerySyntaxError('Unsupported criteria');
     }
@@ -161,19 +196,31 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
 }
 
 /**
+ * Compiles a parsed pull request query (reference/pulls.md §6) to a SQL condition over
+ * `pull_requests`: names (users, projects, labels, revisions, issues) are resolved first, so the
+ * whole query is one statement using the indexes. Throws QuerySyntaxError (400) with the
+ * reference's messages.
+ */
+export async function compilePullRequestCriteria(ctx: Context, parsed: ParsedQuery): Promise<Condition> {
+  return parsed.criteria ? compileCriteria(parsed.criteria, pullRequestLeaf(ctx)) : always;
+}
+
+/**
  * Query Basic Info (reference/pulls.md §1 #12, §6): the pull request query language compiled to
  * one SQL statement over requests whose target project the caller can read code of; default
- * order last activity date descending, then id.
+ * order last activity date descending; ties broken by id descending so pages are stable.
  */
 export async function queryPullRequests(ctx: Context, text: string, offset: number, count: number): Promise<PullRequestRow[]> {
   const parsed = parseQuery('pulls', text);
-  const condition = parsed.criteria ? await compileCriteria(parsed.criteria, pullRequestLeaf(ctx)) : always;
-  const orders = compileOrders(parsed, SORT_COLUMNS);
+  const condition = await compilePullRequestCriteria(ctx, parsed);
   const readable = await accessibleProjectsCondition(ctx, 'readCode');
   let query = ctx.db.selectFrom('pullRequests').selectAll('pullRequests').where((eb) => condition(eb));
   if (readable) query = query.where((eb) => readable(eb, 'pullRequests.targetProjectId'));
-  for (const order of orders.length > 0 ? orders : [{ expression: 'pullRequests.lastActivityDate', direction: 'desc' as const }]) {
-    query = query.orderBy(sql.ref(order.expression), order.direction);
+  const orders = parsed.orders.length > 0 ? parsed.orders : [{ field: 'Last Activity Date', direction: 'desc' as const }];
+  for (const order of orders) {
+    const expression = SORT_EXPRESSIONS[order.field];
+    if (!expression) throw new QuerySyntaxError(`Can not order by field: ${order.field}`);
+    query = query.orderBy(expression(), order.direction);
   }
   return query.orderBy('pullRequests.id', 'desc').offset(offset).limit(count).execute();
 }

@@ -4,10 +4,30 @@ import type { MergeStrategy, PullRequestRow, PullRequestUpdateRow } from '../../
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
+import { deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
 import { forkRootId, takeNextNumber } from '../projects/numbers.js';
+import { isUniqueViolation } from '../access/unique.js';
+import { recordMentions } from '../mentions.js';
+import { autoWatch } from './changes.js';
+import { indexCommits, updateCommits } from './commits.js';
+import { resetRequiredReviews } from './required-reviewers.js';
 
 export const MAX_TITLE = 255;
+
+const STRATEGIES: readonly MergeStrategy[] = [
+  'CREATE_MERGE_COMMIT', 'CREATE_MERGE_COMMIT_IF_NECESSARY', 'SQUASH_SOURCE_BRANCH_COMMITS', 'REBASE_SOURCE_BRANCH_COMMITS',
+];
+
+/**
+ * Reads a merge strategy body (reference/pulls.md §1 #16: a JSON string; the raw name is accepted
+ * too). Throws 400 `Merge strategy is required` or `Invalid merge strategy: X`.
+ */
+export function parseMergeStrategy(text: string): MergeStrategy {
+  const name = text.trim();
+  if (!name) throw new BadRequest('Merge strategy is required');
+  if (!STRATEGIES.includes(name as MergeStrategy)) throw new BadRequest(`Invalid merge strategy: ${name}`);
+  return name as MergeStrategy;
+}
 export const MAX_DESCRIPTION = 100_000;
 
 /** Truncates a title to 255 characters with `...` (reference/pulls.md §1 #14). */
@@ -90,7 +110,8 @@ export async function assertNoEffectiveRequest(
   }
 }
 
-async function assertUsersExist(db: Db, ids: number[], what: string): Promise<void> {
+/** Throws 400 `Unable to find <what> user with id: …` unless every id names a real user (ids ≤ 0 never do). */
+export async function assertUsersExist(db: Db, ids: number[], what: string): Promise<void> {
   if (ids.length === 0) return;
   const found = await db.selectFrom('users').select('id').where('id', 'in', ids).where('id', '>', 0).execute();
   const missing = ids.filter((id) => !found.some((u) => u.id === id));
@@ -133,6 +154,7 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
     const base = await mergeBase(targetRepo, targetHead, sourceHead);
     if (!base) throw new BadRequest('No common base for target and source');
     if (base === sourceHead || (await isAncestor(targetRepo, sourceHead, targetHead))) throw new Conflict('Change already merged');
+    const commits = await updateCommits(targetRepo, sourceHead, [targetHead]);
     const numberScopeId = await forkRootId(ctx.db, target.id);
     const submitDate = ctx.now();
     const writtenRefs: string[] = [];
@@ -156,9 +178,10 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
           await tx.insertInto('pullRequestReviews').values({ requestId: id, userId, status: 'PENDING', statusDate: submitDate }).execute();
         }
         for (const userId of assigneeIds) await tx.insertInto('pullRequestAssignments').values({ requestId: id, userId }).execute();
-        for (const userId of new Set([submitterId, ...reviewerIds, ...assigneeIds])) {
-          await tx.insertInto('pullRequestWatches').values({ requestId: id, userId, watching: 1 }).execute();
-        }
+        await autoWatch(tx, id, [submitterId, ...reviewerIds, ...assigneeIds]);
+        await recordMentions(tx, { kind: 'pullRequest', requestId: id }, data.description);
+        await indexCommits(tx, id, commits);
+        await resetRequiredReviews(tx, await getPullRequestRow(tx, id), submitDate);
         const refs = [
           { ref: pullRefs.base(number), newHash: base, expectedOld: null },
           { ref: pullRefs.head(number), newHash: sourceHead, expectedOld: null },
@@ -172,6 +195,7 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
       return id;
     } catch (error) {
       for (const ref of writtenRefs) await deleteRef(targetRepo, ref).catch(() => undefined);
+      if (isUniqueViolation(error)) throw new Conflict('Another pull request already open for this change', { cause: error });
       throw error;
     }
   } finally {
@@ -192,4 +216,26 @@ export async function canModifyPullRequest(ctx: Context, pr: PullRequestRow): Pr
   if (assigned) return true;
   const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
   return (await projectPermissions(ctx, project)).managePullRequests;
+}
+
+/**
+ * Loads a request the caller may modify (reference/pulls.md §1 canModify): read code on the
+ * target project (404/401/403), then submitter, assignee or pull request manager (else 401/403).
+ */
+export async function loadModifiablePullRequest(ctx: Context, requestId: number): Promise<PullRequestRow> {
+  const pr = await loadReadablePullRequest(ctx, requestId);
+  if (!(await canModifyPullRequest(ctx, pr))) deny(ctx.actor);
+  return pr;
+}
+
+/**
+ * The request a sub-resource body refers to (`requestId` of a review, assignment, comment, watch
+ * or label): 400 `Pull request not found: X` when it does not exist (CONTRACT.md §8), then read
+ * code on its target project (404/401/403).
+ */
+export async function referencedPullRequest(ctx: Context, requestId: number): Promise<PullRequestRow> {
+  const pr = await ctx.db.selectFrom('pullRequests').selectAll().where('id', '=', requestId).executeTakeFirst();
+  if (!pr) throw new BadRequest(`Pull request not found: ${requestId}`);
+  await loadProjectWith(ctx, pr.targetProjectId, 'readCode');
+  return pr;
 }

@@ -1,0 +1,106 @@
+import type { Selectable } from 'kysely';
+import type { PullRequestCommentTable } from '../../db/schema.js';
+import { BadRequest } from '../../errors.js';
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { recordMentions } from '../mentions.js';
+import { deny, loadProjectWith, requireUser } from '../permissions.js';
+import { fromWireDate } from '../../wire/dates.js';
+import { autoWatch } from './changes.js';
+import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest } from './pull-requests.js';
+
+export type PullRequestCommentRow = Selectable<PullRequestCommentTable>;
+
+/** PullRequestComment input (reference/pulls.md §5): `date` as a wire date. */
+export interface CommentData {
+  requestId?: number;
+  userId?: number;
+  content?: string;
+  date?: string | number;
+}
+
+function validContent(content: unknown): string {
+  if (typeof content !== 'string' || !content.trim()) throw new BadRequest('Comment content is required');
+  if (content.length > MAX_DESCRIPTION) throw new BadRequest('Comment too long');
+  return content;
+}
+
+/** Get Comments (reference/pulls.md §1 #6): read code; oldest first. */
+export async function listComments(ctx: Context, requestId: number): Promise<PullRequestCommentRow[]> {
+  await loadReadablePullRequest(ctx, requestId);
+  return ctx.db.selectFrom('pullRequestComments').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
+}
+
+/** `GET /pull-request-comments/{id}`: read code. */
+export async function getComment(ctx: Context, id: number): Promise<PullRequestCommentRow> {
+  const row = await loadRow(ctx.db, 'pullRequestComments', id, 'Pull request comment');
+  await loadReadablePullRequest(ctx, row.requestId);
+  return row;
+}
+
+/**
+ * `POST /pull-request-comments` (reference/pulls.md §5.1): read code and yourself unless
+ * administrator; content required, ≤ 100,000 characters (400); allowed on closed requests.
+ * Increments `commentCount`, sets the last activity `commented`, records @mentions and makes the
+ * author and mentioned users watch. Returns the id.
+ */
+export async function createComment(ctx: Context, data: CommentData): Promise<number> {
+  const actorId = requireUser(ctx.actor);
+  if (data.requestId === undefined) throw new BadRequest('Missing field "requestId"');
+  const pr = await referencedPullRequest(ctx, data.requestId);
+  const userId = data.userId ?? actorId;
+  if (!ctx.actor.isAdmin && userId !== actorId) deny(ctx.actor);
+  await assertUsersExist(ctx.db, [userId], 'comment');
+  const content = validContent(data.content);
+  const date = data.date === undefined ? ctx.now() : fromWireDate(data.date, 'date');
+  return ctx.db.transaction().execute(async (tx) => {
+    const row = await tx.insertInto('pullRequestComments').values({ requestId: pr.id, userId, content, date }).returning('id').executeTakeFirstOrThrow();
+    await tx.updateTable('pullRequests').set((eb) => ({
+      commentCount: eb('commentCount', '+', 1), lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: 'commented',
+    })).where('id', '=', pr.id).execute();
+    await autoWatch(tx, pr.id, [userId]);
+    await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, content);
+    return row.id;
+  });
+}
+
+/**
+ * `POST /pull-request-comments/{id}` (reference/pulls.md §5.1): partial update by the comment's
+ * author or an administrator (pull request managers cannot edit others' comments); new @mentions
+ * are recorded. Minor: no last activity.
+ */
+export async function updateComment(ctx: Context, id: number, patch: CommentData): Promise<void> {
+  requireUser(ctx.actor);
+  const current = await getComment(ctx, id);
+  if (!ctx.actor.isAdmin && current.userId !== ctx.actor.userId) deny(ctx.actor);
+  if (patch.requestId !== undefined && patch.requestId !== current.requestId) throw new BadRequest('A comment can not move to another pull request');
+  if (patch.userId !== undefined && patch.userId !== current.userId) {
+    if (!ctx.actor.isAdmin) deny(ctx.actor);
+    await assertUsersExist(ctx.db, [patch.userId], 'comment');
+  }
+  const content = patch.content === undefined ? current.content : validContent(patch.content);
+  const date = patch.date === undefined ? current.date : fromWireDate(patch.date, 'date');
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.updateTable('pullRequestComments').set({ content, date, userId: patch.userId ?? current.userId }).where('id', '=', id).execute();
+    await recordMentions(tx, { kind: 'pullRequest', requestId: current.requestId }, content);
+  });
+}
+
+/**
+ * `DELETE /pull-request-comments/{id}` (reference/pulls.md §5.1): the author or a pull request
+ * manager of the target project; decrements `commentCount`.
+ */
+export async function deleteComment(ctx: Context, id: number): Promise<void> {
+  requireUser(ctx.actor);
+  const comment = await getComment(ctx, id);
+  if (comment.userId !== ctx.actor.userId) {
+    const pr = await loadReadablePullRequest(ctx, comment.requestId);
+    await loadProjectWith(ctx, pr.targetProjectId, 'managePullRequests');
+  }
+  await ctx.db.transaction().execute(async (tx) => {
+    const done = await tx.deleteFrom('pullRequestComments').where('id', '=', id).executeTakeFirst();
+    if (Number(done.numDeletedRows) === 1) {
+      await tx.updateTable('pullRequests').set((eb) => ({ commentCount: eb('commentCount', '-', 1) })).where('id', '=', comment.requestId).execute();
+    }
+  });
+}

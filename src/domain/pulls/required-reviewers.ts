@@ -1,0 +1,64 @@
+import type { Db } from '../../db/database.js';
+import type { PullRequestRow } from '../../db/schema.js';
+import { branchProtection } from '../projects/branch-protection.js';
+
+/** A parsed review requirement: required users by login, and groups with how many members must review. */
+export interface ReviewRequirement {
+  users: string[];
+  groups: { name: string; count: number }[];
+}
+
+/**
+ * Parses a branch protection review requirement (OneDev's notation): space-separated
+ * `user(<login>)` and `group(<name>)` items, each with an optional `:<count>` (for a group: how
+ * many of its members must review, default 1); a bare word is a login.
+ * @example parseReviewRequirement('user(alice) group(devs):2') → {users: ['alice'], groups: [{name: 'devs', count: 2}]}
+ */
+export function parseReviewRequirement(text: string | null | undefined): ReviewRequirement {
+  const result: ReviewRequirement = { users: [], groups: [] };
+  if (!text) return result;
+  for (const match of text.matchAll(/(?:(user|group)\(((?:\\.|[^)\\])*)\)|([^\s():]+))(?::(\d+))?/gi)) {
+    const name = (match[2] ?? match[3]).replace(/\\(.)/g, '$1').trim();
+    if (!name) continue;
+    if (match[1]?.toLowerCase() === 'group') result.groups.push({ name, count: match[4] ? Number(match[4]) : 1 });
+    else result.users.push(name.toLowerCase());
+  }
+  return result;
+}
+
+/** Ids of the users the target branch's protection requires as reviewers of `pr` (never the submitter). */
+export async function requiredReviewerIds(db: Db, pr: PullRequestRow): Promise<number[]> {
+  const rule = await branchProtection({ db }, pr.targetProjectId, pr.targetBranch, pr.submitterId);
+  const requirement = parseReviewRequirement(rule.reviewRequirements.join(' '));
+  const ids = new Set<number>();
+  if (requirement.users.length > 0) {
+    for (const u of await db.selectFrom('users').select('id').where('name', 'in', requirement.users).execute()) ids.add(u.id);
+  }
+  for (const group of requirement.groups) {
+    const members = await db.selectFrom('memberships').innerJoin('groups', 'groups.id', 'memberships.groupId')
+      .select('memberships.userId').where('groups.name', '=', group.name).where('memberships.userId', '<>', pr.submitterId)
+      .orderBy('memberships.userId').execute();
+    const reviewing = await db.selectFrom('pullRequestReviews').select('userId').where('requestId', '=', pr.id)
+      .where('userId', 'in', members.length > 0 ? members.map((m) => m.userId) : [0]).execute();
+    const chosen = [...reviewing.map((r) => r.userId), ...members.map((m) => m.userId)];
+    for (const id of [...new Set(chosen)].slice(0, group.count)) ids.add(id);
+  }
+  ids.delete(pr.submitterId);
+  return [...ids];
+}
+
+/**
+ * After the source branch was updated (reference/pulls.md §3.5 step 4): reviews of required
+ * reviewers go back to PENDING (EXCLUDED ones too) and missing required reviewers are added;
+ * manually added reviewers keep their status. Runs inside the caller's transaction.
+ */
+export async function resetRequiredReviews(db: Db, pr: PullRequestRow, date: number): Promise<void> {
+  const required = await requiredReviewerIds(db, pr);
+  if (required.length === 0) return;
+  await db.updateTable('pullRequestReviews').set({ status: 'PENDING', statusDate: date })
+    .where('requestId', '=', pr.id).where('userId', 'in', required).where('status', '<>', 'PENDING').execute();
+  await db.insertInto('pullRequestReviews').values(required.map((userId) => ({ requestId: pr.id, userId, status: 'PENDING' as const, statusDate: date })))
+    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+  await db.insertInto('pullRequestWatches').values(required.map((userId) => ({ requestId: pr.id, userId, watching: 1 })))
+    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+}
