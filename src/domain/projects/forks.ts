@@ -8,7 +8,8 @@ import { accessibleProjectsCondition, loadProjectWith } from '../permissions.js'
  * Fills a new fork's repository from the project it forks (seed §4.3 Create with `forkedFromId`):
  * the caller needs read code on the source (404/401/403 otherwise); every branch and tag is
  * copied and HEAD follows the source's default branch. Pull request, issue and build numbers
- * share the fork root's scope (src/domain/projects/numbers.ts).
+ * share the fork root's scope (src/domain/projects/numbers.ts). Runs inside the creating
+ * transaction: pass a context whose `db` is that transaction.
  */
 export async function populateFork(ctx: Context, sourceProjectId: number, targetRepo: string): Promise<void> {
   await loadProjectWith(ctx, sourceProjectId, 'readCode');

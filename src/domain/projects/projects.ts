@@ -137,7 +137,7 @@ export async function createProject(ctx: Context, data: ProjectData): Promise<nu
       await tx.insertInto('userAuthorizations').values({ projectId: id, userId: creatorId, roleId: OWNER_ROLE_ID }).execute();
       createdPath = ctx.repoPath(id);
       await initBareRepository(createdPath);
-      if (data.forkedFromId != null) await populateFork(ctx, data.forkedFromId, createdPath);
+      if (data.forkedFromId != null) await populateFork({ ...ctx, db: tx }, data.forkedFromId, createdPath);
       return id;
     });
   } catch (error) {
