@@ -1,5 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
-import type { PullRequestRow } from '../../db/schema.js';
+import type { BuildStatus, PullRequestRow } from '../../db/schema.js';
 import { resolveCommit } from '../../git/repository.js';
 import {
   containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike, type ParsedQuery,
@@ -36,8 +36,8 @@ const DATE_COLUMNS: Record<string, string> = {
 
 const STATUSES = ['OPEN', 'MERGED', 'DISCARDED'];
 const STRATEGIES = ['CREATE_MERGE_COMMIT', 'CREATE_MERGE_COMMIT_IF_NECESSARY', 'SQUASH_SOURCE_BRANCH_COMMITS', 'REBASE_SOURCE_BRANCH_COMMITS'];
-const FAILED_BUILD_STATUSES = ['FAILED', 'CANCELLED', 'TIMED_OUT'];
-const PENDING_BUILD_STATUSES = ['PENDING', 'RUNNING', 'WAITING'];
+const FAILED_BUILD_STATUSES: BuildStatus[] = ['FAILED', 'CANCELLED', 'TIMED_OUT'];
+const PENDING_BUILD_STATUSES: BuildStatus[] = ['PENDING', 'RUNNING', 'WAITING'];
 
 const COMPARE: Record<string, '=' | '>' | '<'> = { is: '=', 'is greater than': '>', 'is less than': '<' };
 
@@ -137,8 +137,8 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
           case 'has pending reviews': return reviewBy(null, 'PENDING');
           case 'has merge conflicts':
             return (eb) => eb.and([eb('pullRequests.previewHeadCommitHash', 'is not', null), eb('pullRequests.previewMergeCommitHash', 'is', null)]);
-          case 'has failed builds': return buildStatusCondition(ctx, FAILED_BUILD_STATUSES);
-          case 'to be verified by builds': return buildStatusCondition(ctx, PENDING_BUILD_STATUSES);
+          case 'has failed builds': return buildStatusCondition(FAILED_BUILD_STATUSES);
+          case 'to be verified by builds': return buildStatusCondition(PENDING_BUILD_STATUSES);
           case 'includes commit': return includesCommit(ctx, c.value!);
           case 'includes issue': return inIds('pullRequests.id', await pullRequestIdsFixingIssue(ctx, c.value!));
           default:
