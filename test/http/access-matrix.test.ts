@@ -116,6 +116,12 @@ const ROUTES: Record<string, Route> = {
   'GET /groups/{id}/authorizations': { method: 'GET', level: 'admin', call: () => ({ path: `/groups/${groupId}/authorizations` }) },
   'GET /groups/{id}/memberships': { method: 'GET', level: 'admin', call: () => ({ path: `/groups/${groupId}/memberships` }) },
   'POST /label-specs': { method: 'POST', level: 'admin', call: () => ({ path: '/label-specs', body: { name: unique('spec') } }) },
+  'GET /projects/{id}/clone-url': { method: 'GET', level: 'access', call: () => ({ path: `/projects/${P()}/clone-url` }) },
+  'POST /projects (child)': { method: 'POST', level: 'manage', call: () => ({ path: '/projects', body: { name: unique('child'), parentId: P() } }) },
+  'DELETE /projects/{id} (child)': {
+    method: 'DELETE', level: 'manage',
+    call: async () => ({ path: `/projects/${await adminCreate('/projects', { name: unique('doomed'), parentId: P() })}` }),
+  },
   'GET /projects/{id}/path': { method: 'GET', level: 'access', call: () => ({ path: `/projects/${P()}/path` }) },
   'POST /projects/{id}': { method: 'POST', level: 'manage', call: () => ({ path: `/projects/${P()}`, body: { description: unique('desc') } }) },
   'GET /users/{admin}/authorizations': { method: 'GET', level: 'admin', call: () => ({ path: '/users/1/authorizations' }) },
