@@ -96,8 +96,9 @@ export async function queryProjects(ctx: Context, text: string, offset: number, 
   const accessible = await accessibleProjectsCondition(ctx);
   let query = ctx.db.selectFrom('projects').selectAll('projects').where((eb) => condition(eb));
   if (accessible) query = query.where((eb) => accessible(eb, 'projects.id'));
+  // projects without a value (no commit yet, no service desk) sort last either way, on every engine
   for (const order of orders.length > 0 ? orders : [{ expression: 'projects.path', direction: 'asc' as const }]) {
-    query = query.orderBy(sql.ref(order.expression), order.direction);
+    query = query.orderBy(sql.ref(order.expression), (ob) => (order.direction === 'desc' ? ob.desc() : ob.asc()).nullsLast());
   }
   return query.orderBy('projects.id').offset(offset).limit(count).execute();
 }

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
-import { initBareRepository } from '../../git/repository.js';
+import { initBareRepository, readCommits } from '../../git/repository.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { ancestorPaths, deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
 import { populateFork } from './forks.js';
@@ -226,6 +226,30 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
     for (const id of ids) await tx.deleteFrom('projects').where('id', '=', id).execute();
   });
   await Promise.all(ids.map((id) => fs.rm(ctx.repoPath(id), { recursive: true, force: true })));
+}
+
+/**
+ * Records that refs of a project moved (a push or a merge; reference/projects.md §4 "Last
+ * Activity Date", "Last Commit Date"): the last activity becomes now, and the last commit date
+ * the newest committer date among the new branch heads when that is later than the stored one.
+ * `changes` are the moved refs (`newHash` null = deleted). A deleted project is ignored.
+ */
+export async function recordRefsUpdated(
+  ctx: Context,
+  projectId: number,
+  changes: readonly { ref: string; newHash: string | null }[],
+): Promise<void> {
+  const heads = [...new Set(changes.flatMap((c) => (c.newHash !== null && c.ref.startsWith('refs/heads/') ? [c.newHash] : [])))];
+  await ctx.db.updateTable('projects').set({ lastActivityDate: ctx.now() }).where('id', '=', projectId).execute();
+  if (heads.length === 0) return;
+  const commits = await readCommits(ctx.repoPath(projectId), heads);
+  const newest = Math.max(...commits.map((c) => c.committer.date.getTime()));
+  await ctx.db
+    .updateTable('projects')
+    .set({ lastCommitDate: newest })
+    .where('id', '=', projectId)
+    .where((eb) => eb.or([eb('lastCommitDate', 'is', null), eb('lastCommitDate', '<', newest)]))
+    .execute();
 }
 
 /** Clone URLs (reference/projects.md §2 #2): http from the server URL, ssh from the SSH root. */

@@ -47,6 +47,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof GitloomError) return sendProblem(reply, error.status, error.title, error.message);
     if (error.validation) {
+      // a path id that is not even a number names nothing (reference/platform.md §8 #7)
+      if (error.validationContext === 'params') {
+        return sendProblem(reply, 404, 'Not Found', validationDetail(error.validation as AjvError[], error.validationContext));
+      }
       return sendProblem(reply, 400, 'Bad Request', validationDetail(error.validation as AjvError[], error.validationContext));
     }
     const status = error.statusCode ?? 500;

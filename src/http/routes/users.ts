@@ -65,6 +65,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => (await listAccessTokens(request.ctx, request.params.userId)).map(toWireAccessToken));
 
   app.post('/users/:userId/access-tokens', {
+    // a request without a body means no description and no expiry
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
     schema: {
       tags, summary: 'Create Access Token', params: UserId,
       body: Type.Optional(Type.Object({ description: Type.Optional(Nullable(Type.String())), expireDate: Type.Optional(Nullable(InputDate)) }, { additionalProperties: false })),
