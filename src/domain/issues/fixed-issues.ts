@@ -4,11 +4,12 @@ import { getDefaultBranch, readCommits, revList } from '../../git/repository.js'
 import { QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
+import { accessibleProjectsCondition, deny } from '../permissions.js';
 import { findProjectByPath } from '../projects/projects.js';
 import { listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';
 import { isRelatedProject, parseFixReferences, resolveFixReferences, type FixReference } from './fix-references.js';
 import { CLOSED_STATE, INITIAL_STATE } from './issue-setting.js';
-import { changeState } from './issues.js';
+import { changeState, loadAccessibleIssue } from './issues.js';
 
 /** Most commits read for one push or one range (the newest ones). */
 const MAX_COMMITS = 1000;
@@ -59,27 +60,48 @@ export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: s
 }
 
 /**
+ * The pull requests whose fixed issues include an issue (reference/pulls.md §7). Only requests
+ * whose target project is the issue's project, an ancestor or a descendant can fix it, so only
+ * those are examined; `readable` restricts them to what the caller may read.
+ */
+async function pullRequestsFixing(ctx: Context, issue: { id: number; projectId: number }, readable = false): Promise<PullRequestRow[]> {
+  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', issue.projectId).executeTakeFirstOrThrow();
+  const condition = readable ? await accessibleProjectsCondition(ctx, 'readCode') : null;
+  let query = ctx.db.selectFrom('pullRequests').innerJoin('projects', 'projects.id', 'pullRequests.targetProjectId')
+    .selectAll('pullRequests').select('projects.path as targetPath');
+  if (condition) query = query.where((eb) => condition(eb, 'pullRequests.targetProjectId'));
+  const fixing: PullRequestRow[] = [];
+  for (const { targetPath, ...pr } of await query.orderBy('pullRequests.id').execute()) {
+    if (!isRelatedProject(project.path, targetPath)) continue;
+    if ((await computePullRequestFixedIssueIds(ctx, pr)).includes(issue.id)) fixing.push(pr);
+  }
+  return fixing;
+}
+
+/**
  * `includes issue "proj#n"` of the pull request query language (reference/pulls.md §6): ids of
- * the requests whose fixed issues include that issue. Only requests whose target project is the
- * issue's project, an ancestor or a descendant can fix it, so only those are examined.
- * QuerySyntaxError when the project or the issue is unknown.
+ * the requests whose fixed issues include that issue. QuerySyntaxError when the project or the
+ * issue is unknown.
  */
 export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Promise<number[]> {
   const match = /^(.+)#(\d+)$/.exec(value.trim());
   if (!match) throw new QuerySyntaxError(`Invalid issue reference: ${value}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db.selectFrom('issues').select('id').where('projectId', '=', project.id)
+  const issue = await ctx.db.selectFrom('issues').select(['id', 'projectId']).where('projectId', '=', project.id)
     .where('number', '=', Number(match[2])).executeTakeFirst();
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${value}`);
-  const candidates = await ctx.db.selectFrom('pullRequests').innerJoin('projects', 'projects.id', 'pullRequests.targetProjectId')
-    .selectAll('pullRequests').select('projects.path as targetPath').execute();
-  const ids: number[] = [];
-  for (const pr of candidates) {
-    if (!isRelatedProject(project.path, pr.targetPath)) continue;
-    if ((await computePullRequestFixedIssueIds(ctx, pr)).includes(issue.id)) ids.push(pr.id);
-  }
-  return ids;
+  return (await pullRequestsFixing(ctx, issue)).map((pr) => pr.id);
+}
+
+/**
+ * `/issues/{id}/pulls` (reference/comments-issues.md §6.2): the pull requests fixing the issue
+ * that the caller may read; ReadCode on the issue's project.
+ */
+export async function listIssuePullRequests(ctx: Context, issueId: number): Promise<PullRequestRow[]> {
+  const { issue, permissions } = await loadAccessibleIssue(ctx, issueId);
+  if (!permissions.readCode) deny(ctx.actor);
+  return pullRequestsFixing(ctx, issue, true);
 }
 
 /**

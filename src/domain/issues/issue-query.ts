@@ -6,6 +6,7 @@ import {
 } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition } from '../permissions.js';
+import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
   always, compileCriteria, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
@@ -65,10 +66,33 @@ async function projectCommit(ctx: Context, value: string): Promise<{ projectId: 
   return { projectId: project.id, commit };
 }
 
-/** Issue ids fixed by the commits `from..to` of one project (both `project:rev`). */
-async function fixedBetween(ctx: Context, from: string, to: string): Promise<number[]> {
-  const a = await projectCommit(ctx, from);
-  const b = await projectCommit(ctx, to);
+/** `proj#n` → the build it names (its project, commit and id); QuerySyntaxError otherwise. */
+async function buildReference(ctx: Context, value: string): Promise<{ id: number; projectId: number; commit: string }> {
+  const match = /^(.+)#(\d+)$/.exec(value.trim());
+  if (!match) throw new QuerySyntaxError(`Project is not specified: ${value}`);
+  const project = await findProjectByPath(ctx.db, match[1]);
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
+  const build = await ctx.db.selectFrom('builds').select(['id', 'commitHash']).where('projectId', '=', project.id)
+    .where('number', '=', Number(match[2])).executeTakeFirst();
+  if (!build) throw new QuerySyntaxError(`Unable to find build: ${value}`);
+  return { id: build.id, projectId: project.id, commit: build.commitHash };
+}
+
+/** One end of `fixed between`: a build (`proj#n`), or a commit, branch or tag (`proj:rev`). */
+async function revisionTarget(ctx: Context, target: { type: string; value: string }): Promise<{ projectId: number; commit: string }> {
+  if (target.type === 'build') return buildReference(ctx, target.value);
+  if (target.type === 'branch' || target.type === 'tag') {
+    const colon = target.value.indexOf(':');
+    const prefix = target.type === 'branch' ? 'refs/heads/' : 'refs/tags/';
+    if (colon > 0) return projectCommit(ctx, `${target.value.slice(0, colon)}:${prefix}${target.value.slice(colon + 1)}`);
+  }
+  return projectCommit(ctx, target.value);
+}
+
+/** Issue ids fixed by the commits `from..to` of one project. */
+async function fixedBetween(ctx: Context, from: { type: string; value: string }, to: { type: string; value: string }): Promise<number[]> {
+  const a = await revisionTarget(ctx, from);
+  const b = await revisionTarget(ctx, to);
   if (a.projectId !== b.projectId) throw new QuerySyntaxError('Both revisions should be in the same project');
   const repo = ctx.repoPath(a.projectId);
   const hashes = await revList(repo, [b.commit], [a.commit], { max: 10_000 });
@@ -124,10 +148,7 @@ function issueLeaf(ctx: Context): LeafCompiler {
         const words = c.text.split(/\s+/).filter(Boolean);
         return words.length === 0 ? always : (eb) => eb.and(words.map((w) => textContains(w)(eb)));
       }
-      case 'fixedBetween': {
-        if (c.from.type === 'build' || c.to.type === 'build') throw new QuerySyntaxError(`Unable to find build: ${c.from.type === 'build' ? c.from.value : c.to.value}`);
-        return inIds('issues.id', await fixedBetween(ctx, c.from.value, c.to.value));
-      }
+      case 'fixedBetween': return inIds('issues.id', await fixedBetween(ctx, c.from, c.to));
       case 'linkMatch':
         if (!KNOWN_LINKS.includes(c.link)) throw new QuerySyntaxError(`Link not found: ${c.link}`);
         await compileCriteria(c.criteria, issueLeaf(ctx));
@@ -154,7 +175,7 @@ function issueLeaf(ctx: Context): LeafCompiler {
             return inIds('issues.id', await resolveFixReferences(ctx.db, projectId, parseFixReferences(message)));
           }
           case 'fixed in pull request': return inIds('issues.id', await fixedIssueIdsOfPullRequestReference(ctx, c.value!));
-          case 'fixed in build': throw new QuerySyntaxError(`Unable to find build: ${c.value}`);
+          case 'fixed in build': return inIds('issues.id', await fixedIssueIds(ctx, (await buildReference(ctx, c.value!)).id));
           case 'has any':
             if (!KNOWN_LINKS.includes(c.value!)) throw new QuerySyntaxError(`Link not found: ${c.value}`);
             return never;

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { listIssuePullRequests } from '../../domain/issues/fixed-issues.js';
 import { queryIssues } from '../../domain/issues/issue-query.js';
 import { stateOrdinal } from '../../domain/issues/issue-setting.js';
 import {
@@ -12,6 +13,7 @@ import {
   IssueChangeSchema, IssueCommentSchema, IssueCommitSchema, IssueFieldSchema, IssueSchema, IssueVoteSchema, IssueWatchSchema,
   toWireIssue, toWireIssueChange, toWireIssueComment, toWireIssueField, toWireIssueVote, toWireIssueWatch,
 } from '../../wire/issues.js';
+import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
 import { textBody } from '../plugins/bodies.js';
 import { CreatedId, Nullable, page, PageQuery } from '../schemas/common.js';
 
@@ -58,6 +60,9 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => (await listIssueMilestones(request.ctx, request.params.issueId)).map(toWireMilestone));
   app.get('/issues/:issueId/commits', { schema: { tags, summary: 'Get Commits', params: IssueId, response: { 200: Type.Array(IssueCommitSchema) } } },
     async (request) => listIssueCommits(request.ctx, request.params.issueId));
+
+  app.get('/issues/:issueId/pulls', { schema: { tags, summary: 'Get Pull Requests', params: IssueId, response: { 200: Type.Array(PullRequestSchema) } } },
+    async (request) => (await listIssuePullRequests(request.ctx, request.params.issueId)).map(toWirePullRequest));
 
   app.post('/issues/:issueId/title', { config: { textBody: true }, schema: { tags, summary: 'Set Title', params: IssueId, body: Type.Optional(Type.String()) } },
     async (request) => {
