@@ -47,6 +47,7 @@ describe('forks', () => {
     await git(work, ['fetch', '-q', gitUrl(server, 'origin', ADMIN), 'main']);
     await git(work, ['merge-base', '--is-ancestor', head, originMain]);
     expect(originMain).not.toBe(head);
+    expect((await server.call('GET', `/pulls/${pr.json}`)).json.status).toBe('MERGED');
   });
 
   it('refuses to fork a project the caller cannot read', async () => {
