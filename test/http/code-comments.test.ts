@@ -157,6 +157,7 @@ describe('code comments and replies', () => {
       return res.json.map((c: any) => c.id) as number[];
     };
     expect(await ids(`pullRequestId=${requestId}`)).toEqual([onPr]);
+    expect((await server.call('GET', `/pulls/${requestId}`)).json.codeCommentsUpdateDate).not.toBeNull();
     expect(await ids(`projectId=${project}&pullRequestId=${requestId}`)).toEqual([onPr]);
     const all = await ids(`projectId=${project}`);
     expect(all[0]).toBe(onPr);

@@ -106,6 +106,24 @@ describe('issues', () => {
     expect((await server.call('GET', `/issues/${hidden}`)).status).toBe(404);
   });
 
+  it('schedules issues into milestones of the project hierarchy', async () => {
+    const v1 = await server.call('POST', '/milestones', { body: { projectId: group, name: 'v1' } });
+    expect(v1.status, v1.text).toBe(200);
+    const elsewhere = (await server.call('POST', '/milestones', { body: { projectId: other, name: 'v9' } })).json;
+    const id = (await open({ projectId: app, title: 'Planned', milestoneIds: [v1.json] })).json;
+    expect((await server.call('GET', `/issues/${id}/milestones`)).json.map((m: any) => m.name)).toEqual(['v1']);
+    expect((await open({ projectId: app, title: 'Misplaced', milestoneIds: [elsewhere] })).status).toBe(400);
+    expect((await open({ projectId: app, title: 'Not allowed', milestoneIds: [v1.json] }, alice.auth)).status).toBe(403);
+    const query = async (q: string) => (await server.call('GET', `/issues?query=${encodeURIComponent(q)}`)).json.map((i: any) => i.id);
+    expect(await query('"Milestone" is "V1"')).toEqual([id]);
+    expect(await query('"Milestone" is empty and "Project" is "group/app"')).not.toContain(id);
+    expect((await server.call('POST', `/issues/${id}/milestones`, { body: [], auth: alice.auth })).status).toBe(403);
+    expect((await server.call('POST', `/issues/${id}/milestones`, { body: [elsewhere] })).status).toBe(400);
+    expect((await server.call('POST', `/issues/${id}/milestones`, { body: [] })).status).toBe(200);
+    expect((await server.call('GET', `/issues/${id}/milestones`)).json).toEqual([]);
+    expect((await server.call('GET', `/issues/${id}/changes`)).json.at(-1).data['@type']).toBe('IssueMilestoneChangeData');
+  });
+
   it('queries with the issue query language', async () => {
     const a = (await open({ projectId: other, title: 'Crash on start', fields: { Type: 'Bug', Priority: 'Major' } })).json;
     const b = (await open({ projectId: other, title: 'Add dark mode', description: 'please', fields: { Priority: 'Minor', Assignees: 'alice' } })).json;
@@ -133,7 +151,7 @@ describe('issues', () => {
     expect(await ids('"Project" is "other" and "Milestone" is empty')).toEqual([b, a]);
     expect((await ids('"Assignees" is me', alice.auth))).toContain(b);
     expect(await ids('mentioned "bob"')).not.toContain(a);
-    for (const bad of ['"Foo" is "x"', '"Title" is "x"', 'submitted by "ghost"', '"State" is "Nope"', '"Type" is me', 'order by "Title"']) {
+    for (const bad of ['fixed in build "other#1"', 'fixed in build "nowhere#1"', 'fixed in commit "other:main"', 'has any "Nope"', '"Foo" is "x"', '"Title" is "x"', 'submitted by "ghost"', '"State" is "Nope"', '"Type" is me', 'order by "Title"']) {
       expect((await server.call('GET', `/issues?query=${encodeURIComponent(bad)}`)).status, bad).toBe(400);
     }
     expect((await server.call('GET', `/issues?query=${encodeURIComponent('submitted by me')}`, { auth: null })).status).toBeGreaterThanOrEqual(400);

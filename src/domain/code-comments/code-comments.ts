@@ -131,6 +131,11 @@ async function markColumns(ctx: Context, projectId: number, mark: Mark | undefin
   };
 }
 
+/** A code comment attached to a pull request changed: the request's `codeCommentsUpdateDate` moves (reference/pulls.md §2). */
+export async function touchPullRequest(db: Db, requestId: number | null, now: number): Promise<void> {
+  if (requestId !== null) await db.updateTable('pullRequests').set({ codeCommentsUpdateDate: now }).where('id', '=', requestId).execute();
+}
+
 /** Records mentions of a code comment's text: on the pull request when attached to one, else on the comment (reference §8). */
 export async function recordCodeCommentMentions(db: Db, comment: Pick<CodeCommentRow, 'id' | 'comparePullRequestId'>, text: string): Promise<void> {
   if (comment.comparePullRequestId !== null) await recordMentions(db, { kind: 'pullRequest', requestId: comment.comparePullRequestId }, text);
@@ -163,6 +168,7 @@ export async function createCodeComment(ctx: Context, data: CodeCommentData): Pr
       lastActivityDescription: 'added', replyCount: 0, ...mark, ...compare, resolved: data.resolved ? 1 : 0, uuid: data.uuid ?? randomUUID(),
     }).returning('id').executeTakeFirstOrThrow();
     await recordCodeCommentMentions(tx, { id, comparePullRequestId: compare.comparePullRequestId }, content);
+    await touchPullRequest(tx, compare.comparePullRequestId, ctx.now());
     return id;
   });
 }
@@ -188,9 +194,9 @@ export async function updateCodeComment(ctx: Context, id: number, patch: Partial
       content, ...compare, ...mark, resolved, uuid: patch.uuid ?? comment.uuid, createDate: patch.createDate ?? comment.createDate,
       lastActivityUserId: ctx.actor.userId, lastActivityDate: ctx.now(), lastActivityDescription: description,
     }).where('id', '=', id).execute();
-    if (patch.content !== undefined) {
-      await recordCodeCommentMentions(tx, { id, comparePullRequestId: compare.comparePullRequestId ?? comment.comparePullRequestId }, content);
-    }
+    const requestId = compare.comparePullRequestId !== undefined ? compare.comparePullRequestId : comment.comparePullRequestId;
+    if (patch.content !== undefined) await recordCodeCommentMentions(tx, { id, comparePullRequestId: requestId }, content);
+    await touchPullRequest(tx, requestId, ctx.now());
   });
 }
 
@@ -199,5 +205,8 @@ export async function deleteCodeComment(ctx: Context, id: number): Promise<void>
   const { comment, permissions } = await loadReadableCodeComment(ctx, id);
   requireUser(ctx.actor);
   if (comment.userId !== ctx.actor.userId && !permissions.manageCodeComments) deny(ctx.actor);
-  await ctx.db.deleteFrom('codeComments').where('id', '=', id).execute();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('codeComments').where('id', '=', id).execute();
+    await touchPullRequest(tx, comment.comparePullRequestId, ctx.now());
+  });
 }

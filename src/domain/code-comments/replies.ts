@@ -4,7 +4,8 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../permissions.js';
 import {
-  checkContent, compareContextColumns, loadReadableCodeComment, recordCodeCommentMentions, requireSelfOrAdmin, type CompareContext,
+  checkContent, compareContextColumns, loadReadableCodeComment, recordCodeCommentMentions, requireSelfOrAdmin, touchPullRequest,
+  type CompareContext,
 } from './code-comments.js';
 
 /** CodeCommentReply input (reference/comments-issues.md §2). */
@@ -53,6 +54,7 @@ export async function createCodeCommentReply(ctx: Context, data: CodeCommentRepl
       replyCount: eb('replyCount', '+', 1), lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: 'replied',
     })).where('id', '=', comment.id).execute();
     await recordCodeCommentMentions(tx, comment, content);
+    await touchPullRequest(tx, comment.comparePullRequestId, date);
     return id;
   });
 }

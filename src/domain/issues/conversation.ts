@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
 import { deny, requireUser } from '../permissions.js';
+import { getUserRow } from '../users/users.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
 
 /**
@@ -196,11 +197,13 @@ export async function deleteIssueVote(ctx: Context, id: number): Promise<void> {
 /** `/users/{id}/issue-votes` (reference/users-roles.md §2): administrator or self. */
 export async function listUserIssueVotes(ctx: Context, userId: number) {
   requireSelfOrAdmin(ctx, userId);
+  await getUserRow(ctx.db, userId);
   return ctx.db.selectFrom('issueVotes').selectAll().where('userId', '=', userId).orderBy('id').execute();
 }
 
 /** `/users/{id}/issue-watches` (reference/users-roles.md §2): administrator or self. */
 export async function listUserIssueWatches(ctx: Context, userId: number) {
   requireSelfOrAdmin(ctx, userId);
+  await getUserRow(ctx.db, userId);
   return ctx.db.selectFrom('issueWatches').selectAll().where('userId', '=', userId).orderBy('id').execute();
 }

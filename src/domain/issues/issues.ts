@@ -204,6 +204,26 @@ export async function listIssueCommits(ctx: Context, issueId: number): Promise<{
   return ctx.db.selectFrom('issueCommits').select(['projectId', 'commitHash']).where('issueId', '=', issueId).orderBy('id').execute();
 }
 
+/**
+ * Set Milestones (reference §6.2 `/milestones`): ScheduleIssues; the list replaces the issue's
+ * milestones, each defined in the issue's project or an ancestor (400 otherwise).
+ */
+export async function setIssueMilestones(ctx: Context, issueId: number, milestoneIds: readonly number[]): Promise<void> {
+  const loaded = await loadAccessibleIssue(ctx, issueId);
+  requireUser(ctx.actor);
+  if (!loaded.permissions.scheduleIssues) deny(ctx.actor);
+  const ids = await checkMilestones(ctx.db, loaded.project, milestoneIds);
+  const now = ctx.now();
+  await ctx.db.transaction().execute(async (tx) => {
+    const before = (await tx.selectFrom('issueSchedules').select('milestoneId').where('issueId', '=', issueId).execute()).map((r) => r.milestoneId);
+    if (JSON.stringify([...before].sort()) === JSON.stringify([...ids].sort())) return;
+    await tx.deleteFrom('issueSchedules').where('issueId', '=', issueId).execute();
+    if (ids.length > 0) await tx.insertInto('issueSchedules').values(ids.map((milestoneId) => ({ issueId, milestoneId, date: now }))).execute();
+    await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueMilestoneChangeData', oldMilestoneIds: before, newMilestoneIds: ids });
+    await touch(tx, issueId, ctx.actor.userId, now, 'changed milestones');
+  });
+}
+
 /** Set Title: canModify(issue); 1–255 characters (400). Records a title change. */
 export async function setIssueTitle(ctx: Context, issueId: number, text: string): Promise<void> {
   const loaded = await loadAccessibleIssue(ctx, issueId);

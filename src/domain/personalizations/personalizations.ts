@@ -4,6 +4,7 @@ import { parseQuery } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { parseIssueQuery } from '../issues/issue-query.js';
 import { deny, loadProjectWith, requireUser } from '../permissions.js';
+import { getUserRow } from '../users/users.js';
 import { commonQueryNames, type NamedQuery, type PersonalizationKind } from './common-queries.js';
 
 /** A query personalization of any kind (reference/users-roles.md §7); absent parts are undefined. */
@@ -168,6 +169,7 @@ export async function deletePersonalization(ctx: Context, kind: PersonalizationK
 /** `/users/{id}/project-<kind>-query-personalizations` (reference/users-roles.md §2): administrator or self. */
 export async function listUserPersonalizations(ctx: Context, kind: PersonalizationKind, userId: number): Promise<Personalization[]> {
   requireOwnerOrAdmin(ctx, userId);
+  await getUserRow(ctx.db, userId);
   const rows = await (ctx.db as any).selectFrom(TABLES[kind].table).selectAll().where('userId', '=', userId).orderBy('id').execute();
   return (rows as Record<string, unknown>[]).map((row) => toPersonalization(kind, row));
 }

@@ -5,7 +5,7 @@ import { queryIssues } from '../../domain/issues/issue-query.js';
 import { stateOrdinal } from '../../domain/issues/issue-setting.js';
 import {
   deleteIssue, getIssue, listIssueChanges, listIssueComments, listIssueCommits, listIssueFields, listIssueMilestones,
-  listIssueVotes, listIssueWatches, openIssue, setIssueConfidential, setIssueDescription, setIssueFields, setIssueTitle,
+  listIssueVotes, listIssueWatches, openIssue, setIssueConfidential, setIssueDescription, setIssueFields, setIssueMilestones, setIssueTitle,
   transitIssueState,
 } from '../../domain/issues/issues.js';
 import { MilestoneSchema, toWireMilestone } from '../../wire/access.js';
@@ -77,6 +77,11 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/issues/:issueId/confidential', { schema: { tags, summary: 'Set Confidential', params: IssueId, body: Type.Boolean() } },
     async (request) => {
       await setIssueConfidential(request.ctx, request.params.issueId, request.body);
+      return '';
+    });
+  app.post('/issues/:issueId/milestones', { schema: { tags, summary: 'Set Milestones', params: IssueId, body: Type.Array(Type.Integer()) } },
+    async (request) => {
+      await setIssueMilestones(request.ctx, request.params.issueId, request.body);
       return '';
     });
   app.post('/issues/:issueId/fields', { schema: { tags, summary: 'Set Fields', params: IssueId, body: FieldValues } },
