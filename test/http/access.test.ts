@@ -165,8 +165,13 @@ describe('label specs, project labels and milestones', () => {
     const found = await server.call('GET', `/projects?query=${encodeURIComponent('"Label" is "frontend"')}`);
     expect(found.json.map((p: { name: string }) => p.name)).toEqual(['labelled']);
     expect((await server.call('POST', `/label-specs/${specId}`, { body: { color: '#ff0000' } })).status).toBe(200);
-    expect((await server.call('DELETE', `/label-specs/${specId}`)).status).toBe(200);
+    const inUse = await server.call('DELETE', `/label-specs/${specId}`);
+    expect(inUse.status).toBe(409);
+    expect(inUse.json.detail).toContain('1 project label(s)');
+    expect((await server.call('DELETE', `/project-labels/${labelId}`)).status).toBe(200);
     expect((await server.call('GET', `/projects/${projectId}/labels`)).json).toEqual([]);
+    expect((await server.call('DELETE', `/label-specs/${specId}`)).status).toBe(200);
+    expect((await server.call('GET', `/label-specs/${specId}`)).status).toBe(404);
   });
 
   it('manages milestones and queries them with ancestors', async () => {
@@ -193,6 +198,9 @@ describe('label specs, project labels and milestones', () => {
     expect((await server.call('GET', `/projects/${parent}/milestones`)).json.map((m: { name: string }) => m.name)).toEqual(['Q1']);
     expect((await server.call('GET', `/projects/${child}/milestones?dueBefore=soon`)).status).toBe(400);
     expect((await server.call('GET', `/projects/${child}/milestones?bogus=1`)).status).toBe(400);
+    const issue = await created('POST', '/issues', { projectId: child, title: 'scheduled', milestoneIds: [b] });
+    expect((await server.call('DELETE', `/milestones/${b}`)).status).toBe(409);
+    expect((await server.call('POST', `/issues/${issue}/milestones`, { body: [] })).status).toBe(200);
     expect((await server.call('DELETE', `/milestones/${b}`)).status).toBe(200);
     expect((await server.call('GET', `/milestones/${b}`)).status).toBe(404);
   });

@@ -88,6 +88,24 @@ describe('branch protection on push', () => {
     await git(work, ['push', '-q', 'origin', 'main']);
   });
 
+  it('follows a group through a rename and keeps a referenced group from deletion', async () => {
+    const groupId = (await server.call('POST', '/groups', { body: { name: 'Release-Team' } })).json;
+    await server.call('POST', '/memberships', { body: { userId: writer.id, groupId } });
+    await setProtection([{ branches: 'main', userMatch: 'group(release-team)', preventForcedPush: false, reviewRequirement: 'group(Release-Team):1' }]);
+    await commitFiles(work, { 'g.txt': 'group\n' }, 'group change');
+    expect(await gitFails(work, ['push', 'origin', 'main'])).toContain('Review required');
+    expect((await server.call('POST', `/groups/${groupId}`, { body: { name: 'Releasers' } })).status).toBe(200);
+    const rule = (await server.call('GET', `/projects/${projectId}/setting`)).json.branchProtections[0];
+    expect(rule).toMatchObject({ userMatch: 'group(Releasers)', reviewRequirement: 'group(Releasers):1' });
+    expect(await gitFails(work, ['push', 'origin', 'main'])).toContain('Review required');
+    const refused = await server.call('DELETE', `/groups/${groupId}`);
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toContain("protections of project 'prot'");
+    await setProtection([]);
+    expect((await server.call('DELETE', `/groups/${groupId}`)).status).toBe(200);
+    await git(work, ['push', '-q', 'origin', 'main']);
+  });
+
   it('inherits protections from parent projects', async () => {
     const childId = (await server.call('POST', '/projects', { body: { name: 'child', parentId: projectId } })).json;
     await setProtection([{ branches: '**', preventCreation: false }]);

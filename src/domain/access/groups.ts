@@ -7,6 +7,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin } from '../permissions.js';
 import { likeCondition } from '../query/compile.js';
+import { projectsReferencingGroup, renameGroupReferences } from '../projects/settings.js';
 import { getSecuritySetting } from '../settings/settings.js';
 import { uniquely } from './unique.js';
 
@@ -70,7 +71,7 @@ export async function createGroup(ctx: Context, data: GroupData): Promise<number
   }));
 }
 
-/** Update a group (administrators): partial merge; a new name must be unique (409). */
+/** Update a group (administrators): partial merge; a new name must be unique (409); a rename is carried into protections. */
 export async function updateGroup(ctx: Context, groupId: number, data: GroupData): Promise<void> {
   requireAdmin(ctx.actor);
   const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
@@ -78,6 +79,7 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
   const flag = (v: boolean | undefined, current: number) => (v === undefined ? current : v ? 1 : 0);
   await uniquely(`Group name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
     if (name.toLowerCase() !== group.name.toLowerCase()) await assertNameFree(tx, name, groupId);
+    if (name !== group.name) await renameGroupReferences(tx, group.name, name);
     await tx.updateTable('groups').set({
       name,
       description: data.description === undefined ? group.description : data.description,
@@ -90,13 +92,16 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
 
 /**
  * Delete a group (administrators). Refused (409) while it is the security setting's default
- * login group; its authorizations and memberships cascade.
+ * login group or named by a project's branch/tag protections; its authorizations and
+ * memberships cascade.
  */
 export async function deleteGroup(ctx: Context, groupId: number): Promise<void> {
   requireAdmin(ctx.actor);
   const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
-  if ((await getSecuritySetting(ctx)).defaultLoginGroupId === groupId) {
-    throw new Conflict(`Group '${group.name}' is still being used in below places:\n    -> default login group of the security setting`);
+  const places = (await projectsReferencingGroup(ctx.db, group.name)).map((path) => `protections of project '${path}'`);
+  if ((await getSecuritySetting(ctx)).defaultLoginGroupId === groupId) places.unshift('default login group of the security setting');
+  if (places.length > 0) {
+    throw new Conflict(`Group '${group.name}' is still being used in below places:\n${places.map((p) => `    -> ${p}`).join('\n')}`);
   }
   await ctx.db.deleteFrom('groups').where('id', '=', groupId).execute();
 }

@@ -71,11 +71,19 @@ export async function updateLabelSpec(ctx: Context, id: number, data: LabelSpecD
   }));
 }
 
-/** Delete a label spec (administrators); the labels using it are removed with it. */
+/**
+ * Delete a label spec (administrators). A spec still attached to a project, pull request or
+ * build is refused with 409 naming the uses (CONTRACT.md §4 "in use").
+ */
 export async function deleteLabelSpec(ctx: Context, id: number): Promise<void> {
-  await getLabelSpec(ctx, id);
+  const spec = await getLabelSpec(ctx, id);
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.deleteFrom('projectLabels').where('specId', '=', id).execute();
+    const uses: string[] = [];
+    for (const [table, what] of [['projectLabels', 'project'], ['pullRequestLabels', 'pull request'], ['buildLabels', 'build']] as const) {
+      const { n } = await tx.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('specId', '=', id).executeTakeFirstOrThrow();
+      if (Number(n) > 0) uses.push(`${Number(n)} ${what} label(s)`);
+    }
+    if (uses.length > 0) throw new Conflict(`Label '${spec.name}' is still being used in below places:\n${uses.map((u) => `    -> ${u}`).join('\n')}`);
     await tx.deleteFrom('labelSpecs').where('id', '=', id).execute();
   });
 }

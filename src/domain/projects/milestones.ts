@@ -76,11 +76,18 @@ export async function updateMilestone(ctx: Context, id: number, data: MilestoneD
   return id;
 }
 
-/** Delete milestone: manage issues on its project. */
+/**
+ * Delete milestone: manage issues on its project. A milestone issues are still scheduled on is
+ * refused with 409 (CONTRACT.md §4 "in use").
+ */
 export async function deleteMilestone(ctx: Context, id: number): Promise<void> {
   const row = await loadRow(ctx.db, 'milestones', id, 'Milestone');
   await loadProjectWith(ctx, row.projectId, 'manageIssues');
-  await ctx.db.deleteFrom('milestones').where('id', '=', id).execute();
+  await ctx.db.transaction().execute(async (tx) => {
+    const { n } = await tx.selectFrom('issueSchedules').select((eb) => eb.fn.countAll<number>().as('n')).where('milestoneId', '=', id).executeTakeFirstOrThrow();
+    if (Number(n) > 0) throw new Conflict(`Milestone '${row.name}' is still being used by ${Number(n)} issue(s)`);
+    await tx.deleteFrom('milestones').where('id', '=', id).execute();
+  });
 }
 
 /** Filters of Query Milestones (reference/projects.md §2 #10); dates in epoch ms, inclusive. */

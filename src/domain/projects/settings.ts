@@ -147,3 +147,48 @@ async function saveSetting(db: Db, projectId: number, setting: ProjectSetting): 
   await uniquely(`Service desk name already used by another project: ${serviceDeskName}`, () =>
     db.updateTable('projects').set({ setting: JSON.stringify(stored), serviceDeskName }).where('id', '=', projectId).execute());
 }
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function groupPattern(name: string): RegExp {
+  return new RegExp(`\\bgroup\\(${escapeRegExp(name.replace(/[()\\]/g, (c) => `\\${c}`))}\\)`, 'gi');
+}
+
+/** The protections' fields that name users and groups (user matches and review requirements). */
+function protectionTexts(setting: ProjectSetting): string[] {
+  return [...setting.branchProtections, ...setting.tagProtections].flatMap((p) =>
+    [p.userMatch, p.reviewRequirement].filter((t): t is string => typeof t === 'string'));
+}
+
+/**
+ * Paths of projects whose branch or tag protections name `group(<name>)` (in a user match or a
+ * review requirement): a group still referenced there cannot be deleted.
+ */
+export async function projectsReferencingGroup(db: Db, name: string): Promise<string[]> {
+  const rows = await db.selectFrom('projects').select(['path', 'setting', 'serviceDeskName'])
+    .where('setting', 'is not', null).where((eb) => eb(eb.fn('lower', ['setting']), 'like', `%group(%`)).orderBy('path').execute();
+  const pattern = groupPattern(name);
+  return rows.filter((row) => protectionTexts(settingOf(row)).some((t) => { pattern.lastIndex = 0; return pattern.test(t); })).map((r) => r.path);
+}
+
+/**
+ * Rewrites `group(<oldName>)` to `group(<newName>)` in every project's branch and tag
+ * protections (user matches and review requirements), inside the caller's transaction, so a
+ * group rename keeps its protections (reference/users-roles.md §5 "A rename is propagated").
+ */
+export async function renameGroupReferences(db: Db, oldName: string, newName: string): Promise<void> {
+  const rows = await db.selectFrom('projects').select(['id', 'setting', 'serviceDeskName'])
+    .where('setting', 'is not', null).where((eb) => eb(eb.fn('lower', ['setting']), 'like', `%group(%`)).execute();
+  const pattern = groupPattern(oldName);
+  const replacement = `group(${newName.replace(/[()\\]/g, (c) => `\\${c}`)})`;
+  const rewrite = (text: unknown) => (typeof text === 'string' ? text.replace(pattern, () => replacement) : text);
+  for (const row of rows) {
+    const setting = settingOf(row);
+    const branchProtections = setting.branchProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch) as string, reviewRequirement: rewrite(p.reviewRequirement) as string | null }));
+    const tagProtections = setting.tagProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch) as string }));
+    if (JSON.stringify(branchProtections) === JSON.stringify(setting.branchProtections) && JSON.stringify(tagProtections) === JSON.stringify(setting.tagProtections)) continue;
+    await saveSetting(db, row.id, { ...setting, branchProtections, tagProtections });
+  }
+}
