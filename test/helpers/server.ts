@@ -49,6 +49,13 @@ async function createPostgresDatabase(baseUrl: string): Promise<{ url: string; d
     async drop() {
       const client = new pg.Client({ connectionString: baseUrl });
       await client.connect();
+      // the server's pool has ended, but its connections may still be closing: forcing the drop
+      // then would kill them mid-goodbye (an uncaught 57P01 in the test process)
+      for (let i = 0; i < 100; i++) {
+        const { rows } = await client.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+        if (rows[0].n === 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();
     },
