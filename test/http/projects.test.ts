@@ -284,17 +284,6 @@ describe('projects', () => {
       expectProblem(await server.call('DELETE', `/projects/${root}`), 404);
     });
 
-    it('keeps forks of deleted projects, unlinked', async () => {
-      const upstream = await create({ name: 'upstream' });
-      const fork = await create({ name: 'downstream', forkedFromId: upstream });
-      expect((await server.call('GET', `/projects/${fork}`)).json.forkedFromId).toBe(upstream);
-      expect((await server.call('DELETE', `/projects/${upstream}`)).status).toBe(200);
-      const after = await server.call('GET', `/projects/${fork}`);
-      expect(after.status).toBe(200);
-      expect(after.json.forkedFromId).toBeNull();
-      expect(await repoExists(fork)).toBe(true);
-    });
-
     it('needs manage permission', async () => {
       const id = await create({ name: 'keep' });
       await grant(id, reader.id, CODE_READER);

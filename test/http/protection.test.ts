@@ -106,6 +106,18 @@ describe('branch protection on push', () => {
     await git(work, ['push', '-q', 'origin', 'main']);
   });
 
+  it('follows a user through a rename and keeps a referenced user from deletion', async () => {
+    const reviewer = await server.createUser('gatekeeper');
+    await setProtection([{ branches: 'hotfix/**', reviewRequirement: 'user(gatekeeper)' }]);
+    expect((await server.call('POST', `/users/${reviewer.id}`, { body: { name: 'warden' } })).status).toBe(200);
+    expect((await server.call('GET', `/projects/${projectId}/setting`)).json.branchProtections[0].reviewRequirement).toBe('user(warden)');
+    const refused = await server.call('DELETE', `/users/${reviewer.id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toContain("protections of project 'prot'");
+    await setProtection([]);
+    expect((await server.call('DELETE', `/users/${reviewer.id}`)).status).toBe(200);
+  });
+
   it('inherits protections from parent projects', async () => {
     const childId = (await server.call('POST', '/projects', { body: { name: 'child', parentId: projectId } })).json;
     await setProtection([{ branches: '**', preventCreation: false }]);

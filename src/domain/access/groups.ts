@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin } from '../permissions.js';
 import { likeCondition } from '../query/compile.js';
-import { projectsReferencingGroup, renameGroupReferences } from '../projects/settings.js';
+import { projectsReferencing, renameReferences } from '../projects/settings.js';
 import { getSecuritySetting } from '../settings/settings.js';
 import { uniquely } from './unique.js';
 
@@ -79,7 +79,7 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
   const flag = (v: boolean | undefined, current: number) => (v === undefined ? current : v ? 1 : 0);
   await uniquely(`Group name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
     if (name.toLowerCase() !== group.name.toLowerCase()) await assertNameFree(tx, name, groupId);
-    if (name !== group.name) await renameGroupReferences(tx, group.name, name);
+    if (name !== group.name) await renameReferences(tx, 'group', group.name, name);
     await tx.updateTable('groups').set({
       name,
       description: data.description === undefined ? group.description : data.description,
@@ -98,7 +98,7 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
 export async function deleteGroup(ctx: Context, groupId: number): Promise<void> {
   requireAdmin(ctx.actor);
   const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
-  const places = (await projectsReferencingGroup(ctx.db, group.name)).map((path) => `protections of project '${path}'`);
+  const places = (await projectsReferencing(ctx.db, 'group', group.name)).map((path) => `protections of project '${path}'`);
   if ((await getSecuritySetting(ctx)).defaultLoginGroupId === groupId) places.unshift('default login group of the security setting');
   if (places.length > 0) {
     throw new Conflict(`Group '${group.name}' is still being used in below places:\n${places.map((p) => `    -> ${p}`).join('\n')}`);

@@ -152,8 +152,13 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function groupPattern(name: string): RegExp {
-  return new RegExp(`\\bgroup\\(${escapeRegExp(name.replace(/[()\\]/g, (c) => `\\${c}`))}\\)`, 'gi');
+/** A user or group named in protections: `user(<name>)` / `group(<name>)`. */
+export type PrincipalKind = 'user' | 'group';
+
+const escapeName = (name: string) => name.replace(/[()\\]/g, (c) => `\\${c}`);
+
+function principalPattern(kind: PrincipalKind, name: string): RegExp {
+  return new RegExp(`\\b${kind}\\(${escapeRegExp(escapeName(name))}\\)`, 'gi');
 }
 
 /** The protections' fields that name users and groups (user matches and review requirements). */
@@ -162,33 +167,35 @@ function protectionTexts(setting: ProjectSetting): string[] {
     [p.userMatch, p.reviewRequirement].filter((t): t is string => typeof t === 'string'));
 }
 
-/**
- * Paths of projects whose branch or tag protections name `group(<name>)` (in a user match or a
- * review requirement): a group still referenced there cannot be deleted.
- */
-export async function projectsReferencingGroup(db: Db, name: string): Promise<string[]> {
-  const rows = await db.selectFrom('projects').select(['path', 'setting', 'serviceDeskName'])
-    .where('setting', 'is not', null).where((eb) => eb(eb.fn('lower', ['setting']), 'like', `%group(%`)).orderBy('path').execute();
-  const pattern = groupPattern(name);
-  return rows.filter((row) => protectionTexts(settingOf(row)).some((t) => { pattern.lastIndex = 0; return pattern.test(t); })).map((r) => r.path);
+function settingsNaming(db: Db, kind: PrincipalKind) {
+  return db.selectFrom('projects').select(['id', 'path', 'setting', 'serviceDeskName'])
+    .where('setting', 'is not', null).where((eb) => eb(eb.fn('lower', ['setting']), 'like', `%${kind}(%`)).orderBy('path');
 }
 
 /**
- * Rewrites `group(<oldName>)` to `group(<newName>)` in every project's branch and tag
- * protections (user matches and review requirements), inside the caller's transaction, so a
- * group rename keeps its protections (reference/users-roles.md §5 "A rename is propagated").
+ * Paths of projects whose branch or tag protections name `user(<name>)` or `group(<name>)` (in
+ * a user match or a review requirement): such a user or group cannot be deleted.
  */
-export async function renameGroupReferences(db: Db, oldName: string, newName: string): Promise<void> {
-  const rows = await db.selectFrom('projects').select(['id', 'setting', 'serviceDeskName'])
-    .where('setting', 'is not', null).where((eb) => eb(eb.fn('lower', ['setting']), 'like', `%group(%`)).execute();
-  const pattern = groupPattern(oldName);
-  const replacement = `group(${newName.replace(/[()\\]/g, (c) => `\\${c}`)})`;
-  const rewrite = (text: unknown) => (typeof text === 'string' ? text.replace(pattern, () => replacement) : text);
-  for (const row of rows) {
+export async function projectsReferencing(db: Db, kind: PrincipalKind, name: string): Promise<string[]> {
+  const pattern = principalPattern(kind, name);
+  const rows = await settingsNaming(db, kind).execute();
+  return rows.filter((row) => protectionTexts(settingOf(row)).some((t) => t.search(pattern) >= 0)).map((r) => r.path);
+}
+
+/**
+ * Rewrites `user(<oldName>)` or `group(<oldName>)` to the new name in every project's branch and
+ * tag protections (user matches and review requirements), inside the caller's transaction, so a
+ * rename keeps its protections (reference/users-roles.md §2 and §5 "A rename is propagated").
+ */
+export async function renameReferences(db: Db, kind: PrincipalKind, oldName: string, newName: string): Promise<void> {
+  const pattern = principalPattern(kind, oldName);
+  const replacement = `${kind}(${escapeName(newName)})`;
+  const rewrite = <T>(text: T): T => (typeof text === 'string' ? (text.replace(pattern, () => replacement) as T) : text);
+  for (const row of await settingsNaming(db, kind).execute()) {
     const setting = settingOf(row);
-    const branchProtections = setting.branchProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch) as string, reviewRequirement: rewrite(p.reviewRequirement) as string | null }));
-    const tagProtections = setting.tagProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch) as string }));
-    if (JSON.stringify(branchProtections) === JSON.stringify(setting.branchProtections) && JSON.stringify(tagProtections) === JSON.stringify(setting.tagProtections)) continue;
+    const branchProtections = setting.branchProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch), reviewRequirement: rewrite(p.reviewRequirement) }));
+    const tagProtections = setting.tagProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch) }));
+    if (JSON.stringify([branchProtections, tagProtections]) === JSON.stringify([setting.branchProtections, setting.tagProtections])) continue;
     await saveSetting(db, row.id, { ...setting, branchProtections, tagProtections });
   }
 }

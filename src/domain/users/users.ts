@@ -3,6 +3,7 @@ import type { UserRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ROOT_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { deny, requireAdmin } from '../permissions.js';
+import { projectsReferencing, renameReferences } from '../projects/settings.js';
 import { hashPassword } from './passwords.js';
 
 /** The wire shape of a user (reference/users-roles.md §1): id, name, fullName only. */
@@ -118,6 +119,7 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
   const fullName = patch.fullName === undefined ? user.fullName : patch.fullName;
   await ctx.db.transaction().execute(async (tx) => {
     if (name !== user.name) await assertNameFree(tx, name, userId);
+    if (name !== user.name) await renameReferences(tx, 'user', user.name, name);
     await tx.updateTable('users').set({ name, fullName }).where('id', '=', userId).execute();
   });
 }
@@ -157,6 +159,10 @@ export async function deleteUser(ctx: Context, userId: number): Promise<void> {
   if (user.id === ROOT_ID) throw new Conflict('Root user can not be deleted');
   if (user.id === ctx.actor.userId) throw new Conflict('Can not delete yourself');
   if (user.id < 0) throw new Conflict('Built-in users can not be deleted');
+  const places = await projectsReferencing(ctx.db, 'user', user.name);
+  if (places.length > 0) {
+    throw new Conflict(`User '${user.name}' is still being used in below places:\n${places.map((p) => `    -> protections of project '${p}'`).join('\n')}`);
+  }
   await ctx.db.transaction().execute(async (tx) => {
     for (const { table, column } of AUTHORED_COLUMNS) {
       await tx.updateTable(table as any).set({ [column]: UNKNOWN_ID } as any).where(column as any, '=', userId).execute();
