@@ -3,8 +3,8 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { parseQuery } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { parseIssueQuery } from '../issues/issue-query.js';
-import { deny, loadProjectWith, requireUser } from '../permissions.js';
-import { getUserRow } from '../users/users.js';
+import { loadProjectWith, requireUser } from '../permissions.js';
+import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { commonQueryNames, type NamedQuery, type PersonalizationKind } from './common-queries.js';
 
 /** A query personalization of any kind (reference/users-roles.md §7); absent parts are undefined. */
@@ -85,15 +85,10 @@ async function loadRow(db: Db, kind: PersonalizationKind, id: number): Promise<P
   return toPersonalization(kind, row);
 }
 
-function requireOwnerOrAdmin(ctx: Context, userId: number): void {
-  requireUser(ctx.actor);
-  if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
-}
-
 /** Get (reference/users-roles.md §7): administrator or owner. */
 export async function getPersonalization(ctx: Context, kind: PersonalizationKind, id: number): Promise<Personalization> {
   const item = await loadRow(ctx.db, kind, id);
-  requireOwnerOrAdmin(ctx, item.userId);
+  requireSelfOrAdmin(ctx, item.userId);
   return item;
 }
 
@@ -112,7 +107,7 @@ async function columns(ctx: Context, kind: PersonalizationKind, merged: Personal
 }
 
 async function checkScope(ctx: Context, projectId: number, userId: number): Promise<void> {
-  requireOwnerOrAdmin(ctx, userId);
+  requireSelfOrAdmin(ctx, userId);
   const project = await ctx.db.selectFrom('projects').select('id').where('id', '=', projectId).executeTakeFirst();
   if (!project) throw new BadRequest(`Project not found: ${projectId}`);
   const user = await ctx.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
@@ -168,7 +163,7 @@ export async function deletePersonalization(ctx: Context, kind: PersonalizationK
 
 /** `/users/{id}/project-<kind>-query-personalizations` (reference/users-roles.md §2): administrator or self. */
 export async function listUserPersonalizations(ctx: Context, kind: PersonalizationKind, userId: number): Promise<Personalization[]> {
-  requireOwnerOrAdmin(ctx, userId);
+  requireSelfOrAdmin(ctx, userId);
   await getUserRow(ctx.db, userId);
   const rows = await (ctx.db as any).selectFrom(TABLES[kind].table).selectAll().where('userId', '=', userId).orderBy('id').execute();
   return (rows as Record<string, unknown>[]).map((row) => toPersonalization(kind, row));
