@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { CodeCommentRow, CompareContextColumns, ProjectRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
-import { readFileAtCommit } from '../../git/blobs.js';
+import { readBlob } from '../../git/files.js';
 import { isObjectId, resolveCommit } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { recordMentions } from '../mentions.js';
 import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../permissions.js';
+import { requireSelfOrAdmin } from '../users/users.js';
 
 export const MAX_CONTENT = 100_000;
 export const WHITESPACE_OPTIONS = ['DEFAULT', 'IGNORE_LEADING', 'IGNORE_CHANGE', 'IGNORE_ALL', 'DO_NOT_IGNORE'] as const;
@@ -65,12 +66,6 @@ export async function loadReadableCodeComment(ctx: Context, id: number): Promise
   return { comment, project, permissions };
 }
 
-/** Requires the caller to be an administrator or `userId` (reference §1.1, §2 create/update). */
-export function requireSelfOrAdmin(ctx: Context, userId: number): void {
-  requireUser(ctx.actor);
-  if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
-}
-
 /** Checks markdown content: required, at most 100000 characters (400). */
 export function checkContent(content: unknown): string {
   if (typeof content !== 'string' || content.trim() === '') throw new BadRequest('Content is required');
@@ -116,9 +111,11 @@ async function markColumns(ctx: Context, projectId: number, mark: Mark | undefin
   const repo = ctx.repoPath(projectId);
   const hash = mark.commitHash.toLowerCase();
   if (!isObjectId(hash) || hash === ZERO || (await resolveCommit(repo, hash)) !== hash) throw new BadRequest(`Commit not found: ${mark.commitHash}`);
-  const file = await readFileAtCommit(repo, hash, mark.path);
-  if (file.kind !== 'file') throw new BadRequest(`File not found at commit: ${mark.path}`);
-  const lines = file.text.split('\n');
+  const path = mark.path;
+  const unsafe = !path || path.startsWith('/') || /[\0\n\r]/.test(path) || path.split('/').some((s) => s === '' || s === '.' || s === '..');
+  const blob = unsafe ? null : await readBlob(repo, hash, path);
+  if (!blob) throw new BadRequest(`File not found at commit: ${mark.path}`);
+  const lines = blob.toString('utf8').split('\n');
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const { fromRow, fromColumn, toRow, toColumn } = mark.range;
   const tabWidth = mark.range.tabWidth ?? 1;

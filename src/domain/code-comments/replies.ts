@@ -3,8 +3,9 @@ import { BadRequest, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../permissions.js';
+import { requireSelfOrAdmin } from '../users/users.js';
 import {
-  checkContent, compareContextColumns, loadReadableCodeComment, recordCodeCommentMentions, requireSelfOrAdmin, touchPullRequest,
+  checkContent, compareContextColumns, loadReadableCodeComment, recordCodeCommentMentions, touchPullRequest,
   type CompareContext,
 } from './code-comments.js';
 

@@ -4,7 +4,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
 import { deny, requireUser } from '../permissions.js';
-import { getUserRow } from '../users/users.js';
+import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
 
 /**
@@ -13,11 +13,6 @@ import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
  * the row's own user" for writes. Counters (`commentCount`, `voteCount`) change in the same
  * transaction as the row.
  */
-
-function requireSelfOrAdmin(ctx: Context, userId: number): void {
-  requireUser(ctx.actor);
-  if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
-}
 
 async function assertUser(db: Db, userId: number): Promise<void> {
   const user = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();

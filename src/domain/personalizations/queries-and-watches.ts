@@ -1,6 +1,5 @@
 import type { Context } from '../context.js';
-import { deny, requireUser } from '../permissions.js';
-import { getUserRow } from '../users/users.js';
+import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { GLOBAL_QUERIES, type NamedQuery } from './common-queries.js';
 import { checkQueries, pruneKeys } from './personalizations.js';
 
@@ -19,11 +18,6 @@ const EMPTY: QueriesAndWatches = {
   projectQueries: [], issueQueries: [], issueQueryWatches: {}, pullRequestQueries: [], pullRequestQueryWatches: {},
   buildQueries: [], buildQuerySubscriptions: [],
 };
-
-function requireSelfOrAdmin(ctx: Context, userId: number): void {
-  requireUser(ctx.actor);
-  if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
-}
 
 /** Get Queries And Watches: administrator or self; empty lists until set. */
 export async function getQueriesAndWatches(ctx: Context, userId: number): Promise<QueriesAndWatches> {
