@@ -6,6 +6,7 @@
  * `!RunJobAction` post-build actions and secret references. Anything else gets a clear
  * validation message; all messages of one spec are reported together in a {@link BuildSpecError}.
  */
+import { CronSyntaxError, validateCron } from './cron.js';
 import { conditionParams, ConditionSyntaxError, parseCondition, type Condition } from './conditions.js';
 import { parsePatternSet, PatternSyntaxError } from './patterns.js';
 import { readParamSpec, readSupplies } from './spec-params.js';
@@ -38,7 +39,11 @@ export const LEGACY_BUILD_SPEC_FILE = '.onedev-buildspec';
  * location); `message` joins them, ready to be written to the build log.
  */
 export class BuildSpecError extends Error {
-  constructor(readonly messages: readonly string[]) {
+  /**
+   * @param partial what could still be read of an invalid spec (jobs and their readable triggers),
+   *   so an event can tell which jobs it would have run; null when the YAML itself is unreadable.
+   */
+  constructor(readonly messages: readonly string[], readonly partial: BuildSpec | null = null) {
     super(`Invalid build spec:\n${messages.map((m) => `  - ${m}`).join('\n')}`);
     this.name = 'BuildSpecError';
   }
@@ -104,8 +109,9 @@ export function parseBuildSpec(text: string): BuildSpec {
   });
   top.finish();
   crossCheck(drafts, properties, problems);
-  if (problems.messages.length > 0) throw new BuildSpecError(problems.messages);
-  return { version: version ?? 0, jobs: drafts.map((d) => d.job), properties };
+  const spec = { version: version ?? 0, jobs: drafts.map((d) => d.job), properties };
+  if (problems.messages.length > 0) throw new BuildSpecError(problems.messages, spec);
+  return spec;
 }
 
 function readJob(node: SpecNode, index: number, problems: Problems): JobDraft | null {
@@ -386,9 +392,13 @@ function readTrigger(node: SpecNode, where: string, problems: Problems, secrets:
       break;
     case 'ScheduleTrigger': {
       const cronExpression = r.string('cronExpression', { required: true }) ?? '';
-      const fields = cronExpression.trim().split(/\s+/).length;
-      if (cronExpression && (fields < 6 || fields > 7)) {
-        problems.add(`${where} › cronExpression`, r.raw('cronExpression'), `expected a Quartz cron expression with 6 or 7 fields (seconds first), got '${cronExpression}'`);
+      if (cronExpression) {
+        try {
+          validateCron(cronExpression);
+        } catch (e) {
+          if (!(e instanceof CronSyntaxError)) throw e;
+          problems.add(`${where} › cronExpression`, r.raw('cronExpression'), e.message);
+        }
       }
       trigger = { type, projects, params, cronExpression };
       break;

@@ -50,6 +50,12 @@ export type TriggerEvent =
       readonly requiredJobs?: readonly string[];
     }
   | {
+      readonly kind: 'schedule';
+      readonly projectPath?: string;
+      /** The default branch (scheduled jobs run on its head). */
+      readonly branch: string;
+    }
+  | {
       readonly kind: 'dependency-finished';
       readonly projectPath?: string;
       /** Job name of the finished build. */
@@ -141,8 +147,12 @@ function triggerHit(job: Job, trigger: JobTrigger, event: TriggerEvent): { reaso
       }
       if (!matchesPatterns(trigger.branches, event.targetBranch)) return null;
       if (!anyFileMatches(trigger.paths, event.changedFiles)) return null;
-      return { reason: 'Pull request is opened/updated', refName: event.number === undefined ? null : `refs/pulls/${event.number}/merge` };
+      const reason = action === 'update' ? 'Pull request is opened/updated' : action === 'merge' ? 'Pull request is merged' : 'Pull request is discarded';
+      return { reason, refName: event.number === undefined ? null : `refs/pulls/${event.number}/merge` };
     }
+    case 'schedule':
+      if (trigger.type !== 'ScheduleTrigger') return null;
+      return { reason: 'Scheduled', refName: `refs/heads/${event.branch}` };
     case 'dependency-finished': {
       if (trigger.type !== 'DependencyFinishedTrigger') return null;
       const dep = job.jobDependencies.find((d) => d.jobName === event.jobName);

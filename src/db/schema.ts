@@ -57,6 +57,7 @@ export interface Database {
   buildParams: BuildParamTable;
   buildDependences: BuildDependenceTable;
   buildLabels: BuildLabelTable;
+  buildScheduleFires: BuildScheduleFireTable;
 }
 
 type Id = Generated<number>;
@@ -556,6 +557,15 @@ export interface BuildLabelTable {
   id: Id;
   buildId: number;
   specId: number;
+}
+
+/** One claimed firing of a `!ScheduleTrigger` (unique per project, job and fire time). */
+export interface BuildScheduleFireTable {
+  id: Id;
+  projectId: number;
+  jobName: string;
+  /** Epoch ms of the cron fire time. */
+  fireTime: number;
 }
 
 export type BuildRow = Selectable<BuildTable>;

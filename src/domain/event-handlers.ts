@@ -1,4 +1,4 @@
-import { triggerOnPullRequest, triggerOnRefsUpdated } from './builds/build-events.js';
+import { triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './builds/build-events.js';
 import { systemActor } from './context.js';
 import { onFixingCommitsPushed } from './issues/fixed-issues.js';
 import { recordRefsUpdated } from './projects/projects.js';
@@ -18,4 +18,5 @@ export function registerEventHandlers(services: Services): void {
   services.events.on('refsUpdated', (event) => onFixingCommitsPushed(ctx, event.projectId, event.changes, event.userId));
   services.events.on('refsUpdated', (event) => triggerOnRefsUpdated(ctx, event.projectId, event.changes));
   services.events.on('pullRequestChanged', (event) => triggerOnPullRequest(ctx, event.requestId));
+  services.events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
 }

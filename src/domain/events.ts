@@ -13,6 +13,8 @@ export interface DomainEvents {
   refsUpdated: { projectId: number; changes: RefChange[]; userId: number | null };
   /** A pull request was opened, reopened or changed in a way that needs a re-check. */
   pullRequestChanged: { requestId: number };
+  /** A pull request was merged or discarded (build triggers, reference/builds.md §4). */
+  pullRequestClosed: { requestId: number };
 }
 
 type Listener<K extends keyof DomainEvents> = (event: DomainEvents[K]) => void | Promise<void>;

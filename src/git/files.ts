@@ -2,6 +2,7 @@
  * Reading files of a commit and materialising a commit in a work tree (for CI builds).
  * Everything runs through the git runner of src/git/command.ts.
  */
+import { pathToFileURL } from 'node:url';
 import { gitDir, gitText, runGit, value } from './command.js';
 import { assertObjectId } from './names.js';
 
@@ -49,13 +50,17 @@ export interface CheckoutCommitOptions {
   signal?: AbortSignal;
   /** Extra environment (e.g. the job's HOME). */
   env?: Record<string, string>;
+  /** Shallow checkout: only the last `depth` commits of the build commit's history (null/absent = full). */
+  depth?: number | null;
 }
 
 /**
  * Clones a bare repository into `targetDir` (an existing, empty directory) and checks out
  * `commit` detached: `git clone --no-local --no-checkout`, then, when `refName` is not a branch
  * or tag (pull request refs), `git fetch origin <refName>`, then `git checkout --detach`.
- * `origin` points at the bare repository.
+ * `origin` points at the bare repository. With `depth` (the CheckoutStep's `cloneDepth`,
+ * reference/builds.md §5) the work tree is shallow: `git init`, `git fetch --depth N origin
+ * <commit>` over the `file://` transport (as `clone --no-local` would), then the checkout.
  *
  * @throws GitError when a step fails (unknown commit, aborted, …).
  */
@@ -63,6 +68,15 @@ export async function checkoutCommit(repo: string, targetDir: string, commit: st
   gitDir(repo);
   assertObjectId(commit);
   const opts = { cwd: targetDir, signal: options.signal, env: options.env, timeoutMs: 3_600_000 };
+  const depth = options.depth;
+  if (depth != null) {
+    if (!Number.isInteger(depth) || depth < 1) throw new RangeError(`Invalid clone depth: ${depth}`);
+    await runGit(['init', '--quiet'], opts);
+    await runGit(['remote', 'add', 'origin', '--end-of-options', value(pathToFileURL(repo).href)], opts);
+    await runGit(['fetch', '--quiet', '--no-tags', `--depth=${depth}`, 'origin', '--end-of-options', value(commit)], opts);
+    await runGit(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', value(commit), '--'], opts);
+    return;
+  }
   await runGit(['clone', '--quiet', '--no-local', '--no-checkout', '--end-of-options', value(repo), '.'], opts);
   const present = await runGit(['cat-file', '-e', value(`${commit}^{commit}`)], { ...opts, okExitCodes: [0, 1, 128] });
   if (present.exitCode !== 0) {

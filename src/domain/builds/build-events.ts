@@ -4,11 +4,12 @@
  * event bus calls these as the system user; failures of one job never stop the others.
  */
 import { evaluateCondition, type FinalStatus } from '../../ci/conditions.js';
-import { expandParams, matchTriggers, type ParamMap, type TriggerEvent, type TriggerMatch } from '../../ci/triggers.js';
+import { BUILD_SPEC_FILE, type BuildSpec } from '../../ci/build-spec.js';
+import { expandParams, isSkipCommitMessage, matchesTrigger, matchTriggers, type ParamMap, type TriggerEvent, type TriggerMatch } from '../../ci/triggers.js';
 import type { RefChange } from '../events.js';
 import { readCommit } from '../../git/commits.js';
 import { branchesContaining, changedPaths } from '../../git/files.js';
-import { resolveCommit } from '../../git/refs.js';
+import { refHead, resolveCommit } from '../../git/refs.js';
 import { SYSTEM_ID, type Context } from '../context.js';
 import { checkPullRequest } from '../pulls/check.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
@@ -16,7 +17,7 @@ import { getPullRequestRow, latestUpdate } from '../pulls/pull-requests.js';
 import { requiredJobs } from './required-builds.js';
 import { findJob, specAt } from './spec.js';
 import { readLog } from './storage.js';
-import { FINISHED, newPipeline, submitBuild } from './submit.js';
+import { createFailedBuild, FINISHED, newPipeline, submitBuild } from './submit.js';
 import { notifySchedulers } from './wakeup.js';
 
 /** Collected failures (logged by the caller's bus) without stopping other submissions. */
@@ -43,6 +44,49 @@ async function submitMatches(ctx: Context, matches: TriggerMatch[], base: { proj
 }
 
 /**
+ * Jobs of an invalid spec's readable part that the event would run; a trigger whose own
+ * fields are unreadable counts as not matching.
+ */
+function partialMatches(partial: BuildSpec | null, event: TriggerEvent): TriggerMatch[] {
+  if (!partial) return [];
+  const names = new Set<string>();
+  return partial.jobs.flatMap((job) => {
+    if (!job.name || names.has(job.name)) return [];
+    names.add(job.name);
+    try {
+      const m = matchesTrigger(job, event);
+      return m ? [m] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * An event met an invalid build spec (reference/builds.md §4 step 1 — Gitloom never drops the
+ * event silently): each job whose readable triggers match gets a FAILED build with the
+ * validation message in its log. When no job can be determined and `fallback` is given (a
+ * push), one FAILED build named after the spec file carries the message, so every push with a
+ * broken spec shows one.
+ */
+async function failInvalidSpec(
+  ctx: Context, spec: { message: string; partial: BuildSpec | null }, event: TriggerEvent,
+  base: { projectId: number; commitHash: string; requestId: number | null }, fallback: { refName: string; reason: string } | null,
+): Promise<number[]> {
+  const matches = partialMatches(spec.partial, event).filter((m) => m.refName !== null);
+  const targets = matches.length > 0 ? matches.map((m) => ({ jobName: m.job.name, refName: m.refName!, reason: m.reason }))
+    : fallback ? [{ jobName: BUILD_SPEC_FILE, ...fallback }] : [];
+  const ids: number[] = [];
+  for (const t of targets) {
+    ids.push(await createFailedBuild(ctx, {
+      projectId: base.projectId, commitHash: base.commitHash, refName: t.refName, jobName: t.jobName, params: {},
+      reason: t.reason, pipeline: newPipeline(), submitterId: SYSTEM_ID, requestId: base.requestId,
+    }, spec.message));
+  }
+  return ids;
+}
+
+/**
  * After a push or merge: branch updates and tag creations run the matching jobs of the spec at
  * the new commit; open pull requests whose branches moved are re-checked and their update
  * triggers evaluated.
@@ -55,19 +99,28 @@ export async function triggerOnRefsUpdated(ctx: Context, projectId: number, chan
     if (!change.newHash) continue;
     let event: TriggerEvent;
     let commit = change.newHash;
+    let fallback: { refName: string; reason: string } | null;
     if (change.ref.startsWith('refs/heads/')) {
       const message = (await readCommit(repo, change.newHash)).message;
       const changedFiles = change.oldHash ? await changedPaths(repo, change.oldHash, change.newHash).catch(() => null) : null;
-      event = { kind: 'branch-update', projectPath: project.path, branch: change.ref.slice('refs/heads/'.length), changedFiles, commitMessage: message };
+      const branch = change.ref.slice('refs/heads/'.length);
+      event = { kind: 'branch-update', projectPath: project.path, branch, changedFiles, commitMessage: message };
+      fallback = isSkipCommitMessage(message) ? null : { refName: change.ref, reason: `Branch '${branch}' is updated` };
     } else if (change.ref.startsWith('refs/tags/')) {
       const peeled = await resolveCommit(repo, change.newHash);
       if (!peeled) continue;
       commit = peeled;
-      event = { kind: 'tag-create', projectPath: project.path, tag: change.ref.slice('refs/tags/'.length), commitBranches: await branchesContaining(repo, commit) };
+      const tag = change.ref.slice('refs/tags/'.length);
+      event = { kind: 'tag-create', projectPath: project.path, tag, commitBranches: await branchesContaining(repo, commit) };
+      fallback = { refName: change.ref, reason: `Tag '${tag}' is created` };
     } else {
       continue;
     }
     const spec = await specAt(repo, commit);
+    if (spec.kind === 'invalid') {
+      await failInvalidSpec(ctx, spec, event, { projectId, commitHash: commit, requestId: null }, fallback);
+      continue;
+    }
     if (spec.kind !== 'valid') continue;
     await submitMatches(ctx, matchTriggers(spec.spec, event), { projectId, commitHash: commit, requestId: null });
   }
@@ -97,7 +150,7 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
   if (pr.status !== 'OPEN' || !pr.buildCommitHash) return;
   const repo = ctx.repoPath(pr.targetProjectId);
   const spec = await specAt(repo, pr.buildCommitHash);
-  if (spec.kind !== 'valid') return;
+  if (spec.kind === 'absent') return;
   const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
   const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
   const event: TriggerEvent = {
@@ -108,8 +161,44 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
   };
   const existing = new Set((await ctx.db.selectFrom('builds').select('jobName').where('requestId', '=', pr.id)
     .where('commitHash', '=', pr.buildCommitHash).execute()).map((b) => b.jobName));
+  const base = { projectId: pr.targetProjectId, commitHash: pr.buildCommitHash, requestId: pr.id };
+  if (spec.kind === 'invalid') {
+    if (existing.size > 0) return;
+    await failInvalidSpec(ctx, spec, event, base, null);
+    return;
+  }
   const matches = matchTriggers(spec.spec, event).filter((m) => !existing.has(m.job.name));
-  await submitMatches(ctx, matches, { projectId: pr.targetProjectId, commitHash: pr.buildCommitHash, requestId: pr.id });
+  await submitMatches(ctx, matches, base);
+}
+
+/**
+ * A pull request was merged or discarded (`!PullRequestMergeTrigger`, `!PullRequestDiscardTrigger`,
+ * reference/builds.md §4): the matching jobs of the spec run on the merge commit (merged) or
+ * the target branch head at discard time, on `refs/pulls/N/merge` with the request set.
+ * An invalid spec gives FAILED builds for the jobs it would run.
+ */
+export async function triggerOnPullRequestClosed(ctx: Context, requestId: number): Promise<void> {
+  const pr = await getPullRequestRow(ctx.db, requestId).catch(() => null);
+  if (!pr || pr.status === 'OPEN') return;
+  const repo = ctx.repoPath(pr.targetProjectId);
+  const targetHead = await refHead(repo, `refs/heads/${pr.targetBranch}`).catch(() => null);
+  const commit = pr.status === 'MERGED' ? (pr.previewMergeCommitHash ?? targetHead) : targetHead;
+  if (!commit) return;
+  const spec = await specAt(repo, commit);
+  if (spec.kind === 'absent') return;
+  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
+  const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
+  const event: TriggerEvent = {
+    kind: 'pull-request', action: pr.status === 'MERGED' ? 'merge' : 'discard', projectPath: project.path, number: pr.number,
+    targetBranch: pr.targetBranch, sourceBranch: pr.sourceBranch,
+    changedFiles: await changedPaths(repo, pr.baseCommitHash, head).catch(() => []),
+  };
+  const base = { projectId: pr.targetProjectId, commitHash: commit, requestId: pr.id };
+  if (spec.kind === 'invalid') {
+    await failInvalidSpec(ctx, spec, event, base, null);
+    return;
+  }
+  await submitMatches(ctx, matchTriggers(spec.spec, event), base);
 }
 
 /**

@@ -4,8 +4,9 @@
  * build log, fixed issue ids and pull-request current builds.
  */
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
-import { BadRequest, NotFound } from '../../errors.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { readCommits, revList } from '../../git/commits.js';
+import { uniquely } from '../access/unique.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { parseFixReferences, resolveFixReferences } from '../issues/fix-references.js';
 import { deny, jobPermissions, loadProjectWith, projectPermissions, requireUser, type JobPermissions } from '../permissions.js';
@@ -43,6 +44,34 @@ export async function getBuild(ctx: Context, buildId: number): Promise<BuildRow>
 export async function getBuildLabels(ctx: Context, buildId: number) {
   await loadBuild(ctx, buildId);
   return ctx.db.selectFrom('buildLabels').selectAll().where('buildId', '=', buildId).orderBy('id').execute();
+}
+
+/**
+ * Create Build Label (`POST /build-labels`, reference/builds.md §1 "Related"): ManageJob on the
+ * build; the label spec must exist (400); a label once per build (409).
+ *
+ * @returns the new label id.
+ */
+export async function createBuildLabel(ctx: Context, data: { buildId: number; specId: number }): Promise<number> {
+  await loadBuild(ctx, data.buildId, 'manageJob');
+  if (!(await ctx.db.selectFrom('labelSpecs').select('id').where('id', '=', data.specId).executeTakeFirst())) {
+    throw new BadRequest(`Label spec not found: ${data.specId}`);
+  }
+  const message = `Build ${data.buildId} already has label ${data.specId}`;
+  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
+    if (await tx.selectFrom('buildLabels').select('id').where('buildId', '=', data.buildId).where('specId', '=', data.specId).executeTakeFirst()) {
+      throw new Conflict(message);
+    }
+    return (await tx.insertInto('buildLabels').values(data).returning('id').executeTakeFirstOrThrow()).id;
+  }));
+}
+
+/** Delete Build Label (`DELETE /build-labels/{id}`): ManageJob on its build; 404 when absent or invisible. */
+export async function deleteBuildLabel(ctx: Context, labelId: number): Promise<void> {
+  const row = await ctx.db.selectFrom('buildLabels').selectAll().where('id', '=', labelId).executeTakeFirst();
+  if (!row) throw new NotFound(`Build label not found: ${labelId}`);
+  await loadBuild(ctx, row.buildId, 'manageJob');
+  await ctx.db.deleteFrom('buildLabels').where('id', '=', labelId).execute();
 }
 
 /** Get Params (§1): secret values are masked by the wire mapper. */

@@ -24,6 +24,7 @@ import { onBuildFinished } from './build-events.js';
 import { jobSecrets } from './secrets.js';
 import { findJob, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog, workspacesRoot } from './storage.js';
+import { ScheduleRunner } from './schedules.js';
 import { onWakeup } from './wakeup.js';
 
 /** Options of {@link BuildScheduler}. */
@@ -34,6 +35,8 @@ export interface SchedulerOptions {
   leaseMs?: number;
   /** Logs scheduler faults. */
   onError?: (error: unknown) => void;
+  /** Milliseconds between evaluations of `!ScheduleTrigger` cron expressions (default 1000). */
+  scheduleMs?: number;
 }
 
 interface Execution {
@@ -59,11 +62,14 @@ export class BuildScheduler {
   private again = false;
   private stopped = true;
   private unsubscribe: (() => void) | null = null;
+  private readonly schedules: ScheduleRunner;
+  private listening = false;
 
   constructor(private readonly services: Services, private readonly options: SchedulerOptions = {}) {
     this.ctx = createContext(services, systemActor);
     this.tickMs = options.tickMs ?? 500;
     this.leaseMs = options.leaseMs ?? 15_000;
+    this.schedules = new ScheduleRunner(this.ctx, (error) => options.onError?.(error), options.scheduleMs ?? 1000);
   }
 
   /** Starts the loop. On SQLite (one process per file) builds left RUNNING by a previous process fail at once. */
@@ -71,6 +77,11 @@ export class BuildScheduler {
     this.stopped = false;
     if (this.ctx.engine === 'sqlite') await this.failInterrupted(false);
     this.unsubscribe = onWakeup(() => this.wake());
+    if (!this.listening) {
+      this.listening = true;
+      this.services.events.on('refsUpdated', (event) => this.schedules.projectChanged(event.projectId));
+    }
+    this.schedules.start();
     this.wake();
   }
 
@@ -101,6 +112,7 @@ export class BuildScheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    await this.schedules.stop();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.ticking;
@@ -296,7 +308,7 @@ export class BuildScheduler {
           buildNumber: build.number, pullRequestNumber: request?.number ?? null, params, secrets,
           properties: Object.fromEntries(spec.spec.properties.map((p) => [p.name, p.value])),
         },
-        checkout: (target, o) => checkoutCommit(repo, target, build.commitHash, build.refName, { signal: o.signal, env: { HOME: String(o.env.HOME) } }),
+        checkout: (target, o) => checkoutCommit(repo, target, build.commitHash, build.refName, { signal: o.signal, env: { HOME: String(o.env.HOME) }, depth: o.cloneDepth }),
       });
       log.end();
       await logClosed;

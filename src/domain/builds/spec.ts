@@ -5,8 +5,11 @@
 import { BUILD_SPEC_FILE, BuildSpecError, LEGACY_BUILD_SPEC_FILE, parseBuildSpec, type BuildSpec, type Job } from '../../ci/build-spec.js';
 import { readBlob } from '../../git/files.js';
 
-/** Outcome of reading a spec: absent, invalid (with the validation message) or parsed. */
-export type SpecAt = { kind: 'absent' } | { kind: 'invalid'; message: string } | { kind: 'valid'; spec: BuildSpec };
+/**
+ * Outcome of reading a spec: absent, invalid (with the validation message and what could still
+ * be read of its jobs, null when the YAML is unreadable) or parsed.
+ */
+export type SpecAt = { kind: 'absent' } | { kind: 'invalid'; message: string; partial: BuildSpec | null } | { kind: 'valid'; spec: BuildSpec };
 
 const cache = new Map<string, SpecAt>();
 const CACHE_LIMIT = 200;
@@ -29,7 +32,7 @@ export async function specAt(repo: string, commit: string): Promise<SpecAt> {
       result = { kind: 'valid', spec: parseBuildSpec(blob.toString('utf8')) };
     } catch (error) {
       if (!(error instanceof BuildSpecError)) throw error;
-      result = { kind: 'invalid', message: error.message };
+      result = { kind: 'invalid', message: error.message, partial: error.partial };
     }
   }
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);

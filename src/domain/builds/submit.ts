@@ -168,22 +168,30 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   return build.id;
 }
 
-/** Creates a build that failed before it could run (invalid spec), with the reason in its log. */
-async function createFailedBuild(ctx: Context, req: SubmitRequest, message: string): Promise<number> {
+/**
+ * Creates a build that failed before it could run (invalid build spec, reference/builds.md §4
+ * step 1): FAILED at once, with `message` and `Job failed` in its log. Params are not stored
+ * (the spec that declares them is unreadable).
+ *
+ * @returns the build id.
+ */
+export async function createFailedBuild(ctx: Context, req: SubmitRequest, message: string): Promise<number> {
   const scopeId = await forkRootId(ctx.db, req.projectId);
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
     const number = await takeNextNumber(tx, scopeId, 'build');
-    return tx.insertInto('builds').values({
+    const row = await tx.insertInto('builds').values({
       numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
       jobName: req.jobName, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
       commitHash: req.commitHash, status: 'FAILED', paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: now,
       retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
       retryCount: 0, leaseOwner: null, leaseExpires: null,
     }).returningAll().executeTakeFirstOrThrow();
+    // The log is written before the FAILED build becomes visible.
+    await resetBuildStorage(ctx.config, row);
+    await appendLog(ctx.config, row, ...message.split('\n'), 'Job failed');
+    return row;
   });
-  await resetBuildStorage(ctx.config, build);
-  await appendLog(ctx.config, build, ...message.split('\n'), 'Job failed');
   return build.id;
 }
 

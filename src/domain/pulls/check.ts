@@ -102,14 +102,16 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
 
   if (await isAncestor(targetRepo, update.headCommitHash, targetHead)) {
     const now = ctx.now();
-    await ctx.db.transaction().execute(async (tx) => {
+    const closed = await ctx.db.transaction().execute(async (tx) => {
       const done = await tx.updateTable('pullRequests')
         .set({ status: 'MERGED', closeDate: now, previewTargetHeadCommitHash: null, previewHeadCommitHash: null, previewMergeStrategy: null, previewMergeCommitHash: null })
         .where('id', '=', pr.id).where('status', '=', 'OPEN').executeTakeFirst();
       if (Number(done.numUpdatedRows) === 1) {
         await recordChange(tx, pr.id, null, now, { '@type': 'PullRequestMergeData', reason: 'merged pull request' });
       }
+      return Number(done.numUpdatedRows) === 1;
     });
+    if (closed) ctx.events.emit('pullRequestClosed', { requestId: pr.id });
     return;
   }
   await ensureMergePreview(ctx, await getPullRequestRow(ctx.db, pr.id));

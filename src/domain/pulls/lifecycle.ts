@@ -94,6 +94,7 @@ export async function discardPullRequest(ctx: Context, requestId: number, note: 
       await recordNote(tx, pr.id, userId, now, note);
     });
   });
+  ctx.events.emit('pullRequestClosed', { requestId });
 }
 
 /** Makes the source head available in the target repository (cross-project requests). */

@@ -97,4 +97,5 @@ export async function mergePullRequest(ctx: Context, requestId: number, body: st
     return { projectId: pr.targetProjectId, ref: `refs/heads/${pr.targetBranch}`, oldHash: preview.targetHeadCommitHash, newHash: merged };
   });
   ctx.events.emit('refsUpdated', { projectId: moved.projectId, userId, changes: [{ ref: moved.ref, oldHash: moved.oldHash, newHash: moved.newHash }] });
+  ctx.events.emit('pullRequestClosed', { requestId });
 }

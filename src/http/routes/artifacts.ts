@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/artifacts.js';
+import { RangeNotSatisfiable } from '../../ci/artifacts.js';
 import { ArtifactInfoSchema } from '../../wire/builds.js';
 
 const tags = ['Artifact'];
@@ -14,6 +15,10 @@ const PathParams = Type.Object({ buildId: Type.Integer(), '*': Type.String() });
  */
 export const artifactRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  // RFC 9110 §15.5.17: a 416 names the current length.
+  app.addHook('onError', async (_request, reply, error) => {
+    if (error instanceof RangeNotSatisfiable) reply.header('content-range', `bytes */${error.size}`);
+  });
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(['application/json', 'text/plain'], (_request, payload, done) => done(null, payload));
 

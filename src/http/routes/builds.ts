@@ -2,13 +2,13 @@ import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  buildLog, deleteBuild, fixedIssueIds, getBuild, getBuildDependences, getBuildLabels, getBuildParams,
+  buildLog, createBuildLabel, deleteBuild, deleteBuildLabel, fixedIssueIds, getBuild, getBuildDependences, getBuildLabels, getBuildParams,
 } from '../../domain/builds/builds.js';
 import { queryBuilds } from '../../domain/builds/build-query.js';
 import {
   BuildDependenceSchema, BuildLabelSchema, BuildParamSchema, BuildSchema, toWireBuild, toWireBuildDependence, toWireBuildLabel, toWireBuildParam,
 } from '../../wire/builds.js';
-import { page, PageQuery } from '../schemas/common.js';
+import { CreatedId, page, PageQuery } from '../schemas/common.js';
 
 const BuildId = Type.Object({ buildId: Type.Integer() });
 const tags = ['Build'];
@@ -51,6 +51,18 @@ export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const chunks = await buildLog(request.ctx, request.params.buildId, request.query.follow === true);
     reply.header('content-type', 'text/plain; charset=utf-8');
     return reply.send(Readable.from(chunks));
+  });
+
+  const labelTags = ['Build Label'];
+  app.post('/build-labels', {
+    schema: {
+      tags: labelTags, summary: 'Create',
+      body: Type.Object({ buildId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false }), response: { 200: CreatedId },
+    },
+  }, async (request) => createBuildLabel(request.ctx, request.body));
+  app.delete('/build-labels/:labelId', { schema: { tags: labelTags, summary: 'Delete', params: Type.Object({ labelId: Type.Integer() }) } }, async (request) => {
+    await deleteBuildLabel(request.ctx, request.params.labelId);
+    return '';
   });
 
 };
