@@ -102,6 +102,15 @@ describe('projects', () => {
       expect(await create({ name: 'child', parentId: await create({ name: 'clash2' }) })).toBeGreaterThan(0);
     });
 
+    it('answers 409, never 500, to concurrent creates and renames clashing', async () => {
+      const results = await Promise.all(['Race', 'race', 'RACE', 'race', 'Race'].map((name) => server.call('POST', '/projects', { body: { name } })));
+      expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+      const others = await Promise.all(['r1', 'r2', 'r3', 'r4'].map((name) => create({ name })));
+      const renames = await Promise.all(others.map((id) => server.call('POST', `/projects/${id}`, { body: { name: 'renamed-race' } })));
+      expect(renames.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+      for (const res of [...results, ...renames].filter((r) => r.status === 409)) expect(res.json.detail).toMatch(/is already used by another root project$/);
+    });
+
     it('refuses an id, unknown fields, and unknown references', async () => {
       expectProblem(await server.call('POST', '/projects', { body: { id: 1, name: 'withid' } }), 400, /"id"/);
       expectProblem(await server.call('POST', '/projects', { body: { name: 'x', key: 'X' } }), 400, /key/);
@@ -282,6 +291,17 @@ describe('projects', () => {
       // the name is free again
       expect(await create({ name: 'doomed' })).toBeGreaterThan(0);
       expectProblem(await server.call('DELETE', `/projects/${root}`), 404);
+    });
+
+    it('keeps forks of deleted projects, unlinked', async () => {
+      const upstream = await create({ name: 'upstream' });
+      const fork = await create({ name: 'downstream', forkedFromId: upstream });
+      expect((await server.call('GET', `/projects/${fork}`)).json.forkedFromId).toBe(upstream);
+      expect((await server.call('DELETE', `/projects/${upstream}`)).status).toBe(200);
+      const after = await server.call('GET', `/projects/${fork}`);
+      expect(after.status).toBe(200);
+      expect(after.json.forkedFromId).toBeNull();
+      expect(await repoExists(fork)).toBe(true);
     });
 
     it('needs manage permission', async () => {

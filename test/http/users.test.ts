@@ -157,6 +157,17 @@ describe('users', () => {
       expect((await server.call('GET', '/users')).json.length).toBe(before);
     });
 
+    it('answers 409, never 500, to concurrent creates of the same user', async () => {
+      const results = await Promise.all(['Racer', 'racer', 'RACER', 'racer', 'Racer', 'racer'].map((name, i) =>
+        create({ name, password: 'pw', emailAddress: `racer${i}@example.com` })));
+      expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+      for (const res of results.filter((r) => r.status === 409)) expect(res.json.detail).toBe('Login name is already used by another user');
+      const sameEmail = await Promise.all([1, 2, 3, 4].map((i) =>
+        create({ name: `mailracer${i}`, password: 'pw', emailAddress: 'Shared@Example.com' })));
+      expect(sameEmail.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+      for (const res of sameEmail.filter((r) => r.status === 409)) expect(res.json.detail).toBe('Email address is already used by another user');
+    });
+
     it('refuses an empty password, unknown fields and an id', async () => {
       expectProblem(await create({ name: 'nopw', password: '', emailAddress: 'nopw@example.com' }), 400);
       expectProblem(await create({ name: 'extra', password: 'pw', emailAddress: 'extra@example.com', admin: true }), 400, /admin/);

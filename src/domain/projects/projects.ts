@@ -6,6 +6,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { initBareRepository, readCommits } from '../../git/repository.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { ancestorPaths, deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
+import { isUniqueViolation } from '../access/unique.js';
 import { populateFork } from './forks.js';
 
 const NAME_PATTERN = /^\w[\w.-]*$/;
@@ -75,11 +76,14 @@ async function assertSiblingNameFree(db: Db, parent: ProjectRow | null, name: st
   let query = db.selectFrom('projects').select('id').where(sql`lower(name)`, '=', name.toLowerCase());
   query = parent ? query.where('parentId', '=', parent.id) : query.where('parentId', 'is', null);
   if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
-  if (await query.executeTakeFirst()) {
-    throw new Conflict(parent
-      ? `Name '${name}' is already used by another project under '${parent.path}'`
-      : `Name '${name}' is already used by another root project`);
-  }
+  if (await query.executeTakeFirst()) throw siblingNameConflict(parent, name);
+}
+
+/** The 409 of a sibling name clash (reference/projects.md §1 "Name rules"). */
+function siblingNameConflict(parent: ProjectRow | null, name: string, cause?: unknown): Conflict {
+  return new Conflict(parent
+    ? `Name '${name}' is already used by another project under '${parent.path}'`
+    : `Name '${name}' is already used by another root project`, { cause });
 }
 
 async function assertRoleExists(db: Db, roleId: number | null | undefined): Promise<void> {
@@ -142,6 +146,8 @@ export async function createProject(ctx: Context, data: ProjectData): Promise<nu
     });
   } catch (error) {
     if (createdPath) await fs.rm(createdPath, { recursive: true, force: true });
+    // a concurrent create of the same name won the race after our check
+    if (isUniqueViolation(error)) throw siblingNameConflict(parent, name, error);
     throw error;
   }
 }
@@ -197,6 +203,9 @@ export async function updateProject(ctx: Context, projectId: number, patch: Proj
         .where(sql`substr(path, 1, ${prefix.length})`, '=', prefix)
         .execute();
     }
+  }).catch((error: unknown) => {
+    // a concurrent create or rename to the same name won the race after our check
+    throw isUniqueViolation(error) ? siblingNameConflict(parent, name, error) : error;
   });
 }
 

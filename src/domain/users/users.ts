@@ -4,6 +4,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ROOT_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { deny, requireAdmin } from '../permissions.js';
 import { projectsReferencing, renameReferences } from '../projects/settings.js';
+import { isUniqueViolation } from '../access/unique.js';
 import { hashPassword } from './passwords.js';
 
 /** The wire shape of a user (reference/users-roles.md §1): id, name, fullName only. */
@@ -70,6 +71,20 @@ export async function queryUsers(ctx: Context, term: string | undefined, offset:
   return query.orderBy('name').offset(offset).limit(count).execute();
 }
 
+/**
+ * Runs a write whose uniqueness was checked inside it; when a concurrent writer won the race
+ * anyway (a unique-constraint violation once the transaction ended), `onClash` explains it —
+ * by throwing the matching Conflict. Any other error passes through.
+ */
+async function onUniqueViolation<T>(write: () => Promise<T>, onClash: () => Promise<never> | never): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) await onClash();
+    throw error;
+  }
+}
+
 async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
   let query = db.selectFrom('users').select('id').where('name', '=', name);
   if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
@@ -93,7 +108,8 @@ export async function createUser(ctx: Context, data: UserCreateData): Promise<nu
   const email = normalizeEmail(data.emailAddress);
   if (!data.password) throw new BadRequest('Password is required');
   const passwordHash = await hashPassword(data.password);
-  return ctx.db.transaction().execute(async (tx) => {
+  // a concurrent create that won the race surfaces as the same 409 as the checks below
+  return onUniqueViolation(() => ctx.db.transaction().execute(async (tx) => {
     await assertNameFree(tx, name);
     if (await tx.selectFrom('emailAddresses').select('id').where('value', '=', email).executeTakeFirst()) {
       throw new Conflict('Email address is already used by another user');
@@ -105,6 +121,9 @@ export async function createUser(ctx: Context, data: UserCreateData): Promise<nu
       .executeTakeFirstOrThrow();
     await tx.insertInto('emailAddresses').values({ ownerId: id, value: email, primary: 1, git: 1, verificationCode: null }).execute();
     return id;
+  }), async () => {
+    await assertNameFree(ctx.db, name);
+    throw new Conflict('Email address is already used by another user');
   });
 }
 
@@ -117,10 +136,12 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
   requireSelfOrAdmin(ctx, userId);
   const name = patch.name === undefined ? user.name : normalizeUserName(patch.name);
   const fullName = patch.fullName === undefined ? user.fullName : patch.fullName;
-  await ctx.db.transaction().execute(async (tx) => {
+  await onUniqueViolation(() => ctx.db.transaction().execute(async (tx) => {
     if (name !== user.name) await assertNameFree(tx, name, userId);
     if (name !== user.name) await renameReferences(tx, 'user', user.name, name);
     await tx.updateTable('users').set({ name, fullName }).where('id', '=', userId).execute();
+  }), () => {
+    throw new Conflict('Login name is already used by another user');
   });
 }
 
@@ -150,6 +171,8 @@ export const AUTHORED_COLUMNS: { table: string; column: string }[] = [
   { table: 'code_comments', column: 'user_id' },
   { table: 'code_comments', column: 'last_activity_user_id' },
   { table: 'code_comment_replies', column: 'user_id' },
+  { table: 'builds', column: 'submitter_id' },
+  { table: 'builds', column: 'canceller_id' },
 ];
 
 /** Delete: administrators only; not root, not yourself (409). Authored records go to the unknown user. */
