@@ -18,12 +18,12 @@ export async function getCurrentBuilds(ctx: Context, requestId: number): Promise
 }
 
 /**
- * `has failed builds` / `to be verified by builds` (reference/pulls.md §6): a build of the request
- * on its stored preview merge commit with one of `statuses`.
+ * `has failed builds` / `to be verified by builds` (reference/pulls.md §6): a current build of the
+ * request — on its `buildCommitHash`, as Get Current Builds (§9) — with one of `statuses`.
  */
 export function buildStatusCondition(statuses: readonly BuildStatus[]): Condition {
   return (eb) => eb.exists(eb.selectFrom('builds').select('builds.id')
     .whereRef('builds.requestId', '=', 'pullRequests.id')
-    .whereRef('builds.commitHash', '=', 'pullRequests.previewMergeCommitHash')
+    .whereRef('builds.commitHash', '=', 'pullRequests.buildCommitHash')
     .where('builds.status', 'in', statuses));
 }
