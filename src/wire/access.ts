@@ -90,28 +90,34 @@ export function toWireGroup(row: { id: number; name: string; description: string
 
 /** Membership JSON `{id, userId, groupId}`. */
 export const MembershipSchema = Type.Object({ id: Type.Integer(), userId: Type.Integer(), groupId: Type.Integer() });
+/** Maps a membership row to its wire shape. */
 export const toWireMembership = (r: { id: number; userId: number; groupId: number }) => ({ id: r.id, userId: r.userId, groupId: r.groupId });
 
 /** UserAuthorization JSON `{id, projectId, userId, roleId}`. */
 export const UserAuthorizationSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), userId: Type.Integer(), roleId: Type.Integer() });
+/** Maps a user authorization row to its wire shape. */
 export const toWireUserAuthorization = (r: { id: number; projectId: number; userId: number; roleId: number }) =>
   ({ id: r.id, projectId: r.projectId, userId: r.userId, roleId: r.roleId });
 
 /** GroupAuthorization JSON `{id, projectId, groupId, roleId}`. */
 export const GroupAuthorizationSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), groupId: Type.Integer(), roleId: Type.Integer() });
+/** Maps a group authorization row to its wire shape. */
 export const toWireGroupAuthorization = (r: { id: number; projectId: number; groupId: number; roleId: number }) =>
   ({ id: r.id, projectId: r.projectId, groupId: r.groupId, roleId: r.roleId });
 
 /** SshKey JSON `{id, content, ownerId}` (fingerprint and creation date are not serialized). */
 export const SshKeySchema = Type.Object({ id: Type.Integer(), content: Type.String(), ownerId: Type.Integer() });
+/** Maps an SSH key row to its wire shape. */
 export const toWireSshKey = (r: { id: number; content: string; ownerId: number }) => ({ id: r.id, content: r.content, ownerId: r.ownerId });
 
 /** LabelSpec JSON `{id, name, color}`. */
 export const LabelSpecSchema = Type.Object({ id: Type.Integer(), name: Type.String(), color: Type.String() });
+/** Maps a label spec row to its wire shape. */
 export const toWireLabelSpec = (r: { id: number; name: string; color: string }) => ({ id: r.id, name: r.name, color: r.color });
 
 /** ProjectLabel JSON `{id, projectId, specId}`. */
 export const ProjectLabelSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), specId: Type.Integer() });
+/** Maps a project label row to its wire shape. */
 export const toWireProjectLabel = (r: { id: number; projectId: number; specId: number }) => ({ id: r.id, projectId: r.projectId, specId: r.specId });
 
 /** Milestone JSON (reference/projects.md §5). */
@@ -142,15 +148,18 @@ export function toWireMilestone(r: { id: number; projectId: number; name: string
 export const PullRequestReviewSchema = Type.Object({
   id: Type.Integer(), userId: Type.Integer(), requestId: Type.Integer(), status: Type.String(), statusDate: WireDate,
 });
+/** Maps a pull request review row to its wire shape. */
 export const toWirePullRequestReview = (r: { id: number; userId: number; requestId: number; status: string; statusDate: number }) =>
   ({ id: r.id, userId: r.userId, requestId: r.requestId, status: r.status, statusDate: toWireDate(r.statusDate) });
 
 /** PullRequestAssignment JSON `{id, userId, requestId}`. */
 export const PullRequestAssignmentSchema = Type.Object({ id: Type.Integer(), userId: Type.Integer(), requestId: Type.Integer() });
+/** Maps a pull request assignment row to its wire shape. */
 export const toWirePullRequestAssignment = (r: { id: number; userId: number; requestId: number }) => ({ id: r.id, userId: r.userId, requestId: r.requestId });
 
 /** PullRequestWatch JSON `{id, requestId, userId, watching}`. */
 export const PullRequestWatchSchema = Type.Object({ id: Type.Integer(), requestId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() });
+/** Maps a pull request watch row to its wire shape. */
 export const toWirePullRequestWatch = (r: { id: number; requestId: number; userId: number; watching: number }) =>
   ({ id: r.id, requestId: r.requestId, userId: r.userId, watching: r.watching === 1 });
 
