@@ -79,6 +79,12 @@ describe('platform', () => {
       expect(prototype.status).toBe(400);
     });
 
+    it('413 for a body over the limit', async () => {
+      const res = await server.call('POST', `/users/${user.id}/password`, { text: 'x'.repeat(11 * 1024 * 1024), auth: user.auth });
+      expectProblem(res, 413, 'Payload Too Large');
+      expect((await server.call('GET', '/users/me', { auth: user.auth })).status).toBe(200);
+    });
+
     it('400 for a JSON body of another media type', async () => {
       const res = await server.call('POST', '/projects', { text: 'name=form', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       expectProblem(res, 400, 'Bad Request');

@@ -190,6 +190,20 @@ describe('projects', () => {
       expect(Object.keys(res.json)).toEqual(['http', 'ssh']);
       expect(port).not.toBe('');
     });
+
+    it('derives the ssh URL from the server URL, or takes the configured SSH root', async () => {
+      const config = server.server.services.config;
+      const saved = { serverUrl: config.serverUrl, sshRootUrl: config.sshRootUrl };
+      try {
+        config.serverUrl = 'https://git.example.com';
+        expect((await server.call('GET', `/projects/${nested}/clone-url`)).json)
+          .toEqual({ http: 'https://git.example.com/top/mid/Nested', ssh: 'ssh://git.example.com/top/mid/Nested' });
+        config.sshRootUrl = 'ssh://git.example.com:2222/';
+        expect((await server.call('GET', `/projects/${nested}/clone-url`)).json.ssh).toBe('ssh://git.example.com:2222/top/mid/Nested');
+      } finally {
+        Object.assign(config, saved);
+      }
+    });
   });
 
   describe('Update Basic Info', () => {

@@ -294,6 +294,14 @@ describe('users', () => {
       expectProblem(await server.call('GET', '/users/me', { auth: basic('bob', res.text) }), 401);
     });
 
+    it('refuses tokens for the built-in users, who never log in', async () => {
+      for (const id of [-1, -2]) {
+        expectProblem(await server.call('POST', `/users/${id}/access-tokens`, { body: {} }), 409, 'This user can not log in');
+        expectProblem(await server.call('POST', `/users/${id}/password`, { text: 'let me in' }), 409, 'This user can not log in');
+      }
+      expectProblem(await server.call('GET', '/users/me', { auth: basic('unknown', 'let me in') }), 401);
+    });
+
     it('lets administrators manage anyone\'s tokens, users only their own', async () => {
       const byAdmin = await server.call('POST', `/users/${bob.id}/access-tokens`, { body: { description: 'by admin' } });
       expect(byAdmin.status).toBe(200);

@@ -1,5 +1,5 @@
 import { createHash, randomInt } from 'node:crypto';
-import { NotFound } from '../../errors.js';
+import { Conflict, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
 
@@ -41,6 +41,7 @@ export async function listAccessTokens(ctx: Context, userId: number): Promise<Ac
 /**
  * Create Access Token: administrator or self. Stores only the hash; returns the value, which is
  * never shown again. `expireDate` in epoch ms or null (a past date is accepted, and useless).
+ * Conflict for the built-in system and unknown users, who never log in.
  */
 export async function createAccessToken(
   ctx: Context,
@@ -49,6 +50,8 @@ export async function createAccessToken(
 ): Promise<string> {
   const user = await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
+  // the system and unknown users never log in (CONTRACT.md §7), not even by token
+  if (user.id < 0) throw new Conflict('This user can not log in');
   const value = generateTokenValue();
   await ctx.db
     .insertInto('accessTokens')
