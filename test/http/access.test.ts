@@ -280,5 +280,20 @@ describe('user lists and SSH keys', () => {
       expect((await server.call('GET', `/users/1/${list}`, { auth: user.auth })).status).toBe(403);
       expect((await server.call('GET', `/users/999/${list}`)).status).toBe(404);
     }
+    const projectId = await created('POST', '/projects', { name: 'reviewed' });
+    const work = await makeWorkTree();
+    await git(work, ['push', '-q', gitUrl(server, 'reviewed', ADMIN), 'main']);
+    await commitFiles(work, { 'r.txt': 'r' }, 'to review');
+    await git(work, ['push', '-q', gitUrl(server, 'reviewed', ADMIN), 'main:topic']);
+    const authId = await created('POST', '/user-authorizations', { projectId, userId: user.id, roleId: 3 });
+    const requestId = await created('POST', '/pulls', {
+      targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'topic', title: 'Review me', reviewerIds: [user.id],
+    });
+    const reviews = (await server.call('GET', `/users/${user.id}/pull-request-reviews`, { auth: user.auth })).json;
+    expect(reviews).toMatchObject([{ userId: user.id, requestId, status: 'PENDING' }]);
+    expect(Object.keys(reviews[0])).toEqual(['id', 'userId', 'requestId', 'status', 'statusDate']);
+    await server.call('DELETE', `/user-authorizations/${authId}`);
+    expect((await server.call('GET', `/users/${user.id}/pull-request-reviews`, { auth: user.auth })).json).toEqual([]);
+    expect((await server.call('GET', `/users/${user.id}/pull-request-reviews`)).json).toHaveLength(1);
   });
 });

@@ -66,10 +66,3 @@ export async function deleteSshKey(ctx: Context, id: number): Promise<void> {
   await getSshKey(ctx, id);
   await ctx.db.deleteFrom('sshKeys').where('id', '=', id).execute();
 }
-
-/** A user's pull request reviews, assignments and watches (administrator or self; reference/users-roles.md §2). */
-export async function userPullRequestLists(ctx: Context, userId: number, kind: 'pullRequestReviews' | 'pullRequestAssignments' | 'pullRequestWatches') {
-  requireSelfOrAdmin(ctx, userId);
-  await getUserRow(ctx.db, userId);
-  return ctx.db.selectFrom(kind).selectAll().where('userId', '=', userId).orderBy('id').execute();
-}

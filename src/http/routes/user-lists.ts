@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { userAuthorizations } from '../../domain/access/authorizations.js';
 import { userMemberships } from '../../domain/access/memberships.js';
-import { addSshKey, deleteSshKey, getSshKey, listSshKeys, userPullRequestLists } from '../../domain/users/ssh-keys.js';
+import { userPullRequestLists } from '../../domain/users/pull-request-lists.js';
+import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../domain/users/ssh-keys.js';
 import {
   MembershipSchema, PullRequestAssignmentSchema, PullRequestReviewSchema, PullRequestWatchSchema, SshKeySchema, toWireMembership,
   toWirePullRequestAssignment, toWirePullRequestReview, toWirePullRequestWatch, toWireSshKey, toWireUserAuthorization, UserAuthorizationSchema,
