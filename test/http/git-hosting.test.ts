@@ -69,6 +69,35 @@ describe('git hosting', () => {
     expect(res.text).toBe('develop');
   });
 
+  it('picks main, else master, else the first name when the first push brings several branches', async () => {
+    const admin = { name: ADMIN.name, password: ADMIN.password };
+    for (const [name, branches, expected] of [
+      ['several-a', ['zeta', 'alpha'], 'alpha'],
+      ['several-b', ['feature', 'master'], 'master'],
+      ['several-c', ['master', 'main', 'aaa'], 'main'],
+    ] as const) {
+      const id = (await server.call('POST', '/projects', { body: { name } })).json;
+      const refspecs = branches.map((b) => `HEAD:refs/heads/${b}`);
+      await git(work, ['push', '-q', gitUrl(server, name, admin), ...refspecs]);
+      expect((await server.call('GET', `/repositories/${id}/default-branch`)).text).toBe(expected);
+    }
+  });
+
+  it('clones an empty repository; the default branch cannot be deleted by a push', async () => {
+    const admin = { name: ADMIN.name, password: ADMIN.password };
+    const id = (await server.call('POST', '/projects', { body: { name: 'empty' } })).json;
+    const dir = await tempDir();
+    await git(dir, ['clone', '-q', gitUrl(server, 'empty', admin), 'clone']);
+    expect(await git(path.join(dir, 'clone'), ['branch', '-a'])).toBe('');
+    await git(work, ['push', '-q', gitUrl(server, 'empty', admin), 'HEAD:refs/heads/first']);
+    expect((await server.call('GET', `/repositories/${id}/default-branch`)).text).toBe('first');
+    await git(work, ['push', '-q', gitUrl(server, 'empty', admin), 'HEAD:refs/heads/second']);
+    expect((await server.call('GET', `/repositories/${id}/default-branch`)).text).toBe('first');
+    expect(await gitFails(work, ['push', '-q', gitUrl(server, 'empty', admin), ':refs/heads/first'])).toMatch(/deletion of the current branch prohibited/);
+    await git(work, ['push', '-q', gitUrl(server, 'empty', admin), ':refs/heads/second']);
+    expect(await git(work, ['ls-remote', '--heads', gitUrl(server, 'empty', admin)])).toMatch(/\trefs\/heads\/first\n$/);
+  });
+
   it.each([
     ['v2', '2', 'team/app'],
     ['v0', '0', 'team/app.git'],
