@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, gitUrl, makeWorkTree, startTestServer, ADMIN, type TestServer } from '../helpers/server.js';
+import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, ADMIN, type TestServer } from '../helpers/server.js';
 
 /**
  * The authorization matrix: every route below is called by every kind of caller, and the
@@ -47,6 +47,8 @@ let authorizationId: number;
 let membershipId: number;
 let groupId: number;
 let groupAuthorizationId: number;
+let requestId: number;
+let issueId: number;
 let specId: number;
 const auth: Partial<Record<Persona, string | null>> = { anonymousOff: null, anonymousOn: null };
 let counter = 0;
@@ -122,6 +124,28 @@ const ROUTES: Record<string, Route> = {
     method: 'DELETE', level: 'manage',
     call: async () => ({ path: `/projects/${await adminCreate('/projects', { name: unique('doomed'), parentId: P() })}` }),
   },
+  'GET /pulls/{id}': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}` }) },
+  'GET /pulls/{id}/labels': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/labels` }) },
+  'GET /pulls/{id}/merge-preview': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/merge-preview` }) },
+  'GET /pulls/{id}/assignments': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/assignments` }) },
+  'GET /pulls/{id}/reviews': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/reviews` }) },
+  'GET /pulls/{id}/comments': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/comments` }) },
+  'GET /pulls/{id}/watches': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/watches` }) },
+  'GET /pulls/{id}/updates': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/updates` }) },
+  'GET /pulls/{id}/changes': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/changes` }) },
+  'GET /pulls/{id}/fixed-issue-ids': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}/fixed-issue-ids` }) },
+  'GET /issues/{id}': { method: 'GET', level: 'access', call: () => ({ path: `/issues/${issueId}` }) },
+  'GET /issues/{id}/fields': { method: 'GET', level: 'access', call: () => ({ path: `/issues/${issueId}/fields` }) },
+  'GET /issues/{id}/changes': { method: 'GET', level: 'access', call: () => ({ path: `/issues/${issueId}/changes` }) },
+  'GET /issues/{id}/comments': { method: 'GET', level: 'access', call: () => ({ path: `/issues/${issueId}/comments` }) },
+  'GET /issues/{id}/votes': { method: 'GET', level: 'access', call: () => ({ path: `/issues/${issueId}/votes` }) },
+  'GET /issues/{id}/watches': { method: 'GET', level: 'access', call: () => ({ path: `/issues/${issueId}/watches` }) },
+  'GET /issues/{id}/milestones': { method: 'GET', level: 'access', call: () => ({ path: `/issues/${issueId}/milestones` }) },
+  'GET /pulls': { method: 'GET', level: 'any', call: () => ({ path: '/pulls' }) },
+  'GET /issues': { method: 'GET', level: 'any', call: () => ({ path: '/issues' }) },
+  'GET /builds': { method: 'GET', level: 'any', call: () => ({ path: '/builds' }) },
+  'GET /code-comments?projectId': { method: 'GET', level: 'readCode', call: () => ({ path: `/code-comments?projectId=${P()}` }) },
+  'POST /issues': { method: 'POST', level: 'access', call: () => ({ path: '/issues', body: { projectId: P(), title: unique('issue') } }) },
   'GET /projects/{id}/path': { method: 'GET', level: 'access', call: () => ({ path: `/projects/${P()}/path` }) },
   'POST /projects/{id}': { method: 'POST', level: 'manage', call: () => ({ path: `/projects/${P()}`, body: { description: unique('desc') } }) },
   'GET /users/{admin}/authorizations': { method: 'GET', level: 'admin', call: () => ({ path: '/users/1/authorizations' }) },
@@ -135,6 +159,10 @@ beforeAll(async () => {
   projectId = await adminCreate('/projects', { name: 'matrix' });
   const work = await makeWorkTree();
   await git(work, ['push', '-q', gitUrl(server, 'matrix', ADMIN), 'main']);
+  await commitFiles(work, { 'topic.txt': 'topic\n' }, 'topic');
+  await git(work, ['push', '-q', gitUrl(server, 'matrix', ADMIN), 'main:topic']);
+  requestId = await adminCreate('/pulls', { targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'topic', title: 'Topic' });
+  issueId = await adminCreate('/issues', { projectId, title: 'An issue' });
   milestoneId = await adminCreate('/milestones', { projectId, name: 'v1' });
   specId = await adminCreate('/label-specs', { name: 'backend' });
   const personas: [Persona, number | null][] = [['noRole', null], ['reader', 3], ['writer', 2], ['owner', 1], ['group', null]];
