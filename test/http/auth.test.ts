@@ -38,6 +38,10 @@ describe('authentication', () => {
       expect((await me(basic(ADMIN.email.toUpperCase(), ADMIN.password))).json.id).toBe(1);
     });
 
+    it('trims the name and the secret', async () => {
+      expect((await me(basic(' ivan ', ' ivan-secret '))).json.id).toBe(user.id);
+    });
+
     it('accepts an access token as the password, whatever the name', async () => {
       expect((await me(basic('ivan', token))).json.id).toBe(user.id);
       expect((await me(basic('somebody-else', token))).json.id).toBe(user.id);
@@ -53,14 +57,24 @@ describe('authentication', () => {
       expectUnauthorized(await me(basic('ivan@example.com', 'wrong')));
     });
 
+    it('refuses malformed or incomplete credentials instead of treating them as anonymous', async () => {
+      expectUnauthorized(await me('Basic !!!not-base64'));
+      expectUnauthorized(await me(`Basic ${Buffer.from('no-colon').toString('base64')}`));
+      expectUnauthorized(await me(basic('ivan', '')));
+      expectUnauthorized(await me(basic('', 'ivan-secret')));
+      expect((await me(basic('', token))).json.id).toBe(user.id);
+    });
+
     it('refuses a wrong password even on endpoints anonymous callers may use', async () => {
       expectUnauthorized(await server.call('GET', '/projects', { auth: basic('ivan', 'wrong') }));
     });
   });
 
   describe('Bearer', () => {
-    it('authenticates with an access token', async () => {
+    it('authenticates with an access token; the scheme is case-insensitive', async () => {
       expect((await me(`Bearer ${token}`)).json.id).toBe(user.id);
+      expect((await me(`bearer ${token}`)).json.id).toBe(user.id);
+      expect((await me(`basic ${Buffer.from(`ivan:ivan-secret`).toString('base64')}`)).json.id).toBe(user.id);
     });
 
     it('refuses unknown and expired tokens with 401', async () => {
@@ -80,6 +94,8 @@ describe('authentication', () => {
   it('honours the OneDevAuthorization header', async () => {
     expect((await me(null, { OneDevAuthorization: basic('ivan', 'ivan-secret') })).json.id).toBe(user.id);
     expect((await me(null, { OneDevAuthorization: `Bearer ${token}` })).json.id).toBe(user.id);
+    // it wins over Authorization
+    expect((await me(basic(ADMIN.name, ADMIN.password), { OneDevAuthorization: `Bearer ${token}` })).json.id).toBe(user.id);
   });
 
   describe('anonymous access', () => {

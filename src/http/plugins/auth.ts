@@ -24,8 +24,9 @@ function credentialsHeader(request: FastifyRequest): string | undefined {
 
 /**
  * Resolves the caller from `Authorization: Basic …` (login name or email + password, or any
- * name + access token) or `Authorization: Bearer <token>` (CONTRACT.md §5). Wrong credentials
- * are 401; no credentials mean anonymous. Decorates `request.actor` and `request.ctx`.
+ * name + access token) or `Authorization: Bearer <token>` (CONTRACT.md §5; schemes are
+ * case-insensitive). Wrong, malformed or incomplete credentials are 401; no credentials mean
+ * anonymous. Decorates `request.actor` and `request.ctx`.
  */
 export async function resolveActor(services: Services, request: FastifyRequest): Promise<Actor> {
   const header = credentialsHeader(request);
@@ -35,10 +36,12 @@ export async function resolveActor(services: Services, request: FastifyRequest):
     const credentials = basicAuth.parse(`Basic ${header.slice(6).trim()}`);
     const name = credentials?.name.trim() ?? '';
     const secret = credentials?.pass.trim() ?? '';
-    if (!name || !secret) return anonymous;
+    // credentials were sent, so they must be valid: never fall back to anonymous (an empty
+    // name still goes with an access token)
+    if (!credentials || !secret) throw new Unauthorized('Invalid credentials');
     return loadActor(services.db, await authenticateBasic(services.db, name, secret, now));
   }
-  if (header.startsWith('Bearer ')) {
+  if (/^bearer /i.test(header)) {
     return loadActor(services.db, await authenticateBearer(services.db, header.slice(7).trim(), now));
   }
   throw new Unauthorized('Unsupported authorization scheme');
