@@ -206,6 +206,21 @@ describe('label specs, project labels and milestones', () => {
   });
 });
 
+describe('project deletion', () => {
+  it('removes the milestones, labels and authorizations of the deleted projects', async () => {
+    const projectId = await created('POST', '/projects', { name: 'short-lived' });
+    const milestoneId = await created('POST', '/milestones', { projectId, name: 'never' });
+    const specId = await created('POST', '/label-specs', { name: 'ephemeral' });
+    await created('POST', '/project-labels', { projectId, specId });
+    const groupId = await created('POST', '/groups', { name: 'watchers' });
+    const gaId = await created('POST', '/group-authorizations', { projectId, groupId, roleId: 3 });
+    expect((await server.call('DELETE', `/projects/${projectId}`)).status).toBe(200);
+    expect((await server.call('GET', `/milestones/${milestoneId}`)).status).toBe(404);
+    expect((await server.call('GET', `/group-authorizations/${gaId}`)).status).toBe(404);
+    expect((await server.call('DELETE', `/label-specs/${specId}`)).status).toBe(200);
+  });
+});
+
 describe('project setting, contributors and repositories', () => {
   it('replaces the setting whole and keeps unknown parts verbatim', async () => {
     const projectId = await created('POST', '/projects', { name: 'configured' });
