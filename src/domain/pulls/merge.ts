@@ -1,11 +1,11 @@
-import { commitTree, readCommit, updateRefs } from '../../git/repository.js';
+import { commitTree, readCommit, readCommits, revList, updateRefs, type CommitIdentityInput } from '../../git/repository.js';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadProjectWith, requireUser } from '../permissions.js';
 import { gitIdentity } from '../users/identities.js';
 import { recordChange } from './changes.js';
 import { withLock } from './locks.js';
-import { ensureMergePreview, produceMerge, type MergePreview } from './merge-preview.js';
+import { ensureMergePreview, type MergePreview } from './merge-preview.js';
 import { getPullRequestRow, pullRefs } from './pull-requests.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { requiredBuildsPassed } from '../builds/required-builds.js';
@@ -33,22 +33,47 @@ async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<MergePrevie
 }
 
 /**
+ * The final commits of a rebase merge: the preview's rebased commits re-created with the merging
+ * user as committer (same trees, authors and messages, one `commit-tree` each, no new merges);
+ * the request's own commits the preview reused unchanged at its start (a fast-forward prefix)
+ * stay as they are.
+ */
+async function recommitRebase(repo: string, preview: MergePreview & { mergeCommitHash: string }, committer: CommitIdentityInput): Promise<string> {
+  const [chain, own] = await Promise.all([
+    revList(repo, [preview.mergeCommitHash], [preview.targetHeadCommitHash], { reverse: true, firstParent: true }),
+    revList(repo, [preview.headCommitHash], [preview.targetHeadCommitHash]),
+  ]);
+  const original = new Set(own);
+  let head = preview.targetHeadCommitHash;
+  let rewriting = false;
+  for (const commit of await readCommits(repo, chain)) {
+    if (!rewriting && original.has(commit.hash) && commit.parents[0] === head) {
+      head = commit.hash;
+      continue;
+    }
+    rewriting = true;
+    head = await commitTree(repo, {
+      tree: commit.tree, parents: [head], message: commit.message,
+      author: { name: commit.author.name, email: commit.author.email, date: commit.author.date, tzOffset: commit.author.tzOffset },
+      committer,
+    });
+  }
+  return head;
+}
+
+/**
  * The final commit of a merge (reference/pulls.md §4 "Final operation"), made from the current
  * preview: merge and squash commits are re-created with the preview's tree and parents, by the
  * merging user (squash keeps the submitter as author); a fast-forward uses the request head; a
- * rebase replays the commits again with the merging user as committer.
+ * rebase re-creates the preview's rebased commits with the merging user as committer.
  */
 async function finalCommit(ctx: Context, pr: PullRequestRow, preview: MergePreview & { mergeCommitHash: string }, message: string): Promise<string> {
   const repo = ctx.repoPath(pr.targetProjectId);
   const date = new Date(ctx.now());
   const merger = await gitIdentity(ctx.db, ctx.actor.userId, date);
   switch (preview.mergeStrategy) {
-    case 'REBASE_SOURCE_BRANCH_COMMITS': {
-      const rebased = await produceMerge(repo, preview.mergeStrategy, preview.targetHeadCommitHash, preview.headCommitHash, message,
-        { author: merger, committer: merger, squashAuthor: merger });
-      if (!rebased) throw new Conflict('There are merge conflicts');
-      return rebased;
-    }
+    case 'REBASE_SOURCE_BRANCH_COMMITS':
+      return recommitRebase(repo, preview, merger);
     case 'CREATE_MERGE_COMMIT_IF_NECESSARY':
       if (preview.mergeCommitHash === preview.headCommitHash) return preview.headCommitHash;
       break;

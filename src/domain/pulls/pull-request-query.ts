@@ -52,24 +52,51 @@ function relatedBy(table: 'pullRequestComments' | 'pullRequestAssignments' | 'pu
     .whereRef(`${table}.requestId` as any, '=', 'pullRequests.id').where(`${table}.userId` as any, '=', userId));
 }
 
-function commentContains(pattern: string): Condition {
-  return (eb) => eb.exists(eb.selectFrom('pullRequestComments').select('pullRequestComments.id')
-    .whereRef('pullRequestComments.requestId', '=', 'pullRequests.id')
-    .where(sql<SqlBool>`lower(${sql.ref('pullRequestComments.content')}) like ${pattern} escape '\\'`));
+/** Whether a LIKE pattern can go through the SQLite trigram tables (they take no ESCAPE clause). */
+function trigramReady(ctx: Context, pattern: string): boolean {
+  return ctx.engine === 'sqlite' && !pattern.includes('\\');
+}
+
+/**
+ * `<column> contains` (case-insensitive LIKE pattern) for the title or the description. On SQLite
+ * the FTS5 trigram table answers it (migration 0007); on PostgreSQL the pg_trgm indexes do.
+ */
+async function textContains(ctx: Context, column: 'title' | 'description', pattern: string): Promise<Condition> {
+  if (!trigramReady(ctx, pattern)) return likeCondition(`pullRequests.${column}`, pattern);
+  return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (select rowid from pull_request_search where ${sql.raw(column)} like ${pattern})`;
+}
+
+/** Ids of requests with a comment matching `pattern`, as a subquery. */
+function commentMatches(ctx: Context, pattern: string) {
+  if (!trigramReady(ctx, pattern)) {
+    return sql`select request_id from pull_request_comments where lower(content) like ${pattern} escape '\\'`;
+  }
+  return sql`select request_id from pull_request_comments where id in (select rowid from pull_request_comment_search where content like ${pattern})`;
+}
+
+/** Some comment of the request matches `pattern`: one pass over the matching comments, not one probe per request. */
+function commentContains(ctx: Context, pattern: string): Condition {
+  return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (${commentMatches(ctx, pattern)})`;
 }
 
 /** `~a b~`: every word in the title, the description or a comment (case-insensitive). */
-function fuzzy(text: string): Condition {
+async function fuzzy(ctx: Context, text: string): Promise<Condition> {
   const words = text.split(/\s+/).filter(Boolean);
   if (words.length === 0) return always;
-  return (eb) => eb.and(words.map((word) => {
+  const parts: Condition[] = [];
+  for (const word of words) {
     const pattern = containsToLike(word, { wildcard: false });
-    return eb.or([
-      likeCondition('pullRequests.title', pattern)(eb),
-      likeCondition('pullRequests.description', pattern)(eb),
-      commentContains(pattern)(eb),
-    ]);
-  }));
+    if (!trigramReady(ctx, pattern)) {
+      parts.push((eb) => eb.or([
+        likeCondition('pullRequests.title', pattern)(eb),
+        likeCondition('pullRequests.description', pattern)(eb),
+        commentContains(ctx, pattern)(eb),
+      ]));
+      continue;
+    }
+    parts.push(() => sql<SqlBool>`${sql.ref('pullRequests.id')} in (select rowid from pull_request_search where title like ${pattern} or description like ${pattern} union ${commentMatches(ctx, pattern)})`);
+  }
+  return (eb) => eb.and(parts.map((part) => part(eb)));
 }
 
 /** Whole-name branch match, case-insensitive, `*` wildcard; an exact name uses the index. */
@@ -109,7 +136,7 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
   return async (c) => {
     switch (c.kind) {
       case 'number': return (eb) => eb('pullRequests.number', '=', c.number);
-      case 'fuzzy': return fuzzy(c.text);
+      case 'fuzzy': return await fuzzy(ctx, c.text);
       case 'operator': {
         const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
         switch (c.operator) {
@@ -163,9 +190,9 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
             if (!STRATEGIES.includes(strategy)) throw new QuerySyntaxError(`Invalid merge strategy: ${value}`, c.column);
             return (eb) => eb('pullRequests.mergeStrategy', '=', strategy);
           }
-          case 'Title': return likeCondition('pullRequests.title', containsToLike(value));
-          case 'Description': return likeCondition('pullRequests.description', containsToLike(value));
-          case 'Comment': return commentContains(containsToLike(value, { wildcard: false }));
+          case 'Title': return await textContains(ctx, 'title', containsToLike(value));
+          case 'Description': return await textContains(ctx, 'description', containsToLike(value));
+          case 'Comment': return commentContains(ctx, containsToLike(value, { wildcard: false }));
           case 'Target Project': return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, value));
           case 'Source Project': return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, value));
           case 'Target Branch': return branchMatches('pullRequests.targetBranch', value);
