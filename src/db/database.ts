@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import { CamelCasePlugin, Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
@@ -38,7 +39,19 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins });
+  // Prepared statements are kept by SQL text: preparing is a large share of a cheap query.
+  const statements = new LRUCache<string, ReturnType<typeof sqlite.prepare>>({ max: 1000 });
+  const database = {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      const cached = statements.get(sql);
+      if (cached && !cached.busy) return cached;
+      const statement = sqlite.prepare(sql);
+      statements.set(sql, statement);
+      return statement;
+    },
+  };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), plugins });
   return { db, engine: 'sqlite', close: () => db.destroy() };
 }
 
