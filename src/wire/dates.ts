@@ -13,10 +13,12 @@ export function toWireDate(ms: number | null): string | null {
 
 /**
  * Reads a wire date: any ISO-8601 date or date-time (offset optional, UTC assumed) or epoch
- * milliseconds (CONTRACT.md §2). Returns epoch milliseconds; throws BadRequest naming `field`.
+ * milliseconds within years 0001–9999 (CONTRACT.md §2). Returns epoch milliseconds; throws
+ * BadRequest naming `field`.
  */
 export function fromWireDate(value: unknown, field: string): number {
-  if (typeof value === 'number' && Number.isFinite(value)) return Math.trunc(value);
+  // epoch milliseconds of years 0001–9999: what the wire format can write back
+  if (typeof value === 'number' && value >= -62135596800000 && value <= 253402300799999) return Math.trunc(value);
   if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/.test(value)) {
     const hasTime = value.length > 10;
     const hasZone = /(Z|[+-]\d{2}(:?\d{2})?)$/.test(value.slice(10));

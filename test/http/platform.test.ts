@@ -148,8 +148,15 @@ describe('platform', () => {
       expect(epoch.status).toBe(200);
       const list = (await server.call('GET', `/users/${user.id}/access-tokens`, { auth: user.auth })).json;
       expect(list.map((t: { expireDate: string }) => t.expireDate)).toEqual(['2999-06-01T08:20:30.000+00:00', '2999-01-02T00:00:00.000+00:00']);
-      expectProblem(await server.call('POST', `/users/${user.id}/access-tokens`, { body: { expireDate: 'next tuesday' }, auth: user.auth }),
-        400, 'Bad Request', /expireDate/);
+      for (const expireDate of ['next tuesday', '2024-13-45', 1e20, -1e17]) {
+        expectProblem(await server.call('POST', `/users/${user.id}/access-tokens`, { body: { expireDate }, auth: user.auth }),
+          400, 'Bad Request', /expireDate/);
+      }
+      expect((await server.call('GET', `/users/${user.id}/access-tokens`, { auth: user.auth })).json).toHaveLength(2);
+      expectProblem(await server.call('POST', '/projects', { body: { name: 'baddate', createDate: 'yesterday-ish' } }), 400, 'Bad Request', /createDate/);
+      const stamped = await server.call('POST', '/projects', { body: { name: 'stamped', createDate: '2001-01-01T00:00:00Z' } });
+      expect(stamped.status).toBe(200);
+      expect((await server.call('GET', `/projects/${stamped.json}`)).json.createDate).not.toMatch(/^2001/);
     });
 
     it('returns created ids as bare numbers and updates as empty 200s', async () => {
