@@ -142,13 +142,16 @@ async function main(): Promise<void> {
     const db = server.services.db;
     const projectIds: number[] = [projectId];
     for (let i = 0; i < 9; i++) projectIds.push(await call('POST', '/projects', { name: `p${i}` }) as number);
-    // Titles and texts from a 20,736-word vocabulary (four syllables each) plus a few common verbs,
-    // so a word names a handful of requests the way real titles do.
-    const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'si', 'de', 'pa', 'gu', 'ze'];
-    const word = (n: number) => {
-      const k = ((n % 20_736) + 20_736) % 20_736;
-      return syllables[k % 12] + syllables[Math.floor(k / 12) % 12] + syllables[Math.floor(k / 144) % 12] + syllables[Math.floor(k / 1728) % 12];
+    // Titles and texts from a vocabulary of 20,000 pseudo-random 5–9 letter words (seeded, so runs
+    // compare) plus a few common verbs, so a word names a handful of requests as in real titles.
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
     };
+    const vocabulary = Array.from({ length: 20_000 }, () =>
+      Array.from({ length: 5 + Math.floor(random() * 5) }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join(''));
+    const word = (n: number) => vocabulary[((n % 20_000) + 20_000) % 20_000];
     const verbs = ['Fix', 'Add', 'Update', 'Remove', 'Refactor'];
     const branches = ['main', 'main', 'main', 'develop', 'release/1.0', 'release/2.0'];
     const statuses = ['OPEN', 'OPEN', 'MERGED', 'MERGED', 'MERGED', 'DISCARDED'] as const;

@@ -58,45 +58,45 @@ function trigramReady(ctx: Context, pattern: string): boolean {
 }
 
 /**
- * `<column> contains` (case-insensitive LIKE pattern) for the title or the description. On SQLite
- * the FTS5 trigram table answers it (migration 0007); on PostgreSQL the pg_trgm indexes do.
+ * Subquery of the ids of requests whose title or description (`columns`) matches a lower-case
+ * LIKE pattern: the FTS5 trigram table on SQLite (migration 0007), the pg_trgm indexes on
+ * PostgreSQL. As an `id in (…)` subquery both engines can start from the few matching rows.
  */
-async function textContains(ctx: Context, column: 'title' | 'description', pattern: string): Promise<Condition> {
-  if (!trigramReady(ctx, pattern)) return likeCondition(`pullRequests.${column}`, pattern);
-  return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (select rowid from pull_request_search where ${sql.raw(column)} like ${pattern})`;
-}
-
-/** Ids of requests with a comment matching `pattern`, as a subquery. */
-function commentMatches(ctx: Context, pattern: string) {
-  if (!trigramReady(ctx, pattern)) {
-    return sql`select request_id from pull_request_comments where lower(content) like ${pattern} escape '\\'`;
+function requestTextMatches(ctx: Context, columns: readonly ('title' | 'description')[], pattern: string) {
+  if (trigramReady(ctx, pattern)) {
+    return sql`select rowid from pull_request_search where ${sql.join(columns.map((c) => sql`${sql.raw(c)} like ${pattern}`), sql` or `)}`;
   }
-  return sql`select request_id from pull_request_comments where id in (select rowid from pull_request_comment_search where content like ${pattern})`;
+  // One select per column (not an OR), so PostgreSQL uses each column's trigram index.
+  return sql.join(columns.map((c) => sql`select id from pull_requests where lower(${sql.raw(c)}) like ${pattern} escape '\\'`), sql` union `);
 }
 
-/** Some comment of the request matches `pattern`: one pass over the matching comments, not one probe per request. */
+/** Subquery of the ids of requests with a comment matching a lower-case LIKE pattern. */
+function commentMatches(ctx: Context, pattern: string) {
+  if (trigramReady(ctx, pattern)) {
+    return sql`select request_id from pull_request_comments where id in (select rowid from pull_request_comment_search where content like ${pattern})`;
+  }
+  return sql`select request_id from pull_request_comments where lower(content) like ${pattern} escape '\\'`;
+}
+
+/** `"Title" contains` / `"Description" contains` (reference/pulls.md §6). */
+function textContains(ctx: Context, column: 'title' | 'description', pattern: string): Condition {
+  return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (${requestTextMatches(ctx, [column], pattern)})`;
+}
+
+/** `"Comment" contains`: some comment of the request matches. */
 function commentContains(ctx: Context, pattern: string): Condition {
   return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (${commentMatches(ctx, pattern)})`;
 }
 
 /** `~a b~`: every word in the title, the description or a comment (case-insensitive). */
-async function fuzzy(ctx: Context, text: string): Promise<Condition> {
+function fuzzy(ctx: Context, text: string): Condition {
   const words = text.split(/\s+/).filter(Boolean);
   if (words.length === 0) return always;
-  const parts: Condition[] = [];
-  for (const word of words) {
+  const parts = words.map((word) => {
     const pattern = containsToLike(word, { wildcard: false });
-    if (!trigramReady(ctx, pattern)) {
-      parts.push((eb) => eb.or([
-        likeCondition('pullRequests.title', pattern)(eb),
-        likeCondition('pullRequests.description', pattern)(eb),
-        commentContains(ctx, pattern)(eb),
-      ]));
-      continue;
-    }
-    parts.push(() => sql<SqlBool>`${sql.ref('pullRequests.id')} in (select rowid from pull_request_search where title like ${pattern} or description like ${pattern} union ${commentMatches(ctx, pattern)})`);
-  }
-  return (eb) => eb.and(parts.map((part) => part(eb)));
+    return sql<SqlBool>`${sql.ref('pullRequests.id')} in (${requestTextMatches(ctx, ['title', 'description'], pattern)} union ${commentMatches(ctx, pattern)})`;
+  });
+  return (eb) => eb.and(parts);
 }
 
 /** Whole-name branch match, case-insensitive, `*` wildcard; an exact name uses the index. */
@@ -136,7 +136,7 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
   return async (c) => {
     switch (c.kind) {
       case 'number': return (eb) => eb('pullRequests.number', '=', c.number);
-      case 'fuzzy': return await fuzzy(ctx, c.text);
+      case 'fuzzy': return fuzzy(ctx, c.text);
       case 'operator': {
         const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
         switch (c.operator) {
@@ -190,8 +190,8 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
             if (!STRATEGIES.includes(strategy)) throw new QuerySyntaxError(`Invalid merge strategy: ${value}`, c.column);
             return (eb) => eb('pullRequests.mergeStrategy', '=', strategy);
           }
-          case 'Title': return await textContains(ctx, 'title', containsToLike(value));
-          case 'Description': return await textContains(ctx, 'description', containsToLike(value));
+          case 'Title': return textContains(ctx, 'title', containsToLike(value));
+          case 'Description': return textContains(ctx, 'description', containsToLike(value));
           case 'Comment': return commentContains(ctx, containsToLike(value, { wildcard: false }));
           case 'Target Project': return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, value));
           case 'Source Project': return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, value));
