@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { toWireDate } from './dates.js';
 import { Nullable, WireDate } from './schema.js';
 
+/** MergeStrategy enum (reference/pulls.md §4). */
 export const MergeStrategySchema = Type.Union([
   Type.Literal('CREATE_MERGE_COMMIT'),
   Type.Literal('CREATE_MERGE_COMMIT_IF_NECESSARY'),

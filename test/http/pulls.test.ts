@@ -272,6 +272,20 @@ describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', 
     expect([targeted.status, targeted.json.detail]).toEqual([409, 'Some other pull requests are opening to this branch']);
   });
 
+  it('a request whose head reaches the target is marked merged without a preview (204)', async () => {
+    await repo.commitOn('auto', { 'auto.txt': 'auto\n' }, 'auto');
+    const id = await open('auto');
+    await git(repo.work, ['push', '-q', repo.remote, 'auto:main']);
+    const pr = await eventually(async () => ((await get(id)).status === 'MERGED' ? get(id) : null));
+    expect(pr.lastActivity).toMatchObject({ userId: null, description: 'merged pull request' });
+    const changes = (await server.call('GET', `/pulls/${id}/changes`)).json;
+    expect(changes).toEqual([expect.objectContaining({ userId: null, data: { '@type': 'PullRequestMergeData', reason: 'merged pull request' } })]);
+    const preview = await server.call('GET', `/pulls/${id}/merge-preview`);
+    expect([preview.status, preview.text]).toEqual([204, '']);
+    const noPreview = await server.call('POST', `/pulls/${id}/delete-source-branch`, { text: '' });
+    expect([noPreview.status, noPreview.json.detail]).toEqual([409, 'Merge preview not calculated yet']);
+  });
+
   it('delete: pull request managers only; removes rows and refs', async () => {
     await repo.commitOn('doomed', { 'd.txt': 'd\n' }, 'doomed');
     const id = await open('doomed', {}, writer.auth);

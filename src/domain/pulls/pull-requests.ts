@@ -12,6 +12,7 @@ import { autoWatch } from './changes.js';
 import { indexCommits, updateCommits } from './commits.js';
 import { resetRequiredReviews } from './required-reviewers.js';
 
+/** Longest stored title (reference/pulls.md §2). */
 export const MAX_TITLE = 255;
 
 const STRATEGIES: readonly MergeStrategy[] = [
@@ -28,6 +29,7 @@ export function parseMergeStrategy(text: string): MergeStrategy {
   if (!STRATEGIES.includes(name as MergeStrategy)) throw new BadRequest(`Invalid merge strategy: ${name}`);
   return name as MergeStrategy;
 }
+/** Longest description or comment (reference/pulls.md §2, §5). */
 export const MAX_DESCRIPTION = 100_000;
 
 /** Truncates a title to 255 characters with `...` (reference/pulls.md §1 #14). */
