@@ -190,6 +190,15 @@ describe('pull request query language', () => {
       if (typeof detail === 'string') expect(res.json.detail, text).toBe(detail);
       else expect(res.json.detail, text).toMatch(detail);
     }
+    expect((await query('open', null as unknown as string)).status).toBe(401);
+    expect((await server.call('POST', '/settings/security', { body: { enableAnonymousAccess: true } })).status).toBe(200);
+    try {
+      const anonymous = await query('submitted by me', null as unknown as string);
+      expect([anonymous.status, anonymous.json.detail]).toEqual([400, 'Please login to perform this query']);
+      expect((await query('open', null as unknown as string)).json).toEqual([]);
+    } finally {
+      await server.call('POST', '/settings/security', { body: { enableAnonymousAccess: false } });
+    }
     expect((await server.call('GET', '/pulls?count=101')).status).toBe(400);
     expect((await server.call('GET', '/pulls?bogus=1')).status).toBe(400);
     expect(await names('', outsider.auth)).toEqual([]);
