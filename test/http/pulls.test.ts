@@ -100,6 +100,15 @@ describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', 
     expect((await server.call('GET', `/pulls/${id}/fixed-issue-ids`)).json).toEqual([]);
   });
 
+  it('the same change opened concurrently: exactly one request', async () => {
+    await repo.commitOn('racing-open', { 'ro.txt': 'ro\n' }, 'racing open');
+    const body = { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'racing-open' };
+    const results = await Promise.all([0, 1, 2, 3].map(() => openRequest(server, body)));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    const open = (await server.call('GET', `/pulls?query=${encodeURIComponent('open and "Source Branch" is "racing-open"')}`)).json;
+    expect(open).toHaveLength(1);
+  });
+
   it('title, description and merge strategy: raw text bodies, changes recorded, canModify enforced', async () => {
     await repo.commitOn('edits', { 'e.txt': 'e\n' }, 'add e');
     const id = await open('edits', { title: 'Before' }, writer.auth);

@@ -197,8 +197,11 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
       return id;
     } catch (error) {
       for (const ref of writtenRefs) await deleteRef(targetRepo, ref).catch(() => undefined);
-      if (isUniqueViolation(error)) throw new Conflict('Another pull request already open for this change', { cause: error });
-      throw error;
+      if (!isUniqueViolation(error)) throw error;
+      // Lost a race: another process opened the same change (the one-open-request index) or took
+      // the scope's next number first.
+      await assertNoEffectiveRequest(ctx.db, { ...data, sourceProjectId: source.id }, sourceHead);
+      throw new Conflict('Another pull request was opened at the same time, please retry', { cause: error });
     }
   } finally {
     if (source.id !== target.id) await deleteRef(targetRepo, stagingRef).catch(() => undefined);
