@@ -38,6 +38,8 @@ describe('project query', () => {
     const res = await server.call('POST', '/projects', { body: { name, ...(parentId && { parentId }), ...extra }, auth });
     if (res.status !== 200) throw new Error(`create ${path}: ${res.status} ${res.text}`);
     ids[path] = res.json;
+    // distinct creation instants, so "Last Activity Date" orders are strict
+    await new Promise((r) => setTimeout(r, 3));
     return res.json;
   }
 
@@ -67,6 +69,15 @@ describe('project query', () => {
     await grant(ids.tools, temp.id, OWNER);
     await create('tools/orphan', {}, temp.auth);
     expect((await server.call('DELETE', `/users/${temp.id}`)).status).toBe(200);
+    // labels and service desks
+    const backend = (await server.call('POST', '/label-specs', { body: { name: 'backend', color: '#ff0000' } })).json;
+    expect((await server.call('POST', '/label-specs', { body: { name: 'frontend', color: '#00ff00' } })).status).toBe(200);
+    for (const path of ['acme/api', 'tools/cli']) {
+      expect((await server.call('POST', '/project-labels', { body: { projectId: ids[path], specId: backend } })).status).toBe(200);
+    }
+    for (const [path, serviceDeskName] of [['acme', 'help-desk'], ['tools', 'support']]) {
+      expect((await server.call('POST', `/projects/${ids[path]}/setting`, { body: { serviceDeskName } })).status).toBe(200);
+    }
   });
   afterAll(async () => {
     await server.close();
@@ -104,7 +115,12 @@ describe('project query', () => {
     ['"Description" contains "web ui"', ['acme/web']],
     ['"Description" contains "RE"', ['acme', 'acme/api']],
     ['"Description" contains "re*ory"', ['acme']],
-    ['"Service Desk Name" is "*"', []],
+    ['"Service Desk Name" is "*"', ['acme', 'tools']],
+    ['"Service Desk Name" is "HELP*"', ['acme']],
+    ['"Service Desk Name" is "help"', []],
+    ['"Label" is "backend"', ['acme/api', 'tools/cli']],
+    ['"Label" is "frontend"', []],
+    ['"Label" is "backend" and children of "tools"', ['tools/cli']],
     ['"Last Activity Date" is since "1 hour ago"', ALL],
     ['"Last Activity Date" is until "1 hour ago"', []],
     ['"Last Commit Date" is until "tomorrow"', []],
@@ -130,7 +146,8 @@ describe('project query', () => {
     ['order by "Path" asc', ALL],
     ['order by "Last Activity Date"', CREATED],
     ['order by "Last Activity Date" desc', [...CREATED].reverse()],
-    ['order by "Service Desk Name"', CREATED],
+    ['order by "Service Desk Name"', ['acme', 'tools', ...CREATED.filter((p) => p !== 'acme' && p !== 'tools')]],
+    ['order by "Service Desk Name" desc', ['tools', 'acme', ...CREATED.filter((p) => p !== 'acme' && p !== 'tools')]],
     ['order by "Last Commit Date" desc', CREATED],
     ['"Path" is "acme*" order by "Name" desc and "Path"', ['acme/web', 'acme/web/ui-kit', 'acme/api', 'acme']],
     ['roots order by "Name" desc', ['tools', 'lone', 'forkling', 'acme']],
@@ -153,6 +170,7 @@ describe('project query', () => {
     ['"Name" is "x" order by "Description"', 'Can not order by field: Description'],
     ['owned by "ghost"', 'Unable to find user with login: ghost'],
     ['"Last Commit Date" is since "garbage"', 'Unrecognized date: garbage'],
+    ['"Label" is "nope"', 'Undefined label: nope'],
   ])('refuses %s with 400', async (query, detail) => {
     const res = await server.call('GET', `/projects?query=${encodeURIComponent(query)}`);
     expect(res.status).toBe(400);
