@@ -1,6 +1,6 @@
 import type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
 import {
-  branchHead, commitTree, deleteRef, isAncestor, mergeTree, rebaseCommits, revList, updateRef, refHead,
+  branchHead, commitTree, deleteRef, isAncestor, mergeTree, rebaseCommits, RefUpdateConflict, revList, updateRef, refHead,
   type CommitIdentityInput,
 } from '../../git/repository.js';
 import type { Context } from '../context.js';
@@ -110,8 +110,13 @@ export async function ensureMergePreview(ctx: Context, pr: PullRequestRow): Prom
     .executeTakeFirst();
   if (Number(saved.numUpdatedRows) === 0) return current;
   const mergeRef = pullRefs.merge(pr.number);
-  if (mergeCommit) await updateRef(repo, mergeRef, mergeCommit, await refHead(repo, mergeRef));
-  else await deleteRef(repo, mergeRef).catch(() => undefined);
+  try {
+    if (mergeCommit) await updateRef(repo, mergeRef, mergeCommit, await refHead(repo, mergeRef));
+    else await deleteRef(repo, mergeRef);
+  } catch (error) {
+    // Another process wrote a preview of the same request meanwhile: its ref stands.
+    if (!(error instanceof RefUpdateConflict)) throw error;
+  }
   return preview;
 }
 
