@@ -8,7 +8,7 @@ import { PassThrough, pipeline, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { BadRequest } from '../errors.js';
-import { spawnGit, value, type GitStream } from './command.js';
+import { GitError, spawnGit, value, type GitStream } from './command.js';
 
 /** The two smart-HTTP services. */
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
@@ -72,7 +72,9 @@ export interface GitHttpOptions {
 /**
  * Connects git's stdout to a response stream that ends only when git succeeded, and waits until
  * git produced its first output (or exited), so that an early failure is thrown before any
- * response is sent.
+ * response is sent. When git closed its output without writing anything, its exit is awaited,
+ * so that a failure is thrown rather than sent as an empty 200. `earlyFailure` may turn a failure
+ * that happened before git wrote anything into another error (e.g. a client error).
  */
 async function respond(
   g: GitStream,
@@ -80,9 +82,11 @@ async function respond(
   preamble: string,
   inputDone: Promise<void>,
   beforeEnd: (() => Promise<void>) | undefined,
+  earlyFailure: (err: unknown) => Promise<unknown> = async (err) => err,
 ): Promise<GitHttpResponse> {
   const body = new PassThrough();
   let handedOut = false;
+  let sawOutput = false;
   if (preamble) body.write(preamble);
   const outputEnded = finished(g.stdout, { writable: false });
   outputEnded.catch(() => {});
@@ -109,12 +113,23 @@ async function respond(
     });
   done.catch(() => {});
   const firstOutput = new Promise<void>((resolve) => {
-    g.stdout.once('data', () => resolve());
+    g.stdout.once('data', () => {
+      sawOutput = true;
+      resolve();
+    });
     g.stdout.once('end', () => resolve());
   });
-  await Promise.race([firstOutput, done]);
-  // Output may have begun just before a failure; surface a failure that already happened.
-  await Promise.race([done, new Promise<void>((r) => setImmediate(r))]);
+  try {
+    await Promise.race([firstOutput, done]);
+    if (sawOutput) {
+      // Output may have begun just before a failure; surface a failure that already happened.
+      await Promise.race([done, new Promise<void>((r) => setImmediate(r))]);
+    } else {
+      await done;
+    }
+  } catch (err) {
+    throw sawOutput ? err : await earlyFailure(err);
+  }
   handedOut = true;
   return { contentType, body, done };
 }
@@ -157,9 +172,11 @@ export async function advertiseRefs(
  * @param requestBody the raw request body stream.
  * @param opts `contentEncoding` (`gzip`/`x-gzip`/`identity`), `gitProtocol`, extra env, signal.
  * @returns content type `application/x-<service>-result`, the body, and `done` (git exited).
- * @throws BadRequest for an unknown service or content encoding, a body that is not a stream, or
- *   a corrupt gzip body (when
- *   detected before output began); GitError when git fails before producing output.
+ * @throws BadRequest for an unknown service or content encoding, a body that is not a stream, a
+ *   corrupt gzip body, or a request git refused (git exited with a non-zero code before writing
+ *   any output: a malformed or truncated pkt-line stream, an empty body, commands of the wrong
+ *   service), all when detected before output began; GitError when git was killed (timeout,
+ *   abort) or could not start before producing output.
  * @see ARCHITECTURE.md "Git notes" (smart HTTP)
  */
 export async function serviceRpc(
@@ -190,5 +207,21 @@ export async function serviceRpc(
     else pipeline(requestBody, g.stdin, finish);
   });
   inputDone.catch(() => {});
-  return respond(g, `application/x-${svc}-result`, '', inputDone, opts.beforeEnd);
+  return respond(g, `application/x-${svc}-result`, '', inputDone, opts.beforeEnd, (err) => refusedRequest(svc, g, err));
+}
+
+/**
+ * Classifies a failure of a service RPC that happened before git wrote any output (`err` may
+ * come from git or from feeding it the body, which breaks when git quits reading): git exiting on
+ * its own with a non-zero code — it reads nothing but the request body, so it could not parse
+ * the request — is the client's fault; a killed git (timeout, abort) or one that could not start
+ * is not. Decided by git's exit code only, never by its messages.
+ */
+async function refusedRequest(service: GitService, g: GitStream, err: unknown): Promise<unknown> {
+  if (err instanceof BadRequest) return err;
+  const exit = await g.done.then(() => null, (failure: unknown) => failure);
+  if (exit instanceof GitError && exit.exitCode !== null && exit.exitCode !== 0) {
+    return new BadRequest(`Malformed ${service} request`);
+  }
+  return err;
 }

@@ -58,6 +58,7 @@ export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (
       if (access === 'read') return repo;
       return {
         ...repo,
+        userId: request.actor.userId,
         env: {
           ...hookEnv,
           [HOOK_ENV.url]: loopbackUrl(request),
@@ -67,8 +68,8 @@ export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (
         },
       };
     },
-    onRefsUpdated: (projectId, changes) => {
-      services.events.emit('refsUpdated', { projectId, changes, userId: null });
+    onRefsUpdated: (projectId, changes, userId) => {
+      services.events.emit('refsUpdated', { projectId, changes, userId });
     },
   });
 };

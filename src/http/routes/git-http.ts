@@ -30,6 +30,8 @@ export interface ResolvedRepository {
   projectId: number;
   /** Extra environment for git (e.g. variables for server-side hooks). */
   env?: Record<string, string>;
+  /** The authenticated caller (the pusher, for receive-pack), passed back to `onRefsUpdated`. */
+  userId?: number | null;
 }
 
 /** Options of {@link gitHttpPlugin}. */
@@ -43,9 +45,10 @@ export interface GitHttpPluginOptions {
   resolveRepository(request: FastifyRequest, projectPath: string, access: 'read' | 'write'): Promise<ResolvedRepository>;
   /**
    * Called after a push response ended, with the refs the push changed (sorted by ref name;
-   * `oldHash` null = created, `newHash` null = deleted). Errors are logged, not propagated.
+   * `oldHash` null = created, `newHash` null = deleted) and the pusher (`userId` of the resolved
+   * repository, null when it named none). Errors are logged, not propagated.
    */
-  onRefsUpdated?(projectId: number, changes: RefChange[]): void | Promise<void>;
+  onRefsUpdated?(projectId: number, changes: RefChange[], userId: number | null): void | Promise<void>;
 }
 
 const REQUEST_TYPES = ['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'];
@@ -173,7 +176,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     const notify = async (): Promise<void> => {
       await res.done.catch(() => {});
       const changes = await settle();
-      if (changes.length > 0 && opts.onRefsUpdated) await opts.onRefsUpdated(repo.projectId, changes);
+      if (changes.length > 0 && opts.onRefsUpdated) await opts.onRefsUpdated(repo.projectId, changes, repo.userId ?? null);
     };
     reply.raw.once('close', () => {
       notify().catch((err: unknown) => request.log.error({ err }, 'git push post-processing failed'));
