@@ -29,7 +29,7 @@ describe('git smart HTTP: request errors and pushers', () => {
     return fetch(`${server.url}/errs.git/${service}`, {
       method: 'POST',
       headers: { authorization: writer.auth, 'content-type': `application/x-${service}-request`, ...headers },
-      body,
+      body: typeof body === 'string' ? body : new Uint8Array(body),
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { matchesPatterns } from '../../ci/patterns.js';
+import { changedFiles, hasCommitSignature } from '../../git/history.js';
 import { isFastForward, quarantineEnv, type PushedRef } from '../../git/hooks.js';
 import { ZERO_HASH } from '../../git/names.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
@@ -7,6 +8,17 @@ import { getProjectRow } from './projects.js';
 import { settingOf, type BranchProtection, type TagProtection } from './settings.js';
 import { ancestorPaths } from '../permissions.js';
 import { getSecuritySetting } from '../settings/settings.js';
+import { checkCommitMessages, commitMessageRuleOf, type CommitMessageRule } from './commit-messages.js';
+
+/** A file protection of a branch protection (reference/projects.md §3 `fileProtections`). */
+export interface FileProtection {
+  /** Space-separated path patterns (`-` prefix excludes). */
+  paths: string;
+  /** Reviewers required for changes of these paths (null = none). */
+  reviewRequirement: string | null;
+  /** Jobs that must succeed for changes of these paths. */
+  jobNames: string[];
+}
 
 /** The effective protection of one branch for one user: the union of every matching rule. */
 export interface EffectiveBranchProtection {
@@ -20,6 +32,10 @@ export interface EffectiveBranchProtection {
   reviewRequirements: string[];
   /** Jobs that must succeed before a change reaches the branch. */
   requiredJobNames: string[];
+  /** The commit message rules of the matching rules (each must hold); see commit-messages.ts. */
+  commitMessageRules: CommitMessageRule[];
+  /** The file protections of the matching rules. */
+  fileProtections: FileProtection[];
 }
 
 /** The effective protection of one tag for one user. */
@@ -97,7 +113,7 @@ async function hierarchyProtections(db: Db, projectId: number): Promise<{ branch
 function foldBranch(rules: BranchProtection[], branch: string, user: Who): EffectiveBranchProtection {
   const result: EffectiveBranchProtection = {
     protected: false, preventForcedPush: false, preventDeletion: false, preventCreation: false, commitSignatureRequired: false,
-    reviewRequirements: [], requiredJobNames: [],
+    reviewRequirements: [], requiredJobNames: [], commitMessageRules: [], fileProtections: [],
   };
   for (const rule of rules) {
     if (!rule.enabled || !safeMatch(rule.branches, branch) || !userMatches(rule.userMatch, user)) continue;
@@ -108,8 +124,37 @@ function foldBranch(rules: BranchProtection[], branch: string, user: Who): Effec
     result.commitSignatureRequired ||= rule.commitSignatureRequired;
     if (rule.reviewRequirement && rule.reviewRequirement.trim()) result.reviewRequirements.push(rule.reviewRequirement.trim());
     for (const job of rule.jobNames ?? []) if (!result.requiredJobNames.includes(job)) result.requiredJobNames.push(job);
+    const messages = commitMessageRuleOf(rule);
+    if (messages) result.commitMessageRules.push(messages);
+    result.fileProtections.push(...fileProtectionsOf(rule.fileProtections));
   }
   return result;
+}
+
+/** The well-formed file protections of a stored rule (items of a wrong shape are skipped). */
+function fileProtectionsOf(stored: unknown): FileProtection[] {
+  if (!Array.isArray(stored)) return [];
+  return stored.flatMap((item: unknown) => {
+    if (typeof item !== 'object' || item === null) return [];
+    const { paths, reviewRequirement, jobNames } = item as Record<string, unknown>;
+    if (typeof paths !== 'string' || paths.trim() === '') return [];
+    return [{
+      paths,
+      reviewRequirement: typeof reviewRequirement === 'string' && reviewRequirement.trim() !== '' ? reviewRequirement.trim() : null,
+      jobNames: Array.isArray(jobNames) ? jobNames.filter((j): j is string => typeof j === 'string') : [],
+    }];
+  });
+}
+
+/** What the file protections demand of a change touching `files`: reviews, jobs. */
+function fileDemands(protections: readonly FileProtection[], files: readonly string[]): { review: boolean; jobs: boolean } {
+  const demands = { review: false, jobs: false };
+  for (const protection of protections) {
+    if (!files.some((file) => safeMatch(protection.paths, file))) continue;
+    demands.review ||= protection.reviewRequirement !== null;
+    demands.jobs ||= protection.jobNames.length > 0;
+  }
+  return demands;
 }
 
 function foldTag(rules: TagProtection[], tag: string, user: Who): EffectiveTagProtection {
@@ -145,9 +190,24 @@ export async function tagProtection(ctx: Pick<Context, 'db'>, projectId: number,
 
 /**
  * Decides a push (the pre-receive check): returns one message per refused ref update, empty when
- * everything may land. Branches: creation, deletion, forced (non-fast-forward) update, and direct
- * updates of branches that require reviews or builds are refused as their protection says; tags:
- * creation, deletion, update. `quarantine` lets git see the pushed objects still in quarantine.
+ * everything may land. Branches, in OneDev's order (reference/projects.md §3 BranchProtection):
+ * - creation: refused by `preventCreation`, or when a signature is required and the head commit
+ *   carries none;
+ * - deletion: refused by `preventDeletion`;
+ * - update: refused when forced (not a fast-forward) under `preventForcedPush`, when a signature
+ *   is required and the new head commit carries none, when the rule requires reviewers or a
+ *   file protection matching a changed path (`git diff-tree` old..new) requires reviewers;
+ * - then (creation and update) the commit message rules over the pushed commits (for a new
+ *   branch its head commit only): `Error validating commit message of <hash>: <violation>`;
+ * - then (update) required jobs of the rule or of a file protection matching a changed path:
+ *   direct pushes are refused, a pull request is the way in.
+ * Signatures: Gitloom stores no GPG keys, so it cannot verify one; where a signature is
+ * required, a head commit without any signature is refused and a signed one is let through
+ * (its signature checked for presence only). Merges of pull requests into such branches are
+ * refused altogether (checkMerge: `No valid signature for head commit`), since the server's
+ * own commits are never signed.
+ * Tags: creation, deletion, update as their protection says. Pull request refs are the
+ * server's. `quarantine` lets git see the pushed objects still in quarantine.
  */
 export async function checkPush(
   ctx: Pick<Context, 'db' | 'repoPath'>,
@@ -164,20 +224,10 @@ export async function checkPush(
     const creation = update.oldHash === ZERO_HASH;
     const deletion = update.newHash === ZERO_HASH;
     if (update.ref.startsWith('refs/heads/')) {
-      const name = update.ref.slice('refs/heads/'.length);
-      const rule = foldBranch(branches, name, user);
+      const rule = foldBranch(branches, update.ref.slice('refs/heads/'.length), user);
       if (!rule.protected) continue;
-      if (creation && rule.preventCreation) errors.push(`${update.ref}: Can not create this branch`);
-      else if (deletion && rule.preventDeletion) errors.push(`${update.ref}: Can not delete this branch`);
-      else if (!creation && !deletion) {
-        if (rule.preventForcedPush && !(await isFastForward(repo, update.oldHash, update.newHash, env))) {
-          errors.push(`${update.ref}: Can not force-push to this branch`);
-        } else if (rule.reviewRequirements.length > 0) {
-          errors.push(`${update.ref}: Review required for this change. Please submit pull request instead`);
-        } else if (rule.requiredJobNames.length > 0) {
-          errors.push(`${update.ref}: Build required for this change. Please submit pull request instead`);
-        }
-      }
+      const error = await branchUpdateError(repo, env, rule, update, creation, deletion);
+      if (error !== null) errors.push(`${update.ref}: ${error}`);
     } else if (update.ref.startsWith('refs/tags/')) {
       const rule = foldTag(tags, update.ref.slice('refs/tags/'.length), user);
       if (!rule.protected) continue;
@@ -191,4 +241,39 @@ export async function checkPush(
     }
   }
   return errors;
+}
+
+/** The reason a protected branch refuses one update, or null (see {@link checkPush}). */
+async function branchUpdateError(
+  repo: string,
+  env: Record<string, string>,
+  rule: EffectiveBranchProtection,
+  update: PushedRef,
+  creation: boolean,
+  deletion: boolean,
+): Promise<string | null> {
+  if (deletion) return rule.preventDeletion ? 'Can not delete this branch' : null;
+  const unsigned = async () => rule.commitSignatureRequired && !(await hasCommitSignature(repo, update.newHash, env));
+  let files: string[] | null = null;
+  const demands = async () => {
+    if (rule.fileProtections.length === 0 || creation) return { review: false, jobs: false };
+    files ??= await changedFiles(repo, update.oldHash, update.newHash, env);
+    return fileDemands(rule.fileProtections, files);
+  };
+  if (creation) {
+    if (rule.preventCreation) return 'Can not create this branch';
+    if (await unsigned()) return 'Can not create this branch as branch protection setting requires valid signature on head commit';
+  } else {
+    if (rule.preventForcedPush && !(await isFastForward(repo, update.oldHash, update.newHash, env))) return 'Can not force-push to this branch';
+    if (await unsigned()) return 'Can not push to this branch as branch protection rule requires valid signature for head commit';
+    if (rule.reviewRequirements.length > 0 || (await demands()).review) {
+      return 'Review required for this change. Please submit pull request instead';
+    }
+  }
+  const messageError = await checkCommitMessages(repo, rule.commitMessageRules, creation ? null : update.oldHash, update.newHash, env);
+  if (messageError !== null) return messageError;
+  if (!creation && (rule.requiredJobNames.length > 0 || (await demands()).jobs)) {
+    return 'Build required for this change. Please submit pull request instead';
+  }
+  return null;
 }
