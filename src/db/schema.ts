@@ -29,6 +29,7 @@ export interface Database {
   pullRequestWatches: PullRequestWatchTable;
   pullRequestLabels: PullRequestLabelTable;
   pullRequestCommits: PullRequestCommitTable;
+  pullRequestFixedIssues: PullRequestFixedIssueTable;
   sshKeys: SshKeyTable;
   labelSpecs: LabelSpecTable;
   projectLabels: ProjectLabelTable;
@@ -277,6 +278,17 @@ export interface PullRequestLabelTable {
 export interface PullRequestCommitTable {
   requestId: number;
   commitHash: string;
+}
+
+/**
+ * A fix reference of a pull request (reference/pulls.md §7) as the (project, number) it names,
+ * by origin: the commits of its updates, its title or its description.
+ */
+export interface PullRequestFixedIssueTable {
+  requestId: number;
+  origin: 'COMMIT' | 'TITLE' | 'DESCRIPTION';
+  projectId: number;
+  number: number;
 }
 
 export interface SshKeyTable {

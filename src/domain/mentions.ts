@@ -26,6 +26,17 @@ function collectText(tokens: readonly Token[], out: string[]): void {
 }
 
 /**
+ * The searchable text of a markdown document: its text with code spans, code blocks, links,
+ * images and raw HTML left out (each replaced by a space), as mentions and `#` references see it
+ * (reference/comments-issues.md §7, §8).
+ */
+export function markdownText(markdown: string): string {
+  const parts: string[] = [];
+  collectText(marked.lexer(markdown), parts);
+  return parts.join('');
+}
+
+/**
  * The login names mentioned in a markdown text, lower-cased and without duplicates:
  * `@name` preceded by the start of text, whitespace or punctuation, outside code spans, code
  * blocks, links and raw HTML. Trailing dots are not part of a name (`@alice.` → `alice`), so

@@ -6,6 +6,7 @@ import * as m0004 from './0004-pull-requests.js';
 import * as m0005 from './0005-builds.js';
 import * as m0006 from './0006-build-schedules.js';
 import * as m0007 from './0007-pull-request-search.js';
+import * as m0008 from './0008-references.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005-builds': m0005,
   '0006-build-schedules': m0006,
   '0007-pull-request-search': m0007,
+  '0008-references': m0008,
 };

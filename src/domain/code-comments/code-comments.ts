@@ -6,6 +6,7 @@ import { readBlob } from '../../git/files.js';
 import { isObjectId, resolveCommit } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
+import { parseReferences, recordReferences } from '../issues/references.js';
 import { recordMentions } from '../mentions.js';
 import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../permissions.js';
 import { requireSelfOrAdmin } from '../users/users.js';
@@ -139,6 +140,18 @@ export async function recordCodeCommentMentions(db: Db, comment: Pick<CodeCommen
   else await recordMentions(db, { kind: 'codeComment', commentId: comment.id }, text);
 }
 
+/**
+ * Records the issue and pull request references of a code comment's or reply's text as
+ * "referenced from code comment" changes (reference/comments-issues.md §7): a reference without
+ * path means the comment's project; the pull request the comment is attached to is not counted.
+ */
+export async function recordCodeCommentReferences(
+  db: Db, comment: Pick<CodeCommentRow, 'id' | 'projectId' | 'comparePullRequestId'>, userId: number, date: number, text: string,
+): Promise<void> {
+  await recordReferences(db, { kind: 'codeComment', commentId: comment.id, projectId: comment.projectId, requestId: comment.comparePullRequestId },
+    userId, date, parseReferences(text, 'markdown'));
+}
+
 /** Get (reference §1.1): ReadCode on the comment's project. */
 export async function getCodeComment(ctx: Context, id: number): Promise<CodeCommentRow> {
   return (await loadReadableCodeComment(ctx, id)).comment;
@@ -165,6 +178,7 @@ export async function createCodeComment(ctx: Context, data: CodeCommentData): Pr
       lastActivityDescription: 'added', replyCount: 0, ...mark, ...compare, resolved: data.resolved ? 1 : 0, uuid: data.uuid ?? randomUUID(),
     }).returning('id').executeTakeFirstOrThrow();
     await recordCodeCommentMentions(tx, { id, comparePullRequestId: compare.comparePullRequestId }, content);
+    await recordCodeCommentReferences(tx, { id, projectId: data.projectId, comparePullRequestId: compare.comparePullRequestId }, userId, ctx.now(), content);
     await touchPullRequest(tx, compare.comparePullRequestId, ctx.now());
     return id;
   });
@@ -192,7 +206,10 @@ export async function updateCodeComment(ctx: Context, id: number, patch: Partial
       lastActivityUserId: ctx.actor.userId, lastActivityDate: ctx.now(), lastActivityDescription: description,
     }).where('id', '=', id).execute();
     const requestId = compare.comparePullRequestId !== undefined ? compare.comparePullRequestId : comment.comparePullRequestId;
-    if (patch.content !== undefined) await recordCodeCommentMentions(tx, { id, comparePullRequestId: requestId }, content);
+    if (patch.content !== undefined) {
+      await recordCodeCommentMentions(tx, { id, comparePullRequestId: requestId }, content);
+      await recordCodeCommentReferences(tx, { id, projectId: comment.projectId, comparePullRequestId: requestId }, ctx.actor.userId, ctx.now(), content);
+    }
     await touchPullRequest(tx, requestId, ctx.now());
   });
 }

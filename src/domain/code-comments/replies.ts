@@ -5,7 +5,7 @@ import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../permissions.js';
 import { requireSelfOrAdmin } from '../users/users.js';
 import {
-  checkContent, compareContextColumns, loadReadableCodeComment, recordCodeCommentMentions, touchPullRequest,
+  checkContent, compareContextColumns, loadReadableCodeComment, recordCodeCommentMentions, recordCodeCommentReferences, touchPullRequest,
   type CompareContext,
 } from './code-comments.js';
 
@@ -55,6 +55,7 @@ export async function createCodeCommentReply(ctx: Context, data: CodeCommentRepl
       replyCount: eb('replyCount', '+', 1), lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: 'replied',
     })).where('id', '=', comment.id).execute();
     await recordCodeCommentMentions(tx, comment, content);
+    await recordCodeCommentReferences(tx, comment, userId, ctx.now(), content);
     await touchPullRequest(tx, comment.comparePullRequestId, date);
     return id;
   });
@@ -70,6 +71,7 @@ export async function updateCodeCommentReply(ctx: Context, id: number, patch: Pa
   const compare = patch.compareContext === undefined ? {} : await compareContextColumns(ctx.db, comment.projectId, patch.compareContext);
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('codeCommentReplies').set({ content, date: patch.date ?? reply.date, ...compare }).where('id', '=', id).execute();
+    if (patch.content !== undefined) await recordCodeCommentReferences(tx, comment, ctx.actor.userId, ctx.now(), content);
     await tx.updateTable('codeComments').set({ lastActivityUserId: ctx.actor.userId, lastActivityDate: ctx.now(), lastActivityDescription: 'reply edited' })
       .where('id', '=', comment.id).execute();
   });

@@ -6,6 +6,7 @@ import { autoWatchIssue, recordMentions } from '../mentions.js';
 import { deny, requireUser } from '../permissions.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
+import { parseReferences, recordReferences } from './references.js';
 
 /**
  * Issue comments, watches and votes (reference/comments-issues.md §3, §4). Checks use
@@ -60,7 +61,7 @@ export async function getIssueComment(ctx: Context, id: number) {
 export async function createIssueComment(ctx: Context, data: IssueCommentData): Promise<number> {
   const userId = data.userId ?? requireUser(ctx.actor);
   requireSelfOrAdmin(ctx, userId);
-  await issueOfBody(ctx, data.issueId);
+  const { issue } = await issueOfBody(ctx, data.issueId);
   await assertUser(ctx.db, userId);
   const content = checkContent(data.content);
   const date = data.date ?? ctx.now();
@@ -71,6 +72,7 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
     })).where('id', '=', data.issueId).execute();
     await autoWatchIssue(tx, data.issueId, [userId]);
     await recordMentions(tx, { kind: 'issue', issueId: data.issueId }, content);
+    await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, ctx.now(), parseReferences(content, 'markdown'));
     return id;
   });
 }
@@ -80,12 +82,18 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
  * `userId` can not move (400). A minor event: lastActivity is kept.
  */
 export async function updateIssueComment(ctx: Context, id: number, patch: Partial<IssueCommentData>): Promise<void> {
-  const comment = await getIssueComment(ctx, id);
+  const comment = await loadRow(ctx.db, 'issueComments', id, 'Issue comment');
+  const { issue } = await loadAccessibleIssue(ctx, comment.issueId);
   requireSelfOrAdmin(ctx, comment.userId);
   unchanged('issueId', patch.issueId, comment.issueId);
   unchanged('userId', patch.userId, comment.userId);
   const content = patch.content === undefined ? comment.content : checkContent(patch.content);
-  await ctx.db.updateTable('issueComments').set({ content, date: patch.date ?? comment.date }).where('id', '=', id).execute();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.updateTable('issueComments').set({ content, date: patch.date ?? comment.date }).where('id', '=', id).execute();
+    // Reference changes are re-scanned on edit (reference/comments-issues.md §3 update).
+    await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, ctx.actor.userId, ctx.now(),
+      parseReferences(content, 'markdown'));
+  });
 }
 
 /** Delete (§3): the author or an issue manager; `commentCount` −1. */

@@ -7,8 +7,14 @@ export interface FixReference {
   number: number;
 }
 
+/**
+ * A project path in a reference (`PROJECT_PATH` of reference/comments-issues.md §7), shared by
+ * the fix patterns and the plain references of ./references.ts.
+ */
+export const PROJECT_PATH = String.raw`\w(?:[\w\-/.]*\w)?`;
+
 const KEYWORDS = 'fix|fixed|fixes|fixing|resolve|resolved|resolves|resolving|close|closed|closes|closing';
-const REFERENCE = String.raw`(?:issue\s+)?(?<project>\w(?:[\w\-/.]*\w)?)?#(?<issue>\d+)`;
+const REFERENCE = String.raw`(?:issue\s+)?(?<project>${PROJECT_PATH})?#(?<issue>\d+)`;
 
 /**
  * The default "commit message fix patterns" (reference/comments-issues.md §7, pulls.md §7):
@@ -59,6 +65,44 @@ export function isRelatedProject(projectPath: string, referencedPath: string): b
   return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 }
 
+/** A referenced entity's place: the project and the number inside it. */
+export interface NumberInProject {
+  projectId: number;
+  number: number;
+}
+
+/**
+ * The projects named by lower-cased reference paths (case-insensitive lookup), by lower-cased
+ * path. Unknown paths are absent.
+ */
+export async function projectsByPath(db: Db, paths: Iterable<string>): Promise<Map<string, { id: number; path: string }>> {
+  const wanted = [...new Set(paths)];
+  if (wanted.length === 0) return new Map();
+  const rows = await db.selectFrom('projects').select(['id', 'path'])
+    .where((eb) => eb(eb.fn('lower', ['path']), 'in', wanted)).execute();
+  return new Map(rows.map((p) => [p.path.toLowerCase(), p]));
+}
+
+/**
+ * Resolves fix references made from project `projectId` to (project, number) places: no path
+ * means that project; a path (case-insensitive) counts only for that project, an ancestor or a
+ * descendant (reference/comments-issues.md §7 "Resolution"). Unknown projects are ignored;
+ * whether the issue exists is not checked. Distinct places, in reference order.
+ */
+export async function resolveFixPlaces(db: Db, projectId: number, references: readonly FixReference[]): Promise<NumberInProject[]> {
+  if (references.length === 0) return [];
+  const project = await db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
+  if (!project) return [];
+  const byPath = await projectsByPath(db, references.map((r) => r.projectPath).filter((p): p is string => p !== null));
+  const places: NumberInProject[] = [];
+  for (const ref of references) {
+    const target: { id: number; path: string } | undefined = ref.projectPath === null ? project : byPath.get(ref.projectPath);
+    if (!target || (target !== project && !isRelatedProject(project.path, target.path))) continue;
+    if (!places.some((p) => p.projectId === target.id && p.number === ref.number)) places.push({ projectId: target.id, number: ref.number });
+  }
+  return places;
+}
+
 /**
  * Resolves references made from project `projectId` to issue ids: no path means that project;
  * a path (case-insensitive) counts only for that project, an ancestor or a descendant; the issue
@@ -66,22 +110,7 @@ export function isRelatedProject(projectPath: string, referencedPath: string): b
  * Returns distinct ids, in reference order.
  */
 export async function resolveFixReferences(db: Db, projectId: number, references: readonly FixReference[]): Promise<number[]> {
-  if (references.length === 0) return [];
-  const project = await db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
-  if (!project) return [];
-  const paths = [...new Set(references.map((r) => r.projectPath).filter((p): p is string => p !== null))];
-  const projects = paths.length === 0 ? [] : await db.selectFrom('projects').select(['id', 'path'])
-    .where((eb) => eb(eb.fn('lower', ['path']), 'in', paths)).execute();
-  const byPath = new Map(projects.map((p) => [p.path.toLowerCase(), p]));
-  const wanted: { projectId: number; number: number }[] = [];
-  for (const ref of references) {
-    if (ref.projectPath === null) {
-      wanted.push({ projectId: project.id, number: ref.number });
-      continue;
-    }
-    const other = byPath.get(ref.projectPath);
-    if (other && isRelatedProject(project.path, other.path)) wanted.push({ projectId: other.id, number: ref.number });
-  }
+  const wanted = await resolveFixPlaces(db, projectId, references);
   if (wanted.length === 0) return [];
   const rows = await db.selectFrom('issues').select(['id', 'projectId', 'number'])
     .where((eb) => eb.or(wanted.map((w) => eb.and([eb('projectId', '=', w.projectId), eb('number', '=', w.number)]))))

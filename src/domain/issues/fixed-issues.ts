@@ -1,3 +1,4 @@
+import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { Conflict } from '../../errors.js';
 import { getDefaultBranch, readCommits, revList } from '../../git/repository.js';
@@ -6,8 +7,9 @@ import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
 import { accessibleProjectsCondition, deny } from '../permissions.js';
 import { findProjectByPath } from '../projects/projects.js';
-import { listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';
-import { isRelatedProject, parseFixReferences, resolveFixReferences, type FixReference } from './fix-references.js';
+import { loadReadablePullRequest } from '../pulls/pull-requests.js';
+import { parseFixReferences, resolveFixReferences } from './fix-references.js';
+import { recordCommitReferences } from './references.js';
 import { CLOSED_STATE, INITIAL_STATE } from './issue-setting.js';
 import { changeState, loadAccessibleIssue } from './issues.js';
 
@@ -20,26 +22,21 @@ async function messagesOf(repo: string, include: string[], exclude: string[]): P
 }
 
 /**
- * The fixed issues of a pull request, computed (reference/pulls.md §7): references in the full
- * message of every commit of every update (reachable from the update head, excluding the
- * previous update's head — the base for the first — and the update's target head), the title
- * and the description, resolved against the target project. Distinct issue ids.
+ * The fixed issues of a pull request (reference/pulls.md §7): the issues named by the fix
+ * references indexed for its commits, title and description (src/domain/pulls/commits.ts), as
+ * they exist now. Distinct issue ids, ascending.
  */
-export async function computePullRequestFixedIssueIds(ctx: Context, pr: PullRequestRow): Promise<number[]> {
-  const repo = ctx.repoPath(pr.targetProjectId);
-  const references: FixReference[] = [...parseFixReferences(pr.title), ...parseFixReferences(pr.description)];
-  let previous = pr.baseCommitHash;
-  for (const update of await listUpdates(ctx.db, pr.id)) {
-    const commits = await messagesOf(repo, [update.headCommitHash], [previous, update.targetHeadCommitHash]).catch(() => []);
-    for (const commit of commits) references.push(...parseFixReferences(commit.message));
-    previous = update.headCommitHash;
-  }
-  return resolveFixReferences(ctx.db, pr.targetProjectId, references);
+export async function pullRequestFixedIssueIds(db: Db, requestId: number): Promise<number[]> {
+  const rows = await db.selectFrom('pullRequestFixedIssues')
+    .innerJoin('issues', (join) => join.onRef('issues.projectId', '=', 'pullRequestFixedIssues.projectId')
+      .onRef('issues.number', '=', 'pullRequestFixedIssues.number'))
+    .select('issues.id').distinct().where('pullRequestFixedIssues.requestId', '=', requestId).orderBy('issues.id').execute();
+  return rows.map((r) => r.id);
 }
 
 /** Get Fixed Issue Ids (reference/pulls.md §1 #11): read code on the target project. */
 export async function getPullRequestFixedIssueIds(ctx: Context, requestId: number): Promise<number[]> {
-  return computePullRequestFixedIssueIds(ctx, await loadReadablePullRequest(ctx, requestId));
+  return pullRequestFixedIssueIds(ctx.db, (await loadReadablePullRequest(ctx, requestId)).id);
 }
 
 /** `"proj#n"` → the pull request it names; QuerySyntaxError when the project or request is unknown. */
@@ -56,26 +53,20 @@ async function pullRequestByReference(ctx: Context, value: string): Promise<Pull
 
 /** `fixed in pull request "proj#n"` of the issue query language (reference/comments-issues.md §6.4). */
 export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: string): Promise<number[]> {
-  return computePullRequestFixedIssueIds(ctx, await pullRequestByReference(ctx, value));
+  return pullRequestFixedIssueIds(ctx.db, (await pullRequestByReference(ctx, value)).id);
 }
 
 /**
- * The pull requests whose fixed issues include an issue (reference/pulls.md §7). Only requests
- * whose target project is the issue's project, an ancestor or a descendant can fix it, so only
- * those are examined; `readable` restricts them to what the caller may read.
+ * The pull requests whose fixed issues include an issue (reference/pulls.md §7), by id: a join
+ * with the fix reference index; `readable` restricts them to what the caller may read.
  */
-async function pullRequestsFixing(ctx: Context, issue: { id: number; projectId: number }, readable = false): Promise<PullRequestRow[]> {
-  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', issue.projectId).executeTakeFirstOrThrow();
+async function pullRequestsFixing(ctx: Context, issue: { projectId: number; number: number }, readable = false): Promise<PullRequestRow[]> {
   const condition = readable ? await accessibleProjectsCondition(ctx, 'readCode') : null;
-  let query = ctx.db.selectFrom('pullRequests').innerJoin('projects', 'projects.id', 'pullRequests.targetProjectId')
-    .selectAll('pullRequests').select('projects.path as targetPath');
+  let query = ctx.db.selectFrom('pullRequests').selectAll('pullRequests')
+    .where('pullRequests.id', 'in', (eb) => eb.selectFrom('pullRequestFixedIssues').select('pullRequestFixedIssues.requestId')
+      .where('pullRequestFixedIssues.projectId', '=', issue.projectId).where('pullRequestFixedIssues.number', '=', issue.number));
   if (condition) query = query.where((eb) => condition(eb, 'pullRequests.targetProjectId'));
-  const fixing: PullRequestRow[] = [];
-  for (const { targetPath, ...pr } of await query.orderBy('pullRequests.id').execute()) {
-    if (!isRelatedProject(project.path, targetPath)) continue;
-    if ((await computePullRequestFixedIssueIds(ctx, pr)).includes(issue.id)) fixing.push(pr);
-  }
-  return fixing;
+  return query.orderBy('pullRequests.id').execute();
 }
 
 /**
@@ -88,7 +79,7 @@ export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Pr
   if (!match) throw new QuerySyntaxError(`Invalid issue reference: ${value}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db.selectFrom('issues').select(['id', 'projectId']).where('projectId', '=', project.id)
+  const issue = await ctx.db.selectFrom('issues').select(['id', 'projectId', 'number']).where('projectId', '=', project.id)
     .where('number', '=', Number(match[2])).executeTakeFirst();
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${value}`);
   return (await pullRequestsFixing(ctx, issue)).map((pr) => pr.id);
@@ -126,6 +117,7 @@ export async function onFixingCommitsPushed(ctx: Context, projectId: number, cha
   for (const change of changes) {
     if (!change.ref.startsWith('refs/heads/') || !change.newHash) continue;
     const commits = await messagesOf(repo, [change.newHash], change.oldHash ? [change.oldHash] : []).catch(() => []);
+    await recordCommitReferences(ctx.db, projectId, userId, ctx.now(), commits);
     const fixes: { hash: string; issueIds: number[] }[] = [];
     for (const commit of commits) {
       const issueIds = await resolveFixReferences(ctx.db, projectId, parseFixReferences(commit.message));

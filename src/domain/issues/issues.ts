@@ -7,6 +7,7 @@ import { ANONYMOUS_ID, type Context } from '../context.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
 import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../permissions.js';
 import { forkRootId, takeNextNumber } from '../projects/numbers.js';
+import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
 
 export const MAX_TITLE = 255;
@@ -151,6 +152,8 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
     await tx.insertInto('issueAuthorizations').values({ issueId: id, userId: submitterId }).execute();
     await autoWatchIssue(tx, id, [submitterId]);
     await recordMentions(tx, { kind: 'issue', issueId: id }, description);
+    await recordReferences(tx, { kind: 'issue', issueId: id, projectId: project.id }, submitterId, now,
+      [...parseReferences(title, 'plain'), ...parseReferences(description, 'markdown')]);
     return id;
   });
 }
@@ -235,6 +238,7 @@ export async function setIssueTitle(ctx: Context, issueId: number, text: string)
     await tx.updateTable('issues').set({ title }).where('id', '=', issueId).execute();
     await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueTitleChangeData', oldTitle: loaded.issue.title, newTitle: title });
     await touch(tx, issueId, ctx.actor.userId, now, 'changed title');
+    await recordReferences(tx, { kind: 'issue', issueId, projectId: loaded.issue.projectId }, ctx.actor.userId, now, parseReferences(title, 'plain'));
   });
 }
 
@@ -252,6 +256,8 @@ export async function setIssueDescription(ctx: Context, issueId: number, text: s
     });
     await touch(tx, issueId, ctx.actor.userId, now, 'changed description');
     await recordMentions(tx, { kind: 'issue', issueId }, description);
+    await recordReferences(tx, { kind: 'issue', issueId, projectId: loaded.issue.projectId }, ctx.actor.userId, now,
+      parseReferences(description, 'markdown'));
   });
 }
 
@@ -359,6 +365,7 @@ export async function changeState(
       await tx.insertInto('issueComments').values({ issueId: issue.id, userId, content: extra.comment, date: now }).execute();
       await tx.updateTable('issues').set((eb) => ({ commentCount: eb('commentCount', '+', 1) })).where('id', '=', issue.id).execute();
       await recordMentions(tx, { kind: 'issue', issueId: issue.id }, extra.comment);
+      await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, now, parseReferences(extra.comment, 'markdown'));
     }
     if (userId !== null) await autoWatchIssue(tx, issue.id, [userId]);
     return true;

@@ -4,7 +4,7 @@ import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, readCommits
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
 import { recordChange } from './changes.js';
-import { indexCommits, updateCommits } from './commits.js';
+import { commitFixReferences, indexCommits, indexFixedIssues, updateCommits } from './commits.js';
 import { withLock } from './locks.js';
 import { ensureMergePreview } from './merge-preview.js';
 import { getPullRequestRow, latestUpdate, pullRefs } from './pull-requests.js';
@@ -78,6 +78,7 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
         const previous = update;
         const commits = await updateCommits(targetRepo, sourceHead, [previous.headCommitHash, targetHead]);
         const activity = await pushActivity(ctx.db, targetRepo, commits);
+        const fixReferences = await commitFixReferences(targetRepo, commits);
         const now = ctx.now();
         update = await ctx.db.transaction().execute(async (tx) => {
           const row = await tx.insertInto('pullRequestUpdates')
@@ -87,6 +88,7 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
             .set({ lastActivityDate: now, lastActivityUserId: activity.userId, lastActivityDescription: activity.description })
             .where('id', '=', pr.id).execute();
           await indexCommits(tx, pr.id, commits);
+          await indexFixedIssues(tx, pr.id, pr.targetProjectId, 'COMMIT', fixReferences);
           await resetRequiredReviews(tx, pr, now);
           await updateRefs(targetRepo, [
             { ref: pullRefs.update(row.id), newHash: sourceHead, expectedOld: null },

@@ -6,6 +6,7 @@ import { loadRow } from '../entities.js';
 import { recordMentions } from '../mentions.js';
 import { deny, loadProjectWith, requireUser } from '../permissions.js';
 import { fromWireDate } from '../../wire/dates.js';
+import { parseReferences, recordReferences } from '../issues/references.js';
 import { autoWatch } from './changes.js';
 import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest } from './pull-requests.js';
 
@@ -60,6 +61,8 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
     })).where('id', '=', pr.id).execute();
     await autoWatch(tx, pr.id, [userId]);
     await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, content);
+    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, ctx.now(),
+      parseReferences(content, 'markdown'));
     return row.id;
   });
 }
@@ -71,7 +74,8 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
  */
 export async function updateComment(ctx: Context, id: number, patch: CommentData): Promise<void> {
   requireUser(ctx.actor);
-  const current = await getComment(ctx, id);
+  const current = await loadRow(ctx.db, 'pullRequestComments', id, 'Pull request comment');
+  const pr = await loadReadablePullRequest(ctx, current.requestId);
   if (!ctx.actor.isAdmin && current.userId !== ctx.actor.userId) deny(ctx.actor);
   if (patch.requestId !== undefined && patch.requestId !== current.requestId) throw new BadRequest('A comment can not move to another pull request');
   if (patch.userId !== undefined && patch.userId !== current.userId) {
@@ -83,6 +87,8 @@ export async function updateComment(ctx: Context, id: number, patch: CommentData
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('pullRequestComments').set({ content, date, userId: patch.userId ?? current.userId }).where('id', '=', id).execute();
     await recordMentions(tx, { kind: 'pullRequest', requestId: current.requestId }, content);
+    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, ctx.actor.userId, ctx.now(),
+      parseReferences(content, 'markdown'));
   });
 }
 

@@ -6,7 +6,10 @@ import type { Context } from '../context.js';
 import { recordMentions } from '../mentions.js';
 import { loadProjectWith, requireUser } from '../permissions.js';
 import { branchProtection } from '../projects/branch-protection.js';
+import { removeBuildStorage } from '../builds/storage.js';
+import { parseReferences, recordReferences } from '../issues/references.js';
 import { recordChange, recordNote } from './changes.js';
+import { indexTextFixedIssues } from './commits.js';
 import { withLock } from './locks.js';
 import { storedPreview } from './merge-preview.js';
 import {
@@ -34,6 +37,8 @@ export async function setTitle(ctx: Context, requestId: number, text: string): P
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('pullRequests').set({ title: newTitle }).where('id', '=', pr.id).execute();
     await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestTitleChangeData', oldTitle: pr.title, newTitle });
+    await indexTextFixedIssues(tx, pr.id, pr.targetProjectId, 'TITLE', newTitle);
+    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, now, parseReferences(newTitle, 'plain'));
   });
 }
 
@@ -55,6 +60,9 @@ export async function setDescription(ctx: Context, requestId: number, text: stri
       '@type': 'PullRequestDescriptionChangeData', oldDescription: pr.description, newDescription: description,
     });
     await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, description);
+    await indexTextFixedIssues(tx, pr.id, pr.targetProjectId, 'DESCRIPTION', description);
+    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, now,
+      parseReferences(description, 'markdown'));
   });
 }
 
@@ -254,7 +262,9 @@ export async function restoreSourceBranch(ctx: Context, requestId: number, note:
 /**
  * Delete (reference/pulls.md §1 #22, §3 "Delete"): manage pull requests on the target project.
  * Removes the request with everything hanging off it (labels, updates, reviews, assignments,
- * comments, changes, watches, mentions, commit index) in one transaction, then its refs
+ * comments, changes, watches, mentions, commit and fixed-issue index, and its builds — their
+ * params, labels and dependences cascade; running ones notice the missing row and stop) in one
+ * transaction, then the builds' storage directories and its refs
  * `refs/pulls/N/*` and `refs/updates/<id>` in the target repository.
  */
 export async function deletePullRequest(ctx: Context, requestId: number): Promise<void> {
@@ -262,7 +272,12 @@ export async function deletePullRequest(ctx: Context, requestId: number): Promis
   await loadProjectWith(ctx, pr.targetProjectId, 'managePullRequests');
   await locked(requestId, async () => {
     const updates = await ctx.db.selectFrom('pullRequestUpdates').select('id').where('requestId', '=', pr.id).execute();
-    await ctx.db.deleteFrom('pullRequests').where('id', '=', pr.id).execute();
+    const builds = await ctx.db.transaction().execute(async (tx) => {
+      const doomedBuilds = await tx.deleteFrom('builds').where('requestId', '=', pr.id).returning(['projectId', 'number']).execute();
+      await tx.deleteFrom('pullRequests').where('id', '=', pr.id).execute();
+      return doomedBuilds;
+    });
+    for (const build of builds) await removeBuildStorage(ctx.config, build);
     const repo = ctx.repoPath(pr.targetProjectId);
     const refs = await listRefs(repo, `refs/pulls/${pr.number}/`).catch(() => new Map<string, string>());
     const doomed = [...refs.keys(), ...updates.map((u) => pullRefs.update(u.id))];

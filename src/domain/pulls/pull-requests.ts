@@ -9,7 +9,8 @@ import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { isUniqueViolation } from '../access/unique.js';
 import { recordMentions } from '../mentions.js';
 import { autoWatch } from './changes.js';
-import { indexCommits, updateCommits } from './commits.js';
+import { parseReferences, recordReferences } from '../issues/references.js';
+import { commitFixReferences, indexCommits, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
 import { resetRequiredReviews } from './required-reviewers.js';
 
 /** Longest stored title (reference/pulls.md §2). */
@@ -157,6 +158,9 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
     if (!base) throw new BadRequest('No common base for target and source');
     if (base === sourceHead || (await isAncestor(targetRepo, sourceHead, targetHead))) throw new Conflict('Change already merged');
     const commits = await updateCommits(targetRepo, sourceHead, [targetHead]);
+    const fixReferences = await commitFixReferences(targetRepo, commits);
+    const storedTitle = truncateTitle(title);
+    const description = data.description ? data.description.slice(0, MAX_DESCRIPTION) : null;
     const numberScopeId = await forkRootId(ctx.db, target.id);
     const submitDate = ctx.now();
     const writtenRefs: string[] = [];
@@ -164,8 +168,7 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
       const id = await ctx.db.transaction().execute(async (tx) => {
         const number = await takeNextNumber(tx, numberScopeId, 'pull-request');
         const { id } = await tx.insertInto('pullRequests').values({
-          numberScopeId, number, status: 'OPEN', title: truncateTitle(title),
-          description: data.description ? data.description.slice(0, MAX_DESCRIPTION) : null,
+          numberScopeId, number, status: 'OPEN', title: storedTitle, description,
           submitterId, targetProjectId: target.id, targetBranch: data.targetBranch, sourceProjectId: source.id,
           sourceBranch: data.sourceBranch, baseCommitHash: base, buildCommitHash: null, submitDate,
           mergeStrategy: data.mergeStrategy ?? 'CREATE_MERGE_COMMIT', uuid, commentCount: 0,
@@ -183,6 +186,11 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
         await autoWatch(tx, id, [submitterId, ...reviewerIds, ...assigneeIds]);
         await recordMentions(tx, { kind: 'pullRequest', requestId: id }, data.description);
         await indexCommits(tx, id, commits);
+        await indexFixedIssues(tx, id, target.id, 'COMMIT', fixReferences);
+        await indexTextFixedIssues(tx, id, target.id, 'TITLE', storedTitle);
+        await indexTextFixedIssues(tx, id, target.id, 'DESCRIPTION', description);
+        await recordReferences(tx, { kind: 'pullRequest', requestId: id, projectId: target.id }, submitterId, submitDate,
+          [...parseReferences(storedTitle, 'plain'), ...parseReferences(description, 'markdown')]);
         await resetRequiredReviews(tx, await getPullRequestRow(tx, id), submitDate);
         const refs = [
           { ref: pullRefs.base(number), newHash: base, expectedOld: null },
