@@ -9,6 +9,8 @@ import { ensureMergePreview, type MergePreview } from './merge-preview.js';
 import { getPullRequestRow, pullRefs } from './pull-requests.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { requiredBuildsPassed } from '../builds/required-builds.js';
+import { branchProtection } from '../projects/branch-protection.js';
+import { checkCommitMessages } from '../projects/commit-messages.js';
 
 /** The default merge message when the request body is empty. */
 export function defaultMergeMessage(pr: Pick<PullRequestRow, 'number' | 'title'>): string {
@@ -17,7 +19,13 @@ export function defaultMergeMessage(pr: Pick<PullRequestRow, 'number' | 'title'>
 
 /**
  * checkMerge (reference/pulls.md §3.1), first failing rule wins, each a 409: closed, in error,
- * conflicts, reviews not all approved. The preview is brought up to date first (CONTRACT §8).
+ * conflicts, reviews not all approved, required builds not passed, then the target branch's
+ * protection (as it applies to the submitter): a required signature — Gitloom stores no GPG
+ * keys, so it can verify no signature and never signs its own commits, hence such a merge is
+ * always refused with `No valid signature for head commit` — and, for strategies other than
+ * squash, the commit message rules over the request's commits base..head
+ * (`Error validating commit message of <abbreviated hash>: <violation>`, commit-messages.ts).
+ * The preview is brought up to date first (CONTRACT §8).
  */
 async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<MergePreview & { mergeCommitHash: string }> {
   if (pr.status !== 'OPEN') throw new Conflict('Pull request already closed');
@@ -29,6 +37,12 @@ async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<MergePrevie
     .where('requestId', '=', pr.id).where('status', 'not in', ['APPROVED', 'EXCLUDED']).executeTakeFirst();
   if (waiting) throw new Conflict('Waiting for approvals');
   if (!(await requiredBuildsPassed(ctx, await getPullRequestRow(ctx.db, pr.id)))) throw new Conflict('Some required builds not passed');
+  const protection = await branchProtection(ctx, pr.targetProjectId, pr.targetBranch, pr.submitterId);
+  if (protection.commitSignatureRequired) throw new Conflict('No valid signature for head commit');
+  if (pr.mergeStrategy !== 'SQUASH_SOURCE_BRANCH_COMMITS') {
+    const error = await checkCommitMessages(ctx.repoPath(pr.targetProjectId), protection.commitMessageRules, pr.baseCommitHash, preview.headCommitHash);
+    if (error !== null) throw new Conflict(error);
+  }
   return { ...preview, mergeCommitHash: preview.mergeCommitHash };
 }
 
