@@ -3,15 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-
-async function eventually<T>(probe: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually, givenProject } from '../helpers/fixtures.js';
 
 const SPEC = `version: 25
 jobs:
@@ -56,7 +48,7 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
 
   beforeAll(async () => {
     server = await startTestServer();
-    projectId = (await server.call('POST', '/projects', { body: { name: 'life' } })).json;
+    projectId = await givenProject(server, { name: 'life' });
     work = await makeWorkTree({ 'README.md': '# life\n', '.onedev-buildspec.yml': SPEC });
     head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     await git(work, ['push', '-q', remote(), 'main']);

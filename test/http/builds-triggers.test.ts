@@ -1,15 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-
-async function eventually<T>(probe: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually, givenProject } from '../helpers/fixtures.js';
 
 const STEP = (command: string) => `  - !CommandStep
     name: run
@@ -64,7 +56,7 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
 
   beforeAll(async () => {
     server = await startTestServer();
-    projectId = (await server.call('POST', '/projects', { body: { name: 'trig' } })).json;
+    projectId = await givenProject(server, { name: 'trig' });
     work = await makeWorkTree({ 'README.md': '# trig\n', '.onedev-buildspec.yml': SPEC });
     await commitFiles(work, { 'second.txt': 'two\n' }, 'second commit');
     await git(work, ['push', '-q', remote(), 'main']);
@@ -161,7 +153,7 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
   });
 
   it('ScheduleTrigger runs the job on the default branch head at its cron times', async () => {
-    const sched = (await server.call('POST', '/projects', { body: { name: 'sched' } })).json;
+    const sched = await givenProject(server, { name: 'sched' });
     const dir = await makeWorkTree({
       'README.md': '# sched\n',
       '.onedev-buildspec.yml': `version: 25\njobs:\n- name: Tick\n  steps:\n${STEP('echo tick')}  triggers:\n  - !ScheduleTrigger\n    cronExpression: '* * * * * ?'\n`,
@@ -186,7 +178,7 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
   it('a bad cron expression is a spec validation error', async () => {
     const res = await server.call('GET', `/builds?query=${encodeURIComponent('"Project" is "nothing-here"')}&offset=0&count=1`);
     expect(res.json).toEqual([]);
-    const bad = (await server.call('POST', '/projects', { body: { name: 'badcron' } })).json;
+    const bad = await givenProject(server, { name: 'badcron' });
     const dir = await makeWorkTree({
       'README.md': '# bad\n',
       '.onedev-buildspec.yml': `version: 25\njobs:\n- name: Tick\n  steps:\n${STEP('echo tick')}  triggers:\n  - !ScheduleTrigger\n    cronExpression: '0 0 12 ? * 9'\n  - !BranchUpdateTrigger {}\n`,
@@ -202,7 +194,7 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
   });
 
   it('a push with an invalid spec gives FAILED builds with the validation message: per matching job, or one for an unreadable spec', async () => {
-    const broken = (await server.call('POST', '/projects', { body: { name: 'broken' } })).json;
+    const broken = await givenProject(server, { name: 'broken' });
     const dir = await makeWorkTree({
       'README.md': '# broken\n',
       '.onedev-buildspec.yml': `version: 25\njobs:\n- name: CI\n  steps:\n  - !NoSuchStep\n    name: x\n  triggers:\n  - !BranchUpdateTrigger\n    branches: main\n- name: Other\n  triggers:\n  - !BranchUpdateTrigger\n    branches: release\n`,

@@ -1,15 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-
-async function eventually<T>(probe: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually, givenProject } from '../helpers/fixtures.js';
 
 const SPEC = `version: 25
 jobs:
@@ -103,7 +95,7 @@ describe('builds: triggers, executor, logs, artifacts, job runs', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    projectId = (await server.call('POST', '/projects', { body: { name: 'ci' } })).json;
+    projectId = await givenProject(server, { name: 'ci' });
     work = await makeWorkTree({ 'README.md': '# ci\n', '.onedev-buildspec.yml': SPEC });
     head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     await git(work, ['push', '-q', gitUrl(server, 'ci', { name: 'admin', password: 'admin-secret' }), 'main']);

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
+import { givenProject, givenUsers, type TestUser } from '../helpers/fixtures.js';
 
 const ZERO = '0'.repeat(40);
 
@@ -12,16 +13,15 @@ describe('code comments and replies', () => {
   let feature: string;
   let requestId: number;
   let work: string;
-  let alice: Awaited<ReturnType<TestServer['createUser']>>;
-  let bob: Awaited<ReturnType<TestServer['createUser']>>;
+  let alice: TestUser;
+  let bob: TestUser;
 
   beforeAll(async () => {
     server = await startTestServer();
-    alice = await server.createUser('alice');
-    bob = await server.createUser('bob');
+    [alice, bob] = await givenUsers(server, 'alice', 'bob');
     // Code Reader (role 3) for every logged-in user
-    project = (await server.call('POST', '/projects', { body: { name: 'code', defaultRoleId: 3 } })).json;
-    hidden = (await server.call('POST', '/projects', { body: { name: 'hidden' } })).json;
+    project = await givenProject(server, { name: 'code', defaultRoleId: 3 });
+    hidden = await givenProject(server, { name: 'hidden' });
     work = await makeWorkTree({ 'src/a.txt': 'line one\nline two\nthree\n', 'README.md': '# readme\n' });
     head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     const remote = gitUrl(server, 'code.git', { name: ADMIN.name, password: ADMIN.password });

@@ -3,16 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-
-/** Polls `probe` until it returns a truthy value (background work after pushes). */
-async function eventually<T>(probe: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually } from '../helpers/fixtures.js';
 
 describe('first hour: push, pull request, merge, clone', () => {
   let server: TestServer;

@@ -1,21 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { givenProject, givenUsers, type TestUser } from '../helpers/fixtures.js';
 
 describe('issue comments, watches and votes', () => {
   let server: TestServer;
   let project: number;
   let hidden: number;
-  let alice: Awaited<ReturnType<TestServer['createUser']>>;
-  let bob: Awaited<ReturnType<TestServer['createUser']>>;
-  let carol: Awaited<ReturnType<TestServer['createUser']>>;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
 
   beforeAll(async () => {
     server = await startTestServer();
-    alice = await server.createUser('alice');
-    bob = await server.createUser('bob');
-    carol = await server.createUser('carol');
-    project = (await server.call('POST', '/projects', { body: { name: 'talk', defaultRoleId: 4 } })).json;
-    hidden = (await server.call('POST', '/projects', { body: { name: 'hidden' } })).json;
+    [alice, bob, carol] = await givenUsers(server, 'alice', 'bob', 'carol');
+    project = await givenProject(server, { name: 'talk', defaultRoleId: 4 });
+    hidden = await givenProject(server, { name: 'hidden' });
   });
   afterAll(async () => server.close());
 

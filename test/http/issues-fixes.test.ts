@@ -1,15 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-
-async function eventually<T>(probe: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually, givenProject } from '../helpers/fixtures.js';
 
 describe('fixed issues of pull requests and pushes', () => {
   let server: TestServer;
@@ -20,11 +12,11 @@ describe('fixed issues of pull requests and pushes', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    const group = (await server.call('POST', '/projects', { body: { name: 'group' } })).json;
-    const app = (await server.call('POST', '/projects', { body: { name: 'app', parentId: group } })).json;
-    const sub = (await server.call('POST', '/projects', { body: { name: 'sub', parentId: app } })).json;
-    const sibling = (await server.call('POST', '/projects', { body: { name: 'sibling', parentId: group } })).json;
-    const other = (await server.call('POST', '/projects', { body: { name: 'other' } })).json;
+    const group = await givenProject(server, { name: 'group' });
+    const app = await givenProject(server, { name: 'app', parentId: group });
+    const sub = await givenProject(server, { name: 'sub', parentId: app });
+    const sibling = await givenProject(server, { name: 'sibling', parentId: group });
+    const other = await givenProject(server, { name: 'other' });
     for (const [name, projectId] of Object.entries({ group, app, sub, sibling, other })) {
       issues[name] = (await server.call('POST', '/issues', { body: { projectId, title: `Issue of ${name}` } })).json;
     }

@@ -1,15 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-
-async function eventually<T>(probe: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually, givenProject, givenUsers, type TestUser } from '../helpers/fixtures.js';
 
 describe('issues', () => {
   let server: TestServer;
@@ -17,19 +9,18 @@ describe('issues', () => {
   let app: number;
   let other: number;
   let secret: number;
-  let alice: Awaited<ReturnType<TestServer['createUser']>>;
-  let bob: Awaited<ReturnType<TestServer['createUser']>>;
+  let alice: TestUser;
+  let bob: TestUser;
   const cleanup: string[] = [];
 
   beforeAll(async () => {
     server = await startTestServer();
-    alice = await server.createUser('alice');
-    bob = await server.createUser('bob');
+    [alice, bob] = await givenUsers(server, 'alice', 'bob');
     // every logged-in user gets Issue Reporter (role 4) through the projects' default role
-    group = (await server.call('POST', '/projects', { body: { name: 'group', defaultRoleId: 4 } })).json;
-    app = (await server.call('POST', '/projects', { body: { name: 'app', parentId: group } })).json;
-    other = (await server.call('POST', '/projects', { body: { name: 'other', defaultRoleId: 4 } })).json;
-    secret = (await server.call('POST', '/projects', { body: { name: 'secret' } })).json;
+    group = await givenProject(server, { name: 'group', defaultRoleId: 4 });
+    app = await givenProject(server, { name: 'app', parentId: group });
+    other = await givenProject(server, { name: 'other', defaultRoleId: 4 });
+    secret = await givenProject(server, { name: 'secret' });
   });
   afterAll(async () => {
     await server.close();

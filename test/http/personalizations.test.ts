@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { givenProject, givenUsers, type TestUser } from '../helpers/fixtures.js';
 
 describe('query personalizations and queries-and-watches', () => {
   let server: TestServer;
   let project: number;
   let hidden: number;
-  let alice: Awaited<ReturnType<TestServer['createUser']>>;
-  let bob: Awaited<ReturnType<TestServer['createUser']>>;
+  let alice: TestUser;
+  let bob: TestUser;
 
   beforeAll(async () => {
     server = await startTestServer();
-    alice = await server.createUser('alice');
-    bob = await server.createUser('bob');
-    project = (await server.call('POST', '/projects', { body: { name: 'saved', defaultRoleId: 4 } })).json;
-    hidden = (await server.call('POST', '/projects', { body: { name: 'hidden' } })).json;
+    [alice, bob] = await givenUsers(server, 'alice', 'bob');
+    project = await givenProject(server, { name: 'saved', defaultRoleId: 4 });
+    hidden = await givenProject(server, { name: 'hidden' });
   });
   afterAll(async () => server.close());
 

@@ -1,25 +1,16 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, gitUrl, makeWorkTree, startTestServer, ADMIN, type TestServer } from '../helpers/server.js';
+import { eventually, givenUsers, type TestUser } from '../helpers/fixtures.js';
 
 const OWNER = 1;
 const CODE_READER = 3;
 
-/** Polls `probe` until it returns a truthy value (background work after pushes). */
-async function eventually<T>(probe: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** The project query language (reference/projects.md §2 #9, §4; CONTRACT.md §4, §6). */
 describe('project query', () => {
   let server: TestServer;
-  let quinn: Awaited<ReturnType<TestServer['createUser']>>;
-  let stranger: Awaited<ReturnType<TestServer['createUser']>>;
+  let quinn: TestUser;
+  let stranger: TestUser;
   const ids: Record<string, number> = {};
   const cleanup: string[] = [];
 
@@ -49,8 +40,7 @@ describe('project query', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    quinn = await server.createUser('quinn');
-    stranger = await server.createUser('stranger');
+    [quinn, stranger] = await givenUsers(server, 'quinn', 'stranger');
     await create('acme', { description: 'Main company repository' });
     await create('acme/web', { description: 'Web UI frontend' });
     await create('acme/web/ui-kit');

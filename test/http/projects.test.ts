@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestUser } from '../helpers/fixtures.js';
 
 const OWNER = 1;
 const CODE_READER = 3;
@@ -10,9 +11,9 @@ const NAME_RULE = 'Should start with alphanumeric or underscore, and contains on
 /** Projects (seed §4.3, reference/projects.md §1–§2, §7; CONTRACT.md §8). */
 describe('projects', () => {
   let server: TestServer;
-  let owner: Awaited<ReturnType<TestServer['createUser']>>;
-  let reader: Awaited<ReturnType<TestServer['createUser']>>;
-  let stranger: Awaited<ReturnType<TestServer['createUser']>>;
+  let owner: TestUser;
+  let reader: TestUser;
+  let stranger: TestUser;
 
   beforeAll(async () => {
     server = await startTestServer();

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, freshClone, givenRepo, openRequest, removeWorkTrees, type Repo } from './pulls-fixtures.js';
+import { eventually, freshClone, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { openRequest } from './pulls-fixtures.js';
 
 /** Parents, author, committer and message of a commit in a clone. */
 async function describeCommit(dir: string, rev: string) {

@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { givenRepo, grant, openRequest, removeWorkTrees, type Repo } from './pulls-fixtures.js';
-
-type User = { id: number; auth: string; name: string; password: string };
+import { givenRepo, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { openRequest } from './pulls-fixtures.js';
 
 /** The pull request query language (reference/pulls.md §6), criterion by criterion, over a small world. */
 describe('pull request query language', () => {
   let server: TestServer;
   let qa: Repo;
   let other: Repo;
-  let alice: User;
-  let bob: User;
-  let carol: User;
-  let outsider: User;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
+  let outsider: TestUser;
   const ids: Record<string, number> = {};
   let commitOfOne = '';
   let startedAt = '';
@@ -35,8 +34,8 @@ describe('pull request query language', () => {
     other = await givenRepo(server, 'other');
     [alice, bob, carol, outsider] = await Promise.all(['alice', 'bob', 'carol', 'outsider'].map((n) => server.createUser(n)));
     for (const u of [alice, bob, carol]) {
-      await grant(server, qa.id, u.id, 'Code Writer');
-      await grant(server, other.id, u.id, 'Code Writer');
+      await grantRole(server, qa.id, u.id, 'Code Writer');
+      await grantRole(server, other.id, u.id, 'Code Writer');
     }
     const open = async (name: string, repo: Repo, branch: string, target: string, body: Record<string, unknown>, auth?: string) => {
       const res = await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: target, sourceBranch: branch, ...body }, auth);
@@ -62,7 +61,7 @@ describe('pull request query language', () => {
     await open('four', other, 'x', 'main', { title: 'Other project thing' }, carol.auth);
     await open('five', qa, 'clash', 'main', { title: 'Clashing change', mergeStrategy: 'CREATE_MERGE_COMMIT_IF_NECESSARY' });
 
-    const review = async (name: string, user: User, status: string) => {
+    const review = async (name: string, user: TestUser, status: string) => {
       const r = (await server.call('GET', `/pulls/${ids[name]}/reviews`)).json.find((x: { userId: number }) => x.userId === user.id);
       expect((await server.call('POST', `/pull-request-reviews/${r.id}`, { body: { status }, auth: user.auth })).status).toBe(200);
     };
@@ -83,7 +82,7 @@ describe('pull request query language', () => {
   });
 
   it('criteria: every operator and field', async () => {
-    const table: [string, string[], User?][] = [
+    const table: [string, string[], TestUser?][] = [
       ['open', ['five', 'four', 'one']],
       ['merged', ['two']],
       ['discarded', ['three']],
@@ -202,7 +201,7 @@ describe('pull request query language', () => {
     expect((await server.call('GET', '/pulls?count=101')).status).toBe(400);
     expect((await server.call('GET', '/pulls?bogus=1')).status).toBe(400);
     expect(await names('', outsider.auth)).toEqual([]);
-    await grant(server, other.id, outsider.id, 'Code Reader');
+    await grantRole(server, other.id, outsider.id, 'Code Reader');
     expect(await names('', outsider.auth)).toEqual(['four']);
     const first = (await server.call('GET', '/pulls?query=order%20by%20%22Number%22%20asc&offset=0&count=2')).json.map((p: { id: number }) => p.id);
     const second = (await server.call('GET', '/pulls?query=order%20by%20%22Number%22%20asc&offset=2&count=2')).json.map((p: { id: number }) => p.id);

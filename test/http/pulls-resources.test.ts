@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { givenRepo, grant, openRequest, removeWorkTrees, type Repo } from './pulls-fixtures.js';
-
-type User = { id: number; auth: string; name: string; password: string };
+import { givenRepo, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { openRequest } from './pulls-fixtures.js';
 
 describe('pull request sub-resources (reference/pulls.md §5.1, CONTRACT.md §8–§9)', () => {
   let server: TestServer;
   let repo: Repo;
-  let submitter: User;
-  let reviewer: User;
-  let manager: User;
-  let stranger: User;
+  let submitter: TestUser;
+  let reviewer: TestUser;
+  let manager: TestUser;
+  let stranger: TestUser;
   let id: number;
 
   beforeAll(async () => {
@@ -20,9 +19,9 @@ describe('pull request sub-resources (reference/pulls.md §5.1, CONTRACT.md §8�
     reviewer = await server.createUser('revy');
     manager = await server.createUser('mandy');
     stranger = await server.createUser('stranger');
-    await grant(server, repo.id, submitter.id, 'Code Writer');
-    await grant(server, repo.id, reviewer.id, 'Code Reader');
-    await grant(server, repo.id, stranger.id, 'Code Reader');
+    await grantRole(server, repo.id, submitter.id, 'Code Writer');
+    await grantRole(server, repo.id, reviewer.id, 'Code Reader');
+    await grantRole(server, repo.id, stranger.id, 'Code Reader');
     const roles = (await server.call('GET', '/roles?name=PR%20Manager'));
     const roleId = roles.json.length > 0 ? roles.json[0].id
       : (await server.call('POST', '/roles', { body: { name: 'PR Manager', managePullRequests: true, codePrivilege: 'READ' } })).json;
@@ -138,7 +137,7 @@ describe('pull request sub-resources (reference/pulls.md §5.1, CONTRACT.md §8�
     expect((await server.call('GET', `/pull-request-watches/${existing.id}`)).json).toEqual({ id: existing.id, requestId: id, userId: stranger.id, watching: false });
     expect((await server.call('POST', `/pull-request-watches/${existing.id}`, { body: { watching: true }, auth: reviewer.auth })).status).toBe(403);
     const viewer = await server.createUser('viewer');
-    await grant(server, repo.id, viewer.id, 'Code Reader');
+    await grantRole(server, repo.id, viewer.id, 'Code Reader');
     expect((await server.call('POST', '/pull-request-watches', { body: { requestId: id, userId: viewer.id }, auth: reviewer.auth })).status).toBe(403);
     expect((await server.call('POST', '/pull-request-watches', { body: { requestId: id, userId: 4321 } })).status).toBe(400);
     const created = await server.call('POST', '/pull-request-watches', { body: { requestId: id, userId: viewer.id }, auth: viewer.auth });

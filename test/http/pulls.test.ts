@@ -1,17 +1,16 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenRepo, grant, openRequest, removeWorkTrees, type Repo } from './pulls-fixtures.js';
-
-type User = { id: number; auth: string; name: string; password: string };
+import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { openRequest } from './pulls-fixtures.js';
 
 describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', () => {
   let server: TestServer;
   let repo: Repo;
-  let reader: User;
-  let writer: User;
-  let bob: User;
-  let outsider: User;
+  let reader: TestUser;
+  let writer: TestUser;
+  let bob: TestUser;
+  let outsider: TestUser;
 
   const bare = (projectId: number) => path.join(server.dataDir, 'repos', `${projectId}.git`);
   const refs = async (projectId: number, prefix: string) =>
@@ -31,9 +30,9 @@ describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', 
     writer = await server.createUser('writer');
     bob = await server.createUser('bob');
     outsider = await server.createUser('outsider');
-    await grant(server, repo.id, reader.id, 'Code Reader');
-    await grant(server, repo.id, writer.id, 'Code Writer');
-    await grant(server, repo.id, bob.id, 'Code Reader');
+    await grantRole(server, repo.id, reader.id, 'Code Reader');
+    await grantRole(server, repo.id, writer.id, 'Code Writer');
+    await grantRole(server, repo.id, bob.id, 'Code Reader');
   });
   afterAll(async () => {
     await server.close();

@@ -1,18 +1,18 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, basic, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
+import { givenProject, givenUsers, type TestUser } from '../helpers/fixtures.js';
 
 /** Users (seed §4.1, reference/users-roles.md §1–§2, CONTRACT.md §5). */
 describe('users', () => {
   let server: TestServer;
-  let alice: Awaited<ReturnType<TestServer['createUser']>>;
-  let bob: Awaited<ReturnType<TestServer['createUser']>>;
+  let alice: TestUser;
+  let bob: TestUser;
   const cleanup: string[] = [];
 
   beforeAll(async () => {
     server = await startTestServer();
-    alice = await server.createUser('alice');
-    bob = await server.createUser('bob');
+    [alice, bob] = await givenUsers(server, 'alice', 'bob');
   });
   afterAll(async () => {
     await server.close();
@@ -349,7 +349,7 @@ describe('users', () => {
     it('moves authored pull requests to the unknown user and removes the login', async () => {
       const henry = await server.createUser('henry');
       // every logged-in user writes code here (default role "Code Writer", id 2)
-      const project = (await server.call('POST', '/projects', { body: { name: 'shared', defaultRoleId: 2 } })).json as number;
+      const project = await givenProject(server, { name: 'shared', defaultRoleId: 2 });
       const token = (await server.call('POST', `/users/${henry.id}/access-tokens`, { body: {}, auth: henry.auth })).text;
       const work = await makeWorkTree({ 'a.txt': 'a\n' });
       cleanup.push(work);
