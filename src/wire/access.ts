@@ -5,7 +5,7 @@ import { Nullable, WireDate } from './schema.js';
 /**
  * Wire shapes of the access-control and organisation entities (reference/users-roles.md §3–§6,
  * reference/projects.md §5–§6): roles, groups, memberships, authorizations, SSH keys, label specs,
- * project labels, milestones, and the per-user pull-request lists.
+ * project labels and milestones (the per-user pull-request lists use the shapes of ./pulls.ts).
  */
 
 /** `editableIssueFields`: polymorphic with `@type` first (reference/users-roles.md §3). */
@@ -26,9 +26,8 @@ export const JobPrivilegeSchema = Type.Object({
 
 export const CodePrivilegeSchema = Type.Union([Type.Literal('NONE'), Type.Literal('READ'), Type.Literal('WRITE')]);
 
-/** Role JSON, fields in the reference's order. */
-export const RoleSchema = Type.Object({
-  id: Type.Integer(),
+/** The leading fields of Role JSON, which the role create/update body shares (reference order). */
+export const RoleLeadingFields = {
   name: Type.String(),
   manageProject: Type.Boolean(),
   createChildren: Type.Boolean(),
@@ -38,6 +37,12 @@ export const RoleSchema = Type.Object({
   manageIssues: Type.Boolean(),
   accessConfidentialIssues: Type.Boolean(),
   scheduleIssues: Type.Boolean(),
+};
+
+/** Role JSON, fields in the reference's order. */
+export const RoleSchema = Type.Object({
+  id: Type.Integer(),
+  ...RoleLeadingFields,
   editableIssueFields: Type.Unknown(),
   manageBuilds: Type.Boolean(),
   jobPrivileges: Type.Array(JobPrivilegeSchema),
@@ -143,25 +148,6 @@ export function toWireMilestone(r: { id: number; projectId: number; name: string
     closed: r.closed === 1,
   };
 }
-
-/** PullRequestReview JSON `{id, userId, requestId, status, statusDate}` (reference/users-roles.md §2). */
-export const PullRequestReviewSchema = Type.Object({
-  id: Type.Integer(), userId: Type.Integer(), requestId: Type.Integer(), status: Type.String(), statusDate: WireDate,
-});
-/** Maps a pull request review row to its wire shape. */
-export const toWirePullRequestReview = (r: { id: number; userId: number; requestId: number; status: string; statusDate: number }) =>
-  ({ id: r.id, userId: r.userId, requestId: r.requestId, status: r.status, statusDate: toWireDate(r.statusDate) });
-
-/** PullRequestAssignment JSON `{id, userId, requestId}`. */
-export const PullRequestAssignmentSchema = Type.Object({ id: Type.Integer(), userId: Type.Integer(), requestId: Type.Integer() });
-/** Maps a pull request assignment row to its wire shape. */
-export const toWirePullRequestAssignment = (r: { id: number; userId: number; requestId: number }) => ({ id: r.id, userId: r.userId, requestId: r.requestId });
-
-/** PullRequestWatch JSON `{id, requestId, userId, watching}`. */
-export const PullRequestWatchSchema = Type.Object({ id: Type.Integer(), requestId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() });
-/** Maps a pull request watch row to its wire shape. */
-export const toWirePullRequestWatch = (r: { id: number; requestId: number; userId: number; watching: number }) =>
-  ({ id: r.id, requestId: r.requestId, userId: r.userId, watching: r.watching === 1 });
 
 /** Top contributor (reference/projects.md §2 #11). */
 export const GitContributorSchema = Type.Object({

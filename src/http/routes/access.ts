@@ -8,22 +8,14 @@ import { createGroup, deleteGroup, getGroup, groupMemberships, queryGroups, upda
 import { createMembership, deleteMembership, getMembership } from '../../domain/access/memberships.js';
 import { createRole, deleteRole, getRole, queryRoles, updateRole } from '../../domain/access/roles.js';
 import {
-  CodePrivilegeSchema, GroupAuthorizationSchema, GroupSchema, MembershipSchema, RoleSchema, toWireGroup, toWireGroupAuthorization,
+  GroupAuthorizationSchema, GroupSchema, MembershipSchema, RoleLeadingFields, RoleSchema, toWireGroup, toWireGroupAuthorization,
   toWireMembership, toWireRole, toWireUserAuthorization, UserAuthorizationSchema,
 } from '../../wire/access.js';
 import { crudRoutes } from '../crud.js';
 import { CreatedId, Nullable } from '../schemas/common.js';
 
 const RoleFields = {
-  name: Type.String(),
-  manageProject: Type.Boolean(),
-  createChildren: Type.Boolean(),
-  managePullRequests: Type.Boolean(),
-  manageCodeComments: Type.Boolean(),
-  codePrivilege: CodePrivilegeSchema,
-  manageIssues: Type.Boolean(),
-  accessConfidentialIssues: Type.Boolean(),
-  scheduleIssues: Type.Boolean(),
+  ...RoleLeadingFields,
   editableIssueFields: Type.Unknown({ description: '{"@type": "AllIssueFields" | "NoneIssueFields" | "IncludeIssueFields" | "ExcludeIssueFields", …}' }),
   manageBuilds: Type.Boolean(),
   jobPrivileges: Type.Array(Type.Object({

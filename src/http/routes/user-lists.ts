@@ -4,10 +4,11 @@ import { userAuthorizations } from '../../domain/access/authorizations.js';
 import { userMemberships } from '../../domain/access/memberships.js';
 import { userPullRequestLists } from '../../domain/users/pull-request-lists.js';
 import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../domain/users/ssh-keys.js';
+import { MembershipSchema, SshKeySchema, toWireMembership, toWireSshKey, toWireUserAuthorization, UserAuthorizationSchema } from '../../wire/access.js';
 import {
-  MembershipSchema, PullRequestAssignmentSchema, PullRequestReviewSchema, PullRequestWatchSchema, SshKeySchema, toWireMembership,
-  toWirePullRequestAssignment, toWirePullRequestReview, toWirePullRequestWatch, toWireSshKey, toWireUserAuthorization, UserAuthorizationSchema,
-} from '../../wire/access.js';
+  PullRequestAssignmentSchema, PullRequestReviewSchema, PullRequestWatchSchema, toWirePullRequestAssignment, toWirePullRequestReview,
+  toWirePullRequestWatch,
+} from '../../wire/pulls.js';
 import { textBody } from '../plugins/bodies.js';
 import { CreatedId } from '../schemas/common.js';
 
