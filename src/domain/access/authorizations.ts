@@ -1,3 +1,4 @@
+import type { Generated, Kysely, Selectable } from 'kysely';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
@@ -24,86 +25,106 @@ export interface GroupAuthorizationData {
   roleId: number;
 }
 
-/** Get a user authorization: manage permission on its project (404 when the project is invisible). */
-export async function getUserAuthorization(ctx: Context, id: number) {
-  const row = await loadRow(ctx.db, 'userAuthorizations', id, 'User authorization');
-  await loadProjectWith(ctx, row.projectId, 'manage');
+/** The two kinds of authorization: where they are stored, whom they grant to, and who manages them. */
+const KINDS = {
+  user: {
+    table: 'userAuthorizations', label: 'User authorization', subject: 'userId', subjectLabel: 'User', referenced: referencedUser,
+    /** user authorizations are managed by whoever may manage the project */
+    administratorsOnly: false,
+  },
+  group: {
+    table: 'groupAuthorizations', label: 'Group authorization', subject: 'groupId', subjectLabel: 'Group', referenced: referencedGroup,
+    /** group authorizations are for administrators only */
+    administratorsOnly: true,
+  },
+} as const;
+type AuthorizationKind = keyof typeof KINDS;
+
+/** Both authorization tables seen alike: the grantee column is the kind's `subject`. */
+interface AuthorizationTable { id: Generated<number>; projectId: number; roleId: number; userId?: number; groupId?: number }
+type AuthorizationDatabase = Record<(typeof KINDS)[AuthorizationKind]['table'], AuthorizationTable>;
+
+/** A role granted to a subject (user or group) on a project. */
+interface Grant { projectId: number; subjectId: number; roleId: number }
+
+async function getAuthorization<K extends AuthorizationKind>(ctx: Context, kind: K, id: number) {
+  const { table, label, administratorsOnly } = KINDS[kind];
+  if (administratorsOnly) requireAdmin(ctx.actor);
+  const row = await loadRow(ctx.db, table, id, label);
+  if (!administratorsOnly) await loadProjectWith(ctx, row.projectId, 'manage');
   return row;
 }
 
-async function saveUserAuthorization(ctx: Context, id: number | null, data: UserAuthorizationData): Promise<number> {
-  await loadProjectWith(ctx, data.projectId, 'manage');
-  await referencedUser(ctx.db, data.userId);
-  await referencedRole(ctx.db, data.roleId);
-  const message = `User ${data.userId} is already authorized on project ${data.projectId}`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    let clash = tx.selectFrom('userAuthorizations').select('id').where('userId', '=', data.userId).where('projectId', '=', data.projectId);
+async function saveAuthorization(ctx: Context, kind: AuthorizationKind, id: number | null, grant: Grant): Promise<number> {
+  const { table, subject, subjectLabel, referenced, administratorsOnly } = KINDS[kind];
+  if (administratorsOnly) requireAdmin(ctx.actor);
+  await loadProjectWith(ctx, grant.projectId, 'manage');
+  await referenced(ctx.db, grant.subjectId);
+  await referencedRole(ctx.db, grant.roleId);
+  const message = `${subjectLabel} ${grant.subjectId} is already authorized on project ${grant.projectId}`;
+  const values = { projectId: grant.projectId, [subject]: grant.subjectId, roleId: grant.roleId };
+  const db = ctx.db as unknown as Kysely<AuthorizationDatabase>;
+  return uniquely(message, () => db.transaction().execute(async (tx) => {
+    let clash = tx.selectFrom(table).select('id').where(subject, '=', grant.subjectId).where('projectId', '=', grant.projectId);
     if (id !== null) clash = clash.where('id', '<>', id);
     if (await clash.executeTakeFirst()) throw new Conflict(message);
     if (id !== null) {
-      await tx.updateTable('userAuthorizations').set(data).where('id', '=', id).execute();
+      await tx.updateTable(table).set(values).where('id', '=', id).execute();
       return id;
     }
-    return (await tx.insertInto('userAuthorizations').values(data).returning('id').executeTakeFirstOrThrow()).id;
+    return (await tx.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()).id;
   }));
+}
+
+async function updateAuthorization(ctx: Context, kind: AuthorizationKind, id: number, patch: Partial<Grant>): Promise<void> {
+  const row = await getAuthorization(ctx, kind, id) as Selectable<AuthorizationTable>;
+  const subjectId = patch.subjectId ?? row[KINDS[kind].subject]!;
+  await saveAuthorization(ctx, kind, id, { projectId: patch.projectId ?? row.projectId, subjectId, roleId: patch.roleId ?? row.roleId });
+}
+
+async function deleteAuthorization(ctx: Context, kind: AuthorizationKind, id: number): Promise<void> {
+  await getAuthorization(ctx, kind, id);
+  await ctx.db.deleteFrom(KINDS[kind].table).where('id', '=', id).execute();
+}
+
+/** Get a user authorization: manage permission on its project (404 when the project is invisible). */
+export function getUserAuthorization(ctx: Context, id: number) {
+  return getAuthorization(ctx, 'user', id);
 }
 
 /** Create a user authorization; returns the id. 404 invisible project, 400 unknown user/role, 409 duplicate. */
 export function createUserAuthorization(ctx: Context, data: UserAuthorizationData): Promise<number> {
-  return saveUserAuthorization(ctx, null, data);
+  return saveAuthorization(ctx, 'user', null, { projectId: data.projectId, subjectId: data.userId, roleId: data.roleId });
 }
 
 /** Update a user authorization (partial merge of projectId/userId/roleId). */
-export async function updateUserAuthorization(ctx: Context, id: number, patch: Partial<UserAuthorizationData>): Promise<void> {
-  const row = await getUserAuthorization(ctx, id);
-  await saveUserAuthorization(ctx, id, { projectId: patch.projectId ?? row.projectId, userId: patch.userId ?? row.userId, roleId: patch.roleId ?? row.roleId });
+export function updateUserAuthorization(ctx: Context, id: number, patch: Partial<UserAuthorizationData>): Promise<void> {
+  return updateAuthorization(ctx, 'user', id, { projectId: patch.projectId, subjectId: patch.userId, roleId: patch.roleId });
 }
 
 /** Delete a user authorization (manage permission on its project). */
-export async function deleteUserAuthorization(ctx: Context, id: number): Promise<void> {
-  await getUserAuthorization(ctx, id);
-  await ctx.db.deleteFrom('userAuthorizations').where('id', '=', id).execute();
+export function deleteUserAuthorization(ctx: Context, id: number): Promise<void> {
+  return deleteAuthorization(ctx, 'user', id);
 }
 
 /** Get a group authorization (administrators). */
-export async function getGroupAuthorization(ctx: Context, id: number) {
-  requireAdmin(ctx.actor);
-  return loadRow(ctx.db, 'groupAuthorizations', id, 'Group authorization');
-}
-
-async function saveGroupAuthorization(ctx: Context, id: number | null, data: GroupAuthorizationData): Promise<number> {
-  requireAdmin(ctx.actor);
-  await loadProjectWith(ctx, data.projectId, 'manage');
-  await referencedGroup(ctx.db, data.groupId);
-  await referencedRole(ctx.db, data.roleId);
-  const message = `Group ${data.groupId} is already authorized on project ${data.projectId}`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    let clash = tx.selectFrom('groupAuthorizations').select('id').where('groupId', '=', data.groupId).where('projectId', '=', data.projectId);
-    if (id !== null) clash = clash.where('id', '<>', id);
-    if (await clash.executeTakeFirst()) throw new Conflict(message);
-    if (id !== null) {
-      await tx.updateTable('groupAuthorizations').set(data).where('id', '=', id).execute();
-      return id;
-    }
-    return (await tx.insertInto('groupAuthorizations').values(data).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+export function getGroupAuthorization(ctx: Context, id: number) {
+  return getAuthorization(ctx, 'group', id);
 }
 
 /** Create a group authorization (administrators); returns the id. */
 export function createGroupAuthorization(ctx: Context, data: GroupAuthorizationData): Promise<number> {
-  return saveGroupAuthorization(ctx, null, data);
+  return saveAuthorization(ctx, 'group', null, { projectId: data.projectId, subjectId: data.groupId, roleId: data.roleId });
 }
 
 /** Update a group authorization (administrators; partial merge). */
-export async function updateGroupAuthorization(ctx: Context, id: number, patch: Partial<GroupAuthorizationData>): Promise<void> {
-  const row = await getGroupAuthorization(ctx, id);
-  await saveGroupAuthorization(ctx, id, { projectId: patch.projectId ?? row.projectId, groupId: patch.groupId ?? row.groupId, roleId: patch.roleId ?? row.roleId });
+export function updateGroupAuthorization(ctx: Context, id: number, patch: Partial<GroupAuthorizationData>): Promise<void> {
+  return updateAuthorization(ctx, 'group', id, { projectId: patch.projectId, subjectId: patch.groupId, roleId: patch.roleId });
 }
 
 /** Delete a group authorization (administrators). */
-export async function deleteGroupAuthorization(ctx: Context, id: number): Promise<void> {
-  await getGroupAuthorization(ctx, id);
-  await ctx.db.deleteFrom('groupAuthorizations').where('id', '=', id).execute();
+export function deleteGroupAuthorization(ctx: Context, id: number): Promise<void> {
+  return deleteAuthorization(ctx, 'group', id);
 }
 
 /** Get User Authorizations of a project (reference/projects.md §2 #7): manage permission. */
