@@ -2,13 +2,12 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { GroupTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
-import { wildcardToLike } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin } from '../permissions.js';
-import { likeCondition } from '../query/compile.js';
 import { projectsReferencing, renameReferences } from '../projects/settings.js';
 import { getSecuritySetting } from '../settings/settings.js';
+import { assertNameFree as assertNamed, queryByName } from './named.js';
 import { uniquely } from './unique.js';
 
 export type GroupRow = Selectable<GroupTable>;
@@ -27,10 +26,8 @@ function validateGroupName(name: unknown): string {
   return name.trim();
 }
 
-async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
-  let query = db.selectFrom('groups').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
-  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
-  if (await query.executeTakeFirst()) throw new Conflict(`Group name already used: ${name}`);
+function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
+  return assertNamed(db, 'groups', name, `Group name already used: ${name}`, { ignoringCase: true, exceptId });
 }
 
 /** Loads a group or throws BadRequest — for references inside request bodies. */
@@ -49,9 +46,7 @@ export async function getGroup(ctx: Context, groupId: number): Promise<GroupRow>
 /** Query groups (administrators): `name` case-insensitive whole-name match with `*`; by name. */
 export async function queryGroups(ctx: Context, name: string | undefined, offset: number, count: number): Promise<GroupRow[]> {
   requireAdmin(ctx.actor);
-  let query = ctx.db.selectFrom('groups').selectAll();
-  if (name) query = query.where((eb) => likeCondition('groups.name', wildcardToLike(name))(eb));
-  return query.orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+  return queryByName(ctx.db, 'groups', name, offset, count);
 }
 
 /** Create a group (administrators). Name required and unique case-insensitively (409). */

@@ -1,11 +1,10 @@
 import type { Db } from '../../db/database.js';
 import type { RoleRow } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
-import { wildcardToLike } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin, type JobPrivilege } from '../permissions.js';
-import { likeCondition } from '../query/compile.js';
+import { assertNameFree as assertNamed, queryByName } from './named.js';
 import { uniquely } from './unique.js';
 
 /** Role JSON as input (reference/users-roles.md §3); every field optional for the partial merge. */
@@ -73,10 +72,8 @@ function validateRoleName(name: unknown): string {
   return name.trim();
 }
 
-async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
-  let query = db.selectFrom('roles').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
-  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
-  if (await query.executeTakeFirst()) throw new Conflict(`Role name already used: ${name}`);
+function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
+  return assertNamed(db, 'roles', name, `Role name already used: ${name}`, { ignoringCase: true, exceptId });
 }
 
 const flag = (value: boolean | undefined, current: number) => (value === undefined ? current : value ? 1 : 0);
@@ -114,9 +111,7 @@ export async function getRole(ctx: Context, roleId: number): Promise<RoleRow> {
  */
 export async function queryRoles(ctx: Context, name: string | undefined, offset: number, count: number): Promise<RoleRow[]> {
   requireAdmin(ctx.actor);
-  let query = ctx.db.selectFrom('roles').selectAll();
-  if (name) query = query.where((eb) => likeCondition('roles.name', wildcardToLike(name))(eb));
-  return query.orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+  return queryByName(ctx.db, 'roles', name, offset, count);
 }
 
 /** Create a role (administrators). Name required and unique (409); `@type` validated (400). Returns the id. */

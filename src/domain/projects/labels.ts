@@ -2,12 +2,11 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { LabelSpecTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
-import { wildcardToLike } from '../../query/index.js';
+import { assertNameFree as assertNamed, queryByName } from '../access/named.js';
 import { uniquely } from '../access/unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { loadProjectWith, requireAdmin } from '../permissions.js';
-import { likeCondition } from '../query/compile.js';
 
 export type LabelSpecRow = Selectable<LabelSpecTable>;
 
@@ -29,10 +28,8 @@ function validateColor(color: unknown): string {
   return color;
 }
 
-async function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
-  let query = db.selectFrom('labelSpecs').select('id').where('name', '=', name);
-  if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
-  if (await query.executeTakeFirst()) throw new Conflict(`Label name already used: ${name}`);
+function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
+  return assertNamed(db, 'labelSpecs', name, `Label name already used: ${name}`, { ignoringCase: false, exceptId });
 }
 
 /** Get label spec (administrators). */
@@ -44,9 +41,7 @@ export async function getLabelSpec(ctx: Context, id: number): Promise<LabelSpecR
 /** Query label specs (administrators): `name` case-insensitive with `*` wildcard; by name. */
 export async function queryLabelSpecs(ctx: Context, name: string | undefined, offset: number, count: number): Promise<LabelSpecRow[]> {
   requireAdmin(ctx.actor);
-  let query = ctx.db.selectFrom('labelSpecs').selectAll();
-  if (name) query = query.where((eb) => likeCondition('labelSpecs.name', wildcardToLike(name))(eb));
-  return query.orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+  return queryByName(ctx.db, 'labelSpecs', name, offset, count);
 }
 
 /** Create a label spec (administrators); the name is unique (409, CONTRACT.md §8). Returns the id. */
