@@ -12,7 +12,7 @@ import { accessibleProjectsCondition, jobPermissions, projectPermissions } from 
 import { forkRootId } from '../projects/numbers.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  always, compileCriteria, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath, userIdByLogin,
+  always, compileCriteria, criterionUser, inIds, likeCondition, never, projectIdsMatchingPath,
   type Condition, type LeafCompiler,
 } from '../query/compile.js';
 
@@ -80,7 +80,7 @@ function buildLeaf(ctx: Context): LeafCompiler {
         }));
       }
       case 'operator': {
-        const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
+        const user = async () => criterionUser(ctx, c.value);
         switch (c.operator) {
           case 'successful': return (eb) => eb('builds.status', '=', 'SUCCESSFUL');
           case 'failed': return (eb) => eb('builds.status', '=', 'FAILED');

@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  always, compileCriteria, currentUserOrFail, likeCondition, userIdByLogin, type Condition, type LeafCompiler,
+  allWords, always, compileCriteria, criterionUser, likeCondition, type Condition, type LeafCompiler,
 } from '../query/compile.js';
 
 const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
@@ -36,15 +36,13 @@ function codeCommentLeaf(ctx: Context): LeafCompiler {
   const now = new Date(ctx.now());
   return async (c) => {
     switch (c.kind) {
-      case 'fuzzy': {
-        const words = c.text.split(/\s+/).filter(Boolean);
-        return words.length === 0 ? always : (eb) => eb.and(words.map((w) => {
+      case 'fuzzy':
+        return allWords(c.text, (w) => {
           const pattern = containsToLike(w, { wildcard: false });
-          return eb.or([likeCondition('codeComments.content', pattern)(eb), replyContains(pattern)(eb), likeCondition('codeComments.markPath', pattern)(eb)]);
-        }));
-      }
+          return (eb) => eb.or([likeCondition('codeComments.content', pattern)(eb), replyContains(pattern)(eb), likeCondition('codeComments.markPath', pattern)(eb)]);
+        });
       case 'operator': {
-        const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
+        const user = async () => criterionUser(ctx, c.value);
         switch (c.operator) {
           case 'resolved': return (eb) => eb('codeComments.resolved', '=', 1);
           case 'unresolved': return (eb) => eb('codeComments.resolved', '=', 0);

@@ -9,7 +9,7 @@ import { accessibleProjectsCondition } from '../permissions.js';
 import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  always, compileCriteria, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
+  allWords, always, compileCriteria, criterionUser, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
   userIdByLogin, type Condition, type LeafCompiler,
 } from '../query/compile.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
@@ -144,17 +144,14 @@ function issueLeaf(ctx: Context): LeafCompiler {
   return async (c) => {
     switch (c.kind) {
       case 'number': return (eb) => eb('issues.number', '=', c.number);
-      case 'fuzzy': {
-        const words = c.text.split(/\s+/).filter(Boolean);
-        return words.length === 0 ? always : (eb) => eb.and(words.map((w) => textContains(w)(eb)));
-      }
+      case 'fuzzy': return allWords(c.text, textContains);
       case 'fixedBetween': return inIds('issues.id', await fixedBetween(ctx, c.from, c.to));
       case 'linkMatch':
         if (!KNOWN_LINKS.includes(c.link)) throw new QuerySyntaxError(`Link not found: ${c.link}`);
         await compileCriteria(c.criteria, issueLeaf(ctx));
         return c.quantifier === 'all' ? always : never;
       case 'operator': {
-        const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
+        const user = async () => criterionUser(ctx, c.value);
         switch (c.operator) {
           case 'confidential': return (eb) => eb('issues.confidential', '=', 1);
           case 'submitted by me':

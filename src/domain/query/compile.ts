@@ -60,6 +60,23 @@ export async function userIdByLogin(db: Db, login: string): Promise<number> {
 }
 
 /**
+ * The user a `… by me` / `… by "login"` style criterion names: the caller when `value` is null
+ * (400 for anonymous callers, {@link currentUserOrFail}), else the user of that login (400 unknown).
+ */
+export function criterionUser(ctx: Context, value: string | null): Promise<number> | number {
+  return value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, value);
+}
+
+/**
+ * A fuzzy criterion `~text~`: every whitespace-separated word must satisfy `word(w)`; no words
+ * match everything.
+ */
+export function allWords(text: string, word: (w: string) => Condition): Condition {
+  const words = text.split(/\s+/).filter(Boolean);
+  return words.length === 0 ? always : (eb) => eb.and(words.map((w) => word(w)(eb)));
+}
+
+/**
  * Ids of projects whose path matches an Ant-style pattern (case-insensitive): a LIKE pre-filter
  * in SQL, then the exact pattern in memory when LIKE cannot express it.
  */
