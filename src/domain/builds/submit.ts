@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BuildSpec, Job, ParamSpec } from '../../ci/build-spec.js';
 import { expandParams, type ParamMap } from '../../ci/triggers.js';
-import type { BuildRow, BuildStatus } from '../../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { BuildRow, BuildStatus, Database } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { isAncestor } from '../../git/merge.js';
 import { isObjectId } from '../../git/names.js';
@@ -150,14 +151,7 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   const scopeId = await forkRootId(ctx.db, req.projectId);
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
-    const number = await takeNextNumber(tx, scopeId, 'build');
-    const row = await tx.insertInto('builds').values({
-      numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
-      jobName: job.name, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
-      commitHash: req.commitHash, status: 'WAITING', paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: null,
-      retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
-      retryCount: 0, leaseOwner: null, leaseExpires: null,
-    }).returningAll().executeTakeFirstOrThrow();
+    const row = await insertBuild(tx, scopeId, req, job.name, 'WAITING', now);
     if (rows.length > 0) await tx.insertInto('buildParams').values(rows.map((r) => ({ buildId: row.id, ...r }))).execute();
     if (dependences.length > 0) await tx.insertInto('buildDependences').values(dependences.map((d) => ({ dependentId: row.id, ...d }))).execute();
     if (req.requestId !== null) await tx.updateTable('pullRequests').set({ buildCommitHash: req.commitHash }).where('id', '=', req.requestId).execute();
@@ -166,6 +160,23 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   await resetBuildStorage(ctx.config, build);
   await autoCancel(ctx, build, key);
   return build.id;
+}
+
+/**
+ * Inserts a build of `jobName` numbered in the fork root's build sequence (`scopeId`), submitted
+ * `now`: WAITING to be run, or FAILED at once (finished `now`).
+ */
+async function insertBuild(
+  tx: Transaction<Database>, scopeId: number, req: SubmitRequest, jobName: string, status: 'WAITING' | 'FAILED', now: number,
+): Promise<BuildRow> {
+  const number = await takeNextNumber(tx, scopeId, 'build');
+  return tx.insertInto('builds').values({
+    numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
+    jobName, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
+    commitHash: req.commitHash, status, paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: status === 'FAILED' ? now : null,
+    retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
+    retryCount: 0, leaseOwner: null, leaseExpires: null,
+  }).returningAll().executeTakeFirstOrThrow();
 }
 
 /**
@@ -179,14 +190,7 @@ export async function createFailedBuild(ctx: Context, req: SubmitRequest, messag
   const scopeId = await forkRootId(ctx.db, req.projectId);
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
-    const number = await takeNextNumber(tx, scopeId, 'build');
-    const row = await tx.insertInto('builds').values({
-      numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
-      jobName: req.jobName, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
-      commitHash: req.commitHash, status: 'FAILED', paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: now,
-      retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
-      retryCount: 0, leaseOwner: null, leaseExpires: null,
-    }).returningAll().executeTakeFirstOrThrow();
+    const row = await insertBuild(tx, scopeId, req, req.jobName, 'FAILED', now);
     // The log is written before the FAILED build becomes visible.
     await resetBuildStorage(ctx.config, row);
     await appendLog(ctx.config, row, ...message.split('\n'), 'Job failed');
