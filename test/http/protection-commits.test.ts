@@ -163,3 +163,27 @@ describe('required signatures on push', () => {
     await setProtection([]);
   });
 });
+
+describe('validation of the rules when stored', () => {
+  it('refuses rules that could never be applied (400) and keeps the previous setting', async () => {
+    await setProtection([{ branches: 'main', maxCommitMessageLineLength: 72 }]);
+    const cases: [unknown, string][] = [
+      [{ maxCommitMessageLineLength: 10 }, 'branchProtections[0].maxCommitMessageLineLength must be null or an integer of at least 40'],
+      [{ maxCommitMessageLineLength: 'long' }, 'branchProtections[0].maxCommitMessageLineLength must be null or an integer of at least 40'],
+      [{ enforceConventionalCommits: true, checkCommitMessageFooter: true }, 'branchProtections[0].commitMessageFooterPattern is required to check footers'],
+      [{ checkCommitMessageFooter: true, commitMessageFooterPattern: 'Signed-off-by: (' }, 'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: Signed-off-by: ('],
+      [{ commitTypes: ['feat', 1] }, 'branchProtections[0].commitTypes must be an array of strings'],
+      [{ fileProtections: [{ reviewRequirement: 'user(admin)' }] }, 'branchProtections[0].fileProtections[0].paths is required'],
+      [{ fileProtections: [{ paths: 'docs/**', jobNames: 'ci' }] }, 'branchProtections[0].fileProtections[0].jobNames must be an array of strings'],
+      [{ fileProtections: [{ paths: 'docs/**', reviewers: 'x' }] }, 'branchProtections[0].fileProtections[0]: unknown field reviewers'],
+    ];
+    for (const [fields, detail] of cases) {
+      const res = await server.call('POST', `/projects/${projectId}/setting`, { body: { branchProtections: [{ branches: 'main', ...(fields as object) }] } });
+      expect(res.status, JSON.stringify(fields)).toBe(400);
+      expect(res.json.detail).toBe(detail);
+    }
+    const stored = (await server.call('GET', `/projects/${projectId}/setting`)).json.branchProtections;
+    expect(stored).toMatchObject([{ branches: 'main', maxCommitMessageLineLength: 72 }]);
+    await setProtection([]);
+  });
+});

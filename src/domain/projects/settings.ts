@@ -4,6 +4,7 @@ import { BadRequest } from '../../errors.js';
 import { uniquely } from '../access/unique.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
+import { validateBranchProtectionRules } from './protection-validation.js';
 
 /**
  * The ProjectSetting of reference/projects.md §3, stored as JSON in `projects.setting` (the
@@ -139,6 +140,7 @@ export async function updateProjectSetting(ctx: Context, projectId: number, body
     tagProtections: normalizeList<TagProtection>(body.tagProtections, 'tagProtections', TAG_PROTECTION_DEFAULTS, 'tags'),
     contributedSettings: previous.contributedSettings,
   };
+  setting.branchProtections.forEach((p, i) => validateBranchProtectionRules(p, `branchProtections[${i}]`));
   await saveSetting(ctx.db, project.id, setting);
 }
 

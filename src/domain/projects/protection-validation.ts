@@ -1,0 +1,55 @@
+/**
+ * Validation of the BranchProtection fields that the push and merge checks read beyond the basic
+ * ones (reference/projects.md §3): commit message rules and file protections. A setting that
+ * could never be applied (a footer pattern that does not compile, a line limit under OneDev's
+ * minimum of 40, a file protection without paths) is refused when stored rather than ignored
+ * when enforced.
+ */
+import { BadRequest } from '../../errors.js';
+
+const isStringArray = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === 'string');
+
+/**
+ * Checks one branch protection (defaults already filled in).
+ *
+ * @param protection the rule as it will be stored.
+ * @param what its position for messages, e.g. `branchProtections[0]`.
+ * @throws BadRequest naming the field: string lists that hold other values,
+ *   `maxCommitMessageLineLength` not null nor an integer ≥ 40, `commitMessageFooterPattern` not a
+ *   string or null, missing or not a valid regular expression while `checkCommitMessageFooter`
+ *   is on, `fileProtections` items that are not `{paths, reviewRequirement, jobNames}` with
+ *   non-empty `paths`.
+ */
+export function validateBranchProtectionRules(protection: Record<string, unknown>, what: string): void {
+  for (const key of ['commitTypes', 'commitScopes', 'commitTypesForFooterCheck', 'jobNames']) {
+    if (!isStringArray(protection[key])) throw new BadRequest(`${what}.${key} must be an array of strings`);
+  }
+  const max = protection.maxCommitMessageLineLength;
+  if (max !== null && !(typeof max === 'number' && Number.isInteger(max) && max >= 40)) {
+    throw new BadRequest(`${what}.maxCommitMessageLineLength must be null or an integer of at least 40`);
+  }
+  const pattern = protection.commitMessageFooterPattern;
+  if (pattern !== null && typeof pattern !== 'string') throw new BadRequest(`${what}.commitMessageFooterPattern must be a string or null`);
+  if (protection.checkCommitMessageFooter === true) {
+    if (typeof pattern !== 'string' || pattern.trim() === '') throw new BadRequest(`${what}.commitMessageFooterPattern is required to check footers`);
+    try {
+      new RegExp(pattern);
+    } catch {
+      throw new BadRequest(`${what}.commitMessageFooterPattern is not a valid regular expression: ${pattern}`);
+    }
+  }
+  const files = protection.fileProtections;
+  if (!Array.isArray(files)) throw new BadRequest(`${what}.fileProtections must be an array`);
+  files.forEach((item: unknown, i) => {
+    const where = `${what}.fileProtections[${i}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new BadRequest(`${where} must be an object`);
+    const { paths, reviewRequirement, jobNames, ...rest } = item as Record<string, unknown>;
+    const unknown = Object.keys(rest)[0];
+    if (unknown !== undefined) throw new BadRequest(`${where}: unknown field ${unknown}`);
+    if (typeof paths !== 'string' || paths.trim() === '') throw new BadRequest(`${where}.paths is required`);
+    if (reviewRequirement !== undefined && reviewRequirement !== null && typeof reviewRequirement !== 'string') {
+      throw new BadRequest(`${where}.reviewRequirement must be a string or null`);
+    }
+    if (jobNames !== undefined && !isStringArray(jobNames)) throw new BadRequest(`${where}.jobNames must be an array of strings`);
+  });
+}
