@@ -26,13 +26,38 @@ function collectText(tokens: readonly Token[], out: string[]): void {
 }
 
 /**
+ * Replaces raw HTML elements (`<a …>…</a>`) of the given names, content included, by one space
+ * each, in linear time: after an opening tag, the next closing tag of that name ends the element;
+ * without one, the rest is kept.
+ */
+function blankElements(text: string, names: readonly string[]): string {
+  let result = text;
+  for (const name of names) {
+    if (!result.includes('<')) break;
+    // `[^<>]*` stops at the next `<`, so scans never overlap and the whole pass stays linear.
+    const opener = new RegExp(`<${name}(?=[\\s>/])[^<>]*>`, 'gi');
+    const closer = new RegExp(`</${name}[^<>]*>`, 'gi');
+    const kept: string[] = [];
+    let from = 0;
+    for (let open = opener.exec(result); open; open = opener.exec(result)) {
+      closer.lastIndex = opener.lastIndex;
+      if (!closer.exec(result)) break;
+      kept.push(result.slice(from, open.index), ' ');
+      from = opener.lastIndex = closer.lastIndex;
+    }
+    if (from > 0) result = kept.join('') + result.slice(from);
+  }
+  return result;
+}
+
+/**
  * The searchable text of a markdown document: its text with code spans, code blocks, links,
- * images and raw HTML left out (each replaced by a space), as mentions and `#` references see it
- * (reference/comments-issues.md §7, §8).
+ * images, raw HTML and the content of raw `<a>` and `<code>` elements left out (each replaced by
+ * a space), as `#` references see it (reference/comments-issues.md §7).
  */
 export function markdownText(markdown: string): string {
   const parts: string[] = [];
-  collectText(marked.lexer(markdown), parts);
+  collectText(marked.lexer(blankElements(markdown, ['a', 'code'])), parts);
   return parts.join('');
 }
 

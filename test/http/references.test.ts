@@ -85,7 +85,7 @@ describe('references between issues, pull requests, code comments and commits', 
     const before = (await server.call('GET', `/issues/${issues.a}`)).json.lastActivity;
     // refs#3 references itself, code and links are skipped, #4abc and unknown numbers are no references
     issues.d = await newIssue(repo.id, 'Follow-up of #1',
-      'See #1, Other#1 and pr #1; itself #3; not `#2` nor [#2](http://example.com), not #4abc, nor issue #999 or build #1');
+      'See #1, Other#1 and pr #1; itself #3; not `#2` nor [#2](http://example.com) nor <code>#2</code> nor <a href="x">#2</a>, not #4abc, nor issue #999 or build #1');
     expect((await server.call('GET', `/issues/${issues.d}`)).json.number).toBe(3);
     const fromD = { '@type': 'IssueReferencedFromIssueData', issueId: issues.d };
     expect(await referenceChanges('issues', issues.a)).toEqual([fixingCommit, fromD]);
