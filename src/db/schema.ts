@@ -30,6 +30,7 @@ export interface Database {
   pullRequestLabels: PullRequestLabelTable;
   pullRequestCommits: PullRequestCommitTable;
   pullRequestFixedIssues: PullRequestFixedIssueTable;
+  pullRequestFixedIssueBacklog: PullRequestFixedIssueBacklogTable;
   sshKeys: SshKeyTable;
   labelSpecs: LabelSpecTable;
   projectLabels: ProjectLabelTable;
@@ -289,6 +290,11 @@ export interface PullRequestFixedIssueTable {
   origin: 'COMMIT' | 'TITLE' | 'DESCRIPTION';
   projectId: number;
   number: number;
+}
+
+/** A pull request opened before `pull_request_fixed_issues` existed, not indexed yet. */
+export interface PullRequestFixedIssueBacklogTable {
+  requestId: number;
 }
 
 export interface SshKeyTable {

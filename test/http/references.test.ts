@@ -207,6 +207,19 @@ describe('references between issues, pull requests, code comments and commits', 
       { origin: 'TITLE', projectId: repo.id, number: next },
     ]);
     expect(await fixedIssueIds(pr2)).toEqual([]);
+
+    // a request from before the index (in the migration's backlog) is indexed from its repository on first use
+    const db = server.server.services.db;
+    await db.deleteFrom('pullRequestFixedIssues').where('requestId', '=', pr1).execute();
+    await db.insertInto('pullRequestFixedIssueBacklog').values({ requestId: pr1 }).execute();
+    expect(await query('pulls', 'includes issue "refs#2"')).toEqual([pr1]);
+    expect(await fixedIssueIds(pr1)).toEqual([issues.a, issues.b, issues.e].sort((x, y) => x - y));
+    expect(await rows()).toEqual([
+      { origin: 'COMMIT', projectId: repo.id, number: 1 },
+      { origin: 'COMMIT', projectId: repo.id, number: 2 },
+      { origin: 'TITLE', projectId: repo.id, number: next },
+    ]);
+    expect(await db.selectFrom('pullRequestFixedIssueBacklog').selectAll().execute()).toEqual([]);
   });
 
   it('deleting a pull request deletes its builds and their storage', async () => {

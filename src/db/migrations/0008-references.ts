@@ -5,7 +5,8 @@ import { sql, type Kysely } from 'kysely';
  * - `pull_request_fixed_issues`: the fix references of a pull request (reference/pulls.md §7),
  *   by origin (`COMMIT` for the commits its updates brought in, `TITLE`, `DESCRIPTION`), as the
  *   (project, number) they name, so `fixed-issue-ids`, `includes issue`, `fixed in pull request`
- *   and `/issues/{id}/pulls` are joins with `issues`;
+ *   and `/issues/{id}/pulls` are joins with `issues`; `pull_request_fixed_issue_backlog` lists
+ *   the requests that existed before, to be indexed from their repositories;
  * - partial unique indexes making "referenced from" changes unique per (referenced, referencing)
  *   pair (reference/pulls.md §5, comments-issues.md §7). Their predicates are repeated verbatim
  *   by the `on conflict` clauses of src/domain/issues/references.ts.
@@ -20,6 +21,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('pull_request_fixed_issues_pk', ['request_id', 'origin', 'project_id', 'number'])
     .execute();
   await db.schema.createIndex('pull_request_fixed_issues_issue').on('pull_request_fixed_issues').columns(['project_id', 'number']).execute();
+  // Requests opened before the index existed: indexed from their repositories on first use.
+  await db.schema
+    .createTable('pull_request_fixed_issue_backlog')
+    .addColumn('request_id', 'integer', (c) => c.primaryKey().references('pull_requests.id').onDelete('cascade'))
+    .execute();
+  await sql`insert into pull_request_fixed_issue_backlog (request_id) select id from pull_requests`.execute(db);
 
   await sql`create unique index issue_changes_reference on issue_changes (issue_id, data)
     where data like '{"@type":"IssueReferencedFrom%'`.execute(db);
@@ -31,5 +38,6 @@ export async function down(db: Kysely<any>): Promise<void> {
   for (const index of ['pull_request_changes_reference', 'issue_changes_reference']) {
     await sql`drop index if exists ${sql.ref(index)}`.execute(db);
   }
+  await db.schema.dropTable('pull_request_fixed_issue_backlog').execute();
   await db.schema.dropTable('pull_request_fixed_issues').execute();
 }

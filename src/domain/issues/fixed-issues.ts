@@ -7,8 +7,9 @@ import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
 import { accessibleProjectsCondition, deny } from '../permissions.js';
 import { findProjectByPath } from '../projects/projects.js';
-import { loadReadablePullRequest } from '../pulls/pull-requests.js';
-import { parseFixReferences, resolveFixReferences } from './fix-references.js';
+import { commitFixReferences, indexFixedIssues, indexTextFixedIssues, updateCommits } from '../pulls/commits.js';
+import { getPullRequestRow, listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';
+import { parseFixReferences, resolveFixReferences, type FixReference } from './fix-references.js';
 import { recordCommitReferences } from './references.js';
 import { CLOSED_STATE, INITIAL_STATE } from './issue-setting.js';
 import { changeState, loadAccessibleIssue } from './issues.js';
@@ -34,8 +35,44 @@ export async function pullRequestFixedIssueIds(db: Db, requestId: number): Promi
   return rows.map((r) => r.id);
 }
 
+/**
+ * Indexes the fix references of the requests opened before the index existed (listed by
+ * migration 0008), from their updates' commits as reference/pulls.md §7 defines them, their
+ * title and description; each request leaves the backlog in the transaction that indexes it.
+ * A no-op once the backlog is empty; the readers of the index call it first.
+ */
+export async function indexFixedIssueBacklog(ctx: Context): Promise<void> {
+  for (;;) {
+    const batch = await ctx.db.selectFrom('pullRequestFixedIssueBacklog').select('requestId').orderBy('requestId').limit(100).execute();
+    if (batch.length === 0) return;
+    for (const { requestId } of batch) {
+      const pr = await ctx.db.selectFrom('pullRequests').selectAll().where('id', '=', requestId).executeTakeFirst();
+      const references: FixReference[] = [];
+      if (pr) {
+        const repo = ctx.repoPath(pr.targetProjectId);
+        let previous = pr.baseCommitHash;
+        for (const update of await listUpdates(ctx.db, pr.id)) {
+          const hashes = await updateCommits(repo, update.headCommitHash, [previous, update.targetHeadCommitHash]).catch(() => []);
+          references.push(...await commitFixReferences(repo, hashes).catch(() => []));
+          previous = update.headCommitHash;
+        }
+      }
+      await ctx.db.transaction().execute(async (tx) => {
+        const current = pr ? await getPullRequestRow(tx, pr.id).catch(() => null) : null;
+        if (current) {
+          await indexFixedIssues(tx, current.id, current.targetProjectId, 'COMMIT', references);
+          await indexTextFixedIssues(tx, current.id, current.targetProjectId, 'TITLE', current.title);
+          await indexTextFixedIssues(tx, current.id, current.targetProjectId, 'DESCRIPTION', current.description);
+        }
+        await tx.deleteFrom('pullRequestFixedIssueBacklog').where('requestId', '=', requestId).execute();
+      });
+    }
+  }
+}
+
 /** Get Fixed Issue Ids (reference/pulls.md §1 #11): read code on the target project. */
 export async function getPullRequestFixedIssueIds(ctx: Context, requestId: number): Promise<number[]> {
+  await indexFixedIssueBacklog(ctx);
   return pullRequestFixedIssueIds(ctx.db, (await loadReadablePullRequest(ctx, requestId)).id);
 }
 
@@ -53,6 +90,7 @@ async function pullRequestByReference(ctx: Context, value: string): Promise<Pull
 
 /** `fixed in pull request "proj#n"` of the issue query language (reference/comments-issues.md §6.4). */
 export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: string): Promise<number[]> {
+  await indexFixedIssueBacklog(ctx);
   return pullRequestFixedIssueIds(ctx.db, (await pullRequestByReference(ctx, value)).id);
 }
 
@@ -61,6 +99,7 @@ export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: s
  * with the fix reference index; `readable` restricts them to what the caller may read.
  */
 async function pullRequestsFixing(ctx: Context, issue: { projectId: number; number: number }, readable = false): Promise<PullRequestRow[]> {
+  await indexFixedIssueBacklog(ctx);
   const condition = readable ? await accessibleProjectsCondition(ctx, 'readCode') : null;
   let query = ctx.db.selectFrom('pullRequests').selectAll('pullRequests')
     .where('pullRequests.id', 'in', (eb) => eb.selectFrom('pullRequestFixedIssues').select('pullRequestFixedIssues.requestId')
