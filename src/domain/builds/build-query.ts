@@ -12,7 +12,7 @@ import { accessibleProjectsCondition, jobPermissions, projectPermissions } from 
 import { forkRootId } from '../projects/numbers.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  always, compileCriteria, criterionUser, inIds, likeCondition, never, projectIdsMatchingPath,
+  always, compileCriteria, criterionUser, equals, inIds, likeCondition, never, projectIdsMatchingPath,
   type Condition, type LeafCompiler,
 } from '../query/compile.js';
 
@@ -91,10 +91,7 @@ function buildLeaf(ctx: Context): LeafCompiler {
           case 'running': return (eb) => eb('builds.status', '=', 'RUNNING');
           case 'finished': return (eb) => eb('builds.status', 'in', FINAL);
           case 'submitted by me':
-          case 'submitted by': {
-            const id = await user();
-            return (eb) => eb('builds.submitterId', '=', id);
-          }
+          case 'submitted by': return equals('builds.submitterId', await user());
           case 'cancelled by me':
           case 'cancelled by': {
             const id = await user();

@@ -7,7 +7,7 @@ import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  allWords, always, compileCriteria, criterionUser, likeCondition, type Condition, type LeafCompiler,
+  allWords, always, compileCriteria, criterionUser, equals, likeCondition, mentioned, type Condition, type LeafCompiler,
 } from '../query/compile.js';
 
 const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
@@ -47,17 +47,11 @@ function codeCommentLeaf(ctx: Context): LeafCompiler {
           case 'resolved': return (eb) => eb('codeComments.resolved', '=', 1);
           case 'unresolved': return (eb) => eb('codeComments.resolved', '=', 0);
           case 'created by me':
-          case 'created by': {
-            const id = await user();
-            return (eb) => eb('codeComments.userId', '=', id);
-          }
+          case 'created by': return equals('codeComments.userId', await user());
           case 'replied by me':
           case 'replied by': return repliedBy(await user());
           case 'mentioned me':
-          case 'mentioned': {
-            const id = await user();
-            return (eb) => eb.exists(eb.selectFrom('codeCommentMentions').select('id').whereRef('commentId', '=', 'codeComments.id').where('userId', '=', id));
-          }
+          case 'mentioned': return mentioned('codeCommentMentions', 'commentId', 'codeComments.id', await user());
           case 'on commit': {
             const value = c.value!;
             const colon = value.indexOf(':');

@@ -9,7 +9,7 @@ import { accessibleProjectsCondition } from '../permissions.js';
 import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  allWords, always, compileCriteria, criterionUser, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
+  allWords, always, compileCriteria, criterionUser, currentUserOrFail, equals, inIds, likeCondition, mentioned, never, projectIdsMatchingPath,
   userIdByLogin, type Condition, type LeafCompiler,
 } from '../query/compile.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
@@ -155,17 +155,11 @@ function issueLeaf(ctx: Context): LeafCompiler {
         switch (c.operator) {
           case 'confidential': return (eb) => eb('issues.confidential', '=', 1);
           case 'submitted by me':
-          case 'submitted by': {
-            const id = await user();
-            return (eb) => eb('issues.submitterId', '=', id);
-          }
+          case 'submitted by': return equals('issues.submitterId', await user());
           case 'commented by me':
           case 'commented by': return commentedBy(await user());
           case 'mentioned me':
-          case 'mentioned': {
-            const id = await user();
-            return (eb) => eb.exists(eb.selectFrom('issueMentions').select('id').whereRef('issueId', '=', 'issues.id').where('userId', '=', id));
-          }
+          case 'mentioned': return mentioned('issueMentions', 'issueId', 'issues.id', await user());
           case 'fixed in commit': {
             const { projectId, commit } = await projectCommit(ctx, c.value!);
             const message = (await readCommit(ctx.repoPath(projectId), commit)).message;

@@ -41,6 +41,19 @@ export function likeCondition(column: string, pattern: string): Condition {
 export const always: Condition = () => sql<SqlBool>`1 = 1`;
 export const never: Condition = () => sql<SqlBool>`1 = 0`;
 
+/** `column = value`, e.g. the author column of a `created by` criterion. */
+export function equals(column: string, value: number | string): Condition {
+  return (eb) => eb(column, '=', value);
+}
+
+/**
+ * The `mentioned` criterion: a row of the mention table `table` whose `ownerColumn` is the
+ * queried entity (`ownerRef`, e.g. `issues.id`) names `userId`.
+ */
+export function mentioned(table: string, ownerColumn: string, ownerRef: string, userId: number): Condition {
+  return (eb) => eb.exists(eb.selectFrom(table).select('id').whereRef(ownerColumn, '=', ownerRef).where('userId', '=', userId));
+}
+
 /** `column IN (ids)`, or false for no ids. */
 export function inIds(column: string, ids: readonly number[]): Condition {
   return ids.length === 0 ? never : (eb) => eb(column, 'in', ids);
