@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { givenRepo, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
 describe('pull request sub-resources (reference/pulls.md §5.1, CONTRACT.md §8–§9)', () => {
@@ -15,10 +15,7 @@ describe('pull request sub-resources (reference/pulls.md §5.1, CONTRACT.md §8�
   beforeAll(async () => {
     server = await startTestServer();
     repo = await givenRepo(server, 'subs');
-    submitter = await server.createUser('subby');
-    reviewer = await server.createUser('revy');
-    manager = await server.createUser('mandy');
-    stranger = await server.createUser('stranger');
+    [submitter, reviewer, manager, stranger] = await givenUsers(server, 'subby', 'revy', 'mandy', 'stranger');
     await grantRole(server, repo.id, submitter.id, 'Code Writer');
     await grantRole(server, repo.id, reviewer.id, 'Code Reader');
     await grantRole(server, repo.id, stranger.id, 'Code Reader');

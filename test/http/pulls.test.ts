@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
 describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', () => {
@@ -26,10 +26,7 @@ describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', 
   beforeAll(async () => {
     server = await startTestServer();
     repo = await givenRepo(server, 'ops', { files: { 'a.txt': 'a\n' } });
-    reader = await server.createUser('reader');
-    writer = await server.createUser('writer');
-    bob = await server.createUser('bob');
-    outsider = await server.createUser('outsider');
+    [reader, writer, bob, outsider] = await givenUsers(server, 'reader', 'writer', 'bob', 'outsider');
     await grantRole(server, repo.id, reader.id, 'Code Reader');
     await grantRole(server, repo.id, writer.id, 'Code Writer');
     await grantRole(server, repo.id, bob.id, 'Code Reader');
