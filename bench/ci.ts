@@ -5,8 +5,10 @@
  * - push-to-RUNNING latency of a branch-update-triggered job (target < 500 ms);
  * - artifact upload and download throughput vs `cp` on the same disk (ratio, target ≥ 0.7);
  * - server RSS during the transfers (target < 200 MB).
+ * The same two curl transfers against a bare node:http server that only streams the body to or
+ * from a file (1 MiB chunks) give the ceiling of HTTP over loopback on the machine.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +17,31 @@ import { build, git, report, rssMiB, startBenchServer, time } from './lib.js';
 
 const run = promisify(execFile);
 const SIZE = Number(process.env.BENCH_BYTES ?? 1024 ** 3);
+/** The bare node:http server of the ceiling figures: POST /f stores the body, GET /f streams it. */
+const BARE_SERVER = `
+import http from 'node:http';
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+const file = process.argv[1];
+http.createServer(async (req, res) => {
+  if (req.method === 'POST') {
+    await pipeline(req, fs.createWriteStream(file, { highWaterMark: 1 << 20 }));
+    res.end('');
+  } else {
+    res.writeHead(200, { 'content-length': fs.statSync(file).size });
+    await pipeline(fs.createReadStream(file, { highWaterMark: 1 << 20 }), res);
+  }
+}).listen(6722, '127.0.0.1', () => console.log('ready'));
+`;
+
+/** Upload and download times (ms) of `source` with curl: `upload` URL, then `download` URL. */
+async function transfer(source: string, upload: string, download: string, target: string, headers: string[] = []): Promise<{ up: number; down: number }> {
+  const up = await time(() => run('curl', ['-sSf', '-X', 'POST', ...headers, '-H', 'Content-Type: application/octet-stream', '-T', source, upload]));
+  const down = await time(() => run('curl', ['-sSf', ...headers, '-o', target, download]));
+  await fs.rm(target);
+  return { up, down };
+}
+
 const SPEC = `version: 25
 jobs:
 - name: CI
@@ -63,18 +90,26 @@ try {
   const sampler = setInterval(() => {
     rssMiB(server.process.pid!).then((v) => (peak = Math.max(peak, v)), () => undefined);
   }, 20);
-  const auth = `Authorization: Bearer ${server.token}`;
-  const upMs = await time(() => run('curl', ['-sSf', '-X', 'POST', '-H', auth, '-H', 'Content-Type: application/octet-stream',
-    '-T', source, `${server.url}/~api/artifacts/${buildId}/big.bin`]));
-  const downMs = await time(() => run('curl', ['-sSf', '-H', auth, '-o', path.join(dir, 'down.bin'),
-    `${server.url}/~api/artifacts/${buildId}/contents/big.bin`]));
+  const auth = ['-H', `Authorization: Bearer ${server.token}`];
+  const gitloom = await transfer(source, `${server.url}/~api/artifacts/${buildId}/big.bin`,
+    `${server.url}/~api/artifacts/${buildId}/contents/big.bin`, path.join(dir, 'down.bin'), auth);
   clearInterval(sampler);
+
+  const bare = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER, path.join(dir, 'bare.bin')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((r) => bare.stdout.once('data', r));
+  const ceiling = await transfer(source, 'http://127.0.0.1:6722/f', 'http://127.0.0.1:6722/f', path.join(dir, 'down.bin'));
+  bare.kill();
+
   const mb = SIZE / 1024 ** 2;
-  report('cp', `${(mb / (cpMs / 1000)).toFixed(0)} MB/s`, '');
-  report('artifact upload', `${(mb / (upMs / 1000)).toFixed(0)} MB/s`, '');
-  report('upload ratio vs cp', (cpMs / upMs).toFixed(2), '≥ 0.7');
-  report('artifact download', `${(mb / (downMs / 1000)).toFixed(0)} MB/s`, '');
-  report('download ratio vs cp', (cpMs / downMs).toFixed(2), '≥ 0.7');
+  const rate = (ms: number) => `${(mb / (ms / 1000)).toFixed(0)} MB/s`;
+  report('cp', rate(cpMs), '');
+  report('artifact upload', rate(gitloom.up), '');
+  report('upload ratio vs cp', (cpMs / gitloom.up).toFixed(2), '≥ 0.7');
+  report('artifact download', rate(gitloom.down), '');
+  report('download ratio vs cp', (cpMs / gitloom.down).toFixed(2), '≥ 0.7');
+  report('bare node:http upload / download (ceiling)', `${rate(ceiling.up)} / ${rate(ceiling.down)}`, '');
+  report('ceiling ratio vs cp: upload / download', `${(cpMs / ceiling.up).toFixed(2)} / ${(cpMs / ceiling.down).toFixed(2)}`, '');
+  report('Gitloom vs ceiling: upload / download', `${(ceiling.up / gitloom.up).toFixed(2)} / ${(ceiling.down / gitloom.down).toFixed(2)}`, '');
   report('server peak RSS during transfers', `${peak.toFixed(0)} MiB`, '< 200 MiB');
 } finally {
   await server.stop();

@@ -1,4 +1,5 @@
-import { Ajv } from 'ajv';
+import { createRequire } from 'node:module';
+import { Ajv, type ValidateFunction } from 'ajv';
 import formatsPlugin from 'ajv-formats';
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -14,15 +15,58 @@ import { gitHttpRoutes } from './routes/git-http-wiring.js';
 
 export type App = FastifyInstance;
 
-/** Ajv instances: query strings and path params are coerced from text, bodies never are. */
+/**
+ * Schema compilers that compile on first use: compiling the validators and serializers of every
+ * route at start was most of the start time (and memory), while a process serves a few routes.
+ * Ajv instances: query strings and path params are coerced from text, bodies never are.
+ */
 function validatorCompiler() {
-  const strict = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: false, strict: false });
-  const coercing = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: 'array', strict: false });
-  const addFormats = formatsPlugin as unknown as (ajv: Ajv) => void;
-  addFormats(strict);
-  addFormats(coercing);
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema);
+  let instances: { strict: Ajv; coercing: Ajv } | undefined;
+  const ajvs = () => {
+    if (!instances) {
+      const strict = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: false, strict: false });
+      const coercing = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: 'array', strict: false });
+      const addFormats = formatsPlugin as unknown as (ajv: Ajv) => void;
+      addFormats(strict);
+      addFormats(coercing);
+      instances = { strict, coercing };
+    }
+    return instances;
+  };
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
+    let compiled: ValidateFunction | undefined;
+    const validate = (data: unknown): boolean => {
+      compiled ??= (httpPart === 'body' ? ajvs().strict : ajvs().coercing).compile(schema);
+      const valid = compiled(data) as boolean;
+      validate.errors = compiled.errors;
+      return valid;
+    };
+    validate.errors = null as ValidateFunction['errors'];
+    return validate;
+  };
+}
+
+type Serializer = (data: unknown) => string;
+type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: { schema: object }) => Serializer;
+
+/** Fastify's own response serializer compiler (fast-json-stringify), compiling on first use. */
+function serializerCompiler(externalSchemas: unknown, options: unknown): (route: { schema: object }) => Serializer {
+  let compile: ((route: { schema: object }) => Serializer) | undefined;
+  return (route) => {
+    let serialize: Serializer | undefined;
+    return (data) => {
+      if (!serialize) {
+        if (!compile) {
+          // the compiler Fastify itself depends on, resolved from Fastify's install
+          const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
+          const selector = fromFastify('@fastify/fast-json-stringify-compiler') as { SerializerSelector: () => SerializerFactory };
+          compile = selector.SerializerSelector()(externalSchemas, options);
+        }
+        serialize = compile(route);
+      }
+      return serialize(data);
+    };
+  };
 }
 
 /**
@@ -35,8 +79,8 @@ export async function buildApp(services: Services, options: { logger?: boolean |
     logger: options.logger ?? false,
     bodyLimit: services.config.bodyLimit,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler()) as never, buildSerializer: serializerCompiler as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler());
 
   await app.register(errorsPlugin);
   await app.register(bodiesPlugin);

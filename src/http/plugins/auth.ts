@@ -1,7 +1,7 @@
 import basicAuth from 'basic-auth';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticateBasic, authenticateBearer, loadActor } from '../../domain/auth/authenticate.js';
+import { authenticateBasic, authenticateBearer } from '../../domain/auth/authenticate.js';
 import { anonymous, ANONYMOUS_ID, type Actor, type Context } from '../../domain/context.js';
 import { getSecuritySetting } from '../../domain/settings/settings.js';
 import { Unauthorized } from '../../errors.js';
@@ -39,10 +39,10 @@ export async function resolveActor(services: Services, request: FastifyRequest):
     // credentials were sent, so they must be valid: never fall back to anonymous (an empty
     // name still goes with an access token)
     if (!credentials || !secret) throw new Unauthorized('Invalid credentials');
-    return loadActor(services.db, await authenticateBasic(services.db, name, secret, now));
+    return authenticateBasic(services.db, name, secret, now);
   }
   if (/^bearer /i.test(header)) {
-    return loadActor(services.db, await authenticateBearer(services.db, header.slice(7).trim(), now));
+    return authenticateBearer(services.db, header.slice(7).trim(), now);
   }
   throw new Unauthorized('Unsupported authorization scheme');
 }
