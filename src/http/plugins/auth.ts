@@ -8,6 +8,10 @@ import { Unauthorized } from '../../errors.js';
 import { createContext, type Services } from '../../services.js';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes its credentials elsewhere (`/trigger-job`): no anonymous check. */
+    anonymousAccess?: boolean;
+  }
   interface FastifyRequest {
     /** The caller, resolved from the credentials (anonymous when none were sent). */
     actor: Actor;
@@ -59,10 +63,11 @@ export const authPlugin = fp(async (app: FastifyInstance, { services }: { servic
 /**
  * The API's anonymous check (reference/platform.md §2): an anonymous POST/DELETE is 401; an
  * anonymous GET is 401 unless the security setting allows anonymous access. Register inside
- * the `/~api` scope so unknown routes still answer 404.
+ * the `/~api` scope so unknown routes still answer 404. Routes with `config: { anonymousAccess:
+ * true }` are exempt (reference/builds.md §0: `/trigger-job`).
  */
 export async function requireApiAccess(request: FastifyRequest): Promise<void> {
-  if (request.actor.userId !== ANONYMOUS_ID) return;
+  if (request.actor.userId !== ANONYMOUS_ID || request.routeOptions.config.anonymousAccess) return;
   if (request.method !== 'GET' && request.method !== 'HEAD') throw new Unauthorized();
   if (!(await getSecuritySetting(request.ctx)).enableAnonymousAccess) throw new Unauthorized();
 }

@@ -6,12 +6,15 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Query parameter names the route declares (filled in from its querystring schema). */
     allowedQuery?: Set<string>;
+    /** Every query param is accepted (`/trigger-job`: extra params are job params). */
+    anyQueryParams?: boolean;
   }
 }
 
 /**
  * Rejects undeclared query parameters with 400 `Unexpected query params: [a, b]`
- * (CONTRACT.md §6, reference/platform.md §2 ParamCheckFilter).
+ * (CONTRACT.md §6, reference/platform.md §2 ParamCheckFilter). Routes with `config: {
+ * anyQueryParams: true }` are exempt.
  */
 export const queryParamsPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRoute', (route) => {
@@ -19,8 +22,8 @@ export const queryParamsPlugin = fp(async (app: FastifyInstance) => {
     route.config = { ...(route.config ?? {}), allowedQuery: new Set(Object.keys(schema?.properties ?? {})) };
   });
   app.addHook('preValidation', async (request) => {
-    const allowed = request.routeOptions.config.allowedQuery;
-    if (!allowed) return;
+    const { allowedQuery: allowed, anyQueryParams } = request.routeOptions.config;
+    if (!allowed || anyQueryParams) return;
     const unexpected = Object.keys(request.query as object).filter((key) => !allowed.has(key));
     if (unexpected.length > 0) throw new BadRequest(`Unexpected query params: [${unexpected.join(', ')}]`);
   });

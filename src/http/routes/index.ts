@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.js';
 import { accessRoutes } from './access.js';
 import { artifactRoutes } from './artifacts.js';
+import { triggerJobRoutes } from './trigger-job.js';
 import { buildRoutes } from './builds.js';
 import { jobRunRoutes } from './job-runs.js';
 import { codeCommentRoutes } from './code-comments.js';
@@ -39,4 +40,5 @@ export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api)
   await api.register(buildRoutes);
   await api.register(jobRunRoutes);
   await api.register(artifactRoutes);
+  await api.register(triggerJobRoutes);
 };

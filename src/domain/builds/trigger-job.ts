@@ -1,0 +1,66 @@
+/**
+ * Trigger Job (reference/builds.md §1 TriggerJobResource, Surprise 12): runs a job on the head of
+ * a branch or tag for the owner of an access token given in the query string, with every other
+ * query param as a job param. Statuses follow CONTRACT.md §4.
+ */
+import type { ParamMap } from '../../ci/triggers.js';
+import { refHead, resolveCommit } from '../../git/repository.js';
+import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
+import { authenticateBearer } from '../auth/authenticate.js';
+import { withActor, type Context } from '../context.js';
+import { deny, jobPermissions, projectPermissions } from '../permissions.js';
+import { findProjectByPath } from '../projects/projects.js';
+import { newPipeline, submitBuild } from './submit.js';
+
+/** The query of a trigger-job call, required params already checked. */
+export interface TriggerJobInput {
+  /** Project path (case-insensitive). */
+  project: string;
+  job: string;
+  accessToken: string;
+  branch?: string;
+  tag?: string;
+  /** Every other query param; a repeated key is a multi-valued param. */
+  params: ParamMap;
+}
+
+/** Build reason of triggered runs (reference/builds.md §1). */
+export const TRIGGER_REASON = 'Triggered via restful api';
+
+/**
+ * Submits the job on the ref's head commit as the token's owner, with a fresh pipeline; every
+ * declared param must be supplied and none may be unknown (as for Run Build).
+ *
+ * @returns the new build id.
+ * @throws NotFound `Project not found: p` (also when the token's owner cannot see it);
+ *   Unauthorized `Invalid access token` (unknown or expired); BadRequest `Either branch or tag
+ *   should be specified` / `…, but not both`; NotFound `Ref not found: refs/heads/x`; Forbidden
+ *   without RunJob on the job; BadRequest for a missing spec or job and param errors.
+ */
+export async function triggerJob(ctx: Context, input: TriggerJobInput): Promise<number> {
+  const project = await findProjectByPath(ctx.db, input.project);
+  if (!project) throw new NotFound(`Project not found: ${input.project}`);
+  let actor;
+  try {
+    actor = await authenticateBearer(ctx.db, input.accessToken, ctx.now());
+  } catch (error) {
+    if (error instanceof Unauthorized) throw new Unauthorized('Invalid access token');
+    throw error;
+  }
+  const userCtx = withActor(ctx, actor);
+  const permissions = await projectPermissions(userCtx, project);
+  if (!permissions.access) throw new NotFound(`Project not found: ${input.project}`);
+  if (input.branch === undefined && input.tag === undefined) throw new BadRequest('Either branch or tag should be specified');
+  if (input.branch !== undefined && input.tag !== undefined) throw new BadRequest('Either branch or tag should be specified, but not both');
+  const refName = input.branch !== undefined ? `refs/heads/${input.branch}` : `refs/tags/${input.tag}`;
+  const repo = userCtx.repoPath(project.id);
+  // an annotated tag builds the commit it points to
+  const head = await refHead(repo, refName).catch(() => null);
+  const commitHash = head && (await resolveCommit(repo, head).catch(() => null));
+  if (!commitHash) throw new NotFound(`Ref not found: ${refName}`);
+  if (!jobPermissions(permissions, input.job, false).runJob) deny(actor);
+  return submitBuild(userCtx, {
+    projectId: project.id, commitHash, refName, jobName: input.job, params: input.params, reason: TRIGGER_REASON,
+    pipeline: newPipeline(), submitterId: actor.userId, requestId: null, strictParams: true,
+  });
+}
