@@ -126,6 +126,7 @@ export async function accessibleProjectsCondition(
   const withDefaults = await defaultRolesApply(ctx);
   const anonymousCaller = userId === ANONYMOUS_ID;
   if (need === 'accessConfidentialIssues' && anonymousCaller) return () => sql<SqlBool>`1 = 0`;
+  const postgres = ctx.engine === 'postgres';
   return (eb, ref) => {
     const roleOk = (roleRef: string) =>
       need === 'access'
@@ -144,7 +145,16 @@ export async function accessibleProjectsCondition(
       grantRoots.push(sql<number>`select dp.id as root_id from projects dp join roles r on r.id = dp.default_role_id where ${roleOk('r')}`);
     }
     if (grantRoots.length === 0) return sql<SqlBool>`1 = 0`;
-    return sql<SqlBool>`${sql.ref(ref)} in (select d.id from projects d join projects g on (d.id = g.id or substr(d.path, 1, length(g.path) + 1) = g.path || '/') where g.id in (${sql.join(grantRoots, sql` union `)}))`;
+    const roots = sql.join(grantRoots, sql` union `);
+    // The descendants of path P are the paths in the range (P + '/', P + '0') in byte order ('/' is
+    // 0x2F, '0' is 0x30): a range scan of a path index per grant root, not a comparison of every
+    // project with every root. PostgreSQL compares in the "C" collation (byte order whatever the
+    // database collation), served by the index `projects_path_bytes` of migration 0009.
+    const path = (alias: string) => (postgres ? sql`${sql.ref(`${alias}.path`)} collate "C"` : sql.ref(`${alias}.path`));
+    const ids = sql`select g.id from projects g where g.id in (${roots}) union select d.id from projects g join projects d on ${path('d')} > ${path('g')} || '/' and ${path('d')} < ${path('g')} || '0' where g.id in (${roots})`;
+    // PostgreSQL cannot estimate the range join and would plan the outer query for a million
+    // matches; `= any(array(…))` computes the ids once (an init plan) and probes indexes with them.
+    return postgres ? sql<SqlBool>`${sql.ref(ref)} = any(array(${ids}))` : sql<SqlBool>`${sql.ref(ref)} in (${ids})`;
   };
 }
 
