@@ -15,7 +15,7 @@ import {
 } from '../../wire/issues.js';
 import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
 import { textBody } from '../plugins/bodies.js';
-import { CreatedId, Nullable, page, PageQuery } from '../schemas/common.js';
+import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const IssueId = Type.Object({ issueId: Type.Integer() });
 const tags = ['Issue'];
@@ -64,12 +64,12 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/issues/:issueId/pulls', { schema: { tags, summary: 'Get Pull Requests', params: IssueId, response: { 200: Type.Array(PullRequestSchema) } } },
     async (request) => (await listIssuePullRequests(request.ctx, request.params.issueId)).map(toWirePullRequest));
 
-  app.post('/issues/:issueId/title', { config: { textBody: true }, schema: { tags, summary: 'Set Title', params: IssueId, body: Type.Optional(Type.String()) } },
+  app.post('/issues/:issueId/title', { config: { textBody: true }, schema: { tags, summary: 'Set Title', params: IssueId, body: TextBody } },
     async (request) => {
       await setIssueTitle(request.ctx, request.params.issueId, textBody(request.body));
       return '';
     });
-  app.post('/issues/:issueId/description', { config: { textBody: true }, schema: { tags, summary: 'Set Description', params: IssueId, body: Type.Optional(Type.String()) } },
+  app.post('/issues/:issueId/description', { config: { textBody: true }, schema: { tags, summary: 'Set Description', params: IssueId, body: TextBody } },
     async (request) => {
       await setIssueDescription(request.ctx, request.params.issueId, textBody(request.body));
       return '';

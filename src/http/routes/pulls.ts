@@ -25,11 +25,10 @@ import {
   toWirePullRequestReview, toWirePullRequestUpdate, toWirePullRequestWatch,
 } from '../../wire/pulls.js';
 import { textBody } from '../plugins/bodies.js';
-import { CreatedId, Nullable, page, PageQuery } from '../schemas/common.js';
+import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });
 const tags = ['Pull Request'];
-const TextBody = Type.Optional(Type.String());
 
 /** `/~api/pulls` (seed §4.2, reference/pulls.md §1): the 22 pull request operations. */
 export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { TextBody } from '../schemas/common.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getRepositoryBranches, getRepositoryDefaultBranch, setRepositoryDefaultBranch } from '../../domain/projects/repository-branches.js';
 import { textBody } from '../plugins/bodies.js';
@@ -17,7 +18,7 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/repositories/:projectId/default-branch', {
     config: { textBody: true },
-    schema: { tags, summary: 'Set Default Branch', params: ProjectId, body: Type.Optional(Type.String()) },
+    schema: { tags, summary: 'Set Default Branch', params: ProjectId, body: TextBody },
   }, async (request) => {
     await setRepositoryDefaultBranch(request.ctx, request.params.projectId, textBody(request.body).trim());
     return '';

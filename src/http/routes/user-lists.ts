@@ -10,7 +10,7 @@ import {
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
 import { textBody } from '../plugins/bodies.js';
-import { CreatedId } from '../schemas/common.js';
+import { CreatedId, TextBody } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
@@ -37,7 +37,7 @@ export const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/users/:userId/ssh-keys', {
     config: { textBody: true },
-    schema: { tags, summary: 'Add Ssh Key', params: UserId, body: Type.Optional(Type.String()), response: { 200: CreatedId } },
+    schema: { tags, summary: 'Add Ssh Key', params: UserId, body: TextBody, response: { 200: CreatedId } },
   }, async (request) => addSshKey(request.ctx, request.params.userId, textBody(request.body)));
 
   const SshKeyId = Type.Object({ sshKeyId: Type.Integer() });

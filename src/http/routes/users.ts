@@ -7,7 +7,7 @@ import { requireUser } from '../../domain/permissions.js';
 import { fromWireDate } from '../../wire/dates.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
 import { textBody } from '../plugins/bodies.js';
-import { CreatedId, InputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+import { CreatedId, InputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
@@ -49,7 +49,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/users/:userId/password', {
     config: { textBody: true },
-    schema: { tags, summary: 'Set Password', params: UserId, body: Type.Optional(Type.String()) },
+    schema: { tags, summary: 'Set Password', params: UserId, body: TextBody },
   }, async (request) => {
     await setPassword(request.ctx, request.params.userId, textBody(request.body));
     return '';

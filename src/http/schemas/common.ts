@@ -25,3 +25,9 @@ export function page(query: { offset?: number; count?: number }): { offset: numb
 
 /** An id returned by a create: a bare JSON number. */
 export const CreatedId = Type.Integer({ description: 'id of the created entity' });
+
+/**
+ * Body of a text operation (CONTRACT.md §1): raw text of any content type; a request without a
+ * body at all (no content type, nothing sent) arrives as null and reads as the empty string.
+ */
+export const TextBody = Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'raw text' }));
