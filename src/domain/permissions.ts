@@ -151,9 +151,13 @@ export async function accessibleProjectsCondition(
     // project with every root. PostgreSQL compares in the "C" collation (byte order whatever the
     // database collation), served by the index `projects_path_bytes` of migration 0009.
     const path = (alias: string) => (postgres ? sql`${sql.ref(`${alias}.path`)} collate "C"` : sql.ref(`${alias}.path`));
-    const ids = sql`select g.id from projects g where g.id in (${roots}) union select d.id from projects g join projects d on ${path('d')} > ${path('g')} || '/' and ${path('d')} < ${path('g')} || '0' where g.id in (${roots})`;
-    // PostgreSQL cannot estimate the range join and would plan the outer query for a million
-    // matches; `= any(array(…))` computes the ids once (an init plan) and probes indexes with them.
+    // PostgreSQL cannot estimate a range join of projects with projects (it expects millions of
+    // rows, then plans badly and JIT-compiles): the root paths are collected into an array first
+    // (estimated small), and `= any(array(…))` computes the ids once and probes indexes with them.
+    const rootPaths = postgres
+      ? sql`unnest(array(select g.path from projects g where g.id in (${roots}))) as g(path)`
+      : sql`projects g`;
+    const ids = sql`select g.id from projects g where g.id in (${roots}) union select d.id from ${rootPaths} join projects d on ${path('d')} > ${path('g')} || '/' and ${path('d')} < ${path('g')} || '0'${postgres ? sql`` : sql` where g.id in (${roots})`}`;
     return postgres ? sql<SqlBool>`${sql.ref(ref)} = any(array(${ids}))` : sql<SqlBool>`${sql.ref(ref)} in (${ids})`;
   };
 }
