@@ -8,6 +8,7 @@ import * as m0006 from './0006-build-schedules.js';
 import * as m0007 from './0007-pull-request-search.js';
 import * as m0008 from './0008-references.js';
 import * as m0009 from './0009-query-indexes.js';
+import * as m0010 from './0010-issue-search.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007-pull-request-search': m0007,
   '0008-references': m0008,
   '0009-query-indexes': m0009,
+  '0010-issue-search': m0010,
 };

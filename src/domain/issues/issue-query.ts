@@ -9,7 +9,7 @@ import { accessibleProjectsCondition } from '../permissions.js';
 import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  allWords, always, compileCriteria, criterionUser, currentUserOrFail, equals, inIds, likeCondition, mentioned, never, projectIdsMatchingPath,
+  allWords, always, compileCriteria, criterionUser, currentUserOrFail, equals, inIds, mentioned, never, projectIdsMatchingPath,
   userIdByLogin, type Condition, type LeafCompiler,
 } from '../query/compile.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
@@ -40,14 +40,36 @@ function commentedBy(userId: number): Condition {
   return (eb) => eb.exists(eb.selectFrom('issueComments').select('id').whereRef('issueId', '=', 'issues.id').where('userId', '=', userId));
 }
 
-function textContains(word: string): Condition {
+/** Whether a LIKE pattern can go through the SQLite trigram tables (they take no ESCAPE clause). */
+function trigramReady(ctx: Context, pattern: string): boolean {
+  return ctx.engine === 'sqlite' && !pattern.includes('\\');
+}
+
+/**
+ * Subquery of the ids of issues whose title or description (`columns`) matches a lower-case LIKE
+ * pattern: the FTS5 trigram table on SQLite (migration 0010), the pg_trgm indexes on PostgreSQL.
+ * As an `id in (…)` subquery both engines can start from the few matching rows.
+ */
+function issueTextMatches(ctx: Context, columns: readonly ('title' | 'description')[], pattern: string) {
+  if (trigramReady(ctx, pattern)) {
+    return sql`select rowid from issue_search where ${sql.join(columns.map((c) => sql`${sql.raw(c)} like ${pattern}`), sql` or `)}`;
+  }
+  // One select per column (not an OR), so PostgreSQL uses each column's trigram index.
+  return sql.join(columns.map((c) => sql`select id from issues where lower(${sql.raw(c)}) like ${pattern} escape '\\'`), sql` union `);
+}
+
+/** Subquery of the ids of issues with a comment matching a lower-case LIKE pattern. */
+function issueCommentMatches(ctx: Context, pattern: string) {
+  if (trigramReady(ctx, pattern)) {
+    return sql`select issue_id from issue_comments where id in (select rowid from issue_comment_search where content like ${pattern})`;
+  }
+  return sql`select issue_id from issue_comments where lower(content) like ${pattern} escape '\\'`;
+}
+
+/** `~a b~` for one word: in the title, the description or a comment (case-insensitive). */
+function textContains(ctx: Context, word: string): Condition {
   const pattern = containsToLike(word, { wildcard: false });
-  return (eb) => eb.or([
-    likeCondition('issues.title', pattern)(eb),
-    likeCondition('issues.description', pattern)(eb),
-    eb.exists(eb.selectFrom('issueComments').select('id').whereRef('issueId', '=', 'issues.id')
-      .where(sql<SqlBool>`lower(content) like ${pattern} escape '\\'`)),
-  ]);
+  return () => sql<SqlBool>`${sql.ref('issues.id')} in (${issueTextMatches(ctx, ['title', 'description'], pattern)} union ${issueCommentMatches(ctx, pattern)})`;
 }
 
 function compare(operator: string): '=' | '>' | '<' {
@@ -144,7 +166,7 @@ function issueLeaf(ctx: Context): LeafCompiler {
   return async (c) => {
     switch (c.kind) {
       case 'number': return (eb) => eb('issues.number', '=', c.number);
-      case 'fuzzy': return allWords(c.text, textContains);
+      case 'fuzzy': return allWords(c.text, (word) => textContains(ctx, word));
       case 'fixedBetween': return inIds('issues.id', await fixedBetween(ctx, c.from, c.to));
       case 'linkMatch':
         if (!KNOWN_LINKS.includes(c.link)) throw new QuerySyntaxError(`Link not found: ${c.link}`);
@@ -184,12 +206,14 @@ function issueLeaf(ctx: Context): LeafCompiler {
             const states = ISSUE_STATES.filter((_, i) => (c.operator === 'is' ? i === index : c.operator === 'is after' ? i > index : i < index));
             return states.length === 0 ? never : (eb) => eb('issues.state', 'in', states);
           }
-          case 'Title': return likeCondition('issues.title', containsToLike(c.value!));
-          case 'Description': return likeCondition('issues.description', containsToLike(c.value!));
+          case 'Title':
+          case 'Description': {
+            const matches = issueTextMatches(ctx, [c.field === 'Title' ? 'title' : 'description'], containsToLike(c.value!));
+            return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
+          }
           case 'Comment': {
-            const pattern = containsToLike(c.value!);
-            return (eb) => eb.exists(eb.selectFrom('issueComments').select('id').whereRef('issueId', '=', 'issues.id')
-              .where(sql<SqlBool>`lower(content) like ${pattern} escape '\\'`));
+            const matches = issueCommentMatches(ctx, containsToLike(c.value!));
+            return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
           }
           case 'Submit Date':
           case 'Last Activity Date': {
