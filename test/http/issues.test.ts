@@ -133,6 +133,12 @@ describe('issues', () => {
     expect(await ids('"Title" contains "dark"')).toEqual([b]);
     expect(await ids('"Description" contains "please" and "Project" is "other"')).toEqual([b]);
     expect(await ids('~crash~')).toEqual([a]);
+    const comment = await server.call('POST', '/issue-comments', { body: { issueId: b, content: 'Seen on Firefox 120' } });
+    expect(comment.status, comment.text).toBe(200);
+    expect(await ids('"Comment" contains "firefox" and "Project" is "other"')).toEqual([b]);
+    expect(await ids('~FIREFOX~ and "Project" is "other"')).toEqual([b]);
+    expect(await ids('~on~ and "Project" is "other"')).toEqual([b, a]);
+    expect(await ids('"Title" contains "da" and "Project" is "other"')).toEqual([b]);
     expect(await ids('"Number" is "other#1"')).toEqual([a]);
     expect(await ids('"State" is "Open" and "Project" is "other"')).toEqual([b, a]);
     expect(await ids('"State" is after "Open" and "Project" is "other"')).toEqual([]);
