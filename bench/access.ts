@@ -10,14 +10,10 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { loadConfig } from '../src/config.js';
-import { startServer } from '../src/server.js';
+import { startInProcessServer } from './lib.js';
 
 const run = promisify(execFile);
 const PASSWORD = 'bench-secret';
@@ -67,31 +63,8 @@ async function fastImport(repo: string, input: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-access-'));
-  let dropDatabase: (() => Promise<void>) | null = null;
-  let databaseUrl: string | undefined;
-  if (process.env.GITLOOM_BENCH_DATABASE_URL) {
-    const base = process.env.GITLOOM_BENCH_DATABASE_URL;
-    const name = `gitloom_bench_access_${process.pid}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = async () => {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    };
-  }
-  const config = loadConfig({
-    GITLOOM_INITIAL_PASSWORD: PASSWORD, GITLOOM_INITIAL_EMAIL: 'admin@example.com', GITLOOM_HOST: '127.0.0.1', GITLOOM_LOG_LEVEL: 'warn',
-    ...(databaseUrl && { GITLOOM_DATABASE_URL: databaseUrl }),
-  }, { port: 0, dataDir });
-  const server = await startServer(config, { logger: process.env.GITLOOM_BENCH_LOG === '1' });
+  const bench = await startInProcessServer('access', PASSWORD, process.env.GITLOOM_BENCH_LOG === '1');
+  const { server, dataDir } = bench;
   const call = async (method: string, route: string, auth = ADMIN_AUTH, body?: unknown) => {
     const res = await fetch(`${server.url}/~api${route}`, {
       method, headers: { authorization: auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
@@ -111,7 +84,7 @@ async function main(): Promise<void> {
     }
     return { times, result };
   };
-  console.log(`Gitloom access figures (${databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
+  console.log(`Gitloom access figures (${server.services.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
   try {
     const db = server.services.db;
     const userId = await call('POST', '/users', ADMIN_AUTH, { name: 'alice', password: 'alice-secret', emailAddress: 'alice@example.com', fullName: 'Alice' }) as number;
@@ -181,9 +154,7 @@ async function main(): Promise<void> {
     const cached = await timed(route, ADMIN_AUTH, 50);
     report('top contributors, cached call', cached.times, 'reported');
   } finally {
-    await server.close();
-    await dropDatabase?.();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

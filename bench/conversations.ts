@@ -7,13 +7,8 @@
  * Prints the figures; not part of the tests.
  */
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { loadConfig } from '../src/config.js';
-import { startServer } from '../src/server.js';
+import { startInProcessServer } from './lib.js';
 
 const PASSWORD = 'bench-secret';
 const AUTH = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -31,31 +26,8 @@ function report(label: string, values: number[], target: string): void {
 }
 
 async function main(): Promise<void> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-conversations-'));
-  let dropDatabase: (() => Promise<void>) | null = null;
-  let databaseUrl: string | undefined;
-  if (process.env.GITLOOM_BENCH_DATABASE_URL) {
-    const base = process.env.GITLOOM_BENCH_DATABASE_URL;
-    const name = `gitloom_bench_conversations_${process.pid}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = async () => {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    };
-  }
-  const config = loadConfig({
-    GITLOOM_INITIAL_PASSWORD: PASSWORD, GITLOOM_INITIAL_EMAIL: 'admin@example.com', GITLOOM_HOST: '127.0.0.1', GITLOOM_LOG_LEVEL: 'warn',
-    ...(databaseUrl && { GITLOOM_DATABASE_URL: databaseUrl }),
-  }, { port: 0, dataDir });
-  const server = await startServer(config, { logger: false });
+  const bench = await startInProcessServer('conversations', PASSWORD);
+  const { server, dataDir } = bench;
   const call = async (method: string, route: string, body?: unknown) => {
     const res = await fetch(`${server.url}/~api${route}`, {
       method, headers: { authorization: AUTH, ...(body !== undefined && { 'content-type': 'application/json' }) },
@@ -75,7 +47,7 @@ async function main(): Promise<void> {
     }
     return { times, result: result as unknown[] };
   };
-  console.log(`Gitloom conversation figures (${databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
+  console.log(`Gitloom conversation figures (${server.services.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
   try {
     const db = server.services.db;
     const projectIds: number[] = [];
@@ -143,9 +115,7 @@ async function main(): Promise<void> {
     const unresolved = await timed(`/code-comments?pullRequestId=${requestId}&query=${encodeURIComponent('unresolved')}&offset=0&count=100`);
     report('code comments, query unresolved (first page)', unresolved.times, 'reported');
   } finally {
-    await server.close();
-    await dropDatabase?.();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { loadConfig } from '../src/config.js';
+import { startServer, type RunningServer } from '../src/server.js';
 
 const run = promisify(execFile);
 
@@ -117,4 +119,50 @@ export async function time(fn: () => Promise<unknown>): Promise<number> {
 /** Prints a table row. */
 export function report(name: string, value: string, target: string): void {
   console.log(`${name.padEnd(48)} ${value.padStart(14)}   target ${target}`);
+}
+
+/** A server started in this process (for benchmarks that insert rows through its database handle). */
+export interface InProcessBenchServer {
+  server: RunningServer;
+  dataDir: string;
+  /** Stops the server and removes its data dir and, on PostgreSQL, its database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a server in this process on a temp data dir: SQLite, or a fresh PostgreSQL database
+ * when GITLOOM_BENCH_DATABASE_URL names a server. The administrator's password is `password`.
+ */
+export async function startInProcessServer(label: string, password: string, logger = false): Promise<InProcessBenchServer> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gitloom-bench-${label}-`));
+  const base = process.env.GITLOOM_BENCH_DATABASE_URL;
+  const name = `gitloom_bench_${label}_${process.pid}`;
+  const { default: pg } = await import('pg');
+  const onAdmin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    await client.query(statement);
+    await client.end();
+  };
+  let databaseUrl: string | undefined;
+  if (base) {
+    await onAdmin(`create database ${name}`);
+    const url = new URL(base);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+  }
+  const config = loadConfig({
+    GITLOOM_INITIAL_PASSWORD: password, GITLOOM_INITIAL_EMAIL: 'admin@example.com', GITLOOM_HOST: '127.0.0.1', GITLOOM_LOG_LEVEL: 'warn',
+    ...(databaseUrl && { GITLOOM_DATABASE_URL: databaseUrl }),
+  }, { port: 0, dataDir });
+  const server = await startServer(config, { logger });
+  return {
+    server,
+    dataDir,
+    async close() {
+      await server.close();
+      if (base) await onAdmin(`drop database if exists ${name} with (force)`);
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -14,9 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { loadConfig } from '../src/config.js';
-import { startServer } from '../src/server.js';
+import { startInProcessServer } from './lib.js';
 
 const run = promisify(execFile);
 const PASSWORD = 'bench-secret';
@@ -73,31 +71,8 @@ async function commitOnto(repo: string, parent: string, file: string, content: s
 }
 
 async function main(): Promise<void> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-pulls-'));
-  let dropDatabase: (() => Promise<void>) | null = null;
-  let databaseUrl: string | undefined;
-  if (process.env.GITLOOM_BENCH_DATABASE_URL) {
-    const base = process.env.GITLOOM_BENCH_DATABASE_URL;
-    const name = `gitloom_bench_${process.pid}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = async () => {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    };
-  }
-  const config = loadConfig({
-    GITLOOM_INITIAL_PASSWORD: PASSWORD, GITLOOM_INITIAL_EMAIL: 'admin@example.com', GITLOOM_HOST: '127.0.0.1', GITLOOM_LOG_LEVEL: 'warn',
-    ...(databaseUrl && { GITLOOM_DATABASE_URL: databaseUrl }),
-  }, { port: 0, dataDir });
-  const server = await startServer(config, { logger: false });
+  const bench = await startInProcessServer('pulls', PASSWORD);
+  const { server, dataDir } = bench;
   const call = async (method: string, route: string, body?: unknown, text?: string) => {
     const res = await fetch(`${server.url}/~api${route}`, {
       method, headers: { authorization: auth, ...(body !== undefined ? { 'content-type': 'application/json' } : { 'content-type': 'text/plain' }) },
@@ -107,7 +82,7 @@ async function main(): Promise<void> {
     if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${raw}`);
     return raw ? JSON.parse(raw) : null;
   };
-  console.log(`Gitloom pull request figures (${databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
+  console.log(`Gitloom pull request figures (${server.services.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
   try {
     // --- merges in a 10,000-commit repository
     const projectId = await call('POST', '/projects', { name: 'big' }) as number;
@@ -198,9 +173,7 @@ async function main(): Promise<void> {
       report(`query ${JSON.stringify(text || '(default order)')}`, times.slice(5));
     }
   } finally {
-    await server.close();
-    await dropDatabase?.();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 
