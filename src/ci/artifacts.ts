@@ -8,6 +8,7 @@
  * - leading `/` are stripped (as OneDev does), so `/a/b` means `a/b`; empty and `.` segments
  *   are ignored; an empty result means the artifacts root;
  * - a `..` segment or a NUL byte → BadRequest `Invalid artifact path` (`a..b.txt` is fine);
+ * - a segment longer than 255 bytes (the file name limit of common file systems) → BadRequest;
  * - symbolic links are followed only while they stay inside the root; one pointing outside →
  *   BadRequest.
  */
@@ -15,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { BadRequest, Conflict, GitloomError, NotFound, PayloadTooLarge } from '../errors.js';
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, RangeNotSatisfiable } from '../errors.js';
 import { mediaTypeOf } from './media-types.js';
 
 /** `{"@type":"DirectoryInfo",…}`; the root has `path: null`; listed child directories have `children: null`. */
@@ -41,21 +42,16 @@ export interface FileInfo {
 /** Either artifact info shape. */
 export type ArtifactInfo = DirectoryInfo | FileInfo;
 
-/** 416: the requested byte range does not overlap the file. `size` feeds `Content-Range: bytes *\/size`. */
-export class RangeNotSatisfiable extends GitloomError {
-  readonly status = 416;
-  readonly title = 'Range Not Satisfiable';
-  constructor(readonly size: number) {
-    super(`Requested range not satisfiable (size ${size})`);
-  }
-}
-
 /** Names never listed: OneDev's internal files and Gitloom's in-progress uploads. */
 const HIDDEN = new Set(['.onedev-directory-version', '.onedev-share-test']);
 /** Chunk size of artifact file streams: large chunks keep transfers near disk speed. */
 const STREAM_CHUNK = 1024 * 1024;
-const UPLOAD_PREFIX = '.gitloom-upload-';
+/** Name prefix of an artifact upload's temp file (removed by start-up recovery when left behind). */
+export const UPLOAD_PREFIX = '.gitloom-upload-';
 const isHidden = (name: string): boolean => HIDDEN.has(name) || name.startsWith(UPLOAD_PREFIX);
+
+/** Longest file name of common file systems (ext4, xfs, btrfs), in bytes. */
+const MAX_SEGMENT_BYTES = 255;
 
 const invalid = (): BadRequest => new BadRequest('Invalid artifact path');
 
@@ -63,13 +59,16 @@ const invalid = (): BadRequest => new BadRequest('Invalid artifact path');
  * Normalizes a user artifact path (see the module rules).
  *
  * @returns segments joined by `/`; `''` for the root.
- * @throws BadRequest for a `..` segment or a NUL byte.
+ * @throws BadRequest for a `..` segment, a NUL byte or a segment over 255 bytes.
  * @example normalizeArtifactPath('/dist//a..b.txt') === 'dist/a..b.txt'
  */
 export function normalizeArtifactPath(userPath: string): string {
   if (userPath.includes('\0')) throw invalid();
   const segments = userPath.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw invalid();
+  if (segments.some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES)) {
+    throw new BadRequest(`Invalid artifact path: a segment is longer than ${MAX_SEGMENT_BYTES} bytes`);
+  }
   return segments.join('/');
 }
 

@@ -7,13 +7,22 @@
  * Directory ownership: the caller creates the workspace directory (fresh per build) and removes
  * it afterwards (it stays for inspection until then). The executor creates and removes its own
  * scratch directory (`$TMPDIR/gitloom-job-*`) holding step scripts and the job's `HOME`.
+ *
+ * Command steps run in the job sandbox (src/ci/sandbox.ts) as a uid of their own, which is given
+ * the workspace and the scratch directory; the workspace's parent directories must be searchable
+ * (`o+x`) so that bubblewrap, running as that uid, can reach it. Checkout, publish and version
+ * steps run in the server, outside the sandbox.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lchown, lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { LineAssembler, SecretMasker } from './log-masker.js';
 import { runInProcessGroup, terminateProcessGroup } from './process-group.js';
 import { publishArtifacts } from './publish-artifacts.js';
+import {
+  acquireJobUid, attachNetwork, chownTree, DEFAULT_JOB_SANDBOX, describeLimits, findExecutable, limitExceeded, planSandbox, releaseJobUid,
+  SANDBOX_OFF_WARNING, SANDBOX_PATH, sandboxArgv, SLIRP_RESOLV_CONF, type JobSandboxConfig, type NetworkAttachment,
+} from './sandbox.js';
 import type { CheckoutStep, CloneCredential, CommandStep, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
@@ -75,6 +84,8 @@ export interface RunJobOptions {
   readonly timeoutSeconds?: number;
   /** Milliseconds between SIGTERM and SIGKILL when stopping a command (default 5000). */
   readonly killGraceMs?: number;
+  /** How command steps are confined (default {@link DEFAULT_JOB_SANDBOX}: sandboxed). */
+  readonly sandbox?: JobSandboxConfig;
 }
 
 /** Result of {@link runJob}. */
@@ -109,8 +120,11 @@ export function formatLogLine(date: Date, message: string): string {
  * step and skips all remaining ones. A `!CommandStep` writes its commands to a script and runs
  * `sh <script>` (`!DefaultInterpreter`) or `<shell> <script>` (`!ShellInterpreter`) in the
  * workspace, as its own process group; the step fails on a non-zero exit code (there is no
- * implicit `set -e`, as in OneDev). Processes a step leaves running in the background are
- * terminated when the job ends.
+ * implicit `set -e`, as in OneDev). In the sandbox, processes a step leaves running in the
+ * background end with the step (its PID namespace dies); unsandboxed, when the job ends.
+ *
+ * Without bubblewrap the job fails at once with {@link SANDBOX_UNAVAILABLE}'s message, unless the
+ * sandbox is off, which is logged as a warning in the build log.
  *
  * @throws only for programming errors (e.g. the scratch directory cannot be created).
  */
@@ -124,6 +138,13 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     else sink.write(formatLogLine(new Date(), masked) + '\n');
   };
   const killGraceMs = options.killGraceMs ?? 5000;
+  const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
+  if (plan.kind === 'unavailable') {
+    log(plan.message);
+    log('Job failed');
+    return { status: 'FAILED', publishedArtifacts: [], failedSteps: [] };
+  }
+  log(plan.kind === 'off' ? SANDBOX_OFF_WARNING : plan.description);
 
   const controller = new AbortController();
   let stopReason: 'CANCELLED' | 'TIMED_OUT' | null = null;
@@ -142,8 +163,15 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'gitloom-job-'));
   const home = path.join(scratch, 'user');
   await mkdir(home);
+  const resolvConf = plan.kind === 'sandbox' && plan.network === 'outward' ? path.join(scratch, 'resolv.conf') : null;
+  if (resolvConf) await writeFile(resolvConf, SLIRP_RESOLV_CONF, { mode: 0o644 });
+  const uid = plan.kind === 'sandbox' ? acquireJobUid(plan.uidBase) : null;
+  /** Whether the server wrote into the workspace since it was last handed to the job uid. */
+  let workspaceDirty = true;
+  /** Whether the scratch directory was handed to the job uid (later only new step scripts are). */
+  let scratchOwned = false;
   const baseEnv: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    PATH: plan.kind === 'sandbox' ? SANDBOX_PATH : (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'),
     ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
     ...(process.env.LC_ALL ? { LC_ALL: process.env.LC_ALL } : {}),
     HOME: home,
@@ -199,22 +227,52 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     };
     const out = new LineAssembler(masker, onLine);
     const err = new LineAssembler(masker, onLine);
+    let file = command;
+    let args = [script];
+    let network: NetworkAttachment | null = null;
+    if (plan.kind === 'sandbox' && uid !== null) {
+      if (!findExecutable(command, SANDBOX_PATH)) return { ok: false, message: `Unable to run '${command}': not found in the job sandbox` };
+      if (workspaceDirty) {
+        await chownTree(workspace, uid);
+        workspaceDirty = false;
+      }
+      if (scratchOwned) await lchown(script, uid, uid);
+      else await chownTree(scratch, uid);
+      scratchOwned = true;
+      ({ file, args } = sandboxArgv(plan, { workspace, scratch, resolvConf, command, args }));
+    }
     const result = await runInProcessGroup({
-      command,
-      args: [script],
-      cwd: workspace,
+      command: file,
+      args,
+      cwd: plan.kind === 'sandbox' ? '/' : workspace,
       env,
       onStdout: (c) => out.write(c),
       onStderr: (c) => err.write(c),
       signal: controller.signal,
       killGraceMs,
       onStart: (pgid) => groups.add(pgid),
+      ...(plan.kind === 'sandbox' && uid !== null && {
+        uid,
+        gid: uid,
+        extraPipes: plan.slirp4netns ? 2 : 0,
+        onSpawn: (child) => {
+          if (plan.slirp4netns) network = attachNetwork(child, plan.slirp4netns);
+        },
+      }),
     });
+    (network as NetworkAttachment | null)?.stop();
     out.end();
     err.end();
     if (result.kind === 'spawn-error') return { ok: false, message: `Unable to run '${command}': ${result.message}` };
     if (result.aborted) return { ok: false, message: null };
     if (result.exitCode === 0) return { ok: true };
+    const networkFailure = (network as NetworkAttachment | null)?.failure();
+    if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
+    if (plan.kind === 'sandbox') {
+      const exceeded = limitExceeded(result.exitCode, plan.limits);
+      if (exceeded) return { ok: false, message: `Command exited with code ${result.exitCode}: ${exceeded}` };
+      log(`The step ran with the job limits: ${describeLimits(plan.limits)}`);
+    }
     return { ok: false, message: result.exitCode !== null ? `Command exited with code ${result.exitCode}` : `Command was killed by ${result.signal}` };
   };
 
@@ -226,6 +284,18 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
         return { ok: false, message: `Checkout path must be a relative path inside the workspace: '${rel}'` };
       }
       target = path.join(workspace, rel);
+      // Earlier steps own the workspace: a symbolic link they left must not lead the server's
+      // checkout (which runs outside the sandbox) to a directory elsewhere.
+      let walked = workspace;
+      for (const segment of path.relative(workspace, target).split(path.sep).filter(Boolean)) {
+        walked = path.join(walked, segment);
+        const stat = await lstat(walked).catch((e: NodeJS.ErrnoException) => {
+          if (e.code === 'ENOENT') return null;
+          throw e;
+        });
+        if (stat?.isSymbolicLink()) return { ok: false, message: `Checkout path must not go through a symbolic link: '${rel}'` };
+        if (!stat) break;
+      }
       await mkdir(target, { recursive: true });
     }
     await options.checkout(target, {
@@ -237,6 +307,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
       log,
       env: baseEnv,
     });
+    workspaceDirty = true;
     return controller.signal.aborted ? { ok: false, message: null } : { ok: true };
   };
 
@@ -302,6 +373,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     options.signal?.removeEventListener('abort', onCancel);
     await Promise.all([...groups].map((g) => terminateProcessGroup(g, killGraceMs)));
     await rm(scratch, { recursive: true, force: true });
+    if (uid !== null) releaseJobUid(uid);
   }
 
   const status: JobStatus = stopReason ?? (failed ? 'FAILED' : 'SUCCESSFUL');

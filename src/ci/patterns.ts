@@ -11,6 +11,8 @@
  * - a pattern may be double-quoted (to hold spaces or a leading `-`); `\` escapes the next character.
  * Matching is case-sensitive.
  */
+import { LRUCache } from 'lru-cache';
+import { antPathToRegExp } from '../query/wildcards.js';
 
 /** A parsed pattern set: `includes` and `excludes` (without the `-`). */
 export interface PatternSet {
@@ -111,57 +113,27 @@ export function matchesPatterns(patterns: string | null | undefined, value: stri
   return patternSetMatches(parsePatternSet(patterns), value);
 }
 
+/** Compiled patterns by pattern text: a few hundred distinct patterns serve a whole server. */
+const compiled = new LRUCache<string, RegExp>({ max: 1000 });
+
 /**
- * Ant-style path wildcard match of one pattern against one path (see the module comment).
- * A leading `/` must agree between pattern and path; empty segments are ignored.
+ * Ant-style path wildcard match of one pattern against one path (see the module comment), by
+ * the matcher of the query languages ({@link antPathToRegExp}) made case-sensitive. A leading
+ * `/` must agree between pattern and path; empty segments are ignored.
  *
  * @example matchPath('src/**\/*.ts', 'src/a/b.ts') === true
  */
 export function matchPath(pattern: string, path: string): boolean {
-  if (pattern.endsWith('/')) pattern += '**';
   if (pattern.startsWith('/') !== path.startsWith('/')) return false;
-  const pat = pattern.split('/').filter((s) => s.length > 0);
-  const segs = path.split('/').filter((s) => s.length > 0);
-  return matchSegments(pat, 0, segs, 0, new Map());
+  let regExp = compiled.get(pattern);
+  if (regExp === undefined) {
+    regExp = antPathToRegExp(segments(pattern.endsWith('/') ? `${pattern}**` : pattern), { ignoreCase: false });
+    compiled.set(pattern, regExp);
+  }
+  return regExp.test(segments(path));
 }
 
-function matchSegments(pat: string[], pi: number, segs: string[], si: number, memo: Map<number, boolean>): boolean {
-  const key = pi * (segs.length + 1) + si;
-  const cached = memo.get(key);
-  if (cached !== undefined) return cached;
-  let result: boolean;
-  if (pi === pat.length) {
-    result = si === segs.length;
-  } else if (pat[pi] === '**') {
-    result = matchSegments(pat, pi + 1, segs, si, memo) || (si < segs.length && matchSegments(pat, pi, segs, si + 1, memo));
-  } else {
-    result = si < segs.length && matchSegment(pat[pi], segs[si]) && matchSegments(pat, pi + 1, segs, si + 1, memo);
-  }
-  memo.set(key, result);
-  return result;
-}
-
-/** Wildcard match of one segment: `*` any run, `?` one character; no `/` involved. */
-export function matchSegment(pattern: string, text: string): boolean {
-  // Iterative glob match with backtracking on the last `*`.
-  let p = 0;
-  let t = 0;
-  let star = -1;
-  let mark = 0;
-  while (t < text.length) {
-    if (p < pattern.length && (pattern[p] === '?' || pattern[p] === text[t])) {
-      p++;
-      t++;
-    } else if (p < pattern.length && pattern[p] === '*') {
-      star = p++;
-      mark = t;
-    } else if (star >= 0) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.length && pattern[p] === '*') p++;
-  return p === pattern.length;
+/** A path with its empty segments (leading, trailing, doubled `/`) dropped: `/a//b/` → `a/b`. */
+function segments(path: string): string {
+  return path.split('/').filter((s) => s.length > 0).join('/');
 }

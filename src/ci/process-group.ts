@@ -3,7 +3,7 @@
  * tree (the shell, its children and backgrounded grandchildren) with one signal to `-pgid`.
  * POSIX only. Used by the shell executor (src/ci/executor.ts).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Options for {@link runInProcessGroup}. */
@@ -21,6 +21,13 @@ export interface ProcessGroupOptions {
   readonly killGraceMs: number;
   /** Called with the group id once the process is started. */
   readonly onStart?: (pgid: number) => void;
+  /** Host uid and gid to run as (the job sandbox's uid); default: the server's. */
+  readonly uid?: number;
+  readonly gid?: number;
+  /** Pipes opened as fds 3, 4, … of the child (the sandbox's info and block fds). */
+  readonly extraPipes?: number;
+  /** Called with the child right after it was spawned (to talk over the extra pipes). */
+  readonly onSpawn?: (child: ChildProcess) => void;
 }
 
 /** Outcome of a process-group run. */
@@ -46,7 +53,9 @@ export function runInProcessGroup(opts: ProcessGroupOptions): Promise<ProcessGro
         cwd: opts.cwd,
         env: opts.env,
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['ignore', 'pipe', 'pipe', ...Array.from({ length: opts.extraPipes ?? 0 }, () => 'pipe' as const)],
+        ...(opts.uid !== undefined && { uid: opts.uid }),
+        ...(opts.gid !== undefined && { gid: opts.gid }),
       });
     } catch (e) {
       resolve({ kind: 'spawn-error', message: (e as Error).message });
@@ -55,11 +64,14 @@ export function runInProcessGroup(opts: ProcessGroupOptions): Promise<ProcessGro
     let termination: Promise<void> | null = null;
     let settled = false;
     const pid = child.pid;
+    opts.onSpawn?.(child);
     const onAbort = (): void => {
       if (pid !== undefined && !termination) termination = terminateProcessGroup(pid, opts.killGraceMs);
     };
-    child.stdout.on('data', opts.onStdout);
-    child.stderr.on('data', opts.onStderr);
+    const stdout = child.stdout!;
+    const stderr = child.stderr!;
+    stdout.on('data', opts.onStdout);
+    stderr.on('data', opts.onStderr);
     child.on('error', (err) => {
       if (settled) return;
       settled = true;
@@ -74,11 +86,11 @@ export function runInProcessGroup(opts: ProcessGroupOptions): Promise<ProcessGro
     child.on('exit', (exitCode, sig) => {
       if (settled) return;
       settled = true;
-      const streams = [child.stdout, child.stderr];
+      const streams = [stdout, stderr];
       const drained = Promise.all(streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : new Promise<void>((r) => s.once('close', () => r())))));
       const timer = new Promise<void>((r) => setTimeout(r, DRAIN_MS).unref());
       void Promise.race([drained, timer]).then(async () => {
-        for (const s of streams) if (!s.destroyed) s.destroy();
+        for (const s of child.stdio) if (s && !s.destroyed) s.destroy();
         opts.signal.removeEventListener('abort', onAbort);
         if (termination) await termination;
         resolve({ kind: 'exited', exitCode, signal: sig, aborted: opts.signal.aborted });

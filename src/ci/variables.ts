@@ -5,10 +5,10 @@
  * Variables:
  * - job variables: `project_name`, `project_path`, `job_name`, `ref`, `branch`, `tag`,
  *   `commit_hash`, `build_number`, `build_version`, `pull_request_number`, `issue_number`;
- * - prefixed: `param:Name`, `secret:Name`, `property:Name`, `file:relpath`;
+ * - prefixed: `param:Name`, `secret:Name` (alias `secrets:Name`), `property:Name`, `file:relpath`;
  * - recognised but unsupported by Gitloom (error): `script:…`, `attribute:…`, `pause`.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BadRequest } from '../errors.js';
 
@@ -56,7 +56,8 @@ export function parseVariable(inner: string): VariableRef {
   if ((JOB_VARIABLES as readonly string[]).includes(inner)) return { kind: 'job', name: inner as JobVariableName };
   const colon = inner.indexOf(':');
   if (colon > 0) {
-    const prefix = inner.slice(0, colon);
+    // `secrets:` is OneDev 8.6's alias of `secret:` (reference/builds.md §5)
+    const prefix = inner.slice(0, colon) === 'secrets' ? 'secret' : inner.slice(0, colon);
     const name = inner.slice(colon + 1);
     if ((PREFIXES as readonly string[]).includes(prefix)) {
       if (name.length === 0) throw new VariableError(`Variable '@${inner}@' needs a name after '${prefix}:'`);
@@ -238,6 +239,8 @@ export function readWorkspaceFile(workspaceDir: string, relPath: string): string
   if (real !== root && !real.startsWith(root + path.sep)) {
     throw new VariableError(`Invalid file path in @file:${relPath}@: points outside the workspace`);
   }
+  // A FIFO or device the job left would block the server's read: only regular files are read.
+  if (!statSync(real).isFile()) throw new VariableError(`Invalid file path in @file:${relPath}@: not a regular file`);
   try {
     return readFileSync(real, 'utf8').trim();
   } catch {

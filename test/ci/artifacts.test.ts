@@ -11,12 +11,11 @@ import {
   normalizeArtifactPath,
   openArtifact,
   parseByteRange,
-  RangeNotSatisfiable,
   resolveArtifactPath,
   writeArtifact,
 } from '../../src/ci/artifacts.js';
 import { mediaTypeOf } from '../../src/ci/media-types.js';
-import { BadRequest, Conflict, NotFound, PayloadTooLarge } from '../../src/errors.js';
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, RangeNotSatisfiable } from '../../src/errors.js';
 
 let tmp: string;
 let root: string;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseBuildSpec } from '../../src/ci/build-spec.js';
 import { runJob, type CheckoutFn, type RunJobOptions } from '../../src/ci/executor.js';
 import type { Step } from '../../src/ci/spec-types.js';
+import { processesWith, waitGone } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 let tmp: string;
@@ -35,29 +36,6 @@ const cmd = (name: string, commands: string, more = ''): string =>
     .map((l) => `        ${l}`)
     .join('\n')}\n${more}`;
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-async function waitDead(pid: number, ms = 3000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (!isAlive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return !isAlive(pid);
-}
-
 async function exec(steps: readonly Step[], extra: Partial<RunJobOptions> = {}): Promise<{ result: Awaited<ReturnType<typeof runJob>>; lines: string[] }> {
   const lines: string[] = [];
   const result = await runJob({ workspaceDir: workspace, steps, checkout: gitCheckout, artifactsDir, log: (l) => lines.push(l), killGraceMs: 500, ...extra });
@@ -66,6 +44,8 @@ async function exec(steps: readonly Step[], extra: Partial<RunJobOptions> = {}):
 
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'gitloom-exec-'));
+  // the job uid running the sandbox must be able to reach the workspaces below it
+  await chmod(tmp, 0o711);
   repo = path.join(tmp, 'repo');
   await mkdir(repo);
   const git = (...args: string[]): Promise<unknown> =>
@@ -160,12 +140,13 @@ describe('runJob', () => {
 
   it('cancel kills the whole process group, grandchildren included', async () => {
     const controller = new AbortController();
+    const marker = `1000.${process.pid}${caseNo}`;
     let grandchild = 0;
     const lines: string[] = [];
     const started = Date.now();
     const result = await runJob({
       workspaceDir: workspace,
-      steps: stepsOf(cmd('long', 'sleep 1000 &\necho "child $!"\nwait') + cmd('later', 'echo later', '    condition: ALWAYS\n')),
+      steps: stepsOf(cmd('long', `sleep ${marker} &\necho "child $!"\nwait`) + cmd('later', 'echo later', '    condition: ALWAYS\n')),
       checkout: gitCheckout,
       artifactsDir,
       signal: controller.signal,
@@ -174,25 +155,28 @@ describe('runJob', () => {
         lines.push(l);
         const m = /^child (\d+)$/.exec(l);
         if (m) {
-          grandchild = Number(m[1]);
-          controller.abort();
+          setTimeout(() => {
+            grandchild = processesWith(marker).length;
+            controller.abort();
+          }, 300);
         }
       },
     });
     expect(result.status).toBe('CANCELLED');
     expect(Date.now() - started).toBeLessThan(5000);
     expect(grandchild).toBeGreaterThan(0);
-    expect(await waitDead(grandchild)).toBe(true);
+    expect(await waitGone(marker)).toBe(true);
     expect(lines).not.toContain('later');
     expect(lines.at(-1)).toBe('Job cancelled');
   });
 
   it('SIGKILLs a grandchild that ignores SIGTERM after the grace period', async () => {
     const controller = new AbortController();
+    const marker = `stubborn-${process.pid}-${caseNo}`;
     let stubborn = 0;
     const result = await runJob({
       workspaceDir: workspace,
-      steps: stepsOf(cmd('stubborn', "sh -c 'trap \"\" TERM; echo \"stubborn $$\"; while true; do sleep 1; done' &\nwait")),
+      steps: stepsOf(cmd('stubborn', `sh -c 'trap "" TERM; echo "stubborn $$"; while true; do sleep 1; done' ${marker} &\nwait`)),
       checkout: gitCheckout,
       artifactsDir,
       signal: controller.signal,
@@ -200,55 +184,56 @@ describe('runJob', () => {
       log: (l) => {
         const m = /^stubborn (\d+)$/.exec(l);
         if (m) {
-          stubborn = Number(m[1]);
+          stubborn = processesWith(marker).length;
           controller.abort();
         }
       },
     });
     expect(result.status).toBe('CANCELLED');
     expect(stubborn).toBeGreaterThan(0);
-    expect(await waitDead(stubborn)).toBe(true);
+    expect(await waitGone(marker)).toBe(true);
   });
 
   it('times out with TIMED_OUT and kills the command', async () => {
-    let pid = 0;
+    const marker = `30.${process.pid}${caseNo}`;
+    let running = 0;
     const started = Date.now();
     const lines: string[] = [];
     const result = await runJob({
       workspaceDir: workspace,
-      steps: stepsOf(cmd('sleepy', 'echo "pid $$"\nsleep 30')),
+      steps: stepsOf(cmd('sleepy', `echo "pid $$"\nsleep ${marker}`)),
       checkout: gitCheckout,
       artifactsDir,
       timeoutSeconds: 1,
       killGraceMs: 500,
       log: (l) => {
         lines.push(l);
-        const m = /^pid (\d+)$/.exec(l);
-        if (m) pid = Number(m[1]);
+        if (/^pid \d+$/.test(l)) setTimeout(() => (running = processesWith(marker).length), 200);
       },
     });
     expect(result.status).toBe('TIMED_OUT');
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(await waitDead(pid)).toBe(true);
+    expect(running).toBeGreaterThan(0);
+    expect(await waitGone(marker)).toBe(true);
     expect(lines).toContain('Step "sleepy" was stopped (timed out)');
   });
 
-  it('terminates background processes left behind when the job ends', async () => {
-    let pid = 0;
+  it('terminates background processes left behind when the step ends', async () => {
+    const marker = `1000.${process.pid}${caseNo}`;
+    let seen = 0;
     const result = await runJob({
       workspaceDir: workspace,
-      steps: stepsOf(cmd('daemon', 'sleep 1000 &\necho "bg $!"')),
+      steps: stepsOf(cmd('daemon', `sleep ${marker} &\necho "bg $!"\nsleep 1`) + cmd('look', 'echo look')),
       checkout: gitCheckout,
       artifactsDir,
       killGraceMs: 500,
       log: (l) => {
-        const m = /^bg (\d+)$/.exec(l);
-        if (m) pid = Number(m[1]);
+        if (/^bg \d+$/.test(l)) setTimeout(() => (seen = processesWith(marker).length), 300);
       },
     });
     expect(result.status).toBe('SUCCESSFUL');
-    expect(pid).toBeGreaterThan(0);
-    expect(await waitDead(pid)).toBe(true);
+    expect(seen).toBeGreaterThan(0);
+    expect(await waitGone(marker)).toBe(true);
   });
 
   it('publishes artifacts relative to the source path, never through links leading outside', async () => {
@@ -322,6 +307,15 @@ describe('runJob', () => {
     const { result, lines } = await exec(stepsOf(cmd('x', 'echo ran')), { signal: AbortSignal.abort() });
     expect(result.status).toBe('CANCELLED');
     expect(lines).not.toContain('ran');
+  });
+
+  it('refuses a checkout path through a symbolic link an earlier step left', async () => {
+    const outside = path.join(tmp, `outside-${caseNo}`);
+    await mkdir(outside);
+    const { result, lines } = await exec(stepsOf(cmd('plant', `ln -s ${outside} sub`) + `  - !CheckoutStep\n    name: checkout\n    checkoutPath: sub/x\n`));
+    expect(result.status).toBe('FAILED');
+    expect(lines).toContain("Step \"checkout\" failed: Checkout path must not go through a symbolic link: 'sub/x'");
+    expect(existsSync(path.join(outside, 'x'))).toBe(false);
   });
 
   it('checks out into a checkout path inside the workspace', async () => {

@@ -10,6 +10,23 @@ function assemble(secrets: string[], chunks: (string | Buffer)[]): string[] {
 }
 
 describe('secret masking', () => {
+  it('masks base64 (any alignment, base64url too) and URL-encoded forms of a secret', () => {
+    const secret = 'p@ss w/rd+4?ÿ';
+    const masker = new SecretMasker([secret]);
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    for (const text of [secret, `${secret}\n`, `user:${secret}`, `ab:${secret}:cd`]) {
+      const encoded = b64(text);
+      const masked = masker.mask(`Authorization: Basic ${encoded}`);
+      expect(masked).toContain('******');
+      // no run of 8 characters of the secret's own encoding survives
+      expect(masked).not.toContain(b64(secret).slice(2, 10));
+    }
+    expect(masker.mask(Buffer.from(secret).toString('base64url'))).toBe('******');
+    expect(masker.mask(`https://h/?t=${encodeURIComponent(secret)}&x=1`)).toBe('https://h/?t=******&x=1');
+    expect(masker.mask(`a=${new URLSearchParams({ s: secret }).toString().slice(2)}`)).toBe('a=******');
+    expect(masker.mask('unrelated text stays')).toBe('unrelated text stays');
+  });
+
   it('masks secrets split at every possible chunk boundary', () => {
     const secret = 'p4ss-w0rd';
     const text = `user ${secret} and ${secret}\n`;

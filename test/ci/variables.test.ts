@@ -1,9 +1,13 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVariableResolver, interpolate, scanVariables, VariableError, type VariableContext } from '../../src/ci/variables.js';
 import { BadRequest } from '../../src/errors.js';
+
+const run = promisify(execFile);
 
 let dir: string;
 let workspace: string;
@@ -86,6 +90,11 @@ describe('interpolate', () => {
     expect(() => interpolate(`@file:${path.join(dir, 'outside.txt')}@`, r)).toThrow('must be relative');
     expect(() => interpolate('@file:link@', r)).toThrow('points outside the workspace');
     expect(() => interpolate('@file:missing@', r)).toThrow('File not found');
+  });
+
+  it('reads only regular files for @file: (a FIFO left by a job would block the server)', async () => {
+    await run('mkfifo', [path.join(workspace, 'fifo')]);
+    expect(() => interpolate('@file:fifo@', createVariableResolver(ctx))).toThrow('not a regular file');
   });
 
   it('scans references without resolving', () => {

@@ -41,9 +41,10 @@ export async function downloadArtifact(ctx: Context, buildId: number, userPath: 
   return openArtifact(root, userPath, range);
 }
 
-/** Upload Artifact: streams the body to disk (temp file, then rename). */
-export async function uploadArtifact(ctx: Context, buildId: number, userPath: string, body: Readable): Promise<void> {
+/** Upload Artifact: streams the body to disk (temp file, then rename). A request without a body is BadRequest. */
+export async function uploadArtifact(ctx: Context, buildId: number, userPath: string, body: Readable | undefined): Promise<void> {
   requireUser(ctx.actor);
+  if (!body) throw new BadRequest('Missing artifact content: send the file as the request body');
   const { build } = await loadBuild(ctx, buildId, 'manageJob');
   await writeArtifact(artifactsDir(ctx.config, build), checkPath(userPath), body);
 }

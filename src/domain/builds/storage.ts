@@ -7,6 +7,7 @@ import { appendFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { formatLogLine } from '../../ci/executor.js';
+import { WORKSPACES_DIR } from '../../data-dir.js';
 
 /** The storage directory of a build (`<data dir>/builds/<projectId>/<number>`). */
 export function buildDir(config: Config, build: { projectId: number; number: number }): string {
@@ -25,7 +26,7 @@ export function artifactsDir(config: Config, build: { projectId: number; number:
 
 /** The parent of build workspaces (`<data dir>/workspaces`). */
 export function workspacesRoot(config: Config): string {
-  return path.join(config.dataDir, 'workspaces');
+  return path.join(config.dataDir, WORKSPACES_DIR);
 }
 
 /** Empties (and recreates) a build's storage directory: on submit and rebuild (reference/builds.md §3 "Storage"). */

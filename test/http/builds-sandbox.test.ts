@@ -1,0 +1,284 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialectOf } from '../../src/db/dialect.js';
+import { encryptPlaintextJobSecrets } from '../../src/domain/builds/secrets.js';
+import { recoverAtStartup, STALE_AFTER_MS } from '../../src/domain/startup-recovery.js';
+import { secretKey } from '../../src/domain/builds/secret-encryption.js';
+import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { processesWith, waitGone } from '../helpers/processes.js';
+
+const run = promisify(execFile);
+
+function reachable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const step = (name: string, commands: string) =>
+  `  - !CommandStep\n    name: ${name}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n${commands.split('\n').map((l) => `        ${l}`).join('\n')}\n`;
+
+const SPEC = `version: 25
+jobs:
+- name: Attack
+  steps:
+  - !CheckoutStep
+    name: checkout
+    cloneCredential: !DefaultCredential {}
+${step('attack', 'sh attack.sh')}- name: MemoryBomb
+  steps:
+${step('bomb', 'node -e "const a = []; for (;;) a.push(Buffer.alloc(64 * 1024 * 1024, 1))"')}- name: ForkBomb
+  steps:
+${step('bomb', 'for i in $(seq 1000); do sleep 60 & done\nwait')}- name: CpuBomb
+  steps:
+${step('bomb', 'while :; do :; done')}- name: Secrets
+  steps:
+${step('leak', 'printf %s "@secret:token@" | base64\nprintf "Basic %s\\n" "$(printf "ci:%s" "@secret:token@" | base64)"\nnode -e "console.log(\'https://x/?t=\' + encodeURIComponent(process.argv[1]))" "@secret:token@"\necho "plain @secret:token@"')}`;
+
+/**
+ * Each attempt prints `ESCAPE <name>` when it worked and `BLOCKED <name>` when it failed. The same
+ * script runs as a build step (everything must be BLOCKED) and directly on the host (the control:
+ * everything but an absent PostgreSQL must be ESCAPE, so the sandbox assertions are not vacuous).
+ */
+function attackScript(o: { dataDir: string; victimRepo: string; serverPid: number; port: number; hostDir: string; marker: string; sqlite: boolean }): string {
+  const connect = (port: number, host = '127.0.0.1') => `node -e 'const s = require("net").connect(${port}, "${host}"); s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); setTimeout(() => process.exit(1), 3000)'`;
+  return [
+    'set +e',
+    'attempt() { name=$1; shift; if "$@" > /dev/null 2>&1; then echo "ESCAPE $name"; else echo "BLOCKED $name"; fi; }',
+    `attempt read-secret-key cat ${o.dataDir}/secret.key`,
+    ...(o.sqlite ? [`attempt read-database head -c 100 ${o.dataDir}/gitloom.db`] : []),
+    `attempt list-repositories ls ${o.dataDir}/repos`,
+    `attempt read-other-repository git --git-dir=${o.victimRepo} log -1`,
+    `attempt read-server-environ cat /proc/${o.serverPid}/environ`,
+    'attempt read-server-home ls /root',
+    `attempt connect-server ${connect(o.port)}`,
+    `attempt connect-postgres ${connect(5432)}`,
+    // slirp4netns's gateway is the host: with host loopback disabled it must not lead there
+    `attempt connect-server-through-gateway ${connect(o.port, '10.0.2.2')}`,
+    `attempt write-data-dir touch ${o.dataDir}/pwned`,
+    `attempt write-outside-workspace touch ${o.hostDir}/pwned`,
+    `attempt write-system touch /usr/pwned-${o.marker}`,
+    `attempt write-root touch /pwned-${o.marker}`,
+    'attempt read-shadow head -c 1 /etc/shadow',
+    'attempt hook-secret-in-env sh -c \'env | grep -q GITLOOM_HOOK\'',
+    `sleep 300.${o.marker}1 > /dev/null 2>&1 &`,
+    `nohup sleep 300.${o.marker}2 > /dev/null 2>&1 &`,
+    `setsid sleep 300.${o.marker}3 > /dev/null 2>&1 &`,
+    'echo ATTACK-DONE',
+    '',
+  ].join('\n');
+}
+
+describe('job sandbox: builds are untrusted code', () => {
+  let server: TestServer;
+  let attacker: Repo;
+  let victim: Repo;
+  let hostDir: string;
+  const marker = `${process.pid}${Date.now() % 100000}`;
+
+  const finished = (id: number) => eventually(async () => {
+    const b = (await server.call('GET', `/builds/${id}`)).json;
+    return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
+  }, 60_000);
+  const runJob = async (s: TestServer, projectId: number, commitHash: string, jobName: string): Promise<number> => {
+    const res = await s.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName, params: {}, reason: 'test' } });
+    expect(res.status).toBe(200);
+    return res.json as number;
+  };
+  const logOf = async (id: number) => (await server.call('GET', `/builds/${id}/log`)).text;
+
+  beforeAll(async () => {
+    server = await startTestServer({ GITLOOM_JOB_MEMORY_MB: '1024', GITLOOM_JOB_PROCESSES: '64', GITLOOM_JOB_CPU_SECONDS: '2' });
+    hostDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-sandbox-host-'));
+    await fs.chmod(hostDir, 0o777);
+    victim = await givenRepo(server, 'victim', { files: { 'private.txt': 'victim data\n' } });
+    const script = attackScript({
+      dataDir: server.dataDir, victimRepo: path.join(server.dataDir, 'repos', `${victim.id}.git`), serverPid: process.pid,
+      port: Number(new URL(server.url).port), hostDir, marker, sqlite: dialectOf(server.server.services.db).engine === 'sqlite',
+    });
+    attacker = await givenRepo(server, 'attacker', { files: { '.onedev-buildspec.yml': SPEC, 'attack.sh': script } });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const pid of processesWith(`300.${marker}`)) process.kill(pid, 'SIGKILL');
+    await server?.close();
+    await removeWorkTrees();
+    if (hostDir) await fs.rm(hostDir, { recursive: true, force: true });
+  });
+
+  it('control: the attack works on the host, outside the sandbox', async () => {
+    const { stdout } = await run('sh', [path.join(attacker.work, 'attack.sh')], { cwd: attacker.work });
+    const postgres = await reachable(5432);
+    for (const line of stdout.split('\n').filter((l) => /^(ESCAPE|BLOCKED) /.test(l))) {
+      const [verdict, name] = line.split(' ');
+      if (name === 'connect-postgres' && !postgres) continue;
+      if (name === 'hook-secret-in-env') continue; // the server never has it in its environment either
+      if (name === 'connect-server-through-gateway') continue; // only exists inside an outward sandbox
+      expect(`${verdict} ${name}`).toBe(`ESCAPE ${name}`);
+    }
+    expect(stdout).toContain('ESCAPE read-other-repository');
+    for (const n of [1, 2, 3]) expect(processesWith(`300.${marker}${n}`).length).toBeGreaterThan(0);
+    for (const pid of processesWith(`300.${marker}`)) process.kill(pid, 'SIGKILL');
+    await fs.rm(path.join(server.dataDir, 'pwned'), { force: true });
+    await fs.rm(path.join(hostDir, 'pwned'), { force: true });
+    await fs.rm(`/usr/pwned-${marker}`, { force: true });
+    await fs.rm(`/pwned-${marker}`, { force: true });
+    expect(await waitGone(`300.${marker}`)).toBe(true);
+  });
+
+  it('in a build every escape fails and no process of the build remains', async () => {
+    const id = await runJob(server, attacker.id, await attacker.head('main'), 'Attack');
+    const build = await finished(id);
+    const log = await logOf(id);
+    expect(log).toContain('ATTACK-DONE');
+    expect(build.status).toBe('SUCCESSFUL');
+    const verdicts = log.split('\n').map((l) => /(ESCAPE|BLOCKED) (\S+)$/.exec(l)).filter((m) => m !== null);
+    expect(verdicts.length).toBeGreaterThanOrEqual(12);
+    for (const m of verdicts) {
+      // The test data dir lives under /tmp, which in the sandbox is a private tmpfs: there the
+      // write lands in that tmpfs (checked below: nothing reaches the host's data dir).
+      if (m[2] === 'write-data-dir' && server.dataDir.startsWith(os.tmpdir() + path.sep)) continue;
+      expect(`${m[1]} ${m[2]}`).toBe(`BLOCKED ${m[2]}`);
+    }
+    expect(log).toMatch(/Job sandbox: bubblewrap; network: (outward|none)/);
+    expect(existsSync(path.join(server.dataDir, 'pwned'))).toBe(false);
+    expect(existsSync(path.join(hostDir, 'pwned'))).toBe(false);
+    expect(existsSync(`/usr/pwned-${marker}`)).toBe(false);
+    expect(existsSync(`/pwned-${marker}`)).toBe(false);
+    expect(await waitGone(`300.${marker}`)).toBe(true);
+    expect(processesWith(server.dataDir + '/workspaces/')).toEqual([]);
+  });
+
+  it('a memory bomb, a fork bomb and a CPU bomb end FAILED with the reason in the log; the server stays up', async () => {
+    const head = await attacker.head('main');
+    const memory = await finished(await runJob(server, attacker.id, head, 'MemoryBomb'));
+    const fork = await finished(await runJob(server, attacker.id, head, 'ForkBomb'));
+    const cpu = await finished(await runJob(server, attacker.id, head, 'CpuBomb'));
+    expect([memory.status, fork.status, cpu.status]).toEqual(['FAILED', 'FAILED', 'FAILED']);
+    expect(await logOf(memory.id)).toContain('The step ran with the job limits: memory 1024 MiB (GITLOOM_JOB_MEMORY_MB), 64 processes');
+    const forkLog = await logOf(fork.id);
+    expect(forkLog).toMatch(/Cannot fork|Resource temporarily unavailable/);
+    expect(forkLog).toContain('The step ran with the job limits');
+    expect(await logOf(cpu.id)).toContain('Command exited with code 152: CPU time limit of 2 s exceeded (GITLOOM_JOB_CPU_SECONDS)');
+    expect(processesWith(server.dataDir + '/workspaces/')).toEqual([]);
+    expect((await server.call('GET', `/projects/${attacker.id}`)).status).toBe(200);
+  });
+
+  it('job secrets are encrypted at rest, read back unchanged through the API and masked in every encoding', async () => {
+    const value = 'Tok3n/with+special chars?&=';
+    const setting = (await server.call('GET', `/projects/${attacker.id}/setting`)).json;
+    const jobSecrets = [{ name: 'token', value, authorization: null, archived: false }];
+    const saved = await server.call('POST', `/projects/${attacker.id}/setting`, { body: { ...setting, buildSetting: { ...setting.buildSetting, jobSecrets } } });
+    expect(saved.status).toBe(200);
+    expect((await server.call('GET', `/projects/${attacker.id}/setting`)).json.buildSetting.jobSecrets).toEqual(jobSecrets);
+    const row = await server.server.services.db.selectFrom('projects').select('setting').where('id', '=', attacker.id).executeTakeFirstOrThrow();
+    expect(row.setting).not.toContain(value);
+    expect(row.setting).not.toContain('Tok3n');
+    expect(JSON.parse(row.setting!).buildSetting.jobSecrets[0].encryptedValue).toMatch(/^v1:/);
+    const keyFile = path.join(server.dataDir, 'secret.key');
+    expect((await fs.stat(keyFile)).mode & 0o777).toBe(0o600);
+    expect((await fs.readFile(keyFile)).length).toBe(32);
+
+    const build = await finished(await runJob(server, attacker.id, await attacker.head('main'), 'Secrets'));
+    expect(build.status).toBe('SUCCESSFUL');
+    const log = await logOf(build.id);
+    expect(log).toContain('plain ******');
+    expect(log).toContain('https://x/?t=******');
+    expect(log).toMatch(/Basic \S*\*\*\*\*\*\*/);
+    for (const form of [value, Buffer.from(value).toString('base64'), encodeURIComponent(value), Buffer.from(`ci:${value}`).toString('base64').slice(4, 20)]) {
+      expect(log).not.toContain(form);
+    }
+  });
+
+  it('job secrets stored in plain text are encrypted at start-up and still read back', async () => {
+    const project = await givenRepo(server, 'legacy');
+    const legacy = { buildSetting: { jobSecrets: [{ name: 'old', value: 'plain-old-secret', authorization: null }] } };
+    await server.server.services.db.updateTable('projects').set({ setting: JSON.stringify(legacy) }).where('id', '=', project.id).execute();
+    expect(await encryptPlaintextJobSecrets(server.server.services.db, secretKey(server.server.services.config))).toBeGreaterThanOrEqual(1);
+    const row = await server.server.services.db.selectFrom('projects').select('setting').where('id', '=', project.id).executeTakeFirstOrThrow();
+    expect(row.setting).not.toContain('plain-old-secret');
+    const read = (await server.call('GET', `/projects/${project.id}/setting`)).json;
+    expect(read.buildSetting.jobSecrets).toEqual([{ name: 'old', value: 'plain-old-secret', authorization: null }]);
+  });
+
+  it('the data dir is private: 0700 directories and 0600 files, 0711 only for the path to workspaces', async () => {
+    const modeOf = async (p: string) => (await fs.stat(p)).mode & 0o777;
+    expect(await modeOf(server.dataDir)).toBe(0o711);
+    expect(await modeOf(path.join(server.dataDir, 'workspaces'))).toBe(0o711);
+    expect(await modeOf(path.join(server.dataDir, 'repos'))).toBe(0o700);
+    expect(await modeOf(path.join(server.dataDir, 'repos', `${victim.id}.git`))).toBe(0o700);
+    expect(await modeOf(path.join(server.dataDir, 'repos', `${victim.id}.git`, 'HEAD'))).toBe(0o600);
+    expect(await modeOf(path.join(server.dataDir, 'builds'))).toBe(0o700);
+    if (dialectOf(server.server.services.db).engine === 'sqlite') expect(await modeOf(path.join(server.dataDir, 'gitloom.db'))).toBe(0o600);
+    const logs = await fs.readdir(path.join(server.dataDir, 'builds', String(attacker.id)));
+    expect(await modeOf(path.join(server.dataDir, 'builds', String(attacker.id), logs[0], 'build.log'))).toBe(0o600);
+  });
+
+  it('without bubblewrap builds end FAILED: Job sandbox unavailable; start-up recovery cleans what a crashed run left', async () => {
+    const other = await startTestServer({ GITLOOM_BWRAP_PATH: '/nonexistent/bwrap' });
+    let leftover: ReturnType<typeof spawn> | null = null;
+    let unrelated: ReturnType<typeof spawn> | null = null;
+    try {
+      const repo = await givenRepo(other, 'nobwrap', { files: { '.onedev-buildspec.yml': SPEC, 'attack.sh': 'echo hi\n' } });
+      const res = await other.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName: 'CpuBomb', params: {}, reason: 'test' } });
+      const id = res.json as number;
+      const build = await eventually(async () => {
+        const b = (await other.call('GET', `/builds/${id}`)).json;
+        return b?.status === 'FAILED' ? b : null;
+      }, 60_000);
+      expect(build.status).toBe('FAILED');
+      const log = (await other.call('GET', `/builds/${id}/log`)).text;
+      expect(log).toContain('Job sandbox unavailable: install bubblewrap');
+      expect(log).not.toContain('Running step');
+
+      // What a run killed at the wrong moment leaves behind; start-up runs this recovery (src/server.ts).
+      const data = other.dataDir;
+      const workspace = path.join(data, 'workspaces', '999-left-behind');
+      await fs.mkdir(workspace, { recursive: true });
+      await fs.writeFile(path.join(workspace, 'file'), 'x');
+      const upload = path.join(data, 'builds', String(repo.id), '1', 'artifacts', '.gitloom-upload-1234');
+      await fs.mkdir(path.dirname(upload), { recursive: true });
+      await fs.writeFile(upload, 'partial');
+      const quarantines = [path.join(data, 'repos', `${repo.id}.git`, 'objects', 'incoming-abc123'), path.join(data, 'repos', `${repo.id}.git`, 'objects', 'tmp_objdir-incoming-xyz')];
+      for (const q of quarantines) await fs.mkdir(path.join(q, 'pack'), { recursive: true });
+      leftover = spawn('sleep', [`300.${marker}7`], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: workspace }, detached: true, stdio: 'ignore' });
+      unrelated = spawn('sleep', [`300.${marker}8`], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: path.join(os.tmpdir(), 'elsewhere', 'workspaces', '999-left-behind') }, detached: true, stdio: 'ignore' });
+      await eventually(async () => (processesWith(`300.${marker}7`).length && processesWith(`300.${marker}8`).length ? true : null));
+
+      if (dialectOf(other.server.services.db).engine !== 'sqlite') {
+        // other processes may share a PostgreSQL installation's data dir: only old leftovers go
+        const old = new Date(Date.now() - 2 * STALE_AFTER_MS);
+        for (const p of [upload, ...quarantines]) await fs.utimes(p, old, old);
+      }
+      const removed: string[] = [];
+      const report = await recoverAtStartup(other.server.services, (message) => removed.push(message));
+      expect(report.killedProcesses).toHaveLength(1);
+      expect(removed).toContain(`Start-up recovery: removed build workspace ${workspace}`);
+      expect(removed).toContain(`Start-up recovery: removed artifact upload temp file ${upload}`);
+      for (const q of quarantines) expect(removed).toContain(`Start-up recovery: removed push quarantine directory ${q}`);
+      expect(await waitGone(`300.${marker}7`)).toBe(true);
+      expect(processesWith(`300.${marker}8`).length).toBe(1);
+      expect(existsSync(workspace)).toBe(false);
+      expect(existsSync(upload)).toBe(false);
+      expect(existsSync(path.dirname(upload))).toBe(true);
+      for (const q of quarantines) expect(existsSync(q)).toBe(false);
+      expect(existsSync(path.join(data, 'repos', `${repo.id}.git`, 'objects', 'pack'))).toBe(true);
+    } finally {
+      leftover?.kill('SIGKILL');
+      unrelated?.kill('SIGKILL');
+      await other.close();
+    }
+  });
+});
