@@ -125,6 +125,8 @@ export interface RevListOptions {
   firstParent?: boolean;
   /** Oldest first instead of newest first. */
   reverse?: boolean;
+  /** No parent before all of its children (`--topo-order`; with `reverse`: parents first, as `git rebase` replays). */
+  topoOrder?: boolean;
   /** Leave out merge commits. */
   noMerges?: boolean;
   /** At most this many commits (applied before `reverse`, as git does). */
@@ -151,6 +153,7 @@ export async function revList(
   if (include.length === 0) return [];
   const args = [gitDir(repo), 'rev-list'];
   if (opts.firstParent) args.push('--first-parent');
+  if (opts.topoOrder) args.push('--topo-order');
   if (opts.reverse) args.push('--reverse');
   if (opts.noMerges) args.push('--no-merges');
   if (opts.max !== undefined) {
@@ -175,7 +178,7 @@ export interface CommitIdentityInput {
 
 /** Input of {@link commitTree}. */
 export interface CommitTreeInput {
-  /** 40-hex tree hash. */
+  /** 40-hex tree hash, or `<40-hex commit hash>^{tree}` for the tree of a commit (no extra git call). */
   tree: string;
   /** 40-hex parent hashes, first parent first. */
   parents: readonly string[];
@@ -185,10 +188,26 @@ export interface CommitTreeInput {
   committer: CommitIdentityInput;
 }
 
-function cleanIdent(part: string): string {
+/**
+ * A name or email as git stores it in an identity line: `<`, `>` and control characters removed,
+ * trimmed.
+ */
+export function cleanIdent(part: string): string {
   // git itself drops these characters from identities; do it here so the stored value is known.
-  // eslint-disable-next-line no-control-regex
   return part.replace(/[<>\x00-\x1f]/g, '').trim();
+}
+
+/**
+ * A time-zone offset as git writes it (`120` → `+0200`).
+ *
+ * @param tzOffset minutes east of UTC.
+ * @throws BadRequest `Invalid time zone offset: N` beyond ±24 hours.
+ */
+export function gitTimeZone(tzOffset: number): string {
+  const tz = Math.round(tzOffset);
+  if (Math.abs(tz) >= 24 * 60) throw new BadRequest(`Invalid time zone offset: ${tz}`);
+  const abs = Math.abs(tz);
+  return `${tz < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}${String(abs % 60).padStart(2, '0')}`;
 }
 
 function identityEnv(prefix: 'AUTHOR' | 'COMMITTER', id: CommitIdentityInput): Record<string, string> {
@@ -197,16 +216,16 @@ function identityEnv(prefix: 'AUTHOR' | 'COMMITTER', id: CommitIdentityInput): R
   const date = id.date ?? new Date();
   const ms = date.getTime();
   if (!Number.isFinite(ms)) throw new BadRequest(`Invalid ${prefix.toLowerCase()} date`);
-  const tz = Math.round(id.tzOffset ?? 0);
-  if (Math.abs(tz) >= 24 * 60) throw new BadRequest(`Invalid time zone offset: ${tz}`);
-  const abs = Math.abs(tz);
-  const zone = `${tz < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}${String(abs % 60).padStart(2, '0')}`;
+  const zone = gitTimeZone(id.tzOffset ?? 0);
   return {
     [`GIT_${prefix}_NAME`]: name,
     [`GIT_${prefix}_EMAIL`]: cleanIdent(id.email),
     [`GIT_${prefix}_DATE`]: `@${Math.floor(ms / 1000)} ${zone}`,
   };
 }
+
+/** The revision suffix naming a commit's tree. */
+const TREE_OF = '^{tree}';
 
 /**
  * Creates a commit object (`git commit-tree <tree> -p <parent>… -F -`) without touching any ref.
@@ -220,7 +239,8 @@ function identityEnv(prefix: 'AUTHOR' | 'COMMITTER', id: CommitIdentityInput): R
  * @see ARCHITECTURE.md "Git notes" (commits)
  */
 export async function commitTree(repo: string, input: CommitTreeInput): Promise<string> {
-  const args = [gitDir(repo), 'commit-tree', assertObjectId(input.tree)];
+  const tree = input.tree.endsWith(TREE_OF) ? `${assertObjectId(input.tree.slice(0, -TREE_OF.length))}${TREE_OF}` : assertObjectId(input.tree);
+  const args = [gitDir(repo), 'commit-tree', tree];
   for (const p of input.parents) args.push('-p', assertObjectId(p));
   args.push('-F', '-');
   const message = input.message.endsWith('\n') || input.message === '' ? input.message : `${input.message}\n`;

@@ -33,7 +33,6 @@ export function assertObjectId(text: string): string {
  */
 export function isValidRefName(ref: string): boolean {
   if (!ref.startsWith('refs/') || ref.length > 4096) return false;
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(ref)) return false;
   if (ref.includes('..') || ref.includes('@{') || ref.includes('//')) return false;
   if (ref.endsWith('/') || ref.endsWith('.')) return false;

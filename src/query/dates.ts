@@ -38,10 +38,14 @@ export function parseQueryDate(text: string, now: Date = new Date()): Date {
   return date;
 }
 
+/** Range of the integer columns a query compares with (counts, numbers): PostgreSQL's int4. */
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
 /**
- * Reads the integer value of a count field (`"Comment Count" is greater than "2"`):
- * optional sign and decimal digits, surrounding whitespace ignored, within the safe
- * integer range.
+ * Reads the integer value of a count or number field (`"Comment Count" is greater than "2"`,
+ * the `12` of `proj#12`): optional sign and decimal digits, surrounding whitespace ignored,
+ * within the range of an integer column (int32).
  *
  * Implements the integer fields of reference/pulls.md §6 and comments-issues.md §1.3 / §6.4.
  *
@@ -50,7 +54,7 @@ export function parseQueryDate(text: string, now: Date = new Date()): Date {
 export function parseIntegerValue(field: string, text: string): number {
   const trimmed = text.trim();
   const value = /^[+-]?[0-9]+$/.test(trimmed) ? Number(trimmed) : Number.NaN;
-  if (!Number.isSafeInteger(value)) {
+  if (!Number.isSafeInteger(value) || value < INT32_MIN || value > INT32_MAX) {
     throw new QuerySyntaxError(`Invalid integer for field '${field}': ${text}`);
   }
   return value || 0;

@@ -14,7 +14,7 @@ export class QuerySyntaxError extends BadRequest {
   readonly column: number | null;
 
   constructor(message: string, column: number | null = null) {
-    super(message);
+    super(message, { code: 'GITLOOM_ERR_QUERY_SYNTAX' });
     this.column = column;
   }
 }

@@ -16,9 +16,12 @@ interface GrammarSyntaxError extends Error {
   location: { start: { offset: number } };
 }
 const grammar = generated as unknown as {
-  parse(input: string): unknown;
+  parse(input: string, options?: { startRule?: GrammarStartRule }): unknown;
   SyntaxError: new (...args: never[]) => GrammarSyntaxError;
 };
+
+/** The start rules of query.peggy: the five criteria languages, and the commit query. */
+export type GrammarStartRule = 'Query' | 'CommitQuery';
 
 const builtIn = new Map<LanguageDefinition, CompiledLanguage>();
 
@@ -79,9 +82,21 @@ export function parseQuery(
 ): ParsedQuery {
   const definition = typeof language === 'string' ? QUERY_LANGUAGES[language] : language;
   const compiledLanguage = compiled(definition, options.extraFields ?? []);
-  let raw: RawQuery;
+  const raw = parseWithGrammar(text, 'Query') as RawQuery;
+  return validateQuery(raw, compiledLanguage, text, options.now ?? new Date());
+}
+
+/**
+ * Runs the generated parser of query.peggy from one start rule and returns the grammar's raw
+ * result (shapes are the rule's; see query.peggy).
+ *
+ * @throws QuerySyntaxError (400) `Unexpected 'xyz' at column 17`, `Unexpected end of query at
+ *   column N`, messages raised by the grammar itself with their column (`Unterminated quoted
+ *   string at column N`), `Query is nested too deeply`.
+ */
+export function parseWithGrammar(text: string, startRule: GrammarStartRule): unknown {
   try {
-    raw = grammar.parse(text) as RawQuery;
+    return grammar.parse(text, { startRule });
   } catch (error) {
     if (error instanceof RangeError) throw new QuerySyntaxError('Query is nested too deeply');
     if (!isGrammarError(error)) throw error;
@@ -92,5 +107,4 @@ export function parseQuery(
     }
     unexpectedAt(text, offset);
   }
-  return validateQuery(raw, compiledLanguage, text, options.now ?? new Date());
 }

@@ -190,7 +190,8 @@ class Validator {
   private number(raw: Extract<RawCriteria, { type: 'number' }>): Criteria {
     if (!this.language.definition.numberCriteria) unexpectedAt(this.text, raw.offset);
     const number = Number(raw.digits);
-    if (!Number.isSafeInteger(number)) {
+    // numbers are integer columns (int32)
+    if (!Number.isSafeInteger(number) || number > 2_147_483_647) {
       throw new QuerySyntaxError(`Invalid number '${raw.text}' at column ${raw.offset + 1}`, raw.offset + 1);
     }
     return { kind: 'number', number, column: raw.offset + 1 };

@@ -83,7 +83,8 @@ function segmentToRegExp(segment: string): string {
 }
 
 /**
- * Converts an Ant-style path pattern to an anchored, case-insensitive RegExp (exact):
+ * Converts an Ant-style path pattern to an anchored RegExp (exact), case-insensitive unless
+ * `options.ignoreCase` is false (build spec and protection patterns, src/ci/patterns.ts):
  * `*` = any characters within a segment, `?` = one character other than `/`, a `**`
  * segment = zero or more whole segments. `acme/**` matches `acme`, `acme/a`, `acme/a/b`;
  * `**\/app` matches `app` and `x/y/app`; `acme/*` matches `acme/a` only.
@@ -91,7 +92,7 @@ function segmentToRegExp(segment: string): string {
  * Implements the path patterns of reference/projects.md §4 (`children of`, `forks of`),
  * pulls.md §6 (`Target Project`/`Source Project`) and builds.md §7 (`Project`).
  */
-export function antPathToRegExp(pattern: string): RegExp {
+export function antPathToRegExp(pattern: string, options: { ignoreCase?: boolean } = {}): RegExp {
   const segments = antSegments(pattern);
   let source = '';
   segments.forEach((segment, i) => {
@@ -101,7 +102,7 @@ export function antPathToRegExp(pattern: string): RegExp {
     else if (!last) source += `${separator}(?:.*/)?`;
     else source += i === 0 ? '.*' : '(?:/.*)?';
   });
-  return new RegExp(`^${source}$`, 'is');
+  return new RegExp(`^${source}$`, options.ignoreCase === false ? 's' : 'is');
 }
 
 /**

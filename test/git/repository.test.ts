@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequest, Conflict, NotFound } from '../../src/errors.js';
+import { GitError } from '../../src/git/command.js';
 import {
   assertValidBranchName,
   branchHead,
   commitTree,
   deleteRef,
-  diffRefs,
   fetchCommits,
   getDefaultBranch,
   initBareRepository,
@@ -137,11 +137,7 @@ describe('refs', () => {
       { ref: 'refs/heads/new', newHash: a },
     ]);
     const after = await listRefs(repo);
-    expect(diffRefs(before, after)).toEqual([
-      { ref: 'refs/heads/main', oldHash: a, newHash: b },
-      { ref: 'refs/heads/new', oldHash: null, newHash: a },
-      { ref: 'refs/pulls/1/head', oldHash: b, newHash: null },
-    ]);
+    expect(after).toEqual(new Map([['refs/heads/main', b], ['refs/heads/new', a]]));
     expect(await listBranches(repo)).toEqual([
       { name: 'main', commitHash: b },
       { name: 'new', commitHash: a },
@@ -150,6 +146,13 @@ describe('refs', () => {
     await deleteRef(repo, 'refs/heads/new', a);
     await deleteRef(repo, 'refs/heads/never-existed');
     expect([...(await listRefs(repo)).keys()]).toEqual(['refs/heads/main']);
+    // A failure that is no lost race (the new object does not exist) is the git fault itself.
+    const missing = 'f'.repeat(40);
+    const fault = updateRefs(repo, [{ ref: 'refs/heads/main', newHash: missing, expectedOld: b }]);
+    await expect(fault).rejects.toBeInstanceOf(GitError);
+    await expect(fault).rejects.toMatchObject({ exitCode: 128, args: expect.arrayContaining(['update-ref', '--stdin']) });
+    await expect(fault).rejects.toThrow(missing);
+    expect(await branchHead(repo, 'main')).toBe(b);
     expect(ZERO_HASH).toMatch(/^0{40}$/);
   });
 

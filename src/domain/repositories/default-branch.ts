@@ -1,4 +1,5 @@
-import { getDefaultBranch, listBranches, setDefaultBranch, type Branch } from '../../git/repository.js';
+/** The default branch of a project's repository (reference/projects.md §7). */
+import { getDefaultBranch, setDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
 
@@ -18,10 +19,4 @@ export async function getRepositoryDefaultBranch(ctx: Context, projectId: number
 export async function setRepositoryDefaultBranch(ctx: Context, projectId: number, branch: string): Promise<void> {
   const { project } = await loadProjectWith(ctx, projectId, 'writeCode');
   await setDefaultBranch(ctx.repoPath(project.id), branch);
-}
-
-/** GET `/repositories/{projectId}/branches` (CONTRACT.md §9): read code; branches by name with their head commits. */
-export async function getRepositoryBranches(ctx: Context, projectId: number): Promise<Branch[]> {
-  const { project } = await loadProjectWith(ctx, projectId, 'readCode');
-  return listBranches(ctx.repoPath(project.id));
 }

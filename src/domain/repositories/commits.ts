@@ -1,0 +1,22 @@
+/**
+ * One commit of a project's repository (OneDev 8.6 RepositoryResource `GET
+ * /repositories/{projectId}/commits/{hash}`, CONTRACT.md §9).
+ */
+import { NotFound } from '../../errors.js';
+import { readCommit, resolveCommit, type Commit } from '../../git/repository.js';
+import type { Context } from '../context.js';
+import { loadProjectWith } from '../permissions.js';
+
+/**
+ * A commit by hash (or any revision naming a commit): read code.
+ *
+ * @returns hash, tree, parents, author, committer (name, email, instant, zone) and message.
+ * @throws NotFound `Commit not found: X`.
+ */
+export async function getCommit(ctx: Context, projectId: number, revision: string): Promise<Commit> {
+  const { project } = await loadProjectWith(ctx, projectId, 'readCode');
+  const repo = ctx.repoPath(project.id);
+  const hash = revision.startsWith('-') ? null : await resolveCommit(repo, revision);
+  if (!hash) throw new NotFound(`Commit not found: ${revision}`);
+  return readCommit(repo, hash);
+}

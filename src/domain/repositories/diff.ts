@@ -1,0 +1,227 @@
+/**
+ * The difference of two commits of a project's repository, as files with hunks and numbered
+ * lines, for the web UI's commit, compare and pull request pages (issue 12). `git diff` output
+ * (src/git/diff.ts) is parsed with `parse-diff`; big diffs are capped (bytes read from git,
+ * lines per file, lines in total) and say so, so a page stays fast whatever was pushed.
+ */
+import parseDiff from 'parse-diff';
+import { NotFound } from '../../errors.js';
+import { diffPatch, diffSummary, EMPTY_TREE_HASH, type DiffStat } from '../../git/diff.js';
+import { resolveCommit } from '../../git/repository.js';
+import type { Context } from '../context.js';
+import { loadProjectWith } from '../permissions.js';
+import { objectRead } from './object-reads.js';
+
+/** One line of a hunk. */
+export interface DiffLine {
+  /** `context` (unchanged), `add` (only on the new side) or `delete` (only on the old side). */
+  type: 'context' | 'add' | 'delete';
+  /** 1-based line number on the old side; null for an added line. */
+  oldLine: number | null;
+  /** 1-based line number on the new side; null for a deleted line. */
+  newLine: number | null;
+  /** The line's text without the `+`/`-`/space prefix and without the newline. */
+  text: string;
+  /** Whether git reported `\ No newline at end of file` after this line. */
+  noNewlineAtEnd: boolean;
+}
+
+/** A hunk: a run of changed lines with their context. */
+export interface DiffHunk {
+  /** The `@@ -a,b +c,d @@ section` header line as git wrote it. */
+  header: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: DiffLine[];
+}
+
+/** One changed file. */
+export interface FileDiff {
+  /** Path on the old side; null for an added file. */
+  oldPath: string | null;
+  /** Path on the new side; null for a deleted file. */
+  newPath: string | null;
+  /** What happened to the file (`renamed` may also have changed lines). */
+  status: 'added' | 'deleted' | 'modified' | 'renamed';
+  /** Octal git modes when known (`100644`, `100755`, `120000`, …). */
+  oldMode: string | null;
+  newMode: string | null;
+  /** Whether git treats the file as binary (no hunks). */
+  binary: boolean;
+  /** Added and deleted lines of the whole file (also when its hunks were capped); 0 for binaries. */
+  additions: number;
+  deletions: number;
+  /** The hunks shown; fewer lines than the file's change when `truncated`. */
+  hunks: DiffHunk[];
+  /**
+   * Why some or all hunks are left out: `file` (more than `maxFileLines` lines), `total` (the
+   * diff's line budget was used up by earlier files) or `bytes` (git's output was cut); null when
+   * the hunks are complete.
+   */
+  truncated: 'file' | 'total' | 'bytes' | null;
+}
+
+/** Caps of {@link parseCommitDiff} and {@link diffCommits}. */
+export interface DiffLimits {
+  /** The most diff lines (context included) shown of one file; default 2,500. */
+  maxFileLines: number;
+  /** The most diff lines shown over all files; default 10,000. */
+  maxTotalLines: number;
+  /** The most bytes of `git diff` output read; default 8 MiB. */
+  maxBytes: number;
+  /** Unchanged lines around each change (git's `-U`); default 3. */
+  contextLines: number;
+}
+
+/** The default caps: enough for a large review, small enough for a page under 100 ms. */
+export const DEFAULT_DIFF_LIMITS: DiffLimits = { maxFileLines: 2_500, maxTotalLines: 10_000, maxBytes: 8 * 1024 * 1024, contextLines: 3 };
+
+/** The difference of two commits. */
+export interface CommitDiff {
+  /** 40-hex old commit, or null when the new commit is compared with nothing (a root commit). */
+  oldCommit: string | null;
+  /** 40-hex new commit. */
+  newCommit: string;
+  /** Every changed file, in git's order (by path). */
+  files: FileDiff[];
+  /** Sums over all files. */
+  additions: number;
+  deletions: number;
+  /** Whether any file's hunks were capped. */
+  truncated: boolean;
+}
+
+function fileStatus(file: Pick<FileDiff, 'oldPath' | 'newPath'>): FileDiff['status'] {
+  if (file.oldPath === null) return 'added';
+  if (file.newPath === null) return 'deleted';
+  return file.oldPath === file.newPath ? 'modified' : 'renamed';
+}
+
+function toLines(chunk: parseDiff.Chunk): DiffLine[] {
+  const lines: DiffLine[] = [];
+  for (const change of chunk.changes) {
+    // parse-diff repeats the previous change for `\ No newline at end of file`
+    if (change.content.startsWith('\\')) {
+      const last = lines.at(-1);
+      if (last) last.noNewlineAtEnd = true;
+      continue;
+    }
+    const text = change.content.slice(1);
+    if (change.type === 'add') lines.push({ type: 'add', oldLine: null, newLine: change.ln, text, noNewlineAtEnd: false });
+    else if (change.type === 'del') lines.push({ type: 'delete', oldLine: change.ln, newLine: null, text, noNewlineAtEnd: false });
+    else lines.push({ type: 'context', oldLine: change.ln1, newLine: change.ln2, text, noNewlineAtEnd: false });
+  }
+  return lines;
+}
+
+/**
+ * Parses `git diff` output into files and hunks (with `parse-diff`), joined with the numstat
+ * summary of every file and capped by `limits` (see {@link FileDiff.truncated}).
+ *
+ * @param stats every changed file in git's order ({@link diffSummary}); files past a byte cut
+ *   of `patch` are listed from here with no hunks.
+ * @param patch the unified diff text and whether it was cut.
+ * @param limits the line caps (`maxBytes` was applied when the patch was read).
+ * @returns files in the order of `stats`.
+ */
+export function parseCommitDiff(stats: readonly DiffStat[], patch: { text: string; truncated: boolean }, limits: Pick<DiffLimits, 'maxFileLines' | 'maxTotalLines'>): FileDiff[] {
+  const parsed = parseDiff(patch.text);
+  let budget = limits.maxTotalLines;
+  return stats.map((stat, index): FileDiff => {
+    const file = parsed[index] as parseDiff.File | undefined;
+    const oldPath = file?.new ? null : stat.oldPath;
+    const newPath = file?.deleted ? null : stat.newPath;
+    const base = {
+      oldPath, newPath, status: fileStatus({ oldPath, newPath }),
+      oldMode: file?.oldMode ?? null, newMode: file?.newMode ?? null,
+      binary: stat.additions === null,
+      additions: stat.additions ?? 0, deletions: stat.deletions ?? 0,
+    };
+    // the last parsed file may be cut by the byte cap: treat it as missing
+    const complete = file !== undefined && !(patch.truncated && index >= parsed.length - 1);
+    if (!complete) return { ...base, hunks: [], truncated: patch.truncated ? 'bytes' : null };
+    if (budget <= 0 && file.chunks.length > 0) return { ...base, hunks: [], truncated: 'total' };
+    const hunks: DiffHunk[] = [];
+    let shown = 0;
+    let truncated: FileDiff['truncated'] = null;
+    for (const chunk of file.chunks) {
+      const lines = toLines(chunk);
+      const room = Math.min(limits.maxFileLines - shown, budget);
+      if (room <= 0) {
+        truncated = shown >= limits.maxFileLines ? 'file' : 'total';
+        break;
+      }
+      const kept = lines.length > room ? lines.slice(0, room) : lines;
+      hunks.push({ header: chunk.content, oldStart: chunk.oldStart, oldLines: chunk.oldLines, newStart: chunk.newStart, newLines: chunk.newLines, lines: kept });
+      shown += kept.length;
+      budget -= kept.length;
+      if (kept.length < lines.length) {
+        truncated = shown >= limits.maxFileLines ? 'file' : 'total';
+        break;
+      }
+    }
+    return { ...base, hunks, truncated };
+  });
+}
+
+/**
+ * The difference of two commits of a project (read code), as files with numbered lines.
+ *
+ * @param projectId the project.
+ * @param oldRevision the old side (hash, branch, tag or any revision git resolves); null compares
+ *   `newRevision` with the empty tree (a root commit's changes).
+ * @param newRevision the new side.
+ * @param limits caps overriding {@link DEFAULT_DIFF_LIMITS}.
+ * @throws NotFound for a project the caller cannot see or `Commit not found: X`; Forbidden
+ *   (Unauthorized when anonymous) without read code; BadRequest for a revision starting with `-`.
+ */
+export async function diffCommits(
+  ctx: Context,
+  projectId: number,
+  oldRevision: string | null,
+  newRevision: string,
+  limits: Partial<DiffLimits> = {},
+): Promise<CommitDiff> {
+  const { project } = await loadProjectWith(ctx, projectId, 'readCode');
+  const repo = ctx.repoPath(project.id);
+  const caps = { ...DEFAULT_DIFF_LIMITS, ...limits };
+  // the diff of two commit hashes never changes: shown again, it costs no git process
+  const kind = `diff:${caps.maxFileLines}:${caps.maxTotalLines}:${caps.maxBytes}:${caps.contextLines}`;
+  return objectRead(repo, kind, [oldRevision, newRevision], () => readCommitDiff(repo, oldRevision, newRevision, caps), diffSize);
+}
+
+/** Estimated bytes of a diff in memory. */
+function diffSize(diff: CommitDiff): number {
+  let size = 256;
+  for (const file of diff.files) {
+    size += 256;
+    for (const hunk of file.hunks) for (const line of hunk.lines) size += 64 + line.text.length * 2;
+  }
+  return size;
+}
+
+async function readCommitDiff(repo: string, oldRevision: string | null, newRevision: string, caps: DiffLimits): Promise<CommitDiff> {
+  const resolve = async (revision: string) => {
+    const hash = await resolveCommit(repo, revision);
+    if (!hash) throw new NotFound(`Commit not found: ${revision}`);
+    return hash;
+  };
+  const newCommit = await resolve(newRevision);
+  const oldCommit = oldRevision === null ? null : await resolve(oldRevision);
+  const oldTree = oldCommit ?? EMPTY_TREE_HASH;
+  const [stats, patch] = await Promise.all([
+    diffSummary(repo, oldTree, newCommit),
+    diffPatch(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines),
+  ]);
+  const files = parseCommitDiff(stats, patch, caps);
+  return {
+    oldCommit,
+    newCommit,
+    files,
+    additions: files.reduce((n, f) => n + f.additions, 0),
+    deletions: files.reduce((n, f) => n + f.deletions, 0),
+    truncated: files.some((f) => f.truncated !== null),
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The server side of receive-pack's hooks (ARCHITECTURE.md "The two main flows" #2): installs the
+ * hook program under `<data dir>/hooks`, makes the per-process secret the hooks present, and
+ * builds the git environment of one push (hook directory, loopback URL, project, pusher).
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import path from 'node:path';
+import type { Config } from '../../config.js';
+import { HOOK_ENV, HOOK_SECRET_HEADER, installHooks } from '../../git/hooks.js';
+
+export { HOOK_SECRET_HEADER };
+
+/** The hooks of this process. */
+export interface PushHooks {
+  /** Git environment for one push: `hooksUrl` is where the hooks post (`<url>/pre-receive`, `<url>/post-receive`). */
+  envFor(hooksUrl: string, projectId: number, userId: number): Record<string, string>;
+  /** Whether a hook request's secret header is this process's secret (constant time). */
+  accepts(secret: unknown): boolean;
+}
+
+/**
+ * Installs the hooks (idempotent) and returns the process's {@link PushHooks}, with a fresh
+ * random secret (32 bytes, hex).
+ */
+export async function preparePushHooks(config: Config): Promise<PushHooks> {
+  const secret = randomBytes(32).toString('hex');
+  const hookEnv = await installHooks(path.join(config.dataDir, 'hooks'), process.execPath);
+  return {
+    envFor: (hooksUrl, projectId, userId) => ({
+      ...hookEnv,
+      [HOOK_ENV.url]: hooksUrl,
+      [HOOK_ENV.secret]: secret,
+      [HOOK_ENV.projectId]: String(projectId),
+      [HOOK_ENV.userId]: String(userId),
+    }),
+    accepts(given) {
+      if (typeof given !== 'string') return false;
+      const a = Buffer.from(secret);
+      const b = Buffer.from(given);
+      return a.length === b.length && timingSafeEqual(a, b);
+    },
+  };
+}
