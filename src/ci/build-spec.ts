@@ -29,6 +29,9 @@ import { scanVariables, VariableError, type VariableRef } from './variables.js';
 
 export type * from './spec-types.js';
 
+/** The newest build spec version Gitloom reads: OneDev 8.6.13's (reference/builds.md §5). */
+export const MAX_SPEC_VERSION = 25;
+
 /** File name of the build spec at the repository root. */
 export const BUILD_SPEC_FILE = '.onedev-buildspec.yml';
 /** Legacy file name, read when {@link BUILD_SPEC_FILE} is absent. */
@@ -88,6 +91,10 @@ export function parseBuildSpec(text: string): BuildSpec {
 
   const version = top.optionalInteger('version', 0);
   if (version === null && !top.raw('version')) problems.add('', root, "'version' is required");
+  if (version !== null && version > MAX_SPEC_VERSION) {
+    // A newer OneDev's spec (e.g. steps as `type: CommandStep`): one message, not one per step.
+    throw new BuildSpecError([`Build spec version ${version} is newer than this server supports (max ${MAX_SPEC_VERSION})`]);
+  }
   const properties: { name: string; value: string }[] = [];
   top.list('properties').forEach((n, i) => {
     const r = asMap(n, `properties[${i}]`, problems);
@@ -100,9 +107,12 @@ export function parseBuildSpec(text: string): BuildSpec {
     if (properties.some((p) => p.name === name)) r.problems.add(r.where, n, `duplicate property name '${name}'`);
     properties.push({ name, value });
   });
+  // Constructs this server does not read are said once, before anything they would cause.
+  const unsupported = new Problems();
   for (const key of ['imports', 'stepTemplates', 'services'] as const) {
-    if (top.list(key).length > 0) problems.add('', top.raw(key), `'${key}' is not supported`);
+    if (top.list(key).length > 0) unsupported.add('', top.raw(key), `'${key}' is not supported`);
   }
+  if (unsupported.messages.length > 0) throw new BuildSpecError(unsupported.messages);
   const drafts = top.list('jobs').flatMap((n, i) => {
     const d = readJob(n, i, problems);
     return d ? [d] : [];
@@ -225,7 +235,7 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
       const runInContainer = sr.boolean('runInContainer', true);
       sr.ignore('image', 'runAs', 'registryLogins');
       if (runInContainer) {
-        problems.add(w, node, 'runInContainer: true is not supported (only the shell executor is available); set runInContainer: false');
+        problems.add(w, node, "runInContainer: true is not supported (jobs run on the server's shell executor, no container image is pulled); set 'runInContainer: false' on this step and install what its commands need on the server");
       }
       const interpreter = readInterpreter(sr, w, problems);
       if (interpreter) interp('interpreter', interpreter.commands);

@@ -4,7 +4,17 @@
  * Sunday; cron-parser 0–6, so numeric day-of-week values are shifted. The optional 7th field
  * (year) is accepted only as `*` (every year).
  */
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type * as CronParser from 'cron-parser';
+
+const require = createRequire(import.meta.url);
+let cronParser: typeof CronParser.CronExpressionParser | undefined;
+
+/** cron-parser (with luxon), loaded when a schedule is first read. */
+function parser(): typeof CronParser.CronExpressionParser {
+  cronParser ??= (require('cron-parser') as typeof CronParser).CronExpressionParser;
+  return cronParser;
+}
 
 /** A cron expression that cannot be used. */
 export class CronSyntaxError extends Error {}
@@ -35,7 +45,7 @@ function toCronParser(expression: string): string {
  */
 export function validateCron(expression: string): void {
   try {
-    CronExpressionParser.parse(toCronParser(expression), { tz: 'UTC' });
+    parser().parse(toCronParser(expression), { tz: 'UTC' });
   } catch (error) {
     if (error instanceof CronSyntaxError) throw error;
     throw new CronSyntaxError(`invalid cron expression '${expression}': ${error instanceof Error ? error.message : String(error)}`);
@@ -52,7 +62,7 @@ export function fireTimesBetween(expression: string, after: number, until: numbe
   const converted = toCronParser(expression);
   let iterator;
   try {
-    iterator = CronExpressionParser.parse(converted, { currentDate: new Date(after), endDate: new Date(until + 1) });
+    iterator = parser().parse(converted, { currentDate: new Date(after), endDate: new Date(until + 1) });
   } catch (error) {
     throw new CronSyntaxError(`invalid cron expression '${expression}': ${error instanceof Error ? error.message : String(error)}`);
   }

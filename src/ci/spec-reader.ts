@@ -4,7 +4,18 @@
  * nodes into a small tree with line numbers and offers typed accessors that collect
  * validation messages instead of throwing, so one pass reports every problem.
  */
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+import type { Document } from 'yaml';
+
+const require = createRequire(import.meta.url);
+let yamlModule: typeof Yaml | undefined;
+
+/** The `yaml` library, loaded on first use (start-up reads no build spec). */
+function yaml(): typeof Yaml {
+  yamlModule ??= require('yaml') as typeof Yaml;
+  return yamlModule;
+}
 
 /** A node of the converted tree. `tag` is the explicit YAML tag (`!CommandStep`) or null. */
 export type SpecNode =
@@ -21,6 +32,7 @@ const MAX_NODES = 50_000;
  * @returns the root node (null for an empty document) or the syntax error messages.
  */
 export function parseYamlTree(text: string): { root: SpecNode | null; errors: string[] } {
+  const { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length > 0) {

@@ -8,17 +8,26 @@ import { commitTree, readCommits, type CommitIdentityInput } from './commits.js'
 import { assertObjectId } from './names.js';
 
 /**
- * Whether commit `a` is an ancestor of (or equal to) commit `b` (`merge-base --is-ancestor`).
+ * Whether commit `a` is an ancestor of (or equal to) commit `b` (`merge-base --is-ancestor`):
+ * the one ancestry check, also of pushes (src/git/hooks.ts isFastForward).
  *
  * @param repo absolute path of a bare repository.
  * @param a,b revisions (usually hashes).
- * @throws GitError when a revision does not exist.
+ * @param options `env`: extra environment for git (a push's quarantine, to see the objects it
+ *   brings); `missing`: the answer when a revision does not exist, instead of throwing.
+ * @throws GitError when a revision does not exist and no `missing` answer is given.
  */
-export async function isAncestor(repo: string, a: string, b: string): Promise<boolean> {
+export async function isAncestor(
+  repo: string,
+  a: string,
+  b: string,
+  options: { env?: Record<string, string>; missing?: boolean } = {},
+): Promise<boolean> {
   const res = await runGit([gitDir(repo), 'merge-base', '--is-ancestor', value(a), value(b)], {
-    okExitCodes: [0, 1],
+    env: options.env,
+    okExitCodes: options.missing === undefined ? [0, 1] : [0, 1, 128],
   });
-  return res.exitCode === 0;
+  return res.exitCode === 128 ? options.missing === true : res.exitCode === 0;
 }
 
 /**
@@ -153,7 +162,7 @@ export async function mergeTreeWithBase(
 export interface RebaseInput {
   /** 40-hex commit to rebase onto (the target branch head). */
   onto: string;
-  /** 40-hex commits to replay, oldest first (e.g. `revList(head, [target], {reverse})`). */
+  /** 40-hex commits to replay, parents before children (`revList(head, [target], {reverse, topoOrder})`). */
   commits: readonly string[];
   /** Committer of rewritten commits (the author of each is kept). */
   committer: CommitIdentityInput;

@@ -47,18 +47,30 @@ type AuthorizationDatabase = Record<(typeof KINDS)[AuthorizationKind]['table'], 
 /** A role granted to a subject (user or group) on a project. */
 interface Grant { projectId: number; subjectId: number; roleId: number }
 
+/**
+ * Whether the caller may handle authorizations of `kind` on a project: a project the caller
+ * cannot see is 404 whatever the kind (CONTRACT.md §4, do not leak existence); then group
+ * authorizations need an administrator, user authorizations manage permission (403).
+ */
+async function authorizeGrant(ctx: Context, kind: AuthorizationKind, projectId: number): Promise<void> {
+  if (KINDS[kind].administratorsOnly) {
+    await loadProjectWith(ctx, projectId, 'access');
+    requireAdmin(ctx.actor);
+  } else {
+    await loadProjectWith(ctx, projectId, 'manage');
+  }
+}
+
 async function getAuthorization<K extends AuthorizationKind>(ctx: Context, kind: K, id: number) {
   const { table, label, administratorsOnly } = KINDS[kind];
-  if (administratorsOnly) requireAdmin(ctx.actor);
   const row = await loadRow(ctx.db, table, id, label);
-  if (!administratorsOnly) await loadProjectWith(ctx, row.projectId, 'manage');
+  await authorizeGrant(ctx, kind, row.projectId);
   return row;
 }
 
 async function saveAuthorization(ctx: Context, kind: AuthorizationKind, id: number | null, grant: Grant): Promise<number> {
-  const { table, subject, subjectLabel, referenced, administratorsOnly } = KINDS[kind];
-  if (administratorsOnly) requireAdmin(ctx.actor);
-  await loadProjectWith(ctx, grant.projectId, 'manage');
+  const { table, subject, subjectLabel, referenced } = KINDS[kind];
+  await authorizeGrant(ctx, kind, grant.projectId);
   await referenced(ctx.db, grant.subjectId);
   await referencedRole(ctx.db, grant.roleId);
   const message = `${subjectLabel} ${grant.subjectId} is already authorized on project ${grant.projectId}`;

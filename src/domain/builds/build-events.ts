@@ -13,20 +13,25 @@ import { refHead, resolveCommit } from '../../git/refs.js';
 import { SYSTEM_ID, type Context } from '../context.js';
 import { checkPullRequest } from '../pulls/check.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
-import { getPullRequestRow, latestUpdate } from '../pulls/pull-requests.js';
+import { findPullRequestRow, getPullRequestRow, latestUpdate } from '../pulls/pull-requests.js';
 import { requiredJobs } from './required-builds.js';
-import { findJob, specAt } from './spec.js';
+import { findJob, lastReadableSpec, specAt } from './spec.js';
 import { readLog } from './storage.js';
-import { createFailedBuild, FINISHED, newPipeline, submitBuild } from './submit.js';
+import { createFailedBuild, FINISHED, newPipeline, seededPipeline, submitBuild } from './submit.js';
 import { notifySchedulers } from './wakeup.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 /** Collected failures (logged by the caller's bus) without stopping other submissions. */
-async function submitMatches(ctx: Context, matches: TriggerMatch[], base: { projectId: number; commitHash: string; requestId: number | null; pipeline?: string }): Promise<number[]> {
+async function submitMatches(
+  ctx: Context,
+  matches: TriggerMatch[],
+  base: { projectId: number; commitHash: string; requestId: number | null; pipeline?: string; pipelineSeed?: string },
+): Promise<number[]> {
   const ids: number[] = [];
   const errors: unknown[] = [];
-  for (const match of matches) {
+  for (const [index, match] of matches.entries()) {
     if (!match.refName) continue;
-    const pipeline = base.pipeline ?? newPipeline();
+    const pipeline = base.pipeline ?? (base.pipelineSeed !== undefined ? seededPipeline(base.pipelineSeed, index) : newPipeline());
     for (const params of match.paramSets) {
       try {
         ids.push(await submitBuild(ctx, {
@@ -65,17 +70,14 @@ function partialMatches(partial: BuildSpec | null, event: TriggerEvent): Trigger
 /**
  * An event met an invalid build spec (reference/builds.md §4 step 1 — Gitloom never drops the
  * event silently): each job whose readable triggers match gets a FAILED build with the
- * validation message in its log. When no job can be determined and `fallback` is given (a
- * push), one FAILED build named after the spec file carries the message, so every push with a
- * broken spec shows one.
+ * validation message in its log (pull request events; pushes: {@link failUnreadablePush}).
  */
 async function failInvalidSpec(
   ctx: Context, spec: { message: string; partial: BuildSpec | null }, event: TriggerEvent,
-  base: { projectId: number; commitHash: string; requestId: number | null }, fallback: { refName: string; reason: string } | null,
+  base: { projectId: number; commitHash: string; requestId: number | null },
 ): Promise<number[]> {
   const matches = partialMatches(spec.partial, event).filter((m) => m.refName !== null);
-  const targets = matches.length > 0 ? matches.map((m) => ({ jobName: m.job.name, refName: m.refName!, reason: m.reason }))
-    : fallback ? [{ jobName: BUILD_SPEC_FILE, ...fallback }] : [];
+  const targets = matches.map((m) => ({ jobName: m.job.name, refName: m.refName!, reason: m.reason }));
   const ids: number[] = [];
   for (const t of targets) {
     ids.push(await createFailedBuild(ctx, {
@@ -87,11 +89,43 @@ async function failInvalidSpec(
 }
 
 /**
+ * A pushed ref whose commit has an unreadable spec (reference/builds.md §4 step 1), without
+ * flooding a mirror push of many refs: at most one FAILED build per commit, and only for a ref
+ * that would have been built — a job of the spec's readable part, else of the last readable
+ * version of the spec in the commit's history (spec.ts), has a trigger matching the event. With
+ * no readable version at all a branch update still gets one FAILED build (the spec is broken
+ * from the start), a tag never does.
+ */
+async function failUnreadablePush(
+  ctx: Context, spec: { message: string; partial: BuildSpec | null }, event: TriggerEvent,
+  base: { projectId: number; commitHash: string; requestId: null }, fallback: { refName: string; reason: string } | null,
+): Promise<void> {
+  const built = await ctx.db.selectFrom('builds').select('id').where('projectId', '=', base.projectId)
+    .where('commitHash', '=', base.commitHash).where('requestId', 'is', null).limit(1).executeTakeFirst();
+  if (built) return;
+  if (!fallback) return;
+  let match = partialMatches(spec.partial, event).find((m) => m.refName !== null);
+  let target: { jobName: string; refName: string; reason: string } | null = match ? { jobName: match.job.name, refName: match.refName!, reason: match.reason } : null;
+  if (!target) {
+    const readable = await lastReadableSpec(ctx.repoPath(base.projectId), base.commitHash);
+    match = readable ? matchTriggers(readable, event).find((m) => m.refName !== null) : undefined;
+    if (match) target = { jobName: match.job.name, refName: match.refName!, reason: match.reason };
+    else if (!readable && event.kind === 'branch-update') target = { jobName: BUILD_SPEC_FILE, ...fallback };
+  }
+  if (!target) return;
+  await createFailedBuild(ctx, {
+    projectId: base.projectId, commitHash: base.commitHash, refName: target.refName, jobName: target.jobName, params: {},
+    reason: target.reason, pipeline: newPipeline(), submitterId: SYSTEM_ID, requestId: null,
+  }, spec.message);
+}
+
+/**
  * After a push or merge: branch updates and tag creations run the matching jobs of the spec at
- * the new commit; open pull requests whose branches moved are re-checked and their update
+ * the new commit (in pipelines derived from `pipelineSeed` when given, so running this again for
+ * the same change reuses the builds it submitted); open pull requests whose branches moved are re-checked and their update
  * triggers evaluated.
  */
-export async function triggerOnRefsUpdated(ctx: Context, projectId: number, changes: readonly RefChange[]): Promise<void> {
+export async function triggerOnRefsUpdated(ctx: Context, projectId: number, changes: readonly RefChange[], pipelineSeed?: string): Promise<void> {
   const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
   if (!project) return;
   const repo = ctx.repoPath(projectId);
@@ -102,7 +136,7 @@ export async function triggerOnRefsUpdated(ctx: Context, projectId: number, chan
     let fallback: { refName: string; reason: string } | null;
     if (change.ref.startsWith('refs/heads/')) {
       const message = (await readCommit(repo, change.newHash)).message;
-      const changedFiles = change.oldHash ? await changedPaths(repo, change.oldHash, change.newHash).catch(() => null) : null;
+      const changedFiles = change.oldHash ? await changedPaths(repo, change.oldHash, change.newHash) : null;
       const branch = change.ref.slice('refs/heads/'.length);
       event = { kind: 'branch-update', projectPath: project.path, branch, changedFiles, commitMessage: message };
       fallback = isSkipCommitMessage(message) ? null : { refName: change.ref, reason: `Branch '${branch}' is updated` };
@@ -118,11 +152,13 @@ export async function triggerOnRefsUpdated(ctx: Context, projectId: number, chan
     }
     const spec = await specAt(repo, commit);
     if (spec.kind === 'invalid') {
-      await failInvalidSpec(ctx, spec, event, { projectId, commitHash: commit, requestId: null }, fallback);
+      await failUnreadablePush(ctx, spec, event, { projectId, commitHash: commit, requestId: null }, fallback);
       continue;
     }
     if (spec.kind !== 'valid') continue;
-    await submitMatches(ctx, matchTriggers(spec.spec, event), { projectId, commitHash: commit, requestId: null });
+    await submitMatches(ctx, matchTriggers(spec.spec, event), {
+      projectId, commitHash: commit, requestId: null, ...(pipelineSeed !== undefined && { pipelineSeed: `${pipelineSeed}:${change.ref}` }),
+    });
   }
 
   const branches = changes.filter((c) => c.ref.startsWith('refs/heads/') && c.oldHash !== null).map((c) => c.ref.slice('refs/heads/'.length));
@@ -143,7 +179,7 @@ export async function triggerOnRefsUpdated(ctx: Context, projectId: number, chan
  * (`refs/pulls/N/merge`) for every matching job that has no build on that commit yet.
  */
 export async function triggerOnPullRequest(ctx: Context, requestId: number): Promise<void> {
-  const initial = await getPullRequestRow(ctx.db, requestId).catch(() => null);
+  const initial = await findPullRequestRow(ctx.db, requestId);
   if (!initial || initial.status !== 'OPEN') return;
   await getMergePreview(ctx, requestId);
   const pr = await getPullRequestRow(ctx.db, requestId);
@@ -155,8 +191,8 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
   const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
   const event: TriggerEvent = {
     kind: 'pull-request', action: 'update', projectPath: project.path, number: pr.number, targetBranch: pr.targetBranch,
-    sourceBranch: pr.sourceBranch, changedFiles: await changedPaths(repo, pr.baseCommitHash, head).catch(() => []),
-    commitMessage: (await readCommit(repo, head).catch(() => null))?.message ?? '',
+    sourceBranch: pr.sourceBranch, changedFiles: await changedPaths(repo, pr.baseCommitHash, head),
+    commitMessage: (await readCommit(repo, head)).message,
     requiredJobs: await requiredJobs(ctx, pr.targetProjectId, pr.targetBranch),
   };
   const existing = new Set((await ctx.db.selectFrom('builds').select('jobName').where('requestId', '=', pr.id)
@@ -164,7 +200,7 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
   const base = { projectId: pr.targetProjectId, commitHash: pr.buildCommitHash, requestId: pr.id };
   if (spec.kind === 'invalid') {
     if (existing.size > 0) return;
-    await failInvalidSpec(ctx, spec, event, base, null);
+    await failInvalidSpec(ctx, spec, event, base);
     return;
   }
   const matches = matchTriggers(spec.spec, event).filter((m) => !existing.has(m.job.name));
@@ -178,10 +214,10 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
  * An invalid spec gives FAILED builds for the jobs it would run.
  */
 export async function triggerOnPullRequestClosed(ctx: Context, requestId: number): Promise<void> {
-  const pr = await getPullRequestRow(ctx.db, requestId).catch(() => null);
+  const pr = await findPullRequestRow(ctx.db, requestId);
   if (!pr || pr.status === 'OPEN') return;
   const repo = ctx.repoPath(pr.targetProjectId);
-  const targetHead = await refHead(repo, `refs/heads/${pr.targetBranch}`).catch(() => null);
+  const targetHead = await refHead(repo, `refs/heads/${pr.targetBranch}`);
   const commit = pr.status === 'MERGED' ? (pr.previewMergeCommitHash ?? targetHead) : targetHead;
   if (!commit) return;
   const spec = await specAt(repo, commit);
@@ -191,11 +227,11 @@ export async function triggerOnPullRequestClosed(ctx: Context, requestId: number
   const event: TriggerEvent = {
     kind: 'pull-request', action: pr.status === 'MERGED' ? 'merge' : 'discard', projectPath: project.path, number: pr.number,
     targetBranch: pr.targetBranch, sourceBranch: pr.sourceBranch,
-    changedFiles: await changedPaths(repo, pr.baseCommitHash, head).catch(() => []),
+    changedFiles: await changedPaths(repo, pr.baseCommitHash, head),
   };
   const base = { projectId: pr.targetProjectId, commitHash: commit, requestId: pr.id };
   if (spec.kind === 'invalid') {
-    await failInvalidSpec(ctx, spec, event, base, null);
+    await failInvalidSpec(ctx, spec, event, base);
     return;
   }
   await submitMatches(ctx, matchTriggers(spec.spec, event), base);
@@ -210,11 +246,11 @@ export async function onBuildFinished(ctx: Context, buildId: number): Promise<vo
   notifySchedulers({ finished: buildId });
   const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
   if (!build || !FINISHED.includes(build.status)) return;
-  const repo = ctx.repoPath(build.projectId);
-  const spec = await specAt(repo, build.commitHash).catch(() => null);
-  if (spec?.kind !== 'valid') return;
+  await enqueueEvent(ctx.db, { type: 'BUILD', buildId, actorId: build.cancellerId, date: build.finishDate ?? ctx.now() });
   const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', build.projectId).executeTakeFirst();
   if (!project) return;
+  const spec = await specAt(ctx.repoPath(build.projectId), build.commitHash);
+  if (spec.kind !== 'valid') return;
   const rows = await ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', buildId).orderBy('id').execute();
   const params: ParamMap = {};
   for (const r of rows) {

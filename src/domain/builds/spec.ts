@@ -3,6 +3,7 @@
  * `.onedev-buildspec`) read at the commit through src/git and parsed by src/ci/build-spec.ts.
  */
 import { BUILD_SPEC_FILE, BuildSpecError, LEGACY_BUILD_SPEC_FILE, parseBuildSpec, type BuildSpec, type Job } from '../../ci/build-spec.js';
+import { logCommits } from '../../git/commit-log.js';
 import { readBlob } from '../../git/files.js';
 
 /**
@@ -43,4 +44,28 @@ export async function specAt(repo: string, commit: string): Promise<SpecAt> {
 /** The job of a parsed spec by name, or undefined. */
 export function findJob(spec: BuildSpec, jobName: string): Job | undefined {
   return spec.jobs.find((j) => j.name === jobName);
+}
+
+/** How many earlier versions of the spec file {@link lastReadableSpec} looks at. */
+const SPEC_HISTORY_LIMIT = 20;
+
+/**
+ * The spec of the newest version of the spec file, in the history of `commit`, that parses: the
+ * rules a commit whose own spec is unreadable would most likely have been built by
+ * (reference/builds.md §4: which refs get a FAILED build for an unreadable spec). Looks at the
+ * last {@link SPEC_HISTORY_LIMIT} commits that changed `.onedev-buildspec.yml` or its legacy name.
+ *
+ * @returns the spec, or null when none of those versions parses (or the file never existed).
+ * @throws GitError when git fails.
+ */
+export async function lastReadableSpec(repo: string, commit: string): Promise<BuildSpec | null> {
+  const changes = await logCommits(repo, {
+    include: [commit], exclude: [], authors: [], committers: [], messages: [], paths: [BUILD_SPEC_FILE, LEGACY_BUILD_SPEC_FILE],
+    before: null, after: null, max: SPEC_HISTORY_LIMIT,
+  });
+  for (const hash of changes) {
+    const spec = await specAt(repo, hash);
+    if (spec.kind === 'valid') return spec.spec;
+  }
+  return null;
 }

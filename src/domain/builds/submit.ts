@@ -2,7 +2,7 @@
  * Creating builds (reference/builds.md §4 "Submit logic"): the one path every creation takes —
  * REST job runs, automatic triggers, dependencies, post-build actions — plus rebuild and cancel.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { BuildSpec, Job, ParamSpec } from '../../ci/build-spec.js';
 import { expandParams, type ParamMap } from '../../ci/triggers.js';
 import type { Transaction } from 'kysely';
@@ -16,6 +16,7 @@ import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { appendLog, resetBuildStorage } from './storage.js';
 import { findJob, specAt } from './spec.js';
 import { notifySchedulers } from './wakeup.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 /** Unfinished statuses (reference/builds.md §3). */
 export const UNFINISHED: readonly BuildStatus[] = ['WAITING', 'PENDING', 'RUNNING'];
@@ -170,13 +171,15 @@ async function insertBuild(
   tx: Transaction<Database>, scopeId: number, req: SubmitRequest, jobName: string, status: 'WAITING' | 'FAILED', now: number,
 ): Promise<BuildRow> {
   const number = await takeNextNumber(tx, scopeId, 'build');
-  return tx.insertInto('builds').values({
+  const build = await tx.insertInto('builds').values({
     numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
     jobName, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
     commitHash: req.commitHash, status, paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: status === 'FAILED' ? now : null,
     retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
     retryCount: 0, leaseOwner: null, leaseExpires: null,
   }).returningAll().executeTakeFirstOrThrow();
+  await enqueueEvent(tx, { type: 'BUILD', buildId: build.id, actorId: req.submitterId, date: now });
+  return build;
 }
 
 /**
@@ -216,7 +219,7 @@ async function autoCancel(ctx: Context, build: BuildRow, key: string): Promise<v
   const repo = ctx.repoPath(build.projectId);
   for (const old of older) {
     if (keys.get(old.id) !== key) continue;
-    if (build.requestId !== null || (await isAncestor(repo, old.commitHash, build.commitHash).catch(() => false))) {
+    if (build.requestId !== null || (await isAncestor(repo, old.commitHash, build.commitHash, { missing: false }))) {
       await cancelBuildRow(ctx, old.id, null);
     }
   }
@@ -249,10 +252,10 @@ export async function checkRefAndCommit(ctx: Context, projectId: number, refName
   if (!refName.startsWith('refs/')) throw new BadRequest('Ref name should start with refs/');
   if (!isObjectId(commitHash)) throw new BadRequest(`Invalid commit hash: ${commitHash}`);
   const repo = ctx.repoPath(projectId);
-  const head = await refHead(repo, refName).catch(() => null);
+  const head = await refHead(repo, refName);
   if (!head) throw new NotFound(`Ref not found: ${refName}`);
-  const commit = await resolveCommit(repo, commitHash).catch(() => null);
-  if (!commit || !(await isAncestor(repo, commitHash, head).catch(() => false))) {
+  const commit = await resolveCommit(repo, commitHash);
+  if (!commit || !(await isAncestor(repo, commitHash, head, { missing: false }))) {
     throw new BadRequest('Specified commit is not reachable from specified ref');
   }
 }
@@ -291,4 +294,14 @@ export async function resubmitBuild(ctx: Context, build: BuildRow, reason: strin
 /** A fresh pipeline id (every REST run and trigger gets one). */
 export function newPipeline(): string {
   return randomUUID();
+}
+
+/**
+ * A pipeline id (UUID-shaped) derived from `seed` and `index`: the same for a repeated run of
+ * the same work (a journal entry reacted to again after a crash), so its builds are de-duplicated
+ * instead of submitted twice.
+ */
+export function seededPipeline(seed: string, index: number): string {
+  const hex = createHash('sha256').update(`${seed}:${index}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }

@@ -55,8 +55,8 @@ export async function triggerJob(ctx: Context, input: TriggerJobInput): Promise<
   const refName = input.branch !== undefined ? `refs/heads/${input.branch}` : `refs/tags/${input.tag}`;
   const repo = userCtx.repoPath(project.id);
   // an annotated tag builds the commit it points to
-  const head = await refHead(repo, refName).catch(() => null);
-  const commitHash = head && (await resolveCommit(repo, head).catch(() => null));
+  const head = await refHead(repo, refName);
+  const commitHash = head && (await resolveCommit(repo, head));
   if (!commitHash) throw new NotFound(`Ref not found: ${refName}`);
   if (!jobPermissions(permissions, input.job, false).runJob) deny(actor);
   return submitBuild(userCtx, {
