@@ -18,9 +18,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { BadRequest } from '../errors.js';
 
+/** Longest value accepted as a git argument, in bytes (PATH_MAX, and git's longest ref name). */
+const MAX_VALUE_BYTES = 4096;
+
 /**
  * A value argument (not a literal written in src/git): checked on construction not to start with
- * `-` (so git cannot read it as an option) and to hold no NUL/newline. Create with {@link value}.
+ * `-` (so git cannot read it as an option), to hold no NUL/newline and to be at most 4096 bytes.
+ * Create with {@link value}.
  */
 export class GitValue {
   /** The checked text. */
@@ -28,10 +32,13 @@ export class GitValue {
 
   /**
    * @param text the raw value.
-   * @throws BadRequest when `text` is empty, starts with `-`, or contains a NUL or newline.
+   * @throws BadRequest when `text` is empty, longer than 4096 bytes (git's path and ref name
+   * bound; far longer ones would not even fit an argument list), starts with `-`, or contains a
+   * NUL or newline.
    */
   constructor(text: string) {
     if (text.length === 0) throw new BadRequest('Empty value is not allowed');
+    if (Buffer.byteLength(text) > MAX_VALUE_BYTES) throw new BadRequest(`Value longer than ${MAX_VALUE_BYTES} bytes`);
     if (text.startsWith('-')) throw new BadRequest(`Value must not start with '-': ${text}`);
     if (/[\0\n\r]/.test(text)) throw new BadRequest('Value must not contain control characters');
     this.text = text;
@@ -47,7 +54,7 @@ export type GitArg = string | GitValue;
  *
  * @param text the value.
  * @returns the checked value.
- * @throws BadRequest when `text` is empty, starts with `-`, or contains a NUL or newline.
+ * @throws BadRequest when `text` is empty, over 4096 bytes, starts with `-`, or contains a NUL or newline.
  * @example runGit([gitDir(repo), 'rev-parse', '--verify', '-q', value(rev)])
  */
 export function value(text: string): GitValue {
@@ -87,6 +94,8 @@ export interface GitSettings {
   onSlowCommand: ((args: readonly string[], ms: number) => void) | null;
   /** Threshold for `onSlowCommand` in milliseconds; default 5 000. */
   slowMs: number;
+  /** Called after every git process ended: its arguments, duration in ms and exit code (null when killed); default: none. */
+  onCommand: ((args: readonly string[], ms: number, exitCode: number | null) => void) | null;
 }
 
 const settings: GitSettings = {
@@ -96,6 +105,7 @@ const settings: GitSettings = {
   streamTimeoutMs: 3_600_000,
   onSlowCommand: null,
   slowMs: 5_000,
+  onCommand: null,
 };
 
 /**
@@ -215,6 +225,7 @@ function start(args: readonly GitArg[], opts: GitProcessOptions, defaultTimeout:
       opts.signal?.removeEventListener('abort', onAbort);
       const ms = Date.now() - began;
       if (settings.onSlowCommand && ms >= settings.slowMs) settings.onSlowCommand(argv, ms);
+      settings.onCommand?.(argv, ms, code);
       if (killedFor) resolve({ code, reason: killedFor });
       else if (code === null) resolve({ code: null, reason: `killed by ${signal}` });
       else resolve({ code, reason: null });

@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { BadRequest, Conflict } from '../errors.js';
-import { gitDir, gitText, runGit, value } from './command.js';
+import { GitError, gitDir, gitText, runGit, value } from './command.js';
 import { assertObjectId, assertValidBranchName, assertValidRefName, ZERO_HASH } from './names.js';
 
 /** A lost compare-and-swap race on a ref: someone else moved it first (409). */
@@ -18,7 +18,7 @@ export class RefUpdateConflict extends Conflict {
     readonly ref: string,
     detail = `Ref ${ref} has moved`,
   ) {
-    super(detail);
+    super(detail, { code: 'GITLOOM_ERR_REF_MOVED' });
   }
 }
 
@@ -61,6 +61,22 @@ export async function getDefaultBranch(repo: string): Promise<string | null> {
   if (!target.startsWith('refs/heads/')) return null;
   const branch = target.slice('refs/heads/'.length);
   return (await branchHead(repo, branch)) === null ? null : branch;
+}
+
+/**
+ * The default branch and its head commit in one git call (`rev-parse HEAD^{commit}
+ * --symbolic-full-name HEAD`), for pages that need both on every request.
+ *
+ * @param repo absolute path of a bare repository.
+ * @returns null when HEAD is unborn (empty repository), dangling or detached.
+ * @throws GitError when git fails for another reason.
+ */
+export async function defaultBranchHead(repo: string): Promise<{ branch: string; commitHash: string } | null> {
+  const res = await runGit([gitDir(repo), 'rev-parse', '-q', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], { okExitCodes: [0, 128] });
+  if (res.exitCode !== 0) return null;
+  const [commitHash, target] = res.stdout.toString('utf8').trim().split('\n');
+  if (!commitHash || !target?.startsWith('refs/heads/')) return null;
+  return { branch: target.slice('refs/heads/'.length), commitHash };
 }
 
 /**
@@ -128,14 +144,19 @@ export async function branchHead(repo: string, branch: string): Promise<string |
  * @param repo absolute path of a bare repository.
  * @param ref full ref name, e.g. `refs/pulls/3/head`.
  * @returns the hash, or null when the ref does not exist or the name is invalid.
+ * @throws GitError when the repository cannot be read: a missing ref is not confused with a
+ *   missing or broken repository (a pull request must not be discarded for a read failure).
  */
 export async function refHead(repo: string, ref: string): Promise<string | null> {
-  if (/[\0\n\r]/.test(ref) || !ref.startsWith('refs/')) return null;
-  const res = await runGit([gitDir(repo), 'show-ref', '--verify', '--hash', '--', value(ref)], {
-    okExitCodes: [0, 1, 128],
-  });
-  if (res.exitCode !== 0) return null;
-  return res.stdout.toString('utf8').trim() || null;
+  if (/[\0\n\r*?[]/.test(ref) || !ref.startsWith('refs/')) return null;
+  // for-each-ref answers 0 with nothing for a missing ref; its pattern also matches refs below
+  // `ref/`, so only the exact name counts
+  const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(objectname) %(refname)', value(ref)]);
+  for (const line of out.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0 && line.slice(space + 1) === ref) return line.slice(0, space);
+  }
+  return null;
 }
 
 /** A branch and the commit it points to. */
@@ -158,7 +179,7 @@ export async function listBranches(repo: string): Promise<Branch[]> {
 }
 
 /**
- * A snapshot of refs (for diffing before/after a push).
+ * The refs under a prefix.
  *
  * @param repo absolute path of a bare repository.
  * @param prefix only refs under this prefix (default `refs/`).
@@ -173,34 +194,6 @@ export async function listRefs(repo: string, prefix = 'refs/'): Promise<Map<stri
     if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
   }
   return refs;
-}
-
-/** One change of a ref between two snapshots. */
-export interface RefChange {
-  /** Full ref name. */
-  ref: string;
-  /** Previous hash, null when the ref was created. */
-  oldHash: string | null;
-  /** New hash, null when the ref was deleted. */
-  newHash: string | null;
-}
-
-/**
- * The differences between two {@link listRefs} snapshots, sorted by ref name.
- *
- * @param before snapshot taken first.
- * @param after snapshot taken later.
- */
-export function diffRefs(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): RefChange[] {
-  const changes: RefChange[] = [];
-  for (const [ref, newHash] of after) {
-    const oldHash = before.get(ref) ?? null;
-    if (oldHash !== newHash) changes.push({ ref, oldHash, newHash });
-  }
-  for (const [ref, oldHash] of before) {
-    if (!after.has(ref)) changes.push({ ref, oldHash, newHash: null });
-  }
-  return changes.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
 }
 
 /**
@@ -264,18 +257,17 @@ export async function updateRefs(repo: string, updates: readonly RefUpdate[]): P
     else lines.push(`update ${u.ref} ${u.newHash}${old}`);
   }
   lines.push('prepare', 'commit', '');
-  const res = await runGit([gitDir(repo), 'update-ref', '--stdin'], {
-    input: lines.join('\n'),
-    okExitCodes: [0, 1, 128],
-  });
+  const args = [gitDir(repo), 'update-ref', '--stdin'];
+  const res = await runGit(args, { input: lines.join('\n'), okExitCodes: [0, 1, 128] });
   if (res.exitCode === 0 && res.stdout.toString('utf8').includes('commit: ok')) return;
-  // Failed: a moved ref is a lost race; anything else is a server fault.
+  // Nothing changed: a ref that moved is a lost race; anything else is a server fault, raised
+  // with this run's exit code and stderr.
   for (const u of updates) {
     if (u.expectedOld === undefined) continue;
     const current = await refHead(repo, u.ref);
     if (current !== (u.expectedOld ?? null)) throw new RefUpdateConflict(u.ref);
   }
-  await runGit([gitDir(repo), 'update-ref', '--stdin'], { input: lines.join('\n') });
+  throw new GitError(args, res.exitCode, res.stderr, res.exitCode === 0 ? 'the transaction reported no commit' : `exited with ${res.exitCode}`);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Git smart HTTP, independent of any web framework and fully streamed (ARCHITECTURE.md
- * "Git notes": smart HTTP). The HTTP route (src/http/routes/git-http.ts) authenticates, then calls
- * {@link advertiseRefs} for `GET …/info/refs?service=…` and {@link serviceRpc} for
+ * "Git notes": smart HTTP). src/domain/repositories/git-protocol.ts serves an authorized
+ * repository through {@link advertiseRefs} for `GET …/info/refs?service=…` and {@link serviceRpc} for
  * `POST …/git-upload-pack` and `POST …/git-receive-pack`.
  */
 import { PassThrough, pipeline, Readable } from 'node:stream';
@@ -38,6 +38,19 @@ function wantsV2(service: GitService, gitProtocol: string | undefined): boolean 
   return service === 'git-upload-pack' && !!gitProtocol && gitProtocol.split(':').includes('version=2');
 }
 
+/**
+ * Configuration given to upload-pack on its command line (`-c`), for every repository whatever
+ * its own config says: partial clone (`--filter=blob:none`, `--filter=tree:0`) needs
+ * `uploadpack.allowFilter`, and the lazy fetches of a partial clone ask for objects by id, which
+ * needs `uploadpack.allowAnySHA1InWant` (as GitHub and OneDev allow).
+ */
+const UPLOAD_PACK_CONFIG = ['-c', 'uploadpack.allowFilter=true', '-c', 'uploadpack.allowAnySHA1InWant=true'] as const;
+
+/** The git arguments that start a service: its `-c` settings, then the subcommand. */
+function serviceCommand(service: GitService): string[] {
+  return service === 'git-upload-pack' ? [...UPLOAD_PACK_CONFIG, 'upload-pack'] : ['receive-pack'];
+}
+
 /** Encodes one pkt-line: 4 hex digits of total length, then the payload. */
 function pktLine(payload: string): string {
   return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, '0') + payload;
@@ -61,12 +74,6 @@ export interface GitHttpOptions {
   env?: Record<string, string>;
   /** Kills git when aborted (e.g. the client went away). */
   signal?: AbortSignal;
-  /**
-   * Runs after git exited successfully and before the response body ends, so the client sees
-   * its request complete only afterwards (e.g. re-linking HEAD after the first push). If it
-   * throws, the body is destroyed and `done` rejects.
-   */
-  beforeEnd?: () => Promise<void>;
 }
 
 /**
@@ -81,7 +88,6 @@ async function respond(
   contentType: string,
   preamble: string,
   inputDone: Promise<void>,
-  beforeEnd: (() => Promise<void>) | undefined,
   earlyFailure: (err: unknown) => Promise<unknown> = async (err) => err,
 ): Promise<GitHttpResponse> {
   const body = new PassThrough();
@@ -101,7 +107,6 @@ async function respond(
   const done = Promise.all([g.done, inputDone])
     .then(async () => {
       await outputEnded;
-      if (beforeEnd) await beforeEnd();
       if (!body.destroyed) body.end();
     })
     .catch((err: unknown) => {
@@ -153,13 +158,13 @@ export async function advertiseRefs(
   opts: GitHttpOptions = {},
 ): Promise<GitHttpResponse> {
   const svc = parseService(service);
-  const g = spawnGit([svc.slice(4), '--stateless-rpc', '--advertise-refs', '--', value(repo)], {
+  const g = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--advertise-refs', '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
   });
   g.stdin.end();
   const preamble = wantsV2(svc, opts.gitProtocol) ? '' : `${pktLine(`# service=${svc}\n`)}0000`;
-  return respond(g, `application/x-${svc}-advertisement`, preamble, Promise.resolve(), opts.beforeEnd);
+  return respond(g, `application/x-${svc}-advertisement`, preamble, Promise.resolve());
 }
 
 /**
@@ -192,7 +197,7 @@ export async function serviceRpc(
     throw new BadRequest(`Unsupported content encoding: ${opts.contentEncoding}`);
   }
   if (!(requestBody instanceof Readable)) throw new BadRequest('Request body must be a git request stream');
-  const g = spawnGit([svc.slice(4), '--stateless-rpc', '--', value(repo)], {
+  const g = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
   });
@@ -207,7 +212,7 @@ export async function serviceRpc(
     else pipeline(requestBody, g.stdin, finish);
   });
   inputDone.catch(() => {});
-  return respond(g, `application/x-${svc}-result`, '', inputDone, opts.beforeEnd, (err) => refusedRequest(svc, g, err));
+  return respond(g, `application/x-${svc}-result`, '', inputDone, (err) => refusedRequest(svc, g, err));
 }
 
 /**

@@ -56,7 +56,7 @@ describe('git smart HTTP: request errors and pushers', () => {
 
   it('reports the pusher with the pushed ref changes', async () => {
     await git(work, ['push', '-q', gitUrl(server, 'errs', writer), 'main']);
-    await server.server.services.events.idle();
+    await server.settled();
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     expect(pushes).toHaveLength(1);
     expect(pushes[0]).toMatchObject({ userId: writer.id, changes: [{ ref: 'refs/heads/main', oldHash: null, newHash: head }] });

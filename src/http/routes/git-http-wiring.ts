@@ -1,16 +1,14 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { systemActor } from '../../domain/context.js';
+import { journalPush } from '../../domain/journal/ref-journal.js';
 import { checkPush } from '../../domain/projects/branch-protection.js';
 import { authorizeRepository } from '../../domain/projects/repository-access.js';
 import { NotFound } from '../../errors.js';
-import { HOOK_ENV, HOOK_SECRET_HEADER, installHooks } from '../../git/hooks.js';
-import { createContext, type Services } from '../../services.js';
+import { createContext, systemActor, type Services } from '../../domain/context.js';
+import { HOOK_SECRET_HEADER, preparePushHooks } from '../../domain/repositories/push-hooks.js';
 import { gitHttpPlugin } from './git-http.js';
 
-const HOOK_ROUTE = '/~internal/hooks/pre-receive';
+const HOOK_ROUTE = '/~internal/hooks';
 
 /** The loopback URL of this server as seen by a process on the same host. */
 function loopbackUrl(request: FastifyRequest): string {
@@ -19,18 +17,19 @@ function loopbackUrl(request: FastifyRequest): string {
   return `http://${host}:${request.socket.localPort}${HOOK_ROUTE}`;
 }
 
-function secretMatches(secret: string, given: unknown): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(secret);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+const HookUpdates = Type.Array(Type.Object({ oldHash: Type.String(), newHash: Type.String(), ref: Type.String() }));
 
 const PreReceiveBody = Type.Object({
   projectId: Type.Integer(),
   userId: Type.Integer(),
-  updates: Type.Array(Type.Object({ oldHash: Type.String(), newHash: Type.String(), ref: Type.String() })),
+  updates: HookUpdates,
   quarantine: Type.Record(Type.String(), Type.String()),
+});
+
+const PostReceiveBody = Type.Object({
+  projectId: Type.Integer(),
+  userId: Type.Integer(),
+  updates: HookUpdates,
 });
 
 /**
@@ -38,18 +37,25 @@ const PreReceiveBody = Type.Object({
  * authorized per project; pushes run the pre-receive hook (installed under `<data dir>/hooks`,
  * activated through `core.hooksPath` in git's environment), which asks
  * `POST /~internal/hooks/pre-receive` — guarded by a per-process secret — to enforce branch and
- * tag protection (ARCHITECTURE.md "The two main flows" #2); pushed ref changes become
- * `refsUpdated` events.
+ * tag protection (ARCHITECTURE.md "The two main flows" #2), and the post-receive hook, which
+ * reports the exact ref changes and the pusher to `POST /~internal/hooks/post-receive`: they are
+ * written to the ref-change journal before the push returns.
  */
 export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const secret = randomBytes(32).toString('hex');
-  const hookEnv = await installHooks(path.join(services.config.dataDir, 'hooks'), process.execPath);
+  const hooks = await preparePushHooks(services.config);
 
-  app.post(HOOK_ROUTE, { schema: { hide: true, body: PreReceiveBody } }, async (request) => {
-    if (!secretMatches(secret, request.headers[HOOK_SECRET_HEADER])) throw new NotFound('Not found');
+  app.post(`${HOOK_ROUTE}/pre-receive`, { schema: { hide: true, body: PreReceiveBody } }, async (request) => {
+    if (!hooks.accepts(request.headers[HOOK_SECRET_HEADER])) throw new NotFound('Not found');
     const body = request.body as typeof PreReceiveBody.static;
     const ctx = createContext(services, systemActor);
     return { errors: await checkPush(ctx, body.projectId, body.userId, body.updates, body.quarantine) };
+  });
+
+  app.post(`${HOOK_ROUTE}/post-receive`, { schema: { hide: true, body: PostReceiveBody } }, async (request) => {
+    if (!hooks.accepts(request.headers[HOOK_SECRET_HEADER])) throw new NotFound('Not found');
+    const body = request.body as typeof PostReceiveBody.static;
+    await journalPush(createContext(services, systemActor), body.projectId, body.userId, body.updates);
+    return {};
   });
 
   await app.register(gitHttpPlugin, {
@@ -58,18 +64,8 @@ export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (
       if (access === 'read') return repo;
       return {
         ...repo,
-        userId: request.actor.userId,
-        env: {
-          ...hookEnv,
-          [HOOK_ENV.url]: loopbackUrl(request),
-          [HOOK_ENV.secret]: secret,
-          [HOOK_ENV.projectId]: String(repo.projectId),
-          [HOOK_ENV.userId]: String(request.actor.userId),
-        },
+        env: hooks.envFor(loopbackUrl(request), repo.projectId, request.actor.userId),
       };
-    },
-    onRefsUpdated: (projectId, changes, userId) => {
-      services.events.emit('refsUpdated', { projectId, changes, userId });
     },
   });
 };

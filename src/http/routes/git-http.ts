@@ -2,8 +2,8 @@
  * Git smart HTTP routes (CONTRACT.md §1: git at `/<project path>` and `/<project path>.git`):
  * `GET …/info/refs?service=…`, `POST …/git-upload-pack`, `POST …/git-receive-pack`, for nested
  * project paths such as `group/sub/app`. The plugin knows nothing about the database: the caller
- * supplies `resolveRepository` (authentication, permission, path → repository) and is told about
- * pushed ref changes through `onRefsUpdated`.
+ * supplies `resolveRepository` (authentication, permission, path → repository, and the hook
+ * environment through which a push reports its ref changes to the ref-change journal).
  *
  * Encapsulated (no fastify-plugin): its raw-stream body parser for the two git request content
  * types does not affect other routes. It claims a wildcard route and answers 404 for any path
@@ -11,27 +11,17 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
-import {
-  diffRefs,
-  getDefaultBranch,
-  listRefs,
-  pickDefaultBranch,
-  setDefaultBranch,
-  type RefChange,
-} from '../../git/refs.js';
-import { advertiseRefs, parseService, serviceRpc, type GitHttpResponse } from '../../git/smart-http.js';
+import { NotFound, Unauthorized } from '../../errors.js';
+import { advertiseRefs, gitServiceAccess, serviceRpc, type GitProtocolResponse } from '../../domain/repositories/git-protocol.js';
 
 /** What `resolveRepository` returns for an accessible project. */
 export interface ResolvedRepository {
   /** Absolute path of the project's bare repository. */
   repoPath: string;
-  /** The project's id, passed back to `onRefsUpdated`. */
+  /** The project's id. */
   projectId: number;
   /** Extra environment for git (e.g. variables for server-side hooks). */
   env?: Record<string, string>;
-  /** The authenticated caller (the pusher, for receive-pack), passed back to `onRefsUpdated`. */
-  userId?: number | null;
 }
 
 /** Options of {@link gitHttpPlugin}. */
@@ -43,12 +33,6 @@ export interface GitHttpPluginOptions {
    * with `WWW-Authenticate: Basic realm="Gitloom"`) or Forbidden.
    */
   resolveRepository(request: FastifyRequest, projectPath: string, access: 'read' | 'write'): Promise<ResolvedRepository>;
-  /**
-   * Called after a push response ended, with the refs the push changed (sorted by ref name;
-   * `oldHash` null = created, `newHash` null = deleted) and the pusher (`userId` of the resolved
-   * repository, null when it named none). Errors are logged, not propagated.
-   */
-  onRefsUpdated?(projectId: number, changes: RefChange[], userId: number | null): void | Promise<void>;
 }
 
 const REQUEST_TYPES = ['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'];
@@ -93,7 +77,7 @@ async function resolve(
   }
 }
 
-function send(reply: FastifyReply, res: GitHttpResponse): FastifyReply {
+function send(reply: FastifyReply, res: GitProtocolResponse): FastifyReply {
   noCache(reply);
   reply.header('Content-Type', res.contentType);
   return reply.send(res.body);
@@ -101,29 +85,28 @@ function send(reply: FastifyReply, res: GitHttpResponse): FastifyReply {
 
 /**
  * Fastify plugin serving git smart HTTP under `/<project path>` and `/<project path>.git`.
- * After a push it re-links HEAD when the repository had no default branch (to the pushed branch
- * `main`, else `master`, else the alphabetically first; before the client sees the push finish),
- * then reports the ref changes via `onRefsUpdated` once the response ended.
+ * What a push changed is told by receive-pack's hooks (src/git/hook-program.ts), not by this
+ * plugin.
  *
  * @param app the (encapsulated) Fastify instance.
- * @param opts `resolveRepository` and optional `onRefsUpdated`.
+ * @param opts `resolveRepository`.
  * @see ARCHITECTURE.md "Git notes" (smart HTTP), reference/projects.md §7 (default branch)
- * @example await app.register(gitHttpPlugin, { resolveRepository, onRefsUpdated });
+ * @example await app.register(gitHttpPlugin, { resolveRepository });
  */
 export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOptions): Promise<void> {
   app.addContentTypeParser(REQUEST_TYPES, (_request, payload, done) => done(null, payload));
+  // the git protocol is not part of the REST API's OpenAPI document
+  app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true }; });
 
   app.get('/*', async (request, reply) => {
     const path = (request.params as { '*': string })['*'];
     const match = INFO_REFS.exec(path);
     if (!match) throw new NotFound('Not found');
     const projectPath = projectPathOf(match[1]);
-    const service = parseService((request.query as Record<string, string | undefined>).service);
-    const access = service === 'git-receive-pack' ? 'write' : 'read';
+    const { service, access } = gitServiceAccess((request.query as Record<string, string | undefined>).service);
     const repo = await resolve(opts, request, reply, projectPath, access);
-    const res = await advertiseRefs(repo.repoPath, service, {
+    const res = await advertiseRefs(repo, service, {
       gitProtocol: request.headers['git-protocol'] as string | undefined,
-      env: repo.env,
       signal: disconnectSignal(reply),
     });
     return send(reply, res);
@@ -134,54 +117,14 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     const match = RPC.exec(path);
     if (!match) throw new NotFound('Not found');
     const projectPath = projectPathOf(match[1]);
-    const service = parseService(match[2]);
-    const push = service === 'git-receive-pack';
-    const repo = await resolve(opts, request, reply, projectPath, push ? 'write' : 'read');
-    const contentType = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    if (contentType !== `application/x-${service}-request`) {
-      throw new BadRequest(`Content type must be application/x-${service}-request`);
-    }
-    const body = request.body as Readable;
-    const common = {
+    const { service, access } = gitServiceAccess(match[2]);
+    const repo = await resolve(opts, request, reply, projectPath, access);
+    return send(reply, await serviceRpc(repo, service, request.body as Readable, {
+      contentType: request.headers['content-type'],
       contentEncoding: request.headers['content-encoding'],
       gitProtocol: request.headers['git-protocol'] as string | undefined,
-      env: repo.env,
       signal: disconnectSignal(reply),
-    };
-    if (!push) return send(reply, await serviceRpc(repo.repoPath, service, body, common));
-
-    const before = await listRefs(repo.repoPath);
-    const hadDefault = (await getDefaultBranch(repo.repoPath)) !== null;
-    let settled: Promise<RefChange[]> | null = null;
-    // Diff the refs and link the default branch once: before the response ends when the push
-    // succeeded, otherwise after git stopped (a failed push may still have moved some refs).
-    const settle = (): Promise<RefChange[]> =>
-      (settled ??= (async () => {
-        const changes = diffRefs(before, await listRefs(repo.repoPath));
-        if (!hadDefault) {
-          const pushed = changes
-            .filter((c) => c.newHash !== null && c.ref.startsWith('refs/heads/'))
-            .map((c) => c.ref.slice('refs/heads/'.length));
-          const branch = pickDefaultBranch(pushed);
-          if (branch !== null) await setDefaultBranch(repo.repoPath, branch);
-        }
-        return changes;
-      })());
-    const res = await serviceRpc(repo.repoPath, service, body, {
-      ...common,
-      beforeEnd: async () => {
-        await settle();
-      },
-    });
-    const notify = async (): Promise<void> => {
-      await res.done.catch(() => {});
-      const changes = await settle();
-      if (changes.length > 0 && opts.onRefsUpdated) await opts.onRefsUpdated(repo.projectId, changes, repo.userId ?? null);
-    };
-    reply.raw.once('close', () => {
-      notify().catch((err: unknown) => request.log.error({ err }, 'git push post-processing failed'));
-    });
-    return send(reply, res);
+    }));
   });
 }
 

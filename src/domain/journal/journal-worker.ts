@@ -1,0 +1,211 @@
+/**
+ * The journal worker (ARCHITECTURE.md "The two main flows" #3): a loop in every server process
+ * that consumes applied `ref_journal` rows in order — pull request updates, merge previews and
+ * auto-merged detection (reference/pulls.md §3.5), the project's last activity and commit dates,
+ * fixed issues, build triggers (reference/builds.md §4) — and, in the transaction that marks the
+ * row processed, enqueues the CODE_PUSH outbox event. On PostgreSQL a row is held by a row lock
+ * (`FOR UPDATE SKIP LOCKED`) for as long as it is worked on, so a process that dies releases it
+ * at once; on SQLite rows are leased by a conditional update and a previous process's leases are
+ * released at start (one process owns the file). Each row is finished exactly once. Woken by `refsJournaled` events, and every `tickMs` for rows other
+ * processes wrote. On PostgreSQL it also repairs, every few seconds, the intents a crashed process
+ * left (src/domain/journal/ref-journal.ts `recoverRefIntents`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/database.js';
+import { dialectOf } from '../../db/dialect.js';
+import type { RefJournalRow } from '../../db/schema.js';
+import { triggerOnRefsUpdated } from '../builds/build-events.js';
+import { createContext, systemActor, type Context, type Services } from '../context.js';
+import type { RefChange } from '../events.js';
+import { onFixingCommitsPushed } from '../issues/fixed-issues.js';
+import { enqueuePushEvents } from '../outbox/push-events.js';
+import { recordRefsUpdated } from '../projects/projects.js';
+import { PollingLoop } from '../polling-loop.js';
+import { onRefsUpdated } from '../pulls/check.js';
+import { recoverRefIntents } from './ref-journal.js';
+
+/** Options of {@link JournalWorker}. */
+export interface JournalWorkerOptions {
+  /** Milliseconds between polls for rows of other processes (default 500). */
+  tickMs?: number;
+  /** Lease of a claimed row in milliseconds (default 120000). */
+  leaseMs?: number;
+  /** Logs faults of the loop and of single reactions. */
+  onError?: (error: unknown) => void;
+  /** Logs intents of crashed processes repaired on the way (PostgreSQL). */
+  onRepair?: (message: string) => void;
+}
+
+/** On PostgreSQL, how often the worker repairs intents of crashed processes (ref-journal.ts). */
+const REPAIR_EVERY_MS = 10_000;
+
+const BATCH = 16;
+
+/** Passes an entry gets: after this many failed ones it is finished anyway (its faults logged). */
+export const MAX_ATTEMPTS = 5;
+
+/** One process's journal worker: `start()` after start-up recovery, `stop()` on close. */
+export class JournalWorker {
+  readonly owner = randomUUID();
+  private readonly ctx: Context;
+  private readonly leaseMs: number;
+  private readonly retryMs: number;
+  private readonly loop: PollingLoop;
+  private repairedAt = Date.now();
+
+  constructor(private readonly services: Services, private readonly options: JournalWorkerOptions = {}) {
+    this.ctx = createContext(services, systemActor);
+    this.leaseMs = options.leaseMs ?? 120_000;
+    this.retryMs = services.config.journalRetryMs;
+    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError);
+    services.events.on('refsJournaled', () => this.wake());
+  }
+
+  /** Starts the loop; on SQLite the leases of a previous (crashed) process are released first. */
+  async start(): Promise<void> {
+    if (dialectOf(this.services.db).ownedByOneProcess) {
+      await this.services.db.updateTable('refJournal').set({ leaseOwner: null, leaseExpires: null }).where('leaseOwner', 'is not', null).execute();
+    }
+    this.loop.start();
+  }
+
+  /** Stops the loop and waits for the entry in progress. */
+  async stop(): Promise<void> {
+    await this.loop.stop();
+  }
+
+  /** Runs a pass now (or right after the one in progress). */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  private async tick(): Promise<void> {
+    if (dialectOf(this.services.db).locksRows) {
+      if (Date.now() - this.repairedAt >= REPAIR_EVERY_MS) {
+        this.repairedAt = Date.now();
+        await recoverRefIntents(this.ctx, (message) => this.options.onRepair?.(message));
+      }
+      while (!this.loop.stopped && (await this.processLocked()));
+      return;
+    }
+    for (;;) {
+      const entries = await this.claim();
+      for (const entry of entries) {
+        if (this.loop.stopped) return;
+        if (await this.react(entry)) await this.finish(entry);
+        else await this.postpone(this.services.db, entry, true);
+      }
+      if (entries.length < BATCH || this.loop.stopped) return;
+    }
+  }
+
+  /**
+   * PostgreSQL: takes the oldest unprocessed entry no other process holds (`FOR UPDATE SKIP
+   * LOCKED`) and keeps it locked while reacting, then marks it processed in the same
+   * transaction; a process that dies mid-way releases the lock with its connection, so another
+   * takes the entry over at once.
+   *
+   * @returns whether an entry was taken (finished, or postponed for a retry).
+   */
+  private async processLocked(): Promise<boolean> {
+    const now = Date.now();
+    const outcome = await this.services.db.transaction().execute(async (tx) => {
+      const next = await tx.selectFrom('refJournal').selectAll().where('processedDate', 'is', null).where('appliedDate', 'is not', null)
+        .where((w) => w.or([w('retryDate', 'is', null), w('retryDate', '<=', now)]))
+        .orderBy('id').limit(1).forUpdate().skipLocked().executeTakeFirst();
+      if (!next) return null;
+      if (!(await this.react(next)) && (await this.postpone(tx, next, false))) return { entry: next, finished: false };
+      await tx.updateTable('refJournal').set({ processedDate: Date.now() }).where('id', '=', next.id).execute();
+      await enqueuePushEvents(tx, next.projectId, [changeOf(next)], next.userId, next.date);
+      return { entry: next, finished: true };
+    });
+    if (outcome?.finished) this.announce(outcome.entry);
+    return outcome !== null;
+  }
+
+  /** SQLite: leases a batch of unprocessed entries (a conditional update; one process owns the file). */
+  private async claim(): Promise<RefJournalRow[]> {
+    const { db } = this.services;
+    const now = Date.now();
+    const lease = { leaseOwner: this.owner, leaseExpires: now + this.leaseMs };
+    const candidates = await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).where('appliedDate', 'is not', null)
+      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now)]))
+      .where((w) => w.or([w('retryDate', 'is', null), w('retryDate', '<=', now)])).orderBy('id').limit(BATCH).execute();
+    if (candidates.length === 0) return [];
+    const rows = await db.updateTable('refJournal').set(lease).where('id', 'in', candidates.map((c) => c.id)).where('processedDate', 'is', null)
+      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now)])).returningAll().execute();
+    return rows.sort((a, b) => a.id - b.id);
+  }
+
+  /**
+   * Runs every reaction to one entry; a failing one is reported and the others still run (each is
+   * idempotent, so a retry may run them all again).
+   *
+   * @returns whether every reaction succeeded.
+   */
+  private async react(entry: RefJournalRow): Promise<boolean> {
+    const ctx = this.ctx;
+    const changes = [changeOf(entry)];
+    const reactions = [
+      () => onRefsUpdated(ctx, entry.projectId, changes),
+      () => recordRefsUpdated(ctx, entry.projectId, changes),
+      () => onFixingCommitsPushed(ctx, entry.projectId, changes, entry.userId),
+      () => triggerOnRefsUpdated(ctx, entry.projectId, changes, `ref-journal:${entry.id}`),
+    ];
+    let succeeded = true;
+    for (const reaction of reactions) {
+      try {
+        await reaction();
+      } catch (error) {
+        succeeded = false;
+        this.options.onError?.(error);
+      }
+    }
+    return succeeded;
+  }
+
+  /**
+   * After a pass whose reactions failed: counts the attempt and sets when to retry (backoff
+   * doubling from `retryMs`), releasing a SQLite lease. Once {@link MAX_ATTEMPTS} passes failed,
+   * the entry is left to be finished now instead.
+   *
+   * @returns whether the entry waits for a retry (false: finish it now).
+   */
+  private async postpone(db: Db, entry: RefJournalRow, leased: boolean): Promise<boolean> {
+    const attempts = entry.attempts + 1;
+    if (attempts >= MAX_ATTEMPTS) {
+      this.options.onError?.(new Error(`Ref change ${entry.id} (${entry.ref}) finished after ${attempts} failed passes`));
+      if (leased) await this.finish(entry);
+      return false;
+    }
+    let update = db.updateTable('refJournal').set({ attempts, retryDate: Date.now() + this.retryMs * 2 ** (attempts - 1), leaseOwner: null, leaseExpires: null })
+      .where('id', '=', entry.id).where('processedDate', 'is', null);
+    if (leased) update = update.where('leaseOwner', '=', this.owner);
+    await update.execute();
+    return true;
+  }
+
+  /**
+   * SQLite: marks a leased entry processed and enqueues its CODE_PUSH event in one transaction —
+   * only while this process still holds the lease, so an entry is finished once.
+   */
+  private async finish(entry: RefJournalRow): Promise<void> {
+    const finished = await this.services.db.transaction().execute(async (tx) => {
+      const done = await tx.updateTable('refJournal').set({ processedDate: Date.now(), leaseOwner: null, leaseExpires: null })
+        .where('id', '=', entry.id).where('processedDate', 'is', null).where('leaseOwner', '=', this.owner).executeTakeFirst();
+      if (Number(done.numUpdatedRows) !== 1) return false;
+      await enqueuePushEvents(tx, entry.projectId, [changeOf(entry)], entry.userId, entry.date);
+      return true;
+    });
+    if (finished) this.announce(entry);
+  }
+
+  /** The in-process `refsUpdated` event (the build scheduler's schedules follow the refs). */
+  private announce(entry: RefJournalRow): void {
+    this.ctx.events.emit('refsUpdated', { projectId: entry.projectId, changes: [changeOf(entry)], userId: entry.userId });
+  }
+}
+
+function changeOf(entry: RefJournalRow): RefChange {
+  return { ref: entry.ref, oldHash: entry.oldHash, newHash: entry.newHash };
+}

@@ -1,0 +1,175 @@
+/**
+ * The ref-change journal (ARCHITECTURE.md "The two main flows" #2, #3): every ref change of a
+ * repository — a push (reported by the post-receive hook), a merge, a branch or tag edit through
+ * the API, a deletion — becomes a `ref_journal` row before the change is reported done, and the
+ * journal worker (journal-worker.ts) reacts to each row exactly once.
+ *
+ * Changes the server makes itself go through {@link journaledRefChange}: the row is first written
+ * as an intent (`appliedDate` null), then git moves the ref (compare-and-swap), then one
+ * transaction confirms the row together with what the change means in the database (a merged
+ * request). A crash anywhere in between is repaired by {@link recoverRefIntents} at start-up:
+ * the ref tells whether the change happened.
+ */
+import type { Db } from '../../db/database.js';
+import { dialectOf } from '../../db/dialect.js';
+import type { RefJournalRow } from '../../db/schema.js';
+import { getDefaultBranch, isAncestor, pickDefaultBranch, refHead, setDefaultBranch, ZERO_HASH } from '../../git/repository.js';
+import type { Context } from '../context.js';
+import type { RefChange } from '../events.js';
+import { announceTransition, applyTransition } from '../pulls/transitions.js';
+
+/** What a journal row is written for, beyond the ref change itself. */
+export interface JournalWriter {
+  /** The pusher or acting user; null for the system. */
+  userId: number | null;
+  /** The pull request a merge closes (recovery finishes the merge when the ref moved). */
+  requestId?: number | null;
+}
+
+/** Wakes the journal worker of this process (the rows are in the database whatever happens). */
+function wakeWorker(ctx: Pick<Context, 'events'>): void {
+  ctx.events.emit('refsJournaled', {});
+}
+
+/**
+ * Records changes git already made (a push: the post-receive hook's lines), as applied rows in
+ * one transaction, and wakes the worker. A pushed branch becomes the default branch of a
+ * repository that had none (HEAD unborn before the push) (`main`, else `master`, else the alphabetically first;
+ * reference/projects.md §7).
+ *
+ * @param changes in the hook's order; `oldHash` null = created, `newHash` null = deleted.
+ */
+export async function journalRefChanges(ctx: Context, projectId: number, changes: readonly RefChange[], writer: JournalWriter): Promise<void> {
+  if (changes.length === 0) return;
+  const repo = ctx.repoPath(projectId);
+  const current = await getDefaultBranch(repo);
+  // HEAD names a branch that did not exist before this push (an unborn HEAD): choose anew
+  if (current === null || changes.some((c) => c.oldHash === null && c.ref === `refs/heads/${current}`)) {
+    const pushed = changes.filter((c) => c.newHash !== null && c.ref.startsWith('refs/heads/')).map((c) => c.ref.slice('refs/heads/'.length));
+    const branch = pickDefaultBranch(pushed);
+    if (branch !== null) await setDefaultBranch(repo, branch);
+  }
+  const now = ctx.now();
+  await ctx.db.insertInto('refJournal')
+    .values(changes.map((c) => ({ ...row(projectId, c, writer, now), appliedDate: now })))
+    .execute();
+  wakeWorker(ctx);
+}
+
+/**
+ * Records a push as the post-receive hook reported it: git's `old new ref` lines (`ZERO_HASH` for
+ * a created or deleted ref) and the pusher, via {@link journalRefChanges}.
+ */
+export async function journalPush(ctx: Context, projectId: number, userId: number, updates: readonly { oldHash: string; newHash: string; ref: string }[]): Promise<void> {
+  const changes = updates.map((u) => ({
+    ref: u.ref, oldHash: u.oldHash === ZERO_HASH ? null : u.oldHash, newHash: u.newHash === ZERO_HASH ? null : u.newHash,
+  }));
+  await journalRefChanges(ctx, projectId, changes, { userId });
+}
+
+function row(projectId: number, change: RefChange, writer: JournalWriter, now: number) {
+  return {
+    projectId, ref: change.ref, oldHash: change.oldHash, newHash: change.newHash, userId: writer.userId,
+    requestId: writer.requestId ?? null, date: now, appliedDate: null, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null,
+  };
+}
+
+/**
+ * Makes a ref change of the server's own durable: writes the intent rows, then, in one
+ * transaction that holds the rows locked (PostgreSQL: `FOR UPDATE`, so recovery in another
+ * process leaves them alone while this one lives; SQLite has one writer), runs `apply` (the git
+ * compare-and-swap moving exactly `changes`), confirms the rows and runs `confirm` (e.g. the
+ * request marked MERGED), and finally wakes the worker. When `apply` throws, the intent rows are
+ * removed and the error propagates; when `confirm` throws after the ref moved, the rows stay
+ * intents and start-up recovery finishes them.
+ *
+ * @returns what `confirm` returned.
+ */
+export async function journaledRefChange<T>(
+  ctx: Context,
+  projectId: number,
+  changes: readonly RefChange[],
+  writer: JournalWriter,
+  apply: () => Promise<void>,
+  confirm?: (tx: Db) => Promise<T>,
+): Promise<T | undefined> {
+  const now = ctx.now();
+  const ids = (await ctx.db.insertInto('refJournal').values(changes.map((c) => row(projectId, c, writer, now))).returning('id').execute())
+    .map((r) => r.id);
+  let moved = false;
+  try {
+    const result = await ctx.db.transaction().execute(async (tx) => {
+      await dialectOf(tx).lockRows(tx.selectFrom('refJournal').select('id').where('id', 'in', ids));
+      await apply();
+      moved = true;
+      await tx.updateTable('refJournal').set({ appliedDate: ctx.now() }).where('id', 'in', ids).execute();
+      return confirm?.(tx);
+    });
+    wakeWorker(ctx);
+    return result;
+  } catch (error) {
+    if (!moved) await ctx.db.deleteFrom('refJournal').where('id', 'in', ids).execute();
+    throw error;
+  }
+}
+
+/** Whether the ref now shows the change of an intent row (created/moved to `newHash` or beyond, or deleted). */
+async function applied(repo: string, entry: RefJournalRow): Promise<boolean> {
+  const current = await refHead(repo, entry.ref);
+  if (entry.newHash === null) return current === null;
+  if (current === null) return false;
+  if (current === entry.newHash) return true;
+  return isAncestor(repo, entry.newHash, current, { missing: false });
+}
+
+/** Intents younger than this are left alone on PostgreSQL (their writer may not have locked them yet). */
+const INTENT_GRACE_MS = 5000;
+
+/**
+ * Repairs intent rows a crashed process left (ARCHITECTURE.md flow 5): a change the ref shows is
+ * confirmed — and a merge's request marked MERGED by its merger, with its change record and
+ * event — any other intent is removed (the ref never moved; the request stays open). On SQLite
+ * (one process) every intent is stale: call it at start-up only. On PostgreSQL an intent is
+ * repaired only when no live process holds it locked (`FOR UPDATE SKIP LOCKED`) and it is older
+ * than a few seconds, so any process may run this at any time. Logs one line per repair.
+ */
+export async function recoverRefIntents(ctx: Context, log: (message: string) => void): Promise<void> {
+  const dialect = dialectOf(ctx.db);
+  let query = ctx.db.selectFrom('refJournal').select('id').where('appliedDate', 'is', null);
+  if (!dialect.ownedByOneProcess) query = query.where('date', '<', ctx.now() - INTENT_GRACE_MS);
+  let repaired = 0;
+  for (const { id } of await query.orderBy('id').execute()) {
+    const outcome = await ctx.db.transaction().execute(async (tx) => {
+      const entry = await dialect.skipLocked(tx.selectFrom('refJournal').selectAll().where('id', '=', id).where('appliedDate', 'is', null))
+        .executeTakeFirst();
+      if (!entry) return null;
+      if (!(await applied(ctx.repoPath(entry.projectId), entry))) {
+        await tx.deleteFrom('refJournal').where('id', '=', entry.id).execute();
+        return { entry, moved: false, merged: false };
+      }
+      await tx.updateTable('refJournal').set({ appliedDate: ctx.now() }).where('id', '=', entry.id).execute();
+      const merged = entry.requestId !== null && entry.newHash !== null
+        && (await applyTransition(tx, entry.requestId, { to: 'MERGED', reason: null, mergeCommitHash: entry.newHash }, { userId: entry.userId, date: ctx.now() }));
+      return { entry, moved: true, merged };
+    });
+    if (!outcome) continue;
+    repaired++;
+    const { entry, moved, merged } = outcome;
+    if (merged && entry.requestId !== null) announceTransition(ctx, entry.requestId, 'MERGED');
+    log(moved
+      ? `Recovery: ref ${entry.ref} of project ${entry.projectId} moved; confirmed journal entry ${entry.id}${merged ? ` and merged pull request ${entry.requestId}` : ''}`
+      : `Recovery: ref ${entry.ref} of project ${entry.projectId} did not move; dropped journal intent ${entry.id}`);
+  }
+  if (repaired > 0) wakeWorker(ctx);
+}
+
+/**
+ * Journal lag in milliseconds (for readiness and metrics, README "Operations"): the age of the oldest
+ * entry whose ref moved but whose reactions have not run yet, 0 when the worker is caught up.
+ */
+export async function journalLag(db: Db, now: number): Promise<number> {
+  const row = await db.selectFrom('refJournal').select((eb) => eb.fn.min('appliedDate').as('oldest'))
+    .where('processedDate', 'is', null).where('appliedDate', 'is not', null).executeTakeFirst();
+  const oldest = row?.oldest;
+  return oldest === null || oldest === undefined ? 0 : Math.max(0, now - Number(oldest));
+}

@@ -1,0 +1,66 @@
+/**
+ * The loop shared by the background workers of a server process (build scheduler, journal
+ * worker, outbox worker): runs `tick` once at `start()`, then every `intervalMs` after the
+ * previous tick ended, and at once on `wake()`. Ticks never overlap: a wake during a tick
+ * runs one more tick right after it. A tick's rejection goes to `onError` and the loop goes on.
+ */
+export class PollingLoop {
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private again = false;
+  private running = false;
+
+  /**
+   * @param tick one pass of the worker; it should return early when {@link stopped} turns true.
+   * @param intervalMs milliseconds between the end of a tick and the next one.
+   * @param onError receives what a tick throws.
+   */
+  constructor(
+    private readonly tick: () => Promise<void>,
+    private readonly intervalMs: number,
+    private readonly onError?: (error: unknown) => void,
+  ) {}
+
+  /** Whether the loop is not running (before `start()`, after `stop()`). */
+  get stopped(): boolean {
+    return !this.running;
+  }
+
+  /** Starts the loop with a tick now. */
+  start(): void {
+    this.running = true;
+    this.wake();
+  }
+
+  /** Runs a tick now, or right after the one in progress; nothing once stopped. */
+  wake(): void {
+    if (!this.running) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.ticking = this.tick()
+      .catch((error) => this.onError?.(error))
+      .finally(() => {
+        this.ticking = null;
+        if (!this.running) return;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        } else {
+          this.timer = setTimeout(() => this.wake(), this.intervalMs);
+        }
+      });
+  }
+
+  /** Stops the loop (no tick starts any more) and resolves when the tick in progress has ended. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.again = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.ticking) await this.ticking;
+  }
+}

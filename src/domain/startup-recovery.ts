@@ -1,0 +1,151 @@
+/**
+ * Start-up recovery (ARCHITECTURE.md flow 5): before the build scheduler starts,
+ * removes what a previous run that crashed or was killed left behind, and reports each removal:
+ *
+ * - processes of its builds: any process whose environment names a build workspace of this data
+ *   dir (`GITLOOM_WORKSPACE=<data dir>/workspaces/…`; bubblewrap and everything in its sandbox
+ *   carry it) is killed (SIGKILL);
+ * - build workspaces (`<data dir>/workspaces/*`);
+ * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`);
+ * - push quarantine directories git's receive-pack left in bare repositories
+ *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`).
+ *
+ * On SQLite one process owns the data dir, so everything found is stale. On PostgreSQL other
+ * processes may share it: workspaces of builds RUNNING under an unexpired lease (and their
+ * processes) are kept, and temp files and quarantine directories are removed only once they are
+ * older than {@link STALE_AFTER_MS}.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { UPLOAD_PREFIX } from '../ci/artifacts.js';
+import { WORKSPACES_DIR } from '../data-dir.js';
+import { dialectOf } from '../db/dialect.js';
+import type { Services } from './context.js';
+
+/** Age after which, on PostgreSQL, a temp file or quarantine directory counts as abandoned. */
+export const STALE_AFTER_MS = 60 * 60 * 1000;
+
+/** What {@link recoverAtStartup} removed. */
+export interface RecoveryReport {
+  /** Host pids killed. */
+  readonly killedProcesses: readonly number[];
+  /** Absolute paths removed, by kind. */
+  readonly workspaces: readonly string[];
+  readonly uploadTempFiles: readonly string[];
+  readonly quarantineDirs: readonly string[];
+}
+
+const QUARANTINE = /^(incoming-|tmp_objdir-)/;
+
+/** Host pids (other than this process) whose environment holds `GITLOOM_WORKSPACE=<root>/<name>` with `name` not in `keep`. */
+export function buildProcesses(workspacesRoot: string, keep: ReadonlySet<string>): number[] {
+  const prefix = `GITLOOM_WORKSPACE=${workspacesRoot}${path.sep}`;
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${name}/environ`, 'utf8');
+    } catch {
+      continue; // ended meanwhile, or a kernel thread
+    }
+    for (const variable of environ.split('\0')) {
+      if (!variable.startsWith(prefix)) continue;
+      const workspace = variable.slice(prefix.length).split(path.sep)[0];
+      if (!keep.has(workspace)) found.push(Number(name));
+      break;
+    }
+  }
+  return found;
+}
+
+async function isStale(file: string, everything: boolean, now: number): Promise<boolean> {
+  if (everything) return true;
+  const info = await stat(file).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  });
+  return info !== null && now - info.mtimeMs > STALE_AFTER_MS;
+}
+
+async function listDir(dir: string): Promise<import('node:fs').Dirent[]> {
+  try {
+    return await readdir(dir, { withFileTypes: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+}
+
+async function uploadTempFiles(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await listDir(dir)) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await uploadTempFiles(full)));
+    else if (entry.isFile() && entry.name.startsWith(UPLOAD_PREFIX)) found.push(full);
+  }
+  return found;
+}
+
+/**
+ * Runs the recovery described above and logs one line per removal through `log`.
+ * Call it after migrations and before the build scheduler starts.
+ */
+export async function recoverAtStartup(services: Services, log: (message: string) => void): Promise<RecoveryReport> {
+  const { dataDir } = services.config;
+  const now = Date.now();
+  const everything = dialectOf(services.db).ownedByOneProcess;
+  const workspacesRoot = path.join(dataDir, WORKSPACES_DIR);
+
+  const keep = new Set<string>();
+  if (!everything) {
+    const live = await services.db.selectFrom('builds').select('jobWorkspace').where('status', '=', 'RUNNING')
+      .where('leaseExpires', '>', now).where('jobWorkspace', 'is not', null).execute();
+    for (const row of live) if (row.jobWorkspace) keep.add(path.basename(row.jobWorkspace));
+  }
+
+  const killed = buildProcesses(workspacesRoot, keep);
+  for (const pid of killed) {
+    try {
+      process.kill(pid, 'SIGKILL');
+      log(`Start-up recovery: killed process ${pid} of an interrupted build`);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+    }
+  }
+
+  const workspaces: string[] = [];
+  for (const entry of await listDir(workspacesRoot)) {
+    if (keep.has(entry.name)) continue;
+    const full = path.join(workspacesRoot, entry.name);
+    await rm(full, { recursive: true, force: true });
+    workspaces.push(full);
+    log(`Start-up recovery: removed build workspace ${full}`);
+  }
+
+  const uploads: string[] = [];
+  for (const file of await uploadTempFiles(path.join(dataDir, 'builds'))) {
+    if (!(await isStale(file, everything, now))) continue;
+    await rm(file, { force: true });
+    uploads.push(file);
+    log(`Start-up recovery: removed artifact upload temp file ${file}`);
+  }
+
+  const quarantines: string[] = [];
+  const reposDir = path.join(dataDir, 'repos');
+  for (const repo of await listDir(reposDir)) {
+    if (!repo.isDirectory()) continue;
+    const objects = path.join(reposDir, repo.name, 'objects');
+    for (const entry of await listDir(objects)) {
+      if (!entry.isDirectory() || !QUARANTINE.test(entry.name)) continue;
+      const full = path.join(objects, entry.name);
+      if (!(await isStale(full, everything, now))) continue;
+      await rm(full, { recursive: true, force: true });
+      quarantines.push(full);
+      log(`Start-up recovery: removed push quarantine directory ${full}`);
+    }
+  }
+
+  return { killedProcesses: killed, workspaces, uploadTempFiles: uploads, quarantineDirs: quarantines };
+}
