@@ -3,19 +3,41 @@
  * (src/http/plugins/errors.ts) turns them into RFC 9457 problem details with their `status`.
  * Anything else that escapes a request is a bug and answers 500 (CONTRACT.md §4).
  *
- * Specific errors subclass one of these (e.g. `MergeConflict extends Conflict`), so callers
+ * Specific errors subclass one of these (e.g. `RefUpdateConflict extends Conflict`), so callers
  * can catch by class and the mapper still knows the status.
+ *
+ * Every error carries a stable `code` (Fastify's `FST_ERR_*` habit), returned beside `title` and
+ * `detail` in problem+json so clients branch without matching English: by default
+ * `GITLOOM_ERR_` + the title in upper snake case (`GITLOOM_ERR_NOT_FOUND`); a subclass or a
+ * throw site names a more specific one (`GITLOOM_ERR_QUERY_SYNTAX`, `GITLOOM_ERR_REF_MOVED`).
  */
 export abstract class GitloomError extends Error {
   /** HTTP status the error maps to. */
   abstract readonly status: number;
   /** Short, fixed title (the HTTP reason phrase). */
   abstract readonly title: string;
+  /** The code given at the throw site, if any (see {@link GitloomError.code}). */
+  readonly #code: string | undefined;
 
-  constructor(detail: string, options?: ErrorOptions) {
+  /**
+   * @param detail the problem detail (human text, may change between versions).
+   * @param options `cause`, and `code`: a specific stable code (`GITLOOM_ERR_…`).
+   */
+  constructor(detail: string, options?: ErrorOptions & { code?: string }) {
     super(detail, options);
     this.name = new.target.name;
+    this.#code = options?.code;
   }
+
+  /** The stable machine-readable code: the throw site's, else one derived from the title. */
+  get code(): string {
+    return this.#code ?? errorCode(this.title);
+  }
+}
+
+/** `Payload Too Large` → `GITLOOM_ERR_PAYLOAD_TOO_LARGE`: the code of a generic error of a status. */
+export function errorCode(title: string): string {
+  return `GITLOOM_ERR_${title.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
 }
 
 /** 400: malformed or invalid input (validation, query syntax, bad reference in a body). */
@@ -28,7 +50,7 @@ export class BadRequest extends GitloomError {
 export class Unauthorized extends GitloomError {
   readonly status = 401;
   readonly title = 'Unauthorized';
-  constructor(detail = 'Not authenticated', options?: ErrorOptions) {
+  constructor(detail = 'Not authenticated', options?: ErrorOptions & { code?: string }) {
     super(detail, options);
   }
 }
@@ -37,7 +59,7 @@ export class Unauthorized extends GitloomError {
 export class Forbidden extends GitloomError {
   readonly status = 403;
   readonly title = 'Forbidden';
-  constructor(detail = 'Permission denied', options?: ErrorOptions) {
+  constructor(detail = 'Permission denied', options?: ErrorOptions & { code?: string }) {
     super(detail, options);
   }
 }
@@ -58,4 +80,29 @@ export class Conflict extends GitloomError {
 export class PayloadTooLarge extends GitloomError {
   readonly status = 413;
   readonly title = 'Payload Too Large';
+}
+
+/** 416: the requested byte range does not overlap the file. `size` feeds `Content-Range: bytes *\/size`. */
+export class RangeNotSatisfiable extends GitloomError {
+  readonly status = 416;
+  readonly title = 'Range Not Satisfiable';
+  constructor(readonly size: number) {
+    super(`Requested range not satisfiable (size ${size})`);
+  }
+}
+
+/**
+ * 429: too many failed sign-ins for an account or from a client address (CONTRACT.md §4).
+ * `retryAfter` is whole seconds until the limit lifts, sent as `Retry-After`.
+ */
+export class TooManyRequests extends GitloomError {
+  readonly status = 429;
+  readonly title = 'Too Many Requests';
+  constructor(
+    detail: string,
+    readonly retryAfter: number,
+    options?: ErrorOptions & { code?: string },
+  ) {
+    super(detail, options);
+  }
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
@@ -7,7 +7,8 @@ import { Unauthorized } from '../../errors.js';
 import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
 import { getSecuritySetting } from '../settings/settings.js';
 import { hashToken } from '../users/access-tokens.js';
-import { verifyPassword } from '../users/passwords.js';
+import { hashPassword, verifyPassword } from '../users/passwords.js';
+import { assertSignInAllowed, clearAccountFailures, recordSignInFailure, signInSubjects } from './sign-in-limits.js';
 
 /**
  * Successful password checks, keyed by a digest of (user, stored hash, password): scrypt costs
@@ -15,6 +16,13 @@ import { verifyPassword } from '../users/passwords.js';
  * change alters the stored hash, so stale entries can never match.
  */
 const verifiedPasswords = new LRUCache<string, true>({ max: 10_000, ttl: 5 * 60_000 });
+
+/**
+ * A hash of a random password, verified when the name matches no user (or one without a
+ * password) so the answer takes as long as for a real user: timing reveals no name.
+ */
+let dummyHash: Promise<string> | undefined;
+const dummyPasswordHash = (): Promise<string> => (dummyHash ??= hashPassword(randomBytes(24).toString('base64')));
 
 /** A group as the actor needs it. */
 interface GroupFlags {
@@ -36,6 +44,8 @@ const ACTOR_TTL_MS = 1000;
 
 interface CachedActor {
   actor: Actor;
+  /** Signed in with a password (not a token): a hit still honours the sign-in limits. */
+  viaPassword: boolean;
   /** The tracker version read before the rows behind `actor` were. */
   version: number;
   /** Expiry of the access token used, epoch ms (null: none). */
@@ -60,17 +70,35 @@ function actorCache(db: Db) {
 /** A copy of a cached actor (callers own their actor). */
 const copyActor = (actor: Actor): Actor => ({ ...actor, groupIds: [...actor.groupIds] });
 
-/**
- * Runs `resolve` through the actor cache: a hit needs the tables unchanged since the entry was
- * read and an unexpired token; a miss resolves from the database (errors are never cached).
- */
-async function cachedActor(db: Db, key: string, now: number, resolve: () => Promise<{ actor: Actor; expireDate: number | null }>): Promise<Actor> {
+/** What a credential resolves to. */
+interface Resolved {
+  actor: Actor;
+  expireDate: number | null;
+  viaPassword: boolean;
+}
+
+/** The cache entry of `key` while still current: tables unchanged since it was read, token unexpired. */
+function currentEntry(db: Db, key: string, now: number): CachedActor | undefined {
   const cache = actorCache(db);
   const hit = cache.entries.get(key);
-  if (hit && hit.version === cache.tracker.version && (hit.expireDate === null || hit.expireDate > now)) return copyActor(hit.actor);
+  return hit && hit.version === cache.tracker.version && (hit.expireDate === null || hit.expireDate > now) ? hit : undefined;
+}
+
+/**
+ * Runs `resolve` through the actor cache: a hit needs the tables unchanged since the entry was
+ * read and an unexpired token, and passes `onPasswordHit` when it was a password sign-in; a
+ * miss resolves from the database (errors are never cached).
+ */
+async function cachedActor(db: Db, key: string, now: number, resolve: () => Promise<Resolved>, onPasswordHit?: (actor: Actor) => Promise<void>): Promise<Actor> {
+  const cache = actorCache(db);
+  const hit = currentEntry(db, key, now);
+  if (hit) {
+    if (hit.viaPassword && onPasswordHit) await onPasswordHit(hit.actor);
+    return copyActor(hit.actor);
+  }
   const version = cache.tracker.version;
-  const { actor, expireDate } = await resolve();
-  cache.entries.set(key, { actor: copyActor(actor), version, expireDate });
+  const { actor, expireDate, viaPassword } = await resolve();
+  cache.entries.set(key, { actor: copyActor(actor), version, expireDate, viaPassword });
   return actor;
 }
 
@@ -78,7 +106,7 @@ async function cachedActor(db: Db, key: string, now: number, resolve: () => Prom
  * The owner of an access token with the owner's groups, in one query; null for an unknown or
  * expired token.
  */
-async function actorByToken(db: Db, value: string, now: number): Promise<{ actor: Actor; expireDate: number | null } | null> {
+async function actorByToken(db: Db, value: string, now: number): Promise<Resolved | null> {
   const [rows, security] = await Promise.all([
     db
       .selectFrom('accessTokens as t')
@@ -92,7 +120,7 @@ async function actorByToken(db: Db, value: string, now: number): Promise<{ actor
   if (rows.length === 0) return null;
   const { ownerId, expireDate } = rows[0];
   if (expireDate !== null && expireDate <= now) return null;
-  return { actor: await buildActor(db, ownerId, groupsOf(rows), security.defaultLoginGroupId), expireDate };
+  return { actor: await buildActor(db, ownerId, groupsOf(rows), security.defaultLoginGroupId), expireDate, viaPassword: false };
 }
 
 /** The groups of joined membership rows (rows without a group are skipped). */
@@ -107,48 +135,86 @@ function groupsOf(rows: { groupId: number | null; administrator: number | null; 
 /**
  * HTTP Basic (CONTRACT.md §5, reference/platform.md §2): when the secret is a valid access
  * token the name is ignored; otherwise the name is a login name or any email of the user
- * (case-insensitive) and the secret its password. Returns the caller's actor (see
- * {@link loadActor}); throws Unauthorized('Invalid credentials').
+ * (case-insensitive) and the secret its password, checked by {@link authenticatePassword}
+ * (failed sign-ins limited per account and per `clientAddress`). Successful credentials are
+ * cached for a second (see `ACTOR_TTL_MS`); a cached password sign-in still checks the limits.
+ * Returns the caller's actor (see {@link buildActor}); throws Unauthorized('Invalid
+ * credentials') or TooManyRequests.
  */
-export async function authenticateBasic(db: Db, name: string, secret: string, now: number): Promise<Actor> {
+export async function authenticateBasic(db: Db, name: string, secret: string, now: number, clientAddress: string): Promise<Actor> {
   const key = `basic:${createHash('sha256').update(`${name}\0${secret}`).digest('hex')}`;
   return cachedActor(db, key, now, async () => {
     const byToken = await actorByToken(db, secret, now);
     if (byToken !== null) return byToken;
-    const login = name.toLowerCase();
-    const [rows, security] = await Promise.all([
-      db
-        .selectFrom('users as u')
-        .leftJoin('memberships as m', 'm.userId', 'u.id')
-        .leftJoin('groups as g', 'g.id', 'm.groupId')
-        .select(['u.id', 'u.passwordHash', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
-        .where('u.id', '>', 0)
-        .where((eb) => eb.or([
-          eb('u.name', '=', login),
-          eb('u.id', '=', eb.selectFrom('emailAddresses').select('ownerId').where('value', '=', login)),
-        ]))
-        .execute(),
-      getSecuritySetting({ db }),
-    ]);
-    const user = rows[0];
-    if (user?.passwordHash) {
-      const digest = createHash('sha256').update(`${user.id}\0${user.passwordHash}\0${secret}`).digest('hex');
-      if (verifiedPasswords.has(digest) || (await verifyPassword(secret, user.passwordHash))) {
-        verifiedPasswords.set(digest, true);
-        return { actor: await buildActor(db, user.id, groupsOf(rows), security.defaultLoginGroupId), expireDate: null };
-      }
-    }
-    throw new Unauthorized('Invalid credentials');
-  });
+    return { actor: await authenticatePassword(db, name, secret, now, clientAddress), expireDate: null, viaPassword: true };
+  }, (actor) => assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now));
 }
 
 /**
- * Bearer token (CONTRACT.md §5): the owner's actor (see {@link loadActor}); an unknown or
+ * A password sign-in, for the API's Basic credentials and the web sign-in page alike: `name` is
+ * a login name or any email of the user (case-insensitive). Rate limited through the database
+ * (src/domain/auth/sign-in-limits.ts: 10 failures in 5 minutes per account and per client
+ * address → 429 until the window ends, even for the right password). An unknown name costs the
+ * same scrypt verification as a known one.
+ *
+ * @param now epoch ms.
+ * @param clientAddress the caller's IP address as the server sees it.
+ * @returns the user's actor (see {@link buildActor}).
+ * @throws TooManyRequests while a limit holds; Unauthorized('Invalid credentials') otherwise.
+ */
+export async function authenticatePassword(db: Db, name: string, password: string, now: number, clientAddress: string): Promise<Actor> {
+  const login = name.toLowerCase();
+  // no user's name or email holds a NUL (and PostgreSQL text cannot even compare one)
+  const [rows, security] = await Promise.all([
+    login.includes('\0') ? [] : db
+      .selectFrom('users as u')
+      .leftJoin('memberships as m', 'm.userId', 'u.id')
+      .leftJoin('groups as g', 'g.id', 'm.groupId')
+      .select(['u.id', 'u.passwordHash', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
+      .where('u.id', '>', 0)
+      .where((eb) => eb.or([
+        eb('u.name', '=', login),
+        eb('u.id', '=', eb.selectFrom('emailAddresses').select('ownerId').where('value', '=', login)),
+      ]))
+      .execute(),
+    getSecuritySetting({ db }),
+  ]);
+  const user = rows[0];
+  const subjects = signInSubjects(user?.id ?? null, name, clientAddress);
+  await assertSignInAllowed(db, subjects, now);
+  if (user?.passwordHash) {
+    const digest = createHash('sha256').update(`${user.id}\0${user.passwordHash}\0${password}`).digest('hex');
+    if (verifiedPasswords.has(digest) || (await verifyPassword(password, user.passwordHash))) {
+      verifiedPasswords.set(digest, true);
+      await clearAccountFailures(db, subjects[0]);
+      return buildActor(db, user.id, groupsOf(rows), security.defaultLoginGroupId);
+    }
+  } else {
+    await verifyPassword(password, await dummyPasswordHash());
+  }
+  await recordSignInFailure(db, subjects, now);
+  throw new Unauthorized('Invalid credentials');
+}
+
+const bearerKey = (token: string) => `bearer:${hashToken(token)}`;
+
+/**
+ * The actor of a Bearer token from the actor cache alone, synchronously: what
+ * {@link authenticateBearer} would return when it needs no database query; undefined otherwise
+ * (then call it).
+ */
+export function cachedBearerActor(db: Db, token: string, now: number): Actor | undefined {
+  const hit = currentEntry(db, bearerKey(token), now);
+  return hit ? copyActor(hit.actor) : undefined;
+}
+
+/**
+ * Bearer token (CONTRACT.md §5): the owner's actor (see {@link buildActor}); an unknown or
  * expired token is 401. One query (token, memberships and groups joined), none while the
  * actor cache holds the token.
  */
 export async function authenticateBearer(db: Db, token: string, now: number): Promise<Actor> {
-  return cachedActor(db, `bearer:${hashToken(token)}`, now, async () => {
+  return cachedActor(db, bearerKey(token), now, async () => {
     const found = await actorByToken(db, token, now);
     if (found === null) throw new Unauthorized('Invalid or expired access token');
     return found;
@@ -176,4 +242,27 @@ async function buildActor(db: Db, userId: number, groups: GroupFlags[], defaultL
     groupIds: groups.map((g) => g.id),
     canCreateRootProjects: isAdmin || groups.some((g) => g.createRootProjects === 1),
   };
+}
+
+/**
+ * The actor of an existing user by id (see {@link buildActor}), through the actor cache: used
+ * for a signed-in web session, whose credentials were checked at sign-in. Throws
+ * Unauthorized('Not authenticated') when the user no longer exists.
+ */
+export async function actorOfUser(db: Db, userId: number, now: number): Promise<Actor> {
+  return cachedActor(db, `user:${userId}`, now, async () => {
+    const [rows, security] = await Promise.all([
+      db
+        .selectFrom('users as u')
+        .leftJoin('memberships as m', 'm.userId', 'u.id')
+        .leftJoin('groups as g', 'g.id', 'm.groupId')
+        .select(['u.id', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
+        .where('u.id', '=', userId)
+        .where('u.id', '>', 0)
+        .execute(),
+      getSecuritySetting({ db }),
+    ]);
+    if (rows.length === 0) throw new Unauthorized();
+    return { actor: await buildActor(db, userId, groupsOf(rows), security.defaultLoginGroupId), expireDate: null, viaPassword: false };
+  });
 }

@@ -1,11 +1,10 @@
 import basicAuth from 'basic-auth';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticateBasic, authenticateBearer } from '../../domain/auth/authenticate.js';
-import { anonymous, ANONYMOUS_ID, type Actor, type Context } from '../../domain/context.js';
+import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../../domain/auth/authenticate.js';
+import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Context, type Services } from '../../domain/context.js';
 import { getSecuritySetting } from '../../domain/settings/settings.js';
 import { Unauthorized } from '../../errors.js';
-import { createContext, type Services } from '../../services.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,7 +29,8 @@ function credentialsHeader(request: FastifyRequest): string | undefined {
  * Resolves the caller from `Authorization: Basic …` (login name or email + password, or any
  * name + access token) or `Authorization: Bearer <token>` (CONTRACT.md §5; schemes are
  * case-insensitive). Wrong, malformed or incomplete credentials are 401; no credentials mean
- * anonymous. Decorates `request.actor` and `request.ctx`.
+ * anonymous; failed password sign-ins are limited per account and per client address (429,
+ * CONTRACT.md §4). Decorates `request.actor` and `request.ctx`.
  */
 export async function resolveActor(services: Services, request: FastifyRequest): Promise<Actor> {
   const header = credentialsHeader(request);
@@ -43,7 +43,7 @@ export async function resolveActor(services: Services, request: FastifyRequest):
     // credentials were sent, so they must be valid: never fall back to anonymous (an empty
     // name still goes with an access token)
     if (!credentials || !secret) throw new Unauthorized('Invalid credentials');
-    return authenticateBasic(services.db, name, secret, now);
+    return authenticateBasic(services.db, name, secret, now, request.ip);
   }
   if (/^bearer /i.test(header)) {
     return authenticateBearer(services.db, header.slice(7).trim(), now);
@@ -54,9 +54,26 @@ export async function resolveActor(services: Services, request: FastifyRequest):
 export const authPlugin = fp(async (app: FastifyInstance, { services }: { services: Services }) => {
   app.decorateRequest('actor', null as unknown as Actor);
   app.decorateRequest('ctx', null as unknown as Context);
-  app.addHook('onRequest', async (request) => {
-    request.actor = await resolveActor(services, request);
-    request.ctx = createContext(services, request.actor);
+  const decorate = (request: FastifyRequest, actor: Actor) => {
+    request.actor = actor;
+    request.ctx = createContext(services, actor);
+  };
+  // a callback hook: a cached Bearer token (the common API call) costs no promise and no query
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config.ownCredentials) {
+      decorate(request, anonymous);
+      return done();
+    }
+    const header = credentialsHeader(request);
+    const cached = header && /^bearer /i.test(header) ? cachedBearerActor(services.db, header.slice(7).trim(), Date.now()) : undefined;
+    if (cached) {
+      decorate(request, cached);
+      return done();
+    }
+    resolveActor(services, request).then((actor) => {
+      decorate(request, actor);
+      done();
+    }, done);
   });
 }, { name: 'auth', dependencies: ['errors'] });
 
@@ -66,8 +83,9 @@ export const authPlugin = fp(async (app: FastifyInstance, { services }: { servic
  * the `/~api` scope so unknown routes still answer 404. Routes with `config: { anonymousAccess:
  * true }` are exempt (reference/builds.md §0: `/trigger-job`).
  */
-export async function requireApiAccess(request: FastifyRequest): Promise<void> {
-  if (request.actor.userId !== ANONYMOUS_ID || request.routeOptions.config.anonymousAccess) return;
-  if (request.method !== 'GET' && request.method !== 'HEAD') throw new Unauthorized();
-  if (!(await getSecuritySetting(request.ctx)).enableAnonymousAccess) throw new Unauthorized();
+export function requireApiAccess(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  // a callback hook: signed-in callers pass without a promise or an extra tick
+  if (request.actor.userId !== ANONYMOUS_ID || request.routeOptions.config.anonymousAccess) return done();
+  if (request.method !== 'GET' && request.method !== 'HEAD') return done(new Unauthorized());
+  getSecuritySetting(request.ctx).then((security) => done(security.enableAnonymousAccess ? undefined : new Unauthorized()), done);
 }

@@ -1,20 +1,39 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { GitloomError } from '../../errors.js';
+import { errorCode, GitloomError, TooManyRequests } from '../../errors.js';
 
-/** Sends an RFC 9457 problem details body (CONTRACT.md §4). */
-export function sendProblem(reply: FastifyReply, status: number, title: string, detail: string): FastifyReply {
+/** An RFC 9457 problem details body with Gitloom's stable `code` (CONTRACT.md §4). */
+export interface Problem {
+  type: 'about:blank';
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+}
+
+/** The problem of a status; `code` defaults to the one derived from the title. */
+export function problem(status: number, detail: string, code?: string): Problem {
+  const title = TITLES[status] ?? http.STATUS_CODES[status] ?? 'Error';
+  return { type: 'about:blank', title, status, detail, code: code ?? errorCode(title) };
+}
+
+/** Sends an RFC 9457 problem details body (CONTRACT.md §4) with its stable `code`. */
+export function sendProblem(reply: FastifyReply, status: number, title: string, detail: string, code = errorCode(title)): FastifyReply {
   if (status === 401) reply.header('WWW-Authenticate', 'Basic realm="Gitloom"');
   return reply
     .code(status)
     .type('application/problem+json')
     .serializer(JSON.stringify)
-    .send({ type: 'about:blank', title, status, detail });
+    .send({ type: 'about:blank', title, status, detail, code } satisfies Problem);
 }
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  406: 'Not Acceptable', 409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
+  406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 413: 'Payload Too Large', 414: 'URI Too Long',
+  415: 'Unsupported Media Type', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
 };
 
 interface AjvError {
@@ -39,31 +58,68 @@ function validationDetail(errors: AjvError[], context: string | undefined): stri
 }
 
 /**
- * The error mapper: GitloomErrors keep their status and message; schema violations, bad JSON,
- * unsupported media types and oversized bodies become 4xx; everything else is logged and
- * answered with a fixed 500 text (a bug to fix, never caused by input by design).
+ * The answer to a request Node's HTTP parser refused before Fastify saw it (Fastify's
+ * `clientErrorHandler`): header fields or request line too large → 431, a request (headers and
+ * body) not received within the request timeout → 408, anything else malformed → 400; all
+ * problem+json, then the connection closes.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const detail = status === 431 ? 'Request header fields (or the request line) too large'
+    : status === 408 ? 'The request was not received in time'
+      : 'Malformed HTTP request';
+  this.log.debug({ err: error }, 'client error');
+  // a response already under way cannot be replaced: only close the connection
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || current?.headersSent) {
+    socket.destroy(error);
+    return;
+  }
+  const body = JSON.stringify(problem(status, detail));
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n`
+    + `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors raised while routing, before any hook runs — a path
+ * parameter longer than the router allows (414) or a URL that does not decode (400) — answered
+ * as problem+json like every other error.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendProblem(reply, 414, TITLES[414], 'A path segment is too long');
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  return sendProblem(reply, status, TITLES[status] ?? 'Bad Request', error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : error.message);
+}
+
+/**
+ * The error mapper: GitloomErrors keep their status, message and code (a 429 also sends
+ * `Retry-After`); schema violations, bad JSON, unsupported media types and oversized bodies
+ * become 4xx; everything else is logged and answered with a fixed 500 text (a bug to fix,
+ * never caused by input by design).
  */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof GitloomError) return sendProblem(reply, error.status, error.title, error.message);
+    if (error instanceof GitloomError) {
+      if (error instanceof TooManyRequests) reply.header('Retry-After', String(error.retryAfter));
+      return sendProblem(reply, error.status, error.title, error.message, error.code);
+    }
     if (error.validation) {
+      const detail = validationDetail(error.validation as AjvError[], error.validationContext);
       // a path id that is not even a number names nothing (reference/platform.md §8 #7)
-      if (error.validationContext === 'params') {
-        return sendProblem(reply, 404, 'Not Found', validationDetail(error.validation as AjvError[], error.validationContext));
-      }
-      return sendProblem(reply, 400, 'Bad Request', validationDetail(error.validation as AjvError[], error.validationContext));
+      if (error.validationContext === 'params') return sendProblem(reply, 404, 'Not Found', detail);
+      return sendProblem(reply, 400, 'Bad Request', detail, 'GITLOOM_ERR_VALIDATION');
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      const detail = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError
-        ? `Malformed JSON: ${error.message}`
-        : error.message;
-      return sendProblem(reply, status, TITLES[status] ?? 'Bad Request', detail);
+      const malformed = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError;
+      const detail = malformed ? `Malformed JSON: ${error.message}` : error.message;
+      return sendProblem(reply, status, TITLES[status] ?? 'Bad Request', detail, malformed ? 'GITLOOM_ERR_MALFORMED_JSON' : undefined);
     }
     request.log.error({ err: error }, 'unexpected error');
-    return sendProblem(reply, 500, 'Internal Server Error', 'Internal server error');
+    return sendProblem(reply, 500, 'Internal Server Error', 'Internal server error', 'GITLOOM_ERR_INTERNAL');
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, 404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+    sendProblem(reply, 404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`, 'GITLOOM_ERR_NO_ROUTE'),
   );
 }, { name: 'errors' });

@@ -21,10 +21,11 @@ export const queryParamsPlugin = fp(async (app: FastifyInstance) => {
     const schema = route.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
     route.config = { ...(route.config ?? {}), allowedQuery: new Set(Object.keys(schema?.properties ?? {})) };
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     const { allowedQuery: allowed, anyQueryParams } = request.routeOptions.config;
-    if (!allowed || anyQueryParams) return;
+    // no query string, no query params to check
+    if (!allowed || anyQueryParams || !request.url.includes('?')) return done();
     const unexpected = Object.keys(request.query as object).filter((key) => !allowed.has(key));
-    if (unexpected.length > 0) throw new BadRequest(`Unexpected query params: [${unexpected.join(', ')}]`);
+    done(unexpected.length > 0 ? new BadRequest(`Unexpected query params: [${unexpected.join(', ')}]`) : undefined);
   });
 }, { name: 'query-params' });

@@ -3,14 +3,17 @@ import { BadRequest } from '../../errors.js';
 
 export { Nullable, WireDate } from '../../wire/schema.js';
 
-/** A date accepted as input: ISO-8601 text or epoch milliseconds. */
-export const InputDate = Type.Union([Type.String(), Type.Integer()]);
+/** A date accepted as input: ISO-8601 text or epoch milliseconds (a `bigint` column: int64). */
+export const InputDate = Type.Union([Type.String(), Type.Integer({ format: 'int64' })]);
 
-/** A numeric path id. */
+/** A numeric path id (digits only, int32: see schemas/validation.ts). */
 export const IdParams = <K extends string>(name: K) =>
   Type.Object({ [name]: Type.Integer() } as { [P in K]: ReturnType<typeof Type.Integer> });
 
-/** `offset` and `count` (CONTRACT.md §6): defaults 0 and 100, count at most 100. */
+/**
+ * `offset` and `count` (CONTRACT.md §6): defaults 0 and 100, count at most 100; offset bounded
+ * to int32 like every integer (schemas/validation.ts).
+ */
 export const PageQuery = {
   offset: Type.Integer({ minimum: 0, default: 0 }),
   count: Type.Integer({ minimum: 0, default: 100 }),
