@@ -1,0 +1,129 @@
+/**
+ * Outbox events (CONTRACT.md §12): what happened, written in the transaction that commits it,
+ * later expanded into webhook deliveries and mails by the {@link OutboxWorker}. The payload is
+ * a snapshot taken in that transaction: the JSON a webhook receives.
+ */
+import type { Db } from '../../db/database.js';
+import { toWireBuild } from '../../wire/builds.js';
+import { toWireCodeComment } from '../../wire/code-comments.js';
+import { toWireDate } from '../../wire/dates.js';
+import { toWireIssue } from '../../wire/issues.js';
+import { toWirePullRequest } from '../../wire/pulls.js';
+import { stateOrdinal } from '../issues/issue-setting.js';
+
+/** The webhook event types of reference/projects.md §3 (`webHooks[].eventTypes`). */
+export const WEBHOOK_EVENT_TYPES = ['CODE_PUSH', 'PULL_REQUEST', 'ISSUE', 'CODE_COMMENT', 'BUILD'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+interface Common {
+  /** The acting user (never notified); null for the system. */
+  actorId: number | null;
+  /** Epoch ms of the event. */
+  date: number;
+  /** Text the event carries (comment, description, note): its @mentions are notified. */
+  text?: string | null;
+}
+
+/** An event to announce, by type. A build event's action is the build's status at the time. */
+export type OutboxEventInput = Common & (
+  | { type: 'PULL_REQUEST'; action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED'; requestId: number; reviewerId?: number }
+  | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
+  | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }
+  | { type: 'BUILD'; buildId: number }
+  | { type: 'CODE_PUSH'; projectId: number; refName: string; oldCommitId: string | null; newCommitId: string | null }
+);
+
+const TYPE_NAMES: Record<string, string> = {
+  'PULL_REQUEST:OPENED': 'PullRequestOpened', 'PULL_REQUEST:REOPENED': 'PullRequestChanged', 'PULL_REQUEST:MERGED': 'PullRequestMerged',
+  'PULL_REQUEST:DISCARDED': 'PullRequestDiscarded', 'PULL_REQUEST:COMMENTED': 'PullRequestCommentCreated',
+  'PULL_REQUEST:REVIEW_REQUESTED': 'PullRequestReviewRequested', 'ISSUE:OPENED': 'IssueOpened',
+  'ISSUE:STATE_CHANGED': 'IssueStateChanged', 'ISSUE:COMMENTED': 'IssueCommentCreated', 'CODE_COMMENT:CREATED': 'CodeCommentCreated',
+};
+
+/**
+ * Records an event in the outbox, inside the caller's transaction (`db` is the transaction), so
+ * the announcement exists exactly when the change it announces was committed, with the watchers
+ * of the pull request or issue at that moment (call it after the actor's and mentioned users'
+ * auto-watches were written). The webhook body
+ * snapshot: `{"@type", date, userId, projectId, <entity>, text}` where the entity is the wire
+ * JSON of `pullRequest`, `issue`, `codeComment` or `build`, or, for CODE_PUSH, `refName`,
+ * `oldCommitId`, `newCommitId` (OneDev's RefUpdated). An entity already gone records nothing.
+ *
+ * @example await enqueueEvent(tx, { type: 'ISSUE', action: 'OPENED', issueId: id, actorId, date: now, text: description });
+ */
+export async function enqueueEvent(db: Db, event: OutboxEventInput): Promise<void> {
+  const snapshot = await snapshotOf(db, event);
+  if (!snapshot) return;
+  const payload = {
+    '@type': snapshot.typeName, date: toWireDate(event.date), userId: event.actorId, projectId: snapshot.projectId,
+    ...snapshot.body, text: event.text ?? null,
+    ...(event.type === 'PULL_REQUEST' && event.reviewerId !== undefined && { reviewerId: event.reviewerId }),
+  };
+  const reviewerIds = event.type === 'PULL_REQUEST' && event.action === 'OPENED'
+    ? (await db.selectFrom('pullRequestReviews').select('userId').where('requestId', '=', event.requestId).where('status', '=', 'PENDING').execute()).map((r) => r.userId)
+    : [];
+  const stored: StoredEvent = { body: payload, watcherIds: await watchersNow(db, event), reviewerIds };
+  await db.insertInto('outboxEvents').values({
+    type: event.type, action: snapshot.action, projectId: snapshot.projectId, actorId: event.actorId, date: event.date,
+    payload: JSON.stringify(stored), expandedDate: null, leaseOwner: null, leaseExpires: null,
+  }).execute();
+}
+
+/**
+ * The stored form of an event (`outbox_events.payload`): the webhook body, the users watching
+ * the pull request or issue when the event happened and, for an opened pull request, its
+ * requested reviewers (mail recipients are decided by the state then, not by the state when the
+ * worker gets to it).
+ */
+export interface StoredEvent {
+  body: Record<string, unknown>;
+  watcherIds: number[];
+  reviewerIds: number[];
+}
+
+async function watchersNow(db: Db, event: OutboxEventInput): Promise<number[]> {
+  if (event.type === 'PULL_REQUEST') {
+    return (await db.selectFrom('pullRequestWatches').select('userId').where('requestId', '=', event.requestId).where('watching', '=', 1).execute()).map((r) => r.userId);
+  }
+  if (event.type === 'ISSUE') {
+    return (await db.selectFrom('issueWatches').select('userId').where('issueId', '=', event.issueId).where('watching', '=', 1).execute()).map((r) => r.userId);
+  }
+  return [];
+}
+
+interface Snapshot {
+  typeName: string;
+  action: string;
+  projectId: number;
+  body: Record<string, unknown>;
+}
+
+async function snapshotOf(db: Db, event: OutboxEventInput): Promise<Snapshot | null> {
+  switch (event.type) {
+    case 'PULL_REQUEST': {
+      const row = await db.selectFrom('pullRequests').selectAll().where('id', '=', event.requestId).executeTakeFirst();
+      if (!row) return null;
+      return { typeName: TYPE_NAMES[`PULL_REQUEST:${event.action}`], action: event.action, projectId: row.targetProjectId, body: { pullRequest: toWirePullRequest(row) } };
+    }
+    case 'ISSUE': {
+      const row = await db.selectFrom('issues').selectAll().where('id', '=', event.issueId).executeTakeFirst();
+      if (!row) return null;
+      return { typeName: TYPE_NAMES[`ISSUE:${event.action}`], action: event.action, projectId: row.projectId, body: { issue: toWireIssue(row, stateOrdinal(row.state)) } };
+    }
+    case 'CODE_COMMENT': {
+      const row = await db.selectFrom('codeComments').selectAll().where('id', '=', event.commentId).executeTakeFirst();
+      if (!row) return null;
+      return { typeName: TYPE_NAMES['CODE_COMMENT:CREATED'], action: event.action, projectId: row.projectId, body: { codeComment: toWireCodeComment(row) } };
+    }
+    case 'BUILD': {
+      const row = await db.selectFrom('builds').selectAll().where('id', '=', event.buildId).executeTakeFirst();
+      if (!row) return null;
+      return { typeName: 'BuildEvent', action: row.status, projectId: row.projectId, body: { build: toWireBuild(row) } };
+    }
+    case 'CODE_PUSH':
+      return {
+        typeName: 'RefUpdated', action: 'UPDATED', projectId: event.projectId,
+        body: { refName: event.refName, oldCommitId: event.oldCommitId, newCommitId: event.newCommitId },
+      };
+  }
+}
