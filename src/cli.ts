@@ -1,10 +1,41 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { loadConfig } from './config.js';
-import { startServer } from './server.js';
+import { loadConfig, type Config } from './config.js';
+import { migrateToLatest, openDatabase } from './db/database.js';
+import { resetPassword } from './domain/users/reset-password.js';
+import { startServer, type RunningServer } from './server.js';
 
 const program = new Command();
 program.name('gitloom').description('A self-hosted software forge');
+
+/** Configuration from the environment with the command's `--data-dir`/`--port` overrides. */
+function configFrom(options: { port?: string; dataDir?: string }): Config {
+  return loadConfig(process.env, {
+    ...(options.port !== undefined && { port: Number(options.port) }),
+    ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
+  });
+}
+
+/** The start-up banner: where to go, how to sign in the first time. */
+function banner(config: Config, server: RunningServer): string {
+  const port = new URL(server.url).port;
+  const publicUrl = process.env.GITLOOM_SERVER_URL ? config.serverUrl : `http://localhost:${port}`;
+  const lines = [
+    '',
+    `  Gitloom is ready at ${publicUrl}`,
+    `  Listening on ${server.url}`,
+    `  Data directory: ${config.dataDir}`,
+    `  Database: ${config.databaseUrl ? 'PostgreSQL' : 'SQLite (gitloom.db in the data directory)'}`,
+    `  API documentation: ${publicUrl}/~help/api`,
+  ];
+  if (server.generatedPassword) {
+    lines.push(`  First boot: sign in as '${config.initialUser.name}' with password ${server.generatedPassword}`, '  (shown only this once; change it or run: gitloom admin reset-password <login>)');
+  }
+  if (server.initialPasswordIgnored) {
+    lines.push(`  Note: GITLOOM_INITIAL_PASSWORD is ignored, the administrator already exists. To set a password: gitloom admin reset-password ${config.initialUser.name}`);
+  }
+  return `${lines.join('\n')}\n\n`;
+}
 
 program
   .command('serve')
@@ -12,11 +43,9 @@ program
   .option('-p, --port <port>', 'port to listen on (overrides GITLOOM_PORT)')
   .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
   .action(async (options: { port?: string; dataDir?: string }) => {
-    const config = loadConfig(process.env, {
-      ...(options.port !== undefined && { port: Number(options.port) }),
-      ...(options.dataDir !== undefined && { dataDir: options.dataDir }),
-    });
+    const config = configFrom(options);
     const server = await startServer(config);
+    process.stdout.write(banner(config, server));
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -31,4 +60,50 @@ program
     process.on('SIGINT', () => stop('SIGINT'));
   });
 
-await program.parseAsync(process.argv);
+const admin = program.command('admin').description('administration commands run against the data directory or database');
+
+admin
+  .command('reset-password <login>')
+  .description('set a user\'s password (a generated one, printed, unless --password is given)')
+  .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
+  .option('--password <password>', 'the new password')
+  .action(async (login: string, options: { dataDir?: string; password?: string }) => {
+    const config = configFrom(options);
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    try {
+      await migrateToLatest(database.db);
+      const password = await resetPassword(database.db, login, options.password ?? null);
+      process.stdout.write(options.password ? `Password of '${login}' changed.\n` : `New password of '${login}': ${password}\n`);
+    } finally {
+      await database.close();
+    }
+  });
+
+program
+  .command('backup <file>')
+  .description('write a backup archive (tar.gz) of the database, repositories, build logs, artifacts and keys; the server may be running')
+  .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
+  .action(async (file: string, options: { dataDir?: string }) => {
+    // backups (tar) are loaded only by their commands, not by `serve`
+    const { backup } = await import('./ops/backup.js');
+    const manifest = await backup(configFrom(options), file);
+    process.stdout.write(`Backup written to ${file} (${manifest.engine} database, ${manifest.repositories} repositories)\n`);
+  });
+
+program
+  .command('restore <file>')
+  .description('restore a backup archive into an empty data directory (and an empty database when GITLOOM_DATABASE_URL is set)')
+  .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
+  .action(async (file: string, options: { dataDir?: string }) => {
+    const config = configFrom(options);
+    const { restore } = await import('./ops/backup.js');
+    const manifest = await restore(config, file);
+    process.stdout.write(`Restored ${file} (made ${manifest.createDate}) into ${config.dataDir}\n`);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.stderr.write(`gitloom: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_JOB_SANDBOX, JOB_UID_RANGE, type JobSandboxConfig } from './ci/sandbox.js';
 
 /** Server configuration, read once from the environment (README "Configuration"). */
 export interface Config {
@@ -21,8 +22,76 @@ export interface Config {
   jobConcurrency: number;
   /** Largest accepted JSON/text request body in bytes (`GITLOOM_BODY_LIMIT`, default 10 MiB). */
   bodyLimit: number;
+  /**
+   * Time a client has to send a whole request, headers and body, in ms: slower requests are cut
+   * with 408 (`GITLOOM_REQUEST_TIMEOUT_MS`, default 60000; 0 disables). Large pushes over slow
+   * links may need more.
+   */
+  requestTimeoutMs: number;
   /** Log level for pino (`GITLOOM_LOG_LEVEL`, default info). */
   logLevel: string;
+  /** git commands running longer than this many ms are logged as slow (`GITLOOM_GIT_SLOW_MS`, default 5000). */
+  gitSlowMs: number;
+  /** How job steps are confined (`GITLOOM_JOB_SANDBOX`, `GITLOOM_BWRAP_PATH`, `GITLOOM_JOB_NETWORK`, limits; CONTRACT §11). */
+  jobSandbox: JobSandboxConfig;
+  /**
+   * Key encrypting job secrets at rest (`GITLOOM_SECRET_KEY`: 64 hex digits or base64 of 32 bytes),
+   * or null to use (and create once) `<data dir>/secret.key`.
+   */
+  secretKey: Buffer | null;
+  /**
+   * Outgoing mail (README "Email notifications"): `GITLOOM_SMTP_URL` (`smtp://user:pass@host:587`,
+   * `smtps://…`) or `GITLOOM_SMTP_HOST` with `…_PORT` (587), `…_USER`, `…_PASSWORD`, `…_SECURE`
+   * (true for implicit TLS); sender `GITLOOM_SMTP_FROM` (default `Gitloom <gitloom@localhost>`).
+   * null when no SMTP server is configured: then no mail is queued.
+   */
+  smtp: SmtpConfig | null;
+  /** Webhooks may target loopback, link-local and private addresses (`GITLOOM_WEBHOOK_ALLOW_PRIVATE=true`). */
+  webhookAllowPrivate: boolean;
+  /** Outbox retries: first delay in ms, doubled each try (`GITLOOM_OUTBOX_BACKOFF_MS`, default 120000 — 6 tries over ~1 h). */
+  outboxBackoffMs: number;
+  /** Ref-change journal: first retry delay in ms of an entry whose reactions failed, doubled each pass (`GITLOOM_JOURNAL_RETRY_MS`, default 5000). */
+  journalRetryMs: number;
+  /** Bearer token that may read `/~metrics` besides administrators (`GITLOOM_METRICS_TOKEN`). */
+  metricsToken: string | null;
+  /**
+   * Which proxies' `X-Forwarded-For` names the client address (the per-address sign-in limit
+   * and logs use it): `GITLOOM_TRUST_PROXY` = `true` (any) or comma-separated addresses/CIDRs
+   * (`127.0.0.1,10.0.0.0/8`); default none (the socket's peer is the client).
+   */
+  trustProxy: boolean | string[];
+}
+
+/** SMTP transport settings (nodemailer): a URL, or host and port with optional credentials. */
+export interface SmtpConfig {
+  url: string | null;
+  host: string | null;
+  port: number;
+  secure: boolean;
+  user: string | null;
+  password: string | null;
+  from: string;
+}
+
+function smtpFromEnv(env: NodeJS.ProcessEnv): SmtpConfig | null {
+  const url = env.GITLOOM_SMTP_URL || null;
+  const host = env.GITLOOM_SMTP_HOST || null;
+  if (!url && !host) return null;
+  return {
+    url,
+    host,
+    port: intFromEnv(env, 'GITLOOM_SMTP_PORT', 587),
+    secure: env.GITLOOM_SMTP_SECURE === 'true',
+    user: env.GITLOOM_SMTP_USER || null,
+    password: env.GITLOOM_SMTP_PASSWORD || null,
+    from: env.GITLOOM_SMTP_FROM || 'Gitloom <gitloom@localhost>',
+  };
+}
+
+function trustProxyFromEnv(raw: string | undefined): boolean | string[] {
+  if (raw === undefined || raw.trim() === '' || raw.trim() === 'false') return false;
+  if (raw.trim() === 'true') return true;
+  return raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
 }
 
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -31,6 +100,43 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got '${raw}'`);
   return value;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[]): T | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  if (!(values as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${values.join(', ')}, got '${raw}'`);
+  return raw as T;
+}
+
+function secretKeyFromEnv(env: NodeJS.ProcessEnv): Buffer | null {
+  const raw = env.GITLOOM_SECRET_KEY;
+  if (raw === undefined || raw === '') return null;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new Error('GITLOOM_SECRET_KEY must be 32 bytes: 64 hex digits or base64');
+  return key;
+}
+
+function jobSandboxFromEnv(env: NodeJS.ProcessEnv): JobSandboxConfig {
+  const d = DEFAULT_JOB_SANDBOX;
+  const positive = (name: string, fallback: number): number => {
+    const value = intFromEnv(env, name, fallback);
+    if (value < 1) throw new Error(`${name} must be a positive integer, got '${env[name]}'`);
+    return value;
+  };
+  const sandbox: JobSandboxConfig = {
+    enabled: (oneOf(env, 'GITLOOM_JOB_SANDBOX', ['on', 'off'] as const) ?? 'on') === 'on',
+    bwrapPath: env.GITLOOM_BWRAP_PATH || d.bwrapPath,
+    network: oneOf(env, 'GITLOOM_JOB_NETWORK', ['none', 'outward'] as const),
+    limits: {
+      memoryMb: positive('GITLOOM_JOB_MEMORY_MB', d.limits.memoryMb),
+      processes: positive('GITLOOM_JOB_PROCESSES', d.limits.processes),
+      cpuSeconds: positive('GITLOOM_JOB_CPU_SECONDS', d.limits.cpuSeconds),
+    },
+    uidBase: positive('GITLOOM_JOB_UID_BASE', d.uidBase),
+  };
+  if (sandbox.uidBase + JOB_UID_RANGE > 2 ** 31 - 1) throw new Error(`GITLOOM_JOB_UID_BASE must be at most ${2 ** 31 - 1 - JOB_UID_RANGE}`);
+  return sandbox;
 }
 
 /**
@@ -54,7 +160,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     jobConcurrency: intFromEnv(env, 'GITLOOM_JOB_CONCURRENCY', os.availableParallelism()),
     bodyLimit: intFromEnv(env, 'GITLOOM_BODY_LIMIT', 10 * 1024 * 1024),
+    requestTimeoutMs: intFromEnv(env, 'GITLOOM_REQUEST_TIMEOUT_MS', 60_000),
     logLevel: env.GITLOOM_LOG_LEVEL ?? 'info',
+    gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
+    jobSandbox: jobSandboxFromEnv(env),
+    secretKey: secretKeyFromEnv(env),
+    smtp: smtpFromEnv(env),
+    webhookAllowPrivate: env.GITLOOM_WEBHOOK_ALLOW_PRIVATE === 'true',
+    outboxBackoffMs: intFromEnv(env, 'GITLOOM_OUTBOX_BACKOFF_MS', 120_000),
+    journalRetryMs: intFromEnv(env, 'GITLOOM_JOURNAL_RETRY_MS', 5000),
+    metricsToken: env.GITLOOM_METRICS_TOKEN || null,
+    trustProxy: trustProxyFromEnv(env.GITLOOM_TRUST_PROXY),
     ...overrides,
   };
 }

@@ -1,0 +1,73 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import fp from 'fastify-plugin';
+import { Forbidden, Unauthorized } from '../../errors.js';
+import { readiness } from '../../ops/health.js';
+import type { Metrics } from '../../ops/metrics.js';
+import type { Services } from '../../domain/context.js';
+import { resolveActor } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route checks credentials itself (health, metrics): the auth plugin leaves them alone. */
+    ownCredentials?: boolean;
+  }
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** `/~metrics` access: the configured bearer token, or an administrator's credentials. */
+async function requireMetricsAccess(services: Services, request: FastifyRequest): Promise<void> {
+  const header = request.headers.authorization ?? '';
+  const token = services.config.metricsToken;
+  if (token && /^bearer /i.test(header) && sameSecret(header.slice(7).trim(), token)) return;
+  const actor = await resolveActor(services, request);
+  if (actor.userId <= 0) throw new Unauthorized();
+  if (!actor.isAdmin) throw new Forbidden('Metrics are restricted to administrators');
+}
+
+/**
+ * Operations endpoints and HTTP metrics (issue 14): `GET /~health/live` (200 while the process
+ * serves), `GET /~health/ready` (200 or 503 with each check), `GET /~metrics` (Prometheus text;
+ * administrators or `Authorization: Bearer $GITLOOM_METRICS_TOKEN`). Every response is counted
+ * by its route pattern; git smart-HTTP posts add their bytes to the transfer counters.
+ */
+export const opsPlugin = fp(async (app: FastifyInstance, { services, metrics }: { services: Services; metrics: Metrics }) => {
+  // Bytes a socket had moved when its previous request ended: requests on a connection are
+  // serial, so the difference at the end of a git request is that request's traffic.
+  const marks = new WeakMap<object, { read: number; written: number }>();
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    const socket = request.raw.socket;
+    let mark = marks.get(socket);
+    if (!mark) marks.set(socket, (mark = { read: 0, written: 0 }));
+    const read = socket.bytesRead - mark.read;
+    const written = socket.bytesWritten - mark.written;
+    mark.read = socket.bytesRead;
+    mark.written = socket.bytesWritten;
+    if (request.method === 'POST') {
+      const path = request.url.split('?')[0];
+      if (path.endsWith('/git-receive-pack')) metrics.observeGitTransfer('push', read);
+      else if (path.endsWith('/git-upload-pack')) metrics.observeGitTransfer('fetch', written);
+    }
+    done();
+  });
+
+  const hide = { hide: true };
+  app.get('/~health/live', { schema: hide, config: { ownCredentials: true } }, async () => ({ status: 'UP' }));
+  app.get('/~health/ready', { schema: hide, config: { ownCredentials: true } }, async (_request, reply) => {
+    const report = await readiness(services.db, services.config.dataDir);
+    reply.code(report.ready ? 200 : 503);
+    return { status: report.ready ? 'UP' : 'DOWN', checks: report.checks };
+  });
+  app.get('/~metrics', { schema: hide, config: { ownCredentials: true } }, async (request, reply) => {
+    await requireMetricsAccess(services, request);
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}, { name: 'ops', dependencies: ['errors'] });

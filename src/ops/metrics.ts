@@ -1,0 +1,149 @@
+/**
+ * Prometheus metrics (issue 14, `/~metrics`), every one registered here with `prom-client`:
+ * HTTP requests by route pattern and status with latency histograms, git commands and their
+ * durations, bytes pushed and fetched over smart HTTP, builds by status and job durations,
+ * outbox lag and attempts, the database pool, and Node's default process metrics.
+ */
+import type { Kysely } from 'kysely';
+import client from 'prom-client';
+import type { Database } from '../db/schema.js';
+import { configureGit } from '../git/command.js';
+import { journalLag } from '../domain/journal/ref-journal.js';
+import { outboxLag } from '../domain/outbox/worker.js';
+
+/** Connection counts of the database pool. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/** The metrics of one server: its registry and the recorders the server calls. */
+export interface Metrics {
+  registry: client.Registry;
+  /** Records one HTTP request: method, route pattern (not the raw URL), status, duration in seconds. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** Records bytes moved by git smart HTTP: `push` (received) or `fetch` (sent). */
+  observeGitTransfer(direction: 'push' | 'fetch', bytes: number): void;
+  /** Records one outbox send attempt. */
+  observeOutboxAttempt(kind: 'WEBHOOK' | 'MAIL', succeeded: boolean, ms: number): void;
+}
+
+const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const JOB_SECONDS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+
+/** The git subcommand of an argument list: the first argument that is neither an option nor the value of `-c`/`-C`. */
+function subcommand(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c' || args[i] === '-C') i++; // the option's value is no subcommand
+    else if (!args[i].startsWith('-')) return args[i];
+  }
+  return 'unknown';
+}
+
+/**
+ * Creates the registry of a server over its database. `poolStats` reads the database pool.
+ * Git command metrics are process-wide (the git runner has one observer): the last server
+ * created in a process records them.
+ */
+export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'gitloom_' });
+  const httpRequests = new client.Counter({
+    name: 'gitloom_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry],
+  });
+  const httpDuration = new client.Histogram({
+    name: 'gitloom_http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'], buckets: SECONDS, registers: [registry],
+  });
+  const gitCommands = new client.Counter({
+    name: 'gitloom_git_commands_total', help: 'git processes run, by subcommand and outcome', labelNames: ['command', 'outcome'], registers: [registry],
+  });
+  const gitDuration = new client.Histogram({
+    name: 'gitloom_git_command_duration_seconds', help: 'Duration of git processes by subcommand', labelNames: ['command'], buckets: SECONDS, registers: [registry],
+  });
+  const gitBytes = new client.Counter({
+    name: 'gitloom_git_transfer_bytes_total', help: 'Bytes moved by git smart HTTP: push (received) and fetch (sent, clones included)',
+    labelNames: ['direction'], registers: [registry],
+  });
+  const outboxAttempts = new client.Counter({
+    name: 'gitloom_outbox_attempts_total', help: 'Webhook and mail send attempts by kind and outcome', labelNames: ['kind', 'outcome'], registers: [registry],
+  });
+  const outboxDuration = new client.Histogram({
+    name: 'gitloom_outbox_attempt_duration_seconds', help: 'Duration of outbox send attempts', labelNames: ['kind'], buckets: SECONDS, registers: [registry],
+  });
+  new client.Gauge({
+    name: 'gitloom_journal_lag_seconds', help: 'Age of the oldest ref change (push, merge, API edit) whose reactions have not run', registers: [registry],
+    async collect() {
+      this.set((await journalLag(db, Date.now())) / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'gitloom_outbox_lag_seconds', help: 'Age of the oldest outbox event or due message not yet handled', registers: [registry],
+    async collect() {
+      this.set((await outboxLag(db, Date.now())) / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'gitloom_outbox_pending_messages', help: 'Webhook deliveries and mails waiting to be sent (due or backing off)', registers: [registry],
+    async collect() {
+      const row = await db.selectFrom('outboxMessages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'PENDING').executeTakeFirst();
+      this.set(Number(row?.n ?? 0));
+    },
+  });
+  new client.Gauge({
+    name: 'gitloom_builds', help: 'Unfinished builds by status (WAITING, PENDING = queued, RUNNING)', labelNames: ['status'], registers: [registry],
+    async collect() {
+      const rows = await db.selectFrom('builds').select(['status', (eb) => eb.fn.countAll().as('n')])
+        .where('status', 'in', ['WAITING', 'PENDING', 'RUNNING']).groupBy('status').execute();
+      for (const status of ['WAITING', 'PENDING', 'RUNNING']) this.set({ status }, Number(rows.find((r) => r.status === status)?.n ?? 0));
+    },
+  });
+  // Job durations: builds finished since the previous scrape are observed into the histogram.
+  let watermark = Date.now();
+  const jobDuration = new client.Histogram({
+    name: 'gitloom_build_duration_seconds', help: 'Job durations (running to finished) of builds finished while this process ran, by status',
+    labelNames: ['status'], buckets: JOB_SECONDS, registers: [registry],
+    async collect() {
+      const rows = await db.selectFrom('builds').select(['status', 'runningDate', 'finishDate'])
+        .where('finishDate', '>', watermark).where('runningDate', 'is not', null).orderBy('finishDate').execute();
+      for (const row of rows) {
+        jobDuration.observe({ status: row.status }, (row.finishDate! - row.runningDate!) / 1000);
+        watermark = Math.max(watermark, row.finishDate!);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'gitloom_db_pool_connections', help: 'Database pool connections by state (total, idle, waiting requests)', labelNames: ['state'], registers: [registry],
+    collect() {
+      const stats = poolStats();
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
+  });
+
+  configureGit({
+    onCommand(args, ms, exitCode) {
+      const command = subcommand(args);
+      gitCommands.inc({ command, outcome: exitCode === 0 ? 'ok' : 'error' });
+      gitDuration.observe({ command }, ms / 1000);
+    },
+  });
+
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      httpRequests.inc(labels);
+      httpDuration.observe(labels, seconds);
+    },
+    observeGitTransfer(direction, bytes) {
+      if (bytes > 0) gitBytes.inc({ direction }, bytes);
+    },
+    observeOutboxAttempt(kind, succeeded, ms) {
+      outboxAttempts.inc({ kind, outcome: succeeded ? 'delivered' : 'failed' });
+      outboxDuration.observe({ kind }, ms / 1000);
+    },
+  };
+}
