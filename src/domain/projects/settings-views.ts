@@ -1,0 +1,98 @@
+/**
+ * What the web UI's project settings pages read (`/<project>/~settings/…`): the members of a
+ * project with user, group and role names, the roles and label specs a manager can choose from,
+ * and the ids behind names typed in forms. Reads only — every change goes through the functions
+ * the API routes call (authorizations.ts, projects.ts, settings.ts, labels.ts, milestones.ts).
+ */
+import { BadRequest } from '../../errors.js';
+import type { Context } from '../context.js';
+import { loadProjectWith, requireAdmin } from '../permissions.js';
+
+/** A named thing to choose in a form (a role, a label spec). */
+export interface Choice {
+  id: number;
+  name: string;
+}
+
+/** One authorization of a project, with the grantee's and the role's names. */
+export interface MemberGrant {
+  /** The authorization's id (`/user-authorizations/{id}` or `/group-authorizations/{id}`). */
+  id: number;
+  /** The user's or group's id and name. */
+  subjectId: number;
+  subjectName: string;
+  roleId: number;
+  roleName: string;
+}
+
+/**
+ * The members of a project (reference/projects.md §2 #6 and #7): its user authorizations (manage
+ * permission: 404 when the project is invisible, 401/403 otherwise) and, for administrators
+ * only, its group authorizations (`groups` is null for other managers). Both by name.
+ */
+export async function projectMembers(ctx: Context, projectId: number): Promise<{ users: MemberGrant[]; groups: MemberGrant[] | null }> {
+  await loadProjectWith(ctx, projectId, 'manage');
+  const users = await ctx.db.selectFrom('userAuthorizations')
+    .innerJoin('users', 'users.id', 'userAuthorizations.userId')
+    .innerJoin('roles', 'roles.id', 'userAuthorizations.roleId')
+    .select(['userAuthorizations.id as id', 'users.id as subjectId', 'users.name as subjectName', 'roles.id as roleId', 'roles.name as roleName'])
+    .where('userAuthorizations.projectId', '=', projectId)
+    .orderBy('users.name').execute();
+  const groups = ctx.actor.isAdmin
+    ? await ctx.db.selectFrom('groupAuthorizations')
+      .innerJoin('groups', 'groups.id', 'groupAuthorizations.groupId')
+      .innerJoin('roles', 'roles.id', 'groupAuthorizations.roleId')
+      .select(['groupAuthorizations.id as id', 'groups.id as subjectId', 'groups.name as subjectName', 'roles.id as roleId', 'roles.name as roleName'])
+      .where('groupAuthorizations.projectId', '=', projectId)
+      .orderBy('groups.name').execute()
+    : null;
+  return { users, groups };
+}
+
+/**
+ * The roles a manager of the project may grant or make its default role (every role, by name):
+ * manage permission on the project.
+ */
+export async function grantableRoles(ctx: Context, projectId: number): Promise<Choice[]> {
+  await loadProjectWith(ctx, projectId, 'manage');
+  return ctx.db.selectFrom('roles').select(['id', 'name']).orderBy('name').execute();
+}
+
+/**
+ * The label specs a manager of the project may put on it (every spec, by name): manage
+ * permission on the project.
+ */
+export async function labelSpecChoices(ctx: Context, projectId: number): Promise<Choice[]> {
+  await loadProjectWith(ctx, projectId, 'manage');
+  return ctx.db.selectFrom('labelSpecs').select(['id', 'name']).orderBy('name').execute();
+}
+
+/** The labels of a project by name, with the project label's id: manage permission. */
+export async function projectLabelNames(ctx: Context, projectId: number): Promise<Choice[]> {
+  await loadProjectWith(ctx, projectId, 'manage');
+  return ctx.db.selectFrom('projectLabels').innerJoin('labelSpecs', 'labelSpecs.id', 'projectLabels.specId')
+    .select(['projectLabels.id as id', 'labelSpecs.name as name'])
+    .where('projectLabels.projectId', '=', projectId).orderBy('labelSpecs.name').execute();
+}
+
+/**
+ * The id of the user with this login name (case-insensitive), for forms naming a user: signed-in
+ * callers. Throws BadRequest `User not found: <name>`.
+ */
+export async function userIdByName(ctx: Context, name: string): Promise<number> {
+  const row = await ctx.db.selectFrom('users').select('id').where('name', '=', name.trim().toLowerCase()).where('id', '>', 0).executeTakeFirst();
+  if (!row) throw new BadRequest(`User not found: ${name.trim()}`);
+  return row.id;
+}
+
+/**
+ * The id of the group with this name (case-insensitive), for forms naming a group:
+ * administrators. Throws BadRequest `Group not found: <name>`.
+ */
+export async function groupIdByName(ctx: Context, name: string): Promise<number> {
+  requireAdmin(ctx.actor);
+  const group = await ctx.db.selectFrom('groups').select('id')
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.trim().toLowerCase())).executeTakeFirst();
+  if (!group) throw new BadRequest(`Group not found: ${name.trim()}`);
+  return group.id;
+}

@@ -1,0 +1,272 @@
+/**
+ * What the web UI's pull request pages read (issue 12: `/<project>/~pulls/<number>`, its merge
+ * box, `/~pulls/new`): a request by its number in a project, its activity in time order, the
+ * state of its merge box and the comparison of two branches before a request is opened. Reads
+ * only — every change goes through the functions the API routes call (lifecycle.ts, merge.ts,
+ * comments.ts, reviews.ts, assignments.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { BuildStatus, PullRequestRow, ReviewStatus } from '../../db/schema.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
+import { currentBuildRows, requiredJobs } from '../builds/required-builds.js';
+import type { Context } from '../context.js';
+import { loadProjectWith } from '../permissions.js';
+import { objectRead } from '../repositories/object-reads.js';
+import type { PullRequestChangeData } from './changes.js';
+import { withLock } from './locks.js';
+import { checkMerge } from './merge.js';
+import { storedPreview, type MergePreview } from './merge-preview.js';
+import { canModifyPullRequest, getPullRequestRow, latestUpdate } from './pull-requests.js';
+
+/** Row types the pages name (src/web may not import src/db). */
+export type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
+
+/** Most commits listed per update or comparison (the rest are counted, not read). */
+export const MAX_LISTED_COMMITS = 250;
+/** Most comments and most changes shown in one activity list (the newest). */
+export const MAX_ACTIVITY_ROWS = 1000;
+
+/**
+ * The request number `number` of project `projectId` (its target project): read code on the
+ * project (404 when invisible, 401/403 otherwise), 404 `Pull request not found: #N` when the
+ * project has no such request.
+ */
+export async function pullRequestByNumber(ctx: Context, projectId: number, number: number): Promise<PullRequestRow> {
+  await loadProjectWith(ctx, projectId, 'readCode');
+  const pr = Number.isSafeInteger(number)
+    ? await ctx.db.selectFrom('pullRequests').selectAll().where('targetProjectId', '=', projectId).where('number', '=', number).executeTakeFirst()
+    : undefined;
+  if (!pr) throw new NotFound(`Pull request not found: #${number}`);
+  return pr;
+}
+
+/** Names of users by id, in one query (ids ≤ 0 and deleted users are absent). */
+export async function userNames(ctx: Context, ids: readonly (number | null)[]): Promise<Map<number, string>> {
+  const wanted = [...new Set(ids.filter((id): id is number => id !== null && id > 0))];
+  if (wanted.length === 0) return new Map();
+  const rows = await ctx.db.selectFrom('users').select(['id', 'name']).where('id', 'in', wanted).execute();
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
+/** Paths of projects by id, in one query (for listing requests whose projects the caller can read). */
+export async function projectPaths(ctx: Context, ids: readonly number[]): Promise<Map<number, string>> {
+  const wanted = [...new Set(ids)];
+  if (wanted.length === 0) return new Map();
+  const rows = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', 'in', wanted).execute();
+  return new Map(rows.map((row) => [row.id, row.path]));
+}
+
+/** The id of the user with this login name (case-insensitive); 400 `Unable to find user: X`. */
+export async function userIdByName(ctx: Context, name: string): Promise<number> {
+  const login = name.trim().toLowerCase();
+  const row = login ? await ctx.db.selectFrom('users').select('id').where('name', '=', login).where('id', '>', 0).executeTakeFirst() : undefined;
+  if (!row) throw new BadRequest(`Unable to find user: ${name.trim()}`);
+  return row.id;
+}
+
+/** A commit as listed on the pages: hash, first line of the message, author and date (ms). */
+export interface CommitSummary {
+  hash: string;
+  subject: string;
+  authorName: string;
+  date: number;
+}
+
+/** The commits of `head` not in `exclude` (hashes), newest first, at most {@link MAX_LISTED_COMMITS}; kept by {@link objectRead}. */
+function commitSummaries(repo: string, head: string, exclude: readonly string[]): Promise<{ commits: CommitSummary[]; more: boolean }> {
+  return objectRead(repo, 'commit-summaries', [head, ...exclude], () => readCommitSummaries(repo, head, exclude), (v) => 256 + v.commits.length * 256);
+}
+
+async function readCommitSummaries(repo: string, head: string, exclude: readonly string[]): Promise<{ commits: CommitSummary[]; more: boolean }> {
+  const hashes = await revList(repo, [head], exclude, { max: MAX_LISTED_COMMITS + 1 });
+  const listed = await readCommits(repo, hashes.slice(0, MAX_LISTED_COMMITS));
+  return {
+    commits: listed.map((c) => ({ hash: c.hash, subject: c.message.split('\n', 1)[0], authorName: c.author.name, date: c.author.date.getTime() })),
+    more: hashes.length > MAX_LISTED_COMMITS,
+  };
+}
+
+/** One entry of a request's activity. */
+export type ActivityEntry =
+  | { kind: 'comment'; id: number; date: number; userId: number; content: string }
+  | { kind: 'change'; id: number; date: number; userId: number | null; data: PullRequestChangeData }
+  | { kind: 'update'; id: number; date: number; headCommitHash: string; commits: CommitSummary[]; more: boolean };
+
+/**
+ * The activity of a readable request (as returned by {@link pullRequestByNumber}) in time order:
+ * comments, recorded changes (reviews, status changes, title, strategy, branch deletion …) and
+ * updates with the commits each brought (newest first, at most {@link MAX_LISTED_COMMITS}); at
+ * most {@link MAX_ACTIVITY_ROWS} comments and changes, the newest. Ties keep updates, then
+ * changes, then comments.
+ */
+export async function pullRequestActivity(ctx: Context, pr: PullRequestRow): Promise<ActivityEntry[]> {
+  const [comments, changes, updates] = await Promise.all([
+    ctx.db.selectFrom('pullRequestComments').select(['id', 'date', 'userId', 'content']).where('requestId', '=', pr.id)
+      .orderBy('id', 'desc').limit(MAX_ACTIVITY_ROWS).execute(),
+    ctx.db.selectFrom('pullRequestChanges').select(['id', 'date', 'userId', 'data']).where('requestId', '=', pr.id)
+      .orderBy('id', 'desc').limit(MAX_ACTIVITY_ROWS).execute(),
+    ctx.db.selectFrom('pullRequestUpdates').selectAll().where('requestId', '=', pr.id).orderBy('id').execute(),
+  ]);
+  const repo = ctx.repoPath(pr.targetProjectId);
+  const entries: ActivityEntry[] = [];
+  let previous = pr.baseCommitHash;
+  for (const update of updates) {
+    const { commits, more } = await commitSummaries(repo, update.headCommitHash, [previous, update.targetHeadCommitHash]);
+    entries.push({ kind: 'update', id: update.id, date: update.date, headCommitHash: update.headCommitHash, commits, more });
+    previous = update.headCommitHash;
+  }
+  for (const change of changes) entries.push({ kind: 'change', id: change.id, date: change.date, userId: change.userId, data: JSON.parse(change.data) as PullRequestChangeData });
+  for (const comment of comments) entries.push({ kind: 'comment', ...comment });
+  const rank = { update: 0, change: 1, comment: 2 };
+  return entries.sort((a, b) => a.date - b.date || rank[a.kind] - rank[b.kind] || a.id - b.id);
+}
+
+/** A review as the merge box shows it. */
+export interface ReviewView {
+  id: number;
+  userId: number;
+  status: ReviewStatus;
+}
+
+/** The review `userId` has on a request (EXCLUDED ones too), or null. */
+export async function reviewOfUser(ctx: Context, pr: PullRequestRow, userId: number): Promise<ReviewView | null> {
+  const row = await ctx.db.selectFrom('pullRequestReviews').select(['id', 'userId', 'status'])
+    .where('requestId', '=', pr.id).where('userId', '=', userId).executeTakeFirst();
+  return row ?? null;
+}
+
+/** A job the target branch's protection requires, with the status of its current build (null: not run). */
+export interface RequiredBuildView {
+  jobName: string;
+  status: BuildStatus | null;
+  buildNumber: number | null;
+}
+
+/** The merge box of a request. */
+export interface MergeBoxView {
+  /** The preview (brought up to date for an open request, stored for a closed one). */
+  preview: MergePreview | null;
+  /** Conflicting paths when the preview has conflicts. */
+  conflicts: string[];
+  /** Reviews, EXCLUDED ones left out (as Get Reviews). */
+  reviews: ReviewView[];
+  requiredBuilds: RequiredBuildView[];
+  /**
+   * Why merging is refused now — the message the merge operation would answer (checkMerge of
+   * reference/pulls.md §3.1, or the missing write permission) — or null when it would go through.
+   */
+  blocker: string | null;
+  /** The caller may merge (write code on the target project). */
+  canMerge: boolean;
+  /** The caller may discard, reopen and change the strategy (submitter, assignee or manager). */
+  canModify: boolean;
+  /** The source branch exists now (for delete / restore). */
+  sourceBranchExists: boolean;
+}
+
+/**
+ * The merge box of a readable request: for an open request the preview is brought up to date
+ * and every merge rule of reference/pulls.md §3.1 is evaluated under the request's lock exactly
+ * as the merge does (the first refusal is `blocker`), then the reviews, the required builds of
+ * the target branch with their current status, and conflicting paths when the preview has
+ * conflicts. Nothing is merged.
+ */
+export async function mergeBox(ctx: Context, pr: PullRequestRow): Promise<MergeBoxView> {
+  const { permissions } = await loadProjectWith(ctx, pr.targetProjectId, 'readCode');
+  let blocker: string | null = null;
+  let row = pr;
+  if (pr.status === 'OPEN') {
+    row = await withLock(`pull-request:${pr.id}`, async () => {
+      const current = await getPullRequestRow(ctx.db, pr.id);
+      try {
+        await checkMerge(ctx, current);
+      } catch (error) {
+        if (!(error instanceof Conflict)) throw error;
+        blocker = error.message;
+      }
+      return getPullRequestRow(ctx.db, pr.id);
+    });
+  } else {
+    blocker = 'Pull request already closed';
+  }
+  if (blocker === null && !permissions.writeCode) blocker = 'Permission denied: merging needs write permission on the code';
+  const preview = storedPreview(row);
+  const repo = ctx.repoPath(row.targetProjectId);
+  const [reviews, jobs, builds, canModify, sourceHead] = await Promise.all([
+    ctx.db.selectFrom('pullRequestReviews').select(['id', 'userId', 'status']).where('requestId', '=', row.id)
+      .where('status', '<>', 'EXCLUDED').orderBy('id').execute(),
+    requiredJobs(ctx, row.targetProjectId, row.targetBranch),
+    currentBuildRows(ctx, row),
+    ctx.actor.userId > 0 ? canModifyPullRequest(ctx, row) : Promise.resolve(false),
+    row.sourceProjectId === null ? Promise.resolve(null) : branchHead(ctx.repoPath(row.sourceProjectId), row.sourceBranch),
+  ]);
+  let conflicts: string[] = [];
+  if (row.status === 'OPEN' && preview && preview.mergeCommitHash === null) {
+    conflicts = (await mergeTree(repo, preview.targetHeadCommitHash, preview.headCommitHash)).conflicts;
+  }
+  const requiredBuilds = jobs.map((jobName) => {
+    const build = builds.find((b) => b.jobName === jobName);
+    return { jobName, status: build?.status ?? null, buildNumber: build?.number ?? null };
+  });
+  return {
+    preview, conflicts, reviews, requiredBuilds, blocker, canMerge: permissions.writeCode, canModify, sourceBranchExists: sourceHead !== null,
+  };
+}
+
+/** The latest update's head and the request's base: the range the changes tab shows by default. */
+export async function latestRange(ctx: Context, pr: PullRequestRow): Promise<{ base: string; head: string }> {
+  return { base: pr.baseCommitHash, head: (await latestUpdate(ctx.db, pr.id)).headCommitHash };
+}
+
+/** Two branches to compare before opening a request (`/~pulls/new`). */
+export interface BranchPair {
+  targetProjectId: number;
+  targetBranch: string;
+  sourceProjectId: number;
+  sourceBranch: string;
+}
+
+/** What `/~pulls/new` shows about a branch pair. */
+export interface BranchComparison {
+  targetHead: string;
+  sourceHead: string;
+  /** The merge base, null for unrelated histories. */
+  base: string | null;
+  /** Commits of the source not in the target, newest first (at most {@link MAX_LISTED_COMMITS}). */
+  commits: CommitSummary[];
+  more: boolean;
+  /** The open request for the same change, if any. */
+  openRequest: { number: number; title: string } | null;
+}
+
+/**
+ * Compares a source branch with a target branch (read code on both projects, 404/401/403; a
+ * missing branch is 404 `Branch not found: X`). A source in another project (a fork) has its head
+ * fetched into the target repository under a temporary ref first, as opening does; the objects
+ * stay there (unreferenced), so the base..source diff can be read from the target repository.
+ */
+export async function compareBranches(ctx: Context, pair: BranchPair): Promise<BranchComparison> {
+  await loadProjectWith(ctx, pair.targetProjectId, 'readCode');
+  if (pair.sourceProjectId !== pair.targetProjectId) await loadProjectWith(ctx, pair.sourceProjectId, 'readCode');
+  const targetRepo = ctx.repoPath(pair.targetProjectId);
+  const [targetHead, sourceHead] = await Promise.all([
+    branchHead(targetRepo, pair.targetBranch), branchHead(ctx.repoPath(pair.sourceProjectId), pair.sourceBranch),
+  ]);
+  if (!targetHead) throw new NotFound(`Branch not found: ${pair.targetBranch}`);
+  if (!sourceHead) throw new NotFound(`Branch not found: ${pair.sourceBranch}`);
+  const staging = `refs/pulls-staging/compare-${randomUUID()}`;
+  const cross = pair.sourceProjectId !== pair.targetProjectId;
+  if (cross) await fetchCommits(targetRepo, ctx.repoPath(pair.sourceProjectId), sourceHead, staging);
+  try {
+    const base = await mergeBase(targetRepo, targetHead, sourceHead);
+    const { commits, more } = base ? await commitSummaries(targetRepo, sourceHead, [targetHead]) : { commits: [], more: false };
+    const open = await ctx.db.selectFrom('pullRequests').select(['number', 'title'])
+      .where('targetProjectId', '=', pair.targetProjectId).where('targetBranch', '=', pair.targetBranch)
+      .where('sourceProjectId', '=', pair.sourceProjectId).where('sourceBranch', '=', pair.sourceBranch)
+      .where('status', '=', 'OPEN').executeTakeFirst();
+    return { targetHead, sourceHead, base, commits, more, openRequest: open ?? null };
+  } finally {
+    if (cross) await deleteRef(targetRepo, staging);
+  }
+}

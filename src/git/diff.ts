@@ -1,0 +1,101 @@
+/**
+ * The textual difference of two commits of a bare repository (`git diff`), for the web UI's
+ * commit, compare and pull request pages. The patch is read with a byte cap so a huge diff
+ * never fills the server's memory; the per-file summary (`--numstat`) always covers every file.
+ */
+import { gitDir, gitText, spawnGit } from './command.js';
+import { assertObjectId } from './names.js';
+
+/** The hash of the empty tree (SHA-1), the "old" side of a root commit's diff. */
+export const EMPTY_TREE_HASH = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** Options shared by the diff commands: rename detection, no colour, no external tools. */
+const DIFF_OPTIONS = ['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', '--find-renames'];
+
+/** One file of {@link diffSummary}. */
+export interface DiffStat {
+  /** Path on the old side (differs from `newPath` for a rename). */
+  oldPath: string;
+  /** Path on the new side. */
+  newPath: string;
+  /** Added lines; null for a binary file. */
+  additions: number | null;
+  /** Deleted lines; null for a binary file. */
+  deletions: number | null;
+}
+
+/**
+ * Every changed file of `oldTree..newTree` with its line counts (`git diff --numstat -z`), in
+ * the order of {@link diffPatch}.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param oldTree 40-hex commit (or {@link EMPTY_TREE_HASH}) of the old side.
+ * @param newTree 40-hex commit of the new side.
+ * @throws BadRequest for a malformed hash; GitError when an object is missing.
+ */
+export async function diffSummary(repo: string, oldTree: string, newTree: string): Promise<DiffStat[]> {
+  assertObjectId(oldTree);
+  assertObjectId(newTree);
+  const out = await gitText([gitDir(repo), ...DIFF_OPTIONS, '--numstat', '-z', oldTree, newTree, '--']);
+  // `<add>\t<del>\t<path>\0` or, for a rename, `<add>\t<del>\t\0<old>\0<new>\0`
+  const fields = out.split('\0');
+  const stats: DiffStat[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i];
+    if (field === '') continue;
+    const [add, del, path] = field.split('\t');
+    const count = (n: string) => (n === '-' ? null : Number(n));
+    if (path === '') {
+      stats.push({ oldPath: fields[i + 1], newPath: fields[i + 2], additions: count(add), deletions: count(del) });
+      i += 2;
+    } else {
+      stats.push({ oldPath: path, newPath: path, additions: count(add), deletions: count(del) });
+    }
+  }
+  return stats;
+}
+
+/** The patch text of {@link diffPatch}, possibly cut. */
+export interface PatchText {
+  /** The unified diff (`git diff` output), whole lines only. */
+  text: string;
+  /** Whether git wrote more than `maxBytes` and the rest was left out. */
+  truncated: boolean;
+}
+
+/**
+ * The unified diff of `oldTree..newTree` (`git diff --find-renames`), read up to `maxBytes`
+ * bytes; past the cap git is stopped and the text ends at the last complete line.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param oldTree 40-hex commit (or {@link EMPTY_TREE_HASH}) of the old side.
+ * @param newTree 40-hex commit of the new side.
+ * @param maxBytes the most bytes of patch text read.
+ * @param contextLines unchanged lines shown around each change (git's `-U`), default 3.
+ * @throws BadRequest for a malformed hash; GitError when an object is missing.
+ */
+export async function diffPatch(repo: string, oldTree: string, newTree: string, maxBytes: number, contextLines = 3): Promise<PatchText> {
+  assertObjectId(oldTree);
+  assertObjectId(newTree);
+  const git = spawnGit([gitDir(repo), ...DIFF_OPTIONS, `-U${Math.max(0, Math.floor(contextLines))}`, oldTree, newTree, '--'], { timeoutMs: 120_000 });
+  git.stdin.end();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > maxBytes) {
+      truncated = true;
+      git.kill();
+      break;
+    }
+  }
+  if (!truncated) await git.done;
+  let bytes = Buffer.concat(chunks);
+  if (truncated) {
+    bytes = bytes.subarray(0, maxBytes);
+    bytes = bytes.subarray(0, bytes.lastIndexOf(0x0a) + 1);
+  }
+  return { text: bytes.toString('utf8'), truncated };
+}

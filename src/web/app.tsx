@@ -1,0 +1,259 @@
+/**
+ * The web UI (issue 12): server-rendered pages on the API's server and port, over the same domain
+ * layer as the API (one rule, two faces). Registered by src/http/app.ts after the API.
+ *
+ * # Conventions (follow them for every new page)
+ *
+ * **Layer.** src/web calls domain functions only (eslint forbids src/db, src/git, src/ci
+ * imports): a page reads and changes data exactly as the matching API route does, so
+ * permissions and validation messages are the API's. Need a read the domain lacks? Add a
+ * domain function with a docstring.
+ *
+ * **A page module** is one file (or folder) under src/web/pages exporting a {@link PageModule},
+ * listed in src/web/pages/index.ts:
+ * - `pages`: routes outside projects, absolute paths starting with `/~` (`/~pulls`,
+ *   `/~administration/users/:id`), registered as Fastify routes;
+ * - `projectPages`: routes under a project, paths relative to it in find-my-way syntax: `/` for
+ *   `/<project>`, `/~files/*`, `/~pulls/:number`. The project path is everything before the
+ *   first segment starting with `~`; the dispatcher resolves the project with the visitor's
+ *   permissions (invisible or missing → 404 page) and passes `page.project` and
+ *   `page.permissions`. Check further privileges with the domain (`deny`, domain functions that
+ *   throw Forbidden).
+ * Git smart HTTP (`/<project>[.git]/info/refs`, `…/git-upload-pack`, `…/git-receive-pack`) and
+ * `/~api/…` keep their routes: the web's catch-all route carries the `webPage` constraint,
+ * derived from the URL, so the two catch-alls never compete.
+ *
+ * **Rendering.** A handler returns a `<Layout page={page} title="…">` tree — for project pages
+ * `<ProjectLayout page={page} tab="pulls" title="…">` (breadcrumbs and project tabs) — (typed JSX,
+ * escaped by preact-render-to-string) or `redirect('/…')`; list pages put a `<QueryBox>` on top; set another status with `page.reply.code(n)`
+ * before returning. Downloads and streams (artifacts, a followed build log) return
+ * `rawResponse(type, body, headers)`: sent with `nosniff` and a `sandbox` CSP, never as a page. Never build HTML from strings; Markdown goes through `<Markdown>`, code
+ * through `highlightFile` (the only `dangerouslySetInnerHTML` users). Styles live in
+ * src/web/assets/site.css (hashed URL, light/dark by `prefers-color-scheme`), an area's own
+ * additions in its own file linked with `<Layout styles={['settings.css']}>`;
+ * progressive enhancement is a small ES module in src/web/assets loaded with
+ * `<Layout scripts={['name.js']}>` (no inline script: the CSP forbids it; total JS < 60 KB gz).
+ *
+ * **Forms.** Every POST form is a `<PostForm page={page} action="…">`: it carries the CSRF token
+ * (`_csrf`), which this plugin checks on every POST before the handler runs (missing or wrong →
+ * 403 page). Fields are read from `page.form`; answer a successful POST with a redirect (303).
+ * Every input has a `<label>` (`<Field>`).
+ *
+ * **Access.** `access: 'visitor'` (default) lets anonymous visitors in only when anonymous
+ * access is on, else redirects them to `/~login?redirect=<url>`; `'user'` always needs a
+ * signed-in user; `'public'` is for the sign-in page. A domain Unauthorized thrown for an
+ * anonymous visitor also redirects to the sign-in page; any other GitloomError renders the
+ * error page with its status and message.
+ *
+ * **Sessions.** Sign-in (`/~login`) checks credentials with the API's authentication
+ * (password, or an access token as password) and stores a session in the database
+ * (src/domain/auth/sessions.ts); the browser holds its token in a signed HttpOnly SameSite=Lax
+ * cookie. Requests with API credentials (Basic/Bearer) are served as that user too. The session
+ * cookie is read only by this plugin: the API under `/~api` never accepts it (so the API needs no
+ * CSRF protection).
+ */
+import { STATUS_CODES } from 'node:http';
+import cookie from '@fastify/cookie';
+import FindMyWay from 'find-my-way';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { findSession } from '../domain/auth/sessions.js';
+import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js';
+import { projectByPath } from '../domain/repositories/browse.js';
+import { getSecuritySetting } from '../domain/settings/settings.js';
+import { getUserRow } from '../domain/users/users.js';
+import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
+import { assetAt } from './assets.js';
+import { ErrorPage } from './components/errors.js';
+import type { Access, PageContext, PageResult, PageUser, ProjectPageRoute } from './page.js';
+import { pageModules } from './pages/index.js';
+import { CONTENT_SECURITY_POLICY, renderDocument } from './render.js';
+import { CSRF_FIELD, csrfMatches, preSessionCsrfToken, SESSION_COOKIE, signedCookie, signingKey } from './session.js';
+
+export type { PageModule } from './page.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The web visitor, resolved by the web plugin (pages only). */
+    webVisitor: { user: PageUser | null; sessionCsrfToken: string | null };
+  }
+}
+
+/** Whether a URL is served by the web's catch-all route (not git smart HTTP, not the API). */
+export function isPageUrl(url: string): boolean {
+  // derived for every request: the API's own prefix answers without splitting the URL
+  if (url.startsWith('/~api/')) return false;
+  const path = url.split('?')[0];
+  if (path === '/~api') return false;
+  if (!/\/(info\/refs|git-upload-pack|git-receive-pack)$/.test(path)) return true;
+  // a git endpoint path inside a `~` sub-route (e.g. a file named info/refs) is a page
+  return path.split('/').some((segment) => segment.startsWith('~'));
+}
+
+/** The route constraint strategy telling pages from git smart HTTP on `/*`. */
+type Strategy = Parameters<FastifyInstance['addConstraintStrategy']>[0];
+type Stored = NonNullable<ReturnType<ReturnType<Strategy['storage']>['get']>>;
+const webPageStrategy: Strategy = {
+  name: 'webPage',
+  storage() {
+    const handlers = new Map<string, Stored>();
+    return { get: (v: string) => handlers.get(v) ?? null, set: (v: string, store: Stored) => { handlers.set(v, store); } };
+  },
+  deriveConstraint: (request) => (isPageUrl(request.url ?? '/') ? 'page' : undefined),
+  mustMatchWhenDerived: false,
+};
+
+function firstValues(source: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (source && typeof source === 'object') {
+    for (const [key, value] of Object.entries(source)) {
+      const first = Array.isArray(value) ? value[0] : value;
+      if (typeof first === 'string') out[key] = first;
+    }
+  }
+  return out;
+}
+
+function pageContext(request: FastifyRequest, reply: FastifyReply, params: Record<string, string> = {}): PageContext {
+  const visitor = request.webVisitor ?? { user: null, sessionCsrfToken: null };
+  return {
+    request,
+    reply,
+    ctx: request.ctx,
+    user: visitor.user,
+    csrfToken: visitor.sessionCsrfToken ?? preSessionCsrfToken(request, reply),
+    params,
+    query: firstValues(request.query),
+    form: request.method === 'POST' ? firstValues(request.body) : {},
+  };
+}
+
+const loginUrl = (request: FastifyRequest) => `/~login?${new URLSearchParams({ redirect: request.url })}`;
+
+function sendHtml(reply: FastifyReply, html: string): FastifyReply {
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('Referrer-Policy', 'same-origin')
+    .header('Cache-Control', 'no-store')
+    // encoded once here: a string body would be measured (Content-Length) and encoded in two passes
+    .send(Buffer.from(html));
+}
+
+function sendResult(page: PageContext, result: PageResult): FastifyReply {
+  if ('redirect' in result) return page.reply.redirect(result.redirect, page.request.method === 'POST' ? 303 : 302);
+  if ('raw' in result) {
+    // safe defaults first: a handler may narrow them (a raw file's own CSP), never drop them
+    return page.reply.type(result.raw.type)
+      .header('X-Content-Type-Options', 'nosniff').header('Content-Security-Policy', 'sandbox').header('Cache-Control', 'no-store')
+      .headers(result.raw.headers ?? {})
+      .send(result.raw.body);
+  }
+  return sendHtml(page.reply, renderDocument(result));
+}
+
+/** Runs the checks every page shares (CSRF on POST, access), then the handler. */
+async function runPage(page: PageContext, access: Access, handler: (page: PageContext) => Promise<PageResult>): Promise<FastifyReply> {
+  if (page.request.method === 'POST' && !csrfMatches(page.csrfToken, page.form[CSRF_FIELD])) {
+    throw new Forbidden('Missing or invalid CSRF token: reload the page and submit the form again');
+  }
+  if (page.user === null && access !== 'public') {
+    if (access === 'user' || !(await getSecuritySetting(page.ctx)).enableAnonymousAccess) return page.reply.redirect(loginUrl(page.request));
+  }
+  return sendResult(page, await handler(page));
+}
+
+/** The web UI plugin (encapsulated): sessions, assets, pages and their error page. */
+export async function webPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  await app.register(cookie, { secret: signingKey(services.config.dataDir) });
+  app.addConstraintStrategy(webPageStrategy);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.decorateRequest('webVisitor', null as unknown as FastifyRequest['webVisitor']);
+
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/~assets/')) return;
+    let sessionCsrfToken: string | null = null;
+    const token = request.actor.userId === ANONYMOUS_ID ? signedCookie(request, SESSION_COOKIE) : null;
+    if (token) {
+      const session = await findSession(services.db, token, Date.now());
+      if (session) {
+        request.actor = session.actor;
+        request.ctx = createContext(services, session.actor);
+        sessionCsrfToken = session.csrfToken;
+      }
+    }
+    let user: PageUser | null = null;
+    if (request.actor.userId !== ANONYMOUS_ID) {
+      const row = await getUserRow(services.db, request.actor.userId);
+      user = { id: row.id, name: row.name, isAdmin: request.actor.isAdmin };
+    }
+    request.webVisitor = { user, sessionCsrfToken };
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const page = pageContext(request, reply);
+    if (error instanceof Unauthorized && page.user === null) return reply.redirect(loginUrl(request));
+    let status: number;
+    let title: string;
+    let message: string;
+    if (error instanceof GitloomError) {
+      ({ status, title, message } = error);
+    } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      status = error.statusCode;
+      title = STATUS_CODES[status] ?? 'Bad Request';
+      message = error.message;
+    } else {
+      request.log.error({ err: error }, 'unexpected error');
+      status = 500;
+      title = 'Internal Server Error';
+      message = 'Internal server error';
+    }
+    reply.code(status);
+    return sendHtml(reply, renderDocument(<ErrorPage page={page} status={status} title={title} message={message} />));
+  });
+
+  // pages are not part of the REST API: none of them appears in its OpenAPI document
+  app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true }; });
+
+  app.get('/~assets/*', async (request, reply) => {
+    const asset = assetAt(request.url.split('?')[0]);
+    if (!asset) throw new NotFound('No such asset');
+    return reply.type(asset.contentType).header('Cache-Control', 'public, max-age=31536000, immutable').send(asset.body);
+  });
+
+  const projectRouter = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 1000 });
+  for (const module of pageModules) {
+    for (const route of module.pages ?? []) {
+      app.route({
+        method: route.method,
+        url: route.path,
+        handler: (request, reply) => runPage(pageContext(request, reply, firstValues(request.params)), route.access ?? 'visitor', route.handler),
+      });
+    }
+    for (const route of module.projectPages ?? []) {
+      projectRouter.on(route.method, route.path, () => undefined, route);
+    }
+  }
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/*',
+    constraints: { webPage: 'page' },
+    handler: async (request, reply) => {
+      const segments = (request.params as { '*': string })['*'].split('/').filter((s) => s !== '');
+      const tilde = segments.findIndex((s) => s.startsWith('~'));
+      const projectPath = (tilde < 0 ? segments : segments.slice(0, tilde)).join('/');
+      const rest = `/${tilde < 0 ? '' : segments.slice(tilde).join('/')}`;
+      const found = projectPath ? projectRouter.find(request.method as 'GET' | 'POST', rest) : null;
+      if (!found) throw new NotFound(`Page not found: ${request.url.split('?')[0]}`);
+      const route = found.store as ProjectPageRoute;
+      const page = pageContext(request, reply, firstValues(found.params));
+      return runPage(page, route.access ?? 'visitor', async () => {
+        const { project, permissions } = await projectByPath(page.ctx, projectPath);
+        return route.handler({ ...page, project, permissions });
+      });
+    },
+  });
+}

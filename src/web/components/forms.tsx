@@ -1,0 +1,36 @@
+/** Form components: every state-changing form is a `<PostForm>`, which carries the CSRF token. */
+import type { ComponentChildren } from 'preact';
+import type { PageContext } from '../page.js';
+import { CSRF_FIELD } from '../session.js';
+
+export interface PostFormProps {
+  page: PageContext;
+  /** The URL the form posts to. */
+  action: string;
+  class?: string;
+  /** Accessible name of the form, when the page has several. */
+  label?: string;
+  children: ComponentChildren;
+}
+
+/** A `<form method="post">` with the hidden `_csrf` field the web plugin checks on every POST. */
+export function PostForm({ page, action, class: className, label, children }: PostFormProps) {
+  return (
+    <form method="post" action={action} class={className} aria-label={label}>
+      <input type="hidden" name={CSRF_FIELD} value={page.csrfToken} />
+      {children}
+    </form>
+  );
+}
+
+/** A labelled text input (`<label>` bound by id: `id`, default `field-<name>`; pass `id` when a page has several forms with the same field). */
+export function Field(props: { name: string; label: string; id?: string; type?: 'text' | 'password' | 'email' | 'search'; value?: string; required?: boolean; autocomplete?: string; autofocus?: boolean }) {
+  const id = props.id ?? `field-${props.name}`;
+  return (
+    <p class="field">
+      <label for={id}>{props.label}</label>
+      <input id={id} name={props.name} type={(props.type ?? 'text') as 'text'} value={props.value} required={props.required}
+        autocomplete={props.autocomplete} autofocus={props.autofocus} />
+    </p>
+  );
+}

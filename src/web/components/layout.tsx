@@ -1,0 +1,78 @@
+/**
+ * The page frame: `<html>` with a real `<title>`, the header (Gitloom, Projects, Pull requests,
+ * Builds, Issues, user menu or sign-in link), a skip link and `<main>` holding the page.
+ */
+import type { ComponentChildren } from 'preact';
+import { assetUrl } from '../assets.js';
+import type { PageContext } from '../page.js';
+import { PostForm } from './forms.js';
+
+export interface LayoutProps {
+  page: PageContext;
+  /** The page's own title; the document title is `<title> · Gitloom`. */
+  title: string;
+  /** Client modules of src/web/assets to load (`copy.js`, …), as `<script type="module">`. */
+  scripts?: string[];
+  /** More stylesheets of src/web/assets (`settings.css`, `admin.css`), linked after site.css. */
+  styles?: string[];
+  children: ComponentChildren;
+}
+
+/** The navigation entries of the header, with the path prefix marking the current section. */
+const NAV = [
+  { href: '/~projects', label: 'Projects' },
+  { href: '/~pulls', label: 'Pull requests' },
+  { href: '/~builds', label: 'Builds' },
+  { href: '/~issues', label: 'Issues' },
+];
+
+/** A full page: use as the root element a page handler returns. */
+export function Layout({ page, title, scripts = [], styles = [], children }: LayoutProps) {
+  const here = page.request.url.split('?')[0];
+  const signInHref = `/~login?${new URLSearchParams({ redirect: page.request.url })}`;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="color-scheme" content="light dark" />
+        <title>{`${title} · Gitloom`}</title>
+        <link rel="stylesheet" href={assetUrl('site.css')} />
+        {styles.map((name) => <link rel="stylesheet" href={assetUrl(name)} key={name} />)}
+        {scripts.map((name) => <script type="module" src={assetUrl(name)} key={name} />)}
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <nav aria-label="Main">
+            <a class="brand" href="/">Gitloom</a>
+            <ul>
+              {NAV.map((item) => (
+                <li key={item.href}>
+                  <a href={item.href} aria-current={here.startsWith(item.href) ? 'page' : undefined}>{item.label}</a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div class="user">
+            {page.user ? (
+              <details class="menu">
+                <summary>{page.user.name}</summary>
+                <ul>
+                  <li><a href="/~my">My settings</a></li>
+                  {page.user.isAdmin && <li><a href="/~administration">Administration</a></li>}
+                  <li>
+                    <PostForm page={page} action="/~logout"><button type="submit" class="link">Sign out</button></PostForm>
+                  </li>
+                </ul>
+              </details>
+            ) : (
+              here !== '/~login' && <a href={signInHref}>Sign in</a>
+            )}
+          </div>
+        </header>
+        <main id="main">{children}</main>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,166 @@
+/**
+ * Markdown to safe HTML (README, descriptions, comments): `marked` (GitHub-flavoured) renders,
+ * `sanitize-html` keeps an allow-list of tags and attributes (no script, no event handlers, no
+ * `javascript:` URLs, no style). Results are cached by the text's digest.
+ *
+ * References and mentions are linked in text outside code spans, code blocks, links and raw
+ * HTML, with the domain's grammar (src/domain/issues/references.ts, src/domain/mentions.ts):
+ * `#12`, `issue #12` and `group/app#12` link to issues, `pr #5` / `pull request #5` to pull
+ * requests and `build #3` to builds (`/<project>/~issues/12`, `…/~pulls/5`, `…/~builds/3`); a
+ * reference without project path needs the project of the text. `@name` becomes
+ * `<span class="mention">` (there is no user page to link to).
+ */
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { LRUCache } from 'lru-cache';
+import { Marked, type Token, type Tokens } from 'marked';
+import type SanitizeHtml from 'sanitize-html';
+import { kindOf, PLAIN_REFERENCE } from '../domain/issues/references.js';
+import { MENTION } from '../domain/mentions.js';
+
+/** Where the references of a text point: its project's path (null: only `path#N` references link). */
+export interface MarkdownContext {
+  projectPath: string | null;
+  /**
+   * For a file of a repository (a README): the URL directories relative links and images resolve
+   * against, e.g. `{ files: '/app/~files/main/docs/', raw: '/app/~raw/main/docs/' }` — as a
+   * repository's own Markdown means them. Without it relative URLs are left as written.
+   */
+  base?: { files: string; raw: string };
+}
+
+/** A URL with a scheme (`https:`, `mailto:`), protocol-relative, absolute or fragment/query only. */
+const NOT_RELATIVE = /^(?:[a-z][a-z0-9+.-]*:|\/|#|\?)/i;
+
+/** Resolves a relative URL against a base directory path (`docs/a.md` against `/app/~files/main/` → `/app/~files/main/docs/a.md`). */
+function resolveAgainst(href: string, base: string): string {
+  const url = new URL(href, `http://base${base}`);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
+
+/** A text token marked for linking by {@link markLinkableText}. */
+type LinkableText = Tokens.Text & { linkIn?: MarkdownContext };
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+
+const SECTIONS = { issue: '~issues', pullRequest: '~pulls', build: '~builds' } as const;
+
+/** Links references and mentions in HTML-escaped plain text. */
+function linkReferences(html: string, context: MarkdownContext): string {
+  const referenced = html.replace(PLAIN_REFERENCE, (whole: string, ...args: unknown[]) => {
+    const groups = args.at(-1) as { kind?: string; project?: string; number: string };
+    const path = groups.project ?? context.projectPath;
+    if (!path) return whole;
+    // The match starts with the character before the reference, except for a reference at the start.
+    const prefix = /^[^\w&]/.test(whole) && !/^#\d+$/.test(whole) ? whole[0] : '';
+    const label = whole.slice(prefix.length);
+    const href = `/${path}/${SECTIONS[kindOf(groups.kind)]}/${groups.number}`;
+    return `${prefix}<a class="reference" href="${escapeHtml(href)}">${label}</a>`;
+  });
+  return referenced.includes('@')
+    ? referenced.replace(MENTION, (whole: string, name: string) => {
+      const login = name.replace(/\.+$/, '');
+      const at = whole.indexOf('@');
+      return `${whole.slice(0, at)}<span class="mention">@${login}</span>${name.slice(login.length)}`;
+    })
+    : referenced;
+}
+
+/**
+ * Marks the text tokens outside links, images and raw `<a>`/`<code>` elements for linking (code
+ * spans, code blocks and raw HTML are other token types), as the domain's `markdownText` reads.
+ */
+function markLinkableText(tokens: Token[], context: MarkdownContext): void {
+  const skipped = new Set<Token>();
+  let inRawElement = false;
+  marked.walkTokens(tokens, (token) => {
+    if (token.type === 'html') {
+      if (/^<(a|code)(?=[\s>/])/i.test(token.raw)) inRawElement = true;
+      else if (/^<\/(a|code)\b/i.test(token.raw)) inRawElement = false;
+      return;
+    }
+    if (inRawElement) return;
+    if (skipped.has(token)) {
+      const children = (token as { tokens?: Token[] }).tokens;
+      children?.forEach((child) => skipped.add(child));
+      return;
+    }
+    if (token.type === 'link' || token.type === 'image') {
+      (token.tokens ?? []).forEach((child) => skipped.add(child));
+      if (context.base && !NOT_RELATIVE.test(token.href)) token.href = resolveAgainst(token.href, token.type === 'link' ? context.base.files : context.base.raw);
+    }
+    else if (token.type === 'text' && !(token as Tokens.Text).tokens && !(token as Tokens.Text).escaped) (token as LinkableText).linkIn = context;
+  });
+}
+
+const marked = new Marked({ gfm: true, breaks: false, async: false }, {
+  renderer: {
+    text(token) {
+      const { linkIn } = token as LinkableText;
+      if (!linkIn || token.type !== 'text') return false;
+      return linkReferences(escapeHtml(token.text), linkIn);
+    },
+  },
+});
+
+const require = createRequire(import.meta.url);
+let sanitizer: ((html: string) => string) | undefined;
+
+/**
+ * The allow-list sanitizer, built on first use: sanitize-html (with its HTML and CSS parsers)
+ * is large and start-up does not need it.
+ */
+function sanitize(html: string): string {
+  sanitizer ??= allowListSanitizer(require('sanitize-html') as typeof SanitizeHtml);
+  return sanitizer(html);
+}
+
+function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) => string {
+  const options: SanitizeHtml.IOptions = {
+    allowedTags: [
+      ...sanitizeHtml.defaults.allowedTags, 'img', 'del', 'ins', 'sup', 'sub', 'details', 'summary', 'input',
+    ],
+    allowedAttributes: {
+      a: ['href', 'title', 'name', 'rel'],
+      img: ['src', 'alt', 'title', 'width', 'height'],
+      code: ['class'],
+      th: ['align'],
+      td: ['align'],
+      input: ['type', 'checked', 'disabled', 'aria-label'],
+      ol: ['start'],
+    },
+    allowedSchemes: ['http', 'https', 'mailto'],
+    allowedSchemesByTag: { img: ['http', 'https', 'data'] },
+    allowedClasses: { code: [/^language-[\w-]+$/], a: ['reference'], span: ['mention'] },
+    transformTags: {
+      a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noopener' }),
+      // a task list item's checkbox: read-only, named by its state for screen readers
+      input: (tagName, attribs) => ({
+        tagName, attribs: attribs.type === 'checkbox' ? { ...attribs, disabled: '', 'aria-label': 'checked' in attribs ? 'Done' : 'Not done' } : {},
+      }),
+    },
+  };
+  return (html) => sanitizeHtml(html, options);
+}
+
+const cache = new LRUCache<string, string>({ max: 2000, maxSize: 32 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
+
+/**
+ * Renders Markdown to sanitized HTML, safe to insert into a page as is.
+ * @param text Markdown source (any size; the caller limits what it reads).
+ * @param context the project references without path point to, and the base of relative URLs (default: none).
+ * @returns HTML with only allow-listed tags, attributes and URL schemes.
+ */
+export function renderMarkdown(text: string, context: MarkdownContext = { projectPath: null }): string {
+  const key = createHash('sha256').update(context.projectPath ?? '').update('\0').update(context.base?.files ?? '').update('\0')
+    .update(context.base?.raw ?? '').update('\0').update(text).digest('base64');
+  let html = cache.get(key);
+  if (html === undefined) {
+    const tokens = marked.lexer(text);
+    markLinkableText(tokens, context);
+    html = sanitize(marked.parser(tokens));
+    cache.set(key, html);
+  }
+  return html;
+}

@@ -1,0 +1,120 @@
+/**
+ * The page contract of the web UI: what a page handler receives ({@link PageContext}), what it
+ * returns ({@link PageResult}) and how a page module declares its routes ({@link PageModule}).
+ * See src/web/app.ts for the conventions.
+ */
+import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { VNode } from 'preact';
+import type { Context } from '../domain/context.js';
+import type { ProjectPermissions } from '../domain/permissions.js';
+import type { projectByPath } from '../domain/repositories/browse.js';
+
+/** The signed-in user of a page (null: anonymous). */
+export interface PageUser {
+  id: number;
+  name: string;
+  isAdmin: boolean;
+}
+
+/** Everything a page handler needs; built once per request by src/web/app.ts. */
+export interface PageContext {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  /** The domain context acting as the visitor (session user, Basic credentials or anonymous). */
+  ctx: Context;
+  /** The signed-in user, null for anonymous visitors. */
+  user: PageUser | null;
+  /**
+   * The CSRF token every POST form must send as the field `_csrf` (use `<PostForm>`, which
+   * adds it): the session's synchronizer token, or for anonymous visitors the pre-session token
+   * of the `gitloom_csrf` cookie.
+   */
+  csrfToken: string;
+  /** Path parameters of the route (`:name` and `*`). */
+  params: Record<string, string>;
+  /** Query string parameters (the first value of each). */
+  query: Record<string, string>;
+  /** The fields of a submitted `application/x-www-form-urlencoded` form (POST), else empty. */
+  form: Record<string, string>;
+}
+
+/** The context of a page under `/<project path>`: the project, visible to the visitor. */
+export interface ProjectPageContext extends PageContext {
+  project: Awaited<ReturnType<typeof projectByPath>>['project'];
+  permissions: ProjectPermissions;
+}
+
+/** A redirect answer (303 after a POST, 302 otherwise). */
+export interface Redirect {
+  redirect: string;
+}
+
+/**
+ * A response that is not a page (a download, a streamed build log). It is sent with
+ * `X-Content-Type-Options: nosniff`, `Cache-Control: no-store` and a `sandbox` CSP, so no body
+ * ever runs as a document of our origin; downloads add `Content-Disposition: attachment`.
+ */
+export interface RawResponse {
+  raw: {
+    /** The Content-Type. */
+    type: string;
+    body: Readable | string | Buffer;
+    /** More headers (`Content-Length`, `Content-Disposition`, …). */
+    headers?: Record<string, string>;
+  };
+}
+
+/** What a page handler returns: a full page (`<Layout>`) to render, a redirect, or a raw response. */
+export type PageResult = VNode | Redirect | RawResponse;
+
+/** Builds a redirect answer to a URL of this server (`/…`). */
+export function redirect(location: string): Redirect {
+  return { redirect: location };
+}
+
+/** Builds a raw (non-HTML) answer; see {@link RawResponse}. */
+export function rawResponse(type: string, body: RawResponse['raw']['body'], headers: Record<string, string> = {}): RawResponse {
+  return { raw: { type, body, headers } };
+}
+
+/** Who may open a page. */
+export type Access =
+  /** Anybody the server lets in: anonymous visitors only when anonymous access is on (default). */
+  | 'visitor'
+  /** Signed-in users only: anonymous visitors go to `/~login?redirect=…`. */
+  | 'user'
+  /** Everybody, even when anonymous access is off (the sign-in page itself). */
+  | 'public';
+
+/** A page outside projects, at an absolute path such as `/~projects` or `/~pulls/:id`. */
+export interface PageRoute {
+  method: 'GET' | 'POST';
+  /** Fastify path syntax; must start with `/~` (or be `/`): other paths belong to projects. */
+  path: string;
+  access?: Access;
+  handler(page: PageContext): Promise<PageResult>;
+}
+
+/**
+ * A page of a project, at a path relative to the project: `''` for `/<project>` itself,
+ * `/~files/*`, `/~pulls/:number`, … (find-my-way syntax). The project is resolved and its
+ * `access` permission checked before the handler runs (invisible → 404 page).
+ */
+export interface ProjectPageRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  access?: Access;
+  handler(page: ProjectPageContext): Promise<PageResult>;
+}
+
+/** One module of src/web/pages: a set of related pages. */
+export interface PageModule {
+  pages?: PageRoute[];
+  projectPages?: ProjectPageRoute[];
+}
+
+/** A same-site redirect target from a query parameter: a path of this server, else `/`. */
+export function safeRedirect(target: string | undefined): string {
+  return target && target.startsWith('/') && !target.startsWith('//') && !target.startsWith('/\\') ? target : '/';
+}

@@ -1,0 +1,172 @@
+/**
+ * `/~administration/users`: the users (searched like `GET /~api/users?term=`), a new user form,
+ * and a user's page: profile (login name, full name), email addresses, group memberships, access
+ * tokens (masked, revocable), a password reset and deletion — through the domain functions of `/~api/users` (same rules and
+ * messages: reserved or used names, root and self not deletable, …). Users cannot be disabled:
+ * the domain has no such state.
+ */
+import { getGroup } from '../../../domain/access/groups.js';
+import { userMemberships } from '../../../domain/access/memberships.js';
+import { deleteAccessTokenById, listAccessTokens } from '../../../domain/users/access-tokens.js';
+import { listEmailAddresses } from '../../../domain/users/email-addresses.js';
+import { createUser, deleteUser, getUser, queryUsers, setPassword, updateUser } from '../../../domain/users/users.js';
+import { BadRequest } from '../../../errors.js';
+import { DateTime } from '../../components/code.js';
+import { Field, PostForm } from '../../components/forms.js';
+import { attempt, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+
+const PAGE_SIZE = 50;
+
+async function userList(page: PageContext): Promise<PageResult> {
+  const term = page.query.term ?? '';
+  const offset = Math.max(0, Number(page.query.offset) || 0);
+  const rows = await queryUsers(page.ctx, term || undefined, offset, PAGE_SIZE + 1);
+  const users = rows.slice(0, PAGE_SIZE);
+  const more = (at: number) => `/~administration/users?${new URLSearchParams({ ...(term && { term }), offset: String(at) })}`;
+  return (
+    <SettingsLayout page={page} area="administration" section="users" title="Users">
+      <p><a class="button" href="/~administration/users/new">New user</a></p>
+      <form method="get" action="/~administration/users" class="query" role="search">
+        <label for="field-term" class="visually-hidden">Search users</label>
+        <input id="field-term" name="term" type="search" value={term} placeholder="Name, full name or email" />
+        <button type="submit">Search</button>
+      </form>
+      {users.length === 0 ? <p class="empty">No user found.</p> : (
+        <ul class="list" aria-label="Users">
+          {users.map((u) => (
+            <li key={u.id}><a href={`/~administration/users/${u.id}`}>{u.name}</a>{u.fullName && <span class="meta">{` ${u.fullName}`}</span>}</li>
+          ))}
+        </ul>
+      )}
+      <p class="pager">
+        {offset > 0 && <a href={more(Math.max(0, offset - PAGE_SIZE))}>Previous</a>}
+        {rows.length > PAGE_SIZE && <a href={more(offset + PAGE_SIZE)}>Next</a>}
+      </p>
+    </SettingsLayout>
+  );
+}
+
+function NewUserPage({ page, error }: { page: PageContext; error?: string }) {
+  const form = page.form;
+  return (
+    <SettingsLayout page={page} area="administration" section="users" title="New user" error={error}>
+      <PostForm page={page} action="/~administration/users/new" class="settings-form" label="New user">
+        <Field name="name" label="Login name" value={form.name} required autocomplete="off" />
+        <Field name="fullName" label="Full name (optional)" value={form.fullName} autocomplete="off" />
+        <Field name="emailAddress" label="Email address" type="email" value={form.emailAddress} required autocomplete="off" />
+        <Field name="password" label="Password" type="password" required autocomplete="new-password" />
+        <p><button type="submit" class="primary">Create user</button></p>
+      </PostForm>
+    </SettingsLayout>
+  );
+}
+
+/** `fullName` of a form: blank clears it (null), as `"fullName": null` does in the API. */
+const fullNameOf = (form: Record<string, string>) => (form.fullName ?? '').trim() || null;
+
+async function userPage(page: PageContext, error: string | null = null, notice: string | null = null): Promise<PageResult> {
+  const id = idParam(page, 'id');
+  const user = await getUser(page.ctx, id);
+  const [emails, memberships, tokens] = await Promise.all([
+    listEmailAddresses(page.ctx, id), userMemberships(page.ctx, id), listAccessTokens(page.ctx, id),
+  ]);
+  const groups = await Promise.all(memberships.map((m) => getGroup(page.ctx, m.groupId)));
+  const base = `/~administration/users/${id}`;
+  // a refused profile change shows what was typed; any other page the stored profile
+  const profile = error && page.form.op === 'profile' ? page.form : { name: user.name, fullName: user.fullName ?? '' };
+  return (
+    <SettingsLayout page={page} area="administration" section="users" title={`User ${user.name}`} error={error}>
+      {notice && <p class="flash notice" role="status">{notice}</p>}
+      <section aria-labelledby="profile-heading">
+        <h2 id="profile-heading">Profile</h2>
+        <PostForm page={page} action={base} class="settings-form" label="Profile">
+          <input type="hidden" name="op" value="profile" />
+          <Field name="name" label="Login name" value={profile.name} required autocomplete="off" />
+          <Field name="fullName" label="Full name" value={profile.fullName} autocomplete="off" />
+          <p><button type="submit">Save profile</button></p>
+        </PostForm>
+      </section>
+      <section aria-labelledby="emails-heading">
+        <h2 id="emails-heading">Email addresses</h2>
+        {emails.length === 0 ? <p class="empty">No email address.</p> : (
+          <ul class="list">
+            {emails.map((e) => (
+              <li key={e.id}>{e.value}{e.primary === 1 && <span class="badge">primary</span>}{e.git === 1 && <span class="badge">git</span>}</li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section aria-labelledby="groups-heading">
+        <h2 id="groups-heading">Groups</h2>
+        {groups.length === 0 ? <p class="empty">Not a member of any group.</p> : (
+          <ul class="list">{groups.map((g) => <li key={g.id}><a href={`/~administration/groups/${g.id}`}>{g.name}</a></li>)}</ul>
+        )}
+      </section>
+      <section aria-labelledby="tokens-heading">
+        <h2 id="tokens-heading">Access tokens</h2>
+        {tokens.length === 0 ? <p class="empty">No access token.</p> : (
+          <ul class="list" aria-label="Access tokens">
+            {tokens.map((t) => (
+              <li key={t.id} class="row">
+                <span><code>{t.value}</code>{` ${t.description ?? ''}`}<span class="meta">{' · created '}<DateTime date={new Date(t.createDate)} /></span></span>
+                <PostForm page={page} action={`${base}/access-tokens/delete`} class="inline" label={`Revoke token ${t.value}`}>
+                  <input type="hidden" name="id" value={String(t.id)} />
+                  <button type="submit" class="danger" aria-label={`Revoke access token ${t.description ?? t.value}`}>Revoke</button>
+                </PostForm>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section aria-labelledby="password-heading">
+        <h2 id="password-heading">Reset password</h2>
+        <PostForm page={page} action={`${base}/password`} class="settings-form" label="Reset password">
+          <Field name="password" label="New password" type="password" required autocomplete="new-password" />
+          <p><button type="submit">Set password</button></p>
+        </PostForm>
+      </section>
+      <section aria-labelledby="delete-heading">
+        <h2 id="delete-heading">Delete user</h2>
+        <p class="meta">What the user wrote stays, credited to the unknown user; tokens, keys, memberships and authorizations go.</p>
+        <PostForm page={page} action={`${base}/delete`} label="Delete user">
+          <p><button type="submit" class="danger">{`Delete user ${user.name}`}</button></p>
+        </PostForm>
+      </section>
+    </SettingsLayout>
+  );
+}
+
+export const userAdministrationPages: PageModule = {
+  pages: [
+    settingsRoute('administration', 'GET', '', async () => redirect('/~administration/users')),
+    settingsRoute('administration', 'GET', '/users', userList),
+    settingsRoute('administration', 'GET', '/users/new', async (page) => <NewUserPage page={page} />),
+    settingsRoute('administration', 'POST', '/users/new', (page) => attempt(page, async () => {
+      const { name = '', emailAddress = '', password = '' } = page.form;
+      const id = await createUser(page.ctx, { name: name.trim(), emailAddress: emailAddress.trim(), password, fullName: fullNameOf(page.form) });
+      return redirect(`/~administration/users/${id}`);
+    }, (message) => <NewUserPage page={page} error={message} />)),
+    settingsRoute('administration', 'GET', '/users/:id', (page) => userPage(page)),
+    settingsRoute('administration', 'POST', '/users/:id', (page) => attempt(page, async () => {
+      const id = idParam(page, 'id');
+      await updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) });
+      return redirect(`/~administration/users/${id}`);
+    }, (message) => userPage(page, message))),
+    settingsRoute('administration', 'POST', '/users/:id/password', (page) => attempt(page, async () => {
+      await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '');
+      return userPage(page, null, 'Password changed.');
+    }, (message) => userPage(page, message))),
+    settingsRoute('administration', 'POST', '/users/:id/access-tokens/delete', (page) => attempt(page, async () => {
+      const id = idParam(page, 'id');
+      const token = page.form.id ?? '';
+      if (!/^\d{1,15}$/.test(token)) throw new BadRequest(`Invalid token id: ${token}`);
+      await deleteAccessTokenById(page.ctx, id, Number(token));
+      return redirect(`/~administration/users/${id}`);
+    }, (message) => userPage(page, message))),
+    settingsRoute('administration', 'POST', '/users/:id/delete', (page) => attempt(page, async () => {
+      await deleteUser(page.ctx, idParam(page, 'id'));
+      return redirect('/~administration/users');
+    }, (message) => userPage(page, message))),
+  ],
+};

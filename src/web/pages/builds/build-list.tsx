@@ -1,0 +1,175 @@
+/**
+ * The builds lists (issue 12 "URLs"): `/<project>/~builds` and `/~builds` across projects, paged,
+ * filtered by the build query language (reference/builds.md §7, the same function as
+ * `GET /~api/builds?query=…`), and on a project's list the "Run job" control: one form per job of
+ * the default branch's build spec the visitor may run, posting to `/<project>/~builds/run`, which
+ * calls the domain function behind `POST /~api/job-runs` ({@link runJob}).
+ */
+import { branchCommit, buildProjectPaths, runnableJobs, type RunnableJob } from '../../../domain/builds/build-details.js';
+import { queryBuilds } from '../../../domain/builds/build-query.js';
+import { getBuild, runJob } from '../../../domain/builds/builds.js';
+import { BadRequest, NotFound } from '../../../errors.js';
+import { Field, PostForm } from '../../components/forms.js';
+import { Layout } from '../../components/layout.js';
+import { ProjectLayout } from '../../components/project-layout.js';
+import { QueryBox } from '../../components/query-box.js';
+import { SavedQueries } from '../../components/saved-queries.js';
+import { redirect, type PageContext, type PageResult, type PageRoute, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
+import { BuildTable, Pager, pageNumber, type Build } from './build-parts.js';
+
+const PAGE_SIZE = 25;
+const EXAMPLE = '"Job" is "CI" and successful';
+/** The submit reason of builds run from the web UI (OneDev's text). */
+export const MANUAL_REASON = 'Submitted manually';
+/** The submit reason of builds rebuilt from the web UI (OneDev's text). */
+export const REBUILD_REASON = 'Resubmitted manually';
+
+/** One page of builds for a query; a query the domain refuses gives its message and a 400. */
+async function pageOfBuilds(page: PageContext, projectId?: number): Promise<{ query: string; number: number; builds: Build[]; hasNext: boolean; error: string | null }> {
+  const query = page.query.query ?? '';
+  const number = pageNumber(page.query.page);
+  try {
+    const rows = await queryBuilds(page.ctx, query, (number - 1) * PAGE_SIZE, PAGE_SIZE + 1, { projectId });
+    return { query, number, builds: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, error: null };
+  } catch (failure) {
+    if (!(failure instanceof BadRequest)) throw failure;
+    page.reply.code(400);
+    return { query, number, builds: [], hasNext: false, error: failure.message };
+  }
+}
+
+/** The form field of a job param (`param:<name>`, and `param:<name>:<i>` per choice of a multi-valued one). */
+function ParamInput({ spec, id }: { spec: RunnableJob['paramSpecs'][number]; id: string }) {
+  const name = `param:${spec.name}`;
+  const defaults = spec.defaultValue ?? [];
+  if (spec.type === 'BooleanParam') {
+    return (
+      <p class="field check">
+        <input id={id} name={name} type="checkbox" value="true" checked={defaults[0] === 'true'} />
+        <label for={id}>{spec.name}</label>
+      </p>
+    );
+  }
+  if (spec.type === 'ChoiceParam' && spec.allowMultiple) {
+    return (
+      <fieldset class="field">
+        <legend>{spec.name}</legend>
+        {(spec.choices ?? []).map((choice, i) => (
+          <p class="check" key={choice}>
+            <input id={`${id}-${i}`} name={`${name}:${i}`} type="checkbox" value={choice} checked={defaults.includes(choice)} />
+            <label for={`${id}-${i}`}>{choice}</label>
+          </p>
+        ))}
+      </fieldset>
+    );
+  }
+  if (spec.type === 'ChoiceParam') {
+    return (
+      <p class="field">
+        <label for={id}>{spec.name}</label>
+        <select id={id} name={name}>
+          {spec.allowEmpty && <option value="">(none)</option>}
+          {(spec.choices ?? []).map((choice) => <option key={choice} value={choice} selected={defaults[0] === choice}>{choice}</option>)}
+        </select>
+      </p>
+    );
+  }
+  return <Field id={id} name={name} label={spec.name} value={defaults[0] ?? ''} required={!spec.allowEmpty} />;
+}
+
+/** The "Run job" control: a disclosure with one form per runnable job (no script needed). */
+function RunJobs({ page, branch, jobs }: { page: ProjectPageContext; branch: string; jobs: RunnableJob[] }) {
+  return (
+    <details class="run-job">
+      <summary>Run job</summary>
+      {jobs.map((job, j) => (
+        <PostForm key={job.name} page={page} action={`/${page.project.path}/~builds/run`} label={`Run ${job.name}`}>
+          <fieldset>
+            <legend>{job.name}</legend>
+            <input type="hidden" name="job" value={job.name} />
+            <Field id={`run-${j}-branch`} name="branch" label="Branch" value={branch} required />
+            {job.paramSpecs.map((spec, p) => <ParamInput key={spec.name} spec={spec} id={`run-${j}-param-${p}`} />)}
+            <p><button type="submit">{`Run ${job.name}`}</button></p>
+          </fieldset>
+        </PostForm>
+      ))}
+    </details>
+  );
+}
+
+/** The params of a run from the submitted form, in the shapes {@link runJob} takes. */
+function paramsOf(form: Record<string, string>, specs: RunnableJob['paramSpecs']): Record<string, string[]> {
+  const params: Record<string, string[]> = {};
+  for (const spec of specs) {
+    const name = `param:${spec.name}`;
+    if (spec.type === 'BooleanParam') params[spec.name] = [form[name] === 'true' ? 'true' : 'false'];
+    else if (spec.type === 'ChoiceParam' && spec.allowMultiple) {
+      params[spec.name] = (spec.choices ?? []).map((_, i) => form[`${name}:${i}`]).filter((v): v is string => v !== undefined);
+    } else {
+      const value = form[name] ?? '';
+      params[spec.name] = value === '' ? [] : [value];
+    }
+  }
+  return params;
+}
+
+async function projectList(page: ProjectPageContext, runError: string | null = null): Promise<PageResult> {
+  const [list, runnable] = await Promise.all([pageOfBuilds(page, page.project.id), runnableJobs(page.ctx, page.project)]);
+  const base = `/${page.project.path}/~builds`;
+  return (
+    <ProjectLayout page={page} tab="builds" title="Builds">
+      <h1>Builds</h1>
+      {runError && <p class="flash error" role="alert">{runError}</p>}
+      {runnable.branch && runnable.jobs.length > 0 && <RunJobs page={page} branch={runnable.branch} jobs={runnable.jobs} />}
+      <QueryBox action={base} query={list.query} example={EXAMPLE} error={list.error} />
+      {await SavedQueries({ page, kind: 'build', action: base })}
+      {!list.error && list.builds.length === 0 && <p class="empty">No build found.</p>}
+      {list.builds.length > 0 && <BuildTable builds={list.builds} projectPath={page.project.path} now={page.ctx.now()} />}
+      <Pager base={base} query={list.query} page={list.number} hasNext={list.hasNext} />
+    </ProjectLayout>
+  );
+}
+
+/** `GET /~builds`: the builds of every project the visitor can see. */
+export const buildListPage: PageRoute = {
+  method: 'GET', path: '/~builds',
+  handler: async (page) => {
+    const list = await pageOfBuilds(page);
+    const paths = await buildProjectPaths(page.ctx, list.builds);
+    return (
+      <Layout page={page} title="Builds">
+        <h1>Builds</h1>
+        <QueryBox action="/~builds" query={list.query} example={`"Project" is "app" and ${EXAMPLE}`} error={list.error} />
+        {await SavedQueries({ page, kind: 'build', action: '/~builds' })}
+        {!list.error && list.builds.length === 0 && <p class="empty">No build found.</p>}
+        {list.builds.length > 0 && <BuildTable builds={list.builds} paths={paths} now={page.ctx.now()} />}
+        <Pager base="/~builds" query={list.query} page={list.number} hasNext={list.hasNext} />
+      </Layout>
+    );
+  },
+};
+
+/** `GET /<project>/~builds` and `POST /<project>/~builds/run`. */
+export const projectBuildListPages: ProjectPageRoute[] = [
+  { method: 'GET', path: '/~builds', handler: (page) => projectList(page) },
+  {
+    method: 'POST', path: '/~builds/run',
+    handler: async (page) => {
+      const jobName = page.form.job ?? '';
+      const { jobs } = await runnableJobs(page.ctx, page.project);
+      const specs = jobs.find((job) => job.name === jobName)?.paramSpecs ?? [];
+      try {
+        const { refName, commitHash } = await branchCommit(page.ctx, page.project, page.form.branch ?? '');
+        const id = await runJob(page.ctx, {
+          '@type': 'JobRunOnCommit', projectId: page.project.id, commitHash, refName, jobName, params: paramsOf(page.form, specs), reason: MANUAL_REASON,
+        });
+        const build = await getBuild(page.ctx, id);
+        return redirect(`/${page.project.path}/~builds/${build.number}`);
+      } catch (failure) {
+        if (!(failure instanceof BadRequest || failure instanceof NotFound)) throw failure;
+        page.reply.code(failure.status);
+        return projectList(page, failure.message);
+      }
+    },
+  },
+];

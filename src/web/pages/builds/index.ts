@@ -1,0 +1,12 @@
+/**
+ * The build pages (issue 12 "URLs"): `/~builds`, `/<project>/~builds` with the "Run job" control,
+ * and `/<project>/~builds/<number>` with its live log, artifact downloads, cancel and rebuild.
+ */
+import type { PageModule } from '../../page.js';
+import { buildListPage, projectBuildListPages } from './build-list.js';
+import { buildPageRoutes } from './build-page.js';
+
+export const buildPages: PageModule = {
+  pages: [buildListPage],
+  projectPages: [...projectBuildListPages, ...buildPageRoutes],
+};

@@ -1,0 +1,172 @@
+/**
+ * `/<project>/~files/<revision>/<path>`: a directory listing or a file (highlighted, numbered
+ * lines with `#L<n>` anchors; a large file capped with a notice; a binary file offered as a
+ * download), and `/<project>/~raw/<revision>/<path>`: the raw bytes. The revision may contain `/`
+ * (`feature/x`): the longest prefix naming a branch or tag wins (domain revisions.ts).
+ *
+ * Raw bytes never run as a page of our origin: HTML, SVG, XML, JavaScript and CSS go out as
+ * `text/plain`, other text as its own text type, images, audio, video and JSON as their type,
+ * everything else as an attachment; always with `X-Content-Type-Options: nosniff` and a
+ * sandboxing Content-Security-Policy.
+ */
+import contentDisposition from 'content-disposition';
+import mime from 'mime';
+import { browseAt, MAX_VIEW_BYTES, MAX_VIEW_LINES, rawFileAt, revisionNames } from '../../domain/repositories/browse.js';
+import { codeUrl, markdownBase, RevisionSelector } from '../components/code.js';
+import { Markdown } from '../components/markdown.js';
+import { ProjectLayout } from '../components/project-layout.js';
+import { highlightFile } from '../highlight.js';
+import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
+
+/** Types that a browser would run as active content of our origin: sent as text/plain. */
+const ACTIVE = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[a-z]+\/[-.\w]+\+xml|text\/javascript|application\/(x-)?javascript|text\/css|application\/wasm|text\/xsl|application\/xslt\+xml)$/;
+/** Types shown inline with their own type (passive content). */
+const PASSIVE = /^(image\/(png|jpeg|gif|webp|avif|bmp|x-icon|vnd\.microsoft\.icon)|audio\/[-.\w]+|video\/[-.\w]+|application\/json)$/;
+/** The Content-Security-Policy of raw files: a sandbox with no script, frames or plugins. */
+const RAW_CSP = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'";
+
+/** The Content-Type and disposition of a raw file: see the module comment. */
+export function rawContentType(path: string, binary: boolean): { contentType: string; inline: boolean } {
+  const type = mime.getType(path);
+  if (type === null) return binary ? { contentType: 'application/octet-stream', inline: false } : { contentType: 'text/plain; charset=utf-8', inline: true };
+  if (ACTIVE.test(type)) return { contentType: 'text/plain; charset=utf-8', inline: !binary };
+  if (PASSIVE.test(type)) return { contentType: type, inline: true };
+  if (type.startsWith('text/')) return { contentType: `${type}; charset=utf-8`, inline: true };
+  return { contentType: type, inline: false };
+}
+
+function Crumbs({ page, revision, path }: { page: ProjectPageContext; revision: string; path: string }) {
+  const segments = path ? path.split('/') : [];
+  const project = page.project.path;
+  return (
+    <nav aria-label="Path" class="crumbs path-crumbs">
+      <a href={codeUrl(project, 'files', revision)}>{page.project.name}</a>
+      {segments.map((name, i) => (
+        <span key={i}>
+          {' / '}
+          {i === segments.length - 1
+            ? <span aria-current="page">{name}</span>
+            : <a href={codeUrl(project, 'files', revision, segments.slice(0, i + 1).join('/'))}>{name}</a>}
+        </span>
+      ))}
+    </nav>
+  );
+}
+
+const plural = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+
+async function filesPage(page: ProjectPageContext, tail: string) {
+  const project = page.project.path;
+  const result = await browseAt(page.ctx, page.project, tail);
+  const { at, names } = result;
+  const name = at.path ? at.path.split('/').pop()! : page.project.name;
+  const selector = (
+    <RevisionSelector action={`/${project}/~files`} name="revision" label="Revision" value={at.revision}
+      branches={names.branches} tags={names.tags} hidden={at.path ? { path: at.path } : {}} />
+  );
+  const history = `/${project}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
+  if (result.kind === 'tree') {
+    return (
+      <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`}>
+        <h1>{at.path ? `${name}/` : 'Files'}</h1>
+        {selector}
+        <Crumbs page={page} revision={at.revision} path={at.path} />
+        <p class="meta">
+          <a href={history}>History</a>{' · '}commit <a href={`/${project}/~commits/${at.commitHash}`}><code>{at.commitHash.slice(0, 8)}</code></a>
+        </p>
+        {result.entries.length === 0 ? <p class="empty">This directory is empty.</p> : (
+          <ul class="tree" aria-label="Entries">
+            {result.entries.map((entry) => {
+              if (entry.type === 'commit') return <li key={entry.name} class="file">{`${entry.name} @ ${entry.hash.slice(0, 8)}`} <span class="meta">(submodule)</span></li>;
+              return (
+                <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
+                  <a href={codeUrl(project, 'files', at.revision, at.path ? `${at.path}/${entry.name}` : entry.name)}>{entry.type === 'tree' ? `${entry.name}/` : entry.name}</a>
+                </li>
+              );
+            })}
+          </ul>
+        )}
+        {result.readme && (
+          <section aria-labelledby="readme" class="readme">
+            <h2 id="readme">{result.readme.name}</h2>
+            {/\.(md|markdown)$/i.test(result.readme.name)
+              ? <Markdown text={result.readme.text} base={markdownBase(project, at.revision, at.path)} />
+              : <pre><code dangerouslySetInnerHTML={{ __html: highlightFile(result.readme.hash, result.readme.name, result.readme.text) }} /></pre>}
+          </section>
+        )}
+      </ProjectLayout>
+    );
+  }
+  const raw = codeUrl(project, 'raw', at.revision, at.path);
+  let body;
+  if (result.binary) {
+    body = <p class="file-notice">Binary file ({plural(result.size, 'byte', 'bytes')}). <a href={raw} download={name}>Download {name}</a></p>;
+  } else if (result.text === null) {
+    body = (
+      <p class="file-notice" role="note">
+        This file is too large to show ({plural(result.size, 'byte', 'bytes')}; the limit is {plural(MAX_VIEW_BYTES, 'byte', 'bytes')}). <a href={raw}>View it raw</a>
+      </p>
+    );
+  } else {
+    const text = result.text;
+    const count = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    const numbers = Array.from({ length: count }, (_, i) => i + 1);
+    body = (
+      <>
+        {result.omittedLines > 0 && (
+          <p class="file-notice" role="note">
+            Only the first {plural(MAX_VIEW_LINES, 'line', 'lines')} are shown ({plural(result.omittedLines, 'more line', 'more lines')}). <a href={raw}>View it raw</a>
+          </p>
+        )}
+        <div class="file-view">
+          <pre class="line-numbers">{numbers.map((n) => <a key={n} id={`L${n}`} href={`#L${n}`}>{`${n}\n`}</a>)}</pre>
+          <pre class="file-code"><code dangerouslySetInnerHTML={{ __html: highlightFile(result.entry.oid, at.path, text) }} /></pre>
+        </div>
+      </>
+    );
+  }
+  return (
+    <ProjectLayout page={page} tab="code" title={`${at.path} at ${at.revision}`}>
+      <h1>{name}</h1>
+      {selector}
+      <Crumbs page={page} revision={at.revision} path={at.path} />
+      <p class="meta">
+        {plural(result.size, 'byte', 'bytes')}{' · '}<a href={raw}>Raw</a>{' · '}<a href={history}>History</a>
+        {' · '}commit <a href={`/${project}/~commits/${at.commitHash}`}><code>{at.commitHash.slice(0, 8)}</code></a>
+      </p>
+      {body}
+    </ProjectLayout>
+  );
+}
+
+export const filesPages: PageModule = {
+  projectPages: [
+    {
+      // `?revision=…&path=…` (the revision selector) or nothing (the default branch)
+      method: 'GET', path: '/~files',
+      handler: async (page) => {
+        const chosen = page.query.revision?.trim();
+        const revision = chosen || (await revisionNames(page.ctx, page.project)).defaultBranch;
+        if (!revision) return redirect(`/${page.project.path}`);
+        return redirect(codeUrl(page.project.path, 'files', revision, page.query.path?.replace(/^\/+|\/+$/g, '') ?? ''));
+      },
+    },
+    { method: 'GET', path: '/~files/*', handler: (page) => filesPage(page, page.params['*'] ?? '') },
+    {
+      method: 'GET', path: '/~raw/*',
+      handler: async (page) => {
+        const file = await rawFileAt(page.ctx, page.project, page.params['*'] ?? '');
+        const { contentType, inline } = rawContentType(file.path, file.binary);
+        const name = file.path.split('/').pop()!;
+        const git = file.open();
+        return rawResponse(contentType, git.stdout, {
+          'content-length': String(file.size),
+          'content-disposition': contentDisposition(name, { type: inline ? 'inline' : 'attachment' }),
+          'content-security-policy': RAW_CSP,
+          'cross-origin-resource-policy': 'same-origin',
+          'cache-control': 'private, no-cache',
+        });
+      },
+    },
+  ],
+};

@@ -1,0 +1,22 @@
+/** Every page module of the web UI, registered in this order by src/web/app.tsx. */
+import type { PageModule } from '../page.js';
+import { administrationPages } from './administration/index.js';
+import { buildPages } from './builds/index.js';
+import { commitPages } from './commits.js';
+import { comparePages } from './compare.js';
+import { dashboardPages } from './dashboard.js';
+import { filesPages } from './files.js';
+import { issuePages } from './issues.js';
+import { loginPages } from './login.js';
+import { personalSettingsPages } from './my/index.js';
+import { newProjectPages } from './new-project.js';
+import { projectHomePages } from './project-home.js';
+import { projectListPages } from './projects.js';
+import { pullRequestPages } from './pulls/index.js';
+import { refPages } from './refs.js';
+import { savedQueryPages } from './saved-queries.js';
+import { settingsPages } from './settings/index.js';
+
+export const pageModules: PageModule[] = [loginPages, dashboardPages, projectListPages, projectHomePages,
+  filesPages, commitPages, refPages, comparePages, pullRequestPages, buildPages, issuePages, savedQueryPages,
+  newProjectPages, settingsPages, administrationPages, personalSettingsPages];

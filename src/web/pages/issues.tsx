@@ -1,0 +1,392 @@
+/**
+ * Issues: `/<project>/~issues` (the project's issues filtered by the issue query language,
+ * paged, with saved and watched queries), `/~issues` (the same across projects),
+ * `/<project>/~issues/new`, and `/<project>/~issues/<number>` (description, fields, milestones,
+ * state with its transitions, watchers, votes, comments with a Markdown preview, references
+ * and fixing commits and pull requests). Every read and change goes through the domain
+ * functions the `/~api/issues…` routes call, so permissions and messages are the API's.
+ * `POST /~markdown-preview` renders Markdown for the preview of comment forms.
+ */
+import { createIssueComment, createIssueVote, createIssueWatch, deleteIssueVote, updateIssueWatch } from '../../domain/issues/conversation.js';
+import { issueActivity, issueByNumber, issueListNames } from '../../domain/issues/issue-page.js';
+import { queryIssues } from '../../domain/issues/issue-query.js';
+import { ISSUE_FIELDS, ISSUE_STATES } from '../../domain/issues/issue-setting.js';
+import { getIssue, listIssueVotes, listIssueWatches, openIssue, setIssueMilestones, transitIssueState } from '../../domain/issues/issues.js';
+import { queryMilestones } from '../../domain/projects/milestones.js';
+import { BadRequest } from '../../errors.js';
+import { Field, PostForm } from '../components/forms.js';
+import { Layout } from '../components/layout.js';
+import { Markdown } from '../components/markdown.js';
+import { ProjectLayout } from '../components/project-layout.js';
+import { QueryBox } from '../components/query-box.js';
+import { SavedQueries } from '../components/saved-queries.js';
+import { redirect, type PageContext, type PageModule, type ProjectPageContext } from '../page.js';
+
+const PAGE_SIZE = 25;
+/** Most milestones offered in the milestone form (open ones of the project and its ancestors). */
+const MILESTONE_CHOICES = 100;
+const EXAMPLE = '"State" is "Open" and "Priority" is "Major"';
+/** The button label of a transition to a state. */
+const TRANSITION_LABELS: Record<string, string> = { Open: 'Reopen', Closed: 'Close' };
+/** A project path as references carry it (the domain's PROJECT_PATH characters). */
+const PROJECT_PATH = /^\w(?:[\w\-/.]*\w)?$/;
+
+const when = (ms: number) => <time datetime={new Date(ms).toISOString()}>{new Date(ms).toISOString().slice(0, 16).replace('T', ' ')}</time>;
+
+/** The 1-based page number of `?page=`, 1 when absent or invalid. */
+function pageNumber(page: PageContext): number {
+  const n = Number(page.query.page ?? '1');
+  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+}
+
+/** One page of issues for a list, or the query's error (400). */
+async function listedIssues(page: PageContext, projectId: number | undefined) {
+  const query = page.query.query ?? '';
+  const number = pageNumber(page);
+  try {
+    const rows = await queryIssues(page.ctx, query, (number - 1) * PAGE_SIZE, PAGE_SIZE + 1, projectId);
+    const issues = rows.slice(0, PAGE_SIZE);
+    return { query, number, issues, more: rows.length > PAGE_SIZE, error: null, ...(await issueListNames(page.ctx, issues)) };
+  } catch (failure) {
+    if (!(failure instanceof BadRequest)) throw failure;
+    page.reply.code(400);
+    return { query, number, issues: [] as Awaited<ReturnType<typeof queryIssues>>, more: false, error: failure.message, paths: new Map<number, string>(), names: new Map<number, string>() };
+  }
+}
+
+function IssueList({ list, action, showProject }: { list: Awaited<ReturnType<typeof listedIssues>>; action: string; showProject: boolean }) {
+  const pageHref = (n: number) => `${action}?${new URLSearchParams({ ...(list.query ? { query: list.query } : {}), page: String(n) })}`;
+  return (
+    <>
+      {!list.error && list.issues.length === 0 && <p class="empty">No issue found.</p>}
+      {list.issues.length > 0 && (
+        <ul class="list issues">
+          {list.issues.map((issue) => {
+            const path = list.paths.get(issue.projectId) ?? '';
+            return (
+              <li key={issue.id}>
+                <span class={`state state-${issue.state.toLowerCase()}`}>{issue.state}</span>{' '}
+                <a href={`/${path}/~issues/${issue.number}`}>{`${showProject ? path : ''}#${issue.number} ${issue.title}`}</a>
+                <span class="meta">{` — opened by ${list.names.get(issue.submitterId) ?? 'unknown'}, ${issue.commentCount} comments, ${issue.voteCount} votes`}</span>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {(list.number > 1 || list.more) && (
+        <nav aria-label="Pages" class="pager">
+          {list.number > 1 && <a href={pageHref(list.number - 1)} rel="prev">Previous page</a>}
+          <span>{` Page ${list.number} `}</span>
+          {list.more && <a href={pageHref(list.number + 1)} rel="next">Next page</a>}
+        </nav>
+      )}
+    </>
+  );
+}
+
+/** The comment form with its Markdown preview (preview.js posts to `/~markdown-preview`). */
+function MarkdownForm({ page, action, project, name, label, submit, required, value }: {
+  page: PageContext; action: string; project: string; name: string; label: string; submit: string; required?: boolean; value?: string;
+}) {
+  const id = `field-${name}`;
+  return (
+    <PostForm page={page} action={action} class="markdown-form" label={`${submit} form`}>
+      <input type="hidden" name="project" value={project} />
+      <p class="field">
+        <label for={id}>{label}</label>
+        <textarea id={id} name={name} rows={6} required={required} data-preview-source="">{value ?? ''}</textarea>
+      </p>
+      <div class="markdown-preview" id={`${id}-preview`} aria-live="polite" hidden />
+      <p class="actions">
+        <button type="submit" formaction="/~markdown-preview" formnovalidate data-preview={`#${id}`}>Preview</button>
+        <button type="submit">{submit}</button>
+      </p>
+    </PostForm>
+  );
+}
+
+async function issueListPage(page: ProjectPageContext) {
+  const base = `/${page.project.path}/~issues`;
+  const list = await listedIssues(page, page.project.id);
+  return (
+    <ProjectLayout page={page} tab="issues" title="Issues">
+      <h1>Issues</h1>
+      {page.user && <p><a class="button" href={`${base}/new`}>New issue</a></p>}
+      <QueryBox action={base} query={list.query} example={EXAMPLE} error={list.error} />
+      {await SavedQueries({ page, kind: 'issue', action: base })}
+      <IssueList list={list} action={base} showProject={false} />
+    </ProjectLayout>
+  );
+}
+
+function NewIssueForm({ page, values, error }: { page: ProjectPageContext; values: Record<string, string>; error?: string }) {
+  const enums = ISSUE_FIELDS.filter((f) => f.type === 'Enumeration');
+  return (
+    <ProjectLayout page={page} tab="issues" title="New issue" scripts={['preview.js']}>
+      <h1>New issue</h1>
+      {error && <p class="flash error" role="alert">{error}</p>}
+      <PostForm page={page} action={`/${page.project.path}/~issues/new`} label="New issue">
+        <Field name="title" label="Title" value={values.title} required />
+        <p class="field">
+          <label for="field-description">Description</label>
+          <textarea id="field-description" name="description" rows={8}>{values.description ?? ''}</textarea>
+        </p>
+        {enums.map((spec) => (
+          <p class="field" key={spec.name}>
+            <label for={`field-${spec.name}`}>{spec.name}</label>
+            <select id={`field-${spec.name}`} name={spec.name}>
+              {spec.choices.map((choice) => (
+                <option key={choice} selected={(values[spec.name] ?? spec.defaultValue) === choice}>{choice}</option>
+              ))}
+            </select>
+          </p>
+        ))}
+        <p class="actions"><button type="submit">Create issue</button></p>
+      </PostForm>
+    </ProjectLayout>
+  );
+}
+
+async function issuePage(page: ProjectPageContext) {
+  const loaded = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
+  const { issue, permissions } = loaded;
+  const activity = await issueActivity(page.ctx, loaded);
+  const schedulable = page.user && permissions.scheduleIssues
+    ? await queryMilestones(page.ctx, page.project.id, { closed: false }, 0, MILESTONE_CHOICES) : null;
+  const base = `/${page.project.path}/~issues/${issue.number}`;
+  const name = (id: number | null) => (id === null ? 'system' : activity.names.get(id) ?? 'unknown');
+  const me = page.user?.id;
+  const watching = activity.watches.some((w) => w.userId === me && w.watching);
+  const voted = activity.votes.some((v) => v.userId === me);
+  const watchers = activity.watches.filter((w) => w.watching);
+  const timeline = [
+    ...activity.comments.map((c) => ({ date: c.date, key: `c${c.id}`, node: (
+      <article class="comment" aria-label={`Comment by ${name(c.userId)}`}>
+        <p class="meta"><strong>{name(c.userId)}</strong>{' commented '}{when(c.date)}</p>
+        <Markdown text={c.content} project={page.project.path} />
+      </article>
+    ) })),
+    ...activity.stateChanges.map((s, i) => ({ date: s.date, key: `s${i}`, node: (
+      <p class="meta change">
+        {`${name(s.userId)} changed the state from ${s.oldState} to ${s.newState}`}{s.reason ? ` (${s.reason})` : ''}{' '}{when(s.date)}
+      </p>
+    ) })),
+  ].sort((a, b) => a.date - b.date);
+  const fieldValues = (fieldName: string) => activity.fields.filter((f) => f.name === fieldName && f.value !== null).map((f) => f.value as string);
+  return (
+    <ProjectLayout page={page} tab="issues" title={`#${issue.number} ${issue.title}`} scripts={['preview.js']}>
+      <h1>{issue.title} <span class="meta">{`#${issue.number}`}</span></h1>
+      <p class="meta">
+        <span class={`state state-${issue.state.toLowerCase()}`}>{issue.state}</span>
+        {` opened by ${name(issue.submitterId)} `}{when(issue.submitDate)}
+        {issue.confidential ? ' · confidential' : ''}
+      </p>
+      <div class="issue-layout">
+        <div class="issue-main">
+          <section aria-labelledby="description">
+            <h2 id="description" class="visually-hidden">Description</h2>
+            {issue.description ? <Markdown text={issue.description} project={page.project.path} /> : <p class="meta">No description.</p>}
+          </section>
+          <section aria-labelledby="activity">
+            <h2 id="activity">Activity</h2>
+            {timeline.length === 0 && <p class="meta">No comment yet.</p>}
+            {timeline.map((entry) => <div key={entry.key}>{entry.node}</div>)}
+            {page.user && (
+              <MarkdownForm page={page} action={`${base}/comments`} project={page.project.path} name="content" label="Comment" submit="Add comment" required />
+            )}
+          </section>
+        </div>
+        <aside class="issue-side" aria-label="Issue details">
+          <h2>State</h2>
+          <p>{issue.state}</p>
+          {page.user && permissions.manageIssues && ISSUE_STATES.filter((s) => s !== issue.state).map((state) => (
+            <PostForm page={page} action={`${base}/state`} class="inline" label={`Move to ${state}`} key={state}>
+              <input type="hidden" name="state" value={state} />
+              <button type="submit">{TRANSITION_LABELS[state] ?? `Move to ${state}`}</button>
+            </PostForm>
+          ))}
+          <h2>Fields</h2>
+          <dl class="fields">
+            {ISSUE_FIELDS.map((spec) => {
+              const values = fieldValues(spec.name);
+              return [<dt key={`t${spec.name}`}>{spec.name}</dt>, <dd key={`d${spec.name}`}>{values.length ? values.join(', ') : '—'}</dd>];
+            })}
+          </dl>
+          <h2>Milestones</h2>
+          {activity.milestones.length === 0 ? <p class="meta">None</p> : (
+            <ul>{activity.milestones.map((m) => <li key={m.id}>{m.name}</li>)}</ul>
+          )}
+          {schedulable && (
+            <PostForm page={page} action={`${base}/milestones`} label="Schedule">
+              <label for="field-milestone">Milestone</label>{' '}
+              <select id="field-milestone" name="milestone">
+                <option value="">None</option>
+                {[...activity.milestones.filter((m) => !schedulable.some((s) => s.id === m.id)), ...schedulable].map((m) => (
+                  <option key={m.id} value={String(m.id)} selected={activity.milestones.some((a) => a.id === m.id)}>{m.name}</option>
+                ))}
+              </select>{' '}
+              <button type="submit">Schedule</button>
+            </PostForm>
+          )}
+          <h2>Watchers</h2>
+          <p>{watchers.length === 0 ? 'Nobody' : watchers.map((w) => name(w.userId)).join(', ')}</p>
+          {page.user && (
+            <PostForm page={page} action={`${base}/watch`} class="inline" label="Watch">
+              <input type="hidden" name="watching" value={watching ? 'false' : 'true'} />
+              <button type="submit">{watching ? 'Unwatch' : 'Watch'}</button>
+            </PostForm>
+          )}
+          <h2>Votes</h2>
+          <p>{`${issue.voteCount} ${issue.voteCount === 1 ? 'vote' : 'votes'}`}{activity.votes.length > 0 ? ` (${activity.votes.map((v) => name(v.userId)).join(', ')})` : ''}</p>
+          {page.user && (
+            <PostForm page={page} action={`${base}/vote`} class="inline" label="Vote">
+              <input type="hidden" name="vote" value={voted ? 'false' : 'true'} />
+              <button type="submit">{voted ? 'Unvote' : 'Vote'}</button>
+            </PostForm>
+          )}
+          <h2>Referenced from</h2>
+          {activity.referrers.length === 0 ? <p class="meta">Nothing</p> : (
+            <ul class="referrers">
+              {activity.referrers.map((r, i) => (
+                <li key={i}>
+                  {r.kind === 'issue' && <a href={`/${r.projectPath}/~issues/${r.number}`}>{`issue ${r.projectPath}#${r.number}`}</a>}
+                  {r.kind === 'pullRequest' && <a href={`/${r.projectPath}/~pulls/${r.number}`}>{`pull request ${r.projectPath}#${r.number}`}</a>}
+                  {r.kind === 'commit' && <>{`commit ${r.projectPath}:`}<code>{(r.key ?? '').slice(0, 10)}</code></>}
+                  {r.kind === 'codeComment' && `code comment ${r.key} in ${r.projectPath}`}
+                </li>
+              ))}
+            </ul>
+          )}
+          {activity.fixingCommits !== null && (
+            <>
+              <h2>Fixing commits</h2>
+              {activity.fixingCommits.length === 0 ? <p class="meta">None</p> : (
+                <ul class="fixing-commits">
+                  {activity.fixingCommits.map((c) => <li key={c.commitHash}><code title={c.commitHash}>{c.commitHash.slice(0, 10)}</code></li>)}
+                </ul>
+              )}
+            </>
+          )}
+          {activity.fixingPulls !== null && (
+            <>
+              <h2>Fixing pull requests</h2>
+              {activity.fixingPulls.length === 0 ? <p class="meta">None</p> : (
+                <ul>
+                  {activity.fixingPulls.map((p) => (
+                    <li key={p.row.id}><a href={`/${p.projectPath}/~pulls/${p.row.number}`}>{`#${p.row.number} ${p.row.title}`}</a>{` (${p.row.status})`}</li>
+                  ))}
+                </ul>
+              )}
+            </>
+          )}
+        </aside>
+      </div>
+    </ProjectLayout>
+  );
+}
+
+export const issuePages: PageModule = {
+  pages: [
+    {
+      method: 'GET', path: '/~issues',
+      handler: async (page) => {
+        const list = await listedIssues(page, undefined);
+        return (
+          <Layout page={page} title="Issues">
+            <h1>Issues</h1>
+            <QueryBox action="/~issues" query={list.query} example={EXAMPLE} error={list.error} />
+            {await SavedQueries({ page, kind: 'issue', action: '/~issues' })}
+            <IssueList list={list} action="/~issues" showProject />
+          </Layout>
+        );
+      },
+    },
+    {
+      method: 'POST', path: '/~markdown-preview', access: 'user',
+      handler: async (page) => {
+        const project = page.form.project && PROJECT_PATH.test(page.form.project) ? page.form.project : undefined;
+        const text = page.form.content ?? page.form.description ?? page.form.text ?? '';
+        return (
+          <Layout page={page} title="Preview">
+            <h1>Preview</h1>
+            <p class="meta">Go back to edit and submit the text.</p>
+            <Markdown text={text} project={project} />
+          </Layout>
+        );
+      },
+    },
+  ],
+  projectPages: [
+    { method: 'GET', path: '/~issues', handler: issueListPage },
+    {
+      method: 'GET', path: '/~issues/new', access: 'user',
+      handler: async (page) => <NewIssueForm page={page} values={{}} />,
+    },
+    {
+      method: 'POST', path: '/~issues/new', access: 'user',
+      handler: async (page) => {
+        const fields: Record<string, string> = {};
+        for (const spec of ISSUE_FIELDS) if (spec.type === 'Enumeration' && page.form[spec.name]) fields[spec.name] = page.form[spec.name];
+        try {
+          const id = await openIssue(page.ctx, {
+            projectId: page.project.id, title: page.form.title ?? '', description: page.form.description ?? null, fields,
+          });
+          const { number } = await getIssue(page.ctx, id);
+          return redirect(`/${page.project.path}/~issues/${number}`);
+        } catch (failure) {
+          if (!(failure instanceof BadRequest)) throw failure;
+          page.reply.code(400);
+          return <NewIssueForm page={page} values={page.form} error={failure.message} />;
+        }
+      },
+    },
+    { method: 'GET', path: '/~issues/:number', handler: issuePage },
+    {
+      method: 'POST', path: '/~issues/:number/comments', access: 'user',
+      handler: async (page) => {
+        const { issue } = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
+        await createIssueComment(page.ctx, { issueId: issue.id, content: page.form.content ?? '' });
+        return redirect(`/${page.project.path}/~issues/${issue.number}`);
+      },
+    },
+    {
+      method: 'POST', path: '/~issues/:number/state', access: 'user',
+      handler: async (page) => {
+        const { issue } = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
+        await transitIssueState(page.ctx, issue.id, { state: page.form.state ?? '' });
+        return redirect(`/${page.project.path}/~issues/${issue.number}`);
+      },
+    },
+    {
+      method: 'POST', path: '/~issues/:number/milestones', access: 'user',
+      handler: async (page) => {
+        const { issue } = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
+        const milestone = page.form.milestone ?? '';
+        if (milestone !== '' && !/^\d+$/.test(milestone)) throw new BadRequest(`Invalid milestone id: ${milestone}`);
+        await setIssueMilestones(page.ctx, issue.id, milestone === '' ? [] : [Number(milestone)]);
+        return redirect(`/${page.project.path}/~issues/${issue.number}`);
+      },
+    },
+    {
+      method: 'POST', path: '/~issues/:number/watch', access: 'user',
+      handler: async (page) => {
+        const { issue } = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
+        const watching = page.form.watching === 'true';
+        const own = (await listIssueWatches(page.ctx, issue.id)).find((w) => w.userId === page.user!.id);
+        if (own) await updateIssueWatch(page.ctx, own.id, { watching });
+        else await createIssueWatch(page.ctx, { issueId: issue.id, watching });
+        return redirect(`/${page.project.path}/~issues/${issue.number}`);
+      },
+    },
+    {
+      method: 'POST', path: '/~issues/:number/vote', access: 'user',
+      handler: async (page) => {
+        const { issue } = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
+        const own = (await listIssueVotes(page.ctx, issue.id)).find((v) => v.userId === page.user!.id);
+        if (page.form.vote === 'true' && !own) await createIssueVote(page.ctx, { issueId: issue.id });
+        if (page.form.vote === 'false' && own) await deleteIssueVote(page.ctx, own.id);
+        return redirect(`/${page.project.path}/~issues/${issue.number}`);
+      },
+    },
+  ],
+};

@@ -1,0 +1,80 @@
+/**
+ * Sign-in and sign-out (issue 12 "Sessions"): `/~login` checks the credentials with the API's
+ * authentication ({@link authenticateBasic}: login name or email + password, or an access token
+ * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
+ */
+import { authenticateBasic } from '../../domain/auth/authenticate.js';
+import { createSession, endSession } from '../../domain/auth/sessions.js';
+import { GitloomError, Unauthorized } from '../../errors.js';
+import { Field, PostForm } from '../components/forms.js';
+import { Layout } from '../components/layout.js';
+import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
+import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedCookie } from '../session.js';
+
+function LoginPage({ page, name, error }: { page: PageContext; name?: string; error?: string }) {
+  const target = safeRedirect(page.query.redirect);
+  return (
+    <Layout page={page} title="Sign in">
+      <section class="narrow">
+        <h1>Sign in to Gitloom</h1>
+        {error && <p class="flash error" role="alert">{error}</p>}
+        <PostForm page={page} action={`/~login?${new URLSearchParams({ redirect: target })}`} label="Sign in">
+          <Field name="name" label="User name or email" value={name} required autocomplete="username" autofocus />
+          <Field name="password" label="Password or access token" type="password" required autocomplete="current-password" />
+          <p><button type="submit">Sign in</button></p>
+        </PostForm>
+      </section>
+    </Layout>
+  );
+}
+
+export const loginPages: PageModule = {
+  pages: [
+    {
+      method: 'GET', path: '/~login', access: 'public',
+      handler: async (page) => (page.user ? redirect(safeRedirect(page.query.redirect)) : <LoginPage page={page} />),
+    },
+    {
+      method: 'POST', path: '/~login', access: 'public',
+      handler: async (page) => {
+        const name = (page.form.name ?? '').trim();
+        const password = page.form.password ?? '';
+        const now = page.ctx.now();
+        try {
+          if (!password) throw new Unauthorized('Enter your password or an access token');
+          const actor = await authenticateBasic(page.ctx.db, name, password, now, page.request.ip);
+          const { token } = await createSession(page.ctx.db, actor.userId, now);
+          setSessionCookie(page.request, page.reply, token);
+          return redirect(safeRedirect(page.query.redirect));
+        } catch (error) {
+          if (!(error instanceof GitloomError) || error.status >= 500) throw error;
+          page.reply.code(error.status);
+          return <LoginPage page={page} name={name} error={error.message} />;
+        }
+      },
+    },
+    {
+      // a plain link to /~logout (OneDev's habit) asks before signing out: GET changes nothing
+      method: 'GET', path: '/~logout', access: 'public',
+      handler: async (page) => (!page.user ? redirect('/~login') : (
+        <Layout page={page} title="Sign out">
+          <section class="narrow">
+            <h1>Sign out</h1>
+            <PostForm page={page} action="/~logout" label="Sign out">
+              <p><button type="submit">{`Sign out ${page.user.name}`}</button></p>
+            </PostForm>
+          </section>
+        </Layout>
+      )),
+    },
+    {
+      method: 'POST', path: '/~logout', access: 'public',
+      handler: async (page) => {
+        const token = signedCookie(page.request, SESSION_COOKIE);
+        if (token) await endSession(page.ctx.db, token);
+        clearSessionCookie(page.request, page.reply);
+        return redirect('/~login');
+      },
+    },
+  ],
+};

@@ -1,0 +1,89 @@
+/**
+ * `/~my/access-tokens`: the signed-in user's access tokens, listed masked (first 4 characters +
+ * `…`, as `GET /~api/users/{id}/access-tokens`), a create form whose answer shows the new value
+ * once — it is stored hashed and never shown again — and a delete button per token
+ * (CONTRACT.md §5).
+ */
+import { createAccessToken, deleteAccessTokenById, listAccessTokens } from '../../../domain/users/access-tokens.js';
+import { BadRequest } from '../../../errors.js';
+import { fromWireDate } from '../../../wire/dates.js';
+import { DateTime } from '../../components/code.js';
+import { Field, PostForm } from '../../components/forms.js';
+import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+
+/** Milliseconds in a day: a token expiring on a date works until that day ends (UTC). */
+const DAY_MS = 86_400_000;
+
+async function tokensPage(page: PageContext, created: string | null = null, error: string | null = null): Promise<PageResult> {
+  const tokens = await listAccessTokens(page.ctx, me(page));
+  const form = error ? page.form : {};
+  const now = page.ctx.now();
+  return (
+    <SettingsLayout page={page} area="my" section="access-tokens" title="Access tokens" error={error}>
+      {created && (
+        <section class="flash notice new-token" role="status" aria-labelledby="new-token-heading">
+          <h2 id="new-token-heading">Your new access token</h2>
+          <p>Copy it now: it is shown only this once.</p>
+          <p class="field">
+            <label for="new-token">Access token</label>
+            <input id="new-token" value={created} readOnly class="token-value" />
+          </p>
+          <p class="meta">Use it as <code>Authorization: Bearer …</code> with the API, or as the password with git and the sign-in form.</p>
+        </section>
+      )}
+      {tokens.length === 0 ? <p class="empty">No access token yet.</p> : (
+        <ul class="list" aria-label="Access tokens">
+          {tokens.map((t) => (
+            <li key={t.id} class="row">
+              <span>
+                <code>{t.value}</code>{' '}{t.description ?? <span class="meta">(no description)</span>}
+                <span class="meta">
+                  {' · created '}<DateTime date={new Date(t.createDate)} />
+                  {t.expireDate !== null && <>{t.expireDate <= now ? ' · expired ' : ' · expires '}<DateTime date={new Date(t.expireDate)} /></>}
+                </span>
+              </span>
+              <PostForm page={page} action="/~my/access-tokens/delete" class="inline" label={`Delete token ${t.value}`}>
+                <input type="hidden" name="id" value={String(t.id)} />
+                <button type="submit" class="danger" aria-label={`Delete access token ${t.description ?? t.value}`}>Delete</button>
+              </PostForm>
+            </li>
+          ))}
+        </ul>
+      )}
+      <section aria-labelledby="create-token-heading">
+        <h2 id="create-token-heading">New access token</h2>
+        <PostForm page={page} action="/~my/access-tokens" class="settings-form" label="New access token">
+          <Field name="description" label="Description (optional)" value={form.description} autocomplete="off" />
+          <p class="field">
+            <label for="field-expireDate">Expires on (optional, UTC)</label>
+            <input id="field-expireDate" name="expireDate" type="date" value={form.expireDate ?? ''} />
+          </p>
+          <p><button type="submit" class="primary">Create token</button></p>
+        </PostForm>
+      </section>
+    </SettingsLayout>
+  );
+}
+
+async function createToken(page: PageContext): Promise<PageResult> {
+  const description = (page.form.description ?? '').trim() || null;
+  const date = (page.form.expireDate ?? '').trim();
+  if (date && !/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new BadRequest(`Invalid date for 'expireDate': ${JSON.stringify(date)}`);
+  const expireDate = date ? fromWireDate(date, 'expireDate') + DAY_MS - 1 : null;
+  const value = await createAccessToken(page.ctx, me(page), { description, expireDate });
+  return tokensPage(page, value);
+}
+
+export const accessTokenPages: PageModule = {
+  pages: [
+    settingsRoute('my', 'GET', '/access-tokens', (page) => tokensPage(page)),
+    settingsRoute('my', 'POST', '/access-tokens', (page) => attempt(page, () => createToken(page), (message) => tokensPage(page, null, message))),
+    settingsRoute('my', 'POST', '/access-tokens/delete', (page) => attempt(page, async () => {
+      const id = page.form.id ?? '';
+      if (!/^\d{1,15}$/.test(id)) throw new BadRequest(`Invalid token id: ${id}`);
+      await deleteAccessTokenById(page.ctx, me(page), Number(id));
+      return redirect('/~my/access-tokens');
+    }, (message) => tokensPage(page, null, message))),
+  ],
+};

@@ -1,0 +1,80 @@
+/**
+ * `/~my` and `/~my/profile` (the signed-in user's login name, full name and email addresses) and
+ * `/~my/password` (a new password, after the current one is checked like a sign-in: same
+ * failure limits) — through the domain functions of `/~api/users/{id}`.
+ */
+import { authenticateBasic } from '../../../domain/auth/authenticate.js';
+import { listEmailAddresses } from '../../../domain/users/email-addresses.js';
+import { getUser, setPassword, updateUser } from '../../../domain/users/users.js';
+import { BadRequest, Unauthorized } from '../../../errors.js';
+import { Field, PostForm } from '../../components/forms.js';
+import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+
+async function profilePage(page: PageContext, error: string | null = null): Promise<PageResult> {
+  const [user, emails] = await Promise.all([getUser(page.ctx, me(page)), listEmailAddresses(page.ctx, me(page))]);
+  const values = error ? page.form : { name: user.name, fullName: user.fullName ?? '' };
+  return (
+    <SettingsLayout page={page} area="my" section="profile" title="Profile" error={error}>
+      <PostForm page={page} action="/~my/profile" class="settings-form" label="Profile">
+        <Field name="name" label="Login name" value={values.name} required autocomplete="username" />
+        <Field name="fullName" label="Full name" value={values.fullName} autocomplete="name" />
+        <p><button type="submit" class="primary">Save profile</button></p>
+      </PostForm>
+      <section aria-labelledby="emails-heading">
+        <h2 id="emails-heading">Email addresses</h2>
+        <ul class="list">
+          {emails.map((e) => (
+            <li key={e.id}>
+              {e.value}{e.primary === 1 && <span class="badge">primary</span>}{e.git === 1 && <span class="badge">git</span>}
+              {e.verificationCode !== null && <span class="badge">unverified</span>}
+            </li>
+          ))}
+        </ul>
+        <p class="meta">Email addresses are set by an administrator.</p>
+      </section>
+    </SettingsLayout>
+  );
+}
+
+function passwordPage(page: PageContext, error: string | null = null, notice: string | null = null): PageResult {
+  return (
+    <SettingsLayout page={page} area="my" section="password" title="Password" error={error}>
+      {notice && <p class="flash notice" role="status">{notice}</p>}
+      <PostForm page={page} action="/~my/password" class="settings-form" label="Change password">
+        <Field name="current" label="Current password" type="password" required autocomplete="current-password" />
+        <Field name="password" label="New password" type="password" required autocomplete="new-password" />
+        <Field name="confirm" label="New password again" type="password" required autocomplete="new-password" />
+        <p><button type="submit" class="primary">Change password</button></p>
+      </PostForm>
+    </SettingsLayout>
+  );
+}
+
+async function changePassword(page: PageContext): Promise<PageResult> {
+  const { current = '', password = '', confirm = '' } = page.form;
+  if (password !== confirm) throw new BadRequest('The two new passwords differ');
+  const user = await getUser(page.ctx, me(page));
+  try {
+    await authenticateBasic(page.ctx.db, user.name, current, page.ctx.now(), page.request.ip);
+  } catch (error) {
+    // a wrong current password is a refused form here, not a reason to sign in again
+    if (error instanceof Unauthorized) throw new BadRequest('The current password is not right');
+    throw error;
+  }
+  await setPassword(page.ctx, user.id, password);
+  return passwordPage(page, null, 'Password changed.');
+}
+
+export const profilePages: PageModule = {
+  pages: [
+    settingsRoute('my', 'GET', '', (page) => profilePage(page)),
+    settingsRoute('my', 'GET', '/profile', (page) => profilePage(page)),
+    settingsRoute('my', 'POST', '/profile', (page) => attempt(page, async () => {
+      await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
+      return redirect('/~my/profile');
+    }, (message) => profilePage(page, message))),
+    settingsRoute('my', 'GET', '/password', async (page) => passwordPage(page)),
+    settingsRoute('my', 'POST', '/password', (page) => attempt(page, () => changePassword(page), (message) => passwordPage(page, message))),
+  ],
+};

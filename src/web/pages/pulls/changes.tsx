@@ -1,0 +1,256 @@
+/**
+ * `/<project>/~pulls/<number>/changes`: the request's diff — all changes, one update's, or the
+ * range a code comment was made in — drawn by `<DiffView>`, with the request's code comments
+ * under the lines they mark: add (a per-file form; pull-changes.js moves it under the line whose
+ * number is clicked), reply and resolve, through the code comment functions of the API
+ * (`POST /~api/code-comments`, `/code-comment-replies`, `/code-comments/{id}`).
+ */
+import type { VNode } from 'preact';
+import { createCodeComment, getCodeComment, updateCodeComment } from '../../../domain/code-comments/code-comments.js';
+import { createCodeCommentReply } from '../../../domain/code-comments/replies.js';
+import { getProjectRow } from '../../../domain/projects/projects.js';
+import {
+  changesRange, requestCodeComments, wholeLineRange, type ChangesRange, type CodeCommentReplyRow, type CodeCommentRow,
+} from '../../../domain/pulls/changes-views.js';
+import { userNames, type PullRequestRow } from '../../../domain/pulls/page-views.js';
+import { diffCommits, type DiffLine, type FileDiff } from '../../../domain/repositories/diff.js';
+import { NotFound } from '../../../errors.js';
+import { DiffView, diffFileKey, diffLineId } from '../../components/diff.js';
+import { Markdown } from '../../components/markdown.js';
+import { PostForm } from '../../components/forms.js';
+import { ProjectLayout } from '../../components/project-layout.js';
+import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
+import { act, Flash, PullHeader, pullUrl, requestOfPage, TextArea, When } from './shared.js';
+
+/** The view of the changes tab a URL or form names: `update=<id>`, `comment=<id>` or all changes (''). */
+function viewOf(fields: Record<string, string>): { updateId?: number; commentId?: number; query: string } {
+  if (/^\d{1,12}$/.test(fields.update ?? '')) return { updateId: Number(fields.update), query: `?update=${fields.update}` };
+  if (/^\d{1,12}$/.test(fields.comment ?? '')) return { commentId: Number(fields.comment), query: `?comment=${fields.comment}` };
+  return { query: '' };
+}
+
+/** Hidden fields keeping the view a form returns to. */
+function ViewFields({ range, commentId }: { range: ChangesRange; commentId?: number }) {
+  if (range.updateId !== null) return <input type="hidden" name="update" value={String(range.updateId)} />;
+  if (commentId !== undefined) return <input type="hidden" name="comment" value={String(commentId)} />;
+  return null;
+}
+
+interface Thread {
+  comment: CodeCommentRow;
+  replies: CodeCommentReplyRow[];
+}
+
+/** Where a comment sits in this diff: `new|old` NUL path NUL 1-based line. */
+const placeKey = (side: 'new' | 'old', path: string, line: number) => `${side}\0${path}\0${line}`;
+
+function CommentThread({ page, pr, thread, names, range, commentId }: {
+  page: ProjectPageContext; pr: PullRequestRow; thread: Thread; names: Map<number, string>; range: ChangesRange; commentId?: number;
+}) {
+  const { comment } = thread;
+  const url = (rest: string) => pullUrl(page.project.path, pr.number, `/code-comments/${comment.id}/${rest}`);
+  return (
+    <article class="code-comment" id={`code-comment-${comment.id}`} aria-label={`Code comment by ${names.get(comment.userId) ?? 'unknown'}`}>
+      <p class="meta">
+        <strong>{names.get(comment.userId) ?? 'unknown'}</strong>{' '}<When date={comment.createDate} />
+        {' · '}<span class={comment.resolved ? 'status status-successful' : 'status'}>{comment.resolved ? 'Resolved' : 'Unresolved'}</span>
+      </p>
+      <Markdown text={comment.content} />
+      {thread.replies.map((reply) => (
+        <div class="reply" key={reply.id} id={`code-comment-reply-${reply.id}`}>
+          <p class="meta"><strong>{names.get(reply.userId) ?? 'unknown'}</strong>{' '}<When date={reply.date} /></p>
+          <Markdown text={reply.content} />
+        </div>
+      ))}
+      {page.user && (
+        <div class="thread-actions">
+          <PostForm page={page} action={url('replies')} label={`Reply to code comment ${comment.id}`}>
+            <ViewFields range={range} commentId={commentId} />
+            <TextArea name="content" label="Reply" id={`reply-${comment.id}`} rows={2} required />
+            <p><button type="submit">Reply</button></p>
+          </PostForm>
+          <PostForm page={page} action={url('resolve')} label={comment.resolved ? 'Unresolve' : 'Resolve'}>
+            <ViewFields range={range} commentId={commentId} />
+            <input type="hidden" name="resolved" value={comment.resolved ? 'false' : 'true'} />
+            <button type="submit">{comment.resolved ? 'Unresolve' : 'Resolve'}</button>
+          </PostForm>
+        </div>
+      )}
+    </article>
+  );
+}
+
+/** The per-file form adding a comment on a line (pull-changes.js moves it under a clicked line). */
+function LineCommentForm({ page, pr, file, range, commentId }: { page: ProjectPageContext; pr: PullRequestRow; file: FileDiff; range: ChangesRange; commentId?: number }) {
+  if (file.binary) return null;
+  const key = diffFileKey(file);
+  const sides = [
+    ...(file.newPath !== null ? [{ value: 'new', label: 'New' }] : []),
+    ...(file.oldPath !== null ? [{ value: 'old', label: 'Old' }] : []),
+  ];
+  return (
+    <details class="line-comment" data-file={key}>
+      <summary>Comment on a line</summary>
+      <PostForm page={page} action={pullUrl(page.project.path, pr.number, '/changes/comments')} label={`Comment on ${file.newPath ?? file.oldPath}`}>
+        <ViewFields range={range} commentId={commentId} />
+        <input type="hidden" name="old" value={range.oldCommitHash} />
+        <input type="hidden" name="new" value={range.newCommitHash} />
+        {file.newPath !== null && <input type="hidden" name="newPath" value={file.newPath} />}
+        {file.oldPath !== null && <input type="hidden" name="oldPath" value={file.oldPath} />}
+        <p class="field-row">
+          <span class="field">
+            <label for={`side-${key}`}>Side</label>
+            <select id={`side-${key}`} name="side">{sides.map((s) => <option key={s.value} value={s.value}>{s.label}</option>)}</select>
+          </span>
+          <span class="field">
+            <label for={`line-${key}`}>Line</label>
+            <input id={`line-${key}`} name="line" type="text" inputMode="numeric" pattern="[0-9]+" size={6} required />
+          </span>
+        </p>
+        <TextArea name="content" label="Comment (Markdown)" id={`content-${key}`} rows={3} required />
+        <p><button type="submit">Add comment</button></p>
+      </PostForm>
+    </details>
+  );
+}
+
+/** Renders the changes tab of `pr`, with a refused action's message. */
+export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, fields: Record<string, string>, error: string | null = null): Promise<VNode> {
+  const view = viewOf(fields);
+  const range = await changesRange(page.ctx, pr, view);
+  const [diff, threads, source] = await Promise.all([
+    diffCommits(page.ctx, pr.targetProjectId, range.oldCommitHash, range.newCommitHash),
+    requestCodeComments(page.ctx, pr),
+    pr.sourceProjectId === null ? Promise.resolve(null) : getProjectRow(page.ctx.db, pr.sourceProjectId),
+  ]);
+  const names = await userNames(page.ctx, [pr.submitterId, ...threads.comments.map((c) => c.userId), ...[...threads.replies.values()].flat().map((r) => r.userId)]);
+  const placed = new Map<string, Thread[]>();
+  const elsewhere: Thread[] = [];
+  for (const comment of threads.comments) {
+    const thread = { comment, replies: threads.replies.get(comment.id) ?? [] };
+    const side = comment.markCommitHash === range.newCommitHash ? 'new' : comment.markCommitHash === range.oldCommitHash ? 'old' : null;
+    if (side === null) {
+      elsewhere.push(thread);
+      continue;
+    }
+    const key = placeKey(side, comment.markPath, comment.markToRow + 1);
+    placed.set(key, [...(placed.get(key) ?? []), thread]);
+  }
+  // each thread under the first shown line it marks; the others listed after the diff
+  const atLine = new Map<string, Thread[]>();
+  for (const file of diff.files) {
+    for (const hunk of file.hunks) {
+      for (const line of hunk.lines) {
+        const keys = [
+          ...(line.newLine !== null && file.newPath !== null ? [placeKey('new', file.newPath, line.newLine)] : []),
+          ...(line.oldLine !== null && file.oldPath !== null ? [placeKey('old', file.oldPath, line.oldLine)] : []),
+        ];
+        for (const key of keys) {
+          const list = placed.get(key);
+          if (!list) continue;
+          const id = diffLineId(file, line);
+          atLine.set(id, [...(atLine.get(id) ?? []), ...list]);
+          placed.delete(key);
+        }
+      }
+    }
+  }
+  for (const list of placed.values()) elsewhere.push(...list);
+  const below = (file: FileDiff, line: DiffLine) => atLine.get(diffLineId(file, line))?.map((thread) => (
+    <CommentThread key={thread.comment.id} page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />
+  ));
+  const base = pullUrl(page.project.path, pr.number, '/changes');
+  return (
+    <ProjectLayout page={page} tab="pulls" title={`Changes · #${pr.number} ${pr.title}`} scripts={page.user ? ['pull-changes.js'] : []}>
+      <PullHeader page={page} pr={pr} tab="changes" submitter={names.get(pr.submitterId) ?? 'unknown'} sourcePath={source?.path ?? null} />
+      <Flash error={error} />
+      <form method="get" action={base} class="compare" aria-label="Changes to show">
+        <p class="field">
+          <label for="field-update">Changes of</label>
+          <select id="field-update" name="update">
+            <option value="" selected={range.updateId === null}>All changes</option>
+            {range.updates.map((u) => (
+              <option key={u.id} value={String(u.id)} selected={u.id === range.updateId}>{`Update ${u.index}: ${u.headCommitHash.slice(0, 8)}`}</option>
+            ))}
+          </select>
+        </p>
+        <p><button type="submit">Show</button></p>
+      </form>
+      <p class="meta">
+        {'Comparing '}<code>{range.oldCommitHash.slice(0, 8)}</code>{' with '}<code>{range.newCommitHash.slice(0, 8)}</code>
+      </p>
+      <section aria-labelledby="diff">
+        <h2 id="diff">Files</h2>
+        <DiffView diff={diff} headingLevel={3} renderBelowLine={below}
+          renderFileActions={page.user ? (file) => <LineCommentForm page={page} pr={pr} file={file} range={range} commentId={view.commentId} /> : undefined} />
+      </section>
+      {elsewhere.length > 0 && (
+        <section aria-labelledby="other-comments">
+          <h2 id="other-comments">Comments on other versions</h2>
+          {elsewhere.map((thread) => (
+            <div key={thread.comment.id}>
+              <p><a href={`${base}?comment=${thread.comment.id}#code-comment-${thread.comment.id}`}><code>{`${thread.comment.markPath}:${thread.comment.markToRow + 1}`}</code></a></p>
+              <CommentThread page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />
+            </div>
+          ))}
+        </section>
+      )}
+    </ProjectLayout>
+  );
+}
+
+/** Back to the changes tab in the view the form came from, at `anchor`. */
+function backTo(page: ProjectPageContext, pr: PullRequestRow, anchor: string): string {
+  return pullUrl(page.project.path, pr.number, `/changes${viewOf(page.form).query}#${anchor}`);
+}
+
+/** The request's code comment `:commentId` (404 unless made on this request). */
+async function commentOfRequest(page: ProjectPageContext, pr: PullRequestRow): Promise<CodeCommentRow> {
+  const id = /^\d{1,12}$/.test(page.params.commentId ?? '') ? Number(page.params.commentId) : Number.NaN;
+  const comment = Number.isNaN(id) ? null : await getCodeComment(page.ctx, id);
+  if (!comment || comment.comparePullRequestId !== pr.id) throw new NotFound(`Code comment not found: ${page.params.commentId}`);
+  return comment;
+}
+
+const render = (page: ProjectPageContext) => (pr: PullRequestRow, error: string) => changesPage(page, pr, page.form, error);
+
+/** The routes of the changes tab. */
+export const changesRoutes: ProjectPageRoute[] = [
+  {
+    method: 'GET', path: '/~pulls/:number/changes',
+    handler: async (page): Promise<PageResult> => changesPage(page, await requestOfPage(page), page.query),
+  },
+  {
+    method: 'POST', path: '/~pulls/:number/changes/comments', access: 'user',
+    handler: (page) => act(page, async (pr) => {
+      const { form } = page;
+      const side = form.side === 'old' ? 'old' : 'new';
+      const path = (side === 'old' ? form.oldPath : form.newPath) ?? '';
+      const commitHash = (side === 'old' ? form.old : form.new) ?? '';
+      const line = /^\d{1,9}$/.test(form.line ?? '') ? Number(form.line) : Number.NaN;
+      const range = await wholeLineRange(page.ctx, pr.targetProjectId, commitHash, path, line);
+      return createCodeComment(page.ctx, {
+        projectId: pr.targetProjectId, content: form.content ?? '', mark: { commitHash, path, range },
+        compareContext: { pullRequestId: pr.id, oldCommitHash: form.old ?? '', newCommitHash: form.new ?? '', currentFile: path },
+      });
+    }, (pr, id) => backTo(page, pr, `code-comment-${id}`), render(page)),
+  },
+  {
+    method: 'POST', path: '/~pulls/:number/code-comments/:commentId/replies', access: 'user',
+    handler: (page) => act(page, async (pr) => {
+      const comment = await commentOfRequest(page, pr);
+      return createCodeCommentReply(page.ctx, {
+        commentId: comment.id, content: page.form.content ?? '',
+        compareContext: { pullRequestId: pr.id, oldCommitHash: comment.compareOldCommitHash, newCommitHash: comment.compareNewCommitHash, currentFile: comment.markPath },
+      });
+    }, (pr, id) => backTo(page, pr, `code-comment-reply-${id}`), render(page)),
+  },
+  {
+    method: 'POST', path: '/~pulls/:number/code-comments/:commentId/resolve', access: 'user',
+    handler: (page) => act(page, async (pr) => {
+      const comment = await commentOfRequest(page, pr);
+      await updateCodeComment(page.ctx, comment.id, { resolved: page.form.resolved === 'true' });
+      return comment.id;
+    }, (pr, id) => backTo(page, pr, `code-comment-${id}`), render(page)),
+  },
+];

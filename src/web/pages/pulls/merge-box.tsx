@@ -1,0 +1,120 @@
+/**
+ * The merge box of `/<project>/~pulls/<number>` (issue 12): the merge strategy, the preview's
+ * state and conflicts, the reviews and required builds with their status, the merge button —
+ * disabled with the reason the merge operation would give — and discard / reopen / delete or
+ * restore the source branch, each a form posting to the action the API route calls.
+ */
+import { defaultMergeMessage } from '../../../domain/pulls/merge.js';
+import type { MergeBoxView, MergeStrategy, PullRequestRow } from '../../../domain/pulls/page-views.js';
+import { PostForm } from '../../components/forms.js';
+import type { ProjectPageContext } from '../../page.js';
+import { pullUrl, Select, TextArea } from './shared.js';
+
+/** The merge strategies with their display names (reference/pulls.md §4). */
+export const STRATEGY_LABELS: Record<MergeStrategy, string> = {
+  CREATE_MERGE_COMMIT: 'Create merge commit',
+  CREATE_MERGE_COMMIT_IF_NECESSARY: 'Create merge commit if necessary',
+  SQUASH_SOURCE_BRANCH_COMMITS: 'Squash source branch commits',
+  REBASE_SOURCE_BRANCH_COMMITS: 'Rebase source branch commits',
+};
+
+const REVIEW_LABELS: Record<string, string> = {
+  PENDING: 'pending', APPROVED: 'approved', REQUESTED_FOR_CHANGES: 'requested changes', EXCLUDED: 'excluded',
+};
+
+function PreviewState({ pr, box }: { pr: PullRequestRow; box: MergeBoxView }) {
+  const preview = box.preview;
+  if (pr.status !== 'OPEN') {
+    return pr.status === 'MERGED' && preview?.mergeCommitHash
+      ? <p>{'Merged as '}<code>{preview.mergeCommitHash.slice(0, 8)}</code></p>
+      : null;
+  }
+  if (!preview) return <p class="status">Target branch no longer exists.</p>;
+  if (preview.mergeCommitHash === null) {
+    return (
+      <div class="conflicts">
+        <p class="status status-failed">There are merge conflicts</p>
+        {box.conflicts.length > 0 && (
+          <ul aria-label="Conflicting files">{box.conflicts.map((path) => <li key={path}><code>{path}</code></li>)}</ul>
+        )}
+      </div>
+    );
+  }
+  return (
+    <p class="status status-successful">
+      {'Merge preview ready: '}<code>{preview.mergeCommitHash.slice(0, 8)}</code>{` (${STRATEGY_LABELS[preview.mergeStrategy]})`}
+    </p>
+  );
+}
+
+/** The merge box; `names` resolves reviewer ids. */
+export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; pr: PullRequestRow; box: MergeBoxView; names: Map<number, string> }) {
+  const url = (action: string) => pullUrl(page.project.path, pr.number, `/${action}`);
+  const open = pr.status === 'OPEN';
+  const signedIn = page.user !== null;
+  return (
+    <section class="merge-box" aria-labelledby="merge-box">
+      <h2 id="merge-box">Merge</h2>
+      <PreviewState pr={pr} box={box} />
+      <h3>Reviews</h3>
+      {box.reviews.length === 0 ? <p class="empty">No reviewer.</p> : (
+        <ul class="checks" aria-label="Reviews">
+          {box.reviews.map((r) => (
+            <li key={r.id} class={`review-${r.status.toLowerCase()}`}>{`${names.get(r.userId) ?? 'unknown'}: ${REVIEW_LABELS[r.status]}`}</li>
+          ))}
+        </ul>
+      )}
+      <h3>Required builds</h3>
+      {box.requiredBuilds.length === 0 ? <p class="empty">No build required.</p> : (
+        <ul class="checks" aria-label="Required builds">
+          {box.requiredBuilds.map((b) => (
+            <li key={b.jobName}>
+              {`${b.jobName}: `}
+              {b.buildNumber === null ? <span class="status">not run</span> : (
+                <a href={`/${page.project.path}/~builds/${b.buildNumber}`} class={`status status-${b.status!.toLowerCase()}`}>{b.status}</a>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {signedIn && box.canModify && (
+        <PostForm page={page} action={url('merge-strategy')} label="Merge strategy" class="inline-form">
+          <Select name="strategy" label="Merge strategy" value={pr.mergeStrategy}
+            options={Object.entries(STRATEGY_LABELS).map(([value, label]) => ({ value, label }))} />
+          <p><button type="submit">Change strategy</button></p>
+        </PostForm>
+      )}
+      {signedIn && open && (
+        <PostForm page={page} action={url('merge')} label="Merge pull request">
+          {(pr.mergeStrategy === 'CREATE_MERGE_COMMIT' || pr.mergeStrategy === 'CREATE_MERGE_COMMIT_IF_NECESSARY' || pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS') && (
+            <TextArea name="message" label="Commit message" value={defaultMergeMessage(pr)} rows={3} />
+          )}
+          {box.blocker && <p id="merge-blocker" class="flash error">{box.blocker}</p>}
+          <p>
+            <button type="submit" class="primary" disabled={box.blocker !== null} aria-describedby={box.blocker ? 'merge-blocker' : undefined}>Merge</button>
+          </p>
+        </PostForm>
+      )}
+      {signedIn && box.canModify && open && (
+        <PostForm page={page} action={url('discard')} label="Discard pull request">
+          <p><button type="submit">Discard</button></p>
+        </PostForm>
+      )}
+      {signedIn && box.canModify && !open && (
+        <PostForm page={page} action={url('reopen')} label="Reopen pull request">
+          <p><button type="submit">Reopen</button></p>
+        </PostForm>
+      )}
+      {signedIn && box.canModify && pr.status === 'MERGED' && box.sourceBranchExists && (
+        <PostForm page={page} action={url('delete-source-branch')} label="Delete source branch">
+          <p><button type="submit">{`Delete source branch ${pr.sourceBranch}`}</button></p>
+        </PostForm>
+      )}
+      {signedIn && box.canModify && !open && !box.sourceBranchExists && pr.sourceProjectId !== null && (
+        <PostForm page={page} action={url('restore-source-branch')} label="Restore source branch">
+          <p><button type="submit">{`Restore source branch ${pr.sourceBranch}`}</button></p>
+        </PostForm>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,149 @@
+/**
+ * `/<project>/~pulls/new`: choose the target branch (of this project) and the source branch (of
+ * this project or one of its forks), see the commits and the diff the request would bring, then
+ * give a title and description and open it with the API's create function (`POST /~api/pulls`,
+ * reference/pulls.md §1.1) and its messages.
+ */
+import type { VNode } from 'preact';
+import { projectForks } from '../../../domain/projects/forks.js';
+import { getRepositoryDefaultBranch } from '../../../domain/repositories/default-branch.js';
+import { listBranchNames } from '../../../domain/repositories/refs.js';
+import { compareBranches, type BranchComparison } from '../../../domain/pulls/page-views.js';
+import { getPullRequest, openPullRequest } from '../../../domain/pulls/pull-requests.js';
+import { diffCommits, type CommitDiff } from '../../../domain/repositories/diff.js';
+import { canReadCode } from '../../../domain/permissions.js';
+import { BadRequest, GitloomError } from '../../../errors.js';
+import { DiffView } from '../../components/diff.js';
+import { Field, PostForm } from '../../components/forms.js';
+import { ProjectLayout } from '../../components/project-layout.js';
+import { redirect, type PageResult, type ProjectPageContext } from '../../page.js';
+import { Flash, pullUrl, Select, TextArea, When } from './shared.js';
+
+interface SourceChoice {
+  value: string;
+  label: string;
+}
+
+/** A source as a form value: `<project id>:<branch>`. */
+function parseSource(value: string | undefined): { projectId: number; branch: string } | null {
+  const match = /^(\d{1,12}):(.+)$/.exec(value ?? '');
+  return match ? { projectId: Number(match[1]), branch: match[2] } : null;
+}
+
+async function sourceChoices(page: ProjectPageContext): Promise<SourceChoice[]> {
+  const forks = [];
+  for (const fork of await projectForks(page.ctx, page.project.id)) if (await canReadCode(page.ctx, fork)) forks.push(fork);
+  const choices: SourceChoice[] = [];
+  for (const project of [page.project, ...forks]) {
+    for (const branch of await listBranchNames(page.ctx, project.id)) {
+      choices.push({ value: `${project.id}:${branch}`, label: project.id === page.project.id ? branch : `${project.path}:${branch}` });
+    }
+  }
+  return choices;
+}
+
+interface Draft {
+  title?: string;
+  description?: string;
+}
+
+async function newPage(page: ProjectPageContext, target: string | undefined, source: string | undefined, draft: Draft, error: string | null): Promise<VNode> {
+  const base = `/${page.project.path}/~pulls/new`;
+  const [branches, defaultBranch, sources] = await Promise.all([
+    listBranchNames(page.ctx, page.project.id), getRepositoryDefaultBranch(page.ctx, page.project.id), sourceChoices(page),
+  ]);
+  const targetBranch = target ?? defaultBranch ?? branches[0] ?? '';
+  const chosen = parseSource(source);
+  let comparison: BranchComparison | null = null;
+  let diff: CommitDiff | null = null;
+  let compareError: string | null = null;
+  if (chosen && targetBranch) {
+    try {
+      comparison = await compareBranches(page.ctx, { targetProjectId: page.project.id, targetBranch, sourceProjectId: chosen.projectId, sourceBranch: chosen.branch });
+      if (comparison.base && comparison.commits.length > 0) diff = await diffCommits(page.ctx, page.project.id, comparison.base, comparison.sourceHead);
+    } catch (failure) {
+      if (!(failure instanceof GitloomError) || failure.status >= 500) throw failure;
+      compareError = failure.message;
+    }
+  }
+  const title = draft.title ?? (comparison?.commits.length === 1 ? comparison.commits[0].subject : chosen?.branch ?? '');
+  return (
+    <ProjectLayout page={page} tab="pulls" title="New pull request">
+      <h1>New pull request</h1>
+      <Flash error={error ?? compareError} />
+      <form method="get" action={base} class="compare" aria-label="Branches">
+        <Select name="target" label="Target branch" value={targetBranch} options={branches.map((b) => ({ value: b, label: b }))} />
+        <Select name="source" label="Source branch" value={source ?? ''}
+          options={[{ value: '', label: 'Choose a branch' }, ...sources]} />
+        <p><button type="submit">Compare</button></p>
+      </form>
+      {comparison && (
+        <>
+          {comparison.openRequest && (
+            <p class="flash">
+              {'A pull request is already open for this change: '}
+              <a href={pullUrl(page.project.path, comparison.openRequest.number)}>{`#${comparison.openRequest.number} ${comparison.openRequest.title}`}</a>
+            </p>
+          )}
+          {comparison.base === null && <p class="flash error">No common base for target and source</p>}
+          {comparison.base !== null && comparison.commits.length === 0 && <p class="empty">{`${chosen!.branch} has no commit that ${targetBranch} lacks.`}</p>}
+          {comparison.commits.length > 0 && (
+            <section aria-labelledby="commits">
+              <h2 id="commits">{`Commits (${comparison.commits.length}${comparison.more ? '+' : ''})`}</h2>
+              <ul class="list commits">
+                {comparison.commits.map((c) => (
+                  <li key={c.hash}>
+                    <code>{c.hash.slice(0, 8)}</code>{` ${c.subject} `}
+                    <span class="meta">{`${c.authorName} · `}<When date={c.date} /></span>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+          {diff && (
+            <section aria-labelledby="changes">
+              <h2 id="changes">Changes</h2>
+              <DiffView diff={diff} headingLevel={3} />
+            </section>
+          )}
+          {!comparison.openRequest && comparison.commits.length > 0 && (
+            <section aria-labelledby="open">
+              <h2 id="open">Open the pull request</h2>
+              <PostForm page={page} action={base} label="Open pull request">
+                <input type="hidden" name="target" value={targetBranch} />
+                <input type="hidden" name="source" value={source} />
+                <Field name="title" label="Title" value={title} required />
+                <TextArea name="description" label="Description (Markdown)" value={draft.description} rows={8} />
+                <p><button type="submit">Open pull request</button></p>
+              </PostForm>
+            </section>
+          )}
+        </>
+      )}
+    </ProjectLayout>
+  );
+}
+
+/** GET `/<project>/~pulls/new`. */
+export async function newPullForm(page: ProjectPageContext): Promise<PageResult> {
+  return newPage(page, page.query.target, page.query.source, {}, null);
+}
+
+/** POST `/<project>/~pulls/new`: opens the request (openPullRequest) and goes to it. */
+export async function openPull(page: ProjectPageContext): Promise<PageResult> {
+  const { target, source, title = '', description = '' } = page.form;
+  const chosen = parseSource(source);
+  try {
+    if (!chosen || !target) throw new BadRequest('Choose a target and a source branch');
+    const id = await openPullRequest(page.ctx, {
+      targetProjectId: page.project.id, targetBranch: target, sourceProjectId: chosen.projectId, sourceBranch: chosen.branch,
+      title, description: description.trim() ? description : null,
+    });
+    const pr = await getPullRequest(page.ctx, id);
+    return redirect(pullUrl(page.project.path, pr.number));
+  } catch (failure) {
+    if (!(failure instanceof GitloomError) || failure.status >= 500 || failure.status === 401) throw failure;
+    page.reply.code(failure.status);
+    return newPage(page, target, source, { title, description }, failure.message);
+  }
+}

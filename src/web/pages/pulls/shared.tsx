@@ -1,0 +1,117 @@
+/**
+ * Pieces shared by the pull request pages: the request's header with its tabs, status badges,
+ * dates, labelled text areas and selects, and {@link act} — the one way a pull request form is
+ * answered (the domain call, then 303 back; a refused call shows the domain's message on the page
+ * with its status).
+ */
+import type { ComponentChildren, VNode } from 'preact';
+import { pullRequestByNumber, type PullRequestRow } from '../../../domain/pulls/page-views.js';
+import { GitloomError, NotFound, Unauthorized } from '../../../errors.js';
+import { redirect, type PageResult, type ProjectPageContext } from '../../page.js';
+
+/** `/<project>/~pulls/<number>` of a request. */
+export function pullUrl(projectPath: string, number: number, rest = ''): string {
+  return `/${projectPath}/~pulls/${number}${rest}`;
+}
+
+/** The request named by the `:number` path parameter of a project page (404 when none). */
+export function requestOfPage(page: ProjectPageContext): Promise<PullRequestRow> {
+  const number = /^\d{1,9}$/.test(page.params.number ?? '') ? Number(page.params.number) : Number.NaN;
+  return pullRequestByNumber(page.ctx, page.project.id, number);
+}
+
+/** A date (epoch ms) as a `<time>` in UTC, minute precision. */
+export function When({ date }: { date: number }) {
+  const iso = new Date(date).toISOString();
+  return <time datetime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>;
+}
+
+/** The status of a request as a badge. */
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge badge-${status.toLowerCase()}`}>{status.charAt(0) + status.slice(1).toLowerCase()}</span>;
+}
+
+/** A labelled `<textarea>`. */
+export function TextArea(props: { name: string; label: string; value?: string; rows?: number; required?: boolean; id?: string }) {
+  const id = props.id ?? `field-${props.name}`;
+  return (
+    <p class="field">
+      <label for={id}>{props.label}</label>
+      <textarea id={id} name={props.name} rows={props.rows ?? 4} required={props.required}>{props.value ?? ''}</textarea>
+    </p>
+  );
+}
+
+/** A labelled `<select>`. */
+export function Select(props: { name: string; label: string; value: string; options: { value: string; label: string }[]; id?: string }) {
+  const id = props.id ?? `field-${props.name}`;
+  return (
+    <p class="field">
+      <label for={id}>{props.label}</label>
+      <select id={id} name={props.name}>
+        {props.options.map((o) => <option key={o.value} value={o.value} selected={o.value === props.value}>{o.label}</option>)}
+      </select>
+    </p>
+  );
+}
+
+/** The tabs of a request's pages. */
+export type PullTab = 'overview' | 'changes' | 'code-comments';
+
+/** Title, number, status, branches and the request's tabs; the page's `<h1>`. */
+export function PullHeader({ page, pr, tab, submitter, sourcePath, children }: {
+  page: ProjectPageContext; pr: PullRequestRow; tab: PullTab; submitter: string; sourcePath: string | null; children?: ComponentChildren;
+}) {
+  const tabs: { tab: PullTab; label: string; rest: string }[] = [
+    { tab: 'overview', label: 'Overview', rest: '' },
+    { tab: 'changes', label: 'Changes', rest: '/changes' },
+    { tab: 'code-comments', label: 'Code comments', rest: '/code-comments' },
+  ];
+  const source = sourcePath === null ? `(deleted project):${pr.sourceBranch}`
+    : sourcePath === page.project.path ? pr.sourceBranch : `${sourcePath}:${pr.sourceBranch}`;
+  return (
+    <header class="pr-head">
+      <h1>{pr.title} <span class="meta">{`#${pr.number}`}</span></h1>
+      <p>
+        <StatusBadge status={pr.status} />
+        {` ${submitter} wants to merge `}<code>{source}</code>{' into '}<code>{pr.targetBranch}</code>
+        {' · opened '}<When date={pr.submitDate} />
+      </p>
+      {children}
+      <ul class="tabs" aria-label="Pull request">
+        {tabs.map((t) => (
+          <li key={t.tab}><a href={pullUrl(page.project.path, pr.number, t.rest)} aria-current={t.tab === tab ? 'page' : undefined}>{t.label}</a></li>
+        ))}
+      </ul>
+    </header>
+  );
+}
+
+/** A refused action's message above the page content. */
+export function Flash({ error }: { error?: string | null }) {
+  return error ? <p class="flash error" role="alert">{error}</p> : null;
+}
+
+/**
+ * Answers a pull request form: runs `action` (a domain function the API route calls too) on the
+ * page's request and redirects (303) to `back` (given the action's result); when the domain refuses (400, 403, 409, …) the
+ * page `render` draws is shown with the domain's message and status instead. A missing request
+ * or project stays a 404 page and an anonymous visitor is sent to sign in.
+ */
+export async function act<T>(
+  page: ProjectPageContext,
+  action: (pr: PullRequestRow) => Promise<T>,
+  back: (pr: PullRequestRow, result: T) => string,
+  render: (pr: PullRequestRow, error: string) => Promise<VNode>,
+): Promise<PageResult> {
+  const pr = await requestOfPage(page);
+  let result: T;
+  try {
+    result = await action(pr);
+  } catch (error) {
+    if (!(error instanceof GitloomError) || error instanceof NotFound || error instanceof Unauthorized || error.status >= 500) throw error;
+    page.reply.code(error.status);
+    return render(await requestOfPage(page), error.message);
+  }
+  return redirect(back(pr, result));
+}

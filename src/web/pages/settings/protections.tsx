@@ -1,0 +1,159 @@
+/**
+ * `/<project>/~settings/branch-protection` and `…/tag-protection`: the project's branch and tag
+ * protection rules (reference/projects.md §3), each editable in its own form, deletable, and a
+ * form adding one. Saved through the function of the API's Update Setting route, which
+ * validates them with its messages; the fields the forms do not show (commit message rules, file
+ * protections) are kept as stored.
+ */
+import { getProjectSetting, updateProjectSetting, type ProjectSetting } from '../../../domain/projects/settings.js';
+import { BadRequest } from '../../../errors.js';
+import { Checkbox } from '../../components/controls.js';
+import { Field, PostForm } from '../../components/forms.js';
+import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
+import { checked, FormName, formValues, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
+
+type Kind = 'branch' | 'tag';
+
+/**
+ * A field of a rule's form: a flag (checkbox; `on` is its default on a new rule), a text (empty
+ * = null), a list (comma-separated strings) or a number (empty = null; anything else is passed
+ * on for the domain to refuse with its message).
+ */
+type RuleField = { name: string; label: string; commitMessages?: boolean } & ({ type: 'flag'; on: boolean } | { type: 'text' | 'list' | 'number' });
+
+const flag = (name: string, label: string, on: boolean): RuleField => ({ name, label, type: 'flag', on });
+const input = (name: string, label: string, type: 'text' | 'list' | 'number'): RuleField => ({ name, label, type });
+/** A field shown in the form's "Commit messages" group. */
+const commitMessages = (field: RuleField): RuleField => ({ ...field, commitMessages: true });
+
+/** What differs between the two kinds of rule (reference/projects.md §3 BranchProtection, TagProtection). */
+const KINDS: Record<Kind, { list: 'branchProtections' | 'tagProtections'; section: 'branch-protection' | 'tag-protection'; pattern: string; patternLabel: string; fields: RuleField[] }> = {
+  branch: {
+    list: 'branchProtections', section: 'branch-protection', pattern: 'branches', patternLabel: 'Branches (patterns, space-separated)',
+    fields: [
+      flag('preventForcedPush', 'Prevent forced push', true), flag('preventDeletion', 'Prevent deletion', true),
+      flag('preventCreation', 'Prevent creation', true), flag('commitSignatureRequired', 'Require signed commits', false),
+      input('reviewRequirement', 'Required reviewers (e.g. user(alice):1; empty for none)', 'text'),
+      input('jobNames', 'Required builds (job names, comma-separated)', 'list'),
+      flag('requireStrictBuilds', 'Required builds must run on the merged result', false),
+      ...[
+        flag('enforceConventionalCommits', 'Enforce conventional commits', false),
+        input('commitTypes', 'Commit types (comma-separated; empty for any)', 'list'),
+        input('commitScopes', 'Commit scopes (comma-separated; empty for any)', 'list'),
+        input('maxCommitMessageLineLength', 'Longest commit message line (empty for no limit)', 'number'),
+        flag('checkCommitMessageFooter', 'Check commit message footer', false),
+        input('commitMessageFooterPattern', 'Footer pattern (regular expression)', 'text'),
+        input('commitTypesForFooterCheck', 'Commit types whose footer is checked (comma-separated)', 'list'),
+      ].map(commitMessages),
+    ],
+  },
+  tag: {
+    list: 'tagProtections', section: 'tag-protection', pattern: 'tags', patternLabel: 'Tags (patterns, space-separated)',
+    fields: [
+      flag('preventUpdate', 'Prevent update', true), flag('preventDeletion', 'Prevent deletion', true),
+      flag('preventCreation', 'Prevent creation', true), flag('commitSignatureRequired', 'Require signed commits', false),
+    ],
+  },
+};
+
+type Rule = Record<string, unknown>;
+
+/** A rule's fields as form values (`on`/`` for flags, lists joined by commas). */
+function valuesOf(kind: Kind, rule: Rule): Record<string, string> {
+  const k = KINDS[kind];
+  const values: Record<string, string> = {
+    enabled: rule.enabled === false ? '' : 'on', pattern: String(rule[k.pattern] ?? ''), userMatch: String(rule.userMatch ?? 'anyone'),
+  };
+  for (const field of k.fields) {
+    const value = rule[field.name];
+    if (field.type === 'flag') values[field.name] = value === true || (value === undefined && field.on) ? 'on' : '';
+    else values[field.name] = Array.isArray(value) ? value.join(', ') : value === null || value === undefined ? '' : String(value);
+  }
+  return values;
+}
+
+/** The rule a form describes, over the stored one (fields the form lacks, such as file protections, are kept). */
+function ruleFromForm(page: ProjectPageContext, kind: Kind, stored: Rule): Rule {
+  const k = KINDS[kind];
+  const rule: Rule = { ...stored, enabled: checked(page, 'enabled'), [k.pattern]: (page.form.pattern ?? '').trim(), userMatch: (page.form.userMatch ?? '').trim() || 'anyone' };
+  for (const field of k.fields) {
+    const text = (page.form[field.name] ?? '').trim();
+    if (field.type === 'flag') rule[field.name] = checked(page, field.name);
+    else if (field.type === 'list') rule[field.name] = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    else if (field.type === 'number') rule[field.name] = text === '' ? null : /^\d{1,9}$/.test(text) ? Number(text) : text;
+    else rule[field.name] = text === '' ? null : text;
+  }
+  return rule;
+}
+
+function RuleForm({ page, kind, index, values }: { page: ProjectPageContext; kind: Kind; index: number | null; values: Record<string, string> }) {
+  const k = KINDS[kind];
+  const id = (name: string) => `${kind}-${index ?? 'new'}-${name}`;
+  const control = (f: RuleField) => (f.type === 'flag'
+    ? <Checkbox key={f.name} name={f.name} id={id(f.name)} label={f.label} checked={values[f.name] === 'on'} />
+    : <Field key={f.name} name={f.name} id={id(f.name)} label={f.label} value={values[f.name]} />);
+  const title = index === null ? `New ${kind} protection` : `${kind === 'branch' ? 'Branch' : 'Tag'} protection ${index + 1}`;
+  return (
+    <PostForm page={page} action={settingsUrl(page, k.section)} label={title} class="settings-form rule">
+      <FormName name={String(index ?? 'new')} />
+      <input type="hidden" name="index" value={index === null ? '' : String(index)} />
+      <Field name="pattern" id={id('pattern')} label={k.patternLabel} required value={values.pattern} />
+      <Field name="userMatch" id={id('userMatch')} label="Applicable users (anyone, user(name), group(name))" value={values.userMatch} />
+      <Checkbox name="enabled" id={id('enabled')} label="Enabled" checked={values.enabled === 'on'} />
+      {k.fields.filter((f) => !f.commitMessages).map(control)}
+      {k.fields.some((f) => f.commitMessages) && (
+        <fieldset>
+          <legend>Commit messages</legend>
+          {k.fields.filter((f) => f.commitMessages).map(control)}
+        </fieldset>
+      )}
+      <p class="buttons">
+        <button type="submit" name="op" value="save">{index === null ? `Add ${kind} protection` : 'Save'}</button>
+        {index !== null && <button type="submit" name="op" value="delete" class="danger" formnovalidate>Delete</button>}
+      </p>
+    </PostForm>
+  );
+}
+
+function showFor(kind: Kind) {
+  return async (page: ProjectPageContext, error: string | null) => {
+    const rules = (await getProjectSetting(page.ctx, page.project.id))[KINDS[kind].list] as Rule[];
+    const fresh: Rule = { enabled: true, userMatch: 'anyone' };
+    return (
+      <SettingsLayout page={page} section={KINDS[kind].section} error={error}>
+        <p class="meta">Rules apply to pushes from the git CLI and to changes made in the pages and the API; every matching rule applies.</p>
+        {rules.length === 0 && <p class="empty">{`No ${kind} protection yet.`}</p>}
+        {rules.map((rule, i) => (
+          <details key={i} class="rule-item" open={error !== null && page.form.form === String(i)}>
+            <summary>{`${String(rule[KINDS[kind].pattern])}${rule.enabled === false ? ' (disabled)' : ''}`}</summary>
+            <RuleForm page={page} kind={kind} index={i} values={formValues(page, error, String(i), valuesOf(kind, rule))} />
+          </details>
+        ))}
+        <h2>{`Add a ${kind} protection`}</h2>
+        <RuleForm page={page} kind={kind} index={null} values={formValues(page, error, 'new', valuesOf(kind, fresh))} />
+      </SettingsLayout>
+    );
+  };
+}
+
+function saveFor(kind: Kind) {
+  const show = showFor(kind);
+  return (page: ProjectPageContext) => settingsChange(page, show, async () => {
+    const setting: ProjectSetting = await getProjectSetting(page.ctx, page.project.id);
+    const rules = [...(setting[KINDS[kind].list] as Rule[])];
+    const index = page.form.index ? Number(page.form.index) : null;
+    if (index !== null && !(Number.isInteger(index) && index >= 0 && index < rules.length)) {
+      throw new BadRequest('This protection no longer exists: reload the page');
+    }
+    if (index === null) rules.push(ruleFromForm(page, kind, {}));
+    else if (page.form.op === 'delete') rules.splice(index, 1);
+    else rules[index] = ruleFromForm(page, kind, rules[index]);
+    await updateProjectSetting(page.ctx, page.project.id, { ...setting, [KINDS[kind].list]: rules });
+  });
+}
+
+/** `/~settings/branch-protection` and `/~settings/tag-protection` (GET; POST saves, adds or deletes one rule). */
+export const protectionSettingsPages: ProjectPageRoute[] = (['branch', 'tag'] as const).flatMap((kind) => [
+  { method: 'GET' as const, path: `/~settings/${KINDS[kind].section}`, handler: (page: ProjectPageContext) => showFor(kind)(page, null) },
+  { method: 'POST' as const, path: `/~settings/${KINDS[kind].section}`, access: 'user' as const, handler: saveFor(kind) },
+]);

@@ -1,0 +1,94 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { renderToString } from 'preact-render-to-string';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCommitDiff, type CommitDiff } from '../../src/domain/repositories/diff.js';
+import { diffPatch, diffSummary, EMPTY_TREE_HASH } from '../../src/git/diff.js';
+import { DiffView, diffLineId } from '../../src/web/components/diff.js';
+import { commitFiles, git, makeWorkTree } from '../helpers/server.js';
+
+/** The diff of two commits read from git, parsed, capped and rendered (the commit, compare and pull request pages). */
+describe('commit diff', () => {
+  let work: string;
+  let repo: string;
+  let first: string;
+  let second: string;
+
+  beforeAll(async () => {
+    work = await makeWorkTree({ 'a.txt': 'one\ntwo\nthree\n', 'old name.txt': 'same\ncontent\nhere\nfor\nrename\n', 'bin.dat': 'x\0y' });
+    first = (await git(work, ['rev-parse', 'HEAD'])).trim();
+    await git(work, ['mv', 'old name.txt', 'new name.txt']);
+    await fs.writeFile(path.join(work, 'bin.dat'), 'x\0z');
+    second = await commitFiles(work, { 'a.txt': 'one\n2\nthree\nfour', 'big.txt': Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n') + '\n' }, 'change');
+    repo = path.join(work, '.git');
+  }, 60_000);
+
+  afterAll(async () => {
+    await fs.rm(work, { recursive: true, force: true });
+  });
+
+  it('lists every file with line numbers, renames, binaries and the missing newline', async () => {
+    const stats = await diffSummary(repo, first, second);
+    const patch = await diffPatch(repo, first, second, 1024 * 1024);
+    expect(patch.truncated).toBe(false);
+    const files = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 1000 });
+    const byPath = new Map(files.map((f) => [f.newPath ?? f.oldPath, f]));
+    const a = byPath.get('a.txt')!;
+    expect(a.status).toBe('modified');
+    expect([a.additions, a.deletions]).toEqual([2, 1]);
+    const lines = a.hunks[0].lines;
+    expect(lines.map((l) => [l.type, l.oldLine, l.newLine, l.text])).toEqual([
+      ['context', 1, 1, 'one'], ['delete', 2, null, 'two'], ['add', null, 2, '2'], ['context', 3, 3, 'three'], ['add', null, 4, 'four'],
+    ]);
+    expect(lines[4].noNewlineAtEnd).toBe(true);
+    expect(byPath.get('new name.txt')).toMatchObject({ status: 'renamed', oldPath: 'old name.txt', hunks: [], additions: 0 });
+    expect(byPath.get('bin.dat')).toMatchObject({ binary: true, hunks: [] });
+    expect(byPath.get('big.txt')).toMatchObject({ status: 'added', oldPath: null, additions: 30 });
+
+    const root = parseCommitDiff(await diffSummary(repo, EMPTY_TREE_HASH, first), await diffPatch(repo, EMPTY_TREE_HASH, first, 1024 * 1024), { maxFileLines: 1000, maxTotalLines: 1000 });
+    expect(root.map((f) => f.status)).toEqual(['added', 'added', 'added']);
+  });
+
+  it('caps lines per file, lines in total and bytes read, and says so', async () => {
+    const stats = await diffSummary(repo, first, second);
+    const patch = await diffPatch(repo, first, second, 1024 * 1024);
+    const perFile = parseCommitDiff(stats, patch, { maxFileLines: 10, maxTotalLines: 1000 });
+    const big = perFile.find((f) => f.newPath === 'big.txt')!;
+    expect(big.truncated).toBe('file');
+    expect(big.hunks[0].lines).toHaveLength(10);
+    expect(big.additions).toBe(30);
+
+    const total = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 5 });
+    expect(total.find((f) => f.newPath === 'a.txt')!.truncated).toBeNull();
+    expect(total.find((f) => f.newPath === 'big.txt')).toMatchObject({ truncated: 'total', hunks: [] });
+
+    const cut = await diffPatch(repo, first, second, 200);
+    expect(cut.truncated).toBe(true);
+    expect(cut.text.length).toBeLessThanOrEqual(200);
+    const files = parseCommitDiff(stats, cut, { maxFileLines: 1000, maxTotalLines: 1000 });
+    expect(files).toHaveLength(stats.length);
+    expect(files.at(-1)!.truncated).toBe('bytes');
+  });
+
+  it('renders hunks with line anchors and content under a chosen line', async () => {
+    const stats = await diffSummary(repo, first, second);
+    const files = parseCommitDiff(stats, await diffPatch(repo, first, second, 1024 * 1024), { maxFileLines: 1000, maxTotalLines: 1000 });
+    const diff: CommitDiff = { oldCommit: first, newCommit: second, files, additions: 33, deletions: 1, truncated: false };
+    const a = files.find((f) => f.newPath === 'a.txt')!;
+    const added = a.hunks[0].lines[2];
+    const html = renderToString(DiffView({
+      diff,
+      renderBelowLine: (file, line) => (file === a && line === added ? 'a <comment>' : null),
+    }));
+    const id = diffLineId(a, added);
+    expect(id).toMatch(/^diff-[0-9a-f]{12}R2$/);
+    expect(html).toContain(`id="${id}"`);
+    expect(html).toContain(`href="#${id}"`);
+    expect(html).toContain(`id="${diffLineId(a, a.hunks[0].lines[1])}"`);
+    expect(diffLineId(a, a.hunks[0].lines[1])).toMatch(/L2$/);
+    expect(html).toContain('<tr class="diff-below"><td colspan="3">a &lt;comment></td></tr>');
+    expect(html.match(/class="diff-below"/g)).toHaveLength(1);
+    expect(html).toContain('old name.txt → new name.txt');
+    expect(html).toContain('Binary file not shown.');
+  });
+});
