@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import {
   CamelCasePlugin, Kysely, Migrator, PostgresDialect, PostgresQueryCompiler, SqliteDialect, SqliteQueryCompiler,
-  type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type KyselyPlugin, type PluginTransformQueryArgs,
+  type Compilable, type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type KyselyPlugin, type PluginTransformQueryArgs,
   type QueryCompiler, type QueryResult, type RootOperationNode, type Transaction, type TransactionSettings, type UnknownRow,
 } from 'kysely';
 import type { Database } from './schema.js';
@@ -12,13 +12,15 @@ import { migrations } from './migrations/index.js';
 /** A database handle or an open transaction: what repository functions take. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
-/** The engine behind a handle; dialect-only SQL forks on this, nowhere else. */
+/** The engine behind a handle (what SQL differs by engine is in src/db/dialect.ts). */
 export type Engine = 'sqlite' | 'postgres';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
   engine: Engine;
   close(): Promise<void>;
+  /** Connections of the pool: total, idle, and requests waiting for one (SQLite: one connection). */
+  poolStats(): { total: number; idle: number; waiting: number };
 }
 
 /**
@@ -163,6 +165,35 @@ function instrumented(base: Dialect, Compiler: new () => QueryCompiler, tracker:
   };
 }
 
+/** What stands for argument `index` of a prepared query while it is compiled. */
+class Placeholder {
+  constructor(readonly index: number) {}
+}
+
+/**
+ * A query built and compiled once per database engine, then run with each call's argument
+ * values: Kysely rebuilds the operation tree and recompiles the SQL on every `execute()`, a large
+ * share of a primary-key lookup. `build` must use its arguments only as values
+ * (`where('id', '=', id)`), never to choose the shape of the query. Resolves to the rows exactly
+ * as `execute()` returns them (names camelCased); a transaction may be passed as `db`.
+ *
+ * @example const userById = preparedQuery((db, id: number) => db.selectFrom('users').selectAll().where('id', '=', id));
+ */
+export function preparedQuery<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<R[]> {
+  // keyed by the dialect adapter: one per opened database, shared by its transactions
+  const compiled = new WeakMap<object, CompiledQuery<R>>();
+  return async (db, ...args) => {
+    const { adapter } = db.getExecutor();
+    let query = compiled.get(adapter);
+    if (!query) {
+      query = build(db, ...(args.map((_, index) => new Placeholder(index)) as A)).compile();
+      compiled.set(adapter, query);
+    }
+    const parameters = query.parameters.map((value) => (value instanceof Placeholder ? args[value.index] : value));
+    return (await db.executeQuery<R>({ ...query, parameters })).rows;
+  };
+}
+
 /**
  * Opens the database: PostgreSQL when `databaseUrl` is a postgres URL, otherwise SQLite in WAL
  * mode at `<dataDir>/gitloom.db`. Throws when the server cannot be reached.
@@ -178,7 +209,10 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
     const db = new Kysely<Database>({ dialect: instrumented(new PostgresDialect({ pool }), SnakePostgresCompiler, tracker), plugins });
     trackers.set(db, tracker);
-    return { db, engine: 'postgres', close: () => db.destroy() };
+    return {
+      db, engine: 'postgres', close: () => db.destroy(),
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    };
   }
   fs.mkdirSync(options.dataDir, { recursive: true });
   const { default: SQLite } = await import('better-sqlite3');
@@ -201,7 +235,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
   };
   const db = new Kysely<Database>({ dialect: instrumented(new SqliteDialect({ database }), SnakeSqliteCompiler, tracker), plugins });
   trackers.set(db, tracker);
-  return { db, engine: 'sqlite', close: () => db.destroy() };
+  return { db, engine: 'sqlite', close: () => db.destroy(), poolStats: () => ({ total: 1, idle: 1, waiting: 0 }) };
 }
 
 /** Applies every pending migration (src/db/migrations); throws the first failure. */

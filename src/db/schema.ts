@@ -20,6 +20,7 @@ export interface Database {
   userAuthorizations: UserAuthorizationTable;
   groupAuthorizations: GroupAuthorizationTable;
   numberSequences: NumberSequenceTable;
+  signInFailures: SignInFailureTable;
   pullRequests: PullRequestTable;
   pullRequestUpdates: PullRequestUpdateTable;
   pullRequestChanges: PullRequestChangeTable;
@@ -60,6 +61,12 @@ export interface Database {
   buildDependences: BuildDependenceTable;
   buildLabels: BuildLabelTable;
   buildScheduleFires: BuildScheduleFireTable;
+  webSessions: WebSessionTable;
+
+  outboxEvents: OutboxEventTable;
+  outboxMessages: OutboxMessageTable;
+  outboxAttempts: OutboxAttemptTable;
+  refJournal: RefJournalTable;
 }
 
 type Id = Generated<number>;
@@ -176,6 +183,14 @@ export interface GroupAuthorizationTable {
 }
 
 /** Per fork-root number counters (pull requests, issues, builds share the scope rule). */
+/** Failed password sign-ins of one subject (`account:<login>`, `address:<ip>`) in the current window. */
+export interface SignInFailureTable {
+  subject: string;
+  /** Epoch ms of the window's first failure. */
+  windowStart: number;
+  failures: number;
+}
+
 export interface NumberSequenceTable {
   scopeId: number;
   kind: string;
@@ -587,3 +602,106 @@ export interface BuildScheduleFireTable {
 }
 
 export type BuildRow = Selectable<BuildTable>;
+
+/** A signed-in browser (migration 0015). Times in epoch ms. */
+export interface WebSessionTable {
+  /** SHA-256 (hex) of the session cookie's token. */
+  tokenHash: string;
+  userId: number;
+  /** Synchronizer token of the session's forms. */
+  csrfToken: string;
+  createDate: number;
+  expireDate: number;
+}
+
+/** An event to announce (webhooks, mails), written in the transaction that commits it (migration 0016). */
+export interface OutboxEventTable {
+  id: Id;
+  /** Webhook event type: CODE_PUSH, PULL_REQUEST, ISSUE, CODE_COMMENT, BUILD. */
+  type: string;
+  /** What happened (`OPENED`, `MERGED`, `COMMENTED`, a build status, `UPDATED` for a ref …). */
+  action: string;
+  projectId: number;
+  actorId: number | null;
+  date: number;
+  /** JSON `{body, watcherIds}`: the webhook body and the watchers when the event happened. */
+  payload: string;
+  /** When the event was expanded into messages; null while pending. */
+  expandedDate: number | null;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+}
+
+/** One webhook delivery or mail to send (migration 0016). */
+export interface OutboxMessageTable {
+  id: Id;
+  eventId: number | null;
+  kind: 'WEBHOOK' | 'MAIL';
+  /** Delivery id (`X-Gitloom-Delivery`) or mail Message-ID local part. */
+  uuid: string;
+  projectId: number;
+  eventType: string;
+  /** Webhook post URL, or the recipient's email address. */
+  target: string;
+  /** Webhook secret at the time of the event (null for mails). */
+  secret: string | null;
+  /** Webhook body, or the mail as JSON `{subject, text, html, inReplyTo}`. */
+  payload: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  attemptCount: number;
+  createDate: number;
+  /** Epoch ms of the next try while PENDING. */
+  nextAttemptDate: number | null;
+  finishDate: number | null;
+  /** The message this one redelivers. */
+  redeliveryOfId: number | null;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+}
+
+/** One send attempt of an outbox message. */
+export interface OutboxAttemptTable {
+  id: Id;
+  messageId: number;
+  date: number;
+  durationMs: number;
+  succeeded: Flag;
+  /** HTTP status of a webhook response (null for mails and network errors). */
+  responseStatus: number | null;
+  /** The first 1000 characters of the response body (or the SMTP reply). */
+  responseExcerpt: string | null;
+  error: string | null;
+}
+
+export type OutboxEventRow = Selectable<OutboxEventTable>;
+export type OutboxMessageRow = Selectable<OutboxMessageTable>;
+export type OutboxAttemptRow = Selectable<OutboxAttemptTable>;
+
+/** One ref change of the journal (migration 0017): an intent until `appliedDate`, then work for the journal worker. */
+export interface RefJournalTable {
+  id: Id;
+  projectId: number;
+  /** Full ref name (`refs/heads/main`). */
+  ref: string;
+  /** Null: the ref was created. */
+  oldHash: string | null;
+  /** Null: the ref was deleted. */
+  newHash: string | null;
+  /** The pusher or acting user; null for the system. */
+  userId: number | null;
+  /** The pull request a merge entry closes. */
+  requestId: number | null;
+  /** Epoch ms the change was recorded. */
+  date: number;
+  /** Epoch ms the git ref was known moved; null = an intent not yet confirmed. */
+  appliedDate: number | null;
+  /** Epoch ms the journal worker finished the entry. */
+  processedDate: number | null;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+  /** Passes whose reactions failed (the entry is retried until MAX_ATTEMPTS). */
+  attempts: Generated<number>;
+  /** Epoch ms before which a failed entry is not retried; null = due now. */
+  retryDate: number | null;
+}
+export type RefJournalRow = Selectable<RefJournalTable>;

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from './columns.js';
+import { withId } from '../dialect.js';
 
 /**
  * Issues and the conversations around them (reference/comments-issues.md): issues with their

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { withId } from './columns.js';
+import { withId } from '../dialect.js';
 
 /**
  * Pull requests, second part (reference/pulls.md §5, §6): labels on requests, the commits each

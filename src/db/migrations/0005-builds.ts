@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from './columns.js';
+import { withId } from '../dialect.js';
 
 /**
  * CI builds (reference/builds.md §2, §3): builds with their params, dependences and labels.

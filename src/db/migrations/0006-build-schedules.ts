@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from './columns.js';
+import { withId } from '../dialect.js';
 
 /**
  * Claimed firings of `!ScheduleTrigger` jobs (reference/builds.md §4): the unique key lets

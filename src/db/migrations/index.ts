@@ -9,6 +9,10 @@ import * as m0007 from './0007-pull-request-search.js';
 import * as m0008 from './0008-references.js';
 import * as m0009 from './0009-query-indexes.js';
 import * as m0010 from './0010-issue-search.js';
+import * as m0014 from './0014-sign-in-failures.js';
+import * as m0015 from './0015-web-sessions.js';
+import * as m0016 from './0016-outbox.js';
+import * as m0017 from './0017-ref-journal.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +26,8 @@ export const migrations: Record<string, Migration> = {
   '0008-references': m0008,
   '0009-query-indexes': m0009,
   '0010-issue-search': m0010,
+  '0014-sign-in-failures': m0014,
+  '0015-web-sessions': m0015,
+  '0016-outbox': m0016,
+  '0017-ref-journal': m0017,
 };
