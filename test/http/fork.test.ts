@@ -29,7 +29,7 @@ describe('forks', () => {
     const forkId = (await server.call('POST', '/projects', { body: { name: 'my-fork', forkedFromId: originId }, auth: contributor.auth })).json;
     expect((await server.call('GET', `/projects/${forkId}`, { auth: contributor.auth })).json.forkedFromId).toBe(originId);
     const branches = (await server.call('GET', `/repositories/${forkId}/branches`, { auth: contributor.auth })).json;
-    expect(branches.map((b: { name: string }) => b.name)).toEqual(['develop', 'main']);
+    expect(branches).toEqual(['develop', 'main']);
     expect((await server.call('GET', `/repositories/${forkId}/default-branch`, { auth: contributor.auth })).text).toBe('develop');
     expect(await git(work, ['ls-remote', '--tags', gitUrl(server, 'my-fork', contributor)])).toContain('refs/tags/v1');
     expect((await server.call('GET', `/projects/${originId}/forks`, { auth: contributor.auth })).json.map((p: { id: number }) => p.id)).toEqual([forkId]);

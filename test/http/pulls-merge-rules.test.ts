@@ -22,7 +22,7 @@ describe('checkMerge rules (reference/pulls.md §3.1)', () => {
       body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: branch, title: `Merge ${branch}`, mergeStrategy },
     });
     expect(res.status, res.text).toBe(200);
-    await server.server.services.events.idle();
+    await server.settled();
     return res.json as number;
   }
 

@@ -314,7 +314,8 @@ describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', 
     expect(await refs(repo.id, `refs/pulls/${pr.number}/head`)).toEqual([`refs/pulls/${pr.number}/head ${head}`]);
     const next = await fork.commitOn('forked', { 'f.txt': 'f2\n' }, 'more from the fork');
     await eventually(async () => (await refs(repo.id, `refs/pulls/${pr.number}/head`))[0] === `refs/pulls/${pr.number}/head ${next}`);
-    expect((await refs(repo.id, 'refs/pulls-staging/'))).toEqual([]);
+    // the staging ref goes once the update is recorded
+    await eventually(async () => (await refs(repo.id, 'refs/pulls-staging/')).length === 0);
     const preview = (await server.call('GET', `/pulls/${id}/merge-preview`)).json;
     expect(preview.headCommitHash).toBe(next);
     expect((await refs(repo.id, `refs/pulls/${pr.number}/merge`))).toEqual([`refs/pulls/${pr.number}/merge ${preview.mergeCommitHash}`]);

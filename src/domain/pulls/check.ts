@@ -1,23 +1,17 @@
 import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
-import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, readCommits, updateRefs } from '../../git/repository.js';
+import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, readCommits, refHead, updateRefs } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
-import { recordChange } from './changes.js';
 import { commitFixReferences, indexCommits, indexFixedIssues, updateCommits } from './commits.js';
 import { withLock } from './locks.js';
 import { ensureMergePreview } from './merge-preview.js';
 import { getPullRequestRow, latestUpdate, pullRefs } from './pull-requests.js';
 import { resetRequiredReviews } from './required-reviewers.js';
+import { transitionPullRequest } from './transitions.js';
 
 async function discard(ctx: Context, pr: PullRequestRow): Promise<void> {
-  const now = ctx.now();
-  await ctx.db.transaction().execute(async (tx) => {
-    const done = await tx.updateTable('pullRequests').set({ status: 'DISCARDED', closeDate: now })
-      .where('id', '=', pr.id).where('status', '=', 'OPEN').executeTakeFirst();
-    if (Number(done.numUpdatedRows) !== 1) return;
-    await recordChange(tx, pr.id, null, now, { '@type': 'PullRequestDiscardData' });
-  });
+  await transitionPullRequest(ctx, pr, { to: 'DISCARDED' }, { userId: null, date: ctx.now() });
 }
 
 /**
@@ -60,6 +54,18 @@ export async function checkPullRequest(ctx: Context, requestId: number): Promise
   });
 }
 
+/**
+ * Points `refs/updates/<id>` and `refs/pulls/N/head` at an update's head. Written after the
+ * update's row committed, so the id in the ref name is one no rollback can hand out again; an
+ * update ref already there (left by an earlier attempt) is simply overwritten.
+ */
+async function writeUpdateRefs(repo: string, pr: PullRequestRow, update: { id: number; headCommitHash: string }): Promise<void> {
+  await updateRefs(repo, [
+    { ref: pullRefs.update(update.id), newHash: update.headCommitHash },
+    { ref: pullRefs.head(pr.number), newHash: update.headCommitHash },
+  ]);
+}
+
 async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void> {
   const targetRepo = ctx.repoPath(pr.targetProjectId);
   if (pr.sourceProjectId === null) return discard(ctx, pr);
@@ -69,6 +75,10 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
   if (!targetHead) return discard(ctx, pr);
 
   let update = await latestUpdate(ctx.db, pr.id);
+  // a run stopped between committing an update and writing its refs
+  if (update.headCommitHash === sourceHead && (await refHead(targetRepo, pullRefs.update(update.id))) === null) {
+    await writeUpdateRefs(targetRepo, pr, update);
+  }
   if (update.headCommitHash !== sourceHead) {
     const staging = `refs/pulls-staging/${pr.uuid}`;
     const crossProject = pr.sourceProjectId !== pr.targetProjectId;
@@ -90,12 +100,9 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
           await indexCommits(tx, pr.id, commits);
           await indexFixedIssues(tx, pr.id, pr.targetProjectId, 'COMMIT', fixReferences);
           await resetRequiredReviews(tx, pr, now);
-          await updateRefs(targetRepo, [
-            { ref: pullRefs.update(row.id), newHash: sourceHead, expectedOld: null },
-            { ref: pullRefs.head(pr.number), newHash: sourceHead },
-          ]);
           return row;
         });
+        await writeUpdateRefs(targetRepo, pr, update);
       }
     } finally {
       if (crossProject) await deleteRef(targetRepo, staging).catch(() => undefined);
@@ -103,17 +110,7 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
   }
 
   if (await isAncestor(targetRepo, update.headCommitHash, targetHead)) {
-    const now = ctx.now();
-    const closed = await ctx.db.transaction().execute(async (tx) => {
-      const done = await tx.updateTable('pullRequests')
-        .set({ status: 'MERGED', closeDate: now, previewTargetHeadCommitHash: null, previewHeadCommitHash: null, previewMergeStrategy: null, previewMergeCommitHash: null })
-        .where('id', '=', pr.id).where('status', '=', 'OPEN').executeTakeFirst();
-      if (Number(done.numUpdatedRows) === 1) {
-        await recordChange(tx, pr.id, null, now, { '@type': 'PullRequestMergeData', reason: 'merged pull request' });
-      }
-      return Number(done.numUpdatedRows) === 1;
-    });
-    if (closed) ctx.events.emit('pullRequestClosed', { requestId: pr.id });
+    await transitionPullRequest(ctx, pr, { to: 'MERGED', reason: 'merged pull request' }, { userId: null, date: ctx.now() });
     return;
   }
   await ensureMergePreview(ctx, await getPullRequestRow(ctx.db, pr.id));

@@ -9,6 +9,7 @@ import { fromWireDate } from '../../wire/dates.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
 import { autoWatch } from './changes.js';
 import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest } from './pull-requests.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 export type PullRequestCommentRow = Selectable<PullRequestCommentTable>;
 
@@ -63,6 +64,7 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
     await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, content);
     await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, ctx.now(),
       parseReferences(content, 'markdown'));
+    await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'COMMENTED', requestId: pr.id, actorId: userId, date, text: content });
     return row.id;
   });
 }

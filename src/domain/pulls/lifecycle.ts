@@ -15,6 +15,8 @@ import { storedPreview } from './merge-preview.js';
 import {
   assertNoEffectiveRequest, getPullRequestRow, latestUpdate, loadModifiablePullRequest, MAX_DESCRIPTION, pullRefs, truncateTitle,
 } from './pull-requests.js';
+import { transitionPullRequest } from './transitions.js';
+import { journaledRefChange } from '../journal/ref-journal.js';
 
 /** Runs `work` under the request's in-process lock (the same one the background check takes). */
 function locked<T>(requestId: number, work: () => Promise<T>): Promise<T> {
@@ -93,16 +95,9 @@ export async function discardPullRequest(ctx: Context, requestId: number, note: 
   await locked(requestId, async () => {
     const pr = await getPullRequestRow(ctx.db, requestId);
     if (pr.status !== 'OPEN') throw new Conflict('Pull request already closed');
-    const now = ctx.now();
-    await ctx.db.transaction().execute(async (tx) => {
-      const done = await tx.updateTable('pullRequests').set({ status: 'DISCARDED', closeDate: now })
-        .where('id', '=', pr.id).where('status', '=', 'OPEN').executeTakeFirst();
-      if (Number(done.numUpdatedRows) !== 1) throw new Conflict('Pull request already closed');
-      await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestDiscardData' });
-      await recordNote(tx, pr.id, userId, now, note);
-    });
+    const discarded = await transitionPullRequest(ctx, pr, { to: 'DISCARDED' }, { userId, date: ctx.now(), note });
+    if (!discarded) throw new Conflict('Pull request already closed');
   });
-  ctx.events.emit('pullRequestClosed', { requestId });
 }
 
 /** Makes the source head available in the target repository (cross-project requests). */
@@ -152,19 +147,13 @@ export async function reopenPullRequest(ctx: Context, requestId: number, note: s
     const pr = await getPullRequestRow(ctx.db, requestId);
     const { cleanup } = await checkReopen(ctx, pr);
     try {
-      const now = ctx.now();
-      await uniquely('Another pull request already open for this change', () => ctx.db.transaction().execute(async (tx) => {
-        const done = await tx.updateTable('pullRequests').set({ status: 'OPEN', closeDate: null })
-          .where('id', '=', pr.id).where('status', '<>', 'OPEN').executeTakeFirst();
-        if (Number(done.numUpdatedRows) !== 1) throw new Conflict('Pull request already opened');
-        await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestReopenData' });
-        await recordNote(tx, pr.id, userId, now, note);
-      }));
+      const reopened = await uniquely('Another pull request already open for this change',
+        () => transitionPullRequest(ctx, pr, { to: 'OPEN' }, { userId, date: ctx.now(), note }));
+      if (!reopened) throw new Conflict('Pull request already opened');
     } finally {
       await cleanup();
     }
   });
-  ctx.events.emit('pullRequestChanged', { requestId });
 }
 
 /**
@@ -203,19 +192,18 @@ export async function deleteSourceBranch(ctx: Context, requestId: number, note: 
   await loadProjectWith(ctx, initial.sourceProjectId, 'writeCode');
   const protection = await branchProtection(ctx, initial.sourceProjectId, initial.sourceBranch, userId);
   if (protection.protected && protection.preventDeletion) throw new Conflict('Branch protection prevents deleting the source branch');
-  const change = await locked(requestId, async () => {
+  await locked(requestId, async () => {
     const pr = await getPullRequestRow(ctx.db, requestId);
     const sourceHead = await checkDeleteSourceBranch(ctx, pr);
     const ref = `refs/heads/${pr.sourceBranch}`;
     const now = ctx.now();
-    await ctx.db.transaction().execute(async (tx) => {
-      await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestSourceBranchDeleteData' });
-      await recordNote(tx, pr.id, userId, now, note);
-      await deleteRef(ctx.repoPath(pr.sourceProjectId!), ref, sourceHead);
-    });
-    return { projectId: pr.sourceProjectId!, ref, oldHash: sourceHead };
+    await journaledRefChange(ctx, pr.sourceProjectId!, [{ ref, oldHash: sourceHead, newHash: null }], { userId },
+      () => deleteRef(ctx.repoPath(pr.sourceProjectId!), ref, sourceHead),
+      async (tx) => {
+        await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestSourceBranchDeleteData' });
+        await recordNote(tx, pr.id, userId, now, note);
+      });
   });
-  ctx.events.emit('refsUpdated', { projectId: change.projectId, userId, changes: [{ ref: change.ref, oldHash: change.oldHash, newHash: null }] });
 }
 
 /**
@@ -229,7 +217,7 @@ export async function restoreSourceBranch(ctx: Context, requestId: number, note:
   const initial = await loadModifiablePullRequest(ctx, requestId);
   if (initial.sourceProjectId === null) throw new Conflict('Source project no longer exists');
   await loadProjectWith(ctx, initial.sourceProjectId, 'writeCode');
-  const change = await locked(requestId, async () => {
+  await locked(requestId, async () => {
     const pr = await getPullRequestRow(ctx.db, requestId);
     if (pr.sourceProjectId === null) throw new Conflict('Source project no longer exists');
     if (pr.status === 'OPEN') throw new Conflict('Pull request is open');
@@ -243,20 +231,19 @@ export async function restoreSourceBranch(ctx: Context, requestId: number, note:
     const ref = `refs/heads/${pr.sourceBranch}`;
     const now = ctx.now();
     try {
-      await ctx.db.transaction().execute(async (tx) => {
-        await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestSourceBranchRestoreData' });
-        await recordNote(tx, pr.id, userId, now, note);
-        await updateRef(sourceRepo, ref, head, null).catch((error: unknown) => {
+      await journaledRefChange(ctx, pr.sourceProjectId, [{ ref, oldHash: null, newHash: head }], { userId },
+        () => updateRef(sourceRepo, ref, head, null).catch((error: unknown) => {
           if (error instanceof Conflict) throw new Conflict('Source branch already exists');
           throw error;
+        }),
+        async (tx) => {
+          await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestSourceBranchRestoreData' });
+          await recordNote(tx, pr.id, userId, now, note);
         });
-      });
     } finally {
       if (pr.sourceProjectId !== pr.targetProjectId) await deleteRef(sourceRepo, staging).catch(() => undefined);
     }
-    return { projectId: pr.sourceProjectId, ref, newHash: head };
   });
-  ctx.events.emit('refsUpdated', { projectId: change.projectId, userId, changes: [{ ref: change.ref, oldHash: null, newHash: change.newHash }] });
 }
 
 /**

@@ -1,12 +1,10 @@
 import type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
-import {
-  branchHead, commitTree, deleteRef, isAncestor, mergeTree, rebaseCommits, RefUpdateConflict, revList, updateRef, refHead,
-  type CommitIdentityInput,
-} from '../../git/repository.js';
+import { branchHead, deleteRef, RefUpdateConflict, updateRef, refHead } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { gitIdentity, systemIdentity } from '../users/identities.js';
 import { withLock } from './locks.js';
 import { getPullRequestRow, latestUpdate, loadReadablePullRequest, pullRefs } from './pull-requests.js';
+import { strategies } from './strategies/index.js';
 
 /** MergePreview (reference/pulls.md §4); `mergeCommitHash` null = conflicts. */
 export interface MergePreview {
@@ -25,45 +23,6 @@ export function storedPreview(pr: PullRequestRow): MergePreview | null {
     mergeStrategy: pr.previewMergeStrategy,
     mergeCommitHash: pr.previewMergeCommitHash,
   };
-}
-
-/** Identities used when producing merge commits: preview commits use the system identity. */
-export interface MergeIdentities {
-  /** Author of merge and squash commits. */
-  author: CommitIdentityInput;
-  /** Committer of every produced commit. */
-  committer: CommitIdentityInput;
-  /** Author of the squash commit (the submitter). */
-  squashAuthor: CommitIdentityInput;
-}
-
-/**
- * Produces the merge result of one strategy (reference/pulls.md §4 table), without moving any
- * ref: the commit the target branch would point to, or null when the merge conflicts.
- * - CREATE_MERGE_COMMIT: always a two-parent commit (target head, request head).
- * - CREATE_MERGE_COMMIT_IF_NECESSARY: the request head itself when the target is its ancestor.
- * - SQUASH_SOURCE_BRANCH_COMMITS: one commit on the target head with the merged tree.
- * - REBASE_SOURCE_BRANCH_COMMITS: the request's non-merge commits replayed on the target head.
- */
-export async function produceMerge(
-  repo: string,
-  strategy: MergeStrategy,
-  targetHead: string,
-  head: string,
-  message: string,
-  who: MergeIdentities,
-): Promise<string | null> {
-  if (strategy === 'REBASE_SOURCE_BRANCH_COMMITS') {
-    const commits = await revList(repo, [head], [targetHead], { reverse: true });
-    return rebaseCommits(repo, { onto: targetHead, commits, committer: who.committer });
-  }
-  if (strategy === 'CREATE_MERGE_COMMIT_IF_NECESSARY' && (await isAncestor(repo, targetHead, head))) return head;
-  const merged = await mergeTree(repo, targetHead, head);
-  if (!merged.clean) return null;
-  if (strategy === 'SQUASH_SOURCE_BRANCH_COMMITS') {
-    return commitTree(repo, { tree: merged.tree, parents: [targetHead], message, author: who.squashAuthor, committer: who.committer });
-  }
-  return commitTree(repo, { tree: merged.tree, parents: [targetHead, head], message, author: who.author, committer: who.committer });
 }
 
 /** Whether a stored preview matches the request's head, target head and strategy now. */
@@ -90,7 +49,7 @@ export async function ensureMergePreview(ctx: Context, pr: PullRequestRow): Prom
   const squashAuthor = pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS'
     ? await gitIdentity(ctx.db, pr.submitterId, now).catch(() => system)
     : system;
-  const mergeCommit = await produceMerge(repo, pr.mergeStrategy, targetHead, update.headCommitHash,
+  const mergeCommit = await strategies[pr.mergeStrategy].preview(repo, targetHead, update.headCommitHash,
     `Merge preview of pull request #${pr.number}`, { author: system, committer: system, squashAuthor });
   const preview: MergePreview = {
     targetHeadCommitHash: targetHead, headCommitHash: update.headCommitHash, mergeStrategy: pr.mergeStrategy, mergeCommitHash: mergeCommit,

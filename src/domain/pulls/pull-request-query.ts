@@ -1,4 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
+import { dialectOf, PULL_REQUEST_COMMENT_TEXT, PULL_REQUEST_TEXT } from '../../db/dialect.js';
 import type { BuildStatus, PullRequestRow } from '../../db/schema.js';
 import { resolveCommit } from '../../git/repository.js';
 import {
@@ -52,35 +53,14 @@ function relatedBy(table: 'pullRequestComments' | 'pullRequestAssignments' | 'pu
     .whereRef(`${table}.requestId` as any, '=', 'pullRequests.id').where(`${table}.userId` as any, '=', userId));
 }
 
-/** Whether a LIKE pattern can go through the SQLite trigram tables (they take no ESCAPE clause). */
-function trigramReady(ctx: Context, pattern: string): boolean {
-  return ctx.engine === 'sqlite' && !pattern.includes('\\');
-}
-
-/**
- * Subquery of the ids of requests whose title or description (`columns`) matches a lower-case
- * LIKE pattern: the FTS5 trigram table on SQLite (migration 0007), the pg_trgm indexes on
- * PostgreSQL. As an `id in (…)` subquery both engines can start from the few matching rows.
- */
-function requestTextMatches(ctx: Context, columns: readonly ('title' | 'description')[], pattern: string) {
-  if (trigramReady(ctx, pattern)) {
-    return sql`select rowid from pull_request_search where ${sql.join(columns.map((c) => sql`${sql.raw(c)} like ${pattern}`), sql` or `)}`;
-  }
-  // One select per column (not an OR), so PostgreSQL uses each column's trigram index.
-  return sql.join(columns.map((c) => sql`select id from pull_requests where lower(${sql.raw(c)}) like ${pattern} escape '\\'`), sql` union `);
-}
-
 /** Subquery of the ids of requests with a comment matching a lower-case LIKE pattern. */
 function commentMatches(ctx: Context, pattern: string) {
-  if (trigramReady(ctx, pattern)) {
-    return sql`select request_id from pull_request_comments where id in (select rowid from pull_request_comment_search where content like ${pattern})`;
-  }
-  return sql`select request_id from pull_request_comments where lower(content) like ${pattern} escape '\\'`;
+  return sql`select request_id from pull_request_comments where id in (${dialectOf(ctx.db).textMatches(PULL_REQUEST_COMMENT_TEXT, pattern)})`;
 }
 
 /** `"Title" contains` / `"Description" contains` (reference/pulls.md §6). */
 function textContains(ctx: Context, column: 'title' | 'description', pattern: string): Condition {
-  return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (${requestTextMatches(ctx, [column], pattern)})`;
+  return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (${dialectOf(ctx.db).textMatches(PULL_REQUEST_TEXT, pattern, [column])})`;
 }
 
 /** `"Comment" contains`: some comment of the request matches. */
@@ -94,7 +74,7 @@ function fuzzy(ctx: Context, text: string): Condition {
   if (words.length === 0) return always;
   const parts = words.map((word) => {
     const pattern = containsToLike(word, { wildcard: false });
-    return sql<SqlBool>`${sql.ref('pullRequests.id')} in (${requestTextMatches(ctx, ['title', 'description'], pattern)} union ${commentMatches(ctx, pattern)})`;
+    return sql<SqlBool>`${sql.ref('pullRequests.id')} in (${dialectOf(ctx.db).textMatches(PULL_REQUEST_TEXT, pattern)} union ${commentMatches(ctx, pattern)})`;
   });
   return (eb) => eb.and(parts);
 }
@@ -112,7 +92,7 @@ async function numberReference(ctx: Context, value: string): Promise<{ projectId
   if (!match[1]) throw new QuerySyntaxError('Project is not specified');
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  return { projectId: project.id, number: Number(match[2]) };
+  return { projectId: project.id, number: parseIntegerValue('Number', match[2]) };
 }
 
 /** `includes commit "proj:rev"`: requests of that project (as target or source) whose updates brought the commit. */
@@ -122,7 +102,7 @@ async function includesCommit(ctx: Context, value: string): Promise<Condition> {
   const project = await findProjectByPath(ctx.db, value.slice(0, colon));
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${value.slice(0, colon)}`);
   const revision = value.slice(colon + 1);
-  const hash = revision.startsWith('-') ? null : await resolveCommit(ctx.repoPath(project.id), revision).catch(() => null);
+  const hash = revision.startsWith('-') ? null : await resolveCommit(ctx.repoPath(project.id), revision);
   if (!hash) throw new QuerySyntaxError(`Unable to find revision: ${revision}`);
   return (eb) => eb.and([
     eb.or([eb('pullRequests.targetProjectId', '=', project.id), eb('pullRequests.sourceProjectId', '=', project.id)]),
@@ -236,13 +216,17 @@ export async function compilePullRequestCriteria(ctx: Context, parsed: ParsedQue
  * Query Basic Info (reference/pulls.md §1 #12, §6): the pull request query language compiled to
  * one SQL statement over requests whose target project the caller can read code of; default
  * order last activity date descending; ties broken by id descending so pages are stable.
+ * `scope.targetProjectId` keeps the requests of one target project (the web UI's project list).
  */
-export async function queryPullRequests(ctx: Context, text: string, offset: number, count: number): Promise<PullRequestRow[]> {
+export async function queryPullRequests(
+  ctx: Context, text: string, offset: number, count: number, scope: { targetProjectId?: number } = {},
+): Promise<PullRequestRow[]> {
   const parsed = parseQuery('pulls', text);
   const condition = await compilePullRequestCriteria(ctx, parsed);
   const readable = await accessibleProjectsCondition(ctx, 'readCode');
   let query = ctx.db.selectFrom('pullRequests').selectAll('pullRequests').where((eb) => condition(eb));
   if (readable) query = query.where((eb) => readable(eb, 'pullRequests.targetProjectId'));
+  if (scope.targetProjectId !== undefined) query = query.where('pullRequests.targetProjectId', '=', scope.targetProjectId);
   const orders = parsed.orders.length > 0 ? parsed.orders : [{ field: 'Last Activity Date', direction: 'desc' as const }];
   for (const order of orders) {
     const expression = SORT_EXPRESSIONS[order.field];

@@ -12,6 +12,7 @@ import { autoWatch } from './changes.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
 import { commitFixReferences, indexCommits, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
 import { resetRequiredReviews } from './required-reviewers.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 /** Longest stored title (reference/pulls.md §2). */
 export const MAX_TITLE = 255;
@@ -62,9 +63,17 @@ export const pullRefs = {
 
 /** Loads a pull request row; NotFound when missing. */
 export async function getPullRequestRow(db: Db, requestId: number): Promise<PullRequestRow> {
-  const row = await db.selectFrom('pullRequests').selectAll().where('id', '=', requestId).executeTakeFirst();
+  const row = await findPullRequestRow(db, requestId);
   if (!row) throw new NotFound(`Pull request not found: ${requestId}`);
   return row;
+}
+
+/**
+ * The pull request row with id `requestId`, or null when there is none (deleted meanwhile, for
+ * background work); database faults are thrown.
+ */
+export async function findPullRequestRow(db: Db, requestId: number): Promise<PullRequestRow | null> {
+  return (await db.selectFrom('pullRequests').selectAll().where('id', '=', requestId).executeTakeFirst()) ?? null;
 }
 
 /**
@@ -77,7 +86,13 @@ export async function loadReadablePullRequest(ctx: Context, requestId: number): 
   return pr;
 }
 
-/** The updates of a request, oldest first (reference/pulls.md §1 #8). */
+/** Get Updates (reference/pulls.md §1 #8): read code; the updates of a request, oldest first. */
+export async function getUpdates(ctx: Context, requestId: number): Promise<PullRequestUpdateRow[]> {
+  const pr = await loadReadablePullRequest(ctx, requestId);
+  return listUpdates(ctx.db, pr.id);
+}
+
+/** The updates of a request, oldest first (reference/pulls.md §1 #8), read without a privilege check. */
 export async function listUpdates(db: Db, requestId: number): Promise<PullRequestUpdateRow[]> {
   return db.selectFrom('pullRequestUpdates').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
 }
@@ -192,10 +207,14 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
         await recordReferences(tx, { kind: 'pullRequest', requestId: id, projectId: target.id }, submitterId, submitDate,
           [...parseReferences(storedTitle, 'plain'), ...parseReferences(description, 'markdown')]);
         await resetRequiredReviews(tx, await getPullRequestRow(tx, id), submitDate);
+        await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'OPENED', requestId: id, actorId: submitterId, date: submitDate, text: description });
+        // No compare-and-swap: the number and update id are this transaction's (a row lock holds
+        // the number), so a ref already there is a leftover of a transaction a crash rolled back,
+        // whose number and id are handed out again.
         const refs = [
-          { ref: pullRefs.base(number), newHash: base, expectedOld: null },
-          { ref: pullRefs.head(number), newHash: sourceHead, expectedOld: null },
-          { ref: pullRefs.update(update.id), newHash: sourceHead, expectedOld: null },
+          { ref: pullRefs.base(number), newHash: base },
+          { ref: pullRefs.head(number), newHash: sourceHead },
+          { ref: pullRefs.update(update.id), newHash: sourceHead },
         ];
         await updateRefs(targetRepo, refs);
         writtenRefs.push(...refs.map((r) => r.ref));

@@ -8,6 +8,7 @@ import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../permissions.js';
 import { autoWatch, recordChange } from './changes.js';
 import { assertUsersExist, loadReadablePullRequest, referencedPullRequest } from './pull-requests.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 export type PullRequestReviewRow = Selectable<PullRequestReviewTable>;
 
@@ -74,6 +75,7 @@ export async function createReview(ctx: Context, data: ReviewData): Promise<numb
       .returning('id').executeTakeFirstOrThrow();
     await autoWatch(tx, pr.id, [userId]);
     await recordStatusChange(ctx, tx, pr.id, null, status, now);
+    if (status === 'PENDING') await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'REVIEW_REQUESTED', requestId: pr.id, reviewerId: userId, actorId: ctx.actor.userId, date: now });
     return row.id;
   }));
   if (pr.status === 'OPEN') ctx.events.emit('pullRequestChanged', { requestId: pr.id });

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/artifacts.js';
-import { RangeNotSatisfiable } from '../../ci/artifacts.js';
 import { ArtifactInfoSchema } from '../../wire/builds.js';
+import { RangeNotSatisfiable } from '../../errors.js';
 
 const tags = ['Artifact'];
 const BuildParams = Type.Object({ buildId: Type.Integer() });

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../services.js';
+import type { Services } from '../../domain/context.js';
 import { accessRoutes } from './access.js';
 import { artifactRoutes } from './artifacts.js';
 import { triggerJobRoutes } from './trigger-job.js';
@@ -9,28 +9,29 @@ import { codeCommentRoutes } from './code-comments.js';
 import { issueCommentRoutes } from './issue-comments.js';
 import { issueRoutes } from './issues.js';
 import { labelMilestoneRoutes } from './labels-milestones.js';
-import { projectExtraRoutes } from './project-extras.js';
+import { projectSubresourceRoutes } from './project-subresources.js';
 import { personalizationRoutes } from './personalizations.js';
 import { projectRoutes } from './projects.js';
 import { pullRequestRoutes } from './pulls.js';
-import { pullRequestResourceRoutes } from './pull-request-resources.js';
+import { pullRequestSubresourceRoutes } from './pull-request-subresources.js';
 import { repositoryRoutes } from './repositories.js';
 import { settingRoutes } from './settings.js';
 import { userListRoutes } from './user-lists.js';
 import { userConversationRoutes } from './user-conversations.js';
 import { userRoutes } from './users.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 
 /** Every REST resource module, mounted under `/~api`. */
 export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api) => {
   await api.register(userRoutes);
   await api.register(projectRoutes);
   await api.register(accessRoutes);
-  await api.register(projectExtraRoutes);
+  await api.register(projectSubresourceRoutes);
   await api.register(labelMilestoneRoutes);
   await api.register(repositoryRoutes);
   await api.register(userListRoutes);
   await api.register(pullRequestRoutes);
-  await api.register(pullRequestResourceRoutes);
+  await api.register(pullRequestSubresourceRoutes);
   await api.register(settingRoutes);
   await api.register(issueRoutes);
   await api.register(issueCommentRoutes);
@@ -41,4 +42,5 @@ export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api)
   await api.register(jobRunRoutes);
   await api.register(artifactRoutes);
   await api.register(triggerJobRoutes);
+  await api.register(webhookDeliveryRoutes);
 };

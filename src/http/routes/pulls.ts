@@ -14,7 +14,7 @@ import {
 } from '../../domain/pulls/lifecycle.js';
 import { mergePullRequest } from '../../domain/pulls/merge.js';
 import { getMergePreview } from '../../domain/pulls/merge-preview.js';
-import { getPullRequest, listUpdates, loadReadablePullRequest, openPullRequest, parseMergeStrategy } from '../../domain/pulls/pull-requests.js';
+import { getPullRequest, getUpdates, openPullRequest, parseMergeStrategy } from '../../domain/pulls/pull-requests.js';
 import { queryPullRequests } from '../../domain/pulls/pull-request-query.js';
 import { listReviews } from '../../domain/pulls/reviews.js';
 import { listWatches } from '../../domain/pulls/watches.js';
@@ -57,10 +57,7 @@ export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => (await listWatches(request.ctx, request.params.requestId)).map(toWirePullRequestWatch));
 
   app.get('/pulls/:requestId/updates', { schema: { tags, summary: 'Get Updates', params: RequestId, response: { 200: Type.Array(PullRequestUpdateSchema) } } },
-    async (request) => {
-      const pr = await loadReadablePullRequest(request.ctx, request.params.requestId);
-      return (await listUpdates(request.ctx.db, pr.id)).map(toWirePullRequestUpdate);
-    });
+    async (request) => (await getUpdates(request.ctx, request.params.requestId)).map(toWirePullRequestUpdate));
 
   app.get('/pulls/:requestId/current-builds', { schema: { tags, summary: 'Get Current Builds', params: RequestId, response: { 200: Type.Array(BuildSchema) } } },
     async (request) => (await getCurrentBuilds(request.ctx, request.params.requestId)).map(toWireBuild));

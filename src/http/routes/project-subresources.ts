@@ -35,7 +35,7 @@ const SettingBody = Type.Object({
  * The project sub-resources of seed §4.3 beyond basic info (reference/projects.md §2 #4–#8,
  * #10, #11, #14): setting, forks, authorizations, labels, milestones, top contributors.
  */
-export const projectExtraRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const projectSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/projects/:projectId/setting', { schema: { tags, summary: 'Get Setting', params: ProjectId } },
     async (request) => getProjectSetting(request.ctx, request.params.projectId));
 

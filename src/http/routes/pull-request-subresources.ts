@@ -23,7 +23,7 @@ const closed = { additionalProperties: false } as const;
  * create, update), assignments (get, create, delete), labels (create, delete), and the standard
  * resources of seed §4.6 — comments and watches — through the CRUD factory.
  */
-export const pullRequestResourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const pullRequestSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(crudRoutes([
     {
       tag: 'Pull Request Comment', collection: '/pull-request-comments', idParam: 'commentId', schema: PullRequestCommentSchema,

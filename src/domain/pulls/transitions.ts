@@ -1,0 +1,101 @@
+/**
+ * The pull request state machine (reference/pulls.md §1 #17–#19, §3.5): the only place that moves
+ * a request between OPEN, MERGED and DISCARDED. A transition writes, in the caller's transaction,
+ * the status (only from the state it leaves, so concurrent transitions have one winner), the
+ * change record, the note, and the PULL_REQUEST outbox event; {@link announceTransition} then
+ * fires the in-process event once that transaction committed.
+ */
+import type { Db } from '../../db/database.js';
+import type { PullRequestRow } from '../../db/schema.js';
+import type { Context } from '../context.js';
+import { enqueueEvent } from '../outbox/events.js';
+import { recordChange, recordNote } from './changes.js';
+
+/** A state change and what it records. */
+export type Transition =
+  /** Merged by a user (`reason` null, `mergeCommitHash` the target's new head) or detected (`reason` `merged pull request`). */
+  | { to: 'MERGED'; reason: string | null; mergeCommitHash?: string }
+  /** Discarded by a user, or by the system when the source or target is gone. */
+  | { to: 'DISCARDED' }
+  /** Reopened by a user. */
+  | { to: 'OPEN' };
+
+/** Who and when: `userId` null for the system; `note` stored as a comment of the actor. */
+export interface TransitionBy {
+  userId: number | null;
+  date: number;
+  note?: string | null;
+}
+
+/**
+ * Applies `transition` to request `requestId` inside the transaction `tx`: OPEN → MERGED or
+ * DISCARDED (clearing the stored preview for a detected merge, keeping it otherwise), MERGED or
+ * DISCARDED → OPEN. Records the change data (PullRequestMergeData, PullRequestDiscardData,
+ * PullRequestReopenData), the note, and the outbox event (MERGED, DISCARDED, REOPENED; the note is
+ * its text).
+ *
+ * @returns true when the request was in a state the transition leaves (and now moved), false
+ *   when another writer got there first (nothing written).
+ */
+export async function applyTransition(tx: Db, requestId: number, transition: Transition, by: TransitionBy): Promise<boolean> {
+  const { userId, date, note } = by;
+  let query = tx.updateTable('pullRequests').where('id', '=', requestId);
+  if (transition.to === 'OPEN') {
+    query = query.set({ status: 'OPEN', closeDate: null }).where('status', '<>', 'OPEN');
+  } else {
+    query = query.set({ status: transition.to, closeDate: date }).where('status', '=', 'OPEN');
+    if (transition.to === 'MERGED' && transition.mergeCommitHash !== undefined) query = query.set({ previewMergeCommitHash: transition.mergeCommitHash });
+    if (transition.to === 'MERGED' && transition.reason !== null) {
+      query = query.set({ previewTargetHeadCommitHash: null, previewHeadCommitHash: null, previewMergeStrategy: null, previewMergeCommitHash: null });
+    }
+  }
+  const done = await query.executeTakeFirst();
+  if (Number(done.numUpdatedRows) !== 1) return false;
+  switch (transition.to) {
+    case 'MERGED':
+      await recordChange(tx, requestId, userId, date, { '@type': 'PullRequestMergeData', reason: transition.reason });
+      break;
+    case 'DISCARDED':
+      await recordChange(tx, requestId, userId, date, { '@type': 'PullRequestDiscardData' });
+      break;
+    case 'OPEN':
+      await recordChange(tx, requestId, userId, date, { '@type': 'PullRequestReopenData' });
+      break;
+  }
+  await recordNote(tx, requestId, userId, date, note);
+  const action = transition.to === 'OPEN' ? 'REOPENED' : transition.to;
+  await enqueueEvent(tx, { type: 'PULL_REQUEST', action, requestId, actorId: userId, date, text: note ?? null });
+  return true;
+}
+
+/**
+ * Fires the in-process event of a committed transition: `pullRequestClosed` (build triggers of
+ * reference/builds.md §4) after MERGED or DISCARDED, `pullRequestChanged` (re-check, new preview)
+ * after OPEN.
+ */
+export function announceTransition(ctx: Context, requestId: number, to: Transition['to']): void {
+  if (to === 'OPEN') ctx.events.emit('pullRequestChanged', { requestId });
+  else ctx.events.emit('pullRequestClosed', { requestId });
+}
+
+/**
+ * Applies `transition` in a transaction of its own (with `within`, if given, writing more in the
+ * same transaction after the status moved) and announces it once committed.
+ *
+ * @returns false when the request was no longer in a state the transition leaves.
+ */
+export async function transitionPullRequest(
+  ctx: Context,
+  pr: Pick<PullRequestRow, 'id'>,
+  transition: Transition,
+  by: TransitionBy,
+  within?: (tx: Db) => Promise<void>,
+): Promise<boolean> {
+  const moved = await ctx.db.transaction().execute(async (tx) => {
+    if (!(await applyTransition(tx, pr.id, transition, by))) return false;
+    await within?.(tx);
+    return true;
+  });
+  if (moved) announceTransition(ctx, pr.id, transition.to);
+  return moved;
+}
