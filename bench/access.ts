@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
+import { dialectOf } from '../src/db/dialect.js';
 import { startInProcessServer } from './lib.js';
 
 const run = promisify(execFile);
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
     }
     return { times, result };
   };
-  console.log(`Gitloom access figures (${server.services.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
+  console.log(`Gitloom access figures (${dialectOf(server.services.db).engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
   try {
     const db = server.services.db;
     const userId = await call('POST', '/users', ADMIN_AUTH, { name: 'alice', password: 'alice-secret', emailAddress: 'alice@example.com', fullName: 'Alice' }) as number;

@@ -4,7 +4,9 @@
  * transfers use curl, so the figures are the server's:
  * - push-to-RUNNING latency of a branch-update-triggered job (target < 500 ms);
  * - artifact upload and download throughput vs `cp` on the same disk (ratio, target ≥ 0.7);
- * - server RSS during the transfers (target < 200 MB).
+ * - server RSS during the transfers (target < 200 MB);
+ * - the job sandbox's start-up cost per command step (target < 20 ms): the same job of trivial
+ *   steps run by the executor unconfined, then in bubblewrap without and with outward network.
  * The same two curl transfers against a bare node:http server that only streams the body to or
  * from a file (1 MiB chunks) give the ceiling of HTTP over loopback on the machine.
  */
@@ -13,6 +15,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { parseBuildSpec } from '../src/ci/build-spec.js';
+import { runJob } from '../src/ci/executor.js';
+import { DEFAULT_JOB_SANDBOX, type JobNetwork } from '../src/ci/sandbox.js';
 import { build, git, report, rssMiB, startBenchServer, time } from './lib.js';
 
 const run = promisify(execFile);
@@ -55,6 +60,39 @@ jobs:
   triggers:
   - !BranchUpdateTrigger {}
 `;
+
+/** Milliseconds per step of a job of `steps` trivial command steps (median of 3 runs). */
+async function perStep(sandbox: { enabled: boolean; network?: JobNetwork }, steps: number): Promise<number> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-sandbox-'));
+  await fs.chmod(dir, 0o711);
+  const yaml = Array.from({ length: steps }, (_, i) =>
+    `  - !CommandStep\n    name: s${i}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n        true\n`).join('');
+  const jobSteps = parseBuildSpec(`version: 25\njobs:\n- name: J\n  steps:\n${yaml}`).jobs[0].steps;
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const workspaceDir = path.join(dir, `ws-${i}`);
+      times.push(await time(async () => {
+        const result = await runJob({
+          workspaceDir, steps: jobSteps, artifactsDir: path.join(dir, 'artifacts'), log: () => undefined,
+          checkout: async () => undefined, sandbox: { ...DEFAULT_JOB_SANDBOX, enabled: sandbox.enabled, network: sandbox.network ?? null },
+        });
+        if (result.status !== 'SUCCESSFUL') throw new Error(`bench job ended ${result.status}`);
+      }));
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+  return times.sort((a, b) => a - b)[1] / steps;
+}
+
+const STEPS = 20;
+const unconfined = await perStep({ enabled: false }, STEPS);
+const isolated = await perStep({ enabled: true, network: 'none' }, STEPS);
+const outward = await perStep({ enabled: true, network: 'outward' }, STEPS);
+report('command step, unconfined', `${unconfined.toFixed(1)} ms`, '');
+report('sandbox start-up per step, network none', `${(isolated - unconfined).toFixed(1)} ms`, '< 20 ms');
+report('sandbox start-up per step, outward network (slirp4netns)', `${(outward - unconfined).toFixed(1)} ms`, '< 20 ms');
 
 await build();
 const server = await startBenchServer(6721);

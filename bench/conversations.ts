@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { dialectOf } from '../src/db/dialect.js';
 import { startInProcessServer } from './lib.js';
 
 const PASSWORD = 'bench-secret';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
     }
     return { times, result: result as unknown[] };
   };
-  console.log(`Gitloom conversation figures (${server.services.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
+  console.log(`Gitloom conversation figures (${dialectOf(server.services.db).engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
   try {
     const db = server.services.db;
     const projectIds: number[] = [];

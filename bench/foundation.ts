@@ -2,7 +2,7 @@
  * Foundation figures (issue "Foundation"): start-to-ready, idle RSS, GET project and
  * pull-request query throughput and latency at 50 connections, and clone time of a ≥ 50 MB
  * repository through Gitloom vs `git clone --no-local` of the same bare repository.
- * Run: `npm run bench` (builds dist/ first).
+ * Run: `npx tsx bench/foundation.ts` (builds dist/ first).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';

@@ -24,43 +24,37 @@ export interface BenchServer {
 export const ADMIN_PASSWORD = 'bench-secret';
 
 /**
- * Builds dist/ once (the server is measured as `npm start` runs it). tsc still emits when some
- * file fails to typecheck (the tree is shared while work is in progress): the errors are printed
- * and the measurement goes on.
+ * Builds dist/ once with `npm run build`'s script (the server is measured as `npm start` runs
+ * it). tsc still emits when some file fails to typecheck (the tree is shared while work is in
+ * progress): the errors are printed and the measurement goes on.
  */
 export async function build(): Promise<void> {
   try {
-    await run('npx', ['tsc', '-p', 'tsconfig.build.json']);
+    await run(process.execPath, ['scripts/build.mjs']);
   } catch (error) {
     console.error(`build: type errors (dist/ emitted anyway):\n${(error as { stdout?: string }).stdout ?? String(error)}`);
   }
 }
 
 /**
- * Starts `node [nodeArgs] dist/cli.js serve` on a free port with a temp data dir and waits until
- * it answers.
+ * Starts `node [nodeArgs] dist/cli.js serve` (or `command`, e.g. `npm start`, in its own process
+ * group) on `port` with a temp data dir and waits until it answers `/~health/live`. The log
+ * level is `warn` unless `env` says otherwise.
  */
-export async function startBenchServer(port: number, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<BenchServer> {
+export async function startBenchServer(port: number, env: Record<string, string> = {}, nodeArgs: string[] = [], command?: string[]): Promise<BenchServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-'));
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, 'dist/cli.js', 'serve'], {
+  const [file, ...args] = command ?? [process.execPath, ...nodeArgs, 'dist/cli.js', 'serve'];
+  const child = spawn(file, args, {
     env: {
       ...process.env, GITLOOM_PORT: String(port), GITLOOM_HOST: '127.0.0.1', GITLOOM_DATA_DIR: dataDir,
       GITLOOM_INITIAL_PASSWORD: ADMIN_PASSWORD, GITLOOM_LOG_LEVEL: 'warn', GITLOOM_SERVER_URL: url, ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
+    detached: command !== undefined,
   });
-  for (;;) {
-    try {
-      const res = await fetch(`${url}/~api/openapi.json`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (child.exitCode !== null) throw new Error('server exited during start');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await waitForAnswer(`${url}/~health/live`, () => child.exitCode !== null);
   const startMs = performance.now() - started;
   const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
   const token = await (await fetch(`${url}/~api/users/1/access-tokens`, {
@@ -70,12 +64,29 @@ export async function startBenchServer(port: number, env: Record<string, string>
     url, dataDir, process: child, startMs, token,
     async stop(options = {}) {
       if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        await new Promise((r) => child.once('exit', r));
+        const exited = new Promise((r) => child.once('exit', r));
+        if (command) process.kill(-child.pid!, 'SIGTERM');
+        else child.kill('SIGTERM');
+        await exited;
       }
       if (!options.keepDataDir) await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Polls `url` every 5 ms until it answers 2xx; throws when `exited()` turns true first. */
+export async function waitForAnswer(url: string, exited: () => boolean): Promise<void> {
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (exited()) throw new Error(`server exited before ${url} answered`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 /** Resident set size of a process in MiB (from /proc). */

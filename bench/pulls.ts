@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
+import { dialectOf } from '../src/db/dialect.js';
 import { startInProcessServer } from './lib.js';
 
 const run = promisify(execFile);
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
     if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${raw}`);
     return raw ? JSON.parse(raw) : null;
   };
-  console.log(`Gitloom pull request figures (${server.services.engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
+  console.log(`Gitloom pull request figures (${dialectOf(server.services.db).engine === 'postgres' ? 'PostgreSQL' : 'SQLite'})`);
   try {
     // --- merges in a 10,000-commit repository
     const projectId = await call('POST', '/projects', { name: 'big' }) as number;

@@ -1,0 +1,207 @@
+/**
+ * Web UI figures (issue 12 "Verified by"): server time p50/p99 of pages, measured in-process
+ * through the server's whole request pipeline (`app.inject`: routing, session/credentials,
+ * domain, rendering; no socket) against a real server with real git and a real build, and the
+ * bytes of JS/CSS shipped (gzip). Targets: p50 < 30 ms, p99 < 100 ms.
+ *
+ * Run: `npx tsx bench/web.ts [name filter]` (PostgreSQL: `GITLOOM_BENCH_DATABASE_URL=postgres://…`);
+ * profile one page with `node --cpu-prof --import tsx bench/web.ts "file view"`.
+ *
+ * Every row is one entry of {@link CASES}: a name and a `setup` that prepares its data through
+ * the shared {@link Env} and returns the URL to measure. Add a page's row by adding one entry.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { shippedBytes } from '../src/web/assets.js';
+import { git, startInProcessServer, type InProcessBenchServer } from './lib.js';
+
+const PASSWORD = 'bench-secret';
+const AUTH = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
+const WARMUP = 20;
+const RUNS = 200;
+
+/** What every case's setup can use: the server, the API, and the `bench` project (pushed, with a build spec). */
+interface Env {
+  bench: InProcessBenchServer;
+  /** Calls the API as the administrator; returns the parsed JSON (or text) body; throws unless 2xx. */
+  api(method: string, route: string, body?: unknown): Promise<any>;
+  /** The `bench` project: id, path and a work tree whose `main` is pushed. */
+  project: { id: number; path: string; work: string; remote: string };
+  /** Runs a job of the bench spec on main and waits until it finished; returns its number. */
+  runJob(jobName: string): Promise<number>;
+  /** Commits `files` on a new branch from main and pushes it. */
+  pushBranch(branch: string, files: Record<string, string>): Promise<void>;
+  /** Opens a pull request from a pushed branch to main; returns its id. */
+  openPull(branch: string, title: string): Promise<number>;
+}
+
+/** One row of the table. */
+interface Case {
+  name: string;
+  /** Prepares the data and returns the page URL (path and query) to measure. */
+  setup(env: Env): Promise<string>;
+}
+
+const SPEC = `version: 25
+jobs:
+- name: Log
+  steps:
+  - !CommandStep
+    name: print
+    runInContainer: false
+    interpreter: !DefaultInterpreter
+      commands:
+      - i=1; while [ $i -le 5000 ]; do echo "log line $i of the benchmark build, with some text to make it realistic"; i=$((i+1)); done
+`;
+
+const CASES: Case[] = [
+  { name: 'project home (README, tree)', setup: async ({ project }) => `/${project.path}` },
+  {
+    name: 'build page, 5,000-line log',
+    setup: async ({ runJob, project }) => `/${project.path}/~builds/${await runJob('Log')}`,
+  },
+  {
+    name: 'builds list (1,000 builds, first page)',
+    setup: async ({ bench, project }) => {
+      const db = bench.server.services.db;
+      const first = await db.selectFrom('builds').selectAll().where('projectId', '=', project.id).orderBy('number', 'desc').executeTakeFirstOrThrow();
+      const rows = [];
+      for (let n = first.number + 1; rows.length < 1000; n++) {
+        const submitDate = first.submitDate + n * 60_000;
+        rows.push({
+          ...first, id: undefined, number: n, uuid: `bench-${n}`, status: n % 7 === 0 ? 'FAILED' as const : 'SUCCESSFUL' as const,
+          submitDate, pendingDate: submitDate, runningDate: submitDate + 1000, finishDate: submitDate + 30_000, leaseOwner: null, leaseExpires: null,
+        });
+      }
+      for (let i = 0; i < rows.length; i += 100) await db.insertInto('builds').values(rows.slice(i, i + 100)).execute();
+      return `/${project.path}/~builds`;
+    },
+  },
+  { name: 'builds across projects (/~builds)', setup: async () => '/~builds' },
+  {
+    name: 'file view, 5,000-line TypeScript file',
+    setup: async ({ project, pushBranch }) => {
+      const source = Array.from({ length: 5000 }, (_, i) => i % 10 === 0
+        ? `/** Line ${i}: a documented function. */`
+        : `export function f${i}(value: number): string { return \`\${value * ${i}} items\`; } // ${i}`).join('\n');
+      await pushBranch('big-file', { 'src/big.ts': `${source}\n` });
+      return `/${project.path}/~files/big-file/src/big.ts`;
+    },
+  },
+  {
+    name: 'pull request page, 200 activities',
+    setup: async ({ api, project, pushBranch, openPull }) => {
+      await pushBranch('talk', { 'talk.md': 'talk\n' });
+      const id = await openPull('talk', 'A long conversation');
+      for (let i = 0; i < 200; i++) {
+        await api('POST', '/pull-request-comments', { requestId: id, content: `Comment ${i} with **Markdown**, \`code\` and a [link](https://example.com/${i}).` });
+      }
+      return `/${project.path}/~pulls/${(await api('GET', `/pulls/${id}`)).number}`;
+    },
+  },
+  {
+    name: 'pull request changes, 2,000-line diff',
+    setup: async ({ api, project, pushBranch, openPull }) => {
+      const files: Record<string, string> = {};
+      for (let f = 0; f < 10; f++) {
+        files[`src/changed-${f}.ts`] = `${Array.from({ length: 200 }, (_, i) => `export const item${f}x${i} = { id: ${i}, name: 'item ${i}', enabled: ${i % 2 === 0} };`).join('\n')}\n`;
+      }
+      await pushBranch('big-diff', files);
+      const id = await openPull('big-diff', 'Two thousand lines');
+      return `/${project.path}/~pulls/${(await api('GET', `/pulls/${id}`)).number}/changes`;
+    },
+  },
+];
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function measure(bench: InProcessBenchServer, url: string): Promise<{ p50: number; p99: number; bytes: number }> {
+  const times: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const start = performance.now();
+    const response = await bench.server.app.inject({ method: 'GET', url, headers: { authorization: AUTH } });
+    const elapsed = performance.now() - start;
+    if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body.slice(0, 300)}`);
+    bytes = response.rawPayload.length;
+    if (i >= WARMUP) times.push(elapsed);
+  }
+  return { p50: percentile(times, 50), p99: percentile(times, 99), bytes };
+}
+
+const bench = await startInProcessServer('web', PASSWORD);
+const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-web-'));
+try {
+  const api: Env['api'] = async (method, route, body) => {
+    const response = await fetch(`${bench.server.url}/~api${route}`, {
+      method, headers: { authorization: AUTH, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+  const id = await api('POST', '/projects', { name: 'bench' }) as number;
+  const readme = Array.from({ length: 40 }, (_, i) => `## Section ${i}\n\nSome *Markdown* text with \`code\` and a [link](https://example.com/${i}).\n`).join('\n');
+  await git(work, ['init', '-q', '-b', 'main']);
+  await fs.writeFile(path.join(work, 'README.md'), `# Bench\n\n${readme}`);
+  await fs.writeFile(path.join(work, '.onedev-buildspec.yml'), SPEC);
+  for (let i = 0; i < 30; i++) await fs.writeFile(path.join(work, `file-${i}.ts`), `export const value${i} = ${i};\n`);
+  await git(work, ['add', '-A']);
+  await git(work, ['commit', '-q', '-m', 'bench repository']);
+  const remote = new URL(`${bench.server.url}/bench`);
+  remote.username = 'admin';
+  remote.password = PASSWORD;
+  await git(work, ['push', '-q', remote.toString(), 'main']);
+  const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
+
+  const env: Env = {
+    bench, api, project: { id, path: 'bench', work, remote: remote.toString() },
+    async runJob(jobName) {
+      const buildId = await api('POST', '/job-runs', {
+        '@type': 'JobRunOnCommit', projectId: id, commitHash: head, refName: 'refs/heads/main', jobName, params: {}, reason: 'bench',
+      }) as number;
+      for (;;) {
+        const build = await api('GET', `/builds/${buildId}`);
+        if (['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(build.status)) {
+          if (build.status !== 'SUCCESSFUL') throw new Error(`bench build ${jobName}: ${build.status}`);
+          return build.number as number;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async pushBranch(branch, files) {
+      await git(work, ['checkout', '-q', '-B', branch, 'main']);
+      for (const [name, content] of Object.entries(files)) {
+        await fs.mkdir(path.dirname(path.join(work, name)), { recursive: true });
+        await fs.writeFile(path.join(work, name), content);
+      }
+      await git(work, ['add', '-A']);
+      await git(work, ['commit', '-q', '-m', branch]);
+      await git(work, ['push', '-q', remote.toString(), branch]);
+      await git(work, ['checkout', '-q', 'main']);
+    },
+    async openPull(branch, title) {
+      return await api('POST', '/pulls', { targetProjectId: id, sourceProjectId: id, targetBranch: 'main', sourceBranch: branch, title }) as number;
+    },
+  };
+
+  const engine = process.env.GITLOOM_BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
+  console.log(`web pages, server time (app.inject, ${RUNS} sequential requests after ${WARMUP} warm-up), ${engine}; target p50 < 30 ms, p99 < 100 ms`);
+  console.log(`${'page'.padEnd(44)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'HTML'.padStart(10)}`);
+  const filter = process.argv[2]?.toLowerCase() ?? '';
+  for (const entry of CASES.filter((c) => c.name.toLowerCase().includes(filter))) {
+    const url = await entry.setup(env);
+    const { p50, p99, bytes } = await measure(bench, url);
+    console.log(`${entry.name.padEnd(44)} ${`${p50.toFixed(1)} ms`.padStart(9)} ${`${p99.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}`);
+  }
+  const shipped = shippedBytes();
+  console.log(`JS shipped (gzip, all client modules): ${(shipped.js / 1024).toFixed(1)} KiB (budget 60 KiB); CSS shipped (gzip): ${(shipped.css / 1024).toFixed(1)} KiB`);
+} finally {
+  await bench.close();
+  await fs.rm(work, { recursive: true, force: true });
+}
