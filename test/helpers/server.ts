@@ -1,10 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
+import type { LogDestination } from '../../src/http/plugins/logging.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
 const run = promisify(execFile);
@@ -25,6 +26,11 @@ export interface TestServer {
   call(method: string, route: string, options?: { body?: unknown; text?: string; auth?: string | null; headers?: Record<string, string> }): Promise<ApiResponse>;
   /** Creates a user through the API and returns its id and Basic header. */
   createUser(name: string, password?: string): Promise<{ id: number; auth: string; name: string; password: string }>;
+  /**
+   * Resolves once the reactions to every ref change so far have run: no ref-journal entry is
+   * left unprocessed and no event listener is pending (the journal worker runs on its own loop).
+   */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,7 +42,8 @@ export interface ApiResponse {
   json: any;
 }
 
-async function createPostgresDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+/** Creates a fresh PostgreSQL database next to `baseUrl`'s; `drop()` removes it. */
+export async function createPostgresDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `gitloom_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
@@ -64,9 +71,10 @@ async function createPostgresDatabase(baseUrl: string): Promise<{ url: string; d
 
 /**
  * Starts a real server on 127.0.0.1 with a temp data dir: SQLite by default, a fresh PostgreSQL
- * database when GITLOOM_TEST_DATABASE_URL is set.
+ * database when GITLOOM_TEST_DATABASE_URL is set. Logs are off unless GITLOOM_TEST_LOG=1 or
+ * `options.logDestination` is given (it then receives the server's JSON log lines).
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: { logDestination?: LogDestination } = {}): Promise<TestServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
   const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
   const database = pgBase ? await createPostgresDatabase(pgBase) : null;
@@ -79,7 +87,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...(database && { GITLOOM_DATABASE_URL: database.url }),
     ...env,
   }, { port: 0, dataDir });
-  const server = await startServer(config, { logger: process.env.GITLOOM_TEST_LOG === '1' });
+  const server = await startServer(config, {
+    logger: process.env.GITLOOM_TEST_LOG === '1' || options.logDestination !== undefined,
+    logDestination: options.logDestination,
+  });
   // clone URLs must name the real port
   server.services.config.serverUrl = server.url;
   const adminAuth = basic(ADMIN.name, ADMIN.password);
@@ -117,6 +128,18 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       const res = await call('POST', '/users', { body: { name, password, emailAddress: `${name}@example.com`, fullName: `${name} Full` } });
       if (res.status !== 200) throw new Error(`createUser ${name}: ${res.status} ${res.text}`);
       return { id: res.json as number, auth: basic(name, password), name, password };
+    },
+    async settled() {
+      const { db, events } = server.services;
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        await events.idle();
+        const pending = await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).limit(1).executeTakeFirst();
+        if (!pending) break;
+        if (Date.now() > deadline) throw new Error(`ref-journal entry ${pending.id} still unprocessed after 30 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await events.idle();
     },
     async close() {
       await server.close();
@@ -173,4 +196,36 @@ export async function commitFiles(dir: string, files: Record<string, string>, me
   await git(dir, ['add', '-A']);
   await git(dir, ['commit', '-q', '-m', message]);
   return (await git(dir, ['rev-parse', 'HEAD'])).trim();
+}
+
+/** A `gitloom serve` child process and the URL it listens on. */
+export interface ChildServer {
+  child: ChildProcess;
+  url: string;
+}
+
+/**
+ * Starts `gitloom serve` from the sources as a child process (so a test can kill -9 it) with
+ * `env` added to this process's environment; resolves with its URL once the banner says it
+ * listens, rejects with its output when it exits first.
+ */
+export async function serveChild(env: Record<string, string>): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+  });
+  return { child, url };
 }

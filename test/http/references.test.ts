@@ -38,7 +38,7 @@ describe('references between issues, pull requests, code comments and commits', 
     expect(res.status, res.text).toBe(200);
     return (res.json as { data: Data }[]).map((c) => c.data).filter((d) => d['@type'].includes('ReferencedFrom'));
   };
-  const settled = () => server.server.services.events.idle();
+  const settled = () => server.settled();
   const newIssue = async (projectId: number, title: string, description?: string): Promise<number> => {
     const res = await server.call('POST', '/issues', { body: { projectId, title, description } });
     expect(res.status, res.text).toBe(200);
