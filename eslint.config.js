@@ -1,4 +1,5 @@
-// The dependency rule of ARCHITECTURE.md, checked: http → domain → db | git | ci | query | wire.
+// The dependency rule of ARCHITECTURE.md, checked: http → domain → db | git | ci | query | wire;
+// src/ops (health, metrics, backup) sits beside domain and never imports http.
 import tseslint from 'typescript-eslint';
 
 const layer = (files, forbidden) => ({
@@ -15,11 +16,16 @@ const layer = (files, forbidden) => ({
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'src/query/query-parser.generated.ts'] },
-  { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } },
+  { files: ['**/*.ts', '**/*.tsx'], languageOptions: { parser: tseslint.parser } },
+  // routes call domain functions only: no SQL, git or CI work of their own
+  layer(['src/http/**/*.ts'], ['db', 'git', 'ci']),
   layer(['src/domain/**/*.ts'], ['http']),
   layer(['src/db/**/*.ts'], ['domain', 'http']),
   layer(['src/git/**/*.ts'], ['domain', 'http']),
   layer(['src/ci/**/*.ts'], ['domain', 'http']),
   layer(['src/query/**/*.ts'], ['domain', 'http']),
   layer(['src/wire/**/*.ts'], ['domain', 'http']),
+  // pages call domain functions only, like the API's routes
+  layer(['src/web/**/*.ts', 'src/web/**/*.tsx'], ['db', 'git', 'ci']),
+  layer(['src/ops/**/*.ts'], ['http']),
 );

@@ -1,56 +1,110 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { planSandbox, SANDBOX_OFF_WARNING } from './ci/sandbox.js';
 import type { Config } from './config.js';
+import { GIT_HOME_DIR, makeDataDirPrivate } from './data-dir.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
-import { bootstrap } from './domain/bootstrap.js';
+import { configureGit } from './git/command.js';
+import { administratorExists, bootstrap } from './domain/bootstrap.js';
 import { BuildScheduler } from './domain/builds/scheduler.js';
+import { secretKey } from './domain/builds/secret-encryption.js';
+import { encryptPlaintextJobSecrets } from './domain/builds/secrets.js';
+import { recoverAtStartup } from './domain/startup-recovery.js';
+import { JournalWorker } from './domain/journal/journal-worker.js';
+import { recoverRefIntents } from './domain/journal/ref-journal.js';
 import { EventBus } from './domain/events.js';
 import { registerEventHandlers } from './domain/event-handlers.js';
+import { OutboxWorker } from './domain/outbox/worker.js';
 import { buildApp, type App } from './http/app.js';
-import type { Services } from './services.js';
+import { createMetrics } from './ops/metrics.js';
+import { redactUrl, type LogDestination } from './http/plugins/logging.js';
+import { createContext, systemActor, type Services } from './domain/context.js';
 
 export interface RunningServer {
   app: App;
   services: Services;
   /** The URL the server listens on, e.g. `http://127.0.0.1:6610`. */
   url: string;
+  /** The administrator password generated on first boot (shown once), or null. */
+  generatedPassword: string | null;
+  /** The administrator existed and `GITLOOM_INITIAL_PASSWORD` was set: the variable was not applied. */
+  initialPasswordIgnored: boolean;
   /** Stops accepting requests, finishes background work and closes the database. */
   close(): Promise<void>;
 }
 
 /**
- * Starts Gitloom: opens the database (SQLite in the data dir, or PostgreSQL), applies
- * migrations, creates first-boot records (printing a generated administrator password once),
- * builds the HTTP app and listens. `options.logger` false silences logs (tests).
+ * Starts Gitloom: makes the data dir private (umask 0o077, modes fixed), gives git its `HOME`
+ * and global config in `<data dir>/git/` and logs git commands slower than `gitSlowMs` (with
+ * credentials in URLs redacted), opens the database
+ * (SQLite in the data dir, or PostgreSQL), applies migrations, creates the secret key and
+ * encrypts job secrets still stored in plain text, creates first-boot records (a generated
+ * administrator password is returned and logged once), builds the HTTP app and listens, then runs
+ * start-up recovery (src/domain/startup-recovery.ts, then the journal intents of
+ * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler and the
+ * outbox worker. Warns when the job sandbox is off or unavailable. `options.logger` false
+ * silences logs (tests); `options.logDestination` receives the JSON log lines instead of stdout.
  */
-export async function startServer(config: Config, options: { logger?: boolean } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: { logger?: boolean; logDestination?: LogDestination } = {}): Promise<RunningServer> {
+  await makeDataDirPrivate(config.dataDir);
   await fs.mkdir(path.join(config.dataDir, 'repos'), { recursive: true });
+  // git's HOME and global config are the server's own, never the host user's.
+  const gitHome = path.join(config.dataDir, GIT_HOME_DIR);
+  await fs.mkdir(gitHome, { recursive: true });
+  configureGit({ homeDir: gitHome, globalConfigFile: path.join(gitHome, '.gitconfig'), slowMs: config.gitSlowMs, onSlowCommand: null });
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const logger = options.logger === false ? false : { level: config.logLevel };
   let app: App | undefined;
   try {
     await migrateToLatest(database.db);
     const events = new EventBus((error, kind) => app?.log.error({ err: error, event: kind }, 'event handler failed'));
-    const services: Services = { db: database.db, engine: database.engine, config, events };
-    app = await buildApp(services, { logger });
-    const generated = await bootstrap(database.db, database.engine, config, Date.now());
-    if (generated) {
-      app.log.warn(`Created administrator '${config.initialUser.name}' with generated password: ${generated}`);
-      if (options.logger === false) process.stderr.write(`Administrator '${config.initialUser.name}' password: ${generated}\n`);
+    const services: Services = { db: database.db, config, events };
+    const metrics = createMetrics(database.db, database.poolStats);
+    app = await buildApp(services, { logger: options.logger !== false, logDestination: options.logDestination, metrics });
+    const existed = await administratorExists(database.db);
+    const generated = await bootstrap(database.db, config, Date.now());
+    if (generated) app.log.warn(`Created administrator '${config.initialUser.name}' with generated password: ${generated}`);
+    const initialPasswordIgnored = existed && config.initialUser.password !== null;
+    if (initialPasswordIgnored) {
+      app.log.warn('GITLOOM_INITIAL_PASSWORD is set but the administrator already exists: it was not applied '
+        + '(to change the password run: gitloom admin reset-password <login>)');
     }
+    const encrypted = await encryptPlaintextJobSecrets(database.db, secretKey(config));
+    if (encrypted > 0) app.log.info(`Encrypted the job secrets of ${encrypted} project(s) stored in plain text`);
+    const sandbox = planSandbox(config.jobSandbox);
+    if (sandbox.kind === 'off') app.log.warn(SANDBOX_OFF_WARNING);
+    else if (sandbox.kind === 'unavailable') app.log.warn(`${sandbox.message}: builds fail until it is installed (or GITLOOM_JOB_SANDBOX=off)`);
+    else app.log.info(sandbox.description);
+    const logger = app.log;
+    configureGit({ onSlowCommand: (args, ms) => logger.warn({ git: args.map(redactUrl), ms }, 'slow git command') });
     registerEventHandlers(services);
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const running = app;
+    await recoverAtStartup(services, (message) => running.log.warn(message));
+    await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message));
+    const journal = new JournalWorker(services, {
+      onError: (error) => running.log.error({ err: error }, 'journal worker failed'),
+      onRepair: (message) => running.log.warn(message),
+    });
+    await journal.start();
     const scheduler = new BuildScheduler(services, { onError: (error) => running.log.error({ err: error }, 'build scheduler failed') });
     await scheduler.start();
+    const outbox = new OutboxWorker(services, {
+      onError: (error) => running.log.error({ err: error }, 'outbox worker failed'),
+      onAttempt: (kind, succeeded, ms) => metrics.observeOutboxAttempt(kind, succeeded, ms),
+    });
+    await outbox.start();
     return {
       app: running,
       services,
       url,
+      generatedPassword: generated,
+      initialPasswordIgnored,
       async close() {
         await running.close();
+        await journal.stop();
         await scheduler.stop();
+        await outbox.stop();
         await events.idle();
         await database.close();
       },

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Config } from '../config.js';
-import type { Insertable } from 'kysely';
+import { dialectOf } from '../db/dialect.js';
 import type { Database, RoleTable } from '../db/schema.js';
-import type { Engine } from '../db/database.js';
 import { ROOT_ID, SYSTEM_ID, UNKNOWN_ID } from './context.js';
 import { hashPassword } from './users/passwords.js';
 import { normalizeEmail, normalizeUserName } from './users/users.js';
@@ -26,13 +24,18 @@ const DEFAULT_ROLES: Insertable<RoleTable>[] = ([
   { id: 4, name: 'Issue Reporter', codePrivilege: 'NONE', editableIssueFields: exceptAssignees, jobPrivileges: jobAll(false) },
 ] satisfies Partial<Insertable<RoleTable>>[]).map((role) => ({ ...NO_PRIVILEGES, ...role }));
 
+/** Whether the administrator (user 1) exists, i.e. the first boot already happened. */
+export async function administratorExists(db: Kysely<Database>): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').where('id', '=', ROOT_ID).executeTakeFirst()) !== undefined;
+}
+
 /**
  * First boot (CONTRACT.md §7): creates the administrator (id 1), the system user (-1,
  * `gitloom`), the unknown user (-2) and the default roles, unless they exist. Returns the
  * generated administrator password when one had to be made (the caller prints it once).
  * Safe to run concurrently from several processes: inserts ignore existing rows.
  */
-export async function bootstrap(db: Kysely<Database>, engine: Engine, config: Config, now: number): Promise<string | null> {
+export async function bootstrap(db: Kysely<Database>, config: Config, now: number): Promise<string | null> {
   if (await db.selectFrom('users').select('id').where('id', '=', ROOT_ID).executeTakeFirst()) return null;
   const generated = config.initialUser.password ? null : randomBytes(12).toString('base64url');
   const passwordHash = await hashPassword(config.initialUser.password ?? generated!);
@@ -56,11 +59,7 @@ export async function bootstrap(db: Kysely<Database>, engine: Engine, config: Co
       ownerId: SYSTEM_ID, value: 'noreply@gitloom.local', primary: 1, git: 1, verificationCode: null,
     }).execute();
     for (const role of DEFAULT_ROLES) await tx.insertInto('roles').values(role).execute();
-    if (engine === 'postgres') {
-      for (const table of ['users', 'roles']) {
-        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), (select max(id) from ${sql.table(table)}))`.execute(tx);
-      }
-    }
+    for (const table of ['users', 'roles']) await dialectOf(tx).resetSequence(tx, table);
   });
   return created ? generated : null;
 }

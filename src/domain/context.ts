@@ -1,7 +1,7 @@
+import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
-import type { Engine } from '../db/database.js';
 import type { EventBus } from './events.js';
 
 /** The anonymous caller's user id (reference/platform.md §2: principal 0). */
@@ -24,10 +24,16 @@ export interface Actor {
   canCreateRootProjects: boolean;
 }
 
+/** Process-wide dependencies, created once by the server and shared by every request. */
+export interface Services {
+  db: Kysely<Database>;
+  config: Config;
+  events: EventBus;
+}
+
 /** Everything a domain function needs; never an HTTP request. */
 export interface Context {
   db: Kysely<Database>;
-  engine: Engine;
   config: Config;
   actor: Actor;
   events: EventBus;
@@ -47,3 +53,20 @@ export function withActor(ctx: Context, actor: Actor): Context {
 
 /** The system actor used by background work (reference/platform.md §6: id -1, administrator). */
 export const systemActor: Actor = { userId: SYSTEM_ID, isAdmin: true, groupIds: [], canCreateRootProjects: true };
+
+/** Absolute path of a project's bare repository: `<data dir>/repos/<projectId>.git`. */
+export function repositoryPath(config: Config, projectId: number): string {
+  return path.join(config.dataDir, 'repos', `${projectId}.git`);
+}
+
+/** A domain Context for one actor (a request, or background work as the system user). */
+export function createContext(services: Services, actor: Actor): Context {
+  return {
+    db: services.db,
+    config: services.config,
+    events: services.events,
+    actor,
+    now: () => Date.now(),
+    repoPath: (projectId) => repositoryPath(services.config, projectId),
+  };
+}

@@ -9,8 +9,10 @@ export interface RefChange {
 }
 
 export interface DomainEvents {
-  /** Refs of a project's repository moved (push, merge, branch deletion). */
+  /** Refs of a project's repository moved (push, merge, branch deletion): a journal entry was processed. */
   refsUpdated: { projectId: number; changes: RefChange[]; userId: number | null };
+  /** Rows were added to the ref-change journal: the journal worker should look now. */
+  refsJournaled: Record<string, never>;
   /** A pull request was opened, reopened or changed in a way that needs a re-check. */
   pullRequestChanged: { requestId: number };
   /** A pull request was merged or discarded (build triggers, reference/builds.md §4). */

@@ -1,50 +1,23 @@
+import http from 'node:http';
 import { createRequire } from 'node:module';
-import { Ajv, type ValidateFunction } from 'ajv';
-import formatsPlugin from 'ajv-formats';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Services } from '../services.js';
+import type { Services } from '../domain/context.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
 import { bodiesPlugin } from './plugins/bodies.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
+import { inputPlugin } from './plugins/input.js';
+import { loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
+import { opsPlugin } from './plugins/ops.js';
 import { queryParamsPlugin } from './plugins/query-params.js';
+import { validatorCompiler } from './schemas/validation.js';
+import type { Metrics } from '../ops/metrics.js';
 import { apiRoutes } from './routes/index.js';
 import { gitHttpRoutes } from './routes/git-http-wiring.js';
+import { webPlugin } from '../web/app.js';
 
 export type App = FastifyInstance;
-
-/**
- * Schema compilers that compile on first use: compiling the validators and serializers of every
- * route at start was most of the start time (and memory), while a process serves a few routes.
- * Ajv instances: query strings and path params are coerced from text, bodies never are.
- */
-function validatorCompiler() {
-  let instances: { strict: Ajv; coercing: Ajv } | undefined;
-  const ajvs = () => {
-    if (!instances) {
-      const strict = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: false, strict: false });
-      const coercing = new Ajv({ allErrors: false, removeAdditional: false, useDefaults: true, coerceTypes: 'array', strict: false });
-      const addFormats = formatsPlugin as unknown as (ajv: Ajv) => void;
-      addFormats(strict);
-      addFormats(coercing);
-      instances = { strict, coercing };
-    }
-    return instances;
-  };
-  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
-    let compiled: ValidateFunction | undefined;
-    const validate = (data: unknown): boolean => {
-      compiled ??= (httpPart === 'body' ? ajvs().strict : ajvs().coercing).compile(schema);
-      const valid = compiled(data) as boolean;
-      validate.errors = compiled.errors;
-      return valid;
-    };
-    validate.errors = null as ValidateFunction['errors'];
-    return validate;
-  };
-}
 
 type Serializer = (data: unknown) => string;
 type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: { schema: object }) => Serializer;
@@ -70,21 +43,79 @@ function serializerCompiler(externalSchemas: unknown, options: unknown): (route:
 }
 
 /**
- * Builds the HTTP application (not listening): plugins in load order errors → bodies → auth,
- * the git smart-HTTP routes at `/<project path>`, the REST API under `/~api`, OpenAPI 3.1 at
- * `/~api/openapi.json` and its rendering at `/~help/api` (ARCHITECTURE.md "Layers").
+ * The HTTP server: a request (headers and body) must arrive within `requestTimeoutMs` (0: no
+ * limit), checked every quarter of that (at most every 30 s), or Node answers it through the
+ * `clientError` event (408, see plugins/errors.ts). Idle keep-alive connections live 72 s.
  */
-export async function buildApp(services: Services, options: { logger?: boolean | object } = {}): Promise<App> {
+function httpServer(requestTimeoutMs: number, handler: http.RequestListener): http.Server {
+  const server = http.createServer({
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: requestTimeoutMs > 0 ? Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 4))) : 30_000,
+  }, handler);
+  server.keepAliveTimeout = 72_000;
+  return server;
+}
+
+/** Response headers of the documentation instance that the outer server sets itself. */
+const HOP_HEADERS = new Set(['connection', 'content-length', 'date', 'keep-alive', 'transfer-encoding']);
+
+/**
+ * The rendered API documentation (swagger-ui) at `/~help/api`: its own Fastify instance, built on
+ * the first visit from the document of `app.swagger()` (swagger-ui's routes and static files
+ * cost start-up time and memory that most runs never use), answering through `inject`.
+ */
+function apiDocsRoutes(app: FastifyInstance): void {
+  let docs: Promise<FastifyInstance> | undefined;
+  const build = async () => {
+    const { default: swaggerUi } = await import('@fastify/swagger-ui');
+    const instance = Fastify();
+    await instance.register(swagger, { mode: 'static', specification: { document: app.swagger() as never } });
+    await instance.register(swaggerUi, { routePrefix: '/~help/api' });
+    await instance.ready();
+    return instance;
+  };
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    docs ??= build();
+    const res = await (await docs).inject({ method: 'GET', url: request.url, headers: request.headers });
+    reply.code(res.statusCode);
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+    }
+    return reply.send(res.rawPayload);
+  };
+  app.get('/~help/api', { schema: { hide: true } }, handler);
+  app.get('/~help/api/*', { schema: { hide: true } }, handler);
+}
+
+/**
+ * Builds the HTTP application (not listening): plugins in load order errors → input → bodies →
+ * auth → ops (health, metrics), the git smart-HTTP routes at `/<project path>`, the REST API
+ * under `/~api`, OpenAPI 3.1 at `/~api/openapi.json` and its rendering at `/~help/api`, and the
+ * web UI of src/web (ARCHITECTURE.md "Layers").
+ * `options.logger`: false for no logs, else pino at `config.logLevel`, written to
+ * `options.logDestination` (default stdout), one line per request ({@link RequestLog}),
+ * credentials redacted from logged URLs.
+ * A request (headers and body) must arrive within `config.requestTimeoutMs` (408 otherwise).
+ */
+export async function buildApp(services: Services, options: { logger?: boolean; logDestination?: LogDestination; metrics: Metrics }): Promise<App> {
+  const { config } = services;
   const app = Fastify({
-    logger: options.logger ?? false,
-    bodyLimit: services.config.bodyLimit,
+    logger: options.logger ? loggerOptions(config.logLevel, options.logDestination) : false,
+    logController: new RequestLog(),
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    serverFactory: (handler) => httpServer(config.requestTimeoutMs, handler),
+    clientErrorHandler,
+    frameworkErrors,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler()) as never, buildSerializer: serializerCompiler as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   await app.register(errorsPlugin);
+  await app.register(inputPlugin);
   await app.register(bodiesPlugin);
   await app.register(authPlugin, { services });
+  await app.register(opsPlugin, { services, metrics: options.metrics });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -102,7 +133,8 @@ export async function buildApp(services: Services, options: { logger?: boolean |
   }, { prefix: '/~api' });
 
   app.get('/~api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await app.register(swaggerUi, { routePrefix: '/~help/api' });
+  apiDocsRoutes(app);
   await app.register(gitHttpRoutes, { services });
+  await app.register(webPlugin, { services });
   return app;
 }
