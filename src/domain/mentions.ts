@@ -3,7 +3,8 @@ import type { Db } from '../db/database.js';
 
 /** Tokens whose text is never searched for mentions: code and links (reference/comments-issues.md §8). */
 const SKIPPED = new Set(['code', 'codespan', 'link', 'html', 'image']);
-const MENTION = /(?:^|[^\w@/.-])@(\w[\w.-]*)/g;
+/** A `@name` mention and the character before it (group 1: the name; see {@link parseMentions}). */
+export const MENTION = /(?:^|[^\w@/.-])@(\w[\w.-]*)/g;
 
 function collectText(tokens: readonly Token[], out: string[]): void {
   for (const token of tokens) {

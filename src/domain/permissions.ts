@@ -1,5 +1,7 @@
 import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Database, ProjectRow, RoleRow } from '../db/schema.js';
+import { preparedQuery } from '../db/database.js';
+import { dialectOf } from '../db/dialect.js';
 import { Forbidden, NotFound, Unauthorized } from '../errors.js';
 import { ANONYMOUS_ID, type Actor, type Context } from './context.js';
 import { matchesPatterns } from '../ci/patterns.js';
@@ -47,28 +49,59 @@ export function ancestorPaths(path: string): string[] {
   return segments.map((_, i) => segments.slice(0, i + 1).join('/'));
 }
 
-/** Folds a set of roles into privileges; anonymous callers get the reduced set of §7. */
+/** The yes/no columns of a role (`Flag`: 0 or 1). */
+type RoleFlag = 'manageProject' | 'createChildren' | 'managePullRequests' | 'manageCodeComments' | 'manageIssues'
+  | 'accessConfidentialIssues' | 'scheduleIssues' | 'manageBuilds';
+
+/** What of a role grants a privilege: a yes/no column, or its code privilege being at least READ or WRITE. */
+type Grant = RoleFlag | 'codeRead' | 'codeWrite';
+
+/**
+ * The one table of privileges (reference/platform.md §7, users-roles.md §3): the role columns
+ * that grant each privilege besides `manageProject`, which grants every one. `access` is granted
+ * by any role at all. {@link permissionsFromRoles} reads it over loaded roles and
+ * {@link accessibleProjectsCondition} turns it into SQL, so both always agree.
+ */
+const GRANTS: Record<Exclude<ProjectPrivilege, 'access'>, readonly Grant[]> = {
+  readCode: ['codeRead', 'managePullRequests', 'manageCodeComments'],
+  writeCode: ['codeWrite', 'managePullRequests', 'manageCodeComments'],
+  manage: [],
+  managePullRequests: ['managePullRequests'],
+  manageCodeComments: ['manageCodeComments'],
+  manageIssues: ['manageIssues'],
+  scheduleIssues: ['manageIssues', 'scheduleIssues'],
+  accessConfidentialIssues: ['manageIssues', 'accessConfidentialIssues'],
+  manageBuilds: ['manageBuilds'],
+  createChildren: ['createChildren'],
+};
+
+/** The privileges an anonymous caller's roles can grant: read access only (reference/platform.md §7). */
+const ANONYMOUS_PRIVILEGES: readonly ProjectPrivilege[] = ['access', 'readCode'];
+
+/** The grants of a privilege, `manageProject` first. */
+const grantsOf = (privilege: Exclude<ProjectPrivilege, 'access'>): Grant[] => ['manageProject', ...GRANTS[privilege]];
+
+/** Whether a loaded role carries a grant. */
+function roleGrants(role: RoleRow, grant: Grant): boolean {
+  if (grant === 'codeRead') return role.codePrivilege !== 'NONE';
+  if (grant === 'codeWrite') return role.codePrivilege === 'WRITE';
+  return Boolean(role[grant]);
+}
+
+/** SQL: the role row `alias` carries a grant (column names in snake case, flags stored as 1). */
+function grantSql(alias: string, grant: Grant): RawBuilder<SqlBool> {
+  if (grant === 'codeRead') return sql<SqlBool>`${sql.ref(`${alias}.code_privilege`)} <> 'NONE'`;
+  if (grant === 'codeWrite') return sql<SqlBool>`${sql.ref(`${alias}.code_privilege`)} = 'WRITE'`;
+  return sql<SqlBool>`${sql.ref(`${alias}.${grant.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`)} = 1`;
+}
+
+/** Folds a set of roles into privileges by {@link GRANTS}; anonymous callers get the reduced set of §7. */
 export function permissionsFromRoles(roles: RoleRow[], anonymousCaller: boolean): ProjectPermissions {
-  const p: ProjectPermissions = {
-    access: roles.length > 0, readCode: false, writeCode: false, manage: false, managePullRequests: false,
-    manageCodeComments: false, manageIssues: false, scheduleIssues: false, accessConfidentialIssues: false,
-    manageBuilds: false, createChildren: false, roles,
-  };
-  for (const role of roles) {
-    if (anonymousCaller) {
-      if (role.codePrivilege !== 'NONE' || role.manageProject || role.managePullRequests || role.manageCodeComments) p.readCode = true;
-      continue;
-    }
-    if (role.manageProject) return { ...ALL, roles };
-    if (role.codePrivilege !== 'NONE') p.readCode = true;
-    if (role.codePrivilege === 'WRITE' || role.managePullRequests || role.manageCodeComments) p.writeCode = p.readCode = true;
-    if (role.managePullRequests) p.managePullRequests = true;
-    if (role.manageCodeComments) p.manageCodeComments = true;
-    if (role.manageIssues) p.manageIssues = p.scheduleIssues = p.accessConfidentialIssues = true;
-    if (role.scheduleIssues) p.scheduleIssues = true;
-    if (role.accessConfidentialIssues) p.accessConfidentialIssues = true;
-    if (role.manageBuilds) p.manageBuilds = true;
-    if (role.createChildren) p.createChildren = true;
+  const p = { access: roles.length > 0, roles } as ProjectPermissions;
+  for (const privilege of Object.keys(GRANTS) as Exclude<ProjectPrivilege, 'access'>[]) {
+    const grants = grantsOf(privilege);
+    p[privilege] = (!anonymousCaller || ANONYMOUS_PRIVILEGES.includes(privilege))
+      && roles.some((role) => grants.some((grant) => roleGrants(role, grant)));
   }
   return p;
 }
@@ -125,15 +158,11 @@ export async function accessibleProjectsCondition(
   const { userId, groupIds } = ctx.actor;
   const withDefaults = await defaultRolesApply(ctx);
   const anonymousCaller = userId === ANONYMOUS_ID;
-  if (need === 'accessConfidentialIssues' && anonymousCaller) return () => sql<SqlBool>`1 = 0`;
-  const postgres = ctx.engine === 'postgres';
+  if (anonymousCaller && !ANONYMOUS_PRIVILEGES.includes(need)) return () => sql<SqlBool>`1 = 0`;
+  const dialect = dialectOf(ctx.db);
   return (eb, ref) => {
     const roleOk = (roleRef: string) =>
-      need === 'access'
-        ? sql<SqlBool>`1 = 1`
-        : need === 'accessConfidentialIssues'
-        ? sql<SqlBool>`(${sql.ref(`${roleRef}.manage_project`)} = 1 or ${sql.ref(`${roleRef}.manage_issues`)} = 1 or ${sql.ref(`${roleRef}.access_confidential_issues`)} = 1)`
-        : sql<SqlBool>`(${sql.ref(`${roleRef}.code_privilege`)} <> 'NONE' or ${sql.ref(`${roleRef}.manage_project`)} = 1 or ${sql.ref(`${roleRef}.manage_pull_requests`)} = 1 or ${sql.ref(`${roleRef}.manage_code_comments`)} = 1)`;
+      need === 'access' ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(${sql.join(grantsOf(need).map((grant) => grantSql(roleRef, grant)), sql` or `)})`;
     const grantRoots: RawBuilder<unknown>[] = [];
     if (!anonymousCaller) {
       grantRoots.push(sql<number>`select ua.project_id as root_id from user_authorizations ua join roles r on r.id = ua.role_id where ua.user_id = ${userId} and ${roleOk('r')}`);
@@ -145,20 +174,8 @@ export async function accessibleProjectsCondition(
       grantRoots.push(sql<number>`select dp.id as root_id from projects dp join roles r on r.id = dp.default_role_id where ${roleOk('r')}`);
     }
     if (grantRoots.length === 0) return sql<SqlBool>`1 = 0`;
-    const roots = sql.join(grantRoots, sql` union `);
-    // The descendants of path P are the paths in the range (P + '/', P + '0') in byte order ('/' is
-    // 0x2F, '0' is 0x30): a range scan of a path index per grant root, not a comparison of every
-    // project with every root. PostgreSQL compares in the "C" collation (byte order whatever the
-    // database collation), served by the index `projects_path_bytes` of migration 0009.
-    const path = (alias: string) => (postgres ? sql`${sql.ref(`${alias}.path`)} collate "C"` : sql.ref(`${alias}.path`));
-    // PostgreSQL cannot estimate a range join of projects with projects (it expects millions of
-    // rows, then plans badly and JIT-compiles): the root paths are collected into an array first
-    // (estimated small), and `= any(array(…))` computes the ids once and probes indexes with them.
-    const rootPaths = postgres
-      ? sql`unnest(array(select g.path from projects g where g.id in (${roots}))) as g(path)`
-      : sql`projects g`;
-    const ids = sql`select g.id from projects g where g.id in (${roots}) union select d.id from ${rootPaths} join projects d on ${path('d')} > ${path('g')} || '/' and ${path('d')} < ${path('g')} || '0'${postgres ? sql`` : sql` where g.id in (${roots})`}`;
-    return postgres ? sql<SqlBool>`${sql.ref(ref)} = any(array(${ids}))` : sql<SqlBool>`${sql.ref(ref)} in (${ids})`;
+    // a range scan of the bytewise path index (migration 0009) per grant root
+    return dialect.inPathSubtrees(ref, 'projects', sql.join(grantRoots, sql` union `));
   };
 }
 
@@ -179,6 +196,8 @@ export function requireAdmin(actor: Actor): void {
   if (!actor.isAdmin) deny(actor);
 }
 
+const projectById = preparedQuery((db, id: number) => db.selectFrom('projects').selectAll().where('id', '=', id));
+
 /**
  * Loads a project the caller may see and checks a privilege on it. A missing project or one
  * without access is 404 (CONTRACT.md §4: existence is not leaked); lacking `need` is 401/403.
@@ -188,7 +207,7 @@ export async function loadProjectWith(
   projectId: number,
   need: keyof Omit<ProjectPermissions, 'roles'> = 'access',
 ): Promise<{ project: ProjectRow; permissions: ProjectPermissions }> {
-  const project = await ctx.db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+  const [project] = await projectById(ctx.db, projectId);
   if (!project) throw new NotFound(`Project not found: ${projectId}`);
   const permissions = await projectPermissions(ctx, project);
   if (!permissions.access) throw new NotFound(`Project not found: ${projectId}`);
@@ -199,10 +218,7 @@ export async function loadProjectWith(
 /** The privileges of {@link ProjectPermissions} by name (`access`, `readCode`, `manage`, …). */
 export type ProjectPrivilege = keyof Omit<ProjectPermissions, 'roles'>;
 
-/**
- * Whether the caller holds `need` on a project (reference/platform.md §7: canAccess, canReadCode,
- * canWriteCode, canManage, canManagePullRequests, canManageIssues, canManageBuilds, …).
- */
+/** Whether the caller holds `need` on a project (reference/platform.md §7: canAccess, canReadCode, …). */
 export async function can(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, need: ProjectPrivilege): Promise<boolean> {
   return (await projectPermissions(ctx, project))[need];
 }
@@ -211,18 +227,6 @@ export async function can(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>
 export const canAccess = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'access');
 /** canReadCode(project). */
 export const canReadCode = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'readCode');
-/** canWriteCode(project). */
-export const canWriteCode = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'writeCode');
-/** canManage(project). */
-export const canManage = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manage');
-/** canManagePullRequests(project). */
-export const canManagePullRequests = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'managePullRequests');
-/** canManageIssues(project). */
-export const canManageIssues = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manageIssues');
-/** canManageCodeComments(project). */
-export const canManageCodeComments = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manageCodeComments');
-/** canManageBuilds(project). */
-export const canManageBuilds = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'manageBuilds');
 
 /** What a caller may do with the builds of one job (reference/platform.md §7, users-roles.md §3). */
 export interface JobPermissions {
@@ -288,38 +292,6 @@ export function jobPermissions(permissions: ProjectPermissions, jobName: string,
   }
   result.accessibleReports = reports.includes('*') ? '*' : reports.length > 0 ? reports.join(' ') : null;
   return result;
-}
-
-async function jobPermissionsOf(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<JobPermissions> {
-  const permissions = await projectPermissions(ctx, project);
-  if (!permissions.access) return jobPermissions({ ...permissions, roles: [] }, jobName, true);
-  return jobPermissions(permissions, jobName, ctx.actor.userId === ANONYMOUS_ID);
-}
-
-/** canAccess(build): build access for the job `jobName` of the project (reference/platform.md §7). */
-export async function canAccessBuild(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
-  return (await jobPermissionsOf(ctx, project, jobName)).accessBuild;
-}
-
-/** canAccessLog(build) by job name. */
-export async function canAccessLog(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
-  return (await jobPermissionsOf(ctx, project, jobName)).accessLog;
-}
-
-/** canRunJob(project, jobName). */
-export async function canRunJob(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
-  return (await jobPermissionsOf(ctx, project, jobName)).runJob;
-}
-
-/** canManage(build) / ManageJob by job name. */
-export async function canManageJob(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string): Promise<boolean> {
-  return (await jobPermissionsOf(ctx, project, jobName)).manageJob;
-}
-
-/** canAccessReport(build, report): the report name matches the accessible report patterns. */
-export async function canAccessReport(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, jobName: string, report: string): Promise<boolean> {
-  const { accessibleReports } = await jobPermissionsOf(ctx, project, jobName);
-  return accessibleReports !== null && jobNamesMatch(accessibleReports, report);
 }
 
 /** Types re-exported for callers building their own conditions. */

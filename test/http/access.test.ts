@@ -262,8 +262,7 @@ describe('project setting, contributors and repositories', () => {
     expect((await server.call('GET', `/repositories/${projectId}/default-branch`)).status).toBe(204);
     const work = await makeWorkTree();
     await git(work, ['push', '-q', gitUrl(server, 'branches', ADMIN), 'main', 'main:dev']);
-    const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
-    expect((await server.call('GET', `/repositories/${projectId}/branches`)).json).toEqual([{ name: 'dev', commitHash: head }, { name: 'main', commitHash: head }]);
+    expect((await server.call('GET', `/repositories/${projectId}/branches`)).json).toEqual(['dev', 'main']);
     expect((await server.call('POST', `/repositories/${projectId}/default-branch`, { text: 'dev' })).status).toBe(200);
     expect((await server.call('GET', `/repositories/${projectId}/default-branch`)).text).toBe('dev');
     expect((await server.call('POST', `/repositories/${projectId}/default-branch`, { text: 'nope' })).status).toBe(400);

@@ -19,8 +19,9 @@ describe('platform', () => {
   function expectProblem(res: { status: number; headers: Headers; json: any }, status: number, title: string, detail?: string | RegExp) {
     expect(res.status).toBe(status);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(Object.keys(res.json)).toEqual(['type', 'title', 'status', 'detail']);
+    expect(Object.keys(res.json)).toEqual(['type', 'title', 'status', 'detail', 'code']);
     expect(res.json).toMatchObject({ type: 'about:blank', title, status });
+    expect(res.json.code).toMatch(/^GITLOOM_ERR_[A-Z0-9_]+$/);
     expect(typeof res.json.detail).toBe('string');
     if (typeof detail === 'string') expect(res.json.detail).toBe(detail);
     else if (detail) expect(res.json.detail).toMatch(detail);

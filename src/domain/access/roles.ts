@@ -76,6 +76,11 @@ function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> 
   return assertNamed(db, 'roles', name, `Role name already used: ${name}`, { ignoringCase: true, exceptId });
 }
 
+function validateCodePrivilege(value: unknown): 'NONE' | 'READ' | 'WRITE' {
+  if (value !== 'NONE' && value !== 'READ' && value !== 'WRITE') throw new BadRequest('codePrivilege must be one of NONE, READ, WRITE');
+  return value;
+}
+
 const flag = (value: boolean | undefined, current: number) => (value === undefined ? current : value ? 1 : 0);
 
 function toColumns(data: RoleData, current: RoleRow | null) {
@@ -89,7 +94,7 @@ function toColumns(data: RoleData, current: RoleRow | null) {
     createChildren: flag(data.createChildren, base.createChildren),
     managePullRequests: flag(data.managePullRequests, base.managePullRequests),
     manageCodeComments: flag(data.manageCodeComments, base.manageCodeComments),
-    codePrivilege: data.codePrivilege ?? base.codePrivilege,
+    codePrivilege: data.codePrivilege === undefined ? base.codePrivilege : validateCodePrivilege(data.codePrivilege),
     manageIssues: flag(data.manageIssues, base.manageIssues),
     accessConfidentialIssues: flag(data.accessConfidentialIssues, base.accessConfidentialIssues),
     scheduleIssues: flag(data.scheduleIssues, base.scheduleIssues),

@@ -10,6 +10,15 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
+ * Whether a database error is a foreign-key violation (PostgreSQL `23503`, SQLite
+ * `SQLITE_CONSTRAINT_FOREIGNKEY`): a referenced row was deleted by a concurrent writer.
+ */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/**
  * Runs a write whose uniqueness was pre-checked; a concurrent writer that won the race still
  * surfaces as 409 `message` (CONTRACT.md §4), never as a 500.
  */

@@ -4,7 +4,7 @@
  */
 import { sql, type Expression, type ExpressionBuilder } from 'kysely';
 import type { BuildRow } from '../../db/schema.js';
-import { containsToLike, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike } from '../../query/index.js';
+import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike } from '../../query/index.js';
 import { gitDir, gitText, value } from '../../git/command.js';
 import { resolveCommit } from '../../git/refs.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
@@ -46,7 +46,7 @@ async function buildReference(ctx: Context, text: string): Promise<{ projectId: 
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
   const scope = await ctx.db.selectFrom('builds').select('numberScopeId').where('projectId', '=', project.id).limit(1).executeTakeFirst();
-  return { projectId: project.id, numberScopeId: scope?.numberScopeId ?? (await forkRootId(ctx.db, project.id)), number: Number(match[2]) };
+  return { projectId: project.id, numberScopeId: scope?.numberScopeId ?? (await forkRootId(ctx.db, project.id)), number: parseIntegerValue('Number', match[2]) };
 }
 
 /** The referenced build's row (for depends on / dependencies of / in pipeline of). */
@@ -130,7 +130,7 @@ async function fixedIssue(ctx: Context, text: string): Promise<Condition> {
   if (!match || !match[1]) throw new QuerySyntaxError(`Invalid issue reference: ${text}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db.selectFrom('issues').select('id').where('projectId', '=', project.id).where('number', '=', Number(match[2])).executeTakeFirst();
+  const issue = await ctx.db.selectFrom('issues').select('id').where('projectId', '=', project.id).where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${text}`);
   const fixes = await ctx.db.selectFrom('issueCommits').select(['projectId', 'commitHash']).where('issueId', '=', issue.id).execute();
   const ids: number[] = [];
@@ -167,11 +167,18 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
     }
     case 'Commit': {
       const sep = v.indexOf(':');
-      if (sep <= 0) throw new QuerySyntaxError(`Invalid commit: ${v} (expected projectPath:revision)`);
+      if (sep < 0 && /^[0-9a-f]{7,64}$/i.test(v.trim())) {
+        // A bare hash (reference/builds.md §7): a commit of any project; abbreviated = prefix.
+        const hash = v.trim().toLowerCase();
+        return hash.length === 40 || hash.length === 64
+          ? (eb) => eb('builds.commitHash', '=', hash)
+          : likeCondition('builds.commitHash', `${hash}%`);
+      }
+      if (sep <= 0) throw new QuerySyntaxError(`Invalid commit: ${v} (expected a commit hash or projectPath:revision)`);
       const project = await findProjectByPath(ctx.db, v.slice(0, sep));
       if (!project) throw new QuerySyntaxError(`Unable to find project: ${v.slice(0, sep)}`);
       const revision = v.slice(sep + 1);
-      const commit = revision && !revision.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), revision).catch(() => null) : null;
+      const commit = revision && !revision.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), revision) : null;
       if (!commit) throw new QuerySyntaxError(`Unable to find commit: ${v}`);
       return (eb) => eb.and([eb('builds.projectId', '=', project.id), eb('builds.commitHash', '=', commit)]);
     }
@@ -181,7 +188,7 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
       if (!match || !match[1]) throw new QuerySyntaxError(`Invalid pull request reference: ${v}`);
       const project = await findProjectByPath(ctx.db, match[1]);
       if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-      const pr = await ctx.db.selectFrom('pullRequests').select('id').where('targetProjectId', '=', project.id).where('number', '=', Number(match[2])).executeTakeFirst();
+      const pr = await ctx.db.selectFrom('pullRequests').select('id').where('targetProjectId', '=', project.id).where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
       if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${v}`);
       return (eb) => eb('builds.requestId', '=', pr.id);
     }
@@ -239,17 +246,19 @@ async function visibleBuildsCondition(ctx: Context): Promise<Condition | null> {
 
 /**
  * Query Basic Info (reference/builds.md §1, §7): the build query compiled to SQL, default order
- * number descending; only builds the caller may access.
+ * number descending; only builds the caller may access. `scope.projectId` keeps the builds of one
+ * project (the builds list of a project page, where the query box works inside the project).
  *
  * @throws QuerySyntaxError (400) for syntax errors, unknown fields, users, projects, builds, labels or statuses.
  */
-export async function queryBuilds(ctx: Context, text: string, offset: number, count: number): Promise<BuildRow[]> {
+export async function queryBuilds(ctx: Context, text: string, offset: number, count: number, scope: { projectId?: number } = {}): Promise<BuildRow[]> {
   const paramNames = (await ctx.db.selectFrom('buildParams').select('name').distinct().execute()).map((r) => r.name);
   const parsed = parseQuery('builds', text, { extraFields: paramNames, now: new Date(ctx.now()) });
   const condition = parsed.criteria ? await compileCriteria(parsed.criteria, buildLeaf(ctx)) : always;
   const visible = await visibleBuildsCondition(ctx);
   let query = ctx.db.selectFrom('builds').selectAll('builds').where((eb) => condition(eb));
   if (visible) query = query.where((eb) => visible(eb));
+  if (scope.projectId !== undefined) query = query.where('builds.projectId', '=', scope.projectId);
   for (const order of parsed.orders) {
     const expression = ORDERS[order.field];
     if (!expression) throw new QuerySyntaxError(`Can not order by field: ${order.field}`);

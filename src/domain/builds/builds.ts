@@ -5,10 +5,10 @@
  */
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
-import { readCommits, revList } from '../../git/commits.js';
+import { revList } from '../../git/commits.js';
 import { uniquely } from '../access/unique.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { parseFixReferences, resolveFixReferences } from '../issues/fix-references.js';
+import { fixedIssueIdsBetween } from '../issues/fixed-issues.js';
 import { deny, jobPermissions, loadProjectWith, projectPermissions, requireUser, type JobPermissions } from '../permissions.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
 import { loadReadablePullRequest } from '../pulls/pull-requests.js';
@@ -23,8 +23,10 @@ export type BuildNeed = keyof Omit<JobPermissions, 'accessibleReports'>;
  * Loads a build the caller may see and checks a job privilege on it (reference/builds.md §1:
  * AccessBuild, AccessBuildLog, RunJob, ManageJob). A missing build, or one whose project or job
  * the caller cannot see, is 404; a visible build lacking `need` is 401/403.
+ *
+ * @returns the build, its project and the caller's privileges on the build's job.
  */
-export async function loadBuild(ctx: Context, buildId: number, need: BuildNeed = 'accessBuild'): Promise<{ build: BuildRow; project: ProjectRow }> {
+export async function loadBuild(ctx: Context, buildId: number, need: BuildNeed = 'accessBuild'): Promise<{ build: BuildRow; project: ProjectRow; job: JobPermissions }> {
   const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
   if (!build) throw new NotFound(`Build not found: ${buildId}`);
   const project = await ctx.db.selectFrom('projects').selectAll().where('id', '=', build.projectId).executeTakeFirstOrThrow();
@@ -32,7 +34,7 @@ export async function loadBuild(ctx: Context, buildId: number, need: BuildNeed =
   const job = jobPermissions(permissions.access ? permissions : { ...permissions, roles: [] }, build.jobName, ctx.actor.userId === ANONYMOUS_ID);
   if (!permissions.access || !job.accessBuild) throw new NotFound(`Build not found: ${buildId}`);
   if (!job[need]) deny(ctx.actor);
-  return { build, project };
+  return { build, project, job };
 }
 
 /** Get Basic Info (§1). */
@@ -167,14 +169,18 @@ export async function cancelBuild(ctx: Context, buildId: number): Promise<void> 
 }
 
 /**
- * The build log (AccessBuildLog) as a byte stream; with `follow` the stream stays open while the
- * build is unfinished and ends once it finished and the whole log was sent.
+ * The build log (AccessBuildLog) as a byte stream from byte `from` (default 0: the whole log);
+ * with `follow` the stream stays open while the build is unfinished and ends once it finished
+ * and the whole log was sent.
+ *
+ * @throws BadRequest for a negative or fractional `from`.
  */
-export async function buildLog(ctx: Context, buildId: number, follow: boolean): Promise<AsyncGenerator<Buffer>> {
+export async function buildLog(ctx: Context, buildId: number, follow: boolean, from = 0): Promise<AsyncGenerator<Buffer>> {
+  if (!Number.isSafeInteger(from) || from < 0) throw new BadRequest(`Invalid log offset: ${from}`);
   const { build } = await loadBuild(ctx, buildId, 'accessLog');
   const config = ctx.config;
   return (async function* stream() {
-    let offset = 0;
+    let offset = from;
     for (;;) {
       const current = await ctx.db.selectFrom('builds').select(['status']).where('id', '=', buildId).executeTakeFirst();
       for await (const chunk of readLogFrom(config, build, offset)) {
@@ -213,15 +219,5 @@ export async function fixedIssueIds(ctx: Context, buildId: number): Promise<numb
     }
   }
   if (!previous) return [];
-  const hashes = await revList(repo, [build.commitHash], [previous], { max: 10_000 });
-  const commits = await readCommits(repo, hashes);
-  const references = commits.flatMap((c) => parseFixReferences(c.message));
-  const seen = new Set<string>();
-  const unique = references.filter((r) => {
-    const key = `${r.projectPath ?? ''}#${r.number}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-  return resolveFixReferences(ctx.db, build.projectId, unique);
+  return fixedIssueIdsBetween(ctx, build.projectId, previous, build.commitHash);
 }

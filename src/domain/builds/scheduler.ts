@@ -16,12 +16,14 @@ import path from 'node:path';
 import { evaluateCondition } from '../../ci/conditions.js';
 import { runJob, type JobStatus } from '../../ci/executor.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
+import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
-import { createContext, type Services } from '../../services.js';
-import { systemActor, type Context } from '../context.js';
+import { createContext, systemActor, type Context, type Services } from '../context.js';
+import { PollingLoop } from '../polling-loop.js';
 import { onBuildFinished } from './build-events.js';
 import { jobSecrets } from './secrets.js';
+import { secretKey } from './secret-encryption.js';
 import { findJob, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog, workspacesRoot } from './storage.js';
 import { ScheduleRunner } from './schedules.js';
@@ -54,68 +56,43 @@ export class BuildScheduler {
   /** This process's lease owner id. */
   readonly owner = randomUUID();
   private readonly ctx: Context;
-  private readonly tickMs: number;
   private readonly leaseMs: number;
   private readonly executions = new Map<number, Execution>();
-  private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> | null = null;
-  private again = false;
-  private stopped = true;
+  private readonly loop: PollingLoop;
   private unsubscribe: (() => void) | null = null;
   private readonly schedules: ScheduleRunner;
   private listening = false;
 
   constructor(private readonly services: Services, private readonly options: SchedulerOptions = {}) {
     this.ctx = createContext(services, systemActor);
-    this.tickMs = options.tickMs ?? 500;
     this.leaseMs = options.leaseMs ?? 15_000;
+    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError);
     this.schedules = new ScheduleRunner(this.ctx, (error) => options.onError?.(error), options.scheduleMs ?? 1000);
   }
 
-  /** Starts the loop. On SQLite (one process per file) builds left RUNNING by a previous process fail at once. */
+  /** Starts the loop. When one process owns the database (SQLite), builds left RUNNING by a previous process fail at once. */
   async start(): Promise<void> {
-    this.stopped = false;
-    if (this.ctx.engine === 'sqlite') await this.failInterrupted(false);
+    if (dialectOf(this.ctx.db).ownedByOneProcess) await this.failInterrupted(false);
     this.unsubscribe = onWakeup(() => this.wake());
     if (!this.listening) {
       this.listening = true;
       this.services.events.on('refsUpdated', (event) => this.schedules.projectChanged(event.projectId));
     }
     this.schedules.start();
-    this.wake();
+    this.loop.start();
   }
 
   /** Runs a tick now (coalesced with one in progress). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.ticking) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.ticking = this.tick()
-      .catch((error) => this.options.onError?.(error))
-      .finally(() => {
-        this.ticking = null;
-        if (this.stopped) return;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        } else {
-          this.timer = setTimeout(() => this.wake(), this.tickMs);
-        }
-      });
+    this.loop.wake();
   }
 
   /** Stops the loop and every running build of this process; resolves when all are written back. */
   async stop(): Promise<void> {
-    this.stopped = true;
+    const looping = this.loop.stop();
     this.unsubscribe?.();
     await this.schedules.stop();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.ticking;
+    await looping;
     for (const execution of this.executions.values()) {
       execution.stop ??= 'shutdown';
       execution.controller.abort();
@@ -127,7 +104,7 @@ export class BuildScheduler {
     await this.failInterrupted(true);
     await this.watchRunning();
     await this.promoteWaiting();
-    while (!this.stopped && this.executions.size < Math.max(1, this.services.config.jobConcurrency)) {
+    while (!this.loop.stopped && this.executions.size < Math.max(1, this.services.config.jobConcurrency)) {
       const build = await this.claim();
       if (!build) break;
       this.launch(build);
@@ -181,12 +158,11 @@ export class BuildScheduler {
       const failed = mine.some((d) => d.requireSuccessful && ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(d.status));
       const ready = mine.every((d) => ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(d.status));
       if (failed) {
+        // The reason is in the log before the status says FAILED (a reader seeing FAILED finds it).
+        await appendLog(this.ctx.config, build, 'Some dependencies are required to be successful but failed', 'Job failed');
         const done = await this.ctx.db.updateTable('builds').set({ status: 'FAILED', finishDate: now })
           .where('id', '=', build.id).where('status', '=', 'WAITING').executeTakeFirst();
-        if (Number(done.numUpdatedRows) === 1) {
-          await appendLog(this.ctx.config, build, 'Some dependencies are required to be successful but failed', 'Job failed');
-          await onBuildFinished(this.ctx, build.id);
-        }
+        if (Number(done.numUpdatedRows) === 1) await onBuildFinished(this.ctx, build.id);
       } else if (ready) {
         await this.ctx.db.updateTable('builds').set({ status: 'PENDING', pendingDate: now, paused: 0 })
           .where('id', '=', build.id).where('status', '=', 'WAITING').execute();
@@ -198,20 +174,11 @@ export class BuildScheduler {
   private async claim(): Promise<BuildRow | null> {
     const now = this.ctx.now();
     const set = { status: 'RUNNING' as const, runningDate: now, leaseOwner: this.owner, leaseExpires: now + this.leaseMs, paused: 0 };
-    if (this.ctx.engine === 'postgres') {
-      const row = await this.ctx.db.updateTable('builds').set(set)
-        .where('id', '=', (eb) => eb.selectFrom('builds as b').select('b.id').where('b.status', '=', 'PENDING').orderBy('b.id').limit(1).forUpdate().skipLocked())
-        .where('status', '=', 'PENDING')
-        .returningAll().executeTakeFirst();
-      return row ?? null;
-    }
-    for (;;) {
-      const candidate = await this.ctx.db.selectFrom('builds').select('id').where('status', '=', 'PENDING').orderBy('id').limit(1).executeTakeFirst();
-      if (!candidate) return null;
-      const row = await this.ctx.db.updateTable('builds').set(set).where('id', '=', candidate.id).where('status', '=', 'PENDING')
-        .returningAll().executeTakeFirst();
-      if (row) return row;
-    }
+    const [row] = await dialectOf(this.ctx.db).claim(
+      this.ctx.db.selectFrom('builds').select('id').where('status', '=', 'PENDING').orderBy('id').limit(1),
+      (ids) => this.ctx.db.updateTable('builds').set(set).where('id', 'in', ids).where('status', '=', 'PENDING').returningAll().execute(),
+    );
+    return row ?? null;
   }
 
   private launch(build: BuildRow): void {
@@ -220,7 +187,8 @@ export class BuildScheduler {
     execution.done = this.execute(build, execution)
       .catch(async (error) => {
         this.options.onError?.(error);
-        await this.finish(build, 'FAILED', {}, [`Build failed: ${error instanceof Error ? error.message : String(error)}`]).catch(() => undefined);
+        await this.finish(build, 'FAILED', {}, [`Build failed: ${error instanceof Error ? error.message : String(error)}`])
+          .catch((fault) => this.options.onError?.(fault));
       })
       .finally(() => {
         this.executions.delete(build.id);
@@ -251,7 +219,7 @@ export class BuildScheduler {
     if (!job) return this.finish(build, 'FAILED', {}, [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed']);
     const project = await this.ctx.db.selectFrom('projects').select(['id', 'name', 'path']).where('id', '=', build.projectId).executeTakeFirstOrThrow();
     const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
-    const secrets = await jobSecrets(this.ctx, project.id);
+    const secrets = await jobSecrets(this.ctx, project.id, secretKey(config));
     const params: Record<string, string[]> = {};
     const secretValues: string[] = [];
     for (const row of paramRows) {
@@ -301,6 +269,7 @@ export class BuildScheduler {
         signal: execution.controller.signal,
         timeoutSeconds: remaining,
         killGraceMs: 2000,
+        sandbox: config.jobSandbox,
         secrets: secretValues,
         env: { GITLOOM_WORKSPACE: workspace, GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
         variables: {

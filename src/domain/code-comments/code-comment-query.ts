@@ -1,13 +1,11 @@
 import { sql, type SqlBool } from 'kysely';
 import type { CodeCommentRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
-import { resolveCommit } from '../../git/repository.js';
 import { containsToLike, escapeLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
-import { findProjectByPath } from '../projects/projects.js';
 import {
-  allWords, always, compileCriteria, criterionUser, equals, likeCondition, mentioned, type Condition, type LeafCompiler,
+  allWords, always, compileCriteria, criterionUser, equals, likeCondition, mentioned, projectCommit, type Condition, type LeafCompiler,
 } from '../query/compile.js';
 
 const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
@@ -53,15 +51,8 @@ function codeCommentLeaf(ctx: Context): LeafCompiler {
           case 'mentioned me':
           case 'mentioned': return mentioned('codeCommentMentions', 'commentId', 'codeComments.id', await user());
           case 'on commit': {
-            const value = c.value!;
-            const colon = value.indexOf(':');
-            if (colon <= 0) throw new QuerySyntaxError(`Project is not specified: ${value}`);
-            const project = await findProjectByPath(ctx.db, value.slice(0, colon));
-            if (!project) throw new QuerySyntaxError(`Unable to find project: ${value.slice(0, colon)}`);
-            const rev = value.slice(colon + 1);
-            const commit = rev && !rev.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), rev).catch(() => null) : null;
-            if (!commit) throw new QuerySyntaxError(`Unable to find revision: ${value}`);
-            return (eb) => eb.and([eb('codeComments.projectId', '=', project.id), eb('codeComments.markCommitHash', '=', commit)]);
+            const { projectId, commit } = await projectCommit(ctx, c.value!);
+            return (eb) => eb.and([eb('codeComments.projectId', '=', projectId), eb('codeComments.markCommitHash', '=', commit)]);
           }
           default:
             throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`);

@@ -10,6 +10,7 @@ import { parseReferences, recordReferences } from '../issues/references.js';
 import { recordMentions } from '../mentions.js';
 import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../permissions.js';
 import { requireSelfOrAdmin } from '../users/users.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 export const MAX_CONTENT = 100_000;
 export const WHITESPACE_OPTIONS = ['DEFAULT', 'IGNORE_LEADING', 'IGNORE_CHANGE', 'IGNORE_ALL', 'DO_NOT_IGNORE'] as const;
@@ -180,6 +181,7 @@ export async function createCodeComment(ctx: Context, data: CodeCommentData): Pr
     await recordCodeCommentMentions(tx, { id, comparePullRequestId: compare.comparePullRequestId }, content);
     await recordCodeCommentReferences(tx, { id, projectId: data.projectId, comparePullRequestId: compare.comparePullRequestId }, userId, ctx.now(), content);
     await touchPullRequest(tx, compare.comparePullRequestId, ctx.now());
+    await enqueueEvent(tx, { type: 'CODE_COMMENT', action: 'CREATED', commentId: id, actorId: userId, date: createDate, text: content });
     return id;
   });
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { uniquely } from '../access/unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
@@ -7,6 +8,7 @@ import { deny, requireUser } from '../permissions.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
 import { parseReferences, recordReferences } from './references.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 /**
  * Issue comments, watches and votes (reference/comments-issues.md §3, §4). Checks use
@@ -73,6 +75,7 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
     await autoWatchIssue(tx, data.issueId, [userId]);
     await recordMentions(tx, { kind: 'issue', issueId: data.issueId }, content);
     await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, ctx.now(), parseReferences(content, 'markdown'));
+    await enqueueEvent(tx, { type: 'ISSUE', action: 'COMMENTED', issueId: issue.id, actorId: userId, date, text: content });
     return id;
   });
 }
@@ -130,13 +133,13 @@ export async function createIssueWatch(ctx: Context, data: IssueWatchData): Prom
   requireSelfOrAdmin(ctx, userId);
   await issueOfBody(ctx, data.issueId);
   await assertUser(ctx.db, userId);
-  return ctx.db.transaction().execute(async (tx) => {
+  return uniquely('The user already has a watch on this issue', () => ctx.db.transaction().execute(async (tx) => {
     const existing = await tx.selectFrom('issueWatches').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
     if (existing) throw new Conflict('The user already has a watch on this issue');
     const { id } = await tx.insertInto('issueWatches').values({ issueId: data.issueId, userId, watching: data.watching ? 1 : 0 })
       .returning('id').executeTakeFirstOrThrow();
     return id;
-  });
+  }));
 }
 
 /** Update (§4.1): `watching`; administrator or the watch's user; issue and user can not move. */
@@ -176,14 +179,15 @@ export async function createIssueVote(ctx: Context, data: IssueVoteData): Promis
   requireSelfOrAdmin(ctx, userId);
   await issueOfBody(ctx, data.issueId);
   await assertUser(ctx.db, userId);
-  return ctx.db.transaction().execute(async (tx) => {
+  // a concurrent twin passes the check too: the unique key decides, still 409
+  return uniquely('The user already voted for this issue', () => ctx.db.transaction().execute(async (tx) => {
     const existing = await tx.selectFrom('issueVotes').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
     if (existing) throw new Conflict('The user already voted for this issue');
     const { id } = await tx.insertInto('issueVotes').values({ issueId: data.issueId, userId, date: data.date ?? ctx.now() })
       .returning('id').executeTakeFirstOrThrow();
     await tx.updateTable('issues').set((eb) => ({ voteCount: eb('voteCount', '+', 1) })).where('id', '=', data.issueId).execute();
     return id;
-  });
+  }));
 }
 
 /** Delete (§4.2): administrator or the voter; `voteCount` −1. */

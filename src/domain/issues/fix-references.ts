@@ -13,6 +13,9 @@ export interface FixReference {
  */
 export const PROJECT_PATH = String.raw`\w(?:[\w\-/.]*\w)?`;
 
+/** Largest issue or pull request number (an integer column): `#` followed by more names nothing. */
+export const MAX_NUMBER = 2_147_483_647;
+
 const KEYWORDS = 'fix|fixed|fixes|fixing|resolve|resolved|resolves|resolving|close|closed|closes|closing';
 const REFERENCE = String.raw`(?:issue\s+)?(?<project>${PROJECT_PATH})?#(?<issue>\d+)`;
 
@@ -45,7 +48,7 @@ export function parseFixReferences(text: string | null | undefined): FixReferenc
     for (const pattern of PATTERNS) {
       for (const match of trimmed.matchAll(pattern)) {
         const number = Number(match.groups!.issue);
-        if (!Number.isSafeInteger(number) || number <= 0) continue;
+        if (!Number.isSafeInteger(number) || number <= 0 || number > MAX_NUMBER) continue;
         const projectPath = match.groups!.project ?? null;
         const key = `${projectPath ?? ''}#${number}`;
         if (!found.has(key)) found.set(key, { projectPath, number });

@@ -2,13 +2,13 @@ import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { Conflict } from '../../errors.js';
 import { getDefaultBranch, readCommits, revList } from '../../git/repository.js';
-import { QuerySyntaxError } from '../../query/index.js';
+import { parseIntegerValue, QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
 import { accessibleProjectsCondition, deny } from '../permissions.js';
 import { findProjectByPath } from '../projects/projects.js';
 import { commitFixReferences, indexFixedIssues, indexTextFixedIssues, updateCommits } from '../pulls/commits.js';
-import { getPullRequestRow, listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';
+import { findPullRequestRow, listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';
 import { parseFixReferences, resolveFixReferences, type FixReference } from './fix-references.js';
 import { recordCommitReferences } from './references.js';
 import { CLOSED_STATE, INITIAL_STATE } from './issue-setting.js';
@@ -16,6 +16,8 @@ import { changeState, loadAccessibleIssue } from './issues.js';
 
 /** Most commits read for one push or one range (the newest ones). */
 const MAX_COMMITS = 1000;
+/** Most commits read for a range between two revisions (the newest ones). */
+const MAX_RANGE_COMMITS = 10_000;
 
 async function messagesOf(repo: string, include: string[], exclude: string[]): Promise<{ hash: string; message: string }[]> {
   const hashes = await revList(repo, include, exclude, { max: MAX_COMMITS });
@@ -58,7 +60,7 @@ export async function indexFixedIssueBacklog(ctx: Context): Promise<void> {
         }
       }
       await ctx.db.transaction().execute(async (tx) => {
-        const current = pr ? await getPullRequestRow(tx, pr.id).catch(() => null) : null;
+        const current = pr ? await findPullRequestRow(tx, pr.id) : null;
         if (current) {
           await indexFixedIssues(tx, current.id, current.targetProjectId, 'COMMIT', references);
           await indexTextFixedIssues(tx, current.id, current.targetProjectId, 'TITLE', current.title);
@@ -83,7 +85,7 @@ async function pullRequestByReference(ctx: Context, value: string): Promise<Pull
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
   const pr = await ctx.db.selectFrom('pullRequests').selectAll().where('targetProjectId', '=', project.id)
-    .where('number', '=', Number(match[2])).executeTakeFirst();
+    .where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
   if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${value}`);
   return pr;
 }
@@ -119,7 +121,7 @@ export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Pr
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
   const issue = await ctx.db.selectFrom('issues').select(['id', 'projectId', 'number']).where('projectId', '=', project.id)
-    .where('number', '=', Number(match[2])).executeTakeFirst();
+    .where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${value}`);
   return (await pullRequestsFixing(ctx, issue)).map((pr) => pr.id);
 }
@@ -135,12 +137,16 @@ export async function listIssuePullRequests(ctx: Context, issueId: number): Prom
 }
 
 /**
- * The issues fixed by the commits of a project between two commits (`from` excluded; null = all
- * history up to `to`, newest 1000 commits), resolved against that project. For builds'
- * fixed issues (reference/builds.md: commits since the previous build).
+ * The issues fixed by the commits `from..to` of a project (`from` excluded, at most the newest
+ * 10,000 commits), resolved against that project: distinct ids in the order the messages name
+ * them. Serves builds' fixed issues (reference/builds.md §8: commits since the previous build)
+ * and the issue query's `fixed between` (reference/comments-issues.md §6.2).
+ *
+ * @throws GitError when a revision is missing from the repository.
  */
-export async function fixedIssueIdsBetween(ctx: Context, projectId: number, from: string | null, to: string): Promise<number[]> {
-  const commits = await messagesOf(ctx.repoPath(projectId), [to], from ? [from] : []);
+export async function fixedIssueIdsBetween(ctx: Pick<Context, 'db' | 'repoPath'>, projectId: number, from: string, to: string): Promise<number[]> {
+  const repo = ctx.repoPath(projectId);
+  const commits = await readCommits(repo, await revList(repo, [to], [from], { max: MAX_RANGE_COMMITS }));
   return resolveFixReferences(ctx.db, projectId, commits.flatMap((c) => parseFixReferences(c.message)));
 }
 
@@ -152,10 +158,10 @@ export async function fixedIssueIdsBetween(ctx: Context, projectId: number, from
  */
 export async function onFixingCommitsPushed(ctx: Context, projectId: number, changes: readonly RefChange[], userId: number | null): Promise<void> {
   const repo = ctx.repoPath(projectId);
-  const defaultBranch = await getDefaultBranch(repo).catch(() => null);
+  const defaultBranch = await getDefaultBranch(repo);
   for (const change of changes) {
     if (!change.ref.startsWith('refs/heads/') || !change.newHash) continue;
-    const commits = await messagesOf(repo, [change.newHash], change.oldHash ? [change.oldHash] : []).catch(() => []);
+    const commits = await messagesOf(repo, [change.newHash], change.oldHash ? [change.oldHash] : []);
     await recordCommitReferences(ctx.db, projectId, userId, ctx.now(), commits);
     const fixes: { hash: string; issueIds: number[] }[] = [];
     for (const commit of commits) {

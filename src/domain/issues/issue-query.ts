@@ -1,6 +1,7 @@
 import { sql, type SqlBool } from 'kysely';
+import { dialectOf, ISSUE_COMMENT_TEXT, ISSUE_TEXT } from '../../db/dialect.js';
 import type { IssueRow } from '../../db/schema.js';
-import { readCommit, resolveCommit, revList, readCommits } from '../../git/repository.js';
+import { readCommit } from '../../git/repository.js';
 import {
   containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery,
 } from '../../query/index.js';
@@ -9,11 +10,11 @@ import { accessibleProjectsCondition } from '../permissions.js';
 import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  allWords, always, compileCriteria, criterionUser, currentUserOrFail, equals, inIds, mentioned, never, projectIdsMatchingPath,
+  allWords, always, compileCriteria, criterionUser, currentUserOrFail, equals, inIds, mentioned, never, projectCommit, projectIdsMatchingPath,
   userIdByLogin, type Condition, type LeafCompiler,
 } from '../query/compile.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
-import { fixedIssueIdsOfPullRequestReference } from './fixed-issues.js';
+import { fixedIssueIdsBetween, fixedIssueIdsOfPullRequestReference } from './fixed-issues.js';
 import { fieldSpec, ISSUE_FIELDS, ISSUE_STATES } from './issue-setting.js';
 
 /** The links of a fresh install; no link between issues is stored, so none is ever present. */
@@ -40,52 +41,19 @@ function commentedBy(userId: number): Condition {
   return (eb) => eb.exists(eb.selectFrom('issueComments').select('id').whereRef('issueId', '=', 'issues.id').where('userId', '=', userId));
 }
 
-/** Whether a LIKE pattern can go through the SQLite trigram tables (they take no ESCAPE clause). */
-function trigramReady(ctx: Context, pattern: string): boolean {
-  return ctx.engine === 'sqlite' && !pattern.includes('\\');
-}
-
-/**
- * Subquery of the ids of issues whose title or description (`columns`) matches a lower-case LIKE
- * pattern: the FTS5 trigram table on SQLite (migration 0010), the pg_trgm indexes on PostgreSQL.
- * As an `id in (…)` subquery both engines can start from the few matching rows.
- */
-function issueTextMatches(ctx: Context, columns: readonly ('title' | 'description')[], pattern: string) {
-  if (trigramReady(ctx, pattern)) {
-    return sql`select rowid from issue_search where ${sql.join(columns.map((c) => sql`${sql.raw(c)} like ${pattern}`), sql` or `)}`;
-  }
-  // One select per column (not an OR), so PostgreSQL uses each column's trigram index.
-  return sql.join(columns.map((c) => sql`select id from issues where lower(${sql.raw(c)}) like ${pattern} escape '\\'`), sql` union `);
-}
-
 /** Subquery of the ids of issues with a comment matching a lower-case LIKE pattern. */
-function issueCommentMatches(ctx: Context, pattern: string) {
-  if (trigramReady(ctx, pattern)) {
-    return sql`select issue_id from issue_comments where id in (select rowid from issue_comment_search where content like ${pattern})`;
-  }
-  return sql`select issue_id from issue_comments where lower(content) like ${pattern} escape '\\'`;
+function commentMatches(ctx: Context, pattern: string) {
+  return sql`select issue_id from issue_comments where id in (${dialectOf(ctx.db).textMatches(ISSUE_COMMENT_TEXT, pattern)})`;
 }
 
 /** `~a b~` for one word: in the title, the description or a comment (case-insensitive). */
 function textContains(ctx: Context, word: string): Condition {
   const pattern = containsToLike(word, { wildcard: false });
-  return () => sql<SqlBool>`${sql.ref('issues.id')} in (${issueTextMatches(ctx, ['title', 'description'], pattern)} union ${issueCommentMatches(ctx, pattern)})`;
+  return () => sql<SqlBool>`${sql.ref('issues.id')} in (${dialectOf(ctx.db).textMatches(ISSUE_TEXT, pattern)} union ${commentMatches(ctx, pattern)})`;
 }
 
 function compare(operator: string): '=' | '>' | '<' {
   return operator === 'is' ? '=' : operator === 'is greater than' ? '>' : '<';
-}
-
-/** `project:rev` → the project and the commit it names; QuerySyntaxError otherwise. */
-async function projectCommit(ctx: Context, value: string): Promise<{ projectId: number; commit: string }> {
-  const colon = value.indexOf(':');
-  if (colon <= 0) throw new QuerySyntaxError(`Project is not specified: ${value}`);
-  const project = await findProjectByPath(ctx.db, value.slice(0, colon));
-  if (!project) throw new QuerySyntaxError(`Unable to find project: ${value.slice(0, colon)}`);
-  const rev = value.slice(colon + 1);
-  const commit = rev && !rev.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), rev).catch(() => null) : null;
-  if (!commit) throw new QuerySyntaxError(`Unable to find revision: ${value}`);
-  return { projectId: project.id, commit };
 }
 
 /** `proj#n` → the build it names (its project, commit and id); QuerySyntaxError otherwise. */
@@ -95,7 +63,7 @@ async function buildReference(ctx: Context, value: string): Promise<{ id: number
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
   const build = await ctx.db.selectFrom('builds').select(['id', 'commitHash']).where('projectId', '=', project.id)
-    .where('number', '=', Number(match[2])).executeTakeFirst();
+    .where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
   if (!build) throw new QuerySyntaxError(`Unable to find build: ${value}`);
   return { id: build.id, projectId: project.id, commit: build.commitHash };
 }
@@ -116,17 +84,14 @@ async function fixedBetween(ctx: Context, from: { type: string; value: string },
   const a = await revisionTarget(ctx, from);
   const b = await revisionTarget(ctx, to);
   if (a.projectId !== b.projectId) throw new QuerySyntaxError('Both revisions should be in the same project');
-  const repo = ctx.repoPath(a.projectId);
-  const hashes = await revList(repo, [b.commit], [a.commit], { max: 10_000 });
-  const commits = await readCommits(repo, hashes);
-  return resolveFixReferences(ctx.db, a.projectId, commits.flatMap((c) => parseFixReferences(c.message)));
+  return fixedIssueIdsBetween(ctx, a.projectId, a.commit, b.commit);
 }
 
 /** `"Number" is "proj#12"` (or `#12` / `12` in any project). */
 async function numberCondition(ctx: Context, operator: string, value: string): Promise<Condition> {
   const match = /^(.*?)#?(\d+)$/.exec(value.trim());
   if (!match) throw new QuerySyntaxError(`Invalid issue number: ${value}`);
-  const number = Number(match[2]);
+  const number = parseIntegerValue('Number', match[2]);
   const op = compare(operator);
   if (!match[1]) return (eb) => eb('issues.number', op, number);
   const project = await findProjectByPath(ctx.db, match[1]);
@@ -208,11 +173,11 @@ function issueLeaf(ctx: Context): LeafCompiler {
           }
           case 'Title':
           case 'Description': {
-            const matches = issueTextMatches(ctx, [c.field === 'Title' ? 'title' : 'description'], containsToLike(c.value!));
+            const matches = dialectOf(ctx.db).textMatches(ISSUE_TEXT, containsToLike(c.value!), [c.field === 'Title' ? 'title' : 'description']);
             return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
           }
           case 'Comment': {
-            const matches = issueCommentMatches(ctx, containsToLike(c.value!));
+            const matches = commentMatches(ctx, containsToLike(c.value!));
             return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
           }
           case 'Submit Date':
@@ -277,14 +242,16 @@ export async function visibleIssuesCondition(ctx: Context): Promise<Condition | 
 /**
  * Query (reference/comments-issues.md §6.2, §6.4): the issue query language compiled to one SQL
  * statement over the issues the caller may see; `order by` any built-in sort field or custom
- * field (by the value's ordinal); default last activity date descending, then id.
+ * field (by the value's ordinal); default last activity date descending, then id. `projectId`
+ * limits the result to one project's issues (the project's issue list page).
  */
-export async function queryIssues(ctx: Context, text: string, offset: number, count: number): Promise<IssueRow[]> {
+export async function queryIssues(ctx: Context, text: string, offset: number, count: number, projectId?: number): Promise<IssueRow[]> {
   const parsed = parseIssueQuery(text, new Date(ctx.now()));
   const condition = await compileIssueCriteria(ctx, parsed);
   const visible = await visibleIssuesCondition(ctx);
   let query = ctx.db.selectFrom('issues').selectAll('issues').where((eb) => condition(eb));
   if (visible) query = query.where((eb) => visible(eb));
+  if (projectId !== undefined) query = query.where('issues.projectId', '=', projectId);
   const orders = parsed.orders.length > 0 ? parsed.orders : [{ field: 'Last Activity Date', direction: 'desc' as const }];
   for (const order of orders) {
     const expression = SORT_EXPRESSIONS[order.field]

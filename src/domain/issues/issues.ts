@@ -9,6 +9,7 @@ import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../
 import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
+import { enqueueEvent } from '../outbox/events.js';
 
 export const MAX_TITLE = 255;
 export const MAX_CONTENT = 100_000;
@@ -154,6 +155,7 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
     await recordMentions(tx, { kind: 'issue', issueId: id }, description);
     await recordReferences(tx, { kind: 'issue', issueId: id, projectId: project.id }, submitterId, now,
       [...parseReferences(title, 'plain'), ...parseReferences(description, 'markdown')]);
+    await enqueueEvent(tx, { type: 'ISSUE', action: 'OPENED', issueId: id, actorId: submitterId, date: now, text: description });
     return id;
   });
 }
@@ -368,6 +370,7 @@ export async function changeState(
       await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, now, parseReferences(extra.comment, 'markdown'));
     }
     if (userId !== null) await autoWatchIssue(tx, issue.id, [userId]);
+    await enqueueEvent(tx, { type: 'ISSUE', action: 'STATE_CHANGED', issueId: issue.id, actorId: userId, date: now, text: extra.comment });
     return true;
   };
   return db.transaction().execute(run);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { markdownText } from '../mentions.js';
 import type { PullRequestChangeData } from '../pulls/changes.js';
-import { PROJECT_PATH, projectsByPath, type NumberInProject } from './fix-references.js';
+import { MAX_NUMBER, PROJECT_PATH, projectsByPath, type NumberInProject } from './fix-references.js';
 
 /**
  * Plain references between issues, pull requests and builds (reference/comments-issues.md §7
@@ -26,12 +26,13 @@ export interface EntityReference {
  * A reference: an optional keyword, an optional project path (the grammar the fix patterns use),
  * `#` and the number, standing on its own (not inside a word, not an HTML entity like `&#39;`).
  */
-const PLAIN = new RegExp(
+export const PLAIN_REFERENCE = new RegExp(
   String.raw`(?:^|[^\w&])(?:(?<kind>issue|pull\s*request|pr|build)\s+)?(?<project>${PROJECT_PATH})?#(?<number>\d+)(?=$|\W)`,
   'gi',
 );
 
-function kindOf(keyword: string | undefined): ReferenceKind {
+/** The kind a reference's keyword (`issue`, `pr`, `pull request`, `build`, none) names. */
+export function kindOf(keyword: string | undefined): ReferenceKind {
   if (!keyword) return 'issue';
   const lower = keyword.toLowerCase();
   if (lower === 'issue') return 'issue';
@@ -54,9 +55,9 @@ export function parseReferences(text: string | null | undefined, format: 'markdo
   if (!text || !/#\d/.test(text)) return [];
   const searched = format === 'markdown' ? markdownText(text) : text;
   const found = new Map<string, EntityReference>();
-  for (const match of searched.matchAll(PLAIN)) {
+  for (const match of searched.matchAll(PLAIN_REFERENCE)) {
     const number = Number(match.groups!.number);
-    if (!Number.isSafeInteger(number) || number <= 0) continue;
+    if (!Number.isSafeInteger(number) || number <= 0 || number > MAX_NUMBER) continue;
     const reference: EntityReference = {
       kind: kindOf(match.groups!.kind), projectPath: match.groups!.project?.toLowerCase() ?? null, number,
     };

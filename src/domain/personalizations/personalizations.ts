@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { parseQuery } from '../../query/index.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../access/unique.js';
 import type { Context } from '../context.js';
 import { parseIssueQuery } from '../issues/issue-query.js';
 import { loadProjectWith, requireUser } from '../permissions.js';
@@ -133,6 +134,12 @@ export async function createPersonalization(ctx: Context, kind: PersonalizationK
     if (existing) throw new Conflict(`${LABELS[kind]} already exists for this user and project`);
     const row = await (tx as any).insertInto(table).values({ projectId: data.projectId, userId, ...values }).returning('id').executeTakeFirstOrThrow();
     return row.id as number;
+  }).catch((error: unknown) => {
+    // the checks above passed, but a concurrent request won: a twin was created (409) or the
+    // project or user was deleted meanwhile (404)
+    if (isUniqueViolation(error)) throw new Conflict(`${LABELS[kind]} already exists for this user and project`, { cause: error });
+    if (isForeignKeyViolation(error)) throw new NotFound('Project or user not found', { cause: error });
+    throw error;
   });
 }
 

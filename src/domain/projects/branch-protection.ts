@@ -182,12 +182,6 @@ export async function branchProtection(ctx: Pick<Context, 'db'>, projectId: numb
   return foldBranch(branches, branch, user);
 }
 
-/** The effective tag protection for `userId` on `tag` of a project (reference/projects.md §3 TagProtection). */
-export async function tagProtection(ctx: Pick<Context, 'db'>, projectId: number, tag: string, userId: number): Promise<EffectiveTagProtection> {
-  const [{ tags }, user] = await Promise.all([hierarchyProtections(ctx.db, projectId), who(ctx.db, userId)]);
-  return foldTag(tags, tag, user);
-}
-
 /**
  * Decides a push (the pre-receive check): returns one message per refused ref update, empty when
  * everything may land. Branches, in OneDev's order (reference/projects.md §3 BranchProtection):

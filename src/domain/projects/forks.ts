@@ -2,7 +2,7 @@ import type { ProjectRow } from '../../db/schema.js';
 import { copyBranchesAndTags } from '../../git/forks.js';
 import { getDefaultBranch, setDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { accessibleProjectsCondition, loadProjectWith } from '../permissions.js';
+import { accessibleProjectsCondition, loadProjectWith, projectPermissions } from '../permissions.js';
 
 /**
  * Fills a new fork's repository from the project it forks (seed §4.3 Create with `forkedFromId`):
@@ -29,4 +29,16 @@ export async function projectForks(ctx: Context, projectId: number): Promise<Pro
   let query = ctx.db.selectFrom('projects').selectAll('projects').where('forkedFromId', '=', projectId);
   if (accessible) query = query.where((eb) => accessible(eb, 'projects.id'));
   return query.orderBy('path').execute();
+}
+
+/**
+ * The project a fork was made from, as the caller may see it: its path, or null when the
+ * project is no fork, or its origin was deleted or is invisible to the caller (its existence is
+ * not leaked). Shown on a fork's home page.
+ */
+export async function forkOrigin(ctx: Context, project: Pick<ProjectRow, 'forkedFromId'>): Promise<{ id: number; path: string } | null> {
+  if (project.forkedFromId === null) return null;
+  const origin = await ctx.db.selectFrom('projects').selectAll().where('id', '=', project.forkedFromId).executeTakeFirst();
+  if (!origin || !(await projectPermissions(ctx, origin)).access) return null;
+  return { id: origin.id, path: origin.path };
 }

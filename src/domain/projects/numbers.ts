@@ -19,16 +19,15 @@ export async function forkRootId(db: Db, projectId: number): Promise<number> {
 /**
  * Takes the next number of a kind (`pull-request`, `issue`, `build`) in a scope, inside the
  * caller's transaction so a rolled-back create gives its number back. Numbers start at 1.
+ * One upsert (`INSERT … ON CONFLICT DO UPDATE … RETURNING`): concurrent first numbers of a
+ * scope queue on the row instead of colliding on its key, on SQLite and PostgreSQL alike.
  */
 export async function takeNextNumber(tx: Transaction<Database>, scopeId: number, kind: string): Promise<number> {
-  const updated = await tx
-    .updateTable('numberSequences')
-    .set((eb) => ({ nextNumber: eb('nextNumber', '+', 1) }))
-    .where('scopeId', '=', scopeId)
-    .where('kind', '=', kind)
+  const { nextNumber } = await tx
+    .insertInto('numberSequences')
+    .values({ scopeId, kind, nextNumber: 2 })
+    .onConflict((oc) => oc.columns(['scopeId', 'kind']).doUpdateSet((eb) => ({ nextNumber: eb('numberSequences.nextNumber', '+', 1) })))
     .returning('nextNumber')
-    .executeTakeFirst();
-  if (updated) return updated.nextNumber - 1;
-  await tx.insertInto('numberSequences').values({ scopeId, kind, nextNumber: 2 }).execute();
-  return 1;
+    .executeTakeFirstOrThrow();
+  return nextNumber - 1;
 }

@@ -9,18 +9,24 @@ import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { ancestorPaths, deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
 import { isUniqueViolation } from '../access/unique.js';
 import { populateFork } from './forks.js';
+import { announceTransition, applyTransition } from '../pulls/transitions.js';
 
 const NAME_PATTERN = /^\w[\w.-]*$/;
 /** Names that would shadow server paths (reference/projects.md §1 "Name rules"). */
 const RESERVED_NAMES = new Set(['robots.txt', 'sitemap.xml', 'sitemap.txt', 'favicon.ico', 'favicon.png', 'logo.png', 'wicket', 'projects', 'avatars']);
 
-/** Validates a project name (CONTRACT.md §8): `\w[\w.-]*`, not reserved. Throws BadRequest. */
+/**
+ * Validates a project name (CONTRACT.md §8): `\w[\w.-]*`, not reserved, and not ending in `.git`
+ * (git clients strip that suffix, so `x.git` would clone and push project `x`). Used on create and
+ * rename. Throws BadRequest.
+ */
 export function validateProjectName(name: unknown): string {
   if (typeof name !== 'string' || name === '') throw new BadRequest('Name is required');
   if (!NAME_PATTERN.test(name)) {
     throw new BadRequest('Should start with alphanumeric or underscore, and contains only alphanumeric, underscore, dash, or dot');
   }
   if (RESERVED_NAMES.has(name.toLowerCase()) || name.startsWith('~')) throw new BadRequest(`'${name}' is a reserved name`);
+  if (name.toLowerCase().endsWith('.git')) throw new BadRequest(`Project name should not end with '.git': ${name}`);
   return name;
 }
 
@@ -225,19 +231,22 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
     .select(['id', 'path'])
     .where((eb) => eb.or([eb('id', '=', project.id), eb(sql`substr(path, 1, ${project.path.length + 1})`, '=', `${project.path}/`)]))
     .execute();
+  // a concurrent delete got there first
+  if (subtree.length === 0) throw new NotFound(`Project not found: ${projectId}`);
   subtree.sort((a, b) => b.path.length - a.path.length);
   const ids = subtree.map((p) => p.id);
   const now = ctx.now();
-  await ctx.db.transaction().execute(async (tx) => {
-    await tx
-      .updateTable('pullRequests')
-      .set({ status: 'DISCARDED', closeDate: now, lastActivityDate: now, lastActivityUserId: ctx.actor.userId, lastActivityDescription: 'discarded' })
-      .where('sourceProjectId', 'in', ids)
-      .where('targetProjectId', 'not in', ids)
-      .where('status', '=', 'OPEN')
-      .execute();
+  const discarded = await ctx.db.transaction().execute(async (tx) => {
+    const orphaned = await tx.selectFrom('pullRequests').select('id')
+      .where('sourceProjectId', 'in', ids).where('targetProjectId', 'not in', ids).where('status', '=', 'OPEN').execute();
+    const moved: number[] = [];
+    for (const { id } of orphaned) {
+      if (await applyTransition(tx, id, { to: 'DISCARDED' }, { userId: ctx.actor.userId, date: now })) moved.push(id);
+    }
     for (const id of ids) await tx.deleteFrom('projects').where('id', '=', id).execute();
+    return moved;
   });
+  for (const id of discarded) announceTransition(ctx, id, 'DISCARDED');
   await Promise.all(ids.map((id) => fs.rm(ctx.repoPath(id), { recursive: true, force: true })));
 }
 

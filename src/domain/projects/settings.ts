@@ -2,7 +2,10 @@ import type { Db } from '../../db/database.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import { uniquely } from '../access/unique.js';
+import { secretKey } from '../builds/secret-encryption.js';
+import { revealJobSecrets, sealJobSecrets } from '../builds/secrets.js';
 import type { Context } from '../context.js';
+import { normalizeWebHooks } from '../outbox/webhooks.js';
 import { loadProjectWith } from '../permissions.js';
 import { validateBranchProtectionRules } from './protection-validation.js';
 
@@ -109,15 +112,16 @@ export function settingOf(project: Pick<ProjectRow, 'setting' | 'serviceDeskName
   return { ...defaults(), ...stored, serviceDeskName: project.serviceDeskName } as ProjectSetting;
 }
 
-/** Get Setting (reference/projects.md §2 #4): manage permission. */
+/** Get Setting (reference/projects.md §2 #4): manage permission; job secret values decrypted. */
 export async function getProjectSetting(ctx: Context, projectId: number): Promise<ProjectSetting> {
   const { project } = await loadProjectWith(ctx, projectId, 'manage');
-  return settingOf(project);
+  return revealJobSecrets(settingOf(project), secretKey(ctx.config));
 }
 
 /**
  * Update Setting (reference/projects.md §2 #14): manage permission; a full replacement — omitted
  * parts get their defaults, `contributedSettings` in the body is ignored (the stored one stays).
+ * Job secret values are stored encrypted (src/domain/builds/secrets.ts).
  * Protections are validated (400) and completed with their defaults; a service desk name used by
  * another project is 409.
  */
@@ -138,10 +142,11 @@ export async function updateProjectSetting(ctx: Context, projectId: number, body
     serviceDeskName: serviceDeskName as string | null,
     branchProtections: normalizeList<BranchProtection>(body.branchProtections, 'branchProtections', BRANCH_PROTECTION_DEFAULTS, 'branches'),
     tagProtections: normalizeList<TagProtection>(body.tagProtections, 'tagProtections', TAG_PROTECTION_DEFAULTS, 'tags'),
+    webHooks: normalizeWebHooks(body.webHooks),
     contributedSettings: previous.contributedSettings,
   };
   setting.branchProtections.forEach((p, i) => validateBranchProtectionRules(p, `branchProtections[${i}]`));
-  await saveSetting(ctx.db, project.id, setting);
+  await saveSetting(ctx.db, project.id, sealJobSecrets(setting, secretKey(ctx.config)));
 }
 
 async function saveSetting(db: Db, projectId: number, setting: ProjectSetting): Promise<void> {

@@ -2,7 +2,9 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kyse
 import type { Db } from '../../db/database.js';
 import type { Criteria, ParsedQuery } from '../../query/index.js';
 import { antPathToLike, antPathToRegExp, QuerySyntaxError } from '../../query/index.js';
+import { resolveCommit } from '../../git/repository.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
+import { findProjectByPath } from '../projects/projects.js';
 
 /**
  * Shared machinery of the query-language compilers (projects, pull requests, builds, issues,
@@ -115,4 +117,21 @@ export function compileOrders(query: ParsedQuery, columns: Record<string, string
     if (!expression) throw new QuerySyntaxError(`Can not order by field: ${order.field}`);
     return { expression, direction: order.direction };
   });
+}
+
+/**
+ * `project:rev` (`fixed in commit`, `on commit`, reference/comments-issues.md §6.2) → the
+ * project and the commit the revision names there.
+ *
+ * @throws QuerySyntaxError when the project is missing or unknown, or the revision names no commit.
+ */
+export async function projectCommit(ctx: Context, value: string): Promise<{ projectId: number; commit: string }> {
+  const colon = value.indexOf(':');
+  if (colon <= 0) throw new QuerySyntaxError(`Project is not specified: ${value}`);
+  const project = await findProjectByPath(ctx.db, value.slice(0, colon));
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${value.slice(0, colon)}`);
+  const rev = value.slice(colon + 1);
+  const commit = rev && !rev.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), rev) : null;
+  if (!commit) throw new QuerySyntaxError(`Unable to find revision: ${value}`);
+  return { projectId: project.id, commit };
 }

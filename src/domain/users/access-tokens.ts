@@ -19,6 +19,8 @@ export function generateTokenValue(): string {
 
 /** Listing shape: the value masked to its first 4 characters + `…` (CONTRACT.md §5). */
 export interface AccessTokenInfo {
+  /** The token's row id (not on the wire): how the pages name a token whose value is gone. */
+  id: number;
   value: string;
   description: string | null;
   createDate: number;
@@ -31,11 +33,11 @@ export async function listAccessTokens(ctx: Context, userId: number): Promise<Ac
   requireSelfOrAdmin(ctx, userId);
   const rows = await ctx.db
     .selectFrom('accessTokens')
-    .select(['prefix', 'description', 'createDate', 'expireDate'])
+    .select(['id', 'prefix', 'description', 'createDate', 'expireDate'])
     .where('ownerId', '=', userId)
     .orderBy('id')
     .execute();
-  return rows.map((r) => ({ value: `${r.prefix}…`, description: r.description, createDate: r.createDate, expireDate: r.expireDate }));
+  return rows.map((r) => ({ id: r.id, value: `${r.prefix}…`, description: r.description, createDate: r.createDate, expireDate: r.expireDate }));
 }
 
 /**
@@ -77,4 +79,15 @@ export async function deleteAccessToken(ctx: Context, userId: number, value: str
     .where('hash', '=', hashToken(value))
     .executeTakeFirst();
   if (Number(result.numDeletedRows) === 0) throw new NotFound('No access token found with specified value');
+}
+
+/**
+ * Deletes one of a user's access tokens by its listing id (the web pages, which never hold the
+ * value again): administrator or self; NotFound when the user has no such token.
+ */
+export async function deleteAccessTokenById(ctx: Context, userId: number, tokenId: number): Promise<void> {
+  await getUserRow(ctx.db, userId);
+  requireSelfOrAdmin(ctx, userId);
+  const result = await ctx.db.deleteFrom('accessTokens').where('ownerId', '=', userId).where('id', '=', tokenId).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw new NotFound(`No access token found: ${tokenId}`);
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import { preparedQuery, type Db } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ROOT_ID, UNKNOWN_ID, type Context } from '../context.js';
@@ -38,9 +38,11 @@ export function requireSelfOrAdmin(ctx: Context, userId: number): void {
   if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
 }
 
+const userById = preparedQuery((db, id: number) => db.selectFrom('users').selectAll().where('id', '=', id));
+
 /** Loads a user by id; NotFound when missing. */
 export async function getUserRow(db: Db, userId: number): Promise<UserRow> {
-  const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+  const [user] = await userById(db, userId);
   if (!user) throw new NotFound(`User not found: ${userId}`);
   return user;
 }
