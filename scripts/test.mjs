@@ -13,4 +13,4 @@ const { GITLOOM_TEST_DATABASE_URL: postgresUrl, ...sqliteEnv } = process.env;
 run('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], process.env);
 run('dependency rule', 'npx', ['eslint', 'src'], process.env);
 run('tests on SQLite', 'npx', ['vitest', 'run', ...extra], sqliteEnv);
-if (postgresUrl) run(`tests on PostgreSQL (${postgresUrl})`, 'npx', ['vitest', 'run', 'test/http', ...extra], process.env);
+if (postgresUrl) run(`tests on PostgreSQL (${postgresUrl})`, 'npx', ['vitest', 'run', 'test/http', 'test/web', ...extra], process.env);
