@@ -180,8 +180,11 @@ const npmStart = await startUp(['npm', 'start', '--silent'], 6741);
 const nodeStart = await startUp(undefined, 6741);
 add({ measure: '`npm start` (already built) → ready', gitloom: ms(npmStart), limit: `${ms(nodeStart)} (node dist/cli.js serve)`, ratio: (npmStart / nodeStart).toFixed(2), target: '< 1500 ms' });
 
-// the server as `npm start` runs it (package.json: node's young generation capped at 4 MB)
-const server = await startBenchServer(6742, { GITLOOM_LOG_LEVEL: 'info' }, ['--max-semi-space-size=4']);
+// the server as `npm start` runs it: the environment and node flags of package.json's start script
+const startScript = (JSON.parse(await fs.readFile('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+const startEnv = Object.fromEntries(startScript.slice(0, startScript.indexOf('node')).map((word) => word.split('=') as [string, string]));
+const startFlags = startScript.slice(startScript.indexOf('node') + 1).filter((word) => word.startsWith('--'));
+const server = await startBenchServer(6742, { ...startEnv, GITLOOM_LOG_LEVEL: 'info' }, startFlags);
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-work-'));
 let bare: ChildProcess | undefined;
 try {

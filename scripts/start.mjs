@@ -19,7 +19,7 @@ function newest(target) {
   return latest;
 }
 
-const sources = Math.max(...['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((p) => newest(path.join(root, p))));
+const sources = Math.max(...['src', 'scripts/build.mjs', 'package-lock.json'].map((p) => newest(path.join(root, p))));
 const built = fs.statSync(stamp, { throwIfNoEntry: false })?.mtimeMs ?? 0;
 if (sources > built) {
   process.stderr.write('Compiling Gitloom (sources changed since the last build)…\n');

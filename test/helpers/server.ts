@@ -204,13 +204,17 @@ export interface ChildServer {
   url: string;
 }
 
+/** `gitloom serve` from the TypeScript sources. */
+const FROM_SOURCES = [process.execPath, '--import', 'tsx', 'src/cli.ts', 'serve'];
+
 /**
- * Starts `gitloom serve` from the sources as a child process (so a test can kill -9 it) with
- * `env` added to this process's environment; resolves with its URL once the banner says it
- * listens, rejects with its output when it exits first.
+ * Starts `gitloom serve` as a child process (so a test can kill -9 it) with `env` added to this
+ * process's environment — from the sources, or by `command` run in the project's root (e.g.
+ * `npm start`); resolves with its URL once the banner says it listens, rejects with its output
+ * when it exits first.
  */
-export async function serveChild(env: Record<string, string>): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+export async function serveChild(env: Record<string, string>, command: string[] = FROM_SOURCES): Promise<ChildServer> {
+  const child = spawn(command[0], command.slice(1), {
     cwd: path.resolve(import.meta.dirname, '../..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
