@@ -40,8 +40,13 @@ class CamelCaseResults extends CamelCasePlugin implements KyselyPlugin {
     const rows = args.result.rows;
     if (!Array.isArray(rows) || rows.length === 0) return args.result;
     const mapped = new Array<UnknownRow>(rows.length);
-    for (let i = 0; i < rows.length; i++) mapped[i] = this.mapRow(rows[i]);
+    for (let i = 0; i < rows.length; i++) mapped[i] = this.camelRow(rows[i]);
     return { ...args.result, rows: mapped };
+  }
+
+  /** One result row with camelCase keys. */
+  camelRow(row: UnknownRow): UnknownRow {
+    return this.mapRow(row);
   }
 
   /** The SQL name of a TypeScript identifier (`createDate` → `create_date`; memoized). */
@@ -190,9 +195,19 @@ export function preparedQuery<A extends unknown[], R>(build: (db: Db, ...args: A
       compiled.set(adapter, query);
     }
     const parameters = query.parameters.map((value) => (value instanceof Placeholder ? args[value.index] : value));
-    return (await db.executeQuery<R>({ ...query, parameters })).rows;
+    const committed = db.isTransaction ? undefined : committedReads.get(db);
+    return committed?.(query.sql, parameters) as R[] | undefined ?? (await db.executeQuery<R>({ ...query, parameters })).rows;
   };
 }
+
+/**
+ * SQLite: reads of committed state on a second, read-only connection, run synchronously —
+ * `(sql, parameters)` → camelCased rows, or undefined when the statement is not a read. Used by
+ * {@link preparedQuery} outside transactions: WAL gives the reader the last committed state, so
+ * a lookup neither queues behind an open transaction on the one writing connection (which may
+ * be waiting for git) nor sees its uncommitted rows, and it skips Kysely's executor.
+ */
+const committedReads = new WeakMap<object, (sql: string, parameters: readonly unknown[]) => UnknownRow[] | undefined>();
 
 /**
  * Opens the database: PostgreSQL when `databaseUrl` is a postgres URL, otherwise SQLite in WAL
@@ -235,7 +250,20 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
   };
   const db = new Kysely<Database>({ dialect: instrumented(new SqliteDialect({ database }), SnakeSqliteCompiler, tracker), plugins });
   trackers.set(db, tracker);
-  return { db, engine: 'sqlite', close: () => db.destroy(), poolStats: () => ({ total: 1, idle: 1, waiting: 0 }) };
+  const reader = new SQLite(path.join(options.dataDir, 'gitloom.db'), { readonly: true });
+  reader.pragma('busy_timeout = 5000');
+  const readStatements = new LRUCache<string, ReturnType<typeof reader.prepare>>({ max: 100 });
+  committedReads.set(db, (sql, parameters) => {
+    let statement = readStatements.get(sql);
+    if (!statement) readStatements.set(sql, (statement = reader.prepare(sql)));
+    if (!statement.reader || statement.busy) return undefined;
+    return (statement.all(parameters) as UnknownRow[]).map((row) => naming.camelRow(row));
+  });
+  const close = async () => {
+    await db.destroy();
+    reader.close();
+  };
+  return { db, engine: 'sqlite', close, poolStats: () => ({ total: 1, idle: 1, waiting: 0 }) };
 }
 
 /** Applies every pending migration (src/db/migrations); throws the first failure. */
