@@ -4,8 +4,12 @@
  * a power cut would. Unset in production, where every point is a no-op.
  */
 
-/** The points: `merge-ref-moved` = a merge moved the target branch but has not marked the request merged. */
-export type FaultPoint = 'merge-ref-moved';
+/**
+ * The points: `merge-ref-moved` = a merge moved the target branch but has not marked the request
+ * merged; `build-finish-written` = a build's final status is written inside its transaction, the
+ * BUILD event not yet.
+ */
+export type FaultPoint = 'merge-ref-moved' | 'build-finish-written';
 
 /** Kills this process (SIGKILL) when `GITLOOM_FAULT_POINT` is `point`; otherwise does nothing. */
 export function faultPoint(point: FaultPoint): void {

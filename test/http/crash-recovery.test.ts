@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/fixtures.js';
+import { startHttpReceiver } from '../helpers/receivers.js';
 import { ADMIN, basic, commitFiles, createPostgresDatabase, git, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
@@ -148,6 +149,43 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     expect((await call(second, 'POST', `/pulls/${request}/merge`, '')).status).toBe(409);
     await assertRecovered(second, repo, project.id);
   }, 90_000);
+
+  it('a build whose finish was cut off inside its transaction ends once, with one BUILD event', async () => {
+    const receiver = await startHttpReceiver();
+    cleanup.push(() => receiver.close());
+    const env = await givenInstallation(cleanup, { GITLOOM_WEBHOOK_ALLOW_PRIVATE: 'true', GITLOOM_OUTBOX_BACKOFF_MS: '50' });
+    const spec = ['version: 25', 'jobs:', '- name: Slow', '  steps:', '  - !CommandStep', '    name: sleep', '    runInContainer: false',
+      '    interpreter: !DefaultInterpreter', '      commands:', '      - sleep 60', ''].join('\n');
+    const work = await makeWorkTree({ '.onedev-buildspec.yml': spec });
+    cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
+    const first = await serveChild({ ...env, GITLOOM_FAULT_POINT: 'build-finish-written' });
+    cleanup.push(() => kill(first));
+    const project = await givenProject(first, work);
+    const setting = (await call(first, 'GET', `/projects/${project.id}/setting`)).json;
+    expect((await call(first, 'POST', `/projects/${project.id}/setting`, {
+      ...setting, webHooks: [{ postUrl: `${receiver.url}/hook`, eventTypes: ['BUILD'], secret: 'k' }],
+    })).status).toBe(200);
+    const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
+    const build = await call(first, 'POST', '/job-runs', {
+      '@type': 'JobRunOnCommit', projectId: project.id, commitHash: head, refName: 'refs/heads/main', jobName: 'Slow', params: {}, reason: 'crash',
+    });
+    expect(build.status, build.text).toBe(200);
+    await eventually(async () => (await call(first, 'GET', `/builds/${build.json}`)).json.status === 'RUNNING', 30_000);
+
+    // the cancel kills the process between the status update and the event, before the commit
+    await expect(call(first, 'DELETE', `/job-runs/${build.json}`)).rejects.toThrow();
+    await new Promise((resolve) => (first.child.exitCode !== null || first.child.signalCode !== null ? resolve(null) : first.child.once('exit', resolve)));
+    expect(first.child.signalCode).toBe('SIGKILL');
+
+    const second = await serveChild(env);
+    cleanup.push(() => kill(second));
+    const finished = async () => receiver.received.map((r) => JSON.parse(r.body).build).filter((b) => b.id === build.json && b.finishDate);
+    await eventually(async () => (await finished()).length > 0, 60_000);
+    const final = (await call(second, 'GET', `/builds/${build.json}`)).json;
+    expect(['FAILED', 'CANCELLED']).toContain(final.status);
+    await sleep(500);
+    expect((await finished()).map((b) => b.status)).toEqual([final.status]);
+  }, 120_000);
 
   it('keeps every push and merge across repeated kill -9 at varied delays', async () => {
     const env = await givenInstallation(cleanup);

@@ -19,7 +19,6 @@ import { findJob, lastReadableSpec, specAt } from './spec.js';
 import { readLog } from './storage.js';
 import { createFailedBuild, FINISHED, newPipeline, seededPipeline, submitBuild } from './submit.js';
 import { notifySchedulers } from './wakeup.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 /** Collected failures (logged by the caller's bus) without stopping other submissions. */
 async function submitMatches(
@@ -238,7 +237,7 @@ export async function triggerOnPullRequestClosed(ctx: Context, requestId: number
 }
 
 /**
- * A build reached a final status: wakes the schedulers (dependents may be ready), runs the
+ * A build reached a final status (src/domain/builds/finish.ts, after its commit): wakes the schedulers (dependents may be ready), runs the
  * `!DependencyFinishedTrigger` jobs (same commit, ref, request and pipeline) and the job's
  * `!RunJobAction`s whose condition holds (reason `Post build action of job 'X'`).
  */
@@ -246,7 +245,6 @@ export async function onBuildFinished(ctx: Context, buildId: number): Promise<vo
   notifySchedulers({ finished: buildId });
   const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
   if (!build || !FINISHED.includes(build.status)) return;
-  await enqueueEvent(ctx.db, { type: 'BUILD', buildId, actorId: build.cancellerId, date: build.finishDate ?? ctx.now() });
   const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', build.projectId).executeTakeFirst();
   if (!project) return;
   const spec = await specAt(ctx.repoPath(build.projectId), build.commitHash);

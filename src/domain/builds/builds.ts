@@ -12,7 +12,6 @@ import { fixedIssueIdsBetween } from '../issues/fixed-issues.js';
 import { deny, jobPermissions, loadProjectWith, projectPermissions, requireUser, type JobPermissions } from '../permissions.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
 import { loadReadablePullRequest } from '../pulls/pull-requests.js';
-import { onBuildFinished } from './build-events.js';
 import { readLogFrom, removeBuildStorage } from './storage.js';
 import { cancelBuildRow, checkRefAndCommit, FINISHED, newPipeline, resubmitBuild, submitBuild } from './submit.js';
 
@@ -163,9 +162,7 @@ export async function cancelBuild(ctx: Context, buildId: number): Promise<void> 
   const userId = requireUser(ctx.actor);
   const { build } = await loadBuild(ctx, buildId, 'runJob');
   if (FINISHED.includes(build.status)) return;
-  if (await cancelBuildRow(ctx, buildId, userId)) {
-    await onBuildFinished(ctx, buildId);
-  }
+  await cancelBuildRow(ctx, buildId, userId);
 }
 
 /**

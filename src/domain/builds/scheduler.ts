@@ -21,7 +21,7 @@ import type { BuildRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
-import { onBuildFinished } from './build-events.js';
+import { finishBuild } from './finish.js';
 import { jobSecrets } from './secrets.js';
 import { secretKey } from './secret-encryption.js';
 import { findJob, specAt } from './spec.js';
@@ -118,13 +118,12 @@ export class BuildScheduler {
     query = expiredOnly ? query.where('leaseExpires', '<', now) : query.where((eb) => eb.or([eb('leaseOwner', 'is', null), eb('leaseOwner', '<>', this.owner)]));
     for (const build of await query.execute()) {
       if (this.executions.has(build.id)) continue;
-      const done = await this.ctx.db.updateTable('builds').set({ status: 'FAILED', finishDate: now, leaseOwner: null, leaseExpires: null })
-        .where('id', '=', build.id).where('status', '=', 'RUNNING')
-        .where((eb) => (build.leaseOwner === null ? eb('leaseOwner', 'is', null) : eb('leaseOwner', '=', build.leaseOwner)))
-        .executeTakeFirst();
-      if (Number(done.numUpdatedRows) !== 1) continue;
-      await appendLog(this.ctx.config, build, 'Build interrupted: the server process running it stopped or crashed', 'Job failed').catch(() => undefined);
-      await onBuildFinished(this.ctx, build.id).catch((e) => this.options.onError?.(e));
+      // The reason is in the log before the status says FAILED (a reader seeing FAILED finds it).
+      await appendLog(this.ctx.config, build, 'Build interrupted: the server process running it stopped or crashed', 'Job failed')
+        .catch((e) => this.options.onError?.(e));
+      await finishBuild(this.ctx, build.id, { status: 'FAILED' }, (eb) => eb.and([
+        eb('status', '=', 'RUNNING'), build.leaseOwner === null ? eb('leaseOwner', 'is', null) : eb('leaseOwner', '=', build.leaseOwner),
+      ])).catch((e) => this.options.onError?.(e));
     }
   }
 
@@ -160,9 +159,7 @@ export class BuildScheduler {
       if (failed) {
         // The reason is in the log before the status says FAILED (a reader seeing FAILED finds it).
         await appendLog(this.ctx.config, build, 'Some dependencies are required to be successful but failed', 'Job failed');
-        const done = await this.ctx.db.updateTable('builds').set({ status: 'FAILED', finishDate: now })
-          .where('id', '=', build.id).where('status', '=', 'WAITING').executeTakeFirst();
-        if (Number(done.numUpdatedRows) === 1) await onBuildFinished(this.ctx, build.id);
+        await finishBuild(this.ctx, build.id, { status: 'FAILED' }, (eb) => eb('status', '=', 'WAITING'));
       } else if (ready) {
         await this.ctx.db.updateTable('builds').set({ status: 'PENDING', pendingDate: now, paused: 0 })
           .where('id', '=', build.id).where('status', '=', 'WAITING').execute();
@@ -199,12 +196,8 @@ export class BuildScheduler {
   /** Writes a final status (only while this process still owns the running build) and fires the finish hooks. */
   private async finish(build: BuildRow, status: JobStatus, extra: { version?: string; description?: string }, lines: string[] = []): Promise<void> {
     if (lines.length > 0) await appendLog(this.ctx.config, build, ...lines);
-    const done = await this.ctx.db.updateTable('builds')
-      .set({ status, finishDate: this.ctx.now(), leaseOwner: null, leaseExpires: null, paused: 0,
-        ...(extra.version !== undefined && { version: extra.version }),
-        ...(extra.description !== undefined && { description: extra.description.slice(0, 12000) }) })
-      .where('id', '=', build.id).where('status', '=', 'RUNNING').where('leaseOwner', '=', this.owner).executeTakeFirst();
-    if (Number(done.numUpdatedRows) === 1) await onBuildFinished(this.ctx, build.id);
+    await finishBuild(this.ctx, build.id, { status, ...extra },
+      (eb) => eb.and([eb('status', '=', 'RUNNING'), eb('leaseOwner', '=', this.owner)]));
   }
 
   private async execute(build: BuildRow, execution: Execution): Promise<void> {

@@ -17,6 +17,7 @@ import { appendLog, resetBuildStorage } from './storage.js';
 import { findJob, specAt } from './spec.js';
 import { notifySchedulers } from './wakeup.js';
 import { enqueueEvent } from '../outbox/events.js';
+import { finishBuild } from './finish.js';
 
 /** Unfinished statuses (reference/builds.md §3). */
 export const UNFINISHED: readonly BuildStatus[] = ['WAITING', 'PENDING', 'RUNNING'];
@@ -232,14 +233,10 @@ async function autoCancel(ctx: Context, build: BuildRow, key: string): Promise<v
  * @returns whether the build was unfinished (and is now cancelled).
  */
 export async function cancelBuildRow(ctx: Context, buildId: number, cancellerId: number | null): Promise<boolean> {
-  const result = await ctx.db.updateTable('builds')
-    .set({ status: 'CANCELLED', finishDate: ctx.now(), cancellerId, paused: 0 })
-    .where('id', '=', buildId).where('status', 'in', UNFINISHED).executeTakeFirst();
-  const changed = Number(result.numUpdatedRows) === 1;
+  const changed = await finishBuild(ctx, buildId, { status: 'CANCELLED', cancellerId }, (eb) => eb('status', 'in', UNFINISHED));
   if (changed) {
     const row = await ctx.db.selectFrom('builds').select(['projectId', 'number']).where('id', '=', buildId).executeTakeFirst();
-    if (row) await appendLog(ctx.config, row, cancellerId === null ? 'Build cancelled (superseded)' : 'Build cancelled by user').catch(() => undefined);
-    notifySchedulers({ finished: buildId });
+    if (row) await appendLog(ctx.config, row, cancellerId === null ? 'Build cancelled (superseded)' : 'Build cancelled by user');
   }
   return changed;
 }

@@ -1,0 +1,57 @@
+/**
+ * The one way a build reaches a final status (reference/builds.md §3–§5): SUCCESSFUL, FAILED,
+ * CANCELLED or TIMED_OUT with its finish date, written in one transaction with the BUILD outbox
+ * event (webhooks, mail), so a process killed at any instruction leaves both or neither; then,
+ * after the commit, the finish reactions of {@link onBuildFinished} (schedulers woken,
+ * dependency-finished triggers, post-build actions).
+ */
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { FinalStatus } from '../../ci/conditions.js';
+import type { Database } from '../../db/schema.js';
+import type { Context } from '../context.js';
+import { faultPoint } from '../fault-points.js';
+import { enqueueEvent } from '../outbox/events.js';
+import { onBuildFinished } from './build-events.js';
+
+/** Columns written with the final status. */
+export interface BuildFinish {
+  status: FinalStatus;
+  /** Who cancelled it (CANCELLED; null: the system). */
+  cancellerId?: number | null;
+  /** The version and description a `SetBuildVersion`/`SetBuildDescription` step reported. */
+  version?: string;
+  description?: string;
+}
+
+/**
+ * Finishes build `buildId` when `guard` still holds for its row (the caller's expectation, e.g.
+ * RUNNING and leased by this process, or WAITING): sets the status, finish date (`ctx.now()`),
+ * canceller, version and description, clears the lease and the paused flag, and enqueues the
+ * BUILD event — all in one transaction — then runs the finish reactions.
+ *
+ * @returns whether this call finished the build (false: the guard no longer held).
+ */
+export async function finishBuild(
+  ctx: Context,
+  buildId: number,
+  finish: BuildFinish,
+  guard: (eb: ExpressionBuilder<Database, 'builds'>) => Expression<SqlBool>,
+): Promise<boolean> {
+  const finishDate = ctx.now();
+  const finished = await ctx.db.transaction().execute(async (tx) => {
+    const done = await tx.updateTable('builds')
+      .set({
+        status: finish.status, finishDate, leaseOwner: null, leaseExpires: null, paused: 0,
+        ...(finish.cancellerId !== undefined && { cancellerId: finish.cancellerId }),
+        ...(finish.version !== undefined && { version: finish.version }),
+        ...(finish.description !== undefined && { description: finish.description.slice(0, 12000) }),
+      })
+      .where('id', '=', buildId).where(guard).executeTakeFirst();
+    if (Number(done.numUpdatedRows) !== 1) return false;
+    faultPoint('build-finish-written');
+    await enqueueEvent(tx, { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate });
+    return true;
+  });
+  if (finished) await onBuildFinished(ctx, buildId);
+  return finished;
+}
