@@ -3,7 +3,7 @@
  * base for cherry-picks), and the rebase used by REBASE_SOURCE_BRANCH_COMMITS
  * (reference/pulls.md §4; ARCHITECTURE.md "Git notes": merge preview, synthetic root).
  */
-import { gitDir, gitAtLeast, runGit, value } from './command.js';
+import { GitError, gitDir, gitAtLeast, runGit, value } from './command.js';
 import { commitTree, readCommits, type CommitIdentityInput } from './commits.js';
 import { assertObjectId } from './names.js';
 
@@ -15,7 +15,8 @@ import { assertObjectId } from './names.js';
  * @param a,b revisions (usually hashes).
  * @param options `env`: extra environment for git (a push's quarantine, to see the objects it
  *   brings); `missing`: the answer when a revision does not exist, instead of throwing.
- * @throws GitError when a revision does not exist and no `missing` answer is given.
+ * @throws GitError when a revision does not exist and no `missing` answer is given, and when
+ *   git fails otherwise (a missing or broken repository: cat-file fails too).
  */
 export async function isAncestor(
   repo: string,
@@ -23,11 +24,15 @@ export async function isAncestor(
   b: string,
   options: { env?: Record<string, string>; missing?: boolean } = {},
 ): Promise<boolean> {
-  const res = await runGit([gitDir(repo), 'merge-base', '--is-ancestor', value(a), value(b)], {
-    env: options.env,
-    okExitCodes: options.missing === undefined ? [0, 1] : [0, 1, 128],
-  });
-  return res.exitCode === 128 ? options.missing === true : res.exitCode === 0;
+  const args = [gitDir(repo), 'merge-base', '--is-ancestor', value(a), value(b)];
+  const res = await runGit(args, { env: options.env, okExitCodes: options.missing === undefined ? [0, 1] : [0, 1, 128] });
+  if (res.exitCode !== 128) return res.exitCode === 0;
+  // 128 is also a missing or broken repository: only an absent commit gets the `missing` answer
+  const check = await runGit([gitDir(repo), 'cat-file', '--batch-check=%(objecttype)'], { env: options.env, input: `${a}^{commit}\n${b}^{commit}\n` });
+  if (check.stdout.toString('utf8').split('\n').slice(0, 2).every((type) => type === 'commit')) {
+    throw new GitError(['merge-base', '--is-ancestor', a, b], 128, res.stderr, 'exited with 128');
+  }
+  return options.missing === true;
 }
 
 /**

@@ -249,6 +249,12 @@ describe('merges', () => {
     expect(await isAncestor(repo, a, b)).toBe(true);
     expect(await isAncestor(repo, b, a)).toBe(false);
     expect(await isAncestor(repo, b, b)).toBe(true);
+    // an absent commit gets the `missing` answer; a missing repository is a fault, never an answer
+    const absent = 'f'.repeat(40);
+    expect(await isAncestor(repo, absent, b, { missing: false })).toBe(false);
+    expect(await isAncestor(repo, a, absent, { missing: true })).toBe(true);
+    await expect(isAncestor(repo, absent, b)).rejects.toThrow(GitError);
+    await expect(isAncestor(`${repo}-gone`, a, b, { missing: false })).rejects.toThrow(GitError);
     expect(await mergeBase(repo, b, c)).toBe(a);
     expect(await mergeBase(repo, b, unrelated)).toBeNull();
   });
