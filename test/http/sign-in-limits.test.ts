@@ -142,6 +142,9 @@ describe('logs and timeouts', () => {
       const res = await fetch(`${logged.api}/projects?access-token=TOPSECRETTOKENVALUE&count=1&password=hunter2`);
       expect(res.status).toBeGreaterThanOrEqual(400);
       await fetch(`${logged.api}/trigger-job?access-token=TOPSECRETTOKENVALUE&project=x&branch=main&job=ci`);
+      // credential headers, on answered and on failed requests, never reach the log
+      await fetch(`${logged.api}/users/me`, { headers: { authorization: 'Bearer SECRETBEARERVALUE', cookie: 'gitloom_session=SECRETCOOKIEVALUE' } });
+      await fetch(`${logged.api}/users/me`, { headers: { authorization: basic('admin', 'SECRETPASSWORDVALUE') } });
     } finally {
       await logged.close();
     }
@@ -150,6 +153,10 @@ describe('logs and timeouts', () => {
     expect(text).toContain('/~api/trigger-job?access-token=[REDACTED]&project=x');
     expect(text).not.toContain('TOPSECRETTOKENVALUE');
     expect(text).not.toContain('hunter2');
+    expect(text).toContain('"url":"/~api/users/me"');
+    for (const secret of ['SECRETBEARERVALUE', 'SECRETCOOKIEVALUE', Buffer.from('admin:SECRETPASSWORDVALUE').toString('base64')]) {
+      expect(text).not.toContain(secret);
+    }
   });
 
   it('a request whose body never finishes is cut with 408 problem+json', async () => {

@@ -39,8 +39,9 @@ export function redactUrl(url: string): string {
 /**
  * Fastify's logger options: pino at `level`, written to `destination` when given, else to stdout —
  * human-readable through `pino-pretty` on a terminal, JSON lines otherwise; the request
- * serialized as Fastify does by default but with {@link redactUrl}, and credential headers
- * censored wherever a header object is logged.
+ * serialized as Fastify does by default but with {@link redactUrl}. A logged request is only
+ * ever what this serializer returns (method, URL, host, address — never a header), so no
+ * credential header reaches a log and no per-line redaction pass is needed.
  */
 export function loggerOptions(level: string, destination?: LogDestination): object {
   const pretty = !destination && process.stdout.isTTY;
@@ -48,7 +49,6 @@ export function loggerOptions(level: string, destination?: LogDestination): obje
     level,
     ...(destination && { stream: destination }),
     ...(pretty && { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } } }),
-    redact: { paths: ['req.headers.authorization', 'req.headers.onedevauthorization', 'req.headers.cookie'], censor: REDACTED },
     serializers: {
       req(request: FastifyRequest) {
         return {
