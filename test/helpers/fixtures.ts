@@ -95,3 +95,22 @@ export async function freshClone(server: TestServer, projectPath: string): Promi
   await git(dir, ['clone', '-q', gitUrl(server, projectPath, { name: ADMIN.name, password: ADMIN.password }), '.']);
   return dir;
 }
+
+/** One job of {@link commandSpec}: its shell commands, and the trigger that runs it on its own. */
+export interface CommandJob {
+  name: string;
+  commands: string[];
+  /** `!BranchUpdateTrigger` or `!PullRequestUpdateTrigger` on branches `main`. */
+  trigger?: 'BranchUpdateTrigger' | 'PullRequestUpdateTrigger';
+}
+
+/** A build spec (version 25, reference/builds.md §1) whose jobs each run one command step. */
+export function commandSpec(...jobs: CommandJob[]): string {
+  const lines = ['version: 25', 'jobs:'];
+  for (const job of jobs) {
+    lines.push(`- name: ${job.name}`, '  steps:', '  - !CommandStep', '    name: run', '    runInContainer: false',
+      '    interpreter: !DefaultInterpreter', '      commands:', ...job.commands.map((command) => `      - ${command}`));
+    if (job.trigger) lines.push('  triggers:', `  - !${job.trigger}`, '    branches: main');
+  }
+  return `${lines.join('\n')}\n`;
+}

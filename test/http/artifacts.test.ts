@@ -2,19 +2,10 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandSpec } from '../helpers/fixtures.js';
 import { git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 
-const SPEC = `version: 25
-jobs:
-- name: Job
-  steps:
-  - !CommandStep
-    name: noop
-    runInContainer: false
-    interpreter: !DefaultInterpreter
-      commands:
-      - echo ok
-`;
+const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
 
 /** Sends a request with the path exactly as written (fetch would normalize `..` and `%2e%2e`). */
 function exact(server: TestServer, method: string, route: string, body?: string): Promise<{ status: number; text: string }> {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually } from '../helpers/fixtures.js';
+import { commandSpec, eventually } from '../helpers/fixtures.js';
 import { startHttpReceiver } from '../helpers/receivers.js';
 import { ADMIN, basic, commitFiles, createPostgresDatabase, git, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
 
@@ -154,9 +154,7 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     const receiver = await startHttpReceiver();
     cleanup.push(() => receiver.close());
     const env = await givenInstallation(cleanup, { GITLOOM_WEBHOOK_ALLOW_PRIVATE: 'true', GITLOOM_OUTBOX_BACKOFF_MS: '50' });
-    const spec = ['version: 25', 'jobs:', '- name: Slow', '  steps:', '  - !CommandStep', '    name: sleep', '    runInContainer: false',
-      '    interpreter: !DefaultInterpreter', '      commands:', '      - sleep 60', ''].join('\n');
-    const work = await makeWorkTree({ '.onedev-buildspec.yml': spec });
+    const work = await makeWorkTree({ '.onedev-buildspec.yml': commandSpec({ name: 'Slow', commands: ['sleep 60'] }) });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
     const first = await serveChild({ ...env, GITLOOM_FAULT_POINT: 'build-finish-written' });
     cleanup.push(() => kill(first));

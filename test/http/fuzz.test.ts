@@ -9,7 +9,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { commandSpec, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
 type Schema = Record<string, any>;
@@ -28,17 +28,7 @@ interface Call {
   contentType?: string;
 }
 
-const SPEC = `version: 25
-jobs:
-- name: Job
-  steps:
-  - !CommandStep
-    name: noop
-    runInContainer: false
-    interpreter: !DefaultInterpreter
-      commands:
-      - echo ok
-`;
+const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
 
 /** Integer texts for path and query positions: bounds, beyond bounds, and not-quite-integers. */
 const INTEGER_TEXTS = ['0', '-1', '2147483647', '2147483648', '-2147483649', '9223372036854775807', '9223372036854775808',

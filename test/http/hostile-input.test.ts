@@ -2,20 +2,10 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, git, gitUrl, makeWorkTree, startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
-import { givenProject, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { commandSpec, givenProject, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
-const SPEC = `version: 25
-jobs:
-- name: Job
-  steps:
-  - !CommandStep
-    name: noop
-    runInContainer: false
-    interpreter: !DefaultInterpreter
-      commands:
-      - echo ok
-`;
+const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
 
 /** Sends a request with path and headers exactly as written (fetch normalizes and limits them). */
 function exact(server: TestServer, method: string, target: string, options: { headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {

@@ -1,22 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { commandSpec, eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { startSmtpReceiver } from '../helpers/receivers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-const SPEC = `version: 25
-jobs:
-- name: Checks
-  steps:
-  - !CommandStep
-    name: fail
-    runInContainer: false
-    interpreter: !DefaultInterpreter
-      commands:
-      - exit 1
-  triggers:
-  - !PullRequestUpdateTrigger
-    branches: main
-`;
+const SPEC = commandSpec({ name: 'Checks', commands: ['exit 1'], trigger: 'PullRequestUpdateTrigger' });
 
 describe('email notifications through a real SMTP server', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpReceiver>>;

@@ -1,21 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenProject, removeWorkTrees } from '../helpers/fixtures.js';
+import { commandSpec, eventually, givenProject, removeWorkTrees } from '../helpers/fixtures.js';
 import { startHttpReceiver } from '../helpers/receivers.js';
 
 const ALL = ['CODE_PUSH', 'PULL_REQUEST', 'ISSUE', 'CODE_COMMENT', 'BUILD'];
-const SPEC = `version: 25
-jobs:
-- name: Broken
-  steps:
-  - !CommandStep
-    name: fail
-    runInContainer: false
-    interpreter: !DefaultInterpreter
-      commands:
-      - exit 1
-`;
+const SPEC = commandSpec({ name: 'Broken', commands: ['exit 1'] });
 
 async function setWebHooks(server: TestServer, projectId: number, webHooks: unknown[]): Promise<void> {
   const setting = (await server.call('GET', `/projects/${projectId}/setting`)).json;
