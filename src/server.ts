@@ -81,7 +81,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const running = app;
     await recoverAtStartup(services, (message) => running.log.warn(message));
-    await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message));
+    await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
     const journal = new JournalWorker(services, {
       onError: (error) => running.log.error({ err: error }, 'journal worker failed'),
       onRepair: (message) => running.log.warn(message),

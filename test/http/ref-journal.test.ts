@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 import { createContext, systemActor } from '../../src/domain/context.js';
-import { recoverRefIntents } from '../../src/domain/journal/ref-journal.js';
+import { journaledRefChange, recoverRefIntents } from '../../src/domain/journal/ref-journal.js';
+import { updateRefs } from '../../src/git/repository.js';
 import { openRequest } from './pulls-fixtures.js';
 
 /** The ref-change journal (ARCHITECTURE.md flows 2 and 3): exact lines, the right pusher, reacted to once. */
@@ -145,5 +146,46 @@ describe('ref-change journal', () => {
     expect(pr.status).toBe('OPEN');
     const changes = (await server.call('GET', `/pulls/${requestId}/changes`)).json as { data: { '@type': string } }[];
     expect(changes.some((c) => c.data['@type'] === 'PullRequestMergeData')).toBe(false);
+  });
+
+  it('recovery while the server runs leaves young intents and changes still under way alone', async () => {
+    const { db } = server.server.services;
+    const ctx = createContext(server.server.services, systemActor);
+    const target = await repo.commitOn('pending', { 'p.txt': 'p\n' }, 'pending');
+    const intent = async (date: number) => (await db.insertInto('refJournal').values({
+      projectId: repo.id, ref: 'refs/heads/never', oldHash: null, newHash: target, userId: 1, requestId: null,
+      date, appliedDate: null, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null,
+    }).returning('id').executeTakeFirstOrThrow()).id;
+    const exists = async (id: number) => (await db.selectFrom('refJournal').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+
+    // a young intent: its writer may still be moving the ref
+    const young = await intent(Date.now());
+    await recoverRefIntents(ctx, () => undefined);
+    expect(await exists(young)).toBe(true);
+    await db.deleteFrom('refJournal').where('id', '=', young).execute();
+
+    // an old intent of a change this process is still making (its apply waits on a gate)
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let entered!: () => void;
+    const inApply = new Promise<void>((resolve) => (entered = resolve));
+    const past = { ...ctx, now: () => Date.now() - 60_000 };
+    const change = journaledRefChange(past, repo.id, [{ ref: 'refs/heads/gated', oldHash: null, newHash: target }], { userId: 1 }, async () => {
+      entered();
+      await gate;
+      await updateRefs(ctx.repoPath(repo.id), [{ ref: 'refs/heads/gated', newHash: target, expectedOld: null }]);
+    });
+    await inApply;
+    // recovery runs meanwhile (on SQLite it waits for the change's transaction, on PostgreSQL it
+    // skips the locked row): the change completes and recovery repairs nothing
+    const log: string[] = [];
+    const recovery = recoverRefIntents(ctx, (message) => log.push(message));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    open();
+    await Promise.all([change, recovery]);
+    expect(log).toEqual([]);
+    const row = await db.selectFrom('refJournal').selectAll().where('ref', '=', 'refs/heads/gated').executeTakeFirstOrThrow();
+    expect(row.appliedDate).not.toBeNull();
+    expect(await repo.head('gated')).toBe(target);
   });
 });

@@ -7,8 +7,8 @@
  * (`FOR UPDATE SKIP LOCKED`) for as long as it is worked on, so a process that dies releases it
  * at once; on SQLite rows are leased by a conditional update and a previous process's leases are
  * released at start (one process owns the file). Each row is finished exactly once. Woken by `refsJournaled` events, and every `tickMs` for rows other
- * processes wrote. On PostgreSQL it also repairs, every few seconds, the intents a crashed process
- * left (src/domain/journal/ref-journal.ts `recoverRefIntents`).
+ * processes wrote. Every few seconds it also repairs the intents a crashed process or a failed
+ * confirmation left (src/domain/journal/ref-journal.ts `recoverRefIntents`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
@@ -36,7 +36,7 @@ export interface JournalWorkerOptions {
   onRepair?: (message: string) => void;
 }
 
-/** On PostgreSQL, how often the worker repairs intents of crashed processes (ref-journal.ts). */
+/** How often the worker repairs intents left by crashed processes or failed confirmations (ref-journal.ts). */
 const REPAIR_EVERY_MS = 10_000;
 
 const BATCH = 16;
@@ -80,11 +80,11 @@ export class JournalWorker {
   }
 
   private async tick(): Promise<void> {
+    if (Date.now() - this.repairedAt >= REPAIR_EVERY_MS) {
+      this.repairedAt = Date.now();
+      await recoverRefIntents(this.ctx, (message) => this.options.onRepair?.(message));
+    }
     if (dialectOf(this.services.db).locksRows) {
-      if (Date.now() - this.repairedAt >= REPAIR_EVERY_MS) {
-        this.repairedAt = Date.now();
-        await recoverRefIntents(this.ctx, (message) => this.options.onRepair?.(message));
-      }
       while (!this.loop.stopped && (await this.processLocked()));
       return;
     }

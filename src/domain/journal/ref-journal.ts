@@ -7,8 +7,8 @@
  * Changes the server makes itself go through {@link journaledRefChange}: the row is first written
  * as an intent (`appliedDate` null), then git moves the ref (compare-and-swap), then one
  * transaction confirms the row together with what the change means in the database (a merged
- * request). A crash anywhere in between is repaired by {@link recoverRefIntents} at start-up:
- * the ref tells whether the change happened.
+ * request). A crash anywhere in between is repaired by {@link recoverRefIntents} (at start-up,
+ * and by the journal worker while the server runs): the ref tells whether the change happened.
  */
 import type { Db } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
@@ -24,6 +24,18 @@ export interface JournalWriter {
   userId: number | null;
   /** The pull request a merge closes (recovery finishes the merge when the ref moved). */
   requestId?: number | null;
+}
+
+/**
+ * Intent rows of this process whose change is still under way (between their insert and the end
+ * of the transaction that confirms them), per database handle: recovery leaves them alone.
+ */
+const inFlight = new WeakMap<object, Set<number>>();
+
+function inFlightOf(db: Db): Set<number> {
+  let ids = inFlight.get(db);
+  if (!ids) inFlight.set(db, (ids = new Set()));
+  return ids;
 }
 
 /** Wakes the journal worker of this process (the rows are in the database whatever happens). */
@@ -81,7 +93,7 @@ function row(projectId: number, change: RefChange, writer: JournalWriter, now: n
  * compare-and-swap moving exactly `changes`), confirms the rows and runs `confirm` (e.g. the
  * request marked MERGED), and finally wakes the worker. When `apply` throws, the intent rows are
  * removed and the error propagates; when `confirm` throws after the ref moved, the rows stay
- * intents and start-up recovery finishes them.
+ * intents and {@link recoverRefIntents} finishes them (the journal worker runs it every few seconds).
  *
  * @returns what `confirm` returned.
  */
@@ -96,6 +108,8 @@ export async function journaledRefChange<T>(
   const now = ctx.now();
   const ids = (await ctx.db.insertInto('refJournal').values(changes.map((c) => row(projectId, c, writer, now))).returning('id').execute())
     .map((r) => r.id);
+  const running = inFlightOf(ctx.db);
+  for (const id of ids) running.add(id);
   let moved = false;
   try {
     const result = await ctx.db.transaction().execute(async (tx) => {
@@ -110,6 +124,8 @@ export async function journaledRefChange<T>(
   } catch (error) {
     if (!moved) await ctx.db.deleteFrom('refJournal').where('id', 'in', ids).execute();
     throw error;
+  } finally {
+    for (const id of ids) running.delete(id);
   }
 }
 
@@ -126,19 +142,23 @@ async function applied(repo: string, entry: RefJournalRow): Promise<boolean> {
 const INTENT_GRACE_MS = 5000;
 
 /**
- * Repairs intent rows a crashed process left (ARCHITECTURE.md flow 5): a change the ref shows is
- * confirmed — and a merge's request marked MERGED by its merger, with its change record and
- * event — any other intent is removed (the ref never moved; the request stays open). On SQLite
- * (one process) every intent is stale: call it at start-up only. On PostgreSQL an intent is
- * repaired only when no live process holds it locked (`FOR UPDATE SKIP LOCKED`) and it is older
- * than a few seconds, so any process may run this at any time. Logs one line per repair.
+ * Repairs intent rows a crashed process, or a confirmation that failed after its ref moved, left
+ * (ARCHITECTURE.md flow 5): a change the ref shows is confirmed — and a merge's request marked
+ * MERGED by its merger, with its change record and event — any other intent is removed (the ref
+ * never moved; the request stays open). An intent is repaired only when it is older than a few
+ * seconds and no change of this process is still under way on it; on PostgreSQL also only when
+ * no live process holds it locked (`FOR UPDATE SKIP LOCKED`), so any process may run this at any
+ * time. `atStartUp` on SQLite (one process owns the file): every intent is stale, whatever its
+ * age. Logs one line per repair.
  */
-export async function recoverRefIntents(ctx: Context, log: (message: string) => void): Promise<void> {
+export async function recoverRefIntents(ctx: Context, log: (message: string) => void, options: { atStartUp?: boolean } = {}): Promise<void> {
   const dialect = dialectOf(ctx.db);
   let query = ctx.db.selectFrom('refJournal').select('id').where('appliedDate', 'is', null);
-  if (!dialect.ownedByOneProcess) query = query.where('date', '<', ctx.now() - INTENT_GRACE_MS);
+  if (!(options.atStartUp && dialect.ownedByOneProcess)) query = query.where('date', '<', ctx.now() - INTENT_GRACE_MS);
+  const running = inFlightOf(ctx.db);
   let repaired = 0;
   for (const { id } of await query.orderBy('id').execute()) {
+    if (running.has(id)) continue;
     const outcome = await ctx.db.transaction().execute(async (tx) => {
       const entry = await dialect.skipLocked(tx.selectFrom('refJournal').selectAll().where('id', '=', id).where('appliedDate', 'is', null))
         .executeTakeFirst();
