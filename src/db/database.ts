@@ -256,7 +256,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
   committedReads.set(db, (sql, parameters) => {
     let statement = readStatements.get(sql);
     if (!statement) readStatements.set(sql, (statement = reader.prepare(sql)));
-    if (!statement.reader || statement.busy) return undefined;
+    if (!statement.reader) return undefined;
     return (statement.all(parameters) as UnknownRow[]).map((row) => naming.camelRow(row));
   });
   const close = async () => {

@@ -149,6 +149,16 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   };
 }
 
+/** Runs the git CLI in `cwd` expecting a refusal (a rejected push, say); returns its stderr. Throws when git succeeds. */
+export async function gitFails(cwd: string, args: string[]): Promise<string> {
+  try {
+    await git(cwd, args);
+  } catch (error) {
+    return (error as { stderr: string }).stderr;
+  }
+  throw new Error(`git ${args.join(' ')} unexpectedly succeeded`);
+}
+
 /** Runs the git CLI (argument array, no shell) in `cwd`; returns stdout. Throws with stderr on failure. */
 export async function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   const { stdout } = await run('git', args, {

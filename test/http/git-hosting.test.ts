@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, basic, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
+import { ADMIN, basic, commitFiles, git, gitFails, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 
 const CODE_WRITER = 2;
 const CODE_READER = 3;
@@ -22,16 +22,6 @@ describe('git hosting', () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-git-'));
     cleanup.push(dir);
     return dir;
-  }
-
-  /** Runs git expecting failure; returns its stderr. */
-  async function gitFails(cwd: string, args: string[]): Promise<string> {
-    try {
-      await git(cwd, args);
-    } catch (error) {
-      return String((error as { stderr?: string }).stderr ?? error);
-    }
-    throw new Error(`git ${args.join(' ')} unexpectedly succeeded`);
   }
 
   const infoRefs = (projectPath: string, auth: string | null, service = 'git-upload-pack') =>

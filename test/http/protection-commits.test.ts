@@ -4,23 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, ADMIN, type TestServer } from '../helpers/server.js';
+import { ADMIN, commitFiles, git, gitFails, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
 let server: TestServer;
 let projectId: number;
 let work: string;
 let keyDir: string;
-
-/** Runs git expecting failure; returns its stderr. */
-async function gitFails(cwd: string, args: string[]): Promise<string> {
-  try {
-    await run('git', args, { cwd, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
-  } catch (error) {
-    return (error as { stderr: string }).stderr;
-  }
-  throw new Error(`git ${args.join(' ')} unexpectedly succeeded`);
-}
 
 async function remoteHead(ref: string): Promise<string> {
   return (await git(work, ['ls-remote', gitUrl(server, 'msgs', ADMIN), ref])).split('\t')[0];

@@ -24,6 +24,12 @@ describe('ref-change journal', () => {
   const journal = (projectId: number) => server.server.services.db.selectFrom('refJournal').selectAll()
     .where('projectId', '=', projectId).orderBy('id').execute();
 
+  /** Writes a journal row of `repo` directly (what a process leaves behind); returns its id. */
+  const journalRow = async (row: { ref: string; oldHash: string | null; newHash: string; requestId?: number; date: number; appliedDate: number | null }) =>
+    (await server.server.services.db.insertInto('refJournal').values({
+      projectId: repo.id, userId: 1, requestId: null, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null, ...row,
+    }).returning('id').executeTakeFirstOrThrow()).id;
+
   it('stores the exact old/new/ref lines and the pusher before the push returns', async () => {
     const before = (await journal(repo.id)).length;
     const main = await repo.head('main');
@@ -107,10 +113,7 @@ describe('ref-change journal', () => {
     let restored = false;
     try {
       const now = Date.now();
-      const { id: entryId } = await db.insertInto('refJournal').values({
-        projectId: repo.id, ref: 'refs/heads/flaky', oldHash: old, newHash: next, userId: 1, requestId: null,
-        date: now, appliedDate: now, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null,
-      }).returning('id').executeTakeFirstOrThrow();
+      const entryId = await journalRow({ ref: 'refs/heads/flaky', oldHash: old, newHash: next, date: now, appliedDate: now });
       const entry = () => db.selectFrom('refJournal').selectAll().where('id', '=', entryId).executeTakeFirstOrThrow();
       await eventually(async () => (await entry()).attempts >= 2);
       expect((await entry()).attempts).toBeGreaterThanOrEqual(2);
@@ -134,10 +137,7 @@ describe('ref-change journal', () => {
     const requestId = res.json as number;
     const { db } = server.server.services;
     // what a process killed before its compare-and-swap leaves behind
-    const { id } = await db.insertInto('refJournal').values({
-      projectId: repo.id, ref: 'refs/heads/main', oldHash: await repo.head('main'), newHash: head, userId: 1, requestId,
-      date: Date.now() - 60_000, appliedDate: null, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null,
-    }).returning('id').executeTakeFirstOrThrow();
+    const id = await journalRow({ ref: 'refs/heads/main', oldHash: await repo.head('main'), newHash: head, requestId, date: Date.now() - 60_000, appliedDate: null });
     const log: string[] = [];
     await recoverRefIntents(createContext(server.server.services, systemActor), (message) => log.push(message));
     expect(await db.selectFrom('refJournal').select('id').where('id', '=', id).executeTakeFirst()).toBeUndefined();
@@ -152,14 +152,10 @@ describe('ref-change journal', () => {
     const { db } = server.server.services;
     const ctx = createContext(server.server.services, systemActor);
     const target = await repo.commitOn('pending', { 'p.txt': 'p\n' }, 'pending');
-    const intent = async (date: number) => (await db.insertInto('refJournal').values({
-      projectId: repo.id, ref: 'refs/heads/never', oldHash: null, newHash: target, userId: 1, requestId: null,
-      date, appliedDate: null, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null,
-    }).returning('id').executeTakeFirstOrThrow()).id;
     const exists = async (id: number) => (await db.selectFrom('refJournal').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 
     // a young intent: its writer may still be moving the ref
-    const young = await intent(Date.now());
+    const young = await journalRow({ ref: 'refs/heads/never', oldHash: null, newHash: target, date: Date.now(), appliedDate: null });
     await recoverRefIntents(ctx, () => undefined);
     expect(await exists(young)).toBe(true);
     await db.deleteFrom('refJournal').where('id', '=', young).execute();

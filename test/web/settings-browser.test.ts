@@ -1,22 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, signIn } from '../helpers/browser.js';
 import { givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
-import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-
-const run = promisify(execFile);
-
-/** Runs git expecting a refusal; returns its stderr. */
-async function gitFails(cwd: string, args: string[]): Promise<string> {
-  try {
-    await run('git', args, { cwd, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
-  } catch (error) {
-    return (error as { stderr: string }).stderr;
-  }
-  throw new Error(`git ${args.join(' ')} unexpectedly succeeded`);
-}
+import { ADMIN, commitFiles, git, gitFails, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 
 /** A project owner's settings, project creation and forking in Chromium, checked with the git CLI. */
 describe('project settings in a browser', () => {

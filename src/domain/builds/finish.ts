@@ -7,7 +7,7 @@
  */
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { FinalStatus } from '../../ci/conditions.js';
-import type { Database } from '../../db/schema.js';
+import type { BuildRow, Database } from '../../db/schema.js';
 import type { Context } from '../context.js';
 import { faultPoint } from '../fault-points.js';
 import { enqueueEvent } from '../outbox/events.js';
@@ -29,14 +29,15 @@ export interface BuildFinish {
  * canceller, version and description, clears the lease and the paused flag, and enqueues the
  * BUILD event — all in one transaction — then runs the finish reactions.
  *
- * @returns whether this call finished the build (false: the guard no longer held).
+ * @returns the build's project and number when this call finished it, null when the guard no
+ *   longer held.
  */
 export async function finishBuild(
   ctx: Context,
   buildId: number,
   finish: BuildFinish,
   guard: (eb: ExpressionBuilder<Database, 'builds'>) => Expression<SqlBool>,
-): Promise<boolean> {
+): Promise<Pick<BuildRow, 'projectId' | 'number'> | null> {
   const finishDate = ctx.now();
   const finished = await ctx.db.transaction().execute(async (tx) => {
     const done = await tx.updateTable('builds')
@@ -46,11 +47,11 @@ export async function finishBuild(
         ...(finish.version !== undefined && { version: finish.version }),
         ...(finish.description !== undefined && { description: finish.description.slice(0, 12000) }),
       })
-      .where('id', '=', buildId).where(guard).executeTakeFirst();
-    if (Number(done.numUpdatedRows) !== 1) return false;
+      .where('id', '=', buildId).where(guard).returning(['projectId', 'number']).executeTakeFirst();
+    if (!done) return null;
     faultPoint('build-finish-written');
     await enqueueEvent(tx, { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate });
-    return true;
+    return done;
   });
   if (finished) await onBuildFinished(ctx, buildId);
   return finished;

@@ -233,12 +233,9 @@ async function autoCancel(ctx: Context, build: BuildRow, key: string): Promise<v
  * @returns whether the build was unfinished (and is now cancelled).
  */
 export async function cancelBuildRow(ctx: Context, buildId: number, cancellerId: number | null): Promise<boolean> {
-  const changed = await finishBuild(ctx, buildId, { status: 'CANCELLED', cancellerId }, (eb) => eb('status', 'in', UNFINISHED));
-  if (changed) {
-    const row = await ctx.db.selectFrom('builds').select(['projectId', 'number']).where('id', '=', buildId).executeTakeFirst();
-    if (row) await appendLog(ctx.config, row, cancellerId === null ? 'Build cancelled (superseded)' : 'Build cancelled by user');
-  }
-  return changed;
+  const cancelled = await finishBuild(ctx, buildId, { status: 'CANCELLED', cancellerId }, (eb) => eb('status', 'in', UNFINISHED));
+  if (cancelled) await appendLog(ctx.config, cancelled, cancellerId === null ? 'Build cancelled (superseded)' : 'Build cancelled by user');
+  return cancelled !== null;
 }
 
 /**

@@ -79,37 +79,39 @@ async function grantOf(page: ProjectPageContext, kind: Kind): Promise<number> {
   return grant.id;
 }
 
+/** What the forms of one kind of member do, through the API's authorization functions. */
+const GRANTS: Record<Kind, {
+  create(page: ProjectPageContext): Promise<unknown>;
+  update(page: ProjectPageContext, id: number, roleId: number): Promise<void>;
+  remove(page: ProjectPageContext, id: number): Promise<void>;
+}> = {
+  user: {
+    create: async (page) => createUserAuthorization(page.ctx, { projectId: page.project.id, userId: await userIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page) }),
+    update: (page, id, roleId) => updateUserAuthorization(page.ctx, id, { roleId }),
+    remove: (page, id) => deleteUserAuthorization(page.ctx, id),
+  },
+  group: {
+    create: async (page) => createGroupAuthorization(page.ctx, { projectId: page.project.id, groupId: await groupIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page) }),
+    update: (page, id, roleId) => updateGroupAuthorization(page.ctx, id, { roleId }),
+    remove: (page, id) => deleteGroupAuthorization(page.ctx, id),
+  },
+};
+
+/** The add, remove and change-role forms of one kind of member: `/~settings/members/{users,groups}[/delete|/role]`. */
+function grantRoutes(kind: Kind): ProjectPageRoute[] {
+  const grants = GRANTS[kind];
+  const change = (page: ProjectPageContext, apply: () => Promise<unknown>) => settingsChange(page, show, apply, settingsUrl(page, 'members'));
+  const base = `/~settings/members/${kind}s`;
+  return [
+    { method: 'POST', path: base, access: 'user', handler: (page) => change(page, () => grants.create(page)) },
+    { method: 'POST', path: `${base}/delete`, access: 'user', handler: (page) => change(page, async () => grants.remove(page, await grantOf(page, kind))) },
+    { method: 'POST', path: `${base}/role`, access: 'user', handler: (page) => change(page, async () => grants.update(page, await grantOf(page, kind), roleIdOf(page))) },
+  ];
+}
+
 /** `/~settings/members` and its add/remove forms for users and groups. */
 export const memberSettingsPages: ProjectPageRoute[] = [
   { method: 'GET', path: '/~settings/members', handler: (page) => show(page, null) },
-  {
-    method: 'POST', path: '/~settings/members/users', access: 'user',
-    handler: (page) => settingsChange(page, show, async () => createUserAuthorization(page.ctx, {
-      projectId: page.project.id, userId: await userIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page),
-    }), settingsUrl(page, 'members')),
-  },
-  {
-    method: 'POST', path: '/~settings/members/users/delete', access: 'user',
-    handler: (page) => settingsChange(page, show, async () => deleteUserAuthorization(page.ctx, await grantOf(page, 'user')), settingsUrl(page, 'members')),
-  },
-  {
-    method: 'POST', path: '/~settings/members/users/role', access: 'user',
-    handler: (page) => settingsChange(page, show, async () => updateUserAuthorization(page.ctx, await grantOf(page, 'user'), { roleId: roleIdOf(page) }),
-      settingsUrl(page, 'members')),
-  },
-  {
-    method: 'POST', path: '/~settings/members/groups', access: 'user',
-    handler: (page) => settingsChange(page, show, async () => createGroupAuthorization(page.ctx, {
-      projectId: page.project.id, groupId: await groupIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page),
-    }), settingsUrl(page, 'members')),
-  },
-  {
-    method: 'POST', path: '/~settings/members/groups/delete', access: 'user',
-    handler: (page) => settingsChange(page, show, async () => deleteGroupAuthorization(page.ctx, await grantOf(page, 'group')), settingsUrl(page, 'members')),
-  },
-  {
-    method: 'POST', path: '/~settings/members/groups/role', access: 'user',
-    handler: (page) => settingsChange(page, show, async () => updateGroupAuthorization(page.ctx, await grantOf(page, 'group'), { roleId: roleIdOf(page) }),
-      settingsUrl(page, 'members')),
-  },
+  ...grantRoutes('user'),
+  ...grantRoutes('group'),
 ];
