@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +9,16 @@ import { loadConfig } from '../src/config.js';
 import { startServer, type RunningServer } from '../src/server.js';
 
 const run = promisify(execFile);
+
+/** The environment and node flags of package.json's `start` script: the server as `npm start` runs it. */
+export const startScript = (() => {
+  const words = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const node = words.indexOf('node');
+  return {
+    env: Object.fromEntries(words.slice(0, node).map((word) => word.split('=') as [string, string])),
+    flags: words.slice(node + 1).filter((word) => word.startsWith('--')),
+  };
+})();
 
 /** A Gitloom server in its own process, started from the build in dist/. */
 export interface BenchServer {

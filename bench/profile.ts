@@ -1,13 +1,15 @@
 /**
- * CPU profile of the server under the foundation load: `npx tsx bench/profile.ts [seconds]`.
- * Starts `node --cpu-prof dist/cli.js serve`, creates a project, loads GET /~api/projects/{id}
- * at 50 connections, stops the server and prints where its CPU time went (self time by
+ * CPU profile of the server under load: `npx tsx bench/profile.ts [seconds] [path] [log level]`
+ * (defaults: 5, `/~api/projects/{id}`, info — the level `npm start` runs at). Starts
+ * `node --cpu-prof dist/cli.js serve` with the node flags of `npm start`, creates a project,
+ * loads GET `path` (`{id}` is the project's id) with the admin's Bearer token at 50 connections,
+ * stops the server and prints the server's CPU time per request and where it went (self time by
  * function and by package). The profile stays in the printed directory for DevTools.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { build, cpuMs, load, report, startBenchServer } from './lib.js';
+import { build, cpuMs, load, report, startBenchServer, startScript } from './lib.js';
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
 interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
@@ -23,18 +25,22 @@ function selfTimes(profile: Profile, keyOf: (node: ProfileNode) => string): [str
 
 const short = (url: string) => url.replace(/.*node_modules\//, '').replace(/^file:\/\/.*?\/dist\//, 'dist/');
 const seconds = Number(process.argv[2] ?? 5);
+const route = process.argv[3] ?? '/~api/projects/{id}';
+const level = process.argv[4] ?? 'info';
 await build();
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-profile-'));
-const server = await startBenchServer(6731, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+const server = await startBenchServer(6731, { GITLOOM_LOG_LEVEL: level, ...startScript.env }, [...startScript.flags, '--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${dir}`]);
 try {
   const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
   const projectId = await (await fetch(`${server.url}/~api/projects`, { method: 'POST', headers: auth, body: '{"name":"bench"}' })).json() as number;
   const before = await cpuMs(server.process.pid!);
-  const get = await load(`${server.url}/~api/projects/${projectId}`, auth, 50, seconds);
+  const url = `${server.url}${route.replace('{id}', String(projectId))}`;
+  await load(url, auth, 50, 1);
+  const get = await load(url, auth, 50, seconds);
   const used = (await cpuMs(server.process.pid!)) - before;
   report('server CPU per request', `${((used * 1000) / (get.requestsPerSecond * seconds)).toFixed(0)} µs`, '');
-  report('GET /~api/projects/{id}: requests/s', get.requestsPerSecond.toFixed(0), '');
-  report('GET /~api/projects/{id}: p50 / p99', `${get.p50} / ${get.p99} ms`, '');
+  report(`GET ${route}: requests/s`, get.requestsPerSecond.toFixed(0), '');
+  report(`GET ${route}: p50 / p99`, `${get.p50} / ${get.p99} ms`, '');
 } finally {
   await server.stop({ keepDataDir: false });
 }

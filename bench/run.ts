@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { build, git, load, rssMiB, startBenchServer, time, waitForAnswer, type BenchServer } from './lib.js';
+import { build, git, load, rssMiB, startBenchServer, startScript, time, waitForAnswer, type BenchServer } from './lib.js';
 
 const COMMITS = 3000;
 const ROUNDS = 2;
@@ -181,10 +181,7 @@ const nodeStart = await startUp(undefined, 6741);
 add({ measure: '`npm start` (already built) → ready', gitloom: ms(npmStart), limit: `${ms(nodeStart)} (node dist/cli.js serve)`, ratio: (npmStart / nodeStart).toFixed(2), target: '< 1500 ms' });
 
 // the server as `npm start` runs it: the environment and node flags of package.json's start script
-const startScript = (JSON.parse(await fs.readFile('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
-const startEnv = Object.fromEntries(startScript.slice(0, startScript.indexOf('node')).map((word) => word.split('=') as [string, string]));
-const startFlags = startScript.slice(startScript.indexOf('node') + 1).filter((word) => word.startsWith('--'));
-const server = await startBenchServer(6742, { ...startEnv, GITLOOM_LOG_LEVEL: 'info' }, startFlags);
+const server = await startBenchServer(6742, { ...startScript.env, GITLOOM_LOG_LEVEL: 'info' }, startScript.flags);
 const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-work-'));
 let bare: ChildProcess | undefined;
 try {
