@@ -159,6 +159,27 @@ describe('logs and timeouts', () => {
     }
   });
 
+  it('logs changes, refusals and failures at info and successful reads only at debug', async () => {
+    const completed = async (level: string) => {
+      const lines: { level: number; msg: string; req?: { method: string; url: string }; res?: { statusCode: number } }[] = [];
+      const logged = await startTestServer({ GITLOOM_LOG_LEVEL: level }, { logDestination: { write: (line: string) => lines.push(JSON.parse(line)) } });
+      try {
+        const admin = { authorization: basic('admin', 'admin-secret') };
+        expect((await fetch(`${logged.api}/users/me`, { headers: admin })).status).toBe(200);
+        expect((await fetch(`${logged.api}/projects/999`, { headers: admin })).status).toBe(404);
+        const created = await fetch(`${logged.api}/projects`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"logged"}' });
+        expect(created.status).toBe(200);
+      } finally {
+        await logged.close();
+      }
+      return lines.filter((line) => line.msg === 'request completed')
+        .map((line) => `${line.level} ${line.req?.method} ${line.req?.url} ${line.res?.statusCode}`);
+    };
+    // pino levels: 20 debug, 30 info
+    expect(await completed('info')).toEqual(['30 GET /~api/projects/999 404', '30 POST /~api/projects 200']);
+    expect(await completed('debug')).toEqual(['20 GET /~api/users/me 200', '30 GET /~api/projects/999 404', '30 POST /~api/projects 200']);
+  });
+
   it('a request whose body never finishes is cut with 408 problem+json', async () => {
     const slow = await startTestServer({ GITLOOM_REQUEST_TIMEOUT_MS: '1000' });
     try {
