@@ -59,14 +59,14 @@ export function repositoryPath(config: Config, projectId: number): string {
   return path.join(config.dataDir, 'repos', `${projectId}.git`);
 }
 
+const now = () => Date.now();
+/** The `repoPath` of each configuration, made once: a context is made per request. */
+const repoPaths = new WeakMap<Config, (projectId: number) => string>();
+
 /** A domain Context for one actor (a request, or background work as the system user). */
 export function createContext(services: Services, actor: Actor): Context {
-  return {
-    db: services.db,
-    config: services.config,
-    events: services.events,
-    actor,
-    now: () => Date.now(),
-    repoPath: (projectId) => repositoryPath(services.config, projectId),
-  };
+  const { config } = services;
+  let repoPath = repoPaths.get(config);
+  if (!repoPath) repoPaths.set(config, (repoPath = (projectId) => repositoryPath(config, projectId)));
+  return { db: services.db, config, events: services.events, actor, now, repoPath };
 }

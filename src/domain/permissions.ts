@@ -37,11 +37,12 @@ export interface ProjectPermissions {
   roles: RoleRow[];
 }
 
-const ALL: Omit<ProjectPermissions, 'roles'> = {
+/** An administrator's privileges on any project: all of them, through no role (shared, so frozen). */
+const ADMINISTRATOR: ProjectPermissions = Object.freeze({
   access: true, readCode: true, writeCode: true, manage: true, managePullRequests: true,
   manageCodeComments: true, manageIssues: true, scheduleIssues: true, accessConfidentialIssues: true,
-  manageBuilds: true, createChildren: true,
-};
+  manageBuilds: true, createChildren: true, roles: Object.freeze([]) as unknown as RoleRow[],
+});
 
 /** Paths of a project and its ancestors, from its own path (`a/b/c` → `a`, `a/b`, `a/b/c`). */
 export function ancestorPaths(path: string): string[] {
@@ -116,7 +117,7 @@ async function defaultRolesApply(ctx: Context): Promise<boolean> {
  * ancestors. Takes the project row so callers that already loaded it pay nothing more.
  */
 export async function projectPermissions(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>): Promise<ProjectPermissions> {
-  if (ctx.actor.isAdmin) return { ...ALL, roles: [] };
+  if (ctx.actor.isAdmin) return ADMINISTRATOR;
   const paths = ancestorPaths(project.path);
   const userId = ctx.actor.userId;
   const groupIds = ctx.actor.groupIds;
@@ -209,7 +210,8 @@ export async function loadProjectWith(
 ): Promise<{ project: ProjectRow; permissions: ProjectPermissions }> {
   const [project] = await projectById(ctx.db, projectId);
   if (!project) throw new NotFound(`Project not found: ${projectId}`);
-  const permissions = await projectPermissions(ctx, project);
+  // an administrator's privileges need no query (and no await)
+  const permissions = ctx.actor.isAdmin ? ADMINISTRATOR : await projectPermissions(ctx, project);
   if (!permissions.access) throw new NotFound(`Project not found: ${projectId}`);
   if (!permissions[need]) deny(ctx.actor);
   return { project, permissions };

@@ -61,15 +61,15 @@ const HOP_HEADERS = new Set(['connection', 'content-length', 'date', 'keep-alive
 
 /**
  * The rendered API documentation (swagger-ui) at `/~help/api`: its own Fastify instance, built on
- * the first visit from the document of `app.swagger()` (swagger-ui's routes and static files
+ * the first visit from `document()`, the OpenAPI document (swagger-ui's routes and static files
  * cost start-up time and memory that most runs never use), answering through `inject`.
  */
-function apiDocsRoutes(app: FastifyInstance): void {
+function apiDocsRoutes(app: FastifyInstance, document: () => unknown): void {
   let docs: Promise<FastifyInstance> | undefined;
   const build = async () => {
     const { default: swaggerUi } = await import('@fastify/swagger-ui');
     const instance = Fastify();
-    await instance.register(swagger, { mode: 'static', specification: { document: app.swagger() as never } });
+    await instance.register(swagger, { mode: 'static', specification: { document: document() as never } });
     await instance.register(swaggerUi, { routePrefix: '/~help/api' });
     await instance.ready();
     return instance;
@@ -89,11 +89,11 @@ function apiDocsRoutes(app: FastifyInstance): void {
 
 /**
  * Builds the HTTP application (not listening): plugins in load order errors → input → bodies →
- * auth → ops (health, metrics), the git smart-HTTP routes at `/<project path>`, the REST API
- * under `/~api`, OpenAPI 3.1 at `/~api/openapi.json` and its rendering at `/~help/api`, and the
- * web UI of src/web (ARCHITECTURE.md "Layers").
+ * ops (health, metrics), then, in one scope behind the auth plugin, the REST API under `/~api`,
+ * OpenAPI 3.1 at `/~api/openapi.json` and its rendering at `/~help/api`, the git smart-HTTP
+ * routes at `/<project path>` and the web UI of src/web (ARCHITECTURE.md "Layers").
  * `options.logger`: false for no logs, else pino at `config.logLevel`, written to
- * `options.logDestination` (default stdout), one line per request ({@link RequestLog}),
+ * `options.logDestination` (default stdout), a line per request as {@link RequestLog} decides,
  * credentials redacted from logged URLs.
  * A request (headers and body) must arrive within `config.requestTimeoutMs` (408 otherwise).
  */
@@ -114,7 +114,6 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
   await app.register(errorsPlugin);
   await app.register(inputPlugin);
   await app.register(bodiesPlugin);
-  await app.register(authPlugin, { services });
   await app.register(opsPlugin, { services, metrics: options.metrics });
   await app.register(swagger, {
     openapi: {
@@ -126,15 +125,19 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
     },
   });
 
-  await app.register(async (api) => {
-    await api.register(queryParamsPlugin);
-    api.addHook('onRequest', requireApiAccess);
-    await api.register(apiRoutes, { services });
-  }, { prefix: '/~api' });
-
-  app.get('/~api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  apiDocsRoutes(app);
-  await app.register(gitHttpRoutes, { services });
-  await app.register(webPlugin, { services });
+  // every route but the operations endpoints (which check credentials of their own) runs as the
+  // caller its credentials name
+  await app.register(async (authenticated) => {
+    await authenticated.register(authPlugin, { services });
+    await authenticated.register(async (api) => {
+      await api.register(queryParamsPlugin);
+      api.addHook('onRequest', requireApiAccess);
+      await api.register(apiRoutes, { services });
+    }, { prefix: '/~api' });
+    authenticated.get('/~api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    apiDocsRoutes(authenticated, () => app.swagger());
+    await authenticated.register(gitHttpRoutes, { services });
+    await authenticated.register(webPlugin, { services });
+  });
   return app;
 }

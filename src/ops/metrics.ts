@@ -123,6 +123,10 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     },
   });
 
+  // the labelled series of each (method, status, route): prom-client hashes the labels of every
+  // observation otherwise
+  const requestSeries = new Map<string, { count: client.Counter.Internal; duration: client.Histogram.Internal<'method' | 'route' | 'status'> }>();
+
   configureGit({
     onCommand(args, ms, exitCode) {
       const command = subcommand(args);
@@ -134,9 +138,14 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
   return {
     registry,
     observeRequest(method, route, status, seconds) {
-      const labels = { method, route, status: String(status) };
-      httpRequests.inc(labels);
-      httpDuration.observe(labels, seconds);
+      const key = `${method} ${status} ${route}`;
+      let series = requestSeries.get(key);
+      if (!series) {
+        const labels = { method, route, status: String(status) };
+        requestSeries.set(key, (series = { count: httpRequests.labels(labels), duration: httpDuration.labels(labels) }));
+      }
+      series.count.inc();
+      series.duration.observe(seconds);
     },
     observeGitTransfer(direction, bytes) {
       if (bytes > 0) gitBytes.inc({ direction }, bytes);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
@@ -67,8 +67,8 @@ function actorCache(db: Db) {
   return cache;
 }
 
-/** A copy of a cached actor (callers own their actor). */
-const copyActor = (actor: Actor): Actor => ({ ...actor, groupIds: [...actor.groupIds] });
+/** A cached actor is shared by every request it serves, so it is frozen: nothing may change it. */
+const frozenActor = (actor: Actor): Actor => Object.freeze({ ...actor, groupIds: Object.freeze([...actor.groupIds]) as number[] });
 
 /** What a credential resolves to. */
 interface Resolved {
@@ -94,11 +94,12 @@ async function cachedActor(db: Db, key: string, now: number, resolve: () => Prom
   const hit = currentEntry(db, key, now);
   if (hit) {
     if (hit.viaPassword && onPasswordHit) await onPasswordHit(hit.actor);
-    return copyActor(hit.actor);
+    return hit.actor;
   }
   const version = cache.tracker.version;
-  const { actor, expireDate, viaPassword } = await resolve();
-  cache.entries.set(key, { actor: copyActor(actor), version, expireDate, viaPassword });
+  const resolved = await resolve();
+  const actor = frozenActor(resolved.actor);
+  cache.entries.set(key, { actor, version, expireDate: resolved.expireDate, viaPassword: resolved.viaPassword });
   return actor;
 }
 
@@ -142,7 +143,7 @@ function groupsOf(rows: { groupId: number | null; administrator: number | null; 
  * credentials') or TooManyRequests.
  */
 export async function authenticateBasic(db: Db, name: string, secret: string, now: number, clientAddress: string): Promise<Actor> {
-  const key = `basic:${createHash('sha256').update(`${name}\0${secret}`).digest('hex')}`;
+  const key = `basic:${hash('sha256', `${name}\0${secret}`, 'hex')}`;
   return cachedActor(db, key, now, async () => {
     const byToken = await actorByToken(db, secret, now);
     if (byToken !== null) return byToken;
@@ -183,7 +184,7 @@ export async function authenticatePassword(db: Db, name: string, password: strin
   const subjects = signInSubjects(user?.id ?? null, name, clientAddress);
   await assertSignInAllowed(db, subjects, now);
   if (user?.passwordHash) {
-    const digest = createHash('sha256').update(`${user.id}\0${user.passwordHash}\0${password}`).digest('hex');
+    const digest = hash('sha256', `${user.id}\0${user.passwordHash}\0${password}`, 'hex');
     if (verifiedPasswords.has(digest) || (await verifyPassword(password, user.passwordHash))) {
       verifiedPasswords.set(digest, true);
       await clearAccountFailures(db, subjects[0]);
@@ -205,7 +206,7 @@ const bearerKey = (token: string) => `bearer:${hashToken(token)}`;
  */
 export function cachedBearerActor(db: Db, token: string, now: number): Actor | undefined {
   const hit = currentEntry(db, bearerKey(token), now);
-  return hit ? copyActor(hit.actor) : undefined;
+  return hit?.actor;
 }
 
 /**

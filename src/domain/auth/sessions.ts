@@ -5,7 +5,7 @@
  * carries the synchronizer CSRF token of its forms. Sign-in itself goes through
  * {@link authenticateBasic} (same credentials, same rules as the API).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { Actor } from '../context.js';
 import { actorOfUser } from './authenticate.js';
@@ -21,7 +21,7 @@ export interface WebSession {
   csrfToken: string;
 }
 
-const digest = (token: string) => createHash('sha256').update(token).digest('hex');
+const digest = (token: string) => hash('sha256', token, 'hex');
 
 /**
  * Starts a session for a user whose credentials were just checked: returns the cookie token

@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { Conflict, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
@@ -7,7 +7,7 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 
 /** SHA-256 hex of a token value: tokens are 40 random characters, so a fast hash suffices. */
 export function hashToken(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** A new token value: 40 characters of `[A-Za-z0-9]` from the CSPRNG (CONTRACT.md §5). */

@@ -51,6 +51,11 @@ export async function resolveActor(services: Services, request: FastifyRequest):
   throw new Unauthorized('Unsupported authorization scheme');
 }
 
+/**
+ * Authenticates every request of the scope it is registered in (before the scope's own hooks):
+ * decorates `request.actor` and `request.ctx` (see {@link resolveActor}). Routes that check
+ * credentials of their own (health, metrics) live outside that scope.
+ */
 export const authPlugin = fp(async (app: FastifyInstance, { services }: { services: Services }) => {
   app.decorateRequest('actor', null as unknown as Actor);
   app.decorateRequest('ctx', null as unknown as Context);
@@ -60,10 +65,6 @@ export const authPlugin = fp(async (app: FastifyInstance, { services }: { servic
   };
   // a callback hook: a cached Bearer token (the common API call) costs no promise and no query
   app.addHook('onRequest', (request, _reply, done) => {
-    if (request.routeOptions.config.ownCredentials) {
-      decorate(request, anonymous);
-      return done();
-    }
     const header = credentialsHeader(request);
     const cached = header && /^bearer /i.test(header) ? cachedBearerActor(services.db, header.slice(7).trim(), Date.now()) : undefined;
     if (cached) {

@@ -22,9 +22,10 @@ export const queryParamsPlugin = fp(async (app: FastifyInstance) => {
     route.config = { ...(route.config ?? {}), allowedQuery: new Set(Object.keys(schema?.properties ?? {})) };
   });
   app.addHook('preValidation', (request, _reply, done) => {
+    // no query string, no query params to check (and no route options to build)
+    if (!request.url.includes('?')) return done();
     const { allowedQuery: allowed, anyQueryParams } = request.routeOptions.config;
-    // no query string, no query params to check
-    if (!allowed || anyQueryParams || !request.url.includes('?')) return done();
+    if (!allowed || anyQueryParams) return done();
     const unexpected = Object.keys(request.query as object).filter((key) => !allowed.has(key));
     done(unexpected.length > 0 ? new BadRequest(`Unexpected query params: [${unexpected.join(', ')}]`) : undefined);
   });
