@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { LRUCache } from 'lru-cache';
 import { Nullable, WireDate } from './schema.js';
 import { toWireDate } from './dates.js';
 
@@ -26,6 +27,18 @@ export const ProjectSchema = Type.Object({
   codeAnalysisSetting: CodeAnalysisSettingSchema,
 }, { $id: 'Project' });
 
+/**
+ * The settings objects of the JSON text columns, parsed once per distinct text: most projects
+ * hold the same few texts (the defaults). The objects are shared between answers, so frozen
+ * (both shapes are flat: strings and nulls).
+ */
+const parsedSettings = new LRUCache<string, object>({ max: 1000 });
+function parseSettings<T extends object>(text: string): T {
+  let value = parsedSettings.get(text);
+  if (value === undefined) parsedSettings.set(text, (value = Object.freeze(JSON.parse(text) as object)));
+  return value as T;
+}
+
 /** Maps a project row to its wire shape. */
 export function toWireProject(row: {
   id: number; forkedFromId: number | null; parentId: number | null; name: string; description: string | null;
@@ -42,8 +55,8 @@ export function toWireProject(row: {
     defaultRoleId: row.defaultRoleId,
     codeManagement: row.codeManagement === 1,
     issueManagement: row.issueManagement === 1,
-    gitPackConfig: JSON.parse(row.gitPackConfig) as Static<typeof GitPackConfigSchema>,
-    codeAnalysisSetting: JSON.parse(row.codeAnalysisSetting) as Static<typeof CodeAnalysisSettingSchema>,
+    gitPackConfig: parseSettings<Static<typeof GitPackConfigSchema>>(row.gitPackConfig),
+    codeAnalysisSetting: parseSettings<Static<typeof CodeAnalysisSettingSchema>>(row.codeAnalysisSetting),
   };
 }
 
