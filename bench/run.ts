@@ -2,7 +2,8 @@
  * `npm run bench`: one table, each row measuring Gitloom and the limit beside it in the same run:
  * - `GET /~api/projects/{id}` and `GET /~api/users/me` with a Bearer token, requests/s at 50
  *   connections (autocannon in this process) against a bare Fastify process returning the same
- *   JSON (bench/bare-fastify.mjs); two alternating rounds each, averaged;
+ *   JSON (bench/bare-fastify.mjs); three alternating rounds each, averaged, with each server's
+ *   CPU time per request;
  * - a merge (merge commit) through the API in a repository of 3,000 commits, preview ready,
  *   against `git merge-tree --write-tree` + `commit-tree` + `update-ref` run directly on a copy
  *   of it (p50 of 10 each);
@@ -17,10 +18,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { build, git, load, rssMiB, startBenchServer, startScript, time, waitForAnswer, type BenchServer } from './lib.js';
+import { build, cpuMs, git, load, rssMiB, startBenchServer, startScript, time, waitForAnswer, type BenchServer } from './lib.js';
 
 const COMMITS = 3000;
-const ROUNDS = 2;
+const ROUNDS = 3;
 const SECONDS = 5;
 
 interface Row { measure: string; gitloom: string; limit: string; ratio: string; target: string }
@@ -44,20 +45,32 @@ async function startBare(port: number, routes: Record<string, unknown>): Promise
   return child;
 }
 
-/** Requests/s of Gitloom and of the limit on one URL path, alternating rounds after a warm-up. */
-async function throughput(measure: string, target: number, gitloomUrl: string, limitUrl: string, headers: Record<string, string>): Promise<void> {
-  await load(gitloomUrl, headers, 50, 1);
-  await load(limitUrl, {}, 50, 1);
-  const ours: number[] = [];
-  const theirs: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    ours.push((await load(gitloomUrl, headers, 50, SECONDS)).requestsPerSecond);
-    theirs.push((await load(limitUrl, {}, 50, SECONDS)).requestsPerSecond);
+/**
+ * Requests/s of Gitloom and of the limit on one URL path, alternating rounds after a warm-up,
+ * with each server's CPU time per request (user + system, all its threads) beside them: the
+ * load generator shares the machine, so the CPU figures are the steadier comparison.
+ */
+async function throughput(measure: string, target: number, gitloom: { url: string; pid: number }, limit: { url: string; pid: number }, headers: Record<string, string>): Promise<void> {
+  await load(gitloom.url, headers, 50, 1);
+  await load(limit.url, {}, 50, 1);
+  const ours = { rate: [] as number[], cpu: [] as number[] };
+  const theirs = { rate: [] as number[], cpu: [] as number[] };
+  const round = async (side: typeof ours, target: { url: string; pid: number }, sent: Record<string, string>) => {
+    const before = await cpuMs(target.pid);
+    const { requestsPerSecond } = await load(target.url, sent, 50, SECONDS);
+    side.rate.push(requestsPerSecond);
+    side.cpu.push((((await cpuMs(target.pid)) - before) * 1000) / (requestsPerSecond * SECONDS));
+  };
+  for (let i = 0; i < ROUNDS; i++) {
+    await round(ours, gitloom, headers);
+    await round(theirs, limit, {});
   }
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   add({
-    measure, gitloom: `${mean(ours).toFixed(0)} req/s`, limit: `${mean(theirs).toFixed(0)} req/s (bare Fastify)`,
-    ratio: (mean(ours) / mean(theirs)).toFixed(2), target: `≥ ${target}`,
+    measure,
+    gitloom: `${mean(ours.rate).toFixed(0)} req/s (${mean(ours.cpu).toFixed(1)} µs CPU each)`,
+    limit: `${mean(theirs.rate).toFixed(0)} req/s (${mean(theirs.cpu).toFixed(1)} µs CPU each, bare Fastify)`,
+    ratio: (mean(ours.rate) / mean(theirs.rate)).toFixed(2), target: `≥ ${target}`,
   });
 }
 
@@ -201,8 +214,9 @@ try {
   await new Promise((r) => setTimeout(r, 2000));
   add({ measure: 'idle RSS after start', gitloom: `${idleRss.toFixed(0)} MiB`, limit: `${(await rssMiB(bare.pid!)).toFixed(0)} MiB (bare Fastify)`, ratio: '—', target: '< 90 MiB' });
 
-  await throughput('`GET /~api/projects/{id}` (Bearer), 50 connections', 0.6, `${server.url}${projectPath}`, `http://127.0.0.1:6743${projectPath}`, headers);
-  await throughput('`GET /~api/users/me` (Bearer), 50 connections', 0.7, `${server.url}/~api/users/me`, 'http://127.0.0.1:6743/~api/users/me', headers);
+  const servers = (route: string) => [{ url: `${server.url}${route}`, pid: server.process.pid! }, { url: `http://127.0.0.1:6743${route}`, pid: bare!.pid! }] as const;
+  await throughput('`GET /~api/projects/{id}` (Bearer), 50 connections', 0.6, ...servers(projectPath), headers);
+  await throughput('`GET /~api/users/me` (Bearer), 50 connections', 0.7, ...servers('/~api/users/me'), headers);
 
   await gitWithInput(path.join(server.dataDir, 'repos', `${projectId}.git`), ['fast-import', '--quiet'], history(COMMITS));
   await git(work, ['clone', '-q', `http://admin:${server.token}@127.0.0.1:6742/bench`, 'clone']);
