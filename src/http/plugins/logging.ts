@@ -69,13 +69,13 @@ export function loggerOptions(level: string, destination?: LogDestination): obje
 export const SLOW_REQUEST_MS = 1000;
 
 /**
- * Fastify's request log, one line per request when its response is done (nothing when a request
- * arrives): `request errored` (error) when it failed with a fault; otherwise `request completed`
+ * Fastify's request log: one line per request, written when its response is done (nothing when
+ * a request arrives): `request errored` (error) when it failed with a fault; otherwise `request completed`
  * with the request as {@link loggerOptions} serializes it, the status (`res.statusCode`) and
  * `responseTime` in ms — at info for a change (any method but GET and HEAD), a refusal or failure
  * (status 400 and above) and a read slower than {@link SLOW_REQUEST_MS}, at debug for the other
- * successful reads (the bulk of the traffic, counted by route and status in the metrics; a line
- * for each costs a tenth of a small request). Fastify's other log lines are unchanged.
+ * successful reads (the bulk of the traffic, counted by route and status in the metrics; an info
+ * line for each cost a quarter of a small request's time). Fastify's other log lines are unchanged.
  */
 export class RequestLog extends LogController {
   override incomingRequest(): void {}
