@@ -49,12 +49,21 @@ function subcommand(args: readonly string[]): string {
 export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats): Metrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'gitloom_' });
-  const httpRequests = new client.Counter({
-    name: 'gitloom_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry],
-  });
   const httpDuration = new client.Histogram({
     name: 'gitloom_http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status',
     labelNames: ['method', 'route', 'status'], buckets: SECONDS, registers: [registry],
+  });
+  new client.Counter({
+    name: 'gitloom_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry],
+    // the duration histogram counts every request already: its counts are copied at scrape time
+    // instead of a second observation (and label hashing) per request
+    async collect() {
+      const { values } = await httpDuration.get();
+      this.reset();
+      for (const value of values) {
+        if (value.metricName === 'gitloom_http_request_duration_seconds_count') this.inc(value.labels as Record<'method' | 'route' | 'status', string>, value.value);
+      }
+    },
   });
   const gitCommands = new client.Counter({
     name: 'gitloom_git_commands_total', help: 'git processes run, by subcommand and outcome', labelNames: ['command', 'outcome'], registers: [registry],
@@ -123,9 +132,8 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     },
   });
 
-  // the labelled series of each (method, status, route): prom-client hashes the labels of every
-  // observation otherwise
-  const requestSeries = new Map<string, { count: client.Counter.Internal; duration: client.Histogram.Internal<'method' | 'route' | 'status'> }>();
+  // the labelled series of each (method, status, route)
+  const requestSeries = new Map<string, client.Histogram.Internal<'method' | 'route' | 'status'>>();
 
   configureGit({
     onCommand(args, ms, exitCode) {
@@ -140,12 +148,8 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     observeRequest(method, route, status, seconds) {
       const key = `${method} ${status} ${route}`;
       let series = requestSeries.get(key);
-      if (!series) {
-        const labels = { method, route, status: String(status) };
-        requestSeries.set(key, (series = { count: httpRequests.labels(labels), duration: httpDuration.labels(labels) }));
-      }
-      series.count.inc();
-      series.duration.observe(seconds);
+      if (!series) requestSeries.set(key, (series = httpDuration.labels({ method, route, status: String(status) })));
+      series.observe(seconds);
     },
     observeGitTransfer(direction, bytes) {
       if (bytes > 0) gitBytes.inc({ direction }, bytes);

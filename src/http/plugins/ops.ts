@@ -30,12 +30,15 @@ async function requireMetricsAccess(services: Services, request: FastifyRequest)
  * by its route pattern; git smart-HTTP posts add their bytes to the transfer counters.
  */
 export const opsPlugin = fp(async (app: FastifyInstance, { services, metrics }: { services: Services; metrics: Metrics }) => {
-  // Bytes a socket had moved when its previous request ended: requests on a connection are
+  // Bytes a socket had moved when its previous git request ended: requests on a connection are
   // serial, so the difference at the end of a git request is that request's traffic.
   const marks = new WeakMap<object, { read: number; written: number }>();
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    // only git's requests move the marks (a git client's connection carries nothing else): a
+    // smart-HTTP exchange is GET …/info/refs, then POSTs
+    if (request.method !== 'POST' && !request.url.includes('/info/refs')) return done();
     const socket = request.raw.socket;
     let mark = marks.get(socket);
     if (!mark) marks.set(socket, (mark = { read: 0, written: 0 }));
