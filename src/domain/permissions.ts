@@ -210,8 +210,7 @@ export async function loadProjectWith(
 ): Promise<{ project: ProjectRow; permissions: ProjectPermissions }> {
   const [project] = await projectById(ctx.db, projectId);
   if (!project) throw new NotFound(`Project not found: ${projectId}`);
-  // an administrator's privileges need no query (and no await)
-  const permissions = ctx.actor.isAdmin ? ADMINISTRATOR : await projectPermissions(ctx, project);
+  const permissions = await projectPermissions(ctx, project);
   if (!permissions.access) throw new NotFound(`Project not found: ${projectId}`);
   if (!permissions[need]) deny(ctx.actor);
   return { project, permissions };
