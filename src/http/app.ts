@@ -9,7 +9,7 @@ import { bodiesPlugin } from './plugins/bodies.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
 import { inputPlugin } from './plugins/input.js';
 import { loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
-import { opsPlugin } from './plugins/ops.js';
+import { opsPlugin, requestMetrics } from './plugins/ops.js';
 import { queryParamsPlugin } from './plugins/query-params.js';
 import { validatorCompiler } from './schemas/validation.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -94,14 +94,16 @@ function apiDocsRoutes(app: FastifyInstance, document: () => unknown): void {
  * routes at `/<project path>` and the web UI of src/web (ARCHITECTURE.md "Layers").
  * `options.logger`: false for no logs, else pino at `config.logLevel`, written to
  * `options.logDestination` (default stdout), a line per request as {@link RequestLog} decides,
- * credentials redacted from logged URLs.
+ * credentials redacted from logged URLs. Every completed request is counted in
+ * `options.metrics` (see {@link requestMetrics}), logs or not.
  * A request (headers and body) must arrive within `config.requestTimeoutMs` (408 otherwise).
  */
 export async function buildApp(services: Services, options: { logger?: boolean; logDestination?: LogDestination; metrics: Metrics }): Promise<App> {
   const { config } = services;
   const app = Fastify({
-    logger: options.logger ? loggerOptions(config.logLevel, options.logDestination) : false,
-    logController: new RequestLog(),
+    // silenced, the logger still exists: Fastify reports completed requests (to the metrics) only with one
+    logger: options.logger ? loggerOptions(config.logLevel, options.logDestination) : { level: 'silent' },
+    logController: new RequestLog(requestMetrics(options.metrics)),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     serverFactory: (handler) => httpServer(config.requestTimeoutMs, handler),

@@ -32,6 +32,83 @@ export interface Metrics {
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const JOB_SECONDS = [1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
+/** A labelled value in prom-client's export shape (what a registered metric's `get()` lists). */
+interface MetricValue {
+  labels: Record<string, string | number>;
+  value: number;
+  metricName?: string;
+}
+
+/** The counts of one (method, route, status) series: requests per bucket (not cumulative; the last is +Inf), their sum of seconds. */
+interface RequestSeries {
+  labels: { method: string; route: string; status: string };
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * The HTTP request histogram, recorded on every request: a series is looked up by one string
+ * key and an observation is two additions and a bucket search, where prom-client's labelled
+ * `observe` validates and hashes the label object each time (measured as most of a small
+ * request's metrics cost). prom-client still writes the exposition: {@link histogram} and
+ * {@link counter} are metrics a `Registry` takes, listing their values in prom-client's
+ * format (cumulative `_bucket`s with `le`, `_sum`, `_count`; the counter from the same counts).
+ */
+export class RequestHistogram {
+  private readonly series = new Map<string, RequestSeries>();
+
+  /** `bounds`: the buckets' upper bounds in seconds, ascending. */
+  constructor(private readonly bounds: readonly number[]) {}
+
+  /** Records one request of `seconds`. */
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = { labels: { method, route, status: String(status) }, buckets: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
+      this.series.set(key, series);
+    }
+    let bucket = 0;
+    while (bucket < this.bounds.length && seconds > this.bounds[bucket]) bucket++;
+    series.buckets[bucket]++;
+    series.sum += seconds;
+    series.count++;
+  }
+
+  /** The histogram as a registrable metric named `name`. */
+  histogram(name: string, help: string) {
+    return this.metric(name, help, 'histogram', () => [...this.series.values()].flatMap((series) => {
+      let cumulative = 0;
+      const values: MetricValue[] = this.bounds.map((le, i) => {
+        cumulative += series.buckets[i];
+        return { labels: { le, ...series.labels }, value: cumulative, metricName: `${name}_bucket` };
+      });
+      values.push(
+        { labels: { le: '+Inf', ...series.labels }, value: series.count, metricName: `${name}_bucket` },
+        { labels: series.labels, value: series.sum, metricName: `${name}_sum` },
+        { labels: series.labels, value: series.count, metricName: `${name}_count` },
+      );
+      return values;
+    }));
+  }
+
+  /** The request count of every series as a registrable counter named `name`. */
+  counter(name: string, help: string) {
+    return this.metric(name, help, 'counter', () => [...this.series.values()].map((series) => ({ labels: series.labels, value: series.count })));
+  }
+
+  /** A registry takes any object with a name and `get()` (its typings list only its own classes). */
+  private metric(name: string, help: string, type: 'histogram' | 'counter', values: () => MetricValue[]): client.Metric {
+    const metric = {
+      name, help, type, aggregator: 'sum',
+      get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
+      reset: () => this.series.clear(),
+    };
+    return metric as unknown as client.Metric;
+  }
+}
+
 /** The git subcommand of an argument list: the first argument that is neither an option nor the value of `-c`/`-C`. */
 function subcommand(args: readonly string[]): string {
   for (let i = 0; i < args.length; i++) {
@@ -49,22 +126,9 @@ function subcommand(args: readonly string[]): string {
 export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats): Metrics {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'gitloom_' });
-  const httpDuration = new client.Histogram({
-    name: 'gitloom_http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'], buckets: SECONDS, registers: [registry],
-  });
-  new client.Counter({
-    name: 'gitloom_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [registry],
-    // the duration histogram counts every request already: its counts are copied at scrape time
-    // instead of a second observation (and label hashing) per request
-    async collect() {
-      const { values } = await httpDuration.get();
-      this.reset();
-      for (const value of values) {
-        if (value.metricName === 'gitloom_http_request_duration_seconds_count') this.inc(value.labels as Record<'method' | 'route' | 'status', string>, value.value);
-      }
-    },
-  });
+  const requests = new RequestHistogram(SECONDS);
+  registry.registerMetric(requests.histogram('gitloom_http_request_duration_seconds', 'HTTP request latency by method, route pattern and status'));
+  registry.registerMetric(requests.counter('gitloom_http_requests_total', 'HTTP requests by method, route pattern and status'));
   const gitCommands = new client.Counter({
     name: 'gitloom_git_commands_total', help: 'git processes run, by subcommand and outcome', labelNames: ['command', 'outcome'], registers: [registry],
   });
@@ -132,9 +196,6 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     },
   });
 
-  // the labelled series of each (method, status, route)
-  const requestSeries = new Map<string, client.Histogram.Internal<'method' | 'route' | 'status'>>();
-
   configureGit({
     onCommand(args, ms, exitCode) {
       const command = subcommand(args);
@@ -145,12 +206,7 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
 
   return {
     registry,
-    observeRequest(method, route, status, seconds) {
-      const key = `${method} ${status} ${route}`;
-      let series = requestSeries.get(key);
-      if (!series) requestSeries.set(key, (series = httpDuration.labels({ method, route, status: String(status) })));
-      series.observe(seconds);
-    },
+    observeRequest: (method, route, status, seconds) => requests.observe(method, route, status, seconds),
     observeGitTransfer(direction, bytes) {
       if (bytes > 0) gitBytes.inc({ direction }, bytes);
     },

@@ -69,8 +69,9 @@ export function loggerOptions(level: string, destination?: LogDestination): obje
 export const SLOW_REQUEST_MS = 1000;
 
 /**
- * Fastify's request log: one line per request, written when its response is done (nothing when
- * a request arrives): `request errored` (error) when it failed with a fault; otherwise `request completed`
+ * Fastify's request log: every completed request is first passed to `record` (the metrics,
+ * see ops.ts), then gets one line, written when its response is done (nothing when a request
+ * arrives): `request errored` (error) when it failed with a fault; otherwise `request completed`
  * with the request as {@link loggerOptions} serializes it, the status (`res.statusCode`) and
  * `responseTime` in ms — at info for a change (any method but GET and HEAD), a refusal or failure
  * (status 400 and above) and a read slower than {@link SLOW_REQUEST_MS}, at debug for the other
@@ -78,9 +79,14 @@ export const SLOW_REQUEST_MS = 1000;
  * line for each cost a quarter of a small request's time). Fastify's other log lines are unchanged.
  */
 export class RequestLog extends LogController {
+  constructor(private readonly record: (request: FastifyRequest, reply: FastifyReply) => void) {
+    super();
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.record(request, reply);
     if (error) {
       reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
       return;

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Forbidden, Unauthorized } from '../../errors.js';
 import { readiness } from '../../ops/health.js';
@@ -24,21 +24,20 @@ async function requireMetricsAccess(services: Services, request: FastifyRequest)
 }
 
 /**
- * Operations endpoints and HTTP metrics (issue 14): `GET /~health/live` (200 while the process
- * serves), `GET /~health/ready` (200 or 503 with each check), `GET /~metrics` (Prometheus text;
- * administrators or `Authorization: Bearer $GITLOOM_METRICS_TOKEN`). Every response is counted
- * by its route pattern; git smart-HTTP posts add their bytes to the transfer counters.
+ * What every completed request adds to the metrics (issue 14), for {@link RequestLog}: a count
+ * and duration by method, route pattern (`unmatched` when no route matched) and status; a git
+ * smart-HTTP post adds its bytes to the transfer counters (`push` received, `fetch` sent).
  */
-export const opsPlugin = fp(async (app: FastifyInstance, { services, metrics }: { services: Services; metrics: Metrics }) => {
+export function requestMetrics(metrics: Metrics): (request: FastifyRequest, reply: FastifyReply) => void {
   // Bytes a socket had moved when its previous git request ended: requests on a connection are
   // serial, so the difference at the end of a git request is that request's traffic.
   const marks = new WeakMap<object, { read: number; written: number }>();
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  return (request, reply) => {
+    const method = request.method;
+    metrics.observeRequest(method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     // only git's requests move the marks (a git client's connection carries nothing else): a
     // smart-HTTP exchange is GET …/info/refs, then POSTs
-    if (request.method !== 'POST' && !request.url.includes('/info/refs')) return done();
+    if (method !== 'POST' && !request.url.includes('/info/refs')) return;
     const socket = request.raw.socket;
     let mark = marks.get(socket);
     if (!mark) marks.set(socket, (mark = { read: 0, written: 0 }));
@@ -46,14 +45,20 @@ export const opsPlugin = fp(async (app: FastifyInstance, { services, metrics }: 
     const written = socket.bytesWritten - mark.written;
     mark.read = socket.bytesRead;
     mark.written = socket.bytesWritten;
-    if (request.method === 'POST') {
+    if (method === 'POST') {
       const path = request.url.split('?')[0];
       if (path.endsWith('/git-receive-pack')) metrics.observeGitTransfer('push', read);
       else if (path.endsWith('/git-upload-pack')) metrics.observeGitTransfer('fetch', written);
     }
-    done();
-  });
+  };
+}
 
+/**
+ * Operations endpoints (issue 14): `GET /~health/live` (200 while the process serves),
+ * `GET /~health/ready` (200 or 503 with each check), `GET /~metrics` (Prometheus text;
+ * administrators or `Authorization: Bearer $GITLOOM_METRICS_TOKEN`).
+ */
+export const opsPlugin = fp(async (app: FastifyInstance, { services, metrics }: { services: Services; metrics: Metrics }) => {
   const hide = { hide: true };
   app.get('/~health/live', { schema: hide }, async () => ({ status: 'UP' }));
   app.get('/~health/ready', { schema: hide }, async (_request, reply) => {
