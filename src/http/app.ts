@@ -8,7 +8,7 @@ import { authPlugin, requireApiAccess } from './plugins/auth.js';
 import { bodiesPlugin } from './plugins/bodies.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
 import { inputPlugin } from './plugins/input.js';
-import { loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
+import { lazyChildLogger, loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
 import { opsPlugin, requestMetrics } from './plugins/ops.js';
 import { queryParamsPlugin } from './plugins/query-params.js';
 import { validatorCompiler } from './schemas/validation.js';
@@ -103,6 +103,7 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
   const app = Fastify({
     // silenced, the logger still exists: Fastify reports completed requests (to the metrics) only with one
     logger: options.logger ? loggerOptions(config.logLevel, options.logDestination) : { level: 'silent' },
+    childLoggerFactory: lazyChildLogger,
     logController: new RequestLog(requestMetrics(options.metrics)),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,

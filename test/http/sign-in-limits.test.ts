@@ -161,7 +161,7 @@ describe('logs and timeouts', () => {
 
   it('logs changes, refusals and failures at info and successful reads only at debug', async () => {
     const completed = async (level: string) => {
-      const lines: { level: number; msg: string; req?: { method: string; url: string }; res?: { statusCode: number } }[] = [];
+      const lines: { level: number; msg: string; reqId?: string; req?: { method: string; url: string }; res?: { statusCode: number } }[] = [];
       const logged = await startTestServer({ GITLOOM_LOG_LEVEL: level }, { logDestination: { write: (line: string) => lines.push(JSON.parse(line)) } });
       try {
         const admin = { authorization: basic('admin', 'admin-secret') };
@@ -172,8 +172,11 @@ describe('logs and timeouts', () => {
       } finally {
         await logged.close();
       }
-      return lines.filter((line) => line.msg === 'request completed')
-        .map((line) => `${line.level} ${line.req?.method} ${line.req?.url} ${line.res?.statusCode}`);
+      const requests = lines.filter((line) => line.msg === 'request completed');
+      // each line names its own request (the request logger is made on its first line)
+      expect(new Set(requests.map((line) => line.reqId)).size).toBe(requests.length);
+      for (const line of requests) expect(line.reqId).toMatch(/^req-/);
+      return requests.map((line) => `${line.level} ${line.req?.method} ${line.req?.url} ${line.res?.statusCode}`);
     };
     // pino levels: 20 debug, 30 info
     expect(await completed('info')).toEqual(['30 GET /~api/projects/999 404', '30 POST /~api/projects 200']);

@@ -1,4 +1,4 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /** Where pino writes: any stream with `write(line)` (stdout by default; tests pass their own). */
 export interface LogDestination {
@@ -99,4 +99,64 @@ export class RequestLog extends LogController {
       reply.log.info({ req: request, res: reply, responseTime }, 'request completed');
     }
   }
+}
+
+type Bindings = Parameters<FastifyBaseLogger['child']>[0];
+type ChildLoggerOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
+/** Fastify's logger: pino (see {@link loggerOptions}). */
+type Logger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+
+/** The level methods of a logger. */
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
+/**
+ * A request's logger, made on first use: Fastify gives every request a child of the server's
+ * logger bound to its request id, which pino builds eagerly (bindings serialized, prototype
+ * chain set up), yet most requests write no line at all (see {@link RequestLog}). A call at a
+ * disabled level returns at once; the first enabled call makes the child.
+ */
+class LazyChildLogger {
+  private made: Logger | undefined;
+
+  constructor(private readonly parent: Logger, private readonly bindings: Bindings, private readonly options: ChildLoggerOptions) {}
+
+  /** The child logger, made now if not yet. */
+  get logger(): Logger {
+    return (this.made ??= this.parent.child(this.bindings, this.options) as Logger);
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return (this.made ?? this.parent).isLevelEnabled(level);
+  }
+
+  silent(): void {}
+}
+for (const level of LEVELS) {
+  Object.defineProperty(LazyChildLogger.prototype, level, {
+    value(this: LazyChildLogger, ...args: unknown[]) {
+      if (this.isLevelEnabled(level)) (this.logger[level] as (...a: unknown[]) => void)(...args);
+    },
+  });
+}
+
+/**
+ * Fastify's `childLoggerFactory`: the request logger as a {@link LazyChildLogger}, or pino's
+ * child at once when the route sets a level of its own.
+ */
+export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  if (options.level) return logger.child(bindings, options);
+  // Fastify's logger is pino (see loggerOptions)
+  return new LazyChildLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }
