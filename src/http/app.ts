@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../domain/context.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
 import { bodiesPlugin } from './plugins/bodies.js';
-import { clientErrorHandler, errorsPlugin, frameworkErrors } from './plugins/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors, noRoute } from './plugins/errors.js';
 import { inputPlugin } from './plugins/input.js';
 import { lazyChildLogger, loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
 import { opsPlugin, requestMetrics } from './plugins/ops.js';
@@ -132,6 +132,8 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
   // caller its credentials name
   await app.register(async (authenticated) => {
     await authenticated.register(authPlugin, { services });
+    // a path no route takes is answered here too: credentials sent with it are checked first
+    authenticated.setNotFoundHandler(noRoute);
     await authenticated.register(async (api) => {
       await api.register(queryParamsPlugin);
       api.addHook('onRequest', requireApiAccess);

@@ -66,6 +66,12 @@ describe('platform', () => {
       expect(outside.status).toBe(404);
     });
 
+    it('401 for wrong credentials even on unknown routes', async () => {
+      const wrong = { headers: { authorization: 'Bearer not-a-token' } };
+      expect((await fetch(`${server.url}/~api/no-such-resource`, wrong)).status).toBe(401);
+      expect((await fetch(`${server.url}/~health/live`, wrong)).status).toBe(200);
+    });
+
     it('404 for methods the API does not use', async () => {
       expectProblem(await server.call('PUT', `/projects/${projectId}`, { body: {} }), 404, 'Not Found');
       expectProblem(await server.call('PATCH', `/projects/${projectId}`, { body: {} }), 404, 'Not Found');

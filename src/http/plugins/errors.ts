@@ -119,7 +119,13 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     request.log.error({ err: error }, 'unexpected error');
     return sendProblem(reply, 500, 'Internal Server Error', 'Internal server error', 'GITLOOM_ERR_INTERNAL');
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, 404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`, 'GITLOOM_ERR_NO_ROUTE'),
-  );
 }, { name: 'errors' });
+
+/**
+ * The answer to a path no route takes: 404 problem+json `GITLOOM_ERR_NO_ROUTE`. Set as the
+ * not-found handler of the scope behind authentication (see buildApp), so credentials sent with
+ * such a request are still checked first: wrong ones are 401 wherever they are sent.
+ */
+export function noRoute(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, 404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`, 'GITLOOM_ERR_NO_ROUTE');
+}
