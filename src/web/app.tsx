@@ -61,6 +61,7 @@ import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js
 import { projectByPath } from '../domain/repositories/browse.js';
 import { getSecuritySetting } from '../domain/settings/settings.js';
 import { getUserRow } from '../domain/users/users.js';
+import { credentialsHeader } from '../http/plugins/auth.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';
@@ -194,7 +195,9 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const page = pageContext(request, reply);
-    if (error instanceof Unauthorized && page.user === null) return reply.redirect(loginUrl(request));
+    // a visitor who sent no credentials is sent to sign in; wrong credentials sent with every
+    // request (a script, a stale header) get the 401 page, as the sign-in page would refuse them too
+    if (error instanceof Unauthorized && page.user === null && !credentialsHeader(request)) return reply.redirect(loginUrl(request));
     let status: number;
     let title: string;
     let message: string;

@@ -45,6 +45,15 @@ describe('web pages', () => {
     expect(response.headers.get('location')).toBe(`/~login?redirect=${encodeURIComponent('/app?x=1')}`);
   });
 
+  it('answers wrong credentials sent with a page request with the 401 page, not a sign-in redirect the sign-in page would refuse too', async () => {
+    for (const path of ['/app', '/~login']) {
+      const response = await fetch(`${server.url}${path}`, { redirect: 'manual', headers: { authorization: 'Bearer not-a-token' } });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      expect(await response.text()).toContain('Invalid or expired access token');
+    }
+  });
+
   it('refuses wrong credentials with the API\'s message and signs in with good ones', async () => {
     const form = await get('/~login');
     const preSession = cookiesOf(form);

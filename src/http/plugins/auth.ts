@@ -20,7 +20,7 @@ declare module 'fastify' {
 }
 
 /** The credentials header: OneDev's own `OneDevAuthorization` wins over `Authorization`. */
-function credentialsHeader(request: FastifyRequest): string | undefined {
+export function credentialsHeader(request: FastifyRequest): string | undefined {
   const custom = request.headers.onedevauthorization;
   return (Array.isArray(custom) ? custom[0] : custom) ?? request.headers.authorization;
 }
