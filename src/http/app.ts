@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../domain/context.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
+import { batchedWritesPlugin } from './plugins/batched-writes.js';
 import { bodiesPlugin } from './plugins/bodies.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors, noRoute } from './plugins/errors.js';
 import { inputPlugin } from './plugins/input.js';
@@ -88,10 +89,10 @@ function apiDocsRoutes(app: FastifyInstance, document: () => unknown): void {
 }
 
 /**
- * Builds the HTTP application (not listening): plugins in load order errors → input → bodies →
- * ops (health, metrics), then, in one scope behind the auth plugin, the REST API under `/~api`,
- * OpenAPI 3.1 at `/~api/openapi.json` and its rendering at `/~help/api`, the git smart-HTTP
- * routes at `/<project path>` and the web UI of src/web (ARCHITECTURE.md "Layers").
+ * Builds the HTTP application (not listening): plugins in load order batched writes → errors →
+ * input → bodies → ops (health, metrics), then, in one scope behind the auth plugin, the REST
+ * API under `/~api`, OpenAPI 3.1 at `/~api/openapi.json` and its rendering at `/~help/api`, the
+ * git smart-HTTP routes at `/<project path>` and the web UI of src/web (ARCHITECTURE.md "Layers").
  * `options.logger`: false for no logs, else pino at `config.logLevel`, written to
  * `options.logDestination` (default stdout), a line per request as {@link RequestLog} decides,
  * credentials redacted from logged URLs. Every completed request is counted in
@@ -114,6 +115,7 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
     schemaController: { compilersFactory: { buildValidator: (() => validatorCompiler()) as never, buildSerializer: serializerCompiler as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  await app.register(batchedWritesPlugin);
   await app.register(errorsPlugin);
   await app.register(inputPlugin);
   await app.register(bodiesPlugin);
