@@ -15,7 +15,7 @@
  *   code and stderr. Callers classify outcomes by exit code and porcelain output only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { BadRequest } from '../errors.js';
 
 /** Longest value accepted as a git argument, in bytes (PATH_MAX, and git's longest ref name). */
@@ -271,7 +271,7 @@ export async function gitText(args: readonly GitArg[], opts: RunGitOptions = {})
 export interface GitStream {
   /** The process's stdin; write to it and end it. */
   stdin: Writable;
-  /** The process's stdout, to be consumed as a stream. */
+  /** The process's stdout, to be consumed as a stream, also after the process has exited. */
   stdout: Readable;
   /** Resolves with the exit code when git exits with an accepted code; rejects with GitError. */
   done: Promise<number>;
@@ -282,6 +282,11 @@ export interface GitStream {
 /**
  * Starts git with streamed stdin and stdout, for large data (packs, smart HTTP). The caller must
  * consume `stdout` and end `stdin`. The default timeout is the long stream timeout.
+ *
+ * `stdout` may be read late: Node drains a child's stdout that has no reader yet when the child
+ * exits (child_process `flushStdio`), so git's stdout is piped at once into a PassThrough that
+ * holds what git wrote (with backpressure) until the caller reads it — a reply stream is piped
+ * only at the end of its event-loop turn, when a small blob's `cat-file` may be long gone.
  *
  * @param args literal subcommands/flags and {@link value}-wrapped values.
  * @param opts environment, accepted exit codes, timeout, abort signal.
@@ -299,9 +304,11 @@ export function spawnGit(args: readonly GitArg[], opts: GitProcessOptions = {}):
   });
   // Avoid an unhandled rejection when the caller only watches the streams.
   done.catch(() => {});
+  const stdout = new PassThrough();
+  s.child.stdout!.on('error', (error) => stdout.destroy(error)).pipe(stdout);
   return {
     stdin: s.child.stdin!,
-    stdout: s.child.stdout!,
+    stdout,
     done,
     kill: () => {
       if (s.child.exitCode !== null || s.child.signalCode !== null) return;

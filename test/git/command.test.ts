@@ -58,4 +58,16 @@ describe('git runner', () => {
     expect(await streamed.done).toBe(0);
     expect(Buffer.concat(chunks).toString().trim()).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
   });
+
+  it('keeps streamed output for a reader that comes after git has exited', async () => {
+    // a reply is written at the end of its event-loop turn, so a handler's stream may be piped
+    // only after git is done; Node drains a child's unread stdout when the child exits
+    const late = spawnGit(['hash-object', '--stdin']);
+    late.stdin.end('hello\n');
+    expect(await late.done).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const chunks: Buffer[] = [];
+    for await (const chunk of late.stdout) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString().trim()).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+  });
 });
