@@ -16,6 +16,10 @@ export const OWNER_ROLE_ID = 1;
 export interface Actor {
   /** User id, or ANONYMOUS_ID. */
   userId: number;
+  /** The user's login name as authentication read it ('' for anonymous). */
+  name: string;
+  /** The user's full name as authentication read it. */
+  fullName: string | null;
   /** SystemAdministration: root, system, or a member of an administrator group. */
   isAdmin: boolean;
   /** Groups the user belongs to (empty for anonymous). */
@@ -44,7 +48,7 @@ export interface Context {
 }
 
 /** The anonymous actor. */
-export const anonymous: Actor = { userId: ANONYMOUS_ID, isAdmin: false, groupIds: [], canCreateRootProjects: false };
+export const anonymous: Actor = { userId: ANONYMOUS_ID, name: '', fullName: null, isAdmin: false, groupIds: [], canCreateRootProjects: false };
 
 /** Returns a copy of the context acting as another actor (background work acts as the system user). */
 export function withActor(ctx: Context, actor: Actor): Context {
@@ -52,7 +56,7 @@ export function withActor(ctx: Context, actor: Actor): Context {
 }
 
 /** The system actor used by background work (reference/platform.md §6: id -1, administrator). */
-export const systemActor: Actor = { userId: SYSTEM_ID, isAdmin: true, groupIds: [], canCreateRootProjects: true };
+export const systemActor: Actor = { userId: SYSTEM_ID, name: 'gitloom', fullName: 'Gitloom', isAdmin: true, groupIds: [], canCreateRootProjects: true };
 
 /** Absolute path of a project's bare repository: `<data dir>/repos/<projectId>.git`. */
 export function repositoryPath(config: Config, projectId: number): string {

@@ -60,7 +60,6 @@ import { findSession } from '../domain/auth/sessions.js';
 import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js';
 import { projectByPath } from '../domain/repositories/browse.js';
 import { getSecuritySetting } from '../domain/settings/settings.js';
-import { getUserRow } from '../domain/users/users.js';
 import { credentialsHeader } from '../http/plugins/auth.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
@@ -185,11 +184,8 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
         sessionCsrfToken = session.csrfToken;
       }
     }
-    let user: PageUser | null = null;
-    if (request.actor.userId !== ANONYMOUS_ID) {
-      const row = await getUserRow(services.db, request.actor.userId);
-      user = { id: row.id, name: row.name, isAdmin: request.actor.isAdmin };
-    }
+    const { actor } = request;
+    const user: PageUser | null = actor.userId === ANONYMOUS_ID ? null : { id: actor.userId, name: actor.name, isAdmin: actor.isAdmin };
     request.webVisitor = { user, sessionCsrfToken };
   });
 

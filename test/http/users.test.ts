@@ -197,8 +197,13 @@ describe('users', () => {
 
     it('renames (lower-cased), and the new name logs in', async () => {
       const dave = await server.createUser('dave');
-      expect((await server.call('POST', `/users/${dave.id}`, { body: { name: 'David' }, auth: dave.auth })).status).toBe(200);
+      const token = (await server.call('POST', `/users/${dave.id}/access-tokens`, { body: {}, auth: dave.auth })).text;
+      const bearer = `Bearer ${token}`;
+      expect((await server.call('GET', '/users/me', { auth: bearer })).json.name).toBe('dave');
+      expect((await server.call('POST', `/users/${dave.id}`, { body: { name: 'David', fullName: 'David D' }, auth: dave.auth })).status).toBe(200);
       expect((await server.call('GET', `/users/${dave.id}`)).json.name).toBe('david');
+      // the same token, just used, sees the new profile at once
+      expect((await server.call('GET', '/users/me', { auth: bearer })).json).toEqual({ id: dave.id, name: 'david', fullName: 'David D' });
       expect((await server.call('GET', '/users/me', { auth: basic('david', dave.password) })).json.id).toBe(dave.id);
       expectProblem(await server.call('GET', '/users/me', { auth: basic('dave', dave.password) }), 401);
       // renaming to the same name in another case is not a clash with oneself

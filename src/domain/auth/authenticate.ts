@@ -24,6 +24,13 @@ const verifiedPasswords = new LRUCache<string, true>({ max: 10_000, ttl: 5 * 60_
 let dummyHash: Promise<string> | undefined;
 const dummyPasswordHash = (): Promise<string> => (dummyHash ??= hashPassword(randomBytes(24).toString('base64')));
 
+/** A user's profile as the actor carries it. */
+interface Profile {
+  id: number;
+  name: string;
+  fullName: string | null;
+}
+
 /** A group as the actor needs it. */
 interface GroupFlags {
   id: number;
@@ -104,24 +111,25 @@ async function cachedActor(db: Db, key: string, now: number, resolve: () => Prom
 }
 
 /**
- * The owner of an access token with the owner's groups, in one query; null for an unknown or
- * expired token.
+ * The owner of an access token with the owner's profile and groups, in one query; null for an
+ * unknown or expired token.
  */
 async function actorByToken(db: Db, value: string, now: number): Promise<Resolved | null> {
   const [rows, security] = await Promise.all([
     db
       .selectFrom('accessTokens as t')
+      .innerJoin('users as u', 'u.id', 't.ownerId')
       .leftJoin('memberships as m', 'm.userId', 't.ownerId')
       .leftJoin('groups as g', 'g.id', 'm.groupId')
-      .select(['t.ownerId', 't.expireDate', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
+      .select(['u.id', 'u.name', 'u.fullName', 't.expireDate', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
       .where('t.hash', '=', hashToken(value))
       .execute(),
     getSecuritySetting({ db }),
   ]);
   if (rows.length === 0) return null;
-  const { ownerId, expireDate } = rows[0];
+  const { expireDate } = rows[0];
   if (expireDate !== null && expireDate <= now) return null;
-  return { actor: await buildActor(db, ownerId, groupsOf(rows), security.defaultLoginGroupId), expireDate, viaPassword: false };
+  return { actor: await buildActor(db, rows[0], groupsOf(rows), security.defaultLoginGroupId), expireDate, viaPassword: false };
 }
 
 /** The groups of joined membership rows (rows without a group are skipped). */
@@ -171,7 +179,7 @@ export async function authenticatePassword(db: Db, name: string, password: strin
       .selectFrom('users as u')
       .leftJoin('memberships as m', 'm.userId', 'u.id')
       .leftJoin('groups as g', 'g.id', 'm.groupId')
-      .select(['u.id', 'u.passwordHash', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
+      .select(['u.id', 'u.name', 'u.fullName', 'u.passwordHash', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
       .where('u.id', '>', 0)
       .where((eb) => eb.or([
         eb('u.name', '=', login),
@@ -188,7 +196,7 @@ export async function authenticatePassword(db: Db, name: string, password: strin
     if (verifiedPasswords.has(digest) || (await verifyPassword(password, user.passwordHash))) {
       verifiedPasswords.set(digest, true);
       await clearAccountFailures(db, subjects[0]);
-      return buildActor(db, user.id, groupsOf(rows), security.defaultLoginGroupId);
+      return buildActor(db, user, groupsOf(rows), security.defaultLoginGroupId);
     }
   } else {
     await verifyPassword(password, await dummyPasswordHash());
@@ -223,11 +231,12 @@ export async function authenticateBearer(db: Db, token: string, now: number): Pr
 }
 
 /**
- * The actor of a user and its groups: the default login group joins when set and missing,
+ * The actor of a user and its groups: the user's profile (so `/users/me` and the pages' header
+ * need no query of their own), the default login group joining when set and missing,
  * administrator status (root, system, administrator group) and root-project creation
  * (reference/platform.md §7).
  */
-async function buildActor(db: Db, userId: number, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
+async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
   if (defaultLoginGroupId !== null && !groups.some((g) => g.id === defaultLoginGroupId)) {
     const group = await db
       .selectFrom('groups')
@@ -236,9 +245,11 @@ async function buildActor(db: Db, userId: number, groups: GroupFlags[], defaultL
       .executeTakeFirst();
     if (group) groups.push(group);
   }
-  const isAdmin = userId === ROOT_ID || userId === SYSTEM_ID || groups.some((g) => g.administrator === 1);
+  const isAdmin = user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1);
   return {
-    userId,
+    userId: user.id,
+    name: user.name,
+    fullName: user.fullName,
     isAdmin,
     groupIds: groups.map((g) => g.id),
     canCreateRootProjects: isAdmin || groups.some((g) => g.createRootProjects === 1),
@@ -257,13 +268,13 @@ export async function actorOfUser(db: Db, userId: number, now: number): Promise<
         .selectFrom('users as u')
         .leftJoin('memberships as m', 'm.userId', 'u.id')
         .leftJoin('groups as g', 'g.id', 'm.groupId')
-        .select(['u.id', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
+        .select(['u.id', 'u.name', 'u.fullName', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
         .where('u.id', '=', userId)
         .where('u.id', '>', 0)
         .execute(),
       getSecuritySetting({ db }),
     ]);
     if (rows.length === 0) throw new Unauthorized();
-    return { actor: await buildActor(db, userId, groupsOf(rows), security.defaultLoginGroupId), expireDate: null, viaPassword: false };
+    return { actor: await buildActor(db, rows[0], groupsOf(rows), security.defaultLoginGroupId), expireDate: null, viaPassword: false };
   });
 }

@@ -2,7 +2,7 @@ import { preparedQuery, type Db } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ROOT_ID, UNKNOWN_ID, type Context } from '../context.js';
-import { deny, requireAdmin } from '../permissions.js';
+import { deny, requireAdmin, requireUser } from '../permissions.js';
 import { projectsReferencing, renameReferences } from '../projects/settings.js';
 import { isUniqueViolation } from '../access/unique.js';
 import { hashPassword } from './passwords.js';
@@ -45,6 +45,16 @@ export async function getUserRow(db: Db, userId: number): Promise<UserRow> {
   const [user] = await userById(db, userId);
   if (!user) throw new NotFound(`User not found: ${userId}`);
   return user;
+}
+
+/**
+ * Get My Profile (reference/users-roles.md §2): the caller's own profile as authentication read
+ * it, with no query of its own (a change to any user renews every cached actor). Throws
+ * Unauthorized for anonymous.
+ */
+export function getMyProfile(ctx: Context): User {
+  const id = requireUser(ctx.actor);
+  return { id, name: ctx.actor.name, fullName: ctx.actor.fullName };
 }
 
 /** Get Profile: administrator or self (reference/users-roles.md §2). */

@@ -2,8 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createAccessToken, deleteAccessToken, listAccessTokens } from '../../domain/users/access-tokens.js';
 import { listEmailAddresses } from '../../domain/users/email-addresses.js';
-import { createUser, deleteUser, getUser, queryUsers, setPassword, updateUser } from '../../domain/users/users.js';
-import { requireUser } from '../../domain/permissions.js';
+import { createUser, deleteUser, getMyProfile, getUser, queryUsers, setPassword, updateUser } from '../../domain/users/users.js';
 import { fromWireDate } from '../../wire/dates.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
 import { textBody } from '../plugins/bodies.js';
@@ -15,7 +14,7 @@ const tags = ['User'];
 /** `/~api/users` (seed §4.1, reference/users-roles.md §2). */
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/users/me', { schema: { tags, summary: 'Get My Profile', response: { 200: UserSchema } } }, async (request) =>
-    toWireUser(await getUser(request.ctx, requireUser(request.actor))));
+    toWireUser(getMyProfile(request.ctx)));
 
   app.get('/users/:userId', { schema: { tags, summary: 'Get Profile', params: UserId, response: { 200: UserSchema } } },
     async (request) => toWireUser(await getUser(request.ctx, request.params.userId)));
