@@ -144,6 +144,58 @@ describe('administration pages', () => {
     expect((await get('/~administration/users/abc', admin)).status).toBe(404);
   });
 
+  it('adds a user\'s email addresses verified, moves the primary and git roles, and removes them', async () => {
+    const [erin] = await givenUsers(server, 'erin');
+    const base = `/~administration/users/${erin.id}`;
+    const emails = async () => ((await server.call('GET', `/users/${erin.id}/email-addresses`)).json as { id: number; value: string; primary: boolean; git: boolean }[])
+      .map(({ value, primary, git }) => ({ value, primary, git }));
+    const before = await emails();
+    const first = before[0].value;
+
+    const added = await post(`${base}/email-addresses`, { value: ' Erin.Work@Example.COM ' });
+    expect(added.status).toBe(303);
+    expect(added.headers.get('location')).toBe(base);
+    expect(await emails()).toEqual([{ value: first, primary: true, git: true }, { value: 'erin.work@example.com', primary: false, git: false }]);
+    // added by an administrator: verified at once (no "unverified" badge)
+    expect(await (await get(base, admin)).text()).not.toContain('unverified');
+
+    for (const [value, status, message] of [
+      ['erin.work@example.com', 409, 'Email address is already used by another user'],
+      [first, 409, 'Email address is already used by another user'],
+      ['not an address', 400, 'Malformed email address'],
+    ] as const) {
+      const refused = await post(`${base}/email-addresses`, { value, op: 'email' });
+      expect(refused.status, value).toBe(status);
+      const html = await refused.text();
+      expect(html).toContain(message);
+      expect(html).toContain(`value="${value}"`);
+    }
+
+    const work = (await server.call('GET', `/users/${erin.id}/email-addresses`)).json.find((e: { value: string }) => e.value === 'erin.work@example.com').id as number;
+    expect((await post(`${base}/email-addresses/git`, { id: String(work) })).status).toBe(303);
+    expect(await emails()).toEqual([{ value: first, primary: true, git: false }, { value: 'erin.work@example.com', primary: false, git: true }]);
+    expect((await post(`${base}/email-addresses/primary`, { id: String(work) })).status).toBe(303);
+    expect(await emails()).toEqual([{ value: first, primary: false, git: false }, { value: 'erin.work@example.com', primary: true, git: true }]);
+
+    const primaryRefused = await post(`${base}/email-addresses/delete`, { id: String(work) });
+    expect(primaryRefused.status).toBe(400);
+    expect(await primaryRefused.text()).toContain('Can not delete the primary email address');
+    // another user's address, a malformed id and an unknown operation change nothing
+    const aliceEmail = (await server.call('GET', `/users/${alice.id}/email-addresses`)).json[0].id as number;
+    expect((await post(`${base}/email-addresses/delete`, { id: String(aliceEmail) })).status).toBe(404);
+    expect((await post(`${base}/email-addresses/primary`, { id: 'x' })).status).toBe(400);
+    expect((await post(`${base}/email-addresses/verify`, { id: String(work) })).status).toBe(404);
+    expect((await server.call('GET', `/users/${alice.id}/email-addresses`)).json).toHaveLength(1);
+
+    const old = (await server.call('GET', `/users/${erin.id}/email-addresses`)).json.find((e: { value: string }) => e.value === first).id as number;
+    expect((await post(`${base}/email-addresses/git`, { id: String(old) })).status).toBe(303);
+    // removing the git address hands that role to the primary one
+    expect((await post(`${base}/email-addresses/delete`, { id: String(old) })).status).toBe(303);
+    expect(await emails()).toEqual([{ value: 'erin.work@example.com', primary: true, git: true }]);
+    // ordinary users change nobody's addresses here
+    expect((await post(`${base}/email-addresses`, { value: 'x@example.com' }, aliceSession)).status).toBe(404);
+  });
+
   it('creates a group, adds and removes members, edits and deletes it', async () => {
     const created = await post('/~administration/groups', { name: 'devs', description: 'Developers', createRootProjects: 'on' });
     expect(created.status).toBe(303);

@@ -1,11 +1,77 @@
 import type { Selectable } from 'kysely';
+import type { Db } from '../../db/database.js';
 import type { EmailAddressTable } from '../../db/schema.js';
+import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { uniquely } from '../access/unique.js';
 import type { Context } from '../context.js';
-import { getUserRow, requireSelfOrAdmin } from './users.js';
+import { requireAdmin } from '../permissions.js';
+import { getUserRow, normalizeEmail, requireSelfOrAdmin } from './users.js';
+
+type EmailAddress = Selectable<EmailAddressTable>;
+
+const USED = 'Email address is already used by another user';
 
 /** Get Email Addresses: administrator or self (reference/users-roles.md §2, §6). */
-export async function listEmailAddresses(ctx: Context, userId: number): Promise<Selectable<EmailAddressTable>[]> {
+export async function listEmailAddresses(ctx: Context, userId: number): Promise<EmailAddress[]> {
   await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
   return ctx.db.selectFrom('emailAddresses').selectAll().where('ownerId', '=', userId).orderBy('id').execute();
+}
+
+/**
+ * Adds an email address to a user, as an administrator does (reference/users-roles.md §6): it
+ * is verified at once, and a user's first address becomes primary and git. Lower-cased, unique
+ * across users. Returns its id. Throws Unauthorized/Forbidden for non-administrators, NotFound
+ * for an unknown user, BadRequest for a malformed address, Conflict when any user has it.
+ */
+export async function addEmailAddress(ctx: Context, userId: number, value: string): Promise<number> {
+  requireAdmin(ctx.actor);
+  await getUserRow(ctx.db, userId);
+  const email = normalizeEmail(value.trim());
+  // a concurrent add of the same address that won the race is the same 409
+  return uniquely(USED, () => ctx.db.transaction().execute(async (tx) => {
+    if (await tx.selectFrom('emailAddresses').select('id').where('value', '=', email).executeTakeFirst()) throw new Conflict(USED);
+    const first = !(await tx.selectFrom('emailAddresses').select('id').where('ownerId', '=', userId).executeTakeFirst());
+    const { id } = await tx.insertInto('emailAddresses')
+      .values({ ownerId: userId, value: email, primary: first ? 1 : 0, git: first ? 1 : 0, verificationCode: null })
+      .returning('id').executeTakeFirstOrThrow();
+    return id;
+  }));
+}
+
+/** The address `addressId` of user `userId`; NotFound otherwise. */
+async function addressOf(db: Db, userId: number, addressId: number): Promise<EmailAddress> {
+  const address = await db.selectFrom('emailAddresses').selectAll()
+    .where('id', '=', addressId).where('ownerId', '=', userId).executeTakeFirst();
+  if (!address) throw new NotFound(`Email address not found: ${addressId}`);
+  return address;
+}
+
+/**
+ * Makes an address its owner's primary one (where notifications go) or git one (the identity
+ * of the owner's merges and web edits, src/domain/users/identities.ts): the owner's other
+ * addresses lose that role. Administrators only; NotFound when user `userId` has no such address.
+ */
+export async function setEmailAddressRole(ctx: Context, userId: number, addressId: number, role: 'primary' | 'git'): Promise<void> {
+  requireAdmin(ctx.actor);
+  await ctx.db.transaction().execute(async (tx) => {
+    await addressOf(tx, userId, addressId);
+    await tx.updateTable('emailAddresses').set({ [role]: 0 }).where('ownerId', '=', userId).where('id', '<>', addressId).execute();
+    await tx.updateTable('emailAddresses').set({ [role]: 1 }).where('id', '=', addressId).execute();
+  });
+}
+
+/**
+ * Deletes an address of user `userId`: never the primary one (BadRequest: make another primary
+ * first); when it was the git address, the primary one takes that role. Administrators only;
+ * NotFound when the user has no such address.
+ */
+export async function deleteEmailAddress(ctx: Context, userId: number, addressId: number): Promise<void> {
+  requireAdmin(ctx.actor);
+  await ctx.db.transaction().execute(async (tx) => {
+    const address = await addressOf(tx, userId, addressId);
+    if (address.primary === 1) throw new BadRequest('Can not delete the primary email address');
+    await tx.deleteFrom('emailAddresses').where('id', '=', addressId).execute();
+    if (address.git === 1) await tx.updateTable('emailAddresses').set({ git: 1 }).where('ownerId', '=', userId).where('primary', '=', 1).execute();
+  });
 }

@@ -6,7 +6,7 @@
  * message and the submitted values.
  */
 import type { ComponentChildren } from 'preact';
-import { GitloomError, NotFound, Unauthorized } from '../../errors.js';
+import { BadRequest, GitloomError, NotFound, Unauthorized } from '../../errors.js';
 import type { PageContext, PageResult, PageRoute } from '../page.js';
 import { Layout } from './layout.js';
 
@@ -88,6 +88,17 @@ export function idParam(page: PageContext, name: string): number {
   const raw = page.params[name] ?? '';
   const id = Number(raw);
   if (!/^\d{1,15}$/.test(raw) || !Number.isSafeInteger(id)) throw new NotFound(`Page not found: ${page.request.url.split('?')[0]}`);
+  return id;
+}
+
+/**
+ * A numeric id posted in form field `field` (default `id`), naming a `what` (e.g. `token`);
+ * BadRequest `Invalid <what> id: …` for anything but digits in range.
+ */
+export function formId(page: PageContext, what: string, field = 'id'): number {
+  const raw = page.form[field] ?? '';
+  const id = Number(raw);
+  if (!/^\d{1,15}$/.test(raw) || !Number.isSafeInteger(id)) throw new BadRequest(`Invalid ${what} id: ${raw}`);
   return id;
 }
 

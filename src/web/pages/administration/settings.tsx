@@ -10,7 +10,7 @@ import { requireAdmin } from '../../../domain/permissions.js';
 import { getSecuritySetting, setSecuritySetting, type SecuritySetting } from '../../../domain/settings/settings.js';
 import { BadRequest } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, CheckField, checked, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { attempt, formId, CheckField, checked, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most groups offered as default login group and label specs listed (the API's page size). */
@@ -97,13 +97,13 @@ async function labelSpecsPage(page: PageContext, error: string | null = null): P
 }
 
 async function changeLabelSpec(page: PageContext): Promise<PageResult> {
-  const { op, id = '', name = '', color = '' } = page.form;
+  const { op, name = '', color = '' } = page.form;
   if (op === 'create') {
     await createLabelSpec(page.ctx, { name, color: color.trim() });
   } else if (op === 'update' || op === 'delete') {
-    if (!/^\d{1,15}$/.test(id)) throw new BadRequest(`Invalid label id: ${id}`);
-    if (op === 'update') await updateLabelSpec(page.ctx, Number(id), { name, color: color.trim() });
-    else await deleteLabelSpec(page.ctx, Number(id));
+    const id = formId(page, 'label');
+    if (op === 'update') await updateLabelSpec(page.ctx, id, { name, color: color.trim() });
+    else await deleteLabelSpec(page.ctx, id);
   } else {
     throw new BadRequest(`Unknown operation: ${op ?? ''}`);
   }

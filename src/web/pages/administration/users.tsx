@@ -1,19 +1,20 @@
 /**
  * `/~administration/users`: the users (searched like `GET /~api/users?term=`), a new user form,
- * and a user's page: profile (login name, full name), email addresses, group memberships, access
- * tokens (masked, revocable), a password reset and deletion — through the domain functions of `/~api/users` (same rules and
- * messages: reserved or used names, root and self not deletable, …). Users cannot be disabled:
- * the domain has no such state.
+ * and a user's page: profile (login name, full name), email addresses (added verified, primary
+ * and git roles, removal), group memberships, access tokens (masked, revocable), a password reset
+ * and deletion — through the domain functions of `/~api/users` (same rules and messages: reserved
+ * or used names, root and self not deletable, …). Users cannot be disabled: the domain has no
+ * such state.
  */
 import { getGroup } from '../../../domain/access/groups.js';
 import { userMemberships } from '../../../domain/access/memberships.js';
 import { deleteAccessTokenById, listAccessTokens } from '../../../domain/users/access-tokens.js';
-import { listEmailAddresses } from '../../../domain/users/email-addresses.js';
+import { addEmailAddress, deleteEmailAddress, listEmailAddresses, setEmailAddressRole } from '../../../domain/users/email-addresses.js';
 import { createUser, deleteUser, getUser, queryUsers, setPassword, updateUser } from '../../../domain/users/users.js';
-import { BadRequest } from '../../../errors.js';
+import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { attempt, formId, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 const PAGE_SIZE = 50;
@@ -62,6 +63,16 @@ function NewUserPage({ page, error }: { page: PageContext; error?: string }) {
   );
 }
 
+/** A button posting `op` (primary, git, delete) for email address `id` of the user at `base`. */
+function EmailAction({ page, base, id, op, label, children }: { page: PageContext; base: string; id: number; op: string; label: string; children: string }) {
+  return (
+    <PostForm page={page} action={`${base}/email-addresses/${op}`} class="inline" label={label}>
+      <input type="hidden" name="id" value={String(id)} />
+      <button type="submit" class={op === 'delete' ? 'danger' : undefined} aria-label={label}>{children}</button>
+    </PostForm>
+  );
+}
+
 /** `fullName` of a form: blank clears it (null), as `"fullName": null` does in the API. */
 const fullNameOf = (form: Record<string, string>) => (form.fullName ?? '').trim() || null;
 
@@ -90,12 +101,24 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
       <section aria-labelledby="emails-heading">
         <h2 id="emails-heading">Email addresses</h2>
         {emails.length === 0 ? <p class="empty">No email address.</p> : (
-          <ul class="list">
+          <ul class="list" aria-label="Email addresses">
             {emails.map((e) => (
-              <li key={e.id}>{e.value}{e.primary === 1 && <span class="badge">primary</span>}{e.git === 1 && <span class="badge">git</span>}</li>
+              <li key={e.id} class="row">
+                <span>{e.value}{e.primary === 1 && <span class="badge">primary</span>}{e.git === 1 && <span class="badge">git</span>}</span>
+                <span class="actions">
+                  {e.primary !== 1 && <EmailAction page={page} base={base} id={e.id} op="primary" label={`Make ${e.value} primary`}>Make primary</EmailAction>}
+                  {e.git !== 1 && <EmailAction page={page} base={base} id={e.id} op="git" label={`Use ${e.value} for git`}>Use for git</EmailAction>}
+                  {e.primary !== 1 && <EmailAction page={page} base={base} id={e.id} op="delete" label={`Remove ${e.value}`}>Remove</EmailAction>}
+                </span>
+              </li>
             ))}
           </ul>
         )}
+        <PostForm page={page} action={`${base}/email-addresses`} class="settings-form" label="Add an email address">
+          <Field name="value" label="New email address" type="email" value={error && page.form.op === 'email' ? page.form.value : undefined} required autocomplete="off" />
+          <input type="hidden" name="op" value="email" />
+          <p><button type="submit">Add email address</button></p>
+        </PostForm>
       </section>
       <section aria-labelledby="groups-heading">
         <h2 id="groups-heading">Groups</h2>
@@ -159,9 +182,20 @@ export const userAdministrationPages: PageModule = {
     }, (message) => userPage(page, message))),
     settingsRoute('administration', 'POST', '/users/:id/access-tokens/delete', (page) => attempt(page, async () => {
       const id = idParam(page, 'id');
-      const token = page.form.id ?? '';
-      if (!/^\d{1,15}$/.test(token)) throw new BadRequest(`Invalid token id: ${token}`);
-      await deleteAccessTokenById(page.ctx, id, Number(token));
+      await deleteAccessTokenById(page.ctx, id, formId(page, 'token'));
+      return redirect(`/~administration/users/${id}`);
+    }, (message) => userPage(page, message))),
+    settingsRoute('administration', 'POST', '/users/:id/email-addresses', (page) => attempt(page, async () => {
+      const id = idParam(page, 'id');
+      await addEmailAddress(page.ctx, id, page.form.value ?? '');
+      return redirect(`/~administration/users/${id}`);
+    }, (message) => userPage(page, message))),
+    settingsRoute('administration', 'POST', '/users/:id/email-addresses/:op', (page) => attempt(page, async () => {
+      const id = idParam(page, 'id');
+      const op = page.params.op;
+      if (op === 'primary' || op === 'git') await setEmailAddressRole(page.ctx, id, formId(page, 'email address'), op);
+      else if (op === 'delete') await deleteEmailAddress(page.ctx, id, formId(page, 'email address'));
+      else throw new NotFound(`Page not found: ${page.request.url.split('?')[0]}`);
       return redirect(`/~administration/users/${id}`);
     }, (message) => userPage(page, message))),
     settingsRoute('administration', 'POST', '/users/:id/delete', (page) => attempt(page, async () => {

@@ -9,7 +9,7 @@ import { BadRequest } from '../../../errors.js';
 import { fromWireDate } from '../../../wire/dates.js';
 import { DateTime } from '../../components/code.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Milliseconds in a day: a token expiring on a date works until that day ends (UTC). */
@@ -80,9 +80,7 @@ export const accessTokenPages: PageModule = {
     settingsRoute('my', 'GET', '/access-tokens', (page) => tokensPage(page)),
     settingsRoute('my', 'POST', '/access-tokens', (page) => attempt(page, () => createToken(page), (message) => tokensPage(page, null, message))),
     settingsRoute('my', 'POST', '/access-tokens/delete', (page) => attempt(page, async () => {
-      const id = page.form.id ?? '';
-      if (!/^\d{1,15}$/.test(id)) throw new BadRequest(`Invalid token id: ${id}`);
-      await deleteAccessTokenById(page.ctx, me(page), Number(id));
+      await deleteAccessTokenById(page.ctx, me(page), formId(page, 'token'));
       return redirect('/~my/access-tokens');
     }, (message) => tokensPage(page, null, message))),
   ],

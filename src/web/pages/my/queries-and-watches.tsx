@@ -18,7 +18,7 @@ import { getWatch, updateWatch } from '../../../domain/pulls/watches.js';
 import { userPullRequestLists } from '../../../domain/users/pull-request-lists.js';
 import { BadRequest, GitloomError, NotFound } from '../../../errors.js';
 import { PostForm } from '../../components/forms.js';
-import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** The cross-project lists: kind, heading, list page. */
@@ -173,15 +173,15 @@ async function watchesPage(page: PageContext, error: string | null = null): Prom
 }
 
 async function changeWatch(page: PageContext): Promise<PageResult> {
-  const { kind, id = '', watching } = page.form;
-  if (!/^\d{1,15}$/.test(id)) throw new BadRequest(`Invalid watch id: ${id}`);
+  const { kind, watching } = page.form;
+  const id = formId(page, 'watch');
   if (kind !== 'issue' && kind !== 'pull') throw new BadRequest(`Unknown watch kind: ${kind ?? ''}`);
-  const watch = kind === 'issue' ? await getIssueWatch(page.ctx, Number(id)) : await getWatch(page.ctx, Number(id));
+  const watch = kind === 'issue' ? await getIssueWatch(page.ctx, id) : await getWatch(page.ctx, id);
   // this page changes the signed-in user's watches only, administrators included
   if (watch.userId !== me(page)) throw new NotFound(`Watch not found: ${id}`);
   const patch = { watching: watching === 'true' };
-  if (kind === 'issue') await updateIssueWatch(page.ctx, Number(id), patch);
-  else await updateWatch(page.ctx, Number(id), patch);
+  if (kind === 'issue') await updateIssueWatch(page.ctx, id, patch);
+  else await updateWatch(page.ctx, id, patch);
   return redirect('/~my/watches');
 }
 

@@ -7,7 +7,7 @@ import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../../domain
 import { BadRequest, NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
 import { PostForm } from '../../components/forms.js';
-import { attempt, me, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';
+import { attempt, formId, me, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 async function keysPage(page: PageContext, error: string | null = null): Promise<PageResult> {
@@ -52,11 +52,10 @@ export const sshKeyPages: PageModule = {
       return redirect('/~my/ssh-keys');
     }, (message) => keysPage(page, message))),
     settingsRoute('my', 'POST', '/ssh-keys/delete', (page) => attempt(page, async () => {
-      const id = page.form.id ?? '';
-      if (!/^\d{1,15}$/.test(id)) throw new BadRequest(`Invalid key id: ${id}`);
+      const id = formId(page, 'key');
       // this page changes the signed-in user's keys only, administrators included
-      if ((await getSshKey(page.ctx, Number(id))).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
-      await deleteSshKey(page.ctx, Number(id));
+      if ((await getSshKey(page.ctx, id)).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
+      await deleteSshKey(page.ctx, id);
       return redirect('/~my/ssh-keys');
     }, (message) => keysPage(page, message))),
   ],
