@@ -195,6 +195,46 @@ describe('project settings pages', () => {
     expect((await setting()).tagProtections).toMatchObject([{ tags: 'v*', preventUpdate: true, preventDeletion: false }]);
   });
 
+  it('edits a branch protection\'s file protections: numbered field groups, a blank one adds, blank paths remove', async () => {
+    const added = await post('/app/~settings/branch-protection', {
+      form: 'new', index: '', pattern: 'main', userMatch: 'anyone', enabled: 'on',
+      'files-0-paths': 'docs/** README.md', 'files-0-reviewRequirement': 'user(root):1', 'files-0-jobNames': 'docs, lint',
+    });
+    expect(added.status).toBe(303);
+    expect((await setting()).branchProtections).toMatchObject([{
+      branches: 'main', fileProtections: [{ paths: 'docs/** README.md', reviewRequirement: 'user(root):1', jobNames: ['docs', 'lint'] }],
+    }]);
+    const page = await (await get('/app/~settings/branch-protection')).text();
+    expect(page).toContain('id="branch-0-files-0-paths" name="files-0-paths" type="text" value="docs/** README.md"');
+    expect(page).toContain('id="branch-0-files-1-paths" name="files-1-paths"');
+    expect(page).not.toContain('name="files-2-paths"');
+    expect(page).toContain('File protection 1: required builds (job names, comma-separated)');
+
+    // the stored group kept, a second added through the blank group
+    expect((await post('/app/~settings/branch-protection', {
+      form: '0', index: '0', op: 'save', pattern: 'main', enabled: 'on',
+      'files-0-paths': 'docs/** README.md', 'files-0-reviewRequirement': 'user(root):1', 'files-0-jobNames': 'docs, lint',
+      'files-1-paths': 'src/**', 'files-1-reviewRequirement': '', 'files-1-jobNames': 'ci',
+    })).status).toBe(303);
+    expect((await setting()).branchProtections[0].fileProtections).toEqual([
+      { paths: 'docs/** README.md', reviewRequirement: 'user(root):1', jobNames: ['docs', 'lint'] },
+      { paths: 'src/**', reviewRequirement: null, jobNames: ['ci'] },
+    ]);
+    // blank paths remove the first; a refused save shows what was typed
+    const refused = await post('/app/~settings/branch-protection', {
+      form: '0', index: '0', op: 'save', pattern: 'main', enabled: 'on', maxCommitMessageLineLength: '10',
+      'files-0-paths': ' ', 'files-1-paths': 'src/** lib/**', 'files-1-jobNames': 'ci',
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('name="files-1-paths" type="text" value="src/** lib/**"');
+    expect((await setting()).branchProtections[0].fileProtections).toHaveLength(2);
+    expect((await post('/app/~settings/branch-protection', {
+      form: '0', index: '0', op: 'save', pattern: 'main', enabled: 'on', 'files-0-paths': ' ', 'files-1-paths': 'src/** lib/**', 'files-1-jobNames': 'ci',
+    })).status).toBe(303);
+    expect((await setting()).branchProtections[0].fileProtections).toEqual([{ paths: 'src/** lib/**', reviewRequirement: null, jobNames: ['ci'] }]);
+    expect((await post('/app/~settings/branch-protection', { form: '0', index: '0', op: 'delete' })).status).toBe(303);
+  });
+
   it('stores job secrets without ever showing their values, and job properties', async () => {
     const missing = await post('/app/~settings/build/secrets', { form: 'secret-new', index: '', name: 'token', value: '' });
     expect(missing.status).toBe(400);

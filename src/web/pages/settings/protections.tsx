@@ -1,9 +1,10 @@
 /**
  * `/<project>/~settings/branch-protection` and `…/tag-protection`: the project's branch and tag
- * protection rules (reference/projects.md §3), each editable in its own form, deletable, and a
- * form adding one. Saved through the function of the API's Update Setting route, which
- * validates them with its messages; the fields the forms do not show (commit message rules, file
- * protections) are kept as stored.
+ * protection rules (reference/projects.md §3), each editable in its own form — a branch rule's
+ * file protections (paths, required reviewers and builds) as numbered field groups, one blank for
+ * adding, blank paths removing — deletable, and a form adding one. Saved through the function of
+ * the API's Update Setting route, which validates them with its messages; stored fields the
+ * forms do not show are kept.
  */
 import { getProjectSetting, updateProjectSetting, type ProjectSetting } from '../../../domain/projects/settings.js';
 import { BadRequest } from '../../../errors.js';
@@ -58,6 +59,27 @@ const KINDS: Record<Kind, { list: 'branchProtections' | 'tagProtections'; sectio
 
 type Rule = Record<string, unknown>;
 
+/** Comma-separated text as a list of its non-empty, trimmed items. */
+const listOf = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+
+/** The numbers `j` of a form's (or form values') `files-<j>-paths` fields with paths filled in, ascending. */
+function fileEntries(values: Record<string, string>): number[] {
+  return Object.keys(values)
+    .map((key) => /^files-(\d{1,4})-paths$/.exec(key)?.[1])
+    .filter((j): j is string => j !== undefined && values[`files-${j}-paths`].trim() !== '')
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+/** A branch rule's file protections as the form's field groups describe them (blank paths dropped). */
+function fileProtectionsFromForm(form: Record<string, string>): Rule[] {
+  return fileEntries(form).map((j) => ({
+    paths: form[`files-${j}-paths`].trim(),
+    reviewRequirement: (form[`files-${j}-reviewRequirement`] ?? '').trim() || null,
+    jobNames: listOf(form[`files-${j}-jobNames`] ?? ''),
+  }));
+}
+
 /** A rule's fields as form values (`on`/`` for flags, lists joined by commas). */
 function valuesOf(kind: Kind, rule: Rule): Record<string, string> {
   const k = KINDS[kind];
@@ -69,21 +91,57 @@ function valuesOf(kind: Kind, rule: Rule): Record<string, string> {
     if (field.type === 'flag') values[field.name] = value === true || (value === undefined && field.on) ? 'on' : '';
     else values[field.name] = Array.isArray(value) ? value.join(', ') : value === null || value === undefined ? '' : String(value);
   }
+  if (kind === 'branch') {
+    (rule.fileProtections as Rule[] | undefined ?? []).forEach((file, j) => {
+      values[`files-${j}-paths`] = String(file.paths ?? '');
+      values[`files-${j}-reviewRequirement`] = String(file.reviewRequirement ?? '');
+      values[`files-${j}-jobNames`] = Array.isArray(file.jobNames) ? file.jobNames.join(', ') : '';
+    });
+  }
   return values;
 }
 
-/** The rule a form describes, over the stored one (fields the form lacks, such as file protections, are kept). */
+/** The rule a form describes, over the stored one (stored fields the form lacks are kept). */
 function ruleFromForm(page: ProjectPageContext, kind: Kind, stored: Rule): Rule {
   const k = KINDS[kind];
   const rule: Rule = { ...stored, enabled: checked(page, 'enabled'), [k.pattern]: (page.form.pattern ?? '').trim(), userMatch: (page.form.userMatch ?? '').trim() || 'anyone' };
   for (const field of k.fields) {
     const text = (page.form[field.name] ?? '').trim();
     if (field.type === 'flag') rule[field.name] = checked(page, field.name);
-    else if (field.type === 'list') rule[field.name] = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    else if (field.type === 'list') rule[field.name] = listOf(text);
     else if (field.type === 'number') rule[field.name] = text === '' ? null : /^\d{1,9}$/.test(text) ? Number(text) : text;
     else rule[field.name] = text === '' ? null : text;
   }
+  if (kind === 'branch') rule.fileProtections = fileProtectionsFromForm(page.form);
   return rule;
+}
+
+/**
+ * A branch rule's file protections: a field group per stored one (numbered as the form names
+ * them) and a blank one for adding; a group whose paths are emptied is removed on saving.
+ */
+function FileProtectionFields({ values, id }: { values: Record<string, string>; id: (name: string) => string }) {
+  const entries = fileEntries(values);
+  const groups = [...entries, entries.length === 0 ? 0 : entries[entries.length - 1] + 1];
+  return (
+    <fieldset>
+      <legend>File protections</legend>
+      <p class="meta">Changes to these paths also need the reviewers and builds named here. Empty the paths to remove one.</p>
+      {groups.map((j, n) => {
+        const field = (name: string, label: string) => (
+          <Field key={name} name={`files-${j}-${name}`} id={id(`files-${j}-${name}`)} label={label} value={values[`files-${j}-${name}`] ?? ''} />
+        );
+        const which = n < entries.length ? `File protection ${n + 1}` : 'New file protection';
+        return (
+          <div key={j} class="file-protection" role="group" aria-label={which}>
+            {field('paths', `${which}: paths (patterns, space-separated)`)}
+            {field('reviewRequirement', `${which}: required reviewers (e.g. user(alice):1)`)}
+            {field('jobNames', `${which}: required builds (job names, comma-separated)`)}
+          </div>
+        );
+      })}
+    </fieldset>
+  );
 }
 
 function RuleForm({ page, kind, index, values }: { page: ProjectPageContext; kind: Kind; index: number | null; values: Record<string, string> }) {
@@ -107,6 +165,7 @@ function RuleForm({ page, kind, index, values }: { page: ProjectPageContext; kin
           {k.fields.filter((f) => f.commitMessages).map(control)}
         </fieldset>
       )}
+      {kind === 'branch' && <FileProtectionFields values={values} id={id} />}
       <p class="buttons">
         <button type="submit" name="op" value="save">{index === null ? `Add ${kind} protection` : 'Save'}</button>
         {index !== null && <button type="submit" name="op" value="delete" class="danger" formnovalidate>Delete</button>}
