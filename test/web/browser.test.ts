@@ -1,8 +1,7 @@
-import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchBrowser, signIn } from '../helpers/browser.js';
-import { givenRepo, givenUsers, removeWorkTrees, type TestUser } from '../helpers/fixtures.js';
-import { ADMIN, startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { browserTests } from '../helpers/browser.js';
+import { givenRepo, givenUsers, type TestUser } from '../helpers/fixtures.js';
+import { ADMIN } from '../helpers/server.js';
 
 const README = [
   '# Widget',
@@ -17,31 +16,15 @@ const README = [
 
 /** A person's first steps in the web UI, in Chromium against a real server. */
 describe('web UI in a browser', () => {
-  let server: TestServer;
-  let browser: Browser;
-  let context: BrowserContext;
   let bob: TestUser;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  const web = browserTests(async (server) => {
     [bob] = await givenUsers(server, 'bob');
     await givenRepo(server, 'widget', { files: { 'README.md': README, 'lib/index.js': 'export const x = 1;\n' } });
   });
-  afterAll(async () => {
-    await browser?.close();
-    await removeWorkTrees();
-    await server?.close();
-  });
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 360, height: 740 } });
-  });
-  afterEach(async () => {
-    await context.close();
-  });
 
   it('sends an anonymous visitor to sign in, refuses a bad password, then lands where asked', async () => {
-    const page = await context.newPage();
-    await page.goto(`${server.url}/`);
+    const page = await (await web.newContext()).newPage();
+    await page.goto(`${web.server.url}/`);
     expect(new URL(page.url()).pathname).toBe('/~login');
     await page.getByLabel('User name or email').fill('bob');
     await page.getByLabel('Password or access token').fill('wrong password');
@@ -50,17 +33,16 @@ describe('web UI in a browser', () => {
     expect(await page.getByLabel('User name or email').inputValue()).toBe('bob');
     await page.getByLabel('Password or access token').fill(bob.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${server.url}/`);
+    await page.waitForURL(`${web.server.url}/`);
     expect(await page.title()).toBe('Dashboard · Gitloom');
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Dashboard');
   });
 
   it('renders a pushed README without running the script it smuggles, and signs out', async () => {
-    const page = await context.newPage();
+    const page = await web.signedIn(ADMIN.name, ADMIN.password);
     const dialogs: string[] = [];
     page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
-    await signIn(page, server, ADMIN.name, ADMIN.password);
-    await page.goto(`${server.url}/widget`);
+    await page.goto(`${web.server.url}/widget`);
     expect(await page.title()).toBe('widget · Gitloom');
     expect(await page.locator('.markdown h1').textContent()).toBe('Widget');
     expect(await page.locator('.markdown strong').textContent()).toBe('small');
@@ -73,8 +55,8 @@ describe('web UI in a browser', () => {
 
     await page.getByText(ADMIN.name, { exact: true }).click();
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${server.url}/~login`);
-    await page.goto(`${server.url}/widget`);
+    await page.waitForURL(`${web.server.url}/~login`);
+    await page.goto(`${web.server.url}/widget`);
     expect(new URL(page.url()).pathname).toBe('/~login');
   });
 });

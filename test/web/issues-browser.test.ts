@@ -1,45 +1,33 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, signIn } from '../helpers/browser.js';
-import { eventually, givenRepo, givenUsers, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
-import { ADMIN, startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { browserTests } from '../helpers/browser.js';
+import { eventually, givenRepo, givenUsers, type Repo } from '../helpers/fixtures.js';
+import { ADMIN } from '../helpers/server.js';
 
 /** An issue's life in Chromium: create, comment with a preview, close, watch and vote, fixed by a push. */
 describe('issues in a browser', () => {
-  let server: TestServer;
-  let browser: Browser;
   let repo: Repo;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  const web = browserTests(async (server) => {
     await givenUsers(server, 'bob');
     repo = await givenRepo(server, 'widget');
   });
-  afterAll(async () => {
-    await browser?.close();
-    await removeWorkTrees();
-    await server?.close();
-  });
 
   it('creates, discusses, closes, reopens and sees a fixing push close an issue', async () => {
-    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
-    const page = await context.newPage();
+    const page = await web.signedIn(ADMIN.name, ADMIN.password);
     const dialogs: string[] = [];
     page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
-    await signIn(page, server, ADMIN.name, ADMIN.password);
 
-    await page.goto(`${server.url}/widget/~issues`);
+    await page.goto(`${web.server.url}/widget/~issues`);
     expect(await page.title()).toBe('Issues · widget · Gitloom');
     await page.getByRole('link', { name: 'New issue' }).click();
     await page.getByLabel('Title').fill('Widget wobbles');
     await page.getByLabel('Description').fill('It wobbles on **Tuesdays**.');
     await page.getByLabel('Type').selectOption('Bug');
-    await Promise.all([page.waitForURL(`${server.url}/widget/~issues/1`), page.getByRole('button', { name: 'Create issue' }).click()]);
+    await Promise.all([page.waitForURL(`${web.server.url}/widget/~issues/1`), page.getByRole('button', { name: 'Create issue' }).click()]);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Widget wobbles');
     expect(await page.locator('.markdown strong').first().textContent()).toBe('Tuesdays');
 
     // a second issue to reference
-    await server.call('POST', '/issues', { body: { projectId: repo.id, title: 'Widget rattles' } });
+    await web.server.call('POST', '/issues', { body: { projectId: repo.id, title: 'Widget rattles' } });
     const comment = 'Ping @bob, related to #2 <img src=x onerror="alert(1)">';
     await page.getByLabel('Comment', { exact: true }).fill(comment);
     await page.getByRole('button', { name: 'Preview' }).click();
@@ -47,11 +35,11 @@ describe('issues in a browser', () => {
     await expect.poll(() => preview.locator('.mention').textContent()).toBe('@bob');
     expect(await preview.locator('a.reference').getAttribute('href')).toBe('/widget/~issues/2');
     expect(new URL(page.url()).pathname).toBe('/widget/~issues/1');
-    await Promise.all([page.waitForURL(`${server.url}/widget/~issues/1`), page.getByRole('button', { name: 'Add comment' }).click()]);
+    await Promise.all([page.waitForURL(`${web.server.url}/widget/~issues/1`), page.getByRole('button', { name: 'Add comment' }).click()]);
     const posted = page.locator('article.comment');
     expect(await posted.locator('.mention').textContent()).toBe('@bob');
     await posted.getByRole('link', { name: '#2' }).click();
-    await page.waitForURL(`${server.url}/widget/~issues/2`);
+    await page.waitForURL(`${web.server.url}/widget/~issues/2`);
     expect(await page.getByRole('link', { name: 'issue widget#1' }).count()).toBe(1);
     await page.goBack();
 
@@ -64,16 +52,15 @@ describe('issues in a browser', () => {
     await expect.poll(() => page.getByRole('button', { name: 'Unvote' }).count()).toBe(1);
     await page.getByRole('button', { name: 'Unwatch' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Watch', exact: true }).count()).toBe(1);
-    expect((await server.call('GET', '/issues/1')).json.voteCount).toBe(1);
+    expect((await web.server.call('GET', '/issues/1')).json.voteCount).toBe(1);
 
     const hash = await repo.commitOn('main', { 'fix.txt': 'steady\n' }, 'Steady the widget\n\nfixes #1');
-    expect(await eventually(async () => (await server.call('GET', '/issues/1')).json.state === 'Closed')).toBe(true);
+    expect(await eventually(async () => (await web.server.call('GET', '/issues/1')).json.state === 'Closed')).toBe(true);
     await page.reload();
     expect(await page.locator('.fixing-commits code').getAttribute('title')).toBe(hash);
     expect(await page.getByText(`Fixed by commit ${hash}`).count()).toBe(1);
 
     expect(dialogs).toEqual([]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    await context.close();
   });
 });
