@@ -104,6 +104,9 @@ describe('ref-change journal', () => {
     const res = await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'flaky' });
     expect(res.status, res.text).toBe(200);
     const id = res.json as number;
+    // the check that opening started reads the repository: it must be done before the repository
+    // goes away, or a read cut short by the move could see the branch gone (the preview waits for it)
+    await server.call('GET', `/pulls/${id}/merge-preview`);
     const { db } = server.server.services;
     const bare = createContext(server.server.services, systemActor).repoPath(repo.id);
     // a commit moved onto the source branch behind the hooks' back, then the repository goes away
