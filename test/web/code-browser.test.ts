@@ -33,4 +33,17 @@ describe('code pages in a browser', () => {
     expect(new URL(page.url()).hash).toBe(`#${await added.getAttribute('id')}`);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
   });
+
+  it('blames a file with each commit beside its first line, one click from the commit', async () => {
+    const page = await web.signedIn(ADMIN.name, ADMIN.password);
+    await page.goto(`${web.server.url}/tool/~files/main/lib/util.js`);
+    await page.getByRole('link', { name: 'Blame' }).click();
+    expect(await page.title()).toBe('Blame of lib/util.js at main · tool · Gitloom');
+    const fix = page.locator('.blame-range[title="Fix two"] a');
+    const [gutter, line] = [await fix.boundingBox(), await page.locator('#L2').boundingBox()];
+    expect(Math.abs(gutter!.y - line!.y)).toBeLessThan(2);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await fix.click();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Fix two');
+  });
 });

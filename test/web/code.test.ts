@@ -137,6 +137,34 @@ describe('code pages', () => {
     expect(await (await get(`/app/~raw/${firstCommit}/src/main.ts`)).text()).toBe(MAIN_TS);
   });
 
+  it('blames a file: each line beside the commit that last changed it', async () => {
+    const file = await (await get('/app/~files/feature/x/src/main.ts')).text();
+    expect(file).toContain('href="/app/~blame/feature/x/src/main.ts">Blame</a>');
+    const response = await get('/app/~blame/feature/x/src/main.ts');
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain('<title>Blame of src/main.ts at feature/x · app · Gitloom</title>');
+    expect(html).toContain('href="/app/~files/feature/x/src/main.ts">Normal view</a>');
+    const gutter = /<pre class="blame"[^>]*>([\s\S]*?)<\/pre>/.exec(html)![1];
+    // line 2 is the feature commit's, lines 1 and 3 the first commit's: three ranges, three lines
+    const ranges = [...gutter.matchAll(/<span class="blame-range" title="([^"]*)"><a href="\/app\/~commits\/([0-9a-f]{40})">/g)].map((m) => [m[1], m[2]]);
+    expect(ranges.map(([, hash]) => hash)).toEqual([firstCommit, featureHead, firstCommit]);
+    expect(ranges[1][0]).toBe('Swap the operands');
+    expect(gutter.replace(/<[^>]+>/g, '').split('\n')).toHaveLength(4);
+    for (const n of [1, 2, 3]) expect(html).toContain(`<a id="L${n}" href="#L${n}">${n}\n</a>`);
+    expect(html).toContain('<span class="hljs-keyword">export</span>');
+
+    expect((await get('/app/~blame?revision=feature%2Fx&path=src/main.ts')).headers.get('location')).toBe('/app/~blame/feature/x/src/main.ts');
+    const binary = await (await get('/app/~blame/main/data/blob.bin')).text();
+    expect(binary).toContain('Binary file (5 bytes)');
+    expect(binary).not.toContain('class="blame"');
+    expect(await (await get('/app/~files/main/data/blob.bin')).text()).not.toContain('>Blame</a>');
+    const directory = await get('/app/~blame/main/src');
+    expect(directory.status).toBe(400);
+    expect(await directory.text()).toContain('Specified path is not a file: src');
+    expect((await get('/app/~blame/main/nope.ts')).status).toBe(404);
+  });
+
   it('answers 404 for an unknown revision or path', async () => {
     const revision = await get('/app/~files/no-such-branch/src');
     expect(revision.status).toBe(404);
@@ -162,7 +190,7 @@ describe('code pages', () => {
 
   it('hides every code page of a project the user cannot see (404)', async () => {
     const { cookie } = await signInByFetch(server, outsider.name, outsider.password);
-    for (const path of ['/app/~files/main', '/app/~files/main/src/main.ts', '/app/~raw/main/src/main.ts', '/app/~commits',
+    for (const path of ['/app/~files/main', '/app/~files/main/src/main.ts', '/app/~blame/main/src/main.ts', '/app/~raw/main/src/main.ts', '/app/~commits',
       `/app/~commits/${featureHead}`, '/app/~branches', '/app/~tags', '/app/~compare?left=main&right=feature/x']) {
       const response = await get(path, cookie);
       expect(response.status, path).toBe(404);

@@ -3,12 +3,13 @@
  * branch, its top-level tree, its README and the branch/tag counts, for a project looked up by
  * path with the caller's permissions (src/domain/permissions.ts, the same rule as the API).
  * The code pages read through this module too: a directory or file at a revision (the revision
- * may contain `/`, revisions.ts), raw file bytes as a stream, the commit log of a revision with
+ * may contain `/`, revisions.ts), a file's blame, raw file bytes as a stream, the commit log of a revision with
  * the commit query, branches and tags with their head commits, and the comparison of two
  * revisions. Every function needs read code, the API's rule.
  */
 import { BadRequest, NotFound } from '../../errors.js';
 import type { ProjectRow } from '../../db/schema.js';
+import { blameFile, type Blame } from '../../git/blame.js';
 import { listTree, streamBlob, type TreeEntry } from '../../git/browse.js';
 import type { GitStream } from '../../git/command.js';
 import { readCommits, revList, type Commit } from '../../git/commits.js';
@@ -26,7 +27,7 @@ import { objectRead } from './object-reads.js';
 import { diffCommits, type CommitDiff } from './diff.js';
 import { resolveRevisionAndPath, type RevisionAndPath } from './revisions.js';
 
-export type { Commit, PathEntry, RevisionAndPath, TreeEntry };
+export type { Blame, Commit, PathEntry, RevisionAndPath, TreeEntry };
 
 /**
  * A project by path (case-insensitive) with the caller's permissions. A missing project or one
@@ -177,6 +178,35 @@ export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPat
     text = text.slice(0, end + 1);
   }
   return { kind: 'file', names, at, entry, size, binary: false, text, omittedLines };
+}
+
+/** A file of `<revision>/<path>` with the commit that last changed each line it shows. */
+export type BlameResult = Extract<BrowseResult, { kind: 'file' }> & {
+  /** The shown lines' authorship; null when no text is shown (binary, too large or empty). */
+  blame: Blame | null;
+};
+
+/** Lines in a text as the file view counts them (a final newline ends the last line). */
+export function lineCount(text: string): number {
+  return text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+}
+
+/**
+ * The blame view of `<revision>/<path>` (read code): the file as {@link browseAt} reads it and
+ * the commit that last changed each of its shown lines (the first {@link MAX_VIEW_LINES}).
+ *
+ * @throws BadRequest `Specified path is not a file: X` for a directory; otherwise as
+ *   {@link browseAt}.
+ */
+export async function blameAt(ctx: Context, project: ProjectRow, revisionAndPath: string): Promise<BlameResult> {
+  const result = await browseAt(ctx, project, revisionAndPath);
+  if (result.kind === 'tree') throw new BadRequest(`Specified path is not a file: ${result.at.path}`);
+  const lines = result.text === null ? 0 : lineCount(result.text);
+  if (lines === 0) return { ...result, blame: null };
+  const repo = ctx.repoPath(project.id);
+  const { commitHash, path } = result.at;
+  const blame = await objectRead(repo, `blame:${lines}:${path}`, [commitHash], () => blameFile(repo, commitHash, path, lines), (b) => 64 * b.ranges.length + 256 * b.commits.size);
+  return { ...result, blame };
 }
 
 /** A file's bytes for raw download: the start (to tell binary from text) and a stream of all of it. */

@@ -11,9 +11,10 @@ export function encodePath(path: string): string {
 
 /**
  * The URL of a file page of a project: `/<project>/~files/<revision>/<path>` (`kind` `files`),
- * the raw bytes `…/~raw/…`, with the path (and a revision holding `/`) kept readable.
+ * the raw bytes `…/~raw/…`, the blame view `…/~blame/…`, with the path (and a revision holding
+ * `/`) kept readable.
  */
-export function codeUrl(projectPath: string, kind: 'files' | 'raw', revision: string, path = ''): string {
+export function codeUrl(projectPath: string, kind: 'files' | 'raw' | 'blame', revision: string, path = ''): string {
   return `/${projectPath}/~${kind}/${encodePath(revision)}${path ? `/${encodePath(path)}` : ''}`;
 }
 

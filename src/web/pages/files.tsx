@@ -1,7 +1,8 @@
 /**
  * `/<project>/~files/<revision>/<path>`: a directory listing or a file (highlighted, numbered
  * lines with `#L<n>` anchors; a large file capped with a notice; a binary file offered as a
- * download), and `/<project>/~raw/<revision>/<path>`: the raw bytes. The revision may contain `/`
+ * download), `/<project>/~blame/<revision>/<path>`: a text file's lines beside the commit that
+ * last changed them, and `/<project>/~raw/<revision>/<path>`: the raw bytes. The revision may contain `/`
  * (`feature/x`): the longest prefix naming a branch or tag wins (domain revisions.ts).
  *
  * Raw bytes never run as a page of our origin: HTML, SVG, XML, JavaScript and CSS go out as
@@ -11,8 +12,8 @@
  */
 import contentDisposition from 'content-disposition';
 import mime from 'mime';
-import { browseAt, MAX_VIEW_BYTES, MAX_VIEW_LINES, rawFileAt, revisionNames } from '../../domain/repositories/browse.js';
-import { codeUrl, markdownBase, RevisionSelector } from '../components/code.js';
+import { blameAt, browseAt, lineCount, MAX_VIEW_BYTES, MAX_VIEW_LINES, rawFileAt, revisionNames, type Blame, type BrowseResult } from '../../domain/repositories/browse.js';
+import { codeUrl, commitUrl, markdownBase, RevisionSelector } from '../components/code.js';
 import { Markdown } from '../components/markdown.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { highlightFile } from '../highlight.js';
@@ -55,48 +56,81 @@ function Crumbs({ page, revision, path }: { page: ProjectPageContext; revision: 
 
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
+function selectorOf(page: ProjectPageContext, view: 'files' | 'blame', at: { revision: string; path: string }, names: BrowseResult['names']) {
+  return (
+    <RevisionSelector action={`/${page.project.path}/~${view}`} name="revision" label="Revision" value={at.revision}
+      branches={names.branches} tags={names.tags} hidden={at.path ? { path: at.path } : {}} />
+  );
+}
+
+function historyUrl(projectPath: string, at: { revision: string; path: string }): string {
+  return `/${projectPath}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
+}
+
 async function filesPage(page: ProjectPageContext, tail: string) {
   const project = page.project.path;
   const result = await browseAt(page.ctx, page.project, tail);
   const { at, names } = result;
+  if (result.kind === 'file') return filePage(page, 'files', result, null);
   const name = at.path ? at.path.split('/').pop()! : page.project.name;
-  const selector = (
-    <RevisionSelector action={`/${project}/~files`} name="revision" label="Revision" value={at.revision}
-      branches={names.branches} tags={names.tags} hidden={at.path ? { path: at.path } : {}} />
+  return (
+    <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`}>
+      <h1>{at.path ? `${name}/` : 'Files'}</h1>
+      {selectorOf(page, 'files', at, names)}
+      <Crumbs page={page} revision={at.revision} path={at.path} />
+      <p class="meta">
+        <a href={historyUrl(project, at)}>History</a>{' · '}commit <a href={commitUrl(project, at.commitHash)}><code>{at.commitHash.slice(0, 8)}</code></a>
+      </p>
+      {result.entries.length === 0 ? <p class="empty">This directory is empty.</p> : (
+        <ul class="tree" aria-label="Entries">
+          {result.entries.map((entry) => {
+            if (entry.type === 'commit') return <li key={entry.name} class="file">{`${entry.name} @ ${entry.hash.slice(0, 8)}`} <span class="meta">(submodule)</span></li>;
+            return (
+              <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
+                <a href={codeUrl(project, 'files', at.revision, at.path ? `${at.path}/${entry.name}` : entry.name)}>{entry.type === 'tree' ? `${entry.name}/` : entry.name}</a>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {result.readme && (
+        <section aria-labelledby="readme" class="readme">
+          <h2 id="readme">{result.readme.name}</h2>
+          {/\.(md|markdown)$/i.test(result.readme.name)
+            ? <Markdown text={result.readme.text} base={markdownBase(project, at.revision, at.path)} />
+            : <pre><code dangerouslySetInnerHTML={{ __html: highlightFile(result.readme.hash, result.readme.name, result.readme.text) }} /></pre>}
+        </section>
+      )}
+    </ProjectLayout>
   );
-  const history = `/${project}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
-  if (result.kind === 'tree') {
-    return (
-      <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`}>
-        <h1>{at.path ? `${name}/` : 'Files'}</h1>
-        {selector}
-        <Crumbs page={page} revision={at.revision} path={at.path} />
-        <p class="meta">
-          <a href={history}>History</a>{' · '}commit <a href={`/${project}/~commits/${at.commitHash}`}><code>{at.commitHash.slice(0, 8)}</code></a>
-        </p>
-        {result.entries.length === 0 ? <p class="empty">This directory is empty.</p> : (
-          <ul class="tree" aria-label="Entries">
-            {result.entries.map((entry) => {
-              if (entry.type === 'commit') return <li key={entry.name} class="file">{`${entry.name} @ ${entry.hash.slice(0, 8)}`} <span class="meta">(submodule)</span></li>;
-              return (
-                <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
-                  <a href={codeUrl(project, 'files', at.revision, at.path ? `${at.path}/${entry.name}` : entry.name)}>{entry.type === 'tree' ? `${entry.name}/` : entry.name}</a>
-                </li>
-              );
-            })}
-          </ul>
-        )}
-        {result.readme && (
-          <section aria-labelledby="readme" class="readme">
-            <h2 id="readme">{result.readme.name}</h2>
-            {/\.(md|markdown)$/i.test(result.readme.name)
-              ? <Markdown text={result.readme.text} base={markdownBase(project, at.revision, at.path)} />
-              : <pre><code dangerouslySetInnerHTML={{ __html: highlightFile(result.readme.hash, result.readme.name, result.readme.text) }} /></pre>}
-          </section>
-        )}
-      </ProjectLayout>
-    );
-  }
+}
+
+/**
+ * The gutter of the blame view: one line per file line, the first line of each range naming its
+ * commit (short hash linking to it, author, date; the subject as the title).
+ */
+function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame }) {
+  return (
+    <pre class="blame" aria-label="Commits of the lines">
+      {blame.ranges.map((range) => {
+        const commit = blame.commits.get(range.commitHash)!;
+        const rest = '\n'.repeat(range.to - range.from);
+        return (
+          <span key={range.from} class="blame-range" title={commit.summary}>
+            <a href={commitUrl(projectPath, commit.hash)}>{commit.hash.slice(0, 8)}</a>
+            {` ${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
+          </span>
+        );
+      })}
+    </pre>
+  );
+}
+
+/** A file of the file pages: its normal view (`files`) or its blame (`blame`, with `blame` read). */
+function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Extract<BrowseResult, { kind: 'file' }>, blame: Blame | null) {
+  const project = page.project.path;
+  const { at } = result;
+  const name = at.path.split('/').pop()!;
   const raw = codeUrl(project, 'raw', at.revision, at.path);
   let body;
   if (result.binary) {
@@ -109,8 +143,7 @@ async function filesPage(page: ProjectPageContext, tail: string) {
     );
   } else {
     const text = result.text;
-    const count = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-    const numbers = Array.from({ length: count }, (_, i) => i + 1);
+    const numbers = Array.from({ length: lineCount(text) }, (_, i) => i + 1);
     body = (
       <>
         {result.omittedLines > 0 && (
@@ -119,39 +152,50 @@ async function filesPage(page: ProjectPageContext, tail: string) {
           </p>
         )}
         <div class="file-view">
+          {blame && <BlameGutter projectPath={project} blame={blame} />}
           <pre class="line-numbers">{numbers.map((n) => <a key={n} id={`L${n}`} href={`#L${n}`}>{`${n}\n`}</a>)}</pre>
           <pre class="file-code"><code dangerouslySetInnerHTML={{ __html: highlightFile(result.entry.oid, at.path, text) }} /></pre>
         </div>
       </>
     );
   }
+  const other = view === 'files'
+    ? (!result.binary && result.text !== null && <>{' · '}<a href={codeUrl(project, 'blame', at.revision, at.path)}>Blame</a></>)
+    : <>{' · '}<a href={codeUrl(project, 'files', at.revision, at.path)}>Normal view</a></>;
   return (
-    <ProjectLayout page={page} tab="code" title={`${at.path} at ${at.revision}`}>
+    <ProjectLayout page={page} tab="code" title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`}>
       <h1>{name}</h1>
-      {selector}
+      {selectorOf(page, view, at, result.names)}
       <Crumbs page={page} revision={at.revision} path={at.path} />
       <p class="meta">
-        {plural(result.size, 'byte', 'bytes')}{' · '}<a href={raw}>Raw</a>{' · '}<a href={history}>History</a>
-        {' · '}commit <a href={`/${project}/~commits/${at.commitHash}`}><code>{at.commitHash.slice(0, 8)}</code></a>
+        {plural(result.size, 'byte', 'bytes')}{' · '}<a href={raw}>Raw</a>{other}{' · '}<a href={historyUrl(project, at)}>History</a>
+        {' · '}commit <a href={commitUrl(project, at.commitHash)}><code>{at.commitHash.slice(0, 8)}</code></a>
       </p>
       {body}
     </ProjectLayout>
   );
 }
 
+/** `?revision=…&path=…` (a revision selector) or nothing (the default branch): redirects to the view of that revision and path. */
+async function chooseRevision(page: ProjectPageContext, view: 'files' | 'blame') {
+  const chosen = page.query.revision?.trim();
+  const revision = chosen || (await revisionNames(page.ctx, page.project)).defaultBranch;
+  if (!revision) return redirect(`/${page.project.path}`);
+  return redirect(codeUrl(page.project.path, view, revision, page.query.path?.replace(/^\/+|\/+$/g, '') ?? ''));
+}
+
 export const filesPages: PageModule = {
   projectPages: [
+    { method: 'GET', path: '/~files', handler: (page) => chooseRevision(page, 'files') },
+    { method: 'GET', path: '/~blame', handler: (page) => chooseRevision(page, 'blame') },
+    { method: 'GET', path: '/~files/*', handler: (page) => filesPage(page, page.params['*'] ?? '') },
     {
-      // `?revision=…&path=…` (the revision selector) or nothing (the default branch)
-      method: 'GET', path: '/~files',
+      method: 'GET', path: '/~blame/*',
       handler: async (page) => {
-        const chosen = page.query.revision?.trim();
-        const revision = chosen || (await revisionNames(page.ctx, page.project)).defaultBranch;
-        if (!revision) return redirect(`/${page.project.path}`);
-        return redirect(codeUrl(page.project.path, 'files', revision, page.query.path?.replace(/^\/+|\/+$/g, '') ?? ''));
+        const result = await blameAt(page.ctx, page.project, page.params['*'] ?? '');
+        return filePage(page, 'blame', result, result.blame);
       },
     },
-    { method: 'GET', path: '/~files/*', handler: (page) => filesPage(page, page.params['*'] ?? '') },
     {
       method: 'GET', path: '/~raw/*',
       handler: async (page) => {
