@@ -70,6 +70,42 @@ describe('personal settings pages', () => {
     expect(html).toContain('value="Robert B"');
   });
 
+  it('chooses the primary and git address among the verified ones and removes the others', async () => {
+    const admin = await signInByFetch(server, ADMIN.name, ADMIN.password);
+    expect((await post(`/~administration/users/${bob.id}/email-addresses`, { value: 'bob@work.example' }, admin)).status).toBe(303);
+    // an address waiting for verification (none of the server's own paths adds one yet)
+    await server.server.services.db.insertInto('emailAddresses')
+      .values({ ownerId: bob.id, value: 'bob@pending.example', primary: 0, git: 0, verificationCode: 'code' }).execute();
+    const addresses = async () => ((await server.call('GET', `/users/${bob.id}/email-addresses`)).json as { id: number; value: string; primary: boolean; git: boolean }[]);
+    const idOf = async (value: string) => (await addresses()).find((a) => a.value === value)!.id;
+    const [home, work, pending] = await Promise.all(['bob@example.com', 'bob@work.example', 'bob@pending.example'].map(idOf));
+
+    const html = await (await get('/~my/profile')).text();
+    expect(html).toContain('aria-label="Make bob@work.example primary"');
+    expect(html).not.toContain('aria-label="Make bob@pending.example primary"');
+    expect(html).toContain('aria-label="Remove bob@pending.example"');
+    expect(html).not.toContain('aria-label="Remove bob@example.com"');
+
+    expect((await post('/~my/email-addresses/git', { id: String(work) })).status).toBe(303);
+    expect((await post('/~my/email-addresses/primary', { id: String(work) })).status).toBe(303);
+    expect((await addresses()).map((a) => [a.value, a.primary, a.git])).toEqual([
+      ['bob@example.com', false, false], ['bob@work.example', true, true], ['bob@pending.example', false, false]]);
+
+    const unverified = await post('/~my/email-addresses/primary', { id: String(pending) });
+    expect(unverified.status).toBe(400);
+    expect(await unverified.text()).toContain('Email address is not verified: bob@pending.example');
+    const primary = await post('/~my/email-addresses/delete', { id: String(work) });
+    expect(primary.status).toBe(400);
+    expect(await primary.text()).toContain('Can not delete the primary email address');
+    // another user's address is not found among one's own
+    const adminAddress = ((await server.call('GET', '/users/1/email-addresses')).json as { id: number }[])[0].id;
+    expect((await post('/~my/email-addresses/delete', { id: String(adminAddress) })).status).toBe(404);
+    expect((await post('/~my/email-addresses/rename', { id: String(work) })).status).toBe(404);
+
+    for (const id of [home, pending]) expect((await post('/~my/email-addresses/delete', { id: String(id) })).status).toBe(303);
+    expect((await addresses()).map((a) => a.value)).toEqual(['bob@work.example']);
+  });
+
   it('changes the password only with the current one and matching new ones', async () => {
     const wrong = await post('/~my/password', { current: 'nope', password: 'next-pass', confirm: 'next-pass' });
     expect(wrong.status).toBe(400);

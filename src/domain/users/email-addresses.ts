@@ -7,7 +7,8 @@ import type { Context } from '../context.js';
 import { requireAdmin } from '../permissions.js';
 import { getUserRow, normalizeEmail, requireSelfOrAdmin } from './users.js';
 
-type EmailAddress = Selectable<EmailAddressTable>;
+/** An email address row: `{id, value, primary, git, ownerId, verificationCode}` (null code: verified). */
+export type EmailAddress = Selectable<EmailAddressTable>;
 
 const USED = 'Email address is already used by another user';
 
@@ -48,14 +49,16 @@ async function addressOf(db: Db, userId: number, addressId: number): Promise<Ema
 }
 
 /**
- * Makes an address its owner's primary one (where notifications go) or git one (the identity
- * of the owner's merges and web edits, src/domain/users/identities.ts): the owner's other
- * addresses lose that role. Administrators only; NotFound when user `userId` has no such address.
+ * Makes a verified address its owner's primary one (where notifications go) or git one (the
+ * identity of the owner's merges and web edits, src/domain/users/identities.ts): the owner's
+ * other addresses lose that role. The owner or an administrator; NotFound when user `userId` has
+ * no such address, BadRequest when it is not verified.
  */
 export async function setEmailAddressRole(ctx: Context, userId: number, addressId: number, role: 'primary' | 'git'): Promise<void> {
-  requireAdmin(ctx.actor);
+  requireSelfOrAdmin(ctx, userId);
   await ctx.db.transaction().execute(async (tx) => {
-    await addressOf(tx, userId, addressId);
+    const address = await addressOf(tx, userId, addressId);
+    if (address.verificationCode !== null) throw new BadRequest(`Email address is not verified: ${address.value}`);
     await tx.updateTable('emailAddresses').set({ [role]: 0 }).where('ownerId', '=', userId).where('id', '<>', addressId).execute();
     await tx.updateTable('emailAddresses').set({ [role]: 1 }).where('id', '=', addressId).execute();
   });
@@ -63,11 +66,11 @@ export async function setEmailAddressRole(ctx: Context, userId: number, addressI
 
 /**
  * Deletes an address of user `userId`: never the primary one (BadRequest: make another primary
- * first); when it was the git address, the primary one takes that role. Administrators only;
- * NotFound when the user has no such address.
+ * first); when it was the git address, the primary one takes that role. The owner or an
+ * administrator; NotFound when the user has no such address.
  */
 export async function deleteEmailAddress(ctx: Context, userId: number, addressId: number): Promise<void> {
-  requireAdmin(ctx.actor);
+  requireSelfOrAdmin(ctx, userId);
   await ctx.db.transaction().execute(async (tx) => {
     const address = await addressOf(tx, userId, addressId);
     if (address.primary === 1) throw new BadRequest('Can not delete the primary email address');

@@ -9,10 +9,10 @@
 import { getGroup } from '../../../domain/access/groups.js';
 import { userMemberships } from '../../../domain/access/memberships.js';
 import { deleteAccessTokenById, listAccessTokens } from '../../../domain/users/access-tokens.js';
-import { addEmailAddress, deleteEmailAddress, listEmailAddresses, setEmailAddressRole } from '../../../domain/users/email-addresses.js';
+import { addEmailAddress, listEmailAddresses } from '../../../domain/users/email-addresses.js';
 import { createUser, deleteUser, getUser, queryUsers, setPassword, updateUser } from '../../../domain/users/users.js';
-import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
+import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { attempt, formId, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
@@ -63,16 +63,6 @@ function NewUserPage({ page, error }: { page: PageContext; error?: string }) {
   );
 }
 
-/** A button posting `op` (primary, git, delete) for email address `id` of the user at `base`. */
-function EmailAction({ page, base, id, op, label, children }: { page: PageContext; base: string; id: number; op: string; label: string; children: string }) {
-  return (
-    <PostForm page={page} action={`${base}/email-addresses/${op}`} class="inline" label={label}>
-      <input type="hidden" name="id" value={String(id)} />
-      <button type="submit" class={op === 'delete' ? 'danger' : undefined} aria-label={label}>{children}</button>
-    </PostForm>
-  );
-}
-
 /** `fullName` of a form: blank clears it (null), as `"fullName": null` does in the API. */
 const fullNameOf = (form: Record<string, string>) => (form.fullName ?? '').trim() || null;
 
@@ -100,20 +90,7 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
       </section>
       <section aria-labelledby="emails-heading">
         <h2 id="emails-heading">Email addresses</h2>
-        {emails.length === 0 ? <p class="empty">No email address.</p> : (
-          <ul class="list" aria-label="Email addresses">
-            {emails.map((e) => (
-              <li key={e.id} class="row">
-                <span>{e.value}{e.primary === 1 && <span class="badge">primary</span>}{e.git === 1 && <span class="badge">git</span>}</span>
-                <span class="actions">
-                  {e.primary !== 1 && <EmailAction page={page} base={base} id={e.id} op="primary" label={`Make ${e.value} primary`}>Make primary</EmailAction>}
-                  {e.git !== 1 && <EmailAction page={page} base={base} id={e.id} op="git" label={`Use ${e.value} for git`}>Use for git</EmailAction>}
-                  {e.primary !== 1 && <EmailAction page={page} base={base} id={e.id} op="delete" label={`Remove ${e.value}`}>Remove</EmailAction>}
-                </span>
-              </li>
-            ))}
-          </ul>
-        )}
+        <EmailAddressList page={page} base={base} emails={emails} />
         <PostForm page={page} action={`${base}/email-addresses`} class="settings-form" label="Add an email address">
           <Field name="value" label="New email address" type="email" value={error && page.form.op === 'email' ? page.form.value : undefined} required autocomplete="off" />
           <input type="hidden" name="op" value="email" />
@@ -192,10 +169,7 @@ export const userAdministrationPages: PageModule = {
     }, (message) => userPage(page, message))),
     settingsRoute('administration', 'POST', '/users/:id/email-addresses/:op', (page) => attempt(page, async () => {
       const id = idParam(page, 'id');
-      const op = page.params.op;
-      if (op === 'primary' || op === 'git') await setEmailAddressRole(page.ctx, id, formId(page, 'email address'), op);
-      else if (op === 'delete') await deleteEmailAddress(page.ctx, id, formId(page, 'email address'));
-      else throw new NotFound(`Page not found: ${page.request.url.split('?')[0]}`);
+      await emailAddressChange(page, id);
       return redirect(`/~administration/users/${id}`);
     }, (message) => userPage(page, message))),
     settingsRoute('administration', 'POST', '/users/:id/delete', (page) => attempt(page, async () => {

@@ -1,5 +1,6 @@
 /**
- * `/~my` and `/~my/profile` (the signed-in user's login name, full name and email addresses) and
+ * `/~my` and `/~my/profile` (the signed-in user's login name, full name and email addresses: the
+ * primary and git roles chosen among the verified ones, any but the primary removed) and
  * `/~my/password` (a new password, after the current one is checked like a sign-in: same
  * failure limits) — through the domain functions of `/~api/users/{id}`.
  */
@@ -7,6 +8,7 @@ import { authenticateBasic } from '../../../domain/auth/authenticate.js';
 import { listEmailAddresses } from '../../../domain/users/email-addresses.js';
 import { getUser, setPassword, updateUser } from '../../../domain/users/users.js';
 import { BadRequest, Unauthorized } from '../../../errors.js';
+import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
@@ -23,15 +25,8 @@ async function profilePage(page: PageContext, error: string | null = null): Prom
       </PostForm>
       <section aria-labelledby="emails-heading">
         <h2 id="emails-heading">Email addresses</h2>
-        <ul class="list">
-          {emails.map((e) => (
-            <li key={e.id}>
-              {e.value}{e.primary === 1 && <span class="badge">primary</span>}{e.git === 1 && <span class="badge">git</span>}
-              {e.verificationCode !== null && <span class="badge">unverified</span>}
-            </li>
-          ))}
-        </ul>
-        <p class="meta">Email addresses are set by an administrator.</p>
+        <EmailAddressList page={page} base="/~my" emails={emails} />
+        <p class="meta">New email addresses are added by an administrator.</p>
       </section>
     </SettingsLayout>
   );
@@ -72,6 +67,10 @@ export const profilePages: PageModule = {
     settingsRoute('my', 'GET', '/profile', (page) => profilePage(page)),
     settingsRoute('my', 'POST', '/profile', (page) => attempt(page, async () => {
       await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
+      return redirect('/~my/profile');
+    }, (message) => profilePage(page, message))),
+    settingsRoute('my', 'POST', '/email-addresses/:op', (page) => attempt(page, async () => {
+      await emailAddressChange(page, me(page));
       return redirect('/~my/profile');
     }, (message) => profilePage(page, message))),
     settingsRoute('my', 'GET', '/password', async (page) => passwordPage(page)),
