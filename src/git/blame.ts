@@ -11,8 +11,6 @@ export interface BlameCommit {
   /** Full object id. */
   hash: string;
   authorName: string;
-  /** The author's address, without the angle brackets git prints. */
-  authorEmail: string;
   /** Author date, milliseconds since the epoch. */
   authorDate: number;
   /** The first line of the commit message. */
@@ -57,7 +55,7 @@ export function parseBlamePorcelain(out: string): Blame {
       const at = Number(resultLine);
       current = commits.get(hash) ?? null;
       if (!current) {
-        current = { hash, authorName: '', authorEmail: '', authorDate: 0, summary: '' };
+        current = { hash, authorName: '', authorDate: 0, summary: '' };
         commits.set(hash, current);
       }
       const last = ranges[ranges.length - 1];
@@ -70,7 +68,6 @@ export function parseBlamePorcelain(out: string): Blame {
     const key = space < 0 ? line : line.slice(0, space);
     const rest = space < 0 ? '' : line.slice(space + 1);
     if (key === 'author') current.authorName = rest;
-    else if (key === 'author-mail') current.authorEmail = rest.replace(/^<|>$/g, '');
     else if (key === 'author-time') current.authorDate = Number(rest) * 1000;
     else if (key === 'summary') current.summary = rest;
   }

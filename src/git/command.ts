@@ -15,7 +15,7 @@
  *   code and stderr. Callers classify outcomes by exit code and porcelain output only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { PassThrough, pipeline, type Readable, type Writable } from 'node:stream';
 import { BadRequest } from '../errors.js';
 
 /** Longest value accepted as a git argument, in bytes (PATH_MAX, and git's longest ref name). */
@@ -304,8 +304,10 @@ export function spawnGit(args: readonly GitArg[], opts: GitProcessOptions = {}):
   });
   // Avoid an unhandled rejection when the caller only watches the streams.
   done.catch(() => {});
+  // the pipeline passes git's read errors on, and a reader that gives up (a client gone) closes
+  // git's stdout, so git ends on a broken pipe instead of waiting for its stream timeout
   const stdout = new PassThrough();
-  s.child.stdout!.on('error', (error) => stdout.destroy(error)).pipe(stdout);
+  pipeline(s.child.stdout!, stdout, () => {});
   return {
     stdin: s.child.stdin!,
     stdout,

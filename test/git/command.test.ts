@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BadRequest } from '../../src/errors.js';
 import { GitError, gitAtLeast, gitText, gitVersion, runGit, spawnGit, value } from '../../src/git/command.js';
@@ -69,5 +72,21 @@ describe('git runner', () => {
     const chunks: Buffer[] = [];
     for await (const chunk of late.stdout) chunks.push(chunk as Buffer);
     expect(Buffer.concat(chunks).toString().trim()).toBe('ce013625030ba8dba906f756967f9e9ca394464a');
+  });
+
+  it('ends git on a broken pipe when the reader of its stream gives up', async () => {
+    const repo = await mkdtemp(path.join(os.tmpdir(), 'gitloom-stream-'));
+    try {
+      await runGit(['init', '-q', '--bare', repo]);
+      const blob = (await gitText([`--git-dir=${repo}`, 'hash-object', '-w', '--stdin'], { input: Buffer.alloc(4 * 1024 * 1024, 'x') })).trim();
+      const big = spawnGit([`--git-dir=${repo}`, 'cat-file', 'blob', blob]);
+      big.stdin.end();
+      // the first chunk read, the rest (megabytes, beyond every pipe buffer) is never wanted
+      await new Promise((resolve) => big.stdout.once('data', resolve));
+      big.stdout.destroy();
+      await expect(big.done).rejects.toThrow(GitError);
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
   });
 });
