@@ -71,10 +71,10 @@ async function perStep(sandbox: { enabled: boolean; network?: JobNetwork }, step
   const times: number[] = [];
   try {
     for (let i = 0; i < 3; i++) {
-      const workspaceDir = path.join(dir, `ws-${i}`);
+      const jobDir = path.join(dir, `job-${i}`);
       times.push(await time(async () => {
         const result = await runJob({
-          workspaceDir, steps: jobSteps, artifactsDir: path.join(dir, 'artifacts'), log: () => undefined,
+          jobDir, steps: jobSteps, artifactsDir: path.join(dir, 'artifacts'), log: () => undefined,
           checkout: async () => undefined, sandbox: { ...DEFAULT_JOB_SANDBOX, enabled: sandbox.enabled, network: sandbox.network ?? null },
         });
         if (result.status !== 'SUCCESSFUL') throw new Error(`bench job ended ${result.status}`);
@@ -92,7 +92,7 @@ const isolated = await perStep({ enabled: true, network: 'none' }, STEPS);
 const outward = await perStep({ enabled: true, network: 'outward' }, STEPS);
 report('command step, unconfined', `${unconfined.toFixed(1)} ms`, '');
 report('sandbox start-up per step, network none', `${(isolated - unconfined).toFixed(1)} ms`, '< 20 ms');
-report('sandbox start-up per step, outward network (slirp4netns)', `${(outward - unconfined).toFixed(1)} ms`, '< 20 ms');
+report('sandbox start-up per step, outward network (slirp4netns, nftables)', `${(outward - unconfined).toFixed(1)} ms`, '< 20 ms');
 
 await build();
 const server = await startBenchServer(6721);

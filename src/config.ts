@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { parseNetworkAllowList } from './ci/job-network.js';
 import { DEFAULT_JOB_SANDBOX, JOB_UID_RANGE, type JobSandboxConfig } from './ci/sandbox.js';
+import { JOBS_DIR } from './data-dir.js';
 
 /** Server configuration, read once from the environment (README "Configuration"). */
 export interface Config {
@@ -34,6 +37,14 @@ export interface Config {
   gitSlowMs: number;
   /** How job steps are confined (`GITLOOM_JOB_SANDBOX`, `GITLOOM_BWRAP_PATH`, `GITLOOM_JOB_NETWORK`, limits; CONTRACT §11). */
   jobSandbox: JobSandboxConfig;
+  /**
+   * Where running jobs' directories (workspace, `HOME`) live: `<GITLOOM_JOB_DIR>/<instance>`,
+   * `<instance>` being 12 hex digits naming the data dir, so that servers of several data dirs
+   * share one machine. `GITLOOM_JOB_DIR` defaults to `/var/lib/gitloom/jobs` for root (job uids
+   * must be able to search every ancestor, which a data dir under a private home does not allow)
+   * and to `<data dir>/jobs` otherwise (no sandbox without root).
+   */
+  jobsDir: string;
   /**
    * Key encrypting job secrets at rest (`GITLOOM_SECRET_KEY`: 64 hex digits or base64 of 32 bytes),
    * or null to use (and create once) `<data dir>/secret.key`.
@@ -128,6 +139,8 @@ function jobSandboxFromEnv(env: NodeJS.ProcessEnv): JobSandboxConfig {
     enabled: (oneOf(env, 'GITLOOM_JOB_SANDBOX', ['on', 'off'] as const) ?? 'on') === 'on',
     bwrapPath: env.GITLOOM_BWRAP_PATH || d.bwrapPath,
     network: oneOf(env, 'GITLOOM_JOB_NETWORK', ['none', 'outward'] as const),
+    networkAllow: parseNetworkAllowList(env.GITLOOM_JOB_NETWORK_ALLOW),
+    seccompProfile: env.GITLOOM_JOB_SECCOMP_PROFILE ? path.resolve(env.GITLOOM_JOB_SECCOMP_PROFILE) : d.seccompProfile,
     limits: {
       memoryMb: positive('GITLOOM_JOB_MEMORY_MB', d.limits.memoryMb),
       processes: positive('GITLOOM_JOB_PROCESSES', d.limits.processes),
@@ -164,6 +177,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: env.GITLOOM_LOG_LEVEL ?? 'info',
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),
+    jobsDir: path.join(
+      path.resolve(env.GITLOOM_JOB_DIR || (process.getuid?.() === 0 ? '/var/lib/gitloom/jobs' : path.join(dataDir, JOBS_DIR))),
+      createHash('sha256').update(dataDir).digest('hex').slice(0, 12),
+    ),
     secretKey: secretKeyFromEnv(env),
     smtp: smtpFromEnv(env),
     webhookAllowPrivate: env.GITLOOM_WEBHOOK_ALLOW_PRIVATE === 'true',

@@ -1,9 +1,7 @@
 /**
  * The data dir is private (CONTRACT §11, ARCHITECTURE.md "Data layout"): directories 0700, files
- * 0600 (executables such as hooks 0700), whatever the umask, with one exception: the data dir
- * itself and `workspaces/` are 0711 (search only, no listing) because a job's bubblewrap runs as
- * the job's own uid and must reach `<data dir>/workspaces/<build>-<uuid>/` (0700, owned by that
- * uid). Nothing else below the data dir can be reached by another uid.
+ * 0600 (executables such as hooks 0700), whatever the umask. Nothing below it can be reached by
+ * another uid; running jobs live in the jobs dir instead (src/ci/job-directory.ts).
  */
 import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,12 +9,6 @@ import path from 'node:path';
 /** Mode of private directories and of private files. */
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
-/** Mode of the data dir and of `workspaces/`: searchable, not listable, by job uids. */
-export const SEARCH_ONLY_DIR_MODE = 0o711;
-
-/** Name of the build workspaces directory inside the data dir. */
-export const WORKSPACES_DIR = 'workspaces';
-
 /** Name of the directory inside the data dir that is git's `HOME` (its global config: `.gitconfig`). */
 export const GIT_HOME_DIR = 'git';
 
@@ -36,19 +28,27 @@ async function fixTree(dir: string): Promise<void> {
 }
 
 /**
+ * Name of the directory of running jobs' directories that versions before the jobs dir kept in
+ * the data dir (job uids own its entries; start-up recovery removes it).
+ */
+export const LEGACY_WORKSPACES_DIR = 'workspaces';
+
+/** Name of the jobs dir inside the data dir, used when the server does not run as root (config.ts). */
+export const JOBS_DIR = 'jobs';
+
+/**
  * Sets the process umask to 0o077 (everything created from now on — database, repositories,
  * logs, artifacts, keys — is private to the server's user, git included), creates the data dir
- * and `workspaces/`, and fixes the modes of what an earlier run left: every directory 0700, every
- * file without group/other bits (executables 0700, others 0600). `workspaces/` is skipped (its
- * entries belong to job uids; start-up recovery removes them).
+ * (0700), and fixes the modes of what an earlier run left: every directory 0700, every file
+ * without group/other bits (executables 0700, others 0600). Job directories are skipped: they
+ * belong to jobs, and start-up recovery removes them.
  */
 export async function makeDataDirPrivate(dataDir: string): Promise<void> {
   process.umask(0o077);
-  await mkdir(path.join(dataDir, WORKSPACES_DIR), { recursive: true });
-  await chmod(dataDir, SEARCH_ONLY_DIR_MODE);
-  await chmod(path.join(dataDir, WORKSPACES_DIR), SEARCH_ONLY_DIR_MODE);
+  await mkdir(dataDir, { recursive: true });
+  await chmod(dataDir, PRIVATE_DIR_MODE);
   for (const entry of await readdir(dataDir, { withFileTypes: true })) {
-    if (entry.name === WORKSPACES_DIR || entry.isSymbolicLink()) continue;
+    if (entry.name === LEGACY_WORKSPACES_DIR || entry.name === JOBS_DIR || entry.isSymbolicLink()) continue;
     const full = path.join(dataDir, entry.name);
     if (entry.isDirectory()) {
       if (((await lstat(full)).mode & 0o777) !== PRIVATE_DIR_MODE) await chmod(full, PRIVATE_DIR_MODE);

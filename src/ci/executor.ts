@@ -4,25 +4,29 @@
  * publish-artifact and set-build-version steps on the server side — and reports the final
  * status. No database: the scheduler owns build rows, logs and retries.
  *
- * Directory ownership: the caller creates the workspace directory (fresh per build) and removes
- * it afterwards (it stays for inspection until then). The executor creates and removes its own
- * scratch directory (`$TMPDIR/gitloom-job-*`) holding step scripts and the job's `HOME`.
+ * Directory ownership: the executor creates the job directory (src/ci/job-directory.ts: the
+ * workspace, the job's `HOME` and a root-only directory for what the server gives the steps); the
+ * caller removes it afterwards (it stays for inspection until then).
  *
- * Command steps run in the job sandbox (src/ci/sandbox.ts) as a uid of their own, which is given
- * the workspace and the scratch directory; the workspace's parent directories must be searchable
- * (`o+x`) so that bubblewrap, running as that uid, can reach it. Checkout, publish and version
- * steps run in the server, outside the sandbox.
+ * Command steps run in the job sandbox (src/ci/sandbox.ts) as a uid of their own, which owns the
+ * workspace and `HOME` and nothing else. Checkout, publish and version steps run in the server,
+ * as root, outside the sandbox: every file operation they make on the job's tree follows the
+ * rules of src/ci/job-directory.ts (frozen tree, no link followed, root writes only what it
+ * made), and says at the call why it is safe.
  */
-import { lchown, lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { chownTree, createJobDirectory, moveInto, relativeSegments, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
+import { attachNetwork, SLIRP_RESOLV_CONF, type NetworkAttachment } from './job-network.js';
 import { LineAssembler, SecretMasker } from './log-masker.js';
 import { runInProcessGroup, terminateProcessGroup } from './process-group.js';
 import { publishArtifacts } from './publish-artifacts.js';
 import {
-  acquireJobUid, attachNetwork, chownTree, DEFAULT_JOB_SANDBOX, describeLimits, findExecutable, limitExceeded, planSandbox, releaseJobUid,
-  SANDBOX_OFF_WARNING, SANDBOX_PATH, sandboxArgv, SLIRP_RESOLV_CONF, type JobSandboxConfig, type NetworkAttachment,
+  acquireJobUid, DEFAULT_JOB_SANDBOX, describeLimits, findExecutable, limitExceeded, planSandbox, releaseJobUid, SANDBOX_OFF_WARNING,
+  SANDBOX_PATH, sandboxAccounts, sandboxArgv, type JobSandboxConfig, type SandboxFile,
 } from './sandbox.js';
+import { seccompFilter } from './seccomp.js';
 import type { CheckoutStep, CloneCredential, CommandStep, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
@@ -41,14 +45,13 @@ export interface CheckoutOptions {
   readonly signal: AbortSignal;
   /** Writes a line to the build log (secrets masked). */
   readonly log: (line: string) => void;
-  /** The job environment (HOME of the job etc.), for git processes the callback starts. */
-  readonly env: Readonly<NodeJS.ProcessEnv>;
 }
 
 /**
- * Clones the project and checks out the build commit into `targetDir` (which exists and is
- * the workspace or the step's `checkoutPath` inside it). Rejects to fail the step; the
- * rejection message is logged.
+ * Clones the project and checks out the build commit into `targetDir`: an empty directory the
+ * server made, which the executor then moves into the workspace (at the step's `checkoutPath`).
+ * It runs as the server, so it must not read anything of the job (its `HOME` included). Rejects
+ * to fail the step; the rejection message is logged.
  */
 export type CheckoutFn = (targetDir: string, options: CheckoutOptions) => Promise<void>;
 
@@ -60,8 +63,12 @@ export type LogSink = ((line: string) => void) | { write(chunk: string): unknown
 
 /** Options of {@link runJob}. */
 export interface RunJobOptions {
-  /** Existing (or creatable) empty directory; the commands' working directory. Caller removes it. */
-  readonly workspaceDir: string;
+  /**
+   * Path of the job directory to create (it must not exist; its parent, the jobs dir, is created
+   * when missing): the workspace, the job's `HOME` and the server's files of the job live in it.
+   * The caller removes it once the job ended.
+   */
+  readonly jobDir: string;
   /** Steps in order (from `parseBuildSpec`). */
   readonly steps: readonly Step[];
   readonly checkout: CheckoutFn;
@@ -74,6 +81,12 @@ export interface RunJobOptions {
    * `@file:...@` and `@build_version@` resolve.
    */
   readonly variables?: Omit<VariableContext, 'workspaceDir'>;
+  /**
+   * Fills the workspace before the first step (e.g. with the artifacts of dependency jobs): it
+   * receives the workspace while only the server has touched it, and it is handed to the job's
+   * uid afterwards.
+   */
+  readonly prepare?: (workspace: string) => Promise<void>;
   /** Extra environment for commands. The server's own environment is not inherited (only PATH and locale). */
   readonly env?: Readonly<Record<string, string>>;
   /** Secret values to mask as `******` in the log; the values of `variables.secrets` are added. */
@@ -123,10 +136,11 @@ export function formatLogLine(date: Date, message: string): string {
  * implicit `set -e`, as in OneDev). In the sandbox, processes a step leaves running in the
  * background end with the step (its PID namespace dies); unsandboxed, when the job ends.
  *
- * Without bubblewrap the job fails at once with {@link SANDBOX_UNAVAILABLE}'s message, unless the
- * sandbox is off, which is logged as a warning in the build log.
+ * Without bubblewrap (or the seccomp filter, or a job directory the job's uid can reach) the job
+ * fails at once with the reason in the log, unless the sandbox is off, which is logged as a
+ * warning in the build log.
  *
- * @throws only for programming errors (e.g. the scratch directory cannot be created).
+ * @throws only for file-system faults of the server's own directories and errors of `prepare`.
  */
 export async function runJob(options: RunJobOptions): Promise<JobResult> {
   const secrets = [...(options.secrets ?? []), ...Object.values(options.variables?.secrets ?? {})];
@@ -137,14 +151,29 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     if (typeof sink === 'function') sink(masked);
     else sink.write(formatLogLine(new Date(), masked) + '\n');
   };
+  const failed = (...lines: string[]): JobResult => {
+    for (const line of [...lines, 'Job failed']) log(line);
+    return { status: 'FAILED', publishedArtifacts: [], failedSteps: [] };
+  };
   const killGraceMs = options.killGraceMs ?? 5000;
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
-  if (plan.kind === 'unavailable') {
-    log(plan.message);
-    log('Job failed');
-    return { status: 'FAILED', publishedArtifacts: [], failedSteps: [] };
-  }
+  if (plan.kind === 'unavailable') return failed(plan.message);
   log(plan.kind === 'off' ? SANDBOX_OFF_WARNING : plan.description);
+  const sandbox = plan.kind === 'sandbox' ? plan : null;
+  let seccomp: Buffer | null = null;
+  try {
+    if (sandbox) seccomp = await seccompFilter(sandbox.seccompProfile);
+  } catch (e) {
+    return failed(`Job sandbox unavailable: ${(e as Error).message}`);
+  }
+  let dir: JobDirectory;
+  try {
+    dir = await createJobDirectory(options.jobDir, sandbox !== null);
+  } catch (e) {
+    return failed((e as Error).message);
+  }
+  // Safe: the workspace was made by the server just now and no step has run (rule 3).
+  await options.prepare?.(dir.workspace);
 
   const controller = new AbortController();
   let stopReason: 'CANCELLED' | 'TIMED_OUT' | null = null;
@@ -158,25 +187,17 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   options.signal?.addEventListener('abort', onCancel, { once: true });
   const timer = options.timeoutSeconds !== undefined ? setTimeout(() => stop('TIMED_OUT'), options.timeoutSeconds * 1000) : null;
 
-  const workspace = path.resolve(options.workspaceDir);
-  await mkdir(workspace, { recursive: true });
-  const scratch = await mkdtemp(path.join(os.tmpdir(), 'gitloom-job-'));
-  const home = path.join(scratch, 'user');
-  await mkdir(home);
-  const resolvConf = plan.kind === 'sandbox' && plan.network === 'outward' ? path.join(scratch, 'resolv.conf') : null;
-  if (resolvConf) await writeFile(resolvConf, SLIRP_RESOLV_CONF, { mode: 0o644 });
-  const uid = plan.kind === 'sandbox' ? acquireJobUid(plan.uidBase) : null;
-  /** Whether the server wrote into the workspace since it was last handed to the job uid. */
-  let workspaceDirty = true;
-  /** Whether the scratch directory was handed to the job uid (later only new step scripts are). */
-  let scratchOwned = false;
+  const uid = sandbox ? acquireJobUid(sandbox.uidBase) : null;
+  /** The files of {@link SandboxFile} a step receives besides its script (written once per job). */
+  const serverFiles: Array<{ host: string; path: string }> = [];
   const baseEnv: NodeJS.ProcessEnv = {
-    PATH: plan.kind === 'sandbox' ? SANDBOX_PATH : (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'),
+    PATH: sandbox ? SANDBOX_PATH : (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'),
     ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
     ...(process.env.LC_ALL ? { LC_ALL: process.env.LC_ALL } : {}),
-    HOME: home,
-    GIT_HOME: home,
-    ONEDEV_WORKSPACE: workspace,
+    HOME: dir.home,
+    GIT_HOME: dir.home,
+    ONEDEV_WORKSPACE: dir.workspace,
+    GITLOOM_WORKSPACE: dir.workspace,
     ...options.env,
   };
 
@@ -186,6 +207,8 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   const published: string[] = [];
   const failedSteps: string[] = [];
   const groups = new Set<number>();
+  /** Set when processes of the job's uid outlived a step: its tree may change under the server, which then stops. */
+  let tainted = false;
   const resolver = (): ReturnType<typeof createVariableResolver> => {
     const v = options.variables;
     const base = createVariableResolver({
@@ -201,7 +224,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
       secrets: v?.secrets,
       properties: v?.properties,
       buildVersion: version,
-      workspaceDir: workspace,
+      workspaceDir: dir.workspace,
     });
     return (ref) => (ref.kind === 'job' && !v && ref.name !== 'build_version' ? undefined : base(ref));
   };
@@ -216,8 +239,9 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     const commands = expand(step.interpreter.commands);
     const env: NodeJS.ProcessEnv = { ...baseEnv };
     for (const e of step.envVars) env[e.name] = expand(e.value);
-    const script = path.join(scratch, `step-${index + 1}.sh`);
-    await writeFile(script, commands.replace(/\r\n/g, '\n') + '\n', { mode: 0o600 });
+    // Safe: the server's own 0700 directory, which the job cannot reach; a new file (rule 3).
+    const script = path.join(dir.server, `step-${index + 1}.sh`);
+    await writeFile(script, commands.replace(/\r\n/g, '\n') + '\n', { mode: 0o600, flag: 'wx' });
     const command = step.interpreter.type === 'ShellInterpreter' ? step.interpreter.shell : 'sh';
     const onLine = (masked: string, raw: string): void => {
       const m = SET_VERSION.exec(raw);
@@ -229,97 +253,108 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     const err = new LineAssembler(masker, onLine);
     let file = command;
     let args = [script];
+    let extraStdio: Array<'pipe' | 'ignore' | number> = [];
     let network: NetworkAttachment | null = null;
-    if (plan.kind === 'sandbox' && uid !== null) {
-      if (!findExecutable(command, SANDBOX_PATH)) return { ok: false, message: `Unable to run '${command}': not found in the job sandbox` };
-      if (workspaceDirty) {
-        await chownTree(workspace, uid);
-        workspaceDirty = false;
+    const fds: number[] = [];
+    try {
+      if (sandbox && uid !== null) {
+        if (!findExecutable(command, SANDBOX_PATH)) return { ok: false, message: `Unable to run '${command}': not found in the job sandbox` };
+        // The files reach bwrap as descriptors of this process: the job's uid never opens them.
+        const openServerFile = (host: string): number => {
+          const fd = openSync(host, 'r');
+          fds.push(fd);
+          return fd;
+        };
+        const inside = `/gitloom/step-${index + 1}.sh`;
+        const files: SandboxFile[] = [...serverFiles, { host: script, path: inside }].map((f) => ({ fd: openServerFile(f.host), path: f.path }));
+        const argv = sandboxArgv(sandbox, { workspace: dir.workspace, home: dir.home, files, seccomp: openServerFile(path.join(dir.server, 'seccomp.bpf')), command, args: [inside] });
+        ({ file, args } = argv);
+        extraStdio = argv.stdio;
       }
-      if (scratchOwned) await lchown(script, uid, uid);
-      else await chownTree(scratch, uid);
-      scratchOwned = true;
-      ({ file, args } = sandboxArgv(plan, { workspace, scratch, resolvConf, command, args }));
+      const result = await runInProcessGroup({
+        command: file,
+        args,
+        cwd: sandbox ? '/' : dir.workspace,
+        env,
+        onStdout: (c) => out.write(c),
+        onStderr: (c) => err.write(c),
+        signal: controller.signal,
+        killGraceMs,
+        onStart: (pgid) => groups.add(pgid),
+        extraStdio,
+        ...(sandbox && uid !== null && {
+          uid,
+          gid: uid,
+          onSpawn: (child) => {
+            if (sandbox.network) network = attachNetwork(child, sandbox.network, sandbox.networkAllow);
+          },
+        }),
+      });
+      (network as NetworkAttachment | null)?.stop();
+      out.end();
+      err.end();
+      if (uid !== null) {
+        // Rule 1 of src/ci/job-directory.ts: the server touches the job's tree again only once
+        // no process of the job runs.
+        try {
+          await waitForJobProcessesToEnd(uid);
+        } catch (e) {
+          tainted = true;
+          return { ok: false, message: (e as Error).message };
+        }
+      }
+      if (result.kind === 'spawn-error') return { ok: false, message: `Unable to run '${command}': ${result.message}` };
+      if (result.aborted) return { ok: false, message: null };
+      if (result.exitCode === 0) return { ok: true };
+      const networkFailure = (network as NetworkAttachment | null)?.failure();
+      if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
+      if (sandbox) {
+        const exceeded = limitExceeded(result.exitCode, sandbox.limits);
+        if (exceeded) return { ok: false, message: `Command exited with code ${result.exitCode}: ${exceeded}` };
+        log(`The step ran with the job limits: ${describeLimits(sandbox.limits)}`);
+      }
+      return { ok: false, message: result.exitCode !== null ? `Command exited with code ${result.exitCode}` : `Command was killed by ${result.signal}` };
+    } finally {
+      for (const fd of fds) closeSync(fd);
     }
-    const result = await runInProcessGroup({
-      command: file,
-      args,
-      cwd: plan.kind === 'sandbox' ? '/' : workspace,
-      env,
-      onStdout: (c) => out.write(c),
-      onStderr: (c) => err.write(c),
-      signal: controller.signal,
-      killGraceMs,
-      onStart: (pgid) => groups.add(pgid),
-      ...(plan.kind === 'sandbox' && uid !== null && {
-        uid,
-        gid: uid,
-        extraPipes: plan.slirp4netns ? 2 : 0,
-        onSpawn: (child) => {
-          if (plan.slirp4netns) network = attachNetwork(child, plan.slirp4netns);
-        },
-      }),
-    });
-    (network as NetworkAttachment | null)?.stop();
-    out.end();
-    err.end();
-    if (result.kind === 'spawn-error') return { ok: false, message: `Unable to run '${command}': ${result.message}` };
-    if (result.aborted) return { ok: false, message: null };
-    if (result.exitCode === 0) return { ok: true };
-    const networkFailure = (network as NetworkAttachment | null)?.failure();
-    if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
-    if (plan.kind === 'sandbox') {
-      const exceeded = limitExceeded(result.exitCode, plan.limits);
-      if (exceeded) return { ok: false, message: `Command exited with code ${result.exitCode}: ${exceeded}` };
-      log(`The step ran with the job limits: ${describeLimits(plan.limits)}`);
-    }
-    return { ok: false, message: result.exitCode !== null ? `Command exited with code ${result.exitCode}` : `Command was killed by ${result.signal}` };
   };
 
-  const runCheckout = async (step: CheckoutStep): Promise<StepOutcome> => {
-    let target = workspace;
-    if (step.checkoutPath) {
-      const rel = expand(step.checkoutPath);
-      if (rel.includes('\0') || path.isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) {
-        return { ok: false, message: `Checkout path must be a relative path inside the workspace: '${rel}'` };
-      }
-      target = path.join(workspace, rel);
-      // Earlier steps own the workspace: a symbolic link they left must not lead the server's
-      // checkout (which runs outside the sandbox) to a directory elsewhere.
-      let walked = workspace;
-      for (const segment of path.relative(workspace, target).split(path.sep).filter(Boolean)) {
-        walked = path.join(walked, segment);
-        const stat = await lstat(walked).catch((e: NodeJS.ErrnoException) => {
-          if (e.code === 'ENOENT') return null;
-          throw e;
-        });
-        if (stat?.isSymbolicLink()) return { ok: false, message: `Checkout path must not go through a symbolic link: '${rel}'` };
-        if (!stat) break;
-      }
-      await mkdir(target, { recursive: true });
-    }
-    await options.checkout(target, {
+  const runCheckout = async (step: CheckoutStep, index: number): Promise<StepOutcome> => {
+    const rel = step.checkoutPath ? expand(step.checkoutPath) : '';
+    const segments = relativeSegments(rel, 'Checkout path');
+    // Safe: a new directory in the server's own 0700 directory, which the job cannot reach (rule 3).
+    const staging = path.join(dir.server, `checkout-${index + 1}`);
+    await mkdir(path.join(staging, ...segments), { recursive: true });
+    await options.checkout(path.join(staging, ...segments), {
       cloneDepth: step.cloneDepth,
       withLfs: step.withLfs,
       withSubmodules: step.withSubmodules,
       credential: step.cloneCredential,
       signal: controller.signal,
       log,
-      env: baseEnv,
     });
-    workspaceDirty = true;
-    return controller.signal.aborted ? { ok: false, message: null } : { ok: true };
+    if (controller.signal.aborted) return { ok: false, message: null };
+    // Safe: the tree was made by the server's git just now, in the server's own directory (rule 3).
+    if (uid !== null) await chownTree(staging, uid);
+    // Safe: no process of the job runs (rule 1); moveInto renames into real directories only and
+    // never follows a link (rule 2).
+    await moveInto(staging, dir.workspace).catch((e: Error) => {
+      throw new Error(`Unable to check out into '${rel || '.'}': ${e.message}`);
+    });
+    return { ok: true };
   };
 
   const runStep = async (step: Step, index: number): Promise<StepOutcome> => {
     switch (step.type) {
       case 'CheckoutStep':
-        return runCheckout(step);
+        return runCheckout(step, index);
       case 'CommandStep':
         return runCommand(step, index);
       case 'PublishArtifactStep': {
+        // Safe: no process of the job runs (rule 1); publishArtifacts reads through
+        // resolveInside / openInside (rule 2) and writes only into the build's artifacts directory.
         const files = await publishArtifacts(
-          workspace,
+          dir.workspace,
           step.sourcePath === null ? null : expand(step.sourcePath),
           expand(step.artifacts),
           options.artifactsDir,
@@ -341,11 +376,28 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     }
   };
 
-  let failed = false;
+  let anyFailed = false;
   try {
+    if (sandbox && uid !== null && seccomp) {
+      // Safe: the workspace and HOME hold only what the server made (rule 3); the other files go
+      // into the server's own 0700 directory.
+      await chownTree(dir.workspace, uid);
+      await chownTree(dir.home, uid);
+      const accounts = sandboxAccounts(uid, dir.home);
+      const write = async (name: string, content: string | Buffer, inside: string | null): Promise<void> => {
+        const host = path.join(dir.server, name);
+        await writeFile(host, content, { mode: 0o600, flag: 'wx' });
+        if (inside) serverFiles.push({ host, path: inside });
+      };
+      await write('passwd', accounts.passwd, '/etc/passwd');
+      await write('group', accounts.group, '/etc/group');
+      await write('hosts', accounts.hosts, '/etc/hosts');
+      if (sandbox.network) await write('resolv.conf', SLIRP_RESOLV_CONF, '/etc/resolv.conf');
+      await write('seccomp.bpf', seccomp, null);
+    }
     for (const [index, step] of options.steps.entries()) {
-      if (stopReason) break;
-      const run = step.condition === 'ALWAYS' || (step.condition === 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL' && !failed);
+      if (stopReason || tainted) break;
+      const run = step.condition === 'ALWAYS' || (step.condition === 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL' && !anyFailed);
       if (!run) {
         log(`Skipping step "${step.name}" (condition ${step.condition})`);
         continue;
@@ -363,7 +415,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
       } else if (stopReason && outcome.message === null) {
         log(`Step "${step.name}" was stopped (${stopReason === 'TIMED_OUT' ? 'timed out' : 'cancelled'})`);
       } else {
-        failed = true;
+        anyFailed = true;
         failedSteps.push(step.name);
         log(`Step "${step.name}" failed${outcome.message ? `: ${outcome.message}` : ''}`);
       }
@@ -372,11 +424,11 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onCancel);
     await Promise.all([...groups].map((g) => terminateProcessGroup(g, killGraceMs)));
-    await rm(scratch, { recursive: true, force: true });
-    if (uid !== null) releaseJobUid(uid);
+    // a uid whose processes survived is not handed out again
+    if (uid !== null) await waitForJobProcessesToEnd(uid).then(() => releaseJobUid(uid), (e: Error) => log(e.message));
   }
 
-  const status: JobStatus = stopReason ?? (failed ? 'FAILED' : 'SUCCESSFUL');
+  const status: JobStatus = stopReason ?? (anyFailed ? 'FAILED' : 'SUCCESSFUL');
   log(status === 'SUCCESSFUL' ? 'Job finished' : status === 'FAILED' ? 'Job failed' : status === 'TIMED_OUT' ? 'Job timed out' : 'Job cancelled');
   return {
     status,

@@ -24,8 +24,8 @@ export interface ProcessGroupOptions {
   /** Host uid and gid to run as (the job sandbox's uid); default: the server's. */
   readonly uid?: number;
   readonly gid?: number;
-  /** Pipes opened as fds 3, 4, … of the child (the sandbox's info and block fds). */
-  readonly extraPipes?: number;
+  /** What the child gets as fds 3, 4, …: pipes (the sandbox's info and block fds), or descriptors of this process. */
+  readonly extraStdio?: ReadonlyArray<'pipe' | 'ignore' | number>;
   /** Called with the child right after it was spawned (to talk over the extra pipes). */
   readonly onSpawn?: (child: ChildProcess) => void;
 }
@@ -53,7 +53,7 @@ export function runInProcessGroup(opts: ProcessGroupOptions): Promise<ProcessGro
         cwd: opts.cwd,
         env: opts.env,
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe', ...Array.from({ length: opts.extraPipes ?? 0 }, () => 'pipe' as const)],
+        stdio: ['ignore', 'pipe', 'pipe', ...(opts.extraStdio ?? [])],
         ...(opts.uid !== undefined && { uid: opts.uid }),
         ...(opts.gid !== undefined && { gid: opts.gid }),
       });

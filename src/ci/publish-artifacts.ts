@@ -1,28 +1,27 @@
 /**
  * `!PublishArtifactStep` file collection (reference/builds.md §5): copy the workspace files
  * matching a pattern set, keeping their paths relative to `sourcePath`, into the build's
- * artifacts directory.
+ * artifacts directory. The workspace is the job's: it is read only by the rules of
+ * src/ci/job-directory.ts (no link followed out of it, regular files only).
  */
-import { copyFile, lstat, mkdir, readdir, realpath, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream, realpathSync } from 'node:fs';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { BadRequest } from '../errors.js';
+import { openInside, resolveInside, UnsafePathError } from './job-directory.js';
 import { parsePatternSet, patternSetMatches } from './patterns.js';
-
-/** Refuses a user-supplied relative path that is absolute or has a `..` segment. */
-function checkRelative(p: string, what: string): void {
-  if (p.includes('\0') || path.isAbsolute(p) || p.split(/[\\/]/).includes('..')) {
-    throw new BadRequest(`${what} must be a relative path inside the workspace: '${p}'`);
-  }
-}
 
 /**
  * Lists files below `dir` (relative paths with `/`) that match `patterns`.
  * Symbolic links: a link to a file inside `root` counts as that file; links to directories and
  * links pointing outside `root` are skipped (and reported through `onSkip`), so publishing can
- * never copy files from outside the workspace or loop.
+ * never copy files from outside the workspace or loop. Directories are entered by their entry
+ * type, never through a link.
  */
 export async function collectFiles(root: string, dir: string, patterns: string, onSkip: (rel: string) => void = () => {}): Promise<string[]> {
   const set = parsePatternSet(patterns);
+  const realRoot = realpathSync(root);
   const out: string[] = [];
   const walk = async (abs: string, rel: string): Promise<void> => {
     let entries;
@@ -43,12 +42,12 @@ export async function collectFiles(root: string, dir: string, patterns: string, 
         if (!patternSetMatches(set, childRel)) continue;
         let target: string;
         try {
-          target = await realpath(childAbs);
+          target = realpathSync(childAbs);
         } catch {
           onSkip(childRel);
           continue;
         }
-        const inside = target === root || target.startsWith(root + path.sep);
+        const inside = target === realRoot || target.startsWith(realRoot + path.sep);
         const st = inside ? await stat(target).catch(() => null) : null;
         if (st?.isFile()) out.push(childRel);
         else onSkip(childRel);
@@ -61,14 +60,15 @@ export async function collectFiles(root: string, dir: string, patterns: string, 
 
 /**
  * Copies matching workspace files into `artifactsDir` (created when missing), overwriting
- * files of the same path.
+ * files of the same path. Each file is opened with {@link openInside} (its real path inside the
+ * workspace, `O_NOFOLLOW`, a regular file) and streamed.
  *
  * @param workspaceDir the job workspace.
  * @param sourcePath directory relative to the workspace, or null for the workspace root.
  * @param patterns pattern set such as `*.zip dist/**`.
  * @param artifactsDir destination root.
  * @returns the published paths, relative to `artifactsDir`, in walk order.
- * @throws BadRequest when `sourcePath` is absolute, contains `..` or resolves outside the workspace.
+ * @throws BadRequest when `sourcePath` is absolute, contains `..` or passes through a link.
  */
 export async function publishArtifacts(
   workspaceDir: string,
@@ -77,24 +77,26 @@ export async function publishArtifacts(
   artifactsDir: string,
   onSkip?: (rel: string) => void,
 ): Promise<string[]> {
-  const root = await realpath(workspaceDir);
-  let base = root;
+  let base = workspaceDir;
   if (sourcePath) {
-    checkRelative(sourcePath, 'Source path');
+    let resolved;
     try {
-      base = await realpath(path.join(root, sourcePath));
-    } catch {
-      return [];
+      resolved = await resolveInside(workspaceDir, sourcePath, 'Source path');
+    } catch (e) {
+      if (e instanceof UnsafePathError) throw new BadRequest(e.message);
+      throw e;
     }
-    if (base !== root && !base.startsWith(root + path.sep)) throw new BadRequest(`Source path points outside the workspace: '${sourcePath}'`);
-    if (!(await lstat(base)).isDirectory()) return [];
+    if (!resolved.exists) return [];
+    base = resolved.path;
   }
-  const files = await collectFiles(root, base, patterns, onSkip);
+  const files = await collectFiles(workspaceDir, base, patterns, onSkip);
+  const prefix = path.relative(workspaceDir, base);
   await mkdir(artifactsDir, { recursive: true });
   for (const rel of files) {
     const dest = path.join(artifactsDir, ...rel.split('/'));
     await mkdir(path.dirname(dest), { recursive: true });
-    await copyFile(path.join(base, ...rel.split('/')), dest);
+    const fd = openInside(workspaceDir, path.join(prefix, ...rel.split('/')), 'Artifact');
+    await pipeline(createReadStream('', { fd }), createWriteStream(dest));
   }
   return files;
 }

@@ -1,40 +1,42 @@
 /**
- * The job sandbox (CONTRACT §11 "Builds are untrusted code"): every command step runs inside
- * bubblewrap, started through `prlimit`, as a host uid of its own.
+ * The job sandbox (CONTRACT §11 "Builds are untrusted code", README "Job sandbox"): every command
+ * step runs inside bubblewrap, started through `prlimit`, as a host uid of its own.
  *
- * What a step sees: new user, PID, IPC, UTS, network and mount namespaces; the host's `/usr`,
- * `/bin`, `/sbin`, `/lib*` and `/etc` read-only (secret files of `/etc` hidden); a fresh
- * `/proc`, `/dev` and private `/tmp`; its workspace and the job's scratch directory (step
- * scripts, `HOME`) read-write, at the same paths as on the host. Nothing else of the host — the
- * data dir, the database, other repositories, the server's home, the server's environment or
- * processes — is mounted or visible.
+ * What a step sees: new user, PID, IPC, UTS, network and mount namespaces, with no further user
+ * namespaces (`--disable-userns`) and the container engines' default seccomp filter
+ * (src/ci/seccomp.ts); the host's `/usr`, `/bin`, `/sbin` and `/lib*` read-only; of `/etc` only
+ * an allow-list of what name resolution, TLS, locales, the dynamic linker and language runtimes
+ * read ({@link ETC_ALLOWED}), plus `passwd`, `group` and `hosts` written for the job; a fresh
+ * `/proc`, `/dev` and private `/tmp`; its workspace and `HOME` read-write, at the same paths as
+ * on the host; its step script read-only. Nothing else of the host — the data dir, the database,
+ * other repositories, other jobs, the server's home, environment or processes — is mounted or
+ * visible.
  *
  * Identity: bwrap runs as an unprivileged host uid/gid taken from a pool
  * (`GITLOOM_JOB_UID_BASE` … + 65535), one per running job, and keeps that uid inside the user
  * namespace. A dedicated non-root uid is what makes `RLIMIT_NPROC` count: the kernel exempts
- * uid 0 from it, and counts per real uid across namespaces. The workspace and the scratch
- * directory are handed to that uid (`chown`), everything else stays root's and unreadable.
+ * uid 0 from it, and counts per real uid across namespaces. Only the job's workspace and `HOME`
+ * belong to that uid (src/ci/job-directory.ts); the files the server gives a step (its script,
+ * `passwd`, the seccomp program) stay root's and reach bwrap as open file descriptors, copied
+ * into the sandbox (`--ro-bind-data`, `--seccomp`).
  *
  * Lifetime: `--die-with-parent` ties the sandbox to the bwrap process, whose parent is the
  * server; the sandbox's PID namespace dies with its init, so every process a step started in the
  * background ends with the step, and a crash of the server takes its jobs down with it.
  *
- * Network: `none` (only a private loopback) or `outward` through `slirp4netns` with
- * `--disable-host-loopback`: bwrap reports the sandbox's pid on `--info-fd`, slirp4netns attaches
- * a tap device to its network namespace, and `--block-fd` holds the step until that is done. The
- * host's loopback services (the server's port, PostgreSQL, Redis …) are never reachable.
+ * Network: `none` (only a private loopback) or `outward` (src/ci/job-network.ts: slirp4netns
+ * and an nftables ruleset that lets only the internet through).
  *
  * Limits (`prlimit`): address space (`RLIMIT_AS`), process count (`RLIMIT_NPROC`) and CPU time
  * (`RLIMIT_CPU`, SIGXCPU at the limit, SIGKILL 5 s later); no core files.
  */
 import { randomInt } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
-import { accessSync, constants, lstatSync, readlinkSync, statSync } from 'node:fs';
-import { lchown, readdir, readFile } from 'node:fs/promises';
+import { accessSync, constants, existsSync, lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { BLOCK_FD, INFO_FD, type NetworkTools } from './job-network.js';
+import { DEFAULT_SECCOMP_PROFILE, SECCOMP_PACKAGES, SECCOMP_PYTHON } from './seccomp.js';
 
-/** Network of a job: `none` (private loopback only) or `outward` (through slirp4netns). */
+/** Network of a job: `none` (private loopback only) or `outward` (the internet, through slirp4netns). */
 export type JobNetwork = 'none' | 'outward';
 
 /** Resource limits of one job step. */
@@ -53,8 +55,12 @@ export interface JobSandboxConfig {
   readonly enabled: boolean;
   /** bubblewrap program (`GITLOOM_BWRAP_PATH`, default `bwrap` on PATH). */
   readonly bwrapPath: string;
-  /** `GITLOOM_JOB_NETWORK`; null = `outward` when slirp4netns is installed, else `none`. */
+  /** `GITLOOM_JOB_NETWORK`; null = `outward` when slirp4netns and nftables are installed, else `none`. */
   readonly network: JobNetwork | null;
+  /** Private or host addresses (CIDR) jobs may reach anyway (`GITLOOM_JOB_NETWORK_ALLOW`). */
+  readonly networkAllow: readonly string[];
+  /** Seccomp profile in the container engines' JSON format (`GITLOOM_JOB_SECCOMP_PROFILE`). */
+  readonly seccompProfile: string;
   readonly limits: JobLimits;
   /** First host uid/gid of the pool of job uids (`GITLOOM_JOB_UID_BASE`). */
   readonly uidBase: number;
@@ -65,6 +71,8 @@ export const DEFAULT_JOB_SANDBOX: JobSandboxConfig = {
   enabled: true,
   bwrapPath: 'bwrap',
   network: null,
+  networkAllow: [],
+  seccompProfile: DEFAULT_SECCOMP_PROFILE,
   limits: { memoryMb: 4096, processes: 512, cpuSeconds: 3600 },
   uidBase: 1_900_000_000,
 };
@@ -81,11 +89,26 @@ export const JOB_UID_RANGE = 65536;
 /** Where programs are looked up, inside the sandbox and for the tools themselves. */
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Files and directories of `/etc` that a job must not read (hidden under /dev/null or an empty tmpfs). */
-const SECRET_ETC = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/ssh', '/etc/ssl/private', '/etc/sudoers', '/etc/sudoers.d', '/etc/gitloom'];
-
 /** Host system directories made visible read-only (symbolic links are recreated as links). */
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * What of the host's `/etc` a job sees, read-only: name resolution (`nsswitch.conf`, `host.conf`,
+ * `gai.conf`, `services`, `protocols`, `networks`), TLS trust (`ssl/certs`, `ssl/openssl.cnf`,
+ * `ca-certificates*`), the dynamic linker (`ld.so.*`), time zone and locales, `alternatives`
+ * (the links behind many of `/usr/bin`'s programs), shells' start-up files, MIME and `file`
+ * databases, and the configuration directories of language runtimes and tools that do not start
+ * without them (Java, Python, Perl, Maven, fontconfig, terminfo, XML catalogs). A trailing `*`
+ * matches names that start with the rest. Everything else — accounts and their hashes, SSH and
+ * TLS keys, sudoers, service units and environment files that may hold the server's secrets,
+ * package managers' credentials (`npmrc`, `pip.conf`), git's system config — stays hidden.
+ */
+export const ETC_ALLOWED = [
+  'alternatives', 'bash.bashrc', 'ca-certificates', 'ca-certificates.conf', 'debian_version', 'fonts', 'gai.conf', 'host.conf',
+  'inputrc', 'java-*', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'locale.alias', 'locale.gen', 'localtime', 'magic', 'magic.mime',
+  'maven', 'mime.types', 'networks', 'nsswitch.conf', 'os-release', 'perl', 'profile', 'protocols', 'python3*', 'services', 'shells',
+  'sgml', 'ssl/certs', 'ssl/openssl.cnf', 'terminfo', 'timezone', 'wgetrc', 'xml',
+];
 
 /**
  * Finds a program: a path containing `/` is checked as is; a bare name is looked up on
@@ -115,9 +138,10 @@ export type SandboxPlan =
       readonly kind: 'sandbox';
       readonly bwrap: string;
       readonly prlimit: string;
-      /** slirp4netns when the network is `outward`, else null. */
-      readonly slirp4netns: string | null;
-      readonly network: JobNetwork;
+      /** The tools of an outward network, or null when the network is `none`. */
+      readonly network: NetworkTools | null;
+      readonly networkAllow: readonly string[];
+      readonly seccompProfile: string;
       /** One line for the build log describing the sandbox (network and limits). */
       readonly description: string;
       readonly limits: JobLimits;
@@ -127,9 +151,10 @@ export type SandboxPlan =
 /**
  * Decides how a job runs from the administrator's settings and the installed tools: `off` when
  * `GITLOOM_JOB_SANDBOX=off`; `unavailable` (message {@link SANDBOX_UNAVAILABLE}) when bwrap
- * cannot be found, also when prlimit is missing or the server does not run as root (it could not
- * switch to the job uids); otherwise the sandbox with the network requested, or `outward` when
- * slirp4netns is installed and `none` otherwise (the description says why).
+ * cannot be found, also when prlimit, the seccomp profile or the Python that compiles it is
+ * missing, or the server does not run as root (it could not switch to the job uids); otherwise
+ * the sandbox with the network requested, or `outward` when slirp4netns, nsenter and nft are
+ * installed and `none` otherwise (the description says why).
  */
 export function planSandbox(config: JobSandboxConfig): SandboxPlan {
   if (!config.enabled) return { kind: 'off' };
@@ -138,27 +163,30 @@ export function planSandbox(config: JobSandboxConfig): SandboxPlan {
   if (process.getuid?.() !== 0) return { kind: 'unavailable', message: 'Job sandbox unavailable: the server must run as root to run each job as a uid of its own' };
   const prlimit = findExecutable('prlimit');
   if (!prlimit) return { kind: 'unavailable', message: 'Job sandbox unavailable: install prlimit (util-linux)' };
-  const slirp = findExecutable('slirp4netns');
-  let network: JobNetwork;
+  if (!existsSync(config.seccompProfile) || !existsSync(SECCOMP_PYTHON)) {
+    return { kind: 'unavailable', message: `Job sandbox unavailable: no seccomp filter (${config.seccompProfile}): install ${SECCOMP_PACKAGES}` };
+  }
+  const slirp4netns = findExecutable('slirp4netns');
+  const nsenter = findExecutable('nsenter');
+  const nft = findExecutable('nft');
+  let network: NetworkTools | null = null;
   let why: string;
-  if (config.network === 'none') {
-    network = 'none';
-    why = 'GITLOOM_JOB_NETWORK=none';
-  } else if (slirp) {
-    network = 'outward';
-    why = 'slirp4netns, host loopback disabled';
-  } else {
-    network = 'none';
-    why = 'slirp4netns is not installed';
+  if (config.network === 'none') why = 'GITLOOM_JOB_NETWORK=none';
+  else if (!slirp4netns) why = 'slirp4netns is not installed';
+  else if (!nft || !nsenter) why = 'nftables is not installed';
+  else {
+    network = { slirp4netns, nsenter, nft };
+    why = `slirp4netns; the host, private and link-local addresses refused${config.networkAllow.length > 0 ? ` except ${config.networkAllow.join(', ')}` : ''}`;
   }
   const l = config.limits;
   return {
     kind: 'sandbox',
     bwrap,
     prlimit,
-    slirp4netns: network === 'outward' ? slirp : null,
     network,
-    description: `Job sandbox: bubblewrap; network: ${network === 'outward' ? 'outward' : 'none'} (${why}); limits: ${describeLimits(l)}`,
+    networkAllow: config.networkAllow,
+    seccompProfile: config.seccompProfile,
+    description: `Job sandbox: bubblewrap; network: ${network ? 'outward' : 'none'} (${why}); limits: ${describeLimits(l)}`,
     limits: l,
     uidBase: config.uidBase,
   };
@@ -195,66 +223,82 @@ export function releaseJobUid(uid: number): void {
   uidsInUse.delete(uid);
 }
 
-/**
- * Hands a directory tree to a job uid (`lchown` of the directory and everything below it;
- * symbolic links themselves, never their targets).
- */
-export async function chownTree(dir: string, uid: number): Promise<void> {
-  await lchown(dir, uid, uid);
-  const entries = await readdir(dir, { recursive: true });
-  for (const entry of entries) await lchown(path.join(dir, entry), uid, uid);
+/** The account files of a sandbox: its `passwd`, `group` and `hosts`, naming the job's uid. */
+export function sandboxAccounts(uid: number, home: string): { passwd: string; group: string; hosts: string } {
+  return {
+    passwd: `root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\ngitloom-job:x:${uid}:${uid}:Gitloom job:${home}:/bin/sh\n`,
+    group: `root:x:0:\nnogroup:x:65534:\ngitloom-job:x:${uid}:\n`,
+    hosts: '127.0.0.1\tlocalhost\n127.0.1.1\tgitloom-job\n::1\tlocalhost ip6-localhost ip6-loopback\n',
+  };
+}
+
+/** A file the server gives a step read-only: an open descriptor of this process and where the step sees it. */
+export interface SandboxFile {
+  readonly fd: number;
+  readonly path: string;
 }
 
 /** One step to run in the sandbox. */
 export interface SandboxedCommand {
   /** Absolute workspace directory (bound read-write at the same path, the working directory). */
   readonly workspace: string;
-  /** Absolute scratch directory of the job (bound read-write at the same path: scripts, HOME). */
-  readonly scratch: string;
-  /** File bound at `/etc/resolv.conf` (outward network), or null. */
-  readonly resolvConf: string | null;
+  /** Absolute `HOME` of the job (bound read-write at the same path). */
+  readonly home: string;
+  /** Files copied into the sandbox read-only (`passwd`, `group`, `hosts`, `resolv.conf`, the step script). */
+  readonly files: readonly SandboxFile[];
+  /** Open descriptor of the seccomp BPF program. */
+  readonly seccomp: number;
   /** Program to run (looked up on the sandbox's PATH) and its arguments. */
   readonly command: string;
   readonly args: readonly string[];
 }
 
-/** Child fds bwrap uses to report the sandbox pid and to wait for the network (outward only). */
-export const INFO_FD = 3;
-export const BLOCK_FD = 4;
-
-function systemMounts(): string[] {
-  const args: string[] = [];
-  for (const dir of SYSTEM_DIRS) {
-    let stat;
+/** Name patterns of {@link ETC_ALLOWED} grouped by the directory below `/etc` they list. */
+function allowedEtcPaths(): string[] {
+  const found: string[] = [];
+  for (const pattern of ETC_ALLOWED) {
+    const dir = path.posix.join('/etc', path.posix.dirname(pattern));
+    const name = path.posix.basename(pattern);
+    if (!name.endsWith('*')) {
+      found.push(path.posix.join(dir, name));
+      continue;
+    }
+    let names: string[];
     try {
-      stat = lstatSync(dir);
+      names = readdirSync(dir);
     } catch {
       continue;
     }
-    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
-    else if (stat.isDirectory()) args.push('--ro-bind', dir, dir);
+    for (const n of names) if (n.startsWith(name.slice(0, -1))) found.push(path.posix.join(dir, n));
   }
-  for (const secret of SECRET_ETC) {
+  return found;
+}
+
+/** `--ro-bind` (or `--symlink` for a link) of each host path that exists. */
+function hostMounts(paths: readonly string[]): string[] {
+  const args: string[] = [];
+  for (const p of paths) {
     let stat;
     try {
-      stat = lstatSync(secret);
+      stat = lstatSync(p);
     } catch {
       continue;
     }
-    if (stat.isDirectory()) args.push('--tmpfs', secret, '--remount-ro', secret);
-    else args.push('--ro-bind', '/dev/null', secret);
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(p), p);
+    else if (stat.isDirectory() || stat.isFile()) args.push('--ro-bind', p, p);
   }
   return args;
 }
 
 /**
- * The program and argument array (no shell involved) that runs `command` in the sandbox:
- * `prlimit --as=… --nproc=… --cpu=… --core=0 -- bwrap … -- command args…`. The caller spawns it
- * as the job's uid/gid with only the job's variables as environment (bwrap passes its own
- * environment on; nothing of the server's is in it), and with fds {@link INFO_FD} and
- * {@link BLOCK_FD} open when the network is `outward` (see {@link attachNetwork}).
+ * The program, argument array (no shell involved) and extra child descriptors that run
+ * `command` in the sandbox: `prlimit --as=… --nproc=… --cpu=… --core=0 -- bwrap … -- command
+ * args…`. `stdio` lists what the caller opens as the child's fds 3, 4, …: with an outward network
+ * the pipes {@link INFO_FD} and {@link BLOCK_FD} (see `attachNetwork`), then the seccomp program
+ * and each of `step.files`. The caller spawns it as the job's uid/gid with only the job's
+ * variables as environment (bwrap passes its own environment on; nothing of the server's is in it).
  */
-export function sandboxArgv(plan: Extract<SandboxPlan, { kind: 'sandbox' }>, step: SandboxedCommand): { file: string; args: string[] } {
+export function sandboxArgv(plan: Extract<SandboxPlan, { kind: 'sandbox' }>, step: SandboxedCommand): { file: string; args: string[]; stdio: Array<'pipe' | 'ignore' | number> } {
   const l = plan.limits;
   const limits = [
     `--as=${l.memoryMb * 1024 * 1024}`,
@@ -262,115 +306,28 @@ export function sandboxArgv(plan: Extract<SandboxPlan, { kind: 'sandbox' }>, ste
     `--cpu=${l.cpuSeconds}:${l.cpuSeconds + 5}`,
     '--core=0',
   ];
+  const stdio: Array<'pipe' | 'ignore' | number> = plan.network ? ['pipe', 'pipe'] : ['ignore', 'ignore'];
+  const childFd = (fd: number): string => String(3 + stdio.push(fd) - 1);
+  const seccomp = childFd(step.seccomp);
+  const files = step.files.flatMap((f) => ['--perms', '0444', '--ro-bind-data', childFd(f.fd), f.path]);
   const bwrap = [
-    '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try',
+    '--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try',
     '--die-with-parent', '--new-session', '--hostname', 'gitloom-job',
-    ...systemMounts(),
-    ...(step.resolvConf ? ['--ro-bind', step.resolvConf, '/etc/resolv.conf'] : []),
+    ...hostMounts(SYSTEM_DIRS),
+    '--dir', '/etc',
+    ...hostMounts(allowedEtcPaths()),
     '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
-    '--bind', step.scratch, step.scratch,
+    ...files,
+    '--bind', step.home, step.home,
     '--bind', step.workspace, step.workspace,
     // the sandbox's own root (a tmpfs holding the mount points) is read-only too
     '--remount-ro', '/',
     '--chdir', step.workspace,
-    ...(plan.network === 'outward' ? ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)] : []),
+    ...(plan.network ? ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)] : []),
+    '--seccomp', seccomp,
     '--', step.command, ...step.args,
   ];
-  return { file: plan.prlimit, args: [...limits, '--', plan.bwrap, ...bwrap] };
-}
-
-/** Contents of the `/etc/resolv.conf` of an outward sandbox: slirp4netns's DNS forwarder. */
-export const SLIRP_RESOLV_CONF = 'nameserver 10.0.2.3\n';
-
-/** A slirp4netns attached to a sandbox; {@link NetworkAttachment.stop} ends it. */
-export interface NetworkAttachment {
-  /** Why the network could not be attached (the sandbox is then killed), or null. */
-  readonly failure: () => string | null;
-  stop(): void;
-}
-
-/**
- * Gives a starting sandbox (spawned with `--info-fd 3 --block-fd 4`) outward network: reads the
- * sandbox pid bwrap writes on fd 3, starts `slirp4netns --configure --disable-host-loopback` on
- * its network namespace, and releases the step through fd 4 once slirp4netns reports it is ready.
- * slirp4netns exits when {@link NetworkAttachment.stop} is called or when this process dies (its
- * exit fd closes). When slirp4netns cannot start, the sandbox is killed and `failure()` says why.
- */
-export function attachNetwork(child: ChildProcess, slirp4netns: string): NetworkAttachment {
-  let failure: string | null = null;
-  let slirp: ChildProcess | null = null;
-  let stopped = false;
-  const info = child.stdio[INFO_FD] as NodeJS.ReadableStream | null;
-  const block = child.stdio[BLOCK_FD] as NodeJS.WritableStream | null;
-  const fail = (message: string): void => {
-    failure ??= message;
-    child.kill('SIGKILL');
-  };
-  let buffer = '';
-  const start = (pid: string): void => {
-    slirp = spawn(slirp4netns, ['--configure', '--mtu=65520', '--disable-host-loopback', '--enable-sandbox', '--enable-seccomp', '--ready-fd=3', '--exit-fd=4', '--netns-type=path', `/proc/${pid}/ns/net`, 'tap0'], {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    slirp.stderr?.on('data', (c: Buffer) => {
-      if (stderr.length < 2000) stderr += c.toString('utf8');
-    });
-    (slirp.stdio[3] as NodeJS.ReadableStream).once('data', () => block?.write('1'));
-    slirp.once('error', (e) => fail(`Unable to start slirp4netns: ${e.message}`));
-    slirp.once('exit', (code) => {
-      if (!stopped) fail(`slirp4netns exited (code ${code}): ${stderr.trim()}`);
-    });
-  };
-  info?.on('data', (chunk: Buffer) => {
-    if (slirp || stopped) return;
-    buffer += chunk.toString('utf8');
-    const match = /"child-pid"\s*:\s*(\d+)\s*[,}]/.exec(buffer);
-    if (!match) return;
-    buffer = '';
-    // bwrap reports the pid before the sandbox has set its namespaces up (loopback, uid map);
-    // slirp4netns may only join once the sandbox waits on the block fd.
-    void waitForBlockedRead(Number(match[1]), BLOCK_FD, 10_000).then((blocked) => {
-      if (stopped) return;
-      if (blocked) start(match[1]);
-      else fail('the sandbox did not reach its network set-up');
-    });
-  });
-  info?.on('error', (e: Error) => fail(`Sandbox info pipe failed: ${e.message}`));
-  block?.on('error', (e: Error) => fail(`Sandbox block pipe failed: ${e.message}`));
-  return {
-    failure: () => failure,
-    stop() {
-      stopped = true;
-      if (slirp) {
-        (slirp.stdio[4] as NodeJS.WritableStream & { destroy(): void }).destroy();
-        slirp.kill('SIGTERM');
-      }
-    },
-  };
-}
-
-/** Number of the `read` system call per architecture (as `/proc/<pid>/syscall` shows it). */
-const READ_SYSCALL: Partial<Record<string, number>> = { x64: 0, arm64: 63, riscv64: 63, loong64: 63, arm: 3, ia32: 3, ppc64: 3, s390x: 3 };
-
-/**
- * Resolves true once process `pid` is blocked reading file descriptor `fd` (from
- * `/proc/<pid>/syscall`), false when it exits first or after `timeoutMs`.
- */
-async function waitForBlockedRead(pid: number, fd: number, timeoutMs: number): Promise<boolean> {
-  const number = READ_SYSCALL[process.arch];
-  if (number === undefined) return false;
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    let fields: string[];
-    try {
-      fields = (await readFile(`/proc/${pid}/syscall`, 'utf8')).trim().split(' ');
-    } catch {
-      return false;
-    }
-    if (fields[0] === String(number) && Number(fields[1]) === fd) return true;
-    await new Promise((r) => setTimeout(r, 1));
-  }
-  return false;
+  return { file: plan.prlimit, args: [...limits, '--', plan.bwrap, ...bwrap], stdio };
 }
 
 /**

@@ -8,9 +8,9 @@
  * - prefixed: `param:Name`, `secret:Name` (alias `secrets:Name`), `property:Name`, `file:relpath`;
  * - recognised but unsupported by Gitloom (error): `script:…`, `attribute:…`, `pause`.
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { BadRequest } from '../errors.js';
+import { openInside, UnsafePathError } from './job-directory.js';
 
 /** The job variable names of the reference. */
 export const JOB_VARIABLES = [
@@ -218,32 +218,33 @@ function jobVariable(ctx: VariableContext, name: JobVariableName): string {
   }
 }
 
+/** Largest file `@file:relpath@` reads, in bytes. */
+export const WORKSPACE_FILE_MAX_BYTES = 1024 * 1024;
+
 /**
- * Reads a workspace file for `@file:relpath@`, refusing anything outside the workspace.
+ * Reads a workspace file for `@file:relpath@` by the rules of src/ci/job-directory.ts
+ * ({@link openInside}: its real path inside the workspace, `O_NOFOLLOW`, a regular file), at most
+ * {@link WORKSPACE_FILE_MAX_BYTES}.
  *
  * @returns the trimmed UTF-8 content.
- * @throws VariableError when the path escapes the workspace or the file cannot be read.
+ * @throws VariableError when the path escapes the workspace, is not a regular file, is too large
+ *   or cannot be read.
  */
 export function readWorkspaceFile(workspaceDir: string, relPath: string): string {
-  if (relPath.includes('\0') || path.isAbsolute(relPath) || relPath.split(/[\\/]/).includes('..')) {
-    throw new VariableError(`Invalid file path in @file:${relPath}@: must be relative to the workspace`);
-  }
-  let real: string;
-  let root: string;
+  let fd: number;
   try {
-    root = realpathSync(workspaceDir);
-    real = realpathSync(path.join(root, relPath));
-  } catch {
+    fd = openInside(workspaceDir, relPath, 'File path');
+  } catch (e) {
+    if (e instanceof UnsafePathError) throw new VariableError(`Invalid file path in @file:${relPath}@: ${e.reason}`);
     throw new VariableError(`File not found for @file:${relPath}@`);
   }
-  if (real !== root && !real.startsWith(root + path.sep)) {
-    throw new VariableError(`Invalid file path in @file:${relPath}@: points outside the workspace`);
-  }
-  // A FIFO or device the job left would block the server's read: only regular files are read.
-  if (!statSync(real).isFile()) throw new VariableError(`Invalid file path in @file:${relPath}@: not a regular file`);
   try {
-    return readFileSync(real, 'utf8').trim();
-  } catch {
-    throw new VariableError(`Unable to read file for @file:${relPath}@`);
+    const size = fstatSync(fd).size;
+    if (size > WORKSPACE_FILE_MAX_BYTES) throw new VariableError(`File for @file:${relPath}@ is larger than ${WORKSPACE_FILE_MAX_BYTES} bytes`);
+    const buffer = Buffer.alloc(size);
+    const read = readSync(fd, buffer, 0, size, 0);
+    return buffer.subarray(0, read).toString('utf8').trim();
+  } finally {
+    closeSync(fd);
   }
 }

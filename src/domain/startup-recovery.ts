@@ -2,10 +2,11 @@
  * Start-up recovery (ARCHITECTURE.md flow 5): before the build scheduler starts,
  * removes what a previous run that crashed or was killed left behind, and reports each removal:
  *
- * - processes of its builds: any process whose environment names a build workspace of this data
- *   dir (`GITLOOM_WORKSPACE=<data dir>/workspaces/…`; bubblewrap and everything in its sandbox
- *   carry it) is killed (SIGKILL);
- * - build workspaces (`<data dir>/workspaces/*`);
+ * - processes of its builds: any process whose environment names a job directory of this data
+ *   dir (`GITLOOM_WORKSPACE=<jobs dir>/…`; bubblewrap and everything in its sandbox carry it) is
+ *   killed (SIGKILL), and the job directories are removed only once those processes are gone;
+ * - job directories (`<jobs dir>/*`: workspaces, `HOME`s, step scripts), and the
+ *   `<data dir>/workspaces/` of versions before the jobs dir;
  * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`);
  * - push quarantine directories git's receive-pack left in bare repositories
  *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`).
@@ -15,11 +16,11 @@
  * processes) are kept, and temp files and quarantine directories are removed only once they are
  * older than {@link STALE_AFTER_MS}.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UPLOAD_PREFIX } from '../ci/artifacts.js';
-import { WORKSPACES_DIR } from '../data-dir.js';
+import { LEGACY_WORKSPACES_DIR } from '../data-dir.js';
 import { dialectOf } from '../db/dialect.js';
 import type { Services } from './context.js';
 
@@ -96,7 +97,11 @@ export async function recoverAtStartup(services: Services, log: (message: string
   const { dataDir } = services.config;
   const now = Date.now();
   const everything = dialectOf(services.db).ownedByOneProcess;
-  const workspacesRoot = path.join(dataDir, WORKSPACES_DIR);
+  const jobsDir = await realpath(services.config.jobsDir).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return services.config.jobsDir;
+    throw e;
+  });
+  const legacy = path.join(dataDir, LEGACY_WORKSPACES_DIR);
 
   const keep = new Set<string>();
   if (!everything) {
@@ -105,7 +110,7 @@ export async function recoverAtStartup(services: Services, log: (message: string
     for (const row of live) if (row.jobWorkspace) keep.add(path.basename(row.jobWorkspace));
   }
 
-  const killed = buildProcesses(workspacesRoot, keep);
+  const killed = [...buildProcesses(jobsDir, keep), ...buildProcesses(legacy, new Set())];
   for (const pid of killed) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -114,15 +119,23 @@ export async function recoverAtStartup(services: Services, log: (message: string
       if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
     }
   }
+  // A job's tree is removed only once nothing of the job runs (src/ci/job-directory.ts rule 1).
+  for (const deadline = Date.now() + 10_000; killed.some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
 
   const workspaces: string[] = [];
-  for (const entry of await listDir(workspacesRoot)) {
-    if (keep.has(entry.name)) continue;
-    const full = path.join(workspacesRoot, entry.name);
-    await rm(full, { recursive: true, force: true });
-    workspaces.push(full);
-    log(`Start-up recovery: removed build workspace ${full}`);
+  for (const [root, entries] of [[jobsDir, await listDir(jobsDir)], [legacy, await listDir(legacy)]] as const) {
+    for (const entry of entries) {
+      if (root === jobsDir && keep.has(entry.name)) continue;
+      const full = path.join(root, entry.name);
+      // Safe: the job's processes are gone, and fs.rm removes links themselves, never their targets.
+      await rm(full, { recursive: true, force: true });
+      workspaces.push(full);
+      log(`Start-up recovery: removed job directory ${full}`);
+    }
   }
+  if (everything) await rm(legacy, { recursive: true, force: true });
 
   const uploads: string[] = [];
   for (const file of await uploadTempFiles(path.join(dataDir, 'builds'))) {

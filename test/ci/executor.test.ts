@@ -14,6 +14,7 @@ import { processesWith, waitGone } from '../helpers/processes.js';
 const run = promisify(execFile);
 let tmp: string;
 let repo: string;
+let jobDir: string;
 let workspace: string;
 let artifactsDir: string;
 let caseNo = 0;
@@ -23,8 +24,8 @@ const gitCheckout: CheckoutFn = async (target, opts) => {
   const args = ['clone', '--quiet'];
   if (opts.cloneDepth !== null) args.push('--depth', String(opts.cloneDepth));
   args.push('--', `file://${repo}`, target);
-  await run('git', args, { signal: opts.signal, env: { ...opts.env, GIT_TERMINAL_PROMPT: '0' } });
-  opts.log(`Checked out into ${path.basename(target)}`);
+  await run('git', args, { signal: opts.signal, env: { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0' } });
+  opts.log('Checked out');
 };
 
 const stepsOf = (yamlSteps: string, extra = ''): readonly Step[] =>
@@ -38,7 +39,7 @@ const cmd = (name: string, commands: string, more = ''): string =>
 
 async function exec(steps: readonly Step[], extra: Partial<RunJobOptions> = {}): Promise<{ result: Awaited<ReturnType<typeof runJob>>; lines: string[] }> {
   const lines: string[] = [];
-  const result = await runJob({ workspaceDir: workspace, steps, checkout: gitCheckout, artifactsDir, log: (l) => lines.push(l), killGraceMs: 500, ...extra });
+  const result = await runJob({ jobDir, steps, checkout: gitCheckout, artifactsDir, log: (l) => lines.push(l), killGraceMs: 500, ...extra });
   return { result, lines };
 }
 
@@ -62,9 +63,9 @@ afterAll(async () => {
 
 beforeEach(async () => {
   caseNo++;
-  workspace = path.join(tmp, `ws-${caseNo}`);
+  jobDir = path.join(tmp, `job-${caseNo}`);
+  workspace = path.join(jobDir, 'workspace');
   artifactsDir = path.join(tmp, `artifacts-${caseNo}`);
-  await mkdir(workspace);
 });
 
 describe('runJob', () => {
@@ -75,7 +76,7 @@ describe('runJob', () => {
     delete process.env.GITLOOM_LEAK_TEST;
     expect(result).toEqual({ status: 'SUCCESSFUL', publishedArtifacts: [], failedSteps: [] });
     expect(lines).toContain('Running step "checkout"...');
-    expect(lines).toContain('Checked out into ' + path.basename(workspace));
+    expect(lines).toContain('Checked out');
     expect(lines).toContain('hello from the repo');
     expect(lines).toContain(`ws=${workspace}`);
     expect(lines).toContain('leak=[]');
@@ -145,7 +146,7 @@ describe('runJob', () => {
     const lines: string[] = [];
     const started = Date.now();
     const result = await runJob({
-      workspaceDir: workspace,
+      jobDir,
       steps: stepsOf(cmd('long', `sleep ${marker} &\necho "child $!"\nwait`) + cmd('later', 'echo later', '    condition: ALWAYS\n')),
       checkout: gitCheckout,
       artifactsDir,
@@ -175,7 +176,7 @@ describe('runJob', () => {
     const marker = `stubborn-${process.pid}-${caseNo}`;
     let stubborn = 0;
     const result = await runJob({
-      workspaceDir: workspace,
+      jobDir,
       steps: stepsOf(cmd('stubborn', `sh -c 'trap "" TERM; echo "stubborn $$"; while true; do sleep 1; done' ${marker} &\nwait`)),
       checkout: gitCheckout,
       artifactsDir,
@@ -200,7 +201,7 @@ describe('runJob', () => {
     const started = Date.now();
     const lines: string[] = [];
     const result = await runJob({
-      workspaceDir: workspace,
+      jobDir,
       steps: stepsOf(cmd('sleepy', `echo "pid $$"\nsleep ${marker}`)),
       checkout: gitCheckout,
       artifactsDir,
@@ -222,7 +223,7 @@ describe('runJob', () => {
     const marker = `1000.${process.pid}${caseNo}`;
     let seen = 0;
     const result = await runJob({
-      workspaceDir: workspace,
+      jobDir,
       steps: stepsOf(cmd('daemon', `sleep ${marker} &\necho "bg $!"\nsleep 1`) + cmd('look', 'echo look')),
       checkout: gitCheckout,
       artifactsDir,
@@ -271,7 +272,7 @@ describe('runJob', () => {
     expect(result).toMatchObject({ status: 'SUCCESSFUL', version: '1.4.17', description: 'Built abc123' });
     expect(lines).toContain('version is 1.4.17 on main, FLAVOR=debug-env, debug');
 
-    const second = await exec(stepsOf(cmd('instr', "echo \"##onedev[SetBuildVersion '2.0-rc1']\"")));
+    const second = await exec(stepsOf(cmd('instr', "echo \"##onedev[SetBuildVersion '2.0-rc1']\"")), { jobDir: `${jobDir}-again` });
     expect(second.result.version).toBe('2.0-rc1');
   });
 
@@ -296,7 +297,7 @@ describe('runJob', () => {
     const out = new PassThrough();
     const chunks: string[] = [];
     out.on('data', (c: Buffer) => chunks.push(c.toString()));
-    await runJob({ workspaceDir: workspace, steps: stepsOf(cmd('hi', 'echo hi')), checkout: gitCheckout, artifactsDir, log: out });
+    await runJob({ jobDir, steps: stepsOf(cmd('hi', 'echo hi')), checkout: gitCheckout, artifactsDir, log: out });
     const text = chunks.join('');
     expect(text).toMatch(/^\d\d:\d\d:\d\d Running step "hi"\.\.\.$/m);
     expect(text).toMatch(/^\d\d:\d\d:\d\d hi$/m);
@@ -314,7 +315,7 @@ describe('runJob', () => {
     await mkdir(outside);
     const { result, lines } = await exec(stepsOf(cmd('plant', `ln -s ${outside} sub`) + `  - !CheckoutStep\n    name: checkout\n    checkoutPath: sub/x\n`));
     expect(result.status).toBe('FAILED');
-    expect(lines).toContain("Step \"checkout\" failed: Checkout path must not go through a symbolic link: 'sub/x'");
+    expect(lines).toContain("Step \"checkout\" failed: Unable to check out into 'sub/x': Path is a symbolic link in the workspace: 'sub'");
     expect(existsSync(path.join(outside, 'x'))).toBe(false);
   });
 

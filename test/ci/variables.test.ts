@@ -86,8 +86,8 @@ describe('interpolate', () => {
 
   it('keeps @file: inside the workspace', () => {
     const r = createVariableResolver(ctx);
-    expect(() => interpolate('@file:../outside.txt@', r)).toThrow('must be relative');
-    expect(() => interpolate(`@file:${path.join(dir, 'outside.txt')}@`, r)).toThrow('must be relative');
+    expect(() => interpolate('@file:../outside.txt@', r)).toThrow('must be a relative path inside the workspace');
+    expect(() => interpolate(`@file:${path.join(dir, 'outside.txt')}@`, r)).toThrow('must be a relative path inside the workspace');
     expect(() => interpolate('@file:link@', r)).toThrow('points outside the workspace');
     expect(() => interpolate('@file:missing@', r)).toThrow('File not found');
   });

@@ -71,11 +71,14 @@ export async function createPostgresDatabase(baseUrl: string): Promise<{ url: st
 
 /**
  * Starts a real server on 127.0.0.1 with a temp data dir: SQLite by default, a fresh PostgreSQL
- * database when GITLOOM_TEST_DATABASE_URL is set. Logs are off unless GITLOOM_TEST_LOG=1 or
- * `options.logDestination` is given (it then receives the server's JSON log lines).
+ * database when GITLOOM_TEST_DATABASE_URL is set. The data dir lies below a private (0700)
+ * directory, as it does below root's home after `git clone && npm start`. Logs are off unless
+ * GITLOOM_TEST_LOG=1 or `options.logDestination` is given (it then receives the server's JSON
+ * log lines).
  */
 export async function startTestServer(env: Record<string, string> = {}, options: { logDestination?: LogDestination } = {}): Promise<TestServer> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
+  const dataDir = path.join(home, 'data');
   const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
   const database = pgBase ? await createPostgresDatabase(pgBase) : null;
   const config = loadConfig({
@@ -144,7 +147,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     async close() {
       await server.close();
       await database?.drop();
-      await fs.rm(dataDir, { recursive: true, force: true });
+      await fs.rm(home, { recursive: true, force: true });
+      await fs.rm(server.services.config.jobsDir, { recursive: true, force: true });
     },
   };
 }

@@ -158,7 +158,7 @@ describe('job sandbox: builds are untrusted code', () => {
     expect(existsSync(`/usr/pwned-${marker}`)).toBe(false);
     expect(existsSync(`/pwned-${marker}`)).toBe(false);
     expect(await waitGone(`300.${marker}`)).toBe(true);
-    expect(processesWith(server.dataDir + '/workspaces/')).toEqual([]);
+    expect(processesWith(server.server.services.config.jobsDir)).toEqual([]);
   });
 
   it('a memory bomb, a fork bomb and a CPU bomb end FAILED with the reason in the log; the server stays up', async () => {
@@ -172,7 +172,7 @@ describe('job sandbox: builds are untrusted code', () => {
     expect(forkLog).toMatch(/Cannot fork|Resource temporarily unavailable/);
     expect(forkLog).toContain('The step ran with the job limits');
     expect(await logOf(cpu.id)).toContain('Command exited with code 152: CPU time limit of 2 s exceeded (GITLOOM_JOB_CPU_SECONDS)');
-    expect(processesWith(server.dataDir + '/workspaces/')).toEqual([]);
+    expect(processesWith(server.server.services.config.jobsDir)).toEqual([]);
     expect((await server.call('GET', `/projects/${attacker.id}`)).status).toBe(200);
   });
 
@@ -213,10 +213,11 @@ describe('job sandbox: builds are untrusted code', () => {
     expect(read.buildSetting.jobSecrets).toEqual([{ name: 'old', value: 'plain-old-secret', authorization: null }]);
   });
 
-  it('the data dir is private: 0700 directories and 0600 files, 0711 only for the path to workspaces', async () => {
+  it('the data dir is private: 0700 directories and 0600 files; jobs live in the jobs dir', async () => {
     const modeOf = async (p: string) => (await fs.stat(p)).mode & 0o777;
-    expect(await modeOf(server.dataDir)).toBe(0o711);
-    expect(await modeOf(path.join(server.dataDir, 'workspaces'))).toBe(0o711);
+    expect(await modeOf(server.dataDir)).toBe(0o700);
+    expect(existsSync(path.join(server.dataDir, 'workspaces'))).toBe(false);
+    expect(await modeOf(server.server.services.config.jobsDir)).toBe(0o711);
     expect(await modeOf(path.join(server.dataDir, 'repos'))).toBe(0o700);
     expect(await modeOf(path.join(server.dataDir, 'repos', `${victim.id}.git`))).toBe(0o700);
     expect(await modeOf(path.join(server.dataDir, 'repos', `${victim.id}.git`, 'HEAD'))).toBe(0o600);
@@ -245,16 +246,20 @@ describe('job sandbox: builds are untrusted code', () => {
 
       // What a run killed at the wrong moment leaves behind; start-up runs this recovery (src/server.ts).
       const data = other.dataDir;
-      const workspace = path.join(data, 'workspaces', '999-left-behind');
+      const jobDir = path.join(other.server.services.config.jobsDir, '999-left-behind');
+      const workspace = path.join(jobDir, 'workspace');
       await fs.mkdir(workspace, { recursive: true });
       await fs.writeFile(path.join(workspace, 'file'), 'x');
+      // what versions before the jobs dir left in the data dir
+      const legacy = path.join(data, 'workspaces', '998-left-behind');
+      await fs.mkdir(legacy, { recursive: true });
       const upload = path.join(data, 'builds', String(repo.id), '1', 'artifacts', '.gitloom-upload-1234');
       await fs.mkdir(path.dirname(upload), { recursive: true });
       await fs.writeFile(upload, 'partial');
       const quarantines = [path.join(data, 'repos', `${repo.id}.git`, 'objects', 'incoming-abc123'), path.join(data, 'repos', `${repo.id}.git`, 'objects', 'tmp_objdir-incoming-xyz')];
       for (const q of quarantines) await fs.mkdir(path.join(q, 'pack'), { recursive: true });
       leftover = spawn('sleep', [`300.${marker}7`], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: workspace }, detached: true, stdio: 'ignore' });
-      unrelated = spawn('sleep', [`300.${marker}8`], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: path.join(os.tmpdir(), 'elsewhere', 'workspaces', '999-left-behind') }, detached: true, stdio: 'ignore' });
+      unrelated = spawn('sleep', [`300.${marker}8`], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: path.join(os.tmpdir(), 'elsewhere', '999-left-behind', 'workspace') }, detached: true, stdio: 'ignore' });
       await eventually(async () => (processesWith(`300.${marker}7`).length && processesWith(`300.${marker}8`).length ? true : null));
 
       if (dialectOf(other.server.services.db).engine !== 'sqlite') {
@@ -265,12 +270,14 @@ describe('job sandbox: builds are untrusted code', () => {
       const removed: string[] = [];
       const report = await recoverAtStartup(other.server.services, (message) => removed.push(message));
       expect(report.killedProcesses).toHaveLength(1);
-      expect(removed).toContain(`Start-up recovery: removed build workspace ${workspace}`);
+      expect(removed).toContain(`Start-up recovery: removed job directory ${jobDir}`);
+      expect(removed).toContain(`Start-up recovery: removed job directory ${legacy}`);
       expect(removed).toContain(`Start-up recovery: removed artifact upload temp file ${upload}`);
       for (const q of quarantines) expect(removed).toContain(`Start-up recovery: removed push quarantine directory ${q}`);
       expect(await waitGone(`300.${marker}7`)).toBe(true);
       expect(processesWith(`300.${marker}8`).length).toBe(1);
-      expect(existsSync(workspace)).toBe(false);
+      expect(existsSync(jobDir)).toBe(false);
+      if (dialectOf(other.server.services.db).ownedByOneProcess) expect(existsSync(path.dirname(legacy))).toBe(false);
       expect(existsSync(upload)).toBe(false);
       expect(existsSync(path.dirname(upload))).toBe(true);
       for (const q of quarantines) expect(existsSync(q)).toBe(false);

@@ -14,7 +14,8 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { evaluateCondition } from '../../ci/conditions.js';
-import { runJob, type JobStatus } from '../../ci/executor.js';
+import { formatLogLine, runJob, type JobStatus } from '../../ci/executor.js';
+import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow } from '../../db/schema.js';
@@ -25,7 +26,7 @@ import { finishBuild } from './finish.js';
 import { jobSecrets } from './secrets.js';
 import { secretKey } from './secret-encryption.js';
 import { findJob, specAt } from './spec.js';
-import { appendLog, artifactsDir, buildDir, logPath, readLog, workspacesRoot } from './storage.js';
+import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
 import { ScheduleRunner } from './schedules.js';
 import { onWakeup } from './wakeup.js';
 
@@ -231,31 +232,36 @@ export class BuildScheduler {
 
     const request = build.requestId === null ? null
       : await this.ctx.db.selectFrom('pullRequests').select('number').where('id', '=', build.requestId).executeTakeFirst();
-    const workspace = path.join(workspacesRoot(config), `${build.id}-${randomUUID()}`);
-    await mkdir(workspace, { recursive: true });
+    const jobDir = path.join(config.jobsDir, `${build.id}-${randomUUID()}`);
     await mkdir(buildDir(config, build), { recursive: true });
-    await this.ctx.db.updateTable('builds').set({ jobWorkspace: workspace }).where('id', '=', build.id).execute();
+    await this.ctx.db.updateTable('builds').set({ jobWorkspace: jobDir }).where('id', '=', build.id).execute();
     const log = createWriteStream(logPath(config, build), { flags: 'a' });
     const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
+    const logLine = (line: string): void => {
+      log.write(`${formatLogLine(new Date(), line)}\n`);
+    };
     try {
-      log.write(`${new Date().toTimeString().slice(0, 8)} Executing job (executor: server shell, workspace: ${workspace})...\n`);
+      logLine(`Executing job (executor: server shell, job directory: ${jobDir})...`);
       const deps = await this.ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
         .select(['builds.projectId', 'builds.number', 'builds.jobName', 'buildDependences.artifacts', 'buildDependences.destinationPath'])
         .where('buildDependences.dependentId', '=', build.id).execute();
-      for (const dep of deps) {
-        if (dep.artifacts === null) continue;
-        const dest = dep.destinationPath ? path.join(workspace, dep.destinationPath) : workspace;
-        if (!path.resolve(dest).startsWith(workspace)) continue;
-        await mkdir(dest, { recursive: true });
-        const source = artifactsDir(config, dep);
-        await mkdir(source, { recursive: true });
-        const copied = await publishArtifacts(source, null, dep.artifacts, dest);
-        log.write(`${new Date().toTimeString().slice(0, 8)} Retrieved ${copied.length} artifact file(s) of dependency job '${dep.jobName}'\n`);
-      }
+      /** Retrieves the artifacts of dependency jobs into the workspace, before any step ran. */
+      const prepare = async (workspace: string): Promise<void> => {
+        for (const dep of deps) {
+          if (dep.artifacts === null) continue;
+          const dest = path.join(workspace, ...relativeSegments(dep.destinationPath ?? '', 'Destination path'));
+          await mkdir(dest, { recursive: true });
+          const source = artifactsDir(config, dep);
+          await mkdir(source, { recursive: true });
+          const copied = await publishArtifacts(source, null, dep.artifacts, dest);
+          logLine(`Retrieved ${copied.length} artifact file(s) of dependency job '${dep.jobName}'`);
+        }
+      };
       const started = build.pendingDate ?? build.runningDate ?? this.ctx.now();
       const remaining = Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000);
       const result = await runJob({
-        workspaceDir: workspace,
+        jobDir,
+        prepare,
         steps: job.steps,
         artifactsDir: artifactsDir(config, build),
         log,
@@ -264,13 +270,13 @@ export class BuildScheduler {
         killGraceMs: 2000,
         sandbox: config.jobSandbox,
         secrets: secretValues,
-        env: { GITLOOM_WORKSPACE: workspace, GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
+        env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
         variables: {
           projectName: project.name, projectPath: project.path, jobName: job.name, ref: build.refName, commitHash: build.commitHash,
           buildNumber: build.number, pullRequestNumber: request?.number ?? null, params, secrets,
           properties: Object.fromEntries(spec.spec.properties.map((p) => [p.name, p.value])),
         },
-        checkout: (target, o) => checkoutCommit(repo, target, build.commitHash, build.refName, { signal: o.signal, env: { HOME: String(o.env.HOME) }, depth: o.cloneDepth }),
+        checkout: (target, o) => checkoutCommit(repo, target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
       });
       log.end();
       await logClosed;
@@ -290,7 +296,9 @@ export class BuildScheduler {
         log.end();
         await logClosed;
       }
-      await rm(workspace, { recursive: true, force: true });
+      // Safe: runJob returned only once no process of the job's uid runs (src/ci/job-directory.ts
+      // rule 1), and fs.rm removes links themselves, never what they point to.
+      await rm(jobDir, { recursive: true, force: true });
     }
   }
 

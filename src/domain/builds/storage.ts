@@ -1,13 +1,13 @@
 /**
  * Where a build's files live (ARCHITECTURE.md "Data layout"): `<data dir>/builds/<projectId>/<number>/`
- * holds `build.log` and `artifacts/`; workspaces are `<data dir>/workspaces/<buildId>-<uuid>/`.
+ * holds `build.log` and `artifacts/`; a running job's directory is `<jobs dir>/<buildId>-<uuid>/`
+ * (src/ci/job-directory.ts).
  */
 import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { formatLogLine } from '../../ci/executor.js';
-import { WORKSPACES_DIR } from '../../data-dir.js';
 
 /** The storage directory of a build (`<data dir>/builds/<projectId>/<number>`). */
 export function buildDir(config: Config, build: { projectId: number; number: number }): string {
@@ -22,11 +22,6 @@ export function logPath(config: Config, build: { projectId: number; number: numb
 /** The build's artifacts directory. */
 export function artifactsDir(config: Config, build: { projectId: number; number: number }): string {
   return path.join(buildDir(config, build), 'artifacts');
-}
-
-/** The parent of build workspaces (`<data dir>/workspaces`). */
-export function workspacesRoot(config: Config): string {
-  return path.join(config.dataDir, WORKSPACES_DIR);
 }
 
 /** Empties (and recreates) a build's storage directory: on submit and rebuild (reference/builds.md §3 "Storage"). */
