@@ -92,7 +92,8 @@ export class RangeNotSatisfiable extends GitloomError {
 }
 
 /**
- * 429: too many failed sign-ins for an account or from a client address (CONTRACT.md §4).
+ * 429: too many failed sign-ins for an (account, client address) pair or from a client address,
+ * or too many delayed sign-ins waiting on an account (CONTRACT.md §4, §13).
  * `retryAfter` is whole seconds until the limit lifts, sent as `Retry-After`.
  */
 export class TooManyRequests extends GitloomError {

@@ -183,7 +183,10 @@ export interface GroupAuthorizationTable {
 }
 
 /** Per fork-root number counters (pull requests, issues, builds share the scope rule). */
-/** Failed password sign-ins of one subject (`account:<login>`, `address:<ip>`) in the current window. */
+/**
+ * Failed password sign-ins of one subject (`account:#<user id>`, `address:<ip>`,
+ * `pair:<account>|<ip>`; src/domain/auth/sign-in-limits.ts) in the current window.
+ */
 export interface SignInFailureTable {
   subject: string;
   /** Epoch ms of the window's first failure. */

@@ -13,6 +13,7 @@ import * as m0014 from './0014-sign-in-failures.js';
 import * as m0015 from './0015-web-sessions.js';
 import * as m0016 from './0016-outbox.js';
 import * as m0017 from './0017-ref-journal.js';
+import * as m0018 from './0018-sign-in-failure-pruning.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0015-web-sessions': m0015,
   '0016-outbox': m0016,
   '0017-ref-journal': m0017,
+  '0018-sign-in-failure-pruning': m0018,
 };

@@ -8,7 +8,7 @@ import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
 import { getSecuritySetting } from '../settings/settings.js';
 import { hashToken } from '../users/access-tokens.js';
 import { hashPassword, verifyPassword } from '../users/passwords.js';
-import { assertSignInAllowed, clearAccountFailures, recordSignInFailure, signInSubjects } from './sign-in-limits.js';
+import { assertSignInAllowed, beginSignInAttempt, signInSubjects } from './sign-in-limits.js';
 
 /**
  * Successful password checks, keyed by a digest of (user, stored hash, password): scrypt costs
@@ -51,7 +51,7 @@ const ACTOR_TTL_MS = 1000;
 
 interface CachedActor {
   actor: Actor;
-  /** Signed in with a password (not a token): a hit still honours the sign-in limits. */
+  /** Signed in with a password (not a token): a hit is still refused while its pair or address is limited. */
   viaPassword: boolean;
   /** The tracker version read before the rows behind `actor` were. */
   version: number;
@@ -145,8 +145,9 @@ function groupsOf(rows: { groupId: number | null; administrator: number | null; 
  * HTTP Basic (CONTRACT.md §5, reference/platform.md §2): when the secret is a valid access
  * token the name is ignored; otherwise the name is a login name or any email of the user
  * (case-insensitive) and the secret its password, checked by {@link authenticatePassword}
- * (failed sign-ins limited per account and per `clientAddress`). Successful credentials are
- * cached for a second (see `ACTOR_TTL_MS`); a cached password sign-in still checks the limits.
+ * (failed sign-ins limited per account and `clientAddress`). Successful credentials are cached
+ * for a second (see `ACTOR_TTL_MS`); a cached password sign-in is still refused while its pair
+ * or address is limited, but not delayed (those very credentials were just verified).
  * Returns the caller's actor (see {@link buildActor}); throws Unauthorized('Invalid
  * credentials') or TooManyRequests.
  */
@@ -156,20 +157,26 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
     const byToken = await actorByToken(db, secret, now);
     if (byToken !== null) return byToken;
     return { actor: await authenticatePassword(db, name, secret, now, clientAddress), expireDate: null, viaPassword: true };
-  }, (actor) => assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now));
+  }, async (actor) => {
+    await assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now);
+  });
 }
 
 /**
  * A password sign-in, for the API's Basic credentials and the web sign-in page alike: `name` is
- * a login name or any email of the user (case-insensitive). Rate limited through the database
- * (src/domain/auth/sign-in-limits.ts: 10 failures in 5 minutes per account and per client
- * address → 429 until the window ends, even for the right password). An unknown name costs the
- * same scrypt verification as a known one.
+ * a login name or any email of the user (case-insensitive). Limited through the database
+ * (src/domain/auth/sign-in-limits.ts, CONTRACT.md §13): 10 failures in 5 minutes for one
+ * (account, client address) pair or 100 from one address → 429 until the window ends, even for
+ * the right password; past 100 failures of the account from anywhere, each attempt waits (250 ms
+ * doubling to 8 s) before its password is checked — unless the password is one this process
+ * verified in the last 5 minutes (no guess). An unknown name is limited and costs the same
+ * scrypt verification as a known one.
  *
  * @param now epoch ms.
  * @param clientAddress the caller's IP address as the server sees it.
  * @returns the user's actor (see {@link buildActor}).
- * @throws TooManyRequests while a limit holds; Unauthorized('Invalid credentials') otherwise.
+ * @throws TooManyRequests while a limit holds (or too many attempts on the account wait);
+ *   Unauthorized('Invalid credentials') otherwise.
  */
 export async function authenticatePassword(db: Db, name: string, password: string, now: number, clientAddress: string): Promise<Actor> {
   const login = name.toLowerCase();
@@ -189,19 +196,19 @@ export async function authenticatePassword(db: Db, name: string, password: strin
     getSecuritySetting({ db }),
   ]);
   const user = rows[0];
-  const subjects = signInSubjects(user?.id ?? null, name, clientAddress);
-  await assertSignInAllowed(db, subjects, now);
-  if (user?.passwordHash) {
-    const digest = hash('sha256', `${user.id}\0${user.passwordHash}\0${password}`, 'hex');
-    if (verifiedPasswords.has(digest) || (await verifyPassword(password, user.passwordHash))) {
+  const digest = user?.passwordHash ? hash('sha256', `${user.id}\0${user.passwordHash}\0${password}`, 'hex') : null;
+  const verified = digest !== null && verifiedPasswords.has(digest);
+  // counted as a failure from here until it turns out right
+  const attempt = await beginSignInAttempt(db, signInSubjects(user?.id ?? null, name, clientAddress), now, { delay: !verified });
+  if (user?.passwordHash && digest !== null) {
+    if (verified || (await verifyPassword(password, user.passwordHash))) {
       verifiedPasswords.set(digest, true);
-      await clearAccountFailures(db, subjects[0]);
+      await attempt.succeeded();
       return buildActor(db, user, groupsOf(rows), security.defaultLoginGroupId);
     }
   } else {
     await verifyPassword(password, await dummyPasswordHash());
   }
-  await recordSignInFailure(db, subjects, now);
   throw new Unauthorized('Invalid credentials');
 }
 

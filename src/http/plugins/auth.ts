@@ -29,8 +29,9 @@ export function credentialsHeader(request: FastifyRequest): string | undefined {
  * Resolves the caller from `Authorization: Basic …` (login name or email + password, or any
  * name + access token) or `Authorization: Bearer <token>` (CONTRACT.md §5; schemes are
  * case-insensitive). Wrong, malformed or incomplete credentials are 401; no credentials mean
- * anonymous; failed password sign-ins are limited per account and per client address (429,
- * CONTRACT.md §4). Decorates `request.actor` and `request.ctx`.
+ * anonymous; failed password sign-ins are limited per (account, client address) pair, with
+ * ceilings per address and per account (429 or a delay, CONTRACT.md §13). Decorates
+ * `request.actor` and `request.ctx`.
  */
 export async function resolveActor(services: Services, request: FastifyRequest): Promise<Actor> {
   const header = credentialsHeader(request);

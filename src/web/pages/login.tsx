@@ -5,7 +5,7 @@
  */
 import { authenticateBasic } from '../../domain/auth/authenticate.js';
 import { createSession, endSession } from '../../domain/auth/sessions.js';
-import { GitloomError, Unauthorized } from '../../errors.js';
+import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
@@ -48,7 +48,9 @@ export const loginPages: PageModule = {
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {
           if (!(error instanceof GitloomError) || error.status >= 500) throw error;
+          // the status, `Retry-After` and message of the API's problem (CONTRACT.md §13)
           page.reply.code(error.status);
+          if (error instanceof TooManyRequests) page.reply.header('Retry-After', String(error.retryAfter));
           return <LoginPage page={page} name={name} error={error.message} />;
         }
       },
