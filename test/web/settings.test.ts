@@ -240,10 +240,17 @@ describe('project settings pages', () => {
     expect(missing.status).toBe(400);
     expect(await missing.text()).toContain('Value is required');
     expect((await post('/app/~settings/build/secrets', { form: 'secret-new', index: '', name: 'token', value: 's3cr3t-value', authorization: '' })).status).toBe(303);
-    expect((await setting()).buildSetting.jobSecrets).toEqual([{ name: 'token', archived: false, authorization: null, value: 's3cr3t-value' }]);
+    expect((await setting()).buildSetting.jobSecrets).toEqual([{ name: 'token', archived: false, authorizedBranches: null, authorization: null, value: 's3cr3t-value' }]);
     const page = await (await get('/app/~settings/build')).text();
     expect(page).toContain('<summary>token</summary>');
     expect(page).not.toContain('s3cr3t-value');
+    // branch limits: a malformed pattern is refused with the form kept, a valid one stored and shown
+    const malformed = await post('/app/~settings/build/secrets', { form: 'secret-0', index: '0', op: 'save', name: 'token', value: '', authorizedBranches: '"main' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).toContain('authorizedBranches: Malformed pattern set');
+    expect((await post('/app/~settings/build/secrets', { form: 'secret-0', index: '0', op: 'save', name: 'token', value: '', authorizedBranches: 'main release/**' })).status).toBe(303);
+    expect((await setting()).buildSetting.jobSecrets).toMatchObject([{ name: 'token', authorizedBranches: 'main release/**', value: 's3cr3t-value' }]);
+    expect(await (await get('/app/~settings/build')).text()).toContain('value="main release/**"');
     // saving without a new value keeps the old one; a new value replaces it; errors never echo it
     expect((await post('/app/~settings/build/secrets', { form: 'secret-0', index: '0', op: 'save', name: 'token', value: '', archived: 'on' })).status).toBe(303);
     expect((await setting()).buildSetting.jobSecrets).toMatchObject([{ name: 'token', archived: true, value: 's3cr3t-value' }]);

@@ -23,7 +23,7 @@ import { checkoutCommit } from '../../git/files.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
 import { finishBuild } from './finish.js';
-import { jobSecrets } from './secrets.js';
+import { buildJobSecrets } from './secrets.js';
 import { secretKey } from './secret-encryption.js';
 import { findJob, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
@@ -213,7 +213,8 @@ export class BuildScheduler {
     if (!job) return this.finish(build, 'FAILED', {}, [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed']);
     const project = await this.ctx.db.selectFrom('projects').select(['id', 'name', 'path']).where('id', '=', build.projectId).executeTakeFirstOrThrow();
     const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
-    const secrets = await jobSecrets(this.ctx, project.id, secretKey(config));
+    const { secrets, withheld } = await buildJobSecrets(this.ctx, build, job.secretRefs, secretKey(config));
+    if (withheld.length > 0) await appendLog(config, build, ...withheld);
     const params: Record<string, string[]> = {};
     const secretValues: string[] = [];
     for (const row of paramRows) {

@@ -3,7 +3,7 @@ import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import { uniquely } from '../access/unique.js';
 import { secretKey } from '../builds/secret-encryption.js';
-import { revealJobSecrets, sealJobSecrets } from '../builds/secrets.js';
+import { revealJobSecrets, sealJobSecrets, validateJobSecrets } from '../builds/secrets.js';
 import type { Context } from '../context.js';
 import { normalizeWebHooks } from '../outbox/webhooks.js';
 import { loadProjectWith } from '../permissions.js';
@@ -122,7 +122,7 @@ export async function getProjectSetting(ctx: Context, projectId: number): Promis
  * Update Setting (reference/projects.md §2 #14): manage permission; a full replacement — omitted
  * parts get their defaults, `contributedSettings` in the body is ignored (the stored one stays).
  * Job secret values are stored encrypted (src/domain/builds/secrets.ts).
- * Protections are validated (400) and completed with their defaults; a service desk name used by
+ * Protections and job secrets' branch limits are validated (400) and completed with their defaults; a service desk name used by
  * another project is 409.
  */
 export async function updateProjectSetting(ctx: Context, projectId: number, body: Record<string, unknown>): Promise<void> {
@@ -146,6 +146,7 @@ export async function updateProjectSetting(ctx: Context, projectId: number, body
     contributedSettings: previous.contributedSettings,
   };
   setting.branchProtections.forEach((p, i) => validateBranchProtectionRules(p, `branchProtections[${i}]`));
+  await validateJobSecrets(ctx.db, setting);
   await saveSetting(ctx.db, project.id, sealJobSecrets(setting, secretKey(ctx.config)));
 }
 

@@ -23,6 +23,7 @@ function valuesOf(kind: Kind, entry: Entry): Record<string, string> {
   return {
     name: typeof entry.name === 'string' ? entry.name : '',
     value: kind === 'property' && typeof entry.value === 'string' ? entry.value : '',
+    authorizedBranches: typeof entry.authorizedBranches === 'string' ? entry.authorizedBranches : '',
     authorization: typeof entry.authorization === 'string' ? entry.authorization : '',
     archived: entry.archived === true ? 'on' : '',
   };
@@ -46,7 +47,8 @@ function EntryForm({ page, kind, index, values }: { page: ProjectPageContext; ki
       ) : (
         <Field name="value" id={id('value')} label="Value" value={values.value} />
       )}
-      {secret && <Field name="authorization" id={id('authorization')} label="Authorized branches and jobs (empty for all branches)" value={values.authorization} />}
+      {secret && <Field name="authorizedBranches" id={id('authorizedBranches')} label="Authorized branches (space-separated patterns such as main release/**, - to exclude; empty for all branches)" value={values.authorizedBranches} />}
+      {secret && <Field name="authorization" id={id('authorization')} label={'Authorization (a job match such as on branch "main" or submitted by group "release"; empty for no further limit)'} value={values.authorization} />}
       <Checkbox name="archived" id={id('archived')} label="Archived" checked={values.archived === 'on'} />
       <p class="buttons">
         <button type="submit" name="op" value="save">{index === null ? `Add ${KINDS[kind].noun}` : 'Save'}</button>
@@ -66,7 +68,7 @@ async function show(page: ProjectPageContext, error: string | null) {
         return (
           <section key={kind} aria-labelledby={`${kind}-title`}>
             <h2 id={`${kind}-title`}>{KINDS[kind].title}</h2>
-            {kind === 'secret' && <p class="meta">Values are stored encrypted and never shown again; jobs read them as <code>@secret:name@</code>.</p>}
+            {kind === 'secret' && <p class="meta">Values are stored encrypted and never shown again; jobs read them as <code>@secret:name@</code>. Builds of pull requests from forks or from authors without write access get no secret.</p>}
             {entries.length === 0 && <p class="empty">{`No ${KINDS[kind].noun} yet.`}</p>}
             {entries.map((entry, i) => (
               <details key={i} class="rule-item" open={error !== null && page.form.form === `${kind}-${i}`}>
@@ -102,6 +104,7 @@ function saveFor(kind: Kind) {
       if (kind === 'secret' && index === null && typed === '') throw new BadRequest('Value is required');
       const entry: Entry = { ...stored, name, archived: checked(page, 'archived') };
       if (kind === 'secret') {
+        entry.authorizedBranches = optionalText(page, 'authorizedBranches');
         entry.authorization = optionalText(page, 'authorization');
         if (typed !== '') entry.value = typed;
       } else {
