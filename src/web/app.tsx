@@ -64,7 +64,7 @@ import { credentialsHeader } from '../http/plugins/auth.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';
-import type { Access, PageContext, PageResult, PageUser, ProjectPageRoute } from './page.js';
+import { safeRedirect, type Access, type PageContext, type PageResult, type PageUser, type ProjectPageRoute } from './page.js';
 import { pageModules } from './pages/index.js';
 import { CONTENT_SECURITY_POLICY, renderDocument } from './render.js';
 import { CSRF_FIELD, csrfMatches, preSessionCsrfToken, SESSION_COOKIE, signedCookie, signingKey } from './session.js';
@@ -141,7 +141,8 @@ function sendHtml(reply: FastifyReply, html: string): FastifyReply {
 }
 
 function sendResult(page: PageContext, result: PageResult): FastifyReply {
-  if ('redirect' in result) return page.reply.redirect(result.redirect, page.request.method === 'POST' ? 303 : 302);
+  // every target, a page's own or one from input, stays on this server
+  if ('redirect' in result) return page.reply.redirect(safeRedirect(result.redirect), page.request.method === 'POST' ? 303 : 302);
   if ('raw' in result) {
     // safe defaults first: a handler may narrow them (a raw file's own CSP), never drop them
     return page.reply.type(result.raw.type)
