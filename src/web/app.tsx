@@ -73,8 +73,11 @@ export type { PageModule } from './page.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The web visitor, resolved by the web plugin (pages only). */
-    webVisitor: { user: PageUser | null; sessionCsrfToken: string | null };
+    /**
+     * The web visitor, resolved by the web plugin (pages only): the user, and when signed in by
+     * the session cookie, that session's CSRF token and cookie token.
+     */
+    webVisitor: { user: PageUser | null; sessionCsrfToken: string | null; sessionToken: string | null };
   }
 }
 
@@ -114,7 +117,7 @@ function firstValues(source: unknown): Record<string, string> {
 }
 
 function pageContext(request: FastifyRequest, reply: FastifyReply, params: Record<string, string> = {}): PageContext {
-  const visitor = request.webVisitor ?? { user: null, sessionCsrfToken: null };
+  const visitor = request.webVisitor ?? { user: null, sessionCsrfToken: null, sessionToken: null };
   return {
     request,
     reply,
@@ -176,6 +179,7 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/~assets/')) return;
     let sessionCsrfToken: string | null = null;
+    let sessionToken: string | null = null;
     const token = request.actor.userId === ANONYMOUS_ID ? signedCookie(request, SESSION_COOKIE) : null;
     if (token) {
       const session = await findSession(services.db, token, Date.now());
@@ -183,11 +187,12 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
         request.actor = session.actor;
         request.ctx = createContext(services, session.actor);
         sessionCsrfToken = session.csrfToken;
+        sessionToken = token;
       }
     }
     const { actor } = request;
     const user: PageUser | null = actor.userId === ANONYMOUS_ID ? null : { id: actor.userId, name: actor.name, isAdmin: actor.isAdmin };
-    request.webVisitor = { user, sessionCsrfToken };
+    request.webVisitor = { user, sessionCsrfToken, sessionToken };
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
