@@ -7,6 +7,7 @@ import type { Services } from '../domain/context.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
 import { batchedWritesPlugin } from './plugins/batched-writes.js';
 import { bodiesPlugin } from './plugins/bodies.js';
+import { refuseCrossSiteWrites } from './plugins/cross-site.js';
 import { clientErrorHandler, errorsPlugin, frameworkErrors, noRoute } from './plugins/errors.js';
 import { inputPlugin } from './plugins/input.js';
 import { lazyChildLogger, loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
@@ -131,8 +132,10 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
   });
 
   // every route but the operations endpoints (which check credentials of their own) runs as the
-  // caller its credentials name
+  // caller its credentials name; API writes from another site are refused first (CONTRACT.md §13)
   await app.register(async (authenticated) => {
+    // before authentication: credentials a browser attaches to a forged request are never checked
+    authenticated.addHook('onRequest', refuseCrossSiteWrites(config));
     await authenticated.register(authPlugin, { services });
     // a path no route takes is answered here too: credentials sent with it are checked first
     authenticated.setNotFoundHandler(noRoute);

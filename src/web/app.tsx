@@ -64,7 +64,7 @@ import { credentialsHeader } from '../http/plugins/auth.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';
-import type { Access, PageContext, PageResult, PageUser, ProjectPageRoute } from './page.js';
+import { safeRedirect, type Access, type PageContext, type PageResult, type PageUser, type ProjectPageRoute } from './page.js';
 import { pageModules } from './pages/index.js';
 import { CONTENT_SECURITY_POLICY, renderDocument } from './render.js';
 import { CSRF_FIELD, csrfMatches, preSessionCsrfToken, SESSION_COOKIE, signedCookie, signingKey } from './session.js';
@@ -73,8 +73,11 @@ export type { PageModule } from './page.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The web visitor, resolved by the web plugin (pages only). */
-    webVisitor: { user: PageUser | null; sessionCsrfToken: string | null };
+    /**
+     * The web visitor, resolved by the web plugin (pages only): the user, and when signed in by
+     * the session cookie, that session's CSRF token and cookie token.
+     */
+    webVisitor: { user: PageUser | null; sessionCsrfToken: string | null; sessionToken: string | null };
   }
 }
 
@@ -114,7 +117,7 @@ function firstValues(source: unknown): Record<string, string> {
 }
 
 function pageContext(request: FastifyRequest, reply: FastifyReply, params: Record<string, string> = {}): PageContext {
-  const visitor = request.webVisitor ?? { user: null, sessionCsrfToken: null };
+  const visitor = request.webVisitor ?? { user: null, sessionCsrfToken: null, sessionToken: null };
   return {
     request,
     reply,
@@ -141,7 +144,8 @@ function sendHtml(reply: FastifyReply, html: string): FastifyReply {
 }
 
 function sendResult(page: PageContext, result: PageResult): FastifyReply {
-  if ('redirect' in result) return page.reply.redirect(result.redirect, page.request.method === 'POST' ? 303 : 302);
+  // every target, a page's own or one from input, stays on this server
+  if ('redirect' in result) return page.reply.redirect(safeRedirect(result.redirect), page.request.method === 'POST' ? 303 : 302);
   if ('raw' in result) {
     // safe defaults first: a handler may narrow them (a raw file's own CSP), never drop them
     return page.reply.type(result.raw.type)
@@ -175,6 +179,7 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
   app.addHook('onRequest', async (request) => {
     if (request.url.startsWith('/~assets/')) return;
     let sessionCsrfToken: string | null = null;
+    let sessionToken: string | null = null;
     const token = request.actor.userId === ANONYMOUS_ID ? signedCookie(request, SESSION_COOKIE) : null;
     if (token) {
       const session = await findSession(services.db, token, Date.now());
@@ -182,11 +187,12 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
         request.actor = session.actor;
         request.ctx = createContext(services, session.actor);
         sessionCsrfToken = session.csrfToken;
+        sessionToken = token;
       }
     }
     const { actor } = request;
     const user: PageUser | null = actor.userId === ANONYMOUS_ID ? null : { id: actor.userId, name: actor.name, isAdmin: actor.isAdmin };
-    request.webVisitor = { user, sessionCsrfToken };
+    request.webVisitor = { user, sessionCsrfToken, sessionToken };
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {

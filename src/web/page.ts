@@ -68,7 +68,10 @@ export interface RawResponse {
 /** What a page handler returns: a full page (`<Layout>`) to render, a redirect, or a raw response. */
 export type PageResult = VNode | Redirect | RawResponse;
 
-/** Builds a redirect answer to a URL of this server (`/…`). */
+/**
+ * Builds a redirect answer to a URL of this server (`/…`). Every redirect a page answers goes
+ * through {@link safeRedirect} when it is sent: one that would leave the server goes to `/`.
+ */
 export function redirect(location: string): Redirect {
   return { redirect: location };
 }
@@ -114,7 +117,28 @@ export interface PageModule {
   projectPages?: ProjectPageRoute[];
 }
 
-/** A same-site redirect target from a query parameter: a path of this server, else `/`. */
+/** The base redirect targets are resolved against: any origin would do, this one is nobody's. */
+const REDIRECT_BASE = new URL('http://gitloom.invalid/');
+
+/**
+ * A redirect target of this server, from user input (`?redirect=`, a form's `return` field) or a
+ * page: the target is resolved as a browser resolves a `Location` (`new URL(target, base)`, which
+ * drops tabs and newlines and reads `\` as `/`); it is kept only when it stays on the base's
+ * origin, as its path, query and fragment (`/some/page?x=1`), and that path cannot be read as
+ * another host (`//host`). Anything else — `//evil`, `/\evil`, `/<tab>/evil`, `https://evil`,
+ * `javascript:…` — is `/`.
+ *
+ * @example safeRedirect('/~pulls?query=open') === '/~pulls?query=open'; safeRedirect('/\t/evil.example') === '/'
+ */
 export function safeRedirect(target: string | undefined): string {
-  return target && target.startsWith('/') && !target.startsWith('//') && !target.startsWith('/\\') ? target : '/';
+  if (!target) return '/';
+  let url: URL;
+  try {
+    url = new URL(target, REDIRECT_BASE);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== REDIRECT_BASE.origin || url.username || url.password) return '/';
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  return path.startsWith('/') && !path.startsWith('//') ? path : '/';
 }

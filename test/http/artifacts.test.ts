@@ -104,4 +104,46 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
     await expect(fs.stat('/etc/passwd')).resolves.toBeTruthy();
     await expect(fs.stat(path.join(artifactsRoot, '..', 'escape.txt'))).rejects.toThrow();
   });
+
+  it('never serves an artifact as active content of our origin: HTML and SVG are attachments, sandboxed, not sniffed', async () => {
+    const upload = async (name: string, body: string | Uint8Array<ArrayBuffer>) => {
+      const res = await fetch(`${server.api}/artifacts/${buildId}/${name}`, {
+        method: 'POST', body, headers: { authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`, 'content-type': 'application/octet-stream' },
+      });
+      expect(res.status, name).toBe(200);
+    };
+    const png = new Uint8Array(Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex'));
+    await upload('report.html', '<script>fetch("/~api/users/1/password", {method: "POST", body: "pwned"})</script>');
+    await upload('badge.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>');
+    await upload('notes.txt', 'plain notes');
+    await upload('pixel.png', png);
+
+    const sandboxed = (res: { headers: Headers }) => {
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('content-security-policy')).toMatch(/^sandbox(;|$)/);
+    };
+    for (const [name, type] of [['report.html', 'text/html'], ['badge.svg', 'image/svg+xml']]) {
+      const res = await server.call('GET', `/artifacts/${buildId}/contents/${name}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type'), name).toBe(type);
+      expect(res.headers.get('content-disposition'), name).toBe(`attachment; filename="${name}"`);
+      sandboxed(res);
+      // a range of it too
+      const part = await server.call('GET', `/artifacts/${buildId}/contents/${name}`, { headers: { range: 'bytes=0-4' } });
+      expect(part.status).toBe(206);
+      expect(part.headers.get('content-disposition'), name).toBe(`attachment; filename="${name}"`);
+      sandboxed(part);
+    }
+    // control: safe types are shown inline, still sandboxed
+    const notes = await server.call('GET', `/artifacts/${buildId}/contents/notes.txt`);
+    expect(notes.headers.get('content-type')).toBe('text/plain');
+    expect(notes.headers.get('content-disposition')).toBe('inline; filename="notes.txt"');
+    expect(notes.text).toBe('plain notes');
+    sandboxed(notes);
+    const pixel = await fetch(`${server.api}/artifacts/${buildId}/contents/pixel.png`, { headers: { authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}` } });
+    expect(pixel.headers.get('content-type')).toBe('image/png');
+    expect(pixel.headers.get('content-disposition')).toBe('inline; filename="pixel.png"');
+    expect(new Uint8Array(await pixel.arrayBuffer())).toEqual(png);
+    sandboxed(pixel);
+  });
 });

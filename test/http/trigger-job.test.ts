@@ -99,6 +99,27 @@ describe('/~api/trigger-job (reference/builds.md §1 TriggerJobResource)', () =>
     expect([ref.status, ref.json.detail]).toEqual([404, 'Ref not found: refs/heads/gone']);
   });
 
+  it('checks the token before the project: an anonymous caller cannot tell a private project from none', async () => {
+    const other = await server.call('POST', '/projects', { body: { name: 'hidden' } });
+    expect(other.status).toBe(200);
+    for (const token of ['wrong', 'a'.repeat(40), '']) {
+      const answers = [];
+      for (const project of ['svc', 'hidden', 'nope', 'SVC']) {
+        const res = await trigger(`project=${project}&job=Deploy&branch=main&access-token=${token || 'x'}&channel=x`);
+        answers.push([res.status, res.json.detail, res.json.code]);
+      }
+      expect(answers, token).toEqual(Array(4).fill([401, 'Invalid access token', 'GITLOOM_ERR_UNAUTHORIZED']));
+    }
+    // a valid token whose owner cannot see the project: the same 404 as for a project that does not exist
+    const hidden = await trigger(`project=hidden&job=Deploy&branch=main&access-token=${outsiderToken}&channel=x`);
+    const none = await trigger(`project=nope&job=Deploy&branch=main&access-token=${outsiderToken}&channel=x`);
+    expect([hidden.status, hidden.json.detail]).toEqual([404, 'Project not found: hidden']);
+    expect([none.status, none.json.detail]).toEqual([404, 'Project not found: nope']);
+    // control: the owner's token reaches the project (an empty one: its branch is what is missing)
+    const owner = await trigger(`project=hidden&job=Deploy&branch=main&access-token=${adminToken}&channel=x`);
+    expect([owner.status, owner.json.detail]).toEqual([404, 'Ref not found: refs/heads/main']);
+  });
+
   it('needs the token owner to see the project (404) and to hold RunJob (403)', async () => {
     const outsider = await trigger(`project=svc&job=Deploy&branch=main&access-token=${outsiderToken}&channel=x`);
     expect([outsider.status, outsider.json.detail]).toEqual([404, 'Project not found: svc']);

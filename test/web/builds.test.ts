@@ -158,16 +158,19 @@ describe('web build pages', () => {
     expect(full.length).toBeGreaterThan(1024 * 1024);
   }, 120_000);
 
-  it('downloads an artifact as an attachment that never renders as a page of ours', async () => {
+  it('downloads an artifact with the API\'s headers: HTML as an attachment that never renders as a page of ours', async () => {
     const response = await get(`/ci/~builds/${publishNumber}/artifacts/report.html`, admin.cookie);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-disposition')).toBe('attachment; filename="report.html"');
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(response.headers.get('content-type')).toBe('application/octet-stream');
-    expect(response.headers.get('content-security-policy')).toBe('sandbox');
+    expect(response.headers.get('content-type')).toBe('text/html');
+    expect(response.headers.get('content-security-policy')).toMatch(/^sandbox;/);
     expect(await response.text()).toBe('<script>window.pwned = 1</script>\n');
+    // a safe type is shown inline (as by the API), still sandboxed and not sniffed
     const nested = await get(`/ci/~builds/${publishNumber}/artifacts/sub/data%20file.txt`, admin.cookie);
-    expect(nested.headers.get('content-disposition')).toBe('attachment; filename="data file.txt"');
+    expect(nested.headers.get('content-disposition')).toBe('inline; filename="data file.txt"');
+    expect(nested.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(nested.headers.get('content-security-policy')).toMatch(/^sandbox;/);
     expect(await nested.text()).toBe('data\n');
     expect((await get(`/ci/~builds/${publishNumber}/artifacts/missing.txt`, admin.cookie)).status).toBe(404);
     expect((await get(`/ci/~builds/${publishNumber}/artifacts/sub/..%2F..%2F..%2Fbuild.log`, admin.cookie)).status).toBe(400);

@@ -58,3 +58,14 @@ export async function findSession(db: Db, token: string, now: number): Promise<W
 export async function endSession(db: Db, token: string): Promise<void> {
   await db.deleteFrom('webSessions').where('tokenHash', '=', digest(token)).execute();
 }
+
+/**
+ * Ends every web session of a user but the one whose cookie token is `keep` (when given): a
+ * password change signs the user out everywhere else (CONTRACT.md §13). Access tokens are not
+ * sessions and stay. Pass the transaction that changes the password, so both happen or neither.
+ */
+export async function endUserSessions(db: Db, userId: number, keep: string | null = null): Promise<void> {
+  let query = db.deleteFrom('webSessions').where('userId', '=', userId);
+  if (keep) query = query.where('tokenHash', '!=', digest(keep));
+  await query.execute();
+}

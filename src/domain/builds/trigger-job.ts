@@ -32,14 +32,14 @@ export const TRIGGER_REASON = 'Triggered via restful api';
  * declared param must be supplied and none may be unknown (as for Run Build).
  *
  * @returns the new build id.
- * @throws NotFound `Project not found: p` (also when the token's owner cannot see it);
- *   Unauthorized `Invalid access token` (unknown or expired); BadRequest `Either branch or tag
+ * @throws Unauthorized `Invalid access token` (unknown or expired), checked first, whatever the
+ *   project; NotFound `Project not found: p` (also when the token's owner cannot see it); BadRequest `Either branch or tag
  *   should be specified` / `…, but not both`; NotFound `Ref not found: refs/heads/x`; Forbidden
  *   without RunJob on the job; BadRequest for a missing spec or job and param errors.
  */
 export async function triggerJob(ctx: Context, input: TriggerJobInput): Promise<number> {
-  const project = await findProjectByPath(ctx.db, input.project);
-  if (!project) throw new NotFound(`Project not found: ${input.project}`);
+  // the token first: without a valid one the answer is the same whatever the project, so an
+  // anonymous caller learns nothing about which private projects exist
   let actor;
   try {
     actor = await authenticateBearer(ctx.db, input.accessToken, ctx.now());
@@ -48,6 +48,8 @@ export async function triggerJob(ctx: Context, input: TriggerJobInput): Promise<
     throw error;
   }
   const userCtx = withActor(ctx, actor);
+  const project = await findProjectByPath(ctx.db, input.project);
+  if (!project) throw new NotFound(`Project not found: ${input.project}`);
   const permissions = await projectPermissions(userCtx, project);
   if (!permissions.access) throw new NotFound(`Project not found: ${input.project}`);
   if (input.branch === undefined && input.tag === undefined) throw new BadRequest('Either branch or tag should be specified');

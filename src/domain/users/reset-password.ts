@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
+import { endUserSessions } from '../auth/sessions.js';
 import { hashPassword } from './passwords.js';
 import { normalizeUserName } from './users.js';
 
 /**
  * Sets a user's password from the command line (`gitloom admin reset-password <login>`): the
  * given one, or a generated one (16 random bytes, base64url). Built-in users without a password
- * (the system and unknown users) cannot get one. Returns the password set.
+ * (the system and unknown users) cannot get one. Every web session of the user ends with it (an
+ * administrator's reset, CONTRACT.md §13); access tokens stay. Returns the password set.
  *
  * @throws NotFound when no loginable user has that login name (case-insensitive).
  */
@@ -16,6 +18,10 @@ export async function resetPassword(db: Kysely<Database>, login: string, passwor
   const user = await db.selectFrom('users').select('id').where('name', '=', normalizeUserName(login)).where('id', '>', 0).executeTakeFirst();
   if (!user) throw new NotFound(`User not found: ${login}`);
   const value = password ?? randomBytes(16).toString('base64url');
-  await db.updateTable('users').set({ passwordHash: await hashPassword(value) }).where('id', '=', user.id).execute();
+  const passwordHash = await hashPassword(value);
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('users').set({ passwordHash }).where('id', '=', user.id).execute();
+    await endUserSessions(tx, user.id);
+  });
   return value;
 }

@@ -5,6 +5,7 @@ import { ROOT_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { deny, requireAdmin, requireUser } from '../permissions.js';
 import { projectsReferencing, renameReferences } from '../projects/settings.js';
 import { isUniqueViolation } from '../access/unique.js';
+import { endUserSessions } from '../auth/sessions.js';
 import { hashPassword } from './passwords.js';
 
 /** The wire shape of a user (reference/users-roles.md §1): id, name, fullName only. */
@@ -157,13 +158,25 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
   });
 }
 
-/** Set Password: administrator or self; raw text body, must not be empty. */
-export async function setPassword(ctx: Context, userId: number, password: string): Promise<void> {
+/**
+ * Set Password: administrator or self; raw text body, must not be empty. Ends the user's web
+ * sessions in the same transaction (CONTRACT.md §13): a change by the user keeps only
+ * `currentSession` (the cookie token of the web session it was made from; null from the API), an
+ * administrator's reset of another user's password ends them all. Access tokens stay.
+ *
+ * @throws NotFound (no such user), Forbidden (neither self nor administrator), Conflict (a
+ *   built-in user), BadRequest (empty password).
+ */
+export async function setPassword(ctx: Context, userId: number, password: string, currentSession: string | null = null): Promise<void> {
   const user = await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
   if (user.id < 0) throw new Conflict('This user can not log in');
   if (!password) throw new BadRequest('Password is required');
-  await ctx.db.updateTable('users').set({ passwordHash: await hashPassword(password) }).where('id', '=', userId).execute();
+  const passwordHash = await hashPassword(password);
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.updateTable('users').set({ passwordHash }).where('id', '=', userId).execute();
+    await endUserSessions(tx, userId, ctx.actor.userId === userId ? currentSession : null);
+  });
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorCode, GitloomError, TooManyRequests } from '../../errors.js';
+import { offerBasicChallenge } from './cross-site.js';
 
 /** An RFC 9457 problem details body with Gitloom's stable `code` (CONTRACT.md §4). */
 export interface Problem {
@@ -19,9 +20,13 @@ export function problem(status: number, detail: string, code?: string): Problem 
   return { type: 'about:blank', title, status, detail, code: code ?? errorCode(title) };
 }
 
-/** Sends an RFC 9457 problem details body (CONTRACT.md §4) with its stable `code`. */
+/**
+ * Sends an RFC 9457 problem details body (CONTRACT.md §4) with its stable `code`; a 401 offers
+ * Basic authentication to clients that are not browsers (CONTRACT.md §13, see
+ * {@link offerBasicChallenge}).
+ */
 export function sendProblem(reply: FastifyReply, status: number, title: string, detail: string, code = errorCode(title)): FastifyReply {
-  if (status === 401) reply.header('WWW-Authenticate', 'Basic realm="Gitloom"');
+  if (status === 401) offerBasicChallenge(reply.request, reply);
   return reply
     .code(status)
     .type('application/problem+json')

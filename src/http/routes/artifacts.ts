@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/artifacts.js';
 import { ArtifactInfoSchema } from '../../wire/builds.js';
 import { RangeNotSatisfiable } from '../../errors.js';
+import { userContentHeaders } from '../user-content.js';
 
 const tags = ['Artifact'];
 const BuildParams = Type.Object({ buildId: Type.Integer() });
@@ -29,9 +30,11 @@ export const artifactRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/artifacts/:buildId/infos', { schema: { tags, summary: 'Get Artifact Info (root)', params: BuildParams, response: { 200: ArtifactInfoSchema } } }, info);
   app.get('/artifacts/:buildId/infos/*', { schema: { tags, summary: 'Get Artifact Info', params: PathParams, response: { 200: ArtifactInfoSchema } } }, info);
 
+  // never active content of our origin (CONTRACT.md §13): the headers of every user-content download
   app.get('/artifacts/:buildId/contents/*', { schema: { tags, summary: 'Download Artifact', params: PathParams } }, async (request, reply) => {
     const file = await downloadArtifact(request.ctx, request.params.buildId, request.params['*'], request.headers.range);
-    reply.header('content-type', file.mediaType).header('content-length', String(file.length)).header('accept-ranges', 'bytes')
+    reply.headers(userContentHeaders(request.params['*'].split('/').pop() ?? '', file.mediaType))
+      .header('content-length', String(file.length)).header('accept-ranges', 'bytes')
       .header('last-modified', new Date(file.lastModified).toUTCString());
     if (file.range) reply.code(206).header('content-range', `bytes ${file.range.start}-${file.range.end}/${file.size}`);
     return reply.send(file.stream);

@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { NotFound, Unauthorized } from '../../errors.js';
 import { advertiseRefs, gitServiceAccess, serviceRpc, type GitProtocolResponse } from '../../domain/repositories/git-protocol.js';
+import { offerBasicChallenge } from '../plugins/cross-site.js';
 
 /** What `resolveRepository` returns for an accessible project. */
 export interface ResolvedRepository {
@@ -30,7 +31,8 @@ export interface GitHttpPluginOptions {
    * Authenticates the request and maps a project path (`group/app`, without `.git`) to its
    * repository. `access` is `write` for receive-pack (push), `read` for upload-pack (fetch/clone).
    * Throws NotFound (unknown or invisible project), Unauthorized (credentials needed; answered
-   * with `WWW-Authenticate: Basic realm="Gitloom"`) or Forbidden.
+   * with `WWW-Authenticate: Basic realm="Gitloom"` unless a browser asked, CONTRACT.md §13) or
+   * Forbidden.
    */
   resolveRepository(request: FastifyRequest, projectPath: string, access: 'read' | 'write'): Promise<ResolvedRepository>;
 }
@@ -72,7 +74,7 @@ async function resolve(
   try {
     return await opts.resolveRepository(request, projectPath, access);
   } catch (err) {
-    if (err instanceof Unauthorized) reply.header('WWW-Authenticate', 'Basic realm="Gitloom"');
+    if (err instanceof Unauthorized) offerBasicChallenge(request, reply);
     throw err;
   }
 }

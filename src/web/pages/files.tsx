@@ -6,12 +6,13 @@
  * (`feature/x`): the longest prefix naming a branch or tag wins (domain revisions.ts).
  *
  * Raw bytes never run as a page of our origin: HTML, SVG, XML, JavaScript and CSS go out as
- * `text/plain`, other text as its own text type, images, audio, video and JSON as their type,
- * everything else as an attachment; always with `X-Content-Type-Options: nosniff` and a
- * sandboxing Content-Security-Policy.
+ * `text/plain` (binary ones as `application/octet-stream`), other text as its own text type,
+ * images, audio, video and JSON as their type, everything else as an attachment; always with
+ * the headers of every download of user content (src/http/user-content.ts: `nosniff`, a
+ * sandboxing Content-Security-Policy).
  */
-import contentDisposition from 'content-disposition';
 import mime from 'mime';
+import { isActiveType, isSafeType, userContentHeaders } from '../../http/user-content.js';
 import { blameAt, browseAt, lineCount, MAX_VIEW_BYTES, MAX_VIEW_LINES, rawFileAt, revisionNames, type Blame, type BrowseResult } from '../../domain/repositories/browse.js';
 import { codeUrl, commitUrl, markdownBase, RevisionSelector } from '../components/code.js';
 import { Markdown } from '../components/markdown.js';
@@ -19,21 +20,18 @@ import { ProjectLayout } from '../components/project-layout.js';
 import { highlightFile } from '../highlight.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
 
-/** Types that a browser would run as active content of our origin: sent as text/plain. */
-const ACTIVE = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[a-z]+\/[-.\w]+\+xml|text\/javascript|application\/(x-)?javascript|text\/css|application\/wasm|text\/xsl|application\/xslt\+xml)$/;
-/** Types shown inline with their own type (passive content). */
-const PASSIVE = /^(image\/(png|jpeg|gif|webp|avif|bmp|x-icon|vnd\.microsoft\.icon)|audio\/[-.\w]+|video\/[-.\w]+|application\/json)$/;
-/** The Content-Security-Policy of raw files: a sandbox with no script, frames or plugins. */
-const RAW_CSP = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'";
+const TEXT = 'text/plain; charset=utf-8';
+const OCTET_STREAM = 'application/octet-stream';
 
-/** The Content-Type and disposition of a raw file: see the module comment. */
+/**
+ * The Content-Type of a raw file, and whether it is shown inline (a safe type, as every download
+ * of user content decides: src/http/user-content.ts): see the module comment.
+ */
 export function rawContentType(path: string, binary: boolean): { contentType: string; inline: boolean } {
   const type = mime.getType(path);
-  if (type === null) return binary ? { contentType: 'application/octet-stream', inline: false } : { contentType: 'text/plain; charset=utf-8', inline: true };
-  if (ACTIVE.test(type)) return { contentType: 'text/plain; charset=utf-8', inline: !binary };
-  if (PASSIVE.test(type)) return { contentType: type, inline: true };
-  if (type.startsWith('text/')) return { contentType: `${type}; charset=utf-8`, inline: true };
-  return { contentType: type, inline: false };
+  const contentType = type === null || isActiveType(type) ? (binary ? OCTET_STREAM : TEXT)
+    : type.startsWith('text/') ? `${type}; charset=utf-8` : type;
+  return { contentType, inline: isSafeType(contentType) };
 }
 
 function Crumbs({ page, revision, path }: { page: ProjectPageContext; revision: string; path: string }) {
@@ -200,14 +198,11 @@ export const filesPages: PageModule = {
       method: 'GET', path: '/~raw/*',
       handler: async (page) => {
         const file = await rawFileAt(page.ctx, page.project, page.params['*'] ?? '');
-        const { contentType, inline } = rawContentType(file.path, file.binary);
-        const name = file.path.split('/').pop()!;
+        const { contentType } = rawContentType(file.path, file.binary);
         const git = file.open();
         return rawResponse(contentType, git.stdout, {
+          ...userContentHeaders(file.path.split('/').pop()!, contentType),
           'content-length': String(file.size),
-          'content-disposition': contentDisposition(name, { type: inline ? 'inline' : 'attachment' }),
-          'content-security-policy': RAW_CSP,
-          'cross-origin-resource-policy': 'same-origin',
           'cache-control': 'private, no-cache',
         });
       },

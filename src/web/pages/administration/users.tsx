@@ -154,7 +154,8 @@ export const userAdministrationPages: PageModule = {
       return redirect(`/~administration/users/${id}`);
     }, (message) => userPage(page, message))),
     settingsRoute('administration', 'POST', '/users/:id/password', (page) => attempt(page, async () => {
-      await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '');
+      // ends the user's sessions (an administrator changing their own keeps this one)
+      await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '', page.request.webVisitor.sessionToken);
       return userPage(page, null, 'Password changed.');
     }, (message) => userPage(page, message))),
     settingsRoute('administration', 'POST', '/users/:id/access-tokens/delete', (page) => attempt(page, async () => {

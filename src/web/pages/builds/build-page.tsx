@@ -5,15 +5,16 @@
  * cancel/rebuild buttons for callers with RunJob. Also the raw routes of the page:
  * `…/log` (the log as text; `?follow=true&from=<byte>` streams until the build ends, as
  * `GET /~api/builds/{id}/log?follow=true`) and `…/artifacts/<path>` (a download, with the API's
- * permission check, `Content-Disposition: attachment` and `nosniff`).
+ * permission check and the API's headers: attachment unless a safe type, `nosniff`, a sandbox CSP
+ * — src/http/user-content.ts).
  */
-import contentDisposition from 'content-disposition';
 import { Readable } from 'node:stream';
 import { Fragment } from 'preact';
 import { downloadArtifact } from '../../../domain/builds/artifacts.js';
 import { buildByNumber, buildLogTail, listArtifactFiles, type BuildDetails } from '../../../domain/builds/build-details.js';
 import { buildLog, cancelBuild, rebuild } from '../../../domain/builds/builds.js';
 import { NotFound } from '../../../errors.js';
+import { userContentHeaders } from '../../../http/user-content.js';
 import { PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
 import { ProjectLayout } from '../../components/project-layout.js';
@@ -159,9 +160,9 @@ export const buildPageRoutes: ProjectPageRoute[] = [
       const { build } = await pageBuild(page);
       const path = page.params['*'] ?? '';
       const file = await downloadArtifact(page.ctx, build.id, path, undefined);
-      return rawResponse('application/octet-stream', file.stream, {
-        'Content-Disposition': contentDisposition(path.split('/').pop() || 'artifact'),
-        'Content-Length': String(file.length),
+      return rawResponse(file.mediaType, file.stream, {
+        ...userContentHeaders(path.split('/').pop() || 'artifact', file.mediaType),
+        'content-length': String(file.length),
       });
     },
   },

@@ -2,7 +2,8 @@
  * `/~my` and `/~my/profile` (the signed-in user's login name, full name and email addresses: the
  * primary and git roles chosen among the verified ones, any but the primary removed) and
  * `/~my/password` (a new password, after the current one is checked like a sign-in: same
- * failure limits) — through the domain functions of `/~api/users/{id}`.
+ * failure limits; the user's other sessions end) — through the domain functions of
+ * `/~api/users/{id}`.
  */
 import { authenticateBasic } from '../../../domain/auth/authenticate.js';
 import { listEmailAddresses } from '../../../domain/users/email-addresses.js';
@@ -57,7 +58,8 @@ async function changePassword(page: PageContext): Promise<PageResult> {
     if (error instanceof Unauthorized) throw new BadRequest('The current password is not right');
     throw error;
   }
-  await setPassword(page.ctx, user.id, password);
+  // the session of this page stays signed in; every other one of the user ends
+  await setPassword(page.ctx, user.id, password, page.request.webVisitor.sessionToken);
   return passwordPage(page, null, 'Password changed.');
 }
 
