@@ -31,6 +31,17 @@ export interface Config {
    * links may need more.
    */
   requestTimeoutMs: number;
+  /**
+   * Largest pack one push may send, in bytes: git's `receive.maxInputSize` for receive-pack,
+   * which refuses a bigger pack with its own error and moves no ref (`GITLOOM_PUSH_MAX_MB`,
+   * default 2048 MiB). A push must also arrive within `requestTimeoutMs`.
+   */
+  pushMaxBytes: number;
+  /**
+   * Largest build artifact file, in bytes: an API upload over it is refused with 413
+   * (`GITLOOM_ARTIFACT_MAX_MB`, default 1024 MiB).
+   */
+  artifactMaxBytes: number;
   /** Log level for pino (`GITLOOM_LOG_LEVEL`, default info). */
   logLevel: string;
   /** git commands running longer than this many ms are logged as slow (`GITLOOM_GIT_SLOW_MS`, default 5000). */
@@ -113,6 +124,22 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   return value;
 }
 
+function positiveIntFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
+  return value;
+}
+
+/** A size given in MiB (a positive integer) as bytes; refuses one whose bytes are not a safe integer. */
+function megabytesFromEnv(env: NodeJS.ProcessEnv, name: string, fallbackMb: number): number {
+  const mb = positiveIntFromEnv(env, name, fallbackMb);
+  const bytes = mb * 1024 * 1024;
+  if (!Number.isSafeInteger(bytes)) throw new Error(`${name} must be at most ${Math.floor(Number.MAX_SAFE_INTEGER / 1024 / 1024)}, got '${env[name]}'`);
+  return bytes;
+}
+
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[]): T | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
@@ -130,11 +157,7 @@ function secretKeyFromEnv(env: NodeJS.ProcessEnv): Buffer | null {
 
 function jobSandboxFromEnv(env: NodeJS.ProcessEnv): JobSandboxConfig {
   const d = DEFAULT_JOB_SANDBOX;
-  const positive = (name: string, fallback: number): number => {
-    const value = intFromEnv(env, name, fallback);
-    if (value < 1) throw new Error(`${name} must be a positive integer, got '${env[name]}'`);
-    return value;
-  };
+  const positive = (name: string, fallback: number): number => positiveIntFromEnv(env, name, fallback);
   const sandbox: JobSandboxConfig = {
     enabled: (oneOf(env, 'GITLOOM_JOB_SANDBOX', ['on', 'off'] as const) ?? 'on') === 'on',
     bwrapPath: env.GITLOOM_BWRAP_PATH || d.bwrapPath,
@@ -174,6 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jobConcurrency: intFromEnv(env, 'GITLOOM_JOB_CONCURRENCY', os.availableParallelism()),
     bodyLimit: intFromEnv(env, 'GITLOOM_BODY_LIMIT', 10 * 1024 * 1024),
     requestTimeoutMs: intFromEnv(env, 'GITLOOM_REQUEST_TIMEOUT_MS', 60_000),
+    pushMaxBytes: megabytesFromEnv(env, 'GITLOOM_PUSH_MAX_MB', 2048),
+    artifactMaxBytes: megabytesFromEnv(env, 'GITLOOM_ARTIFACT_MAX_MB', 1024),
     logLevel: env.GITLOOM_LOG_LEVEL ?? 'info',
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),

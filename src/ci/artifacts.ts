@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, RangeNotSatisfiable } from '../errors.js';
 import { mediaTypeOf } from './media-types.js';
 
@@ -164,16 +164,36 @@ export async function artifactInfo(root: string, userPath: string): Promise<Arti
   return { '@type': 'DirectoryInfo', path: rel === '' ? null : rel, lastModified: Math.trunc(st.mtimeMs), children: [...dirs, ...files] };
 }
 
+/** Stable code of an artifact over the per-file limit (413). */
+export const ARTIFACT_TOO_LARGE = 'GITLOOM_ERR_ARTIFACT_TOO_LARGE';
+
+/** A size for messages: `1048576` → `1 MiB`, `1500` → `1500 bytes`. */
+export function describeBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * The refusal of an artifact file over `maxBytes`: 413 with code {@link ARTIFACT_TOO_LARGE}.
+ *
+ * @example artifactTooLarge(1048576).message === 'Artifact file is larger than the limit of 1 MiB'
+ */
+export function artifactTooLarge(maxBytes: number): PayloadTooLarge {
+  return new PayloadTooLarge(`Artifact file is larger than the limit of ${describeBytes(maxBytes)}`, { code: ARTIFACT_TOO_LARGE });
+}
+
 /**
  * Stores an uploaded artifact: streams `source` into a temp file next to the target, then
  * renames it over the target (readers never see a partial file). Parent directories are
- * created; an existing file is replaced. Never buffers the whole body.
+ * created; an existing file is replaced. Never buffers the whole body. Bytes are counted as
+ * they arrive: past `maxBytes` reading stops (a Readable `source` is left undestroyed, so an
+ * HTTP request can still be answered) and the temp file is removed.
  *
  * @param source the request body stream.
  * @param options.maxBytes optional size limit in bytes.
  * @returns the number of bytes written.
  * @throws BadRequest for an empty or invalid path; Conflict when the path is a directory or a
- *   parent is a file; PayloadTooLarge when `maxBytes` is exceeded (nothing is kept).
+ *   parent is a file; PayloadTooLarge ({@link artifactTooLarge}) when `maxBytes` is exceeded
+ *   (nothing is kept).
  */
 export async function writeArtifact(root: string, userPath: string, source: Readable | AsyncIterable<Uint8Array>, options: { maxBytes?: number } = {}): Promise<{ length: number }> {
   const rel = normalizeArtifactPath(userPath);
@@ -210,9 +230,10 @@ export async function writeArtifact(root: string, userPath: string, source: Read
       writing = writeFully(handle, buffers);
       writing.catch(() => undefined);
     };
-    for await (const chunk of source) {
+    const chunks = source instanceof Readable ? source.iterator({ destroyOnReturn: false }) : source;
+    for await (const chunk of chunks as AsyncIterable<Uint8Array>) {
       length += chunk.length;
-      if (options.maxBytes !== undefined && length > options.maxBytes) throw new PayloadTooLarge(`Artifact exceeds ${options.maxBytes} bytes`);
+      if (options.maxBytes !== undefined && length > options.maxBytes) throw artifactTooLarge(options.maxBytes);
       batch.push(chunk);
       batchBytes += chunk.length;
       if (batchBytes >= STREAM_CHUNK) await flush();

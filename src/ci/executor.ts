@@ -74,6 +74,8 @@ export interface RunJobOptions {
   readonly checkout: CheckoutFn;
   /** Destination of `!PublishArtifactStep` (`<build dir>/artifacts`); created when needed. */
   readonly artifactsDir: string;
+  /** Largest file `!PublishArtifactStep` publishes, bytes (`GITLOOM_ARTIFACT_MAX_MB`); bigger ones are skipped with a log line. Default: no limit. */
+  readonly artifactMaxBytes?: number;
   readonly log: LogSink;
   /**
    * Values for `@...@` variables (without `workspaceDir`, which the executor supplies for
@@ -358,7 +360,8 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
           step.sourcePath === null ? null : expand(step.sourcePath),
           expand(step.artifacts),
           options.artifactsDir,
-          (rel) => log(`Skipped '${rel}': symbolic link to a directory or to a file outside the workspace`),
+          (rel, reason) => log(`Skipped '${rel}': ${reason}`),
+          { maxFileBytes: options.artifactMaxBytes },
         );
         for (const f of files) if (!published.includes(f)) published.push(f);
         log(files.length === 0 ? 'No files matched; nothing published' : `Published ${files.length} artifact file(s)`);

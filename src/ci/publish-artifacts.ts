@@ -1,14 +1,15 @@
 /**
  * `!PublishArtifactStep` file collection (reference/builds.md §5): copy the workspace files
  * matching a pattern set, keeping their paths relative to `sourcePath`, into the build's
- * artifacts directory. The workspace is the job's: it is read only by the rules of
- * src/ci/job-directory.ts (no link followed out of it, regular files only).
+ * artifacts directory, each at most the artifact size limit. The workspace is the job's: it is
+ * read only by the rules of src/ci/job-directory.ts (no link followed out of it, regular files
+ * only).
  */
-import { createReadStream, createWriteStream, realpathSync } from 'node:fs';
+import { createReadStream, fstatSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { BadRequest } from '../errors.js';
+import { BadRequest, PayloadTooLarge } from '../errors.js';
+import { describeBytes, writeArtifact } from './artifacts.js';
 import { openInside, resolveInside, UnsafePathError } from './job-directory.js';
 import { parsePatternSet, patternSetMatches } from './patterns.js';
 
@@ -58,15 +59,29 @@ export async function collectFiles(root: string, dir: string, patterns: string, 
   return out;
 }
 
+/** Options of {@link publishArtifacts}. */
+export interface PublishOptions {
+  /**
+   * Largest file copied, in bytes (the server's `GITLOOM_ARTIFACT_MAX_MB`); a bigger one — or
+   * one that grows past it while copied — is skipped and reported through `onSkip`. Default: no
+   * limit.
+   */
+  maxFileBytes?: number;
+}
+
 /**
  * Copies matching workspace files into `artifactsDir` (created when missing), overwriting
  * files of the same path. Each file is opened with {@link openInside} (its real path inside the
- * workspace, `O_NOFOLLOW`, a regular file) and streamed.
+ * workspace, `O_NOFOLLOW`, a regular file) and streamed into a temp file renamed into place
+ * (src/ci/artifacts.ts writeArtifact), counting bytes against `options.maxFileBytes`, so a file
+ * over the limit leaves nothing behind.
  *
  * @param workspaceDir the job workspace.
  * @param sourcePath directory relative to the workspace, or null for the workspace root.
  * @param patterns pattern set such as `*.zip dist/**`.
  * @param artifactsDir destination root.
+ * @param onSkip told each matching path not published and why (`reason` completes "Skipped
+ *   '<path>': …").
  * @returns the published paths, relative to `artifactsDir`, in walk order.
  * @throws BadRequest when `sourcePath` is absolute, contains `..` or passes through a link.
  */
@@ -75,7 +90,8 @@ export async function publishArtifacts(
   sourcePath: string | null,
   patterns: string,
   artifactsDir: string,
-  onSkip?: (rel: string) => void,
+  onSkip?: (rel: string, reason: string) => void,
+  options: PublishOptions = {},
 ): Promise<string[]> {
   let base = workspaceDir;
   if (sourcePath) {
@@ -89,14 +105,43 @@ export async function publishArtifacts(
     if (!resolved.exists) return [];
     base = resolved.path;
   }
-  const files = await collectFiles(workspaceDir, base, patterns, onSkip);
+  const files = await collectFiles(workspaceDir, base, patterns, (rel) => onSkip?.(rel, LINK_SKIPPED));
   const prefix = path.relative(workspaceDir, base);
   await mkdir(artifactsDir, { recursive: true });
+  const published: string[] = [];
   for (const rel of files) {
-    const dest = path.join(artifactsDir, ...rel.split('/'));
-    await mkdir(path.dirname(dest), { recursive: true });
-    const fd = openInside(workspaceDir, path.join(prefix, ...rel.split('/')), 'Artifact');
-    await pipeline(createReadStream('', { fd }), createWriteStream(dest));
+    const skipped = await copyArtifact(workspaceDir, path.join(prefix, ...rel.split('/')), artifactsDir, rel, options.maxFileBytes);
+    if (skipped === null) published.push(rel);
+    else onSkip?.(rel, skipped);
   }
-  return files;
+  return published;
+}
+
+const LINK_SKIPPED = 'symbolic link to a directory or to a file outside the workspace';
+
+/**
+ * Copies the file `source` (relative to the workspace `root`, opened by {@link openInside}) to
+ * `rel` below `artifactsDir` (see {@link publishArtifacts}); returns why it was skipped, or null
+ * once copied.
+ */
+async function copyArtifact(root: string, source: string, artifactsDir: string, rel: string, maxBytes: number | undefined): Promise<string | null> {
+  const tooLarge = () => `larger than the artifact limit of ${describeBytes(maxBytes ?? 0)}`;
+  let fd: number;
+  try {
+    fd = openInside(root, source, 'Artifact');
+  } catch (error) {
+    if (error instanceof UnsafePathError) return error.reason;
+    throw error;
+  }
+  const content = createReadStream('', { fd, highWaterMark: 1024 * 1024 });
+  try {
+    if (maxBytes !== undefined && fstatSync(fd).size > maxBytes) return tooLarge();
+    await writeArtifact(artifactsDir, rel, content, { maxBytes });
+    return null;
+  } catch (error) {
+    if (error instanceof PayloadTooLarge) return tooLarge();
+    throw error;
+  } finally {
+    content.destroy();
+  }
 }

@@ -4,7 +4,7 @@
  * are allowed, and a post-receive hook that reports the exact ref changes and the pusher for the
  * ref-change journal (the program: src/git/hook-program.ts). The hooks live in one directory under
  * the data dir and reach receive-pack through `core.hooksPath` given in the environment, so no
- * repository carries its own copy.
+ * repository carries its own copy; the same environment limits the size of a pushed pack.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -39,10 +39,8 @@ function hookCommand(nodePath: string): string[] {
  *
  * @param dir absolute directory for the hooks (e.g. `<data dir>/hooks`).
  * @param nodePath the Node binary the hook runs with (`process.execPath`).
- * @returns the git environment that activates the hooks for one git process
- *   (`GIT_CONFIG_COUNT`/`KEY`/`VALUE` setting `core.hooksPath`).
  */
-export async function installHooks(dir: string, nodePath: string): Promise<Record<string, string>> {
+export async function installHooks(dir: string, nodePath: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   const command = hookCommand(nodePath).map(shellQuote).join(' ');
   for (const hook of HOOK_NAMES) {
@@ -50,7 +48,37 @@ export async function installHooks(dir: string, nodePath: string): Promise<Recor
     await writeFile(wrapper, `#!/bin/sh\nexec ${command} ${hook}\n`);
     await chmod(wrapper, 0o755);
   }
-  return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.hooksPath', GIT_CONFIG_VALUE_0: dir };
+}
+
+/** What receive-pack is told for every push (see {@link receivePackEnv}). */
+export interface ReceivePackSettings {
+  /** The hook directory written by {@link installHooks}. */
+  hooksDir: string;
+  /** Largest pack accepted, in bytes (`receive.maxInputSize`). */
+  maxInputBytes: number;
+}
+
+/**
+ * The git environment of one receive-pack (any transport): `core.hooksPath` (the server's
+ * hooks decide and record the push) and `receive.maxInputSize`, given as configuration through
+ * `GIT_CONFIG_COUNT`/`KEY`/`VALUE`, which outranks the repository's own config and reaches the
+ * `index-pack`/`unpack-objects` receive-pack runs. A pack over the limit makes git fail the
+ * push with its own message (`fatal: pack exceeds maximum allowed size`, `unpacker error`): no
+ * ref moves and receive-pack removes its quarantine.
+ *
+ * @example receivePackEnv({ hooksDir: '/data/hooks', maxInputBytes: 2 ** 31 })
+ */
+export function receivePackEnv(settings: ReceivePackSettings): Record<string, string> {
+  const entries: [string, string][] = [
+    ['core.hooksPath', settings.hooksDir],
+    ['receive.maxInputSize', String(settings.maxInputBytes)],
+  ];
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(entries.length) };
+  entries.forEach(([key, val], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = val;
+  });
+  return env;
 }
 
 /** One ref update as receive-pack announces it (`ZERO_HASH` old = creation, new = deletion). */

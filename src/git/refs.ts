@@ -25,7 +25,8 @@ export class RefUpdateConflict extends Conflict {
 /**
  * Creates a bare repository at `path` (directories created as needed). HEAD is left symbolic to
  * an unborn branch, so the repository has no default branch until a branch exists. Sets
- * `uploadpack.allowAnySHA1InWant=true`, `receive.denyNonFastForwards=false`,
+ * `uploadpack.allowReachableSHA1InWant=true` (fetching a reachable commit by id, as a build's
+ * checkout does over `file://`), `receive.denyNonFastForwards=false`,
  * `core.logAllRefUpdates=false`, `diff.algorithm=histogram` and `http.receivepack=true`.
  *
  * @param path absolute path of the new repository (e.g. `<data>/repos/42.git`).
@@ -37,7 +38,7 @@ export async function initBareRepository(path: string): Promise<void> {
   await mkdir(path, { recursive: true });
   await runGit(['init', '--bare', '--quiet', '--initial-branch=master', '--', value(path)]);
   const config: [string, string][] = [
-    ['uploadpack.allowAnySHA1InWant', 'true'],
+    ['uploadpack.allowReachableSHA1InWant', 'true'],
     ['receive.denyNonFastForwards', 'false'],
     ['core.logAllRefUpdates', 'false'],
     ['diff.algorithm', 'histogram'],

@@ -4,11 +4,12 @@
  * repository through {@link advertiseRefs} for `GET …/info/refs?service=…` and {@link serviceRpc} for
  * `POST …/git-upload-pack` and `POST …/git-receive-pack`.
  */
-import { PassThrough, pipeline, Readable } from 'node:stream';
+import { PassThrough, pipeline, Readable, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { BadRequest } from '../errors.js';
 import { GitError, spawnGit, value, type GitStream } from './command.js';
+import { reachableWantsGate, UnreachableWant } from './reachable-wants.js';
 
 /** The two smart-HTTP services. */
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
@@ -41,10 +42,17 @@ function wantsV2(service: GitService, gitProtocol: string | undefined): boolean 
 /**
  * Configuration given to upload-pack on its command line (`-c`), for every repository whatever
  * its own config says: partial clone (`--filter=blob:none`, `--filter=tree:0`) needs
- * `uploadpack.allowFilter`, and the lazy fetches of a partial clone ask for objects by id, which
- * needs `uploadpack.allowAnySHA1InWant` (as GitHub and OneDev allow).
+ * `uploadpack.allowFilter`; a fetch by object id — a partial clone's lazy fetches, `git fetch
+ * origin <sha>` — needs `uploadpack.allowReachableSHA1InWant`, which serves commits reachable
+ * from a ref and never unreachable ones (a repository created before may still say
+ * `allowAnySHA1InWant`: switched off first). Protocol v2 ignores these settings: its wants are
+ * checked by src/git/reachable-wants.ts.
  */
-const UPLOAD_PACK_CONFIG = ['-c', 'uploadpack.allowFilter=true', '-c', 'uploadpack.allowAnySHA1InWant=true'] as const;
+const UPLOAD_PACK_CONFIG = [
+  '-c', 'uploadpack.allowFilter=true',
+  '-c', 'uploadpack.allowAnySHA1InWant=false',
+  '-c', 'uploadpack.allowReachableSHA1InWant=true',
+] as const;
 
 /** The git arguments that start a service: its `-c` settings, then the subcommand. */
 function serviceCommand(service: GitService): string[] {
@@ -60,9 +68,15 @@ function pktLine(payload: string): string {
 export interface GitHttpResponse {
   /** The `Content-Type` to send. */
   contentType: string;
-  /** The response body. It errors (is destroyed) if git fails after output has started. */
+  /**
+   * The response body. It errors (is destroyed) when git is killed or its input fails after
+   * output has started; git exiting with an error on its own after writing ends it normally.
+   */
   body: Readable;
-  /** Settles when git has exited: resolves on success, rejects with GitError/BadRequest. */
+  /**
+   * Settles when git has exited: resolves on success or once git, having written its answer,
+   * exited on its own; rejects with GitError/BadRequest otherwise.
+   */
   done: Promise<void>;
 }
 
@@ -77,11 +91,15 @@ export interface GitHttpOptions {
 }
 
 /**
- * Connects git's stdout to a response stream that ends only when git succeeded, and waits until
- * git produced its first output (or exited), so that an early failure is thrown before any
- * response is sent. When git closed its output without writing anything, its exit is awaited,
- * so that a failure is thrown rather than sent as an empty 200. `earlyFailure` may turn a failure
- * that happened before git wrote anything into another error (e.g. a client error).
+ * Connects git's stdout to a response stream and waits until git produced its first output (or
+ * exited), so that an early failure is thrown before any response is sent. When git closed its
+ * output without writing anything, its exit is awaited, so that a failure is thrown rather than
+ * sent as an empty 200. `earlyFailure` may turn a failure that happened before git wrote
+ * anything into another error (e.g. a client error). Once git has written, the stream ends when
+ * git exits on its own, whatever its exit code: what it wrote is its answer — a refusal such as
+ * `ERR upload-pack: not our ref <oid>` followed by exit 128 is for the client to print, as
+ * git-http-backend relays it. It errors only when git was killed (timeout, abort) or its input
+ * failed. The stream never throws at a consumer that has not listened yet.
  */
 async function respond(
   g: GitStream,
@@ -91,6 +109,9 @@ async function respond(
   earlyFailure: (err: unknown) => Promise<unknown> = async (err) => err,
 ): Promise<GitHttpResponse> {
   const body = new PassThrough();
+  // the consumer (a reply) attaches its own listeners, perhaps after the stream failed; it still
+  // sees the failure through the stream's errored state
+  body.on('error', () => {});
   let handedOut = false;
   let sawOutput = false;
   if (preamble) body.write(preamble);
@@ -109,7 +130,12 @@ async function respond(
       await outputEnded;
       if (!body.destroyed) body.end();
     })
-    .catch((err: unknown) => {
+    .catch(async (err: unknown) => {
+      if (sawOutput && err instanceof GitError && err.exitCode !== null) {
+        await outputEnded.catch(() => {});
+        if (!body.destroyed) body.end();
+        return;
+      }
       g.kill();
       // Only a body given to the caller may error; an unread one is just discarded.
       if (handedOut) body.destroy(err as Error);
@@ -170,7 +196,10 @@ export async function advertiseRefs(
 /**
  * Runs one smart-HTTP request of a service: streams the request body (gunzipped as a stream when
  * `Content-Encoding: gzip`) into `git <upload-pack|receive-pack> --stateless-rpc <repo>` and
- * streams git's output back. Nothing is buffered whole.
+ * streams git's output back. Nothing is buffered whole. An upload-pack request passes
+ * src/git/reachable-wants.ts on its way: a protocol v2 fetch wanting a missing or unreachable
+ * commit is answered, as git answers a v0 one, with the packet `ERR upload-pack: not our ref
+ * <oid>` (status 200, so the client prints it).
  *
  * @param repo absolute path of a bare repository.
  * @param service `git-upload-pack` or `git-receive-pack` (from the URL).
@@ -201,18 +230,53 @@ export async function serviceRpc(
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
   });
-  const inputDone = new Promise<void>((resolve, reject) => {
-    const finish = (err: NodeJS.ErrnoException | null | undefined): void => {
-      if (!err) return resolve();
-      if (gzip && typeof err.code === 'string' && err.code.startsWith('Z_')) {
-        reject(new BadRequest('Invalid gzip request body'));
-      } else reject(err);
-    };
-    if (gzip) pipeline(requestBody, createGunzip(), g.stdin, finish);
-    else pipeline(requestBody, g.stdin, finish);
+  const stages: NodeJS.ReadWriteStream[] = [];
+  if (gzip) stages.push(createGunzip());
+  if (svc === 'git-upload-pack') stages.push(reachableWantsGate(repo));
+  const inputDone = feed(requestBody, stages, g.stdin).catch((err: NodeJS.ErrnoException) => {
+    if (gzip && typeof err.code === 'string' && err.code.startsWith('Z_')) throw new BadRequest('Invalid gzip request body');
+    throw err;
   });
   inputDone.catch(() => {});
-  return respond(g, `application/x-${svc}-result`, '', inputDone, (err) => refusedRequest(svc, g, err));
+  const contentType = `application/x-${svc}-result`;
+  try {
+    return await respond(g, contentType, '', inputDone, (err) => refusedRequest(svc, g, err));
+  } catch (err) {
+    if (!(err instanceof UnreachableWant)) throw err;
+    // git's own answer to such a want (an ERR packet), which the client prints as
+    // `fatal: remote error: upload-pack: not our ref <oid>`
+    const body = Readable.from([Buffer.from(pktLine(`ERR ${err.message}\n`))]);
+    return { contentType, body, done: Promise.resolve() };
+  }
+}
+
+/**
+ * Streams a request body through `stages` into git's stdin. Settles once git has the whole body
+ * — or once git closed its input early (a broken or closed pipe): it read what it needed, or
+ * refused the rest (`receive.maxInputSize`), and its exit code and output tell what happened, so
+ * that is no failure here. The body itself is never destroyed: what git did not read is read and discarded,
+ * so a client still sending receives git's answer instead of a reset connection (the server's
+ * request timeout bounds how long). Rejects when a stage fails or the client went away.
+ */
+function feed(body: Readable, stages: NodeJS.ReadWriteStream[], stdin: Writable): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const source = new PassThrough();
+    let clientFailure: Error | null = null;
+    body.pipe(source);
+    finished(body, { writable: false }).catch((err: Error) => {
+      clientFailure = err;
+      source.destroy(err);
+    });
+    pipeline([source, ...stages, stdin], (err: NodeJS.ErrnoException | null | undefined) => {
+      if (!err) return resolve();
+      body.unpipe(source);
+      body.resume();
+      if (clientFailure !== null) return reject(clientFailure);
+      // git's stdin broke (a write after git exited) or closed (git exited between writes)
+      if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_PREMATURE_CLOSE') resolve();
+      else reject(err);
+    });
+  });
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   writeArtifact,
 } from '../../src/ci/artifacts.js';
 import { mediaTypeOf } from '../../src/ci/media-types.js';
+import { publishArtifacts } from '../../src/ci/publish-artifacts.js';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, RangeNotSatisfiable } from '../../src/errors.js';
 
 let tmp: string;
@@ -158,8 +159,30 @@ describe('writing and deleting artifacts', () => {
   });
 
   it('enforces a size limit and leaves nothing behind', async () => {
-    await rejects(writeArtifact(root, 'big.bin', Readable.from([Buffer.alloc(10), Buffer.alloc(10)]), { maxBytes: 15 }), PayloadTooLarge);
+    const err = await writeArtifact(root, 'big.bin', Readable.from([Buffer.alloc(10), Buffer.alloc(10)]), { maxBytes: 15 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err).toMatchObject({ status: 413, code: 'GITLOOM_ERR_ARTIFACT_TOO_LARGE', message: 'Artifact file is larger than the limit of 15 bytes' });
     expect(await readdir(root)).toEqual([]);
+  });
+
+  it('publishes workspace files up to the per-file limit, skipping larger ones with a reason', async () => {
+    const workspace = path.join(tmp, `workspace-${n}`);
+    await mkdir(path.join(workspace, 'dist'), { recursive: true });
+    await writeFile(path.join(workspace, 'dist', 'small.txt'), 'x'.repeat(1000));
+    await writeFile(path.join(workspace, 'dist', 'big.bin'), 'y'.repeat(1001));
+    await symlink(path.join(tmp, 'outside.txt'), path.join(workspace, 'dist', 'out.txt'));
+    const skipped: string[] = [];
+    const published = await publishArtifacts(workspace, 'dist', '**', root, (rel, reason) => skipped.push(`${rel}: ${reason}`), { maxFileBytes: 1000 });
+    expect(published).toEqual(['small.txt']);
+    expect(skipped.sort()).toEqual([
+      'big.bin: larger than the artifact limit of 1000 bytes',
+      'out.txt: symbolic link to a directory or to a file outside the workspace',
+    ]);
+    expect(await readdir(root)).toEqual(['small.txt']);
+    expect(await readFile(path.join(root, 'small.txt'), 'utf8')).toBe('x'.repeat(1000));
+    // control: without a limit every regular file is copied
+    expect(await publishArtifacts(workspace, 'dist', '**', root)).toEqual(['big.bin', 'small.txt']);
+    expect((await readdir(root)).sort()).toEqual(['big.bin', 'small.txt']);
   });
 
   it('refuses an empty path, a directory target and a file parent', async () => {

@@ -253,6 +253,14 @@ describe('runJob', () => {
     expect(lines.join('\n')).toContain("Skipped 'evil.zip'");
   });
 
+  it('skips a published file over the artifact limit, with the reason in the log', async () => {
+    const steps = stepsOf(cmd('build', 'head -c 2048 /dev/zero > big.bin\necho small > small.txt') + `  - !PublishArtifactStep\n    name: publish\n    artifacts: 'big.bin small.txt'\n`);
+    const { result, lines } = await exec(steps, { artifactMaxBytes: 1024 });
+    expect(result.publishedArtifacts).toEqual(['small.txt']);
+    expect(lines).toContain("Skipped 'big.bin': larger than the artifact limit of 1024 bytes");
+    expect(existsSync(path.join(artifactsDir, 'big.bin'))).toBe(false);
+  });
+
   it('refuses a publish source path outside the workspace', async () => {
     const { result, lines } = await exec(stepsOf(`  - !PublishArtifactStep\n    name: publish\n    sourcePath: /etc\n    artifacts: '**'\n`));
     expect(result.status).toBe('FAILED');

@@ -44,7 +44,7 @@ describe('initBareRepository and the default branch', () => {
   it('creates a bare repository with an unborn HEAD and the server config', async () => {
     const repo = await newRepo();
     expect(git(repo, ['rev-parse', '--is-bare-repository'])).toBe('true');
-    expect(git(repo, ['config', 'uploadpack.allowAnySHA1InWant'])).toBe('true');
+    expect(git(repo, ['config', 'uploadpack.allowReachableSHA1InWant'])).toBe('true');
     expect(git(repo, ['config', 'receive.denyNonFastForwards'])).toBe('false');
     expect(git(repo, ['config', 'core.logAllRefUpdates'])).toBe('false');
     expect(git(repo, ['config', 'diff.algorithm'])).toBe('histogram');

@@ -147,3 +147,83 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
     sandboxed(pixel);
   });
 });
+
+/** Every file name under `dir`, recursively. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => e.name);
+}
+
+/**
+ * Uploads `size` bytes in 64 KiB chunks, chunked (no length) or with `Content-Length`; resolves
+ * with the answer, or with the socket error when the server hung up before answering.
+ */
+function upload(server: TestServer, route: string, size: number, declareLength: boolean): Promise<{ status: number; json: any; bytesSent: number }> {
+  const url = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    let bytesSent = 0;
+    const req = http.request({ host: url.hostname, port: url.port, method: 'POST', path: `/~api${route}`, headers: {
+      authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`, 'content-type': 'application/octet-stream',
+      ...(declareLength && { 'content-length': String(size) }),
+    } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined, bytesSent }));
+    });
+    req.on('error', reject);
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    const write = (): void => {
+      while (bytesSent < size && !req.destroyed) {
+        const n = Math.min(chunk.length, size - bytesSent);
+        bytesSent += n;
+        if (!req.write(chunk.subarray(0, n))) return void req.once('drain', write);
+      }
+      if (!req.destroyed) req.end();
+    };
+    write();
+  });
+}
+
+describe('artifacts: one uploaded file holds at most GITLOOM_ARTIFACT_MAX_MB', () => {
+  let server: TestServer;
+  let work: string;
+  let buildId: number;
+  let artifactsRoot: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ GITLOOM_ARTIFACT_MAX_MB: '1' });
+    const projectId = (await server.call('POST', '/projects', { body: { name: 'capped' } })).json;
+    work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
+    const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
+    await git(work, ['push', '-q', gitUrl(server, 'capped', { name: 'admin', password: 'admin-secret' }), 'main']);
+    buildId = (await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' } })).json;
+    const b = (await server.call('GET', `/builds/${buildId}`)).json;
+    artifactsRoot = path.join(server.dataDir, 'builds', String(projectId), String(b.number), 'artifacts');
+  });
+  afterAll(async () => {
+    await server?.close();
+    await fs.rm(work, { recursive: true, force: true });
+  });
+
+  it('refuses a larger file with 413 as it streams in, keeping nothing; a file under the limit is stored', async () => {
+    const limit = 1024 * 1024;
+    const streamed = await upload(server, `/artifacts/${buildId}/big/streamed.bin`, 8 * limit, false);
+    expect(streamed.status).toBe(413);
+    expect(streamed.json).toMatchObject({ status: 413, title: 'Payload Too Large', code: 'GITLOOM_ERR_ARTIFACT_TOO_LARGE' });
+    expect(streamed.json.detail).toBe('Artifact file is larger than the limit of 1 MiB');
+    const declared = await upload(server, `/artifacts/${buildId}/big/declared.bin`, 2 * limit, true);
+    expect([declared.status, declared.json.code]).toEqual([413, 'GITLOOM_ERR_ARTIFACT_TOO_LARGE']);
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/big/streamed.bin`)).status).toBe(204);
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/big/declared.bin`)).status).toBe(204);
+    expect(await filesUnder(artifactsRoot)).toEqual([]);
+
+    // control: exactly the limit, then a replacement that is too large leaves the stored file as it was
+    const stored = await upload(server, `/artifacts/${buildId}/big/ok.bin`, limit, false);
+    expect(stored.status).toBe(200);
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/big/ok.bin`)).json).toMatchObject({ '@type': 'FileInfo', length: limit });
+    expect((await upload(server, `/artifacts/${buildId}/big/ok.bin`, limit + 1, false)).status).toBe(413);
+    expect((await server.call('GET', `/artifacts/${buildId}/infos/big/ok.bin`)).json).toMatchObject({ length: limit });
+    expect(await filesUnder(artifactsRoot)).toEqual(['ok.bin']);
+  });
+});

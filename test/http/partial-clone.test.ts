@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, git, gitUrl, startTestServer, type TestServer } from '../helpers/server.js';
+import { ADMIN, git, gitFails, gitUrl, startTestServer, type TestServer } from '../helpers/server.js';
 import { givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
 
 /** Objects a clone knows of but does not have (`?<hash>` lines of `rev-list --missing=print`). */
@@ -11,7 +11,7 @@ async function missingObjects(dir: string): Promise<string[]> {
   return out.split('\n').filter((l) => l.startsWith('?')).map((l) => l.slice(1));
 }
 
-describe('partial clone (uploadpack.allowFilter, uploadpack.allowAnySHA1InWant)', () => {
+describe('partial clone and fetch by id (uploadpack.allowFilter, uploadpack.allowReachableSHA1InWant)', () => {
   let server: TestServer;
   let repo: Repo;
   let first: string;
@@ -56,5 +56,46 @@ describe('partial clone (uploadpack.allowFilter, uploadpack.allowAnySHA1InWant)'
     await git(dir, ['-c', 'advice.detachedHead=false', 'checkout', '-q', first]);
     expect(await fs.readFile(path.join(dir, 'dir/b.txt'), 'utf8')).toBe('b 1\n');
     expect(await git(dir, ['log', '--format=%s'])).toBe('initial commit\n');
+  });
+
+  /** `git fetch <url> <hash>` into a new empty repository, with the given client protocol version. */
+  async function fetchById(hash: string, protocol: '0' | '2'): Promise<{ dir: string; args: string[] }> {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-by-id-'));
+    dirs.push(dir);
+    await git(dir, ['init', '-q']);
+    return { dir, args: ['-c', `protocol.version=${protocol}`, 'fetch', '-q', gitUrl(server, repo.path, ADMIN), hash] };
+  }
+
+  it('fetches a reachable commit by id but not one a force-push left unreachable, in protocol v0 and v2', async () => {
+    const main = await repo.head('main');
+    const gone = await repo.commitOn('main', { 'secret.txt': 'pushed by mistake\n' }, 'oops');
+    await git(repo.work, ['push', '-q', '-f', repo.remote, `${main}:refs/heads/main`]);
+    expect(await repo.head('main')).toBe(main);
+    const bare = path.join(server.dataDir, 'repos', `${repo.id}.git`);
+    expect((await git(bare, ['cat-file', '-t', gone])).trim()).toBe('commit');
+
+    for (const protocol of ['2', '0'] as const) {
+      const refused = await fetchById(gone, protocol);
+      expect(await gitFails(refused.dir, refused.args)).toContain(`not our ref ${gone}`);
+      expect((await git(refused.dir, ['cat-file', '-e', gone]).then(() => 'present', () => 'absent'))).toBe('absent');
+      // control: the commit below the tip, reachable but not advertised, is served by id
+      const allowed = await fetchById(first, protocol);
+      await git(allowed.dir, allowed.args);
+      expect((await git(allowed.dir, ['rev-parse', 'FETCH_HEAD'])).trim()).toBe(first);
+    }
+    // a missing object is refused the same way: git's own refusal (an ERR packet, then exit 128)
+    // reaches the client, and the server goes on serving
+    for (const protocol of ['2', '0'] as const) {
+      const missing = await fetchById('1'.repeat(40), protocol);
+      expect(await gitFails(missing.dir, missing.args)).toContain(`remote error: upload-pack: not our ref ${'1'.repeat(40)}`);
+    }
+    expect((await fetch(`${server.url}/~health/live`)).status).toBe(200);
+
+    // a repository whose own config still allows any object is served by the same rule
+    await git(bare, ['config', 'uploadpack.allowAnySHA1InWant', 'true']);
+    for (const protocol of ['2', '0'] as const) {
+      const refused = await fetchById(gone, protocol);
+      expect(await gitFails(refused.dir, refused.args)).toContain(`not our ref ${gone}`);
+    }
   });
 });

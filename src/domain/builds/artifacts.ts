@@ -4,7 +4,7 @@
  * `artifacts/` dir; `..` segments, absolute paths and symbolic links leading outside are refused (400).
  */
 import type { Readable } from 'node:stream';
-import { artifactInfo, deleteArtifact, openArtifact, parseByteRange, writeArtifact, type ArtifactInfo, type OpenedArtifact } from '../../ci/artifacts.js';
+import { artifactInfo, artifactTooLarge, deleteArtifact, openArtifact, parseByteRange, writeArtifact, type ArtifactInfo, type OpenedArtifact } from '../../ci/artifacts.js';
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { requireUser } from '../permissions.js';
@@ -41,12 +41,24 @@ export async function downloadArtifact(ctx: Context, buildId: number, userPath: 
   return openArtifact(root, userPath, range);
 }
 
-/** Upload Artifact: streams the body to disk (temp file, then rename). A request without a body is BadRequest. */
-export async function uploadArtifact(ctx: Context, buildId: number, userPath: string, body: Readable | undefined): Promise<void> {
+/**
+ * Upload Artifact: streams the body to disk (temp file, then rename). One file may hold at most
+ * `config.artifactMaxBytes` (`GITLOOM_ARTIFACT_MAX_MB`): a body declared larger
+ * (`declaredLength`, the request's `Content-Length`) is refused before a byte is read, one that
+ * grows past it is cut off as it arrives; either way nothing is kept.
+ *
+ * @param declaredLength the request's `Content-Length` header, if any.
+ * @throws Unauthorized (anonymous), NotFound/Forbidden (build, ManageJob), BadRequest (no body,
+ *   invalid path), Conflict (path is a directory), PayloadTooLarge with code
+ *   `GITLOOM_ERR_ARTIFACT_TOO_LARGE` (over the limit).
+ */
+export async function uploadArtifact(ctx: Context, buildId: number, userPath: string, body: Readable | undefined, declaredLength?: string): Promise<void> {
   requireUser(ctx.actor);
   if (!body) throw new BadRequest('Missing artifact content: send the file as the request body');
   const { build } = await loadBuild(ctx, buildId, 'manageJob');
-  await writeArtifact(artifactsDir(ctx.config, build), checkPath(userPath), body);
+  const maxBytes = ctx.config.artifactMaxBytes;
+  if (declaredLength !== undefined && Number(declaredLength) > maxBytes) throw artifactTooLarge(maxBytes);
+  await writeArtifact(artifactsDir(ctx.config, build), checkPath(userPath), body, { maxBytes });
 }
 
 /** Delete Artifact: a file, a directory (that directory only), or everything for the root. */

@@ -265,6 +265,7 @@ export class BuildScheduler {
         prepare,
         steps: job.steps,
         artifactsDir: artifactsDir(config, build),
+        artifactMaxBytes: config.artifactMaxBytes,
         log,
         signal: execution.controller.signal,
         timeoutSeconds: remaining,

@@ -200,8 +200,12 @@ export async function branchProtection(ctx: Pick<Context, 'db'>, projectId: numb
  * (its signature checked for presence only). Merges of pull requests into such branches are
  * refused altogether (checkMerge: `No valid signature for head commit`), since the server's
  * own commits are never signed.
- * Tags: creation, deletion, update as their protection says. Pull request refs are the
- * server's. `quarantine` lets git see the pushed objects still in quarantine.
+ * Tags: creation, deletion, update as their protection says. Any other ref — creation, update
+ * or deletion — is refused with {@link SERVER_REF_REFUSAL} (CONTRACT §13: users write only
+ * branches and tags). One refused update refuses the whole push: the pre-receive hook exits
+ * non-zero and git rejects every ref of it (`! [remote rejected] … (pre-receive hook
+ * declined)`), so nothing moves. `quarantine` lets git see the pushed objects still in
+ * quarantine.
  */
 export async function checkPush(
   ctx: Pick<Context, 'db' | 'repoPath'>,
@@ -228,14 +232,20 @@ export async function checkPush(
       if (creation && rule.preventCreation) errors.push(`${update.ref}: Can not create this tag`);
       else if (deletion && rule.preventDeletion) errors.push(`${update.ref}: Can not delete this tag`);
       else if (!creation && !deletion && rule.preventUpdate) errors.push(`${update.ref}: Can not update this tag`);
-    } else if (!update.ref.startsWith('refs/')) {
-      errors.push(`${update.ref}: Invalid ref name`);
-    } else if (update.ref.startsWith('refs/pulls/')) {
-      errors.push(`${update.ref}: Pull request refs are managed by the server`);
+    } else {
+      errors.push(`${update.ref}: ${SERVER_REF_REFUSAL}`);
     }
   }
   return errors;
 }
+
+/**
+ * Why a push may not touch a ref outside `refs/heads/*` and `refs/tags/*` (CONTRACT §13): the
+ * other namespaces — `refs/pulls/N/*`, `refs/updates/<id>`, `refs/pulls-staging/*`, and any name
+ * a user might invent — belong to the server, which writes them itself, never through
+ * receive-pack.
+ */
+export const SERVER_REF_REFUSAL = 'Only branches (refs/heads/*) and tags (refs/tags/*) may be pushed; other refs are managed by the server';
 
 /** The reason a protected branch refuses one update, or null (see {@link checkPush}). */
 async function branchUpdateError(

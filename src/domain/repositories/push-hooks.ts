@@ -1,18 +1,22 @@
 /**
  * The server side of receive-pack's hooks (ARCHITECTURE.md "The two main flows" #2): installs the
  * hook program under `<data dir>/hooks`, makes the per-process secret the hooks present, and
- * builds the git environment of one push (hook directory, loopback URL, project, pusher).
+ * builds the git environment of one push (hook directory, pack size limit, loopback URL,
+ * project, pusher). Every transport that runs receive-pack takes its environment from here.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../../config.js';
-import { HOOK_ENV, HOOK_SECRET_HEADER, installHooks } from '../../git/hooks.js';
+import { HOOK_ENV, HOOK_SECRET_HEADER, installHooks, receivePackEnv } from '../../git/hooks.js';
 
 export { HOOK_SECRET_HEADER };
 
 /** The hooks of this process. */
 export interface PushHooks {
-  /** Git environment for one push: `hooksUrl` is where the hooks post (`<url>/pre-receive`, `<url>/post-receive`). */
+  /**
+   * Git environment for one push: `hooksUrl` is where the hooks post (`<url>/pre-receive`,
+   * `<url>/post-receive`); packs over `config.pushMaxBytes` are refused by git.
+   */
   envFor(hooksUrl: string, projectId: number, userId: number): Record<string, string>;
   /** Whether a hook request's secret header is this process's secret (constant time). */
   accepts(secret: unknown): boolean;
@@ -24,7 +28,9 @@ export interface PushHooks {
  */
 export async function preparePushHooks(config: Config): Promise<PushHooks> {
   const secret = randomBytes(32).toString('hex');
-  const hookEnv = await installHooks(path.join(config.dataDir, 'hooks'), process.execPath);
+  const hooksDir = path.join(config.dataDir, 'hooks');
+  await installHooks(hooksDir, process.execPath);
+  const hookEnv = receivePackEnv({ hooksDir, maxInputBytes: config.pushMaxBytes });
   return {
     envFor: (hooksUrl, projectId, userId) => ({
       ...hookEnv,

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/artifacts.js';
 import { ArtifactInfoSchema } from '../../wire/builds.js';
-import { RangeNotSatisfiable } from '../../errors.js';
+import { PayloadTooLarge, RangeNotSatisfiable } from '../../errors.js';
 import { userContentHeaders } from '../user-content.js';
 
 const tags = ['Artifact'];
@@ -12,13 +12,16 @@ const PathParams = Type.Object({ buildId: Type.Integer(), '*': Type.String() });
 
 /**
  * `/~api/artifacts` (seed §4.5, reference/builds.md §6, CONTRACT.md §8). Encapsulated: uploads get
- * the raw request stream (any content type), written to disk without buffering.
+ * the raw request stream (any content type), written to disk without buffering, at most
+ * `GITLOOM_ARTIFACT_MAX_MB` per file (413 `GITLOOM_ERR_ARTIFACT_TOO_LARGE`).
  */
 export const artifactRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-  // RFC 9110 §15.5.17: a 416 names the current length.
   app.addHook('onError', async (_request, reply, error) => {
+    // RFC 9110 §15.5.17: a 416 names the current length.
     if (error instanceof RangeNotSatisfiable) reply.header('content-range', `bytes */${error.size}`);
+    // the rest of a refused upload is not read: the connection cannot carry another request
+    if (error instanceof PayloadTooLarge) reply.header('connection', 'close');
   });
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser(['application/json', 'text/plain'], (_request, payload, done) => done(null, payload));
@@ -41,7 +44,7 @@ export const artifactRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post('/artifacts/:buildId/*', { schema: { tags, summary: 'Upload Artifact', params: PathParams } }, async (request) => {
-    await uploadArtifact(request.ctx, request.params.buildId, request.params['*'], request.body as Readable);
+    await uploadArtifact(request.ctx, request.params.buildId, request.params['*'], request.body as Readable, request.headers['content-length']);
     return '';
   });
 

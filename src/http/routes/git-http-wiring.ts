@@ -37,9 +37,13 @@ const PostReceiveBody = Type.Object({
  * authorized per project; pushes run the pre-receive hook (installed under `<data dir>/hooks`,
  * activated through `core.hooksPath` in git's environment), which asks
  * `POST /~internal/hooks/pre-receive` — guarded by a per-process secret — to enforce branch and
- * tag protection (ARCHITECTURE.md "The two main flows" #2), and the post-receive hook, which
+ * tag protection and to keep every ref outside `refs/heads/*` and `refs/tags/*` the server's
+ * (ARCHITECTURE.md "The two main flows" #2, CONTRACT §13), and the post-receive hook, which
  * reports the exact ref changes and the pusher to `POST /~internal/hooks/post-receive`: they are
- * written to the ref-change journal before the push returns.
+ * written to the ref-change journal before the push returns. The push environment also caps the
+ * pack at `GITLOOM_PUSH_MAX_MB` (src/domain/repositories/push-hooks.ts). The receive-pack body is
+ * a raw stream (src/http/routes/git-http.ts), so Fastify's `bodyLimit` does not apply to it; the
+ * whole request must still arrive within `GITLOOM_REQUEST_TIMEOUT_MS`.
  */
 export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const hooks = await preparePushHooks(services.config);
