@@ -1,6 +1,7 @@
 /**
- * The five OneDev query languages as data: which operators, fields and sort fields each
- * accepts. One generic parser (src/query/parser.ts) reads any of them.
+ * The OneDev query languages as data: which operators, fields and sort fields each accepts.
+ * One generic parser (src/query/parser.ts) reads any of them: the five entity query languages
+ * and the job match language (JOB_MATCH).
  */
 
 /** How a field's value is checked at parse time: dates and integers must be readable. */
@@ -28,6 +29,11 @@ export interface ExtraFieldPolicy {
 export interface LanguageDefinition {
   /** Short name, used in messages and as the key of `QUERY_LANGUAGES`. */
   readonly name: string;
+  /**
+   * What a text of the language is called in syntax errors (`Unexpected end of job match at
+   * column 9`, `Job match is nested too deeply`); default `query`.
+   */
+  readonly noun?: string;
   /** Criteria that are an operator alone (`open`, `owned by me`). */
   readonly bareOperators: readonly string[];
   /** Criteria that are an operator and a quoted value (`submitted by "alice"`). */
@@ -36,10 +42,12 @@ export interface LanguageDefinition {
   readonly unaryFieldOperators: readonly string[];
   /** Query fields and their operators. */
   readonly fields: readonly FieldDefinition[];
-  /** Fields allowed in `order by`. */
+  /** Fields allowed in `order by`; empty = the language has no `order by` clause. */
   readonly sortFields: readonly string[];
   /** Whether `#123` / `123` is a criterion. */
   readonly numberCriteria: boolean;
+  /** Whether `~text~` is a criterion; default true. */
+  readonly fuzzyCriteria?: boolean;
   /** Kinds allowed in `fixed between <kind> "a" and <kind> "b"`; empty = form not allowed. */
   readonly fixedBetween: readonly string[];
   /** Whether `any|all "Link" matching(criteria)` is allowed. */
@@ -279,7 +287,30 @@ export const CODE_COMMENT_QUERY: LanguageDefinition = {
   extraFields: null,
 };
 
-/** The five languages by name. */
+/**
+ * OneDev 8.6's job match language (JobMatch.g4; `io.onedev.server.job.match.JobMatch`), as a
+ * job secret's `authorization` uses it (reference/projects.md §3 `buildSetting.jobSecrets`):
+ * `on branch "main" or submitted by group "release"`, `"Project" is "a/**"`, `not(…)`,
+ * parentheses; no `order by`, fuzzy or number criteria. `on branch` and `"Project" is` take
+ * path wildcards, `submitted by user` a login name, `submitted by group` a group name.
+ * `"Job" is` belongs to the language; a context without jobs (a secret) refuses it after parsing.
+ */
+export const JOB_MATCH: LanguageDefinition = {
+  name: 'jobMatch',
+  noun: 'job match',
+  bareOperators: [],
+  valueOperators: ['on branch', 'submitted by user', 'submitted by group'],
+  unaryFieldOperators: [],
+  fields: fields(IS, ['Project', 'Job']),
+  sortFields: [],
+  numberCriteria: false,
+  fuzzyCriteria: false,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: null,
+};
+
+/** The five entity query languages by name. */
 export const QUERY_LANGUAGES = {
   projects: PROJECT_QUERY,
   pulls: PULL_REQUEST_QUERY,
@@ -288,5 +319,5 @@ export const QUERY_LANGUAGES = {
   codeComments: CODE_COMMENT_QUERY,
 } as const satisfies Record<string, LanguageDefinition>;
 
-/** Name of one of the five built-in languages. */
+/** Name of one of the five built-in entity query languages. */
 export type QueryLanguage = keyof typeof QUERY_LANGUAGES;
