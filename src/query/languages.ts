@@ -1,7 +1,7 @@
 /**
  * The OneDev query languages as data: which operators, fields and sort fields each accepts.
- * One generic parser (src/query/parser.ts) reads any of them: the five entity query languages
- * and the job match language (JOB_MATCH).
+ * One generic parser (src/query/parser.ts) reads any of them: the five entity query languages,
+ * the job match language (JOB_MATCH) and the build condition language (BUILD_CONDITION).
  */
 
 /** How a field's value is checked at parse time: dates and integers must be readable. */
@@ -23,6 +23,12 @@ export interface ExtraFieldPolicy {
   readonly operators: readonly string[];
   /** Whether extra fields given by name may appear in `order by`. */
   readonly sortable: boolean;
+  /**
+   * Whether any field name the language does not define is an extra field, as written
+   * (case kept), without being passed at parse time: build conditions name job params the
+   * parser does not know. Default false (`Field not found: X`).
+   */
+  readonly anyName?: boolean;
 }
 
 /** Everything the parser needs to know about one query language. */
@@ -308,6 +314,32 @@ export const JOB_MATCH: LanguageDefinition = {
   fixedBetween: [],
   linkMatching: false,
   extraFields: null,
+};
+
+/**
+ * The condition language of post-build actions and job retries (reference/builds.md §5
+ * "Condition grammar", §3 "Retry"): build statuses, `previous is
+ * <status>`, `on branch "x"` (a path wildcard), `"Log" contains "t"`, and `"Param" is "v"` /
+ * `"Param" is empty` for any job param (names as written; checked against the job by the
+ * build spec reader). No `order by`, fuzzy or number criteria.
+ */
+export const BUILD_CONDITION: LanguageDefinition = {
+  name: 'buildCondition',
+  noun: 'condition',
+  bareOperators: [
+    'always',
+    'never',
+    ...['successful', 'failed', 'cancelled', 'timed out'].flatMap((status) => [status, `previous is ${status}`]),
+  ],
+  valueOperators: ['on branch'],
+  unaryFieldOperators: ['is empty'],
+  fields: fields(CONTAINS, ['Log']),
+  sortFields: [],
+  numberCriteria: false,
+  fuzzyCriteria: false,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: { operators: ['is', 'is empty'], sortable: false, anyName: true },
 };
 
 /** The five entity query languages by name. */

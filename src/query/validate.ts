@@ -242,7 +242,9 @@ class Validator {
   }
 
   private field(raw: Extract<RawCriteria, { type: 'field' }>): Criteria {
-    const field = this.language.fields.get(raw.field.text.toLowerCase());
+    const policy = this.language.definition.extraFields;
+    const field = this.language.fields.get(raw.field.text.toLowerCase())
+      ?? (policy?.anyName === true ? { name: raw.field.text, operators: policy.operators } : undefined);
     const column = raw.offset + 1;
     if (field === undefined) {
       throw new QuerySyntaxError(`Field not found: ${raw.field.text}`, column);

@@ -220,6 +220,17 @@ describe('custom language definitions', () => {
     expect(() => parseQuery(bare, `${'('.repeat(20_000)}open${')'.repeat(20_000)}`)).toThrow('Switch rule is nested too deeply');
   });
 
+  it('a language may take fields by any name, as written, with its extra-field operators', () => {
+    const open: LanguageDefinition = { ...definition, extraFields: { operators: ['is'], sortable: false, anyName: true } };
+    expect(parseQuery(open, '"Build Flavor" is "x" or "owner" is "y"').criteria).toEqual({
+      kind: 'or',
+      left: { kind: 'field', field: 'Build Flavor', operator: 'is', value: 'x', column: 1 },
+      right: { kind: 'field', field: 'Owner', operator: 'is', value: 'y', column: 26 },
+    });
+    expect(() => parseQuery(open, '"Build Flavor" is empty')).toThrow("Field 'Build Flavor' is not applicable for operator 'is empty'");
+    expect(() => parseQuery(definition, '"Build Flavor" is "x"')).toThrow('Field not found: Build Flavor');
+  });
+
   it('checks values with the fixed now', () => {
     expect(() => parseQuery(definition, '"Due" is since "soonish"')).toThrow('Unrecognized date: soonish');
     expect(parseQuery(definition, '"Due" is since "2 hours ago"', { now: new Date(0) }).criteria).toMatchObject({

@@ -7,7 +7,7 @@
  * {@link JobMatch} and evaluates it.
  */
 import { matchPath } from '../../ci/patterns.js';
-import { JOB_MATCH, parseQuery, QuerySyntaxError, type BinaryCriteria, type Criteria } from '../../query/index.js';
+import { chainOperands, JOB_MATCH, parseQuery, QuerySyntaxError, type Criteria } from '../../query/index.js';
 
 /**
  * A parsed job match. A chain `a or b or c` is one `or` with three operands, so the depth of the
@@ -20,22 +20,11 @@ export type JobMatch =
   | { readonly type: 'and' | 'or'; readonly operands: readonly JobMatch[] }
   | { readonly type: 'not'; readonly operand: JobMatch };
 
-/** The operands of a left-deep `kind` chain (`a or b or c` → a, b, c), read in a loop. */
-function chain(criteria: BinaryCriteria): Criteria[] {
-  const rights: Criteria[] = [];
-  let node: Criteria = criteria;
-  while ((node.kind === 'and' || node.kind === 'or') && node.kind === criteria.kind) {
-    rights.push(node.right);
-    node = node.left;
-  }
-  return [node, ...rights.reverse()];
-}
-
 function toJobMatch(criteria: Criteria): JobMatch {
   switch (criteria.kind) {
     case 'and':
     case 'or':
-      return { type: criteria.kind, operands: chain(criteria).map(toJobMatch) };
+      return { type: criteria.kind, operands: chainOperands(criteria).map(toJobMatch) };
     case 'not':
       return { type: 'not', operand: toJobMatch(criteria.operand) };
     case 'operator':
