@@ -6,8 +6,9 @@
  * `!RunJobAction` post-build actions and secret references. Anything else gets a clear
  * validation message; all messages of one spec are reported together in a {@link BuildSpecError}.
  */
+import { QuerySyntaxError } from '../query/index.js';
 import { CronSyntaxError, validateCron } from './cron.js';
-import { conditionParams, ConditionSyntaxError, parseCondition, type Condition } from './conditions.js';
+import { conditionParams, parseCondition, type Condition } from './conditions.js';
 import { parsePatternSet, PatternSyntaxError } from './patterns.js';
 import { readParamSpec, readSupplies } from './spec-params.js';
 import { asMap, MapReader, parseYamlTree, Problems, type SpecNode } from './spec-reader.js';
@@ -182,7 +183,7 @@ function condition(source: string, kind: 'action' | 'retry', where: string, node
   try {
     return parseCondition(source, kind);
   } catch (e) {
-    if (!(e instanceof ConditionSyntaxError)) throw e;
+    if (!(e instanceof QuerySyntaxError)) throw e;
     problems.add(where, node, `invalid condition '${source}': ${e.message}`);
     return { type: 'never' };
   }

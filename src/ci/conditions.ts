@@ -1,29 +1,25 @@
 /**
  * Post-build action conditions and job retry conditions (reference/builds.md §5
- * "postBuildActions … Condition grammar" and §3 "Retry").
+ * "postBuildActions … Condition grammar" and §3 "Retry"): `successful and on branch "main"`,
+ * `previous is timed out`, `"Log" contains "x"`, `"Param" is "v"`, `"Param" is empty`, `always`,
+ * `never`, combined with `and` (binding tighter), `or`, `not(…)` and parentheses; keywords
+ * case-insensitive, any whitespace between tokens. The language is defined as data
+ * (BUILD_CONDITION in src/query/languages.ts) and read by the shared query parser
+ * (`parseQuery`); this module turns the parsed criteria into a {@link Condition} and evaluates it.
  *
- * Grammar (keywords case-insensitive, any whitespace separates tokens):
- * ```
- * condition := or
- * or        := and ("or" and)*
- * and       := unary ("and" unary)*
- * unary     := "not" "(" or ")" | "(" or ")" | criterion
- * criterion := "always" | "never" | "successful" | "failed" | "cancelled" | "timed out"
- *            | "previous is" ("successful" | "failed" | "cancelled" | "timed out")
- *            | "on branch" QUOTED
- *            | QUOTED "contains" QUOTED        -- only "Log" contains "text"
- *            | QUOTED "is" QUOTED | QUOTED "is empty"   -- a param name
- * QUOTED    := '"' (char | '\' char)* '"'
- * ```
  * Retry conditions accept only `never`, `always`, `"Log" contains`, `"Param" is` and
  * `"Param" is empty` criteria (the build has not finished, so status tests make no sense).
  */
+import { BUILD_CONDITION, chainOperands, parseQuery, QuerySyntaxError, type Criteria } from '../query/index.js';
 import { matchPath } from './patterns.js';
 
 /** Final build statuses a condition can test. */
 export type FinalStatus = 'SUCCESSFUL' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 
-/** Parsed condition tree. */
+/**
+ * Parsed condition tree. A chain `a or b or c` is one `or` with three operands, so the depth of
+ * the tree is that of the parentheses and `not`s, whatever the length of a chain.
+ */
 export type Condition =
   | { readonly type: 'always' }
   | { readonly type: 'never' }
@@ -33,190 +29,72 @@ export type Condition =
   | { readonly type: 'logContains'; readonly text: string }
   | { readonly type: 'paramIs'; readonly param: string; readonly value: string }
   | { readonly type: 'paramIsEmpty'; readonly param: string }
-  | { readonly type: 'and' | 'or'; readonly left: Condition; readonly right: Condition }
+  | { readonly type: 'and' | 'or'; readonly operands: readonly Condition[] }
   | { readonly type: 'not'; readonly operand: Condition };
 
-/** Thrown for a malformed condition; the message says what and where (1-based column). */
-export class ConditionSyntaxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConditionSyntaxError';
-  }
-}
-
-type Token = { kind: 'word' | 'quoted' | 'lparen' | 'rparen'; text: string; column: number };
-
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < source.length) {
-    const c = source[i];
-    if (/\s/.test(c)) {
-      i++;
-    } else if (c === '(' || c === ')') {
-      tokens.push({ kind: c === '(' ? 'lparen' : 'rparen', text: c, column: i + 1 });
-      i++;
-    } else if (c === '"') {
-      const start = i;
-      let text = '';
-      i++;
-      let closed = false;
-      while (i < source.length) {
-        if (source[i] === '\\' && i + 1 < source.length) {
-          text += source[i + 1];
-          i += 2;
-        } else if (source[i] === '"') {
-          closed = true;
-          i++;
-          break;
-        } else {
-          text += source[i++];
-        }
-      }
-      if (!closed) throw new ConditionSyntaxError(`Unterminated quote at column ${start + 1}`);
-      tokens.push({ kind: 'quoted', text, column: start + 1 });
-    } else {
-      const start = i;
-      while (i < source.length && !/[\s()"]/.test(source[i])) i++;
-      tokens.push({ kind: 'word', text: source.slice(start, i), column: start + 1 });
-    }
-  }
-  return tokens;
-}
-
-const STATUS_WORDS: Record<string, FinalStatus> = {
+const STATUSES: Record<string, FinalStatus> = {
   successful: 'SUCCESSFUL',
   failed: 'FAILED',
   cancelled: 'CANCELLED',
+  'timed out': 'TIMED_OUT',
 };
 
+/** Criteria a retry condition may hold besides `and`, `or` and `not`. */
+const RETRY_CRITERIA: readonly Condition['type'][] = ['always', 'never', 'logContains', 'paramIs', 'paramIsEmpty'];
+
+function toCondition(criteria: Criteria, kind: 'action' | 'retry'): Condition {
+  switch (criteria.kind) {
+    case 'and':
+    case 'or':
+      return { type: criteria.kind, operands: chainOperands(criteria).map((c) => toCondition(c, kind)) };
+    case 'not':
+      return { type: 'not', operand: toCondition(criteria.operand, kind) };
+    case 'operator': {
+      const condition = operatorCondition(criteria.operator, criteria.value);
+      if (kind === 'retry' && !RETRY_CRITERIA.includes(condition.type)) {
+        throw new QuerySyntaxError(
+          `Criterion '${criteria.operator}' at column ${criteria.column} is not applicable to a retry condition`,
+          criteria.column,
+        );
+      }
+      return condition;
+    }
+    case 'field':
+      if (criteria.field === 'Log' && criteria.operator === 'contains' && criteria.value !== null) {
+        return { type: 'logContains', text: criteria.value };
+      }
+      if (criteria.operator === 'is' && criteria.value !== null) return { type: 'paramIs', param: criteria.field, value: criteria.value };
+      if (criteria.operator === 'is empty') return { type: 'paramIsEmpty', param: criteria.field };
+      break;
+  }
+  // BUILD_CONDITION admits no other criterion, so parseQuery never returns one
+  throw new Error(`Condition criterion out of BUILD_CONDITION: ${JSON.stringify(criteria)}`);
+}
+
+function operatorCondition(operator: string, value: string | null): Condition {
+  if (operator === 'always' || operator === 'never') return { type: operator };
+  if (operator === 'on branch' && value !== null) return { type: 'onBranch', branch: value };
+  const previous = operator.startsWith('previous is ');
+  const status = STATUSES[previous ? operator.slice('previous is '.length) : operator];
+  if (status === undefined) throw new Error(`Condition operator out of BUILD_CONDITION: ${operator}`);
+  return { type: previous ? 'previous' : 'status', status };
+}
+
 /**
- * Parses a condition.
+ * Parses a condition with the shared query parser (`parseQuery` with BUILD_CONDITION).
  *
  * @param source condition text, e.g. `successful and on branch "main"`.
  * @param kind `action` (post-build action, all criteria) or `retry` (retry condition subset).
- * @throws ConditionSyntaxError with `Unexpected 'x' at column N` style messages.
+ * @throws QuerySyntaxError saying what and where: `Unexpected 'x' at column N`, `Unexpected end
+ *   of condition at column N`, `Unterminated quoted string at column N`, `Field 'X' is not
+ *   applicable for operator 'contains'` (only "Log" contains), `Unexpected 'order' at column N`,
+ *   `Condition is empty`, and `Criterion 'successful' at column N is not applicable to a retry
+ *   condition`.
  */
 export function parseCondition(source: string, kind: 'action' | 'retry'): Condition {
-  const tokens = tokenize(source);
-  let pos = 0;
-  const peek = (): Token | undefined => tokens[pos];
-  const isWord = (t: Token | undefined, w: string): boolean => t?.kind === 'word' && t.text.toLowerCase() === w;
-  const unexpected = (t: Token | undefined): never => {
-    if (!t) throw new ConditionSyntaxError(`Unexpected end of condition '${source}'`);
-    throw new ConditionSyntaxError(`Unexpected '${t.text}' at column ${t.column}`);
-  };
-  const expectWord = (w: string): void => {
-    if (!isWord(peek(), w)) unexpected(peek());
-    pos++;
-  };
-  const expectQuoted = (): string => {
-    const t = peek();
-    if (t?.kind !== 'quoted') return unexpected(t);
-    pos++;
-    return t.text;
-  };
-  const statusWord = (): FinalStatus => {
-    const t = peek();
-    if (isWord(t, 'timed')) {
-      pos++;
-      expectWord('out');
-      return 'TIMED_OUT';
-    }
-    const status = t?.kind === 'word' ? STATUS_WORDS[t.text.toLowerCase()] : undefined;
-    if (!status) return unexpected(t);
-    pos++;
-    return status;
-  };
-  const restrict = (t: Token, type: Condition['type']): void => {
-    if (kind === 'retry' && !['always', 'never', 'logContains', 'paramIs', 'paramIsEmpty'].includes(type)) {
-      throw new ConditionSyntaxError(`Criterion '${t.text}' at column ${t.column} is not applicable to a retry condition`);
-    }
-  };
-
-  const criterion = (): Condition => {
-    const t = peek();
-    if (!t) return unexpected(t);
-    if (t.kind === 'quoted') {
-      pos++;
-      const next = peek();
-      if (isWord(next, 'contains')) {
-        pos++;
-        if (t.text !== 'Log') throw new ConditionSyntaxError(`Field '${t.text}' is not applicable for operator 'contains' (only "Log")`);
-        const c: Condition = { type: 'logContains', text: expectQuoted() };
-        restrict(t, c.type);
-        return c;
-      }
-      if (isWord(next, 'is')) {
-        pos++;
-        if (isWord(peek(), 'empty')) {
-          pos++;
-          return { type: 'paramIsEmpty', param: t.text };
-        }
-        return { type: 'paramIs', param: t.text, value: expectQuoted() };
-      }
-      return unexpected(next);
-    }
-    if (t.kind !== 'word') return unexpected(t);
-    const w = t.text.toLowerCase();
-    let c: Condition;
-    if (w === 'always' || w === 'never') {
-      pos++;
-      c = { type: w };
-    } else if (w === 'previous') {
-      pos++;
-      expectWord('is');
-      c = { type: 'previous', status: statusWord() };
-    } else if (w === 'on') {
-      pos++;
-      expectWord('branch');
-      c = { type: 'onBranch', branch: expectQuoted() };
-    } else {
-      c = { type: 'status', status: statusWord() };
-    }
-    restrict(t, c.type);
-    return c;
-  };
-
-  const unary = (): Condition => {
-    const t = peek();
-    if (isWord(t, 'not') && tokens[pos + 1]?.kind === 'lparen') {
-      pos += 2;
-      const operand = or();
-      if (peek()?.kind !== 'rparen') unexpected(peek());
-      pos++;
-      return { type: 'not', operand };
-    }
-    if (t?.kind === 'lparen') {
-      pos++;
-      const inner = or();
-      if (peek()?.kind !== 'rparen') unexpected(peek());
-      pos++;
-      return inner;
-    }
-    return criterion();
-  };
-  const and = (): Condition => {
-    let left = unary();
-    while (isWord(peek(), 'and')) {
-      pos++;
-      left = { type: 'and', left, right: unary() };
-    }
-    return left;
-  };
-  const or = (): Condition => {
-    let left = and();
-    while (isWord(peek(), 'or')) {
-      pos++;
-      left = { type: 'or', left, right: and() };
-    }
-    return left;
-  };
-
-  if (tokens.length === 0) throw new ConditionSyntaxError('Condition is empty');
-  const result = or();
-  if (pos < tokens.length) unexpected(peek());
-  return result;
+  const { criteria } = parseQuery(BUILD_CONDITION, source);
+  if (criteria === null) throw new QuerySyntaxError('Condition is empty', 1);
+  return toCondition(criteria, kind);
 }
 
 /** What a condition is evaluated against. Missing facts make their criteria false. */
@@ -256,9 +134,9 @@ export function evaluateCondition(condition: Condition, ctx: ConditionContext): 
     case 'paramIsEmpty':
       return !(ctx.params?.[condition.param] ?? []).some((v) => v !== '');
     case 'and':
-      return evaluateCondition(condition.left, ctx) && evaluateCondition(condition.right, ctx);
+      return condition.operands.every((c) => evaluateCondition(c, ctx));
     case 'or':
-      return evaluateCondition(condition.left, ctx) || evaluateCondition(condition.right, ctx);
+      return condition.operands.some((c) => evaluateCondition(c, ctx));
     case 'not':
       return !evaluateCondition(condition.operand, ctx);
   }
@@ -272,7 +150,7 @@ export function conditionParams(condition: Condition): string[] {
       return [condition.param];
     case 'and':
     case 'or':
-      return [...conditionParams(condition.left), ...conditionParams(condition.right)];
+      return condition.operands.flatMap(conditionParams);
     case 'not':
       return conditionParams(condition.operand);
     default:

@@ -5,7 +5,8 @@
  *
  * Operators are canonical: lowercase words joined by single spaces (`is greater than`,
  * `to be reviewed by`). Field names are spelled as the language definition spells them
- * (`Last Activity Date`). Values are the unescaped text between the quotes. `column` is the
+ * (`Last Activity Date`), or as written for a field a language accepts by any name (a build
+ * condition's job params). Values are the unescaped text between the quotes. `column` is the
  * 1-based position of the criterion's first character in the query text.
  */
 
@@ -14,6 +15,21 @@ export interface BinaryCriteria {
   readonly kind: 'and' | 'or';
   readonly left: Criteria;
   readonly right: Criteria;
+}
+
+/**
+ * The operands of a chain `a or b or c` (or of `and`): the left-deep tree the parser builds,
+ * read in a loop, so a consumer recurses only as deep as the parentheses and `not`s, however
+ * long the chain. A parenthesized operand of the same kind (`a or (b or c)`) stays one operand.
+ */
+export function chainOperands(criteria: BinaryCriteria): Criteria[] {
+  const rights: Criteria[] = [];
+  let node: Criteria = criteria;
+  while ((node.kind === 'and' || node.kind === 'or') && node.kind === criteria.kind) {
+    rights.push(node.right);
+    node = node.left;
+  }
+  return [node, ...rights.reverse()];
 }
 
 /** `not(operand)`. */

@@ -1,15 +1,19 @@
 /**
  * The query-language front end: OneDev's five query languages (reference/projects.md §4,
- * pulls.md §6, builds.md §7, comments-issues.md §1.3 and §6.4) parsed to one AST, plus the
- * date, integer and wildcard helpers their SQL compilers need.
+ * pulls.md §6, builds.md §7, comments-issues.md §1.3 and §6.4), its job match language and its
+ * build condition language parsed to one AST, plus the date, integer and wildcard helpers
+ * their SQL compilers need.
  */
 export type * from './ast.js';
+export { chainOperands } from './ast.js';
 export { QuerySyntaxError } from './errors.js';
 export { parseIntegerValue, parseQueryDate } from './dates.js';
 export {
+  BUILD_CONDITION,
   BUILD_QUERY,
   CODE_COMMENT_QUERY,
   ISSUE_QUERY,
+  JOB_MATCH,
   PROJECT_QUERY,
   PULL_REQUEST_QUERY,
   QUERY_LANGUAGES,

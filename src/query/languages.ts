@@ -1,6 +1,7 @@
 /**
- * The five OneDev query languages as data: which operators, fields and sort fields each
- * accepts. One generic parser (src/query/parser.ts) reads any of them.
+ * The OneDev query languages as data: which operators, fields and sort fields each accepts.
+ * One generic parser (src/query/parser.ts) reads any of them: the five entity query languages,
+ * the job match language (JOB_MATCH) and the build condition language (BUILD_CONDITION).
  */
 
 /** How a field's value is checked at parse time: dates and integers must be readable. */
@@ -22,12 +23,23 @@ export interface ExtraFieldPolicy {
   readonly operators: readonly string[];
   /** Whether extra fields given by name may appear in `order by`. */
   readonly sortable: boolean;
+  /**
+   * Whether any field name the language does not define is an extra field, as written
+   * (case kept), without being passed at parse time: build conditions name job params the
+   * parser does not know. Default false (`Field not found: X`).
+   */
+  readonly anyName?: boolean;
 }
 
 /** Everything the parser needs to know about one query language. */
 export interface LanguageDefinition {
   /** Short name, used in messages and as the key of `QUERY_LANGUAGES`. */
   readonly name: string;
+  /**
+   * What a text of the language is called in syntax errors (`Unexpected end of job match at
+   * column 9`, `Job match is nested too deeply`); default `query`.
+   */
+  readonly noun?: string;
   /** Criteria that are an operator alone (`open`, `owned by me`). */
   readonly bareOperators: readonly string[];
   /** Criteria that are an operator and a quoted value (`submitted by "alice"`). */
@@ -36,10 +48,12 @@ export interface LanguageDefinition {
   readonly unaryFieldOperators: readonly string[];
   /** Query fields and their operators. */
   readonly fields: readonly FieldDefinition[];
-  /** Fields allowed in `order by`. */
+  /** Fields allowed in `order by`; empty = the language has no `order by` clause. */
   readonly sortFields: readonly string[];
   /** Whether `#123` / `123` is a criterion. */
   readonly numberCriteria: boolean;
+  /** Whether `~text~` is a criterion; default true. */
+  readonly fuzzyCriteria?: boolean;
   /** Kinds allowed in `fixed between <kind> "a" and <kind> "b"`; empty = form not allowed. */
   readonly fixedBetween: readonly string[];
   /** Whether `any|all "Link" matching(criteria)` is allowed. */
@@ -279,7 +293,56 @@ export const CODE_COMMENT_QUERY: LanguageDefinition = {
   extraFields: null,
 };
 
-/** The five languages by name. */
+/**
+ * OneDev 8.6's job match language (JobMatch.g4; `io.onedev.server.job.match.JobMatch`), as a
+ * job secret's `authorization` uses it (reference/projects.md §3 `buildSetting.jobSecrets`):
+ * `on branch "main" or submitted by group "release"`, `"Project" is "a/**"`, `not(…)`,
+ * parentheses; no `order by`, fuzzy or number criteria. `on branch` and `"Project" is` take
+ * path wildcards, `submitted by user` a login name, `submitted by group` a group name.
+ * `"Job" is` belongs to the language; a context without jobs (a secret) refuses it after parsing.
+ */
+export const JOB_MATCH: LanguageDefinition = {
+  name: 'jobMatch',
+  noun: 'job match',
+  bareOperators: [],
+  valueOperators: ['on branch', 'submitted by user', 'submitted by group'],
+  unaryFieldOperators: [],
+  fields: fields(IS, ['Project', 'Job']),
+  sortFields: [],
+  numberCriteria: false,
+  fuzzyCriteria: false,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: null,
+};
+
+/**
+ * The condition language of post-build actions and job retries (reference/builds.md §5
+ * "Condition grammar", §3 "Retry"): build statuses, `previous is
+ * <status>`, `on branch "x"` (a path wildcard), `"Log" contains "t"`, and `"Param" is "v"` /
+ * `"Param" is empty` for any job param (names as written; checked against the job by the
+ * build spec reader). No `order by`, fuzzy or number criteria.
+ */
+export const BUILD_CONDITION: LanguageDefinition = {
+  name: 'buildCondition',
+  noun: 'condition',
+  bareOperators: [
+    'always',
+    'never',
+    ...['successful', 'failed', 'cancelled', 'timed out'].flatMap((status) => [status, `previous is ${status}`]),
+  ],
+  valueOperators: ['on branch'],
+  unaryFieldOperators: ['is empty'],
+  fields: fields(CONTAINS, ['Log']),
+  sortFields: [],
+  numberCriteria: false,
+  fuzzyCriteria: false,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: { operators: ['is', 'is empty'], sortable: false, anyName: true },
+};
+
+/** The five entity query languages by name. */
 export const QUERY_LANGUAGES = {
   projects: PROJECT_QUERY,
   pulls: PULL_REQUEST_QUERY,
@@ -288,5 +351,5 @@ export const QUERY_LANGUAGES = {
   codeComments: CODE_COMMENT_QUERY,
 } as const satisfies Record<string, LanguageDefinition>;
 
-/** Name of one of the five built-in languages. */
+/** Name of one of the five built-in entity query languages. */
 export type QueryLanguage = keyof typeof QUERY_LANGUAGES;

@@ -52,7 +52,7 @@ function isGrammarError(error: unknown): error is GrammarSyntaxError {
 }
 
 /**
- * Parses a query of one language into its AST:
+ * Parses a query of one language (see languages.ts) into its AST:
  * `parseQuery('pulls', 'open and "Target Branch" is "main" order by "Number" desc')` →
  * `{ criteria: { kind: 'and', left: { kind: 'operator', operator: 'open', value: null, column: 1 },
  * right: { kind: 'field', field: 'Target Branch', operator: 'is', value: 'main', column: 10 } },
@@ -66,14 +66,17 @@ function isGrammarError(error: unknown): error is GrammarSyntaxError {
  * Dates and integers of date and count fields are checked (not converted) here.
  *
  * Implements reference/projects.md §4, pulls.md §6, builds.md §7,
- * comments-issues.md §1.3 and §6.4.
+ * comments-issues.md §1.3 and §6.4, and OneDev's job match language (JOB_MATCH).
  *
  * @param language a built-in language name or a definition
  * @throws QuerySyntaxError (400) `Unexpected 'xyz' at column 17`, `Unexpected end of query
  *   at column N`, `Unterminated quoted string at column N`, `Empty quoted string at column N`,
  *   `Field not found: X`, `Field 'X' is not applicable for operator 'y'`,
  *   `Can not order by field: X`, `Unrecognized date: X`, `Invalid integer for field 'X': y`,
- *   `Query is nested too deeply`.
+ *   `Query is nested too deeply`; a language's `noun` replaces `query` in these
+ *   (`Unexpected end of job match at column N`). In a language without sort fields,
+ *   `order by` is refused as `Unexpected 'order' at column N`; likewise fuzzy and number
+ *   criteria where the language has none.
  */
 export function parseQuery(
   language: QueryLanguage | LanguageDefinition,
@@ -82,29 +85,41 @@ export function parseQuery(
 ): ParsedQuery {
   const definition = typeof language === 'string' ? QUERY_LANGUAGES[language] : language;
   const compiledLanguage = compiled(definition, options.extraFields ?? []);
-  const raw = parseWithGrammar(text, 'Query') as RawQuery;
-  return validateQuery(raw, compiledLanguage, text, options.now ?? new Date());
+  const noun = definition.noun ?? 'query';
+  const raw = parseWithGrammar(text, 'Query', noun) as RawQuery;
+  try {
+    return validateQuery(raw, compiledLanguage, text, options.now ?? new Date());
+  } catch (error) {
+    // a long `a or b or …` chain is a left-deep tree the grammar reads in a loop but the check walks recursively
+    if (error instanceof RangeError && /call stack/i.test(error.message)) throw nestedTooDeeply(noun);
+    throw error;
+  }
+}
+
+function nestedTooDeeply(noun: string): QuerySyntaxError {
+  return new QuerySyntaxError(`${noun.charAt(0).toUpperCase()}${noun.slice(1)} is nested too deeply`);
 }
 
 /**
  * Runs the generated parser of query.peggy from one start rule and returns the grammar's raw
- * result (shapes are the rule's; see query.peggy).
+ * result (shapes are the rule's; see query.peggy). `noun` names the text in messages
+ * (`query`, `job match`).
  *
  * @throws QuerySyntaxError (400) `Unexpected 'xyz' at column 17`, `Unexpected end of query at
  *   column N`, messages raised by the grammar itself with their column (`Unterminated quoted
  *   string at column N`), `Query is nested too deeply`.
  */
-export function parseWithGrammar(text: string, startRule: GrammarStartRule): unknown {
+export function parseWithGrammar(text: string, startRule: GrammarStartRule, noun = 'query'): unknown {
   try {
     return grammar.parse(text, { startRule });
   } catch (error) {
-    if (error instanceof RangeError) throw new QuerySyntaxError('Query is nested too deeply');
+    if (error instanceof RangeError) throw nestedTooDeeply(noun);
     if (!isGrammarError(error)) throw error;
     const offset = error.location.start.offset;
     if (error.expected === null) {
       // A message raised by the grammar itself (unterminated or empty string or fuzzy text).
       throw new QuerySyntaxError(`${error.message} at column ${offset + 1}`, offset + 1);
     }
-    unexpectedAt(text, offset);
+    unexpectedAt(text, offset, noun);
   }
 }

@@ -255,7 +255,7 @@ function peg$parse(input, options) {
   const peg$e41 = peg$classExpectation(["(", ")", "\\"], true, false, false);
   const peg$e42 = peg$classExpectation([["a", "z"], ["0", "9"], "_", "-"], false, true, false);
 
-  function peg$f0(criteria, orders) {    return { criteria: criteria ?? null, orders: orders ?? [] };  }
+  function peg$f0(criteria, orders) {    return { criteria: criteria ?? null, orders: orders?.items ?? [], orderOffset: orders?.offset ?? null };  }
   function peg$f1(head, tail) {    return tail.reduce((left, right) => ({ type: 'or', left, right }), head);  }
   function peg$f2(head, tail) {    return tail.reduce((left, right) => ({ type: 'and', left, right }), head);  }
   function peg$f3(operand) {    return { type: 'not', operand, offset: offset() };  }
@@ -274,7 +274,7 @@ function peg$parse(input, options) {
   function peg$f16(operator, value) {    return { type: 'operator', operator, value: value ?? null, offset: offset() };  }
   function peg$f17(head, tail) {    return [head, ...tail];  }
   function peg$f18(word) {    return { text: word, offset: offset() };  }
-  function peg$f19(head, tail) {    return [head, ...tail];  }
+  function peg$f19(head, tail) {    return { items: [head, ...tail], offset: offset() };  }
   function peg$f20(field, direction) {    return { field, direction: direction ?? 'asc' };  }
   function peg$f21(word) {    return word.toLowerCase();  }
   function peg$f22() {    error('Empty quoted string');  }

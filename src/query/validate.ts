@@ -35,6 +35,8 @@ export interface RawTarget {
 export interface RawQuery {
   criteria: RawCriteria | null;
   orders: { field: RawToken; direction: 'asc' | 'desc' }[];
+  /** Offset of the `order` keyword; null without `order by`. */
+  orderOffset: number | null;
 }
 
 /** A language definition prepared for lookups. */
@@ -123,12 +125,12 @@ function tokenAt(text: string, offset: number): RawToken | null {
 
 /**
  * Throws `Unexpected '<token>' at column N` for the token at `offset`, or
- * `Unexpected end of query at column N` when only whitespace is left.
+ * `Unexpected end of <noun> at column N` when only whitespace is left.
  */
-export function unexpectedAt(text: string, offset: number): never {
+export function unexpectedAt(text: string, offset: number, noun = 'query'): never {
   const token = tokenAt(text, offset);
   if (token === null) {
-    throw new QuerySyntaxError(`Unexpected end of query at column ${text.length + 1}`, text.length + 1);
+    throw new QuerySyntaxError(`Unexpected end of ${noun} at column ${text.length + 1}`, text.length + 1);
   }
   throw new QuerySyntaxError(`Unexpected '${token.text}' at column ${token.offset + 1}`, token.offset + 1);
 }
@@ -154,6 +156,10 @@ class Validator {
     private readonly now: Date,
   ) {}
 
+  private unexpected(offset: number): never {
+    unexpectedAt(this.text, offset, this.language.definition.noun);
+  }
+
   /** Rejects a phrase that is no operator, at the first word that does not fit. */
   private strayPhrase(words: RawToken[], phrases: string[][], next: RawToken | null): never {
     const index = firstStrayWord(
@@ -161,8 +167,8 @@ class Validator {
       phrases,
     );
     const stray = words[index];
-    if (stray !== undefined) unexpectedAt(this.text, stray.offset);
-    unexpectedAt(this.text, next?.offset ?? endOf(words[words.length - 1] as RawToken));
+    if (stray !== undefined) this.unexpected(stray.offset);
+    this.unexpected(next?.offset ?? endOf(words[words.length - 1] as RawToken));
   }
 
   criteria(raw: RawCriteria): Criteria {
@@ -173,6 +179,7 @@ class Validator {
       case 'not':
         return { kind: 'not', operand: this.criteria(raw.operand) };
       case 'fuzzy':
+        if (this.language.definition.fuzzyCriteria === false) this.unexpected(raw.offset);
         return { kind: 'fuzzy', text: raw.text, column: raw.offset + 1 };
       case 'number':
         return this.number(raw);
@@ -188,7 +195,7 @@ class Validator {
   }
 
   private number(raw: Extract<RawCriteria, { type: 'number' }>): Criteria {
-    if (!this.language.definition.numberCriteria) unexpectedAt(this.text, raw.offset);
+    if (!this.language.definition.numberCriteria) this.unexpected(raw.offset);
     const number = Number(raw.digits);
     // numbers are integer columns (int32)
     if (!Number.isSafeInteger(number) || number > 2_147_483_647) {
@@ -202,7 +209,7 @@ class Validator {
     if (kinds.length === 0) this.strayPhrase(raw.words, this.language.criteriaPhrases, null);
     const target = (side: RawTarget) => {
       const type = side.kind.text.toLowerCase();
-      if (!kinds.includes(type)) unexpectedAt(this.text, side.kind.offset);
+      if (!kinds.includes(type)) this.unexpected(side.kind.offset);
       return { type, value: side.value.text };
     };
     return { kind: 'fixedBetween', from: target(raw.from), to: target(raw.to), column: raw.offset + 1 };
@@ -229,13 +236,15 @@ class Validator {
       return { kind: 'operator', operator, value: value?.text ?? null, column: raw.offset + 1 };
     }
     const lastWord = raw.operator[raw.operator.length - 1] as RawToken;
-    if (value !== null && bare.has(operator)) unexpectedAt(this.text, value.offset);
-    if (value === null && withValue.has(operator)) unexpectedAt(this.text, endOf(lastWord));
+    if (value !== null && bare.has(operator)) this.unexpected(value.offset);
+    if (value === null && withValue.has(operator)) this.unexpected(endOf(lastWord));
     this.strayPhrase(raw.operator, criteriaPhrases, value);
   }
 
   private field(raw: Extract<RawCriteria, { type: 'field' }>): Criteria {
-    const field = this.language.fields.get(raw.field.text.toLowerCase());
+    const policy = this.language.definition.extraFields;
+    const field = this.language.fields.get(raw.field.text.toLowerCase())
+      ?? (policy?.anyName === true ? { name: raw.field.text, operators: policy.operators } : undefined);
     const column = raw.offset + 1;
     if (field === undefined) {
       throw new QuerySyntaxError(`Field not found: ${raw.field.text}`, column);
@@ -250,10 +259,10 @@ class Validator {
     }
     const value = raw.value;
     if (this.language.unary.has(operator)) {
-      if (value !== null) unexpectedAt(this.text, value.offset);
+      if (value !== null) this.unexpected(value.offset);
       return { kind: 'field', field: field.name, operator, value: null, column };
     }
-    if (value === null) unexpectedAt(this.text, endOf(raw.operator[raw.operator.length - 1] as RawToken));
+    if (value === null) this.unexpected(endOf(raw.operator[raw.operator.length - 1] as RawToken));
     try {
       if (field.value === 'date') parseQueryDate(value.text, this.now);
       if (field.value === 'integer') parseIntegerValue(field.name, value.text);
@@ -264,7 +273,8 @@ class Validator {
     return { kind: 'field', field: field.name, operator, value: value.text, column };
   }
 
-  orders(raw: RawQuery['orders']): QueryOrder[] {
+  orders(raw: RawQuery['orders'], orderOffset: number | null): QueryOrder[] {
+    if (orderOffset !== null && this.language.sortFields.size === 0) this.unexpected(orderOffset);
     return raw.map(({ field, direction }) => {
       const name = this.language.sortFields.get(field.text.toLowerCase());
       if (name === undefined) {
@@ -279,12 +289,14 @@ class Validator {
  * Turns the grammar's raw tree into the public AST, checked against `language`.
  * `text` is the query (for error tokens), `now` the reference time for relative dates.
  *
- * @throws QuerySyntaxError for unknown operators, fields, sort fields and unreadable values.
+ * @throws QuerySyntaxError for unknown operators, fields, sort fields and unreadable values,
+ *   and for forms the language does not have (`Unexpected 'order' at column N` in a language
+ *   without sort fields, fuzzy and number criteria, `fixed between`, `any … matching`).
  */
 export function validateQuery(raw: RawQuery, language: CompiledLanguage, text: string, now: Date): ParsedQuery {
   const validator = new Validator(language, text, now);
   return {
     criteria: raw.criteria === null ? null : validator.criteria(raw.criteria),
-    orders: validator.orders(raw.orders),
+    orders: validator.orders(raw.orders, raw.orderOffset),
   };
 }

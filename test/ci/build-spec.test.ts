@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BuildSpecError, parseBuildSpec } from '../../src/ci/build-spec.js';
 import { evaluateCondition, parseCondition } from '../../src/ci/conditions.js';
+import { QuerySyntaxError } from '../../src/query/index.js';
 
 /** Spec in the shape of the reference example (OneDev's own CI/Release jobs), shell-executor form. */
 const REFERENCE_SPEC = `
@@ -280,5 +281,50 @@ describe('conditions', () => {
   it('says where a condition is malformed', () => {
     expect(() => parseCondition('successful or or failed', 'action')).toThrow("Unexpected 'or' at column 15");
     expect(() => parseCondition('"Log" contains', 'action')).toThrow('Unexpected end of condition');
+  });
+
+  it.each([
+    ['"Log" contains', 'Unexpected end of condition at column 15'],
+    ['successful and', 'Unexpected end of condition at column 15'],
+    ['sometimes', "Unexpected 'sometimes' at column 1"],
+    ['previous is', 'Unexpected end of condition at column 12'],
+    ['previous is done', "Unexpected 'done' at column 13"],
+    ['always "x"', `Unexpected '"x"' at column 8`],
+    ['on branch main', "Unexpected 'main' at column 11"],
+    ['not failed', "Unexpected 'not' at column 1"],
+    ['"env" is "prod', 'Unterminated quoted string at column 10'],
+    ['"Other" contains "x"', "Field 'Other' is not applicable for operator 'contains'"],
+    ['"env" is "x" order by "env"', "Unexpected 'order' at column 14"],
+    ['~x~', "Unexpected '~x~' at column 1"],
+    ['', 'Condition is empty'],
+  ])('%j → %s', (text, message) => {
+    expect(() => parseCondition(text, 'action')).toThrow(QuerySyntaxError);
+    expect(() => parseCondition(text, 'action')).toThrow(message);
+  });
+
+  it('reads keywords in any case, params by any name as written, and long chains', () => {
+    expect(parseCondition('SUCCESSFUL\tAND  on Branch "main" or Previous IS timed\nout', 'action')).toEqual({
+      type: 'or',
+      operands: [
+        { type: 'and', operands: [{ type: 'status', status: 'SUCCESSFUL' }, { type: 'onBranch', branch: 'main' }] },
+        { type: 'previous', status: 'TIMED_OUT' },
+      ],
+    });
+    expect(parseCondition('"Build Flavor" is "a\\"b" and "EMPTY" is empty', 'retry')).toEqual({
+      type: 'and',
+      operands: [{ type: 'paramIs', param: 'Build Flavor', value: 'a"b' }, { type: 'paramIsEmpty', param: 'EMPTY' }],
+    });
+    const long = parseCondition([...Array(4_000).fill('"Log" contains "x"'), 'on branch "main"'].join(' or '), 'action');
+    expect(evaluateCondition(long, { branch: 'main' })).toBe(true);
+    expect(evaluateCondition(long, { branch: 'dev' })).toBe(false);
+    expect(() => parseCondition(Array(50_000).fill('always').join(' or '), 'action')).toThrow('Condition is nested too deeply');
+  });
+
+  it('allows only always, never, "Log" contains and param criteria in a retry condition', () => {
+    expect(parseCondition('"Log" contains "flaky" or always and not(never)', 'retry')).toMatchObject({ type: 'or' });
+    for (const [text, criterion] of [['successful', 'successful'], ['previous is failed', 'previous is failed'], ['never or on branch "x"', 'on branch']]) {
+      expect(() => parseCondition(text, 'retry')).toThrow(`Criterion '${criterion}' at column ${text.indexOf(criterion) + 1} is not applicable to a retry condition`);
+      expect(() => parseCondition(text, 'action')).not.toThrow();
+    }
   });
 });

@@ -154,6 +154,12 @@ describe('syntax errors', () => {
     expect(() => parseQuery('pulls', deep)).toThrow('Query is nested too deeply');
   });
 
+  it('refuses a flat chain too long for the check with a 400, not a stack overflow', () => {
+    const chain = Array.from({ length: 50_000 }, () => 'open').join(' or ');
+    expect(() => parseQuery('pulls', chain)).toThrow(QuerySyntaxError);
+    expect(() => parseQuery('pulls', chain)).toThrow('Query is nested too deeply');
+  });
+
   it('parses long flat queries', () => {
     const long = Array.from({ length: 2000 }, (_, i) => `"Title" contains "w${i}"`).join(' or ');
     const result = parseQuery('pulls', long);
@@ -201,6 +207,28 @@ describe('custom language definitions', () => {
 
   it('and / or / order by end an operator phrase', () => {
     expect(parseQuery(definition, 'open and shut').criteria).toEqual({ kind: 'and', left: op('open', 1), right: op('shut', 10) });
+  });
+
+  it('a language without sort fields has no order by; one may refuse fuzzy text and name its texts', () => {
+    const bare: LanguageDefinition = { ...definition, name: 'switches', noun: 'switch rule', sortFields: [], fuzzyCriteria: false };
+    expect(parseQuery(definition, 'open order by "Owner"').orders).toEqual([{ field: 'Owner', direction: 'asc' }]);
+    expect(() => parseQuery(bare, 'open order by "Owner"')).toThrow("Unexpected 'order' at column 6");
+    expect(parseQuery(definition, 'open or ~x~').criteria).toMatchObject({ right: { kind: 'fuzzy', text: 'x' } });
+    expect(() => parseQuery(bare, 'open or ~x~')).toThrow("Unexpected '~x~' at column 9");
+    expect(() => parseQuery(bare, 'open or')).toThrow('Unexpected end of switch rule at column 8');
+    expect(() => parseQuery(definition, 'open or')).toThrow('Unexpected end of query at column 8');
+    expect(() => parseQuery(bare, `${'('.repeat(20_000)}open${')'.repeat(20_000)}`)).toThrow('Switch rule is nested too deeply');
+  });
+
+  it('a language may take fields by any name, as written, with its extra-field operators', () => {
+    const open: LanguageDefinition = { ...definition, extraFields: { operators: ['is'], sortable: false, anyName: true } };
+    expect(parseQuery(open, '"Build Flavor" is "x" or "owner" is "y"').criteria).toEqual({
+      kind: 'or',
+      left: { kind: 'field', field: 'Build Flavor', operator: 'is', value: 'x', column: 1 },
+      right: { kind: 'field', field: 'Owner', operator: 'is', value: 'y', column: 26 },
+    });
+    expect(() => parseQuery(open, '"Build Flavor" is empty')).toThrow("Field 'Build Flavor' is not applicable for operator 'is empty'");
+    expect(() => parseQuery(definition, '"Build Flavor" is "x"')).toThrow('Field not found: Build Flavor');
   });
 
   it('checks values with the fixed now', () => {

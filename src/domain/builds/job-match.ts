@@ -1,166 +1,66 @@
 /**
  * OneDev 8.6's job match language, as used by a job secret's `authorization` (reference/projects.md
  * §3 `buildSetting.jobSecrets`; OneDev `io.onedev.server.job.match.JobMatch`, grammar JobMatch.g4):
- *
- * ```
- * match     := or
- * or        := and ("or" and)*
- * and       := unary ("and" unary)*
- * unary     := "not" "(" or ")" | "(" or ")" | criterion
- * criterion := "on" "branch" QUOTED               -- a path wildcard over branch names
- *            | "submitted" "by" "user" QUOTED     -- a login name
- *            | "submitted" "by" "group" QUOTED    -- a group name
- *            | QUOTED "is" QUOTED                 -- only "Project" is <path wildcard>
- * QUOTED    := '"' (char | '\' char)+ '"'
- * ```
- * Keywords are case-insensitive (CONTRACT §6 leniency); `and` binds tighter than `or`. OneDev's
- * `"Job" is` criterion is refused here as OneDev refuses it for secrets.
+ * `on branch "main" or submitted by group "release"`, `"Project" is "a/**"`, `not(...)`,
+ * parentheses. The language is defined as data (JOB_MATCH in src/query/languages.ts) and read
+ * by the shared query parser (`parseQuery`); this module turns the parsed criteria into a
+ * {@link JobMatch} and evaluates it.
  */
 import { matchPath } from '../../ci/patterns.js';
+import { chainOperands, JOB_MATCH, parseQuery, QuerySyntaxError, type Criteria } from '../../query/index.js';
 
-/** A parsed job match. */
+/**
+ * A parsed job match. A chain `a or b or c` is one `or` with three operands, so the depth of the
+ * tree is that of the parentheses and `not`s, whatever the length of a chain.
+ */
 export type JobMatch =
   | { readonly type: 'onBranch'; readonly branch: string }
   | { readonly type: 'user' | 'group'; readonly name: string }
   | { readonly type: 'project'; readonly path: string }
-  | { readonly type: 'and' | 'or'; readonly left: JobMatch; readonly right: JobMatch }
+  | { readonly type: 'and' | 'or'; readonly operands: readonly JobMatch[] }
   | { readonly type: 'not'; readonly operand: JobMatch };
 
-/** Thrown for a malformed job match; the message says what and where (1-based column). */
-export class JobMatchSyntaxError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'JobMatchSyntaxError';
-  }
-}
-
-type Token = { kind: 'word' | 'quoted' | 'lparen' | 'rparen'; text: string; column: number };
-
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < source.length) {
-    const c = source[i];
-    if (/\s/.test(c)) {
-      i++;
-    } else if (c === '(' || c === ')') {
-      tokens.push({ kind: c === '(' ? 'lparen' : 'rparen', text: c, column: i + 1 });
-      i++;
-    } else if (c === '"') {
-      const start = i++;
-      let text = '';
-      let closed = false;
-      while (i < source.length) {
-        if (source[i] === '\\' && i + 1 < source.length) {
-          text += source[i + 1];
-          i += 2;
-        } else if (source[i] === '"') {
-          closed = true;
-          i++;
-          break;
-        } else {
-          text += source[i++];
-        }
+function toJobMatch(criteria: Criteria): JobMatch {
+  switch (criteria.kind) {
+    case 'and':
+    case 'or':
+      return { type: criteria.kind, operands: chainOperands(criteria).map(toJobMatch) };
+    case 'not':
+      return { type: 'not', operand: toJobMatch(criteria.operand) };
+    case 'operator':
+      if (criteria.value !== null) {
+        if (criteria.operator === 'on branch') return { type: 'onBranch', branch: criteria.value };
+        if (criteria.operator === 'submitted by user') return { type: 'user', name: criteria.value };
+        if (criteria.operator === 'submitted by group') return { type: 'group', name: criteria.value };
       }
-      if (!closed) throw new JobMatchSyntaxError(`Unterminated quote at column ${start + 1}`);
-      if (text === '') throw new JobMatchSyntaxError(`Empty quoted value at column ${start + 1}`);
-      tokens.push({ kind: 'quoted', text, column: start + 1 });
-    } else {
-      const start = i;
-      while (i < source.length && !/[\s()"]/.test(source[i])) i++;
-      tokens.push({ kind: 'word', text: source.slice(start, i), column: start + 1 });
-    }
+      break;
+    case 'field':
+      if (criteria.value !== null) {
+        if (criteria.field === 'Project') return { type: 'project', path: criteria.value };
+        // part of the language, but OneDev refuses job criteria in a job secret's authorization
+        if (criteria.field === 'Job') throw new QuerySyntaxError('Job criteria is not supported here', criteria.column);
+      }
+      break;
   }
-  return tokens;
+  // JOB_MATCH admits no other criterion, so parseQuery never returns one
+  throw new Error(`Job match criterion out of JOB_MATCH: ${JSON.stringify(criteria)}`);
 }
 
 /**
- * Parses a job match such as `on branch "main" or submitted by group "release"`.
+ * Parses a job secret's job match such as `on branch "main" or submitted by group "release"`
+ * with the shared query parser (`parseQuery` with JOB_MATCH). Keywords are case-insensitive
+ * (CONTRACT §6 leniency), `and` binds tighter than `or`; there is no `order by`.
  *
- * @throws JobMatchSyntaxError with `Unexpected 'x' at column N` style messages, `Invalid field: X`
- *   for a field other than "Project", `Job criteria is not supported here` for "Job".
+ * @throws QuerySyntaxError (400) saying what and where: `Unexpected 'main' at column 11`,
+ *   `Unexpected end of job match at column N`, `Unterminated quoted string at column N`,
+ *   `Field not found: X` for a field other than "Project" and "Job", `Unexpected 'order' at
+ *   column N` for an `order by`, `Job match is empty` for a blank text, and `Job criteria is not
+ *   supported here` for `"Job" is`, which OneDev refuses in a secret's authorization.
  */
 export function parseJobMatch(source: string): JobMatch {
-  const tokens = tokenize(source);
-  let pos = 0;
-  const peek = (): Token | undefined => tokens[pos];
-  const isWord = (t: Token | undefined, w: string): boolean => t?.kind === 'word' && t.text.toLowerCase() === w;
-  const unexpected = (t: Token | undefined): never => {
-    if (!t) throw new JobMatchSyntaxError(`Unexpected end of job match '${source}'`);
-    throw new JobMatchSyntaxError(`Unexpected '${t.text}' at column ${t.column}`);
-  };
-  const expectWord = (w: string): void => {
-    if (!isWord(peek(), w)) unexpected(peek());
-    pos++;
-  };
-  const expectKind = (kind: Token['kind']): Token => {
-    const t = peek();
-    if (t?.kind !== kind) return unexpected(t);
-    pos++;
-    return t;
-  };
-
-  const criterion = (): JobMatch => {
-    const t = peek();
-    if (isWord(t, 'on')) {
-      pos++;
-      expectWord('branch');
-      return { type: 'onBranch', branch: expectKind('quoted').text };
-    }
-    if (isWord(t, 'submitted')) {
-      pos++;
-      expectWord('by');
-      const kind = peek();
-      if (!isWord(kind, 'user') && !isWord(kind, 'group')) return unexpected(kind);
-      pos++;
-      return { type: kind!.text.toLowerCase() as 'user' | 'group', name: expectKind('quoted').text };
-    }
-    if (t?.kind === 'quoted') {
-      pos++;
-      expectWord('is');
-      const value = expectKind('quoted').text;
-      if (t.text === 'Project') return { type: 'project', path: value };
-      if (t.text === 'Job') throw new JobMatchSyntaxError('Job criteria is not supported here');
-      throw new JobMatchSyntaxError(`Invalid field: ${t.text}`);
-    }
-    return unexpected(t);
-  };
-  const unary = (): JobMatch => {
-    if (isWord(peek(), 'not')) {
-      pos++;
-      expectKind('lparen');
-      const operand = or();
-      expectKind('rparen');
-      return { type: 'not', operand };
-    }
-    if (peek()?.kind === 'lparen') {
-      pos++;
-      const inner = or();
-      expectKind('rparen');
-      return inner;
-    }
-    return criterion();
-  };
-  const and = (): JobMatch => {
-    let left = unary();
-    while (isWord(peek(), 'and')) {
-      pos++;
-      left = { type: 'and', left, right: unary() };
-    }
-    return left;
-  };
-  const or = (): JobMatch => {
-    let left = and();
-    while (isWord(peek(), 'or')) {
-      pos++;
-      left = { type: 'or', left, right: and() };
-    }
-    return left;
-  };
-
-  const match = or();
-  if (pos < tokens.length) unexpected(peek());
-  return match;
+  const { criteria } = parseQuery(JOB_MATCH, source);
+  if (criteria === null) throw new QuerySyntaxError('Job match is empty', 1);
+  return toJobMatch(criteria);
 }
 
 /** The users and groups a job match names, for checking that they exist. */
@@ -170,10 +70,8 @@ export function namesIn(match: JobMatch): { users: string[]; groups: string[] } 
   const walk = (m: JobMatch): void => {
     if (m.type === 'user') users.push(m.name);
     else if (m.type === 'group') groups.push(m.name);
-    else if (m.type === 'and' || m.type === 'or') {
-      walk(m.left);
-      walk(m.right);
-    } else if (m.type === 'not') walk(m.operand);
+    else if (m.type === 'and' || m.type === 'or') m.operands.forEach(walk);
+    else if (m.type === 'not') walk(m.operand);
   };
   walk(match);
   return { users, groups };
@@ -206,9 +104,9 @@ export function jobMatches(match: JobMatch, subject: JobMatchSubject): boolean {
     case 'project':
       return matchPath(match.path, subject.projectPath);
     case 'and':
-      return jobMatches(match.left, subject) && jobMatches(match.right, subject);
+      return match.operands.every((m) => jobMatches(m, subject));
     case 'or':
-      return jobMatches(match.left, subject) || jobMatches(match.right, subject);
+      return match.operands.some((m) => jobMatches(m, subject));
     case 'not':
       return !jobMatches(match.operand, subject);
   }

@@ -14,10 +14,11 @@ import { BadRequest, Unauthorized } from '../../errors.js';
 import { isAncestor } from '../../git/merge.js';
 import { branchesContaining } from '../../git/files.js';
 import { refHead } from '../../git/refs.js';
+import { QuerySyntaxError } from '../../query/index.js';
 import { actorOfUser } from '../auth/authenticate.js';
 import { withActor, type Context } from '../context.js';
 import { ancestorPaths, projectPermissions } from '../permissions.js';
-import { jobMatches, JobMatchSyntaxError, namesIn, parseJobMatch, type JobMatch } from './job-match.js';
+import { jobMatches, namesIn, parseJobMatch, type JobMatch } from './job-match.js';
 import { decryptSecret, encryptSecret, isEncryptedSecret } from './secret-encryption.js';
 
 interface StoredSecret {
@@ -322,7 +323,7 @@ export async function validateJobSecrets(db: Db, setting: Record<string, unknown
       try {
         match = parseJobMatch(authorization);
       } catch (e) {
-        if (!(e instanceof JobMatchSyntaxError)) throw e;
+        if (!(e instanceof QuerySyntaxError)) throw e;
         throw new BadRequest(`${where}.authorization: ${e.message}`);
       }
       const { users, groups } = namesIn(match);
