@@ -11,6 +11,11 @@
  * - a segment longer than 255 bytes (the file name limit of common file systems) → BadRequest;
  * - symbolic links are followed only while they stay inside the root; one pointing outside →
  *   BadRequest.
+ *
+ * The artifacts directory lies in the private data dir and belongs to the server: no job can
+ * reach it (its files arrive through the API or are copied from a workspace by
+ * src/ci/publish-artifacts.ts), so the root-side file operations here never touch a path a job
+ * can write (CONTRACT §11).
  */
 import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';

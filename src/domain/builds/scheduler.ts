@@ -234,6 +234,7 @@ export class BuildScheduler {
     const request = build.requestId === null ? null
       : await this.ctx.db.selectFrom('pullRequests').select('number').where('id', '=', build.requestId).executeTakeFirst();
     const jobDir = path.join(config.jobsDir, `${build.id}-${randomUUID()}`);
+    // the build's directory (log, artifacts) lies in the private data dir, out of any job's reach
     await mkdir(buildDir(config, build), { recursive: true });
     await this.ctx.db.updateTable('builds').set({ jobWorkspace: jobDir }).where('id', '=', build.id).execute();
     const log = createWriteStream(logPath(config, build), { flags: 'a' });
@@ -246,7 +247,11 @@ export class BuildScheduler {
       const deps = await this.ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
         .select(['builds.projectId', 'builds.number', 'builds.jobName', 'buildDependences.artifacts', 'buildDependences.destinationPath'])
         .where('buildDependences.dependentId', '=', build.id).execute();
-      /** Retrieves the artifacts of dependency jobs into the workspace, before any step ran. */
+      /**
+       * Retrieves the artifacts of dependency jobs into the workspace. Safe: runJob calls it
+       * before any step ran, while the server alone has touched the workspace, and hands what it
+       * made to the job's uid afterwards (src/ci/job-directory.ts rule 3).
+       */
       const prepare = async (workspace: string): Promise<void> => {
         for (const dep of deps) {
           if (dep.artifacts === null) continue;

@@ -1,7 +1,8 @@
 /**
  * Where a build's files live (ARCHITECTURE.md "Data layout"): `<data dir>/builds/<projectId>/<number>/`
  * holds `build.log` and `artifacts/`; a running job's directory is `<jobs dir>/<buildId>-<uuid>/`
- * (src/ci/job-directory.ts).
+ * (src/ci/job-directory.ts). Everything here lies in the private data dir, which no job can
+ * reach: its file operations never touch a path a job can write (CONTRACT §11).
  */
 import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
