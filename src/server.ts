@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { prepareJobsDir } from './ci/job-directory.js';
 import { planSandbox, SANDBOX_OFF_WARNING } from './ci/sandbox.js';
 import type { Config } from './config.js';
 import { GIT_HOME_DIR, makeDataDirPrivate } from './data-dir.js';
@@ -74,6 +75,10 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     if (sandbox.kind === 'off') app.log.warn(SANDBOX_OFF_WARNING);
     else if (sandbox.kind === 'unavailable') app.log.warn(`${sandbox.message}: builds fail until it is installed (or GITLOOM_JOB_SANDBOX=off)`);
     else app.log.info(sandbox.description);
+    if (sandbox.kind !== 'unavailable') {
+      const jobsDir = await prepareJobsDir(config.jobsDir, sandbox.kind === 'sandbox').catch((e: Error) => e);
+      if (jobsDir instanceof Error) app.log.warn(`${jobsDir.message}: builds fail until it is fixed`);
+    }
     const logger = app.log;
     configureGit({ onSlowCommand: (args, ms) => logger.warn({ git: args.map(redactUrl), ms }, 'slow git command') });
     registerEventHandlers(services);

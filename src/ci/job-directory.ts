@@ -58,33 +58,43 @@ export class UnsafePathError extends Error {
 }
 
 /**
+ * Creates the jobs dir when missing (0711, as its missing parents) and checks the path to it:
+ * every ancestor must belong to root or to this process and be writable by nobody else (unless
+ * sticky, as `/tmp`), so that no other user can swap a directory of the path; when `jobUids` is
+ * set, every ancestor must also let other users search it, or a job's uid could not reach its
+ * workspace. Returns the jobs dir's real path.
+ *
+ * @throws Error naming the directory at fault (and `GITLOOM_JOB_DIR`), or a file-system error.
+ */
+export async function prepareJobsDir(jobsDir: string, jobUids: boolean): Promise<string> {
+  const created = await mkdir(jobsDir, { recursive: true, mode: 0o711 });
+  // the process umask (0077) strips the search bits of what mkdir created
+  if (created) for (let p = jobsDir; p.startsWith(created); p = path.dirname(p)) await chmod(p, 0o711);
+  const real = await realpath(jobsDir);
+  const self = process.getuid?.() ?? 0;
+  for (let p = real; ; p = path.dirname(p)) {
+    const stat = await lstat(p);
+    const mode = (stat.mode & 0o7777).toString(8).padStart(4, '0');
+    if ((stat.uid !== 0 && stat.uid !== self) || ((stat.mode & 0o022) !== 0 && (stat.mode & 0o1000) === 0)) {
+      throw new Error(`Job directory ${real} is unsafe: ${p} (owner ${stat.uid}, mode ${mode}) could be changed by another user; set GITLOOM_JOB_DIR`);
+    }
+    if (jobUids && (stat.mode & 0o001) === 0) {
+      throw new Error(`Job directory ${real} is not reachable by job uids: ${p} has mode ${mode}; set GITLOOM_JOB_DIR to a directory other users can search`);
+    }
+    if (p === path.dirname(p)) break;
+  }
+  return real;
+}
+
+/**
  * Creates the job directory `root` with its `workspace/`, `home/` and `server/` (0700 root;
- * `root` itself 0711), refusing an existing `root`. Missing parents (the jobs dir) are created
- * 0711. Every ancestor must belong to root or to this process and be writable by nobody else
- * (unless sticky, as `/tmp`), so that no other user can swap a directory of the path; when
- * `jobUids` is set, every ancestor must also let other users search it, or a job's uid could not
- * reach its workspace.
+ * `root` itself 0711), refusing an existing `root`; its parent, the jobs dir, is prepared and
+ * checked by {@link prepareJobsDir}.
  *
  * @throws Error naming the directory at fault, or a file-system error.
  */
 export async function createJobDirectory(root: string, jobUids: boolean): Promise<JobDirectory> {
-  const created = await mkdir(path.dirname(root), { recursive: true, mode: 0o711 });
-  // the process umask (0077) strips the search bits of what mkdir created
-  if (created) for (let p = path.dirname(root); p.startsWith(created); p = path.dirname(p)) await chmod(p, 0o711);
-  const parent = await realpath(path.dirname(root));
-  const dir = jobDirectory(path.join(parent, path.basename(root)));
-  const self = process.getuid?.() ?? 0;
-  for (let p = parent; ; p = path.dirname(p)) {
-    const stat = await lstat(p);
-    const mode = (stat.mode & 0o7777).toString(8).padStart(4, '0');
-    if ((stat.uid !== 0 && stat.uid !== self) || ((stat.mode & 0o022) !== 0 && (stat.mode & 0o1000) === 0)) {
-      throw new Error(`Job directory ${parent} is unsafe: ${p} (owner ${stat.uid}, mode ${mode}) could be changed by another user; set GITLOOM_JOB_DIR`);
-    }
-    if (jobUids && (stat.mode & 0o001) === 0) {
-      throw new Error(`Job directory ${parent} is not reachable by job uids: ${p} has mode ${mode}; set GITLOOM_JOB_DIR to a directory other users can search`);
-    }
-    if (p === path.dirname(p)) break;
-  }
+  const dir = jobDirectory(path.join(await prepareJobsDir(path.dirname(root), jobUids), path.basename(root)));
   await mkdir(dir.root, { mode: 0o700 });
   await chmod(dir.root, 0o711);
   for (const d of [dir.workspace, dir.home, dir.server]) await mkdir(d, { mode: 0o700 });
