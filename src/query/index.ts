@@ -1,7 +1,8 @@
 /**
  * The query-language front end: OneDev's five query languages (reference/projects.md §4,
  * pulls.md §6, builds.md §7, comments-issues.md §1.3 and §6.4) parsed to one AST, plus the
- * date, integer and wildcard helpers their SQL compilers need.
+ * date, integer and wildcard helpers their SQL compilers need, and the one compiler of
+ * user-supplied regular expressions (./user-patterns.ts).
  */
 export type * from './ast.js';
 export { QuerySyntaxError } from './errors.js';
@@ -29,3 +30,13 @@ export {
   wildcardToLike,
   wildcardToRegExp,
 } from './wildcards.js';
+export {
+  MAX_MATCH_COST,
+  MAX_PATTERN_LENGTH,
+  MAX_PROGRAM_SIZE,
+  UserPatternError,
+  checkPatternLength,
+  compileUserRegex,
+  type UserPatternProblem,
+  type UserRegex,
+} from './user-patterns.js';
