@@ -18,6 +18,7 @@
  * Retry conditions accept only `never`, `always`, `"Log" contains`, `"Param" is` and
  * `"Param" is empty` criteria (the build has not finished, so status tests make no sense).
  */
+import { MAX_PATTERN_LENGTH } from '../query/index.js';
 import { matchPath } from './patterns.js';
 
 /** Final build statuses a condition can test. */
@@ -95,7 +96,8 @@ const STATUS_WORDS: Record<string, FinalStatus> = {
  *
  * @param source condition text, e.g. `successful and on branch "main"`.
  * @param kind `action` (post-build action, all criteria) or `retry` (retry condition subset).
- * @throws ConditionSyntaxError with `Unexpected 'x' at column N` style messages.
+ * @throws ConditionSyntaxError with `Unexpected 'x' at column N` style messages, or for an
+ *   `on branch` pattern longer than 1,000 characters (CONTRACT §13).
  */
 export function parseCondition(source: string, kind: 'action' | 'retry'): Condition {
   const tokens = tokenize(source);
@@ -170,7 +172,9 @@ export function parseCondition(source: string, kind: 'action' | 'retry'): Condit
     } else if (w === 'on') {
       pos++;
       expectWord('branch');
-      c = { type: 'onBranch', branch: expectQuoted() };
+      const branch = expectQuoted();
+      if (branch.length > MAX_PATTERN_LENGTH) throw new ConditionSyntaxError(`Branch pattern is longer than ${MAX_PATTERN_LENGTH} characters (${branch.length})`);
+      c = { type: 'onBranch', branch };
     } else {
       c = { type: 'status', status: statusWord() };
     }

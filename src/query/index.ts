@@ -23,12 +23,13 @@ export {
 export { parseQuery, type ParseQueryOptions } from './parser.js';
 export {
   LIKE_ESCAPE,
+  antPathMatcher,
   antPathToLike,
-  antPathToRegExp,
   containsToLike,
   escapeLike,
+  wildcardMatcher,
   wildcardToLike,
-  wildcardToRegExp,
+  type TextMatcher,
 } from './wildcards.js';
 export {
   MAX_MATCH_COST,
