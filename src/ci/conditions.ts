@@ -10,7 +10,7 @@
  * Retry conditions accept only `never`, `always`, `"Log" contains`, `"Param" is` and
  * `"Param" is empty` criteria (the build has not finished, so status tests make no sense).
  */
-import { BUILD_CONDITION, chainOperands, parseQuery, QuerySyntaxError, type Criteria } from '../query/index.js';
+import { BUILD_CONDITION, chainOperands, MAX_PATTERN_LENGTH, parseQuery, QuerySyntaxError, type Criteria } from '../query/index.js';
 import { matchPath } from './patterns.js';
 
 /** Final build statuses a condition can test. */
@@ -50,6 +50,9 @@ function toCondition(criteria: Criteria, kind: 'action' | 'retry'): Condition {
     case 'not':
       return { type: 'not', operand: toCondition(criteria.operand, kind) };
     case 'operator': {
+      if (criteria.operator === 'on branch' && criteria.value !== null && criteria.value.length > MAX_PATTERN_LENGTH) {
+        throw new QuerySyntaxError(`Branch pattern is longer than ${MAX_PATTERN_LENGTH} characters (${criteria.value.length})`, criteria.column);
+      }
       const condition = operatorCondition(criteria.operator, criteria.value);
       if (kind === 'retry' && !RETRY_CRITERIA.includes(condition.type)) {
         throw new QuerySyntaxError(
@@ -88,8 +91,8 @@ function operatorCondition(operator: string, value: string | null): Condition {
  * @throws QuerySyntaxError saying what and where: `Unexpected 'x' at column N`, `Unexpected end
  *   of condition at column N`, `Unterminated quoted string at column N`, `Field 'X' is not
  *   applicable for operator 'contains'` (only "Log" contains), `Unexpected 'order' at column N`,
- *   `Condition is empty`, and `Criterion 'successful' at column N is not applicable to a retry
- *   condition`.
+ *   `Condition is empty`, `Criterion 'successful' at column N is not applicable to a retry
+ *   condition`, and `Branch pattern is longer than 1000 characters (N)` (CONTRACT §13).
  */
 export function parseCondition(source: string, kind: 'action' | 'retry'): Condition {
   const { criteria } = parseQuery(BUILD_CONDITION, source);

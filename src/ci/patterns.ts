@@ -9,10 +9,11 @@
  * - `**` as a whole segment matches zero or more path segments;
  * - a pattern ending in `/` means "everything below" (`dir/` = `dir/**`);
  * - a pattern may be double-quoted (to hold spaces or a leading `-`); `\` escapes the next character.
- * Matching is case-sensitive.
+ * Matching is case-sensitive, in linear time, and a pattern is at most 1,000 characters
+ * (CONTRACT §13).
  */
 import { LRUCache } from 'lru-cache';
-import { antPathToRegExp } from '../query/wildcards.js';
+import { antPathMatcher, MAX_PATTERN_LENGTH, type TextMatcher } from '../query/index.js';
 
 /** A parsed pattern set: `includes` and `excludes` (without the `-`). */
 export interface PatternSet {
@@ -20,7 +21,7 @@ export interface PatternSet {
   readonly excludes: readonly string[];
 }
 
-/** Thrown by {@link parsePatternSet} for an unterminated quote or a dangling escape. */
+/** Thrown by {@link parsePatternSet} for an unterminated quote, a dangling escape or a pattern too long. */
 export class PatternSyntaxError extends Error {
   constructor(message: string) {
     super(message);
@@ -33,7 +34,8 @@ export class PatternSyntaxError extends Error {
  *
  * @param text space-separated patterns (any whitespace separates); `-` prefix excludes.
  * @returns the includes and excludes, in order of appearance.
- * @throws PatternSyntaxError on an unterminated `"` or a trailing `\`.
+ * @throws PatternSyntaxError on an unterminated `"`, a trailing `\` or a pattern longer than
+ *   1,000 characters.
  */
 export function parsePatternSet(text: string): PatternSet {
   const includes: string[] = [];
@@ -83,6 +85,9 @@ export function parsePatternSet(text: string): PatternSet {
       }
     }
     if (value.length === 0) continue;
+    if (value.length > MAX_PATTERN_LENGTH) {
+      throw new PatternSyntaxError(`Malformed pattern set: a pattern is longer than ${MAX_PATTERN_LENGTH} characters (${value.length})`);
+    }
     (excluded ? excludes : includes).push(value);
   }
   return { includes, excludes };
@@ -114,23 +119,23 @@ export function matchesPatterns(patterns: string | null | undefined, value: stri
 }
 
 /** Compiled patterns by pattern text: a few hundred distinct patterns serve a whole server. */
-const compiled = new LRUCache<string, RegExp>({ max: 1000 });
+const compiled = new LRUCache<string, TextMatcher>({ max: 1000 });
 
 /**
  * Ant-style path wildcard match of one pattern against one path (see the module comment), by
- * the matcher of the query languages ({@link antPathToRegExp}) made case-sensitive. A leading
+ * the matcher of the query languages ({@link antPathMatcher}) made case-sensitive. A leading
  * `/` must agree between pattern and path; empty segments are ignored.
  *
  * @example matchPath('src/**\/*.ts', 'src/a/b.ts') === true
  */
 export function matchPath(pattern: string, path: string): boolean {
   if (pattern.startsWith('/') !== path.startsWith('/')) return false;
-  let regExp = compiled.get(pattern);
-  if (regExp === undefined) {
-    regExp = antPathToRegExp(segments(pattern.endsWith('/') ? `${pattern}**` : pattern), { ignoreCase: false });
-    compiled.set(pattern, regExp);
+  let matcher = compiled.get(pattern);
+  if (matcher === undefined) {
+    matcher = antPathMatcher(segments(pattern.endsWith('/') ? `${pattern}**` : pattern), { ignoreCase: false });
+    compiled.set(pattern, matcher);
   }
-  return regExp.test(segments(path));
+  return matcher.test(segments(path));
 }
 
 /** A path with its empty segments (leading, trailing, doubled `/`) dropped: `/a//b/` → `a/b`. */

@@ -3,6 +3,7 @@
  * supplies (`jobParams` of dependencies and `!RunJobAction`, `params` of triggers). Used by
  * src/ci/build-spec.ts; problems are collected, not thrown.
  */
+import { compileUserRegex, UserPatternError } from '../query/index.js';
 import { asMap, MapReader, Problems, type SpecNode } from './spec-reader.js';
 import type { ParamSpec, ParamSupply, ValuesProvider } from './spec-types.js';
 
@@ -18,6 +19,8 @@ function tagOf(node: SpecNode, where: string, problems: Problems): string | null
 
 /**
  * Reads one `paramSpecs` item (`!TextParam`, `!BooleanParam`, `!ChoiceParam`) with its default.
+ * A TextParam `pattern` must compile as a user regular expression (src/query/user-patterns.ts:
+ * RE2 syntax, at most 1,000 characters, bounded size), else a problem.
  *
  * @returns the spec, or null when it is unusable (problems recorded).
  */
@@ -37,9 +40,10 @@ export function readParamSpec(node: SpecNode, where: string, problems: Problems)
       const pattern = r.string('pattern');
       if (pattern !== null) {
         try {
-          new RegExp(pattern);
-        } catch {
-          problems.add(`${where} › pattern`, r.raw('pattern'), `invalid regular expression '${pattern}'`);
+          compileUserRegex(pattern);
+        } catch (error) {
+          if (!(error instanceof UserPatternError)) throw error;
+          problems.add(`${where} › pattern`, r.raw('pattern'), error.problem === 'invalid' ? `invalid regular expression '${pattern}'` : `regular expression ${error.reason}`);
         }
       }
       const dflt = specifiedDefault(r, where, problems);

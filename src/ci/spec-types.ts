@@ -89,7 +89,7 @@ export interface ParamSpec {
   readonly defaultValue: readonly string[] | null;
   /** Available choices (ChoiceParam only). */
   readonly choices?: readonly string[];
-  /** Regular expression a text value must match (TextParam only). */
+  /** Regular expression a whole text value must match (TextParam only; RE2 syntax, src/query/user-patterns.ts). */
   readonly pattern?: string | null;
   readonly multiline?: boolean;
 }

@@ -2,7 +2,8 @@
  * The query-language front end: OneDev's five query languages (reference/projects.md §4,
  * pulls.md §6, builds.md §7, comments-issues.md §1.3 and §6.4), its job match language and its
  * build condition language parsed to one AST, plus the date, integer and wildcard helpers
- * their SQL compilers need.
+ * their SQL compilers need, and the one compiler of user-supplied regular expressions
+ * (./user-patterns.ts).
  */
 export type * from './ast.js';
 export { chainOperands } from './ast.js';
@@ -26,10 +27,21 @@ export {
 export { parseQuery, type ParseQueryOptions } from './parser.js';
 export {
   LIKE_ESCAPE,
+  antPathMatcher,
   antPathToLike,
-  antPathToRegExp,
   containsToLike,
   escapeLike,
+  wildcardMatcher,
   wildcardToLike,
-  wildcardToRegExp,
+  type TextMatcher,
 } from './wildcards.js';
+export {
+  MAX_MATCH_COST,
+  MAX_PATTERN_LENGTH,
+  MAX_PROGRAM_SIZE,
+  UserPatternError,
+  checkPatternLength,
+  compileUserRegex,
+  type UserPatternProblem,
+  type UserRegex,
+} from './user-patterns.js';

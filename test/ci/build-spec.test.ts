@@ -233,6 +233,14 @@ describe('parseBuildSpec: invalid specs', () => {
     ['unsupported trigger', job('  triggers:\n  - !IssueInStateTrigger {state: Open}\n'), /unsupported trigger type '!IssueInStateTrigger'/],
     ['trigger with undeclared param', job('  triggers:\n  - !BranchUpdateTrigger\n    params:\n    - name: p\n      valuesProvider: !SpecifiedValues {values: [[x]]}\n'), /undeclared param 'p'/],
     ['bad pattern', job('  triggers:\n  - !BranchUpdateTrigger {branches: \'"main\'}\n'), /unterminated quote/],
+    ['invalid text param pattern', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "v[0-9"}\n'), /jobs\[0\] "J" › paramSpecs\[0\] › pattern: invalid regular expression 'v\[0-9'/],
+    // RE2 syntax: no lookaround or backreferences (they need a backtracking engine)
+    ['lookahead in a text param pattern', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "(?=a)a+"}\n'), /invalid regular expression '\(\?=a\)a\+'/],
+    ['backreference in a text param pattern', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "(a)\\\\1"}\n'), /invalid regular expression '\(a\)\\1'/],
+    ['text param pattern over 1,000 characters', job(`  paramSpecs:\n  - !TextParam {name: t, pattern: "${'a'.repeat(1001)}"}\n`), /pattern: regular expression is longer than 1000 characters \(1001\)/],
+    ['text param pattern too complex', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "\\\\w{0,999}\\\\w{0,999}"}\n'), /pattern: regular expression is too complex: it compiles to (about )?\d+ instructions, at most 2000/],
+    ['branch pattern over 1,000 characters', job(`  triggers:\n  - !BranchUpdateTrigger {branches: "main ${'b'.repeat(1001)}"}\n`), /a pattern is longer than 1000 characters \(1001\)/],
+    ['on-branch condition over 1,000 characters', job(`  postBuildActions:\n  - !RunJobAction {condition: 'on branch "${'b'.repeat(1001)}"', jobName: J}\n`), /Branch pattern is longer than 1000 characters/],
     ['bad cron', job('  triggers:\n  - !ScheduleTrigger {cronExpression: "* *"}\n'), /Quartz cron expression/],
     ['negative timeout', job('  timeout: -1\n'), /timeout: expected an integer ≥ 1/],
     ['bad retry condition', job('  retryCondition: sometimes\n'), /invalid condition 'sometimes'/],
@@ -244,6 +252,13 @@ describe('parseBuildSpec: invalid specs', () => {
     ['imports', 'version: 25\nimports:\n- projectPath: x\njobs: []\n', /'imports' is not supported/],
     ['escaping destination path', 'version: 25\njobs:\n- name: A\n- name: B\n  jobDependencies: [{jobName: A, destinationPath: ../x}]\n', /must be a relative path inside the workspace/],
   ];
+  it('accepts the text param patterns OneDev users write (the controls of the pattern cases)', () => {
+    for (const pattern of ['^(a+)+$', String.raw`[0-9]+\.[0-9]+`, String.raw`(?i)release-\d{1,3}`, String.raw`\Q1.0\E|v\p{L}+`, '.{1,255}', 'x'.repeat(1000)]) {
+      const spec = parseBuildSpec(job(`  paramSpecs:\n  - !TextParam {name: t, pattern: '${pattern}'}\n`));
+      expect(spec.jobs[0].paramSpecs[0]).toMatchObject({ type: 'TextParam', pattern });
+    }
+  });
+
   for (const [title, text, pattern] of cases) {
     it(`rejects ${title}`, () => {
       const messages = errorsOf(text);

@@ -62,6 +62,14 @@ describe('commit message rules (reference/projects.md §3 BranchProtection)', ()
     expect(checkCommitMessage({ ...rule, commitMessageFooterPattern: '(' }, 'feat: x y\n\nfooter', false)).toBe("Unexpected footer format: Should match pattern '('");
   });
 
+  it('matches footers in linear time (CONTRACT §13): a catastrophic pattern answers at once', () => {
+    const rule = { ...base, maxCommitMessageLineLength: null, checkCommitMessageFooter: true, commitMessageFooterPattern: '^(a+)+$' };
+    expect(checkCommitMessage(rule, `feat: x y\n\n${'a'.repeat(29)}!`, false)).toBe("Unexpected footer format: Should match pattern '^(a+)+$'");
+    ok(rule, `feat: x y\n\n${'a'.repeat(29)}`);
+    // a footer too long to check against the pattern within the match budget does not match
+    bad(rule, `feat: x y\n\n${'a'.repeat(10_000)}`);
+  });
+
   it('reads rules from stored protections; no rule without conventional commits or a length limit', () => {
     expect(commitMessageRuleOf({ enforceConventionalCommits: false, maxCommitMessageLineLength: null })).toBeNull();
     expect(commitMessageRuleOf({ maxCommitMessageLineLength: 'x' })).toBeNull();

@@ -162,6 +162,9 @@ describe('validation of the rules when stored', () => {
       [{ maxCommitMessageLineLength: 'long' }, 'branchProtections[0].maxCommitMessageLineLength must be null or an integer of at least 40'],
       [{ enforceConventionalCommits: true, checkCommitMessageFooter: true }, 'branchProtections[0].commitMessageFooterPattern is required to check footers'],
       [{ checkCommitMessageFooter: true, commitMessageFooterPattern: 'Signed-off-by: (' }, 'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: Signed-off-by: ('],
+      // RE2 syntax (CONTRACT §13): lookaround needs a backtracking engine; patterns are capped
+      [{ checkCommitMessageFooter: true, commitMessageFooterPattern: '(?!WIP).+' }, 'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: (?!WIP).+'],
+      [{ checkCommitMessageFooter: true, commitMessageFooterPattern: 'x'.repeat(1001) }, 'branchProtections[0].commitMessageFooterPattern is longer than 1000 characters (1001)'],
       [{ commitTypes: ['feat', 1] }, 'branchProtections[0].commitTypes must be an array of strings'],
       [{ fileProtections: [{ reviewRequirement: 'user(admin)' }] }, 'branchProtections[0].fileProtections[0].paths is required'],
       [{ fileProtections: [{ paths: 'docs/**', jobNames: 'ci' }] }, 'branchProtections[0].fileProtections[0].jobNames must be an array of strings'],

@@ -3,11 +3,13 @@
  * REST job runs, automatic triggers, dependencies, post-build actions — plus rebuild and cancel.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { BuildSpec, Job, ParamSpec } from '../../ci/build-spec.js';
 import { expandParams, type ParamMap } from '../../ci/triggers.js';
 import type { Transaction } from 'kysely';
 import type { BuildRow, BuildStatus, Database } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { compileUserRegex, UserPatternError } from '../../query/index.js';
 import { isAncestor } from '../../git/merge.js';
 import { isObjectId } from '../../git/names.js';
 import { refHead, resolveCommit } from '../../git/refs.js';
@@ -54,10 +56,12 @@ interface ParamRow {
  * Validates params against the job's param specs and returns the rows to store: one per value,
  * one `null` row for an empty list.
  *
- * @throws BadRequest `Missing job parameter (X)`, `Unknown job parameter (X)` (strict only), or a value error.
+ * @throws BadRequest `Missing job parameter (X)`, `Unknown job parameter (X)` (strict only), or a value error
+ *   such as `Value of job parameter (X) does not match pattern P` (the whole value must match).
  */
-export function paramRows(job: Job, params: ParamMap, secretParams: ReadonlySet<string>, strict: boolean): ParamRow[] {
+export async function paramRows(job: Job, params: ParamMap, secretParams: ReadonlySet<string>, strict: boolean): Promise<ParamRow[]> {
   const rows: ParamRow[] = [];
+  let turn = performance.now();
   for (const name of Object.keys(params)) {
     if (!job.paramSpecs.some((s) => s.name === name)) {
       if (strict) throw new BadRequest(`Unknown job parameter (${name})`);
@@ -77,8 +81,13 @@ export function paramRows(job: Job, params: ParamMap, secretParams: ReadonlySet<
       if (spec.type === 'ChoiceParam' && spec.choices && spec.choices.length > 0 && !spec.choices.includes(v)) {
         throw new BadRequest(`Invalid choice of job parameter (${spec.name}): ${v}`);
       }
-      if (spec.type === 'TextParam' && spec.pattern && !new RegExp(spec.pattern).test(v)) {
-        throw new BadRequest(`Value of job parameter (${spec.name}) does not match pattern ${spec.pattern}`);
+      if (spec.type === 'TextParam' && spec.pattern) {
+        if (!textMatches(spec.name, spec.pattern, v)) throw new BadRequest(`Value of job parameter (${spec.name}) does not match pattern ${spec.pattern}`);
+        // each match is bounded; a job with many patterned params lets other requests run between them
+        if (performance.now() - turn > 10) {
+          await nextTurn();
+          turn = performance.now();
+        }
       }
     }
     const type = secretParams.has(spec.name) ? 'Secret' : PARAM_TYPES[spec.type];
@@ -86,6 +95,23 @@ export function paramRows(job: Job, params: ParamMap, secretParams: ReadonlySet<
     for (const v of values) rows.push({ name: spec.name, type, value: v });
   }
   return rows;
+}
+
+/**
+ * Whether a TextParam value matches the whole pattern (OneDev's `@Pattern` validation, Java's
+ * `matches()`), in linear time (CONTRACT §13).
+ *
+ * @throws BadRequest `Value of job parameter (X) is too long to check against pattern P: …`;
+ *   `Job parameter (X) has an unusable pattern: …` (a spec read before patterns were checked).
+ */
+function textMatches(name: string, pattern: string, value: string): boolean {
+  try {
+    return compileUserRegex(pattern).matches(value);
+  } catch (error) {
+    if (!(error instanceof UserPatternError)) throw error;
+    if (error.problem === 'text-too-long') throw new BadRequest(`Value of job parameter (${name}) is too long to check against pattern ${pattern}: ${error.message}`);
+    throw new BadRequest(`Job parameter (${name}) has an unusable pattern: ${error.message}`);
+  }
 }
 
 /** Canonical text of non-secret params, for de-duplication and auto-cancel comparisons. */
@@ -126,7 +152,7 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   if (!job) throw new BadRequest(`Job not found (project: ${req.projectId}, commit: ${req.commitHash}, job: ${req.jobName})`);
   if (depth > 50) throw new BadRequest('Job dependencies are nested too deeply');
   const secretParams = req.secretParams ?? new Set<string>();
-  const rows = paramRows(job, req.params, secretParams, req.strictParams === true);
+  const rows = await paramRows(job, req.params, secretParams, req.strictParams === true);
   const key = paramKey(rows);
 
   // De-duplication inside the pipeline (reference/builds.md §4 step 3).

@@ -6,7 +6,9 @@
  * src/domain/projects/branch-protection.ts) and pull request merges (checkMerge,
  * reference/pulls.md §3.1 #8).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { commitMessages } from '../../git/history.js';
+import { compileUserRegex, type UserRegex } from '../../query/index.js';
 
 /** The commit message settings of one branch protection rule. */
 export interface CommitMessageRule {
@@ -16,7 +18,7 @@ export interface CommitMessageRule {
   /** Allowed conventional commit scopes; empty = any. */
   commitScopes: string[];
   checkCommitMessageFooter: boolean;
-  /** A regular expression the last line (the footer) must match entirely. */
+  /** A regular expression the last line (the footer) must match entirely (RE2 syntax, src/query/user-patterns.ts). */
   commitMessageFooterPattern: string | null;
   /** Types whose commits get the footer check; empty = all. */
   commitTypesForFooterCheck: string[];
@@ -50,10 +52,27 @@ export function commitMessageRuleOf(protection: Record<string, unknown>): Commit
 /** `<type>[(scope)][!]: <description>` or a git revert subject (OneDev's pattern, case-insensitive). */
 const CONVENTIONAL_SUBJECT = /^(?:((\p{L}+)(\((\p{L}+(?:[-/ ]\p{L}+)*)\))?!?: [^ ].+)|(revert ".*"))$/iu;
 
-function footerMatches(pattern: string | null, footer: string): boolean {
+/** Footer patterns compiled for the rules being checked (rules are made per check and go with it). */
+const footerPatterns = new WeakMap<CommitMessageRule, UserRegex | null>();
+
+/**
+ * Whether the footer matches the rule's whole pattern, in linear time (CONTRACT §13); an
+ * unusable pattern or a footer too long to check against it does not match.
+ */
+function footerMatches(rule: CommitMessageRule, footer: string): boolean {
+  const pattern = rule.commitMessageFooterPattern;
   if (pattern === null) return false;
+  let regex = footerPatterns.get(rule);
+  if (regex === undefined) {
+    try {
+      regex = compileUserRegex(pattern);
+    } catch {
+      regex = null;
+    }
+    footerPatterns.set(rule, regex);
+  }
   try {
-    return new RegExp(`^(?:${pattern})$`).test(footer);
+    return regex !== null && regex.matches(footer);
   } catch {
     return false;
   }
@@ -94,7 +113,7 @@ export function checkCommitMessage(rule: CommitMessageRule, message: string, mer
         if (size < 3 || lines[size - 1].length === 0 || lines[size - 2].length !== 0 || lines[size - 3].length === 0) {
           return 'A footer is expected as last line and exactly one blank line should precede the footer';
         }
-        if (!footerMatches(rule.commitMessageFooterPattern, lines[size - 1])) {
+        if (!footerMatches(rule, lines[size - 1])) {
           return `Unexpected footer format: Should match pattern '${rule.commitMessageFooterPattern ?? ''}'`;
         }
       }
@@ -140,7 +159,13 @@ export async function checkCommitMessages(
   const commits = oldHash === null
     ? await commitMessages(repo, [newHash], [], { max: 1, env })
     : await commitMessages(repo, [newHash], [oldHash], { env });
+  let turn = performance.now();
   for (const commit of commits) {
+    // a push may bring thousands of commits: let other requests run between checks
+    if (performance.now() - turn > 10) {
+      await nextTurn();
+      turn = performance.now();
+    }
     for (const rule of rules) {
       const violation = checkCommitMessage(rule, commit.message, commit.merge);
       if (violation !== null) return `Error validating commit message of ${commit.hash.slice(0, 7)}: ${violation}`;

@@ -6,6 +6,7 @@
  * when enforced.
  */
 import { BadRequest } from '../../errors.js';
+import { compileUserRegex, UserPatternError } from '../../query/index.js';
 
 const isStringArray = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
@@ -16,8 +17,9 @@ const isStringArray = (v: unknown): boolean => Array.isArray(v) && v.every((s) =
  * @param what its position for messages, e.g. `branchProtections[0]`.
  * @throws BadRequest naming the field: string lists that hold other values,
  *   `maxCommitMessageLineLength` not null nor an integer ≥ 40, `commitMessageFooterPattern` not a
- *   string or null, missing or not a valid regular expression while `checkCommitMessageFooter`
- *   is on, `fileProtections` items that are not `{paths, reviewRequirement, jobNames}` with
+ *   string or null, missing, not a valid regular expression (RE2 syntax), longer than 1,000
+ *   characters or too complex while `checkCommitMessageFooter` is on (src/query/user-patterns.ts),
+ *   `fileProtections` items that are not `{paths, reviewRequirement, jobNames}` with
  *   non-empty `paths`.
  */
 export function validateBranchProtectionRules(protection: Record<string, unknown>, what: string): void {
@@ -33,9 +35,11 @@ export function validateBranchProtectionRules(protection: Record<string, unknown
   if (protection.checkCommitMessageFooter === true) {
     if (typeof pattern !== 'string' || pattern.trim() === '') throw new BadRequest(`${what}.commitMessageFooterPattern is required to check footers`);
     try {
-      new RegExp(pattern);
-    } catch {
-      throw new BadRequest(`${what}.commitMessageFooterPattern is not a valid regular expression: ${pattern}`);
+      compileUserRegex(pattern);
+    } catch (error) {
+      if (!(error instanceof UserPatternError)) throw error;
+      if (error.problem === 'invalid') throw new BadRequest(`${what}.commitMessageFooterPattern is not a valid regular expression: ${pattern}`);
+      throw new BadRequest(`${what}.commitMessageFooterPattern ${error.reason}`);
     }
   }
   const files = protection.fileProtections;

@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Criteria, ParsedQuery } from '../../query/index.js';
-import { antPathToLike, antPathToRegExp, QuerySyntaxError } from '../../query/index.js';
+import { antPathMatcher, antPathToLike, QuerySyntaxError } from '../../query/index.js';
 import { resolveCommit } from '../../git/repository.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { findProjectByPath } from '../projects/projects.js';
@@ -93,14 +93,17 @@ export function allWords(text: string, word: (w: string) => Condition): Conditio
 
 /**
  * Ids of projects whose path matches an Ant-style pattern (case-insensitive): a LIKE pre-filter
- * in SQL, then the exact pattern in memory when LIKE cannot express it.
+ * in SQL, then the exact pattern in memory (linear-time, CONTRACT §13) when LIKE cannot
+ * express it.
+ *
+ * @throws UserPatternError (400) for a pattern longer than 1,000 characters.
  */
 export async function projectIdsMatchingPath(db: Db, pattern: string): Promise<number[]> {
   const like = antPathToLike(pattern);
   const rows = await db.selectFrom('projects').select(['id', 'path'])
     .where(sql<SqlBool>`lower(path) like ${like.pattern} escape '\\'`).execute();
   if (like.exact) return rows.map((r) => r.id);
-  const exact = antPathToRegExp(pattern);
+  const exact = antPathMatcher(pattern);
   return rows.filter((r) => exact.test(r.path)).map((r) => r.id);
 }
 
