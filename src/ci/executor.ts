@@ -189,7 +189,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   options.signal?.addEventListener('abort', onCancel, { once: true });
   const timer = options.timeoutSeconds !== undefined ? setTimeout(() => stop('TIMED_OUT'), options.timeoutSeconds * 1000) : null;
 
-  const uid = sandbox ? acquireJobUid(sandbox.uidBase) : null;
+  const uid = sandbox ? await acquireJobUid(sandbox.uidBase) : null;
   /** The files of {@link SandboxFile} a step receives besides its script (written once per job). */
   const serverFiles: Array<{ host: string; path: string }> = [];
   const baseEnv: NodeJS.ProcessEnv = {

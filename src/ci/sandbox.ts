@@ -33,6 +33,7 @@
 import { randomInt } from 'node:crypto';
 import { accessSync, constants, existsSync, lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { processesOf } from './job-directory.js';
 import { BLOCK_FD, INFO_FD, type NetworkTools } from './job-network.js';
 import { DEFAULT_SECCOMP_PROFILE, SECCOMP_PACKAGES, SECCOMP_PYTHON } from './seccomp.js';
 
@@ -201,19 +202,21 @@ const uidsInUse = new Set<number>();
 const uidOffset = randomInt(0, JOB_UID_RANGE);
 
 /**
- * Takes a free uid of the pool `[base, base + 65536)` for one job (this process never hands out
- * one twice at a time; the start point is random per process so that processes sharing a host
- * rarely meet). Release it with {@link releaseJobUid}.
+ * Takes a free uid of the pool `[base, base + 65536)` for one job: one this process does not
+ * use and under which no process runs (so that a job never shares its uid with a job of another
+ * server process on the host, or with what is left of a crashed run). The start point is random
+ * per process so that processes sharing a host rarely try the same one. Release it with
+ * {@link releaseJobUid}.
  *
- * @throws Error when all 65,536 uids are in use by this process.
+ * @throws Error when all 65,536 uids are in use.
  */
-export function acquireJobUid(base: number): number {
+export async function acquireJobUid(base: number): Promise<number> {
   for (let i = 0; i < JOB_UID_RANGE; i++) {
     const uid = base + ((uidOffset + i) % JOB_UID_RANGE);
-    if (!uidsInUse.has(uid)) {
-      uidsInUse.add(uid);
-      return uid;
-    }
+    if (uidsInUse.has(uid)) continue;
+    uidsInUse.add(uid);
+    if ((await processesOf(uid)).length === 0) return uid;
+    uidsInUse.delete(uid);
   }
   throw new Error('No free job uid');
 }

@@ -232,6 +232,9 @@ export async function serveChild(env: Record<string, string>, command: string[] 
     cwd: path.resolve(import.meta.dirname, '../..'),
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // a process group of its own: `npm start` runs the server as a grandchild, which a signal to
+    // the group reaches too
+    detached: true,
   });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {

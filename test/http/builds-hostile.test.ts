@@ -131,7 +131,7 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
   it('a step cannot plant a link where the server writes a later step\'s script', async () => {
     const { status, log } = await build(server, repo, 'PlantScript');
     expect(status).toBe('SUCCESSFUL');
-    expect(verdicts(log)).toEqual({
+    expect(verdicts(log), log).toEqual({
       'plant-in-job-directory': 'BLOCKED', 'plant-in-server-directory': 'BLOCKED', 'list-server-directory': 'BLOCKED', 'control-link-in-home': 'ESCAPE',
     });
     expect(log).toContain('pwned-by-a-build');
@@ -141,7 +141,7 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
   it('a checkout follows no link: neither one of the repository nor one an earlier step planted', async () => {
     const checkout = await build(server, repo, 'CheckoutLinks');
     expect(checkout.status).toBe('SUCCESSFUL');
-    expect(verdicts(checkout.log)).toEqual({
+    expect(verdicts(checkout.log), checkout.log).toEqual({
       'control-write-checked-out-file': 'ESCAPE', 'read-through-repository-link': 'BLOCKED', 'write-through-repository-link': 'BLOCKED',
     });
     const secret = await fs.stat(path.join(hostDir, 'secret'));
@@ -163,14 +163,14 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
 
     const { log } = await build(server, repo, 'Network');
     expect(log).toContain('PROBE-DONE');
-    expect(verdicts(log)).toEqual({ 'connect-host-address': 'BLOCKED', 'connect-lan-host': 'BLOCKED', 'connect-metadata-service': 'BLOCKED' });
+    expect(verdicts(log), log).toEqual({ 'connect-host-address': 'BLOCKED', 'connect-lan-host': 'BLOCKED', 'connect-metadata-service': 'BLOCKED' });
 
     const allowing = await startTestServer({ GITLOOM_JOB_NETWORK_ALLOW: `${hostAddress()}, ${lan.address}` });
     try {
       const mirror = await givenRepo(allowing, 'hostile', { files: { '.onedev-buildspec.yml': `version: 25\njobs:\n- name: Network\n  steps:\n${CHECKOUT}${step('probe', 'sh network-probe.sh')}`, 'network-probe.sh': networkProbe } });
       const allowed = await build(allowing, mirror, 'Network');
       expect(allowed.log).toContain(`except ${hostAddress()}/32, ${lan.address}/32`);
-      expect(verdicts(allowed.log)).toEqual({ 'connect-host-address': 'ESCAPE', 'connect-lan-host': 'ESCAPE', 'connect-metadata-service': 'BLOCKED' });
+      expect(verdicts(allowed.log), allowed.log).toEqual({ 'connect-host-address': 'ESCAPE', 'connect-lan-host': 'ESCAPE', 'connect-metadata-service': 'BLOCKED' });
     } finally {
       await allowing.close();
     }
@@ -187,7 +187,7 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
 
     const { status, log } = await build(server, repo, 'System');
     expect(status).toBe('SUCCESSFUL');
-    expect(verdicts(log)).toEqual({
+    expect(verdicts(log), log).toEqual({
       'read-etc-environment': 'BLOCKED', 'list-etc-postgresql': 'BLOCKED', 'read-etc-shadow': 'BLOCKED', 'nested-user-namespace': 'BLOCKED',
       'syscall-vmsplice': 'BLOCKED', 'control-name-service-config': 'ESCAPE', 'control-ca-certificates': 'ESCAPE', 'control-git': 'ESCAPE',
     });

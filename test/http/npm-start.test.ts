@@ -29,7 +29,7 @@ describe('npm start: the bundled server', () => {
     }, ['npm', 'start', '--silent']);
     cleanup.push(async () => {
       const exited = new Promise((resolve) => server.child.once('exit', resolve));
-      server.child.kill('SIGTERM');
+      process.kill(-server.child.pid!, 'SIGTERM');
       await exited;
     });
     expect(await fs.readFile(path.join(root, 'dist', '.build-stamp'), 'utf8')).toMatch(/^\d{4}-/);
