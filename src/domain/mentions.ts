@@ -3,8 +3,21 @@ import type { Db } from '../db/database.js';
 
 /** Tokens whose text is never searched for mentions: code and links (reference/comments-issues.md §8). */
 const SKIPPED = new Set(['code', 'codespan', 'link', 'html', 'image']);
-/** A `@name` mention and the character before it (group 1: the name; see {@link parseMentions}). */
+/**
+ * A `@name` mention and the character before it (group 1: the name; see {@link parseMentions}).
+ * Linear: a match needs a character that is not `\w@/.-` then `@`, and the name's run never fails.
+ */
 export const MENTION = /(?:^|[^\w@/.-])@(\w[\w.-]*)/g;
+
+/**
+ * A mentioned name without its trailing dots (`alice..` → `alice`), read backwards: `/\.+$/`
+ * would re-read a long run of dots from each of them, in quadratic time.
+ */
+export function withoutTrailingDots(name: string): string {
+  let end = name.length;
+  while (end > 0 && name[end - 1] === '.') end--;
+  return name.slice(0, end);
+}
 
 function collectText(tokens: readonly Token[], out: string[]): void {
   for (const token of tokens) {
@@ -78,7 +91,7 @@ export function parseMentions(markdown: string | null | undefined): string[] {
   collectText(marked.lexer(markdown), parts);
   const text = parts.join('');
   const names = new Set<string>();
-  for (const match of text.matchAll(MENTION)) names.add(match[1].replace(/\.+$/, '').toLowerCase());
+  for (const match of text.matchAll(MENTION)) names.add(withoutTrailingDots(match[1]).toLowerCase());
   names.delete('');
   return [...names];
 }

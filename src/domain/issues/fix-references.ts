@@ -8,8 +8,9 @@ export interface FixReference {
 }
 
 /**
- * A project path in a reference (`PROJECT_PATH` of reference/comments-issues.md §7), shared by
- * the fix patterns and the plain references of ./references.ts.
+ * A project path in a reference (`PROJECT_PATH` of reference/comments-issues.md §7): the grammar
+ * of the fix patterns here and of the plain references of ./references.ts (which scans for it
+ * by hand).
  */
 export const PROJECT_PATH = String.raw`\w(?:[\w\-/.]*\w)?`;
 
@@ -23,6 +24,11 @@ const REFERENCE = String.raw`(?:issue\s+)?(?<project>${PROJECT_PATH})?#(?<issue>
  * The default "commit message fix patterns" (reference/comments-issues.md §7, pulls.md §7):
  * a fixing keyword followed by `[\s:]+` and a reference; or a reference in parentheses ending
  * the line (`Add login page (#12)`, the squash-merge style).
+ *
+ * Both run in time linear in the line (CONTRACT §13), unlike a reference that may start at any
+ * boundary (./references.ts): a match starts only at a keyword followed by whitespace or `:`, or
+ * at `(`, and the path after it stops at the first character outside `[\w\-/.]`, so no path
+ * character is read from two starts (a start inside a path would need whitespace, `:` or `(`).
  */
 const PATTERNS: readonly RegExp[] = [
   new RegExp(String.raw`(?:^|\W)(?:${KEYWORDS})[\s:]+${REFERENCE}(?=$|\W)`, 'gi'),
