@@ -65,13 +65,30 @@ function blankElements(text: string, names: readonly string[]): string {
 }
 
 /**
+ * The tokens of a markdown text, or null when `marked` cannot read it: its parser recurses once
+ * per nesting level, so a text nested thousands of levels deep (`>>>>…`) overflows the stack.
+ */
+function lexMarkdown(markdown: string): Token[] | null {
+  try {
+    return marked.lexer(markdown);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
+/**
  * The searchable text of a markdown document: its text with code spans, code blocks, links,
  * images, raw HTML and the content of raw `<a>` and `<code>` elements left out (each replaced by
- * a space), as `#` references see it (reference/comments-issues.md §7).
+ * a space), as `#` references see it (reference/comments-issues.md §7). A text `marked` cannot
+ * read (see {@link lexMarkdown}) is searched as it is.
  */
 export function markdownText(markdown: string): string {
+  const blanked = blankElements(markdown, ['a', 'code']);
+  const tokens = lexMarkdown(blanked);
+  if (tokens === null) return blanked;
   const parts: string[] = [];
-  collectText(marked.lexer(blankElements(markdown, ['a', 'code'])), parts);
+  collectText(tokens, parts);
   return parts.join('');
 }
 
@@ -82,13 +99,15 @@ export function markdownText(markdown: string): string {
  * mentions followed by punctuation work; `a@b.com` is not a mention.
  *
  * Implements the parsing of reference/comments-issues.md §8 (MentionParser), with the markdown
- * read by `marked` instead of rendered HTML.
+ * read by `marked` instead of rendered HTML (a text it cannot read is searched as it is).
  * @example parseMentions('thanks @Bob, see `@carol`') → ['bob']
  */
 export function parseMentions(markdown: string | null | undefined): string[] {
   if (!markdown || !markdown.includes('@')) return [];
+  const tokens = lexMarkdown(markdown);
   const parts: string[] = [];
-  collectText(marked.lexer(markdown), parts);
+  if (tokens === null) parts.push(markdown);
+  else collectText(tokens, parts);
   const text = parts.join('');
   const names = new Set<string>();
   for (const match of text.matchAll(MENTION)) names.add(withoutTrailingDots(match[1]).toLowerCase());

@@ -148,6 +148,22 @@ function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) =
 const cache = new LRUCache<string, string>({ max: 2000, maxSize: 32 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
 
 /**
+ * Sanitized HTML of a text: its Markdown rendering, or the text as preformatted plain text when
+ * `marked` cannot read it — its lexer and parser recurse once per nesting level, so a text nested
+ * thousands of levels deep (`>>>>…`) overflows the stack.
+ */
+function renderTokens(text: string, context: MarkdownContext): string {
+  try {
+    const tokens = marked.lexer(text);
+    markLinkableText(tokens, context);
+    return sanitize(marked.parser(tokens));
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return `<pre>${escapeHtml(text)}</pre>`;
+  }
+}
+
+/**
  * Renders Markdown to sanitized HTML, safe to insert into a page as is.
  * @param text Markdown source (any size; the caller limits what it reads).
  * @param context the project references without path point to, and the base of relative URLs (default: none).
@@ -158,9 +174,7 @@ export function renderMarkdown(text: string, context: MarkdownContext = { projec
     .update(context.base?.raw ?? '').update('\0').update(text).digest('base64');
   let html = cache.get(key);
   if (html === undefined) {
-    const tokens = marked.lexer(text);
-    markLinkableText(tokens, context);
-    html = sanitize(marked.parser(tokens));
+    html = renderTokens(text, context);
     cache.set(key, html);
   }
   return html;

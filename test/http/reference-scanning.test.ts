@@ -168,4 +168,12 @@ describe('references in hostile texts', () => {
     expect(await fixedIssueIds(request)).toEqual([target]);
     expect(await referenceChanges(target)).toContainEqual({ '@type': 'IssueReferencedFromCommitData', projectId: repo.id, commitHash: fixing });
   });
+
+  it('a comment nested too deeply for the markdown reader is stored, its references read from the plain text, and its page renders', async () => {
+    const deep = await newIssue('Deep'); // scan#4
+    const comment = await call('POST', '/issue-comments', { issueId: deep, content: `${'>'.repeat(20_000)} see #1, @admin` });
+    expect(comment.status, comment.text).toBe(200);
+    expect(await referenceChanges(target)).toContainEqual({ '@type': 'IssueReferencedFromIssueData', issueId: deep });
+    expect(await issuePage(4)).toContain('&gt;&gt;&gt; see #1, @admin</pre>');
+  });
 });
