@@ -176,4 +176,17 @@ describe('references in hostile texts', () => {
     expect(await referenceChanges(target)).toContainEqual({ '@type': 'IssueReferencedFromIssueData', issueId: deep });
     expect(await issuePage(4)).toContain('&gt;&gt;&gt; see #1, @admin</pre>');
   });
+
+  it('a comment and a commit message naming thousands of issues are stored, and the issues that exist are referenced', async () => {
+    const many = await newIssue('Many'); // scan#5
+    const numbers = Array.from({ length: 15_000 }, (_, i) => i + 1);
+    const comment = await meWhile(call('POST', '/issue-comments', { issueId: many, content: numbers.map((n) => `#${n}`).join(' ') }));
+    expect(comment.status, comment.text).toBe(200);
+    expect(await referenceChanges(target)).toContainEqual({ '@type': 'IssueReferencedFromIssueData', issueId: many });
+
+    await meWhile(pushMessage('many', `Many\n\n${numbers.map((n) => `fixes #${n}`).join('\n')}`).then(() => server.settled()));
+    const request = await openPull('many');
+    const all = (await call('GET', `/issues?query=&offset=0&count=100`)).json.map((i: { id: number }) => i.id);
+    expect([...await fixedIssueIds(request)].sort((a, b) => a - b)).toEqual([...all].sort((a: number, b: number) => a - b));
+  });
 });

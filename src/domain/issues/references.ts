@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { markdownText } from '../mentions.js';
 import type { PullRequestChangeData } from '../pulls/changes.js';
-import { MAX_NUMBER, projectsByPath, type NumberInProject } from './fix-references.js';
+import { MAX_NUMBER, projectsByPath, rowsAtPlaces, type NumberInProject } from './fix-references.js';
 
 /**
  * Plain references between issues, pull requests and builds (reference/comments-issues.md §7
@@ -218,9 +218,8 @@ function pullRequestChangeData(from: ReferencingEntity): PullRequestChangeData {
   }
 }
 
-function placesCondition(places: readonly NumberInProject[], projectColumn: 'projectId' | 'targetProjectId') {
-  return (eb: any) => eb.or(places.map((p) => eb.and([eb(projectColumn, '=', p.projectId), eb('number', '=', p.number)])));
-}
+/** Most change rows inserted by one statement. */
+const ROWS_PER_INSERT = 500;
 
 /**
  * Records that `from` references the issues and pull requests named by `references`: a
@@ -247,24 +246,20 @@ export async function recordReferences(
     }
     return out;
   };
-  const issuePlaces = places('issue');
-  const requestPlaces = places('pullRequest');
-  const issues = issuePlaces.length === 0 ? [] : await db.selectFrom('issues').select('id')
-    .where(placesCondition(issuePlaces, 'projectId')).orderBy('id').execute();
-  const requests = requestPlaces.length === 0 ? [] : await db.selectFrom('pullRequests').select('id')
-    .where(placesCondition(requestPlaces, 'targetProjectId')).orderBy('id').execute();
-
-  const issueIds = issues.map((i) => i.id).filter((id) => !(from.kind === 'issue' && id === from.issueId));
-  const requestIds = requests.map((r) => r.id).filter((id) => !(
+  const idsAt = async (table: 'issues' | 'pullRequests', at: NumberInProject[]) =>
+    (at.length === 0 ? [] : [...(await rowsAtPlaces(db, table, at)).values()].map((row) => row.id).sort((a, b) => a - b));
+  const issueIds = (await idsAt('issues', places('issue'))).filter((id) => !(from.kind === 'issue' && id === from.issueId));
+  const requestIds = (await idsAt('pullRequests', places('pullRequest'))).filter((id) => !(
     (from.kind === 'pullRequest' && id === from.requestId) || (from.kind === 'codeComment' && id === from.requestId)));
-  if (issueIds.length > 0) {
-    const data = JSON.stringify(issueChangeData(from));
-    await db.insertInto('issueChanges').values(issueIds.map((issueId) => ({ issueId, userId, date, data })))
+  // in batches: a text may reference thousands of entities, more rows than one statement takes
+  const issueData = JSON.stringify(issueChangeData(from));
+  for (let i = 0; i < issueIds.length; i += ROWS_PER_INSERT) {
+    await db.insertInto('issueChanges').values(issueIds.slice(i, i + ROWS_PER_INSERT).map((issueId) => ({ issueId, userId, date, data: issueData })))
       .onConflict((oc) => oc.columns(['issueId', 'data']).where(ISSUE_REFERENCE_PREDICATE).doNothing()).execute();
   }
-  if (requestIds.length > 0) {
-    const data = JSON.stringify(pullRequestChangeData(from));
-    await db.insertInto('pullRequestChanges').values(requestIds.map((requestId) => ({ requestId, userId, date, data })))
+  const requestData = JSON.stringify(pullRequestChangeData(from));
+  for (let i = 0; i < requestIds.length; i += ROWS_PER_INSERT) {
+    await db.insertInto('pullRequestChanges').values(requestIds.slice(i, i + ROWS_PER_INSERT).map((requestId) => ({ requestId, userId, date, data: requestData })))
       .onConflict((oc) => oc.columns(['requestId', 'data']).where(PULL_REQUEST_REFERENCE_PREDICATE).doNothing()).execute();
   }
 }
