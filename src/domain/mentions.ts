@@ -3,8 +3,21 @@ import type { Db } from '../db/database.js';
 
 /** Tokens whose text is never searched for mentions: code and links (reference/comments-issues.md §8). */
 const SKIPPED = new Set(['code', 'codespan', 'link', 'html', 'image']);
-/** A `@name` mention and the character before it (group 1: the name; see {@link parseMentions}). */
+/**
+ * A `@name` mention and the character before it (group 1: the name; see {@link parseMentions}).
+ * Linear: a match needs a character that is not `\w@/.-` then `@`, and the name's run never fails.
+ */
 export const MENTION = /(?:^|[^\w@/.-])@(\w[\w.-]*)/g;
+
+/**
+ * A mentioned name without its trailing dots (`alice..` → `alice`), read backwards: `/\.+$/`
+ * would re-read a long run of dots from each of them, in quadratic time.
+ */
+export function withoutTrailingDots(name: string): string {
+  let end = name.length;
+  while (end > 0 && name[end - 1] === '.') end--;
+  return name.slice(0, end);
+}
 
 function collectText(tokens: readonly Token[], out: string[]): void {
   for (const token of tokens) {
@@ -52,13 +65,30 @@ function blankElements(text: string, names: readonly string[]): string {
 }
 
 /**
+ * The tokens of a markdown text, or null when `marked` cannot read it: its parser recurses once
+ * per nesting level, so a text nested thousands of levels deep (`>>>>…`) overflows the stack.
+ */
+function lexMarkdown(markdown: string): Token[] | null {
+  try {
+    return marked.lexer(markdown);
+  } catch (error) {
+    if (error instanceof RangeError) return null;
+    throw error;
+  }
+}
+
+/**
  * The searchable text of a markdown document: its text with code spans, code blocks, links,
  * images, raw HTML and the content of raw `<a>` and `<code>` elements left out (each replaced by
- * a space), as `#` references see it (reference/comments-issues.md §7).
+ * a space), as `#` references see it (reference/comments-issues.md §7). A text `marked` cannot
+ * read (see {@link lexMarkdown}) is searched as it is.
  */
 export function markdownText(markdown: string): string {
+  const blanked = blankElements(markdown, ['a', 'code']);
+  const tokens = lexMarkdown(blanked);
+  if (tokens === null) return blanked;
   const parts: string[] = [];
-  collectText(marked.lexer(blankElements(markdown, ['a', 'code'])), parts);
+  collectText(tokens, parts);
   return parts.join('');
 }
 
@@ -69,16 +99,18 @@ export function markdownText(markdown: string): string {
  * mentions followed by punctuation work; `a@b.com` is not a mention.
  *
  * Implements the parsing of reference/comments-issues.md §8 (MentionParser), with the markdown
- * read by `marked` instead of rendered HTML.
+ * read by `marked` instead of rendered HTML (a text it cannot read is searched as it is).
  * @example parseMentions('thanks @Bob, see `@carol`') → ['bob']
  */
 export function parseMentions(markdown: string | null | undefined): string[] {
   if (!markdown || !markdown.includes('@')) return [];
+  const tokens = lexMarkdown(markdown);
   const parts: string[] = [];
-  collectText(marked.lexer(markdown), parts);
+  if (tokens === null) parts.push(markdown);
+  else collectText(tokens, parts);
   const text = parts.join('');
   const names = new Set<string>();
-  for (const match of text.matchAll(MENTION)) names.add(match[1].replace(/\.+$/, '').toLowerCase());
+  for (const match of text.matchAll(MENTION)) names.add(withoutTrailingDots(match[1]).toLowerCase());
   names.delete('');
   return [...names];
 }

@@ -4,6 +4,7 @@
  * filters and a date window, newest first.
  */
 import { BadRequest } from '../errors.js';
+import { checkPatternLength } from '../query/index.js';
 import { gitDir, gitText } from './command.js';
 
 /** What {@link logCommits} selects. Filters of one kind are alternatives; different kinds all apply. */
@@ -28,8 +29,14 @@ export interface CommitLogQuery {
   max: number;
 }
 
-/** A `*`-wildcard as a POSIX extended regular expression matching anywhere (`a*b` → `a.*b`). */
+/**
+ * A `*`-wildcard as a POSIX extended regular expression matching anywhere (`a*b` → `a.*b`),
+ * at most 1,000 characters as every user pattern (CONTRACT §13).
+ *
+ * @throws UserPatternError (400) for a wildcard longer than that.
+ */
 function wildcardToExtendedRegExp(text: string): string {
+  checkPatternLength(text);
   return text.split('*').map((part) => part.replace(/[.[\]{}()+?^$|\\]/g, '\\$&')).join('.*');
 }
 
@@ -52,8 +59,9 @@ function gitDate(date: Date): string {
  * @param repo absolute path of a bare repository.
  * @param query revisions, filters and the most hashes to return.
  * @returns 40-hex hashes, at most `query.max`.
- * @throws BadRequest for a value with control characters or a revision starting with `-`;
- *   GitError when a revision does not exist.
+ * @throws BadRequest for a value with control characters or a revision starting with `-`,
+ *   UserPatternError (400) for an author, committer or message wildcard longer than 1,000
+ *   characters; GitError when a revision does not exist.
  */
 export async function logCommits(repo: string, query: CommitLogQuery): Promise<string[]> {
   if (!Number.isInteger(query.max) || query.max < 0) throw new BadRequest(`Invalid count: ${query.max}`);

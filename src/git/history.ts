@@ -51,7 +51,7 @@ export async function commitMessages(
     const hash = fields[i].replace(/^\n+/, '');
     if (!hash) break;
     const subject = fields[i + 2];
-    const body = fields[i + 3].replace(/\n+$/, '');
+    const body = withoutTrailingNewlines(fields[i + 3]);
     commits.push({
       hash,
       merge: fields[i + 1].trim().split(' ').filter(Boolean).length > 1,
@@ -59,6 +59,16 @@ export async function commitMessages(
     });
   }
   return commits;
+}
+
+/**
+ * `text` without its trailing newlines, read backwards: `/\n+$/` re-reads a run of newlines
+ * from each of them when something follows the run, quadratic in a pushed message of newlines.
+ */
+function withoutTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '\n') end--;
+  return text.slice(0, end);
 }
 
 /**

@@ -15,8 +15,8 @@ import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
 import { Marked, type Token, type Tokens } from 'marked';
 import type SanitizeHtml from 'sanitize-html';
-import { kindOf, PLAIN_REFERENCE } from '../domain/issues/references.js';
-import { MENTION } from '../domain/mentions.js';
+import { kindOf, scanReferences } from '../domain/issues/references.js';
+import { MENTION, withoutTrailingDots } from '../domain/mentions.js';
 
 /** Where the references of a text point: its project's path (null: only `path#N` references link). */
 export interface MarkdownContext {
@@ -48,19 +48,20 @@ const SECTIONS = { issue: '~issues', pullRequest: '~pulls', build: '~builds' } a
 
 /** Links references and mentions in HTML-escaped plain text. */
 function linkReferences(html: string, context: MarkdownContext): string {
-  const referenced = html.replace(PLAIN_REFERENCE, (whole: string, ...args: unknown[]) => {
-    const groups = args.at(-1) as { kind?: string; project?: string; number: string };
-    const path = groups.project ?? context.projectPath;
-    if (!path) return whole;
-    // The match starts with the character before the reference, except for a reference at the start.
-    const prefix = /^[^\w&]/.test(whole) && !/^#\d+$/.test(whole) ? whole[0] : '';
-    const label = whole.slice(prefix.length);
-    const href = `/${path}/${SECTIONS[kindOf(groups.kind)]}/${groups.number}`;
-    return `${prefix}<a class="reference" href="${escapeHtml(href)}">${label}</a>`;
-  });
+  const parts: string[] = [];
+  let copied = 0;
+  for (const match of scanReferences(html)) {
+    const path = match.project ?? context.projectPath;
+    if (!path) continue;
+    const href = `/${path}/${SECTIONS[kindOf(match.keyword)]}/${match.number}`;
+    parts.push(html.slice(copied, match.start), `<a class="reference" href="${escapeHtml(href)}">${html.slice(match.start, match.end)}</a>`);
+    copied = match.end;
+  }
+  parts.push(html.slice(copied));
+  const referenced = parts.join('');
   return referenced.includes('@')
     ? referenced.replace(MENTION, (whole: string, name: string) => {
-      const login = name.replace(/\.+$/, '');
+      const login = withoutTrailingDots(name);
       const at = whole.indexOf('@');
       return `${whole.slice(0, at)}<span class="mention">@${login}</span>${name.slice(login.length)}`;
     })
@@ -147,6 +148,22 @@ function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) =
 const cache = new LRUCache<string, string>({ max: 2000, maxSize: 32 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
 
 /**
+ * Sanitized HTML of a text: its Markdown rendering, or the text as preformatted plain text when
+ * `marked` cannot read it — its lexer and parser recurse once per nesting level, so a text nested
+ * thousands of levels deep (`>>>>…`) overflows the stack.
+ */
+function renderTokens(text: string, context: MarkdownContext): string {
+  try {
+    const tokens = marked.lexer(text);
+    markLinkableText(tokens, context);
+    return sanitize(marked.parser(tokens));
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return `<pre>${escapeHtml(text)}</pre>`;
+  }
+}
+
+/**
  * Renders Markdown to sanitized HTML, safe to insert into a page as is.
  * @param text Markdown source (any size; the caller limits what it reads).
  * @param context the project references without path point to, and the base of relative URLs (default: none).
@@ -157,9 +174,7 @@ export function renderMarkdown(text: string, context: MarkdownContext = { projec
     .update(context.base?.raw ?? '').update('\0').update(text).digest('base64');
   let html = cache.get(key);
   if (html === undefined) {
-    const tokens = marked.lexer(text);
-    markLinkableText(tokens, context);
-    html = sanitize(marked.parser(tokens));
+    html = renderTokens(text, context);
     cache.set(key, html);
   }
   return html;

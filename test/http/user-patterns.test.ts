@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, basic, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenProject } from '../helpers/fixtures.js';
+import { eventually, givenProject, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
 
 /** `^(a+)+$` against 29 `a` and a `!`: minutes in a backtracking engine, one pass in RE2. */
 const HOSTILE_PATTERN = '^(a+)+$';
@@ -38,7 +38,6 @@ function patternJob(name: string, pattern: string, value: string): string {
  */
 describe('hostile patterns', () => {
   let server: TestServer;
-  const log: string[] = [];
   const dirs: string[] = [];
   const adminAuth = basic(ADMIN.name, ADMIN.password);
 
@@ -90,12 +89,12 @@ describe('hostile patterns', () => {
     (await call('GET', `/builds?query=${encodeURIComponent(`"Project" is "${project}" and "Job" is "${job}"`)}&offset=0&count=10`)).json as { id: number; status: string }[];
 
   beforeAll(async () => {
-    // failed trigger reactions are retried: quickly here, so the push settles within the test
-    server = await startTestServer({ GITLOOM_JOURNAL_RETRY_MS: '20' }, { logDestination: { write: (line: string) => void log.push(line) } });
+    server = await startTestServer();
   });
   afterAll(async () => {
     await server?.close();
     for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+    await removeWorkTrees();
   });
 
   describe('build spec TextParam patterns', () => {
@@ -114,9 +113,11 @@ describe('hostile patterns', () => {
         return list.length === 1 && ['SUCCESSFUL', 'FAILED'].includes(list[0].status) ? list : null;
       });
       expect(friendly?.[0].status).toBe('SUCCESSFUL');
-      // the hostile default does not match the whole pattern: no build, the documented error
-      expect(await buildsOf('patterns', 'Hostile')).toEqual([]);
-      expect(log.some((line) => line.includes(NO_MATCH))).toBe(true);
+      // the hostile default does not match the whole pattern: a FAILED build saying so
+      const hostile = await buildsOf('patterns', 'Hostile');
+      expect(hostile).toMatchObject([{ status: 'FAILED' }]);
+      const hostileLog = await fetch(`${server.api}/builds/${hostile[0].id}/log`, { headers: { authorization: adminAuth } });
+      expect(await hostileLog.text()).toContain(`Job 'Hostile' could not be submitted: ${NO_MATCH}`);
     });
 
     it('a job run with the catastrophic value answers 400 at once, the server answering meanwhile; a matching value runs', async () => {
@@ -149,6 +150,32 @@ describe('hostile patterns', () => {
       expect(failed?.[0].status).toBe('FAILED');
       const buildLog = await fetch(`${server.api}/builds/${failed![0].id}/log`, { headers: { authorization: adminAuth } });
       expect(await buildLog.text()).toContain('pattern: regular expression is longer than 1000 characters (1001)');
+    });
+  });
+
+  describe('commit query wildcards', () => {
+    const commits = async (query: string) => call('GET', `/repositories/${projectId}/commits?query=${encodeURIComponent(query)}&count=10`);
+    let projectId: number;
+
+    beforeAll(async () => {
+      projectId = (await givenRepo(server, 'commit-patterns')).id;
+    });
+
+    it('refuses author, committer and message wildcards over 1,000 characters (400), which would become git regular expressions', async () => {
+      for (const criterion of ['author', 'committer', 'message']) {
+        const res = await commits(`${criterion}(${'a*'.repeat(501)})`);
+        expect(res.status, criterion).toBe(400);
+        expect(res.json).toMatchObject({ status: 400, code: 'GITLOOM_ERR_PATTERN', detail: 'Pattern is longer than 1000 characters (1002)' });
+      }
+    });
+
+    it('the control: wildcards up to 1,000 characters select commits', async () => {
+      const all = await commits('');
+      expect(all.status).toBe(200);
+      expect(all.json).toHaveLength(1);
+      expect((await commits(`message(${'*'.repeat(992)}initial*)`)).json).toEqual(all.json);
+      expect((await commits('author(*)')).json).toEqual(all.json);
+      expect((await commits('committer(nobody*)')).json).toEqual([]);
     });
   });
 

@@ -4,6 +4,7 @@ import { BadRequest, Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin, type JobPrivilege } from '../permissions.js';
+import { validatePatternSet } from '../projects/protection-validation.js';
 import { assertNameFree as assertNamed, queryByName } from './named.js';
 import { uniquely } from './unique.js';
 
@@ -52,10 +53,22 @@ export function normalizeEditableIssueFields(value: unknown): string {
   return JSON.stringify({ '@type': type, [listField]: list });
 }
 
-/** Validates JobPrivilege[] (reference/users-roles.md §3): `jobNames` required; returns JSON text. */
+/**
+ * Validates JobPrivilege[] (reference/users-roles.md §3): `jobNames` required; `jobNames` and
+ * `accessibleReports` are pattern sets read by the parser the matchers use (a malformed or
+ * over-long pattern would match nothing). Returns JSON text.
+ *
+ * @throws BadRequest naming the field, e.g. `jobPrivileges[0].jobNames is required`,
+ *   `jobPrivileges[0].jobNames: Malformed pattern set: unterminated quote in '"ci'`.
+ */
 export function normalizeJobPrivileges(list: Partial<JobPrivilege>[]): string {
   return JSON.stringify(list.map((p, i) => {
     if (typeof p.jobNames !== 'string' || p.jobNames.trim() === '') throw new BadRequest(`jobPrivileges[${i}].jobNames is required`);
+    validatePatternSet(p.jobNames, `jobPrivileges[${i}].jobNames`);
+    if (p.accessibleReports !== undefined && p.accessibleReports !== null) {
+      if (typeof p.accessibleReports !== 'string') throw new BadRequest(`jobPrivileges[${i}].accessibleReports must be a string or null`);
+      validatePatternSet(p.accessibleReports, `jobPrivileges[${i}].accessibleReports`);
+    }
     return {
       jobNames: p.jobNames,
       manageJob: p.manageJob ?? false,

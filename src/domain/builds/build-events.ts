@@ -20,7 +20,11 @@ import { readLog } from './storage.js';
 import { createFailedBuild, FINISHED, newPipeline, seededPipeline, submitBuild } from './submit.js';
 import { notifySchedulers } from './wakeup.js';
 
-/** Collected failures (logged by the caller's bus) without stopping other submissions. */
+/**
+ * Submits the builds of trigger matches; a submission the spec refuses gives a FAILED build
+ * with the reason (`failWhenRefused`). Other failures are collected without stopping the other
+ * submissions and the first is thrown at the end (the caller logs it, or retries).
+ */
 async function submitMatches(
   ctx: Context,
   matches: TriggerMatch[],
@@ -36,7 +40,7 @@ async function submitMatches(
         ids.push(await submitBuild(ctx, {
           projectId: base.projectId, commitHash: base.commitHash, refName: match.refName, jobName: match.job.name, params,
           secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
-          reason: match.reason, pipeline, submitterId: SYSTEM_ID, requestId: base.requestId,
+          reason: match.reason, pipeline, submitterId: SYSTEM_ID, requestId: base.requestId, failWhenRefused: true,
         }));
       } catch (error) {
         errors.push(error);
@@ -280,7 +284,7 @@ export async function onBuildFinished(ctx: Context, buildId: number): Promise<vo
       await submitBuild(ctx, {
         ...base, refName: build.refName, jobName: target.name, params: targetParams,
         secretParams: new Set(action.jobParams.filter((p) => p.secret).map((p) => p.name)),
-        reason: `Post build action of job '${job.name}'`, submitterId: SYSTEM_ID,
+        reason: `Post build action of job '${job.name}'`, submitterId: SYSTEM_ID, failWhenRefused: true,
       });
     }
   }

@@ -77,6 +77,18 @@ export function namesIn(match: JobMatch): { users: string[]; groups: string[] } 
   return { users, groups };
 }
 
+/** The path wildcards a job match holds: its `on branch` and `"Project" is` values. */
+export function patternsIn(match: JobMatch): string[] {
+  switch (match.type) {
+    case 'onBranch': return [match.branch];
+    case 'project': return [match.path];
+    case 'and':
+    case 'or': return match.operands.flatMap(patternsIn);
+    case 'not': return patternsIn(match.operand);
+    default: return [];
+  }
+}
+
 /** What a job match is evaluated against (OneDev's JobMatchContext). */
 export interface JobMatchSubject {
   /** Path of the project whose build asks. */

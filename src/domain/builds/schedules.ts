@@ -115,7 +115,7 @@ export class ScheduleRunner {
     }
   }
 
-  /** Claims the fire time (one process wins) and submits the job with each param set. */
+  /** Claims the fire time (one process wins) and submits the job with each param set (a refused one gives a FAILED build). */
   private async fire(projectId: number, commit: string, match: TriggerMatch, fireTime: number): Promise<void> {
     const claimed = await this.ctx.db.insertInto('buildScheduleFires').values({ projectId, jobName: match.job.name, fireTime })
       .onConflict((oc) => oc.doNothing()).returning('id').executeTakeFirst();
@@ -125,7 +125,7 @@ export class ScheduleRunner {
       await submitBuild(this.ctx, {
         projectId, commitHash: commit, refName: match.refName!, jobName: match.job.name, params,
         secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
-        reason: match.reason, pipeline, submitterId: SYSTEM_ID, requestId: null,
+        reason: match.reason, pipeline, submitterId: SYSTEM_ID, requestId: null, failWhenRefused: true,
       });
     }
   }

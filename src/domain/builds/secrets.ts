@@ -14,11 +14,11 @@ import { BadRequest, Unauthorized } from '../../errors.js';
 import { isAncestor } from '../../git/merge.js';
 import { branchesContaining } from '../../git/files.js';
 import { refHead } from '../../git/refs.js';
-import { QuerySyntaxError } from '../../query/index.js';
+import { checkPatternLength, QuerySyntaxError, UserPatternError } from '../../query/index.js';
 import { actorOfUser } from '../auth/authenticate.js';
 import { withActor, type Context } from '../context.js';
 import { ancestorPaths, projectPermissions } from '../permissions.js';
-import { jobMatches, namesIn, parseJobMatch, type JobMatch } from './job-match.js';
+import { jobMatches, namesIn, parseJobMatch, patternsIn, type JobMatch } from './job-match.js';
 import { decryptSecret, encryptSecret, isEncryptedSecret } from './secret-encryption.js';
 
 interface StoredSecret {
@@ -291,7 +291,8 @@ export async function buildJobSecrets(ctx: Context, build: BuildRow, referenced:
  * Checks the job secrets of a setting about to be stored (reference/projects.md §3
  * `buildSetting.jobSecrets`): each must be an object; `authorizedBranches` null or a pattern
  * set (space-separated path wildcards, `-` excludes, src/ci/patterns.ts); `authorization` null or
- * a job match (job-match.ts) whose users and groups exist.
+ * a job match (job-match.ts) whose users and groups exist and whose branch and project
+ * wildcards are at most 1,000 characters (CONTRACT §13).
  *
  * @throws BadRequest naming the secret and field, e.g.
  *   `buildSetting.jobSecrets[0].authorizedBranches: Malformed pattern set: unterminated quote in '"main'`.
@@ -325,6 +326,14 @@ export async function validateJobSecrets(db: Db, setting: Record<string, unknown
       } catch (e) {
         if (!(e instanceof QuerySyntaxError)) throw e;
         throw new BadRequest(`${where}.authorization: ${e.message}`);
+      }
+      for (const pattern of patternsIn(match)) {
+        try {
+          checkPatternLength(pattern);
+        } catch (e) {
+          if (!(e instanceof UserPatternError)) throw e;
+          throw new BadRequest(`${where}.authorization: ${e.message}`);
+        }
       }
       const { users, groups } = namesIn(match);
       for (const name of users) {

@@ -44,9 +44,18 @@ export interface SubmitRequest {
   requestId: number | null;
   /** Check every declared param is supplied and none is unknown (REST runs; reference Surprise 6). */
   strictParams?: boolean;
+  /**
+   * For submissions no one waits on (triggers, post-build actions, schedules): when the spec
+   * refuses the submission (a param value that fails its pattern or its type, a dependency that
+   * cannot be submitted), {@link submitBuild} creates a build that FAILED at once with the reason
+   * in its log instead of throwing, so the pusher sees why the job did not run — as an invalid
+   * spec does (reference/builds.md §4 step 1). OneDev only logs the error on the server.
+   */
+  failWhenRefused?: boolean;
 }
 
-interface ParamRow {
+/** One stored build param (`buildParams` row without its build). */
+export interface ParamRow {
   name: string;
   type: string;
   value: string | null;
@@ -98,6 +107,23 @@ export async function paramRows(job: Job, params: ParamMap, secretParams: Readon
 }
 
 /**
+ * The rows of the params a refused submission was given (see {@link SubmitRequest.failWhenRefused}):
+ * the values supplied for declared params, as supplied, so the failed build shows them and a
+ * repeated submission finds it.
+ */
+function suppliedParamRows(job: Job, params: ParamMap, secretParams: ReadonlySet<string>): ParamRow[] {
+  const rows: ParamRow[] = [];
+  for (const spec of job.paramSpecs) {
+    const values = params[spec.name];
+    if (!Array.isArray(values) || values.some((v) => typeof v !== 'string')) continue;
+    const type = secretParams.has(spec.name) ? 'Secret' : PARAM_TYPES[spec.type];
+    if (values.length === 0) rows.push({ name: spec.name, type, value: null });
+    for (const v of values) rows.push({ name: spec.name, type, value: v });
+  }
+  return rows;
+}
+
+/**
  * Whether a TextParam value matches the whole pattern (OneDev's `@Pattern` validation, Java's
  * `matches()`), in linear time (CONTRACT §13).
  *
@@ -134,6 +160,9 @@ async function paramKeys(ctx: Context, buildIds: readonly number[]): Promise<Map
  * build, records the request's build commit. An invalid spec still creates the build, FAILED with
  * the validation message in its log.
  *
+ * With `failWhenRefused`, a submission the spec refuses gives a FAILED build instead of an
+ * error (see {@link SubmitRequest.failWhenRefused}).
+ *
  * @returns the build id.
  * @throws BadRequest `Build spec not defined (project: p, commit: c)`, `Job not found (…)`, param errors.
  */
@@ -142,9 +171,35 @@ export async function submitBuild(ctx: Context, req: SubmitRequest): Promise<num
   const spec = await specAt(repo, req.commitHash);
   if (spec.kind === 'absent') throw new BadRequest(`Build spec not defined (project: ${req.projectId}, commit: ${req.commitHash})`);
   if (spec.kind === 'invalid') return createFailedBuild(ctx, req, spec.message);
-  const id = await submitWithSpec(ctx, spec.spec, req, 0);
+  let id: number;
+  try {
+    id = await submitWithSpec(ctx, spec.spec, req, 0);
+  } catch (error) {
+    if (!req.failWhenRefused || !(error instanceof BadRequest)) throw error;
+    return refusedBuild(ctx, spec.spec, req, error.message);
+  }
   notifySchedulers();
   return id;
+}
+
+/**
+ * The FAILED build of a submission the spec refused: `Job 'X' could not be submitted: <reason>`
+ * in its log, the supplied params stored. A build of the same job, ref, request, pipeline and
+ * params on the commit is returned instead when there is one, so submitting again (a journal
+ * entry reacted to again) adds nothing.
+ */
+async function refusedBuild(ctx: Context, spec: BuildSpec, req: SubmitRequest, reason: string): Promise<number> {
+  const job = findJob(spec, req.jobName);
+  const rows = job ? suppliedParamRows(job, req.params, req.secretParams ?? new Set()) : [];
+  const same = await ctx.db.selectFrom('builds').select('id')
+    .where('projectId', '=', req.projectId).where('commitHash', '=', req.commitHash).where('jobName', '=', req.jobName)
+    .where('refName', '=', req.refName).where('pipeline', '=', req.pipeline)
+    .where((eb) => (req.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', req.requestId)))
+    .execute();
+  const key = paramKey(rows);
+  const keys = await paramKeys(ctx, same.map((b) => b.id));
+  for (const b of same) if (keys.get(b.id) === key) return b.id;
+  return createFailedBuild(ctx, req, `Job '${req.jobName}' could not be submitted: ${reason}`, rows);
 }
 
 async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest, depth: number): Promise<number> {
@@ -211,16 +266,17 @@ async function insertBuild(
 
 /**
  * Creates a build that failed before it could run (invalid build spec, reference/builds.md §4
- * step 1): FAILED at once, with `message` and `Job failed` in its log. Params are not stored
- * (the spec that declares them is unreadable).
+ * step 1; a refused submission): FAILED at once, with `message` and `Job failed` in its log, and
+ * `params` as its params (none for an invalid spec: the spec that declares them is unreadable).
  *
  * @returns the build id.
  */
-export async function createFailedBuild(ctx: Context, req: SubmitRequest, message: string): Promise<number> {
+export async function createFailedBuild(ctx: Context, req: SubmitRequest, message: string, params: readonly ParamRow[] = []): Promise<number> {
   const scopeId = await forkRootId(ctx.db, req.projectId);
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
     const row = await insertBuild(tx, scopeId, req, req.jobName, 'FAILED', now);
+    if (params.length > 0) await tx.insertInto('buildParams').values(params.map((r) => ({ buildId: row.id, ...r }))).execute();
     // The log is written before the FAILED build becomes visible.
     await resetBuildStorage(ctx.config, row);
     await appendLog(ctx.config, row, ...message.split('\n'), 'Job failed');

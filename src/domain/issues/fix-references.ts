@@ -8,8 +8,9 @@ export interface FixReference {
 }
 
 /**
- * A project path in a reference (`PROJECT_PATH` of reference/comments-issues.md §7), shared by
- * the fix patterns and the plain references of ./references.ts.
+ * A project path in a reference (`PROJECT_PATH` of reference/comments-issues.md §7): the grammar
+ * of the fix patterns here and of the plain references of ./references.ts (which scans for it
+ * by hand).
  */
 export const PROJECT_PATH = String.raw`\w(?:[\w\-/.]*\w)?`;
 
@@ -23,6 +24,11 @@ const REFERENCE = String.raw`(?:issue\s+)?(?<project>${PROJECT_PATH})?#(?<issue>
  * The default "commit message fix patterns" (reference/comments-issues.md §7, pulls.md §7):
  * a fixing keyword followed by `[\s:]+` and a reference; or a reference in parentheses ending
  * the line (`Add login page (#12)`, the squash-merge style).
+ *
+ * Both run in time linear in the line (CONTRACT §13), unlike a reference that may start at any
+ * boundary (./references.ts): a match starts only at a keyword followed by whitespace or `:`, or
+ * at `(`, and the path after it stops at the first character outside `[\w\-/.]`, so no path
+ * character is read from two starts (a start inside a path would need whitespace, `:` or `(`).
  */
 const PATTERNS: readonly RegExp[] = [
   new RegExp(String.raw`(?:^|\W)(?:${KEYWORDS})[\s:]+${REFERENCE}(?=$|\W)`, 'gi'),
@@ -97,13 +103,47 @@ export async function resolveFixPlaces(db: Db, projectId: number, references: re
   const project = await db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
   if (!project) return [];
   const byPath = await projectsByPath(db, references.map((r) => r.projectPath).filter((p): p is string => p !== null));
-  const places: NumberInProject[] = [];
+  const places = new Map<string, NumberInProject>();
   for (const ref of references) {
     const target: { id: number; path: string } | undefined = ref.projectPath === null ? project : byPath.get(ref.projectPath);
     if (!target || (target !== project && !isRelatedProject(project.path, target.path))) continue;
-    if (!places.some((p) => p.projectId === target.id && p.number === ref.number)) places.push({ projectId: target.id, number: ref.number });
+    const key = `${target.id}#${ref.number}`;
+    if (!places.has(key)) places.set(key, { projectId: target.id, number: ref.number });
   }
-  return places;
+  return [...places.values()];
+}
+
+/** Most numbers looked up in one query (a text may name thousands of places). */
+const NUMBERS_PER_QUERY = 500;
+
+/**
+ * The issues (or the pull requests, by target project) at `places`, looked up project by project
+ * in batches of numbers: one condition per place would make an SQL expression too deep for the
+ * database when a text names thousands of them.
+ *
+ * @returns the rows found, by `<projectId>#<number>`.
+ */
+export async function rowsAtPlaces(
+  db: Db, table: 'issues' | 'pullRequests', places: readonly NumberInProject[],
+): Promise<Map<string, { id: number; projectId: number; number: number }>> {
+  const byProject = new Map<number, Set<number>>();
+  for (const place of places) {
+    let numbers = byProject.get(place.projectId);
+    if (!numbers) byProject.set(place.projectId, (numbers = new Set()));
+    numbers.add(place.number);
+  }
+  const found = new Map<string, { id: number; projectId: number; number: number }>();
+  for (const [projectId, set] of byProject) {
+    const numbers = [...set];
+    for (let i = 0; i < numbers.length; i += NUMBERS_PER_QUERY) {
+      const batch = numbers.slice(i, i + NUMBERS_PER_QUERY);
+      const rows = table === 'issues'
+        ? await db.selectFrom('issues').select(['id', 'number']).where('projectId', '=', projectId).where('number', 'in', batch).execute()
+        : await db.selectFrom('pullRequests').select(['id', 'number']).where('targetProjectId', '=', projectId).where('number', 'in', batch).execute();
+      for (const row of rows) found.set(`${projectId}#${row.number}`, { id: row.id, projectId, number: row.number });
+    }
+  }
+  return found;
 }
 
 /**
@@ -115,13 +155,11 @@ export async function resolveFixPlaces(db: Db, projectId: number, references: re
 export async function resolveFixReferences(db: Db, projectId: number, references: readonly FixReference[]): Promise<number[]> {
   const wanted = await resolveFixPlaces(db, projectId, references);
   if (wanted.length === 0) return [];
-  const rows = await db.selectFrom('issues').select(['id', 'projectId', 'number'])
-    .where((eb) => eb.or(wanted.map((w) => eb.and([eb('projectId', '=', w.projectId), eb('number', '=', w.number)]))))
-    .execute();
-  const ids: number[] = [];
+  const rows = await rowsAtPlaces(db, 'issues', wanted);
+  const ids = new Set<number>();
   for (const w of wanted) {
-    const row = rows.find((r) => r.projectId === w.projectId && r.number === w.number);
-    if (row && !ids.includes(row.id)) ids.push(row.id);
+    const row = rows.get(`${w.projectId}#${w.number}`);
+    if (row) ids.add(row.id);
   }
-  return ids;
+  return [...ids];
 }

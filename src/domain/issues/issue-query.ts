@@ -87,15 +87,28 @@ async function fixedBetween(ctx: Context, from: { type: string; value: string },
   return fixedIssueIdsBetween(ctx, a.projectId, a.commit, b.commit);
 }
 
+/**
+ * `proj#12`, `proj12`, `#12`, `12` split into the text before the number (without one `#`) and
+ * the trailing digits (empty when there are none): what `/^(.*?)#?(\d+)$/` captures, read
+ * backwards in linear time (that expression tries every digit of a long run as the start of the
+ * number, quadratic in a long query value of digits).
+ */
+function splitIssueNumber(text: string): { path: string; digits: string } {
+  let start = text.length;
+  while (start > 0 && text[start - 1] >= '0' && text[start - 1] <= '9') start--;
+  const path = text.slice(0, start > 0 && text[start - 1] === '#' ? start - 1 : start);
+  return { path, digits: text.slice(start) };
+}
+
 /** `"Number" is "proj#12"` (or `#12` / `12` in any project). */
 async function numberCondition(ctx: Context, operator: string, value: string): Promise<Condition> {
-  const match = /^(.*?)#?(\d+)$/.exec(value.trim());
-  if (!match) throw new QuerySyntaxError(`Invalid issue number: ${value}`);
-  const number = parseIntegerValue('Number', match[2]);
+  const { path, digits } = splitIssueNumber(value.trim());
+  if (digits === '') throw new QuerySyntaxError(`Invalid issue number: ${value}`);
+  const number = parseIntegerValue('Number', digits);
   const op = compare(operator);
-  if (!match[1]) return (eb) => eb('issues.number', op, number);
-  const project = await findProjectByPath(ctx.db, match[1]);
-  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
+  if (!path) return (eb) => eb('issues.number', op, number);
+  const project = await findProjectByPath(ctx.db, path);
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${path}`);
   return (eb) => eb.and([eb('issues.projectId', '=', project.id), eb('issues.number', op, number)]);
 }
 

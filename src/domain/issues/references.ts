@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { markdownText } from '../mentions.js';
 import type { PullRequestChangeData } from '../pulls/changes.js';
-import { MAX_NUMBER, PROJECT_PATH, projectsByPath, type NumberInProject } from './fix-references.js';
+import { MAX_NUMBER, projectsByPath, rowsAtPlaces, type NumberInProject } from './fix-references.js';
 
 /**
  * Plain references between issues, pull requests and builds (reference/comments-issues.md §7
@@ -23,13 +23,133 @@ export interface EntityReference {
 }
 
 /**
- * A reference: an optional keyword, an optional project path (the grammar the fix patterns use),
- * `#` and the number, standing on its own (not inside a word, not an HTML entity like `&#39;`).
+ * One plain reference found by {@link scanReferences}: what the regular expression
+ * `(?:^|[^\w&])(?:(?<kind>issue|pull\s*request|pr|build)\s+)?(?<project>\w(?:[\w\-/.]*\w)?)?#(?<number>\d+)(?=$|\W)`
+ * (flags `gi`) matches, without its cost: that expression tries every `/`, `-` and `.` of a long
+ * path-like run as a start and re-reads the rest of the run from each, so `a/a/a/…!` takes time
+ * quadratic in its length (CONTRACT §13).
  */
-export const PLAIN_REFERENCE = new RegExp(
-  String.raw`(?:^|[^\w&])(?:(?<kind>issue|pull\s*request|pr|build)\s+)?(?<project>${PROJECT_PATH})?#(?<number>\d+)(?=$|\W)`,
-  'gi',
-);
+export interface ReferenceMatch {
+  /** Index of the match: the character before the reference, or the reference itself at the start of the text. */
+  index: number;
+  /** Index of the reference (its keyword, its project path or its `#`). */
+  start: number;
+  /** Index after the reference's number. */
+  end: number;
+  /** The keyword as written (`issue`, `Pull  Request`, `pr`, `build`), or undefined. */
+  keyword: string | undefined;
+  /** The project path as written, or undefined. */
+  project: string | undefined;
+  /** The digits after `#`. */
+  number: string;
+}
+
+const SPACE = /\s/;
+/** `\w`: an ASCII letter, digit or `_`. */
+const isWord = (c: string | undefined): boolean =>
+  c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c === '_');
+const isSpace = (c: string | undefined): boolean => c !== undefined && SPACE.test(c);
+const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
+/** A character of a project path in a reference: `\w`, `-`, `/`, `.`. */
+const isPathChar = (c: string | undefined): boolean => c === '-' || c === '/' || c === '.' || isWord(c);
+/** A character that may stand before a reference: not `\w` (inside a word) and not `&` (an entity such as `&#39;`). */
+const isBoundary = (c: string | undefined): boolean => c !== undefined && c !== '&' && !isWord(c);
+
+/** Whether `text[at, at + word.length)` is `word` (lower-case ASCII) in any ASCII case. */
+function asciiWordAt(text: string, at: number, word: string): boolean {
+  if (at < 0 || at + word.length > text.length) return false;
+  for (let i = 0; i < word.length; i++) {
+    const c = text.charCodeAt(at + i);
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== word.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+const KEYWORDS = ['issue', 'pr', 'build'];
+
+/** Start of the keyword (`issue`, `pull\s*request`, `pr`, `build`) that ends at `end`, or -1. */
+function keywordBefore(text: string, end: number): number {
+  for (const word of KEYWORDS) if (asciiWordAt(text, end - word.length, word)) return end - word.length;
+  if (!asciiWordAt(text, end - 7, 'request')) return -1;
+  const pull = spaceBefore(text, end - 7);
+  return asciiWordAt(text, pull - 4, 'pull') ? pull - 4 : -1;
+}
+
+/** A match found before its number is read. */
+type ReferenceStart = Omit<ReferenceMatch, 'end' | 'number'>;
+
+/**
+ * The match of a reference that starts at `start`, when a match may begin there: at the text's
+ * start (when scanning from it), else with a boundary character before it, not before `from`.
+ */
+function matchFrom(text: string, from: number, start: number, keyword: string | undefined, project: string | undefined): ReferenceStart | null {
+  if (start === 0 && from === 0) return { index: 0, start, keyword, project };
+  return start - 1 >= from && isBoundary(text[start - 1]) ? { index: start - 1, start, keyword, project } : null;
+}
+
+/** The start of the whitespace run that ends at `end`. */
+function spaceBefore(text: string, end: number): number {
+  let start = end;
+  while (start > 0 && isSpace(text[start - 1])) start--;
+  return start;
+}
+
+/**
+ * The leftmost match, starting not before `from`, of a reference whose `#` is at `hash`: a
+ * keyword (with the whitespace after it) and/or a project path before the `#`, and before them
+ * the text's start or one boundary character.
+ */
+function referenceEndingAt(text: string, hash: number, from: number): ReferenceStart | null {
+  if (hash === 0) return from === 0 ? { index: 0, start: 0, keyword: undefined, project: undefined } : null;
+  const before = text[hash - 1];
+  if (isWord(before)) {
+    // a project path: a run of path characters starting and ending with \w
+    let run = hash - 1;
+    while (run > 0 && isPathChar(text[run - 1])) run--;
+    // after a keyword and whitespace the path takes the whole run; that start comes first
+    if (isWord(text[run]) && isSpace(text[run - 1])) {
+      const space = spaceBefore(text, run - 1);
+      const keyword = keywordBefore(text, space);
+      const match = keyword < 0 ? null : matchFrom(text, from, keyword, text.slice(keyword, space), text.slice(run, hash));
+      if (match) return match;
+    }
+    // or the path alone: it starts at the run's start or after a `/`, `-` or `.` in the run
+    for (let start = Math.max(run, from); start < hash; start++) {
+      const match = isWord(text[start]) ? matchFrom(text, from, start, undefined, text.slice(start, hash)) : null;
+      if (match) return match;
+    }
+    return null;
+  }
+  if (isSpace(before)) {
+    const space = spaceBefore(text, hash - 1);
+    const keyword = keywordBefore(text, space);
+    const match = keyword < 0 ? null : matchFrom(text, from, keyword, text.slice(keyword, space), undefined);
+    if (match) return match;
+  }
+  return matchFrom(text, from, hash, undefined, undefined);
+}
+
+/**
+ * Finds the plain references of a text in order, exactly where the regular expression of
+ * {@link ReferenceMatch} would (the same matches, groups and positions, scanning on from the end
+ * of each match), in time linear in the text's length: each `#` followed by digits is looked at
+ * once, and the keyword, path and whitespace before it are read once, backwards, up to the
+ * previous `#` at most.
+ */
+export function* scanReferences(text: string): Generator<ReferenceMatch> {
+  let from = 0;
+  let hash = text.indexOf('#');
+  while (hash >= 0) {
+    let end = hash + 1;
+    while (isDigit(text[end])) end++;
+    const found = end > hash + 1 && !isWord(text[end]) ? referenceEndingAt(text, hash, from) : null;
+    if (found) {
+      yield { index: found.index, start: found.start, end, keyword: found.keyword, project: found.project, number: text.slice(hash + 1, end) };
+      from = end;
+    }
+    hash = text.indexOf('#', Math.max(end, hash + 1));
+  }
+}
 
 /** The kind a reference's keyword (`issue`, `pr`, `pull request`, `build`, none) names. */
 export function kindOf(keyword: string | undefined): ReferenceKind {
@@ -55,12 +175,10 @@ export function parseReferences(text: string | null | undefined, format: 'markdo
   if (!text || !/#\d/.test(text)) return [];
   const searched = format === 'markdown' ? markdownText(text) : text;
   const found = new Map<string, EntityReference>();
-  for (const match of searched.matchAll(PLAIN_REFERENCE)) {
-    const number = Number(match.groups!.number);
+  for (const match of scanReferences(searched)) {
+    const number = Number(match.number);
     if (!Number.isSafeInteger(number) || number <= 0 || number > MAX_NUMBER) continue;
-    const reference: EntityReference = {
-      kind: kindOf(match.groups!.kind), projectPath: match.groups!.project?.toLowerCase() ?? null, number,
-    };
+    const reference: EntityReference = { kind: kindOf(match.keyword), projectPath: match.project?.toLowerCase() ?? null, number };
     const key = `${reference.kind}:${reference.projectPath ?? ''}#${number}`;
     if (!found.has(key)) found.set(key, reference);
   }
@@ -100,9 +218,8 @@ function pullRequestChangeData(from: ReferencingEntity): PullRequestChangeData {
   }
 }
 
-function placesCondition(places: readonly NumberInProject[], projectColumn: 'projectId' | 'targetProjectId') {
-  return (eb: any) => eb.or(places.map((p) => eb.and([eb(projectColumn, '=', p.projectId), eb('number', '=', p.number)])));
-}
+/** Most change rows inserted by one statement. */
+const ROWS_PER_INSERT = 500;
 
 /**
  * Records that `from` references the issues and pull requests named by `references`: a
@@ -129,24 +246,20 @@ export async function recordReferences(
     }
     return out;
   };
-  const issuePlaces = places('issue');
-  const requestPlaces = places('pullRequest');
-  const issues = issuePlaces.length === 0 ? [] : await db.selectFrom('issues').select('id')
-    .where(placesCondition(issuePlaces, 'projectId')).orderBy('id').execute();
-  const requests = requestPlaces.length === 0 ? [] : await db.selectFrom('pullRequests').select('id')
-    .where(placesCondition(requestPlaces, 'targetProjectId')).orderBy('id').execute();
-
-  const issueIds = issues.map((i) => i.id).filter((id) => !(from.kind === 'issue' && id === from.issueId));
-  const requestIds = requests.map((r) => r.id).filter((id) => !(
+  const idsAt = async (table: 'issues' | 'pullRequests', at: NumberInProject[]) =>
+    (at.length === 0 ? [] : [...(await rowsAtPlaces(db, table, at)).values()].map((row) => row.id).sort((a, b) => a - b));
+  const issueIds = (await idsAt('issues', places('issue'))).filter((id) => !(from.kind === 'issue' && id === from.issueId));
+  const requestIds = (await idsAt('pullRequests', places('pullRequest'))).filter((id) => !(
     (from.kind === 'pullRequest' && id === from.requestId) || (from.kind === 'codeComment' && id === from.requestId)));
-  if (issueIds.length > 0) {
-    const data = JSON.stringify(issueChangeData(from));
-    await db.insertInto('issueChanges').values(issueIds.map((issueId) => ({ issueId, userId, date, data })))
+  // in batches: a text may reference thousands of entities, more rows than one statement takes
+  const issueData = JSON.stringify(issueChangeData(from));
+  for (let i = 0; i < issueIds.length; i += ROWS_PER_INSERT) {
+    await db.insertInto('issueChanges').values(issueIds.slice(i, i + ROWS_PER_INSERT).map((issueId) => ({ issueId, userId, date, data: issueData })))
       .onConflict((oc) => oc.columns(['issueId', 'data']).where(ISSUE_REFERENCE_PREDICATE).doNothing()).execute();
   }
-  if (requestIds.length > 0) {
-    const data = JSON.stringify(pullRequestChangeData(from));
-    await db.insertInto('pullRequestChanges').values(requestIds.map((requestId) => ({ requestId, userId, date, data })))
+  const requestData = JSON.stringify(pullRequestChangeData(from));
+  for (let i = 0; i < requestIds.length; i += ROWS_PER_INSERT) {
+    await db.insertInto('pullRequestChanges').values(requestIds.slice(i, i + ROWS_PER_INSERT).map((requestId) => ({ requestId, userId, date, data: requestData })))
       .onConflict((oc) => oc.columns(['requestId', 'data']).where(PULL_REQUEST_REFERENCE_PREDICATE).doNothing()).execute();
   }
 }

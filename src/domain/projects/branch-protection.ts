@@ -9,6 +9,7 @@ import { settingOf, type BranchProtection, type TagProtection } from './settings
 import { ancestorPaths } from '../permissions.js';
 import { getSecuritySetting } from '../settings/settings.js';
 import { checkCommitMessages, commitMessageRuleOf, type CommitMessageRule } from './commit-messages.js';
+import { userMatchTokens } from './principal-expressions.js';
 
 /** A file protection of a branch protection (reference/projects.md §3 `fileProtections`). */
 export interface FileProtection {
@@ -67,10 +68,6 @@ async function who(db: Db, userId: number): Promise<Who> {
   return { userId, name: user?.name ?? null, groups: names };
 }
 
-function tokens(expression: string): string[] {
-  return expression.match(/[^\s()]+(?:\((?:\\.|[^)\\])*\))?/g) ?? [];
-}
-
 function criterionMatches(token: string, user: Who): boolean {
   if (token.toLowerCase() === 'anyone') return true;
   const m = /^(user|group)\((.*)\)$/i.exec(token);
@@ -85,7 +82,7 @@ function criterionMatches(token: string, user: Who): boolean {
  * exclusion does. An empty expression means anyone.
  */
 export function userMatches(expression: string | null | undefined, user: Who): boolean {
-  const parts = tokens(expression ?? '');
+  const parts = userMatchTokens(expression ?? '');
   if (parts.length === 0) return true;
   const except = parts.findIndex((t) => t.toLowerCase() === 'except');
   const includes = except < 0 ? parts : parts.slice(0, except);

@@ -1,28 +1,63 @@
 /**
- * Validation of the BranchProtection fields that the push and merge checks read beyond the basic
- * ones (reference/projects.md §3): commit message rules and file protections. A setting that
- * could never be applied (a footer pattern that does not compile, a line limit under OneDev's
- * minimum of 40, a file protection without paths) is refused when stored rather than ignored
- * when enforced.
+ * Validation of the branch and tag protection fields that the push and merge checks read
+ * (reference/projects.md §3): the branch, tag and file path patterns, commit message rules and
+ * file protections. A setting that could never be applied (a malformed or over-long pattern, a
+ * footer pattern that does not compile, a line limit under OneDev's minimum of 40, a file
+ * protection without paths) is refused when stored rather than ignored when enforced — the
+ * matchers treat a pattern they cannot read as matching nothing, so the protection would
+ * silently do nothing.
  */
+import { parsePatternSet, PatternSyntaxError } from '../../ci/patterns.js';
 import { BadRequest } from '../../errors.js';
 import { compileUserRegex, UserPatternError } from '../../query/index.js';
 
 const isStringArray = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === 'string');
 
 /**
+ * Checks a stored pattern set (space-separated path wildcards, `-` excludes: protections'
+ * branches, tags and file paths, job privileges' job and report names) with the parser its
+ * matchers use, src/ci/patterns.ts `parsePatternSet`.
+ *
+ * @param text the pattern set as it will be stored.
+ * @param field its place for messages, e.g. `branchProtections[0].branches`.
+ * @throws BadRequest `<field>: Malformed pattern set: unterminated quote in '"main'`, `… dangling
+ *   escape in …` or `…: a pattern is longer than 1000 characters (1001)`.
+ */
+export function validatePatternSet(text: string, field: string): void {
+  try {
+    parsePatternSet(text);
+  } catch (error) {
+    if (!(error instanceof PatternSyntaxError)) throw error;
+    throw new BadRequest(`${field}: ${error.message}`);
+  }
+}
+
+/**
+ * Checks one tag protection (defaults already filled in): its `tags` pattern set.
+ *
+ * @param protection the rule as it will be stored.
+ * @param what its position for messages, e.g. `tagProtections[0]`.
+ * @throws BadRequest naming the field, as {@link validatePatternSet}.
+ */
+export function validateTagProtectionRules(protection: Record<string, unknown>, what: string): void {
+  validatePatternSet(String(protection.tags), `${what}.tags`);
+}
+
+/**
  * Checks one branch protection (defaults already filled in).
  *
  * @param protection the rule as it will be stored.
  * @param what its position for messages, e.g. `branchProtections[0]`.
- * @throws BadRequest naming the field: string lists that hold other values,
+ * @throws BadRequest naming the field: a malformed or over-long `branches` pattern (as
+ *   {@link validatePatternSet}), string lists that hold other values,
  *   `maxCommitMessageLineLength` not null nor an integer ≥ 40, `commitMessageFooterPattern` not a
  *   string or null, missing, not a valid regular expression (RE2 syntax), longer than 1,000
  *   characters or too complex while `checkCommitMessageFooter` is on (src/query/user-patterns.ts),
  *   `fileProtections` items that are not `{paths, reviewRequirement, jobNames}` with
- *   non-empty `paths`.
+ *   non-empty, well-formed `paths`.
  */
 export function validateBranchProtectionRules(protection: Record<string, unknown>, what: string): void {
+  validatePatternSet(String(protection.branches), `${what}.branches`);
   for (const key of ['commitTypes', 'commitScopes', 'commitTypesForFooterCheck', 'jobNames']) {
     if (!isStringArray(protection[key])) throw new BadRequest(`${what}.${key} must be an array of strings`);
   }
@@ -51,6 +86,7 @@ export function validateBranchProtectionRules(protection: Record<string, unknown
     const unknown = Object.keys(rest)[0];
     if (unknown !== undefined) throw new BadRequest(`${where}: unknown field ${unknown}`);
     if (typeof paths !== 'string' || paths.trim() === '') throw new BadRequest(`${where}.paths is required`);
+    validatePatternSet(paths, `${where}.paths`);
     if (reviewRequirement !== undefined && reviewRequirement !== null && typeof reviewRequirement !== 'string') {
       throw new BadRequest(`${where}.reviewRequirement must be a string or null`);
     }

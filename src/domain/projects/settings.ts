@@ -7,7 +7,7 @@ import { revealJobSecrets, sealJobSecrets, validateJobSecrets } from '../builds/
 import type { Context } from '../context.js';
 import { normalizeWebHooks } from '../outbox/webhooks.js';
 import { loadProjectWith } from '../permissions.js';
-import { validateBranchProtectionRules } from './protection-validation.js';
+import { validateBranchProtectionRules, validateTagProtectionRules } from './protection-validation.js';
 
 /**
  * The ProjectSetting of reference/projects.md §3, stored as JSON in `projects.setting` (the
@@ -122,8 +122,9 @@ export async function getProjectSetting(ctx: Context, projectId: number): Promis
  * Update Setting (reference/projects.md §2 #14): manage permission; a full replacement — omitted
  * parts get their defaults, `contributedSettings` in the body is ignored (the stored one stays).
  * Job secret values are stored encrypted (src/domain/builds/secrets.ts).
- * Protections and job secrets' branch limits are validated (400) and completed with their defaults; a service desk name used by
- * another project is 409.
+ * Protections (their branch, tag and path patterns included) and job secrets' branch limits are
+ * validated (400, naming the field) and completed with their defaults; a service desk name used
+ * by another project is 409.
  */
 export async function updateProjectSetting(ctx: Context, projectId: number, body: Record<string, unknown>): Promise<void> {
   const { project } = await loadProjectWith(ctx, projectId, 'manage');
@@ -146,6 +147,7 @@ export async function updateProjectSetting(ctx: Context, projectId: number, body
     contributedSettings: previous.contributedSettings,
   };
   setting.branchProtections.forEach((p, i) => validateBranchProtectionRules(p, `branchProtections[${i}]`));
+  setting.tagProtections.forEach((p, i) => validateTagProtectionRules(p, `tagProtections[${i}]`));
   await validateJobSecrets(ctx.db, setting);
   await saveSetting(ctx.db, project.id, sealJobSecrets(setting, secretKey(ctx.config)));
 }

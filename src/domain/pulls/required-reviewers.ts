@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { branchProtection } from '../projects/branch-protection.js';
+import { reviewRequirementItems } from '../projects/principal-expressions.js';
 
 /** A parsed review requirement: required users by login, and groups with how many members must review. */
 export interface ReviewRequirement {
@@ -17,10 +18,10 @@ export interface ReviewRequirement {
 export function parseReviewRequirement(text: string | null | undefined): ReviewRequirement {
   const result: ReviewRequirement = { users: [], groups: [] };
   if (!text) return result;
-  for (const match of text.matchAll(/(?:(user|group)\(((?:\\.|[^)\\])*)\)|([^\s():]+))(?::(\d+))?/gi)) {
-    const name = (match[2] ?? match[3]).replace(/\\(.)/g, '$1').trim();
+  for (const item of reviewRequirementItems(text)) {
+    const name = item.name.replace(/\\(.)/g, '$1').trim();
     if (!name) continue;
-    if (match[1]?.toLowerCase() === 'group') result.groups.push({ name, count: match[4] ? Number(match[4]) : 1 });
+    if (item.kind?.toLowerCase() === 'group') result.groups.push({ name, count: item.count ? Number(item.count) : 1 });
     else result.users.push(name.toLowerCase());
   }
   return result;

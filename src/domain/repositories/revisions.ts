@@ -19,6 +19,18 @@ export interface RevisionAndPath {
   path: string;
 }
 
+/**
+ * `text` without leading and trailing `/`, in linear time (`/^\/+|\/+$/g` re-reads a long run of
+ * slashes from each of them: quadratic in a URL or form value of slashes).
+ */
+export function trimSlashes(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text[start] === '/') start++;
+  while (end > start && text[end - 1] === '/') end--;
+  return text.slice(start, end);
+}
+
 function splits(text: string): { head: string; rest: string }[] {
   const segments = text.split('/');
   const result: { head: string; rest: string }[] = [];
@@ -36,7 +48,7 @@ function splits(text: string): { head: string; rest: string }[] {
  * @throws NotFound `Revision not found: X` when nothing resolves; BadRequest `Invalid path: X`.
  */
 export async function resolveRevisionAndPath(repo: string, text: string, refs?: Map<string, string>): Promise<RevisionAndPath> {
-  const trimmed = text.replace(/^\/+|\/+$/g, '');
+  const trimmed = trimSlashes(text);
   refs ??= await listRefs(repo, 'refs/');
   for (const { head, rest } of splits(trimmed)) {
     for (const ref of [`refs/heads/${head}`, `refs/tags/${head}`]) {
@@ -72,7 +84,7 @@ export interface BranchAndPath {
  *   BadRequest `Invalid path: X`.
  */
 export async function resolveBranchAndPath(repo: string, text: string): Promise<BranchAndPath> {
-  const trimmed = text.replace(/^\/+|\/+$/g, '');
+  const trimmed = trimSlashes(text);
   const branches = await listRefs(repo, 'refs/heads/');
   for (const { head, rest } of splits(trimmed)) {
     const hash = branches.get(`refs/heads/${head}`);

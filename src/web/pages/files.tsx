@@ -14,6 +14,7 @@
 import mime from 'mime';
 import { isActiveType, isSafeType, userContentHeaders } from '../../http/user-content.js';
 import { blameAt, browseAt, lineCount, MAX_VIEW_BYTES, MAX_VIEW_LINES, rawFileAt, revisionNames, type Blame, type BrowseResult } from '../../domain/repositories/browse.js';
+import { trimSlashes } from '../../domain/repositories/revisions.js';
 import { codeUrl, commitUrl, markdownBase, RevisionSelector } from '../components/code.js';
 import { Markdown } from '../components/markdown.js';
 import { ProjectLayout } from '../components/project-layout.js';
@@ -179,7 +180,7 @@ async function chooseRevision(page: ProjectPageContext, view: 'files' | 'blame')
   const chosen = page.query.revision?.trim();
   const revision = chosen || (await revisionNames(page.ctx, page.project)).defaultBranch;
   if (!revision) return redirect(`/${page.project.path}`);
-  return redirect(codeUrl(page.project.path, view, revision, page.query.path?.replace(/^\/+|\/+$/g, '') ?? ''));
+  return redirect(codeUrl(page.project.path, view, revision, trimSlashes(page.query.path ?? '')));
 }
 
 export const filesPages: PageModule = {

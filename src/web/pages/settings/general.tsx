@@ -7,6 +7,7 @@ import { deleteProject, getProject, updateProject } from '../../../domain/projec
 import { grantableRoles } from '../../../domain/projects/settings-views.js';
 import { setRepositoryDefaultBranch } from '../../../domain/repositories/default-branch.js';
 import { projectByPath, revisionNames } from '../../../domain/repositories/browse.js';
+import { trimSlashes } from '../../../domain/repositories/revisions.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Select, TextArea } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';
@@ -18,7 +19,7 @@ import { chosenId, FormName, formValues, optionalText, SettingsLayout, settingsC
  * visitor, else BadRequest `Parent project not found: <path>`.
  */
 export async function parentIdOf(page: PageContext, path: string | undefined): Promise<number | null> {
-  const trimmed = (path ?? '').trim().replace(/^\/+|\/+$/g, '');
+  const trimmed = trimSlashes((path ?? '').trim());
   if (trimmed === '') return null;
   try {
     return (await projectByPath(page.ctx, trimmed)).project.id;
