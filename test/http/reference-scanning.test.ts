@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
 import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
 import { ADMIN, basic, git, startTestServer, type TestServer } from '../helpers/server.js';
+import { answersWhile } from '../helpers/responsive.js';
 
 /**
  * `a/a/a/…!`: a path-like run that no `#` ends, as long as a comment may be (100,000
@@ -37,28 +38,7 @@ describe('references in hostile texts', () => {
   let talk: number;
   const adminAuth = basic(ADMIN.name, ADMIN.password);
 
-  /** GET /~api/users/me, which must answer within a second. */
-  async function me(): Promise<number> {
-    try {
-      const res = await fetch(`${server.api}/users/me`, { headers: { authorization: adminAuth }, signal: AbortSignal.timeout(1000) });
-      await res.text();
-      return res.status;
-    } catch (error) {
-      throw new Error(`GET /~api/users/me gave no answer within 1 s: ${String(error)}`);
-    }
-  }
-
-  /** Calls /users/me, one call after the other, until `work` settles; every call must answer in time. */
-  async function meWhile<T>(work: Promise<T>): Promise<T> {
-    let done = false;
-    const settled = work.finally(() => (done = true));
-    // when a call below fails, the test ends before `work` does: its outcome is no longer news
-    settled.catch(() => undefined);
-    do {
-      expect(await me()).toBe(200);
-    } while (!done);
-    return settled;
-  }
+  const meWhile = <T>(work: Promise<T>): Promise<T> => answersWhile(server, work);
 
   /** An API call with a deadline long enough for a megabyte, far too short for quadratic work. */
   async function call(method: string, route: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {

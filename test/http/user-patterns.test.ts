@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, basic, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 import { eventually, givenProject, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { answersWhile } from '../helpers/responsive.js';
 
 /** `^(a+)+$` against 29 `a` and a `!`: minutes in a backtracking engine, one pass in RE2. */
 const HOSTILE_PATTERN = '^(a+)+$';
@@ -41,28 +42,7 @@ describe('hostile patterns', () => {
   const dirs: string[] = [];
   const adminAuth = basic(ADMIN.name, ADMIN.password);
 
-  /** GET /~api/users/me, which must answer within a second. */
-  async function me(): Promise<number> {
-    try {
-      const res = await fetch(`${server.api}/users/me`, { headers: { authorization: adminAuth }, signal: AbortSignal.timeout(1000) });
-      await res.text();
-      return res.status;
-    } catch (error) {
-      throw new Error(`GET /~api/users/me gave no answer within 1 s: ${String(error)}`);
-    }
-  }
-
-  /** Calls /users/me, one call after the other, until `work` settles; every call must answer in time. */
-  async function meWhile<T>(work: Promise<T>): Promise<T> {
-    let done = false;
-    const settled = work.finally(() => (done = true));
-    // when a call below fails, the test ends before `work` does: its outcome is no longer news
-    settled.catch(() => undefined);
-    do {
-      expect(await me()).toBe(200);
-    } while (!done);
-    return settled;
-  }
+  const meWhile = <T>(work: Promise<T>): Promise<T> => answersWhile(server, work);
 
   /** An API call with a deadline. */
   async function call(method: string, route: string, body?: unknown): Promise<{ status: number; json: any }> {

@@ -1,0 +1,30 @@
+import { expect } from 'vitest';
+import { ADMIN, basic, type TestServer } from './server.js';
+
+/**
+ * Runs `GET /~api/users/me` on `server`, one call after the other, until `work` settles, and
+ * expects each to answer 200 within a second; resolves with `work`'s outcome. What hostile-input
+ * tests use to show the server stays responsive (CONTRACT §13). The server shares the test's
+ * event loop, so a blocked server also keeps the deadline's timer from firing until it lets go: a
+ * deadline that fires at all fails the test.
+ *
+ * @throws Error naming the deadline when a call gets no answer within 1 s.
+ */
+export async function answersWhile<T>(server: TestServer, work: Promise<T>): Promise<T> {
+  let done = false;
+  const settled = work.finally(() => (done = true));
+  // when a call below fails, the test ends before `work` does: its outcome is no longer news
+  settled.catch(() => undefined);
+  do {
+    let status: number;
+    try {
+      const res = await fetch(`${server.api}/users/me`, { headers: { authorization: basic(ADMIN.name, ADMIN.password) }, signal: AbortSignal.timeout(1000) });
+      await res.text();
+      status = res.status;
+    } catch (error) {
+      throw new Error(`GET /~api/users/me gave no answer within 1 s: ${String(error)}`);
+    }
+    expect(status).toBe(200);
+  } while (!done);
+  return settled;
+}
