@@ -239,6 +239,8 @@ export class BuildScheduler {
     await this.ctx.db.updateTable('builds').set({ jobWorkspace: jobDir }).where('id', '=', build.id).execute();
     const log = createWriteStream(logPath(config, build), { flags: 'a' });
     const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
+    // a log that cannot be written (its directory removed, the disk full) must not end the server
+    log.once('error', (e) => console.error(`Build ${build.id}: log not written: ${e.message}`));
     const logLine = (line: string): void => {
       log.write(`${formatLogLine(new Date(), line)}\n`);
     };
