@@ -45,6 +45,11 @@ export interface Context {
   now(): number;
   /** Absolute path of a project's bare repository. */
   repoPath(projectId: number): string;
+  /**
+   * What one read-only request (GET, HEAD) has already read, by key (see {@link memoized}); absent
+   * for writes and background work, whose reads must see their own changes and others'.
+   */
+  readonly memo?: Map<string, Promise<unknown>>;
 }
 
 /** The anonymous actor. */
@@ -52,7 +57,7 @@ export const anonymous: Actor = { userId: ANONYMOUS_ID, name: '', fullName: null
 
 /** Returns a copy of the context acting as another actor (background work acts as the system user). */
 export function withActor(ctx: Context, actor: Actor): Context {
-  return { ...ctx, actor };
+  return { ...ctx, actor, memo: ctx.memo && new Map() };
 }
 
 /** The system actor used by background work (reference/platform.md §6: id -1, administrator). */
@@ -67,10 +72,32 @@ const now = () => Date.now();
 /** The `repoPath` of each configuration, made once: a context is made per request. */
 const repoPaths = new WeakMap<Config, (projectId: number) => string>();
 
-/** A domain Context for one actor (a request, or background work as the system user). */
-export function createContext(services: Services, actor: Actor): Context {
+/**
+ * A domain Context for one actor (a request, or background work as the system user); with
+ * `readOnly` (a GET or HEAD request) it carries a memo, so that a view asking the same question
+ * several times (the caller's permissions on a project, the project's row) reads it once.
+ */
+export function createContext(services: Services, actor: Actor, options: { readOnly?: boolean } = {}): Context {
   const { config } = services;
   let repoPath = repoPaths.get(config);
   if (!repoPath) repoPaths.set(config, (repoPath = (projectId) => repositoryPath(config, projectId)));
-  return { db: services.db, config, events: services.events, actor, now, repoPath };
+  const ctx: Context = { db: services.db, config, events: services.events, actor, now, repoPath };
+  return options.readOnly ? { ...ctx, memo: new Map() } : ctx;
+}
+
+/**
+ * `load()` once per key in a read-only request's context (every call shares the first call's
+ * promise; a rejected one is forgotten), or each time where the context has no memo. The key
+ * must name everything the result depends on besides the context's actor.
+ */
+export function memoized<T>(ctx: Context, key: string, load: () => Promise<T>): Promise<T> {
+  const memo = ctx.memo;
+  if (!memo) return load();
+  let value = memo.get(key) as Promise<T> | undefined;
+  if (!value) {
+    value = load();
+    memo.set(key, value);
+    value.catch(() => memo.delete(key));
+  }
+  return value;
 }

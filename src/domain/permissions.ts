@@ -3,7 +3,7 @@ import type { Database, ProjectRow, RoleRow } from '../db/schema.js';
 import { preparedQuery } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
 import { Forbidden, NotFound, Unauthorized } from '../errors.js';
-import { ANONYMOUS_ID, type Actor, type Context } from './context.js';
+import { ANONYMOUS_ID, memoized, type Actor, type Context } from './context.js';
 import { matchesPatterns } from '../ci/patterns.js';
 import { getSecuritySetting } from './settings/settings.js';
 
@@ -114,10 +114,15 @@ async function defaultRolesApply(ctx: Context): Promise<boolean> {
 
 /**
  * The caller's privileges on a project (reference/platform.md §7). One query over the project's
- * ancestors. Takes the project row so callers that already loaded it pay nothing more.
+ * ancestors, once per read-only request (memoized in its context). Takes the project row so
+ * callers that already loaded it pay nothing more.
  */
 export async function projectPermissions(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>): Promise<ProjectPermissions> {
   if (ctx.actor.isAdmin) return ADMINISTRATOR;
+  return memoized(ctx, `permissions:${project.id}:${project.path}`, () => readProjectPermissions(ctx, project));
+}
+
+async function readProjectPermissions(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>): Promise<ProjectPermissions> {
   const paths = ancestorPaths(project.path);
   const userId = ctx.actor.userId;
   const groupIds = ctx.actor.groupIds;
@@ -208,7 +213,7 @@ export async function loadProjectWith(
   projectId: number,
   need: keyof Omit<ProjectPermissions, 'roles'> = 'access',
 ): Promise<{ project: ProjectRow; permissions: ProjectPermissions }> {
-  const [project] = await projectById(ctx.db, projectId);
+  const [project] = await memoized(ctx, `project:${projectId}`, () => projectById(ctx.db, projectId));
   if (!project) throw new NotFound(`Project not found: ${projectId}`);
   const permissions = await projectPermissions(ctx, project);
   if (!permissions.access) throw new NotFound(`Project not found: ${projectId}`);

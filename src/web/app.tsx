@@ -185,7 +185,7 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
       const session = await findSession(services.db, token, Date.now());
       if (session) {
         request.actor = session.actor;
-        request.ctx = createContext(services, session.actor);
+        request.ctx = createContext(services, session.actor, { readOnly: request.method === 'GET' || request.method === 'HEAD' });
         sessionCsrfToken = session.csrfToken;
         sessionToken = token;
       }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
-import { givenRepo, grantRole, givenUsers, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { eventually, givenRepo, grantRole, givenUsers, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.js';
 
 const XSS = [
@@ -275,5 +275,41 @@ describe('pull request pages', () => {
     const html = await (await get(url, asAlice)).text();
     expect(html).toContain('bob: pending');
     expect(html).toContain('Unassign bob');
+  });
+
+  it('a page view reads its caller permissions once, takes no lock and writes nothing; a stale preview shows as updating', async () => {
+    await repo.commitOn('quiet', { 'q.txt': 'q\n' }, 'Add q');
+    const number = await openThroughForm('quiet', 'Add q', '');
+    const url = `/app/~pulls/${number}`;
+    const { id } = await pull(number);
+    const db = server.server.services.db;
+    // the request as an outdated preview leaves it: the journal's worker would recompute it
+    await eventually(async () => (await db.selectFrom('pullRequests').select('previewMergeCommitHash').where('id', '=', id).executeTakeFirstOrThrow()).previewMergeCommitHash);
+    await db.updateTable('pullRequests').set({ previewTargetHeadCommitHash: '0'.repeat(40) }).where('id', '=', id).execute();
+
+    const counted = { roles: 0, writes: 0 };
+    const original = { selectFrom: db.selectFrom, updateTable: db.updateTable, insertInto: db.insertInto, deleteFrom: db.deleteFrom };
+    Object.assign(db, {
+      selectFrom: (from: never) => {
+        if (from === 'roles') counted.roles++;
+        return original.selectFrom.call(db, from);
+      },
+      updateTable: (table: never) => (counted.writes++, original.updateTable.call(db, table)),
+      insertInto: (table: never) => (counted.writes++, original.insertInto.call(db, table)),
+      deleteFrom: (table: never) => (counted.writes++, original.deleteFrom.call(db, table)),
+    });
+    let html: string;
+    try {
+      html = await (await get(url, asBob)).text();
+    } finally {
+      Object.assign(db, original);
+    }
+    expect(html).toContain('Updating the merge preview');
+    expect(counted).toEqual({ roles: 1, writes: 0 });
+    const row = await db.selectFrom('pullRequests').select('previewTargetHeadCommitHash').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.previewTargetHeadCommitHash).toBe('0'.repeat(40));
+    // the merge computes a current preview itself
+    expect((await post(`${url}/merge`, { message: '' }, asBob)).status).toBe(303);
+    expect((await pull(number)).status).toBe('MERGED');
   });
 });

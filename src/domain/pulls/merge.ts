@@ -7,7 +7,7 @@ import { faultPoint } from '../fault-points.js';
 import { journaledRefChange } from '../journal/ref-journal.js';
 import { announceTransition, applyTransition } from './transitions.js';
 import { withLock } from './locks.js';
-import { ensureMergePreview } from './merge-preview.js';
+import { ensureMergePreview, type MergePreview } from './merge-preview.js';
 import { strategies, type CleanPreview } from './strategies/index.js';
 import { getPullRequestRow, pullRefs } from './pull-requests.js';
 import type { PullRequestRow } from '../../db/schema.js';
@@ -20,33 +20,59 @@ export function defaultMergeMessage(pr: Pick<PullRequestRow, 'number' | 'title'>
   return `Merges pull request #${pr.number}\n\n${pr.title}`;
 }
 
+/** What {@link mergeRefusal} knows of a request's merge preview. */
+export interface PreviewState {
+  /** The current preview; null when the target branch is gone. */
+  preview: MergePreview | null;
+  /** The stored preview is stale and being recomputed: the conflict rule is not evaluated. */
+  updating: boolean;
+  /** The request's head (its latest update): the commits the message rules read end there. */
+  head: string;
+}
+
 /**
- * checkMerge (reference/pulls.md §3.1), first failing rule wins, each a 409: closed, in error,
- * conflicts, reviews not all approved, required builds not passed, then the target branch's
- * protection (as it applies to the submitter): a required signature — Gitloom stores no GPG
- * keys, so it can verify no signature and never signs its own commits, hence such a merge is
- * always refused with `No valid signature for head commit` — and, for strategies other than
- * squash, the commit message rules over the request's commits base..head
+ * checkMerge (reference/pulls.md §3.1) without side effects: the first rule the request breaks,
+ * as the 409 message, or null. In order: closed, in error, target branch gone, conflicts, reviews
+ * not all approved, required builds not passed, then the target branch's protection (as it
+ * applies to the submitter): a required signature — Gitloom stores no GPG keys, so it can verify
+ * no signature and never signs its own commits, hence such a merge is always refused with
+ * `No valid signature for head commit` — and, for strategies other than squash, the commit
+ * message rules over the request's commits base..head
  * (`Error validating commit message of <abbreviated hash>: <violation>`, commit-messages.ts).
- * The preview is brought up to date first (CONTRACT §8).
+ * Reads only: the merge box of the pull request page shows it.
  */
-export async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<CleanPreview> {
-  if (pr.status !== 'OPEN') throw new Conflict('Pull request already closed');
-  if (pr.checkError) throw new Conflict(`Pull request is in error: ${pr.checkError}`);
-  const preview = await ensureMergePreview(ctx, pr);
-  if (!preview) throw new Conflict('Target branch no longer exists');
-  if (!preview.mergeCommitHash) throw new Conflict('There are merge conflicts');
+export async function mergeRefusal(ctx: Context, pr: PullRequestRow, state: PreviewState): Promise<string | null> {
+  if (pr.status !== 'OPEN') return 'Pull request already closed';
+  if (pr.checkError) return `Pull request is in error: ${pr.checkError}`;
+  if (!state.updating) {
+    if (!state.preview) return 'Target branch no longer exists';
+    if (!state.preview.mergeCommitHash) return 'There are merge conflicts';
+  }
   const waiting = await ctx.db.selectFrom('pullRequestReviews').select('id')
     .where('requestId', '=', pr.id).where('status', 'not in', ['APPROVED', 'EXCLUDED']).executeTakeFirst();
-  if (waiting) throw new Conflict('Waiting for approvals');
-  if (!(await requiredBuildsPassed(ctx, await getPullRequestRow(ctx.db, pr.id)))) throw new Conflict('Some required builds not passed');
+  if (waiting) return 'Waiting for approvals';
+  if (!(await requiredBuildsPassed(ctx, pr))) return 'Some required builds not passed';
   const protection = await branchProtection(ctx, pr.targetProjectId, pr.targetBranch, pr.submitterId);
-  if (protection.commitSignatureRequired) throw new Conflict('No valid signature for head commit');
+  if (protection.commitSignatureRequired) return 'No valid signature for head commit';
   if (pr.mergeStrategy !== 'SQUASH_SOURCE_BRANCH_COMMITS') {
-    const error = await checkCommitMessages(ctx.repoPath(pr.targetProjectId), protection.commitMessageRules, pr.baseCommitHash, preview.headCommitHash);
-    if (error !== null) throw new Conflict(error);
+    return checkCommitMessages(ctx.repoPath(pr.targetProjectId), protection.commitMessageRules, pr.baseCommitHash, state.head);
   }
-  return { ...preview, mergeCommitHash: preview.mergeCommitHash };
+  return null;
+}
+
+/**
+ * The rules of {@link mergeRefusal} on a preview brought up to date first (CONTRACT §8); the
+ * caller holds the request's lock.
+ *
+ * @throws Conflict (409) with the first refusal.
+ */
+export async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<CleanPreview> {
+  const preview = pr.status === 'OPEN' && !pr.checkError ? await ensureMergePreview(ctx, pr) : null;
+  // re-read: a new preview also moves the commit the required builds run on
+  const current = preview ? await getPullRequestRow(ctx.db, pr.id) : pr;
+  const refusal = await mergeRefusal(ctx, current, { preview, updating: false, head: preview?.headCommitHash ?? '' });
+  if (refusal !== null) throw new Conflict(refusal);
+  return preview as CleanPreview;
 }
 
 /**

@@ -7,17 +7,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BuildStatus, PullRequestRow, ReviewStatus } from '../../db/schema.js';
-import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { BadRequest, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
 import { currentBuildRows, requiredJobs } from '../builds/required-builds.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
 import { objectRead } from '../repositories/object-reads.js';
 import type { PullRequestChangeData } from './changes.js';
-import { withLock } from './locks.js';
-import { checkMerge } from './merge.js';
-import { storedPreview, type MergePreview } from './merge-preview.js';
-import { canModifyPullRequest, getPullRequestRow, latestUpdate } from './pull-requests.js';
+import { mergeRefusal } from './merge.js';
+import { isPreviewCurrent, storedPreview, type MergePreview } from './merge-preview.js';
+import { canModifyPullRequest, latestUpdate } from './pull-requests.js';
 
 /** Row types the pages name (src/web may not import src/db). */
 export type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
@@ -145,9 +144,11 @@ export interface RequiredBuildView {
 
 /** The merge box of a request. */
 export interface MergeBoxView {
-  /** The preview (brought up to date for an open request, stored for a closed one). */
+  /** The stored preview (for an open request possibly stale: see `updating`). */
   preview: MergePreview | null;
-  /** Conflicting paths when the preview has conflicts. */
+  /** The stored preview of an open request is stale; the ref-change journal's worker recomputes it. */
+  updating: boolean;
+  /** Conflicting paths when the preview is current and has conflicts. */
   conflicts: string[];
   /** Reviews, EXCLUDED ones left out (as Get Reviews). */
   reviews: ReviewView[];
@@ -166,51 +167,42 @@ export interface MergeBoxView {
 }
 
 /**
- * The merge box of a readable request: for an open request the preview is brought up to date
- * and every merge rule of reference/pulls.md §3.1 is evaluated under the request's lock exactly
- * as the merge does (the first refusal is `blocker`), then the reviews, the required builds of
- * the target branch with their current status, and conflicting paths when the preview has
- * conflicts. Nothing is merged.
+ * The merge box of a readable request, read without a lock and without a write: the stored
+ * preview (an open request's stale one is shown as updating — every change that makes it stale
+ * has the journal's worker or the change's own event compute a new one), every merge rule of
+ * reference/pulls.md §3.1 as the merge would evaluate them (the first refusal is `blocker`; the
+ * conflict rule waits for a current preview, and the merge computes one itself), the reviews,
+ * the required builds of the target branch with their current status, and the conflicting paths
+ * of a current preview with conflicts.
  */
 export async function mergeBox(ctx: Context, pr: PullRequestRow): Promise<MergeBoxView> {
   const { permissions } = await loadProjectWith(ctx, pr.targetProjectId, 'readCode');
-  let blocker: string | null = null;
-  let row = pr;
-  if (pr.status === 'OPEN') {
-    row = await withLock(`pull-request:${pr.id}`, async () => {
-      const current = await getPullRequestRow(ctx.db, pr.id);
-      try {
-        await checkMerge(ctx, current);
-      } catch (error) {
-        if (!(error instanceof Conflict)) throw error;
-        blocker = error.message;
-      }
-      return getPullRequestRow(ctx.db, pr.id);
-    });
-  } else {
-    blocker = 'Pull request already closed';
-  }
+  const repo = ctx.repoPath(pr.targetProjectId);
+  const open = pr.status === 'OPEN';
+  const [update, targetHead] = await Promise.all([latestUpdate(ctx.db, pr.id), open ? branchHead(repo, pr.targetBranch) : Promise.resolve(null)]);
+  const stored = storedPreview(pr);
+  const updating = open && targetHead !== null && !isPreviewCurrent(stored, update.headCommitHash, targetHead, pr.mergeStrategy);
+  let blocker = await mergeRefusal(ctx, pr, { preview: open && targetHead === null ? null : stored, updating, head: update.headCommitHash });
   if (blocker === null && !permissions.writeCode) blocker = 'Permission denied: merging needs write permission on the code';
-  const preview = storedPreview(row);
-  const repo = ctx.repoPath(row.targetProjectId);
   const [reviews, jobs, builds, canModify, sourceHead] = await Promise.all([
-    ctx.db.selectFrom('pullRequestReviews').select(['id', 'userId', 'status']).where('requestId', '=', row.id)
+    ctx.db.selectFrom('pullRequestReviews').select(['id', 'userId', 'status']).where('requestId', '=', pr.id)
       .where('status', '<>', 'EXCLUDED').orderBy('id').execute(),
-    requiredJobs(ctx, row.targetProjectId, row.targetBranch),
-    currentBuildRows(ctx, row),
-    ctx.actor.userId > 0 ? canModifyPullRequest(ctx, row) : Promise.resolve(false),
-    row.sourceProjectId === null ? Promise.resolve(null) : branchHead(ctx.repoPath(row.sourceProjectId), row.sourceBranch),
+    requiredJobs(ctx, pr.targetProjectId, pr.targetBranch),
+    currentBuildRows(ctx, pr),
+    ctx.actor.userId > 0 ? canModifyPullRequest(ctx, pr) : Promise.resolve(false),
+    pr.sourceProjectId === null ? Promise.resolve(null) : branchHead(ctx.repoPath(pr.sourceProjectId), pr.sourceBranch),
   ]);
   let conflicts: string[] = [];
-  if (row.status === 'OPEN' && preview && preview.mergeCommitHash === null) {
-    conflicts = (await mergeTree(repo, preview.targetHeadCommitHash, preview.headCommitHash)).conflicts;
+  if (open && !updating && stored && stored.mergeCommitHash === null) {
+    conflicts = (await mergeTree(repo, stored.targetHeadCommitHash, stored.headCommitHash)).conflicts;
   }
   const requiredBuilds = jobs.map((jobName) => {
     const build = builds.find((b) => b.jobName === jobName);
     return { jobName, status: build?.status ?? null, buildNumber: build?.number ?? null };
   });
   return {
-    preview, conflicts, reviews, requiredBuilds, blocker, canMerge: permissions.writeCode, canModify, sourceBranchExists: sourceHead !== null,
+    preview: open && targetHead === null ? null : stored, updating, conflicts, reviews, requiredBuilds, blocker,
+    canMerge: permissions.writeCode, canModify, sourceBranchExists: sourceHead !== null,
   };
 }
 

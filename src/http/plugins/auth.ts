@@ -62,7 +62,7 @@ export const authPlugin = fp(async (app: FastifyInstance, { services }: { servic
   app.decorateRequest('ctx', null as unknown as Context);
   const decorate = (request: FastifyRequest, actor: Actor) => {
     request.actor = actor;
-    request.ctx = createContext(services, actor);
+    request.ctx = createContext(services, actor, { readOnly: request.method === 'GET' || request.method === 'HEAD' });
   };
   // a callback hook: a cached Bearer token (the common API call) costs no promise and no query
   app.addHook('onRequest', (request, _reply, done) => {

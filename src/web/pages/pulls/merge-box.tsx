@@ -29,6 +29,7 @@ function PreviewState({ pr, box }: { pr: PullRequestRow; box: MergeBoxView }) {
       ? <p>{'Merged as '}<code>{preview.mergeCommitHash.slice(0, 8)}</code></p>
       : null;
   }
+  if (box.updating) return <p class="status status-running">Updating the merge preview — reload in a moment.</p>;
   if (!preview) return <p class="status">Target branch no longer exists.</p>;
   if (preview.mergeCommitHash === null) {
     return (
