@@ -288,21 +288,28 @@ describe('pull request pages', () => {
     await db.updateTable('pullRequests').set({ previewTargetHeadCommitHash: '0'.repeat(40) }).where('id', '=', id).execute();
 
     const counted = { roles: 0, writes: 0 };
-    const original = { selectFrom: db.selectFrom, updateTable: db.updateTable, insertInto: db.insertInto, deleteFrom: db.deleteFrom };
+    type Method = (this: unknown, table: string) => unknown;
+    const methods = db as unknown as Record<'selectFrom' | 'updateTable' | 'insertInto' | 'deleteFrom', Method>;
+    const original = { selectFrom: methods.selectFrom, updateTable: methods.updateTable, insertInto: methods.insertInto, deleteFrom: methods.deleteFrom };
+    const writing = (method: Method): Method => function (table) {
+      counted.writes++;
+      return method.call(this, table);
+    };
     Object.assign(db, {
-      selectFrom: (from: never) => {
-        if (from === 'roles') counted.roles++;
-        return original.selectFrom.call(db, from);
+      selectFrom(this: unknown, table: string) {
+        if (table === 'roles') counted.roles++;
+        return original.selectFrom.call(this, table);
       },
-      updateTable: (table: never) => (counted.writes++, original.updateTable.call(db, table)),
-      insertInto: (table: never) => (counted.writes++, original.insertInto.call(db, table)),
-      deleteFrom: (table: never) => (counted.writes++, original.deleteFrom.call(db, table)),
+      updateTable: writing(original.updateTable),
+      insertInto: writing(original.insertInto),
+      deleteFrom: writing(original.deleteFrom),
     });
     let html: string;
     try {
       html = await (await get(url, asBob)).text();
     } finally {
-      Object.assign(db, original);
+      // the prototype's methods again
+      for (const name of Object.keys(original)) delete (db as unknown as Record<string, unknown>)[name];
     }
     expect(html).toContain('Updating the merge preview');
     expect(counted).toEqual({ roles: 1, writes: 0 });

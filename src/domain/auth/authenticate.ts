@@ -8,7 +8,7 @@ import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
 import { getSecuritySetting } from '../settings/settings.js';
 import { hashToken } from '../users/access-tokens.js';
 import { hashPassword, verifyPassword } from '../users/passwords.js';
-import { assertSignInAllowed, beginSignInAttempt, signInSubjects } from './sign-in-limits.js';
+import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
 
 /**
  * Successful password checks, keyed by a digest of (user, stored hash, password): scrypt costs
@@ -197,11 +197,15 @@ export async function authenticatePassword(db: Db, name: string, password: strin
   ]);
   const user = rows[0];
   const digest = user?.passwordHash ? hash('sha256', `${user.id}\0${user.passwordHash}\0${password}`, 'hex') : null;
-  const verified = digest !== null && verifiedPasswords.has(digest);
+  const subjects = signInSubjects(user?.id ?? null, name, clientAddress);
+  if (digest !== null && verifiedPasswords.has(digest)) {
+    await signInVerified(db, subjects, now);
+    return buildActor(db, user, groupsOf(rows), security.defaultLoginGroupId);
+  }
   // counted as a failure from here until it turns out right
-  const attempt = await beginSignInAttempt(db, signInSubjects(user?.id ?? null, name, clientAddress), now, { delay: !verified });
+  const attempt = await beginSignInAttempt(db, subjects, now);
   if (user?.passwordHash && digest !== null) {
-    if (verified || (await verifyPassword(password, user.passwordHash))) {
+    if (await verifyPassword(password, user.passwordHash)) {
       verifiedPasswords.set(digest, true);
       await attempt.succeeded();
       return buildActor(db, user, groupsOf(rows), security.defaultLoginGroupId);

@@ -127,7 +127,8 @@ function refusal(counts: Count[], subjects: SignInSubjects, now: number, counted
   });
   if (over.length === 0) return null;
   const until = Math.max(...over.map((c) => c.windowStart + SIGN_IN_WINDOW_MS));
-  return limited((until - now) / 1000);
+  // a concurrent attempt may have started the window at a later `now` than this one's
+  return limited(Math.min(until - now, SIGN_IN_WINDOW_MS) / 1000);
 }
 
 /**
@@ -140,6 +141,30 @@ function refusal(counts: Count[], subjects: SignInSubjects, now: number, counted
  * @throws TooManyRequests (429) with `retryAfter` seconds until the last blocking window ends.
  */
 export async function assertSignInAllowed(db: Db, subjects: SignInSubjects, now: number): Promise<number> {
+  const counts = await allowedCounts(db, subjects, now);
+  return counts.find((c) => c.subject === subjects.account)?.failures ?? 0;
+}
+
+/**
+ * A sign-in with a password this process verified in the last five minutes (no guess): refused
+ * only while its pair or address is limited, as by {@link assertSignInAllowed}; neither delayed
+ * nor counted — so many requests sent at once with it are not taken for a burst of failures —
+ * and, when its pair has failures, it clears them as every successful sign-in does. Ended
+ * windows are pruned on the way, as by every attempt.
+ *
+ * @param now epoch ms.
+ * @throws TooManyRequests (429) as {@link assertSignInAllowed}.
+ */
+export async function signInVerified(db: Db, subjects: SignInSubjects, now: number): Promise<void> {
+  await prune(db, now);
+  const counts = await allowedCounts(db, subjects, now);
+  if ((counts.find((c) => c.subject === subjects.pair)?.failures ?? 0) > 0) {
+    await db.updateTable('signInFailures').set({ failures: 0 }).where('subject', '=', subjects.pair).execute();
+  }
+}
+
+/** The subjects' counts in their current windows (one query by primary key); throws the 429 owed. */
+async function allowedCounts(db: Db, subjects: SignInSubjects, now: number): Promise<Count[]> {
   const counts = await db
     .selectFrom('signInFailures')
     .select(['subject', 'windowStart', 'failures'])
@@ -148,7 +173,7 @@ export async function assertSignInAllowed(db: Db, subjects: SignInSubjects, now:
     .execute();
   const refused = refusal(counts, subjects, now, false);
   if (refused) throw refused;
-  return counts.find((c) => c.subject === subjects.account)?.failures ?? 0;
+  return counts;
 }
 
 /** An attempt that passed the limits and was counted as a failure until it reports success. */
@@ -160,7 +185,7 @@ export interface SignInAttempt {
 /**
  * Starts a password attempt: refuses it while its pair or address is limited
  * ({@link assertSignInAllowed}), waits {@link signInDelayMs} when the account is past its
- * ceiling (unless `delay` is false: the password is one this process already verified), then
+ * ceiling, then
  * counts it as a failure — the caller checks the password and calls `succeeded()` when it was
  * right. Counting is one statement returning the new counts, so concurrent attempts past a limit
  * are refused (and given back) even when they all passed the first check.
@@ -169,9 +194,9 @@ export interface SignInAttempt {
  * @throws TooManyRequests (429, `Retry-After`) while the pair or address is limited, or when too
  *   many attempts on the account already wait (see the module's notes).
  */
-export async function beginSignInAttempt(db: Db, subjects: SignInSubjects, now: number, { delay }: { delay: boolean }): Promise<SignInAttempt> {
+export async function beginSignInAttempt(db: Db, subjects: SignInSubjects, now: number): Promise<SignInAttempt> {
   const accountFailures = await assertSignInAllowed(db, subjects, now);
-  const waitMs = delay ? signInDelayMs(accountFailures) : 0;
+  const waitMs = signInDelayMs(accountFailures);
   if (waitMs > 0) await waitMyTurn(db, subjects, waitMs);
   const at = now + waitMs;
   const counts = await countFailure(db, subjects, at);
