@@ -21,14 +21,14 @@ export function defaultMergeMessage(pr: Pick<PullRequestRow, 'number' | 'title'>
 }
 
 /**
- * checkMerge (reference/pulls.md §3.1), first failing rule wins, each a 409: closed, in error,
+ * checkMerge (docs/compatibility.md#pull-requests-merge-checks), first failing rule wins, each a 409: closed, in error,
  * conflicts, reviews not all approved, required builds not passed, then the target branch's
  * protection (as it applies to the submitter): a required signature — Gitloom stores no GPG
  * keys, so it can verify no signature and never signs its own commits, hence such a merge is
  * always refused with `No valid signature for head commit` — and, for strategies other than
  * squash, the commit message rules over the request's commits base..head
  * (`Error validating commit message of <abbreviated hash>: <violation>`, commit-messages.ts).
- * The preview is brought up to date first (CONTRACT §8).
+ * The preview is brought up to date first (docs/compatibility.md#gitloom-differs-improved-behaviour).
  */
 export async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<CleanPreview> {
   if (pr.status !== 'OPEN') throw new Conflict('Pull request already closed');
@@ -50,7 +50,7 @@ export async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<Clea
 }
 
 /**
- * The final commit of a merge (reference/pulls.md §4 "Final operation"), made from the current
+ * The final commit of a merge (docs/compatibility.md#pull-requests-merge-strategies-and-preview "Final operation"), made from the current
  * preview by the strategy's `finalize` (src/domain/pulls/strategies/) as the merging user.
  */
 async function finalCommit(ctx: Context, pr: PullRequestRow, preview: CleanPreview, message: string): Promise<string> {
@@ -59,7 +59,7 @@ async function finalCommit(ctx: Context, pr: PullRequestRow, preview: CleanPrevi
 }
 
 /**
- * Merge (reference/pulls.md §1 #19, §3.1, §4): write code on the target project; the body is the
+ * Merge (docs/compatibility.md#pull-requests-endpoints item 19, docs/compatibility.md#pull-requests-merge-checks, docs/compatibility.md#pull-requests-merge-strategies-and-preview): write code on the target project; the body is the
  * commit message (default `Merges pull request #N` + title). Under the request's lock: checks,
  * creates the final commit, then, through the ref-change journal: records the intent (request,
  * expected old target head, new commit), moves the target branch (and `refs/pulls/N/merge`) by

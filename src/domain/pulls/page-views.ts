@@ -1,5 +1,5 @@
 /**
- * What the web UI's pull request pages read (issue 12: `/<project>/~pulls/<number>`, its merge
+ * What the web UI's pull request pages read (`/<project>/~pulls/<number>`, its merge
  * box, `/~pulls/new`): a request by its number in a project, its activity in time order, the
  * state of its merge box and the comparison of two branches before a request is opened. Reads
  * only — every change goes through the functions the API routes call (lifecycle.ts, merge.ts,
@@ -154,7 +154,7 @@ export interface MergeBoxView {
   requiredBuilds: RequiredBuildView[];
   /**
    * Why merging is refused now — the message the merge operation would answer (checkMerge of
-   * reference/pulls.md §3.1, or the missing write permission) — or null when it would go through.
+   * docs/compatibility.md#pull-requests-merge-checks, or the missing write permission) — or null when it would go through.
    */
   blocker: string | null;
   /** The caller may merge (write code on the target project). */
@@ -167,7 +167,7 @@ export interface MergeBoxView {
 
 /**
  * The merge box of a readable request: for an open request the preview is brought up to date
- * and every merge rule of reference/pulls.md §3.1 is evaluated under the request's lock exactly
+ * and every merge rule of docs/compatibility.md#pull-requests-merge-checks is evaluated under the request's lock exactly
  * as the merge does (the first refusal is `blocker`), then the reviews, the required builds of
  * the target branch with their current status, and conflicting paths when the preview has
  * conflicts. Nothing is merged.
