@@ -1,8 +1,8 @@
 /**
  * Citations of the project's docs (docs/architecture.md#layers): every `docs/<name>.md` and
  * `docs/<name>.md#<anchor>` that code, tests, scripts and benchmarks cite names a file of docs/
- * and, with an anchor, one of its headings; and nothing cites the design notes that are not in
- * the repository. Anchors follow GitHub's rule for headings (no slugger library is installed, so
+ * and, with an anchor, one of its headings; links between the docs resolve the same way; and
+ * nothing cites the design notes that are not in the repository. Anchors follow GitHub's rule for headings (no slugger library is installed, so
  * the rule is written out in `slug` below, as github-slugger implements it).
  */
 import fs from 'node:fs';
@@ -101,6 +101,23 @@ describe('citations of docs/', () => {
 
   it('cites none of the notes kept outside the repository', () => {
     expect(stale).toEqual([]);
+  });
+
+  it('links inside docs/ to files and headings that exist', () => {
+    const broken: string[] = [];
+    const docsDir = path.join(ROOT, 'docs');
+    const headingsOf = new Map<string, Set<string>>();
+    const headings = (file: string) => headingsOf.get(file) ?? headingsOf.set(file, anchors(fs.readFileSync(file, 'utf8'))).get(file)!;
+    for (const name of fs.readdirSync(docsDir).filter((n) => n.endsWith('.md'))) {
+      marked.walkTokens(marked.lexer(fs.readFileSync(path.join(docsDir, name), 'utf8')), (token) => {
+        if (token.type !== 'link' || /^[a-z]+:|^\//i.test(token.href)) return;
+        const [file, anchor] = token.href.split('#');
+        const target = path.join(docsDir, file || name);
+        if (!fs.existsSync(target)) broken.push(`docs/${name}: ${token.href} (no such file)`);
+        else if (anchor && !headings(target).has(anchor)) broken.push(`docs/${name}: ${token.href} (no such heading)`);
+      });
+    }
+    expect(broken).toEqual([]);
   });
 
   it('computes anchors as GitHub does', () => {
