@@ -1,4 +1,4 @@
-// The dependency rule of ARCHITECTURE.md, checked: http → domain → db | git | ci | query | wire;
+// The dependency rules of docs/architecture.md#dependency-rules, checked: http → domain → db | git | ci | query | wire;
 // src/ops (health, metrics, backup) sits beside domain and never imports http.
 import tseslint from 'typescript-eslint';
 
@@ -8,7 +8,7 @@ const layer = (files, forbidden) => ({
     'no-restricted-imports': ['error', {
       patterns: forbidden.map((area) => ({
         group: [`**/${area}/*`, `**/${area}/**`, `**/${area}.js`],
-        message: `${files[0].split('/')[1]} may not depend on src/${area} (ARCHITECTURE.md "Layers").`,
+        message: `${files[0].split('/')[1]} may not depend on src/${area} (docs/architecture.md#dependency-rules).`,
       })),
     }],
   },

@@ -1,5 +1,5 @@
 /**
- * Foundation figures (issue "Foundation"): start-to-ready, idle RSS, GET project and
+ * Foundation figures : start-to-ready, idle RSS, GET project and
  * pull-request query throughput and latency at 50 connections, and clone time of a ≥ 50 MB
  * repository through Gitloom vs `git clone --no-local` of the same bare repository.
  * Run: `npx tsx bench/foundation.ts` (builds dist/ first).

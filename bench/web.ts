@@ -1,5 +1,5 @@
 /**
- * Web UI figures (issue 12 "Verified by"): server time p50/p99 of pages, measured in-process
+ * Web UI figures (docs/compatibility.md#gitloom-differs-web-ui): server time p50/p99 of pages, measured in-process
  * through the server's whole request pipeline (`app.inject`: routing, session/credentials,
  * domain, rendering; no socket) against a real server with real git and a real build, and the
  * bytes of JS/CSS shipped (gzip). Targets: p50 < 30 ms, p99 < 100 ms.

@@ -46,7 +46,7 @@ export interface Config {
   logLevel: string;
   /** git commands running longer than this many ms are logged as slow (`GITLOOM_GIT_SLOW_MS`, default 5000). */
   gitSlowMs: number;
-  /** How job steps are confined (`GITLOOM_JOB_SANDBOX`, `GITLOOM_BWRAP_PATH`, `GITLOOM_JOB_NETWORK`, limits; CONTRACT §11). */
+  /** How job steps are confined (`GITLOOM_JOB_SANDBOX`, `GITLOOM_BWRAP_PATH`, `GITLOOM_JOB_NETWORK`, limits; docs/compatibility.md#gitloom-differs-untrusted-builds). */
   jobSandbox: JobSandboxConfig;
   /**
    * Where running jobs' directories (workspace, `HOME`) live: `<GITLOOM_JOB_DIR>/<instance>`,

@@ -1,5 +1,5 @@
 /**
- * The data dir is private (CONTRACT §11, ARCHITECTURE.md "Data layout"): directories 0700, files
+ * The data dir is private (docs/compatibility.md#gitloom-differs-untrusted-builds, docs/architecture.md#data-layout): directories 0700, files
  * 0600 (executables such as hooks 0700), whatever the umask. Nothing below it can be reached by
  * another uid; running jobs live in the jobs dir instead (src/ci/job-directory.ts).
  */

@@ -1,7 +1,7 @@
 /**
  * The one error hierarchy of Gitloom. Every layer throws these; the HTTP error mapper
  * (src/http/plugins/errors.ts) turns them into RFC 9457 problem details with their `status`.
- * Anything else that escapes a request is a bug and answers 500 (CONTRACT.md §4).
+ * Anything else that escapes a request is a bug and answers 500 (docs/compatibility.md#gitloom-differs-errors).
  *
  * Specific errors subclass one of these (e.g. `RefUpdateConflict extends Conflict`), so callers
  * can catch by class and the mapper still knows the status.
@@ -93,7 +93,7 @@ export class RangeNotSatisfiable extends GitloomError {
 
 /**
  * 429: too many failed sign-ins for an (account, client address) pair or from a client address,
- * or too many delayed sign-ins waiting on an account (CONTRACT.md §4, §13).
+ * or too many delayed sign-ins waiting on an account (docs/compatibility.md#gitloom-differs-errors, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  * `retryAfter` is whole seconds until the limit lifts, sent as `Retry-After`.
  */
 export class TooManyRequests extends GitloomError {

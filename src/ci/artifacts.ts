@@ -1,5 +1,5 @@
 /**
- * Build artifact storage under `<build dir>/artifacts` (reference/builds.md §6, CONTRACT.md §8):
+ * Build artifact storage under `<build dir>/artifacts` (docs/compatibility.md#builds-artifacts, docs/compatibility.md#gitloom-differs-improved-behaviour):
  * safe path resolution, `DirectoryInfo`/`FileInfo` JSON shapes, streamed upload (temp file +
  * rename), deletion and ranged download.
  *
@@ -15,7 +15,7 @@
  * The artifacts directory lies in the private data dir and belongs to the server: no job can
  * reach it (its files arrive through the API or are copied from a workspace by
  * src/ci/publish-artifacts.ts), so the root-side file operations here never touch a path a job
- * can write (CONTRACT §11).
+ * can write (docs/compatibility.md#gitloom-differs-untrusted-builds).
  */
 import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -131,7 +131,7 @@ export async function resolveArtifactPath(root: string, userPath: string): Promi
 }
 
 /**
- * Info about an artifact path (reference/builds.md §6 ArtifactInfo): a file gives `FileInfo`
+ * Info about an artifact path (docs/compatibility.md#builds-artifacts ArtifactInfo): a file gives `FileInfo`
  * with its media type; a directory gives `DirectoryInfo` listing one level of children
  * (directories first, then files, each by path; child paths relative to the root; internal
  * files hidden; symlinks leading outside the root omitted). The root has `path: null`.
@@ -269,7 +269,7 @@ async function writeFully(handle: FileHandle, buffers: Uint8Array[]): Promise<vo
 
 /**
  * Deletes an artifact. The root (`''`) empties the artifacts directory (no-op when it does not
- * exist); a directory deletes that directory only (CONTRACT.md §8); a file or symbolic link
+ * exist); a directory deletes that directory only (docs/compatibility.md#gitloom-differs-improved-behaviour); a file or symbolic link
  * deletes that entry (never a link's target).
  *
  * @throws BadRequest for an invalid path; NotFound `Unable to find specified artifact (artifact path: p)`.

@@ -1,5 +1,5 @@
 /**
- * Parsing and validation of `.onedev-buildspec.yml` (reference/builds.md §5), limited to the
+ * Parsing and validation of `.onedev-buildspec.yml` (docs/compatibility.md#builds-build-spec), limited to the
  * "minimal useful subset" Gitloom runs with its shell executor: jobs, steps (checkout, command
  * without container, publish artifacts, set build version/description), step conditions,
  * param specs (text, boolean, choice), job dependencies, triggers, timeout, retries,
@@ -30,7 +30,7 @@ import { scanVariables, VariableError, type VariableRef } from './variables.js';
 
 export type * from './spec-types.js';
 
-/** The newest build spec version Gitloom reads: OneDev 8.6.13's (reference/builds.md §5). */
+/** The newest build spec version Gitloom reads: OneDev 8.6.13's (docs/compatibility.md#builds-build-spec). */
 export const MAX_SPEC_VERSION = 25;
 
 /** File name of the build spec at the repository root. */

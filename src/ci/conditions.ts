@@ -1,6 +1,6 @@
 /**
- * Post-build action conditions and job retry conditions (reference/builds.md §5
- * "postBuildActions … Condition grammar" and §3 "Retry"): `successful and on branch "main"`,
+ * Post-build action conditions and job retry conditions (docs/compatibility.md#builds-build-spec
+ * "postBuildActions … Condition grammar" and docs/compatibility.md#builds-lifecycle "Retry"): `successful and on branch "main"`,
  * `previous is timed out`, `"Log" contains "x"`, `"Param" is "v"`, `"Param" is empty`, `always`,
  * `never`, combined with `and` (binding tighter), `or`, `not(…)` and parentheses; keywords
  * case-insensitive, any whitespace between tokens. The language is defined as data
@@ -92,7 +92,7 @@ function operatorCondition(operator: string, value: string | null): Condition {
  *   of condition at column N`, `Unterminated quoted string at column N`, `Field 'X' is not
  *   applicable for operator 'contains'` (only "Log" contains), `Unexpected 'order' at column N`,
  *   `Condition is empty`, `Criterion 'successful' at column N is not applicable to a retry
- *   condition`, and `Branch pattern is longer than 1000 characters (N)` (CONTRACT §13).
+ *   condition`, and `Branch pattern is longer than 1000 characters (N)` (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  */
 export function parseCondition(source: string, kind: 'action' | 'retry'): Condition {
   const { criteria } = parseQuery(BUILD_CONDITION, source);

@@ -1,5 +1,5 @@
 /**
- * Quartz cron expressions of `!ScheduleTrigger` (reference/builds.md §4: seconds first, 6 or 7
+ * Quartz cron expressions of `!ScheduleTrigger` (docs/compatibility.md#builds-triggers: seconds first, 6 or 7
  * fields) evaluated with the `cron-parser` library. Quartz numbers days of week 1–7 from
  * Sunday; cron-parser 0–6, so numeric day-of-week values are shifted. The optional 7th field
  * (year) is accepted only as `*` (every year).

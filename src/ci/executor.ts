@@ -1,5 +1,5 @@
 /**
- * The local shell executor (reference/builds.md §5 "Server Shell Executor"): runs a job's steps
+ * The local shell executor (docs/compatibility.md#builds-build-spec "Server Shell Executor"): runs a job's steps
  * serially on this machine — checkout through a callback, command steps as process groups,
  * publish-artifact and set-build-version steps on the server side — and reports the final
  * status. No database: the scheduler owns build rows, logs and retries.
@@ -30,7 +30,7 @@ import { seccompFilter } from './seccomp.js';
 import type { CheckoutStep, CloneCredential, CommandStep, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
-/** Final status of a job run (the build status names of reference/builds.md §2). */
+/** Final status of a job run (the build status names of docs/compatibility.md#builds-json). */
 export type JobStatus = 'SUCCESSFUL' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 
 /** What the checkout callback receives. */

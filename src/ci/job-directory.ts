@@ -1,5 +1,5 @@
 /**
- * A job's directory and how the server, as root, may touch it (CONTRACT §11 "The server never
+ * A job's directory and how the server, as root, may touch it (docs/compatibility.md#gitloom-differs-untrusted-builds "The server never
  * does privileged file work on a path a job can write"; README "Job sandbox").
  *
  * Layout of `<jobs dir>/<build>-<uuid>/` (root, 0711 so that the job's uid can reach its own

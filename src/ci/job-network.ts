@@ -1,5 +1,5 @@
 /**
- * A job's outward network (CONTRACT §11 "Network is outward only", README "Job sandbox"):
+ * A job's outward network (docs/compatibility.md#gitloom-differs-untrusted-builds "Network is outward only", README "Job sandbox"):
  * `slirp4netns` gives the sandbox's network namespace a user-mode NAT to the internet, and an
  * nftables ruleset inside that namespace — installed by the server, which as root of the initial
  * user namespace holds `CAP_NET_ADMIN` over it, while the job holds no capability there — refuses

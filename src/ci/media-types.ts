@@ -1,5 +1,5 @@
 /**
- * File-extension → media type for artifact infos and downloads (reference/builds.md §6:
+ * File-extension → media type for artifact infos and downloads (docs/compatibility.md#builds-artifacts:
  * "mediaType is probed from the OS/extension, falling back to application/octet-stream").
  */
 

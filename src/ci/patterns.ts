@@ -1,7 +1,7 @@
 /**
  * OneDev pattern sets: space-separated path wildcard patterns, a leading `-` excludes
- * (reference/builds.md §4 "Every trigger has optional `projects` (space-separated path
- * patterns, `-` prefix excludes)"; reference/projects.md BranchProtection `branches`).
+ * (a trigger's `projects`, docs/compatibility.md#builds-triggers; a protection's `branches`,
+ * docs/compatibility.md#projects-branch-protection).
  *
  * Pattern syntax (Ant-style path wildcards, as OneDev's `PathMatcher`):
  * - `?` matches one character other than `/`;
@@ -10,7 +10,7 @@
  * - a pattern ending in `/` means "everything below" (`dir/` = `dir/**`);
  * - a pattern may be double-quoted (to hold spaces or a leading `-`); `\` escapes the next character.
  * Matching is case-sensitive, in linear time, and a pattern is at most 1,000 characters
- * (CONTRACT §13).
+ * (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  */
 import { LRUCache } from 'lru-cache';
 import { antPathMatcher, MAX_PATTERN_LENGTH, type TextMatcher } from '../query/index.js';

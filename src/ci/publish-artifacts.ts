@@ -1,5 +1,5 @@
 /**
- * `!PublishArtifactStep` file collection (reference/builds.md §5): copy the workspace files
+ * `!PublishArtifactStep` file collection (docs/compatibility.md#builds-build-spec): copy the workspace files
  * matching a pattern set, keeping their paths relative to `sourcePath`, into the build's
  * artifacts directory, each at most the artifact size limit. The workspace is the job's: it is
  * read only by the rules of src/ci/job-directory.ts (no link followed out of it, regular files

@@ -1,5 +1,5 @@
 /**
- * The job sandbox (CONTRACT §11 "Builds are untrusted code", README "Job sandbox"): every command
+ * The job sandbox (docs/compatibility.md#gitloom-differs-untrusted-builds "Builds are untrusted code", README "Job sandbox"): every command
  * step runs inside bubblewrap, started through `prlimit`, as a host uid of its own.
  *
  * What a step sees: new user, PID, IPC, UTS, network and mount namespaces, with no further user

@@ -1,5 +1,5 @@
 /**
- * The job sandbox's seccomp filter (CONTRACT §11 "a seccomp filter"): the container engines'
+ * The job sandbox's seccomp filter (docs/compatibility.md#gitloom-differs-untrusted-builds "a seccomp filter"): the container engines'
  * default profile (`/usr/share/containers/seccomp.json` from Debian's
  * golang-github-containers-common, the one Podman applies to every container; any profile of that
  * JSON format through `GITLOOM_JOB_SECCOMP_PROFILE`) compiled to a classic BPF program by

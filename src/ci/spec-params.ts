@@ -1,5 +1,5 @@
 /**
- * Build-spec readers for job parameters (reference/builds.md §5 "Param specs") and param
+ * Build-spec readers for job parameters (docs/compatibility.md#builds-build-spec "Param specs") and param
  * supplies (`jobParams` of dependencies and `!RunJobAction`, `params` of triggers). Used by
  * src/ci/build-spec.ts; problems are collected, not thrown.
  */

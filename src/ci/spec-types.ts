@@ -1,11 +1,11 @@
 /**
- * Typed model of a parsed `.onedev-buildspec.yml` (reference/builds.md §5), restricted to the
+ * Typed model of a parsed `.onedev-buildspec.yml` (docs/compatibility.md#builds-build-spec), restricted to the
  * subset Gitloom runs: shell executor, no containers. Produced by `parseBuildSpec`
- * (src/ci/build-spec.ts); every default of the reference is already filled in.
+ * (src/ci/build-spec.ts); every default of OneDev is already filled in.
  */
 import type { Condition } from './conditions.js';
 
-/** Step condition names (reference/builds.md §5 "Steps"). */
+/** Step condition names (docs/compatibility.md#builds-build-spec "Steps"). */
 export type StepCondition = 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL' | 'ALWAYS' | 'NEVER';
 
 interface StepBase {
@@ -198,7 +198,7 @@ export interface Job {
   readonly retryConditionAst: Condition;
   /** Default 3. */
   readonly maxRetries: number;
-  /** Seconds; default 30. The k-th retry waits `retryDelay × 2^k` (reference/builds.md §3). */
+  /** Seconds; default 30. The k-th retry waits `retryDelay × 2^k` (docs/compatibility.md#builds-lifecycle). */
   readonly retryDelay: number;
   /**
    * Names of job secrets this job references (`@secret:x@`, secret param supplies, clone

@@ -1,5 +1,5 @@
 /**
- * Automatic job triggers (reference/builds.md §4 "Automatic triggers"): given a project event,
+ * Automatic job triggers (docs/compatibility.md#builds-triggers): given a project event,
  * which jobs of a build spec run, with which params, on which ref and with which reason.
  * Each job's triggers are checked in order; the first match wins.
  */
@@ -83,7 +83,7 @@ const SKIP_MARKERS = ['[skip ci]', '[ci skip]', '[no ci]', '[skip job]', '[job s
 
 /**
  * Whether a commit message asks to skip CI: contains `[skip ci]`, `[ci skip]`, `[no ci]`,
- * `[skip job]`, `[job skip]` or `[no job]`, case-insensitively (reference/builds.md §4).
+ * `[skip job]`, `[job skip]` or `[no job]`, case-insensitively (docs/compatibility.md#builds-triggers).
  */
 export function isSkipCommitMessage(message: string): boolean {
   const lower = message.toLowerCase();
@@ -105,7 +105,7 @@ export function matchTriggers(spec: BuildSpec, event: TriggerEvent): TriggerMatc
 /**
  * Checks one job's triggers against an event; the first matching trigger wins.
  *
- * Rules per trigger (reference/builds.md §4 table): `projects` filters by `event.projectPath`
+ * Rules per trigger (docs/compatibility.md#builds-triggers table): `projects` filters by `event.projectPath`
  * (a trigger with `projects` never matches an event without it); branch/tag/path filters are
  * OneDev pattern sets; `paths` matches when any changed file matches.
  *

@@ -1,5 +1,5 @@
 /**
- * `@...@` variable interpolation of build-spec values (reference/builds.md §5 "Interpolation
+ * `@...@` variable interpolation of build-spec values (docs/compatibility.md#builds-build-spec "Interpolation
  * inside `@...@`"). `@@` is a literal `@`; an unknown variable is an error.
  *
  * Variables:
@@ -12,7 +12,7 @@ import { closeSync, fstatSync, readSync } from 'node:fs';
 import { BadRequest } from '../errors.js';
 import { openInside, UnsafePathError } from './job-directory.js';
 
-/** The job variable names of the reference. */
+/** The job variable names of OneDev. */
 export const JOB_VARIABLES = [
   'project_name',
   'project_path',
@@ -56,7 +56,7 @@ export function parseVariable(inner: string): VariableRef {
   if ((JOB_VARIABLES as readonly string[]).includes(inner)) return { kind: 'job', name: inner as JobVariableName };
   const colon = inner.indexOf(':');
   if (colon > 0) {
-    // `secrets:` is OneDev 8.6's alias of `secret:` (reference/builds.md §5)
+    // `secrets:` is OneDev 8.6's alias of `secret:` (docs/compatibility.md#builds-build-spec)
     const prefix = inner.slice(0, colon) === 'secrets' ? 'secret' : inner.slice(0, colon);
     const name = inner.slice(colon + 1);
     if ((PREFIXES as readonly string[]).includes(prefix)) {

@@ -19,11 +19,11 @@ export interface TextSearch {
   readonly searchTable: string;
 }
 
-/** Pull request titles and descriptions (migration 0007, reference/pulls.md §6). */
+/** Pull request titles and descriptions (migration 0007, docs/compatibility.md#pull-requests-query-language). */
 export const PULL_REQUEST_TEXT: TextSearch = { table: 'pull_requests', columns: ['title', 'description'], searchTable: 'pull_request_search' };
 /** Pull request comments (migration 0007). */
 export const PULL_REQUEST_COMMENT_TEXT: TextSearch = { table: 'pull_request_comments', columns: ['content'], searchTable: 'pull_request_comment_search' };
-/** Issue titles and descriptions (migration 0010, reference/comments-issues.md §6.2). */
+/** Issue titles and descriptions (migration 0010, docs/compatibility.md#issues). */
 export const ISSUE_TEXT: TextSearch = { table: 'issues', columns: ['title', 'description'], searchTable: 'issue_search' };
 /** Issue comments (migration 0010). */
 export const ISSUE_COMMENT_TEXT: TextSearch = { table: 'issue_comments', columns: ['content'], searchTable: 'issue_comment_search' };

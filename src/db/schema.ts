@@ -75,7 +75,7 @@ export type Flag = number;
 
 export interface UserTable {
   id: Id;
-  /** Login name, stored lower-case (reference/users-roles.md §1). */
+  /** Login name, stored lower-case (docs/compatibility.md#users-json-and-names). */
   name: string;
   fullName: string | null;
   /** scrypt hash, or null for users that cannot log in (system, unknown). */
@@ -97,7 +97,7 @@ export interface EmailAddressTable {
 export interface AccessTokenTable {
   id: Id;
   ownerId: number;
-  /** SHA-256 hex of the token value (CONTRACT §5: stored hashed). */
+  /** SHA-256 hex of the token value (docs/compatibility.md#gitloom-differs-authentication: stored hashed). */
   hash: string;
   /** The first 4 characters of the value, shown masked in listings. */
   prefix: string;
@@ -123,7 +123,7 @@ export interface RoleTable {
   manageIssues: Flag;
   accessConfidentialIssues: Flag;
   scheduleIssues: Flag;
-  /** JSON: `{"@type":"AllIssueFields"}` and siblings (reference/users-roles.md §3). */
+  /** JSON: `{"@type":"AllIssueFields"}` and siblings (docs/compatibility.md#roles). */
   editableIssueFields: string;
   manageBuilds: Flag;
   /** JSON: JobPrivilege[]. */
@@ -161,7 +161,7 @@ export interface ProjectTable {
   gitPackConfig: string;
   /** JSON `{analysisFiles}`. */
   codeAnalysisSetting: string;
-  /** JSON ProjectSetting (reference/projects.md §3), null = defaults. */
+  /** JSON ProjectSetting (docs/compatibility.md#projects-settings), null = defaults. */
   setting: string | null;
   serviceDeskName: string | null;
   lastActivityDate: number;
@@ -231,7 +231,7 @@ export interface PullRequestTable {
   codeCommentsUpdateDate: number | null;
   checkError: string | null;
   closeDate: number | null;
-  /** Merge preview (reference/pulls.md §4); all null until computed. */
+  /** Merge preview (docs/compatibility.md#pull-requests-merge-strategies-and-preview); all null until computed. */
   previewTargetHeadCommitHash: string | null;
   previewHeadCommitHash: string | null;
   previewMergeStrategy: MergeStrategy | null;
@@ -286,21 +286,21 @@ export interface PullRequestWatchTable {
   watching: Flag;
 }
 
-/** A label on a pull request (reference/pulls.md §5); unique per request and spec. */
+/** A label on a pull request (docs/compatibility.md#pull-requests-sub-entities); unique per request and spec. */
 export interface PullRequestLabelTable {
   id: Id;
   requestId: number;
   specId: number;
 }
 
-/** A commit a pull request's updates brought in (for `includes commit`, reference/pulls.md §6). */
+/** A commit a pull request's updates brought in (for `includes commit`, docs/compatibility.md#pull-requests-query-language). */
 export interface PullRequestCommitTable {
   requestId: number;
   commitHash: string;
 }
 
 /**
- * A fix reference of a pull request (reference/pulls.md §7) as the (project, number) it names,
+ * A fix reference of a pull request (docs/compatibility.md#pull-requests-fixed-issues) as the (project, number) it names,
  * by origin: the commits of its updates, its title or its description.
  */
 export interface PullRequestFixedIssueTable {
@@ -327,7 +327,7 @@ export interface SshKeyTable {
 
 export interface LabelSpecTable {
   id: Id;
-  /** Unique (CONTRACT.md §8). */
+  /** Unique (docs/compatibility.md#gitloom-differs-improved-behaviour). */
   name: string;
   color: string;
 }
@@ -348,7 +348,7 @@ export interface MilestoneTable {
   closed: Flag;
 }
 
-/** An issue (reference/comments-issues.md §6.1); numbers are unique per fork-root scope. */
+/** An issue (docs/compatibility.md#issues); numbers are unique per fork-root scope. */
 export interface IssueTable {
   id: Id;
   numberScopeId: number;
@@ -421,7 +421,7 @@ export interface IssueAuthorizationTable {
   userId: number;
 }
 
-/** A commit of a project whose message fixes an issue (reference/comments-issues.md §7). */
+/** A commit of a project whose message fixes an issue (docs/compatibility.md#fixed-issue-references). */
 export interface IssueCommitTable {
   id: Id;
   issueId: number;
@@ -455,7 +455,7 @@ export interface CodeCommentMentionTable {
   userId: number;
 }
 
-/** The compare context columns shared by code comments and replies (reference/comments-issues.md §1.2). */
+/** The compare context columns shared by code comments and replies (docs/compatibility.md#code-comments). */
 export interface CompareContextColumns {
   comparePullRequestId: number | null;
   compareOldCommitHash: string;
@@ -495,7 +495,7 @@ export interface CodeCommentReplyTable extends CompareContextColumns {
   date: number;
 }
 
-/** A user's saved queries of one kind in one project (reference/users-roles.md §7). */
+/** A user's saved queries of one kind in one project (docs/compatibility.md#query-personalizations). */
 export interface QueryPersonalizationTable {
   id: Id;
   projectId: number;
@@ -514,7 +514,7 @@ export interface SubscribedQueryPersonalizationTable extends QueryPersonalizatio
   querySubscriptions: string;
 }
 
-/** A user's cross-project saved queries and watches (reference/users-roles.md §2 QueriesAndWatches). */
+/** A user's cross-project saved queries and watches (docs/compatibility.md#users-queries-and-watches). */
 export interface UserQueriesAndWatchesTable {
   userId: number;
   /** JSON QueriesAndWatches. */
@@ -533,10 +533,10 @@ export type PullRequestRow = Selectable<PullRequestTable>;
 export type PullRequestUpdateRow = Selectable<PullRequestUpdateTable>;
 export type { ColumnType };
 
-/** Build statuses (reference/builds.md §3). */
+/** Build statuses (docs/compatibility.md#builds-lifecycle). */
 export type BuildStatus = 'WAITING' | 'PENDING' | 'RUNNING' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT' | 'SUCCESSFUL';
 
-/** A CI build (reference/builds.md §2) plus the scheduler's lease and retry bookkeeping. */
+/** A CI build (docs/compatibility.md#builds-json) plus the scheduler's lease and retry bookkeeping. */
 export interface BuildTable {
   id: Id;
   numberScopeId: number;

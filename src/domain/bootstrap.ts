@@ -16,7 +16,7 @@ const NO_PRIVILEGES = {
   accessConfidentialIssues: 0, scheduleIssues: 0, manageBuilds: 0,
 };
 
-/** The four default roles of CONTRACT.md §7 / reference/platform.md §6, ids 1–4. */
+/** The four default roles of docs/compatibility.md#gitloom-differs-permissions-and-first-boot / docs/compatibility.md#platform-first-boot, ids 1–4. */
 const DEFAULT_ROLES: Insertable<RoleTable>[] = ([
   { id: 1, name: 'Project Owner', manageProject: 1, codePrivilege: 'NONE', editableIssueFields: allFields, jobPrivileges: '[]' },
   { id: 2, name: 'Code Writer', codePrivilege: 'WRITE', scheduleIssues: 1, accessConfidentialIssues: 1, editableIssueFields: allFields, jobPrivileges: jobAll(true) },
@@ -30,7 +30,7 @@ export async function administratorExists(db: Kysely<Database>): Promise<boolean
 }
 
 /**
- * First boot (CONTRACT.md §7): creates the administrator (id 1), the system user (-1,
+ * First boot (docs/compatibility.md#gitloom-differs-permissions-and-first-boot): creates the administrator (id 1), the system user (-1,
  * `gitloom`), the unknown user (-2) and the default roles, unless they exist. Returns the
  * generated administrator password when one had to be made (the caller prints it once).
  * Safe to run concurrently from several processes: inserts ignore existing rows.

@@ -4,9 +4,9 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import type { EventBus } from './events.js';
 
-/** The anonymous caller's user id (reference/platform.md §2: principal 0). */
+/** The anonymous caller's user id (docs/compatibility.md#platform-authentication: principal 0). */
 export const ANONYMOUS_ID = 0;
-/** Built-in users and roles (reference/platform.md §6, CONTRACT.md §7). */
+/** Built-in users and roles (docs/compatibility.md#platform-first-boot, docs/compatibility.md#gitloom-differs-permissions-and-first-boot). */
 export const ROOT_ID = 1;
 export const SYSTEM_ID = -1;
 export const UNKNOWN_ID = -2;
@@ -60,7 +60,7 @@ export function withActor(ctx: Context, actor: Actor): Context {
   return { ...ctx, actor, memo: ctx.memo && new Map() };
 }
 
-/** The system actor used by background work (reference/platform.md §6: id -1, administrator). */
+/** The system actor used by background work (docs/compatibility.md#platform-first-boot: id -1, administrator). */
 export const systemActor: Actor = { userId: SYSTEM_ID, name: 'gitloom', fullName: 'Gitloom', isAdmin: true, groupIds: [], canCreateRootProjects: true };
 
 /** Absolute path of a project's bare repository: `<data dir>/repos/<projectId>.git`. */

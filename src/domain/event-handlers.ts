@@ -4,8 +4,8 @@ import { checkPullRequest } from './pulls/check.js';
 
 /**
  * Wires background reactions to in-process domain events: opened or changed requests get
- * re-checked and their merge preview computed (reference/pulls.md §3.5), and their build triggers
- * evaluated (reference/builds.md §4). Reactions to ref changes are the journal worker's
+ * re-checked and their merge preview computed (docs/compatibility.md#pull-requests-background-check), and their build triggers
+ * evaluated (docs/compatibility.md#builds-triggers). Reactions to ref changes are the journal worker's
  * (src/domain/journal/journal-worker.ts). Handlers act as the system user.
  */
 export function registerEventHandlers(services: Services): void {

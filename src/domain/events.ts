@@ -15,7 +15,7 @@ export interface DomainEvents {
   refsJournaled: Record<string, never>;
   /** A pull request was opened, reopened or changed in a way that needs a re-check. */
   pullRequestChanged: { requestId: number };
-  /** A pull request was merged or discarded (build triggers, reference/builds.md §4). */
+  /** A pull request was merged or discarded (build triggers, docs/compatibility.md#builds-triggers). */
   pullRequestClosed: { requestId: number };
 }
 

@@ -1,7 +1,7 @@
 import { marked, type Token } from 'marked';
 import type { Db } from '../db/database.js';
 
-/** Tokens whose text is never searched for mentions: code and links (reference/comments-issues.md §8). */
+/** Tokens whose text is never searched for mentions: code and links (docs/compatibility.md#mentions-and-notifications). */
 const SKIPPED = new Set(['code', 'codespan', 'link', 'html', 'image']);
 /**
  * A `@name` mention and the character before it (group 1: the name; see {@link parseMentions}).
@@ -80,7 +80,7 @@ function lexMarkdown(markdown: string): Token[] | null {
 /**
  * The searchable text of a markdown document: its text with code spans, code blocks, links,
  * images, raw HTML and the content of raw `<a>` and `<code>` elements left out (each replaced by
- * a space), as `#` references see it (reference/comments-issues.md §7). A text `marked` cannot
+ * a space), as `#` references see it (docs/compatibility.md#fixed-issue-references). A text `marked` cannot
  * read (see {@link lexMarkdown}) is searched as it is.
  */
 export function markdownText(markdown: string): string {
@@ -98,7 +98,7 @@ export function markdownText(markdown: string): string {
  * blocks, links and raw HTML. Trailing dots are not part of a name (`@alice.` → `alice`), so
  * mentions followed by punctuation work; `a@b.com` is not a mention.
  *
- * Implements the parsing of reference/comments-issues.md §8 (MentionParser), with the markdown
+ * Implements the parsing of docs/compatibility.md#mentions-and-notifications (MentionParser), with the markdown
  * read by `marked` instead of rendered HTML (a text it cannot read is searched as it is).
  * @example parseMentions('thanks @Bob, see `@carol`') → ['bob']
  */
@@ -123,7 +123,7 @@ export type MentionTarget =
 
 /**
  * Records the users mentioned in `text` on an issue, a pull request or a code comment
- * (reference/comments-issues.md §8): one mention row per user (existing rows kept), and for
+ * (docs/compatibility.md#mentions-and-notifications): one mention row per user (existing rows kept), and for
  * issues and pull requests the mentioned user is auto-watched (`watching=true`, only when no
  * watch row exists); a mentioned user also gets access to a confidential issue. Unknown names
  * are ignored. Run it inside the transaction that stores the text. Returns the mentioned user ids.
@@ -157,7 +157,7 @@ export async function recordMentions(db: Db, target: MentionTarget, text: string
 }
 
 /**
- * Auto-watch (reference/comments-issues.md §4.1): each user without a watch row on the issue
+ * Auto-watch (docs/compatibility.md#issue-watches-and-votes): each user without a watch row on the issue
  * gets `watching=true`; existing rows (including explicit opt-outs) are never changed. Users
  * with ids ≤ 0 (system, unknown) are skipped.
  */

@@ -8,7 +8,7 @@ import { matchesPatterns } from '../ci/patterns.js';
 import { getSecuritySetting } from './settings/settings.js';
 
 /**
- * The one permission module (reference/platform.md §7). A caller's privileges on a project are
+ * The one permission module (docs/compatibility.md#platform-permissions). A caller's privileges on a project are
  * the union of every role reaching it: user and group authorizations on the project or an
  * ancestor, and the default role of the project or an ancestor (for anonymous callers only when
  * anonymous access is on, and then reduced to read access). Administrators have everything.
@@ -58,7 +58,7 @@ type RoleFlag = 'manageProject' | 'createChildren' | 'managePullRequests' | 'man
 type Grant = RoleFlag | 'codeRead' | 'codeWrite';
 
 /**
- * The one table of privileges (reference/platform.md §7, users-roles.md §3): the role columns
+ * The one table of privileges (docs/compatibility.md#platform-permissions, users-roles.md §3): the role columns
  * that grant each privilege besides `manageProject`, which grants every one. `access` is granted
  * by any role at all. {@link permissionsFromRoles} reads it over loaded roles and
  * {@link accessibleProjectsCondition} turns it into SQL, so both always agree.
@@ -76,7 +76,7 @@ const GRANTS: Record<Exclude<ProjectPrivilege, 'access'>, readonly Grant[]> = {
   createChildren: ['createChildren'],
 };
 
-/** The privileges an anonymous caller's roles can grant: read access only (reference/platform.md §7). */
+/** The privileges an anonymous caller's roles can grant: read access only (docs/compatibility.md#platform-permissions). */
 const ANONYMOUS_PRIVILEGES: readonly ProjectPrivilege[] = ['access', 'readCode'];
 
 /** The grants of a privilege, `manageProject` first. */
@@ -113,7 +113,7 @@ async function defaultRolesApply(ctx: Context): Promise<boolean> {
 }
 
 /**
- * The caller's privileges on a project (reference/platform.md §7). One query over the project's
+ * The caller's privileges on a project (docs/compatibility.md#platform-permissions). One query over the project's
  * ancestors, once per read-only request (memoized in its context). Takes the project row so
  * callers that already loaded it pay nothing more.
  */
@@ -185,7 +185,7 @@ export async function accessibleProjectsCondition(
   };
 }
 
-/** Throws 401 for anonymous callers, else 403 (reference/platform.md §7: a denial). */
+/** Throws 401 for anonymous callers, else 403 (docs/compatibility.md#platform-permissions: a denial). */
 export function deny(actor: Actor, detail?: string): never {
   if (actor.userId === ANONYMOUS_ID) throw new Unauthorized(detail ?? 'Permission denied');
   throw new Forbidden(detail);
@@ -206,7 +206,7 @@ const projectById = preparedQuery((db, id: number) => db.selectFrom('projects').
 
 /**
  * Loads a project the caller may see and checks a privilege on it. A missing project or one
- * without access is 404 (CONTRACT.md §4: existence is not leaked); lacking `need` is 401/403.
+ * without access is 404 (docs/compatibility.md#gitloom-differs-errors: existence is not leaked); lacking `need` is 401/403.
  */
 export async function loadProjectWith(
   ctx: Context,
@@ -224,17 +224,17 @@ export async function loadProjectWith(
 /** The privileges of {@link ProjectPermissions} by name (`access`, `readCode`, `manage`, …). */
 export type ProjectPrivilege = keyof Omit<ProjectPermissions, 'roles'>;
 
-/** Whether the caller holds `need` on a project (reference/platform.md §7: canAccess, canReadCode, …). */
+/** Whether the caller holds `need` on a project (docs/compatibility.md#platform-permissions: canAccess, canReadCode, …). */
 export async function can(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>, need: ProjectPrivilege): Promise<boolean> {
   return (await projectPermissions(ctx, project))[need];
 }
 
-/** canAccess(project) of reference/platform.md §7. */
+/** canAccess(project) of docs/compatibility.md#platform-permissions. */
 export const canAccess = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'access');
 /** canReadCode(project). */
 export const canReadCode = (ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>) => can(ctx, project, 'readCode');
 
-/** What a caller may do with the builds of one job (reference/platform.md §7, users-roles.md §3). */
+/** What a caller may do with the builds of one job (docs/compatibility.md#platform-permissions, users-roles.md §3). */
 export interface JobPermissions {
   /** AccessBuild: see builds and artifacts of the job. */
   accessBuild: boolean;
@@ -268,7 +268,7 @@ function jobNamesMatch(patterns: string, jobName: string): boolean {
 
 /**
  * Folds privileges into the permissions on one job, by job name, with the pattern syntax of
- * reference/users-roles.md §3 (space-separated, `*`/`?` wildcards, `-` excludes): manageProject
+ * docs/compatibility.md#roles (space-separated, `*`/`?` wildcards, `-` excludes): manageProject
  * and manageBuilds manage every job; a matching JobPrivilege grants build access plus its flags
  * (manageJob ⊃ runJob ⊃ accessLog ⊃ reports). Anonymous callers keep build, log and report access
  * per job privilege and logs of all jobs for manageProject/manageBuilds, never run or manage.

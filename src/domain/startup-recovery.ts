@@ -1,5 +1,5 @@
 /**
- * Start-up recovery (ARCHITECTURE.md flow 5): before the build scheduler starts,
+ * Start-up recovery (docs/architecture.md#start-up-recovery): before the build scheduler starts,
  * removes what a previous run that crashed or was killed left behind, and reports each removal:
  *
  * - processes of its builds: any process whose environment names a job directory of this data

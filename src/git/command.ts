@@ -1,6 +1,5 @@
 /**
- * The git runner: the only place in Gitloom that spawns git (ARCHITECTURE.md "Style to follow",
- * STYLE.md "What Gitloom should absorb" §7 and §8).
+ * The git runner: the only place in Gitloom that spawns git (docs/architecture.md#dependency-rules).
  *
  * - `spawn('git', args)` with an argument array, never a shell.
  * - Subcommands and flags are literal strings written in `src/git/`; every value that comes from

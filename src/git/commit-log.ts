@@ -1,6 +1,6 @@
 /**
  * Commit queries over a bare repository with `git log` (the repository API's commit query,
- * CONTRACT.md §9): revisions to include and exclude, author, committer, message and path
+ * docs/compatibility.md#gitloom-differs-additions-to-the-interface): revisions to include and exclude, author, committer, message and path
  * filters and a date window, newest first.
  */
 import { BadRequest } from '../errors.js';
@@ -31,7 +31,7 @@ export interface CommitLogQuery {
 
 /**
  * A `*`-wildcard as a POSIX extended regular expression matching anywhere (`a*b` → `a.*b`),
- * at most 1,000 characters as every user pattern (CONTRACT §13).
+ * at most 1,000 characters as every user pattern (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  *
  * @throws UserPatternError (400) for a wildcard longer than that.
  */

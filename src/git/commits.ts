@@ -1,6 +1,6 @@
 /**
  * Reading and writing commit objects of bare repositories: `cat-file --batch`, `rev-list`,
- * `commit-tree` (ARCHITECTURE.md "Git notes": commits).
+ * `commit-tree` (docs/architecture.md#git-commits).
  */
 import { BadRequest, NotFound } from '../errors.js';
 import { gitDir, gitText, runGit, value } from './command.js';
@@ -236,7 +236,7 @@ const TREE_OF = '^{tree}';
  * @returns the new commit's 40-hex hash.
  * @throws BadRequest for a malformed hash, an empty name, an invalid date or zone.
  * @throws GitError when the tree or a parent does not exist.
- * @see ARCHITECTURE.md "Git notes" (commits)
+ * @see docs/architecture.md#git-commits
  */
 export async function commitTree(repo: string, input: CommitTreeInput): Promise<string> {
   const tree = input.tree.endsWith(TREE_OF) ? `${assertObjectId(input.tree.slice(0, -TREE_OF.length))}${TREE_OF}` : assertObjectId(input.tree);

@@ -59,7 +59,7 @@ export interface CheckoutCommitOptions {
  * `commit` detached: `git clone --no-local --no-checkout`, then, when `refName` is not a branch
  * or tag (pull request refs), `git fetch origin <refName>`, then `git checkout --detach`.
  * `origin` points at the bare repository. With `depth` (the CheckoutStep's `cloneDepth`,
- * reference/builds.md §5) the work tree is shallow: `git init`, `git fetch --depth N origin
+ * docs/compatibility.md#builds-build-spec) the work tree is shallow: `git init`, `git fetch --depth N origin
  * <commit>` over the `file://` transport (as `clone --no-local` would), then the checkout.
  *
  * @throws GitError when a step fails (unknown commit, aborted, …).

@@ -1,4 +1,4 @@
-/** Repository copies for forks (seed §4.3 Create with `forkedFromId`). */
+/** Repository copies for forks (docs/compatibility.md#projects-endpoints item 12: create with `forkedFromId`). */
 import { gitDir, spawnGit, value } from './command.js';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Reading history for rules on pushed and merged commits (reference/projects.md §3
+ * Reading history for rules on pushed and merged commits (docs/compatibility.md#projects-settings
  * BranchProtection: commit message rules, file protections, signatures): the messages of a range
  * of commits, the paths changed between two commits, and whether a commit carries a signature.
  * Every function accepts an extra environment so that a pre-receive check can see objects still

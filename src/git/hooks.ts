@@ -1,5 +1,5 @@
 /**
- * Server-side git hooks (ARCHITECTURE.md "The two main flows" #2): a pre-receive hook that asks
+ * Server-side git hooks (docs/architecture.md#a-push): a pre-receive hook that asks
  * the running server, over loopback with a per-process secret, whether the pushed ref updates
  * are allowed, and a post-receive hook that reports the exact ref changes and the pusher for the
  * ref-change journal (the program: src/git/hook-program.ts). The hooks live in one directory under

@@ -1,7 +1,7 @@
 /**
  * Merges without a working tree: ancestry checks, `git merge-tree --write-tree` (with an explicit
  * base for cherry-picks), and the rebase used by REBASE_SOURCE_BRANCH_COMMITS
- * (reference/pulls.md §4; ARCHITECTURE.md "Git notes": merge preview, synthetic root).
+ * (docs/compatibility.md#pull-requests-merge-strategies-and-preview; docs/architecture.md#git-merge-preview, docs/architecture.md#git-synthetic-root).
  */
 import { GitError, gitDir, gitAtLeast, runGit, value } from './command.js';
 import { commitTree, readCommits, type CommitIdentityInput } from './commits.js';
@@ -80,7 +80,7 @@ function parseMergeTree(stdout: Buffer, exitCode: number): MergeTreeResult {
  * @param opts.allowUnrelated merge histories without a common ancestor (else git fails).
  * @returns the merged tree and the conflicted paths.
  * @throws GitError when a revision does not exist or the histories are unrelated.
- * @see ARCHITECTURE.md "Git notes" (merge preview)
+ * @see docs/architecture.md#git-merge-preview
  */
 export async function mergeTree(
   repo: string,
@@ -119,7 +119,7 @@ async function treeOf(repo: string, commit: string): Promise<string> {
  * @param theirs 40-hex commit whose change is applied.
  * @returns the merged tree and the conflicted paths.
  * @throws BadRequest for a malformed hash; GitError when an object is missing.
- * @see ARCHITECTURE.md "Git notes" (synthetic root)
+ * @see docs/architecture.md#git-synthetic-root
  */
 export async function mergeTreeWithBase(
   repo: string,
@@ -183,7 +183,7 @@ export interface RebaseInput {
  * @param input onto, commits (oldest first) and committer.
  * @returns the hash of the new head (`onto` when nothing remains), or null on any conflict.
  * @throws BadRequest for a malformed hash; NotFound when a commit is missing.
- * @see reference/pulls.md §4 (REBASE_SOURCE_BRANCH_COMMITS)
+ * @see docs/compatibility.md#pull-requests-merge-strategies-and-preview (REBASE_SOURCE_BRANCH_COMMITS)
  */
 export async function rebaseCommits(repo: string, input: RebaseInput): Promise<string | null> {
   const commits = await readCommits(repo, [input.onto, ...input.commits]);

@@ -1,6 +1,6 @@
 /**
  * Validation of the names git accepts: object ids, full ref names and branch names.
- * Implements the rules of `git check-ref-format` (reference/projects.md §7 for branches).
+ * Implements the rules of `git check-ref-format` (docs/compatibility.md#projects-repository-and-default-branch for branches).
  */
 import { BadRequest } from '../errors.js';
 import { runGit, value } from './command.js';

@@ -1,6 +1,5 @@
 /**
- * Only reachable commits are served by id, in every protocol version (ARCHITECTURE.md "Git
- * notes": smart HTTP). upload-pack honours `uploadpack.allowReachableSHA1InWant` in protocol v0
+ * Only reachable commits are served by id, in every protocol version (docs/architecture.md#git-smart-http). upload-pack honours `uploadpack.allowReachableSHA1InWant` in protocol v0
  * and v1 only: in protocol v2 it packs any object a `want` names ("Wants can be anything and are
  * not limited to advertised objects", gitprotocol-v2), so a commit that a force-push or a branch
  * deletion left unreachable would stay fetchable until it is pruned.

@@ -1,6 +1,6 @@
 /**
  * Repository creation, refs and the default branch of bare repositories
- * (reference/projects.md §7; ARCHITECTURE.md "Git notes": compare-and-swap with `update-ref`).
+ * (docs/compatibility.md#projects-repository-and-default-branch; docs/architecture.md#git-compare-and-swap with `update-ref`).
  * Every function takes the absolute path of a bare repository.
  */
 import { mkdir } from 'node:fs/promises';
@@ -31,7 +31,7 @@ export class RefUpdateConflict extends Conflict {
  *
  * @param path absolute path of the new repository (e.g. `<data>/repos/42.git`).
  * @throws GitError when git fails (e.g. the path is an existing file).
- * @see reference/projects.md §7
+ * @see docs/compatibility.md#projects-repository-and-default-branch
  */
 export async function initBareRepository(path: string): Promise<void> {
   const dir = gitDir(path);
@@ -53,7 +53,7 @@ export async function initBareRepository(path: string): Promise<void> {
  *
  * @param repo absolute path of a bare repository.
  * @throws GitError when git fails.
- * @see reference/projects.md §7
+ * @see docs/compatibility.md#projects-repository-and-default-branch
  */
 export async function getDefaultBranch(repo: string): Promise<string | null> {
   const res = await runGit([gitDir(repo), 'symbolic-ref', '-q', 'HEAD'], { okExitCodes: [0, 1] });
@@ -86,7 +86,7 @@ export async function defaultBranchHead(repo: string): Promise<{ branch: string;
  * @param repo absolute path of a bare repository.
  * @param branch short branch name; must exist.
  * @throws BadRequest `Invalid branch name: X` or `Branch not exist: X`.
- * @see reference/projects.md §7
+ * @see docs/compatibility.md#projects-repository-and-default-branch
  */
 export async function setDefaultBranch(repo: string, branch: string): Promise<void> {
   await assertValidBranchName(branch);
@@ -100,7 +100,7 @@ export async function setDefaultBranch(repo: string, branch: string): Promise<vo
  *
  * @param branches short branch names.
  * @returns the chosen name, or null for an empty list.
- * @see reference/projects.md §7 ("re-links HEAD to the first pushed branch")
+ * @see docs/compatibility.md#projects-repository-and-default-branch ("re-links HEAD to the first pushed branch")
  */
 export function pickDefaultBranch(branches: readonly string[]): string | null {
   if (branches.includes('main')) return 'main';
@@ -206,7 +206,7 @@ export async function listRefs(repo: string, prefix = 'refs/'): Promise<Map<stri
  * @param expectedOld the hash the ref must currently have; null = the ref must not exist.
  * @throws RefUpdateConflict (409) `Ref <ref> has moved` when the ref does not have `expectedOld`.
  * @throws BadRequest for an invalid ref name or hash.
- * @see ARCHITECTURE.md "Git notes" (compare-and-swap)
+ * @see docs/architecture.md#git-compare-and-swap
  */
 export async function updateRef(repo: string, ref: string, newHash: string, expectedOld: string | null): Promise<void> {
   await updateRefs(repo, [{ ref, newHash, expectedOld }]);
@@ -244,7 +244,7 @@ export interface RefUpdate {
  * @throws RefUpdateConflict when some ref does not have its `expectedOld` (nothing changed).
  * @throws BadRequest for an invalid ref name or hash.
  * @throws GitError for other git failures (e.g. the new object does not exist).
- * @see ARCHITECTURE.md "Git notes" (several refs at once)
+ * @see docs/architecture.md#git-compare-and-swap (several refs at once)
  */
 export async function updateRefs(repo: string, updates: readonly RefUpdate[]): Promise<void> {
   if (updates.length === 0) return;

@@ -1,6 +1,5 @@
 /**
- * Git smart HTTP, independent of any web framework and fully streamed (ARCHITECTURE.md
- * "Git notes": smart HTTP). src/domain/repositories/git-protocol.ts serves an authorized
+ * Git smart HTTP, independent of any web framework and fully streamed (docs/architecture.md#git-smart-http). src/domain/repositories/git-protocol.ts serves an authorized
  * repository through {@link advertiseRefs} for `GET …/info/refs?service=…` and {@link serviceRpc} for
  * `POST …/git-upload-pack` and `POST …/git-receive-pack`.
  */
@@ -176,7 +175,7 @@ async function respond(
  * @param opts the client's `Git-Protocol` header, extra env, abort signal.
  * @returns content type `application/x-<service>-advertisement` and the streamed body.
  * @throws BadRequest for an unknown service; GitError when git fails before producing output.
- * @see ARCHITECTURE.md "Git notes" (smart HTTP)
+ * @see docs/architecture.md#git-smart-http
  */
 export async function advertiseRefs(
   repo: string,
@@ -211,7 +210,7 @@ export async function advertiseRefs(
  *   any output: a malformed or truncated pkt-line stream, an empty body, commands of the wrong
  *   service), all when detected before output began; GitError when git was killed (timeout,
  *   abort) or could not start before producing output.
- * @see ARCHITECTURE.md "Git notes" (smart HTTP)
+ * @see docs/architecture.md#git-smart-http
  */
 export async function serviceRpc(
   repo: string,

@@ -1,8 +1,8 @@
 /**
  * Trees and blobs of bare repositories without a work tree: directory listings, one path's
  * entry, blob contents, and a new tree with one file written or removed, made with plumbing
- * (`hash-object`, a temporary index, `update-index`, `write-tree`) as ARCHITECTURE.md "Git notes"
- * describes for commits (the repository API's file edits, OneDev 8.6 RepositoryResource).
+ * (`hash-object`, a temporary index, `update-index`, `write-tree`) as docs/architecture.md#git-commits
+ * describes (the repository API's file edits, OneDev 8.6 RepositoryResource).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

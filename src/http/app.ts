@@ -93,7 +93,7 @@ function apiDocsRoutes(app: FastifyInstance, document: () => unknown): void {
  * Builds the HTTP application (not listening): plugins in load order batched writes → errors →
  * input → bodies → ops (health, metrics), then, in one scope behind the auth plugin, the REST
  * API under `/~api`, OpenAPI 3.1 at `/~api/openapi.json` and its rendering at `/~help/api`, the
- * git smart-HTTP routes at `/<project path>` and the web UI of src/web (ARCHITECTURE.md "Layers").
+ * git smart-HTTP routes at `/<project path>` and the web UI of src/web (docs/architecture.md#layers).
  * `options.logger`: false for no logs, else pino at `config.logLevel`, written to
  * `options.logDestination` (default stdout), a line per request as {@link RequestLog} decides,
  * credentials redacted from logged URLs. Every completed request is counted in
@@ -132,7 +132,7 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
   });
 
   // every route but the operations endpoints (which check credentials of their own) runs as the
-  // caller its credentials name; API writes from another site are refused first (CONTRACT.md §13)
+  // caller its credentials name; API writes from another site are refused first (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)
   await app.register(async (authenticated) => {
     // before authentication: credentials a browser attaches to a forged request are never checked
     authenticated.addHook('onRequest', refuseCrossSiteWrites(config));

@@ -4,10 +4,10 @@ import type { Context } from '../domain/context.js';
 import { CreatedId, page, PageQuery } from './schemas/common.js';
 
 /**
- * One standard create/read/update/delete resource of seed §4.6: its wire schema, body schemas
+ * One standard create/read/update/delete resource (the generic resources of the API: roles, groups, memberships, authorizations, label specs, milestones, personalizations, watches, …): its wire schema, body schemas
  * and domain operations. The factory below turns a list of these into routes, so the plain
  * resources (roles, authorizations, milestones, watches, comments, personalizations, …) share
- * one implementation of the HTTP conventions (CONTRACT.md §1–§3).
+ * one implementation of the HTTP conventions (docs/compatibility.md#gitloom-differs-mount-and-media-types, docs/compatibility.md#gitloom-differs-json, docs/compatibility.md#gitloom-differs-success-responses).
  */
 export interface CrudResource<Row, Create extends TObject, Update extends TObject> {
   /** OpenAPI tag, e.g. `Role`. */
@@ -16,7 +16,7 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
   collection: string;
   /** Name of the id path parameter, e.g. `roleId`. */
   idParam: string;
-  /** Wire schema of one entity (fields in the reference's order). */
+  /** Wire schema of one entity (fields in OneDev's order). */
   schema: TSchema;
   /** Row → wire JSON. */
   toWire(row: Row): unknown;
@@ -27,7 +27,7 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
   get(ctx: Context, id: number): Promise<Row>;
   /** Returns the new id. */
   create(ctx: Context, body: Static<Create>): Promise<number>;
-  /** Partial merge onto the stored entity. Returns the id when the reference answers with it. */
+  /** Partial merge onto the stored entity. Returns the id when OneDev answers with it. */
   update(ctx: Context, id: number, body: Static<Update>): Promise<number | void>;
   delete(ctx: Context, id: number): Promise<void>;
   /** Query (GET on the collection) for resources that have it: extra query params and the lookup. */

@@ -1,6 +1,6 @@
 /**
  * How user content (raw repository files, build artifacts) is served, by the API and by the web
- * pages alike (CONTRACT.md §13): never as active content of our origin. Safe types are shown
+ * pages alike (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): never as active content of our origin. Safe types are shown
  * inline; every other type is an attachment; always with `X-Content-Type-Options: nosniff`, a
  * sandboxing Content-Security-Policy and `Cross-Origin-Resource-Policy: same-origin`.
  */

@@ -1,5 +1,5 @@
 /**
- * Backup and restore (issue 14, `gitloom backup <file>`, `gitloom restore <file>`): one
+ * Backup and restore (`gitloom backup <file>`, `gitloom restore <file>`): one
  * gzipped tar archive holding the database, every repository, the build logs and artifacts and
  * the keys of the data directory.
  *

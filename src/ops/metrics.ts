@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (issue 14, `/~metrics`), every one registered here with `prom-client`:
+ * Prometheus metrics (`/~metrics`), every one registered here with `prom-client`:
  * HTTP requests by route pattern and status with latency histograms, git commands and their
  * durations, bytes pushed and fetched over smart HTTP, builds by status and job durations,
  * outbox lag and attempts, the database pool, and Node's default process metrics.

@@ -1,6 +1,6 @@
 /**
- * The parsed form of a OneDev query (reference/projects.md §4, pulls.md §6, builds.md §7,
- * comments-issues.md §1.3 and §6.4), produced by `parseQuery` and compiled to SQL by the
+ * The parsed form of a OneDev query (docs/compatibility.md#projects-query-language, docs/compatibility.md#pull-requests-query-language, docs/compatibility.md#builds-query-language,
+ * docs/compatibility.md#code-comments-query-language and docs/compatibility.md#issues-query-language), produced by `parseQuery` and compiled to SQL by the
  * domain layer.
  *
  * Operators are canonical: lowercase words joined by single spaces (`is greater than`,
@@ -83,7 +83,7 @@ export interface RevisionTarget {
   readonly value: string;
 }
 
-/** Issues: `fixed between <kind> "a" and <kind> "b"` (comments-issues.md §6.4). */
+/** Issues: `fixed between <kind> "a" and <kind> "b"` (docs/compatibility.md#issues-query-language). */
 export interface FixedBetweenCriteria {
   readonly kind: 'fixedBetween';
   readonly from: RevisionTarget;
@@ -93,7 +93,7 @@ export interface FixedBetweenCriteria {
 
 /**
  * Issues: `any "Link" matching(criteria)` / `all "Link" matching(criteria)`; `criteria`
- * applies to the linked issues (comments-issues.md §6.4).
+ * applies to the linked issues (docs/compatibility.md#issues-query-language).
  */
 export interface LinkMatchCriteria {
   readonly kind: 'linkMatch';

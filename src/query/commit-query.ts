@@ -1,6 +1,6 @@
 /**
  * The commit query language of OneDev 8.6 (the repository API's `GET
- * /repositories/{projectId}/commits?query=…`, CONTRACT.md §9): the `CommitQuery` start rule of
+ * /repositories/{projectId}/commits?query=…`, docs/compatibility.md#gitloom-differs-additions-to-the-interface): the `CommitQuery` start rule of
  * the peggy grammar query.peggy, compiled ahead of time into query-parser.generated.ts
  * (test/query/grammar.test.ts keeps the two in step). This module only reads the syntax;
  * src/domain/repositories/commit-query.ts resolves revisions, users and dates and runs git.

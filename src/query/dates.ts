@@ -20,8 +20,8 @@ function chrono(): typeof ChronoEn {
  * `3 days ago`) means the start of that day, 00:00 UTC, so `is since "yesterday"` covers
  * all of yesterday. The whole text must be a date: `2024-01-31 junk` is refused.
  *
- * Implements the date values of reference/projects.md §4, pulls.md §6, builds.md §7 and
- * comments-issues.md §1.3 (OneDev reads them with natty; Gitloom uses chrono-node).
+ * Implements the date values of docs/compatibility.md#projects-query-language, docs/compatibility.md#pull-requests-query-language, docs/compatibility.md#builds-query-language and
+ * docs/compatibility.md#code-comments-query-language (OneDev reads them with natty; Gitloom uses chrono-node).
  *
  * @throws QuerySyntaxError `Unrecognized date: <text>` when the text is not a date.
  */
@@ -47,7 +47,7 @@ const INT32_MAX = 2_147_483_647;
  * the `12` of `proj#12`): optional sign and decimal digits, surrounding whitespace ignored,
  * within the range of an integer column (int32).
  *
- * Implements the integer fields of reference/pulls.md §6 and comments-issues.md §1.3 / §6.4.
+ * Implements the integer fields of docs/compatibility.md#pull-requests-query-language and docs/compatibility.md#code-comments-query-language / docs/compatibility.md#issues-query-language.
  *
  * @throws QuerySyntaxError `Invalid integer for field '<field>': <text>` otherwise.
  */

@@ -5,7 +5,7 @@ import { BadRequest } from '../errors.js';
  * an unknown or misused field (`Field not found: Foo`,
  * `Field 'Title' is not applicable for operator 'is'`), an unsortable field
  * (`Can not order by field: X`) or an unreadable value (`Unrecognized date: X`).
- * Maps to HTTP 400 (CONTRACT.md §4).
+ * Maps to HTTP 400 (docs/compatibility.md#gitloom-differs-errors).
  *
  * `column` is the 1-based position in the query text of the offending token, when known
  * (it counts characters from the start of the whole text, newlines included).

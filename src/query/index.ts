@@ -1,6 +1,6 @@
 /**
- * The query-language front end: OneDev's five query languages (reference/projects.md §4,
- * pulls.md §6, builds.md §7, comments-issues.md §1.3 and §6.4), its job match language and its
+ * The query-language front end: OneDev's five query languages (docs/compatibility.md#projects-query-language,
+ * docs/compatibility.md#pull-requests-query-language, docs/compatibility.md#builds-query-language, docs/compatibility.md#code-comments-query-language and docs/compatibility.md#issues-query-language), its job match language and its
  * build condition language parsed to one AST, plus the date, integer and wildcard helpers
  * their SQL compilers need, and the one compiler of user-supplied regular expressions
  * (./user-patterns.ts).

@@ -9,7 +9,7 @@ export type FieldValueType = 'text' | 'date' | 'integer';
 
 /** A field usable as `"Name" <operator> ["value"]`. */
 export interface FieldDefinition {
-  /** Canonical spelling, as the reference writes it (`Last Activity Date`). */
+  /** Canonical spelling, as OneDev writes it (`Last Activity Date`). */
   readonly name: string;
   /** Canonical operators the field accepts (`is`, `is since`, …). */
   readonly operators: readonly string[];
@@ -75,7 +75,7 @@ function fields(
   return names.map((name) => ({ name, operators, value }));
 }
 
-/** reference/projects.md §4 (ProjectQuery). */
+/** docs/compatibility.md#projects-query-language (ProjectQuery). */
 export const PROJECT_QUERY: LanguageDefinition = {
   name: 'projects',
   bareOperators: [
@@ -103,8 +103,8 @@ export const PROJECT_QUERY: LanguageDefinition = {
 };
 
 /**
- * reference/pulls.md §6 (PullRequestQuery). `Close Date` is accepted with `is since` /
- * `is until` and is meant to be implemented (the reference fails on it at run time).
+ * docs/compatibility.md#pull-requests-query-language (PullRequestQuery). `Close Date` is accepted with `is since` /
+ * `is until` and is meant to be implemented (OneDev fails on it at run time).
  */
 export const PULL_REQUEST_QUERY: LanguageDefinition = {
   name: 'pulls',
@@ -170,7 +170,7 @@ export const PULL_REQUEST_QUERY: LanguageDefinition = {
 };
 
 /**
- * reference/builds.md §7 (BuildQuery). Job params are extra fields passed at parse time
+ * docs/compatibility.md#builds-query-language (BuildQuery). Job params are extra fields passed at parse time
  * (by name: `is` and `is empty`, not sortable).
  */
 export const BUILD_QUERY: LanguageDefinition = {
@@ -221,7 +221,7 @@ export const BUILD_QUERY: LanguageDefinition = {
 };
 
 /**
- * reference/comments-issues.md §6.4 (IssueQuery): built-in fields and standalone criteria.
+ * docs/compatibility.md#issues-query-language (IssueQuery): built-in fields and standalone criteria.
  * Custom fields are extra fields passed at parse time (by name: every custom-field operator
  * available through REST, sortable).
  */
@@ -274,7 +274,7 @@ export const ISSUE_QUERY: LanguageDefinition = {
   },
 };
 
-/** reference/comments-issues.md §1.3 (CodeCommentQuery). */
+/** docs/compatibility.md#code-comments-query-language (CodeCommentQuery). */
 export const CODE_COMMENT_QUERY: LanguageDefinition = {
   name: 'codeComments',
   bareOperators: ['resolved', 'unresolved', 'created by me', 'replied by me', 'mentioned me'],
@@ -295,7 +295,7 @@ export const CODE_COMMENT_QUERY: LanguageDefinition = {
 
 /**
  * OneDev 8.6's job match language (JobMatch.g4; `io.onedev.server.job.match.JobMatch`), as a
- * job secret's `authorization` uses it (reference/projects.md §3 `buildSetting.jobSecrets`):
+ * job secret's `authorization` uses it (docs/compatibility.md#projects-settings `buildSetting.jobSecrets`):
  * `on branch "main" or submitted by group "release"`, `"Project" is "a/**"`, `not(…)`,
  * parentheses; no `order by`, fuzzy or number criteria. `on branch` and `"Project" is` take
  * path wildcards, `submitted by user` a login name, `submitted by group` a group name.
@@ -317,8 +317,8 @@ export const JOB_MATCH: LanguageDefinition = {
 };
 
 /**
- * The condition language of post-build actions and job retries (reference/builds.md §5
- * "Condition grammar", §3 "Retry"): build statuses, `previous is
+ * The condition language of post-build actions and job retries (docs/compatibility.md#builds-build-spec
+ * "Condition grammar", docs/compatibility.md#builds-lifecycle "Retry"): build statuses, `previous is
  * <status>`, `on branch "x"` (a path wildcard), `"Log" contains "t"`, and `"Param" is "v"` /
  * `"Param" is empty` for any job param (names as written; checked against the job by the
  * build spec reader). No `order by`, fuzzy or number criteria.

@@ -62,11 +62,11 @@ function isGrammarError(error: unknown): error is GrammarSyntaxError {
  * are `a and b`, `a or b` (`and` binds tighter), `not(c)`, `(c)`, `~fuzzy~`, `#123`/`123`
  * (where the language allows), `"Field" operator "value"`, `operator "value"` and bare
  * operators. Keywords are case-insensitive and any whitespace separates tokens
- * (CONTRACT.md §6); quoted strings are non-empty and `\` escapes the next character.
+ * (docs/compatibility.md#gitloom-differs-pagination-and-query-parameters); quoted strings are non-empty and `\` escapes the next character.
  * Dates and integers of date and count fields are checked (not converted) here.
  *
- * Implements reference/projects.md §4, pulls.md §6, builds.md §7,
- * comments-issues.md §1.3 and §6.4, and OneDev's job match language (JOB_MATCH).
+ * Implements docs/compatibility.md#projects-query-language, docs/compatibility.md#pull-requests-query-language, docs/compatibility.md#builds-query-language,
+ * docs/compatibility.md#code-comments-query-language and docs/compatibility.md#issues-query-language, and OneDev's job match language (JOB_MATCH).
  *
  * @param language a built-in language name or a definition
  * @throws QuerySyntaxError (400) `Unexpected 'xyz' at column 17`, `Unexpected end of query

@@ -1,7 +1,7 @@
 /**
- * User-supplied regular expressions (CONTRACT §13): the one way to compile and match a pattern
- * that a user wrote — a build spec `!TextParam` `pattern` (reference/builds.md §5), a branch
- * protection's `commitMessageFooterPattern` (reference/projects.md §3) — so that no such pattern
+ * User-supplied regular expressions (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): the one way to compile and match a pattern
+ * that a user wrote — a build spec `!TextParam` `pattern` (docs/compatibility.md#builds-build-spec), a branch
+ * protection's `commitMessageFooterPattern` (docs/compatibility.md#projects-settings) — so that no such pattern
  * runs in a backtracking engine or unbounded on the event loop.
  *
  * Patterns run in re2js, a port of RE2: time linear in the text, whatever the pattern. Linear

@@ -9,12 +9,12 @@
  *   included). LIKE cannot express "within a segment", so these compile to a matcher
  *   (exact) and to a LIKE pattern that matches a superset (a SQL pre-filter).
  *
- * Patterns are user input (CONTRACT §13): the in-memory matchers never backtrack, and the LIKE
+ * Patterns are user input (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): the in-memory matchers never backtrack, and the LIKE
  * conversions refuse a pattern with wildcards longer than MAX_PATTERN_LENGTH (1,000)
  * characters with UserPatternError (400).
  *
  * All LIKE patterns are lowercased and escape `%`, `_` and `\` with `\`; use them as
- * `lower(column) LIKE :pattern ESCAPE '\'` for the case-insensitive matching the reference
+ * `lower(column) LIKE :pattern ESCAPE '\'` for the case-insensitive matching OneDev
  * describes (SQLite's LIKE is case-insensitive for ASCII only, PostgreSQL's not at all).
  */
 
@@ -44,7 +44,7 @@ function starsToLike(value: string): string {
  * lowercase LIKE pattern: `My*_v1` → `my%\_v1`. `*` matches anything, `/` included; `%`
  * and `_` are literal (unlike OneDev, which let them act as LIKE wildcards).
  *
- * Implements the `is` matching of reference/projects.md §4, pulls.md §6, builds.md §7.
+ * Implements the `is` matching of docs/compatibility.md#projects-query-language, docs/compatibility.md#pull-requests-query-language, docs/compatibility.md#builds-query-language.
  * @throws UserPatternError for a value longer than MAX_PATTERN_LENGTH.
  */
 export function wildcardToLike(value: string): string {
@@ -57,7 +57,7 @@ export function wildcardToLike(value: string): string {
  * `fix*crash` → `%fix%crash%`. With `{ wildcard: false }` a `*` is literal
  * (`"Reply" contains`, `"Comment" contains`, fuzzy words).
  *
- * Implements `contains` of reference/projects.md §4, pulls.md §6, comments-issues.md §1.3.
+ * Implements `contains` of docs/compatibility.md#projects-query-language, docs/compatibility.md#pull-requests-query-language, docs/compatibility.md#code-comments-query-language.
  * @throws UserPatternError for a wildcard value longer than MAX_PATTERN_LENGTH.
  */
 export function containsToLike(value: string, options: { wildcard?: boolean } = {}): string {
@@ -136,7 +136,7 @@ function globMatch(parts: readonly string[], text: string, start: number, end: n
 /**
  * Compiles a whole-value `*`-wildcard to a case-insensitive matcher of what `wildcardToLike`
  * matches in SQL: `*` is any run of characters, `/` included; everything else is literal.
- * `release/*.x` matches `Release/1.2.x` and `release/a/b.x`. Linear-time (CONTRACT §13); the
+ * `release/*.x` matches `Release/1.2.x` and `release/a/b.x`. Linear-time (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input); the
  * caller caps the value's length (`wildcardToLike` does).
  */
 export function wildcardMatcher(value: string): TextMatcher {
@@ -164,13 +164,13 @@ function antSegments(pattern: string): string[] {
  * Matching goes segment by segment (as Ant's and OneDev's path matchers do): the segments
  * before the first `**` and after the last must match in place, each run of segments between
  * two `**` is taken at its leftmost position. No backtracking: time O(path × pattern) at
- * worst, linear for patterns without `?` (CONTRACT §13).
+ * worst, linear for patterns without `?` (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  *
  * The caller caps the pattern's length: `antPathToLike` does for queries, `parsePatternSet` of
  * src/ci/patterns.ts for build specs and protections.
  *
- * Implements the path patterns of reference/projects.md §4 (`children of`, `forks of`),
- * pulls.md §6 (`Target Project`/`Source Project`) and builds.md §7 (`Project`).
+ * Implements the path patterns of docs/compatibility.md#projects-query-language (`children of`, `forks of`),
+ * docs/compatibility.md#pull-requests-query-language (`Target Project`/`Source Project`) and docs/compatibility.md#builds-query-language (`Project`).
  */
 export function antPathMatcher(pattern: string, options: { ignoreCase?: boolean } = {}): TextMatcher {
   const ignoreCase = options.ignoreCase !== false;

@@ -1,5 +1,5 @@
 /**
- * The web UI (issue 12): server-rendered pages on the API's server and port, over the same domain
+ * The web UI (docs/compatibility.md#gitloom-differs-web-ui): server-rendered pages on the API's server and port, over the same domain
  * layer as the API (one rule, two faces). Registered by src/http/app.ts after the API.
  *
  * # Conventions (follow them for every new page)

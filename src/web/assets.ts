@@ -49,7 +49,7 @@ export function assetAt(url: string): Asset | undefined {
 
 /**
  * Bytes shipped to browsers, gzip-compressed, per kind: every client module (`*.js`) and the
- * stylesheet(s) (`*.css`). The JS budget of issue 12 is 60 KB gzipped in total.
+ * stylesheet(s) (`*.css`). The JS budget is 60 KB gzipped in total: the pages are server-rendered and must stay light.
  */
 export function shippedBytes(): { js: number; css: number } {
   const total = { js: 0, css: 0 };

@@ -3,12 +3,12 @@ import { toWireDate } from './dates.js';
 import { Nullable, WireDate } from './schema.js';
 
 /**
- * Wire shapes of the access-control and organisation entities (reference/users-roles.md §3–§6,
- * reference/projects.md §5–§6): roles, groups, memberships, authorizations, SSH keys, label specs,
+ * Wire shapes of the access-control and organisation entities (docs/compatibility.md#roles, docs/compatibility.md#authorizations, docs/compatibility.md#groups-and-memberships, docs/compatibility.md#email-addresses-and-ssh-keys,
+ * docs/compatibility.md#projects-milestones, docs/compatibility.md#projects-labels): roles, groups, memberships, authorizations, SSH keys, label specs,
  * project labels and milestones (the per-user pull-request lists use the shapes of ./pulls.ts).
  */
 
-/** `editableIssueFields`: polymorphic with `@type` first (reference/users-roles.md §3). */
+/** `editableIssueFields`: polymorphic with `@type` first (docs/compatibility.md#roles). */
 export const EditableIssueFieldsSchema = Type.Union([
   Type.Object({ '@type': Type.Literal('AllIssueFields') }, { additionalProperties: false }),
   Type.Object({ '@type': Type.Literal('NoneIssueFields') }, { additionalProperties: false }),
@@ -39,7 +39,7 @@ export const RoleLeadingFields = {
   scheduleIssues: Type.Boolean(),
 };
 
-/** Role JSON, fields in the reference's order. */
+/** Role JSON, fields in OneDev's order. */
 export const RoleSchema = Type.Object({
   id: Type.Integer(),
   ...RoleLeadingFields,
@@ -125,7 +125,7 @@ export const ProjectLabelSchema = Type.Object({ id: Type.Integer(), projectId: T
 /** Maps a project label row to its wire shape. */
 export const toWireProjectLabel = (r: { id: number; projectId: number; specId: number }) => ({ id: r.id, projectId: r.projectId, specId: r.specId });
 
-/** Milestone JSON (reference/projects.md §5). */
+/** Milestone JSON (docs/compatibility.md#projects-milestones). */
 export const MilestoneSchema = Type.Object({
   id: Type.Integer(),
   projectId: Type.Integer(),
@@ -149,7 +149,7 @@ export function toWireMilestone(r: { id: number; projectId: number; name: string
   };
 }
 
-/** Top contributor (reference/projects.md §2 #11). */
+/** Top contributor (docs/compatibility.md#projects-endpoints item 11). */
 export const GitContributorSchema = Type.Object({
   author: Type.Object({ name: Type.String(), emailAddress: Type.String(), when: Type.Integer(), tzOffset: Type.Integer() }),
   totalContribution: Type.Object({ commits: Type.Integer(), additions: Type.Integer(), deletions: Type.Integer() }),

@@ -3,7 +3,7 @@ import type { BuildRow } from '../db/schema.js';
 import { toWireDate } from './dates.js';
 import { Nullable, WireDate } from './schema.js';
 
-/** Build JSON (reference/builds.md §2), fields in declaration order, nulls included. */
+/** Build JSON (docs/compatibility.md#builds-json), fields in declaration order, nulls included. */
 export const BuildSchema = Type.Object({
   id: Type.Integer(),
   numberScopeId: Type.Integer(),
@@ -68,7 +68,7 @@ export const BuildParamSchema = Type.Object({
   id: Type.Integer(), buildId: Type.Integer(), name: Type.String(), type: Type.String(), value: Nullable(Type.String()),
 }, { $id: 'BuildParam' });
 
-/** The mask shown instead of a secret param value (reference/builds.md §1 getParams). */
+/** The mask shown instead of a secret param value (docs/compatibility.md#builds-endpoints getParams). */
 export const SECRET_PARAM_MASK = '*****';
 
 /** Maps a param row; values of `Secret` params are masked. */
@@ -98,5 +98,5 @@ export function toWireBuildLabel(row: { id: number; buildId: number; specId: num
   return { id: row.id, buildId: row.buildId, specId: row.specId };
 }
 
-/** ArtifactInfo JSON (reference/builds.md §6): `@type` first. */
+/** ArtifactInfo JSON (docs/compatibility.md#builds-artifacts): `@type` first. */
 export const ArtifactInfoSchema = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true });

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { toWireDate } from './dates.js';
 import { Nullable, WireDate } from './schema.js';
 
-/** `mark.range` (reference/comments-issues.md §1.2). */
+/** `mark.range` (docs/compatibility.md#code-comments). */
 export const PlanarRangeSchema = Type.Object({
   fromRow: Type.Integer(), fromColumn: Type.Integer(), toRow: Type.Integer(), toColumn: Type.Integer(), tabWidth: Type.Integer(),
 });
@@ -16,7 +16,7 @@ export const CompareContextSchema = Type.Object({
   pathFilter: Nullable(Type.String()), currentFile: Nullable(Type.String()), whitespaceOption: Type.String(),
 });
 
-/** CodeComment JSON (reference §1.2), fields in the reference's order. */
+/** CodeComment JSON (docs/compatibility.md#code-comments), fields in OneDev's order. */
 export const CodeCommentSchema = Type.Object({
   id: Type.Integer(),
   projectId: Type.Integer(),
@@ -61,7 +61,7 @@ export function toWireCodeComment(row: CompareColumns & {
   };
 }
 
-/** CodeCommentReply JSON (reference §2). */
+/** CodeCommentReply JSON (docs/compatibility.md#code-comment-replies). */
 export const CodeCommentReplySchema = Type.Object({
   id: Type.Integer(), date: WireDate, userId: Type.Integer(), content: Type.String(), commentId: Type.Integer(), compareContext: CompareContextSchema,
 });

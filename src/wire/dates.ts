@@ -7,7 +7,7 @@ const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
 
 /**
- * Formats epoch milliseconds as the wire date of reference/platform.md §4:
+ * Formats epoch milliseconds as the wire date of docs/compatibility.md#platform-json:
  * ISO-8601 UTC with milliseconds and a colon offset, `2024-05-01T12:34:56.789+00:00`.
  * Dates of 1970–9999 are formatted with integer arithmetic (the civil-from-days algorithm of
  * H. Hinnant, "chrono-Compatible Low-Level Date Algorithms"), a third of the time of a `Date`
@@ -40,7 +40,7 @@ export function toWireDate(ms: number | null): string | null {
 
 /**
  * Reads a wire date: any ISO-8601 date or date-time (offset optional, UTC assumed) or epoch
- * milliseconds within years 0001–9999 (CONTRACT.md §2). Returns epoch milliseconds; throws
+ * milliseconds within years 0001–9999 (docs/compatibility.md#gitloom-differs-json). Returns epoch milliseconds; throws
  * BadRequest naming `field`.
  */
 export function fromWireDate(value: unknown, field: string): number {

@@ -4,7 +4,7 @@ import { Nullable, WireDate } from './schema.js';
 
 const LastActivity = Type.Object({ userId: Nullable(Type.Integer()), date: WireDate, description: Type.String() });
 
-/** Issue JSON (reference/comments-issues.md §6.1), fields in the reference's order. */
+/** Issue JSON (docs/compatibility.md#issues), fields in OneDev's order. */
 export const IssueSchema = Type.Object({
   id: Type.Integer(),
   state: Type.String(),
@@ -41,7 +41,7 @@ export function toWireIssue(row: {
   };
 }
 
-/** IssueField JSON (reference §6.1). */
+/** IssueField JSON (docs/compatibility.md#issues). */
 export const IssueFieldSchema = Type.Object({
   id: Type.Integer(), issueId: Type.Integer(), name: Type.String(), value: Nullable(Type.String()), type: Type.String(), ordinal: Type.Integer(),
 });
@@ -62,7 +62,7 @@ export function toWireIssueChange(row: { id: number; issueId: number; userId: nu
   return { id: row.id, issueId: row.issueId, userId: row.userId, date: toWireDate(row.date), data: JSON.parse(row.data) as { '@type': string } };
 }
 
-/** IssueComment JSON (reference §3). */
+/** IssueComment JSON (docs/compatibility.md#issue-comments). */
 export const IssueCommentSchema = Type.Object({
   id: Type.Integer(), date: WireDate, userId: Type.Integer(), content: Type.String(), issueId: Type.Integer(),
 });
@@ -72,7 +72,7 @@ export function toWireIssueComment(row: { id: number; date: number; userId: numb
   return { id: row.id, date: toWireDate(row.date), userId: row.userId, content: row.content, issueId: row.issueId };
 }
 
-/** IssueWatch JSON (reference §4.1). */
+/** IssueWatch JSON (docs/compatibility.md#issue-watches-and-votes). */
 export const IssueWatchSchema = Type.Object({ id: Type.Integer(), issueId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() });
 
 /** Maps an issue watch row. */
@@ -80,7 +80,7 @@ export function toWireIssueWatch(row: { id: number; issueId: number; userId: num
   return { id: row.id, issueId: row.issueId, userId: row.userId, watching: Boolean(row.watching) };
 }
 
-/** IssueVote JSON (reference §4.2). */
+/** IssueVote JSON (docs/compatibility.md#issue-watches-and-votes). */
 export const IssueVoteSchema = Type.Object({ id: Type.Integer(), issueId: Type.Integer(), userId: Type.Integer(), date: WireDate });
 
 /** Maps an issue vote row. */

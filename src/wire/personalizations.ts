@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Nullable } from './schema.js';
 
-/** A saved query `{name, query}` (reference/users-roles.md §7). */
+/** A saved query `{name, query}` (docs/compatibility.md#query-personalizations). */
 export const NamedQuerySchema = Type.Object({ name: Type.String(), query: Nullable(Type.String()) });
 
 const base = { id: Type.Integer(), projectId: Type.Integer(), userId: Type.Integer(), queries: Type.Array(NamedQuerySchema) };
@@ -13,7 +13,7 @@ export const SubscribedPersonalizationSchema = Type.Object({ ...base, querySubsc
 /** Code comment query personalizations: queries only. */
 export const PlainPersonalizationSchema = Type.Object(base);
 
-/** Maps a personalization to its wire shape (fields in the reference's order). */
+/** Maps a personalization to its wire shape (fields in OneDev's order). */
 export function toWirePersonalization(p: {
   id: number; projectId: number; userId: number; queries: { name: string; query: string | null }[];
   queryWatches?: Record<string, boolean>; querySubscriptions?: string[];
@@ -25,7 +25,7 @@ export function toWirePersonalization(p: {
   };
 }
 
-/** QueriesAndWatches JSON (reference/users-roles.md §2), fields in the reference's order. */
+/** QueriesAndWatches JSON (docs/compatibility.md#users-endpoints), fields in OneDev's order. */
 export const QueriesAndWatchesSchema = Type.Object({
   projectQueries: Type.Array(NamedQuerySchema),
   issueQueries: Type.Array(NamedQuerySchema),

@@ -12,7 +12,7 @@ export const GitPackConfigSchema = Type.Object({
 
 export const CodeAnalysisSettingSchema = Type.Object({ analysisFiles: Nullable(Type.String()) }, { additionalProperties: false });
 
-/** Project JSON (reference/projects.md §1), fields in the reference's order. */
+/** Project JSON (docs/compatibility.md#projects-project-json), fields in OneDev's order. */
 export const ProjectSchema = Type.Object({
   id: Type.Integer(),
   forkedFromId: Nullable(Type.Integer()),
@@ -60,5 +60,5 @@ export function toWireProject(row: {
   };
 }
 
-/** Clone URLs (reference/projects.md §2 #2). */
+/** Clone URLs (docs/compatibility.md#projects-endpoints item 2). */
 export const CloneUrlSchema = Type.Object({ http: Type.String(), ssh: Type.String() });

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { toWireDate } from './dates.js';
 import { Nullable, WireDate } from './schema.js';
 
-/** MergeStrategy enum (reference/pulls.md §4). */
+/** MergeStrategy enum (docs/compatibility.md#pull-requests-merge-strategies-and-preview). */
 export const MergeStrategySchema = Type.Union([
   Type.Literal('CREATE_MERGE_COMMIT'),
   Type.Literal('CREATE_MERGE_COMMIT_IF_NECESSARY'),
@@ -10,7 +10,7 @@ export const MergeStrategySchema = Type.Union([
   Type.Literal('REBASE_SOURCE_BRANCH_COMMITS'),
 ]);
 
-/** PullRequest JSON (reference/pulls.md §2), fields in the reference's order. */
+/** PullRequest JSON (docs/compatibility.md#pull-requests-json), fields in OneDev's order. */
 export const PullRequestSchema = Type.Object({
   id: Type.Integer(),
   status: Type.String(),
@@ -66,7 +66,7 @@ export function toWirePullRequest(row: {
   };
 }
 
-/** MergePreview JSON (reference/pulls.md §4). */
+/** MergePreview JSON (docs/compatibility.md#pull-requests-merge-strategies-and-preview). */
 export const MergePreviewSchema = Type.Object({
   targetHeadCommitHash: Type.String(),
   headCommitHash: Type.String(),
@@ -74,7 +74,7 @@ export const MergePreviewSchema = Type.Object({
   mergeCommitHash: Nullable(Type.String()),
 });
 
-/** PullRequestUpdate JSON (reference/pulls.md §5). */
+/** PullRequestUpdate JSON (docs/compatibility.md#pull-requests-sub-entities). */
 export const PullRequestUpdateSchema = Type.Object({
   id: Type.Integer(),
   requestId: Type.Integer(),
@@ -88,7 +88,7 @@ export function toWirePullRequestUpdate(row: { id: number; requestId: number; he
   return { id: row.id, requestId: row.requestId, headCommitHash: row.headCommitHash, targetHeadCommitHash: row.targetHeadCommitHash, date: toWireDate(row.date) };
 }
 
-/** PullRequestReview JSON (reference/pulls.md §5). */
+/** PullRequestReview JSON (docs/compatibility.md#pull-requests-sub-entities). */
 export const PullRequestReviewSchema = Type.Object({
   id: Type.Integer(),
   userId: Type.Integer(),
@@ -140,7 +140,7 @@ export function toWirePullRequestLabel(row: { id: number; requestId: number; spe
   return { id: row.id, requestId: row.requestId, specId: row.specId };
 }
 
-/** PullRequestChange JSON: `data` is polymorphic with `@type` first (reference/pulls.md §5). */
+/** PullRequestChange JSON: `data` is polymorphic with `@type` first (docs/compatibility.md#pull-requests-sub-entities). */
 export const PullRequestChangeSchema = Type.Object({
   id: Type.Integer(),
   requestId: Type.Integer(),

@@ -1,5 +1,5 @@
 /**
- * Wire shapes of the repository API (OneDev 8.6 RepositoryResource, CONTRACT.md §9): refs,
+ * Wire shapes of the repository API (OneDev 8.6 RepositoryResource, docs/compatibility.md#gitloom-differs-additions-to-the-interface): refs,
  * commits, directory entries, file contents and file edits.
  */
 import { Type } from '@sinclair/typebox';

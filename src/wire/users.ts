@@ -3,7 +3,7 @@ import { toWireDate } from './dates.js';
 
 import { Nullable } from './schema.js';
 
-/** User JSON (reference/users-roles.md §1): id, name, fullName — in that order. */
+/** User JSON (docs/compatibility.md#users-json-and-names): id, name, fullName — in that order. */
 export const UserSchema = Type.Object({ id: Type.Integer(), name: Type.String(), fullName: Nullable(Type.String()) }, { $id: 'User' });
 
 /** Maps a user row to its wire shape. */
@@ -11,7 +11,7 @@ export function toWireUser(user: { id: number; name: string; fullName: string | 
   return { id: user.id, name: user.name, fullName: user.fullName };
 }
 
-/** AccessToken JSON (CONTRACT.md §5): value masked in listings. */
+/** AccessToken JSON (docs/compatibility.md#gitloom-differs-authentication): value masked in listings. */
 export const AccessTokenSchema = Type.Object({
   value: Type.String(),
   description: Nullable(Type.String()),
@@ -29,7 +29,7 @@ export function toWireAccessToken(token: { value: string; description: string | 
   };
 }
 
-/** EmailAddress JSON (reference/users-roles.md §6). */
+/** EmailAddress JSON (docs/compatibility.md#email-addresses-and-ssh-keys). */
 export const EmailAddressSchema = Type.Object({
   id: Type.Integer(), value: Type.String(), primary: Type.Boolean(), git: Type.Boolean(), ownerId: Type.Integer(),
 });

@@ -3,7 +3,7 @@ import type { OutboxAttemptRow, OutboxMessageRow } from '../db/schema.js';
 import { toWireDate } from './dates.js';
 import { Nullable, WireDate } from './schema.js';
 
-/** One send attempt of a webhook delivery (CONTRACT.md §12). */
+/** One send attempt of a webhook delivery (docs/compatibility.md#gitloom-differs-webhooks-and-notifications). */
 export const WebhookAttemptSchema = Type.Object({
   date: WireDate,
   durationMillis: Type.Integer(),
@@ -13,7 +13,7 @@ export const WebhookAttemptSchema = Type.Object({
   error: Nullable(Type.String()),
 });
 
-/** A webhook delivery (Gitloom addition, CONTRACT.md §12); the secret is never shown. */
+/** A webhook delivery (Gitloom addition, docs/compatibility.md#gitloom-differs-webhooks-and-notifications); the secret is never shown. */
 export const WebhookDeliverySchema = Type.Object({
   id: Type.Integer(),
   deliveryId: Type.String({ description: 'the X-Gitloom-Delivery header value (a UUID)' }),

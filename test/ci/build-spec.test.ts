@@ -3,7 +3,7 @@ import { BuildSpecError, parseBuildSpec } from '../../src/ci/build-spec.js';
 import { evaluateCondition, parseCondition } from '../../src/ci/conditions.js';
 import { QuerySyntaxError } from '../../src/query/index.js';
 
-/** Spec in the shape of the reference example (OneDev's own CI/Release jobs), shell-executor form. */
+/** Spec in the shape of OneDev's example (OneDev's own CI/Release jobs), shell-executor form. */
 const REFERENCE_SPEC = `
 version: 25
 properties:

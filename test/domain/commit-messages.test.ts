@@ -14,7 +14,7 @@ const base: CommitMessageRule = {
 const ok = (rule: CommitMessageRule, message: string, merge = false) => expect(checkCommitMessage(rule, message, merge), message).toBeNull();
 const bad = (rule: CommitMessageRule, message: string, merge = false) => expect(checkCommitMessage(rule, message, merge), message).not.toBeNull();
 
-describe('commit message rules (reference/projects.md §3 BranchProtection)', () => {
+describe('commit message rules (docs/compatibility.md#projects-branch-protection)', () => {
   it('accepts conventional subjects and git revert subjects', () => {
     for (const m of ['feat: hello world', 'feat(docs): hello world', 'feat(docs)!: hello world', 'feat(docs/api)!: hello world',
       'feat(docs api)!: hello world', 'Revert "hello world"', 'revert "lower case"']) ok(base, m);
@@ -62,7 +62,7 @@ describe('commit message rules (reference/projects.md §3 BranchProtection)', ()
     expect(checkCommitMessage({ ...rule, commitMessageFooterPattern: '(' }, 'feat: x y\n\nfooter', false)).toBe("Unexpected footer format: Should match pattern '('");
   });
 
-  it('matches footers in linear time (CONTRACT §13): a catastrophic pattern answers at once', () => {
+  it('matches footers in linear time (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): a catastrophic pattern answers at once', () => {
     const rule = { ...base, maxCommitMessageLineLength: null, checkCommitMessageFooter: true, commitMessageFooterPattern: '^(a+)+$' };
     expect(checkCommitMessage(rule, `feat: x y\n\n${'a'.repeat(29)}!`, false)).toBe("Unexpected footer format: Should match pattern '^(a+)+$'");
     ok(rule, `feat: x y\n\n${'a'.repeat(29)}`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isRelatedProject, parseFixReferences } from '../../src/domain/issues/fix-references.js';
 import { parseMentions } from '../../src/domain/mentions.js';
 
-describe('parseFixReferences (reference/comments-issues.md §7)', () => {
+describe('parseFixReferences (docs/compatibility.md#fixed-issue-references)', () => {
   const cases: [string, { projectPath: string | null; number: number }[]][] = [
     ['fixes #12', [{ projectPath: null, number: 12 }]],
     ['Fix #1', [{ projectPath: null, number: 1 }]],
@@ -61,7 +61,7 @@ describe('isRelatedProject (same, ancestor or descendant)', () => {
   });
 });
 
-describe('parseMentions (reference/comments-issues.md §8)', () => {
+describe('parseMentions (docs/compatibility.md#mentions-and-notifications)', () => {
   it.each([
     ['hello @bob', ['bob']],
     ['@Alice at start', ['alice']],

@@ -5,7 +5,7 @@ import { reviewRequirementItems, userMatchTokens } from '../../src/domain/projec
 import { trimSlashes } from '../../src/domain/repositories/revisions.js';
 
 /**
- * The hand-written scanners that replaced quadratic regular expressions (CONTRACT §13) find
+ * The hand-written scanners that replaced quadratic regular expressions (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input) find
  * exactly what those expressions found: each is compared with its expression over random texts
  * made of the characters and words that matter to it.
  */

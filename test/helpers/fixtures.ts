@@ -104,7 +104,7 @@ export interface CommandJob {
   trigger?: 'BranchUpdateTrigger' | 'PullRequestUpdateTrigger';
 }
 
-/** A build spec (version 25, reference/builds.md §1) whose jobs each run one command step. */
+/** A build spec (version 25, docs/compatibility.md#builds-build-spec) whose jobs each run one command step. */
 export function commandSpec(...jobs: CommandJob[]): string {
   const lines = ['version: 25', 'jobs:'];
   for (const job of jobs) {

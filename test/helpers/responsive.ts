@@ -4,7 +4,7 @@ import { ADMIN, basic, type TestServer } from './server.js';
 /**
  * Runs `GET /~api/users/me` on `server`, one call after the other, until `work` settles, and
  * expects each to answer 200 within a second; resolves with `work`'s outcome. What hostile-input
- * tests use to show the server stays responsive (CONTRACT §13). The server shares the test's
+ * tests use to show the server stays responsive (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input). The server shares the test's
  * event loop, so a blocked server also keeps the deadline's timer from firing until it lets go: a
  * deadline that fires at all fails the test.
  *

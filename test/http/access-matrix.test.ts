@@ -3,8 +3,8 @@ import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, ADMIN, type Te
 
 /**
  * The authorization matrix: every route below is called by every kind of caller, and the
- * expected status is derived from the route's required privilege (reference/platform.md §7,
- * CONTRACT.md §4: 401 anonymous, 404 invisible project, 403 visible but lacking).
+ * expected status is derived from the route's required privilege (docs/compatibility.md#platform-permissions,
+ * docs/compatibility.md#gitloom-differs-errors: 401 anonymous, 404 invisible project, 403 visible but lacking).
  */
 type Persona = 'anonymousOff' | 'anonymousOn' | 'noRole' | 'reader' | 'writer' | 'owner' | 'group' | 'admin';
 type Level = 'any' | 'user' | 'access' | 'readCode' | 'writeCode' | 'manageIssues' | 'manage' | 'adminOnProject' | 'admin';

@@ -13,7 +13,7 @@ function role(changes: Partial<RoleRow>): RoleRow {
 
 const jobs = (privileges: unknown[]) => role({ jobPrivileges: JSON.stringify(privileges) });
 
-describe('job privileges (reference/users-roles.md §3)', () => {
+describe('job privileges (docs/compatibility.md#roles)', () => {
   it('grants by job-name pattern with excludes and the implication chain', () => {
     const r = jobs([{ jobNames: 'ci-* -ci-secret', manageJob: false, runJob: true, accessLog: false, accessibleReports: null }]);
     const p = permissionsFromRoles([r], false);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, basic, startTestServer, type TestServer } from '../helpers/server.js';
 
-/** Authentication (CONTRACT.md §5, reference/platform.md §2 and §8 #3–#4). */
+/** Authentication (docs/compatibility.md#gitloom-differs-authentication, docs/compatibility.md#platform-authentication). */
 describe('authentication', () => {
   let server: TestServer;
   let user: Awaited<ReturnType<TestServer['createUser']>>;

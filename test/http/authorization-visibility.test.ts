@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { givenProject, grantRole, type TestUser } from '../helpers/fixtures.js';
 
-describe('authorizations of a project the caller cannot see are 404 (CONTRACT.md §4)', () => {
+describe('authorizations of a project the caller cannot see are 404 (docs/compatibility.md#gitloom-differs-errors)', () => {
   let server: TestServer;
   let outsider: TestUser;
   let member: TestUser;

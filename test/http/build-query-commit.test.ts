@@ -5,7 +5,7 @@ import { givenProject } from '../helpers/fixtures.js';
 
 const SPEC = 'version: 25\njobs:\n- name: Noop\n  steps: []\n';
 
-describe('"Commit" is "<hash>" in the build query (reference/builds.md §7)', () => {
+describe('"Commit" is "<hash>" in the build query (docs/compatibility.md#builds-query-language)', () => {
   let server: TestServer;
   let work: string;
   let first: string;

@@ -24,7 +24,7 @@ jobs:
     branches: main
 `;
 
-describe('a push of many refs at a commit with an unreadable spec (reference/builds.md §4)', () => {
+describe('a push of many refs at a commit with an unreadable spec (docs/compatibility.md#builds-creating-builds)', () => {
   let server: TestServer;
   let work: string;
 

@@ -49,7 +49,7 @@ describe('code comments and replies', () => {
   });
   const create = async (over: Record<string, unknown> = {}, auth?: string | null) => server.call('POST', '/code-comments', { body: body(over), auth });
 
-  it('creates and reads a code comment in the reference shape', async () => {
+  it('creates and reads a code comment in the shape of OneDev', async () => {
     const res = await create({}, alice.auth);
     expect(res.status, res.text).toBe(200);
     const comment = (await server.call('GET', `/code-comments/${res.json}`, { auth: bob.auth })).json;

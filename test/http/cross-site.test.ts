@@ -36,7 +36,7 @@ function exact(server: TestServer, method: string, path: string, headers: Record
 /** The headers Chromium sends with a form post from a page of another site. */
 const EVIL_FORM = { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' };
 
-/** Cross-site requests (CONTRACT.md §13): API writes from other sites, Basic challenges to browsers. */
+/** Cross-site requests (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): API writes from other sites, Basic challenges to browsers. */
 describe('cross-site requests', () => {
   let server: TestServer;
   let victim: Awaited<ReturnType<TestServer['createUser']>>;

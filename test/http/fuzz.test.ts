@@ -1,5 +1,5 @@
 /**
- * OpenAPI-driven fuzzing (issue "Nothing lost, nothing half-written, no 5xx" §5): every operation
+ * OpenAPI-driven fuzzing (docs/compatibility.md#gitloom-differs-errors: no user input produces a 5xx): every operation
  * of /~api/openapi.json, first as a user without roles (reads and writes), then as the
  * administrator (by access token, so a fuzzed password change cannot lock the run out; deletions
  * last), called with edge values in its path, query and body

@@ -8,7 +8,7 @@ import { ADMIN, basic, commitFiles, git, gitFails, gitUrl, makeWorkTree, startTe
 const CODE_WRITER = 2;
 const CODE_READER = 3;
 
-/** Git smart HTTP wired to permissions (CONTRACT.md §1, §5; reference/projects.md §7). */
+/** Git smart HTTP wired to permissions (docs/compatibility.md#gitloom-differs-mount-and-media-types, docs/compatibility.md#gitloom-differs-authentication; docs/compatibility.md#projects-repository-and-default-branch). */
 describe('git hosting', () => {
   let server: TestServer;
   let appId: number;

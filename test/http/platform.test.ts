@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-/** Platform conventions (CONTRACT.md §1–§4, §6; reference/platform.md §4–§5). */
+/** Platform conventions (docs/compatibility.md#gitloom-differs-mount-and-media-types, docs/compatibility.md#gitloom-differs-json, docs/compatibility.md#gitloom-differs-success-responses, docs/compatibility.md#gitloom-differs-errors, docs/compatibility.md#gitloom-differs-pagination-and-query-parameters; docs/compatibility.md#platform-json, docs/compatibility.md#platform-pagination). */
 describe('platform', () => {
   let server: TestServer;
   let user: Awaited<ReturnType<TestServer['createUser']>>;

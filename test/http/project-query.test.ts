@@ -6,7 +6,7 @@ import { eventually, givenUsers, type TestUser } from '../helpers/fixtures.js';
 const OWNER = 1;
 const CODE_READER = 3;
 
-/** The project query language (reference/projects.md §2 #9, §4; CONTRACT.md §4, §6). */
+/** The project query language (docs/compatibility.md#projects-endpoints item 9, docs/compatibility.md#projects-query-language; docs/compatibility.md#gitloom-differs-errors, docs/compatibility.md#gitloom-differs-pagination-and-query-parameters). */
 describe('project query', () => {
   let server: TestServer;
   let quinn: TestUser;

@@ -8,7 +8,7 @@ const OWNER = 1;
 const CODE_READER = 3;
 const NAME_RULE = 'Should start with alphanumeric or underscore, and contains only alphanumeric, underscore, dash, or dot';
 
-/** Projects (seed §4.3, reference/projects.md §1–§2, §7; CONTRACT.md §8). */
+/** Projects (docs/compatibility.md#projects-project-json, docs/compatibility.md#projects-endpoints, docs/compatibility.md#projects-repository-and-default-branch; docs/compatibility.md#gitloom-differs-improved-behaviour). */
 describe('projects', () => {
   let server: TestServer;
   let owner: TestUser;
@@ -93,7 +93,7 @@ describe('projects', () => {
       for (const name of ['a..b', 'a-', '_x', 'v1.2.3']) expect(await create({ name })).toBeGreaterThan(0);
     });
 
-    it('refuses a sibling name clash case-insensitively, with the reference message', async () => {
+    it('refuses a sibling name clash case-insensitively, with the message of OneDev', async () => {
       const parent = await create({ name: 'clash' });
       await create({ name: 'Child', parentId: parent });
       expectProblem(await server.call('POST', '/projects', { body: { name: 'CLASH' } }), 409, "Name 'CLASH' is already used by another root project");

@@ -46,7 +46,7 @@ afterAll(async () => {
   await fs.rm(keyDir, { recursive: true, force: true });
 });
 
-describe('commit message rules on push (reference/projects.md §3 BranchProtection)', () => {
+describe('commit message rules on push (docs/compatibility.md#projects-branch-protection)', () => {
   it('enforces conventional commits with allowed types, naming the first offending commit, newest first', async () => {
     await setProtection([{ branches: 'main', enforceConventionalCommits: true, commitTypes: ['feat', 'fix'], commitScopes: ['api'] }]);
     const before = await syncMain();
@@ -162,7 +162,7 @@ describe('validation of the rules when stored', () => {
       [{ maxCommitMessageLineLength: 'long' }, 'branchProtections[0].maxCommitMessageLineLength must be null or an integer of at least 40'],
       [{ enforceConventionalCommits: true, checkCommitMessageFooter: true }, 'branchProtections[0].commitMessageFooterPattern is required to check footers'],
       [{ checkCommitMessageFooter: true, commitMessageFooterPattern: 'Signed-off-by: (' }, 'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: Signed-off-by: ('],
-      // RE2 syntax (CONTRACT §13): lookaround needs a backtracking engine; patterns are capped
+      // RE2 syntax (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): lookaround needs a backtracking engine; patterns are capped
       [{ checkCommitMessageFooter: true, commitMessageFooterPattern: '(?!WIP).+' }, 'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: (?!WIP).+'],
       [{ checkCommitMessageFooter: true, commitMessageFooterPattern: 'x'.repeat(1001) }, 'branchProtections[0].commitMessageFooterPattern is longer than 1000 characters (1001)'],
       [{ commitTypes: ['feat', 1] }, 'branchProtections[0].commitTypes must be an array of strings'],

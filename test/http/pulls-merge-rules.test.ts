@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, startTestServer, type TestServer } from '../helpers/server.js';
 import { givenRepo, grantRole, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
 
-describe('checkMerge rules (reference/pulls.md §3.1)', () => {
+describe('checkMerge rules (docs/compatibility.md#pull-requests-merge-checks)', () => {
   let server: TestServer;
   let repo: Repo;
 

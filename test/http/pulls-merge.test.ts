@@ -12,7 +12,7 @@ async function describeCommit(dir: string, rev: string) {
   return { parents: parents.split(' ').filter(Boolean), author, committer, message: message.replace(/\n+$/, '') };
 }
 
-describe('pull request merges (reference/pulls.md §4)', () => {
+describe('pull request merges (docs/compatibility.md#pull-requests-merge-strategies-and-preview)', () => {
   let server: TestServer;
   let repo: Repo;
   let admin: string;

@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { givenRepo, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
-/** The pull request query language (reference/pulls.md §6), criterion by criterion, over a small world. */
+/** The pull request query language (docs/compatibility.md#pull-requests-query-language), criterion by criterion, over a small world. */
 describe('pull request query language', () => {
   let server: TestServer;
   let qa: Repo;

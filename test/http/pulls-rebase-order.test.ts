@@ -8,7 +8,7 @@ import { openRequest } from './pulls-fixtures.js';
 /** Every commit of the source branch gets the same author and committer time. */
 const SAME_TIME = { GIT_AUTHOR_DATE: '@1700000000 +0000', GIT_COMMITTER_DATE: '@1700000000 +0000' };
 
-describe('REBASE_SOURCE_BRANCH_COMMITS replays in topological order (reference/pulls.md §4)', () => {
+describe('REBASE_SOURCE_BRANCH_COMMITS replays in topological order (docs/compatibility.md#pull-requests-merge-strategies-and-preview)', () => {
   let server: TestServer;
   let repo: Repo;
 

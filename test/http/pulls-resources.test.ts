@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
-describe('pull request sub-resources (reference/pulls.md §5.1, CONTRACT.md §8–§9)', () => {
+describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-resources, docs/compatibility.md#gitloom-differs-improved-behaviour, docs/compatibility.md#gitloom-differs-additions-to-the-interface)', () => {
   let server: TestServer;
   let repo: Repo;
   let submitter: TestUser;

@@ -4,7 +4,7 @@ import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.
 import { eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
-describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', () => {
+describe('pull request operations and lifecycle (docs/compatibility.md#pull-requests-endpoints, docs/compatibility.md#pull-requests-lifecycle)', () => {
   let server: TestServer;
   let repo: Repo;
   let reader: TestUser;
@@ -36,7 +36,7 @@ describe('pull request operations and lifecycle (reference/pulls.md §1, §3)', 
     await removeWorkTrees();
   });
 
-  it('create: validation, permissions and every error of §1.1', async () => {
+  it('create: validation, permissions and every error of docs/compatibility.md#pull-requests-opening', async () => {
     const head = await repo.commitOn('feature', { 'b.txt': 'b\n' }, 'add b');
     const base = { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main' };
     expect((await openRequest(server, { ...base, sourceBranch: 'feature' }, null as unknown as string)).status).toBe(401);

@@ -21,7 +21,7 @@ describe('GITLOOM_PUSH_MAX_MB and GITLOOM_ARTIFACT_MAX_MB', () => {
   });
 });
 
-describe('git push: only branches and tags, packs up to GITLOOM_PUSH_MAX_MB (CONTRACT §13)', () => {
+describe('git push: only branches and tags, packs up to GITLOOM_PUSH_MAX_MB (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)', () => {
   let server: TestServer;
   let repo: Repo;
   let writer: TestUser;

@@ -7,7 +7,7 @@ import { journaledRefChange, recoverRefIntents } from '../../src/domain/journal/
 import { updateRefs } from '../../src/git/repository.js';
 import { openRequest } from './pulls-fixtures.js';
 
-/** The ref-change journal (ARCHITECTURE.md flows 2 and 3): exact lines, the right pusher, reacted to once. */
+/** The ref-change journal (docs/architecture.md#a-push and docs/architecture.md#the-ref-journal): exact lines, the right pusher, reacted to once. */
 describe('ref-change journal', () => {
   let server: TestServer;
   let repo: Repo;

@@ -24,7 +24,7 @@ const NEWLINES = `Hostile\n\nbody\n${'\n'.repeat(1_000_000)}x`;
 type Data = Record<string, unknown> & { '@type': string };
 
 /**
- * References, mentions and fix references are found in time linear in the text (CONTRACT §13):
+ * References, mentions and fix references are found in time linear in the text (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input):
  * a comment, a description or a pushed commit message of a megabyte keeps the server answering,
  * and ordinary references are still found and linked. Server and client share one event loop
  * here, so a blocked server also keeps the client's deadline timers from firing until it lets

@@ -20,9 +20,9 @@ jobs:
 type Data = Record<string, unknown> & { '@type': string };
 
 /**
- * "Referenced from" change records (reference/comments-issues.md §7, pulls.md §5), the fixed
- * issue index of pull requests (pulls.md §7) and pull request deletion removing its builds
- * (pulls.md §3 "Delete").
+ * "Referenced from" change records (docs/compatibility.md#fixed-issue-references, docs/compatibility.md#pull-requests-sub-entities), the fixed
+ * issue index of pull requests (docs/compatibility.md#pull-requests-fixed-issues) and pull request deletion removing its builds
+ * (docs/compatibility.md#pull-requests-lifecycle "Delete").
  */
 describe('references between issues, pull requests, code comments and commits', () => {
   let server: TestServer;

@@ -6,7 +6,7 @@ import { eventually, freshClone, givenProject, givenRepo, grantRole, removeWorkT
 
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
-describe("OneDev 8.6's repository API (CONTRACT.md §9)", () => {
+describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-additions-to-the-interface)", () => {
   let server: TestServer;
   let repo: Repo;
   let writer: TestUser;

@@ -27,7 +27,7 @@ jobs:
       - echo "deploying to @param:channel@"
 `;
 
-describe('/~api/trigger-job (reference/builds.md §1 TriggerJobResource)', () => {
+describe('/~api/trigger-job (docs/compatibility.md#builds-trigger-job)', () => {
   let server: TestServer;
   let repo: Repo;
   let adminToken: string;

@@ -33,7 +33,7 @@ function patternJob(name: string, pattern: string, value: string): string {
 
 /**
  * User-supplied patterns never run in a backtracking engine or unbounded on the event loop
- * (CONTRACT §13): build spec TextParam patterns and the path globs of the query languages.
+ * (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): build spec TextParam patterns and the path globs of the query languages.
  * Server and client share one event loop here, so a blocked server also keeps the client's
  * deadline timers from firing until it lets go: a deadline that fires at all fails the test.
  */

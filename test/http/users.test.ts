@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, basic, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 import { givenProject, givenUsers, type TestUser } from '../helpers/fixtures.js';
 
-/** Users (seed §4.1, reference/users-roles.md §1–§2, CONTRACT.md §5). */
+/** Users (docs/compatibility.md#users-json-and-names, docs/compatibility.md#users-endpoints, docs/compatibility.md#gitloom-differs-authentication). */
 describe('users', () => {
   let server: TestServer;
   let alice: TestUser;

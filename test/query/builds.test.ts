@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
 import { describeLanguageTable, parse, parseError } from './language-table.js';
 
-// reference/builds.md §7
+// docs/compatibility.md#builds-query-language
 describeLanguageTable('builds', {
   bare: [
     'successful',

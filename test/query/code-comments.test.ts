@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeLanguageTable, parse, parseError } from './language-table.js';
 
-// reference/comments-issues.md §1.3
+// docs/compatibility.md#code-comments-query-language
 describeLanguageTable('codeComments', {
   bare: ['resolved', 'unresolved', 'created by me', 'replied by me', 'mentioned me'],
   withValue: ['created by', 'replied by', 'mentioned', 'on commit'],

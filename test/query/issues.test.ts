@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseQuery } from '../../src/query/index.js';
 import { describeLanguageTable, parse, parseError } from './language-table.js';
 
-// reference/comments-issues.md §6.4
+// docs/compatibility.md#issues-query-language
 describeLanguageTable('issues', {
   bare: ['confidential', 'submitted by me', 'commented by me', 'mentioned me'],
   withValue: [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { QUERY_LANGUAGES, QuerySyntaxError, parseQuery, type QueryLanguage } from '../../src/query/index.js';
 
-/** A language as the reference describes it, written out independently of src/query/languages.ts. */
+/** A language as OneDev defines it, written out independently of src/query/languages.ts. */
 export interface ReferenceLanguage {
   bare: string[];
   withValue: string[];
@@ -45,17 +45,17 @@ function mangle(phrase: string): string {
 
 /**
  * Table tests for one language: every bare operator, value operator, field/operator pair and
- * sort field of the reference is accepted with the expected AST (also in other case and with
+ * sort field of OneDev is accepted with the expected AST (also in other case and with
  * other whitespace); every other field/operator pair and every non-sort field is refused with
  * the exact message; number criteria are accepted or refused; the definition holds exactly
- * the reference's operators, fields and sort fields.
+ * OneDev's operators, fields and sort fields.
  */
 export function describeLanguageTable(language: QueryLanguage, ref: ReferenceLanguage): void {
   const definition = QUERY_LANGUAGES[language];
   const fieldOperators = [...new Set(Object.values(ref.fields).flat())];
 
   describe(`${language}: definition`, () => {
-    it('holds exactly the reference operators, fields and sort fields', () => {
+    it('holds exactly the operators, fields and sort fields of OneDev', () => {
       expect([...definition.bareOperators].sort()).toEqual([...ref.bare].sort());
       expect([...definition.valueOperators].sort()).toEqual([...ref.withValue].sort());
       expect([...definition.sortFields].sort()).toEqual([...ref.sort].sort());

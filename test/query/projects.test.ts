@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeLanguageTable, parse, parseError } from './language-table.js';
 
-// reference/projects.md §4
+// docs/compatibility.md#projects-query-language
 describeLanguageTable('projects', {
   bare: [
     'roots',
@@ -94,7 +94,7 @@ describe('projects: reference examples', () => {
     expect(parseError('projects', 'owned by someone').message).toBe("Unexpected 'someone' at column 10");
   });
 
-  it('refuses unreadable dates with the reference message', () => {
+  it('refuses unreadable dates with the message of OneDev', () => {
     const error = parseError('projects', '"Last Commit Date" is until "whenever"');
     expect(error.message).toBe('Unrecognized date: whenever');
     expect(error.column).toBe(29);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeLanguageTable, parse, parseError } from './language-table.js';
 
-// reference/pulls.md §6
+// docs/compatibility.md#pull-requests-query-language
 describeLanguageTable('pulls', {
   bare: [
     'open',
@@ -46,7 +46,7 @@ describeLanguageTable('pulls', {
     'Comment Count': ['is', 'is greater than', 'is less than'],
     'Submit Date': ['is since', 'is until'],
     'Last Activity Date': ['is since', 'is until'],
-    // Accepted by the reference's field check; Gitloom implements it (CONTRACT.md: do the right thing).
+    // Accepted by OneDev's field check; Gitloom implements it (docs/compatibility.md#gitloom-differs-improved-behaviour).
     'Close Date': ['is since', 'is until'],
   },
   unary: [],

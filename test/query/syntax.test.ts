@@ -76,7 +76,7 @@ describe('quoted strings and fuzzy text', () => {
   });
 });
 
-describe('leniency (CONTRACT.md §6)', () => {
+describe('leniency (docs/compatibility.md#gitloom-differs-pagination-and-query-parameters)', () => {
   it('keywords are case-insensitive and any whitespace separates tokens', () => {
     const strict = parse('pulls', 'not(open) and "Title" contains "x" or submitted by "bob" order by "Number" desc and "Status"');
     const lenient = parse(

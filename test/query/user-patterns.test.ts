@@ -42,7 +42,7 @@ describe('compileUserRegex: whole-text matching (Java matches())', () => {
     expect(compileUserRegex(pattern).matches(text)).toBe(expected);
   });
 
-  it('answers a catastrophic-backtracking pattern at once (linear time, CONTRACT §13)', () => {
+  it('answers a catastrophic-backtracking pattern at once (linear time, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)', () => {
     // In a backtracking engine these take minutes; here each is one pass over the text.
     expect(compileUserRegex('^(a+)+$').matches(`${'a'.repeat(29)}!`)).toBe(false);
     expect(compileUserRegex('(a|a)*b').matches('a'.repeat(4000))).toBe(false);

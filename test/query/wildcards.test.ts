@@ -141,7 +141,7 @@ describe('matchers agree with the regular expressions they replace', () => {
   });
 });
 
-describe('hostile globs (CONTRACT §13)', () => {
+describe('hostile globs (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)', () => {
   it('match in one pass where a backtracking RegExp took seconds', () => {
     const path = `${'a'.repeat(5000)}/${'a'.repeat(5000)}`;
     const stars = '*a'.repeat(10);

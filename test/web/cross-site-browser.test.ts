@@ -6,7 +6,7 @@ import { givenUsers, type TestUser } from '../helpers/fixtures.js';
 import { basic } from '../helpers/server.js';
 
 /**
- * Cross-site requests in Chromium (CONTRACT.md §13): a page of another site posts a text/plain
+ * Cross-site requests in Chromium (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): a page of another site posts a text/plain
  * form to the API while the browser holds the victim's Basic credentials for the server.
  */
 describe('cross-site requests in a browser', () => {

@@ -9,7 +9,7 @@ import { ADMIN, basic, startTestServer, type TestServer } from '../helpers/serve
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 
-/** A password change ends the user's other web sessions (CONTRACT.md §13); access tokens stay. */
+/** A password change ends the user's other web sessions (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input); access tokens stay. */
 describe('password changes and web sessions', () => {
   let server: TestServer;
   let bob: TestUser;

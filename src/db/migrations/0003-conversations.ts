@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import { withId } from '../dialect.js';
 
 /**
- * Issues and the conversations around them (reference/comments-issues.md): issues with their
+ * Issues and the conversations around them (docs/compatibility.md#comments-and-issues): issues with their
  * fields, comments, watches, votes, changes, per-issue authorizations and fixing commits;
  * mentions; code comments and replies; the five query personalizations and the user-level
- * saved queries and watches (reference/users-roles.md §2, §7).
+ * saved queries and watches (docs/compatibility.md#users-endpoints, docs/compatibility.md#query-personalizations).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('issues'))

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { withId } from '../dialect.js';
 
 /**
- * Pull requests, second part (reference/pulls.md §5, §6): labels on requests, the commits each
+ * Pull requests, second part (docs/compatibility.md#pull-requests-sub-entities, docs/compatibility.md#pull-requests-query-language): labels on requests, the commits each
  * request brought in (for `includes commit` and fixed issues), one open request per change
  * (multi-process safety), and the indexes of the query language's criteria and orders.
  */

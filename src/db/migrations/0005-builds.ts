@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { withId } from '../dialect.js';
 
 /**
- * CI builds (reference/builds.md §2, §3): builds with their params, dependences and labels.
+ * CI builds (docs/compatibility.md#builds-json, docs/compatibility.md#builds-lifecycle): builds with their params, dependences and labels.
  * Besides the wire fields a build row carries the scheduler's bookkeeping: the lease of the
  * process running it (`lease_owner`, `lease_expires`) and the retry count.
  */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { withId } from '../dialect.js';
 
 /**
- * Claimed firings of `!ScheduleTrigger` jobs (reference/builds.md §4): the unique key lets
+ * Claimed firings of `!ScheduleTrigger` jobs (docs/compatibility.md#builds-triggers): the unique key lets
  * exactly one server process submit a scheduled build when several share the database.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -2,13 +2,13 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * References between entities:
- * - `pull_request_fixed_issues`: the fix references of a pull request (reference/pulls.md §7),
+ * - `pull_request_fixed_issues`: the fix references of a pull request (docs/compatibility.md#pull-requests-fixed-issues),
  *   by origin (`COMMIT` for the commits its updates brought in, `TITLE`, `DESCRIPTION`), as the
  *   (project, number) they name, so `fixed-issue-ids`, `includes issue`, `fixed in pull request`
  *   and `/issues/{id}/pulls` are joins with `issues`; `pull_request_fixed_issue_backlog` lists
  *   the requests that existed before, to be indexed from their repositories;
  * - partial unique indexes making "referenced from" changes unique per (referenced, referencing)
- *   pair (reference/pulls.md §5, comments-issues.md §7). Their predicates are repeated verbatim
+ *   pair (docs/compatibility.md#pull-requests-sub-entities, docs/compatibility.md#fixed-issue-references). Their predicates are repeated verbatim
  *   by the `on conflict` clauses of src/domain/issues/references.ts.
  */
 export async function up(db: Kysely<any>): Promise<void> {

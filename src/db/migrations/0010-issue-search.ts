@@ -2,8 +2,7 @@ import type { Kysely } from 'kysely';
 import { dialectOf, ISSUE_COMMENT_TEXT, ISSUE_TEXT } from '../dialect.js';
 
 /**
- * Substring search over issue titles, descriptions and comments (reference/comments-issues.md
- * §6.2: `~fuzzy~`, `"Title" contains`, `"Description" contains`, `"Comment" contains`) without
+ * Substring search over issue titles, descriptions and comments (docs/compatibility.md#issues: `~fuzzy~`, `"Title" contains`, `"Description" contains`, `"Comment" contains`) without
  * scanning every row, as migration 0007 does for pull requests: trigram indexes filled from the
  * existing rows (src/db/dialect.ts `createTextSearch`).
  */

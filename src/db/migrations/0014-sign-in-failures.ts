@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
  * `sign_in_failures`: failed password sign-ins counted per subject — `account:<login>` and
  * `address:<client address>` — in a fixed window starting at the first failure
  * (`window_start`, epoch ms). Shared through the database so every server process applies the
- * same limit (CONTRACT.md §4: 10 failures in 5 minutes → 429).
+ * same limit (docs/compatibility.md#gitloom-differs-errors: 10 failures in 5 minutes → 429).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

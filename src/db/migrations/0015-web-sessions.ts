@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Sessions of the web UI (issue 12 "Sessions"): one row per signed-in browser, shared by every
+ * Sessions of the web UI (docs/compatibility.md#gitloom-differs-web-ui): one row per signed-in browser, shared by every
  * server process on the database. `token_hash` is the SHA-256 (hex) of the cookie's random
  * token, so the table alone cannot be used to sign in; `csrf_token` is the synchronizer token of
  * the session's forms. Times are epoch milliseconds.

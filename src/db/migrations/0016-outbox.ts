@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { withId } from '../dialect.js';
 
 /**
- * The durable outbox (CONTRACT.md §12): events written in the transaction that commits them
+ * The durable outbox (docs/compatibility.md#gitloom-differs-webhooks-and-notifications): events written in the transaction that commits them
  * (`outbox_events`), expanded by a worker into webhook deliveries and mails
  * (`outbox_messages`), each send attempt recorded (`outbox_attempts`). Rows are leased by the
  * process working on them (`lease_owner`, `lease_expires`), so several processes share the work

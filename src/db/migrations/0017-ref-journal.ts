@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { withId } from '../dialect.js';
 
 /**
- * The ref-change journal (ARCHITECTURE.md "The two main flows" #2, #3): one row per ref a push,
+ * The ref-change journal (docs/architecture.md#a-push, docs/architecture.md#the-ref-journal): one row per ref a push,
  * merge or API edit moved, written before the change is reported done. A row is first an intent
  * (`applied_date` null: the git ref may or may not have moved yet; start-up recovery decides by
  * looking at the ref), then applied, then processed once by the journal worker

@@ -8,7 +8,7 @@ import { referencedRole, referencedUser } from './references.js';
 import { uniquely } from './unique.js';
 
 /**
- * User and group authorizations (reference/users-roles.md §4): a role granted to a user or group
+ * User and group authorizations (docs/compatibility.md#authorizations): a role granted to a user or group
  * on a project (and its descendants). One role per (user, project) and per (group, project): a
  * second one is 409. User authorizations need manage permission on the project (on the old and
  * the new project for an update); group authorizations are for administrators only.
@@ -49,7 +49,7 @@ interface Grant { projectId: number; subjectId: number; roleId: number }
 
 /**
  * Whether the caller may handle authorizations of `kind` on a project: a project the caller
- * cannot see is 404 whatever the kind (CONTRACT.md §4, do not leak existence); then group
+ * cannot see is 404 whatever the kind (docs/compatibility.md#gitloom-differs-errors, do not leak existence); then group
  * authorizations need an administrator, user authorizations manage permission (403).
  */
 async function authorizeGrant(ctx: Context, kind: AuthorizationKind, projectId: number): Promise<void> {
@@ -139,13 +139,13 @@ export function deleteGroupAuthorization(ctx: Context, id: number): Promise<void
   return deleteAuthorization(ctx, 'group', id);
 }
 
-/** Get User Authorizations of a project (reference/projects.md §2 #7): manage permission. */
+/** Get User Authorizations of a project (docs/compatibility.md#projects-endpoints item 7): manage permission. */
 export async function projectUserAuthorizations(ctx: Context, projectId: number) {
   await loadProjectWith(ctx, projectId, 'manage');
   return ctx.db.selectFrom('userAuthorizations').selectAll().where('projectId', '=', projectId).orderBy('id').execute();
 }
 
-/** Get Group Authorizations of a project (reference/projects.md §2 #6): administrators only. */
+/** Get Group Authorizations of a project (docs/compatibility.md#projects-endpoints item 6): administrators only. */
 export async function projectGroupAuthorizations(ctx: Context, projectId: number) {
   await loadProjectWith(ctx, projectId, 'access');
   requireAdmin(ctx.actor);
@@ -159,7 +159,7 @@ export async function groupAuthorizations(ctx: Context, groupId: number) {
   return ctx.db.selectFrom('groupAuthorizations').selectAll().where('groupId', '=', groupId).orderBy('id').execute();
 }
 
-/** A user's authorizations (administrators only; reference/users-roles.md §2). */
+/** A user's authorizations (administrators only; docs/compatibility.md#users-endpoints). */
 export async function userAuthorizations(ctx: Context, userId: number) {
   requireAdmin(ctx.actor);
   await loadRow(ctx.db, 'users', userId, 'User');

@@ -12,7 +12,7 @@ import { uniquely } from './unique.js';
 
 export type GroupRow = Selectable<GroupTable>;
 
-/** Group JSON as input (reference/users-roles.md §5). */
+/** Group JSON as input (docs/compatibility.md#groups-and-memberships). */
 export interface GroupData {
   name?: string;
   description?: string | null;
@@ -37,7 +37,7 @@ export async function referencedGroup(db: Db, groupId: number): Promise<GroupRow
   return group;
 }
 
-/** Get group (administrators; reference/users-roles.md §5). */
+/** Get group (administrators; docs/compatibility.md#groups-and-memberships). */
 export async function getGroup(ctx: Context, groupId: number): Promise<GroupRow> {
   requireAdmin(ctx.actor);
   return loadRow(ctx.db, 'groups', groupId, 'Group');

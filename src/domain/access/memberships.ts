@@ -6,7 +6,7 @@ import { referencedGroup } from './groups.js';
 import { uniquely } from './unique.js';
 import { Conflict } from '../../errors.js';
 
-/** Get membership (administrators; reference/users-roles.md §5). */
+/** Get membership (administrators; docs/compatibility.md#groups-and-memberships). */
 export async function getMembership(ctx: Context, id: number) {
   requireAdmin(ctx.actor);
   return loadRow(ctx.db, 'memberships', id, 'Membership');
@@ -36,7 +36,7 @@ export async function deleteMembership(ctx: Context, id: number): Promise<void> 
   await ctx.db.deleteFrom('memberships').where('id', '=', id).execute();
 }
 
-/** The memberships of a user (administrators only; reference/users-roles.md §2). */
+/** The memberships of a user (administrators only; docs/compatibility.md#users-endpoints). */
 export async function userMemberships(ctx: Context, userId: number) {
   requireAdmin(ctx.actor);
   await loadRow(ctx.db, 'users', userId, 'User');

@@ -13,7 +13,7 @@ type NamedDatabase = Record<NamedTable, { id: number; name: string }>;
 
 /**
  * Throws Conflict `message` when a row of `table` other than `exceptId` already has `name`:
- * compared ignoring case (roles, groups) or exactly (label specs) — CONTRACT.md §4, §8.
+ * compared ignoring case (roles, groups) or exactly (label specs) — docs/compatibility.md#gitloom-differs-errors, docs/compatibility.md#gitloom-differs-improved-behaviour.
  */
 export async function assertNameFree(
   db: Db, table: NamedTable, name: string, message: string, options: { ignoringCase: boolean; exceptId?: number },
@@ -29,7 +29,7 @@ export async function assertNameFree(
 /**
  * A page of `table` ordered by name then id; with `name`, only the rows whose name matches it
  * case-insensitively as a whole, `*` a wildcard (the `name` parameter of the administrators' list
- * endpoints, reference/users-roles.md §3, §5, reference/projects.md §6).
+ * endpoints, docs/compatibility.md#roles, docs/compatibility.md#groups-and-memberships, docs/compatibility.md#projects-labels).
  */
 export async function queryByName<T extends NamedTable>(
   db: Db, table: T, name: string | undefined, offset: number, count: number,

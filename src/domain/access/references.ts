@@ -3,7 +3,7 @@ import type { RoleRow, UserRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 
 /**
- * Loads a user named by a request body, or throws BadRequest `User not found: <id>` (CONTRACT.md §8:
+ * Loads a user named by a request body, or throws BadRequest `User not found: <id>` (docs/compatibility.md#gitloom-differs-improved-behaviour:
  * creates validate references). The built-in system and unknown users cannot be referenced.
  */
 export async function referencedUser(db: Db, userId: number): Promise<UserRow> {

@@ -8,7 +8,7 @@ import { validatePatternSet } from '../projects/protection-validation.js';
 import { assertNameFree as assertNamed, queryByName } from './named.js';
 import { uniquely } from './unique.js';
 
-/** Role JSON as input (reference/users-roles.md §3); every field optional for the partial merge. */
+/** Role JSON as input (docs/compatibility.md#roles); every field optional for the partial merge. */
 export interface RoleData {
   name?: string;
   manageProject?: boolean;
@@ -32,7 +32,7 @@ const FIELD_SET_TYPES: Record<string, string | null> = {
 };
 
 /**
- * Validates `editableIssueFields` (reference/users-roles.md §3, CONTRACT.md §2): an object whose
+ * Validates `editableIssueFields` (docs/compatibility.md#roles, docs/compatibility.md#gitloom-differs-json): an object whose
  * first key is `@type`, one of AllIssueFields, NoneIssueFields, IncludeIssueFields{includeFields},
  * ExcludeIssueFields{excludeFields}. Returns the normalized JSON text; BadRequest otherwise.
  */
@@ -54,7 +54,7 @@ export function normalizeEditableIssueFields(value: unknown): string {
 }
 
 /**
- * Validates JobPrivilege[] (reference/users-roles.md §3): `jobNames` required; `jobNames` and
+ * Validates JobPrivilege[] (docs/compatibility.md#roles): `jobNames` required; `jobNames` and
  * `accessibleReports` are pattern sets read by the parser the matchers use (a malformed or
  * over-long pattern would match nothing). Returns JSON text.
  *
@@ -117,7 +117,7 @@ function toColumns(data: RoleData, current: RoleRow | null) {
   };
 }
 
-/** Get role (administrators; reference/users-roles.md §3). NotFound for an unknown id. */
+/** Get role (administrators; docs/compatibility.md#roles). NotFound for an unknown id. */
 export async function getRole(ctx: Context, roleId: number): Promise<RoleRow> {
   requireAdmin(ctx.actor);
   return loadRow(ctx.db, 'roles', roleId, 'Role');
@@ -158,7 +158,7 @@ export async function updateRole(ctx: Context, roleId: number, data: RoleData): 
 
 /**
  * Delete a role (administrators). A role still used by a user or group authorization or as a
- * project's default role is refused with 409 (CONTRACT.md §4 "in use"), naming the places.
+ * project's default role is refused with 409 (docs/compatibility.md#gitloom-differs-errors "in use"), naming the places.
  */
 export async function deleteRole(ctx: Context, roleId: number): Promise<void> {
   requireAdmin(ctx.actor);

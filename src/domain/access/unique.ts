@@ -20,7 +20,7 @@ export function isForeignKeyViolation(error: unknown): boolean {
 
 /**
  * Runs a write whose uniqueness was pre-checked; a concurrent writer that won the race still
- * surfaces as 409 `message` (CONTRACT.md §4), never as a 500.
+ * surfaces as 409 `message` (docs/compatibility.md#gitloom-differs-errors), never as a 500.
  */
 export async function uniquely<T>(message: string, write: () => Promise<T>): Promise<T> {
   try {

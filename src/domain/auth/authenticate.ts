@@ -142,7 +142,7 @@ function groupsOf(rows: { groupId: number | null; administrator: number | null; 
 }
 
 /**
- * HTTP Basic (CONTRACT.md §5, reference/platform.md §2): when the secret is a valid access
+ * HTTP Basic (docs/compatibility.md#gitloom-differs-authentication, docs/compatibility.md#platform-authentication): when the secret is a valid access
  * token the name is ignored; otherwise the name is a login name or any email of the user
  * (case-insensitive) and the secret its password, checked by {@link authenticatePassword}
  * (failed sign-ins limited per account and `clientAddress`). Successful credentials are cached
@@ -165,7 +165,7 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
 /**
  * A password sign-in, for the API's Basic credentials and the web sign-in page alike: `name` is
  * a login name or any email of the user (case-insensitive). Limited through the database
- * (src/domain/auth/sign-in-limits.ts, CONTRACT.md §13): 10 failures in 5 minutes for one
+ * (src/domain/auth/sign-in-limits.ts, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): 10 failures in 5 minutes for one
  * (account, client address) pair or 100 from one address → 429 until the window ends, even for
  * the right password; past 100 failures of the account from anywhere, each attempt waits (250 ms
  * doubling to 8 s) before its password is checked — unless the password is one this process
@@ -229,7 +229,7 @@ export function cachedBearerActor(db: Db, token: string, now: number): Actor | u
 }
 
 /**
- * Bearer token (CONTRACT.md §5): the owner's actor (see {@link buildActor}); an unknown or
+ * Bearer token (docs/compatibility.md#gitloom-differs-authentication): the owner's actor (see {@link buildActor}); an unknown or
  * expired token is 401. One query (token, memberships and groups joined), none while the
  * actor cache holds the token.
  */
@@ -245,7 +245,7 @@ export async function authenticateBearer(db: Db, token: string, now: number): Pr
  * The actor of a user and its groups: the user's profile (so `/users/me` and the pages' header
  * need no query of their own), the default login group joining when set and missing,
  * administrator status (root, system, administrator group) and root-project creation
- * (reference/platform.md §7).
+ * (docs/compatibility.md#platform-permissions).
  */
 async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
   if (defaultLoginGroupId !== null && !groups.some((g) => g.id === defaultLoginGroupId)) {

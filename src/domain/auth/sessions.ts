@@ -1,5 +1,5 @@
 /**
- * Web UI sessions (issue 12 "Sessions"), stored in the database (`web_sessions`, migration 0015)
+ * Web UI sessions (docs/compatibility.md#gitloom-differs-web-ui), stored in the database (`web_sessions`, migration 0015)
  * so every server process sharing it knows them. A session is a random token kept by the browser
  * in a signed cookie (the HTTP layer signs it); the table holds only its SHA-256. Each session
  * carries the synchronizer CSRF token of its forms. Sign-in itself goes through
@@ -61,7 +61,7 @@ export async function endSession(db: Db, token: string): Promise<void> {
 
 /**
  * Ends every web session of a user but the one whose cookie token is `keep` (when given): a
- * password change signs the user out everywhere else (CONTRACT.md §13). Access tokens are not
+ * password change signs the user out everywhere else (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input). Access tokens are not
  * sessions and stay. Pass the transaction that changes the password, so both happen or neither.
  */
 export async function endUserSessions(db: Db, userId: number, keep: string | null = null): Promise<void> {

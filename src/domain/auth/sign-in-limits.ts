@@ -1,5 +1,5 @@
 /**
- * Limits on failed password sign-ins (CONTRACT.md §13 "Failed sign-ins are limited per
+ * Limits on failed password sign-ins (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input "Failed sign-ins are limited per
  * (account, client address) pair"). Every password attempt is counted under three subjects,
  * each in a fixed window of {@link SIGN_IN_WINDOW_MS} that starts at its first failure:
  *

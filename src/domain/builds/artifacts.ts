@@ -1,5 +1,5 @@
 /**
- * Build artifacts through the API (reference/builds.md §6 with CONTRACT.md §8): info and download
+ * Build artifacts through the API (docs/compatibility.md#builds-artifacts with docs/compatibility.md#gitloom-differs-improved-behaviour): info and download
  * need AccessBuild, upload and delete need ManageJob. Paths are relative to the build's
  * `artifacts/` dir; `..` segments, absolute paths and symbolic links leading outside are refused (400).
  */

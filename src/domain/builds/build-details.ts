@@ -1,9 +1,8 @@
 /**
- * Reads of one build beyond its row, for the web UI's build pages (issue 12 "URLs"): the build
+ * Reads of one build beyond its row, for the web UI's build pages (docs/compatibility.md#gitloom-differs-web-ui): the build
  * by project and number with the caller's job privileges, the names of its submitter and
  * canceller, its params with secrets masked, the tail of its log, its artifact files, and the
- * jobs of a project the caller may run by hand. Permissions are the API's (reference/builds.md
- * §1): every read goes through {@link loadBuild}.
+ * jobs of a project the caller may run by hand. Permissions are the API's (docs/compatibility.md#builds-endpoints): every read goes through {@link loadBuild}.
  */
 import { open } from 'node:fs/promises';
 import { artifactInfo } from '../../ci/artifacts.js';
@@ -17,7 +16,7 @@ import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';
 import { artifactsDir, logPath, logSize } from './storage.js';
 
-/** The value shown for a `Secret` param (the API's mask, reference/builds.md §1 getParams). */
+/** The value shown for a `Secret` param (the API's mask, docs/compatibility.md#builds-endpoints getParams). */
 export const SECRET_MASK = '*****';
 
 /** A build with what a page shows around it. */
@@ -140,7 +139,7 @@ export interface RunnableJob {
 
 /**
  * The jobs of the build spec at the head of the project's default branch that the caller may
- * run (RunJob, reference/builds.md §1), for the "Run job" control. Empty for anonymous callers,
+ * run (RunJob, docs/compatibility.md#builds-endpoints), for the "Run job" control. Empty for anonymous callers,
  * an empty repository, or a missing or invalid spec.
  */
 export async function runnableJobs(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>): Promise<{ branch: string | null; jobs: RunnableJob[] }> {

@@ -1,6 +1,6 @@
 /**
- * Automatic job triggers (reference/builds.md §4 "Automatic triggers") and the reactions to a
- * finished build (dependency-finished triggers, `!RunJobAction` post-build actions, §5). The
+ * Automatic job triggers (docs/compatibility.md#builds-triggers) and the reactions to a
+ * finished build (dependency-finished triggers, `!RunJobAction` post-build actions, docs/compatibility.md#builds-build-spec). The
  * event bus calls these as the system user; failures of one job never stop the others.
  */
 import { evaluateCondition, type FinalStatus } from '../../ci/conditions.js';
@@ -71,7 +71,7 @@ function partialMatches(partial: BuildSpec | null, event: TriggerEvent): Trigger
 }
 
 /**
- * An event met an invalid build spec (reference/builds.md §4 step 1 — Gitloom never drops the
+ * An event met an invalid build spec (docs/compatibility.md#builds-creating-builds step 1 — Gitloom never drops the
  * event silently): each job whose readable triggers match gets a FAILED build with the
  * validation message in its log (pull request events; pushes: {@link failUnreadablePush}).
  */
@@ -92,7 +92,7 @@ async function failInvalidSpec(
 }
 
 /**
- * A pushed ref whose commit has an unreadable spec (reference/builds.md §4 step 1), without
+ * A pushed ref whose commit has an unreadable spec (docs/compatibility.md#builds-creating-builds step 1), without
  * flooding a mirror push of many refs: at most one FAILED build per commit, and only for a ref
  * that would have been built — a job of the spec's readable part, else of the last readable
  * version of the spec in the commit's history (spec.ts), has a trigger matching the event. With
@@ -212,7 +212,7 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
 
 /**
  * A pull request was merged or discarded (`!PullRequestMergeTrigger`, `!PullRequestDiscardTrigger`,
- * reference/builds.md §4): the matching jobs of the spec run on the merge commit (merged) or
+ * docs/compatibility.md#builds-triggers): the matching jobs of the spec run on the merge commit (merged) or
  * the target branch head at discard time, on `refs/pulls/N/merge` with the request set.
  * An invalid spec gives FAILED builds for the jobs it would run.
  */

@@ -1,6 +1,6 @@
 /**
- * The build query language (reference/builds.md §7) compiled to one SQL statement, restricted
- * to the builds the caller may see (AccessBuild per project and job, §1 queryBasicInfo).
+ * The build query language (docs/compatibility.md#builds-query-language) compiled to one SQL statement, restricted
+ * to the builds the caller may see (AccessBuild per project and job, docs/compatibility.md#builds-endpoints queryBasicInfo).
  */
 import { sql, type Expression, type ExpressionBuilder } from 'kysely';
 import type { BuildRow } from '../../db/schema.js';
@@ -38,7 +38,7 @@ const ORDERS: Record<string, (eb: ExpressionBuilder<any, any>) => Expression<unk
   Commit: () => sql`builds.commit_hash`,
 };
 
-/** `"proj/path#N"` → the build; the project part is required (§7 Number). */
+/** `"proj/path#N"` → the build; the project part is required (docs/compatibility.md#builds-query-language Number). */
 async function buildReference(ctx: Context, text: string): Promise<{ projectId: number; numberScopeId: number; number: number }> {
   const match = /^(.*)#(\d+)$/.exec(text.trim());
   if (!match) throw new QuerySyntaxError(`Invalid build reference: ${text}`);
@@ -168,7 +168,7 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
     case 'Commit': {
       const sep = v.indexOf(':');
       if (sep < 0 && /^[0-9a-f]{7,64}$/i.test(v.trim())) {
-        // A bare hash (reference/builds.md §7): a commit of any project; abbreviated = prefix.
+        // A bare hash (docs/compatibility.md#builds-query-language): a commit of any project; abbreviated = prefix.
         const hash = v.trim().toLowerCase();
         return hash.length === 40 || hash.length === 64
           ? (eb) => eb('builds.commitHash', '=', hash)
@@ -245,7 +245,7 @@ async function visibleBuildsCondition(ctx: Context): Promise<Condition | null> {
 }
 
 /**
- * Query Basic Info (reference/builds.md §1, §7): the build query compiled to SQL, default order
+ * Query Basic Info (docs/compatibility.md#builds-endpoints, docs/compatibility.md#builds-query-language): the build query compiled to SQL, default order
  * number descending; only builds the caller may access. `scope.projectId` keeps the builds of one
  * project (the builds list of a project page, where the query box works inside the project).
  *

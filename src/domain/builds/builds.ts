@@ -1,5 +1,5 @@
 /**
- * Builds as the REST API sees them (reference/builds.md §1, §4, §8, §9): reading a build and its
+ * Builds as the REST API sees them (docs/compatibility.md#builds-endpoints, docs/compatibility.md#builds-creating-builds, docs/compatibility.md#builds-fixed-issues, docs/compatibility.md#builds-pull-request-current-builds): reading a build and its
  * sub-lists with job-scoped permissions, deleting, running jobs, rebuilding, cancelling, the
  * build log, fixed issue ids and pull-request current builds.
  */
@@ -19,7 +19,7 @@ import { cancelBuildRow, checkRefAndCommit, FINISHED, newPipeline, resubmitBuild
 export type BuildNeed = keyof Omit<JobPermissions, 'accessibleReports'>;
 
 /**
- * Loads a build the caller may see and checks a job privilege on it (reference/builds.md §1:
+ * Loads a build the caller may see and checks a job privilege on it (docs/compatibility.md#builds-endpoints:
  * AccessBuild, AccessBuildLog, RunJob, ManageJob). A missing build, or one whose project or job
  * the caller cannot see, is 404; a visible build lacking `need` is 401/403.
  *
@@ -36,19 +36,19 @@ export async function loadBuild(ctx: Context, buildId: number, need: BuildNeed =
   return { build, project, job };
 }
 
-/** Get Basic Info (§1). */
+/** Get Basic Info (docs/compatibility.md#builds-endpoints). */
 export async function getBuild(ctx: Context, buildId: number): Promise<BuildRow> {
   return (await loadBuild(ctx, buildId)).build;
 }
 
-/** Get Labels (§1). */
+/** Get Labels (docs/compatibility.md#builds-endpoints). */
 export async function getBuildLabels(ctx: Context, buildId: number) {
   await loadBuild(ctx, buildId);
   return ctx.db.selectFrom('buildLabels').selectAll().where('buildId', '=', buildId).orderBy('id').execute();
 }
 
 /**
- * Create Build Label (`POST /build-labels`, reference/builds.md §1 "Related"): ManageJob on the
+ * Create Build Label (`POST /build-labels`, docs/compatibility.md#builds-endpoints): ManageJob on the
  * build; the label spec must exist (400); a label once per build (409).
  *
  * @returns the new label id.
@@ -75,13 +75,13 @@ export async function deleteBuildLabel(ctx: Context, labelId: number): Promise<v
   await ctx.db.deleteFrom('buildLabels').where('id', '=', labelId).execute();
 }
 
-/** Get Params (§1): secret values are masked by the wire mapper. */
+/** Get Params (docs/compatibility.md#builds-endpoints): secret values are masked by the wire mapper. */
 export async function getBuildParams(ctx: Context, buildId: number) {
   await loadBuild(ctx, buildId);
   return ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', buildId).orderBy('id').execute();
 }
 
-/** Get Dependencies (`dependentId == buildId`) or Dependents (`dependencyId == buildId`) (§1). */
+/** Get Dependencies (`dependentId == buildId`) or Dependents (`dependencyId == buildId`) (docs/compatibility.md#builds-endpoints). */
 export async function getBuildDependences(ctx: Context, buildId: number, side: 'dependencies' | 'dependents') {
   await loadBuild(ctx, buildId);
   return ctx.db.selectFrom('buildDependences').selectAll()
@@ -89,7 +89,7 @@ export async function getBuildDependences(ctx: Context, buildId: number, side: '
 }
 
 /**
- * Delete (§1): ManageJob; cascades to params, labels and dependences; removes the storage dir.
+ * Delete (docs/compatibility.md#builds-endpoints): ManageJob; cascades to params, labels and dependences; removes the storage dir.
  * A running execution notices the missing row and stops.
  */
 export async function deleteBuild(ctx: Context, buildId: number): Promise<void> {
@@ -99,13 +99,13 @@ export async function deleteBuild(ctx: Context, buildId: number): Promise<void> 
   await removeBuildStorage(ctx.config, build);
 }
 
-/** A JobRun body (reference/builds.md §4), after schema validation. */
+/** A JobRun body (docs/compatibility.md#builds-creating-builds), after schema validation. */
 export type JobRun =
   | { '@type': 'JobRunOnCommit'; projectId: number; commitHash: string; refName: string; jobName: string; params?: Record<string, string[]>; reason: string }
   | { '@type': 'JobRunOnPullRequest'; pullRequestId: number; jobName: string; params?: Record<string, string[]>; reason: string };
 
 /**
- * Run Build (§4): RunJob on the job; a fresh pipeline; every declared param must be supplied.
+ * Run Build (docs/compatibility.md#builds-creating-builds): RunJob on the job; a fresh pipeline; every declared param must be supplied.
  * JobRunOnPullRequest builds the merge preview commit on `refs/pulls/N/merge`.
  *
  * @returns the new build id.
@@ -149,7 +149,7 @@ async function requireRunJob(ctx: Context, project: ProjectRow, jobName: string)
   if (!jobPermissions(permissions, jobName, ctx.actor.userId === ANONYMOUS_ID).runJob) deny(ctx.actor);
 }
 
-/** Rebuild (§4): RunJob; the build must be finished (409 otherwise). */
+/** Rebuild (docs/compatibility.md#builds-creating-builds): RunJob; the build must be finished (409 otherwise). */
 export async function rebuild(ctx: Context, buildId: number, reason: string): Promise<void> {
   const userId = requireUser(ctx.actor);
   if (!reason || reason.trim() === '') throw new BadRequest('reason is required');
@@ -157,7 +157,7 @@ export async function rebuild(ctx: Context, buildId: number, reason: string): Pr
   await resubmitBuild(ctx, build, reason, userId);
 }
 
-/** Cancel Build (§4): RunJob; a no-op when already finished. */
+/** Cancel Build (docs/compatibility.md#builds-creating-builds): RunJob; a no-op when already finished. */
 export async function cancelBuild(ctx: Context, buildId: number): Promise<void> {
   const userId = requireUser(ctx.actor);
   const { build } = await loadBuild(ctx, buildId, 'runJob');
@@ -194,7 +194,7 @@ export async function buildLog(ctx: Context, buildId: number, follow: boolean, f
 }
 
 /**
- * Fixed issue ids (reference/builds.md §8): the issues fixed by commits `prev..this`, where prev
+ * Fixed issue ids (docs/compatibility.md#builds-fixed-issues): the issues fixed by commits `prev..this`, where prev
  * is the commit of the stream-previous SUCCESSFUL build of the job (same ref preferred) that is
  * an ancestor of this build's commit; empty without one.
  */

@@ -1,5 +1,5 @@
 /**
- * The one way a build reaches a final status (reference/builds.md §3–§5): SUCCESSFUL, FAILED,
+ * The one way a build reaches a final status (docs/compatibility.md#builds-lifecycle, docs/compatibility.md#builds-creating-builds, docs/compatibility.md#builds-build-spec): SUCCESSFUL, FAILED,
  * CANCELLED or TIMED_OUT with its finish date, written in one transaction with the BUILD outbox
  * event (webhooks, mail), so a process killed at any instruction leaves both or neither; then,
  * after the commit, the finish reactions of {@link onBuildFinished} (schedulers woken,

@@ -1,6 +1,5 @@
 /**
- * OneDev 8.6's job match language, as used by a job secret's `authorization` (reference/projects.md
- * §3 `buildSetting.jobSecrets`; OneDev `io.onedev.server.job.match.JobMatch`, grammar JobMatch.g4):
+ * OneDev 8.6's job match language, as used by a job secret's `authorization` (docs/compatibility.md#projects-settings `buildSetting.jobSecrets`; OneDev `io.onedev.server.job.match.JobMatch`, grammar JobMatch.g4):
  * `on branch "main" or submitted by group "release"`, `"Project" is "a/**"`, `not(...)`,
  * parentheses. The language is defined as data (JOB_MATCH in src/query/languages.ts) and read
  * by the shared query parser (`parseQuery`); this module turns the parsed criteria into a
@@ -49,7 +48,7 @@ function toJobMatch(criteria: Criteria): JobMatch {
 /**
  * Parses a job secret's job match such as `on branch "main" or submitted by group "release"`
  * with the shared query parser (`parseQuery` with JOB_MATCH). Keywords are case-insensitive
- * (CONTRACT §6 leniency), `and` binds tighter than `or`; there is no `order by`.
+ * (docs/compatibility.md#gitloom-differs-pagination-and-query-parameters leniency), `and` binds tighter than `or`; there is no `order by`.
  *
  * @throws QuerySyntaxError (400) saying what and where: `Unexpected 'main' at column 11`,
  *   `Unexpected end of job match at column N`, `Unterminated quoted string at column N`,

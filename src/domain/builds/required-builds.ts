@@ -1,6 +1,6 @@
 /**
- * Builds and pull requests together (reference/builds.md §9): the request's current builds and
- * the branch-protection "required builds" (reference/projects.md §3 BranchProtection `jobNames`).
+ * Builds and pull requests together (docs/compatibility.md#builds-pull-request-current-builds): the request's current builds and
+ * the branch-protection "required builds" (docs/compatibility.md#projects-branch-protection `jobNames`).
  */
 import type { BuildRow, PullRequestRow } from '../../db/schema.js';
 import { matchesPatterns } from '../../ci/patterns.js';
@@ -57,7 +57,7 @@ export async function currentBuildRows(ctx: Context, pr: Pick<PullRequestRow, 'i
 
 /**
  * Whether the branch protection's required jobs are satisfied: every required job has a current
- * build and all of them are SUCCESSFUL (reference/builds.md §9).
+ * build and all of them are SUCCESSFUL (docs/compatibility.md#builds-pull-request-current-builds).
  */
 export async function requiredBuildsPassed(ctx: Context, pr: PullRequestRow): Promise<boolean> {
   const jobs = await requiredJobs(ctx, pr.targetProjectId, pr.targetBranch);

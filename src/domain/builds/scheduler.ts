@@ -1,5 +1,5 @@
 /**
- * The build scheduler (reference/builds.md §3 "Lifecycle"): a loop in every server process that
+ * The build scheduler (docs/compatibility.md#builds-lifecycle): a loop in every server process that
  * moves WAITING builds to PENDING (or FAILED) when their dependencies finish, claims PENDING
  * builds from the database with a lease and runs them on the local shell executor, renews the
  * leases of its running builds, notices cancels and deletions, and fails builds whose owner

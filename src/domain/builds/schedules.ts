@@ -1,5 +1,5 @@
 /**
- * `!ScheduleTrigger` (reference/builds.md §4 "Automatic triggers"): jobs whose schedule trigger
+ * `!ScheduleTrigger` (docs/compatibility.md#builds-triggers): jobs whose schedule trigger
  * matches the default branch's build spec run on the default-branch head (`refs/heads/<default>`,
  * reason `Scheduled`) at each Quartz cron time. Each process keeps the schedules of every
  * project in memory (refreshed when a push of this process moves refs, and every minute for

@@ -1,5 +1,5 @@
 /**
- * Encryption of job secrets at rest (CONTRACT §11, ARCHITECTURE.md "Data layout"): AES-256-GCM
+ * Encryption of job secrets at rest (docs/compatibility.md#gitloom-differs-untrusted-builds, docs/architecture.md#data-layout): AES-256-GCM
  * with a 32-byte key from `GITLOOM_SECRET_KEY`, or generated once into `<data dir>/secret.key`
  * (mode 0600). A stored value reads `v1:<base64 of 12-byte IV ‖ 16-byte tag ‖ ciphertext>`.
  */

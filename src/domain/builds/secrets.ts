@@ -1,11 +1,11 @@
 /**
- * Job secrets (reference/projects.md §3 `buildSetting.jobSecrets`): name/value pairs stored in a
+ * Job secrets (docs/compatibility.md#projects-settings `buildSetting.jobSecrets`): name/value pairs stored in a
  * project's setting and inherited from its ancestors by name (the nearest project wins).
  *
  * At rest each value is encrypted (src/domain/builds/secret-encryption.ts): the stored secret
  * carries `encryptedValue` instead of `value`. The API reads and writes plain `value`s as
  * before; only a running job receives the decrypted values, and only those it is authorized
- * for ({@link buildJobSecrets}, CONTRACT §11).
+ * for ({@link buildJobSecrets}, docs/compatibility.md#gitloom-differs-untrusted-builds).
  */
 import { parsePatternSet, patternSetMatches, PatternSyntaxError, type PatternSet } from '../../ci/patterns.js';
 import type { Db } from '../../db/database.js';
@@ -30,7 +30,7 @@ interface StoredSecret {
   archived?: unknown;
 }
 
-/** A Secret-typed param value that is the secret itself rather than a job secret's name (reference/builds.md §2). */
+/** A Secret-typed param value that is the secret itself rather than a job secret's name (docs/compatibility.md#builds-json). */
 const SECRET_LITERAL_PREFIX = '$OneDev-Secret-Literal$';
 
 function secretsOf(setting: Record<string, unknown>): StoredSecret[] | null {
@@ -138,7 +138,7 @@ interface BranchSubject {
 /** Who may see the job secrets of a build: nobody (with the reason), or those contexts, each of which must pass. */
 type Audience = { withheld: string } | { subjects: BranchSubject[]; denial: string };
 
-/** Whether a user holds Code Write on a project (CONTRACT §11); false for a user who no longer exists. */
+/** Whether a user holds Code Write on a project (docs/compatibility.md#gitloom-differs-untrusted-builds); false for a user who no longer exists. */
 async function writesTo(ctx: Context, userId: number, project: { id: number; path: string }): Promise<boolean> {
   let actor;
   try {
@@ -151,7 +151,7 @@ async function writesTo(ctx: Context, userId: number, project: { id: number; pat
 }
 
 /**
- * The audience of a build's secrets (CONTRACT §11; OneDev `JobAuthorizationContext.getSecretValue`).
+ * The audience of a build's secrets (docs/compatibility.md#gitloom-differs-untrusted-builds; OneDev `JobAuthorizationContext.getSecretValue`).
  *
  * A build of a pull request whose commit is not yet on the target branch runs the request's
  * code: it gets no secret when the request comes from a fork (another project, whose pushes this
@@ -244,7 +244,7 @@ export interface BuildSecrets {
 }
 
 /**
- * The job secrets of a build (CONTRACT §11: "never given to builds of pull requests from forks
+ * The job secrets of a build (docs/compatibility.md#gitloom-differs-untrusted-builds: "never given to builds of pull requests from forks
  * or from authors without write access; each secret may be limited to branches"): the secrets of
  * the build's project and its ancestors (nearest wins by name) that the build is authorized for,
  * as decided by its audience (see `audienceOf`) and each secret's `authorizedBranches` and
@@ -288,11 +288,11 @@ export async function buildJobSecrets(ctx: Context, build: BuildRow, referenced:
 }
 
 /**
- * Checks the job secrets of a setting about to be stored (reference/projects.md §3
+ * Checks the job secrets of a setting about to be stored (docs/compatibility.md#projects-settings
  * `buildSetting.jobSecrets`): each must be an object; `authorizedBranches` null or a pattern
  * set (space-separated path wildcards, `-` excludes, src/ci/patterns.ts); `authorization` null or
  * a job match (job-match.ts) whose users and groups exist and whose branch and project
- * wildcards are at most 1,000 characters (CONTRACT §13).
+ * wildcards are at most 1,000 characters (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  *
  * @throws BadRequest naming the secret and field, e.g.
  *   `buildSetting.jobSecrets[0].authorizedBranches: Malformed pattern set: unterminated quote in '"main'`.

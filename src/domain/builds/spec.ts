@@ -1,5 +1,5 @@
 /**
- * The build spec of a commit (reference/builds.md §5): `.onedev-buildspec.yml` (or the legacy
+ * The build spec of a commit (docs/compatibility.md#builds-build-spec): `.onedev-buildspec.yml` (or the legacy
  * `.onedev-buildspec`) read at the commit through src/git and parsed by src/ci/build-spec.ts.
  */
 import { BUILD_SPEC_FILE, BuildSpecError, LEGACY_BUILD_SPEC_FILE, parseBuildSpec, type BuildSpec, type Job } from '../../ci/build-spec.js';
@@ -52,7 +52,7 @@ const SPEC_HISTORY_LIMIT = 20;
 /**
  * The spec of the newest version of the spec file, in the history of `commit`, that parses: the
  * rules a commit whose own spec is unreadable would most likely have been built by
- * (reference/builds.md §4: which refs get a FAILED build for an unreadable spec). Looks at the
+ * (docs/compatibility.md#builds-creating-builds: which refs get a FAILED build for an unreadable spec). Looks at the
  * last {@link SPEC_HISTORY_LIMIT} commits that changed `.onedev-buildspec.yml` or its legacy name.
  *
  * @returns the spec, or null when none of those versions parses (or the file never existed).

@@ -1,8 +1,8 @@
 /**
- * Where a build's files live (ARCHITECTURE.md "Data layout"): `<data dir>/builds/<projectId>/<number>/`
+ * Where a build's files live (docs/architecture.md#data-layout): `<data dir>/builds/<projectId>/<number>/`
  * holds `build.log` and `artifacts/`; a running job's directory is `<jobs dir>/<buildId>-<uuid>/`
  * (src/ci/job-directory.ts). Everything here lies in the private data dir, which no job can
- * reach: its file operations never touch a path a job can write (CONTRACT §11).
+ * reach: its file operations never touch a path a job can write (docs/compatibility.md#gitloom-differs-untrusted-builds).
  */
 import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
@@ -25,7 +25,7 @@ export function artifactsDir(config: Config, build: { projectId: number; number:
   return path.join(buildDir(config, build), 'artifacts');
 }
 
-/** Empties (and recreates) a build's storage directory: on submit and rebuild (reference/builds.md §3 "Storage"). */
+/** Empties (and recreates) a build's storage directory: on submit and rebuild (docs/compatibility.md#builds-lifecycle "Storage"). */
 export async function resetBuildStorage(config: Config, build: { projectId: number; number: number }): Promise<void> {
   const dir = buildDir(config, build);
   await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 /**
- * Creating builds (reference/builds.md §4 "Submit logic"): the one path every creation takes —
+ * Creating builds (docs/compatibility.md#builds-creating-builds): the one path every creation takes —
  * REST job runs, automatic triggers, dependencies, post-build actions — plus rebuild and cancel.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -21,12 +21,12 @@ import { notifySchedulers } from './wakeup.js';
 import { enqueueEvent } from '../outbox/events.js';
 import { finishBuild } from './finish.js';
 
-/** Unfinished statuses (reference/builds.md §3). */
+/** Unfinished statuses (docs/compatibility.md#builds-lifecycle). */
 export const UNFINISHED: readonly BuildStatus[] = ['WAITING', 'PENDING', 'RUNNING'];
 /** Final statuses. */
 export const FINISHED: readonly BuildStatus[] = ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 
-/** Display type of a param spec on the wire (reference/builds.md §2 BuildParam). */
+/** Display type of a param spec on the wire (docs/compatibility.md#builds-json BuildParam). */
 const PARAM_TYPES: Record<ParamSpec['type'], string> = { TextParam: 'Text', BooleanParam: 'Checkbox', ChoiceParam: 'Enumeration' };
 
 /** What to build. */
@@ -42,14 +42,14 @@ export interface SubmitRequest {
   pipeline: string;
   submitterId: number;
   requestId: number | null;
-  /** Check every declared param is supplied and none is unknown (REST runs; reference Surprise 6). */
+  /** Check every declared param is supplied and none is unknown (REST runs; docs/compatibility.md#builds-creating-builds step 2). */
   strictParams?: boolean;
   /**
    * For submissions no one waits on (triggers, post-build actions, schedules): when the spec
    * refuses the submission (a param value that fails its pattern or its type, a dependency that
    * cannot be submitted), {@link submitBuild} creates a build that FAILED at once with the reason
    * in its log instead of throwing, so the pusher sees why the job did not run — as an invalid
-   * spec does (reference/builds.md §4 step 1). OneDev only logs the error on the server.
+   * spec does (docs/compatibility.md#builds-creating-builds step 1). OneDev only logs the error on the server.
    */
   failWhenRefused?: boolean;
 }
@@ -125,7 +125,7 @@ function suppliedParamRows(job: Job, params: ParamMap, secretParams: ReadonlySet
 
 /**
  * Whether a TextParam value matches the whole pattern (OneDev's `@Pattern` validation, Java's
- * `matches()`), in linear time (CONTRACT §13).
+ * `matches()`), in linear time (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  *
  * @throws BadRequest `Value of job parameter (X) is too long to check against pattern P: …`;
  *   `Job parameter (X) has an unusable pattern: …` (a spec read before patterns were checked).
@@ -154,7 +154,7 @@ async function paramKeys(ctx: Context, buildIds: readonly number[]): Promise<Map
 }
 
 /**
- * Submits a job (reference/builds.md §4 steps 1–6): reads the spec at the commit, validates the
+ * Submits a job (docs/compatibility.md#builds-creating-builds steps 1–6): reads the spec at the commit, validates the
  * params, de-duplicates inside the pipeline, submits dependencies recursively, creates the build
  * (WAITING) with a fresh storage dir, auto-cancels superseded builds and, for a pull-request
  * build, records the request's build commit. An invalid spec still creates the build, FAILED with
@@ -210,7 +210,7 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   const rows = await paramRows(job, req.params, secretParams, req.strictParams === true);
   const key = paramKey(rows);
 
-  // De-duplication inside the pipeline (reference/builds.md §4 step 3).
+  // De-duplication inside the pipeline (docs/compatibility.md#builds-creating-builds step 3).
   const same = await ctx.db.selectFrom('builds').select('id')
     .where('projectId', '=', req.projectId).where('commitHash', '=', req.commitHash).where('jobName', '=', job.name)
     .where('refName', '=', req.refName).where('pipeline', '=', req.pipeline)
@@ -265,7 +265,7 @@ async function insertBuild(
 }
 
 /**
- * Creates a build that failed before it could run (invalid build spec, reference/builds.md §4
+ * Creates a build that failed before it could run (invalid build spec, docs/compatibility.md#builds-creating-builds
  * step 1; a refused submission): FAILED at once, with `message` and `Job failed` in its log, and
  * `params` as its params (none for an invalid spec: the spec that declares them is unreadable).
  *
@@ -286,7 +286,7 @@ export async function createFailedBuild(ctx: Context, req: SubmitRequest, messag
 }
 
 /**
- * Auto-cancel on submit (reference/builds.md §3): older unfinished builds of the same project,
+ * Auto-cancel on submit (docs/compatibility.md#builds-lifecycle): older unfinished builds of the same project,
  * job, ref, request and non-secret params are cancelled when the new build is a pull-request
  * build or the old commit is an ancestor of (or equal to) the new one.
  */
@@ -321,7 +321,7 @@ export async function cancelBuildRow(ctx: Context, buildId: number, cancellerId:
 }
 
 /**
- * Checks a JobRunOnCommit's ref and commit (reference/builds.md §4): the ref must start with
+ * Checks a JobRunOnCommit's ref and commit (docs/compatibility.md#builds-creating-builds): the ref must start with
  * `refs/` (400), exist (404) and reach the commit (400).
  */
 export async function checkRefAndCommit(ctx: Context, projectId: number, refName: string, commitHash: string): Promise<void> {
@@ -337,7 +337,7 @@ export async function checkRefAndCommit(ctx: Context, projectId: number, refName
 }
 
 /**
- * Rebuild (reference/builds.md §4): reuses the finished build's row — WAITING, dates cleared,
+ * Rebuild (docs/compatibility.md#builds-creating-builds): reuses the finished build's row — WAITING, dates cleared,
  * submitter = caller, new reason, storage wiped — and resubmits each required dependency that
  * is not SUCCESSFUL (reason `Resubmitted by dependent build`).
  *

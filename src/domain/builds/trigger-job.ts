@@ -1,7 +1,7 @@
 /**
- * Trigger Job (reference/builds.md §1 TriggerJobResource, Surprise 12): runs a job on the head of
+ * Trigger Job (docs/compatibility.md#builds-trigger-job): runs a job on the head of
  * a branch or tag for the owner of an access token given in the query string, with every other
- * query param as a job param. Statuses follow CONTRACT.md §4.
+ * query param as a job param. Statuses follow docs/compatibility.md#gitloom-differs-errors.
  */
 import type { ParamMap } from '../../ci/triggers.js';
 import { refHead, resolveCommit } from '../../git/repository.js';
@@ -24,7 +24,7 @@ export interface TriggerJobInput {
   params: ParamMap;
 }
 
-/** Build reason of triggered runs (reference/builds.md §1). */
+/** Build reason of triggered runs (docs/compatibility.md#builds-endpoints). */
 export const TRIGGER_REASON = 'Triggered via restful api';
 
 /**

@@ -84,7 +84,7 @@ function codeCommentLeaf(ctx: Context): LeafCompiler {
 }
 
 /**
- * Query (reference/comments-issues.md §1.1, §1.3): by project and/or pull request (at least one,
+ * Query (docs/compatibility.md#code-comments, docs/compatibility.md#code-comments-query-language): by project and/or pull request (at least one,
  * 400 `Either projectId or pullRequestId should be specified`; a request of another project is
  * 400), ReadCode on the project; with a request only its comments count, else the project's own.
  * The code comment query language compiles to one SQL statement; default order last activity

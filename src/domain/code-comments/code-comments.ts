@@ -16,7 +16,7 @@ export const MAX_CONTENT = 100_000;
 export const WHITESPACE_OPTIONS = ['DEFAULT', 'IGNORE_LEADING', 'IGNORE_CHANGE', 'IGNORE_ALL', 'DO_NOT_IGNORE'] as const;
 const ZERO = '0'.repeat(40);
 
-/** `mark.range` (reference/comments-issues.md §1.2): 0-based rows. */
+/** `mark.range` (docs/compatibility.md#code-comments): 0-based rows. */
 export interface PlanarRange {
   fromRow: number;
   fromColumn: number;
@@ -32,7 +32,7 @@ export interface Mark {
   range: PlanarRange;
 }
 
-/** `compareContext` (reference §1.2). */
+/** `compareContext` (docs/compatibility.md#code-comments). */
 export interface CompareContext {
   pullRequestId?: number | null;
   oldCommitHash: string;
@@ -104,7 +104,7 @@ export async function compareContextColumns(db: Db, projectId: number, context: 
 }
 
 /**
- * Validates a mark against the repository (Gitloom improvement over reference §1.1): the commit
+ * Validates a mark against the repository (Gitloom improvement over docs/compatibility.md#code-comments): the commit
  * exists in the project, the path is a file at that commit, and the 0-based range lies inside it
  * (rows within the file, columns within their lines, start not after end). 400 otherwise.
  */
@@ -130,12 +130,12 @@ async function markColumns(ctx: Context, projectId: number, mark: Mark | undefin
   };
 }
 
-/** A code comment attached to a pull request changed: the request's `codeCommentsUpdateDate` moves (reference/pulls.md §2). */
+/** A code comment attached to a pull request changed: the request's `codeCommentsUpdateDate` moves (docs/compatibility.md#pull-requests-json). */
 export async function touchPullRequest(db: Db, requestId: number | null, now: number): Promise<void> {
   if (requestId !== null) await db.updateTable('pullRequests').set({ codeCommentsUpdateDate: now }).where('id', '=', requestId).execute();
 }
 
-/** Records mentions of a code comment's text: on the pull request when attached to one, else on the comment (reference §8). */
+/** Records mentions of a code comment's text: on the pull request when attached to one, else on the comment (docs/compatibility.md#mentions-and-notifications). */
 export async function recordCodeCommentMentions(db: Db, comment: Pick<CodeCommentRow, 'id' | 'comparePullRequestId'>, text: string): Promise<void> {
   if (comment.comparePullRequestId !== null) await recordMentions(db, { kind: 'pullRequest', requestId: comment.comparePullRequestId }, text);
   else await recordMentions(db, { kind: 'codeComment', commentId: comment.id }, text);
@@ -143,7 +143,7 @@ export async function recordCodeCommentMentions(db: Db, comment: Pick<CodeCommen
 
 /**
  * Records the issue and pull request references of a code comment's or reply's text as
- * "referenced from code comment" changes (reference/comments-issues.md §7): a reference without
+ * "referenced from code comment" changes (docs/compatibility.md#fixed-issue-references): a reference without
  * path means the comment's project; the pull request the comment is attached to is not counted.
  */
 export async function recordCodeCommentReferences(
@@ -153,13 +153,13 @@ export async function recordCodeCommentReferences(
     userId, date, parseReferences(text, 'markdown'));
 }
 
-/** Get (reference §1.1): ReadCode on the comment's project. */
+/** Get (docs/compatibility.md#code-comments): ReadCode on the comment's project. */
 export async function getCodeComment(ctx: Context, id: number): Promise<CodeCommentRow> {
   return (await loadReadableCodeComment(ctx, id)).comment;
 }
 
 /**
- * Create (reference §1.1): ReadCode on the project and (administrator or `userId` = caller;
+ * Create (docs/compatibility.md#code-comments): ReadCode on the project and (administrator or `userId` = caller;
  * `userId` defaults to the caller); content, mark and compare context validated (400);
  * lastActivity `added`; mentions recorded. Returns the id.
  */
@@ -187,8 +187,8 @@ export async function createCodeComment(ctx: Context, data: CodeCommentData): Pr
 }
 
 /**
- * Update (reference §1.1): partial merge of content, mark, compareContext, resolved and uuid;
- * administrator or the author (ManageCodeComments is not enough, as in the reference);
+ * Update (docs/compatibility.md#code-comments): partial merge of content, mark, compareContext, resolved and uuid;
+ * administrator or the author (ManageCodeComments is not enough, as in OneDev);
  * `projectId`/`userId` can not move (400). lastActivity becomes `resolved`/`unresolved` when the
  * flag flipped, else `edited`; mentions in new content are recorded.
  */
@@ -216,7 +216,7 @@ export async function updateCodeComment(ctx: Context, id: number, patch: Partial
   });
 }
 
-/** Delete (reference §1.1): the author or ManageCodeComments; replies and mentions cascade. */
+/** Delete (docs/compatibility.md#code-comments): the author or ManageCodeComments; replies and mentions cascade. */
 export async function deleteCodeComment(ctx: Context, id: number): Promise<void> {
   const { comment, permissions } = await loadReadableCodeComment(ctx, id);
   requireUser(ctx.actor);

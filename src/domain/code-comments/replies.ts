@@ -9,7 +9,7 @@ import {
   type CompareContext,
 } from './code-comments.js';
 
-/** CodeCommentReply input (reference/comments-issues.md §2). */
+/** CodeCommentReply input (docs/compatibility.md#code-comment-replies). */
 export interface CodeCommentReplyData {
   commentId: number;
   userId?: number;
@@ -24,19 +24,19 @@ async function loadReadableReply(ctx: Context, id: number) {
   return { reply, ...loaded };
 }
 
-/** Get (reference §2; works, unlike the reference): ReadCode on the comment's project. */
+/** Get (docs/compatibility.md#code-comment-replies; works, unlike OneDev): ReadCode on the comment's project. */
 export async function getCodeCommentReply(ctx: Context, id: number): Promise<CodeCommentReplyRow> {
   return (await loadReadableReply(ctx, id)).reply;
 }
 
-/** Get Replies of a comment (reference §1.1), oldest first. */
+/** Get Replies of a comment (docs/compatibility.md#code-comments), oldest first. */
 export async function listCodeCommentReplies(ctx: Context, commentId: number): Promise<CodeCommentReplyRow[]> {
   await loadReadableCodeComment(ctx, commentId);
   return ctx.db.selectFrom('codeCommentReplies').selectAll().where('commentId', '=', commentId).orderBy('id').execute();
 }
 
 /**
- * Create (reference §2): ReadCode on the comment's project and (administrator or `userId` =
+ * Create (docs/compatibility.md#code-comment-replies): ReadCode on the comment's project and (administrator or `userId` =
  * caller). The comment's `replyCount` +1 and lastActivity `replied`; mentions recorded. Returns the id.
  */
 export async function createCodeCommentReply(ctx: Context, data: CodeCommentReplyData): Promise<number> {
@@ -61,7 +61,7 @@ export async function createCodeCommentReply(ctx: Context, data: CodeCommentRepl
   });
 }
 
-/** Update (reference §2): administrator or author; content, date and compare context merge; lastActivity `reply edited`. */
+/** Update (docs/compatibility.md#code-comment-replies): administrator or author; content, date and compare context merge; lastActivity `reply edited`. */
 export async function updateCodeCommentReply(ctx: Context, id: number, patch: Partial<CodeCommentReplyData>): Promise<void> {
   const { reply, comment } = await loadReadableReply(ctx, id);
   requireSelfOrAdmin(ctx, reply.userId);
@@ -77,7 +77,7 @@ export async function updateCodeCommentReply(ctx: Context, id: number, patch: Pa
   });
 }
 
-/** Delete (reference §2): author or ManageCodeComments; `replyCount` −1, lastActivity `reply deleted`. */
+/** Delete (docs/compatibility.md#code-comment-replies): author or ManageCodeComments; `replyCount` −1, lastActivity `reply deleted`. */
 export async function deleteCodeCommentReply(ctx: Context, id: number): Promise<void> {
   const { reply, permissions } = await loadReadableReply(ctx, id);
   requireUser(ctx.actor);

@@ -11,8 +11,8 @@ import { parseReferences, recordReferences } from './references.js';
 import { enqueueEvent } from '../outbox/events.js';
 
 /**
- * Issue comments, watches and votes (reference/comments-issues.md §3, §4). Checks use
- * canAccess(issue) — confidential issues included, unlike the reference — and "administrator or
+ * Issue comments, watches and votes (docs/compatibility.md#issue-comments, docs/compatibility.md#issue-watches-and-votes). Checks use
+ * canAccess(issue) — confidential issues included, unlike OneDev — and "administrator or
  * the row's own user" for writes. Counters (`commentCount`, `voteCount`) change in the same
  * transaction as the row.
  */
@@ -39,7 +39,7 @@ function unchanged(field: string, given: number | undefined, stored: number): vo
   if (given !== undefined && given !== stored) throw new BadRequest(`'${field}' can not be changed`);
 }
 
-// ---------------------------------------------------------------- comments (§3)
+// ---------------------------------------------------------------- comments (docs/compatibility.md#issue-comments)
 
 export interface IssueCommentData {
   issueId: number;
@@ -56,7 +56,7 @@ export async function getIssueComment(ctx: Context, id: number) {
 }
 
 /**
- * Create (§3): canAccess(issue) and (administrator or `userId` = caller; `userId` defaults to
+ * Create (docs/compatibility.md#issue-comments): canAccess(issue) and (administrator or `userId` = caller; `userId` defaults to
  * the caller). `commentCount` +1, lastActivity `commented`, the commenter watches the issue and
  * mentioned users are recorded and watch it. Returns the id.
  */
@@ -81,7 +81,7 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
 }
 
 /**
- * Update (§3): partial merge of `content` and `date`; administrator or author. `issueId` and
+ * Update (docs/compatibility.md#issue-comments): partial merge of `content` and `date`; administrator or author. `issueId` and
  * `userId` can not move (400). A minor event: lastActivity is kept.
  */
 export async function updateIssueComment(ctx: Context, id: number, patch: Partial<IssueCommentData>): Promise<void> {
@@ -93,13 +93,13 @@ export async function updateIssueComment(ctx: Context, id: number, patch: Partia
   const content = patch.content === undefined ? comment.content : checkContent(patch.content);
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('issueComments').set({ content, date: patch.date ?? comment.date }).where('id', '=', id).execute();
-    // Reference changes are re-scanned on edit (reference/comments-issues.md §3 update).
+    // Reference changes are re-scanned on edit (docs/compatibility.md#issue-comments update).
     await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, ctx.actor.userId, ctx.now(),
       parseReferences(content, 'markdown'));
   });
 }
 
-/** Delete (§3): the author or an issue manager; `commentCount` −1. */
+/** Delete (docs/compatibility.md#issue-comments): the author or an issue manager; `commentCount` −1. */
 export async function deleteIssueComment(ctx: Context, id: number): Promise<void> {
   const comment = await loadRow(ctx.db, 'issueComments', id, 'Issue comment');
   const { permissions } = await loadAccessibleIssue(ctx, comment.issueId);
@@ -112,7 +112,7 @@ export async function deleteIssueComment(ctx: Context, id: number): Promise<void
   });
 }
 
-// ---------------------------------------------------------------- watches (§4.1)
+// ---------------------------------------------------------------- watches (docs/compatibility.md#issue-watches-and-votes)
 
 export interface IssueWatchData {
   issueId: number;
@@ -127,7 +127,7 @@ export async function getIssueWatch(ctx: Context, id: number) {
   return watch;
 }
 
-/** Create (§4.1): canAccess(issue) and (administrator or self); one per issue and user (409). */
+/** Create (docs/compatibility.md#issue-watches-and-votes): canAccess(issue) and (administrator or self); one per issue and user (409). */
 export async function createIssueWatch(ctx: Context, data: IssueWatchData): Promise<number> {
   const userId = data.userId ?? requireUser(ctx.actor);
   requireSelfOrAdmin(ctx, userId);
@@ -142,7 +142,7 @@ export async function createIssueWatch(ctx: Context, data: IssueWatchData): Prom
   }));
 }
 
-/** Update (§4.1): `watching`; administrator or the watch's user; issue and user can not move. */
+/** Update (docs/compatibility.md#issue-watches-and-votes): `watching`; administrator or the watch's user; issue and user can not move. */
 export async function updateIssueWatch(ctx: Context, id: number, patch: Partial<IssueWatchData>): Promise<void> {
   const watch = await getIssueWatch(ctx, id);
   requireSelfOrAdmin(ctx, watch.userId);
@@ -151,14 +151,14 @@ export async function updateIssueWatch(ctx: Context, id: number, patch: Partial<
   if (patch.watching !== undefined) await ctx.db.updateTable('issueWatches').set({ watching: patch.watching ? 1 : 0 }).where('id', '=', id).execute();
 }
 
-/** Delete (§4.1): administrator or the watch's user. */
+/** Delete (docs/compatibility.md#issue-watches-and-votes): administrator or the watch's user. */
 export async function deleteIssueWatch(ctx: Context, id: number): Promise<void> {
   const watch = await loadRow(ctx.db, 'issueWatches', id, 'Issue watch');
   requireSelfOrAdmin(ctx, watch.userId);
   await ctx.db.deleteFrom('issueWatches').where('id', '=', id).execute();
 }
 
-// ---------------------------------------------------------------- votes (§4.2)
+// ---------------------------------------------------------------- votes (docs/compatibility.md#issue-watches-and-votes)
 
 export interface IssueVoteData {
   issueId: number;
@@ -173,7 +173,7 @@ export async function getIssueVote(ctx: Context, id: number) {
   return vote;
 }
 
-/** Create (§4.2): canAccess(issue) and (administrator or self); one per issue and user (409); `voteCount` +1; date defaults to now. */
+/** Create (docs/compatibility.md#issue-watches-and-votes): canAccess(issue) and (administrator or self); one per issue and user (409); `voteCount` +1; date defaults to now. */
 export async function createIssueVote(ctx: Context, data: IssueVoteData): Promise<number> {
   const userId = data.userId ?? requireUser(ctx.actor);
   requireSelfOrAdmin(ctx, userId);
@@ -190,7 +190,7 @@ export async function createIssueVote(ctx: Context, data: IssueVoteData): Promis
   }));
 }
 
-/** Delete (§4.2): administrator or the voter; `voteCount` −1. */
+/** Delete (docs/compatibility.md#issue-watches-and-votes): administrator or the voter; `voteCount` −1. */
 export async function deleteIssueVote(ctx: Context, id: number): Promise<void> {
   const vote = await loadRow(ctx.db, 'issueVotes', id, 'Issue vote');
   requireSelfOrAdmin(ctx, vote.userId);
@@ -201,14 +201,14 @@ export async function deleteIssueVote(ctx: Context, id: number): Promise<void> {
   });
 }
 
-/** `/users/{id}/issue-votes` (reference/users-roles.md §2): administrator or self. */
+/** `/users/{id}/issue-votes` (docs/compatibility.md#users-endpoints): administrator or self. */
 export async function listUserIssueVotes(ctx: Context, userId: number) {
   requireSelfOrAdmin(ctx, userId);
   await getUserRow(ctx.db, userId);
   return ctx.db.selectFrom('issueVotes').selectAll().where('userId', '=', userId).orderBy('id').execute();
 }
 
-/** `/users/{id}/issue-watches` (reference/users-roles.md §2): administrator or self. */
+/** `/users/{id}/issue-watches` (docs/compatibility.md#users-endpoints): administrator or self. */
 export async function listUserIssueWatches(ctx: Context, userId: number) {
   requireSelfOrAdmin(ctx, userId);
   await getUserRow(ctx.db, userId);

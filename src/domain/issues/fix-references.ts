@@ -8,7 +8,7 @@ export interface FixReference {
 }
 
 /**
- * A project path in a reference (`PROJECT_PATH` of reference/comments-issues.md §7): the grammar
+ * A project path in a reference (`PROJECT_PATH` of docs/compatibility.md#fixed-issue-references): the grammar
  * of the fix patterns here and of the plain references of ./references.ts (which scans for it
  * by hand).
  */
@@ -21,11 +21,11 @@ const KEYWORDS = 'fix|fixed|fixes|fixing|resolve|resolved|resolves|resolving|clo
 const REFERENCE = String.raw`(?:issue\s+)?(?<project>${PROJECT_PATH})?#(?<issue>\d+)`;
 
 /**
- * The default "commit message fix patterns" (reference/comments-issues.md §7, pulls.md §7):
+ * The default "commit message fix patterns" (docs/compatibility.md#fixed-issue-references, docs/compatibility.md#pull-requests-fixed-issues):
  * a fixing keyword followed by `[\s:]+` and a reference; or a reference in parentheses ending
  * the line (`Add login page (#12)`, the squash-merge style).
  *
- * Both run in time linear in the line (CONTRACT §13), unlike a reference that may start at any
+ * Both run in time linear in the line (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input), unlike a reference that may start at any
  * boundary (./references.ts): a match starts only at a keyword followed by whitespace or `:`, or
  * at `(`, and the path after it stops at the first character outside `[\w\-/.]`, so no path
  * character is read from two starts (a start inside a path would need whitespace, `:` or `(`).
@@ -41,7 +41,7 @@ const PATTERNS: readonly RegExp[] = [
  * every line counts; each number needs its own keyword (`fixes #1, #2` fixes only #1).
  * Duplicates are removed; order is first appearance.
  *
- * Implements reference/comments-issues.md §7 and pulls.md §7.
+ * Implements docs/compatibility.md#fixed-issue-references and docs/compatibility.md#pull-requests-fixed-issues.
  * @example parseFixReferences('Closes: group/app#3\nfix #12') →
  *   [{ projectPath: 'group/app', number: 3 }, { projectPath: null, number: 12 }]
  */
@@ -66,7 +66,7 @@ export function parseFixReferences(text: string | null | undefined): FixReferenc
 
 /**
  * Whether a reference to `referencedPath` made from project `projectPath` counts: the same
- * project, an ancestor or a descendant (reference/comments-issues.md §7 "Resolution").
+ * project, an ancestor or a descendant (docs/compatibility.md#fixed-issue-references "Resolution").
  */
 export function isRelatedProject(projectPath: string, referencedPath: string): boolean {
   const a = projectPath.toLowerCase();
@@ -95,7 +95,7 @@ export async function projectsByPath(db: Db, paths: Iterable<string>): Promise<M
 /**
  * Resolves fix references made from project `projectId` to (project, number) places: no path
  * means that project; a path (case-insensitive) counts only for that project, an ancestor or a
- * descendant (reference/comments-issues.md §7 "Resolution"). Unknown projects are ignored;
+ * descendant (docs/compatibility.md#fixed-issue-references "Resolution"). Unknown projects are ignored;
  * whether the issue exists is not checked. Distinct places, in reference order.
  */
 export async function resolveFixPlaces(db: Db, projectId: number, references: readonly FixReference[]): Promise<NumberInProject[]> {

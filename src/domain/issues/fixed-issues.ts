@@ -25,7 +25,7 @@ async function messagesOf(repo: string, include: string[], exclude: string[]): P
 }
 
 /**
- * The fixed issues of a pull request (reference/pulls.md §7): the issues named by the fix
+ * The fixed issues of a pull request (docs/compatibility.md#pull-requests-fixed-issues): the issues named by the fix
  * references indexed for its commits, title and description (src/domain/pulls/commits.ts), as
  * they exist now. Distinct issue ids, ascending.
  */
@@ -39,7 +39,7 @@ export async function pullRequestFixedIssueIds(db: Db, requestId: number): Promi
 
 /**
  * Indexes the fix references of the requests opened before the index existed (listed by
- * migration 0008), from their updates' commits as reference/pulls.md §7 defines them, their
+ * migration 0008), from their updates' commits as docs/compatibility.md#pull-requests-fixed-issues defines them, their
  * title and description; each request leaves the backlog in the transaction that indexes it.
  * A no-op once the backlog is empty; the readers of the index call it first.
  */
@@ -72,7 +72,7 @@ export async function indexFixedIssueBacklog(ctx: Context): Promise<void> {
   }
 }
 
-/** Get Fixed Issue Ids (reference/pulls.md §1 #11): read code on the target project. */
+/** Get Fixed Issue Ids (docs/compatibility.md#pull-requests-endpoints item 11): read code on the target project. */
 export async function getPullRequestFixedIssueIds(ctx: Context, requestId: number): Promise<number[]> {
   await indexFixedIssueBacklog(ctx);
   return pullRequestFixedIssueIds(ctx.db, (await loadReadablePullRequest(ctx, requestId)).id);
@@ -90,14 +90,14 @@ async function pullRequestByReference(ctx: Context, value: string): Promise<Pull
   return pr;
 }
 
-/** `fixed in pull request "proj#n"` of the issue query language (reference/comments-issues.md §6.4). */
+/** `fixed in pull request "proj#n"` of the issue query language (docs/compatibility.md#issues-query-language). */
 export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: string): Promise<number[]> {
   await indexFixedIssueBacklog(ctx);
   return pullRequestFixedIssueIds(ctx.db, (await pullRequestByReference(ctx, value)).id);
 }
 
 /**
- * The pull requests whose fixed issues include an issue (reference/pulls.md §7), by id: a join
+ * The pull requests whose fixed issues include an issue (docs/compatibility.md#pull-requests-fixed-issues), by id: a join
  * with the fix reference index; `readable` restricts them to what the caller may read.
  */
 async function pullRequestsFixing(ctx: Context, issue: { projectId: number; number: number }, readable = false): Promise<PullRequestRow[]> {
@@ -111,7 +111,7 @@ async function pullRequestsFixing(ctx: Context, issue: { projectId: number; numb
 }
 
 /**
- * `includes issue "proj#n"` of the pull request query language (reference/pulls.md §6): ids of
+ * `includes issue "proj#n"` of the pull request query language (docs/compatibility.md#pull-requests-query-language): ids of
  * the requests whose fixed issues include that issue. QuerySyntaxError when the project or the
  * issue is unknown.
  */
@@ -127,7 +127,7 @@ export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Pr
 }
 
 /**
- * `/issues/{id}/pulls` (reference/comments-issues.md §6.2): the pull requests fixing the issue
+ * `/issues/{id}/pulls` (docs/compatibility.md#issues): the pull requests fixing the issue
  * that the caller may read; ReadCode on the issue's project.
  */
 export async function listIssuePullRequests(ctx: Context, issueId: number): Promise<PullRequestRow[]> {
@@ -139,8 +139,8 @@ export async function listIssuePullRequests(ctx: Context, issueId: number): Prom
 /**
  * The issues fixed by the commits `from..to` of a project (`from` excluded, at most the newest
  * 10,000 commits), resolved against that project: distinct ids in the order the messages name
- * them. Serves builds' fixed issues (reference/builds.md §8: commits since the previous build)
- * and the issue query's `fixed between` (reference/comments-issues.md §6.2).
+ * them. Serves builds' fixed issues (docs/compatibility.md#builds-fixed-issues: commits since the previous build)
+ * and the issue query's `fixed between` (docs/compatibility.md#issues).
  *
  * @throws GitError when a revision is missing from the repository.
  */
@@ -153,8 +153,8 @@ export async function fixedIssueIdsBetween(ctx: Pick<Context, 'db' | 'repoPath'>
 /**
  * After a push (the `refsUpdated` event): records every new commit of a branch whose message
  * fixes issues (served by `/issues/{id}/commits` and `fixed in commit`), and closes the open
- * issues fixed by commits reaching the default branch (reference/comments-issues.md §6.3
- * transitions, §7). Acts as the pushing user when known, else the system.
+ * issues fixed by commits reaching the default branch (docs/compatibility.md#issues-default-settings
+ * transitions, docs/compatibility.md#fixed-issue-references). Acts as the pushing user when known, else the system.
  */
 export async function onFixingCommitsPushed(ctx: Context, projectId: number, changes: readonly RefChange[], userId: number | null): Promise<void> {
   const repo = ctx.repoPath(projectId);

@@ -233,7 +233,7 @@ export async function compileIssueCriteria(ctx: Context, parsed: ParsedQuery): P
 
 /**
  * The issues the caller may see, as a condition on `issues`: an accessible project and, for a
- * confidential issue, AccessConfidentialIssues there or a per-issue grant (reference/platform.md §7).
+ * confidential issue, AccessConfidentialIssues there or a per-issue grant (docs/compatibility.md#platform-permissions).
  * Null for administrators.
  */
 export async function visibleIssuesCondition(ctx: Context): Promise<Condition | null> {
@@ -253,7 +253,7 @@ export async function visibleIssuesCondition(ctx: Context): Promise<Condition | 
 }
 
 /**
- * Query (reference/comments-issues.md §6.2, §6.4): the issue query language compiled to one SQL
+ * Query (docs/compatibility.md#issues, docs/compatibility.md#issues-query-language): the issue query language compiled to one SQL
  * statement over the issues the caller may see; `order by` any built-in sort field or custom
  * field (by the value's ordinal); default last activity date descending, then id. `projectId`
  * limits the result to one project's issues (the project's issue list page).

@@ -2,7 +2,7 @@ import { BadRequest } from '../../errors.js';
 import type { Db } from '../../db/database.js';
 
 /**
- * The issue setting of a fresh install (reference/comments-issues.md §6.3): states in order,
+ * The issue setting of a fresh install (docs/compatibility.md#issues-default-settings): states in order,
  * the built-in fields and the default transitions.
  */
 export const ISSUE_STATES = ['Open', 'Closed'] as const;
@@ -11,7 +11,7 @@ export const INITIAL_STATE = ISSUE_STATES[0];
 /** The state a fixing commit on the default branch moves an open issue to. */
 export const CLOSED_STATE = 'Closed';
 
-/** Index of a state in the state list, or -1 (reference §6.1 `stateOrdinal`). */
+/** Index of a state in the state list, or -1 (docs/compatibility.md#issues `stateOrdinal`). */
 export function stateOrdinal(state: string): number {
   return (ISSUE_STATES as readonly string[]).indexOf(state);
 }
@@ -36,7 +36,7 @@ export interface IssueFieldSpec {
   defaultValue: string | null;
 }
 
-/** The fields of a fresh install (reference §6.3). */
+/** The fields of a fresh install (docs/compatibility.md#issues-default-settings). */
 export const ISSUE_FIELDS: readonly IssueFieldSpec[] = [
   { name: 'Type', type: 'Enumeration', choices: ['New Feature', 'Improvement', 'Bug', 'Task', 'Build Failure'], multiple: false, defaultValue: 'New Feature' },
   { name: 'Priority', type: 'Enumeration', choices: ['Minor', 'Normal', 'Major', 'Critical'], multiple: false, defaultValue: 'Normal' },
@@ -44,7 +44,7 @@ export const ISSUE_FIELDS: readonly IssueFieldSpec[] = [
   { name: 'Failed Build', type: 'Build', choices: [], multiple: false, defaultValue: null },
 ];
 
-/** The field spec named `name` (exact, as the reference's lookups are). */
+/** The field spec named `name` (exact, as OneDev's lookups are). */
 export function fieldSpec(name: string): IssueFieldSpec | undefined {
   return ISSUE_FIELDS.find((f) => f.name === name);
 }

@@ -29,7 +29,7 @@ export async function getIssueRow(db: Db, issueId: number): Promise<IssueRow> {
 }
 
 /**
- * canAccess(issue) of reference/platform.md §7: project access (404 when the project is
+ * canAccess(issue) of docs/compatibility.md#platform-permissions: project access (404 when the project is
  * invisible); a confidential issue also needs AccessConfidentialIssues or a per-issue grant
  * (submitter, mentioned users) — otherwise 401/403.
  */
@@ -44,7 +44,7 @@ export async function loadAccessibleIssue(ctx: Context, issueId: number): Promis
   return { issue, project, permissions };
 }
 
-/** canModify(issue): the submitter or an issue manager of the project (reference/platform.md §7). */
+/** canModify(issue): the submitter or an issue manager of the project (docs/compatibility.md#platform-permissions). */
 function requireModify(ctx: Context, loaded: LoadedIssue): void {
   requireUser(ctx.actor);
   if (loaded.issue.submitterId !== ctx.actor.userId && !loaded.permissions.manageIssues) deny(ctx.actor);
@@ -95,7 +95,7 @@ async function writeFields(db: Db, issueId: number, fields: Map<string, FieldVal
   }
 }
 
-/** IssueOpenData (reference/comments-issues.md §6.2 create). */
+/** IssueOpenData (docs/compatibility.md#issues create). */
 export interface IssueOpenData {
   projectId: number;
   title: string;
@@ -120,7 +120,7 @@ async function checkMilestones(db: Db, project: ProjectRow, ids: readonly number
 }
 
 /**
- * Create (reference/comments-issues.md §6.2, IssueManager.open): access to the project; a
+ * Create (docs/compatibility.md#issues, IssueManager.open): access to the project; a
  * milestone needs ScheduleIssues and must belong to the project or an ancestor (400). The issue
  * starts in the first state (`Open`) with the next number of the fork root's scope; fields are
  * validated (400) and the built-in defaults applied (Type `New Feature`, Priority `Normal`); the
@@ -160,12 +160,12 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
   });
 }
 
-/** Get (reference §6.2): canAccess(issue). */
+/** Get (docs/compatibility.md#issues): canAccess(issue). */
 export async function getIssue(ctx: Context, issueId: number): Promise<IssueRow> {
   return (await loadAccessibleIssue(ctx, issueId)).issue;
 }
 
-/** Sub-lists of reference §6.2 (`/fields`, `/changes`, `/comments`, `/votes`, `/watches`): canAccess(issue), in id order. */
+/** Sub-lists of docs/compatibility.md#issues (`/fields`, `/changes`, `/comments`, `/votes`, `/watches`): canAccess(issue), in id order. */
 export async function listIssueFields(ctx: Context, issueId: number) {
   await loadAccessibleIssue(ctx, issueId);
   return ctx.db.selectFrom('issueFields').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
@@ -202,7 +202,7 @@ export async function listIssueMilestones(ctx: Context, issueId: number) {
     .selectAll('milestones').where('issueSchedules.issueId', '=', issueId).orderBy('milestones.id').execute();
 }
 
-/** `/commits`: the fixing commits recorded for the issue (reference §6.2): ReadCode on the issue's project. */
+/** `/commits`: the fixing commits recorded for the issue (docs/compatibility.md#issues): ReadCode on the issue's project. */
 export async function listIssueCommits(ctx: Context, issueId: number): Promise<{ projectId: number; commitHash: string }[]> {
   const loaded = await loadAccessibleIssue(ctx, issueId);
   if (!loaded.permissions.readCode) deny(ctx.actor);
@@ -210,7 +210,7 @@ export async function listIssueCommits(ctx: Context, issueId: number): Promise<{
 }
 
 /**
- * Set Milestones (reference §6.2 `/milestones`): ScheduleIssues; the list replaces the issue's
+ * Set Milestones (docs/compatibility.md#issues `/milestones`): ScheduleIssues; the list replaces the issue's
  * milestones, each defined in the issue's project or an ancestor (400 otherwise).
  */
 export async function setIssueMilestones(ctx: Context, issueId: number, milestoneIds: readonly number[]): Promise<void> {
@@ -280,7 +280,7 @@ async function currentFields(db: Db, issueId: number): Promise<FieldValueRow[]> 
   return db.selectFrom('issueFields').select(['name', 'value', 'type', 'ordinal']).where('issueId', '=', issueId).orderBy('id').execute();
 }
 
-/** Users newly put in user fields: they watch the issue (reference §4.1 auto-watch). */
+/** Users newly put in user fields: they watch the issue (docs/compatibility.md#issue-watches-and-votes auto-watch). */
 async function watchNewAssignees(db: Db, issueId: number, before: readonly FieldValueRow[], fields: Map<string, FieldValueRow[]>): Promise<void> {
   const logins: string[] = [];
   for (const rows of fields.values()) {
@@ -294,7 +294,7 @@ async function watchNewAssignees(db: Db, issueId: number, before: readonly Field
 }
 
 /**
- * Set Fields (reference §6.2 `/fields`): ManageIssues; `{name: value}` replaces the named
+ * Set Fields (docs/compatibility.md#issues `/fields`): ManageIssues; `{name: value}` replaces the named
  * fields (null or [] clears one); unknown names and invalid values are 400. Records a change.
  */
 export async function setIssueFields(ctx: Context, issueId: number, input: Record<string, unknown>): Promise<void> {
@@ -314,7 +314,7 @@ export async function setIssueFields(ctx: Context, issueId: number, input: Recor
   });
 }
 
-/** A state transition request (reference §6.2 `/state-transitions`). */
+/** A state transition request (docs/compatibility.md#issues `/state-transitions`). */
 export interface StateTransitionData {
   state: string;
   fields?: Record<string, unknown>;
@@ -323,7 +323,7 @@ export interface StateTransitionData {
 }
 
 /**
- * Transits an issue to another state (reference §6.2): ManageIssues; the state must be a
+ * Transits an issue to another state (docs/compatibility.md#issues): ManageIssues; the state must be a
  * defined one (400 `Undefined state: X`) and differ from the current one (409 `Issue is
  * already <state>`); fields are set, `removeFields` cleared, and a comment, when given, is added
  * (counted, mentions recorded). Records an IssueStateChangeData change.
@@ -376,7 +376,7 @@ export async function changeState(
   return db.transaction().execute(run);
 }
 
-/** Delete (reference §6.2): ManageIssues; cascades comments, watches, votes, fields, changes, mentions. */
+/** Delete (docs/compatibility.md#issues): ManageIssues; cascades comments, watches, votes, fields, changes, mentions. */
 export async function deleteIssue(ctx: Context, issueId: number): Promise<void> {
   const loaded = await loadAccessibleIssue(ctx, issueId);
   requireManage(ctx, loaded);

@@ -5,9 +5,9 @@ import type { PullRequestChangeData } from '../pulls/changes.js';
 import { MAX_NUMBER, projectsByPath, rowsAtPlaces, type NumberInProject } from './fix-references.js';
 
 /**
- * Plain references between issues, pull requests and builds (reference/comments-issues.md §7
+ * Plain references between issues, pull requests and builds (docs/compatibility.md#fixed-issue-references
  * "Separate mechanism"), and the "referenced from" change records they leave on the referenced
- * issue or pull request (reference/pulls.md §5 `PullRequestReferencedFrom…Data`, and the issue
+ * issue or pull request (docs/compatibility.md#pull-requests-sub-entities `PullRequestReferencedFrom…Data`, and the issue
  * equivalents `IssueReferencedFrom…Data` with the same fields).
  */
 
@@ -27,7 +27,7 @@ export interface EntityReference {
  * `(?:^|[^\w&])(?:(?<kind>issue|pull\s*request|pr|build)\s+)?(?<project>\w(?:[\w\-/.]*\w)?)?#(?<number>\d+)(?=$|\W)`
  * (flags `gi`) matches, without its cost: that expression tries every `/`, `-` and `.` of a long
  * path-like run as a start and re-reads the rest of the run from each, so `a/a/a/…!` takes time
- * quadratic in its length (CONTRACT §13).
+ * quadratic in its length (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
  */
 export interface ReferenceMatch {
   /** Index of the match: the character before the reference, or the reference itself at the start of the text. */
@@ -167,7 +167,7 @@ export function kindOf(keyword: string | undefined): ReferenceKind {
  * spans, code blocks, links and raw HTML; plain texts (titles, commit messages) as they are.
  * Duplicates are removed; order is first appearance.
  *
- * Implements reference/comments-issues.md §7 "Separate mechanism".
+ * Implements docs/compatibility.md#fixed-issue-references "References".
  * @example parseReferences('see pr #5 and Group/App#3, not `#4`', 'markdown') →
  *   [{ kind: 'pullRequest', projectPath: null, number: 5 }, { kind: 'issue', projectPath: 'group/app', number: 3 }]
  */
@@ -228,7 +228,7 @@ const ROWS_PER_INSERT = 500;
  * itself (a code comment attached to a pull request does not reference that request). Each
  * referenced entity gets one minor change (no last activity) per referencing entity, however
  * often the reference is repeated or re-saved: IssueReferencedFrom{Issue,PullRequest,CodeComment,
- * Commit}Data or PullRequestReferencedFrom…Data (reference/pulls.md §5). `userId` is the author
+ * Commit}Data or PullRequestReferencedFrom…Data (docs/compatibility.md#pull-requests-sub-entities). `userId` is the author
  * of the referencing text (null when unknown). Run it inside the transaction that stores the text.
  */
 export async function recordReferences(
@@ -266,7 +266,7 @@ export async function recordReferences(
 
 /**
  * Records the references of pushed commits' full messages (plain text) as "referenced from
- * commit" changes (reference/comments-issues.md §7), the pushing user as author when known.
+ * commit" changes (docs/compatibility.md#fixed-issue-references), the pushing user as author when known.
  * A commit seen again (pushed to another branch, merged) adds nothing new.
  */
 export async function recordCommitReferences(

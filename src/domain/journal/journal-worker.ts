@@ -1,8 +1,8 @@
 /**
- * The journal worker (ARCHITECTURE.md "The two main flows" #3): a loop in every server process
+ * The journal worker (docs/architecture.md#the-ref-journal): a loop in every server process
  * that consumes applied `ref_journal` rows in order — pull request updates, merge previews and
- * auto-merged detection (reference/pulls.md §3.5), the project's last activity and commit dates,
- * fixed issues, build triggers (reference/builds.md §4) — and, in the transaction that marks the
+ * auto-merged detection (docs/compatibility.md#pull-requests-background-check), the project's last activity and commit dates,
+ * fixed issues, build triggers (docs/compatibility.md#builds-triggers) — and, in the transaction that marks the
  * row processed, enqueues the CODE_PUSH outbox event. On PostgreSQL a row is held by a row lock
  * (`FOR UPDATE SKIP LOCKED`) for as long as it is worked on, so a process that dies releases it
  * at once; on SQLite rows are leased by a conditional update and a previous process's leases are

@@ -1,5 +1,5 @@
 /**
- * The ref-change journal (ARCHITECTURE.md "The two main flows" #2, #3): every ref change of a
+ * The ref-change journal (docs/architecture.md#a-push, docs/architecture.md#the-ref-journal): every ref change of a
  * repository — a push (reported by the post-receive hook), a merge, a branch or tag edit through
  * the API, a deletion — becomes a `ref_journal` row before the change is reported done, and the
  * journal worker (journal-worker.ts) reacts to each row exactly once.
@@ -47,7 +47,7 @@ function wakeWorker(ctx: Pick<Context, 'events'>): void {
  * Records changes git already made (a push: the post-receive hook's lines), as applied rows in
  * one transaction, and wakes the worker. A pushed branch becomes the default branch of a
  * repository that had none (HEAD unborn before the push) (`main`, else `master`, else the alphabetically first;
- * reference/projects.md §7).
+ * docs/compatibility.md#projects-repository-and-default-branch).
  *
  * @param changes in the hook's order; `oldHash` null = created, `newHash` null = deleted.
  */
@@ -143,7 +143,7 @@ const INTENT_GRACE_MS = 5000;
 
 /**
  * Repairs intent rows a crashed process, or a confirmation that failed after its ref moved, left
- * (ARCHITECTURE.md flow 5): a change the ref shows is confirmed — and a merge's request marked
+ * (docs/architecture.md#start-up-recovery): a change the ref shows is confirmed — and a merge's request marked
  * MERGED by its merger, with its change record and event — any other intent is removed (the ref
  * never moved; the request stays open). An intent is repaired only when it is older than a few
  * seconds and no change of this process is still under way on it; on PostgreSQL also only when

@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries as the API shows them (CONTRACT.md §12): the outbox messages of a project's
+ * Webhook deliveries as the API shows them (docs/compatibility.md#gitloom-differs-webhooks-and-notifications): the outbox messages of a project's
  * webhooks with every attempt, and redelivery of one of them.
  */
 import { randomUUID } from 'node:crypto';

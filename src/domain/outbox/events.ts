@@ -1,5 +1,5 @@
 /**
- * Outbox events (CONTRACT.md §12): what happened, written in the transaction that commits it,
+ * Outbox events (docs/compatibility.md#gitloom-differs-webhooks-and-notifications): what happened, written in the transaction that commits it,
  * later expanded into webhook deliveries and mails by the {@link OutboxWorker}. The payload is
  * a snapshot taken in that transaction: the JSON a webhook receives.
  */
@@ -11,7 +11,7 @@ import { toWireIssue } from '../../wire/issues.js';
 import { toWirePullRequest } from '../../wire/pulls.js';
 import { stateOrdinal } from '../issues/issue-setting.js';
 
-/** The webhook event types of reference/projects.md §3 (`webHooks[].eventTypes`). */
+/** The webhook event types of docs/compatibility.md#projects-settings (`webHooks[].eventTypes`). */
 export const WEBHOOK_EVENT_TYPES = ['CODE_PUSH', 'PULL_REQUEST', 'ISSUE', 'CODE_COMMENT', 'BUILD'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -1,5 +1,5 @@
 /**
- * Email notifications (issue 14, reference/comments-issues.md §8): who gets a mail for an
+ * Email notifications (docs/compatibility.md#mentions-and-notifications): who gets a mail for an
  * outbox event and what it says. Watchers of a pull request or issue get its comments, state
  * changes and merges; a requested reviewer gets the review request (also when named at opening);
  * mentioned users get

@@ -1,5 +1,5 @@
 /**
- * The outbox worker (CONTRACT.md §12): a loop in every server process that expands committed
+ * The outbox worker (docs/compatibility.md#gitloom-differs-webhooks-and-notifications): a loop in every server process that expands committed
  * outbox events into webhook deliveries and mails, then sends the messages that are due — with
  * a timeout, exponential backoff between tries (6 tries, the first delay
  * `GITLOOM_OUTBOX_BACKOFF_MS`, doubled each time: ~1 h with the default 2 min) and a recorded

@@ -7,7 +7,7 @@ export interface NamedQuery {
   query: string | null;
 }
 
-/** The kinds of per-project query personalizations (reference/users-roles.md §7). */
+/** The kinds of per-project query personalizations (docs/compatibility.md#query-personalizations). */
 export type PersonalizationKind = 'issue' | 'pullRequest' | 'build' | 'commit' | 'codeComment';
 
 const q = (name: string, query: string | null): NamedQuery => ({ name, query });
@@ -55,7 +55,7 @@ function storedList(setting: Record<string, any>, kind: PersonalizationKind): un
 
 /**
  * The names of the common (`g:`) queries a personalization's watch keys may refer to
- * (reference/users-roles.md §7 "Keys"): for issues, pull requests and builds the first list
+ * (docs/compatibility.md#query-personalizations "Keys"): for issues, pull requests and builds the first list
  * set walking project → parent → …, else the global list; for commits and code comments the
  * project's own list, else the built-in defaults.
  */

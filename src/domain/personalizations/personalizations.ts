@@ -8,7 +8,7 @@ import { loadProjectWith, requireUser } from '../permissions.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { commonQueryNames, type NamedQuery, type PersonalizationKind } from './common-queries.js';
 
-/** A query personalization of any kind (reference/users-roles.md §7); absent parts are undefined. */
+/** A query personalization of any kind (docs/compatibility.md#query-personalizations); absent parts are undefined. */
 export interface Personalization {
   id: number;
   projectId: number;
@@ -86,7 +86,7 @@ async function loadRow(db: Db, kind: PersonalizationKind, id: number): Promise<P
   return toPersonalization(kind, row);
 }
 
-/** Get (reference/users-roles.md §7): administrator or owner. */
+/** Get (docs/compatibility.md#query-personalizations): administrator or owner. */
 export async function getPersonalization(ctx: Context, kind: PersonalizationKind, id: number): Promise<Personalization> {
   const item = await loadRow(ctx.db, kind, id);
   requireSelfOrAdmin(ctx, item.userId);
@@ -117,7 +117,7 @@ async function checkScope(ctx: Context, projectId: number, userId: number): Prom
 }
 
 /**
- * Create (reference §7): access to the project (builds included, unlike the reference) and
+ * Create (docs/compatibility.md#query-personalizations): access to the project (builds included, unlike OneDev) and
  * (administrator or `userId` = caller; defaults to the caller); one per project and user (409);
  * queries validated; watch/subscription keys naming no own or common query are dropped. Returns the id.
  */
@@ -143,7 +143,7 @@ export async function createPersonalization(ctx: Context, kind: PersonalizationK
   });
 }
 
-/** Update (reference §7): partial merge, checked as create on the merged object; keys pruned again. */
+/** Update (docs/compatibility.md#query-personalizations): partial merge, checked as create on the merged object; keys pruned again. */
 export async function updatePersonalization(ctx: Context, kind: PersonalizationKind, id: number, patch: PersonalizationData): Promise<void> {
   const stored = await getPersonalization(ctx, kind, id);
   const merged: Personalization = {
@@ -162,13 +162,13 @@ export async function updatePersonalization(ctx: Context, kind: PersonalizationK
   });
 }
 
-/** Delete (reference §7): administrator or owner. */
+/** Delete (docs/compatibility.md#query-personalizations): administrator or owner. */
 export async function deletePersonalization(ctx: Context, kind: PersonalizationKind, id: number): Promise<void> {
   await getPersonalization(ctx, kind, id);
   await (ctx.db as any).deleteFrom(TABLES[kind].table).where('id', '=', id).execute();
 }
 
-/** `/users/{id}/project-<kind>-query-personalizations` (reference/users-roles.md §2): administrator or self. */
+/** `/users/{id}/project-<kind>-query-personalizations` (docs/compatibility.md#users-endpoints): administrator or self. */
 export async function listUserPersonalizations(ctx: Context, kind: PersonalizationKind, userId: number): Promise<Personalization[]> {
   requireSelfOrAdmin(ctx, userId);
   await getUserRow(ctx.db, userId);

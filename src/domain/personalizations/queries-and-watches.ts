@@ -3,7 +3,7 @@ import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { GLOBAL_QUERIES, type NamedQuery } from './common-queries.js';
 import { checkQueries, pruneKeys } from './personalizations.js';
 
-/** QueriesAndWatches (reference/users-roles.md §2): a user's cross-project saved queries and watches. */
+/** QueriesAndWatches (docs/compatibility.md#users-endpoints): a user's cross-project saved queries and watches. */
 export interface QueriesAndWatches {
   projectQueries: NamedQuery[];
   issueQueries: NamedQuery[];
@@ -34,7 +34,7 @@ function watches(map: Record<string, boolean>, own: NamedQuery[], global: readon
 
 /**
  * Set Queries And Watches: administrator or self. Fields given replace the stored ones (absent
- * fields are kept, unlike the reference's 500); queries are validated (400) and watch and
+ * fields are kept, unlike OneDev's 500); queries are validated (400) and watch and
  * subscription keys that name neither an own query (`p:`) nor a global one (`g:`) are dropped.
  */
 export async function setQueriesAndWatches(ctx: Context, userId: number, patch: Partial<QueriesAndWatches>): Promise<void> {

@@ -6,7 +6,7 @@ import { createPersonalization, listUserPersonalizations, updatePersonalization 
 import { getQueriesAndWatches, setQueriesAndWatches, type QueriesAndWatches } from './queries-and-watches.js';
 
 /**
- * The saved queries of the query boxes (issue 13 "Saved queries"): one read/write over the
+ * The saved queries of the query boxes (docs/compatibility.md#query-personalizations): one read/write over the
  * personalization resources the API serves, so the pages and `/~api` show the same lists.
  *
  * - In a project (`projectId` given), a kind's queries are the caller's

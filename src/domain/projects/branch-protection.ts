@@ -11,7 +11,7 @@ import { getSecuritySetting } from '../settings/settings.js';
 import { checkCommitMessages, commitMessageRuleOf, type CommitMessageRule } from './commit-messages.js';
 import { userMatchTokens } from './principal-expressions.js';
 
-/** A file protection of a branch protection (reference/projects.md §3 `fileProtections`). */
+/** A file protection of a branch protection (docs/compatibility.md#projects-branch-protection `fileProtections`). */
 export interface FileProtection {
   /** Space-separated path patterns (`-` prefix excludes). */
   paths: string;
@@ -98,7 +98,7 @@ function safeMatch(patterns: string, value: string): boolean {
   }
 }
 
-/** Branch and tag protections of a project followed by those of its ancestors (reference/projects.md §3). */
+/** Branch and tag protections of a project followed by those of its ancestors (docs/compatibility.md#projects-settings). */
 async function hierarchyProtections(db: Db, projectId: number): Promise<{ branches: BranchProtection[]; tags: TagProtection[] }> {
   const project = await getProjectRow(db, projectId);
   const rows = await db.selectFrom('projects').select(['path', 'setting', 'serviceDeskName']).where('path', 'in', ancestorPaths(project.path)).execute();
@@ -169,7 +169,7 @@ function foldTag(rules: TagProtection[], tag: string, user: Who): EffectiveTagPr
 /**
  * The effective branch protection for `userId` pushing or merging to `branch` of a project: every
  * enabled rule of the project and its ancestors whose `branches` patterns match the branch and
- * whose `userMatch` matches the user, folded together (reference/projects.md §3 BranchProtection).
+ * whose `userMatch` matches the user, folded together (docs/compatibility.md#projects-branch-protection).
  * Used by pushes and by pull requests (required reviewers and jobs).
  *
  * @throws NotFound for an unknown project.
@@ -181,7 +181,7 @@ export async function branchProtection(ctx: Pick<Context, 'db'>, projectId: numb
 
 /**
  * Decides a push (the pre-receive check): returns one message per refused ref update, empty when
- * everything may land. Branches, in OneDev's order (reference/projects.md §3 BranchProtection):
+ * everything may land. Branches, in OneDev's order (docs/compatibility.md#projects-branch-protection):
  * - creation: refused by `preventCreation`, or when a signature is required and the head commit
  *   carries none;
  * - deletion: refused by `preventDeletion`;
@@ -198,7 +198,7 @@ export async function branchProtection(ctx: Pick<Context, 'db'>, projectId: numb
  * refused altogether (checkMerge: `No valid signature for head commit`), since the server's
  * own commits are never signed.
  * Tags: creation, deletion, update as their protection says. Any other ref — creation, update
- * or deletion — is refused with {@link SERVER_REF_REFUSAL} (CONTRACT §13: users write only
+ * or deletion — is refused with {@link SERVER_REF_REFUSAL} (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input: users write only
  * branches and tags). One refused update refuses the whole push: the pre-receive hook exits
  * non-zero and git rejects every ref of it (`! [remote rejected] … (pre-receive hook
  * declined)`), so nothing moves. `quarantine` lets git see the pushed objects still in
@@ -237,7 +237,7 @@ export async function checkPush(
 }
 
 /**
- * Why a push may not touch a ref outside `refs/heads/*` and `refs/tags/*` (CONTRACT §13): the
+ * Why a push may not touch a ref outside `refs/heads/*` and `refs/tags/*` (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): the
  * other namespaces — `refs/pulls/N/*`, `refs/updates/<id>`, `refs/pulls-staging/*`, and any name
  * a user might invent — belong to the server, which writes them itself, never through
  * receive-pack.

@@ -1,10 +1,10 @@
 /**
- * Commit message rules of branch protections (reference/projects.md §3 BranchProtection:
+ * Commit message rules of branch protections (docs/compatibility.md#projects-branch-protection:
  * `enforceConventionalCommits`, `commitTypes`, `commitScopes`, `checkCommitMessageFooter`,
  * `commitMessageFooterPattern`, `commitTypesForFooterCheck`, `maxCommitMessageLineLength`), with
  * OneDev's messages. One module for both places that enforce them: pushes (the pre-receive check,
  * src/domain/projects/branch-protection.ts) and pull request merges (checkMerge,
- * reference/pulls.md §3.1 #8).
+ * docs/compatibility.md#pull-requests-merge-checks item 8).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { commitMessages } from '../../git/history.js';
@@ -56,7 +56,7 @@ const CONVENTIONAL_SUBJECT = /^(?:((\p{L}+)(\((\p{L}+(?:[-/ ]\p{L}+)*)\))?!?: [^
 const footerPatterns = new WeakMap<CommitMessageRule, UserRegex | null>();
 
 /**
- * Whether the footer matches the rule's whole pattern, in linear time (CONTRACT §13); an
+ * Whether the footer matches the rule's whole pattern, in linear time (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input); an
  * unusable pattern or a footer too long to check against it does not match.
  */
 function footerMatches(rule: CommitMessageRule, footer: string): boolean {
@@ -146,7 +146,7 @@ export function checkCommitMessage(rule: CommitMessageRule, message: string, mer
  * @returns `Error validating commit message of <abbreviated hash>: <violation>` for the first
  *   violating commit, or null.
  * @throws GitError when a commit does not exist.
- * @see reference/pulls.md §3.1 #8
+ * @see docs/compatibility.md#pull-requests-merge-checks item 8
  */
 export async function checkCommitMessages(
   repo: string,

@@ -8,7 +8,7 @@ import { loadProjectWith } from '../permissions.js';
 /** The ranking metric of Get Top Contributors. */
 export type ContributionType = 'COMMITS' | 'ADDITIONS' | 'DELETIONS';
 
-/** One ranked contributor (reference/projects.md §2 #11). */
+/** One ranked contributor (docs/compatibility.md#projects-endpoints item 11). */
 export interface GitContributor {
   author: { name: string; emailAddress: string; when: number; tzOffset: number };
   totalContribution: { commits: number; additions: number; deletions: number };
@@ -26,7 +26,7 @@ function parseDay(text: string, field: string): string {
 }
 
 /**
- * Get Top Contributors (reference/projects.md §2 #11): access permission; counts the commits
+ * Get Top Contributors (docs/compatibility.md#projects-endpoints item 11): access permission; counts the commits
  * (merges excluded) of the default branch authored between `sinceDate` and `untilDate`
  * (`yyyy-MM-dd`, inclusive, UTC days), grouped by author email, ranked by `type` descending,
  * at most `count`. An author email verified by a Gitloom user shows that user's name and primary

@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { accessibleProjectsCondition, loadProjectWith, projectPermissions } from '../permissions.js';
 
 /**
- * Fills a new fork's repository from the project it forks (seed §4.3 Create with `forkedFromId`):
+ * Fills a new fork's repository from the project it forks (docs/compatibility.md#projects-endpoints item 12: create with `forkedFromId`):
  * the caller needs read code on the source (404/401/403 otherwise); every branch and tag is
  * copied and HEAD follows the source's default branch. Pull request, issue and build numbers
  * share the fork root's scope (src/domain/projects/numbers.ts). Runs inside the creating
@@ -20,7 +20,7 @@ export async function populateFork(ctx: Context, sourceProjectId: number, target
 }
 
 /**
- * Get Forks (reference/projects.md §2 #5): the direct forks of a project the caller can access,
+ * Get Forks (docs/compatibility.md#projects-endpoints item 5): the direct forks of a project the caller can access,
  * themselves filtered to those the caller can access (in SQL), by path.
  */
 export async function projectForks(ctx: Context, projectId: number): Promise<ProjectRow[]> {

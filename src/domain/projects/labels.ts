@@ -10,7 +10,7 @@ import { loadProjectWith, requireAdmin } from '../permissions.js';
 
 export type LabelSpecRow = Selectable<LabelSpecTable>;
 
-/** LabelSpec JSON as input (reference/projects.md §6). */
+/** LabelSpec JSON as input (docs/compatibility.md#projects-labels). */
 export interface LabelSpecData {
   name?: string;
   color?: string;
@@ -44,7 +44,7 @@ export async function queryLabelSpecs(ctx: Context, name: string | undefined, of
   return queryByName(ctx.db, 'labelSpecs', name, offset, count);
 }
 
-/** Create a label spec (administrators); the name is unique (409, CONTRACT.md §8). Returns the id. */
+/** Create a label spec (administrators); the name is unique (409, docs/compatibility.md#gitloom-differs-improved-behaviour). Returns the id. */
 export async function createLabelSpec(ctx: Context, data: LabelSpecData): Promise<number> {
   requireAdmin(ctx.actor);
   const name = validateName(data.name);
@@ -68,7 +68,7 @@ export async function updateLabelSpec(ctx: Context, id: number, data: LabelSpecD
 
 /**
  * Delete a label spec (administrators). A spec still attached to a project, pull request or
- * build is refused with 409 naming the uses (CONTRACT.md §4 "in use").
+ * build is refused with 409 naming the uses (docs/compatibility.md#gitloom-differs-errors "in use").
  */
 export async function deleteLabelSpec(ctx: Context, id: number): Promise<void> {
   const spec = await getLabelSpec(ctx, id);
@@ -89,7 +89,7 @@ export async function labelSpecIdByName(db: Db, name: string): Promise<number | 
   return row?.id ?? null;
 }
 
-/** Get Labels of a project (reference/projects.md §2 #8): access permission. */
+/** Get Labels of a project (docs/compatibility.md#projects-endpoints item 8): access permission. */
 export async function projectLabels(ctx: Context, projectId: number) {
   await loadProjectWith(ctx, projectId, 'access');
   return ctx.db.selectFrom('projectLabels').selectAll().where('projectId', '=', projectId).orderBy('id').execute();

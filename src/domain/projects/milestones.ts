@@ -11,7 +11,7 @@ import { likeCondition } from '../query/compile.js';
 
 export type MilestoneRow = Selectable<MilestoneTable>;
 
-/** Milestone JSON as input (reference/projects.md §5); dates already in epoch ms. */
+/** Milestone JSON as input (docs/compatibility.md#projects-milestones); dates already in epoch ms. */
 export interface MilestoneData {
   projectId?: number;
   name?: string;
@@ -78,7 +78,7 @@ export async function updateMilestone(ctx: Context, id: number, data: MilestoneD
 
 /**
  * Delete milestone: manage issues on its project. A milestone issues are still scheduled on is
- * refused with 409 (CONTRACT.md §4 "in use").
+ * refused with 409 (docs/compatibility.md#gitloom-differs-errors "in use").
  */
 export async function deleteMilestone(ctx: Context, id: number): Promise<void> {
   const row = await loadRow(ctx.db, 'milestones', id, 'Milestone');
@@ -90,7 +90,7 @@ export async function deleteMilestone(ctx: Context, id: number): Promise<void> {
   });
 }
 
-/** Filters of Query Milestones (reference/projects.md §2 #10); dates in epoch ms, inclusive. */
+/** Filters of Query Milestones (docs/compatibility.md#projects-endpoints item 10); dates in epoch ms, inclusive. */
 export interface MilestoneFilter {
   name?: string;
   startBefore?: number;

@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 
 /**
  * The fork root of a project: follow `forkedFromId` to the top. Pull requests, issues and builds
- * of a fork family share one number scope (reference/pulls.md §1.1 step 11).
+ * of a fork family share one number scope (docs/compatibility.md#pull-requests-opening step 6).
  */
 export async function forkRootId(db: Db, projectId: number): Promise<number> {
   let id = projectId;

@@ -1,8 +1,8 @@
 /**
  * Reading the expressions of branch and tag protections that name users and groups — user
  * matches (`anyone`, `user(alice) group(devs) except user(bob)`) and review requirements
- * (`user(alice) group(devs):2`), reference/projects.md §3 — in time linear in their length
- * (CONTRACT §13). They are stored settings, read on every push and merge check.
+ * (`user(alice) group(devs):2`), docs/compatibility.md#projects-settings — in time linear in their length
+ * (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input). They are stored settings, read on every push and merge check.
  *
  * The readers split exactly as the regular expressions
  * `[^\s()]+(?:\((?:\\.|[^)\\])*\))?` (user match tokens) and

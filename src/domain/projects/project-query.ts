@@ -85,7 +85,7 @@ function projectLeaf(ctx: Context): LeafCompiler {
 }
 
 /**
- * Query Basic Info (reference/projects.md §2 #9, §4): the project query language compiled to one
+ * Query Basic Info (docs/compatibility.md#projects-endpoints item 9, docs/compatibility.md#projects-query-language): the project query language compiled to one
  * SQL statement, restricted to projects the caller can access (administrators see all), sorted
  * by the `order by` fields or by path, then id.
  */

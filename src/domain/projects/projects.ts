@@ -12,11 +12,11 @@ import { populateFork } from './forks.js';
 import { announceTransition, applyTransition } from '../pulls/transitions.js';
 
 const NAME_PATTERN = /^\w[\w.-]*$/;
-/** Names that would shadow server paths (reference/projects.md §1 "Name rules"). */
+/** Names that would shadow server paths (docs/compatibility.md#projects-project-json "Name rules"). */
 const RESERVED_NAMES = new Set(['robots.txt', 'sitemap.xml', 'sitemap.txt', 'favicon.ico', 'favicon.png', 'logo.png', 'wicket', 'projects', 'avatars']);
 
 /**
- * Validates a project name (CONTRACT.md §8): `\w[\w.-]*`, not reserved, and not ending in `.git`
+ * Validates a project name (docs/compatibility.md#gitloom-differs-improved-behaviour): `\w[\w.-]*`, not reserved, and not ending in `.git`
  * (git clients strip that suffix, so `x.git` would clone and push project `x`). Used on create and
  * rename. Throws BadRequest.
  */
@@ -37,7 +37,7 @@ export interface GitPackConfig {
   window: string | null;
 }
 
-/** The editable fields of Project JSON (reference/projects.md §1). */
+/** The editable fields of Project JSON (docs/compatibility.md#projects-project-json). */
 export interface ProjectData {
   name?: string;
   parentId?: number | null;
@@ -60,13 +60,13 @@ export async function getProjectRow(db: Db, projectId: number): Promise<ProjectR
   return project;
 }
 
-/** Finds a project by path, case-insensitively (reference/projects.md §1 "Path"). */
+/** Finds a project by path, case-insensitively (docs/compatibility.md#projects-project-json "Path"). */
 export async function findProjectByPath(db: Db, path: string): Promise<ProjectRow | undefined> {
   return db.selectFrom('projects').selectAll().where(sql`lower(path)`, '=', path.toLowerCase()).executeTakeFirst();
 }
 
 /**
- * The creation check of reference/projects.md §2 "Create" step 2: create-children on the parent
+ * The creation check of docs/compatibility.md#projects-endpoints "Create": create-children on the parent
  * (or an ancestor), or create-root-projects without a parent. A parent the caller cannot see is 404.
  */
 async function checkCreatePermission(ctx: Context, parent: ProjectRow | null): Promise<void> {
@@ -86,7 +86,7 @@ async function assertSiblingNameFree(db: Db, parent: ProjectRow | null, name: st
   if (await query.executeTakeFirst()) throw siblingNameConflict(parent, name);
 }
 
-/** The 409 of a sibling name clash (reference/projects.md §1 "Name rules"). */
+/** The 409 of a sibling name clash (docs/compatibility.md#projects-project-json "Name rules"). */
 function siblingNameConflict(parent: ProjectRow | null, name: string, cause?: unknown): Conflict {
   return new Conflict(parent
     ? `Name '${name}' is already used by another project under '${parent.path}'`
@@ -108,14 +108,14 @@ async function loadParent(db: Db, parentId: number | null | undefined): Promise<
 }
 
 /**
- * Create (reference/projects.md §2 #12): validates the name, checks the creation permission,
+ * Create (docs/compatibility.md#projects-endpoints item 12): validates the name, checks the creation permission,
  * refuses a sibling name clash (409), records the project with its path, grants the creator the
  * Project Owner role and initialises the bare repository — all or nothing. Returns the id.
  */
 export async function createProject(ctx: Context, data: ProjectData): Promise<number> {
   const creatorId = requireUser(ctx.actor);
   const name = validateProjectName(data.name);
-  // accepted for compatibility (reference/projects.md §1), but the date is always "now"
+  // accepted for compatibility (docs/compatibility.md#projects-project-json), but the date is always "now"
   if (data.createDate !== undefined) fromWireDate(data.createDate, 'createDate');
   const parent = await loadParent(ctx.db, data.parentId);
   await checkCreatePermission(ctx, parent);
@@ -167,7 +167,7 @@ export async function getProject(ctx: Context, projectId: number): Promise<Proje
 }
 
 /**
- * Update Basic Info (reference/projects.md §2 #13): a partial merge. A new parent needs the
+ * Update Basic Info (docs/compatibility.md#projects-endpoints item 13): a partial merge. A new parent needs the
  * creation permission there and may not be the project or a descendant (409); the name must be
  * free among the new siblings (409); manage permission is required. A rename or move rewrites
  * the paths of the whole subtree in the same transaction; repositories are keyed by id and stay.
@@ -220,7 +220,7 @@ export async function updateProject(ctx: Context, projectId: number, patch: Proj
 }
 
 /**
- * Delete (reference/projects.md §2 #15): manage permission; deletes the project and its whole
+ * Delete (docs/compatibility.md#projects-endpoints item 15): manage permission; deletes the project and its whole
  * subtree in one transaction (deepest first), discards open pull requests coming from the
  * subtree into other projects, then removes the repositories.
  */
@@ -251,7 +251,7 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
 }
 
 /**
- * Records that refs of a project moved (a push or a merge; reference/projects.md §4 "Last
+ * Records that refs of a project moved (a push or a merge; docs/compatibility.md#projects-query-language "Last
  * Activity Date", "Last Commit Date"): the last activity becomes now, and the last commit date
  * the newest committer date among the new branch heads when that is later than the stored one.
  * `changes` are the moved refs (`newHash` null = deleted). A deleted project is ignored.
@@ -274,7 +274,7 @@ export async function recordRefsUpdated(
     .execute();
 }
 
-/** Clone URLs (reference/projects.md §2 #2): http from the server URL, ssh from the SSH root. */
+/** Clone URLs (docs/compatibility.md#projects-endpoints item 2): http from the server URL, ssh from the SSH root. */
 export function cloneUrls(ctx: Context, project: ProjectRow): { http: string; ssh: string } {
   const server = new URL(ctx.config.serverUrl);
   const sshRoot = ctx.config.sshRootUrl

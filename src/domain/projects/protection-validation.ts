@@ -1,6 +1,6 @@
 /**
  * Validation of the branch and tag protection fields that the push and merge checks read
- * (reference/projects.md §3): the branch, tag and file path patterns, commit message rules and
+ * (docs/compatibility.md#projects-settings): the branch, tag and file path patterns, commit message rules and
  * file protections. A setting that could never be applied (a malformed or over-long pattern, a
  * footer pattern that does not compile, a line limit under OneDev's minimum of 40, a file
  * protection without paths) is refused when stored rather than ignored when enforced — the

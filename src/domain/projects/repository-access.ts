@@ -4,7 +4,7 @@ import { projectPermissions } from '../permissions.js';
 import { findProjectByPath } from './projects.js';
 
 /**
- * Authorizes git over HTTP (CONTRACT.md §5; issue "Git hosting"): clone and fetch need read code,
+ * Authorizes git over HTTP (docs/compatibility.md#gitloom-differs-authentication, docs/compatibility.md#gitloom-differs-mount-and-media-types): clone and fetch need read code,
  * push needs write code. An anonymous caller that lacks the privilege, or asks for a project it
  * cannot see, gets 401 so the git client asks for credentials; a known user gets 404 for an
  * invisible project and 403 for a missing privilege. Returns the project id and repository path.

@@ -26,7 +26,7 @@ export interface MemberGrant {
 }
 
 /**
- * The members of a project (reference/projects.md §2 #6 and #7): its user authorizations (manage
+ * The members of a project (docs/compatibility.md#projects-endpoints items 6 and 7): its user authorizations (manage
  * permission: 404 when the project is invisible, 401/403 otherwise) and, for administrators
  * only, its group authorizations (`groups` is null for other managers). Both by name.
  */

@@ -10,7 +10,7 @@ import { loadProjectWith } from '../permissions.js';
 import { validateBranchProtectionRules, validateTagProtectionRules } from './protection-validation.js';
 
 /**
- * The ProjectSetting of reference/projects.md §3, stored as JSON in `projects.setting` (the
+ * The ProjectSetting of docs/compatibility.md#projects-settings, stored as JSON in `projects.setting` (the
  * service desk name also in its own unique column). Branch and tag protections are normalized
  * with their defaults; the other parts are stored as given (unknown parts kept verbatim).
  */
@@ -20,7 +20,7 @@ export type ProjectSetting = Record<string, unknown> & {
   tagProtections: TagProtection[];
 };
 
-/** BranchProtection (reference/projects.md §3), defaults filled in. */
+/** BranchProtection (docs/compatibility.md#projects-settings), defaults filled in. */
 export interface BranchProtection {
   enabled: boolean;
   branches: string;
@@ -34,7 +34,7 @@ export interface BranchProtection {
   [extra: string]: unknown;
 }
 
-/** TagProtection (reference/projects.md §3), defaults filled in. */
+/** TagProtection (docs/compatibility.md#projects-settings), defaults filled in. */
 export interface TagProtection {
   enabled: boolean;
   tags: string;
@@ -68,7 +68,7 @@ const DEFAULT_CODE_COMMENT_QUERIES = [
   q('Resolved', 'resolved'), q('All', null),
 ];
 
-/** The setting of a project that never stored one (reference/projects.md §3 defaults). */
+/** The setting of a project that never stored one (docs/compatibility.md#projects-settings defaults). */
 function defaults(): ProjectSetting {
   return {
     serviceDeskName: null,
@@ -112,14 +112,14 @@ export function settingOf(project: Pick<ProjectRow, 'setting' | 'serviceDeskName
   return { ...defaults(), ...stored, serviceDeskName: project.serviceDeskName } as ProjectSetting;
 }
 
-/** Get Setting (reference/projects.md §2 #4): manage permission; job secret values decrypted. */
+/** Get Setting (docs/compatibility.md#projects-endpoints item 4): manage permission; job secret values decrypted. */
 export async function getProjectSetting(ctx: Context, projectId: number): Promise<ProjectSetting> {
   const { project } = await loadProjectWith(ctx, projectId, 'manage');
   return revealJobSecrets(settingOf(project), secretKey(ctx.config));
 }
 
 /**
- * Update Setting (reference/projects.md §2 #14): manage permission; a full replacement — omitted
+ * Update Setting (docs/compatibility.md#projects-endpoints item 14): manage permission; a full replacement — omitted
  * parts get their defaults, `contributedSettings` in the body is ignored (the stored one stays).
  * Job secret values are stored encrypted (src/domain/builds/secrets.ts).
  * Protections (their branch, tag and path patterns included) and job secrets' branch limits are
@@ -195,7 +195,7 @@ export async function projectsReferencing(db: Db, kind: PrincipalKind, name: str
 /**
  * Rewrites `user(<oldName>)` or `group(<oldName>)` to the new name in every project's branch and
  * tag protections (user matches and review requirements), inside the caller's transaction, so a
- * rename keeps its protections (reference/users-roles.md §2 and §5 "A rename is propagated").
+ * rename keeps its protections (docs/compatibility.md#users-endpoints and docs/compatibility.md#groups-and-memberships "A rename is propagated").
  */
 export async function renameReferences(db: Db, kind: PrincipalKind, oldName: string, newName: string): Promise<void> {
   const pattern = principalPattern(kind, oldName);

@@ -10,7 +10,7 @@ import { assertUsersExist, canModifyPullRequest, loadReadablePullRequest, refere
 
 export type PullRequestAssignmentRow = Selectable<PullRequestAssignmentTable>;
 
-/** Get Assignments (reference/pulls.md §1 #4): read code; by id. */
+/** Get Assignments (docs/compatibility.md#pull-requests-endpoints item 4): read code; by id. */
 export async function listAssignments(ctx: Context, requestId: number): Promise<PullRequestAssignmentRow[]> {
   await loadReadablePullRequest(ctx, requestId);
   return ctx.db.selectFrom('pullRequestAssignments').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
@@ -30,7 +30,7 @@ async function checkModifiable(ctx: Context, pr: PullRequestRow): Promise<void> 
 }
 
 /**
- * `POST /pull-request-assignments` (reference/pulls.md §5.1): read code and canModify; the user
+ * `POST /pull-request-assignments` (docs/compatibility.md#pull-requests-sub-resources): read code and canModify; the user
  * exists (400); not on a merged request (409 `Pull request is merged`); once per user (409). The
  * assignee starts watching. Returns the id.
  */

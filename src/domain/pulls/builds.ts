@@ -5,21 +5,21 @@ import type { Condition } from '../query/compile.js';
 import { loadReadablePullRequest } from './pull-requests.js';
 
 /**
- * The builds of a request on its build commit (reference/pulls.md §1 #9 "Builds whose commit ==
+ * The builds of a request on its build commit (docs/compatibility.md#pull-requests-endpoints item 9 "Builds whose commit ==
  * buildCommitHash"), newest first.
  */
 export async function currentBuilds(ctx: Context, pr: PullRequestRow): Promise<BuildRow[]> {
   return currentBuildRows(ctx, pr);
 }
 
-/** Get Current Builds (reference/pulls.md §1 #9): read code on the target project. */
+/** Get Current Builds (docs/compatibility.md#pull-requests-endpoints item 9): read code on the target project. */
 export async function getCurrentBuilds(ctx: Context, requestId: number): Promise<BuildRow[]> {
   return currentBuilds(ctx, await loadReadablePullRequest(ctx, requestId));
 }
 
 /**
- * `has failed builds` / `to be verified by builds` (reference/pulls.md §6): a current build of the
- * request — on its `buildCommitHash`, as Get Current Builds (§9) — with one of `statuses`.
+ * `has failed builds` / `to be verified by builds` (docs/compatibility.md#pull-requests-query-language): a current build of the
+ * request — on its `buildCommitHash`, as Get Current Builds (docs/compatibility.md#builds-pull-request-current-builds) — with one of `statuses`.
  */
 export function buildStatusCondition(statuses: readonly BuildStatus[]): Condition {
   return (eb) => eb.exists(eb.selectFrom('builds').select('builds.id')

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 
-/** Change data of reference/pulls.md §5: `@type` first, then the type's own fields. */
+/** Change data of docs/compatibility.md#pull-requests-sub-entities: `@type` first, then the type's own fields. */
 export type PullRequestChangeData =
   | { '@type': 'PullRequestApproveData' }
   | { '@type': 'PullRequestRequestedForChangesData' }
@@ -18,7 +18,7 @@ export type PullRequestChangeData =
   | { '@type': 'PullRequestReferencedFromCommitData'; projectId: number; commitHash: string }
   | { '@type': 'PullRequestReferencedFromCodeCommentData'; commentId: number };
 
-/** Activity text of a change, or null for minor changes (reference/pulls.md §2 lastActivity, §5). */
+/** Activity text of a change, or null for minor changes (docs/compatibility.md#pull-requests-json lastActivity, docs/compatibility.md#pull-requests-sub-entities). */
 export function activityOf(data: PullRequestChangeData): string | null {
   switch (data['@type']) {
     case 'PullRequestApproveData': return 'approved';
@@ -34,7 +34,7 @@ export function activityOf(data: PullRequestChangeData): string | null {
 }
 
 /**
- * Auto-watch (reference/pulls.md §5 "Auto-watch"): each user without a watch row on the request
+ * Auto-watch (docs/compatibility.md#pull-requests-sub-entities "Auto-watch"): each user without a watch row on the request
  * gets `watching=true`; existing rows (explicit opt-outs included) are kept. Ids ≤ 0 (anonymous,
  * system, unknown) are skipped. Runs inside the caller's transaction.
  */
@@ -47,7 +47,7 @@ export async function autoWatch(db: Db, requestId: number, userIds: readonly (nu
 
 /**
  * Records a change row and, for non-minor changes, the request's last activity; the acting user
- * (when a real user) starts watching (reference/pulls.md §2, §5). Runs inside the caller's
+ * (when a real user) starts watching (docs/compatibility.md#pull-requests-json, docs/compatibility.md#pull-requests-sub-entities). Runs inside the caller's
  * transaction.
  */
 export async function recordChange(
@@ -71,7 +71,7 @@ export async function recordChange(
 
 /**
  * Stores the note of reopen / discard / delete-source / restore-source as a comment of the acting
- * user dated like the change, and increments `commentCount` (reference/pulls.md §1 "Note
+ * user dated like the change, and increments `commentCount` (docs/compatibility.md#pull-requests-endpoints "Note
  * semantics"). Blank notes and non-user actors store nothing.
  */
 export async function recordNote(db: Db, requestId: number, userId: number | null, date: number, note: string | null | undefined): Promise<void> {

@@ -15,7 +15,7 @@ async function discard(ctx: Context, pr: PullRequestRow): Promise<void> {
 }
 
 /**
- * Who added commits (reference/pulls.md §2: `added commits` by the single committer when every
+ * Who added commits (docs/compatibility.md#pull-requests-json: `added commits` by the single committer when every
  * new commit's committer email is a verified email of one user, else `Commits added` by nobody).
  */
 async function pushActivity(db: Db, repo: string, commits: readonly string[]): Promise<{ userId: number | null; description: string }> {
@@ -30,7 +30,7 @@ async function pushActivity(db: Db, repo: string, commits: readonly string[]): P
 }
 
 /**
- * The background check of one open request (reference/pulls.md §3.5): discards it when its
+ * The background check of one open request (docs/compatibility.md#pull-requests-background-check): discards it when its
  * source project, source branch or target branch is gone; records a new update when the source
  * branch moved (cross-project commits fetched into the target repository, `refs/updates/<id>` and
  * `refs/pulls/N/head` written, the update's commits indexed, required reviews reset); marks it
@@ -45,7 +45,7 @@ export async function checkPullRequest(ctx: Context, requestId: number): Promise
       await checkOpenRequest(ctx, pr);
       if (pr.checkError !== null) await ctx.db.updateTable('pullRequests').set({ checkError: null }).where('id', '=', pr.id).execute();
     } catch (error) {
-      // Reference §3.5 step 6: the failure is kept on the request (it blocks merging) and reported.
+      // docs/compatibility.md#pull-requests-background-check step 6: the failure is kept on the request (it blocks merging) and reported.
       const message = error instanceof Error ? error.message : String(error);
       const checkError = `Error checking pull request: ${message}, check server log for details`.slice(0, 1024);
       await ctx.db.updateTable('pullRequests').set({ checkError }).where('id', '=', pr.id).execute();
@@ -118,8 +118,8 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
 
 /**
  * After refs of a project moved: re-checks every open request whose source or target branch is
- * among the changed branches (reference/pulls.md §3.5 "Triggered after"). Branch creations are
- * ignored, as in the reference.
+ * among the changed branches (docs/compatibility.md#pull-requests-background-check "Triggered after"). Branch creations are
+ * ignored, as in OneDev.
  */
 export async function onRefsUpdated(ctx: Context, projectId: number, changes: RefChange[]): Promise<void> {
   const branches = changes

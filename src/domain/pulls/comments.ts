@@ -13,7 +13,7 @@ import { enqueueEvent } from '../outbox/events.js';
 
 export type PullRequestCommentRow = Selectable<PullRequestCommentTable>;
 
-/** PullRequestComment input (reference/pulls.md §5): `date` as a wire date. */
+/** PullRequestComment input (docs/compatibility.md#pull-requests-sub-entities): `date` as a wire date. */
 export interface CommentData {
   requestId?: number;
   userId?: number;
@@ -27,7 +27,7 @@ function validContent(content: unknown): string {
   return content;
 }
 
-/** Get Comments (reference/pulls.md §1 #6): read code; oldest first. */
+/** Get Comments (docs/compatibility.md#pull-requests-endpoints item 6): read code; oldest first. */
 export async function listComments(ctx: Context, requestId: number): Promise<PullRequestCommentRow[]> {
   await loadReadablePullRequest(ctx, requestId);
   return ctx.db.selectFrom('pullRequestComments').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
@@ -41,7 +41,7 @@ export async function getComment(ctx: Context, id: number): Promise<PullRequestC
 }
 
 /**
- * `POST /pull-request-comments` (reference/pulls.md §5.1): read code and yourself unless
+ * `POST /pull-request-comments` (docs/compatibility.md#pull-requests-sub-resources): read code and yourself unless
  * administrator; content required, ≤ 100,000 characters (400); allowed on closed requests.
  * Increments `commentCount`, sets the last activity `commented`, records @mentions and makes the
  * author and mentioned users watch. Returns the id.
@@ -70,7 +70,7 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
 }
 
 /**
- * `POST /pull-request-comments/{id}` (reference/pulls.md §5.1): partial update by the comment's
+ * `POST /pull-request-comments/{id}` (docs/compatibility.md#pull-requests-sub-resources): partial update by the comment's
  * author or an administrator (pull request managers cannot edit others' comments); new @mentions
  * are recorded. Minor: no last activity.
  */
@@ -95,7 +95,7 @@ export async function updateComment(ctx: Context, id: number, patch: CommentData
 }
 
 /**
- * `DELETE /pull-request-comments/{id}` (reference/pulls.md §5.1): the author or a pull request
+ * `DELETE /pull-request-comments/{id}` (docs/compatibility.md#pull-requests-sub-resources): the author or a pull request
  * manager of the target project; decrements `commentCount`.
  */
 export async function deleteComment(ctx: Context, id: number): Promise<void> {

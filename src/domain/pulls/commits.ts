@@ -8,7 +8,7 @@ const MAX_INDEXED = 10_000;
 
 /**
  * The commits an update brings in: reachable from `head`, not from the previous update head (the
- * base for the first update) nor from the target head at that time (reference/pulls.md §7), read
+ * base for the first update) nor from the target head at that time (docs/compatibility.md#pull-requests-fixed-issues), read
  * from the target repository. Newest first, at most 10,000.
  */
 export async function updateCommits(repo: string, head: string, exclude: readonly string[]): Promise<string[]> {
@@ -16,7 +16,7 @@ export async function updateCommits(repo: string, head: string, exclude: readonl
 }
 
 /**
- * Indexes commits of a request for `includes commit` (reference/pulls.md §6): one row per
+ * Indexes commits of a request for `includes commit` (docs/compatibility.md#pull-requests-query-language): one row per
  * request and commit, existing rows kept. Runs inside the caller's transaction.
  */
 export async function indexCommits(db: Db, requestId: number, hashes: readonly string[]): Promise<void> {
@@ -28,7 +28,7 @@ export async function indexCommits(db: Db, requestId: number, hashes: readonly s
 }
 
 /**
- * The fix references (reference/pulls.md §7) in the full messages of commits of a repository,
+ * The fix references (docs/compatibility.md#pull-requests-fixed-issues) in the full messages of commits of a repository,
  * read in batches; call it before the transaction that indexes them ({@link indexFixedIssues}).
  */
 export async function commitFixReferences(repo: string, hashes: readonly string[]): Promise<FixReference[]> {
@@ -44,7 +44,7 @@ export type FixOrigin = PullRequestFixedIssueTable['origin'];
 
 /**
  * Indexes fix references of a request (the table behind `fixed-issue-ids`, `includes issue`,
- * `fixed in pull request` and `/issues/{id}/pulls`, reference/pulls.md §7): references are
+ * `fixed in pull request` and `/issues/{id}/pulls`, docs/compatibility.md#pull-requests-fixed-issues): references are
  * resolved against the target project (a path counts only for it, an ancestor or a descendant)
  * and stored as the (project, number) they name, so issues created later are found too. `COMMIT`
  * rows accumulate with updates; `TITLE` and `DESCRIPTION` rows are replaced by the current

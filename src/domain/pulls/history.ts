@@ -5,7 +5,7 @@ import { loadReadablePullRequest } from './pull-requests.js';
 
 export type PullRequestChangeRow = Selectable<PullRequestChangeTable>;
 
-/** Get Changes (reference/pulls.md §1 #10): read code; oldest first. */
+/** Get Changes (docs/compatibility.md#pull-requests-endpoints item 10): read code; oldest first. */
 export async function listChanges(ctx: Context, requestId: number): Promise<PullRequestChangeRow[]> {
   await loadReadablePullRequest(ctx, requestId);
   return ctx.db.selectFrom('pullRequestChanges').selectAll().where('requestId', '=', requestId).orderBy('id').execute();

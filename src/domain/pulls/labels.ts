@@ -9,7 +9,7 @@ import { canModifyPullRequest, loadReadablePullRequest, referencedPullRequest } 
 
 export type PullRequestLabelRow = Selectable<PullRequestLabelTable>;
 
-/** Get Labels (reference/pulls.md §1 #2): read code; by id. */
+/** Get Labels (docs/compatibility.md#pull-requests-endpoints item 2): read code; by id. */
 export async function listLabels(ctx: Context, requestId: number): Promise<PullRequestLabelRow[]> {
   await loadReadablePullRequest(ctx, requestId);
   return ctx.db.selectFrom('pullRequestLabels').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
@@ -21,7 +21,7 @@ async function checkModifiable(ctx: Context, pr: PullRequestRow): Promise<void> 
 }
 
 /**
- * `POST /pull-request-labels` (reference/pulls.md §5.1): canModify; the label spec exists (400
+ * `POST /pull-request-labels` (docs/compatibility.md#pull-requests-sub-resources): canModify; the label spec exists (400
  * `Label spec not found: X`); once per request (409). Returns the id.
  */
 export async function createLabel(ctx: Context, data: { requestId: number; specId: number }): Promise<number> {

@@ -24,7 +24,7 @@ function locked<T>(requestId: number, work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Set Title (reference/pulls.md §1 #14): canModify; empty → 400 `Title is required`; no-op when
+ * Set Title (docs/compatibility.md#pull-requests-endpoints item 14): canModify; empty → 400 `Title is required`; no-op when
  * equal; stored truncated to 255 (`...`); records PullRequestTitleChangeData (activity `changed
  * title`).
  */
@@ -45,7 +45,7 @@ export async function setTitle(ctx: Context, requestId: number, text: string): P
 }
 
 /**
- * Set Description (reference/pulls.md §1 #15): canModify; longer than 100,000 characters → 400
+ * Set Description (docs/compatibility.md#pull-requests-endpoints item 15): canModify; longer than 100,000 characters → 400
  * `Description too long`; a blank body clears it; no-op when equal; records
  * PullRequestDescriptionChangeData (minor: no last activity) and the @mentions of the text.
  */
@@ -69,7 +69,7 @@ export async function setDescription(ctx: Context, requestId: number, text: stri
 }
 
 /**
- * Set Merge Strategy (reference/pulls.md §1 #16): canModify; always records
+ * Set Merge Strategy (docs/compatibility.md#pull-requests-endpoints item 16): canModify; always records
  * PullRequestMergeStrategyChangeData (even unchanged, also on closed requests); an open request's
  * preview is recomputed in the background (and on demand when read).
  */
@@ -85,7 +85,7 @@ export async function setMergeStrategy(ctx: Context, requestId: number, strategy
 }
 
 /**
- * Discard (reference/pulls.md §1 #18): canModify; not open → 409 `Pull request already closed`.
+ * Discard (docs/compatibility.md#pull-requests-endpoints item 18): canModify; not open → 409 `Pull request already closed`.
  * Sets DISCARDED (only if still open, so concurrent closes are safe), records
  * PullRequestDiscardData and stores the note as a comment. The preview is kept.
  */
@@ -110,7 +110,7 @@ async function fetchSourceHead(ctx: Context, pr: PullRequestRow, sourceProjectId
 }
 
 /**
- * checkReopen (reference/pulls.md §3.2), first failing rule wins, each a 409: already opened;
+ * checkReopen (docs/compatibility.md#pull-requests-reopen-checks), first failing rule wins, each a 409: already opened;
  * target branch, source project, source branch gone; an effective request exists; source head
  * already in the target branch. Returns the current source head.
  */
@@ -135,7 +135,7 @@ async function checkReopen(ctx: Context, pr: PullRequestRow): Promise<{ sourceHe
 }
 
 /**
- * Reopen (reference/pulls.md §1 #17, §3.2): canModify; every checkReopen rule (409). Sets OPEN
+ * Reopen (docs/compatibility.md#pull-requests-endpoints item 17, docs/compatibility.md#pull-requests-reopen-checks): canModify; every checkReopen rule (409). Sets OPEN
  * (only if still closed; a concurrent reopen of the same change loses on the one-open-request
  * constraint with 409), records PullRequestReopenData, stores the note, and re-checks the request
  * in the background (new update when the source moved, new preview).
@@ -157,7 +157,7 @@ export async function reopenPullRequest(ctx: Context, requestId: number, note: s
 }
 
 /**
- * checkDeleteSourceBranch (reference/pulls.md §3.3), each a 409: not merged; source project or
+ * checkDeleteSourceBranch (docs/compatibility.md#pull-requests-source-branch), each a 409: not merged; source project or
  * branch gone; default branch; no preview; source moved since the merge; other open requests
  * target the branch. Returns the source head.
  */
@@ -179,7 +179,7 @@ async function checkDeleteSourceBranch(ctx: Context, pr: PullRequestRow): Promis
 }
 
 /**
- * Delete Source Branch (reference/pulls.md §1 #20, §3.3): canModify and write code on the source
+ * Delete Source Branch (docs/compatibility.md#pull-requests-endpoints item 20, docs/compatibility.md#pull-requests-source-branch): canModify and write code on the source
  * project; branch protection must not prevent the deletion (409); every checkDeleteSourceBranch
  * rule (409). Deletes the branch by compare-and-swap
  * (a concurrent push → 409), records PullRequestSourceBranchDeleteData (minor), stores the note,
@@ -207,7 +207,7 @@ export async function deleteSourceBranch(ctx: Context, requestId: number, note: 
 }
 
 /**
- * Restore Source Branch (reference/pulls.md §1 #21, §3.4): canModify and write code on the source
+ * Restore Source Branch (docs/compatibility.md#pull-requests-endpoints item 21, docs/compatibility.md#pull-requests-source-branch): canModify and write code on the source
  * project; 409 when the request is open, the source project is gone or the branch exists.
  * Recreates the branch at the latest update head (fetched from the target repository for
  * cross-project requests), records PullRequestSourceBranchRestoreData (minor), stores the note.
@@ -247,7 +247,7 @@ export async function restoreSourceBranch(ctx: Context, requestId: number, note:
 }
 
 /**
- * Delete (reference/pulls.md §1 #22, §3 "Delete"): manage pull requests on the target project.
+ * Delete (docs/compatibility.md#pull-requests-endpoints item 22, docs/compatibility.md#pull-requests-lifecycle "Delete"): manage pull requests on the target project.
  * Removes the request with everything hanging off it (labels, updates, reviews, assignments,
  * comments, changes, watches, mentions, commit and fixed-issue index, and its builds — their
  * params, labels and dependences cascade; running ones notice the missing row and stop) in one

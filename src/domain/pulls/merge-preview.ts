@@ -6,7 +6,7 @@ import { withLock } from './locks.js';
 import { getPullRequestRow, latestUpdate, loadReadablePullRequest, pullRefs } from './pull-requests.js';
 import { strategies } from './strategies/index.js';
 
-/** MergePreview (reference/pulls.md §4); `mergeCommitHash` null = conflicts. */
+/** MergePreview (docs/compatibility.md#pull-requests-merge-strategies-and-preview); `mergeCommitHash` null = conflicts. */
 export interface MergePreview {
   targetHeadCommitHash: string;
   headCommitHash: string;
@@ -31,8 +31,7 @@ export function isPreviewCurrent(preview: MergePreview | null, head: string, tar
 }
 
 /**
- * Returns the request's merge preview, computing and storing it first when stale (CONTRACT.md
- * §8: computed on demand, never "not calculated yet"). Preview commits are made by the system
+ * Returns the request's merge preview, computing and storing it first when stale (docs/compatibility.md#gitloom-differs-improved-behaviour: computed on demand, never "not calculated yet"). Preview commits are made by the system
  * identity with message `Merge preview of pull request #N` and kept alive by
  * `refs/pulls/N/merge`. Returns null when the target branch is gone (the request's commits are
  * unreachable as a merge).
@@ -80,7 +79,7 @@ export async function ensureMergePreview(ctx: Context, pr: PullRequestRow): Prom
 }
 
 /**
- * Get Merge Preview (reference/pulls.md §1 #3 with CONTRACT.md §8): read code; an open request's
+ * Get Merge Preview (docs/compatibility.md#pull-requests-endpoints item 3 with docs/compatibility.md#gitloom-differs-improved-behaviour): read code; an open request's
  * preview is brought up to date in the request; a closed request returns its stored preview.
  * Null (→ 204) only when no preview can exist (target branch gone, or closed without one).
  */

@@ -31,7 +31,7 @@ export interface PreviewState {
 }
 
 /**
- * checkMerge (reference/pulls.md §3.1) without side effects: the first rule the request breaks,
+ * checkMerge (docs/compatibility.md#pull-requests-merge-checks) without side effects: the first rule the request breaks,
  * as the 409 message, or null. In order: closed, in error, target branch gone, conflicts, reviews
  * not all approved, required builds not passed, then the target branch's protection (as it
  * applies to the submitter): a required signature — Gitloom stores no GPG keys, so it can verify
@@ -61,7 +61,7 @@ export async function mergeRefusal(ctx: Context, pr: PullRequestRow, state: Prev
 }
 
 /**
- * The rules of {@link mergeRefusal} on a preview brought up to date first (CONTRACT §8); the
+ * The rules of {@link mergeRefusal} on a preview brought up to date first (docs/compatibility.md#gitloom-differs-improved-behaviour); the
  * caller holds the request's lock.
  *
  * @throws Conflict (409) with the first refusal.
@@ -76,7 +76,7 @@ export async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<Clea
 }
 
 /**
- * The final commit of a merge (reference/pulls.md §4 "Final operation"), made from the current
+ * The final commit of a merge (docs/compatibility.md#pull-requests-merge-strategies-and-preview "Final operation"), made from the current
  * preview by the strategy's `finalize` (src/domain/pulls/strategies/) as the merging user.
  */
 async function finalCommit(ctx: Context, pr: PullRequestRow, preview: CleanPreview, message: string): Promise<string> {
@@ -85,7 +85,7 @@ async function finalCommit(ctx: Context, pr: PullRequestRow, preview: CleanPrevi
 }
 
 /**
- * Merge (reference/pulls.md §1 #19, §3.1, §4): write code on the target project; the body is the
+ * Merge (docs/compatibility.md#pull-requests-endpoints item 19, docs/compatibility.md#pull-requests-merge-checks, docs/compatibility.md#pull-requests-merge-strategies-and-preview): write code on the target project; the body is the
  * commit message (default `Merges pull request #N` + title). Under the request's lock: checks,
  * creates the final commit, then, through the ref-change journal: records the intent (request,
  * expected old target head, new commit), moves the target branch (and `refs/pulls/N/merge`) by

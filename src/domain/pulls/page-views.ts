@@ -1,5 +1,5 @@
 /**
- * What the web UI's pull request pages read (issue 12: `/<project>/~pulls/<number>`, its merge
+ * What the web UI's pull request pages read (`/<project>/~pulls/<number>`, its merge
  * box, `/~pulls/new`): a request by its number in a project, its activity in time order, the
  * state of its merge box and the comparison of two branches before a request is opened. Reads
  * only — every change goes through the functions the API routes call (lifecycle.ts, merge.ts,
@@ -155,7 +155,7 @@ export interface MergeBoxView {
   requiredBuilds: RequiredBuildView[];
   /**
    * Why merging is refused now — the message the merge operation would answer (checkMerge of
-   * reference/pulls.md §3.1, or the missing write permission) — or null when it would go through.
+   * docs/compatibility.md#pull-requests-merge-checks, or the missing write permission) — or null when it would go through.
    */
   blocker: string | null;
   /** The caller may merge (write code on the target project). */
@@ -170,7 +170,7 @@ export interface MergeBoxView {
  * The merge box of a readable request, read without a lock and without a write: the stored
  * preview (an open request's stale one is shown as updating — every change that makes it stale
  * has the journal's worker or the change's own event compute a new one), every merge rule of
- * reference/pulls.md §3.1 as the merge would evaluate them (the first refusal is `blocker`; the
+ * docs/compatibility.md#pull-requests-merge-checks as the merge would evaluate them (the first refusal is `blocker`; the
  * conflict rule waits for a current preview, and the merge computes one itself), the reviews,
  * the required builds of the target branch with their current status, and the conflicting paths
  * of a current preview with conflicts.

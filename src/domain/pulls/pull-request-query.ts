@@ -16,7 +16,7 @@ import {
 } from '../query/compile.js';
 import { buildStatusCondition } from './builds.js';
 
-/** Sortable fields (reference/pulls.md §6); Status sorts by its ordinal OPEN < MERGED < DISCARDED. */
+/** Sortable fields (docs/compatibility.md#pull-requests-query-language); Status sorts by its ordinal OPEN < MERGED < DISCARDED. */
 const SORT_EXPRESSIONS: Record<string, () => ReturnType<typeof sql>> = {
   'Submit Date': () => sql.ref('pullRequests.submitDate'),
   'Last Activity Date': () => sql.ref('pullRequests.lastActivityDate'),
@@ -58,7 +58,7 @@ function commentMatches(ctx: Context, pattern: string) {
   return sql`select request_id from pull_request_comments where id in (${dialectOf(ctx.db).textMatches(PULL_REQUEST_COMMENT_TEXT, pattern)})`;
 }
 
-/** `"Title" contains` / `"Description" contains` (reference/pulls.md §6). */
+/** `"Title" contains` / `"Description" contains` (docs/compatibility.md#pull-requests-query-language). */
 function textContains(ctx: Context, column: 'title' | 'description', pattern: string): Condition {
   return () => sql<SqlBool>`${sql.ref('pullRequests.id')} in (${dialectOf(ctx.db).textMatches(PULL_REQUEST_TEXT, pattern, [column])})`;
 }
@@ -203,17 +203,17 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
 }
 
 /**
- * Compiles a parsed pull request query (reference/pulls.md §6) to a SQL condition over
+ * Compiles a parsed pull request query (docs/compatibility.md#pull-requests-query-language) to a SQL condition over
  * `pull_requests`: names (users, projects, labels, revisions, issues) are resolved first, so the
- * whole query is one statement using the indexes. Throws QuerySyntaxError (400) with the
- * reference's messages.
+ * whole query is one statement using the indexes. Throws QuerySyntaxError (400) with OneDev's
+ * messages.
  */
 export async function compilePullRequestCriteria(ctx: Context, parsed: ParsedQuery): Promise<Condition> {
   return parsed.criteria ? compileCriteria(parsed.criteria, pullRequestLeaf(ctx)) : always;
 }
 
 /**
- * Query Basic Info (reference/pulls.md §1 #12, §6): the pull request query language compiled to
+ * Query Basic Info (docs/compatibility.md#pull-requests-endpoints item 12, docs/compatibility.md#pull-requests-query-language): the pull request query language compiled to
  * one SQL statement over requests whose target project the caller can read code of; default
  * order last activity date descending; ties broken by id descending so pages are stable.
  * `scope.targetProjectId` keeps the requests of one target project (the web UI's project list).

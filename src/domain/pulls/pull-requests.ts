@@ -14,7 +14,7 @@ import { commitFixReferences, indexCommits, indexFixedIssues, indexTextFixedIssu
 import { resetRequiredReviews } from './required-reviewers.js';
 import { enqueueEvent } from '../outbox/events.js';
 
-/** Longest stored title (reference/pulls.md §2). */
+/** Longest stored title (docs/compatibility.md#pull-requests-json). */
 export const MAX_TITLE = 255;
 
 const STRATEGIES: readonly MergeStrategy[] = [
@@ -22,7 +22,7 @@ const STRATEGIES: readonly MergeStrategy[] = [
 ];
 
 /**
- * Reads a merge strategy body (reference/pulls.md §1 #16: a JSON string; the raw name is accepted
+ * Reads a merge strategy body (docs/compatibility.md#pull-requests-endpoints item 16: a JSON string; the raw name is accepted
  * too). Throws 400 `Merge strategy is required` or `Invalid merge strategy: X`.
  */
 export function parseMergeStrategy(text: string): MergeStrategy {
@@ -31,15 +31,15 @@ export function parseMergeStrategy(text: string): MergeStrategy {
   if (!STRATEGIES.includes(name as MergeStrategy)) throw new BadRequest(`Invalid merge strategy: ${name}`);
   return name as MergeStrategy;
 }
-/** Longest description or comment (reference/pulls.md §2, §5). */
+/** Longest description or comment (docs/compatibility.md#pull-requests-json, docs/compatibility.md#pull-requests-sub-entities). */
 export const MAX_DESCRIPTION = 100_000;
 
-/** Truncates a title to 255 characters with `...` (reference/pulls.md §1 #14). */
+/** Truncates a title to 255 characters with `...` (docs/compatibility.md#pull-requests-endpoints item 14). */
 export function truncateTitle(title: string): string {
   return title.length > MAX_TITLE ? `${title.slice(0, MAX_TITLE - 3)}...` : title;
 }
 
-/** PullRequestOpenData (reference/pulls.md §1.1). */
+/** PullRequestOpenData (docs/compatibility.md#pull-requests-opening). */
 export interface PullRequestOpenData {
   targetProjectId: number;
   sourceProjectId: number;
@@ -52,7 +52,7 @@ export interface PullRequestOpenData {
   assigneeIds?: number[];
 }
 
-/** Refs a pull request keeps in its target repository (reference/pulls.md §1.1 step 11). */
+/** Refs a pull request keeps in its target repository (docs/compatibility.md#pull-requests-opening step 6). */
 export const pullRefs = {
   base: (n: number) => `refs/pulls/${n}/base`,
   head: (n: number) => `refs/pulls/${n}/head`,
@@ -86,13 +86,13 @@ export async function loadReadablePullRequest(ctx: Context, requestId: number): 
   return pr;
 }
 
-/** Get Updates (reference/pulls.md §1 #8): read code; the updates of a request, oldest first. */
+/** Get Updates (docs/compatibility.md#pull-requests-endpoints item 8): read code; the updates of a request, oldest first. */
 export async function getUpdates(ctx: Context, requestId: number): Promise<PullRequestUpdateRow[]> {
   const pr = await loadReadablePullRequest(ctx, requestId);
   return listUpdates(ctx.db, pr.id);
 }
 
-/** The updates of a request, oldest first (reference/pulls.md §1 #8), read without a privilege check. */
+/** The updates of a request, oldest first (docs/compatibility.md#pull-requests-endpoints item 8), read without a privilege check. */
 export async function listUpdates(db: Db, requestId: number): Promise<PullRequestUpdateRow[]> {
   return db.selectFrom('pullRequestUpdates').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
 }
@@ -103,9 +103,9 @@ export async function latestUpdate(db: Db, requestId: number): Promise<PullReque
 }
 
 /**
- * The "effective" request for a change (reference/pulls.md §1.1 step 4, §3.2 step 5): an open
+ * The "effective" request for a change (docs/compatibility.md#pull-requests-opening step 3, docs/compatibility.md#pull-requests-reopen-checks step 5): an open
  * request with the same target and source, or a merged one whose preview head is the current
- * source head. Throws Conflict with the reference's message when one exists.
+ * source head. Throws Conflict with OneDev's message when one exists.
  */
 export async function assertNoEffectiveRequest(
   db: Db,
@@ -137,7 +137,7 @@ export async function assertUsersExist(db: Db, ids: number[], what: string): Pro
 }
 
 /**
- * Create (reference/pulls.md §1.1) with CONTRACT.md's statuses: read code on both projects;
+ * Create (docs/compatibility.md#pull-requests-opening) with the statuses of docs/compatibility.md#gitloom-differs-errors: read code on both projects;
  * `Source and target are the same` (400); an open or merged request for the change (409);
  * missing branches (404); `No common base for target and source` (400); `Change already merged`
  * (409). Records the request, its first update, reviews, assignments and watches, and writes
@@ -235,7 +235,7 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
   }
 }
 
-/** Get Basic Info (reference/pulls.md §1 #1): read code on the target project. */
+/** Get Basic Info (docs/compatibility.md#pull-requests-endpoints item 1): read code on the target project. */
 export async function getPullRequest(ctx: Context, requestId: number): Promise<PullRequestRow> {
   return loadReadablePullRequest(ctx, requestId);
 }
@@ -251,7 +251,7 @@ export async function canModifyPullRequest(ctx: Context, pr: PullRequestRow): Pr
 }
 
 /**
- * Loads a request the caller may modify (reference/pulls.md §1 canModify): read code on the
+ * Loads a request the caller may modify (docs/compatibility.md#pull-requests-endpoints canModify): read code on the
  * target project (404/401/403), then submitter, assignee or pull request manager (else 401/403).
  */
 export async function loadModifiablePullRequest(ctx: Context, requestId: number): Promise<PullRequestRow> {
@@ -262,7 +262,7 @@ export async function loadModifiablePullRequest(ctx: Context, requestId: number)
 
 /**
  * The request a sub-resource body refers to (`requestId` of a review, assignment, comment, watch
- * or label): 400 `Pull request not found: X` when it does not exist (CONTRACT.md §8), then read
+ * or label): 400 `Pull request not found: X` when it does not exist (docs/compatibility.md#gitloom-differs-improved-behaviour), then read
  * code on its target project (404/401/403).
  */
 export async function referencedPullRequest(ctx: Context, requestId: number): Promise<PullRequestRow> {

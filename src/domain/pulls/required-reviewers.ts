@@ -49,7 +49,7 @@ export async function requiredReviewerIds(db: Db, pr: PullRequestRow): Promise<n
 }
 
 /**
- * After the source branch was updated (reference/pulls.md §3.5 step 4): reviews of required
+ * After the source branch was updated (docs/compatibility.md#pull-requests-background-check step 4): reviews of required
  * reviewers go back to PENDING (EXCLUDED ones too) and missing required reviewers are added;
  * manually added reviewers keep their status. Runs inside the caller's transaction.
  */

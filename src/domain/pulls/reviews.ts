@@ -12,7 +12,7 @@ import { enqueueEvent } from '../outbox/events.js';
 
 export type PullRequestReviewRow = Selectable<PullRequestReviewTable>;
 
-/** PullRequestReview input (reference/pulls.md §5.1): create needs `requestId` and `userId`. */
+/** PullRequestReview input (docs/compatibility.md#pull-requests-sub-resources): create needs `requestId` and `userId`. */
 export interface ReviewData {
   requestId?: number;
   userId?: number;
@@ -21,7 +21,7 @@ export interface ReviewData {
   statusDate?: string | number;
 }
 
-/** Get Reviews (reference/pulls.md §1 #5): read code; EXCLUDED reviews are left out; by id. */
+/** Get Reviews (docs/compatibility.md#pull-requests-endpoints item 5): read code; EXCLUDED reviews are left out; by id. */
 export async function listReviews(ctx: Context, requestId: number): Promise<PullRequestReviewRow[]> {
   await loadReadablePullRequest(ctx, requestId);
   return ctx.db.selectFrom('pullRequestReviews').selectAll().where('requestId', '=', requestId)
@@ -36,7 +36,7 @@ export async function getReview(ctx: Context, id: number): Promise<PullRequestRe
 }
 
 /**
- * The review rules of reference/pulls.md §5.1 on the merged result: read code; yourself unless
+ * The review rules of docs/compatibility.md#pull-requests-sub-resources on the merged result: read code; yourself unless
  * administrator (401/403); the user exists (400); not the submitter (400 `Pull request submitter
  * can not be reviewer`); the request not merged (409 `Pull request is merged`).
  */
@@ -58,7 +58,7 @@ async function recordStatusChange(ctx: Context, db: Parameters<typeof recordChan
 }
 
 /**
- * `POST /pull-request-reviews` (reference/pulls.md §5.1): adds a review (default PENDING), one per
+ * `POST /pull-request-reviews` (docs/compatibility.md#pull-requests-sub-resources): adds a review (default PENDING), one per
  * user and request (409 `Reviewer already added`). Approving or requesting changes records the
  * change (activity `approved` / `requested for changes`) and re-checks the request. Returns the id.
  */
@@ -83,7 +83,7 @@ export async function createReview(ctx: Context, data: ReviewData): Promise<numb
 }
 
 /**
- * `POST /pull-request-reviews/{id}` (reference/pulls.md §5.1): partial update checked like a
+ * `POST /pull-request-reviews/{id}` (docs/compatibility.md#pull-requests-sub-resources): partial update checked like a
  * create on the merged result; a status change dates the review now and, for approve / request
  * changes, records the change.
  */

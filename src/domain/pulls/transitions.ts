@@ -1,5 +1,5 @@
 /**
- * The pull request state machine (reference/pulls.md §1 #17–#19, §3.5): the only place that moves
+ * The pull request state machine (docs/compatibility.md#pull-requests-endpoints items 17–19, docs/compatibility.md#pull-requests-background-check): the only place that moves
  * a request between OPEN, MERGED and DISCARDED. A transition writes, in the caller's transaction,
  * the status (only from the state it leaves, so concurrent transitions have one winner), the
  * change record, the note, and the PULL_REQUEST outbox event; {@link announceTransition} then
@@ -70,7 +70,7 @@ export async function applyTransition(tx: Db, requestId: number, transition: Tra
 
 /**
  * Fires the in-process event of a committed transition: `pullRequestClosed` (build triggers of
- * reference/builds.md §4) after MERGED or DISCARDED, `pullRequestChanged` (re-check, new preview)
+ * docs/compatibility.md#builds-triggers) after MERGED or DISCARDED, `pullRequestChanged` (re-check, new preview)
  * after OPEN.
  */
 export function announceTransition(ctx: Context, requestId: number, to: Transition['to']): void {

@@ -9,14 +9,14 @@ import { assertUsersExist, loadReadablePullRequest, referencedPullRequest } from
 
 export type PullRequestWatchRow = Selectable<PullRequestWatchTable>;
 
-/** PullRequestWatch input (reference/pulls.md §5): `watching` defaults to false on create. */
+/** PullRequestWatch input (docs/compatibility.md#pull-requests-sub-entities): `watching` defaults to false on create. */
 export interface WatchData {
   requestId?: number;
   userId?: number;
   watching?: boolean;
 }
 
-/** Get Watches (reference/pulls.md §1 #7): read code; by id. */
+/** Get Watches (docs/compatibility.md#pull-requests-endpoints item 7): read code; by id. */
 export async function listWatches(ctx: Context, requestId: number): Promise<PullRequestWatchRow[]> {
   await loadReadablePullRequest(ctx, requestId);
   return ctx.db.selectFrom('pullRequestWatches').selectAll().where('requestId', '=', requestId).orderBy('id').execute();
@@ -39,7 +39,7 @@ async function checkWatch(ctx: Context, requestId: number, userId: number): Prom
 const duplicate = (userId: number) => `User ${userId} already has a watch on this pull request`;
 
 /**
- * `POST /pull-request-watches` (reference/pulls.md §5.1): read code and yourself unless
+ * `POST /pull-request-watches` (docs/compatibility.md#pull-requests-sub-resources): read code and yourself unless
  * administrator; one watch per user and request (409). Returns the id.
  */
 export async function createWatch(ctx: Context, data: WatchData): Promise<number> {

@@ -93,7 +93,7 @@ export function allWords(text: string, word: (w: string) => Condition): Conditio
 
 /**
  * Ids of projects whose path matches an Ant-style pattern (case-insensitive): a LIKE pre-filter
- * in SQL, then the exact pattern in memory (linear-time, CONTRACT §13) when LIKE cannot
+ * in SQL, then the exact pattern in memory (linear-time, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input) when LIKE cannot
  * express it.
  *
  * @throws UserPatternError (400) for a pattern longer than 1,000 characters.
@@ -123,7 +123,7 @@ export function compileOrders(query: ParsedQuery, columns: Record<string, string
 }
 
 /**
- * `project:rev` (`fixed in commit`, `on commit`, reference/comments-issues.md §6.2) → the
+ * `project:rev` (`fixed in commit`, `on commit`, docs/compatibility.md#issues) → the
  * project and the commit the revision names there.
  *
  * @throws QuerySyntaxError when the project is missing or unknown, or the revision names no commit.

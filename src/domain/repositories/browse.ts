@@ -1,5 +1,5 @@
 /**
- * What the web UI's project page (`/<project>`, issue 12) reads from a repository: the default
+ * What the web UI's project page (`/<project>`) reads from a repository: the default
  * branch, its top-level tree, its README and the branch/tag counts, for a project looked up by
  * path with the caller's permissions (src/domain/permissions.ts, the same rule as the API).
  * The code pages read through this module too: a directory or file at a revision (the revision

@@ -1,6 +1,6 @@
 /**
  * The commit query of the repository API (`GET /repositories/{projectId}/commits?query=…&count=N`,
- * CONTRACT.md §9): the query parsed by src/query/commit-query.ts, its revisions, users and dates
+ * docs/compatibility.md#gitloom-differs-additions-to-the-interface): the query parsed by src/query/commit-query.ts, its revisions, users and dates
  * resolved here, and the selection run with `git log` (src/git/commit-log.ts).
  */
 import { BadRequest } from '../../errors.js';

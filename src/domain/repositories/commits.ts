@@ -1,6 +1,6 @@
 /**
  * One commit of a project's repository (OneDev 8.6 RepositoryResource `GET
- * /repositories/{projectId}/commits/{hash}`, CONTRACT.md §9).
+ * /repositories/{projectId}/commits/{hash}`, docs/compatibility.md#gitloom-differs-additions-to-the-interface).
  */
 import { NotFound } from '../../errors.js';
 import { readCommit, resolveCommit, type Commit } from '../../git/repository.js';

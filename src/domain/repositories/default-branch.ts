@@ -1,10 +1,10 @@
-/** The default branch of a project's repository (reference/projects.md §7). */
+/** The default branch of a project's repository (docs/compatibility.md#projects-repository-and-default-branch). */
 import { getDefaultBranch, setDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
 
 /**
- * GET `/repositories/{projectId}/default-branch` (reference/projects.md §7): read code; the
+ * GET `/repositories/{projectId}/default-branch` (docs/compatibility.md#projects-repository-and-default-branch): read code; the
  * branch HEAD points to when it exists, else null (answered 204).
  */
 export async function getRepositoryDefaultBranch(ctx: Context, projectId: number): Promise<string | null> {
@@ -13,7 +13,7 @@ export async function getRepositoryDefaultBranch(ctx: Context, projectId: number
 }
 
 /**
- * POST `/repositories/{projectId}/default-branch` (reference/projects.md §7): write code; the
+ * POST `/repositories/{projectId}/default-branch` (docs/compatibility.md#projects-repository-and-default-branch): write code; the
  * branch must exist (400 `Branch not exist: X`).
  */
 export async function setRepositoryDefaultBranch(ctx: Context, projectId: number, branch: string): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The difference of two commits of a project's repository, as files with hunks and numbered
- * lines, for the web UI's commit, compare and pull request pages (issue 12). `git diff` output
+ * lines, for the web UI's commit, compare and pull request pages. `git diff` output
  * (src/git/diff.ts) is parsed with `parse-diff`; big diffs are capped (bytes read from git,
  * lines per file, lines in total) and say so, so a page stays fast whatever was pushed.
  */

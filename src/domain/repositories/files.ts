@@ -1,6 +1,5 @@
 /**
- * Directories and files of a project's repository (OneDev 8.6 RepositoryResource, CONTRACT.md
- * §9): list a directory, read a file (capped), and commit a file change on a branch made with
+ * Directories and files of a project's repository (OneDev 8.6 RepositoryResource, docs/compatibility.md#gitloom-differs-additions-to-the-interface): list a directory, read a file (capped), and commit a file change on a branch made with
  * plumbing — no work tree — moved by compare-and-swap with the protections and reactions of a
  * push (ref-updates.ts).
  */

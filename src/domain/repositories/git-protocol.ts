@@ -1,6 +1,5 @@
 /**
- * Serving the git smart-HTTP protocol for an authorized repository (ARCHITECTURE.md "Git notes":
- * smart HTTP): which service a request names and the access it needs, the request's content type,
+ * Serving the git smart-HTTP protocol for an authorized repository (docs/architecture.md#git-smart-http): which service a request names and the access it needs, the request's content type,
  * and the streamed exchange with git (src/git/smart-http.ts). The HTTP route
  * (src/http/routes/git-http.ts) matches URLs, authorizes, and sends what these functions return.
  */

@@ -1,5 +1,5 @@
 /**
- * The server side of receive-pack's hooks (ARCHITECTURE.md "The two main flows" #2): installs the
+ * The server side of receive-pack's hooks (docs/architecture.md#a-push): installs the
  * hook program under `<data dir>/hooks`, makes the per-process secret the hooks present, and
  * builds the git environment of one push (hook directory, pack size limit, loopback URL,
  * project, pusher). Every transport that runs receive-pack takes its environment from here.

@@ -27,11 +27,11 @@ export interface RefMove {
  * 1. the branch or tag protection of the project and its ancestors decides with the pre-receive
  *    check's rules and messages (`Can not create this branch`, `Can not delete this tag`,
  *    `Review required for this change. Please submit pull request instead`, commit message
- *    rules, …; reference/projects.md §3) — a refusal is 409 with that message;
+ *    rules, …; docs/compatibility.md#projects-settings) — a refusal is 409 with that message;
  * 2. the ref moves by compare-and-swap from `oldHash` (409 `Ref <ref> has moved` when someone
  *    else moved it first);
  * 3. a created branch becomes the default branch of a repository that had none
- *    (reference/projects.md §7);
+ *    (docs/compatibility.md#projects-repository-and-default-branch);
  * 4. the change is written to the ref-change journal (src/domain/journal/ref-journal.ts), so the
  *    reactions of a push follow.
  * The caller has checked write-code permission.

@@ -1,5 +1,5 @@
 /**
- * Branches and tags of a project's repository (OneDev 8.6 RepositoryResource, CONTRACT.md §9):
+ * Branches and tags of a project's repository (OneDev 8.6 RepositoryResource, docs/compatibility.md#gitloom-differs-additions-to-the-interface):
  * list names, read one, create, delete. Reads need read code; writes need write code and pass
  * the branch and tag protection of pushes (ref-updates.ts).
  */

@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 
-/** Security setting (reference/platform.md §6 defaults). */
+/** Security setting (docs/compatibility.md#platform-first-boot defaults). */
 export interface SecuritySetting {
   enableAnonymousAccess: boolean;
   enableSelfRegister: boolean;

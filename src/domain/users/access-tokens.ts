@@ -10,14 +10,14 @@ export function hashToken(value: string): string {
   return hash('sha256', value, 'hex');
 }
 
-/** A new token value: 40 characters of `[A-Za-z0-9]` from the CSPRNG (CONTRACT.md §5). */
+/** A new token value: 40 characters of `[A-Za-z0-9]` from the CSPRNG (docs/compatibility.md#gitloom-differs-authentication). */
 export function generateTokenValue(): string {
   let value = '';
   for (let i = 0; i < 40; i++) value += ALPHABET[randomInt(ALPHABET.length)];
   return value;
 }
 
-/** Listing shape: the value masked to its first 4 characters + `…` (CONTRACT.md §5). */
+/** Listing shape: the value masked to its first 4 characters + `…` (docs/compatibility.md#gitloom-differs-authentication). */
 export interface AccessTokenInfo {
   /** The token's row id (not on the wire): how the pages name a token whose value is gone. */
   id: number;
@@ -52,7 +52,7 @@ export async function createAccessToken(
 ): Promise<string> {
   const user = await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
-  // the system and unknown users never log in (CONTRACT.md §7), not even by token
+  // the system and unknown users never log in (docs/compatibility.md#gitloom-differs-permissions-and-first-boot), not even by token
   if (user.id < 0) throw new Conflict('This user can not log in');
   const value = generateTokenValue();
   await ctx.db

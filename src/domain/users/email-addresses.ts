@@ -12,7 +12,7 @@ export type EmailAddress = Selectable<EmailAddressTable>;
 
 const USED = 'Email address is already used by another user';
 
-/** Get Email Addresses: administrator or self (reference/users-roles.md §2, §6). */
+/** Get Email Addresses: administrator or self (docs/compatibility.md#users-endpoints, docs/compatibility.md#email-addresses-and-ssh-keys). */
 export async function listEmailAddresses(ctx: Context, userId: number): Promise<EmailAddress[]> {
   await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
@@ -20,7 +20,7 @@ export async function listEmailAddresses(ctx: Context, userId: number): Promise<
 }
 
 /**
- * Adds an email address to a user, as an administrator does (reference/users-roles.md §6): it
+ * Adds an email address to a user, as an administrator does (docs/compatibility.md#email-addresses-and-ssh-keys): it
  * is verified at once, and a user's first address becomes primary and git. Lower-cased, unique
  * across users. Returns its id. Throws Unauthorized/Forbidden for non-administrators, NotFound
  * for an unknown user, BadRequest for a malformed address, Conflict when any user has it.

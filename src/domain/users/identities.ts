@@ -5,7 +5,7 @@ import { SYSTEM_ID } from '../context.js';
 
 /**
  * The git identity of a user: display name (full name, else login name) and the verified git
- * email (reference/pulls.md §3.1: "Merging user must have a verified git email"). Throws
+ * email (docs/compatibility.md#pull-requests-merge-checks: "Merging user must have a verified git email"). Throws
  * Conflict('No verified email for git operations') when the user has none.
  */
 export async function gitIdentity(db: Db, userId: number, date?: Date): Promise<CommitIdentityInput> {

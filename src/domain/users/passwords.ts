@@ -10,7 +10,7 @@ function derive(password: string, salt: Buffer, N: number, r: number, p: number,
 }
 
 /**
- * Hashes a password with scrypt (memory-hard KDF, CONTRACT.md §5).
+ * Hashes a password with scrypt (memory-hard KDF, docs/compatibility.md#gitloom-differs-authentication).
  * Returns `scrypt$N$r$p$<salt b64>$<key b64>`.
  */
 export async function hashPassword(password: string): Promise<string> {

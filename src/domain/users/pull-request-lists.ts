@@ -5,7 +5,7 @@ import { accessibleProjectsCondition } from '../permissions.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
 
 /**
- * A user's pull request reviews, assignments or watches (reference/users-roles.md §2): the user
+ * A user's pull request reviews, assignments or watches (docs/compatibility.md#users-endpoints): the user
  * or an administrator; rows of pull requests whose target project the caller can no longer read
  * are left out (filtered in SQL). Ordered by id. NotFound for an unknown user.
  */

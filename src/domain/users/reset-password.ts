@@ -10,7 +10,7 @@ import { normalizeUserName } from './users.js';
  * Sets a user's password from the command line (`gitloom admin reset-password <login>`): the
  * given one, or a generated one (16 random bytes, base64url). Built-in users without a password
  * (the system and unknown users) cannot get one. Every web session of the user ends with it (an
- * administrator's reset, CONTRACT.md §13); access tokens stay. Returns the password set.
+ * administrator's reset, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input); access tokens stay. Returns the password set.
  *
  * @throws NotFound when no loginable user has that login name (case-insensitive).
  */

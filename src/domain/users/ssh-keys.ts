@@ -12,7 +12,7 @@ const KEY_TYPES = new Set([
 ]);
 
 /**
- * Parses an OpenSSH public key line `<type> <base64> [comment]` (reference/users-roles.md §6):
+ * Parses an OpenSSH public key line `<type> <base64> [comment]` (docs/compatibility.md#email-addresses-and-ssh-keys):
  * the type must be a supported one and the base64 blob must decode and name the same type.
  * Returns the normalized line and its fingerprint `SHA256:<unpadded base64>`; BadRequest
  * `Invalid OpenSSH public key` otherwise.
@@ -39,7 +39,7 @@ export async function listSshKeys(ctx: Context, userId: number) {
 
 /**
  * Add Ssh Key: the key is validated (400) and its fingerprint unique (409). The owner is the
- * path user when the caller is that user or an administrator (reference/users-roles.md §2 binds
+ * path user when the caller is that user or an administrator (docs/compatibility.md#users-endpoints binds
  * it to the caller; an administrator adding for another user gets what the path says).
  */
 export async function addSshKey(ctx: Context, userId: number, text: string): Promise<number> {

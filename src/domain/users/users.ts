@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../access/unique.js';
 import { endUserSessions } from '../auth/sessions.js';
 import { hashPassword } from './passwords.js';
 
-/** The wire shape of a user (reference/users-roles.md §1): id, name, fullName only. */
+/** The wire shape of a user (docs/compatibility.md#users-json-and-names): id, name, fullName only. */
 export type User = Pick<UserRow, 'id' | 'name' | 'fullName'>;
 
 const NAME_PATTERN = /^\w[\w.-]*$/;
@@ -16,7 +16,7 @@ const RESERVED_NAMES = new Set(['new', 'onedev', 'gitloom', 'unknown']);
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 
 /**
- * Validates and normalizes a login name (reference/users-roles.md §1 "Name rule"): ASCII
+ * Validates and normalizes a login name (docs/compatibility.md#users-json-and-names "Name rule"): ASCII
  * `\w[\w-.]*`, not reserved; returns it lower-cased. Throws BadRequest.
  */
 export function normalizeUserName(name: unknown): string {
@@ -34,7 +34,7 @@ export function normalizeEmail(email: unknown): string {
   return email.toLowerCase();
 }
 
-/** Self or administrator; anything else is 401/403 (reference/users-roles.md §2). */
+/** Self or administrator; anything else is 401/403 (docs/compatibility.md#users-endpoints). */
 export function requireSelfOrAdmin(ctx: Context, userId: number): void {
   if (!ctx.actor.isAdmin && ctx.actor.userId !== userId) deny(ctx.actor);
 }
@@ -49,7 +49,7 @@ export async function getUserRow(db: Db, userId: number): Promise<UserRow> {
 }
 
 /**
- * Get My Profile (reference/users-roles.md §2): the caller's own profile as authentication read
+ * Get My Profile (docs/compatibility.md#users-endpoints): the caller's own profile as authentication read
  * it, with no query of its own (a change to any user renews every cached actor). Throws
  * Unauthorized for anonymous.
  */
@@ -58,7 +58,7 @@ export function getMyProfile(ctx: Context): User {
   return { id, name: ctx.actor.name, fullName: ctx.actor.fullName };
 }
 
-/** Get Profile: administrator or self (reference/users-roles.md §2). */
+/** Get Profile: administrator or self (docs/compatibility.md#users-endpoints). */
 export async function getUser(ctx: Context, userId: number): Promise<User> {
   requireSelfOrAdmin(ctx, userId);
   return getUserRow(ctx.db, userId);
@@ -160,7 +160,7 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
 
 /**
  * Set Password: administrator or self; raw text body, must not be empty. Ends the user's web
- * sessions in the same transaction (CONTRACT.md §13): a change by the user keeps only
+ * sessions in the same transaction (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): a change by the user keeps only
  * `currentSession` (the cookie token of the web session it was made from; null from the API), an
  * administrator's reset of another user's password ends them all. Access tokens stay.
  *
@@ -181,7 +181,7 @@ export async function setPassword(ctx: Context, userId: number, password: string
 
 /**
  * Columns holding authors of records that survive their author: on delete they move to the
- * unknown user (reference/users-roles.md §2 "User delete side effects"). Rows owned by the user
+ * unknown user (docs/compatibility.md#users-deletion). Rows owned by the user
  * itself (tokens, emails, authorizations, reviews, watches, …) cascade in the schema.
  */
 export const AUTHORED_COLUMNS: { table: string; column: string }[] = [

@@ -27,10 +27,10 @@ export function credentialsHeader(request: FastifyRequest): string | undefined {
 
 /**
  * Resolves the caller from `Authorization: Basic …` (login name or email + password, or any
- * name + access token) or `Authorization: Bearer <token>` (CONTRACT.md §5; schemes are
+ * name + access token) or `Authorization: Bearer <token>` (docs/compatibility.md#gitloom-differs-authentication; schemes are
  * case-insensitive). Wrong, malformed or incomplete credentials are 401; no credentials mean
  * anonymous; failed password sign-ins are limited per (account, client address) pair, with
- * ceilings per address and per account (429 or a delay, CONTRACT.md §13). Decorates
+ * ceilings per address and per account (429 or a delay, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input). Decorates
  * `request.actor` and `request.ctx`.
  */
 export async function resolveActor(services: Services, request: FastifyRequest): Promise<Actor> {
@@ -80,10 +80,10 @@ export const authPlugin = fp(async (app: FastifyInstance, { services }: { servic
 }, { name: 'auth', dependencies: ['errors'] });
 
 /**
- * The API's anonymous check (reference/platform.md §2): an anonymous POST/DELETE is 401; an
+ * The API's anonymous check (docs/compatibility.md#platform-authentication): an anonymous POST/DELETE is 401; an
  * anonymous GET is 401 unless the security setting allows anonymous access. Register inside
  * the `/~api` scope so unknown routes still answer 404. Routes with `config: { anonymousAccess:
- * true }` are exempt (reference/builds.md §0: `/trigger-job`).
+ * true }` are exempt (docs/compatibility.md#builds-trigger-job: `/trigger-job`).
  */
 export function requireApiAccess(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   // a callback hook: signed-in callers pass without a promise or an extra tick

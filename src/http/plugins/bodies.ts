@@ -4,7 +4,7 @@ import { BadRequest } from '../../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The body is a single string, taken raw whatever the content type (CONTRACT.md §1). */
+    /** The body is a single string, taken raw whatever the content type (docs/compatibility.md#gitloom-differs-mount-and-media-types). */
     textBody?: boolean;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Cross-site requests (CONTRACT.md §13): a browser must never drive the API from another site.
+ * Cross-site requests (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): a browser must never drive the API from another site.
  *
  * - API writes (any method but GET, HEAD and OPTIONS under `/~api`) that a browser marks as coming
  *   from another origin — `Sec-Fetch-Site` other than `same-origin` or `none` (`same-site` is
@@ -13,7 +13,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { Config } from '../../config.js';
 import { Forbidden } from '../../errors.js';
 
-/** The challenge of a 401 (CONTRACT.md §4). */
+/** The challenge of a 401 (docs/compatibility.md#gitloom-differs-errors). */
 export const BASIC_CHALLENGE = 'Basic realm="Gitloom"';
 
 /** Methods that change nothing and are never refused as cross-site. */

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import { errorCode, GitloomError, TooManyRequests } from '../../errors.js';
 import { offerBasicChallenge } from './cross-site.js';
 
-/** An RFC 9457 problem details body with Gitloom's stable `code` (CONTRACT.md §4). */
+/** An RFC 9457 problem details body with Gitloom's stable `code` (docs/compatibility.md#gitloom-differs-errors). */
 export interface Problem {
   type: 'about:blank';
   title: string;
@@ -21,8 +21,8 @@ export function problem(status: number, detail: string, code?: string): Problem 
 }
 
 /**
- * Sends an RFC 9457 problem details body (CONTRACT.md §4) with its stable `code`; a 401 offers
- * Basic authentication to clients that are not browsers (CONTRACT.md §13, see
+ * Sends an RFC 9457 problem details body (docs/compatibility.md#gitloom-differs-errors) with its stable `code`; a 401 offers
+ * Basic authentication to clients that are not browsers (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input, see
  * {@link offerBasicChallenge}).
  */
 export function sendProblem(reply: FastifyReply, status: number, title: string, detail: string, code = errorCode(title)): FastifyReply {
@@ -111,7 +111,7 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     }
     if (error.validation) {
       const detail = validationDetail(error.validation as AjvError[], error.validationContext);
-      // a path id that is not even a number names nothing (reference/platform.md §8 #7)
+      // a path id that is not even a number names nothing (docs/compatibility.md#platform-errors)
       if (error.validationContext === 'params') return sendProblem(reply, 404, 'Not Found', detail);
       return sendProblem(reply, 400, 'Bad Request', detail, 'GITLOOM_ERR_VALIDATION');
     }

@@ -24,7 +24,7 @@ async function requireMetricsAccess(services: Services, request: FastifyRequest)
 }
 
 /**
- * What every completed request adds to the metrics (issue 14), for {@link RequestLog}: a count
+ * What every completed request adds to the metrics, for {@link RequestLog}: a count
  * and duration by method, route pattern (`unmatched` when no route matched) and status; a git
  * smart-HTTP post adds its bytes to the transfer counters (`push` received, `fetch` sent).
  */
@@ -54,7 +54,7 @@ export function requestMetrics(metrics: Metrics): (request: FastifyRequest, repl
 }
 
 /**
- * Operations endpoints (issue 14): `GET /~health/live` (200 while the process serves),
+ * Operations endpoints: `GET /~health/live` (200 while the process serves),
  * `GET /~health/ready` (200 or 503 with each check), `GET /~metrics` (Prometheus text;
  * administrators or `Authorization: Bearer $GITLOOM_METRICS_TOKEN`).
  */

@@ -13,7 +13,7 @@ declare module 'fastify' {
 
 /**
  * Rejects undeclared query parameters with 400 `Unexpected query params: [a, b]`
- * (CONTRACT.md §6, reference/platform.md §2 ParamCheckFilter). Routes with `config: {
+ * (docs/compatibility.md#gitloom-differs-pagination-and-query-parameters, docs/compatibility.md#platform-pagination). Routes with `config: {
  * anyQueryParams: true }` are exempt.
  */
 export const queryParamsPlugin = fp(async (app: FastifyInstance) => {

@@ -41,8 +41,8 @@ const GroupAuthorizationBody = Type.Object({ projectId: Type.Integer(), groupId:
 const NameQuery = { name: Type.Optional(Type.String()) };
 
 /**
- * Roles, groups, user/group authorizations (seed §4.6, reference/users-roles.md §3–§5) and
- * memberships (CONTRACT.md §9).
+ * Roles, groups, user/group authorizations (docs/compatibility.md#roles, docs/compatibility.md#authorizations, docs/compatibility.md#groups-and-memberships) and
+ * memberships (docs/compatibility.md#gitloom-differs-additions-to-the-interface).
  */
 export const accessRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(crudRoutes([

@@ -11,7 +11,7 @@ const BuildParams = Type.Object({ buildId: Type.Integer() });
 const PathParams = Type.Object({ buildId: Type.Integer(), '*': Type.String() });
 
 /**
- * `/~api/artifacts` (seed §4.5, reference/builds.md §6, CONTRACT.md §8). Encapsulated: uploads get
+ * `/~api/artifacts` (docs/compatibility.md#builds-artifacts, docs/compatibility.md#gitloom-differs-improved-behaviour). Encapsulated: uploads get
  * the raw request stream (any content type), written to disk without buffering, at most
  * `GITLOOM_ARTIFACT_MAX_MB` per file (413 `GITLOOM_ERR_ARTIFACT_TOO_LARGE`).
  */
@@ -33,7 +33,7 @@ export const artifactRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/artifacts/:buildId/infos', { schema: { tags, summary: 'Get Artifact Info (root)', params: BuildParams, response: { 200: ArtifactInfoSchema } } }, info);
   app.get('/artifacts/:buildId/infos/*', { schema: { tags, summary: 'Get Artifact Info', params: PathParams, response: { 200: ArtifactInfoSchema } } }, info);
 
-  // never active content of our origin (CONTRACT.md §13): the headers of every user-content download
+  // never active content of our origin (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): the headers of every user-content download
   app.get('/artifacts/:buildId/contents/*', { schema: { tags, summary: 'Download Artifact', params: PathParams } }, async (request, reply) => {
     const file = await downloadArtifact(request.ctx, request.params.buildId, request.params['*'], request.headers.range);
     reply.headers(userContentHeaders(request.params['*'].split('/').pop() ?? '', file.mediaType))

@@ -13,7 +13,7 @@ import { CreatedId, page, PageQuery } from '../schemas/common.js';
 const BuildId = Type.Object({ buildId: Type.Integer() });
 const tags = ['Build'];
 
-/** `/~api/builds` (seed §4.4, reference/builds.md §1), and the build log. */
+/** `/~api/builds` (docs/compatibility.md#builds-endpoints), and the build log. */
 export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/builds/:buildId', { schema: { tags, summary: 'Get Basic Info', params: BuildId, response: { 200: BuildSchema } } },
     async (request) => toWireBuild(await getBuild(request.ctx, request.params.buildId)));

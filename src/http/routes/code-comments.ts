@@ -36,7 +36,7 @@ const date = (value: string | number | undefined, field: string) => (value === u
 const CommentId = Type.Object({ commentId: Type.Integer() });
 const ReplyId = Type.Object({ replyId: Type.Integer() });
 
-/** `/~api/code-comments` (seed §4.7, reference/comments-issues.md §1) and `/code-comment-replies` (§2). */
+/** `/~api/code-comments` (docs/compatibility.md#code-comments) and `/code-comment-replies` (docs/compatibility.md#code-comment-replies). */
 export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['Code Comment'];
   app.get('/code-comments/:commentId', { schema: { tags, summary: 'Get Basic Info', params: CommentId, response: { 200: CodeCommentSchema } } },

@@ -38,7 +38,7 @@ const PostReceiveBody = Type.Object({
  * activated through `core.hooksPath` in git's environment), which asks
  * `POST /~internal/hooks/pre-receive` — guarded by a per-process secret — to enforce branch and
  * tag protection and to keep every ref outside `refs/heads/*` and `refs/tags/*` the server's
- * (ARCHITECTURE.md "The two main flows" #2, CONTRACT §13), and the post-receive hook, which
+ * (docs/architecture.md#a-push, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input), and the post-receive hook, which
  * reports the exact ref changes and the pusher to `POST /~internal/hooks/post-receive`: they are
  * written to the ref-change journal before the push returns. The push environment also caps the
  * pack at `GITLOOM_PUSH_MAX_MB` (src/domain/repositories/push-hooks.ts). The receive-pack body is

@@ -1,5 +1,5 @@
 /**
- * Git smart HTTP routes (CONTRACT.md §1: git at `/<project path>` and `/<project path>.git`):
+ * Git smart HTTP routes (docs/compatibility.md#gitloom-differs-mount-and-media-types: git at `/<project path>` and `/<project path>.git`):
  * `GET …/info/refs?service=…`, `POST …/git-upload-pack`, `POST …/git-receive-pack`, for nested
  * project paths such as `group/sub/app`. The plugin knows nothing about the database: the caller
  * supplies `resolveRepository` (authentication, permission, path → repository, and the hook
@@ -31,7 +31,7 @@ export interface GitHttpPluginOptions {
    * Authenticates the request and maps a project path (`group/app`, without `.git`) to its
    * repository. `access` is `write` for receive-pack (push), `read` for upload-pack (fetch/clone).
    * Throws NotFound (unknown or invisible project), Unauthorized (credentials needed; answered
-   * with `WWW-Authenticate: Basic realm="Gitloom"` unless a browser asked, CONTRACT.md §13) or
+   * with `WWW-Authenticate: Basic realm="Gitloom"` unless a browser asked, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input) or
    * Forbidden.
    */
   resolveRepository(request: FastifyRequest, projectPath: string, access: 'read' | 'write'): Promise<ResolvedRepository>;
@@ -92,7 +92,7 @@ function send(reply: FastifyReply, res: GitProtocolResponse): FastifyReply {
  *
  * @param app the (encapsulated) Fastify instance.
  * @param opts `resolveRepository`.
- * @see ARCHITECTURE.md "Git notes" (smart HTTP), reference/projects.md §7 (default branch)
+ * @see docs/architecture.md#git-smart-http, docs/compatibility.md#projects-repository-and-default-branch (default branch)
  * @example await app.register(gitHttpPlugin, { resolveRepository });
  */
 export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOptions): Promise<void> {

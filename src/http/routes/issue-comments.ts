@@ -42,7 +42,7 @@ const watches: CrudResource<Parameters<typeof toWireIssueWatch>[0], typeof Watch
   delete: deleteIssueWatch,
 };
 
-/** `/~api/issue-comments`, `/issue-watches` (seed §4.6) and `/issue-votes` (CONTRACT.md §9; reference/comments-issues.md §3–§4). */
+/** `/~api/issue-comments`, `/issue-watches` (docs/compatibility.md#issue-watches-and-votes) and `/issue-votes` (docs/compatibility.md#gitloom-differs-additions-to-the-interface; docs/compatibility.md#issue-comments, docs/compatibility.md#issue-watches-and-votes). */
 export const issueCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(crudRoutes([comments, watches] as CrudResource<any, TObject, TObject>[]));
 

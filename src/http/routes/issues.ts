@@ -21,7 +21,7 @@ const IssueId = Type.Object({ issueId: Type.Integer() });
 const tags = ['Issue'];
 const FieldValues = Type.Record(Type.String(), Nullable(Type.Union([Type.String(), Type.Array(Type.String())])));
 
-/** `/~api/issues` (CONTRACT.md §9, reference/comments-issues.md §6.2). */
+/** `/~api/issues` (docs/compatibility.md#gitloom-differs-additions-to-the-interface, docs/compatibility.md#issues). */
 export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const wire = (row: Parameters<typeof toWireIssue>[0]) => toWireIssue(row, stateOrdinal(row.state));
 

@@ -13,7 +13,7 @@ const JobRunOnPullRequest = Type.Object({
   '@type': Type.Literal('JobRunOnPullRequest'), pullRequestId: Type.Integer(), jobName: Type.String(), params: Params, reason: Type.String(),
 }, { additionalProperties: false });
 
-/** `/~api/job-runs` (reference/builds.md §4, CONTRACT.md §9): run, rebuild, cancel. */
+/** `/~api/job-runs` (docs/compatibility.md#builds-creating-builds, docs/compatibility.md#gitloom-differs-additions-to-the-interface): run, rebuild, cancel. */
 export const jobRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/job-runs', {
     schema: { tags, summary: 'Run Build', body: Type.Union([JobRunOnCommit, JobRunOnPullRequest]), response: { 200: CreatedId } },

@@ -27,7 +27,7 @@ function milestoneData(body: MilestoneBodyType): MilestoneData {
   return { ...body, startDate: date(body.startDate, 'startDate'), dueDate: date(body.dueDate, 'dueDate') };
 }
 
-/** Label specs and milestones (seed §4.6, reference/projects.md §5–§6) and project labels. */
+/** Label specs and milestones (docs/compatibility.md#projects-milestones, docs/compatibility.md#projects-labels) and project labels. */
 export const labelMilestoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(crudRoutes([
     {

@@ -11,7 +11,7 @@ import { crudRoutes, type CrudResource } from '../crud.js';
 
 const QueryInput = Type.Object({ name: Type.String(), query: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false });
 
-/** The five personalization resources of seed §4.6 (reference/users-roles.md §7). */
+/** The five personalization resources (docs/compatibility.md#query-personalizations). */
 const KINDS: { kind: PersonalizationKind; tag: string; collection: string; extra: 'queryWatches' | 'querySubscriptions' | null }[] = [
   { kind: 'issue', tag: 'Issue Query Personalization', collection: '/issue-query-personalizations', extra: 'queryWatches' },
   { kind: 'pullRequest', tag: 'Pull Request Query Personalization', collection: '/pull-request-query-personalizations', extra: 'queryWatches' },
@@ -38,7 +38,7 @@ function resource(entry: (typeof KINDS)[number]): CrudResource<Personalization, 
   };
 }
 
-/** `/~api/{issue,pull-request,build,commit,code-comment}-query-personalizations` (seed §4.6). */
+/** `/~api/{issue,pull-request,build,commit,code-comment}-query-personalizations` (docs/compatibility.md#query-personalizations). */
 export const personalizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(crudRoutes(KINDS.map(resource)));
 };

@@ -17,7 +17,7 @@ import { Nullable, page, PageQuery } from '../schemas/common.js';
 const ProjectId = Type.Object({ projectId: Type.Integer() });
 const tags = ['Project'];
 
-/** ProjectSetting body (reference/projects.md §3): known parts only; their insides are checked by the domain. */
+/** ProjectSetting body (docs/compatibility.md#projects-settings): known parts only; their insides are checked by the domain. */
 const SettingBody = Type.Object({
   serviceDeskName: Type.Optional(Nullable(Type.String())),
   branchProtections: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
@@ -32,7 +32,7 @@ const SettingBody = Type.Object({
 }, { additionalProperties: false });
 
 /**
- * The project sub-resources of seed §4.3 beyond basic info (reference/projects.md §2 #4–#8,
+ * The project sub-resources beyond basic info (docs/compatibility.md#projects-endpoints items 4–8,
  * #10, #11, #14): setting, forks, authorizations, labels, milestones, top contributors.
  */
 export const projectSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -22,7 +22,7 @@ const ProjectBody = Type.Object({
   codeAnalysisSetting: Type.Optional(Type.Partial(CodeAnalysisSettingSchema)),
 }, { additionalProperties: false });
 
-/** `/~api/projects` (seed §4.3, reference/projects.md §2). */
+/** `/~api/projects` (docs/compatibility.md#projects-endpoints). */
 export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/projects/:projectId', { schema: { tags, summary: 'Get Basic Info', params: ProjectId, response: { 200: ProjectSchema } } },
     async (request) => toWireProject(await getProject(request.ctx, request.params.projectId)));

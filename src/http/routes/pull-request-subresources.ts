@@ -19,9 +19,9 @@ const WatchFields = { requestId: Type.Integer(), userId: Type.Integer(), watchin
 const closed = { additionalProperties: false } as const;
 
 /**
- * The pull request sub-resources (CONTRACT.md §9, reference/pulls.md §5.1): reviews (get,
+ * The pull request sub-resources (docs/compatibility.md#gitloom-differs-additions-to-the-interface, docs/compatibility.md#pull-requests-sub-resources): reviews (get,
  * create, update), assignments (get, create, delete), labels (create, delete), and the standard
- * resources of seed §4.6 — comments and watches — through the CRUD factory.
+ * resources — comments and watches — through the CRUD factory.
  */
 export const pullRequestSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(crudRoutes([

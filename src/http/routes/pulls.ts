@@ -30,7 +30,7 @@ import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/commo
 const RequestId = Type.Object({ requestId: Type.Integer() });
 const tags = ['Pull Request'];
 
-/** `/~api/pulls` (seed §4.2, reference/pulls.md §1): the 22 pull request operations. */
+/** `/~api/pulls` (docs/compatibility.md#pull-requests-endpoints): the 22 pull request operations. */
 export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/pulls/:requestId', { schema: { tags, summary: 'Get Basic Info', params: RequestId, response: { 200: PullRequestSchema } } },
     async (request) => toWirePullRequest(await getPullRequest(request.ctx, request.params.requestId)));

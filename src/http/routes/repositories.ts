@@ -27,8 +27,8 @@ const REF_KINDS = [
 const CommitsQuery = Type.Object({ query: Type.Optional(Type.String()), count: Type.Optional(Type.Integer({ minimum: 0, default: 100 })) });
 
 /**
- * `/repositories/{projectId}/…` (OneDev 8.6 RepositoryResource, reference/projects.md §7,
- * CONTRACT.md §9): default branch, branches, tags, commits, directories and files.
+ * `/repositories/{projectId}/…` (OneDev 8.6 RepositoryResource, docs/compatibility.md#projects-repository-and-default-branch,
+ * docs/compatibility.md#gitloom-differs-additions-to-the-interface): default branch, branches, tags, commits, directories and files.
  */
 export const repositoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/repositories/:projectId/default-branch', { schema: { tags, summary: 'Get Default Branch', params: ProjectId } }, async (request, reply) => {

@@ -13,7 +13,7 @@ const SecuritySettingSchema = Type.Object({
 }, { additionalProperties: false });
 const tags = ['Setting'];
 
-/** `/~api/settings/security`: the security setting (administrators; reference/platform.md §6). */
+/** `/~api/settings/security`: the security setting (administrators; docs/compatibility.md#platform-first-boot). */
 export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/settings/security', { schema: { tags, summary: 'Get Security Setting', response: { 200: SecuritySettingSchema } } }, async (request) => {
     requireAdmin(request.actor);

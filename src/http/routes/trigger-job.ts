@@ -14,7 +14,7 @@ function single(value: string | string[] | undefined): string | undefined {
 }
 
 /**
- * `/~api/trigger-job` (reference/builds.md §1 TriggerJobResource): GET or POST, everything in the
+ * `/~api/trigger-job` (docs/compatibility.md#builds-trigger-job): GET or POST, everything in the
  * query string, any body ignored. No anonymous check (the token is in the query) and no
  * unknown-query-param check (extra params are job params); missing `project`, `job` or
  * `access-token` is 400 `Missing query params: [..]`.

@@ -22,7 +22,7 @@ const PERSONALIZATION_LISTS: { path: string; kind: PersonalizationKind; summary:
   { path: 'pull-request', kind: 'pullRequest', summary: 'Get Project Pull Request Query Personalizations', schema: WatchedPersonalizationSchema },
 ];
 
-/** The conversation parts of `/~api/users/{userId}` (seed §4.1, reference/users-roles.md §2). */
+/** The conversation parts of `/~api/users/{userId}` (docs/compatibility.md#users-endpoints). */
 export const userConversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/users/:userId/issue-votes', { schema: { tags, summary: 'Get Issue Votes', params: UserId, response: { 200: Type.Array(IssueVoteSchema) } } },
     async (request) => (await listUserIssueVotes(request.ctx, request.params.userId)).map(toWireIssueVote));

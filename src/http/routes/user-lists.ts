@@ -15,7 +15,7 @@ import { CreatedId, TextBody } from '../schemas/common.js';
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
 
-/** The per-user lists of seed §4.1 (reference/users-roles.md §2) and `/ssh-keys/{id}`. */
+/** The per-user lists (docs/compatibility.md#users-endpoints) and `/ssh-keys/{id}`. */
 export const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/users/:userId/authorizations', { schema: { tags, summary: 'Get Authorizations', params: UserId, response: { 200: Type.Array(UserAuthorizationSchema) } } },
     async (request) => (await userAuthorizations(request.ctx, request.params.userId)).map(toWireUserAuthorization));

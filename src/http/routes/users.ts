@@ -11,7 +11,7 @@ import { CreatedId, InputDate, Nullable, page, PageQuery, TextBody } from '../sc
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
 
-/** `/~api/users` (seed §4.1, reference/users-roles.md §2). */
+/** `/~api/users` (docs/compatibility.md#users-endpoints). */
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/users/me', { schema: { tags, summary: 'Get My Profile', response: { 200: UserSchema } } }, async (request) =>
     toWireUser(getMyProfile(request.ctx)));

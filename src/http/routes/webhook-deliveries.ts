@@ -7,7 +7,7 @@ import { CreatedId, page, PageQuery } from '../schemas/common.js';
 const tags = ['Webhook Delivery'];
 
 /**
- * Webhook deliveries (CONTRACT.md §12): the list of a project's deliveries with their attempts,
+ * Webhook deliveries (docs/compatibility.md#gitloom-differs-webhooks-and-notifications): the list of a project's deliveries with their attempts,
  * and redelivery. Both need the manage-project privilege.
  */
 export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -11,7 +11,7 @@ export const IdParams = <K extends string>(name: K) =>
   Type.Object({ [name]: Type.Integer() } as { [P in K]: ReturnType<typeof Type.Integer> });
 
 /**
- * `offset` and `count` (CONTRACT.md §6): defaults 0 and 100, count at most 100; offset bounded
+ * `offset` and `count` (docs/compatibility.md#gitloom-differs-pagination-and-query-parameters): defaults 0 and 100, count at most 100; offset bounded
  * to int32 like every integer (schemas/validation.ts).
  */
 export const PageQuery = {
@@ -30,7 +30,7 @@ export function page(query: { offset?: number; count?: number }): { offset: numb
 export const CreatedId = Type.Integer({ description: 'id of the created entity' });
 
 /**
- * Body of a text operation (CONTRACT.md §1): raw text of any content type; a request without a
+ * Body of a text operation (docs/compatibility.md#gitloom-differs-mount-and-media-types): raw text of any content type; a request without a
  * body at all (no content type, nothing sent) arrives as null and reads as the empty string.
  */
 export const TextBody = Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'raw text' }));

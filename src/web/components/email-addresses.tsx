@@ -51,7 +51,7 @@ export function EmailAddressList({ page, base, emails }: { page: PageContext; ba
 /**
  * Carries out a posted `<base>/email-addresses/:op` of {@link EmailAddressList} for user `userId`.
  *
- * @throws NotFound for an unknown op; the domain's errors (reference/users-roles.md §6).
+ * @throws NotFound for an unknown op; the domain's errors (docs/compatibility.md#email-addresses-and-ssh-keys).
  */
 export async function emailAddressChange(page: PageContext, userId: number): Promise<void> {
   const op = page.params.op;

@@ -1,5 +1,5 @@
 /**
- * The dashboard `/` of a signed-in user (issue 12 "URLs"): their projects, pull requests to
+ * The dashboard `/` of a signed-in user (docs/compatibility.md#gitloom-differs-web-ui): their projects, pull requests to
  * review, their own open requests and recent builds, through the API's query functions
  * (the same languages as `/~api/projects?query=…`, `/~api/pulls?query=…`, `/~api/builds?query=…`).
  */

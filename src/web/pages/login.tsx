@@ -1,5 +1,5 @@
 /**
- * Sign-in and sign-out (issue 12 "Sessions"): `/~login` checks the credentials with the API's
+ * Sign-in and sign-out (docs/compatibility.md#gitloom-differs-web-ui): `/~login` checks the credentials with the API's
  * authentication ({@link authenticateBasic}: login name or email + password, or an access token
  * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
  */
@@ -48,7 +48,7 @@ export const loginPages: PageModule = {
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {
           if (!(error instanceof GitloomError) || error.status >= 500) throw error;
-          // the status, `Retry-After` and message of the API's problem (CONTRACT.md §13)
+          // the status, `Retry-After` and message of the API's problem (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)
           page.reply.code(error.status);
           if (error instanceof TooManyRequests) page.reply.header('Retry-After', String(error.retryAfter));
           return <LoginPage page={page} name={name} error={error.message} />;

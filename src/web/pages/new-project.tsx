@@ -1,7 +1,7 @@
 /**
  * `/~projects/new` (create a project) and `/<project>/~fork` (fork one: a new project holding
  * every branch and tag of its origin), through the function of the API's Create route
- * (reference/projects.md §2 #12, seed §4.3 `forkedFromId`). Both lead to the new project's page.
+ * (docs/compatibility.md#projects-endpoints item 12, `forkedFromId`). Both lead to the new project's page.
  */
 import { deny } from '../../domain/permissions.js';
 import { createProject, getProject } from '../../domain/projects/projects.js';

@@ -1,4 +1,4 @@
-/** The merge strategies by name (reference/pulls.md §4): one file each. */
+/** The merge strategies by name (docs/compatibility.md#pull-requests-merge-strategies-and-preview): one file each. */
 import type { MergeStrategy } from '../../../db/schema.js';
 import { mergeCommit } from './merge-commit.js';
 import { mergeCommitIfNecessary } from './merge-commit-if-necessary.js';

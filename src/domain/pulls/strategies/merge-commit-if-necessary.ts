@@ -1,5 +1,5 @@
 /**
- * CREATE_MERGE_COMMIT_IF_NECESSARY (reference/pulls.md §4): the request head itself (a
+ * CREATE_MERGE_COMMIT_IF_NECESSARY (docs/compatibility.md#pull-requests-merge-strategies-and-preview): the request head itself (a
  * fast-forward) when the target head is its ancestor, else a merge commit.
  */
 import { isAncestor } from '../../../git/repository.js';

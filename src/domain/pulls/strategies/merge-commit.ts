@@ -1,4 +1,4 @@
-/** CREATE_MERGE_COMMIT (reference/pulls.md §4): always a two-parent commit (target head, request head). */
+/** CREATE_MERGE_COMMIT (docs/compatibility.md#pull-requests-merge-strategies-and-preview): always a two-parent commit (target head, request head). */
 import { commitTree, mergeTree } from '../../../git/repository.js';
 import type { Strategy } from './strategy.js';
 

@@ -1,5 +1,5 @@
 /**
- * REBASE_SOURCE_BRANCH_COMMITS (reference/pulls.md §4): the request's non-merge commits replayed
+ * REBASE_SOURCE_BRANCH_COMMITS (docs/compatibility.md#pull-requests-merge-strategies-and-preview): the request's non-merge commits replayed
  * on the target head, parents before children whatever the commit dates (as `git rebase`).
  */
 import { commitTree, readCommits, rebaseCommits, revList } from '../../../git/repository.js';

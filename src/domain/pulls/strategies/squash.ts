@@ -1,5 +1,5 @@
 /**
- * SQUASH_SOURCE_BRANCH_COMMITS (reference/pulls.md §4): one commit on the target head with the
+ * SQUASH_SOURCE_BRANCH_COMMITS (docs/compatibility.md#pull-requests-merge-strategies-and-preview): one commit on the target head with the
  * merged tree, authored by the submitter.
  */
 import { commitTree, mergeTree, readCommit } from '../../../git/repository.js';

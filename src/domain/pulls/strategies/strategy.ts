@@ -1,5 +1,5 @@
 /**
- * What every merge strategy provides (reference/pulls.md §4 table; one file each, as Gitea's
+ * What every merge strategy provides (docs/compatibility.md#pull-requests-merge-strategies-and-preview table; one file each, as Gitea's
  * merge_merge.go, merge_squash.go, merge_rebase.go): a preview, made without moving any ref, and
  * the final commit of a merge made from that preview.
  */

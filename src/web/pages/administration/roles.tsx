@@ -1,6 +1,6 @@
 /**
  * `/~administration/roles`: the roles, a new role form and a role's page with its privileges —
- * the fields of the API's Role (reference/users-roles.md §3): project, pull request, code
+ * the fields of the API's Role (docs/compatibility.md#roles): project, pull request, code
  * comment, code, issue and build privileges, the editable issue fields and the job privileges
  * (one row each; a row with empty job names is dropped, a blank row adds one) — saved and
  * deleted through the domain functions of `/~api/roles`.
@@ -15,7 +15,7 @@ import { redirect, type PageContext, type PageModule, type PageResult } from '..
 /** Most roles listed (the API's page size). */
 const LIMIT = 100;
 
-/** The boolean privileges of a role, in the reference's order, with their labels. */
+/** The boolean privileges of a role, in OneDev's order, with their labels. */
 const FLAGS = [
   ['manageProject', 'Manage project (everything on the project and its children)'],
   ['createChildren', 'Create child projects'],

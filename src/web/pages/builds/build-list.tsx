@@ -1,6 +1,6 @@
 /**
- * The builds lists (issue 12 "URLs"): `/<project>/~builds` and `/~builds` across projects, paged,
- * filtered by the build query language (reference/builds.md §7, the same function as
+ * The builds lists (docs/compatibility.md#gitloom-differs-web-ui): `/<project>/~builds` and `/~builds` across projects, paged,
+ * filtered by the build query language (docs/compatibility.md#builds-query-language, the same function as
  * `GET /~api/builds?query=…`), and on a project's list the "Run job" control: one form per job of
  * the default branch's build spec the visitor may run, posting to `/<project>/~builds/run`, which
  * calls the domain function behind `POST /~api/job-runs` ({@link runJob}).

@@ -1,5 +1,5 @@
 /**
- * `/<project>/~builds/<number>` (issue 12 "URLs"): a build's status, job, ref, commit, params,
+ * `/<project>/~builds/<number>` (docs/compatibility.md#gitloom-differs-web-ui): a build's status, job, ref, commit, params,
  * timing, its log — followed live by the client module build-log.js while the build runs; the
  * log so far and a refresh link without JavaScript —, its artifacts with download links, and
  * cancel/rebuild buttons for callers with RunJob. Also the raw routes of the page:

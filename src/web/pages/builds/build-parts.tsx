@@ -7,7 +7,7 @@ import type { queryBuilds } from '../../../domain/builds/build-query.js';
 /** A build row as the domain's queries return it. */
 export type Build = Awaited<ReturnType<typeof queryBuilds>>[number];
 
-/** Whether a status is final (reference/builds.md §3). */
+/** Whether a status is final (docs/compatibility.md#builds-lifecycle). */
 export function isFinished(status: Build['status']): boolean {
   return status === 'SUCCESSFUL' || status === 'FAILED' || status === 'CANCELLED' || status === 'TIMED_OUT';
 }

@@ -1,5 +1,5 @@
 /**
- * The build pages (issue 12 "URLs"): `/~builds`, `/<project>/~builds` with the "Run job" control,
+ * The build pages (docs/compatibility.md#gitloom-differs-web-ui): `/~builds`, `/<project>/~builds` with the "Run job" control,
  * and `/<project>/~builds/<number>` with its live log, artifact downloads, cancel and rebuild.
  */
 import type { PageModule } from '../../page.js';

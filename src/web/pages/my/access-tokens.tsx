@@ -2,7 +2,7 @@
  * `/~my/access-tokens`: the signed-in user's access tokens, listed masked (first 4 characters +
  * `…`, as `GET /~api/users/{id}/access-tokens`), a create form whose answer shows the new value
  * once — it is stored hashed and never shown again — and a delete button per token
- * (CONTRACT.md §5).
+ * (docs/compatibility.md#gitloom-differs-authentication).
  */
 import { createAccessToken, deleteAccessTokenById, listAccessTokens } from '../../../domain/users/access-tokens.js';
 import { BadRequest } from '../../../errors.js';

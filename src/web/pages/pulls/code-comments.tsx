@@ -1,6 +1,6 @@
 /**
  * `/<project>/~pulls/<number>/code-comments`: the request's code comments, filtered by the code
- * comment query language (reference/comments-issues.md §1.3, as `GET /~api/code-comments?
+ * comment query language (docs/compatibility.md#code-comments-query-language, as `GET /~api/code-comments?
  * pullRequestId=…&query=…`), newest activity first, paged; each links to its place on the
  * changes tab.
  */

@@ -1,5 +1,5 @@
 /**
- * The pull request pages (issue 12): `/~pulls`, `/<project>/~pulls`, `/<project>/~pulls/new`,
+ * The pull request pages (docs/compatibility.md#gitloom-differs-web-ui): `/~pulls`, `/<project>/~pulls`, `/<project>/~pulls/new`,
  * `/<project>/~pulls/<number>` with its actions, its `/changes` tab with inline code comments and
  * its `/code-comments` list.
  */

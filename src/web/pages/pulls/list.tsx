@@ -1,7 +1,7 @@
 import type { VNode } from 'preact';
 /**
  * `/<project>/~pulls` and `/~pulls`: pull requests filtered by the pull request query language
- * (reference/pulls.md §6, the API's `GET /~api/pulls?query=…`), newest activity first, paged.
+ * (docs/compatibility.md#pull-requests-query-language, the API's `GET /~api/pulls?query=…`), newest activity first, paged.
  * Without a query the open requests are listed.
  */
 import { projectPaths, userNames, type PullRequestRow } from '../../../domain/pulls/page-views.js';

@@ -1,5 +1,5 @@
 /**
- * The merge box of `/<project>/~pulls/<number>` (issue 12): the merge strategy, the preview's
+ * The merge box of `/<project>/~pulls/<number>` (docs/compatibility.md#gitloom-differs-web-ui): the merge strategy, the preview's
  * state and conflicts, the reviews and required builds with their status, the merge button —
  * disabled with the reason the merge operation would give — and discard / reopen / delete or
  * restore the source branch, each a form posting to the action the API route calls.
@@ -10,7 +10,7 @@ import { PostForm } from '../../components/forms.js';
 import type { ProjectPageContext } from '../../page.js';
 import { pullUrl, Select, TextArea } from './shared.js';
 
-/** The merge strategies with their display names (reference/pulls.md §4). */
+/** The merge strategies with their display names (docs/compatibility.md#pull-requests-merge-strategies-and-preview). */
 export const STRATEGY_LABELS: Record<MergeStrategy, string> = {
   CREATE_MERGE_COMMIT: 'Create merge commit',
   CREATE_MERGE_COMMIT_IF_NECESSARY: 'Create merge commit if necessary',

@@ -2,7 +2,7 @@
  * `/<project>/~pulls/new`: choose the target branch (of this project) and the source branch (of
  * this project or one of its forks), see the commits and the diff the request would bring, then
  * give a title and description and open it with the API's create function (`POST /~api/pulls`,
- * reference/pulls.md §1.1) and its messages.
+ * docs/compatibility.md#pull-requests-opening) and its messages.
  */
 import type { VNode } from 'preact';
 import { projectForks } from '../../../domain/projects/forks.js';

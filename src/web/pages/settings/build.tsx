@@ -1,6 +1,5 @@
 /**
- * `/<project>/~settings/build`: the project's job secrets and job properties (reference/projects.md
- * §3 `buildSetting`), saved through the function of the API's Update Setting route. A secret's
+ * `/<project>/~settings/build`: the project's job secrets and job properties (docs/compatibility.md#projects-settings `buildSetting`), saved through the function of the API's Update Setting route. A secret's
  * value is write-only here: never shown back, replaced only when a new one is typed.
  */
 import { getProjectSetting, updateProjectSetting } from '../../../domain/projects/settings.js';

@@ -1,7 +1,7 @@
 /**
  * `/<project>/~settings`: the project's name, description, parent (moving the project), default
  * role and default branch, a link to fork it, and its deletion — through the functions of the
- * API's Update Basic Info, default-branch and Delete routes (reference/projects.md §2 #13, #15, §7).
+ * API's Update Basic Info, default-branch and Delete routes (docs/compatibility.md#projects-endpoints items 13, 15, docs/compatibility.md#projects-repository-and-default-branch).
  */
 import { deleteProject, getProject, updateProject } from '../../../domain/projects/projects.js';
 import { grantableRoles } from '../../../domain/projects/settings-views.js';

@@ -2,7 +2,7 @@
  * `/<project>/~settings/labels` (the label specs put on the project: add, remove) and
  * `/<project>/~settings/milestones` (the project's own milestones: create, edit, close, delete),
  * through the functions of the API's `/project-labels` and `/milestones` routes
- * (reference/projects.md §5, §6).
+ * (docs/compatibility.md#projects-milestones, docs/compatibility.md#projects-labels).
  */
 import { deny } from '../../../domain/permissions.js';
 import { createProjectLabel, deleteProjectLabel } from '../../../domain/projects/labels.js';

@@ -1,7 +1,7 @@
 /**
  * `/<project>/~settings/members`: the user authorizations of the project (add a user with a
  * role, change the role, remove) and, for administrators, its group authorizations — through the functions of the
- * API's `/user-authorizations` and `/group-authorizations` routes (reference/users-roles.md §4).
+ * API's `/user-authorizations` and `/group-authorizations` routes (docs/compatibility.md#authorizations).
  */
 import {
   createGroupAuthorization, createUserAuthorization, deleteGroupAuthorization, deleteUserAuthorization, updateGroupAuthorization,

@@ -1,6 +1,6 @@
 /**
  * `/<project>/~settings/branch-protection` and `…/tag-protection`: the project's branch and tag
- * protection rules (reference/projects.md §3), each editable in its own form — a branch rule's
+ * protection rules (docs/compatibility.md#projects-settings), each editable in its own form — a branch rule's
  * file protections (paths, required reviewers and builds) as numbered field groups, one blank for
  * adding, blank paths removing — deletable, and a form adding one. Saved through the function of
  * the API's Update Setting route, which validates them with its messages; stored fields the
@@ -27,7 +27,7 @@ const input = (name: string, label: string, type: 'text' | 'list' | 'number'): R
 /** A field shown in the form's "Commit messages" group. */
 const commitMessages = (field: RuleField): RuleField => ({ ...field, commitMessages: true });
 
-/** What differs between the two kinds of rule (reference/projects.md §3 BranchProtection, TagProtection). */
+/** What differs between the two kinds of rule (docs/compatibility.md#projects-branch-protection). */
 const KINDS: Record<Kind, { list: 'branchProtections' | 'tagProtections'; section: 'branch-protection' | 'tag-protection'; pattern: string; patternLabel: string; fields: RuleField[] }> = {
   branch: {
     list: 'branchProtections', section: 'branch-protection', pattern: 'branches', patternLabel: 'Branches (patterns, space-separated)',

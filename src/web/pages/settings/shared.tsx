@@ -96,7 +96,7 @@ export function optionalText(page: ProjectPageContext, name: string): string | n
 
 /**
  * An id chosen in the submitted form (a role, a label spec): null when empty; BadRequest
- * `Invalid <what>: <value>` unless it is digits (CONTRACT.md §9: never a database error).
+ * `Invalid <what>: <value>` unless it is digits (docs/compatibility.md#gitloom-differs-additions-to-the-interface: never a database error).
  */
 export function chosenId(page: ProjectPageContext, name: string, what: string): number | null {
   const value = (page.form[name] ?? '').trim();

@@ -1,7 +1,7 @@
 /**
- * `/<project>/~settings/webhooks`: the project's webhooks (reference/projects.md §3 `webHooks`),
+ * `/<project>/~settings/webhooks`: the project's webhooks (docs/compatibility.md#projects-settings `webHooks`),
  * saved through the function of the API's Update Setting route, and their recent deliveries with
- * every attempt and a redelivery button (CONTRACT.md §12, the functions of the webhook delivery
+ * every attempt and a redelivery button (docs/compatibility.md#gitloom-differs-webhooks-and-notifications, the functions of the webhook delivery
  * routes). A hook's secret is write-only here: never shown back, replaced only when a new one is typed.
  */
 import { listWebhookDeliveries, redeliverWebhook, type WebhookDelivery } from '../../../domain/outbox/deliveries.js';
