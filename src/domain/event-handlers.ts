@@ -1,16 +1,28 @@
-import { triggerOnPullRequest, triggerOnPullRequestClosed } from './builds/build-events.js';
+import { triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './builds/build-events.js';
 import { createContext, systemActor, type Services } from './context.js';
-import { checkPullRequest } from './pulls/check.js';
+import { onFixingCommitsPushed } from './issues/fixed-issues.js';
+import { recordRefsUpdated } from './projects/projects.js';
+import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
 
 /**
- * Wires background reactions to in-process domain events: opened or changed requests get
- * re-checked and their merge preview computed (docs/compatibility.md#pull-requests-background-check), and their build triggers
- * evaluated (docs/compatibility.md#builds-triggers). Reactions to ref changes are the journal worker's
- * (src/domain/journal/journal-worker.ts). Handlers act as the system user.
+ * The one place where areas subscribe to each other's events (docs/architecture.md), so that no
+ * publisher knows its reactions. Handlers act as the system user.
+ *
+ * - An entry of the ref-change journal (awaited, in this order): open requests whose branches
+ *   moved are checked (docs/compatibility.md#pull-requests-background-check), the project's last
+ *   activity and commit dates recorded, fixing commits close issues, and the pushed branches and
+ *   tags trigger their jobs (docs/compatibility.md#builds-triggers).
+ * - A request opened or changed is checked; a checked request evaluates its pull request
+ *   triggers — once per check, whatever caused it; a merged or discarded one its close triggers.
  */
 export function registerEventHandlers(services: Services): void {
   const ctx = createContext(services, systemActor);
-  services.events.on('pullRequestChanged', (event) => checkPullRequest(ctx, event.requestId));
-  services.events.on('pullRequestChanged', (event) => triggerOnPullRequest(ctx, event.requestId));
-  services.events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
+  const { events } = services;
+  events.on('refsJournalEntry', (entry) => onRefsUpdated(ctx, entry.projectId, entry.changes));
+  events.on('refsJournalEntry', (entry) => recordRefsUpdated(ctx, entry.projectId, entry.changes));
+  events.on('refsJournalEntry', (entry) => onFixingCommitsPushed(ctx, entry.projectId, entry.changes, entry.userId));
+  events.on('refsJournalEntry', (entry) => triggerOnRefsUpdated(ctx, entry.projectId, entry.changes, `ref-journal:${entry.journalId}`));
+  events.on('pullRequestChanged', (event) => checkPullRequest(ctx, event.requestId));
+  events.on('pullRequestChecked', (event) => triggerOnPullRequest(ctx, event.requestId));
+  events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
 }

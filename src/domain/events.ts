@@ -1,6 +1,9 @@
 /**
- * In-process domain events. Listeners run after the emitting transaction committed; a failing
- * listener is logged by the bus owner and never fails the emitter.
+ * In-process domain events: how an area reacts to another's changes without the publisher
+ * knowing it. The listeners are registered once at start-up (src/domain/event-handlers.ts).
+ * `emit` runs them in the background after the emitting transaction committed (a failing one is
+ * logged by the bus owner and never fails the emitter); `dispatch` runs them in order and waits,
+ * for reactions that belong to the publisher's work.
  */
 export interface RefChange {
   ref: string;
@@ -15,6 +18,14 @@ export interface DomainEvents {
   refsJournaled: Record<string, never>;
   /** A pull request was opened, reopened or changed in a way that needs a re-check. */
   pullRequestChanged: { requestId: number };
+  /**
+   * Refs moved, as one entry of the ref-change journal records (push, merge, branch deletion):
+   * dispatched by the journal worker, which retries the entry while a handler fails — each
+   * handler must be safe to run again for the same entry.
+   */
+  refsJournalEntry: { projectId: number; changes: RefChange[]; userId: number | null; journalId: number };
+  /** An open pull request was checked (docs/compatibility.md#pull-requests-background-check): its updates and merge preview are current. */
+  pullRequestChecked: { requestId: number };
   /** A pull request was merged or discarded (build triggers, docs/compatibility.md#builds-triggers). */
   pullRequestClosed: { requestId: number };
 }
@@ -47,6 +58,25 @@ export class EventBus {
       this.pending.add(run);
       void run.finally(() => this.pending.delete(run));
     }
+  }
+
+  /**
+   * Runs every listener of `kind` one after another, in the order they were registered, and
+   * waits for them: for reactions that are part of the caller's work (the journal worker retries
+   * an entry until its reactions succeeded). A failing listener does not stop the others.
+   *
+   * @returns the errors of the listeners that failed (empty when all succeeded).
+   */
+  async dispatch<K extends keyof DomainEvents>(kind: K, event: DomainEvents[K]): Promise<unknown[]> {
+    const errors: unknown[] = [];
+    for (const listener of this.listeners.get(kind) ?? []) {
+      try {
+        await listener(event);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    return errors;
   }
 
   /** Resolves once every listener started so far has finished (shutdown, tests). */

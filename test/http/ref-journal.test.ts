@@ -99,6 +99,27 @@ describe('ref-change journal', () => {
     expect((await server.call('GET', `/pulls/${id}`)).json.status).toBe('OPEN');
   });
 
+  it('checks each pull request a push affects once: its triggers follow the check, not a second one', async () => {
+    await repo.commitOn('once', { 'o.txt': '1\n' }, 'once 1');
+    const res = await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'once' });
+    expect(res.status, res.text).toBe(200);
+    const id = res.json as number;
+    const { db, events } = server.server.services;
+    // the check that opening started, and the journal entries of the pushes so far, are done
+    await eventually(async () => (await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).execute()).length === 0);
+    await events.idle();
+    const checked: number[] = [];
+    events.on('pullRequestChecked', ({ requestId }) => {
+      checked.push(requestId);
+    });
+    const head = await repo.commitOn('once', { 'o.txt': '2\n' }, 'once 2');
+    await eventually(async () => (await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).execute()).length === 0);
+    await events.idle();
+    const updates = (await server.call('GET', `/pulls/${id}/updates`)).json as { headCommitHash: string }[];
+    expect(updates.at(-1)?.headCommitHash).toBe(head);
+    expect(checked.filter((requestId) => requestId === id)).toEqual([id]);
+  });
+
   it('retries an entry whose reactions failed, and finishes it once they succeed', async () => {
     const old = await repo.commitOn('flaky', { 'k.txt': '1\n' }, 'flaky 1');
     const res = await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'flaky' });

@@ -11,7 +11,6 @@ import { readCommit } from '../../git/commits.js';
 import { branchesContaining, changedPaths } from '../../git/files.js';
 import { refHead, resolveCommit } from '../../git/refs.js';
 import { SYSTEM_ID, type Context } from '../context.js';
-import { checkPullRequest } from '../pulls/check.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
 import { findPullRequestRow, getPullRequestRow, latestUpdate } from '../pulls/pull-requests.js';
 import { requiredJobs } from './required-builds.js';
@@ -125,8 +124,8 @@ async function failUnreadablePush(
 /**
  * After a push or merge: branch updates and tag creations run the matching jobs of the spec at
  * the new commit (in pipelines derived from `pipelineSeed` when given, so running this again for
- * the same change reuses the builds it submitted); open pull requests whose branches moved are re-checked and their update
- * triggers evaluated.
+ * the same change reuses the builds it submitted). Pull requests whose branches moved get their
+ * triggers evaluated once they are checked (`pullRequestChecked`).
  */
 export async function triggerOnRefsUpdated(ctx: Context, projectId: number, changes: readonly RefChange[], pipelineSeed?: string): Promise<void> {
   const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
@@ -164,21 +163,10 @@ export async function triggerOnRefsUpdated(ctx: Context, projectId: number, chan
     });
   }
 
-  const branches = changes.filter((c) => c.ref.startsWith('refs/heads/') && c.oldHash !== null).map((c) => c.ref.slice('refs/heads/'.length));
-  if (branches.length === 0) return;
-  const requests = await ctx.db.selectFrom('pullRequests').select('id').where('status', '=', 'OPEN')
-    .where((eb) => eb.or([
-      eb.and([eb('sourceProjectId', '=', projectId), eb('sourceBranch', 'in', branches)]),
-      eb.and([eb('targetProjectId', '=', projectId), eb('targetBranch', 'in', branches)]),
-    ])).execute();
-  for (const { id } of requests) {
-    await checkPullRequest(ctx, id);
-    await triggerOnPullRequest(ctx, id);
-  }
 }
 
 /**
- * Pull request opened or updated (`!PullRequestUpdateTrigger`): builds the merge preview commit
+ * Pull request opened or updated, once checked (`!PullRequestUpdateTrigger`): builds the merge preview commit
  * (`refs/pulls/N/merge`) for every matching job that has no build on that commit yet.
  */
 export async function triggerOnPullRequest(ctx: Context, requestId: number): Promise<void> {

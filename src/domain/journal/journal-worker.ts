@@ -1,9 +1,10 @@
 /**
  * The journal worker (docs/architecture.md#the-ref-journal): a loop in every server process
- * that consumes applied `ref_journal` rows in order — pull request updates, merge previews and
- * auto-merged detection (docs/compatibility.md#pull-requests-background-check), the project's last activity and commit dates,
- * fixed issues, build triggers (docs/compatibility.md#builds-triggers) — and, in the transaction that marks the
- * row processed, enqueues the CODE_PUSH outbox event. On PostgreSQL a row is held by a row lock
+ * that consumes applied `ref_journal` rows in order: it dispatches each as a `refsJournalEntry`
+ * event to the reactions the areas registered (src/domain/event-handlers.ts: pull request
+ * updates, merge previews and auto-merged detection, the project's last activity and commit
+ * dates, fixed issues, build triggers) and, in the transaction that marks the row processed,
+ * enqueues the CODE_PUSH outbox event. On PostgreSQL a row is held by a row lock
  * (`FOR UPDATE SKIP LOCKED`) for as long as it is worked on, so a process that dies releases it
  * at once; on SQLite rows are leased by a conditional update and a previous process's leases are
  * released at start (one process owns the file). Each row is finished exactly once. Woken by `refsJournaled` events, and every `tickMs` for rows other
@@ -14,14 +15,10 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { RefJournalRow } from '../../db/schema.js';
-import { triggerOnRefsUpdated } from '../builds/build-events.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import type { RefChange } from '../events.js';
-import { onFixingCommitsPushed } from '../issues/fixed-issues.js';
 import { enqueuePushEvents } from '../outbox/push-events.js';
-import { recordRefsUpdated } from '../projects/projects.js';
 import { PollingLoop } from '../polling-loop.js';
-import { onRefsUpdated } from '../pulls/check.js';
 import { recoverRefIntents } from './ref-journal.js';
 
 /** Options of {@link JournalWorker}. */
@@ -138,30 +135,17 @@ export class JournalWorker {
   }
 
   /**
-   * Runs every reaction to one entry; a failing one is reported and the others still run (each is
-   * idempotent, so a retry may run them all again).
+   * Dispatches one entry to its reactions; a failing one is reported and the others still run
+   * (each is idempotent, so a retry may run them all again).
    *
    * @returns whether every reaction succeeded.
    */
   private async react(entry: RefJournalRow): Promise<boolean> {
-    const ctx = this.ctx;
-    const changes = [changeOf(entry)];
-    const reactions = [
-      () => onRefsUpdated(ctx, entry.projectId, changes),
-      () => recordRefsUpdated(ctx, entry.projectId, changes),
-      () => onFixingCommitsPushed(ctx, entry.projectId, changes, entry.userId),
-      () => triggerOnRefsUpdated(ctx, entry.projectId, changes, `ref-journal:${entry.id}`),
-    ];
-    let succeeded = true;
-    for (const reaction of reactions) {
-      try {
-        await reaction();
-      } catch (error) {
-        succeeded = false;
-        this.options.onError?.(error);
-      }
-    }
-    return succeeded;
+    const errors = await this.ctx.events.dispatch('refsJournalEntry', {
+      projectId: entry.projectId, changes: [changeOf(entry)], userId: entry.userId, journalId: entry.id,
+    });
+    for (const error of errors) this.options.onError?.(error);
+    return errors.length === 0;
   }
 
   /**

@@ -35,12 +35,13 @@ async function pushActivity(db: Db, repo: string, commits: readonly string[]): P
  * branch moved (cross-project commits fetched into the target repository, `refs/updates/<id>` and
  * `refs/pulls/N/head` written, the update's commits indexed, required reviews reset); marks it
  * MERGED when the target already contains its head; otherwise refreshes the merge preview.
- * Serialized per request; safe to run any number of times.
+ * Serialized per request; safe to run any number of times. A request still open afterwards is
+ * dispatched as `pullRequestChecked` (its build triggers), whose first failure is thrown.
  */
 export async function checkPullRequest(ctx: Context, requestId: number): Promise<void> {
-  await withLock(`pull-request:${requestId}`, async () => {
+  const checked = await withLock(`pull-request:${requestId}`, async () => {
     const pr = await getPullRequestRow(ctx.db, requestId).catch(() => null);
-    if (!pr || pr.status !== 'OPEN') return;
+    if (!pr || pr.status !== 'OPEN') return false;
     try {
       await checkOpenRequest(ctx, pr);
       if (pr.checkError !== null) await ctx.db.updateTable('pullRequests').set({ checkError: null }).where('id', '=', pr.id).execute();
@@ -51,7 +52,11 @@ export async function checkPullRequest(ctx: Context, requestId: number): Promise
       await ctx.db.updateTable('pullRequests').set({ checkError }).where('id', '=', pr.id).execute();
       throw error;
     }
+    return (await getPullRequestRow(ctx.db, requestId)).status === 'OPEN';
   });
+  if (!checked) return;
+  const [failed] = await ctx.events.dispatch('pullRequestChecked', { requestId });
+  if (failed !== undefined) throw failed;
 }
 
 /**
