@@ -86,8 +86,11 @@ export async function findInconsistencies(
   for (const id of [...repos].filter((r) => !projects.includes(r)).sort((a, b) => a - b)) {
     finding({ kind: 'repository-orphaned', projectId: id, ref: null, requestId: null, database: null, git: null, message: `repository ${id}.git belongs to no project` });
   }
-  const known = new Set(afterSnapshot.length === 0 ? [] : (await db.selectFrom('refJournal').select('id')
-    .where('id', 'in', afterSnapshot.map((e) => e.id)).execute()).map((r) => r.id));
+  const known = new Set<number>();
+  for (let i = 0; i < afterSnapshot.length; i += 500) {
+    const ids = afterSnapshot.slice(i, i + 500).map((e) => e.id);
+    for (const row of await db.selectFrom('refJournal').select('id').where('id', 'in', ids).execute()) known.add(row.id);
+  }
   const missed = afterSnapshot.filter((e) => !known.has(e.id)).sort((a, b) => a.id - b.id);
   const refsOf = new Map<number, Map<string, string>>();
   for (const projectId of projects) {

@@ -221,7 +221,10 @@ describe('backup and restore', () => {
 
     let stopped = false;
     const pushes = { feature: 0, main: 0 };
-    /** Commits and pushes to `branch` over HTTP until stopped. */
+    /**
+     * Commits and pushes to `branch` over HTTP until stopped; after each push it lets the journal
+     * worker catch up, so the backlog a backup copies stays small on a loaded machine.
+     */
     const loop = async (branch: 'feature' | 'main') => {
       const dir = await freshClone(server, repo.path);
       await git(dir, ['checkout', '-q', branch]);
@@ -229,6 +232,7 @@ describe('backup and restore', () => {
         const n = ++pushes[branch];
         await commitFiles(dir, { [`${branch}.txt`]: `${n}\n` }, `${branch} ${n}`);
         await git(dir, ['push', '-q', gitUrl(server, repo.path, ADMIN), `HEAD:refs/heads/${branch}`]);
+        await server.settled();
       }
     };
     const loops = [loop('feature'), loop('main')];
