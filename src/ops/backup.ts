@@ -134,7 +134,8 @@ async function writeBackup(config: Config, dir: string, previous: string | null)
   const since = Date.now() - JOURNAL_MARGIN_MS;
   const engine = await backupDatabase(config, dir);
   const reposDir = path.join(config.dataDir, 'repos');
-  const names = (await exists(reposDir)) ? (await fs.readdir(reposDir)).filter((n) => /^\d+\.git$/.test(n)) : [];
+  // by project id: the oldest first
+  const names = (await exists(reposDir)) ? (await fs.readdir(reposDir)).filter((n) => /^\d+\.git$/.test(n)).sort((a, b) => parseInt(a, 10) - parseInt(b, 10)) : [];
   await fs.mkdir(path.join(dir, 'repos'));
   for (const name of names) {
     const earlier = previous === null ? null : path.join(previous, 'repos', name);
