@@ -168,34 +168,51 @@ describe('backup and restore', () => {
     expect((await git(clone, ['rev-parse', 'HEAD'])).trim()).toBe(head);
   }, 180_000);
 
-  it('journals at restore a push the database copy missed, and admin check reports a ref the database does not know', async () => {
+  it('journals at restore a push, a merge and a new branch the database copy missed, and admin check reports a ref the database does not know', async () => {
     const server = await startTestServer();
     cleanup.push(() => server.close());
     const repo = await givenRepo(server, 'race');
     const before = await repo.commitOn('feature', { 'f.txt': '1\n' }, 'one');
-    const pr = await server.call('POST', '/pulls', {
-      body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'feature', title: 'Racing' },
+    await repo.commitOn('fix', { 'g.txt': '1\n' }, 'fix');
+    const open = (sourceBranch: string) => server.call('POST', '/pulls', {
+      body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch, title: sourceBranch },
     });
-    expect(pr.status).toBe(200);
+    expect((await open('feature')).status).toBe(200);
+    const fix = await open('fix');
+    expect(fix.status).toBe(200);
     await server.settled();
     const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-backup-test-'));
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
     const backupDir = path.join(work, 'backup');
     expect(await cli(['backup', backupDir], envOf(server))).toContain('1 repositories');
 
-    // a push after the database copy, before the repositories were copied
+    // a push and a merge after the database copy, before the repositories were copied
     const pushed = await repo.commitOn('feature', { 'f.txt': '2\n' }, 'two');
+    const mainBefore = (await git(path.join(server.dataDir, 'repos', `${repo.id}.git`), ['rev-parse', 'main'])).trim();
+    expect((await server.call('POST', `/pulls/${fix.json}/merge`, { text: '' })).status).toBe(200);
+    const late = await repo.commitOn('late', { 'h.txt': '1\n' }, 'late');
     await server.settled();
+    const merged = await repo.head('main');
     const mirror = path.join(backupDir, 'repos', `${repo.id}.git`);
     await fs.rm(mirror, { recursive: true });
     await git(work, ['clone', '-q', '--mirror', path.join(server.dataDir, 'repos', `${repo.id}.git`), mirror]);
+    // what the backup reads from the journal once the repositories are copied
+    const journal = await server.server.services.db.selectFrom('refJournal').select(['id', 'projectId', 'ref', 'oldHash', 'newHash', 'userId'])
+      .where('appliedDate', 'is not', null).orderBy('id').execute();
+    await fs.writeFile(path.join(backupDir, 'journal.json'), JSON.stringify(journal));
 
     const copy = await restoreFresh(work, backupDir);
     expect(copy.output).toContain(`project ${repo.id} refs/heads/feature: the database knows ${before.slice(0, 12)}, git has ${pushed.slice(0, 12)}: journaled`);
+    expect(copy.output).toContain(`project ${repo.id} refs/heads/main: the database knows ${mainBefore.slice(0, 12)}, git has ${merged.slice(0, 12)}: journaled`);
+    expect(copy.output).toContain(`project ${repo.id} refs/heads/late: the database knows nothing, git has ${late.slice(0, 12)}: journaled`);
     expect(copy.output).not.toContain('Still disagreeing');
-    // the restored copy, before any server ran on it, agrees: the change waits in the journal
+    // the restored copy, before any server ran on it, agrees: the changes wait in the journal
     expect(await cli(['admin', 'check'], copy.env)).toContain('nothing to reconcile');
-    expect(await expectConsistent(await startRestored(copy), copy.dataDir)).toEqual([pushed]);
+    const restored = await startRestored(copy);
+    expect(await expectConsistent(restored, copy.dataDir)).toEqual([pushed]);
+    // the merged request, open in the database copy, is found merged by the reaction to its target's move
+    const { status } = await restored.services.db.selectFrom('pullRequests').select('status').where('id', '=', fix.json).executeTakeFirstOrThrow();
+    expect(status).toBe('MERGED');
 
     expect(await cli(['admin', 'check'], envOf(server))).toContain('nothing to reconcile');
     // a branch moved behind the server's back (not through a push) is found, and nothing changed
