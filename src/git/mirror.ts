@@ -40,7 +40,8 @@ export async function mirrorIncrementally(source: string, previous: string, dest
   }
   const refs = await gitText([gitDir(previous), 'for-each-ref', '--format=create %(refname) %(objectname)']);
   await runGit([gitDir(dest), 'update-ref', '--stdin'], { input: refs });
-  await runGit([gitDir(dest), 'fetch', '--quiet', '--prune', '--no-tags', '--', value(source), '+refs/*:refs/*']);
+  // no automatic gc: repacking would rewrite the linked objects into one new pack
+  await runGit([gitDir(dest), 'fetch', '--quiet', '--prune', '--no-tags', '--no-auto-gc', '--', value(source), '+refs/*:refs/*']);
   await copyHead(source, dest);
 }
 
