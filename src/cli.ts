@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfig, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
@@ -83,25 +84,53 @@ admin
   });
 
 program
-  .command('backup <file>')
-  .description('write a backup archive (tar.gz) of the database, repositories, build logs, artifacts and keys; the server may be running')
+  .command('backup <target>')
+  .description('write a backup of the database, repositories, build logs, artifacts and keys while the server may run: an archive when <target> ends in .tar.gz or .tgz, else a directory (docs/backup.md)')
   .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
-  .action(async (file: string, options: { dataDir?: string }) => {
+  .option('--incremental-from <dir>', 'an earlier directory backup whose repository objects are hard-linked: only new objects are copied')
+  .action(async (target: string, options: { dataDir?: string; incrementalFrom?: string }) => {
     // backups (tar) are loaded only by their commands, not by `serve`
     const { backup } = await import('./ops/backup.js');
-    const manifest = await backup(configFrom(options), file);
-    process.stdout.write(`Backup written to ${file} (${manifest.engine} database, ${manifest.repositories} repositories)\n`);
+    const manifest = await backup(configFrom(options), target, { incrementalFrom: options.incrementalFrom });
+    process.stdout.write(`Backup written to ${target} (${manifest.engine} database, ${manifest.repositories} repositories)\n`);
   });
 
 program
-  .command('restore <file>')
-  .description('restore a backup archive into an empty data directory (and an empty database when GITLOOM_DATABASE_URL is set)')
+  .command('restore <source>')
+  .description('restore a backup (archive or directory) into an empty data directory (and an empty database when GITLOOM_DATABASE_URL is set), reconciled with git')
   .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
-  .action(async (file: string, options: { dataDir?: string }) => {
+  .action(async (source: string, options: { dataDir?: string }) => {
     const config = configFrom(options);
     const { restore } = await import('./ops/backup.js');
-    const manifest = await restore(config, file);
-    process.stdout.write(`Restored ${file} (made ${manifest.createDate}) into ${config.dataDir}\n`);
+    const { manifest, reconciled, remaining } = await restore(config, source);
+    process.stdout.write(`Restored ${source} (made ${manifest.createDate}) into ${config.dataDir}\n`);
+    process.stdout.write(reconciled.length === 0 ? 'Reconciled with git: nothing to reconcile\n' : `Reconciled with git:\n${reconciled.map((l) => `  ${l}\n`).join('')}`);
+    if (remaining.length > 0) {
+      process.stdout.write(`Still disagreeing with git:\n${remaining.map((f) => `  ${f.message}\n`).join('')}`);
+      process.exitCode = 1;
+    }
+  });
+
+admin
+  .command('check')
+  .description('compare the database with the repositories (the server may run) without changing anything; exits 1 when they disagree')
+  .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
+  .action(async (options: { dataDir?: string }) => {
+    const config = configFrom(options);
+    const { checkConsistency } = await import('./domain/consistency.js');
+    const { repositoryPath } = await import('./domain/context.js');
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+    try {
+      const findings = await checkConsistency(database.db, (id) => repositoryPath(config, id), path.join(config.dataDir, 'repos'));
+      if (findings.length === 0) {
+        process.stdout.write('Database and repositories agree: nothing to reconcile\n');
+        return;
+      }
+      process.stdout.write(`Database and repositories disagree:\n${findings.map((f) => `  ${f.kind}: ${f.message}\n`).join('')}`);
+      process.exitCode = 1;
+    } finally {
+      await database.close();
+    }
   });
 
 try {

@@ -1,14 +1,18 @@
 /**
- * Backup and restore (`gitloom backup <file>`, `gitloom restore <file>`): one
- * gzipped tar archive holding the database, every repository, the build logs and artifacts and
- * the keys of the data directory.
+ * Backup and restore (docs/backup.md; `gitloom backup <target>`, `gitloom restore <source>`): the
+ * database, every repository, the build logs and artifacts and the keys of the data directory,
+ * as a directory or that directory in one gzipped tar archive.
  *
- * Consistency while the server runs: the database is copied first (SQLite's online backup API,
- * or `pg_dump`, each a consistent snapshot), then each repository is mirrored by git itself.
- * Objects are never removed by Gitloom, so every commit and ref the database names is in the
- * copies; a ref moved after the database snapshot is kept at its newer position.
+ * Consistency while the server runs (docs/backup.md "Consistency"): the database is copied first
+ * (SQLite's online backup API, or `pg_dump`, each a consistent snapshot), then each repository is
+ * mirrored by git itself, then the ref-change journal entries written meanwhile are recorded in
+ * `journal.json`. Objects are never removed by Gitloom, so every commit the database names is in
+ * the copies; a ref moved after the database snapshot is in git but not in the database, and
+ * restore reconciles it (src/domain/consistency.ts): the change is journaled, and the server
+ * reacts to it on its first start as it would to the push.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,14 +20,23 @@ import { promisify } from 'node:util';
 import * as tar from 'tar';
 import type { Config } from '../config.js';
 import { migrateToLatest, openDatabase } from '../db/database.js';
-import { mirrorRepository, restoreRepository } from '../git/mirror.js';
+import { findInconsistencies, reconcile, type Finding, type JournalEntry } from '../domain/consistency.js';
+import { createContext, systemActor } from '../domain/context.js';
+import { EventBus } from '../domain/events.js';
+import { recoverRefIntents } from '../domain/journal/ref-journal.js';
+import { mirrorIncrementally, mirrorRepository, restoreRepository } from '../git/mirror.js';
 
 const run = promisify(execFile);
 
-/** Archive layout version (`manifest.json`). */
-const FORMAT = 1;
+/** Backup layout version (`manifest.json`): 2 added `journal.json`; 1 is still restored. */
+const FORMAT = 2;
 /** Files of the data directory's top level copied as they are (keys). */
 const KEY_FILES = ['secret.key'];
+/**
+ * `journal.json` holds the entries written from this long before the database copy began: an
+ * entry is dated when it is inserted, a moment before it commits.
+ */
+const JOURNAL_MARGIN_MS = 10 * 60 * 1000;
 
 /** What `manifest.json` records. */
 export interface Manifest {
@@ -31,6 +44,22 @@ export interface Manifest {
   engine: 'sqlite' | 'postgres';
   createDate: string;
   repositories: number;
+  /** The directory backup whose repository objects this one hard-links (format 2). */
+  incrementalFrom?: string | null;
+}
+
+/** What {@link restore} did. */
+export interface RestoreReport {
+  manifest: Manifest;
+  /** One line per repair of the restored copy (start-up recovery of intents, then reconciliation). */
+  reconciled: string[];
+  /** What still disagrees after reconciliation (docs/backup.md "Restore"); empty normally. */
+  remaining: Finding[];
+}
+
+/** Whether a backup target names an archive (`.tar.gz`, `.tgz`) rather than a directory. */
+export function isArchive(target: string): boolean {
+  return /\.(tar\.gz|tgz)$/.test(target);
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -65,82 +94,139 @@ async function backupDatabase(config: Config, dir: string): Promise<'sqlite' | '
 }
 
 /**
- * Writes a backup archive (tar + gzip) of the data directory and database of `config` to
- * `file`, while a server may be running. Returns the manifest. Throws when the database cannot
- * be read, `pg_dump` fails, or git cannot mirror a repository.
+ * Writes a backup of the data directory and database of `config`, while a server may be running:
+ * to `target` as an archive (tar + gzip) when it ends in `.tar.gz` or `.tgz`, else as a directory
+ * (absent or empty; written beside it and renamed into place when complete). With
+ * `incrementalFrom` (directory backups only) the repositories are copied incrementally over that
+ * earlier directory backup's (docs/backup.md "Incremental backups"). Returns the manifest.
+ *
+ * @throws Error when the target directory is not empty, `incrementalFrom` is given for an archive
+ *   or is no backup, the database cannot be read, `pg_dump` fails, or git cannot copy a repository.
  */
-export async function backup(config: Config, file: string): Promise<Manifest> {
-  return withStaging(async (dir) => {
-    const engine = await backupDatabase(config, dir);
-    const reposDir = path.join(config.dataDir, 'repos');
-    const names = (await exists(reposDir)) ? (await fs.readdir(reposDir)).filter((n) => /^\d+\.git$/.test(n)) : [];
-    await fs.mkdir(path.join(dir, 'repos'));
-    for (const name of names) await mirrorRepository(path.join(reposDir, name), path.join(dir, 'repos', name));
-    const entries = ['manifest.json', 'repos', engine === 'sqlite' ? 'gitloom.db' : 'database.pgdump'];
-    const builds = path.join(config.dataDir, 'builds');
-    if (await exists(builds)) {
-      await fs.cp(builds, path.join(dir, 'builds'), { recursive: true });
-      entries.push('builds');
-    }
-    for (const key of KEY_FILES) {
-      if (!(await exists(path.join(config.dataDir, key)))) continue;
-      await fs.copyFile(path.join(config.dataDir, key), path.join(dir, key));
-      entries.push(key);
-    }
-    const manifest: Manifest = { format: FORMAT, engine, createDate: new Date().toISOString(), repositories: names.length };
-    await fs.writeFile(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-    await tar.c({ gzip: true, file: path.resolve(file), cwd: dir, portable: true }, entries);
+export async function backup(config: Config, target: string, options: { incrementalFrom?: string } = {}): Promise<Manifest> {
+  const previous = options.incrementalFrom === undefined ? null : path.resolve(options.incrementalFrom);
+  if (isArchive(target)) {
+    if (previous !== null) throw new Error('An incremental backup is a directory: give a target not ending in .tar.gz');
+    return withStaging(async (dir) => {
+      const manifest = await writeBackup(config, dir, null);
+      await tar.c({ gzip: true, file: path.resolve(target), cwd: dir, portable: true }, await fs.readdir(dir));
+      return manifest;
+    });
+  }
+  if (previous !== null && !(await exists(path.join(previous, 'manifest.json')))) throw new Error(`${previous} is no directory backup`);
+  const dest = path.resolve(target);
+  if ((await exists(dest)) && (await fs.readdir(dest)).length > 0) throw new Error(`The backup directory ${dest} is not empty`);
+  const partial = `${dest}.partial-${randomBytes(4).toString('hex')}`;
+  await fs.mkdir(partial, { mode: 0o700 });
+  try {
+    const manifest = await writeBackup(config, partial, previous);
+    await fs.rm(dest, { recursive: true, force: true });
+    await fs.rename(partial, dest);
     return manifest;
-  });
+  } catch (error) {
+    await fs.rm(partial, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Writes the backup's files into the empty directory `dir` (docs/backup.md "Format"). */
+async function writeBackup(config: Config, dir: string, previous: string | null): Promise<Manifest> {
+  const since = Date.now() - JOURNAL_MARGIN_MS;
+  const engine = await backupDatabase(config, dir);
+  const reposDir = path.join(config.dataDir, 'repos');
+  // by project id: the oldest first
+  const names = (await exists(reposDir)) ? (await fs.readdir(reposDir)).filter((n) => /^\d+\.git$/.test(n)).sort((a, b) => parseInt(a, 10) - parseInt(b, 10)) : [];
+  await fs.mkdir(path.join(dir, 'repos'));
+  for (const name of names) {
+    const earlier = previous === null ? null : path.join(previous, 'repos', name);
+    if (earlier !== null && (await exists(earlier))) await mirrorIncrementally(path.join(reposDir, name), earlier, path.join(dir, 'repos', name));
+    else await mirrorRepository(path.join(reposDir, name), path.join(dir, 'repos', name));
+  }
+  await fs.writeFile(path.join(dir, 'journal.json'), `${JSON.stringify(await journalSince(config, since))}\n`);
+  const builds = path.join(config.dataDir, 'builds');
+  if (await exists(builds)) await fs.cp(builds, path.join(dir, 'builds'), { recursive: true });
+  for (const key of KEY_FILES) {
+    if (await exists(path.join(config.dataDir, key))) await fs.copyFile(path.join(config.dataDir, key), path.join(dir, key));
+  }
+  const manifest: Manifest = { format: FORMAT, engine, createDate: new Date().toISOString(), repositories: names.length, incrementalFrom: previous };
+  await fs.writeFile(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
+}
+
+/** The applied journal entries dated `since` or later, read from the live database. */
+async function journalSince(config: Config, since: number): Promise<JournalEntry[]> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    return await database.db.selectFrom('refJournal').select(['id', 'projectId', 'ref', 'oldHash', 'newHash', 'userId'])
+      .where('date', '>=', since).where('appliedDate', 'is not', null).orderBy('id').execute();
+  } finally {
+    await database.close();
+  }
 }
 
 /**
- * Restores an archive made by {@link backup} into the (empty or absent) data directory of
- * `config` and its database: SQLite archives into `<data dir>/gitloom.db`, PostgreSQL archives
- * into the empty database at `GITLOOM_DATABASE_URL` (with `pg_restore`). Repositories are
- * recreated from their mirrors; pending migrations are applied. Throws, changing nothing, when
- * the data directory is not empty, the target database already has tables, or the archive's
- * engine differs from the configured one.
+ * Restores a backup made by {@link backup} — an archive, or a backup directory — into the (empty
+ * or absent) data directory of `config` and its database: SQLite backups into
+ * `<data dir>/gitloom.db`, PostgreSQL backups into the empty database at `GITLOOM_DATABASE_URL`
+ * (with `pg_restore`). Repositories are recreated from their mirrors; pending migrations are
+ * applied; then the copy is reconciled with git (docs/backup.md "Restore": interrupted ref
+ * changes recovered, ref changes the database missed journaled, pull request refs reset).
+ *
+ * @throws Error, changing nothing, when the data directory is not empty, the target database
+ *   already has tables, or the backup's engine differs from the configured one.
  */
-export async function restore(config: Config, file: string): Promise<Manifest> {
+export async function restore(config: Config, source: string): Promise<RestoreReport> {
   const present = (await exists(config.dataDir)) ? await fs.readdir(config.dataDir) : [];
   if (present.length > 0) throw new Error(`The data directory ${config.dataDir} is not empty`);
+  if ((await fs.stat(source)).isDirectory()) return restoreFrom(config, path.resolve(source));
   return withStaging(async (dir) => {
-    await tar.x({ file: path.resolve(file), cwd: dir });
-    const manifest = JSON.parse(await fs.readFile(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
-    if (manifest.format !== FORMAT) throw new Error(`Unsupported backup format ${manifest.format}`);
-    const target = config.databaseUrl ? 'postgres' : 'sqlite';
-    if (manifest.engine !== target) {
-      throw new Error(`The backup holds a ${manifest.engine} database but the server is configured for ${target}`
-        + (target === 'postgres' ? ' (unset GITLOOM_DATABASE_URL)' : ' (set GITLOOM_DATABASE_URL)'));
-    }
-    if (config.databaseUrl) await assertEmptyPostgres(config.databaseUrl);
-    await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-    if (config.databaseUrl) {
-      await run('pg_restore', ['--no-owner', '--no-privileges', '--exit-on-error', `--dbname=${config.databaseUrl}`, path.join(dir, 'database.pgdump')]);
-    } else {
-      await fs.copyFile(path.join(dir, 'gitloom.db'), path.join(config.dataDir, 'gitloom.db'));
-      await fs.chmod(path.join(config.dataDir, 'gitloom.db'), 0o600);
-    }
-    const reposDir = path.join(config.dataDir, 'repos');
-    await fs.mkdir(reposDir, { recursive: true, mode: 0o700 });
-    for (const name of await fs.readdir(path.join(dir, 'repos'))) {
-      await restoreRepository(path.join(dir, 'repos', name), path.join(reposDir, name));
-    }
-    if (await exists(path.join(dir, 'builds'))) await fs.cp(path.join(dir, 'builds'), path.join(config.dataDir, 'builds'), { recursive: true });
-    for (const key of KEY_FILES) {
-      if (await exists(path.join(dir, key))) await fs.copyFile(path.join(dir, key), path.join(config.dataDir, key));
-    }
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    try {
-      await migrateToLatest(database.db);
-    } finally {
-      await database.close();
-    }
-    return manifest;
+    await tar.x({ file: path.resolve(source), cwd: dir });
+    return restoreFrom(config, dir);
   });
 }
 
+async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> {
+  const manifest = JSON.parse(await fs.readFile(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
+  if (manifest.format !== 1 && manifest.format !== FORMAT) throw new Error(`Unsupported backup format ${manifest.format}`);
+  const target = config.databaseUrl ? 'postgres' : 'sqlite';
+  if (manifest.engine !== target) {
+    throw new Error(`The backup holds a ${manifest.engine} database but the server is configured for ${target}`
+      + (target === 'postgres' ? ' (unset GITLOOM_DATABASE_URL)' : ' (set GITLOOM_DATABASE_URL)'));
+  }
+  if (config.databaseUrl) await assertEmptyPostgres(config.databaseUrl);
+  await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  if (config.databaseUrl) {
+    await run('pg_restore', ['--no-owner', '--no-privileges', '--exit-on-error', `--dbname=${config.databaseUrl}`, path.join(dir, 'database.pgdump')]);
+  } else {
+    await fs.copyFile(path.join(dir, 'gitloom.db'), path.join(config.dataDir, 'gitloom.db'));
+    await fs.chmod(path.join(config.dataDir, 'gitloom.db'), 0o600);
+  }
+  const reposDir = path.join(config.dataDir, 'repos');
+  await fs.mkdir(reposDir, { recursive: true, mode: 0o700 });
+  for (const name of await fs.readdir(path.join(dir, 'repos'))) {
+    await restoreRepository(path.join(dir, 'repos', name), path.join(reposDir, name));
+  }
+  if (await exists(path.join(dir, 'builds'))) await fs.cp(path.join(dir, 'builds'), path.join(config.dataDir, 'builds'), { recursive: true });
+  for (const key of KEY_FILES) {
+    if (await exists(path.join(dir, key))) await fs.copyFile(path.join(dir, key), path.join(config.dataDir, key));
+  }
+  const journal = (await exists(path.join(dir, 'journal.json')))
+    ? JSON.parse(await fs.readFile(path.join(dir, 'journal.json'), 'utf8')) as JournalEntry[] : [];
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrateToLatest(database.db);
+    // no listeners: the restored copy's server reacts to what is journaled here when it starts
+    const events = new EventBus(() => undefined);
+    const ctx = createContext({ db: database.db, config, events }, systemActor);
+    const reconciled: string[] = [];
+    await recoverRefIntents(ctx, (line) => reconciled.push(line), { alone: true });
+    reconciled.push(...(await reconcile(ctx, await findInconsistencies(database.db, ctx.repoPath, reposDir, journal))));
+    const remaining = await findInconsistencies(database.db, ctx.repoPath, reposDir);
+    return { manifest, reconciled, remaining };
+  } finally {
+    await database.close();
+  }
+}
 async function assertEmptyPostgres(url: string): Promise<void> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });

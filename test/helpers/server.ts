@@ -70,6 +70,23 @@ export async function createPostgresDatabase(baseUrl: string): Promise<{ url: st
 }
 
 /**
+ * Resolves once the reactions to every ref change so far have run on `server`: no ref-journal
+ * entry is left unprocessed and no event listener is pending. Throws after 30 s.
+ */
+export async function settled(server: RunningServer): Promise<void> {
+  const { db, events } = server.services;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    await events.idle();
+    const pending = await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).limit(1).executeTakeFirst();
+    if (!pending) break;
+    if (Date.now() > deadline) throw new Error(`ref-journal entry ${pending.id} still unprocessed after 30 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await events.idle();
+}
+
+/**
  * Starts a real server on 127.0.0.1 with a temp data dir: SQLite by default, a fresh PostgreSQL
  * database when GITLOOM_TEST_DATABASE_URL is set. The data dir lies below a private (0700)
  * directory, as it does below root's home after `git clone && npm start`. Logs are off unless
@@ -132,18 +149,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       if (res.status !== 200) throw new Error(`createUser ${name}: ${res.status} ${res.text}`);
       return { id: res.json as number, auth: basic(name, password), name, password };
     },
-    async settled() {
-      const { db, events } = server.services;
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        await events.idle();
-        const pending = await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).limit(1).executeTakeFirst();
-        if (!pending) break;
-        if (Date.now() > deadline) throw new Error(`ref-journal entry ${pending.id} still unprocessed after 30 s`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      await events.idle();
-    },
+    settled: () => settled(server),
     async close() {
       await server.close();
       await database?.drop();

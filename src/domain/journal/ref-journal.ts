@@ -148,13 +148,13 @@ const INTENT_GRACE_MS = 5000;
  * never moved; the request stays open). An intent is repaired only when it is older than a few
  * seconds and no change of this process is still under way on it; on PostgreSQL also only when
  * no live process holds it locked (`FOR UPDATE SKIP LOCKED`), so any process may run this at any
- * time. `atStartUp` on SQLite (one process owns the file): every intent is stale, whatever its
- * age. Logs one line per repair.
+ * time. `atStartUp` on SQLite (one process owns the file), and `alone` (a restore: no server uses
+ * the database): every intent is stale, whatever its age. Logs one line per repair.
  */
-export async function recoverRefIntents(ctx: Context, log: (message: string) => void, options: { atStartUp?: boolean } = {}): Promise<void> {
+export async function recoverRefIntents(ctx: Context, log: (message: string) => void, options: { atStartUp?: boolean; alone?: boolean } = {}): Promise<void> {
   const dialect = dialectOf(ctx.db);
   let query = ctx.db.selectFrom('refJournal').select('id').where('appliedDate', 'is', null);
-  if (!(options.atStartUp && dialect.ownedByOneProcess)) query = query.where('date', '<', ctx.now() - INTENT_GRACE_MS);
+  if (!options.alone && !(options.atStartUp && dialect.ownedByOneProcess)) query = query.where('date', '<', ctx.now() - INTENT_GRACE_MS);
   const running = inFlightOf(ctx.db);
   let repaired = 0;
   for (const { id } of await query.orderBy('id').execute()) {
