@@ -1,4 +1,4 @@
-import { triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './builds/build-events.js';
+import { onBuildFinished, triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './builds/build-events.js';
 import { createContext, systemActor, type Services } from './context.js';
 import { onFixingCommitsPushed } from './issues/fixed-issues.js';
 import { recordRefsUpdated } from './projects/projects.js';
@@ -14,6 +14,8 @@ import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
  *   tags trigger their jobs (docs/compatibility.md#builds-triggers).
  * - A request opened or changed is checked; a checked request evaluates its pull request
  *   triggers — once per check, whatever caused it; a merged or discarded one its close triggers.
+ * - A finished build wakes the schedulers and runs its dependency-finished triggers and post-build
+ *   actions (awaited by the finishing call).
  */
 export function registerEventHandlers(services: Services): void {
   const ctx = createContext(services, systemActor);
@@ -25,4 +27,5 @@ export function registerEventHandlers(services: Services): void {
   events.on('pullRequestChanged', (event) => checkPullRequest(ctx, event.requestId));
   events.on('pullRequestChecked', (event) => triggerOnPullRequest(ctx, event.requestId));
   events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
+  events.on('buildFinished', (event) => onBuildFinished(ctx, event.buildId));
 }

@@ -26,6 +26,8 @@ export interface DomainEvents {
   refsJournalEntry: { projectId: number; changes: RefChange[]; userId: number | null; journalId: number };
   /** An open pull request was checked (docs/compatibility.md#pull-requests-background-check): its updates and merge preview are current. */
   pullRequestChecked: { requestId: number };
+  /** A build reached a final status (src/domain/builds/finish.ts), dispatched after its transaction committed. */
+  buildFinished: { buildId: number };
   /** A pull request was merged or discarded (build triggers, docs/compatibility.md#builds-triggers). */
   pullRequestClosed: { requestId: number };
 }

@@ -2,8 +2,8 @@
  * The one way a build reaches a final status (docs/compatibility.md#builds-lifecycle, docs/compatibility.md#builds-creating-builds, docs/compatibility.md#builds-build-spec): SUCCESSFUL, FAILED,
  * CANCELLED or TIMED_OUT with its finish date, written in one transaction with the BUILD outbox
  * event (webhooks, mail), so a process killed at any instruction leaves both or neither; then,
- * after the commit, the finish reactions of {@link onBuildFinished} (schedulers woken,
- * dependency-finished triggers, post-build actions).
+ * after the commit, the `buildFinished` reactions (src/domain/event-handlers.ts: schedulers
+ * woken, dependency-finished triggers, post-build actions).
  */
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { FinalStatus } from '../../ci/conditions.js';
@@ -11,7 +11,6 @@ import type { BuildRow, Database } from '../../db/schema.js';
 import type { Context } from '../context.js';
 import { faultPoint } from '../fault-points.js';
 import { enqueueEvent } from '../outbox/events.js';
-import { onBuildFinished } from './build-events.js';
 
 /** Columns written with the final status. */
 export interface BuildFinish {
@@ -27,10 +26,11 @@ export interface BuildFinish {
  * Finishes build `buildId` when `guard` still holds for its row (the caller's expectation, e.g.
  * RUNNING and leased by this process, or WAITING): sets the status, finish date (`ctx.now()`),
  * canceller, version and description, clears the lease and the paused flag, and enqueues the
- * BUILD event — all in one transaction — then runs the finish reactions.
+ * BUILD event — all in one transaction — then dispatches `buildFinished` to its reactions.
  *
  * @returns the build's project and number when this call finished it, null when the guard no
  *   longer held.
+ * @throws the first error of a failing reaction (the build is finished all the same).
  */
 export async function finishBuild(
   ctx: Context,
@@ -53,6 +53,9 @@ export async function finishBuild(
     await enqueueEvent(tx, { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate });
     return done;
   });
-  if (finished) await onBuildFinished(ctx, buildId);
+  if (finished) {
+    const [failed] = await ctx.events.dispatch('buildFinished', { buildId });
+    if (failed !== undefined) throw failed;
+  }
   return finished;
 }

@@ -1,14 +1,10 @@
-import { hash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { Conflict, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
+import { hashToken } from '../auth/token-hash.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** SHA-256 hex of a token value: tokens are 40 random characters, so a fast hash suffices. */
-export function hashToken(value: string): string {
-  return hash('sha256', value, 'hex');
-}
 
 /** A new token value: 40 characters of `[A-Za-z0-9]` from the CSPRNG (docs/compatibility.md#gitloom-differs-authentication). */
 export function generateTokenValue(): string {
