@@ -85,6 +85,10 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const running = app;
+    database.availability.log = {
+      down: (cause) => running.log.error(`Database unavailable (${cause}): requests answer 503 and background work pauses until it is back`),
+      up: (downMs) => running.log.warn(`Database is back after ${Math.round(downMs / 1000)} s`),
+    };
     await recoverAtStartup(services, (message) => running.log.warn(message));
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
     const journal = new JournalWorker(services, {

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Transporter } from 'nodemailer';
+import { recordWhenAvailable } from '../../db/availability.js';
 import type { Db } from '../../db/database.js';
 import type { ExpressionBuilder } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
@@ -162,7 +163,8 @@ export class OutboxWorker {
     const attemptCount = message.attemptCount + 1;
     const finished = outcome.succeeded || outcome.final || attemptCount >= MAX_ATTEMPTS;
     const status = outcome.succeeded ? 'DELIVERED' : finished ? 'FAILED' : 'PENDING';
-    await this.services.db.transaction().execute(async (tx) => {
+    // the attempt happened: it is recorded once the database answers, so it is neither lost nor repeated
+    await recordWhenAvailable(() => this.services.db.transaction().execute(async (tx) => {
       await tx.insertInto('outboxAttempts').values({
         messageId: message.id, date: started, durationMs, succeeded: outcome.succeeded ? 1 : 0,
         responseStatus: outcome.responseStatus, responseExcerpt: outcome.excerpt, error: outcome.error,
@@ -172,7 +174,7 @@ export class OutboxWorker {
         finishDate: finished ? now : null,
         nextAttemptDate: finished ? null : now + this.services.config.outboxBackoffMs * 2 ** (attemptCount - 1),
       }).where('id', '=', message.id).where('leaseOwner', '=', this.owner).execute();
-    });
+    }), () => this.loop.stopped);
   }
 
   private async sendMail(message: OutboxMessageRow): Promise<string> {
