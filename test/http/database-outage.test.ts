@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
-import { commitFiles, git, startTestServer, type TestServer } from '../helpers/server.js';
+import { commitFiles, git, gitFails, startTestServer, type TestServer } from '../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
@@ -17,13 +17,23 @@ interface Acknowledged {
   refused: number;
 }
 
+/** One clone per pusher of the load (made before it starts); `dispose()` removes them. */
+async function givenClones(repo: Repo, count: number): Promise<{ dirs: string[]; dispose(): Promise<void> }> {
+  const dirs: string[] = [];
+  for (let n = 0; n < count; n++) {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-outage-'));
+    dirs.push(dir);
+    await git(dir, ['clone', '-q', repo.remote, '.']);
+  }
+  return { dirs, dispose: async () => Promise.all(dirs.map((dir) => fs.rm(dir, { recursive: true, force: true }))).then(() => undefined) };
+}
+
 /**
- * Mixed load until `stop()` resolves: creating issues, reading them, and pushes of new commits
- * to one branch per pusher (each from its own clone). Only what was answered 2xx (or a push git
- * reported done) is remembered; 503s and refused pushes are counted.
+ * Mixed load until `until` resolves: creating issues, and pushes of new commits to one branch
+ * per clone. Only what was answered 2xx (or a push git reported done) is remembered; 503s and
+ * refused pushes are counted.
  */
-async function mixedLoad(server: TestServer, repo: Repo, until: Promise<void>): Promise<Acknowledged> {
-  const { id: projectId, remote } = repo;
+async function mixedLoad(server: TestServer, repo: Repo, clones: string[], until: Promise<void>): Promise<Acknowledged> {
   const acknowledged: Acknowledged = { issues: new Map(), pushes: new Map(), refused: 0 };
   let done = false;
   void until.then(() => {
@@ -32,7 +42,7 @@ async function mixedLoad(server: TestServer, repo: Repo, until: Promise<void>): 
   const writer = async (n: number) => {
     for (let i = 0; !done; i++) {
       const title = `load ${n}.${i}`;
-      const res = await server.call('POST', '/issues', { body: { projectId, title } });
+      const res = await server.call('POST', '/issues', { body: { projectId: repo.id, title } });
       if (res.status === 200) acknowledged.issues.set(res.json as number, title);
       else {
         expect(res.status).toBe(503);
@@ -42,28 +52,22 @@ async function mixedLoad(server: TestServer, repo: Repo, until: Promise<void>): 
       }
     }
   };
-  const pusher = async (n: number) => {
-    const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-outage-'));
-    try {
-      await git(work, ['clone', '-q', remote, '.']);
-      const branch = `load-${n}`;
-      const heads: string[] = [];
-      acknowledged.pushes.set(branch, heads);
-      for (let i = 0; !done; i++) {
-        const head = await commitFiles(work, { [`file-${n}.txt`]: `${i}\n` }, `change ${n}.${i}`);
-        try {
-          await git(work, ['push', '-q', remote, `HEAD:refs/heads/${branch}`]);
-          heads.push(head);
-        } catch {
-          acknowledged.refused++;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+  const pusher = async (work: string, n: number) => {
+    const branch = `load-${n}`;
+    const heads: string[] = [];
+    acknowledged.pushes.set(branch, heads);
+    for (let i = 0; !done; i++) {
+      const head = await commitFiles(work, { [`file-${n}.txt`]: `${i}\n` }, `change ${n}.${i}`);
+      try {
+        await git(work, ['push', '-q', repo.remote, `HEAD:refs/heads/${branch}`]);
+        heads.push(head);
+      } catch {
+        acknowledged.refused++;
+        await new Promise((r) => setTimeout(r, 100));
       }
-    } finally {
-      await fs.rm(work, { recursive: true, force: true });
     }
   };
-  await Promise.all([writer(1), writer(2), pusher(1), pusher(2)]);
+  await Promise.all([writer(1), writer(2), ...clones.map((work, n) => pusher(work, n))]);
   return acknowledged;
 }
 
@@ -132,8 +136,9 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
           await new Promise((r) => setTimeout(r, 200));
         }
       };
+      const clones = await givenClones(repo, 2);
       const terminating = terminate();
-      const acknowledged = await mixedLoad(server, repo, terminating);
+      const [acknowledged] = await Promise.all([mixedLoad(server, repo, clones.dirs, terminating), terminating]).finally(() => clones.dispose());
       expect(terminations).toBeGreaterThan(0);
       expect(acknowledged.issues.size).toBeGreaterThan(0);
       expect((await fetch(`${server.url}/~health/live`)).status).toBe(200);
@@ -150,13 +155,14 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     server = await startTestServer({}, { databaseVia: (url) => through.via(url) });
     const repo = await givenRepo(server, 'cut-off');
     expect((await ready(server)).status).toBe(200);
+    const clones = await givenClones(repo, 2);
     const outage = (async () => {
       await new Promise((r) => setTimeout(r, 1000));
       through.cut();
       await new Promise((r) => setTimeout(r, 10_000));
       through.restore();
     })();
-    const load = mixedLoad(server, repo, outage);
+    const load = mixedLoad(server, repo, clones.dirs, outage).finally(() => clones.dispose());
     await new Promise((r) => setTimeout(r, 3000));
     // in the middle of the outage
     const during = await ready(server);
@@ -179,6 +185,7 @@ describe.runIf(!pgBase)('SQLite outages', () => {
   let server: TestServer | undefined;
   afterEach(async () => {
     await server?.close();
+    await removeWorkTrees();
     server = undefined;
   });
 
@@ -200,5 +207,33 @@ describe.runIf(!pgBase)('SQLite outages', () => {
     expect(created.status).toBe(200);
     expect((await server.call('GET', `/issues/${created.json as number}`)).json.title).toBe('after the lock');
     expect((await fetch(`${server.url}/~health/ready`)).status).toBe(200);
+  });
+
+  it('refuses a push whose journal intent cannot be written, before any ref moves', async () => {
+    server = await startTestServer();
+    const repo = await givenRepo(server, 'locked-push');
+    const before = await repo.head('main');
+    await git(repo.work, ['checkout', '-q', 'main']);
+    const head = await commitFiles(repo.work, { 'README.md': 'changed\n' }, 'while locked');
+    const locker = new Database(path.join(server.dataDir, 'gitloom.db'));
+    try {
+      // reads go on (WAL), so the push is authorized and checked; the intent cannot be written
+      locker.exec('begin exclusive');
+      const stderr = await gitFails(repo.work, ['push', '-q', repo.remote, 'main']);
+      expect(stderr).toContain('PUSH REJECTED: the server cannot record pushes right now, its database is unavailable');
+      locker.exec('rollback');
+    } finally {
+      locker.close();
+    }
+    expect(await repo.head('main')).toBe(before);
+    const journaled = await server.server.services.db.selectFrom('refJournal').select('id').where('newHash', '=', head).execute();
+    expect(journaled).toEqual([]);
+    // once the database answers, the same push lands and is journaled
+    await git(repo.work, ['push', '-q', repo.remote, 'main']);
+    expect(await repo.head('main')).toBe(head);
+    await server.settled();
+    const processed = await server.server.services.db.selectFrom('refJournal').select('processedDate').where('newHash', '=', head).execute();
+    expect(processed).toHaveLength(1);
+    expect(processed[0].processedDate).not.toBeNull();
   });
 });
