@@ -92,11 +92,15 @@ export class OutboxWorker {
     await db.deleteFrom('outboxEvents').where('expandedDate', '<', before).execute();
   }
 
+  /**
+   * Leases unexpanded events. Those this worker leased before are taken again: ticks never
+   * overlap, so they are left over from a tick the database's unavailability broke off.
+   */
   private async claimEvents(): Promise<OutboxEventRow[]> {
     const { db } = this.services;
     const now = Date.now();
     const claimable = (eb: ExpressionBuilder<Database, 'outboxEvents'>) =>
-      eb.and([eb('expandedDate', 'is', null), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now)])]);
+      eb.and([eb('expandedDate', 'is', null), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now), eb('leaseOwner', '=', this.owner)])]);
     return dialectOf(db).claim(
       db.selectFrom('outboxEvents').select('id').where(claimable).orderBy('id').limit(BATCH),
       (ids) => db.updateTable('outboxEvents').set({ leaseOwner: this.owner, leaseExpires: now + 60_000 })
@@ -125,11 +129,13 @@ export class OutboxWorker {
     });
   }
 
+  /** Leases due messages; as for events, this worker's own leases are left over from a broken-off tick. */
   private async claimMessages(): Promise<OutboxMessageRow[]> {
     const { db } = this.services;
     const now = Date.now();
     const claimable = (eb: ExpressionBuilder<Database, 'outboxMessages'>) => eb.and([
-      eb('status', '=', 'PENDING'), eb('nextAttemptDate', '<=', now), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now)]),
+      eb('status', '=', 'PENDING'), eb('nextAttemptDate', '<=', now),
+      eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now), eb('leaseOwner', '=', this.owner)]),
     ]);
     return dialectOf(db).claim(
       db.selectFrom('outboxMessages').select('id').where(claimable).orderBy('id').limit(BATCH),
