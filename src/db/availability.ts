@@ -61,12 +61,22 @@ export interface OutageLog {
 export class DatabaseAvailability {
   #downSince: number | null = null;
   #cause = '';
+  #lastOutageEnded: number | null = null;
   /** Where outages are logged (set by the server once its logger exists). */
   log: OutageLog | null = null;
 
   /** Epoch milliseconds since which the database has been failing, or null while it answers. */
   get downSince(): number | null {
     return this.#downSince;
+  }
+
+  /**
+   * Epoch milliseconds at which the last outage ended, or null when there was none. Leases that
+   * expired during an outage are not taken for abandoned until their owners had a lease period
+   * to renew them since.
+   */
+  get lastOutageEnded(): number | null {
+    return this.#lastOutageEnded;
   }
 
   /** The message of the error that started the current outage ('' while up). */
@@ -92,8 +102,10 @@ export class DatabaseAvailability {
   /** A statement succeeded: the database is up (the end of an outage is logged once). */
   succeeded(): void {
     if (this.#downSince === null) return;
-    const downMs = Date.now() - this.#downSince;
+    const now = Date.now();
+    const downMs = now - this.#downSince;
     this.#downSince = null;
+    this.#lastOutageEnded = now;
     this.#cause = '';
     this.log?.up(downMs);
   }

@@ -18,6 +18,7 @@ import { formatLogLine, runJob, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
 import { recordWhenAvailable } from '../../db/availability.js';
+import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
@@ -113,9 +114,15 @@ export class BuildScheduler {
     }
   }
 
-  /** Fails RUNNING builds whose owner is gone: lease expired (`expiredOnly`) or, on SQLite start, any other owner. */
+  /**
+   * Fails RUNNING builds whose owner is gone: lease expired (`expiredOnly`) or, on SQLite start,
+   * any other owner. Within a lease period after a database outage no lease counts as expired:
+   * their owners could not renew them during it.
+   */
   private async failInterrupted(expiredOnly: boolean): Promise<void> {
     const now = this.ctx.now();
+    const outageEnded = availabilityOf(this.services.db).lastOutageEnded;
+    if (expiredOnly && outageEnded !== null && Date.now() - outageEnded < this.leaseMs) return;
     let query = this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'RUNNING');
     query = expiredOnly ? query.where('leaseExpires', '<', now) : query.where((eb) => eb.or([eb('leaseOwner', 'is', null), eb('leaseOwner', '<>', this.owner)]));
     for (const build of await query.execute()) {
