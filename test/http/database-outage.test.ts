@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { commandSpec, eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
 import { commitFiles, git, gitFails, startTestServer, type TestServer } from '../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -152,10 +152,18 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     const target = new URL(pgBase!);
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     const through = proxy;
-    server = await startTestServer({}, { databaseVia: (url) => through.via(url) });
-    const repo = await givenRepo(server, 'cut-off');
+    const running = await startTestServer({}, { databaseVia: (url) => through.via(url) });
+    server = running;
+    const spec = commandSpec({ name: 'Slow', commands: ['sleep 5', 'echo slept'] });
+    const repo = await givenRepo(server, 'cut-off', { files: { 'README.md': '# cut-off\n', '.onedev-buildspec.yml': spec } });
     expect((await ready(server)).status).toBe(200);
     const clones = await givenClones(repo, 2);
+    // a build that finishes while the database is away: its outcome is recorded once it is back
+    const buildId = (await server.call('POST', '/job-runs', {
+      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName: 'Slow', params: {}, reason: 'outage' },
+    })).json as number;
+    const build = async () => (await running.call('GET', `/builds/${buildId}`)).json;
+    expect(await eventually(async () => (await build()).status === 'RUNNING')).toBe(true);
     const outage = (async () => {
       await new Promise((r) => setTimeout(r, 1000));
       through.cut();
@@ -178,6 +186,12 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     const acknowledged = await load;
     expect(acknowledged.refused).toBeGreaterThan(0);
     await expectNothingLost(server, acknowledged, repo);
+    const finished = await eventually(async () => {
+      const b = await build();
+      return b.status === 'RUNNING' ? null : b;
+    });
+    expect(finished.status).toBe('SUCCESSFUL');
+    expect((await server.call('GET', `/builds/${buildId}/log`)).text).toContain('slept');
   });
 });
 
