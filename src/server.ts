@@ -43,7 +43,9 @@ export interface RunningServer {
  * administrator password is returned and logged once), builds the HTTP app and listens, then runs
  * start-up recovery (src/domain/startup-recovery.ts, then the journal intents of
  * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler and the
- * outbox worker. Warns when the job sandbox is off or unavailable. `options.logger` false
+ * outbox worker. Warns when the job sandbox is off or unavailable. A database outage while it
+ * runs is logged once when it starts and once when it ends (src/db/availability.ts); the process
+ * answers 503 meanwhile and recovers by itself. `options.logger` false
  * silences logs (tests); `options.logDestination` receives the JSON log lines instead of stdout.
  */
 export async function startServer(config: Config, options: { logger?: boolean; logDestination?: LogDestination } = {}): Promise<RunningServer> {
