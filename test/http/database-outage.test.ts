@@ -152,7 +152,8 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     const target = new URL(pgBase!);
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     const through = proxy;
-    const running = await startTestServer({}, { databaseVia: (url) => through.via(url) });
+    const running = await startTestServer({ GITLOOM_METRICS_TOKEN: 'scrape-me' }, { databaseVia: (url) => through.via(url) });
+    const scrape = async () => (await fetch(`${running.url}/~metrics`, { headers: { authorization: 'Bearer scrape-me' } })).text();
     server = running;
     const spec = commandSpec({ name: 'Slow', commands: ['sleep 5', 'echo slept'] });
     const repo = await givenRepo(server, 'cut-off', { files: { 'README.md': '# cut-off\n', '.onedev-buildspec.yml': spec } });
@@ -183,6 +184,8 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(refused.json.code).toBe('GITLOOM_ERR_UNAVAILABLE');
+    // metrics still answer, and say so
+    expect(await scrape()).toMatch(/^gitloom_database_up 0$/m);
     const acknowledged = await load;
     expect(acknowledged.refused).toBeGreaterThan(0);
     await expectNothingLost(server, acknowledged, repo);
@@ -191,6 +194,7 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
       return b.status === 'RUNNING' ? null : b;
     });
     expect(finished.status).toBe('SUCCESSFUL');
+    expect(await scrape()).toMatch(/^gitloom_database_up 1$/m);
     expect((await server.call('GET', `/builds/${buildId}/log`)).text).toContain('slept');
   });
 });
