@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commandSpec, eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
-import { commitFiles, git, gitFails, startTestServer, type TestServer } from '../helpers/server.js';
+import { ADMIN, basic, commitFiles, git, gitFails, startTestServer, type TestServer } from '../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
@@ -184,6 +184,11 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(refused.json.code).toBe('GITLOOM_ERR_UNAVAILABLE');
+    // pages too, as a page
+    const page = await fetch(`${running.url}/${repo.path}`, { headers: { authorization: basic(ADMIN.name, ADMIN.password) } });
+    expect(page.status).toBe(503);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.headers.get('retry-after')).toBe('5');
     // metrics still answer, and say so
     expect(await scrape()).toMatch(/^gitloom_database_up 0$/m);
     const acknowledged = await load;

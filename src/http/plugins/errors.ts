@@ -34,6 +34,11 @@ export function sendProblem(reply: FastifyReply, status: number, title: string, 
     .send({ type: 'about:blank', title, status, detail, code } satisfies Problem);
 }
 
+/** Sets `Retry-After` (whole seconds) for the errors that say when to retry: 429 and 503 (the database unavailable). */
+export function sendRetryAfter(reply: FastifyReply, error: GitloomError): void {
+  if (error instanceof TooManyRequests || error instanceof Unavailable) reply.header('Retry-After', String(error.retryAfter));
+}
+
 const TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 413: 'Payload Too Large', 414: 'URI Too Long',
@@ -106,7 +111,7 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof GitloomError) {
-      if (error instanceof TooManyRequests || error instanceof Unavailable) reply.header('Retry-After', String(error.retryAfter));
+      sendRetryAfter(reply, error);
       return sendProblem(reply, error.status, error.title, error.message, error.code);
     }
     if (error.validation) {
