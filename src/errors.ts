@@ -107,3 +107,20 @@ export class TooManyRequests extends GitloomError {
     super(detail, options);
   }
 }
+
+/**
+ * 503: a service the request needs is unavailable for a while — the database during an outage
+ * (src/db/availability.ts). Code `GITLOOM_ERR_UNAVAILABLE`; `retryAfter` is whole seconds after
+ * which a retry may succeed, sent as `Retry-After`.
+ */
+export class Unavailable extends GitloomError {
+  readonly status = 503;
+  readonly title = 'Service Unavailable';
+  constructor(
+    detail: string,
+    readonly retryAfter: number,
+    options?: ErrorOptions & { code?: string },
+  ) {
+    super(detail, { ...options, code: options?.code ?? 'GITLOOM_ERR_UNAVAILABLE' });
+  }
+}

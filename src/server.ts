@@ -43,7 +43,9 @@ export interface RunningServer {
  * administrator password is returned and logged once), builds the HTTP app and listens, then runs
  * start-up recovery (src/domain/startup-recovery.ts, then the journal intents of
  * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler and the
- * outbox worker. Warns when the job sandbox is off or unavailable. `options.logger` false
+ * outbox worker. Warns when the job sandbox is off or unavailable. A database outage while it
+ * runs is logged once when it starts and once when it ends (src/db/availability.ts); the process
+ * answers 503 meanwhile and recovers by itself. `options.logger` false
  * silences logs (tests); `options.logDestination` receives the JSON log lines instead of stdout.
  */
 export async function startServer(config: Config, options: { logger?: boolean; logDestination?: LogDestination } = {}): Promise<RunningServer> {
@@ -85,6 +87,10 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const running = app;
+    database.availability.log = {
+      down: (cause) => running.log.error(`Database unavailable (${cause}): requests answer 503 and background work pauses until it is back`),
+      up: (downMs) => running.log.warn(`Database is back after ${Math.round(downMs / 1000)} s`),
+    };
     await recoverAtStartup(services, (message) => running.log.warn(message));
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
     const journal = new JournalWorker(services, {

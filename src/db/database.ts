@@ -7,6 +7,7 @@ import {
   type Compilable, type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type KyselyPlugin, type PluginTransformQueryArgs,
   type QueryCompiler, type QueryResult, type RootOperationNode, type Transaction, type TransactionSettings, type UnknownRow,
 } from 'kysely';
+import { DatabaseAvailability } from './availability.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 
@@ -20,6 +21,8 @@ export interface DatabaseHandle {
   db: Kysely<Database>;
   engine: Engine;
   close(): Promise<void>;
+  /** Whether the database answers (outages are classified and logged there; src/db/availability.ts). */
+  availability: DatabaseAvailability;
   /** Connections of the pool: total, idle, and requests waiting for one (SQLite: one connection). */
   poolStats(): { total: number; idle: number; waiting: number };
 }
@@ -123,15 +126,18 @@ export function trackChanges(db: Kysely<Database>, tables: string[]): ChangeTrac
   return tracker;
 }
 
-/** A connection that reports writes of watched tables to the tracker. */
+/**
+ * A connection that reports writes of watched tables to the tracker, and every statement's
+ * outcome to the database's availability: an outage error is thrown as a DatabaseUnavailable.
+ */
 class TrackedConnection implements DatabaseConnection {
   private dirty = false;
-  constructor(readonly inner: DatabaseConnection, private readonly tracker: Tracker) {}
+  constructor(readonly inner: DatabaseConnection, private readonly tracker: Tracker, private readonly availability: DatabaseAvailability) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const sql = query.sql;
     // the common case: a read, which changes nothing
-    if (sql.startsWith('select ')) return this.inner.executeQuery<R>(query);
+    if (sql.startsWith('select ')) return this.run<R>(query);
     const tracker = this.tracker;
     const watched = tracker.writes(sql);
     const ends = this.dirty && /^\s*(commit|rollback|end)\b/i.test(sql);
@@ -140,7 +146,7 @@ class TrackedConnection implements DatabaseConnection {
       this.dirty = true;
     }
     try {
-      return await this.inner.executeQuery<R>(query);
+      return await this.run<R>(query);
     } finally {
       if (watched) tracker.version++;
       if (ends) {
@@ -151,13 +157,26 @@ class TrackedConnection implements DatabaseConnection {
     }
   }
 
+  private async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      const result = await this.inner.executeQuery<R>(query);
+      this.availability.succeeded();
+      return result;
+    } catch (error) {
+      throw this.availability.failed(error);
+    }
+  }
+
   streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
     return this.inner.streamQuery<R>(query, chunkSize);
   }
 }
 
-/** A dialect whose driver hands out tracked connections and whose compiler snake-cases names. */
-function instrumented(base: Dialect, Compiler: new () => QueryCompiler, tracker: Tracker): Dialect {
+/**
+ * A dialect whose driver hands out tracked connections (failing to get one during an outage
+ * throws a DatabaseUnavailable) and whose compiler snake-cases names.
+ */
+function instrumented(base: Dialect, Compiler: new () => QueryCompiler, tracker: Tracker, availability: DatabaseAvailability): Dialect {
   return {
     createAdapter: () => base.createAdapter(),
     createIntrospector: (db) => base.createIntrospector(db),
@@ -167,7 +186,13 @@ function instrumented(base: Dialect, Compiler: new () => QueryCompiler, tracker:
       const inner = (connection: DatabaseConnection) => (connection as TrackedConnection).inner;
       return {
         init: () => driver.init(),
-        acquireConnection: async () => new TrackedConnection(await driver.acquireConnection(), tracker),
+        acquireConnection: async () => {
+          try {
+            return new TrackedConnection(await driver.acquireConnection(), tracker, availability);
+          } catch (error) {
+            throw availability.failed(error);
+          }
+        },
         beginTransaction: (connection, settings: TransactionSettings) => driver.beginTransaction(connection, settings),
         commitTransaction: (connection) => driver.commitTransaction(connection),
         rollbackTransaction: (connection) => driver.rollbackTransaction(connection),
@@ -228,7 +253,7 @@ const committedReads = new WeakMap<object, (sql: string, parameters: readonly un
  * always sees this process's committed writes; another process's commit is seen from the next
  * turn on, as if the read had come a moment earlier.
  */
-function committedReader(reader: BetterSqlite3.Database, tracker: Tracker): { read: (sql: string, parameters: readonly unknown[]) => UnknownRow[] | undefined; close(): void } {
+function committedReader(reader: BetterSqlite3.Database, tracker: Tracker, availability: DatabaseAvailability): { read: (sql: string, parameters: readonly unknown[]) => UnknownRow[] | undefined; close(): void } {
   reader.pragma('busy_timeout = 5000');
   // statements of reads with the camelCase names of their columns; rows come back as arrays
   // (raw mode), which builds each row object without better-sqlite3's per-column key lookups
@@ -242,26 +267,33 @@ function committedReader(reader: BetterSqlite3.Database, tracker: Tracker): { re
     commit.run();
   };
   tracker.onStatementDone = endSnapshot;
+  const read = (sql: string, parameters: readonly unknown[]): UnknownRow[] | undefined => {
+    let prepared = statements.get(sql);
+    if (prepared === undefined) {
+      const statement = reader.prepare(sql);
+      prepared = statement.reader && { statement: statement.raw(true), names: statement.columns().map((column) => naming.toCamel(column.name)) };
+      statements.set(sql, prepared);
+    }
+    if (!prepared) return undefined;
+    if (!inSnapshot) {
+      begin.run();
+      inSnapshot = true;
+      setImmediate(endSnapshot);
+    }
+    const { statement, names } = prepared;
+    return (statement.all(parameters) as unknown[][]).map((values) => {
+      const row: UnknownRow = {};
+      for (let i = 0; i < names.length; i++) row[names[i]] = values[i];
+      return row;
+    });
+  };
   return {
     read(sql, parameters) {
-      let prepared = statements.get(sql);
-      if (prepared === undefined) {
-        const statement = reader.prepare(sql);
-        prepared = statement.reader && { statement: statement.raw(true), names: statement.columns().map((column) => naming.toCamel(column.name)) };
-        statements.set(sql, prepared);
+      try {
+        return read(sql, parameters);
+      } catch (error) {
+        throw availability.failed(error);
       }
-      if (!prepared) return undefined;
-      if (!inSnapshot) {
-        begin.run();
-        inSnapshot = true;
-        setImmediate(endSnapshot);
-      }
-      const { statement, names } = prepared;
-      return (statement.all(parameters) as unknown[][]).map((values) => {
-        const row: UnknownRow = {};
-        for (let i = 0; i < names.length; i++) row[names[i]] = values[i];
-        return row;
-      });
     },
     close() {
       endSnapshot();
@@ -270,23 +302,46 @@ function committedReader(reader: BetterSqlite3.Database, tracker: Tracker): { re
   };
 }
 
+const availabilities = new WeakMap<object, DatabaseAvailability>();
+
+/** The availability of a database handle from {@link openDatabase} (src/db/availability.ts). */
+export function availabilityOf(db: Kysely<Database>): DatabaseAvailability {
+  const availability = availabilities.get(db);
+  if (!availability) throw new Error('availabilityOf: not a handle from openDatabase');
+  return availability;
+}
+
+/** Milliseconds a PostgreSQL connection may take to open (or a request wait for a free one) before it fails as an outage. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Opens the database: PostgreSQL when `databaseUrl` is a postgres URL, otherwise SQLite in WAL
- * mode at `<dataDir>/gitloom.db`. Throws when the server cannot be reached.
+ * mode at `<dataDir>/gitloom.db`. Throws when the server cannot be reached. Once open, a
+ * statement failing because the database is unavailable throws a DatabaseUnavailable (503,
+ * src/db/availability.ts) and the handle recovers by itself when the database answers again.
  */
 export async function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): Promise<DatabaseHandle> {
   const plugins = [naming];
   const tracker = new Tracker();
+  const availability = new DatabaseAvailability();
   if (options.databaseUrl) {
     // Each engine's driver is loaded only when used.
     const { default: pg } = await import('pg');
     // int8 (counts, epoch-millisecond dates) as numbers: every value we store fits in 2^53.
     pg.types.setTypeParser(20, (value) => Number(value));
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
-    const db = new Kysely<Database>({ dialect: instrumented(new PostgresDialect({ pool }), SnakePostgresCompiler, tracker), plugins });
+    // a connection the server closes (restart, failover, pg_terminate_backend, network) emits
+    // 'error' on its client — idle in the pool or checked out — and on the pool: reported to the
+    // availability, never left unhandled (which would end the process)
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true,
+    });
+    pool.on('error', (error) => availability.failed(error));
+    pool.on('connect', (client) => client.on('error', (error) => availability.failed(error)));
+    const db = new Kysely<Database>({ dialect: instrumented(new PostgresDialect({ pool }), SnakePostgresCompiler, tracker, availability), plugins });
     trackers.set(db, tracker);
+    availabilities.set(db, availability);
     return {
-      db, engine: 'postgres', close: () => db.destroy(),
+      db, engine: 'postgres', availability, close: () => db.destroy(),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     };
   }
@@ -309,15 +364,16 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       return statement;
     },
   };
-  const db = new Kysely<Database>({ dialect: instrumented(new SqliteDialect({ database }), SnakeSqliteCompiler, tracker), plugins });
+  const db = new Kysely<Database>({ dialect: instrumented(new SqliteDialect({ database }), SnakeSqliteCompiler, tracker, availability), plugins });
   trackers.set(db, tracker);
-  const reader = committedReader(new SQLite(path.join(options.dataDir, 'gitloom.db'), { readonly: true }), tracker);
+  availabilities.set(db, availability);
+  const reader = committedReader(new SQLite(path.join(options.dataDir, 'gitloom.db'), { readonly: true }), tracker, availability);
   committedReads.set(db, reader.read);
   const close = async () => {
     await db.destroy();
     reader.close();
   };
-  return { db, engine: 'sqlite', close, poolStats: () => ({ total: 1, idle: 1, waiting: 0 }) };
+  return { db, engine: 'sqlite', availability, close, poolStats: () => ({ total: 1, idle: 1, waiting: 0 }) };
 }
 
 /** Applies every pending migration (src/db/migrations); throws the first failure. */

@@ -9,9 +9,9 @@
 import { readdir, rm } from 'node:fs/promises';
 import type { Db } from '../db/database.js';
 import type { RefJournalRow } from '../db/schema.js';
-import { initBareRepository, listRefs, mergeBase, updateRefs } from '../git/repository.js';
+import { initBareRepository, listRefs, mergeBase, updateRefs, ZERO_HASH } from '../git/repository.js';
 import type { Context } from './context.js';
-import { journalRefChanges } from './journal/ref-journal.js';
+import { journalPush } from './journal/ref-journal.js';
 import { pullRefs } from './pulls/pull-requests.js';
 
 /**
@@ -198,7 +198,7 @@ export async function reconcile(ctx: Context, findings: readonly Finding[]): Pro
   for (const f of findings) {
     const repo = ctx.repoPath(f.projectId);
     if (f.kind === 'ref-unknown') {
-      await journalRefChanges(ctx, f.projectId, [{ ref: f.ref!, oldHash: f.database, newHash: f.git }], { userId: f.userId });
+      await journalPush(ctx, f.projectId, f.userId, [{ ref: f.ref!, oldHash: f.database ?? ZERO_HASH, newHash: f.git ?? ZERO_HASH }]);
       done.push(`${f.message}: journaled, the server reacts to it when it starts`);
     } else if (f.kind === 'pull-request-ref') {
       const update = await ctx.db.selectFrom('pullRequestUpdates').select('id').where('requestId', '=', f.requestId!).orderBy('id', 'desc').executeTakeFirstOrThrow();

@@ -1,8 +1,13 @@
+import { DatabaseUnavailable } from '../db/availability.js';
+
 /**
  * The loop shared by the background workers of a server process (build scheduler, journal
  * worker, outbox worker): runs `tick` once at `start()`, then every `intervalMs` after the
  * previous tick ended, and at once on `wake()`. Ticks never overlap: a wake during a tick
- * runs one more tick right after it. A tick's rejection goes to `onError` and the loop goes on.
+ * runs one more tick right after it. A tick's rejection goes to `onError` and the loop goes on;
+ * a tick that failed because the database is unavailable is not reported (the outage is logged
+ * once, src/db/availability.ts): the loop pauses on it and resumes by itself within `intervalMs`
+ * of the database's return.
  */
 export class PollingLoop {
   private timer: NodeJS.Timeout | null = null;
@@ -42,7 +47,9 @@ export class PollingLoop {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.ticking = this.tick()
-      .catch((error) => this.onError?.(error))
+      .catch((error) => {
+        if (!(error instanceof DatabaseUnavailable)) this.onError?.(error);
+      })
       .finally(() => {
         this.ticking = null;
         if (!this.running) return;

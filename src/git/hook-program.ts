@@ -4,10 +4,13 @@
  * gives on stdin and posts them, with the project and the pusher from its environment, to the
  * server that started the push (loopback URL and per-process secret in the environment):
  *
- * - `pre-receive`: the server answers `{ errors: string[] }`; any error rejects the push (exit 1)
- *   and is printed to the pusher. An unreachable server rejects the push too.
- * - `post-receive`: the server writes the changes to the ref-change journal and answers once they
- *   are stored, so the push returns only after its journal rows exist. A failure is printed.
+ * - `pre-receive`: the server checks the push and writes its ref changes to the ref-change journal
+ *   as intents; it answers `{ errors: string[] }` and any error rejects the push (exit 1) and is
+ *   printed to the pusher. A server that cannot answer — unreachable, or its database unavailable
+ *   (503) — rejects the push too, before any ref moves.
+ * - `post-receive`: the server confirms the journal rows and answers once they are stored, so the
+ *   push returns only after its journal rows exist. A failure is printed (the rows are then
+ *   confirmed by the server's recovery once it can).
  *
  * Self-contained (Node built-ins only): it runs as its own process, from src/ under tsx or from
  * the compiled dist/.
@@ -20,6 +23,8 @@ export const HOOK_ENV = {
   secret: 'GITLOOM_HOOK_SECRET',
   projectId: 'GITLOOM_HOOK_PROJECT_ID',
   userId: 'GITLOOM_HOOK_USER_ID',
+  /** One push (one receive-pack run): its pre-receive and post-receive hooks send the same id. */
+  pushId: 'GITLOOM_HOOK_PUSH_ID',
 } as const;
 
 /** The header carrying the per-process secret on the hook's request. */
@@ -54,6 +59,7 @@ async function post(hook: HookName, body: unknown): Promise<unknown> {
     headers: { 'content-type': 'application/json', [HOOK_SECRET_HEADER]: env[HOOK_ENV.secret] ?? '' },
     body: JSON.stringify(body),
   });
+  if (response.status === 503) throw new Error('the server cannot record pushes right now, its database is unavailable; try again shortly');
   if (!response.ok) throw new Error(`server answered ${response.status}`);
   return response.json();
 }
@@ -61,7 +67,7 @@ async function post(hook: HookName, body: unknown): Promise<unknown> {
 async function main(hook: HookName): Promise<number> {
   const env = process.env;
   const updates = parseHookInput(readFileSync(0, 'utf8'));
-  const common = { projectId: Number(env[HOOK_ENV.projectId]), userId: Number(env[HOOK_ENV.userId]), updates };
+  const common = { projectId: Number(env[HOOK_ENV.projectId]), userId: Number(env[HOOK_ENV.userId]), pushId: env[HOOK_ENV.pushId] ?? '', updates };
   if (hook === 'pre-receive') {
     const quarantine: Record<string, string> = {};
     for (const key of QUARANTINE_ENV) if (env[key]) quarantine[key] = env[key];
@@ -70,7 +76,7 @@ async function main(hook: HookName): Promise<number> {
       if (errors.length === 0) return 0;
       process.stderr.write(`\n${errors.map((e) => `*** PUSH REJECTED: ${e} ***`).join('\n')}\n\n`);
     } catch (error) {
-      process.stderr.write(`*** PUSH REJECTED: unable to verify branch protection (${(error as Error).message}) ***\n`);
+      process.stderr.write(`*** PUSH REJECTED: ${(error as Error).message} ***\n`);
     }
     return 1;
   }

@@ -6,6 +6,8 @@
  */
 import type { Kysely } from 'kysely';
 import client from 'prom-client';
+import { DatabaseUnavailable } from '../db/availability.js';
+import { availabilityOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { configureGit } from '../git/command.js';
 import { journalLag } from '../domain/journal/ref-journal.js';
@@ -119,11 +121,26 @@ function subcommand(args: readonly string[]): string {
 }
 
 /**
- * Creates the registry of a server over its database. `poolStats` reads the database pool.
- * Git command metrics are process-wide (the git runner has one observer): the last server
- * created in a process records them.
+ * A `collect` that reads the database: while the database is unavailable the metric keeps its
+ * last value (`gitloom_database_up` says it is stale), so a scrape still answers.
+ */
+function fromDatabase<T>(read: (this: T) => Promise<void>): (this: T) => Promise<void> {
+  return async function collect(this: T) {
+    try {
+      await read.call(this);
+    } catch (error) {
+      if (!(error instanceof DatabaseUnavailable)) throw error;
+    }
+  };
+}
+
+/**
+ * Creates the registry of a server over its database (a handle from openDatabase). `poolStats`
+ * reads the database pool. Git command metrics are process-wide (the git runner has one
+ * observer): the last server created in a process records them.
  */
 export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats): Metrics {
+  const availability = availabilityOf(db);
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'gitloom_' });
   const requests = new RequestHistogram(SECONDS);
@@ -147,43 +164,49 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
   });
   new client.Gauge({
     name: 'gitloom_journal_lag_seconds', help: 'Age of the oldest ref change (push, merge, API edit) whose reactions have not run', registers: [registry],
-    async collect() {
+    collect: fromDatabase(async function (this: client.Gauge) {
       this.set((await journalLag(db, Date.now())) / 1000);
-    },
+    }),
   });
   new client.Gauge({
     name: 'gitloom_outbox_lag_seconds', help: 'Age of the oldest outbox event or due message not yet handled', registers: [registry],
-    async collect() {
+    collect: fromDatabase(async function (this: client.Gauge) {
       this.set((await outboxLag(db, Date.now())) / 1000);
-    },
+    }),
   });
   new client.Gauge({
     name: 'gitloom_outbox_pending_messages', help: 'Webhook deliveries and mails waiting to be sent (due or backing off)', registers: [registry],
-    async collect() {
+    collect: fromDatabase(async function (this: client.Gauge) {
       const row = await db.selectFrom('outboxMessages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'PENDING').executeTakeFirst();
       this.set(Number(row?.n ?? 0));
-    },
+    }),
   });
   new client.Gauge({
     name: 'gitloom_builds', help: 'Unfinished builds by status (WAITING, PENDING = queued, RUNNING)', labelNames: ['status'], registers: [registry],
-    async collect() {
+    collect: fromDatabase(async function (this: client.Gauge) {
       const rows = await db.selectFrom('builds').select(['status', (eb) => eb.fn.countAll().as('n')])
         .where('status', 'in', ['WAITING', 'PENDING', 'RUNNING']).groupBy('status').execute();
       for (const status of ['WAITING', 'PENDING', 'RUNNING']) this.set({ status }, Number(rows.find((r) => r.status === status)?.n ?? 0));
-    },
+    }),
   });
   // Job durations: builds finished since the previous scrape are observed into the histogram.
   let watermark = Date.now();
   const jobDuration = new client.Histogram({
     name: 'gitloom_build_duration_seconds', help: 'Job durations (running to finished) of builds finished while this process ran, by status',
     labelNames: ['status'], buckets: JOB_SECONDS, registers: [registry],
-    async collect() {
+    collect: fromDatabase(async () => {
       const rows = await db.selectFrom('builds').select(['status', 'runningDate', 'finishDate'])
         .where('finishDate', '>', watermark).where('runningDate', 'is not', null).orderBy('finishDate').execute();
       for (const row of rows) {
         jobDuration.observe({ status: row.status }, (row.finishDate! - row.runningDate!) / 1000);
         watermark = Math.max(watermark, row.finishDate!);
       }
+    }),
+  });
+  new client.Gauge({
+    name: 'gitloom_database_up', help: 'Whether the database answered the last statement (0 during an outage)', registers: [registry],
+    collect() {
+      this.set(availability.downSince === null ? 1 : 0);
     },
   });
   new client.Gauge({

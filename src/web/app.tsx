@@ -61,6 +61,7 @@ import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js
 import { projectByPath } from '../domain/repositories/browse.js';
 import { getSecuritySetting } from '../domain/settings/settings.js';
 import { credentialsHeader } from '../http/plugins/auth.js';
+import { sendRetryAfter } from '../http/plugins/errors.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';
@@ -205,6 +206,7 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
     let message: string;
     if (error instanceof GitloomError) {
       ({ status, title, message } = error);
+      sendRetryAfter(reply, error);
     } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       status = error.statusCode;
       title = STATUS_CODES[status] ?? 'Bad Request';

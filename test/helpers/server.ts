@@ -91,9 +91,13 @@ export async function settled(server: RunningServer): Promise<void> {
  * database when GITLOOM_TEST_DATABASE_URL is set. The data dir lies below a private (0700)
  * directory, as it does below root's home after `git clone && npm start`. Logs are off unless
  * GITLOOM_TEST_LOG=1 or `options.logDestination` is given (it then receives the server's JSON
- * log lines).
+ * log lines). `options.databaseVia` rewrites the PostgreSQL URL the server is given (through a
+ * proxy: test/helpers/tcp-proxy.ts).
  */
-export async function startTestServer(env: Record<string, string> = {}, options: { logDestination?: LogDestination } = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { logDestination?: LogDestination; databaseVia?: (url: string) => string } = {},
+): Promise<TestServer> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
   const dataDir = path.join(home, 'data');
   const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
@@ -104,7 +108,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     GITLOOM_INITIAL_EMAIL: ADMIN.email,
     GITLOOM_HOST: '127.0.0.1',
     GITLOOM_JOB_CONCURRENCY: '2',
-    ...(database && { GITLOOM_DATABASE_URL: database.url }),
+    ...(database && { GITLOOM_DATABASE_URL: options.databaseVia?.(database.url) ?? database.url }),
     ...env,
   }, { port: 0, dataDir });
   const server = await startServer(config, {

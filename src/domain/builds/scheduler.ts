@@ -17,6 +17,8 @@ import { evaluateCondition } from '../../ci/conditions.js';
 import { formatLogLine, runJob, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
+import { recordWhenAvailable } from '../../db/availability.js';
+import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
@@ -112,9 +114,15 @@ export class BuildScheduler {
     }
   }
 
-  /** Fails RUNNING builds whose owner is gone: lease expired (`expiredOnly`) or, on SQLite start, any other owner. */
+  /**
+   * Fails RUNNING builds whose owner is gone: lease expired (`expiredOnly`) or, on SQLite start,
+   * any other owner. Within a lease period after a database outage no lease counts as expired:
+   * their owners could not renew them during it.
+   */
   private async failInterrupted(expiredOnly: boolean): Promise<void> {
     const now = this.ctx.now();
+    const outageEnded = availabilityOf(this.services.db).lastOutageEnded;
+    if (expiredOnly && outageEnded !== null && Date.now() - outageEnded < this.leaseMs) return;
     let query = this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'RUNNING');
     query = expiredOnly ? query.where('leaseExpires', '<', now) : query.where((eb) => eb.or([eb('leaseOwner', 'is', null), eb('leaseOwner', '<>', this.owner)]));
     for (const build of await query.execute()) {
@@ -194,11 +202,15 @@ export class BuildScheduler {
       });
   }
 
-  /** Writes a final status (only while this process still owns the running build) and fires the finish hooks. */
+  /**
+   * Writes a final status (only while this process still owns the running build) and fires the
+   * finish hooks; while the database is unavailable the write waits for it (the lease is renewed
+   * by the loop once it is back), so a finished build's outcome is not lost.
+   */
   private async finish(build: BuildRow, status: JobStatus, extra: { version?: string; description?: string }, lines: string[] = []): Promise<void> {
     if (lines.length > 0) await appendLog(this.ctx.config, build, ...lines);
-    await finishBuild(this.ctx, build.id, { status, ...extra },
-      (eb) => eb.and([eb('status', '=', 'RUNNING'), eb('leaseOwner', '=', this.owner)]));
+    await recordWhenAvailable(() => finishBuild(this.ctx, build.id, { status, ...extra },
+      (eb) => eb.and([eb('status', '=', 'RUNNING'), eb('leaseOwner', '=', this.owner)])), () => this.loop.stopped);
   }
 
   private async execute(build: BuildRow, execution: Execution): Promise<void> {

@@ -6,6 +6,7 @@
  * pushes received by other processes); a fire time is claimed in `build_schedule_fires` so only
  * one process submits it.
  */
+import { DatabaseUnavailable } from '../../db/availability.js';
 import { fireTimesBetween } from '../../ci/cron.js';
 import { matchTriggers, type TriggerMatch } from '../../ci/triggers.js';
 import { branchHead, getDefaultBranch } from '../../git/refs.js';
@@ -61,7 +62,10 @@ export class ScheduleRunner {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.tick().catch((e) => this.onError(e)).finally(() => {
+      // an unavailable database is logged once per outage (src/db/availability.ts), not per tick
+      this.running = this.tick().catch((e) => {
+        if (!(e instanceof DatabaseUnavailable)) this.onError(e);
+      }).finally(() => {
         this.running = null;
         this.schedule();
       });

@@ -12,6 +12,7 @@
  * confirmation left (src/domain/journal/ref-journal.ts `recoverRefIntents`).
  */
 import { randomUUID } from 'node:crypto';
+import { DatabaseUnavailable } from '../../db/availability.js';
 import type { Db } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { RefJournalRow } from '../../db/schema.js';
@@ -120,23 +121,29 @@ export class JournalWorker {
     return outcome !== null;
   }
 
-  /** SQLite: leases a batch of unprocessed entries (a conditional update; one process owns the file). */
+  /**
+   * SQLite: leases a batch of unprocessed entries (a conditional update; one process owns the
+   * file). Entries this worker leased before are taken again: ticks never overlap, so they are
+   * left over from a pass the database's unavailability broke off.
+   */
   private async claim(): Promise<RefJournalRow[]> {
     const { db } = this.services;
     const now = Date.now();
     const lease = { leaseOwner: this.owner, leaseExpires: now + this.leaseMs };
     const candidates = await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).where('appliedDate', 'is not', null)
-      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now)]))
+      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now), w('leaseOwner', '=', this.owner)]))
       .where((w) => w.or([w('retryDate', 'is', null), w('retryDate', '<=', now)])).orderBy('id').limit(BATCH).execute();
     if (candidates.length === 0) return [];
     const rows = await db.updateTable('refJournal').set(lease).where('id', 'in', candidates.map((c) => c.id)).where('processedDate', 'is', null)
-      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now)])).returningAll().execute();
+      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now), w('leaseOwner', '=', this.owner)])).returningAll().execute();
     return rows.sort((a, b) => a.id - b.id);
   }
 
   /**
    * Dispatches one entry to its reactions; a failing one is reported and the others still run
-   * (each is idempotent, so a retry may run them all again).
+   * (each is idempotent, so a retry may run them all again). The database being unavailable breaks
+   * the pass off instead (a DatabaseUnavailable is thrown): the entry is taken again once it is
+   * back, without counting a failed pass.
    *
    * @returns whether every reaction succeeded.
    */
@@ -144,6 +151,8 @@ export class JournalWorker {
     const errors = await this.ctx.events.dispatch('refsJournalEntry', {
       projectId: entry.projectId, changes: [changeOf(entry)], userId: entry.userId, journalId: entry.id,
     });
+    const outage = errors.find((error) => error instanceof DatabaseUnavailable);
+    if (outage) throw outage;
     for (const error of errors) this.options.onError?.(error);
     return errors.length === 0;
   }

@@ -1,6 +1,7 @@
 /**
  * The ref-change journal (docs/architecture.md#a-push, docs/architecture.md#the-ref-journal): every ref change of a
- * repository — a push (reported by the post-receive hook), a merge, a branch or tag edit through
+ * repository — a push (an intent written by the pre-receive hook, confirmed by the post-receive
+ * hook), a merge, a branch or tag edit through
  * the API, a deletion — becomes a `ref_journal` row before the change is reported done, and the
  * journal worker (journal-worker.ts) reacts to each row exactly once.
  *
@@ -43,16 +44,56 @@ function wakeWorker(ctx: Pick<Context, 'events'>): void {
   ctx.events.emit('refsJournaled', {});
 }
 
+/** A push's ref update as git's hooks give it (`ZERO_HASH` for a created or deleted ref). */
+export interface PushedUpdate {
+  oldHash: string;
+  newHash: string;
+  ref: string;
+}
+
+/** The intent row written for one update of a push, before git moves the ref ({@link journalPushIntents}). */
+export interface PushIntent extends PushedUpdate {
+  id: number;
+}
+
+function changeOfUpdate(u: PushedUpdate): RefChange {
+  return { ref: u.ref, oldHash: u.oldHash === ZERO_HASH ? null : u.oldHash, newHash: u.newHash === ZERO_HASH ? null : u.newHash };
+}
+
 /**
- * Records changes git already made (a push: the post-receive hook's lines), as applied rows in
- * one transaction, and wakes the worker. A pushed branch becomes the default branch of a
- * repository that had none (HEAD unborn before the push) (`main`, else `master`, else the alphabetically first;
+ * The pre-receive half of journaling a push: writes one intent row (`appliedDate` null) per ref
+ * update git is about to make, before any ref moves. When the database cannot take them this
+ * throws (a DatabaseUnavailable during an outage) and the hook refuses the push, so no ref
+ * moves unrecorded. Intents whose ref never moves (git failed the update, the push died) are
+ * dropped by {@link recoverRefIntents}; those whose ref moved but whose post-receive could not
+ * confirm them are confirmed by it.
+ *
+ * @returns the intents, in the order of `updates`.
+ */
+export async function journalPushIntents(ctx: Context, projectId: number, userId: number, updates: readonly PushedUpdate[]): Promise<PushIntent[]> {
+  if (updates.length === 0) return [];
+  const now = ctx.now();
+  const rows = await ctx.db.insertInto('refJournal').values(updates.map((u) => row(projectId, changeOfUpdate(u), { userId }, now)))
+    .returning('id').execute();
+  return updates.map((u, i) => ({ ...u, id: rows[i].id }));
+}
+
+/**
+ * Records a push as the post-receive hook reported it — git's `old new ref` lines of the updates
+ * it made, and the pusher — in one transaction, and wakes the worker: the intent written for an
+ * update by {@link journalPushIntents} is confirmed (unless recovery confirmed it already); an
+ * update without one (its intent was dropped by recovery before the ref moved, or none was
+ * written) gets an applied row; intents of updates git did not make are removed. A pushed branch
+ * becomes the default branch of a repository that had none (HEAD unborn before the push)
+ * (`main`, else `master`, else the alphabetically first;
  * docs/compatibility.md#projects-repository-and-default-branch).
  *
- * @param changes in the hook's order; `oldHash` null = created, `newHash` null = deleted.
+ * @param userId the pusher; null for a change found in git afterwards (restore's reconciliation).
+ * @param intents what the pre-receive hook of the same push wrote (empty when unknown).
  */
-export async function journalRefChanges(ctx: Context, projectId: number, changes: readonly RefChange[], writer: JournalWriter): Promise<void> {
-  if (changes.length === 0) return;
+export async function journalPush(ctx: Context, projectId: number, userId: number | null, updates: readonly PushedUpdate[], intents: readonly PushIntent[] = []): Promise<void> {
+  if (updates.length === 0) return;
+  const changes = updates.map(changeOfUpdate);
   const repo = ctx.repoPath(projectId);
   const current = await getDefaultBranch(repo);
   // HEAD names a branch that did not exist before this push (an unborn HEAD): choose anew
@@ -62,21 +103,21 @@ export async function journalRefChanges(ctx: Context, projectId: number, changes
     if (branch !== null) await setDefaultBranch(repo, branch);
   }
   const now = ctx.now();
-  await ctx.db.insertInto('refJournal')
-    .values(changes.map((c) => ({ ...row(projectId, c, writer, now), appliedDate: now })))
-    .execute();
+  const unmatched = [...intents];
+  await ctx.db.transaction().execute(async (tx) => {
+    const missing: RefChange[] = [];
+    for (const [i, update] of updates.entries()) {
+      const at = unmatched.findIndex((t) => t.ref === update.ref && t.oldHash === update.oldHash && t.newHash === update.newHash);
+      const intent = at < 0 ? undefined : unmatched.splice(at, 1)[0];
+      const confirmed = intent && await tx.updateTable('refJournal').set({ appliedDate: now }).where('id', '=', intent.id)
+        .where('appliedDate', 'is', null).returning('id').executeTakeFirst();
+      const kept = intent && (confirmed || await tx.selectFrom('refJournal').select('id').where('id', '=', intent.id).executeTakeFirst());
+      if (!kept) missing.push(changes[i]);
+    }
+    if (missing.length > 0) await tx.insertInto('refJournal').values(missing.map((c) => ({ ...row(projectId, c, { userId }, now), appliedDate: now }))).execute();
+    if (unmatched.length > 0) await tx.deleteFrom('refJournal').where('id', 'in', unmatched.map((t) => t.id)).where('appliedDate', 'is', null).execute();
+  });
   wakeWorker(ctx);
-}
-
-/**
- * Records a push as the post-receive hook reported it: git's `old new ref` lines (`ZERO_HASH` for
- * a created or deleted ref) and the pusher, via {@link journalRefChanges}.
- */
-export async function journalPush(ctx: Context, projectId: number, userId: number, updates: readonly { oldHash: string; newHash: string; ref: string }[]): Promise<void> {
-  const changes = updates.map((u) => ({
-    ref: u.ref, oldHash: u.oldHash === ZERO_HASH ? null : u.oldHash, newHash: u.newHash === ZERO_HASH ? null : u.newHash,
-  }));
-  await journalRefChanges(ctx, projectId, changes, { userId });
 }
 
 function row(projectId: number, change: RefChange, writer: JournalWriter, now: number) {

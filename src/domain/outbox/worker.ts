@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Transporter } from 'nodemailer';
+import { recordWhenAvailable } from '../../db/availability.js';
 import type { Db } from '../../db/database.js';
 import type { ExpressionBuilder } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
@@ -91,11 +92,15 @@ export class OutboxWorker {
     await db.deleteFrom('outboxEvents').where('expandedDate', '<', before).execute();
   }
 
+  /**
+   * Leases unexpanded events. Those this worker leased before are taken again: ticks never
+   * overlap, so they are left over from a tick the database's unavailability broke off.
+   */
   private async claimEvents(): Promise<OutboxEventRow[]> {
     const { db } = this.services;
     const now = Date.now();
     const claimable = (eb: ExpressionBuilder<Database, 'outboxEvents'>) =>
-      eb.and([eb('expandedDate', 'is', null), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now)])]);
+      eb.and([eb('expandedDate', 'is', null), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now), eb('leaseOwner', '=', this.owner)])]);
     return dialectOf(db).claim(
       db.selectFrom('outboxEvents').select('id').where(claimable).orderBy('id').limit(BATCH),
       (ids) => db.updateTable('outboxEvents').set({ leaseOwner: this.owner, leaseExpires: now + 60_000 })
@@ -124,11 +129,13 @@ export class OutboxWorker {
     });
   }
 
+  /** Leases due messages; as for events, this worker's own leases are left over from a broken-off tick. */
   private async claimMessages(): Promise<OutboxMessageRow[]> {
     const { db } = this.services;
     const now = Date.now();
     const claimable = (eb: ExpressionBuilder<Database, 'outboxMessages'>) => eb.and([
-      eb('status', '=', 'PENDING'), eb('nextAttemptDate', '<=', now), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now)]),
+      eb('status', '=', 'PENDING'), eb('nextAttemptDate', '<=', now),
+      eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now), eb('leaseOwner', '=', this.owner)]),
     ]);
     return dialectOf(db).claim(
       db.selectFrom('outboxMessages').select('id').where(claimable).orderBy('id').limit(BATCH),
@@ -162,7 +169,8 @@ export class OutboxWorker {
     const attemptCount = message.attemptCount + 1;
     const finished = outcome.succeeded || outcome.final || attemptCount >= MAX_ATTEMPTS;
     const status = outcome.succeeded ? 'DELIVERED' : finished ? 'FAILED' : 'PENDING';
-    await this.services.db.transaction().execute(async (tx) => {
+    // the attempt happened: it is recorded once the database answers, so it is neither lost nor repeated
+    await recordWhenAvailable(() => this.services.db.transaction().execute(async (tx) => {
       await tx.insertInto('outboxAttempts').values({
         messageId: message.id, date: started, durationMs, succeeded: outcome.succeeded ? 1 : 0,
         responseStatus: outcome.responseStatus, responseExcerpt: outcome.excerpt, error: outcome.error,
@@ -172,7 +180,7 @@ export class OutboxWorker {
         finishDate: finished ? now : null,
         nextAttemptDate: finished ? null : now + this.services.config.outboxBackoffMs * 2 ** (attemptCount - 1),
       }).where('id', '=', message.id).where('leaseOwner', '=', this.owner).execute();
-    });
+    }), () => this.loop.stopped);
   }
 
   private async sendMail(message: OutboxMessageRow): Promise<string> {

@@ -2,9 +2,9 @@
  * The server side of receive-pack's hooks (docs/architecture.md#a-push): installs the
  * hook program under `<data dir>/hooks`, makes the per-process secret the hooks present, and
  * builds the git environment of one push (hook directory, pack size limit, loopback URL,
- * project, pusher). Every transport that runs receive-pack takes its environment from here.
+ * project, pusher, push id). Every transport that runs receive-pack takes its environment from here.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { HOOK_ENV, HOOK_SECRET_HEADER, installHooks, receivePackEnv } from '../../git/hooks.js';
@@ -15,7 +15,8 @@ export { HOOK_SECRET_HEADER };
 export interface PushHooks {
   /**
    * Git environment for one push: `hooksUrl` is where the hooks post (`<url>/pre-receive`,
-   * `<url>/post-receive`); packs over `config.pushMaxBytes` are refused by git.
+   * `<url>/post-receive`), with a fresh push id both hooks send; packs over
+   * `config.pushMaxBytes` are refused by git.
    */
   envFor(hooksUrl: string, projectId: number, userId: number): Record<string, string>;
   /** Whether a hook request's secret header is this process's secret (constant time). */
@@ -38,6 +39,7 @@ export async function preparePushHooks(config: Config): Promise<PushHooks> {
       [HOOK_ENV.secret]: secret,
       [HOOK_ENV.projectId]: String(projectId),
       [HOOK_ENV.userId]: String(userId),
+      [HOOK_ENV.pushId]: randomUUID(),
     }),
     accepts(given) {
       if (typeof given !== 'string') return false;

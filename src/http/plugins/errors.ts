@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { errorCode, GitloomError, TooManyRequests } from '../../errors.js';
+import { errorCode, GitloomError, TooManyRequests, Unavailable } from '../../errors.js';
 import { offerBasicChallenge } from './cross-site.js';
 
 /** An RFC 9457 problem details body with Gitloom's stable `code` (docs/compatibility.md#gitloom-differs-errors). */
@@ -34,11 +34,16 @@ export function sendProblem(reply: FastifyReply, status: number, title: string, 
     .send({ type: 'about:blank', title, status, detail, code } satisfies Problem);
 }
 
+/** Sets `Retry-After` (whole seconds) for the errors that say when to retry: 429 and 503 (the database unavailable). */
+export function sendRetryAfter(reply: FastifyReply, error: GitloomError): void {
+  if (error instanceof TooManyRequests || error instanceof Unavailable) reply.header('Retry-After', String(error.retryAfter));
+}
+
 const TITLES: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 413: 'Payload Too Large', 414: 'URI Too Long',
   415: 'Unsupported Media Type', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
+  500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
 interface AjvError {
@@ -98,15 +103,15 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 }
 
 /**
- * The error mapper: GitloomErrors keep their status, message and code (a 429 also sends
- * `Retry-After`); schema violations, bad JSON, unsupported media types and oversized bodies
+ * The error mapper: GitloomErrors keep their status, message and code (a 429 and a 503 — the
+ * database unavailable, src/db/availability.ts — also send `Retry-After`); schema violations, bad JSON, unsupported media types and oversized bodies
  * become 4xx; everything else is logged and answered with a fixed 500 text (a bug to fix,
  * never caused by input by design).
  */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof GitloomError) {
-      if (error instanceof TooManyRequests) reply.header('Retry-After', String(error.retryAfter));
+      sendRetryAfter(reply, error);
       return sendProblem(reply, error.status, error.title, error.message, error.code);
     }
     if (error.validation) {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { journalPush } from '../../domain/journal/ref-journal.js';
+import { LRUCache } from 'lru-cache';
+import { journalPush, journalPushIntents, type PushIntent } from '../../domain/journal/ref-journal.js';
 import { checkPush } from '../../domain/projects/branch-protection.js';
 import { authorizeRepository } from '../../domain/projects/repository-access.js';
 import { NotFound } from '../../errors.js';
@@ -22,6 +23,7 @@ const HookUpdates = Type.Array(Type.Object({ oldHash: Type.String(), newHash: Ty
 const PreReceiveBody = Type.Object({
   projectId: Type.Integer(),
   userId: Type.Integer(),
+  pushId: Type.String(),
   updates: HookUpdates,
   quarantine: Type.Record(Type.String(), Type.String()),
 });
@@ -29,6 +31,7 @@ const PreReceiveBody = Type.Object({
 const PostReceiveBody = Type.Object({
   projectId: Type.Integer(),
   userId: Type.Integer(),
+  pushId: Type.String(),
   updates: HookUpdates,
 });
 
@@ -38,27 +41,39 @@ const PostReceiveBody = Type.Object({
  * activated through `core.hooksPath` in git's environment), which asks
  * `POST /~internal/hooks/pre-receive` — guarded by a per-process secret — to enforce branch and
  * tag protection and to keep every ref outside `refs/heads/*` and `refs/tags/*` the server's
- * (docs/architecture.md#a-push, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input), and the post-receive hook, which
- * reports the exact ref changes and the pusher to `POST /~internal/hooks/post-receive`: they are
- * written to the ref-change journal before the push returns. The push environment also caps the
+ * (docs/architecture.md#a-push, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input) and, when it allows them, to write the
+ * ref changes to the ref-change journal as intents (a database that cannot take them refuses the
+ * push before any ref moves); the post-receive hook reports the exact ref changes and the pusher
+ * to `POST /~internal/hooks/post-receive`, which confirms them in the journal before the push
+ * returns. The push environment also caps the
  * pack at `GITLOOM_PUSH_MAX_MB` (src/domain/repositories/push-hooks.ts). The receive-pack body is
  * a raw stream (src/http/routes/git-http.ts), so Fastify's `bodyLimit` does not apply to it; the
  * whole request must still arrive within `GITLOOM_REQUEST_TIMEOUT_MS`.
  */
 export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const hooks = await preparePushHooks(services.config);
+  // the intents each push's pre-receive wrote, by push id, for its post-receive (a push whose
+  // post-receive never comes leaves them to recovery)
+  const intentsOfPush = new LRUCache<string, PushIntent[]>({ max: 10_000, ttl: 60 * 60_000 });
 
-  app.post(`${HOOK_ROUTE}/pre-receive`, { schema: { hide: true, body: PreReceiveBody } }, async (request) => {
+  // the secret is checked before the body is: without it the endpoints do not exist
+  const onRequest = async (request: FastifyRequest) => {
     if (!hooks.accepts(request.headers[HOOK_SECRET_HEADER])) throw new NotFound('Not found');
+  };
+
+  app.post(`${HOOK_ROUTE}/pre-receive`, { schema: { hide: true, body: PreReceiveBody }, onRequest }, async (request) => {
     const body = request.body as typeof PreReceiveBody.static;
     const ctx = createContext(services, systemActor);
-    return { errors: await checkPush(ctx, body.projectId, body.userId, body.updates, body.quarantine) };
+    const errors = await checkPush(ctx, body.projectId, body.userId, body.updates, body.quarantine);
+    if (errors.length === 0) intentsOfPush.set(body.pushId, await journalPushIntents(ctx, body.projectId, body.userId, body.updates));
+    return { errors };
   });
 
-  app.post(`${HOOK_ROUTE}/post-receive`, { schema: { hide: true, body: PostReceiveBody } }, async (request) => {
-    if (!hooks.accepts(request.headers[HOOK_SECRET_HEADER])) throw new NotFound('Not found');
+  app.post(`${HOOK_ROUTE}/post-receive`, { schema: { hide: true, body: PostReceiveBody }, onRequest }, async (request) => {
     const body = request.body as typeof PostReceiveBody.static;
-    await journalPush(createContext(services, systemActor), body.projectId, body.userId, body.updates);
+    const intents = intentsOfPush.get(body.pushId) ?? [];
+    intentsOfPush.delete(body.pushId);
+    await journalPush(createContext(services, systemActor), body.projectId, body.userId, body.updates, intents);
     return {};
   });
 
