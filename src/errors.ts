@@ -6,38 +6,35 @@
  * Specific errors subclass one of these (e.g. `RefUpdateConflict extends Conflict`), so callers
  * can catch by class and the mapper still knows the status.
  *
- * Every error carries a stable `code` (Fastify's `FST_ERR_*` habit), returned beside `title` and
- * `detail` in problem+json so clients branch without matching English: by default
- * `GITLOOM_ERR_` + the title in upper snake case (`GITLOOM_ERR_NOT_FOUND`); a subclass or a
- * throw site names a more specific one (`GITLOOM_ERR_QUERY_SYNTAX`, `GITLOOM_ERR_REF_MOVED`).
+ * Every error carries a stable `code` of the registry (src/error-codes.ts), returned beside
+ * `title` and `detail` in problem+json so clients branch without matching English: by default
+ * the generic code of its status (`GITLOOM_ERR_NOT_FOUND`); a subclass or a throw site names a
+ * more specific one (`GITLOOM_ERR_QUERY_SYNTAX`, `GITLOOM_ERR_REF_MOVED`).
  */
+import { errorCode, type ErrorCode } from './error-codes.js';
+
 export abstract class GitloomError extends Error {
   /** HTTP status the error maps to. */
   abstract readonly status: number;
   /** Short, fixed title (the HTTP reason phrase). */
   abstract readonly title: string;
   /** The code given at the throw site, if any (see {@link GitloomError.code}). */
-  readonly #code: string | undefined;
+  readonly #code: ErrorCode | undefined;
 
   /**
    * @param detail the problem detail (human text, may change between versions).
    * @param options `cause`, and `code`: a specific stable code (`GITLOOM_ERR_…`).
    */
-  constructor(detail: string, options?: ErrorOptions & { code?: string }) {
+  constructor(detail: string, options?: ErrorOptions & { code?: ErrorCode }) {
     super(detail, options);
     this.name = new.target.name;
     this.#code = options?.code;
   }
 
   /** The stable machine-readable code: the throw site's, else one derived from the title. */
-  get code(): string {
+  get code(): ErrorCode {
     return this.#code ?? errorCode(this.title);
   }
-}
-
-/** `Payload Too Large` → `GITLOOM_ERR_PAYLOAD_TOO_LARGE`: the code of a generic error of a status. */
-export function errorCode(title: string): string {
-  return `GITLOOM_ERR_${title.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
 }
 
 /** 400: malformed or invalid input (validation, query syntax, bad reference in a body). */
@@ -50,7 +47,7 @@ export class BadRequest extends GitloomError {
 export class Unauthorized extends GitloomError {
   readonly status = 401;
   readonly title = 'Unauthorized';
-  constructor(detail = 'Not authenticated', options?: ErrorOptions & { code?: string }) {
+  constructor(detail = 'Not authenticated', options?: ErrorOptions & { code?: ErrorCode }) {
     super(detail, options);
   }
 }
@@ -59,7 +56,7 @@ export class Unauthorized extends GitloomError {
 export class Forbidden extends GitloomError {
   readonly status = 403;
   readonly title = 'Forbidden';
-  constructor(detail = 'Permission denied', options?: ErrorOptions & { code?: string }) {
+  constructor(detail = 'Permission denied', options?: ErrorOptions & { code?: ErrorCode }) {
     super(detail, options);
   }
 }
@@ -102,7 +99,7 @@ export class TooManyRequests extends GitloomError {
   constructor(
     detail: string,
     readonly retryAfter: number,
-    options?: ErrorOptions & { code?: string },
+    options?: ErrorOptions & { code?: ErrorCode },
   ) {
     super(detail, options);
   }
@@ -119,7 +116,7 @@ export class Unavailable extends GitloomError {
   constructor(
     detail: string,
     readonly retryAfter: number,
-    options?: ErrorOptions & { code?: string },
+    options?: ErrorOptions & { code?: ErrorCode },
   ) {
     super(detail, { ...options, code: options?.code ?? 'GITLOOM_ERR_UNAVAILABLE' });
   }

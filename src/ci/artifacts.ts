@@ -22,6 +22,7 @@ import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, unli
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, RangeNotSatisfiable } from '../errors.js';
+import type { ErrorCode } from '../error-codes.js';
 import { mediaTypeOf } from './media-types.js';
 
 /** `{"@type":"DirectoryInfo",…}`; the root has `path: null`; listed child directories have `children: null`. */
@@ -170,7 +171,7 @@ export async function artifactInfo(root: string, userPath: string): Promise<Arti
 }
 
 /** Stable code of an artifact over the per-file limit (413). */
-export const ARTIFACT_TOO_LARGE = 'GITLOOM_ERR_ARTIFACT_TOO_LARGE';
+export const ARTIFACT_TOO_LARGE = 'GITLOOM_ERR_ARTIFACT_TOO_LARGE' satisfies ErrorCode;
 
 /** A size for messages: `1048576` → `1 MiB`, `1500` → `1500 bytes`. */
 export function describeBytes(bytes: number): string {

@@ -8,7 +8,7 @@ import { authPlugin, requireApiAccess } from './plugins/auth.js';
 import { batchedWritesPlugin } from './plugins/batched-writes.js';
 import { bodiesPlugin } from './plugins/bodies.js';
 import { refuseCrossSiteWrites } from './plugins/cross-site.js';
-import { clientErrorHandler, errorsPlugin, frameworkErrors, noRoute } from './plugins/errors.js';
+import { clientErrorHandler, errorsPlugin, frameworkErrors, noRoute, problemSchema } from './plugins/errors.js';
 import { inputPlugin } from './plugins/input.js';
 import { lazyChildLogger, loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
 import { opsPlugin, requestMetrics } from './plugins/ops.js';
@@ -126,7 +126,10 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
       openapi: '3.1.0',
       info: { title: 'Gitloom API', version: '1', description: 'OneDev 8.6 compatible REST API' },
       servers: [{ url: services.config.serverUrl }],
-      components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' }, bearer: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: { basic: { type: 'http', scheme: 'basic' }, bearer: { type: 'http', scheme: 'bearer' } },
+        schemas: { Problem: problemSchema() },
+      },
       security: [{ basic: [] }, { bearer: [] }],
     },
   });

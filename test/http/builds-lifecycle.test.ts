@@ -78,7 +78,7 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
     expect((await finished(first[0].id)).status).toBe('FAILED');
     const blocked = await server.call('POST', `/pulls/${prId}/merge`, { text: '' });
     expect(blocked.status).toBe(409);
-    expect(blocked.json.detail).toBe('Some required builds not passed');
+    expect(blocked.json).toMatchObject({ detail: 'Some required builds not passed', code: 'GITLOOM_ERR_MERGE_BUILD_REQUIRED' });
     expect((await server.call('GET', '/pulls?query=' + encodeURIComponent('has failed builds') + '&offset=0&count=10')).json.map((p: any) => p.id)).toEqual([prId]);
 
     await commitFiles(work, { 'ok.txt': 'ok\n' }, 'make it pass');

@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../../src/error-codes.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -189,6 +190,13 @@ describe('platform', () => {
       }
       expect(Object.keys(doc.paths['/~api/projects/{projectId}']).sort()).toEqual(['delete', 'get', 'post']);
       expect(Object.keys(doc.paths).some((p) => p.includes('openapi'))).toBe(false);
+    });
+
+    it('lists every registered error code, with its status and meaning, in the Problem schema', async () => {
+      const doc = (await (await fetch(`${server.url}/~api/openapi.json`)).json()) as { components: { schemas: { Problem: { properties: { code: { enum: string[]; description: string } } } } } };
+      const code = doc.components.schemas.Problem.properties.code;
+      expect(code.enum).toEqual(Object.keys(ERROR_CODES));
+      expect(code.description).toContain('`GITLOOM_ERR_MERGE_CONFLICTS` (409): The source does not merge into the target without conflicts.');
     });
 
     it('serves the rendered documentation as HTML', async () => {

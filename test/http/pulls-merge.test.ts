@@ -150,7 +150,7 @@ describe('pull request merges (docs/compatibility.md#pull-requests-merge-strateg
     const before = await repo.head('main');
     const res = await server.call('POST', `/pulls/${id}/merge`, { text: '' });
     expect(res.status).toBe(409);
-    expect(res.json.detail).toBe('There are merge conflicts');
+    expect(res.json).toMatchObject({ detail: 'There are merge conflicts', code: 'GITLOOM_ERR_MERGE_CONFLICTS' });
     expect(await repo.head('main')).toBe(before);
     const found = (await server.call('GET', `/pulls?query=${encodeURIComponent('has merge conflicts')}`)).json.map((p: { id: number }) => p.id);
     expect(found).toContain(id);

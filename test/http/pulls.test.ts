@@ -229,7 +229,7 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     const asReader = await server.call('POST', `/pulls/${id}/merge`, { text: '', auth: reader.auth });
     expect(asReader.status).toBe(403);
     const waiting = await server.call('POST', `/pulls/${id}/merge`, { text: '', auth: writer.auth });
-    expect([waiting.status, waiting.json.detail]).toEqual([409, 'Waiting for approvals']);
+    expect([waiting.status, waiting.json.detail, waiting.json.code]).toEqual([409, 'Waiting for approvals', 'GITLOOM_ERR_MERGE_REVIEW_REQUIRED']);
     const notMerged = await server.call('POST', `/pulls/${id}/delete-source-branch`, { text: '' });
     expect([notMerged.status, notMerged.json.detail]).toEqual([409, 'Pull request not merged']);
     const restoreOpen = await server.call('POST', `/pulls/${id}/restore-source-branch`, { text: '' });

@@ -40,6 +40,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { TooManyRequests } from '../../errors.js';
+import type { ErrorCode } from '../../error-codes.js';
 
 /** Length of a failure window, ms: it starts at the subject's first failure and lasts 5 minutes. */
 export const SIGN_IN_WINDOW_MS = 5 * 60_000;
@@ -66,7 +67,7 @@ const MAX_KEY_LENGTH = 255;
 const PRUNE_EVERY_MS = 60_000;
 /** Rows deleted per pruning at most. */
 const PRUNE_BATCH = 1000;
-const CODE = 'GITLOOM_ERR_SIGN_IN_LIMIT';
+const CODE = 'GITLOOM_ERR_SIGN_IN_LIMIT' satisfies ErrorCode;
 
 /** The three subjects one password attempt is counted under (keys of `sign_in_failures`). */
 export interface SignInSubjects {

@@ -1,4 +1,5 @@
 import { updateRefs } from '../../git/repository.js';
+import type { ErrorCode } from '../../error-codes.js';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadProjectWith, requireUser } from '../permissions.js';
@@ -30,9 +31,15 @@ export interface PreviewState {
   head: string;
 }
 
+/** Why a merge is refused: the 409's message and its code. */
+export interface MergeRefusal {
+  message: string;
+  code: ErrorCode;
+}
+
 /**
  * checkMerge (docs/compatibility.md#pull-requests-merge-checks) without side effects: the first rule the request breaks,
- * as the 409 message, or null. In order: closed, in error, target branch gone, conflicts, reviews
+ * as the 409's message and code (`GITLOOM_ERR_MERGE_*`, src/error-codes.ts), or null. In order: closed, in error, target branch gone, conflicts, reviews
  * not all approved, required builds not passed, then the target branch's protection (as it
  * applies to the submitter): a required signature — Gitloom stores no GPG keys, so it can verify
  * no signature and never signs its own commits, hence such a merge is always refused with
@@ -41,21 +48,22 @@ export interface PreviewState {
  * (`Error validating commit message of <abbreviated hash>: <violation>`, commit-messages.ts).
  * Reads only: the merge box of the pull request page shows it.
  */
-export async function mergeRefusal(ctx: Context, pr: PullRequestRow, state: PreviewState): Promise<string | null> {
-  if (pr.status !== 'OPEN') return 'Pull request already closed';
-  if (pr.checkError) return `Pull request is in error: ${pr.checkError}`;
+export async function mergeRefusal(ctx: Context, pr: PullRequestRow, state: PreviewState): Promise<MergeRefusal | null> {
+  if (pr.status !== 'OPEN') return { message: 'Pull request already closed', code: 'GITLOOM_ERR_MERGE_CLOSED' };
+  if (pr.checkError) return { message: `Pull request is in error: ${pr.checkError}`, code: 'GITLOOM_ERR_MERGE_IN_ERROR' };
   if (!state.updating) {
-    if (!state.preview) return 'Target branch no longer exists';
-    if (!state.preview.mergeCommitHash) return 'There are merge conflicts';
+    if (!state.preview) return { message: 'Target branch no longer exists', code: 'GITLOOM_ERR_MERGE_TARGET_GONE' };
+    if (!state.preview.mergeCommitHash) return { message: 'There are merge conflicts', code: 'GITLOOM_ERR_MERGE_CONFLICTS' };
   }
   const waiting = await ctx.db.selectFrom('pullRequestReviews').select('id')
     .where('requestId', '=', pr.id).where('status', 'not in', ['APPROVED', 'EXCLUDED']).executeTakeFirst();
-  if (waiting) return 'Waiting for approvals';
-  if (!(await requiredBuildsPassed(ctx, pr))) return 'Some required builds not passed';
+  if (waiting) return { message: 'Waiting for approvals', code: 'GITLOOM_ERR_MERGE_REVIEW_REQUIRED' };
+  if (!(await requiredBuildsPassed(ctx, pr))) return { message: 'Some required builds not passed', code: 'GITLOOM_ERR_MERGE_BUILD_REQUIRED' };
   const protection = await branchProtection(ctx, pr.targetProjectId, pr.targetBranch, pr.submitterId);
-  if (protection.commitSignatureRequired) return 'No valid signature for head commit';
+  if (protection.commitSignatureRequired) return { message: 'No valid signature for head commit', code: 'GITLOOM_ERR_MERGE_SIGNATURE_REQUIRED' };
   if (pr.mergeStrategy !== 'SQUASH_SOURCE_BRANCH_COMMITS') {
-    return checkCommitMessages(ctx.repoPath(pr.targetProjectId), protection.commitMessageRules, pr.baseCommitHash, state.head);
+    const violation = await checkCommitMessages(ctx.repoPath(pr.targetProjectId), protection.commitMessageRules, pr.baseCommitHash, state.head);
+    if (violation !== null) return { message: violation, code: 'GITLOOM_ERR_MERGE_COMMIT_MESSAGE' };
   }
   return null;
 }
@@ -71,7 +79,7 @@ export async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<Clea
   // re-read: a new preview also moves the commit the required builds run on
   const current = preview ? await getPullRequestRow(ctx.db, pr.id) : pr;
   const refusal = await mergeRefusal(ctx, current, { preview, updating: false, head: preview?.headCommitHash ?? '' });
-  if (refusal !== null) throw new Conflict(refusal);
+  if (refusal !== null) throw new Conflict(refusal.message, { code: refusal.code });
   return preview as CleanPreview;
 }
 

@@ -182,7 +182,8 @@ export async function mergeBox(ctx: Context, pr: PullRequestRow): Promise<MergeB
   const [update, targetHead] = await Promise.all([latestUpdate(ctx.db, pr.id), open ? branchHead(repo, pr.targetBranch) : Promise.resolve(null)]);
   const stored = storedPreview(pr);
   const updating = open && targetHead !== null && !isPreviewCurrent(stored, update.headCommitHash, targetHead, pr.mergeStrategy);
-  let blocker = await mergeRefusal(ctx, pr, { preview: open && targetHead === null ? null : stored, updating, head: update.headCommitHash });
+  const refusal = await mergeRefusal(ctx, pr, { preview: open && targetHead === null ? null : stored, updating, head: update.headCommitHash });
+  let blocker = refusal?.message ?? null;
   if (blocker === null && !permissions.writeCode) blocker = 'Permission denied: merging needs write permission on the code';
   const [reviews, jobs, builds, canModify, sourceHead] = await Promise.all([
     ctx.db.selectFrom('pullRequestReviews').select(['id', 'userId', 'status']).where('requestId', '=', pr.id)

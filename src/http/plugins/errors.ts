@@ -2,7 +2,8 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { errorCode, GitloomError, TooManyRequests, Unavailable } from '../../errors.js';
+import { ERROR_CODES, errorCode, type ErrorCode } from '../../error-codes.js';
+import { GitloomError, TooManyRequests, Unavailable } from '../../errors.js';
 import { offerBasicChallenge } from './cross-site.js';
 
 /** An RFC 9457 problem details body with Gitloom's stable `code` (docs/compatibility.md#gitloom-differs-errors). */
@@ -11,11 +12,34 @@ export interface Problem {
   title: string;
   status: number;
   detail: string;
-  code: string;
+  code: ErrorCode;
+}
+
+/**
+ * The JSON schema of a problem details body (RFC 9457) for the OpenAPI document: `code` is one of
+ * the registry's codes (src/error-codes.ts), each described with its status.
+ */
+export function problemSchema(): Record<string, unknown> {
+  const codes = Object.entries(ERROR_CODES);
+  return {
+    type: 'object',
+    required: ['type', 'title', 'status', 'detail', 'code'],
+    properties: {
+      type: { type: 'string', const: 'about:blank' },
+      title: { type: 'string', description: 'The HTTP reason phrase of the status.' },
+      status: { type: 'integer' },
+      detail: { type: 'string', description: 'What went wrong, for people (the wording may change between versions).' },
+      code: {
+        type: 'string',
+        enum: codes.map(([code]) => code),
+        description: `The stable code to branch on:\n\n${codes.map(([code, { status, description }]) => `- \`${code}\` (${status}): ${description}`).join('\n')}`,
+      },
+    },
+  };
 }
 
 /** The problem of a status; `code` defaults to the one derived from the title. */
-export function problem(status: number, detail: string, code?: string): Problem {
+export function problem(status: number, detail: string, code?: ErrorCode): Problem {
   const title = TITLES[status] ?? http.STATUS_CODES[status] ?? 'Error';
   return { type: 'about:blank', title, status, detail, code: code ?? errorCode(title) };
 }
@@ -25,7 +49,7 @@ export function problem(status: number, detail: string, code?: string): Problem 
  * Basic authentication to clients that are not browsers (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input, see
  * {@link offerBasicChallenge}).
  */
-export function sendProblem(reply: FastifyReply, status: number, title: string, detail: string, code = errorCode(title)): FastifyReply {
+export function sendProblem(reply: FastifyReply, status: number, title: string, detail: string, code: ErrorCode = errorCode(title)): FastifyReply {
   if (status === 401) offerBasicChallenge(reply.request, reply);
   return reply
     .code(status)

@@ -19,10 +19,10 @@ import { Layout } from '../components/layout.js';
 import { Markdown } from '../components/markdown.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { QueryBox } from '../components/query-box.js';
+import { Pager, queryPage } from '../components/query-list.js';
 import { SavedQueries } from '../components/saved-queries.js';
 import { redirect, type PageContext, type PageModule, type ProjectPageContext } from '../page.js';
 
-const PAGE_SIZE = 25;
 /** Most milestones offered in the milestone form (open ones of the project and its ancestors). */
 const MILESTONE_CHOICES = 100;
 const EXAMPLE = '"State" is "Open" and "Priority" is "Major"';
@@ -33,35 +33,19 @@ const PROJECT_PATH = /^\w(?:[\w\-/.]*\w)?$/;
 
 const when = (ms: number) => <time datetime={new Date(ms).toISOString()}>{new Date(ms).toISOString().slice(0, 16).replace('T', ' ')}</time>;
 
-/** The 1-based page number of `?page=`, 1 when absent or invalid. */
-function pageNumber(page: PageContext): number {
-  const n = Number(page.query.page ?? '1');
-  return Number.isSafeInteger(n) && n >= 1 ? n : 1;
-}
-
-/** One page of issues for a list, or the query's error (400). */
+/** One page of issues for a list with their projects' paths and submitters' names, or the query's error (400). */
 async function listedIssues(page: PageContext, projectId: number | undefined) {
-  const query = page.query.query ?? '';
-  const number = pageNumber(page);
-  try {
-    const rows = await queryIssues(page.ctx, query, (number - 1) * PAGE_SIZE, PAGE_SIZE + 1, projectId);
-    const issues = rows.slice(0, PAGE_SIZE);
-    return { query, number, issues, more: rows.length > PAGE_SIZE, error: null, ...(await issueListNames(page.ctx, issues)) };
-  } catch (failure) {
-    if (!(failure instanceof BadRequest)) throw failure;
-    page.reply.code(400);
-    return { query, number, issues: [] as Awaited<ReturnType<typeof queryIssues>>, more: false, error: failure.message, paths: new Map<number, string>(), names: new Map<number, string>() };
-  }
+  const list = await queryPage(page, '', (query, offset, count) => queryIssues(page.ctx, query, offset, count, projectId));
+  return { ...list, ...(await issueListNames(page.ctx, list.rows)) };
 }
 
 function IssueList({ list, action, showProject }: { list: Awaited<ReturnType<typeof listedIssues>>; action: string; showProject: boolean }) {
-  const pageHref = (n: number) => `${action}?${new URLSearchParams({ ...(list.query ? { query: list.query } : {}), page: String(n) })}`;
   return (
     <>
-      {!list.error && list.issues.length === 0 && <p class="empty">No issue found.</p>}
-      {list.issues.length > 0 && (
+      {!list.error && list.rows.length === 0 && <p class="empty">No issue found.</p>}
+      {list.rows.length > 0 && (
         <ul class="list issues">
-          {list.issues.map((issue) => {
+          {list.rows.map((issue) => {
             const path = list.paths.get(issue.projectId) ?? '';
             return (
               <li key={issue.id}>
@@ -73,13 +57,7 @@ function IssueList({ list, action, showProject }: { list: Awaited<ReturnType<typ
           })}
         </ul>
       )}
-      {(list.number > 1 || list.more) && (
-        <nav aria-label="Pages" class="pager">
-          {list.number > 1 && <a href={pageHref(list.number - 1)} rel="prev">Previous page</a>}
-          <span>{` Page ${list.number} `}</span>
-          {list.more && <a href={pageHref(list.number + 1)} rel="next">Next page</a>}
-        </nav>
-      )}
+      <Pager action={action} list={list} />
     </>
   );
 }

@@ -14,29 +14,16 @@ import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';
 import { SavedQueries } from '../../components/saved-queries.js';
-import { redirect, type PageContext, type PageResult, type PageRoute, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
-import { BuildTable, Pager, pageNumber, type Build } from './build-parts.js';
+import { redirect, type PageResult, type PageRoute, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
+import { Pager, queryPage } from '../../components/query-list.js';
+import { BuildTable } from './build-parts.js';
 
-const PAGE_SIZE = 25;
 const EXAMPLE = '"Job" is "CI" and successful';
 /** The submit reason of builds run from the web UI (OneDev's text). */
 export const MANUAL_REASON = 'Submitted manually';
 /** The submit reason of builds rebuilt from the web UI (OneDev's text). */
 export const REBUILD_REASON = 'Resubmitted manually';
 
-/** One page of builds for a query; a query the domain refuses gives its message and a 400. */
-async function pageOfBuilds(page: PageContext, projectId?: number): Promise<{ query: string; number: number; builds: Build[]; hasNext: boolean; error: string | null }> {
-  const query = page.query.query ?? '';
-  const number = pageNumber(page.query.page);
-  try {
-    const rows = await queryBuilds(page.ctx, query, (number - 1) * PAGE_SIZE, PAGE_SIZE + 1, { projectId });
-    return { query, number, builds: rows.slice(0, PAGE_SIZE), hasNext: rows.length > PAGE_SIZE, error: null };
-  } catch (failure) {
-    if (!(failure instanceof BadRequest)) throw failure;
-    page.reply.code(400);
-    return { query, number, builds: [], hasNext: false, error: failure.message };
-  }
-}
 
 /** The form field of a job param (`param:<name>`, and `param:<name>:<i>` per choice of a multi-valued one). */
 function ParamInput({ spec, id }: { spec: RunnableJob['paramSpecs'][number]; id: string }) {
@@ -114,7 +101,7 @@ function paramsOf(form: Record<string, string>, specs: RunnableJob['paramSpecs']
 }
 
 async function projectList(page: ProjectPageContext, runError: string | null = null): Promise<PageResult> {
-  const [list, runnable] = await Promise.all([pageOfBuilds(page, page.project.id), runnableJobs(page.ctx, page.project)]);
+  const [list, runnable] = await Promise.all([queryPage(page, '', (query, offset, count) => queryBuilds(page.ctx, query, offset, count, { projectId: page.project.id })), runnableJobs(page.ctx, page.project)]);
   const base = `/${page.project.path}/~builds`;
   return (
     <ProjectLayout page={page} tab="builds" title="Builds">
@@ -123,9 +110,9 @@ async function projectList(page: ProjectPageContext, runError: string | null = n
       {runnable.branch && runnable.jobs.length > 0 && <RunJobs page={page} branch={runnable.branch} jobs={runnable.jobs} />}
       <QueryBox action={base} query={list.query} example={EXAMPLE} error={list.error} />
       {await SavedQueries({ page, kind: 'build', action: base })}
-      {!list.error && list.builds.length === 0 && <p class="empty">No build found.</p>}
-      {list.builds.length > 0 && <BuildTable builds={list.builds} projectPath={page.project.path} now={page.ctx.now()} />}
-      <Pager base={base} query={list.query} page={list.number} hasNext={list.hasNext} />
+      {!list.error && list.rows.length === 0 && <p class="empty">No build found.</p>}
+      {list.rows.length > 0 && <BuildTable builds={list.rows} projectPath={page.project.path} now={page.ctx.now()} />}
+      <Pager action={base} list={list} />
     </ProjectLayout>
   );
 }
@@ -134,16 +121,16 @@ async function projectList(page: ProjectPageContext, runError: string | null = n
 export const buildListPage: PageRoute = {
   method: 'GET', path: '/~builds',
   handler: async (page) => {
-    const list = await pageOfBuilds(page);
-    const paths = await buildProjectPaths(page.ctx, list.builds);
+    const list = await queryPage(page, '', (query, offset, count) => queryBuilds(page.ctx, query, offset, count, {}));
+    const paths = await buildProjectPaths(page.ctx, list.rows);
     return (
       <Layout page={page} title="Builds">
         <h1>Builds</h1>
         <QueryBox action="/~builds" query={list.query} example={`"Project" is "app" and ${EXAMPLE}`} error={list.error} />
         {await SavedQueries({ page, kind: 'build', action: '/~builds' })}
-        {!list.error && list.builds.length === 0 && <p class="empty">No build found.</p>}
-        {list.builds.length > 0 && <BuildTable builds={list.builds} paths={paths} now={page.ctx.now()} />}
-        <Pager base="/~builds" query={list.query} page={list.number} hasNext={list.hasNext} />
+        {!list.error && list.rows.length === 0 && <p class="empty">No build found.</p>}
+        {list.rows.length > 0 && <BuildTable builds={list.rows} paths={paths} now={page.ctx.now()} />}
+        <Pager action="/~builds" list={list} />
       </Layout>
     );
   },

@@ -106,22 +106,3 @@ export function BuildTable({ builds, projectPath, paths, now }: {
     </div>
   );
 }
-
-/** Previous/next page links of a list (`page` query parameter, 1-based). */
-export function Pager({ base, query, page, hasNext }: { base: string; query: string; page: number; hasNext: boolean }) {
-  if (page === 1 && !hasNext) return null;
-  const href = (n: number) => `${base}?${new URLSearchParams({ ...(query && { query }), page: String(n) })}`;
-  return (
-    <nav class="pager" aria-label="Pages">
-      {page > 1 && <a href={href(page - 1)} rel="prev">Previous page</a>}
-      <span class="meta">{`Page ${page}`}</span>
-      {hasNext && <a href={href(page + 1)} rel="next">Next page</a>}
-    </nav>
-  );
-}
-
-/** The 1-based page number of a `page` query parameter (1 when absent or not a positive integer). */
-export function pageNumber(text: string | undefined): number {
-  const n = Number(text);
-  return Number.isSafeInteger(n) && n >= 1 && n <= 100_000 ? n : 1;
-}

@@ -6,46 +6,32 @@
  */
 import { queryCodeComments } from '../../../domain/code-comments/code-comment-query.js';
 import { getProjectRow } from '../../../domain/projects/projects.js';
-import type { CodeCommentRow } from '../../../domain/pulls/changes-views.js';
 import { userNames } from '../../../domain/pulls/page-views.js';
-import { BadRequest } from '../../../errors.js';
 import { Markdown } from '../../components/markdown.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';
+import { Pager, queryPage } from '../../components/query-list.js';
 import type { PageResult, ProjectPageContext } from '../../page.js';
 import { PullHeader, pullUrl, requestOfPage, When } from './shared.js';
 
 /** Comments per page. */
-const PAGE_SIZE = 25;
 
 /** GET `/<project>/~pulls/<number>/code-comments`. */
 export async function codeCommentList(page: ProjectPageContext): Promise<PageResult> {
   const pr = await requestOfPage(page);
-  const query = page.query.query ?? '';
-  const pageNumber = /^\d{1,6}$/.test(page.query.page ?? '') ? Math.max(1, Number(page.query.page)) : 1;
-  let comments: CodeCommentRow[] = [];
-  let error: string | null = null;
-  try {
-    comments = await queryCodeComments(page.ctx, { pullRequestId: pr.id }, query, (pageNumber - 1) * PAGE_SIZE, PAGE_SIZE + 1);
-  } catch (failure) {
-    if (!(failure instanceof BadRequest)) throw failure;
-    page.reply.code(400);
-    error = failure.message;
-  }
-  const hasNext = comments.length > PAGE_SIZE;
-  comments = comments.slice(0, PAGE_SIZE);
+  const list = await queryPage(page, '', (query, offset, count) => queryCodeComments(page.ctx, { pullRequestId: pr.id }, query, offset, count));
+  const comments = list.rows;
   const [names, source] = await Promise.all([
     userNames(page.ctx, [pr.submitterId, ...comments.map((c) => c.userId)]),
     pr.sourceProjectId === null ? Promise.resolve(null) : getProjectRow(page.ctx.db, pr.sourceProjectId),
   ]);
   const action = pullUrl(page.project.path, pr.number, '/code-comments');
-  const pageLink = (n: number) => `${action}?${new URLSearchParams({ query, page: String(n) })}`;
   return (
     <ProjectLayout page={page} tab="pulls" title={`Code comments · #${pr.number} ${pr.title}`}>
       <PullHeader page={page} pr={pr} tab="code-comments" submitter={names.get(pr.submitterId) ?? 'unknown'} sourcePath={source?.path ?? null} />
       <h2>Code comments</h2>
-      <QueryBox action={action} query={query} example="unresolved" error={error} />
-      {!error && comments.length === 0 && <p class="empty">No code comment found.</p>}
+      <QueryBox action={action} query={list.query} example="unresolved" error={list.error} />
+      {!list.error && comments.length === 0 && <p class="empty">No code comment found.</p>}
       {comments.length > 0 && (
         <ul class="list code-comments">
           {comments.map((c) => (
@@ -62,13 +48,7 @@ export async function codeCommentList(page: ProjectPageContext): Promise<PageRes
           ))}
         </ul>
       )}
-      {(pageNumber > 1 || hasNext) && (
-        <nav class="pager" aria-label="Pages">
-          {pageNumber > 1 && <a href={pageLink(pageNumber - 1)} rel="prev">Previous</a>}
-          <span>{`Page ${pageNumber}`}</span>
-          {hasNext && <a href={pageLink(pageNumber + 1)} rel="next">Next</a>}
-        </nav>
-      )}
+      <Pager action={action} list={list} />
     </ProjectLayout>
   );
 }

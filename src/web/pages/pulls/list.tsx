@@ -4,61 +4,37 @@ import type { VNode } from 'preact';
  * (docs/compatibility.md#pull-requests-query-language, the API's `GET /~api/pulls?query=…`), newest activity first, paged.
  * Without a query the open requests are listed.
  */
-import { projectPaths, userNames, type PullRequestRow } from '../../../domain/pulls/page-views.js';
+import { projectPaths, userNames } from '../../../domain/pulls/page-views.js';
 import { queryPullRequests } from '../../../domain/pulls/pull-request-query.js';
-import { BadRequest } from '../../../errors.js';
 import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';
+import { Pager, queryPage } from '../../components/query-list.js';
 import { SavedQueries } from '../../components/saved-queries.js';
 import type { PageContext, PageResult, ProjectPageContext } from '../../page.js';
 import { pullUrl, StatusBadge, When } from './shared.js';
 
-/** Requests per page. */
-export const PAGE_SIZE = 25;
 const DEFAULT_QUERY = 'open';
 
-interface Listing {
-  query: string;
-  pageNumber: number;
-  error: string | null;
-  pulls: PullRequestRow[];
-  hasNext: boolean;
-  paths: Map<number, string>;
-  names: Map<number, string>;
-}
-
-async function listing(page: PageContext, targetProjectId?: number): Promise<Listing> {
-  const query = page.query.query ?? DEFAULT_QUERY;
-  const pageNumber = /^\d{1,6}$/.test(page.query.page ?? '') ? Math.max(1, Number(page.query.page)) : 1;
-  let pulls: PullRequestRow[] = [];
-  let error: string | null = null;
-  try {
-    pulls = await queryPullRequests(page.ctx, query, (pageNumber - 1) * PAGE_SIZE, PAGE_SIZE + 1, { targetProjectId });
-  } catch (failure) {
-    if (!(failure instanceof BadRequest)) throw failure;
-    page.reply.code(400);
-    error = failure.message;
-  }
-  const hasNext = pulls.length > PAGE_SIZE;
-  pulls = pulls.slice(0, PAGE_SIZE);
+/** One page of pull requests with the target projects' paths and the submitters' names. */
+async function listing(page: PageContext, targetProjectId?: number) {
+  const list = await queryPage(page, DEFAULT_QUERY, (query, offset, count) => queryPullRequests(page.ctx, query, offset, count, { targetProjectId }));
   const [paths, names] = await Promise.all([
-    projectPaths(page.ctx, pulls.map((p) => p.targetProjectId)),
-    userNames(page.ctx, pulls.map((p) => p.submitterId)),
+    projectPaths(page.ctx, list.rows.map((p) => p.targetProjectId)),
+    userNames(page.ctx, list.rows.map((p) => p.submitterId)),
   ]);
-  return { query, pageNumber, error, pulls, hasNext, paths, names };
+  return { ...list, paths, names };
 }
 
-function PullList({ action, list, showProject, saved }: { action: string; list: Listing; showProject: boolean; saved: VNode | null }) {
-  const pageLink = (n: number) => `${action}?${new URLSearchParams({ query: list.query, page: String(n) })}`;
+function PullList({ action, list, showProject, saved }: { action: string; list: Awaited<ReturnType<typeof listing>>; showProject: boolean; saved: VNode | null }) {
   return (
     <>
       <QueryBox action={action} query={list.query} example={'open and "Target Branch" is "main"'} error={list.error} />
       {saved}
-      {!list.error && list.pulls.length === 0 && <p class="empty">No pull request found.</p>}
-      {list.pulls.length > 0 && (
+      {!list.error && list.rows.length === 0 && <p class="empty">No pull request found.</p>}
+      {list.rows.length > 0 && (
         <ul class="list pulls">
-          {list.pulls.map((pr) => {
+          {list.rows.map((pr) => {
             const path = list.paths.get(pr.targetProjectId) ?? '';
             return (
               <li key={pr.id}>
@@ -74,13 +50,7 @@ function PullList({ action, list, showProject, saved }: { action: string; list: 
           })}
         </ul>
       )}
-      {(list.pageNumber > 1 || list.hasNext) && (
-        <nav class="pager" aria-label="Pages">
-          {list.pageNumber > 1 && <a href={pageLink(list.pageNumber - 1)} rel="prev">Previous</a>}
-          <span>{`Page ${list.pageNumber}`}</span>
-          {list.hasNext && <a href={pageLink(list.pageNumber + 1)} rel="next">Next</a>}
-        </nav>
-      )}
+      <Pager action={action} list={list} />
     </>
   );
 }

@@ -1,0 +1,71 @@
+/**
+ * The registry of the stable error codes: every problem+json body Gitloom sends carries one as
+ * `code` beside `title` and `detail` (docs/compatibility.md#gitloom-differs-errors), so clients
+ * branch on it rather than on English text, which may change. One list, in the habit of
+ * Fastify's `FST_ERR_*` codes: a code is only ever thrown from here (the type {@link ErrorCode}
+ * admits no other), the OpenAPI document lists them as the `Problem` schema's `code` values, and a
+ * test keeps the table of docs/compatibility.md#gitloom-differs-error-codes in step.
+ *
+ * The generic code of a status is `GITLOOM_ERR_` + its title in upper snake case
+ * (`GITLOOM_ERR_NOT_FOUND`); a refusal a client may want to handle on its own has a specific one.
+ */
+export const ERROR_CODES = {
+  // the generic code of each status Gitloom answers
+  GITLOOM_ERR_BAD_REQUEST: { status: 400, description: 'The input is malformed or invalid.' },
+  GITLOOM_ERR_UNAUTHORIZED: { status: 401, description: 'Credentials are missing or wrong where a user is required.' },
+  GITLOOM_ERR_FORBIDDEN: { status: 403, description: 'The caller lacks the privilege.' },
+  GITLOOM_ERR_NOT_FOUND: { status: 404, description: 'No such entity, or the caller may not see it (existence is not leaked).' },
+  GITLOOM_ERR_METHOD_NOT_ALLOWED: { status: 405, description: 'The path does not take this method.' },
+  GITLOOM_ERR_NOT_ACCEPTABLE: { status: 406, description: 'No representation matches the Accept header.' },
+  GITLOOM_ERR_REQUEST_TIMEOUT: { status: 408, description: 'The request took longer than the server waits for one.' },
+  GITLOOM_ERR_CONFLICT: { status: 409, description: 'The state of the entity refuses the change (already closed, duplicate name, …).' },
+  GITLOOM_ERR_PAYLOAD_TOO_LARGE: { status: 413, description: 'The body is over the configured limit.' },
+  GITLOOM_ERR_URI_TOO_LONG: { status: 414, description: 'The request line or a path segment is too long.' },
+  GITLOOM_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The body has a content type the operation does not take.' },
+  GITLOOM_ERR_RANGE_NOT_SATISFIABLE: { status: 416, description: 'The requested byte range does not overlap the file.' },
+  GITLOOM_ERR_TOO_MANY_REQUESTS: { status: 429, description: 'Too many requests; retry after `Retry-After` seconds.' },
+  GITLOOM_ERR_REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, description: 'The header fields are too large.' },
+  GITLOOM_ERR_INTERNAL: { status: 500, description: 'A fault of the server (logged); never caused by input by design.' },
+  GITLOOM_ERR_SERVICE_UNAVAILABLE: { status: 503, description: 'A service the request needs is away for a while.' },
+
+  // input
+  GITLOOM_ERR_VALIDATION: { status: 400, description: 'The body or query parameters do not match the operation\'s schema; `detail` names the field.' },
+  GITLOOM_ERR_MALFORMED_JSON: { status: 400, description: 'The body is not JSON.' },
+  GITLOOM_ERR_JSON_TOO_DEEP: { status: 400, description: 'The JSON body is nested too deeply.' },
+  GITLOOM_ERR_NUL_BYTE: { status: 400, description: 'The URL or the body holds a NUL byte.' },
+  GITLOOM_ERR_QUERY_SYNTAX: { status: 400, description: 'A query does not parse; `detail` says where.' },
+  GITLOOM_ERR_PATTERN: { status: 400, description: 'A pattern or the text it is matched against is over its limits, or not a valid pattern.' },
+  GITLOOM_ERR_NO_ROUTE: { status: 404, description: 'No route takes this path.' },
+  GITLOOM_ERR_ARTIFACT_TOO_LARGE: { status: 413, description: 'An artifact file is over `GITLOOM_ARTIFACT_MAX_MB`.' },
+
+  // callers and their limits
+  GITLOOM_ERR_CROSS_SITE: { status: 403, description: 'A write sent by a browser from another site.' },
+  GITLOOM_ERR_SIGN_IN_LIMIT: { status: 429, description: 'Too many failed sign-ins for this account from this address, or from this address; retry after `Retry-After` seconds.' },
+  GITLOOM_ERR_UNAVAILABLE: { status: 503, description: 'The database is unavailable; retry after `Retry-After` seconds.' },
+
+  // git
+  GITLOOM_ERR_REF_MOVED: { status: 409, description: 'A ref moved since it was read (a concurrent push or merge); read it again.' },
+  GITLOOM_ERR_NOT_OUR_REF: { status: 400, description: 'A fetch asked for an object no ref reaches.' },
+
+  // merge refusals, in the order the merge checks them (docs/compatibility.md#pull-requests-merge-checks)
+  GITLOOM_ERR_MERGE_CLOSED: { status: 409, description: 'The pull request is already merged or discarded.' },
+  GITLOOM_ERR_MERGE_IN_ERROR: { status: 409, description: 'The pull request\'s last check failed; `detail` says why.' },
+  GITLOOM_ERR_MERGE_TARGET_GONE: { status: 409, description: 'The target branch no longer exists.' },
+  GITLOOM_ERR_MERGE_CONFLICTS: { status: 409, description: 'The source does not merge into the target without conflicts.' },
+  GITLOOM_ERR_MERGE_REVIEW_REQUIRED: { status: 409, description: 'Required reviewers have not all approved.' },
+  GITLOOM_ERR_MERGE_BUILD_REQUIRED: { status: 409, description: 'A build the target branch requires has not succeeded.' },
+  GITLOOM_ERR_MERGE_SIGNATURE_REQUIRED: { status: 409, description: 'The target branch requires signed commits.' },
+  GITLOOM_ERR_MERGE_COMMIT_MESSAGE: { status: 409, description: 'A commit message breaks the target branch\'s rules; `detail` names the commit.' },
+} as const satisfies Record<`GITLOOM_ERR_${string}`, { status: number; description: string }>;
+
+/** A registered error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * The generic code of a status's title: `Payload Too Large` → `GITLOOM_ERR_PAYLOAD_TOO_LARGE`;
+ * `GITLOOM_ERR_INTERNAL` for 500 and for a title with no registered code.
+ */
+export function errorCode(title: string): ErrorCode {
+  const code = `GITLOOM_ERR_${title.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}`;
+  return code in ERROR_CODES ? (code as ErrorCode) : 'GITLOOM_ERR_INTERNAL';
+}
