@@ -9,6 +9,7 @@ import type { VNode } from 'preact';
 import type { Context } from '../domain/context.js';
 import type { ProjectPermissions } from '../domain/permissions.js';
 import type { projectByPath } from '../domain/repositories/browse.js';
+import { GitloomError } from '../errors.js';
 
 /** The signed-in user of a page (null: anonymous). */
 export interface PageUser {
@@ -74,6 +75,30 @@ export type PageResult = VNode | Redirect | RawResponse;
  */
 export function redirect(location: string): Redirect {
   return { redirect: location };
+}
+
+/**
+ * Runs what a submitted form asks for, then answers with `done`'s page (usually a redirect). A
+ * refusal the visitor can act on — a GitloomError with a 4xx status other than 401, which sends
+ * the visitor to sign in through the error page — shows the form again instead: `show(message)`
+ * answered with the refusal's status, the caller keeping the submitted values. Any other error
+ * propagates (the error page).
+ */
+export async function submitForm<T>(
+  page: PageContext,
+  run: () => Promise<T>,
+  done: (result: T) => PageResult | Promise<PageResult>,
+  show: (message: string) => PageResult | Promise<PageResult>,
+): Promise<PageResult> {
+  let result: T;
+  try {
+    result = await run();
+  } catch (error) {
+    if (!(error instanceof GitloomError) || error.status >= 500 || error.status === 401) throw error;
+    page.reply.code(error.status);
+    return show(error.message);
+  }
+  return done(result);
 }
 
 /** Builds a raw (non-HTML) answer; see {@link RawResponse}. */

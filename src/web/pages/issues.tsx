@@ -21,7 +21,7 @@ import { ProjectLayout } from '../components/project-layout.js';
 import { QueryBox } from '../components/query-box.js';
 import { Pager, queryPage } from '../components/query-list.js';
 import { SavedQueries } from '../components/saved-queries.js';
-import { redirect, type PageContext, type PageModule, type ProjectPageContext } from '../page.js';
+import { redirect, submitForm, type PageContext, type PageModule, type ProjectPageContext } from '../page.js';
 
 /** Most milestones offered in the milestone form (open ones of the project and its ancestors). */
 const MILESTONE_CHOICES = 100;
@@ -305,17 +305,10 @@ export const issuePages: PageModule = {
       handler: async (page) => {
         const fields: Record<string, string> = {};
         for (const spec of ISSUE_FIELDS) if (spec.type === 'Enumeration' && page.form[spec.name]) fields[spec.name] = page.form[spec.name];
-        try {
-          const id = await openIssue(page.ctx, {
-            projectId: page.project.id, title: page.form.title ?? '', description: page.form.description ?? null, fields,
-          });
-          const { number } = await getIssue(page.ctx, id);
-          return redirect(`/${page.project.path}/~issues/${number}`);
-        } catch (failure) {
-          if (!(failure instanceof BadRequest)) throw failure;
-          page.reply.code(400);
-          return <NewIssueForm page={page} values={page.form} error={failure.message} />;
-        }
+        return submitForm(page, () => openIssue(page.ctx, {
+          projectId: page.project.id, title: page.form.title ?? '', description: page.form.description ?? null, fields,
+        }), async (id) => redirect(`/${page.project.path}/~issues/${(await getIssue(page.ctx, id)).number}`),
+        (message) => <NewIssueForm page={page} values={page.form} error={message} />);
       },
     },
     { method: 'GET', path: '/~issues/:number', handler: issuePage },

@@ -5,30 +5,21 @@
  */
 import { deny } from '../../domain/permissions.js';
 import { createProject, getProject } from '../../domain/projects/projects.js';
-import { GitloomError } from '../../errors.js';
 import { TextArea } from '../components/controls.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { ProjectLayout } from '../components/project-layout.js';
-import { redirect, type PageContext, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
+import { redirect, submitForm, type PageContext, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
 import { parentIdOf } from './settings/general.js';
 
 /** Creates the project the form describes (forking `forkOf` when given) and redirects to it; a refusal shows the form again. */
 async function create(page: PageContext, show: (error: string) => PageResult, forkOf: number | null): Promise<PageResult> {
-  let id: number;
-  try {
-    id = await createProject(page.ctx, {
-      name: (page.form.name ?? '').trim(),
-      parentId: await parentIdOf(page, page.form.parent),
-      description: (page.form.description ?? '').trim() || null,
-      forkedFromId: forkOf,
-    });
-  } catch (e) {
-    if (!(e instanceof GitloomError) || e.status >= 500 || e.status === 401) throw e;
-    page.reply.code(e.status);
-    return show(e.message);
-  }
-  return redirect(`/${(await getProject(page.ctx, id)).path}`);
+  return submitForm(page, async () => createProject(page.ctx, {
+    name: (page.form.name ?? '').trim(),
+    parentId: await parentIdOf(page, page.form.parent),
+    description: (page.form.description ?? '').trim() || null,
+    forkedFromId: forkOf,
+  }), async (id) => redirect(`/${(await getProject(page.ctx, id)).path}`), show);
 }
 
 function ProjectForm({ page, action, button, values }: { page: PageContext; action: string; button: string; values: Record<string, string> }) {

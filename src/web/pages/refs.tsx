@@ -6,11 +6,10 @@
  */
 import { branchSummaries, revisionNames, tagSummaries, type RefSummary } from '../../domain/repositories/browse.js';
 import { createBranch, createTag, deleteBranch, deleteTag } from '../../domain/repositories/refs.js';
-import { GitloomError } from '../../errors.js';
 import { codeUrl, commitUrl, DateTime, subjectOf } from '../components/code.js';
 import { Field, PostForm } from '../components/forms.js';
 import { ProjectLayout } from '../components/project-layout.js';
-import { redirect, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
+import { redirect, submitForm, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
 
 type Kind = 'branch' | 'tag';
 
@@ -83,14 +82,7 @@ async function refsPage(page: ProjectPageContext, kind: Kind, error: string | nu
 
 /** Runs a change; a refusal (4xx) shows the list again with its message and status. */
 async function change(page: ProjectPageContext, kind: Kind, run: () => Promise<void>): Promise<PageResult> {
-  try {
-    await run();
-  } catch (e) {
-    if (!(e instanceof GitloomError) || e.status >= 500 || e.status === 401) throw e;
-    page.reply.code(e.status);
-    return refsPage(page, kind, e.message);
-  }
-  return redirect(`/${page.project.path}/~${TAB[kind]}`);
+  return submitForm(page, run, () => redirect(`/${page.project.path}/~${TAB[kind]}`), (message) => refsPage(page, kind, message));
 }
 
 export const refPages: PageModule = {

@@ -8,13 +8,12 @@
 import { branchCommit, buildProjectPaths, runnableJobs, type RunnableJob } from '../../../domain/builds/build-details.js';
 import { queryBuilds } from '../../../domain/builds/build-query.js';
 import { getBuild, runJob } from '../../../domain/builds/builds.js';
-import { BadRequest, NotFound } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';
 import { SavedQueries } from '../../components/saved-queries.js';
-import { redirect, type PageResult, type PageRoute, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
+import { redirect, submitForm, type PageResult, type PageRoute, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
 import { Pager, queryPage } from '../../components/query-list.js';
 import { BuildTable } from './build-parts.js';
 
@@ -145,18 +144,12 @@ export const projectBuildListPages: ProjectPageRoute[] = [
       const jobName = page.form.job ?? '';
       const { jobs } = await runnableJobs(page.ctx, page.project);
       const specs = jobs.find((job) => job.name === jobName)?.paramSpecs ?? [];
-      try {
+      return submitForm(page, async () => {
         const { refName, commitHash } = await branchCommit(page.ctx, page.project, page.form.branch ?? '');
-        const id = await runJob(page.ctx, {
+        return runJob(page.ctx, {
           '@type': 'JobRunOnCommit', projectId: page.project.id, commitHash, refName, jobName, params: paramsOf(page.form, specs), reason: MANUAL_REASON,
         });
-        const build = await getBuild(page.ctx, id);
-        return redirect(`/${page.project.path}/~builds/${build.number}`);
-      } catch (failure) {
-        if (!(failure instanceof BadRequest || failure instanceof NotFound)) throw failure;
-        page.reply.code(failure.status);
-        return projectList(page, failure.message);
-      }
+      }, async (id) => redirect(`/${page.project.path}/~builds/${(await getBuild(page.ctx, id)).number}`), (message) => projectList(page, message));
     },
   },
 ];

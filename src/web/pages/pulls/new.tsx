@@ -16,7 +16,7 @@ import { BadRequest, GitloomError } from '../../../errors.js';
 import { DiffView } from '../../components/diff.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { ProjectLayout } from '../../components/project-layout.js';
-import { redirect, type PageResult, type ProjectPageContext } from '../../page.js';
+import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
 import { Flash, pullUrl, Select, TextArea, When } from './shared.js';
 
 interface SourceChoice {
@@ -133,17 +133,12 @@ export async function newPullForm(page: ProjectPageContext): Promise<PageResult>
 export async function openPull(page: ProjectPageContext): Promise<PageResult> {
   const { target, source, title = '', description = '' } = page.form;
   const chosen = parseSource(source);
-  try {
+  return submitForm(page, async () => {
     if (!chosen || !target) throw new BadRequest('Choose a target and a source branch');
-    const id = await openPullRequest(page.ctx, {
+    return openPullRequest(page.ctx, {
       targetProjectId: page.project.id, targetBranch: target, sourceProjectId: chosen.projectId, sourceBranch: chosen.branch,
       title, description: description.trim() ? description : null,
     });
-    const pr = await getPullRequest(page.ctx, id);
-    return redirect(pullUrl(page.project.path, pr.number));
-  } catch (failure) {
-    if (!(failure instanceof GitloomError) || failure.status >= 500 || failure.status === 401) throw failure;
-    page.reply.code(failure.status);
-    return newPage(page, target, source, { title, description }, failure.message);
-  }
+  }, async (id) => redirect(pullUrl(page.project.path, (await getPullRequest(page.ctx, id)).number)),
+  (message) => newPage(page, target, source, { title, description }, message));
 }

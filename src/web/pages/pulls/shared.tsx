@@ -6,8 +6,7 @@
  */
 import type { ComponentChildren, VNode } from 'preact';
 import { pullRequestByNumber, type PullRequestRow } from '../../../domain/pulls/page-views.js';
-import { GitloomError, NotFound, Unauthorized } from '../../../errors.js';
-import { redirect, type PageResult, type ProjectPageContext } from '../../page.js';
+import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
 
 /** `/<project>/~pulls/<number>` of a request. */
 export function pullUrl(projectPath: string, number: number, rest = ''): string {
@@ -105,13 +104,5 @@ export async function act<T>(
   render: (pr: PullRequestRow, error: string) => Promise<VNode>,
 ): Promise<PageResult> {
   const pr = await requestOfPage(page);
-  let result: T;
-  try {
-    result = await action(pr);
-  } catch (error) {
-    if (!(error instanceof GitloomError) || error instanceof NotFound || error instanceof Unauthorized || error.status >= 500) throw error;
-    page.reply.code(error.status);
-    return render(await requestOfPage(page), error.message);
-  }
-  return redirect(back(pr, result));
+  return submitForm(page, () => action(pr), (result) => redirect(back(pr, result)), async (message) => render(await requestOfPage(page), message));
 }

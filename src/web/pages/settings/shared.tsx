@@ -4,9 +4,9 @@
  * page (with the form's values kept) instead of a bare error page.
  */
 import type { ComponentChildren } from 'preact';
-import { BadRequest, GitloomError } from '../../../errors.js';
+import { BadRequest } from '../../../errors.js';
 import { ProjectLayout } from '../../components/project-layout.js';
-import { redirect, type PageResult, type ProjectPageContext } from '../../page.js';
+import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
 
 /** The sections of the settings, in navigation order; `path` is relative to `/<project>/~settings`. */
 const SECTIONS = [
@@ -57,19 +57,12 @@ export type ShowSettings = (page: ProjectPageContext, error: string | null) => P
 
 /**
  * Runs a change submitted from a settings page. On success answers with a redirect (to `to`,
- * a URL or a function computing it after the change; by default the page itself); a refusal the visitor can act on (400, 404, 409) shows the page
- * again with the domain's message and status, the submitted values kept; 401, 403 and 5xx
- * errors go to the error page.
+ * a URL or a function computing it after the change; by default the page itself); a refusal
+ * shows the page again with the domain's message and status, the submitted values kept
+ * ({@link submitForm}).
  */
 export async function settingsChange(page: ProjectPageContext, show: ShowSettings, run: () => Promise<unknown>, to?: string | (() => string)): Promise<PageResult> {
-  try {
-    await run();
-  } catch (e) {
-    if (!(e instanceof GitloomError) || e.status >= 500 || e.status === 401 || e.status === 403) throw e;
-    page.reply.code(e.status);
-    return show(page, e.message);
-  }
-  return redirect(typeof to === 'function' ? to() : to ?? page.request.url.split('?')[0]);
+  return submitForm(page, run, () => redirect(typeof to === 'function' ? to() : to ?? page.request.url.split('?')[0]), (message) => show(page, message));
 }
 
 /**
