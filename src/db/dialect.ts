@@ -1,11 +1,11 @@
 /**
  * What SQLite and PostgreSQL do differently, in one place (as Kysely keeps dialect-only SQL in
- * `helpers/{postgres,sqlite}`): text search by trigrams, claiming queued rows, id columns and
- * sequences, bytewise text indexes and ranges, row locks, and whether one process owns the database. Everything else is written once with Kysely and
+ * `helpers/{postgres,sqlite}`): text search by trigrams, claiming queued rows, id sequences,
+ * bytewise ranges, row locks, and whether one process owns the database. Everything else is written once with Kysely and
  * runs on both engines; code outside this module never asks which engine it runs on.
  * Upserts need nothing here: both engines take `insert … on conflict` (Kysely's `onConflict`).
  */
-import { PostgresAdapter, sql, type CreateTableBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Engine } from './database.js';
 
 /**
@@ -67,7 +67,7 @@ export interface SqlDialect {
    * Condition "the id in column `ref` is one of the `roots` (a subquery of ids of `table`) or
    * of a row whose `path` lies below one of theirs": the descendants of path P are the paths in
    * the range (P + '/', P + '0') in byte order ('/' is 0x2F, '0' is 0x30), a range scan of a
-   * bytewise path index ({@link createBytewiseIndex}) per root, not a comparison of every row with
+   * bytewise path index (migration 0009) per root, not a comparison of every row with
    * every root. PostgreSQL compares in the "C" collation (byte order whatever the database
    * collation); and as it cannot estimate a range join of a table with itself (it expects
    * millions of rows, then plans badly and JIT-compiles), the root paths are collected into an
@@ -75,17 +75,6 @@ export interface SqlDialect {
    * indexes with them.
    */
   inPathSubtrees(ref: string, table: string, roots: RawBuilder<unknown>): RawBuilder<SqlBool>;
-
-  /** Adds the auto-incrementing integer primary key `id` in the engine's own form (migrations). */
-  withId<T extends string>(table: CreateTableBuilder<T, any>): CreateTableBuilder<T, any>;
-
-  /**
-   * Creates an index ordering `column` of `table` bytewise, for range scans of byte-ordered
-   * text (a migration's `up`): PostgreSQL indexes `column collate "C"` whatever the database
-   * collation; SQLite compares text bytewise already, so its ordinary index serves and nothing
-   * is created.
-   */
-  createBytewiseIndex(db: Kysely<any>, name: string, table: string, column: string): Promise<void>;
 
   /**
    * Subquery of the ids of `search.table` rows whose `columns` (default: all of the search's)
@@ -95,16 +84,6 @@ export interface SqlDialect {
    * Use as `id in (…)`: both engines start from the few matching rows.
    */
   textMatches(search: TextSearch, pattern: string, columns?: readonly string[]): RawBuilder<unknown>;
-
-  /**
-   * Creates the trigram index of a search (a migration's `up`), filled from the existing rows.
-   * PostgreSQL: skipped, leaving queries correct but slower, when pg_trgm cannot be created
-   * (not installed, or not permitted: the refusal is rolled back to a savepoint).
-   */
-  createTextSearch(db: Kysely<any>, search: TextSearch): Promise<void>;
-
-  /** Drops what {@link createTextSearch} made (a migration's `down`). */
-  dropTextSearch(db: Kysely<any>, search: TextSearch): Promise<void>;
 
   /**
    * Claims queued rows for this process: `candidates` selects their ids, `take(ids)` updates
@@ -136,39 +115,10 @@ const sqlite: SqlDialect = {
     return sql<SqlBool>`${sql.ref(ref)} in (select g.id from ${rows} g where g.id in (${roots}) union select d.id from ${rows} g join ${rows} d on d.path > g.path || '/' and d.path < g.path || '0' where g.id in (${roots}))`;
   },
 
-  withId: (table) => table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
-
-  async createBytewiseIndex() {},
-
   textMatches(search, pattern, columns = search.columns) {
     if (pattern.includes('\\')) return plainTextMatches(search, pattern, columns);
     const matches = columns.map((c) => sql`${sql.ref(c)} like ${pattern}`);
     return sql`select rowid from ${sql.table(search.searchTable)} where ${sql.join(matches, sql` or `)}`;
-  },
-
-  async createTextSearch(db, { table, columns, searchTable }) {
-    // Column names are this module's constants; `new.` is the trigger's row, not a table to quote.
-    const names = sql.raw(columns.join(', '));
-    const texts = (row: '' | 'new.') => sql.raw(columns.map((c) => `coalesce(${row}${c}, '')`).join(', '));
-    const trigger = (event: string) => sql.ref(`${searchTable}_${event}`);
-    const search = sql.table(searchTable);
-    const source = sql.table(table);
-    await sql`create virtual table ${search} using fts5(${names}, tokenize = 'trigram')`.execute(db);
-    await sql`insert into ${search} (rowid, ${names}) select id, ${texts('')} from ${source}`.execute(db);
-    await sql`create trigger ${trigger('insert')} after insert on ${source} begin
-      insert into ${search} (rowid, ${names}) values (new.id, ${texts('new.')});
-    end`.execute(db);
-    await sql`create trigger ${trigger('update')} after update of ${names} on ${source} begin
-      update ${search} set ${sql.raw(columns.map((c) => `${c} = coalesce(new.${c}, '')`).join(', '))} where rowid = new.id;
-    end`.execute(db);
-    await sql`create trigger ${trigger('delete')} after delete on ${source} begin
-      delete from ${search} where rowid = old.id;
-    end`.execute(db);
-  },
-
-  async dropTextSearch(db, { searchTable }) {
-    for (const event of ['delete', 'update', 'insert']) await sql`drop trigger if exists ${sql.ref(`${searchTable}_${event}`)}`.execute(db);
-    await sql`drop table if exists ${sql.table(searchTable)}`.execute(db);
   },
 
   async claim(candidates, take) {
@@ -200,35 +150,7 @@ const postgres: SqlDialect = {
     return sql<SqlBool>`${sql.ref(ref)} = any(array(${ids}))`;
   },
 
-  withId: (table) => table.addColumn('id', 'serial', (c) => c.primaryKey()),
-
-  async createBytewiseIndex(db, name, table, column) {
-    await sql`create index ${sql.ref(name)} on ${sql.table(table)} (${sql.ref(column)} collate "C")`.execute(db);
-  },
-
   textMatches: plainTextMatches,
-
-  async createTextSearch(db, { table, columns, searchTable }) {
-    const available = await sql`select 1 from pg_available_extensions where name = 'pg_trgm'`.execute(db);
-    if (available.rows.length === 0) return;
-    // Migrations run in a transaction: a refused CREATE EXTENSION rolls back to the savepoint.
-    const savepoint = sql.ref(`${searchTable}_setup`);
-    await sql`savepoint ${savepoint}`.execute(db);
-    try {
-      await sql`create extension if not exists pg_trgm`.execute(db);
-      await sql`release savepoint ${savepoint}`.execute(db);
-    } catch {
-      await sql`rollback to savepoint ${savepoint}`.execute(db);
-      return;
-    }
-    for (const column of columns) {
-      await sql`create index ${sql.ref(`${table}_${column}_trgm`)} on ${sql.table(table)} using gin (lower(${sql.ref(column)}) gin_trgm_ops)`.execute(db);
-    }
-  },
-
-  async dropTextSearch(db, { table, columns }) {
-    for (const column of columns) await sql`drop index if exists ${sql.ref(`${table}_${column}_trgm`)}`.execute(db);
-  },
 
   async claim(candidates, take) {
     return take(postgres.skipLocked(candidates));
@@ -252,9 +174,4 @@ function plainTextMatches(search: TextSearch, pattern: string, columns: readonly
  */
 export function dialectOf(db: Kysely<any>): SqlDialect {
   return db.getExecutor().adapter instanceof PostgresAdapter ? postgres : sqlite;
-}
-
-/** {@link SqlDialect.withId} of the database's dialect: `await withId(db, db.schema.createTable('users'))…`. */
-export function withId<T extends string>(db: Kysely<any>, table: CreateTableBuilder<T, any>): CreateTableBuilder<T, any> {
-  return dialectOf(db).withId(table);
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /** Users, credentials, roles, groups, projects, authorizations and pull requests. */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /** SSH keys, label specs, project labels and milestones; indexes for the access-control lookups. */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /**
  * Issues and the conversations around them (docs/compatibility.md#comments-and-issues): issues with their

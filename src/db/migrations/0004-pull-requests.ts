@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /**
  * Pull requests, second part (docs/compatibility.md#pull-requests-sub-entities, docs/compatibility.md#pull-requests-query-language): labels on requests, the commits each

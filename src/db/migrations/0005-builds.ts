@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /**
  * CI builds (docs/compatibility.md#builds-json, docs/compatibility.md#builds-lifecycle): builds with their params, dependences and labels.

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /**
  * Claimed firings of `!ScheduleTrigger` jobs (docs/compatibility.md#builds-triggers): the unique key lets

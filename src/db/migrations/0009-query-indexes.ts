@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { createBytewiseIndex } from './schema-helpers.js';
 
 /**
  * Indexes for the permission filter and the conversation queries (bench/access.ts,
@@ -8,7 +8,7 @@ import { dialectOf } from '../dialect.js';
  * `projects_path_bytes`; on SQLite the existing `projects_path_exact` index serves them).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await dialectOf(db).createBytewiseIndex(db, 'projects_path_bytes', 'projects', 'path');
+  await createBytewiseIndex(db, 'projects_path_bytes', 'projects', 'path');
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

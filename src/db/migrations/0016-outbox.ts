@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /**
  * The durable outbox (docs/compatibility.md#gitloom-differs-webhooks-and-notifications): events written in the transaction that commits them

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { withId } from '../dialect.js';
+import { withId } from './schema-helpers.js';
 
 /**
  * The ref-change journal (docs/architecture.md#a-push, docs/architecture.md#the-ref-journal): one row per ref a push,
