@@ -2,14 +2,17 @@
 // src/ops (health, metrics, backup) sits beside domain and never imports http.
 import tseslint from 'typescript-eslint';
 
-const layer = (files, forbidden) => ({
+const layer = (files, forbidden, more = []) => ({
   files,
   rules: {
     'no-restricted-imports': ['error', {
-      patterns: forbidden.map((area) => ({
-        group: [`**/${area}/*`, `**/${area}/**`, `**/${area}.js`],
-        message: `${files[0].split('/')[1]} may not depend on src/${area} (docs/architecture.md#dependency-rules).`,
-      })),
+      patterns: [
+        ...forbidden.map((area) => ({
+          group: [`**/${area}/*`, `**/${area}/**`, `**/${area}.js`],
+          message: `${files[0].split('/')[1]} may not depend on src/${area} (docs/architecture.md#dependency-rules).`,
+        })),
+        ...more,
+      ],
     }],
   },
 });
@@ -19,7 +22,11 @@ export default tseslint.config(
   { files: ['**/*.ts', '**/*.tsx'], languageOptions: { parser: tseslint.parser } },
   // routes call domain functions only: no SQL, git or CI work of their own
   layer(['src/http/**/*.ts'], ['db', 'git', 'ci']),
-  layer(['src/domain/**/*.ts'], ['http']),
+  // domain functions take dates as epoch milliseconds: reading the wire's date formats is the routes' work
+  layer(['src/domain/**/*.ts'], ['http'], [{
+    group: ['**/wire/dates.js'], importNames: ['fromWireDate'],
+    message: 'domain inputs are not wire formats: the route reads the date (docs/architecture.md#dependency-rules).',
+  }]),
   layer(['src/db/**/*.ts'], ['domain', 'http']),
   layer(['src/git/**/*.ts'], ['domain', 'http']),
   layer(['src/ci/**/*.ts'], ['domain', 'http']),

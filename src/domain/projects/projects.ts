@@ -4,7 +4,6 @@ import type { Db } from '../../db/database.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { initBareRepository, readCommits } from '../../git/repository.js';
-import { fromWireDate } from '../../wire/dates.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { ancestorPaths, deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
 import { isUniqueViolation } from '../access/unique.js';
@@ -48,7 +47,6 @@ export interface ProjectData {
   issueManagement?: boolean;
   gitPackConfig?: GitPackConfig;
   codeAnalysisSetting?: { analysisFiles: string | null };
-  createDate?: unknown;
 }
 
 const DEFAULT_PACK_CONFIG: GitPackConfig = { windowMemory: null, packSizeLimit: null, threads: null, window: null };
@@ -115,8 +113,6 @@ async function loadParent(db: Db, parentId: number | null | undefined): Promise<
 export async function createProject(ctx: Context, data: ProjectData): Promise<number> {
   const creatorId = requireUser(ctx.actor);
   const name = validateProjectName(data.name);
-  // accepted for compatibility (docs/compatibility.md#projects-project-json), but the date is always "now"
-  if (data.createDate !== undefined) fromWireDate(data.createDate, 'createDate');
   const parent = await loadParent(ctx.db, data.parentId);
   await checkCreatePermission(ctx, parent);
   await assertRoleExists(ctx.db, data.defaultRoleId);
@@ -175,7 +171,6 @@ export async function getProject(ctx: Context, projectId: number): Promise<Proje
 export async function updateProject(ctx: Context, projectId: number, patch: ProjectData): Promise<void> {
   const { project } = await loadProjectWith(ctx, projectId, 'manage');
   const name = patch.name === undefined ? project.name : validateProjectName(patch.name);
-  if (patch.createDate !== undefined) fromWireDate(patch.createDate, 'createDate');
   const parentId = patch.parentId === undefined ? project.parentId : patch.parentId;
   const parent = await loadParent(ctx.db, parentId);
   if (parentId !== project.parentId) {

@@ -5,7 +5,6 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { recordMentions } from '../mentions.js';
 import { deny, loadProjectWith, requireUser } from '../permissions.js';
-import { fromWireDate } from '../../wire/dates.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
 import { autoWatch } from './changes.js';
 import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest } from './pull-requests.js';
@@ -13,12 +12,12 @@ import { enqueueEvent } from '../outbox/events.js';
 
 export type PullRequestCommentRow = Selectable<PullRequestCommentTable>;
 
-/** PullRequestComment input (docs/compatibility.md#pull-requests-sub-entities): `date` as a wire date. */
+/** PullRequestComment input (docs/compatibility.md#pull-requests-sub-entities); `date` in epoch milliseconds. */
 export interface CommentData {
   requestId?: number;
   userId?: number;
   content?: string;
-  date?: string | number;
+  date?: number;
 }
 
 function validContent(content: unknown): string {
@@ -54,7 +53,7 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
   if (!ctx.actor.isAdmin && userId !== actorId) deny(ctx.actor);
   await assertUsersExist(ctx.db, [userId], 'comment');
   const content = validContent(data.content);
-  const date = data.date === undefined ? ctx.now() : fromWireDate(data.date, 'date');
+  const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
     const row = await tx.insertInto('pullRequestComments').values({ requestId: pr.id, userId, content, date }).returning('id').executeTakeFirstOrThrow();
     await tx.updateTable('pullRequests').set((eb) => ({
@@ -85,7 +84,7 @@ export async function updateComment(ctx: Context, id: number, patch: CommentData
     await assertUsersExist(ctx.db, [patch.userId], 'comment');
   }
   const content = patch.content === undefined ? current.content : validContent(patch.content);
-  const date = patch.date === undefined ? current.date : fromWireDate(patch.date, 'date');
+  const date = patch.date ?? current.date;
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('pullRequestComments').set({ content, date, userId: patch.userId ?? current.userId }).where('id', '=', id).execute();
     await recordMentions(tx, { kind: 'pullRequest', requestId: current.requestId }, content);

@@ -1,7 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { PullRequestReviewTable, ReviewStatus } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
-import { fromWireDate } from '../../wire/dates.js';
 import { uniquely } from '../access/unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
@@ -17,8 +16,8 @@ export interface ReviewData {
   requestId?: number;
   userId?: number;
   status?: ReviewStatus;
-  /** A wire date (ISO-8601 or epoch milliseconds); default now. */
-  statusDate?: string | number;
+  /** Epoch milliseconds; default now. */
+  statusDate?: number;
 }
 
 /** Get Reviews (docs/compatibility.md#pull-requests-endpoints item 5): read code; EXCLUDED reviews are left out; by id. */
@@ -71,7 +70,7 @@ export async function createReview(ctx: Context, data: ReviewData): Promise<numb
   const id = await uniquely('Reviewer already added', () => ctx.db.transaction().execute(async (tx) => {
     const existing = await tx.selectFrom('pullRequestReviews').select('id').where('requestId', '=', pr.id).where('userId', '=', userId).executeTakeFirst();
     if (existing) throw new Conflict('Reviewer already added');
-    const row = await tx.insertInto('pullRequestReviews').values({ requestId: pr.id, userId, status, statusDate: data.statusDate === undefined ? now : fromWireDate(data.statusDate, 'statusDate') })
+    const row = await tx.insertInto('pullRequestReviews').values({ requestId: pr.id, userId, status, statusDate: data.statusDate ?? now })
       .returning('id').executeTakeFirstOrThrow();
     await autoWatch(tx, pr.id, [userId]);
     await recordStatusChange(ctx, tx, pr.id, null, status, now);
@@ -101,7 +100,7 @@ export async function updateReview(ctx: Context, id: number, patch: ReviewData):
   await uniquely('Reviewer already added', () => ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('pullRequestReviews').set({
       requestId: merged.requestId, userId: merged.userId, status: merged.status,
-      statusDate: patch.statusDate !== undefined ? fromWireDate(patch.statusDate, 'statusDate') : statusChanged ? now : current.statusDate,
+      statusDate: patch.statusDate ?? (statusChanged ? now : current.statusDate),
     }).where('id', '=', id).execute();
     await recordStatusChange(ctx, tx, merged.requestId, current.status, merged.status, now);
   }));

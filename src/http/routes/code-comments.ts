@@ -6,8 +6,7 @@ import {
   createCodeCommentReply, deleteCodeCommentReply, getCodeCommentReply, listCodeCommentReplies, updateCodeCommentReply,
 } from '../../domain/code-comments/replies.js';
 import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
-import { fromWireDate } from '../../wire/dates.js';
-import { CreatedId, InputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 
 const strict = { additionalProperties: false } as const;
 const RangeBody = Type.Object({
@@ -32,7 +31,6 @@ const ReplyFields = { commentId: Type.Integer(), userId: Type.Integer(), content
 const ReplyCreate = Type.Object({ ...ReplyFields, userId: Type.Optional(ReplyFields.userId), date: Type.Optional(InputDate) }, strict);
 const ReplyUpdate = Type.Partial(Type.Object(ReplyFields, strict));
 
-const date = (value: string | number | undefined, field: string) => (value === undefined ? undefined : fromWireDate(value, field));
 const CommentId = Type.Object({ commentId: Type.Integer() });
 const ReplyId = Type.Object({ replyId: Type.Integer() });
 
@@ -55,9 +53,9 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return (await queryCodeComments(request.ctx, { projectId, pullRequestId }, query ?? '', offset, count)).map(toWireCodeComment);
   });
   app.post('/code-comments', { schema: { tags, summary: 'Create', body: CommentCreate, response: { 200: CreatedId } } },
-    async (request) => createCodeComment(request.ctx, { ...request.body, createDate: date(request.body.createDate, 'createDate') }));
+    async (request) => createCodeComment(request.ctx, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') }));
   app.post('/code-comments/:commentId', { schema: { tags, summary: 'Update', params: CommentId, body: CommentUpdate } }, async (request) => {
-    await updateCodeComment(request.ctx, request.params.commentId, { ...request.body, createDate: date(request.body.createDate, 'createDate') });
+    await updateCodeComment(request.ctx, request.params.commentId, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') });
     return '';
   });
   app.delete('/code-comments/:commentId', { schema: { tags, summary: 'Delete', params: CommentId } }, async (request) => {
@@ -69,9 +67,9 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Get', params: ReplyId, response: { 200: CodeCommentReplySchema } } },
     async (request) => toWireCodeCommentReply(await getCodeCommentReply(request.ctx, request.params.replyId)));
   app.post('/code-comment-replies', { schema: { tags: replyTags, summary: 'Create', body: ReplyCreate, response: { 200: CreatedId } } },
-    async (request) => createCodeCommentReply(request.ctx, { ...request.body, date: date(request.body.date, 'date') }));
+    async (request) => createCodeCommentReply(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }));
   app.post('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Update', params: ReplyId, body: ReplyUpdate } }, async (request) => {
-    await updateCodeCommentReply(request.ctx, request.params.replyId, { ...request.body, date: date(request.body.date, 'date') });
+    await updateCodeCommentReply(request.ctx, request.params.replyId, { ...request.body, date: inputDate(request.body.date, 'date') });
     return '';
   });
   app.delete('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Delete', params: ReplyId } }, async (request) => {

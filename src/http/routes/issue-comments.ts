@@ -4,14 +4,11 @@ import {
   createIssueComment, createIssueVote, createIssueWatch, deleteIssueComment, deleteIssueVote, deleteIssueWatch, getIssueComment,
   getIssueVote, getIssueWatch, updateIssueComment, updateIssueWatch,
 } from '../../domain/issues/conversation.js';
-import { fromWireDate } from '../../wire/dates.js';
 import {
   IssueCommentSchema, IssueVoteSchema, IssueWatchSchema, toWireIssueComment, toWireIssueVote, toWireIssueWatch,
 } from '../../wire/issues.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
-import { CreatedId, InputDate } from '../schemas/common.js';
-
-const optionalDate = (date: string | number | undefined) => (date === undefined ? undefined : fromWireDate(date, 'date'));
+import { CreatedId, InputDate, inputDate } from '../schemas/common.js';
 
 const CommentBody = { issueId: Type.Integer(), userId: Type.Integer(), content: Type.String(), date: InputDate };
 const WatchBody = { issueId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() };
@@ -27,8 +24,8 @@ const comments: CrudResource<Parameters<typeof toWireIssueComment>[0], typeof Co
   createBody: CommentCreate,
   updateBody: CommentUpdate,
   get: getIssueComment,
-  create: (ctx, body) => createIssueComment(ctx, { ...body, date: optionalDate(body.date) }),
-  update: (ctx, id, body) => updateIssueComment(ctx, id, { ...body, date: optionalDate(body.date) }),
+  create: (ctx, body) => createIssueComment(ctx, { ...body, date: inputDate(body.date, 'date') }),
+  update: (ctx, id, body) => updateIssueComment(ctx, id, { ...body, date: inputDate(body.date, 'date') }),
   delete: deleteIssueComment,
 };
 
@@ -51,7 +48,7 @@ export const issueCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/issue-votes/:voteId', { schema: { tags, summary: 'Get', params: VoteId, response: { 200: IssueVoteSchema } } },
     async (request) => toWireIssueVote(await getIssueVote(request.ctx, request.params.voteId)));
   app.post('/issue-votes', { schema: { tags, summary: 'Create', body: VoteBody, response: { 200: CreatedId } } },
-    async (request) => createIssueVote(request.ctx, { ...request.body, date: optionalDate(request.body.date) }));
+    async (request) => createIssueVote(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }));
   app.delete('/issue-votes/:voteId', { schema: { tags, summary: 'Delete', params: VoteId } }, async (request) => {
     await deleteIssueVote(request.ctx, request.params.voteId);
     return '';

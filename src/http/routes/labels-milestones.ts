@@ -5,10 +5,9 @@ import {
 } from '../../domain/projects/labels.js';
 import { createMilestone, deleteMilestone, getMilestone, updateMilestone, type MilestoneData } from '../../domain/projects/milestones.js';
 import type { Context } from '../../domain/context.js';
-import { fromWireDate } from '../../wire/dates.js';
 import { LabelSpecSchema, MilestoneSchema, ProjectLabelSchema, toWireLabelSpec, toWireMilestone, toWireProjectLabel } from '../../wire/access.js';
 import { crudRoutes } from '../crud.js';
-import { CreatedId, InputDate, Nullable } from '../schemas/common.js';
+import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const LabelSpecBody = Type.Partial(Type.Object({ name: Type.String(), color: Type.String() }), { additionalProperties: false });
 const MilestoneBody = Type.Partial(Type.Object({
@@ -23,8 +22,7 @@ const MilestoneBody = Type.Partial(Type.Object({
 type MilestoneBodyType = typeof MilestoneBody.static;
 
 function milestoneData(body: MilestoneBodyType): MilestoneData {
-  const date = (v: string | number | null | undefined, field: string) => (v === undefined || v === null ? v : fromWireDate(v, field));
-  return { ...body, startDate: date(body.startDate, 'startDate'), dueDate: date(body.dueDate, 'dueDate') };
+  return { ...body, startDate: inputDate(body.startDate, 'startDate'), dueDate: inputDate(body.dueDate, 'dueDate') };
 }
 
 /** Label specs and milestones (docs/compatibility.md#projects-milestones, docs/compatibility.md#projects-labels) and project labels. */

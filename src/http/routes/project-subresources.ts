@@ -6,13 +6,12 @@ import { projectForks } from '../../domain/projects/forks.js';
 import { projectLabels } from '../../domain/projects/labels.js';
 import { queryMilestones } from '../../domain/projects/milestones.js';
 import { getProjectSetting, updateProjectSetting } from '../../domain/projects/settings.js';
-import { fromWireDate } from '../../wire/dates.js';
 import {
   GitContributorSchema, GroupAuthorizationSchema, MilestoneSchema, ProjectLabelSchema, toWireGroupAuthorization, toWireMilestone,
   toWireProjectLabel, toWireUserAuthorization, UserAuthorizationSchema,
 } from '../../wire/access.js';
 import { ProjectSchema, toWireProject } from '../../wire/projects.js';
-import { Nullable, page, PageQuery } from '../schemas/common.js';
+import { inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });
 const tags = ['Project'];
@@ -75,13 +74,12 @@ export const projectSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) =
   }, async (request) => {
     const { offset, count } = page(request.query);
     const q = request.query;
-    const date = (v: string | undefined, field: string) => (v === undefined ? undefined : fromWireDate(/^\d+$/.test(v) ? Number(v) : v, field));
     const rows = await queryMilestones(request.ctx, request.params.projectId, {
       name: q.name,
-      startBefore: date(q.startBefore, 'startBefore'),
-      startAfter: date(q.startAfter, 'startAfter'),
-      dueBefore: date(q.dueBefore, 'dueBefore'),
-      dueAfter: date(q.dueAfter, 'dueAfter'),
+      startBefore: inputDate(q.startBefore, 'startBefore'),
+      startAfter: inputDate(q.startAfter, 'startAfter'),
+      dueBefore: inputDate(q.dueBefore, 'dueBefore'),
+      dueAfter: inputDate(q.dueAfter, 'dueAfter'),
       closed: q.closed,
     }, offset, count);
     return rows.map(toWireMilestone);

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { cloneUrls, createProject, deleteProject, getProject, updateProject } from '../../domain/projects/projects.js';
+import { cloneUrls, createProject, deleteProject, getProject, updateProject, type ProjectData } from '../../domain/projects/projects.js';
 import { queryProjects } from '../../domain/projects/project-query.js';
 import { CloneUrlSchema, CodeAnalysisSettingSchema, GitPackConfigSchema, ProjectSchema, toWireProject } from '../../wire/projects.js';
-import { CreatedId, InputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });
 const tags = ['Project'];
@@ -21,6 +21,17 @@ const ProjectBody = Type.Object({
   gitPackConfig: Type.Optional(Type.Partial(GitPackConfigSchema)),
   codeAnalysisSetting: Type.Optional(Type.Partial(CodeAnalysisSettingSchema)),
 }, { additionalProperties: false });
+
+/**
+ * The domain's input of a project body: `createDate` is accepted for compatibility
+ * (docs/compatibility.md#projects-project-json) and checked, but a project's date is always the
+ * moment it was created.
+ */
+function projectData(body: typeof ProjectBody.static): ProjectData {
+  const { createDate, ...data } = body;
+  inputDate(createDate, 'createDate');
+  return data as ProjectData;
+}
 
 /** `/~api/projects` (docs/compatibility.md#projects-endpoints). */
 export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -41,11 +52,11 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   app.post('/projects', { schema: { tags, summary: 'Create', body: ProjectBody, response: { 200: CreatedId } } }, async (request) => {
-    return createProject(request.ctx, request.body as never);
+    return createProject(request.ctx, projectData(request.body));
   });
 
   app.post('/projects/:projectId', { schema: { tags, summary: 'Update Basic Info', params: ProjectId, body: ProjectBody } }, async (request) => {
-    await updateProject(request.ctx, request.params.projectId, request.body as never);
+    await updateProject(request.ctx, request.params.projectId, projectData(request.body));
     return '';
   });
 

@@ -3,10 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createAccessToken, deleteAccessToken, listAccessTokens } from '../../domain/users/access-tokens.js';
 import { listEmailAddresses } from '../../domain/users/email-addresses.js';
 import { createUser, deleteUser, getMyProfile, getUser, queryUsers, setPassword, updateUser } from '../../domain/users/users.js';
-import { fromWireDate } from '../../wire/dates.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
 import { textBody } from '../plugins/bodies.js';
-import { CreatedId, InputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
+import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
@@ -76,7 +75,7 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const body = request.body ?? {};
     const value = await createAccessToken(request.ctx, request.params.userId, {
       description: body.description ?? null,
-      expireDate: body.expireDate == null ? null : fromWireDate(body.expireDate, 'expireDate'),
+      expireDate: inputDate(body.expireDate ?? null, 'expireDate'),
     });
     return reply.type('text/plain; charset=utf-8').send(value);
   });

@@ -1,10 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import { BadRequest } from '../../errors.js';
+import { fromWireDate } from '../../wire/dates.js';
 
 export { Nullable, WireDate } from '../../wire/schema.js';
 
 /** A date accepted as input: ISO-8601 text or epoch milliseconds (a `bigint` column: int64). */
 export const InputDate = Type.Union([Type.String(), Type.Integer({ format: 'int64' })]);
+
+/**
+ * Epoch milliseconds of an {@link InputDate} (or of a query parameter, where epoch milliseconds
+ * arrive as digits), for the domain, which takes dates as numbers; an absent (undefined) or
+ * cleared (null) date stays so. Throws BadRequest naming `field` (src/wire/dates.ts `fromWireDate`).
+ */
+export function inputDate<T extends null | undefined>(value: string | number | T, field: string): number | T {
+  if (value === undefined || value === null) return value as T;
+  return fromWireDate(typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value, field);
+}
 
 /** A numeric path id (digits only, int32: see schemas/validation.ts). */
 export const IdParams = <K extends string>(name: K) =>
