@@ -6,8 +6,9 @@ import { commitPages } from './commits.js';
 import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
 import { filesPages } from './files.js';
-import { issuePages } from './issues.js';
+import { issuePages } from './issues/index.js';
 import { loginPages } from './login.js';
+import { markdownPreviewPages } from './markdown-preview.js';
 import { personalSettingsPages } from './my/index.js';
 import { newProjectPages } from './new-project.js';
 import { projectHomePages } from './project-home.js';
@@ -18,5 +19,5 @@ import { savedQueryPages } from './saved-queries.js';
 import { settingsPages } from './settings/index.js';
 
 export const pageModules: PageModule[] = [loginPages, dashboardPages, projectListPages, projectHomePages,
-  filesPages, commitPages, refPages, comparePages, pullRequestPages, buildPages, issuePages, savedQueryPages,
+  filesPages, commitPages, refPages, comparePages, pullRequestPages, buildPages, issuePages, markdownPreviewPages, savedQueryPages,
   newProjectPages, settingsPages, administrationPages, personalSettingsPages];
