@@ -9,7 +9,7 @@ import {
 } from './issues.js';
 
 /**
- * Reads of the issue pages (src/web/pages/issues.tsx) over the functions the API's issue
+ * Reads of the issue pages (src/web/pages/issues/) over the functions the API's issue
  * routes call (same permissions), plus the lookups a page needs to show names instead of ids:
  * issues by project and number, user names, project paths, "referenced from" entities.
  */
