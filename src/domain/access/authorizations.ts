@@ -62,7 +62,7 @@ async function authorizeGrant(ctx: Context, kind: AuthorizationKind, projectId: 
 }
 
 async function getAuthorization<K extends AuthorizationKind>(ctx: Context, kind: K, id: number) {
-  const { table, label, administratorsOnly } = KINDS[kind];
+  const { table, label } = KINDS[kind];
   const row = await loadRow(ctx.db, table, id, label);
   await authorizeGrant(ctx, kind, row.projectId);
   return row;

@@ -4,7 +4,7 @@
  * `POST /~api/users/{id}/ssh-keys`) and a delete button per key.
  */
 import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../../domain/users/ssh-keys.js';
-import { BadRequest, NotFound } from '../../../errors.js';
+import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
 import { PostForm } from '../../components/forms.js';
 import { attempt, formId, me, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';
