@@ -88,14 +88,8 @@ export class RangeNotSatisfiable extends GitloomError {
   }
 }
 
-/**
- * 429: too many failed sign-ins for an (account, client address) pair or from a client address,
- * or too many delayed sign-ins waiting on an account (docs/compatibility.md#gitloom-differs-errors, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
- * `retryAfter` is whole seconds until the limit lifts, sent as `Retry-After`.
- */
-export class TooManyRequests extends GitloomError {
-  readonly status = 429;
-  readonly title = 'Too Many Requests';
+/** An error that says when to try again: `retryAfter` whole seconds, sent as `Retry-After`. */
+export abstract class RetryLater extends GitloomError {
   constructor(
     detail: string,
     readonly retryAfter: number,
@@ -106,18 +100,24 @@ export class TooManyRequests extends GitloomError {
 }
 
 /**
+ * 429: too many failed sign-ins for an (account, client address) pair or from a client address,
+ * or too many delayed sign-ins waiting on an account (docs/compatibility.md#gitloom-differs-errors, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
+ * `retryAfter` is whole seconds until the limit lifts.
+ */
+export class TooManyRequests extends RetryLater {
+  readonly status = 429;
+  readonly title = 'Too Many Requests';
+}
+
+/**
  * 503: a service the request needs is unavailable for a while — the database during an outage
  * (src/db/availability.ts). Code `GITLOOM_ERR_UNAVAILABLE`; `retryAfter` is whole seconds after
- * which a retry may succeed, sent as `Retry-After`.
+ * which a retry may succeed.
  */
-export class Unavailable extends GitloomError {
+export class Unavailable extends RetryLater {
   readonly status = 503;
   readonly title = 'Service Unavailable';
-  constructor(
-    detail: string,
-    readonly retryAfter: number,
-    options?: ErrorOptions & { code?: ErrorCode },
-  ) {
-    super(detail, { ...options, code: options?.code ?? 'GITLOOM_ERR_UNAVAILABLE' });
+  constructor(detail: string, retryAfter: number, options?: ErrorOptions & { code?: ErrorCode }) {
+    super(detail, retryAfter, { ...options, code: options?.code ?? 'GITLOOM_ERR_UNAVAILABLE' });
   }
 }

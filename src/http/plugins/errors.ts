@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ERROR_CODES, errorCode, type ErrorCode } from '../../error-codes.js';
-import { GitloomError, TooManyRequests, Unavailable } from '../../errors.js';
+import { GitloomError, RetryLater } from '../../errors.js';
 import { offerBasicChallenge } from './cross-site.js';
 
 /** An RFC 9457 problem details body with Gitloom's stable `code` (docs/compatibility.md#gitloom-differs-errors). */
@@ -60,7 +60,7 @@ export function sendProblem(reply: FastifyReply, status: number, title: string, 
 
 /** Sets `Retry-After` (whole seconds) for the errors that say when to retry: 429 and 503 (the database unavailable). */
 export function sendRetryAfter(reply: FastifyReply, error: GitloomError): void {
-  if (error instanceof TooManyRequests || error instanceof Unavailable) reply.header('Retry-After', String(error.retryAfter));
+  if (error instanceof RetryLater) reply.header('Retry-After', String(error.retryAfter));
 }
 
 const TITLES: Record<number, string> = {
