@@ -38,8 +38,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
   },
-  // routes call domain functions only: no SQL, git or CI work of their own
-  layer(['src/http/**/*.ts'], ['db', 'git', 'ci']),
+  // routes call domain functions only: no SQL, git or CI work of their own; the API and the
+  // pages share src/plugins, never each other (src/app.ts registers both)
+  layer(['src/http/**/*.ts'], ['db', 'git', 'ci', 'web']),
+  layer(['src/plugins/**/*.ts'], ['db', 'git', 'ci', 'http', 'web']),
   // domain functions take dates as epoch milliseconds: reading the wire's date formats is the routes' work
   layer(['src/domain/**/*.ts'], ['http'], [{
     group: ['**/wire/dates.js'], importNames: ['fromWireDate'],
@@ -51,6 +53,6 @@ export default tseslint.config(
   layer(['src/query/**/*.ts'], ['domain', 'http']),
   layer(['src/wire/**/*.ts'], ['domain', 'http']),
   // pages call domain functions only, like the API's routes
-  layer(['src/web/**/*.ts', 'src/web/**/*.tsx'], ['db', 'git', 'ci']),
+  layer(['src/web/**/*.ts', 'src/web/**/*.tsx'], ['db', 'git', 'ci', 'http']),
   layer(['src/ops/**/*.ts'], ['http']),
 );

@@ -1,6 +1,6 @@
 /**
  * The one error hierarchy of Gitloom. Every layer throws these; the HTTP error mapper
- * (src/http/plugins/errors.ts) turns them into RFC 9457 problem details with their `status`.
+ * (src/plugins/errors.ts) turns them into RFC 9457 problem details with their `status`.
  * Anything else that escapes a request is a bug and answers 500 (docs/compatibility.md#gitloom-differs-errors).
  *
  * Specific errors subclass one of these (e.g. `RefUpdateConflict extends Conflict`), so callers

@@ -16,9 +16,9 @@ import { recoverRefIntents } from './domain/journal/ref-journal.js';
 import { EventBus } from './domain/events.js';
 import { registerEventHandlers } from './domain/event-handlers.js';
 import { OutboxWorker } from './domain/outbox/worker.js';
-import { buildApp, type App } from './http/app.js';
+import { buildApp, type App } from './app.js';
 import { createMetrics } from './ops/metrics.js';
-import { redactUrl, type LogDestination } from './http/plugins/logging.js';
+import { redactUrl, type LogDestination } from './plugins/logging.js';
 import { createContext, systemActor, type Services } from './domain/context.js';
 
 export interface RunningServer {

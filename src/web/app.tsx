@@ -1,6 +1,6 @@
 /**
  * The web UI (docs/compatibility.md#gitloom-differs-web-ui): server-rendered pages on the API's server and port, over the same domain
- * layer as the API (one rule, two faces). Registered by src/http/app.ts after the API.
+ * layer as the API (one rule, two faces). Registered by src/app.ts after the API.
  *
  * # Conventions (follow them for every new page)
  *
@@ -60,8 +60,8 @@ import { findSession } from '../domain/auth/sessions.js';
 import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js';
 import { projectByPath } from '../domain/repositories/browse.js';
 import { getSecuritySetting } from '../domain/settings/settings.js';
-import { credentialsHeader } from '../http/plugins/auth.js';
-import { sendRetryAfter } from '../http/plugins/errors.js';
+import { credentialsHeader } from '../plugins/auth.js';
+import { sendRetryAfter } from '../plugins/errors.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';

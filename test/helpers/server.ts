@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
-import type { LogDestination } from '../../src/http/plugins/logging.js';
+import type { LogDestination } from '../../src/plugins/logging.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
 const run = promisify(execFile);

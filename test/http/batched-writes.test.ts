@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { batchedWritesPlugin } from '../../src/http/plugins/batched-writes.js';
+import { batchedWritesPlugin } from '../../src/plugins/batched-writes.js';
 
 /** A Fastify server with the plugin, listening on a free port. */
 async function serve(setup: (app: FastifyInstance) => void): Promise<FastifyInstance> {

@@ -55,11 +55,11 @@ describe('dependency rules (npm run lint)', () => {
   });
 
   it('reports a domain module that imports the HTTP layer; control: the same import from a route passes', async () => {
-    const source = "import { buildApp } from '../http/app.js';\nexport const app = buildApp;\n";
+    const source = "import { apiRoutes } from '../http/routes/index.js';\nexport const routes = apiRoutes;\n";
     const refused = await tool('eslint', ['--stdin', '--stdin-filename', 'src/domain/lint-fixture.ts'], source);
     expect(refused.code).not.toBe(0);
     expect(refused.output).toContain('domain may not depend on src/http');
-    const allowed = await tool('eslint', ['--stdin', '--stdin-filename', 'src/http/lint-fixture.ts'], source.replace('../http/app.js', './app.js'));
+    const allowed = await tool('eslint', ['--stdin', '--stdin-filename', 'src/http/lint-fixture.ts'], source.replace('../http/routes/index.js', './routes/index.js'));
     expect(allowed.code, allowed.output).toBe(0);
   });
 });

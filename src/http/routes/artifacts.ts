@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/artifacts.js';
 import { ArtifactInfoSchema } from '../../wire/builds.js';
 import { PayloadTooLarge, RangeNotSatisfiable } from '../../errors.js';
-import { userContentHeaders } from '../user-content.js';
+import { userContentHeaders } from '../../plugins/user-content.js';
 
 const tags = ['Artifact'];
 const BuildParams = Type.Object({ buildId: Type.Integer() });

@@ -14,7 +14,7 @@ import {
   toWireIssue, toWireIssueChange, toWireIssueComment, toWireIssueField, toWireIssueVote, toWireIssueWatch,
 } from '../../wire/issues.js';
 import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
-import { textBody } from '../plugins/bodies.js';
+import { textBody } from '../../plugins/bodies.js';
 import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const IssueId = Type.Object({ issueId: Type.Integer() });

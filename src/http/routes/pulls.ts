@@ -24,7 +24,7 @@ import {
   toWirePullRequest, toWirePullRequestAssignment, toWirePullRequestChange, toWirePullRequestComment, toWirePullRequestLabel,
   toWirePullRequestReview, toWirePullRequestUpdate, toWirePullRequestWatch,
 } from '../../wire/pulls.js';
-import { textBody } from '../plugins/bodies.js';
+import { textBody } from '../../plugins/bodies.js';
 import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { TextBody } from '../schemas/common.js';
-import { textBody } from '../plugins/bodies.js';
+import { textBody } from '../../plugins/bodies.js';
 import { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from '../../domain/repositories/default-branch.js';
 import { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from '../../domain/repositories/refs.js';
 import { queryCommits } from '../../domain/repositories/commit-query.js';

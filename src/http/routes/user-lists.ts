@@ -9,7 +9,7 @@ import {
   PullRequestAssignmentSchema, PullRequestReviewSchema, PullRequestWatchSchema, toWirePullRequestAssignment, toWirePullRequestReview,
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
-import { textBody } from '../plugins/bodies.js';
+import { textBody } from '../../plugins/bodies.js';
 import { CreatedId, TextBody } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });

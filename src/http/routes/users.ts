@@ -4,7 +4,7 @@ import { createAccessToken, deleteAccessToken, listAccessTokens } from '../../do
 import { listEmailAddresses } from '../../domain/users/email-addresses.js';
 import { createUser, deleteUser, getMyProfile, getUser, queryUsers, setPassword, updateUser } from '../../domain/users/users.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
-import { textBody } from '../plugins/bodies.js';
+import { textBody } from '../../plugins/bodies.js';
 import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });

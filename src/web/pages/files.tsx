@@ -8,11 +8,11 @@
  * Raw bytes never run as a page of our origin: HTML, SVG, XML, JavaScript and CSS go out as
  * `text/plain` (binary ones as `application/octet-stream`), other text as its own text type,
  * images, audio, video and JSON as their type, everything else as an attachment; always with
- * the headers of every download of user content (src/http/user-content.ts: `nosniff`, a
+ * the headers of every download of user content (src/plugins/user-content.ts: `nosniff`, a
  * sandboxing Content-Security-Policy).
  */
 import mime from 'mime';
-import { isActiveType, isSafeType, userContentHeaders } from '../../http/user-content.js';
+import { isActiveType, isSafeType, userContentHeaders } from '../../plugins/user-content.js';
 import { blameAt, browseAt, lineCount, MAX_VIEW_BYTES, MAX_VIEW_LINES, rawFileAt, revisionNames, type Blame, type BrowseResult } from '../../domain/repositories/browse.js';
 import { trimSlashes } from '../../domain/repositories/revisions.js';
 import { codeUrl, commitUrl, markdownBase, RevisionSelector } from '../components/code.js';
@@ -26,7 +26,7 @@ const OCTET_STREAM = 'application/octet-stream';
 
 /**
  * The Content-Type of a raw file, and whether it is shown inline (a safe type, as every download
- * of user content decides: src/http/user-content.ts): see the module comment.
+ * of user content decides: src/plugins/user-content.ts): see the module comment.
  */
 export function rawContentType(path: string, binary: boolean): { contentType: string; inline: boolean } {
   const type = mime.getType(path);

@@ -6,7 +6,7 @@
  * `…/log` (the log as text; `?follow=true&from=<byte>` streams until the build ends, as
  * `GET /~api/builds/{id}/log?follow=true`) and `…/artifacts/<path>` (a download, with the API's
  * permission check and the API's headers: attachment unless a safe type, `nosniff`, a sandbox CSP
- * — src/http/user-content.ts).
+ * — src/plugins/user-content.ts).
  */
 import { Readable } from 'node:stream';
 import { Fragment } from 'preact';
@@ -14,7 +14,7 @@ import { downloadArtifact } from '../../../domain/builds/artifacts.js';
 import { buildByNumber, buildLogTail, listArtifactFiles, type BuildDetails } from '../../../domain/builds/build-details.js';
 import { buildLog, cancelBuild, rebuild } from '../../../domain/builds/builds.js';
 import { NotFound } from '../../../errors.js';
-import { userContentHeaders } from '../../../http/user-content.js';
+import { userContentHeaders } from '../../../plugins/user-content.js';
 import { PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
 import { ProjectLayout } from '../../components/project-layout.js';

@@ -1,10 +1,10 @@
 import basicAuth from 'basic-auth';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../../domain/auth/authenticate.js';
-import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Context, type Services } from '../../domain/context.js';
-import { getSecuritySetting } from '../../domain/settings/settings.js';
-import { Unauthorized } from '../../errors.js';
+import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../domain/auth/authenticate.js';
+import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Context, type Services } from '../domain/context.js';
+import { getSecuritySetting } from '../domain/settings/settings.js';
+import { Unauthorized } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

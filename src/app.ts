@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Services } from '../domain/context.js';
+import type { Services } from './domain/context.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
 import { batchedWritesPlugin } from './plugins/batched-writes.js';
 import { bodiesPlugin } from './plugins/bodies.js';
@@ -13,11 +13,11 @@ import { inputPlugin } from './plugins/input.js';
 import { lazyChildLogger, loggerOptions, RequestLog, type LogDestination } from './plugins/logging.js';
 import { opsPlugin, requestMetrics } from './plugins/ops.js';
 import { queryParamsPlugin } from './plugins/query-params.js';
-import { validatorCompiler } from './schemas/validation.js';
-import type { Metrics } from '../ops/metrics.js';
-import { apiRoutes } from './routes/index.js';
-import { gitHttpRoutes } from './routes/git-http-wiring.js';
-import { webPlugin } from '../web/app.js';
+import { validatorCompiler } from './http/schemas/validation.js';
+import type { Metrics } from './ops/metrics.js';
+import { apiRoutes } from './http/routes/index.js';
+import { gitHttpRoutes } from './http/routes/git-http-wiring.js';
+import { webPlugin } from './web/app.js';
 
 export type App = FastifyInstance;
 

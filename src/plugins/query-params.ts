@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { BadRequest } from '../../errors.js';
+import { BadRequest } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Forbidden, Unauthorized } from '../../errors.js';
-import { readiness } from '../../ops/health.js';
-import type { Metrics } from '../../ops/metrics.js';
-import type { Services } from '../../domain/context.js';
+import { Forbidden, Unauthorized } from '../errors.js';
+import { readiness } from '../ops/health.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Services } from '../domain/context.js';
 import { resolveActor } from './auth.js';
 
 function sameSecret(given: string, expected: string): boolean {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { BadRequest } from '../../errors.js';
+import { BadRequest } from '../errors.js';
 
 /** A NUL byte in a URL, raw or percent-encoded. */
 const NUL_IN_URL = /%00|\0/i;

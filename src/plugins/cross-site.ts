@@ -10,8 +10,8 @@
  *   learns Basic credentials it could replay on a cross-site form post.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { Config } from '../../config.js';
-import { Forbidden } from '../../errors.js';
+import type { Config } from '../config.js';
+import { Forbidden } from '../errors.js';
 
 /** The challenge of a 401 (docs/compatibility.md#gitloom-differs-errors). */
 export const BASIC_CHALLENGE = 'Basic realm="Gitloom"';

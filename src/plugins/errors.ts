@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ERROR_CODES, errorCode, type ErrorCode } from '../../error-codes.js';
-import { GitloomError, RetryLater } from '../../errors.js';
+import { ERROR_CODES, errorCode, type ErrorCode } from '../error-codes.js';
+import { GitloomError, RetryLater } from '../errors.js';
 import { offerBasicChallenge } from './cross-site.js';
 
 /** An RFC 9457 problem details body with Gitloom's stable `code` (docs/compatibility.md#gitloom-differs-errors). */
