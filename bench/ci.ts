@@ -65,20 +65,28 @@ jobs:
 async function perStep(sandbox: { enabled: boolean; network?: JobNetwork }, steps: number): Promise<number> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-sandbox-'));
   await fs.chmod(dir, 0o711);
-  const yaml = Array.from({ length: steps }, (_, i) =>
-    `  - !CommandStep\n    name: s${i}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n        true\n`).join('');
+  const yaml = Array.from(
+    { length: steps },
+    (_, i) => `  - !CommandStep\n    name: s${i}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n        true\n`,
+  ).join('');
   const jobSteps = parseBuildSpec(`version: 25\njobs:\n- name: J\n  steps:\n${yaml}`).jobs[0].steps;
   const times: number[] = [];
   try {
     for (let i = 0; i < 3; i++) {
       const jobDir = path.join(dir, `job-${i}`);
-      times.push(await time(async () => {
-        const result = await runJob({
-          jobDir, steps: jobSteps, artifactsDir: path.join(dir, 'artifacts'), log: () => undefined,
-          checkout: async () => undefined, sandbox: { ...DEFAULT_JOB_SANDBOX, enabled: sandbox.enabled, network: sandbox.network ?? null },
-        });
-        if (result.status !== 'SUCCESSFUL') throw new Error(`bench job ended ${result.status}`);
-      }));
+      times.push(
+        await time(async () => {
+          const result = await runJob({
+            jobDir,
+            steps: jobSteps,
+            artifactsDir: path.join(dir, 'artifacts'),
+            log: () => undefined,
+            checkout: async () => undefined,
+            sandbox: { ...DEFAULT_JOB_SANDBOX, enabled: sandbox.enabled, network: sandbox.network ?? null },
+          });
+          if (result.status !== 'SUCCESSFUL') throw new Error(`bench job ended ${result.status}`);
+        }),
+      );
     }
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
@@ -112,8 +120,8 @@ try {
   let buildId = 0;
   let runningAt = 0;
   while (Date.now() - pushStart < 20_000 && !runningAt) {
-    const builds = await (await fetch(`${server.url}/~api/builds?query=running&count=1`, { headers })).json() as { id: number; runningDate: string }[];
-    if (builds.length > 0) ({ id: buildId } = builds[0]), (runningAt = Date.parse(builds[0].runningDate));
+    const builds = (await (await fetch(`${server.url}/~api/builds?query=running&count=1`, { headers })).json()) as { id: number; runningDate: string }[];
+    if (builds.length > 0) (({ id: buildId } = builds[0]), (runningAt = Date.parse(builds[0].runningDate)));
     else await new Promise((r) => setTimeout(r, 5));
   }
   report('push to RUNNING (push included)', `${runningAt - pushStart} ms`, '< 500 ms');
@@ -126,11 +134,19 @@ try {
 
   let peak = 0;
   const sampler = setInterval(() => {
-    rssMiB(server.process.pid!).then((v) => (peak = Math.max(peak, v)), () => undefined);
+    rssMiB(server.process.pid!).then(
+      (v) => (peak = Math.max(peak, v)),
+      () => undefined,
+    );
   }, 20);
   const auth = ['-H', `Authorization: Bearer ${server.token}`];
-  const gitloom = await transfer(source, `${server.url}/~api/artifacts/${buildId}/big.bin`,
-    `${server.url}/~api/artifacts/${buildId}/contents/big.bin`, path.join(dir, 'down.bin'), auth);
+  const gitloom = await transfer(
+    source,
+    `${server.url}/~api/artifacts/${buildId}/big.bin`,
+    `${server.url}/~api/artifacts/${buildId}/contents/big.bin`,
+    path.join(dir, 'down.bin'),
+    auth,
+  );
   clearInterval(sampler);
 
   const bare = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER, path.join(dir, 'bare.bin')], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -23,7 +23,9 @@ function percentile(values: number[], p: number): number {
 }
 
 function report(label: string, values: number[], target: string): void {
-  console.log(`${label.padEnd(72)} p50 ${percentile(values, 50).toFixed(1).padStart(7)} ms   p95 ${percentile(values, 95).toFixed(1).padStart(7)} ms   (n=${values.length})   target ${target}`);
+  console.log(
+    `${label.padEnd(72)} p50 ${percentile(values, 50).toFixed(1).padStart(7)} ms   p95 ${percentile(values, 95).toFixed(1).padStart(7)} ms   (n=${values.length})   target ${target}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -31,7 +33,8 @@ async function main(): Promise<void> {
   const { server, dataDir } = bench;
   const call = async (method: string, route: string, body?: unknown) => {
     const res = await fetch(`${server.url}/~api${route}`, {
-      method, headers: { authorization: AUTH, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      method,
+      headers: { authorization: AUTH, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
     const raw = await res.text();
@@ -52,14 +55,15 @@ async function main(): Promise<void> {
   try {
     const db = server.services.db;
     const projectIds: number[] = [];
-    for (let i = 0; i < 10; i++) projectIds.push(await call('POST', '/projects', { name: `p${i}` }) as number);
+    for (let i = 0; i < 10; i++) projectIds.push((await call('POST', '/projects', { name: `p${i}` })) as number);
     let seed = 7;
     const random = () => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
       return seed / 2_147_483_648;
     };
     const vocabulary = Array.from({ length: 20_000 }, () =>
-      Array.from({ length: 5 + Math.floor(random() * 5) }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join(''));
+      Array.from({ length: 5 + Math.floor(random() * 5) }, () => String.fromCharCode(97 + Math.floor(random() * 26))).join(''),
+    );
     const word = (n: number) => vocabulary[n % vocabulary.length];
     const now = Date.now();
     let started = performance.now();
@@ -70,10 +74,23 @@ async function main(): Promise<void> {
         // about 1 issue in 200 mentions a crash in its title
         const title = i % 200 === 0 ? `App crashes when ${word(i * 3)}` : `${word(i * 31)} ${word(i * 97 + 5)} ${word(i * 7 + 11)}`;
         rows.push({
-          numberScopeId: projectId, number: 1 + Math.floor(i / projectIds.length), projectId, state: i % 3 === 0 ? 'Closed' : 'Open', title,
-          description: i % 2 === 0 ? `Steps: ${word(i * 13 + 3)} then ${word(i * 17 + 1)}` : null, submitterId: 1, submitDate: now - i * 60_000,
-          voteCount: (i * 7919) % 50, commentCount: 0, uuid: randomUUID(), threadingReference: null, lastActivityUserId: 1,
-          lastActivityDate: now - i * 60_000, lastActivityDescription: 'opened', confidential: 0, pinDate: null,
+          numberScopeId: projectId,
+          number: 1 + Math.floor(i / projectIds.length),
+          projectId,
+          state: i % 3 === 0 ? 'Closed' : 'Open',
+          title,
+          description: i % 2 === 0 ? `Steps: ${word(i * 13 + 3)} then ${word(i * 17 + 1)}` : null,
+          submitterId: 1,
+          submitDate: now - i * 60_000,
+          voteCount: (i * 7919) % 50,
+          commentCount: 0,
+          uuid: randomUUID(),
+          threadingReference: null,
+          lastActivityUserId: 1,
+          lastActivityDate: now - i * 60_000,
+          lastActivityDescription: 'opened',
+          confidential: 0,
+          pinDate: null,
         });
       }
       await db.insertInto('issues').values(rows).execute();
@@ -81,24 +98,65 @@ async function main(): Promise<void> {
     console.log(`inserted ${ISSUES} issues in ${(performance.now() - started).toFixed(0)} ms`);
 
     started = performance.now();
-    const { id: requestId } = await db.insertInto('pullRequests').values({
-      numberScopeId: projectIds[0], number: 1, status: 'OPEN', title: 'Big review', description: null, submitterId: 1,
-      targetProjectId: projectIds[0], targetBranch: 'main', sourceProjectId: projectIds[0], sourceBranch: 'feature',
-      baseCommitHash: '0'.repeat(40), buildCommitHash: null, submitDate: now, mergeStrategy: 'CREATE_MERGE_COMMIT',
-      uuid: randomUUID(), commentCount: 0, lastActivityUserId: 1, lastActivityDate: now, lastActivityDescription: 'opened',
-      codeCommentsUpdateDate: null, checkError: null, closeDate: null, previewTargetHeadCommitHash: null, previewHeadCommitHash: null,
-      previewMergeStrategy: null, previewMergeCommitHash: null,
-    }).returning('id').executeTakeFirstOrThrow();
+    const { id: requestId } = await db
+      .insertInto('pullRequests')
+      .values({
+        numberScopeId: projectIds[0],
+        number: 1,
+        status: 'OPEN',
+        title: 'Big review',
+        description: null,
+        submitterId: 1,
+        targetProjectId: projectIds[0],
+        targetBranch: 'main',
+        sourceProjectId: projectIds[0],
+        sourceBranch: 'feature',
+        baseCommitHash: '0'.repeat(40),
+        buildCommitHash: null,
+        submitDate: now,
+        mergeStrategy: 'CREATE_MERGE_COMMIT',
+        uuid: randomUUID(),
+        commentCount: 0,
+        lastActivityUserId: 1,
+        lastActivityDate: now,
+        lastActivityDescription: 'opened',
+        codeCommentsUpdateDate: null,
+        checkError: null,
+        closeDate: null,
+        previewTargetHeadCommitHash: null,
+        previewHeadCommitHash: null,
+        previewMergeStrategy: null,
+        previewMergeCommitHash: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     for (let offset = 0; offset < CODE_COMMENTS; offset += 1000) {
       const rows = [];
       for (let i = offset; i < offset + 1000; i++) {
         rows.push({
-          projectId: projectIds[0], userId: 1, content: `Consider ${word(i * 11)} here`, createDate: now - i * 1000,
-          lastActivityUserId: 1, lastActivityDate: now - ((i * 7919) % CODE_COMMENTS) * 1000, lastActivityDescription: 'created', replyCount: 0,
-          markCommitHash: 'a'.repeat(40), markPath: `src/file${i % 300}.ts`, markFromRow: i % 100, markFromColumn: 0, markToRow: (i % 100) + 1,
-          markToColumn: 10, markTabWidth: 4, resolved: i % 4 === 0 ? 1 : 0, uuid: randomUUID(),
-          comparePullRequestId: requestId, compareOldCommitHash: 'b'.repeat(40), compareNewCommitHash: 'a'.repeat(40),
-          comparePathFilter: null, compareCurrentFile: null, compareWhitespaceOption: 'IGNORE_NONE',
+          projectId: projectIds[0],
+          userId: 1,
+          content: `Consider ${word(i * 11)} here`,
+          createDate: now - i * 1000,
+          lastActivityUserId: 1,
+          lastActivityDate: now - ((i * 7919) % CODE_COMMENTS) * 1000,
+          lastActivityDescription: 'created',
+          replyCount: 0,
+          markCommitHash: 'a'.repeat(40),
+          markPath: `src/file${i % 300}.ts`,
+          markFromRow: i % 100,
+          markFromColumn: 0,
+          markToRow: (i % 100) + 1,
+          markToColumn: 10,
+          markTabWidth: 4,
+          resolved: i % 4 === 0 ? 1 : 0,
+          uuid: randomUUID(),
+          comparePullRequestId: requestId,
+          compareOldCommitHash: 'b'.repeat(40),
+          compareNewCommitHash: 'a'.repeat(40),
+          comparePathFilter: null,
+          compareCurrentFile: null,
+          compareWhitespaceOption: 'IGNORE_NONE',
         });
       }
       await db.insertInto('codeComments').values(rows).execute();

@@ -19,7 +19,7 @@ try {
   report('idle RSS after start', `${(await rssMiB(server.process.pid!)).toFixed(1)} MiB`, '< 120 MiB');
 
   const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
-  const projectId = await (await fetch(`${server.url}/~api/projects`, { method: 'POST', headers: auth, body: '{"name":"bench"}' })).json() as number;
+  const projectId = (await (await fetch(`${server.url}/~api/projects`, { method: 'POST', headers: auth, body: '{"name":"bench"}' })).json()) as number;
 
   // 2,000 pull requests straight into the database (the query reads rows, not git)
   const db = new Database(path.join(server.dataDir, 'gitloom.db'));
@@ -28,8 +28,20 @@ try {
     comment_count, last_activity_date, last_activity_description) values (?, ?, ?, ?, null, 1, ?, ?, ?, ?, ?, ?, 'CREATE_MERGE_COMMIT', ?, 0, ?, 'opened')`);
   db.transaction(() => {
     for (let n = 1; n <= 2000; n++) {
-      insert.run(projectId, n, n % 3 === 0 ? 'MERGED' : 'OPEN', `Change number ${n}`, projectId, n % 2 ? 'main' : 'dev', projectId,
-        `feature-${n}`, '0'.repeat(40), Date.now() - n * 1000, `uuid-${n}`, Date.now() - n * 1000);
+      insert.run(
+        projectId,
+        n,
+        n % 3 === 0 ? 'MERGED' : 'OPEN',
+        `Change number ${n}`,
+        projectId,
+        n % 2 ? 'main' : 'dev',
+        projectId,
+        `feature-${n}`,
+        '0'.repeat(40),
+        Date.now() - n * 1000,
+        `uuid-${n}`,
+        Date.now() - n * 1000,
+      );
     }
   })();
   db.close();

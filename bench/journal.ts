@@ -26,14 +26,15 @@ try {
   const base = bench.server.url;
   const api = async (method: string, route: string, body?: unknown) => {
     const res = await fetch(`${base}/~api${route}`, {
-      method, headers: { authorization: auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      method,
+      headers: { authorization: auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (res.status !== 200) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
     const text = await res.text();
     return text ? JSON.parse(text) : undefined;
   };
-  const projectId = await api('POST', '/projects', { name: 'journal' }) as number;
+  const projectId = (await api('POST', '/projects', { name: 'journal' })) as number;
   const remote = new URL(`${base}/journal`);
   remote.username = 'admin';
   remote.password = PASSWORD;
@@ -47,9 +48,13 @@ try {
   await git(work, ['add', '.']);
   await git(work, ['commit', '-qm', 'topic file']);
   await git(work, ['push', '-q', remote.href, 'topic']);
-  const requestId = await api('POST', '/pulls', {
-    targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'topic', title: 'Journal latency',
-  }) as number;
+  const requestId = (await api('POST', '/pulls', {
+    targetProjectId: projectId,
+    sourceProjectId: projectId,
+    targetBranch: 'main',
+    sourceBranch: 'topic',
+    title: 'Journal latency',
+  })) as number;
 
   const latencies: number[] = [];
   for (let i = 1; i <= PUSHES; i++) {
@@ -59,15 +64,17 @@ try {
     await git(work, ['push', '-q', remote.href, 'topic']);
     const pushed = performance.now();
     for (;;) {
-      const updates = await api('GET', `/pulls/${requestId}/updates`) as { headCommitHash: string }[];
+      const updates = (await api('GET', `/pulls/${requestId}/updates`)) as { headCommitHash: string }[];
       if (updates.at(-1)?.headCommitHash === head) break;
       await new Promise((r) => setTimeout(r, 2));
     }
     latencies.push(performance.now() - pushed);
   }
   const engine = process.env.GITLOOM_BENCH_DATABASE_URL ? 'PostgreSQL' : 'SQLite';
-  console.log(`journal: push returned → pull request update visible (${engine}, n=${latencies.length})`
-    + `   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms`);
+  console.log(
+    `journal: push returned → pull request update visible (${engine}, n=${latencies.length})` +
+      `   p50 ${percentile(latencies, 50).toFixed(1)} ms   p99 ${percentile(latencies, 99).toFixed(1)} ms`,
+  );
 } finally {
   await bench.close();
   await fs.rm(work, { recursive: true, force: true });

@@ -59,8 +59,14 @@ export async function startBenchServer(port: number, env: Record<string, string>
   const [file, ...args] = command ?? [process.execPath, ...nodeArgs, 'dist/cli.js', 'serve'];
   const child = spawn(file, args, {
     env: {
-      ...process.env, GITLOOM_PORT: String(port), GITLOOM_HOST: '127.0.0.1', GITLOOM_DATA_DIR: dataDir,
-      GITLOOM_INITIAL_PASSWORD: ADMIN_PASSWORD, GITLOOM_LOG_LEVEL: 'warn', GITLOOM_SERVER_URL: url, ...env,
+      ...process.env,
+      GITLOOM_PORT: String(port),
+      GITLOOM_HOST: '127.0.0.1',
+      GITLOOM_DATA_DIR: dataDir,
+      GITLOOM_INITIAL_PASSWORD: ADMIN_PASSWORD,
+      GITLOOM_LOG_LEVEL: 'warn',
+      GITLOOM_SERVER_URL: url,
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
     detached: command !== undefined,
@@ -68,11 +74,19 @@ export async function startBenchServer(port: number, env: Record<string, string>
   await waitForAnswer(`${url}/~health/live`, () => child.exitCode !== null);
   const startMs = performance.now() - started;
   const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
-  const token = await (await fetch(`${url}/~api/users/1/access-tokens`, {
-    method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' }, body: '{}',
-  })).text();
+  const token = await (
+    await fetch(`${url}/~api/users/1/access-tokens`, {
+      method: 'POST',
+      headers: { authorization: basic, 'content-type': 'application/json' },
+      body: '{}',
+    })
+  ).text();
   return {
-    url, dataDir, process: child, startMs, token,
+    url,
+    dataDir,
+    process: child,
+    startMs,
+    token,
     async stop(options = {}) {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
@@ -125,8 +139,16 @@ export async function load(url: string, headers: Record<string, string>, connect
 /** Runs git with an argument array; returns stdout. */
 export async function git(cwd: string, args: string[]): Promise<string> {
   const { stdout } = await run('git', args, {
-    cwd, maxBuffer: 256 * 1024 * 1024,
-    env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com' },
+    cwd,
+    maxBuffer: 256 * 1024 * 1024,
+    env: {
+      ...process.env,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_AUTHOR_NAME: 'Bench',
+      GIT_AUTHOR_EMAIL: 'bench@example.com',
+      GIT_COMMITTER_NAME: 'Bench',
+      GIT_COMMITTER_EMAIL: 'bench@example.com',
+    },
   });
   return stdout;
 }
@@ -173,10 +195,16 @@ export async function startInProcessServer(label: string, password: string, logg
     url.pathname = `/${name}`;
     databaseUrl = url.toString();
   }
-  const config = loadConfig({
-    GITLOOM_INITIAL_PASSWORD: password, GITLOOM_INITIAL_EMAIL: 'admin@example.com', GITLOOM_HOST: '127.0.0.1', GITLOOM_LOG_LEVEL: 'warn',
-    ...(databaseUrl && { GITLOOM_DATABASE_URL: databaseUrl }),
-  }, { port: 0, dataDir });
+  const config = loadConfig(
+    {
+      GITLOOM_INITIAL_PASSWORD: password,
+      GITLOOM_INITIAL_EMAIL: 'admin@example.com',
+      GITLOOM_HOST: '127.0.0.1',
+      GITLOOM_LOG_LEVEL: 'warn',
+      ...(databaseUrl && { GITLOOM_DATABASE_URL: databaseUrl }),
+    },
+    { port: 0, dataDir },
+  );
   const server = await startServer(config, { logger });
   return {
     server,

@@ -11,8 +11,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { build, cpuMs, load, report, startBenchServer, startScript } from './lib.js';
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
-interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 /** Self time (ms) per key, largest first. */
 function selfTimes(profile: Profile, keyOf: (node: ProfileNode) => string): [string, number][] {
@@ -29,10 +36,15 @@ const route = process.argv[3] ?? '/~api/projects/{id}';
 const level = process.argv[4] ?? 'info';
 await build();
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-profile-'));
-const server = await startBenchServer(6731, { GITLOOM_LOG_LEVEL: level, ...startScript.env }, [...startScript.flags, '--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${dir}`]);
+const server = await startBenchServer(6731, { GITLOOM_LOG_LEVEL: level, ...startScript.env }, [
+  ...startScript.flags,
+  '--cpu-prof',
+  '--cpu-prof-interval=100',
+  `--cpu-prof-dir=${dir}`,
+]);
 try {
   const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
-  const projectId = await (await fetch(`${server.url}/~api/projects`, { method: 'POST', headers: auth, body: '{"name":"bench"}' })).json() as number;
+  const projectId = (await (await fetch(`${server.url}/~api/projects`, { method: 'POST', headers: auth, body: '{"name":"bench"}' })).json()) as number;
   const before = await cpuMs(server.process.pid!);
   const url = `${server.url}${route.replace('{id}', String(projectId))}`;
   await load(url, auth, 50, 1);
@@ -47,10 +59,18 @@ try {
 const [file] = await fs.readdir(dir);
 const profile = JSON.parse(await fs.readFile(path.join(dir, file), 'utf8')) as Profile;
 console.log(`\nprofile: ${path.join(dir, file)}\n\nself time by function (ms):`);
-for (const [key, ms] of selfTimes(profile, (n) => `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`).slice(0, 40)) {
+for (const [key, ms] of selfTimes(profile, (n) => `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`).slice(
+  0,
+  40,
+)) {
   console.log(ms.toFixed(0).padStart(8), key);
 }
 console.log('\nself time by package (ms):');
-for (const [key, ms] of selfTimes(profile, (n) => /node_modules\/((@[^/]+\/)?[^/]+)/.exec(n.callFrame.url)?.[1] ?? (n.callFrame.url.includes('/dist/') ? 'gitloom' : n.callFrame.url || n.callFrame.functionName)).slice(0, 25)) {
+for (const [key, ms] of selfTimes(
+  profile,
+  (n) =>
+    /node_modules\/((@[^/]+\/)?[^/]+)/.exec(n.callFrame.url)?.[1] ??
+    (n.callFrame.url.includes('/dist/') ? 'gitloom' : n.callFrame.url || n.callFrame.functionName),
+).slice(0, 25)) {
   console.log(ms.toFixed(0).padStart(8), key);
 }

@@ -24,7 +24,13 @@ const COMMITS = 3000;
 const ROUNDS = 3;
 const SECONDS = 5;
 
-interface Row { measure: string; gitloom: string; limit: string; ratio: string; target: string }
+interface Row {
+  measure: string;
+  gitloom: string;
+  limit: string;
+  ratio: string;
+  target: string;
+}
 const rows: Row[] = [];
 const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value: number) => `${value.toFixed(value < 100 ? 1 : 0)} ms`;
@@ -50,7 +56,13 @@ async function startBare(port: number, routes: Record<string, unknown>): Promise
  * with each server's CPU time per request (user + system, all its threads) beside them: the
  * load generator shares the machine, so the CPU figures are the steadier comparison.
  */
-async function throughput(measure: string, target: number, gitloom: { url: string; pid: number }, limit: { url: string; pid: number }, headers: Record<string, string>): Promise<void> {
+async function throughput(
+  measure: string,
+  target: number,
+  gitloom: { url: string; pid: number },
+  limit: { url: string; pid: number },
+  headers: Record<string, string>,
+): Promise<void> {
   await load(gitloom.url, headers, 50, 1);
   await load(limit.url, {}, 50, 1);
   const ours = { rate: [] as number[], cpu: [] as number[] };
@@ -70,7 +82,8 @@ async function throughput(measure: string, target: number, gitloom: { url: strin
     measure,
     gitloom: `${mean(ours.rate).toFixed(0)} req/s (${mean(ours.cpu).toFixed(1)} µs CPU each)`,
     limit: `${mean(theirs.rate).toFixed(0)} req/s (${mean(theirs.cpu).toFixed(1)} µs CPU each, bare Fastify)`,
-    ratio: (mean(ours.rate) / mean(theirs.rate)).toFixed(2), target: `≥ ${target}`,
+    ratio: (mean(ours.rate) / mean(theirs.rate)).toFixed(2),
+    target: `≥ ${target}`,
   });
 }
 
@@ -80,9 +93,18 @@ function history(count: number): string {
   for (let i = 1; i <= count; i++) {
     const content = `line ${i}`;
     const message = `commit ${i}`;
-    parts.push('commit refs/heads/main', `mark :${i}`, `committer Bench <bench@example.com> ${1_700_000_000 + i} +0000`,
-      `data ${message.length}`, message, ...(i > 1 ? [`from :${i - 1}`] : []),
-      `M 100644 inline src/file${i % 200}.txt`, `data ${content.length}`, content, '');
+    parts.push(
+      'commit refs/heads/main',
+      `mark :${i}`,
+      `committer Bench <bench@example.com> ${1_700_000_000 + i} +0000`,
+      `data ${message.length}`,
+      message,
+      ...(i > 1 ? [`from :${i - 1}`] : []),
+      `M 100644 inline src/file${i % 200}.txt`,
+      `data ${content.length}`,
+      content,
+      '',
+    );
   }
   return `${parts.join('\n')}\n`;
 }
@@ -111,7 +133,7 @@ async function mergeRow(server: BenchServer, headers: Record<string, string>, wo
     const res = await fetch(`${server.url}/~api${route}`, { method, headers: { ...headers, 'content-type': type }, body });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) as unknown : null;
+    return text ? (JSON.parse(text) as unknown) : null;
   };
   const remote = `http://admin:${server.token}@127.0.0.1:${new URL(server.url).port}/bench`;
   const viaApi: number[] = [];
@@ -119,10 +141,18 @@ async function mergeRow(server: BenchServer, headers: Record<string, string>, wo
     await git(work, ['fetch', '-q', 'origin']);
     await branchOffMain(work, `api-${i}`);
     await git(work, ['push', '-q', remote, `api-${i}`]);
-    const id = await call('POST', '/pulls', JSON.stringify({
-      targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: `api-${i}`, title: `api ${i}`,
-      mergeStrategy: 'CREATE_MERGE_COMMIT',
-    })) as number;
+    const id = (await call(
+      'POST',
+      '/pulls',
+      JSON.stringify({
+        targetProjectId: projectId,
+        sourceProjectId: projectId,
+        targetBranch: 'main',
+        sourceBranch: `api-${i}`,
+        title: `api ${i}`,
+        mergeStrategy: 'CREATE_MERGE_COMMIT',
+      }),
+    )) as number;
     await call('GET', `/pulls/${id}/merge-preview`);
     viaApi.push(await time(() => call('POST', `/pulls/${id}/merge`, `Merge api-${i}`, 'text/plain')));
   }
@@ -134,16 +164,21 @@ async function mergeRow(server: BenchServer, headers: Record<string, string>, wo
   for (let i = 0; i < 10; i++) {
     await branchOffMain(work, `direct-${i}`);
     await git(work, ['push', '-q', copy, `direct-${i}`]);
-    direct.push(await time(async () => {
-      const target = (await gitDir(['rev-parse', 'refs/heads/main'])).trim();
-      const tree = (await gitDir(['merge-tree', '--write-tree', target, `refs/heads/direct-${i}`])).trim();
-      const commit = (await gitDir(['commit-tree', tree, '-p', target, '-p', `refs/heads/direct-${i}`, '-m', `Merge direct-${i}`])).trim();
-      await gitDir(['update-ref', 'refs/heads/main', commit, target]);
-    }));
+    direct.push(
+      await time(async () => {
+        const target = (await gitDir(['rev-parse', 'refs/heads/main'])).trim();
+        const tree = (await gitDir(['merge-tree', '--write-tree', target, `refs/heads/direct-${i}`])).trim();
+        const commit = (await gitDir(['commit-tree', tree, '-p', target, '-p', `refs/heads/direct-${i}`, '-m', `Merge direct-${i}`])).trim();
+        await gitDir(['update-ref', 'refs/heads/main', commit, target]);
+      }),
+    );
   }
   add({
-    measure: `merge (merge commit), ${COMMITS.toLocaleString('en')} commits, p50`, gitloom: ms(p50(viaApi)),
-    limit: `${ms(p50(direct))} (merge-tree + commit-tree + update-ref)`, ratio: `${(p50(viaApi) / p50(direct)).toFixed(1)}×`, target: '≤ 1.5×',
+    measure: `merge (merge commit), ${COMMITS.toLocaleString('en')} commits, p50`,
+    gitloom: ms(p50(viaApi)),
+    limit: `${ms(p50(direct))} (merge-tree + commit-tree + update-ref)`,
+    ratio: `${(p50(viaApi) / p50(direct)).toFixed(1)}×`,
+    target: '≤ 1.5×',
   });
 }
 
@@ -153,11 +188,12 @@ async function pushRow(server: BenchServer, headers: Record<string, string>, wor
   await branchOffMain(work, 'pushed');
   await git(work, ['push', '-q', remote, 'pushed']);
   const res = await fetch(`${server.url}/~api/pulls`, {
-    method: 'POST', headers: { ...headers, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify({ targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'pushed', title: 'pushed' }),
   });
-  const id = await res.json() as number;
-  const updates = async () => (await (await fetch(`${server.url}/~api/pulls/${id}/updates`, { headers })).json() as unknown[]).length;
+  const id = (await res.json()) as number;
+  const updates = async () => ((await (await fetch(`${server.url}/~api/pulls/${id}/updates`, { headers })).json()) as unknown[]).length;
   const waits: number[] = [];
   for (let i = 0; i < 10; i++) {
     const before = await updates();
@@ -191,7 +227,13 @@ console.error('measuring…');
 
 const npmStart = await startUp(['npm', 'start', '--silent'], 6741);
 const nodeStart = await startUp(undefined, 6741);
-add({ measure: '`npm start` (already built) → ready', gitloom: ms(npmStart), limit: `${ms(nodeStart)} (node dist/cli.js serve)`, ratio: (npmStart / nodeStart).toFixed(2), target: '< 1500 ms' });
+add({
+  measure: '`npm start` (already built) → ready',
+  gitloom: ms(npmStart),
+  limit: `${ms(nodeStart)} (node dist/cli.js serve)`,
+  ratio: (npmStart / nodeStart).toFixed(2),
+  target: '< 1500 ms',
+});
 
 // the server as `npm start` runs it: the environment and node flags of package.json's start script
 const server = await startBenchServer(6742, { ...startScript.env, GITLOOM_LOG_LEVEL: 'info' }, startScript.flags);
@@ -202,9 +244,13 @@ try {
   const idleRss = await rssMiB(server.process.pid!);
 
   const headers = { authorization: `Bearer ${server.token}` };
-  const projectId = await (await fetch(`${server.url}/~api/projects`, {
-    method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"name":"bench"}',
-  })).json() as number;
+  const projectId = (await (
+    await fetch(`${server.url}/~api/projects`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{"name":"bench"}',
+    })
+  ).json()) as number;
   const projectPath = `/~api/projects/${projectId}`;
   const routes = {
     [projectPath]: await (await fetch(`${server.url}${projectPath}`, { headers })).json(),
@@ -212,9 +258,19 @@ try {
   };
   bare = await startBare(6743, routes);
   await new Promise((r) => setTimeout(r, 2000));
-  add({ measure: 'idle RSS after start', gitloom: `${idleRss.toFixed(0)} MiB`, limit: `${(await rssMiB(bare.pid!)).toFixed(0)} MiB (bare Fastify)`, ratio: '—', target: '< 90 MiB' });
+  add({
+    measure: 'idle RSS after start',
+    gitloom: `${idleRss.toFixed(0)} MiB`,
+    limit: `${(await rssMiB(bare.pid!)).toFixed(0)} MiB (bare Fastify)`,
+    ratio: '—',
+    target: '< 90 MiB',
+  });
 
-  const servers = (route: string) => [{ url: `${server.url}${route}`, pid: server.process.pid! }, { url: `http://127.0.0.1:6743${route}`, pid: bare!.pid! }] as const;
+  const servers = (route: string) =>
+    [
+      { url: `${server.url}${route}`, pid: server.process.pid! },
+      { url: `http://127.0.0.1:6743${route}`, pid: bare!.pid! },
+    ] as const;
   await throughput('`GET /~api/projects/{id}` (Bearer), 50 connections', 0.6, ...servers(projectPath), headers);
   await throughput('`GET /~api/users/me` (Bearer), 50 connections', 0.7, ...servers('/~api/users/me'), headers);
 
@@ -231,8 +287,10 @@ try {
 
 const cpu = os.cpus();
 const markdown = process.argv.includes('--markdown');
-console.log(`\nMachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; `
-  + `load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after; load generator in the same machine.\n`);
+console.log(
+  `\nMachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}; ` +
+    `load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after; load generator in the same machine.\n`,
+);
 const header: Row = { measure: 'Measure', gitloom: 'Gitloom', limit: 'Limit measured beside it', ratio: 'Ratio', target: 'Target' };
 if (markdown) {
   for (const row of [header, { measure: '---', gitloom: '---', limit: '---', ratio: '---', target: '---' }, ...rows]) {

@@ -70,11 +70,24 @@ const CASES: Case[] = [
       for (let n = first.number + 1; rows.length < 1000; n++) {
         const submitDate = first.submitDate + n * 60_000;
         rows.push({
-          ...first, id: undefined, number: n, uuid: `bench-${n}`, status: n % 7 === 0 ? 'FAILED' as const : 'SUCCESSFUL' as const,
-          submitDate, pendingDate: submitDate, runningDate: submitDate + 1000, finishDate: submitDate + 30_000, leaseOwner: null, leaseExpires: null,
+          ...first,
+          id: undefined,
+          number: n,
+          uuid: `bench-${n}`,
+          status: n % 7 === 0 ? ('FAILED' as const) : ('SUCCESSFUL' as const),
+          submitDate,
+          pendingDate: submitDate,
+          runningDate: submitDate + 1000,
+          finishDate: submitDate + 30_000,
+          leaseOwner: null,
+          leaseExpires: null,
         });
       }
-      for (let i = 0; i < rows.length; i += 100) await db.insertInto('builds').values(rows.slice(i, i + 100)).execute();
+      for (let i = 0; i < rows.length; i += 100)
+        await db
+          .insertInto('builds')
+          .values(rows.slice(i, i + 100))
+          .execute();
       return `/${project.path}/~builds`;
     },
   },
@@ -82,9 +95,11 @@ const CASES: Case[] = [
   {
     name: 'file view, 5,000-line TypeScript file',
     setup: async ({ project, pushBranch }) => {
-      const source = Array.from({ length: 5000 }, (_, i) => i % 10 === 0
-        ? `/** Line ${i}: a documented function. */`
-        : `export function f${i}(value: number): string { return \`\${value * ${i}} items\`; } // ${i}`).join('\n');
+      const source = Array.from({ length: 5000 }, (_, i) =>
+        i % 10 === 0
+          ? `/** Line ${i}: a documented function. */`
+          : `export function f${i}(value: number): string { return \`\${value * ${i}} items\`; } // ${i}`,
+      ).join('\n');
       await pushBranch('big-file', { 'src/big.ts': `${source}\n` });
       return `/${project.path}/~files/big-file/src/big.ts`;
     },
@@ -95,7 +110,10 @@ const CASES: Case[] = [
       await pushBranch('talk', { 'talk.md': 'talk\n' });
       const id = await openPull('talk', 'A long conversation');
       for (let i = 0; i < 200; i++) {
-        await api('POST', '/pull-request-comments', { requestId: id, content: `Comment ${i} with **Markdown**, \`code\` and a [link](https://example.com/${i}).` });
+        await api('POST', '/pull-request-comments', {
+          requestId: id,
+          content: `Comment ${i} with **Markdown**, \`code\` and a [link](https://example.com/${i}).`,
+        });
       }
       return `/${project.path}/~pulls/${(await api('GET', `/pulls/${id}`)).number}`;
     },
@@ -105,7 +123,8 @@ const CASES: Case[] = [
     setup: async ({ api, project, pushBranch, openPull }) => {
       const files: Record<string, string> = {};
       for (let f = 0; f < 10; f++) {
-        files[`src/changed-${f}.ts`] = `${Array.from({ length: 200 }, (_, i) => `export const item${f}x${i} = { id: ${i}, name: 'item ${i}', enabled: ${i % 2 === 0} };`).join('\n')}\n`;
+        files[`src/changed-${f}.ts`] =
+          `${Array.from({ length: 200 }, (_, i) => `export const item${f}x${i} = { id: ${i}, name: 'item ${i}', enabled: ${i % 2 === 0} };`).join('\n')}\n`;
       }
       await pushBranch('big-diff', files);
       const id = await openPull('big-diff', 'Two thousand lines');
@@ -138,15 +157,18 @@ const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-web-'));
 try {
   const api: Env['api'] = async (method, route, body) => {
     const response = await fetch(`${bench.server.url}/~api${route}`, {
-      method, headers: { authorization: AUTH, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      method,
+      headers: { authorization: AUTH, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
   };
-  const id = await api('POST', '/projects', { name: 'bench' }) as number;
-  const readme = Array.from({ length: 40 }, (_, i) => `## Section ${i}\n\nSome *Markdown* text with \`code\` and a [link](https://example.com/${i}).\n`).join('\n');
+  const id = (await api('POST', '/projects', { name: 'bench' })) as number;
+  const readme = Array.from({ length: 40 }, (_, i) => `## Section ${i}\n\nSome *Markdown* text with \`code\` and a [link](https://example.com/${i}).\n`).join(
+    '\n',
+  );
   await git(work, ['init', '-q', '-b', 'main']);
   await fs.writeFile(path.join(work, 'README.md'), `# Bench\n\n${readme}`);
   await fs.writeFile(path.join(work, '.onedev-buildspec.yml'), SPEC);
@@ -160,11 +182,19 @@ try {
   const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
 
   const env: Env = {
-    bench, api, project: { id, path: 'bench', work, remote: remote.toString() },
+    bench,
+    api,
+    project: { id, path: 'bench', work, remote: remote.toString() },
     async runJob(jobName) {
-      const buildId = await api('POST', '/job-runs', {
-        '@type': 'JobRunOnCommit', projectId: id, commitHash: head, refName: 'refs/heads/main', jobName, params: {}, reason: 'bench',
-      }) as number;
+      const buildId = (await api('POST', '/job-runs', {
+        '@type': 'JobRunOnCommit',
+        projectId: id,
+        commitHash: head,
+        refName: 'refs/heads/main',
+        jobName,
+        params: {},
+        reason: 'bench',
+      })) as number;
       for (;;) {
         const build = await api('GET', `/builds/${buildId}`);
         if (['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(build.status)) {
@@ -186,7 +216,7 @@ try {
       await git(work, ['checkout', '-q', 'main']);
     },
     async openPull(branch, title) {
-      return await api('POST', '/pulls', { targetProjectId: id, sourceProjectId: id, targetBranch: 'main', sourceBranch: branch, title }) as number;
+      return (await api('POST', '/pulls', { targetProjectId: id, sourceProjectId: id, targetBranch: 'main', sourceBranch: branch, title })) as number;
     },
   };
 
@@ -197,10 +227,14 @@ try {
   for (const entry of CASES.filter((c) => c.name.toLowerCase().includes(filter))) {
     const url = await entry.setup(env);
     const { p50, p99, bytes } = await measure(bench, url);
-    console.log(`${entry.name.padEnd(44)} ${`${p50.toFixed(1)} ms`.padStart(9)} ${`${p99.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}`);
+    console.log(
+      `${entry.name.padEnd(44)} ${`${p50.toFixed(1)} ms`.padStart(9)} ${`${p99.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}`,
+    );
   }
   const shipped = shippedBytes();
-  console.log(`JS shipped (gzip, all client modules): ${(shipped.js / 1024).toFixed(1)} KiB (budget 60 KiB); CSS shipped (gzip): ${(shipped.css / 1024).toFixed(1)} KiB`);
+  console.log(
+    `JS shipped (gzip, all client modules): ${(shipped.js / 1024).toFixed(1)} KiB (budget 60 KiB); CSS shipped (gzip): ${(shipped.css / 1024).toFixed(1)} KiB`,
+  );
 } finally {
   await bench.close();
   await fs.rm(work, { recursive: true, force: true });

@@ -25,9 +25,7 @@ export function generateParser(): string {
     grammarSource: 'query.peggy',
     allowedStartRules: ['Query', 'CommitQuery'],
   });
-  return '// @ts-nocheck\n/* eslint-disable */\n'
-    + '// Generated from query.peggy by peggy; regenerate with `npm run grammar`. Do not edit.\n'
-    + source;
+  return '// @ts-nocheck\n/* eslint-disable */\n' + '// Generated from query.peggy by peggy; regenerate with `npm run grammar`. Do not edit.\n' + source;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,5 +1,5 @@
-// The test command: typecheck, the dependency rules (npm run lint: the layers by eslint, no import cycles by
-// dependency-cruiser), then the whole suite on SQLite, then — when
+// The test command: typecheck, the lint (npm run lint: the layers by eslint, no import cycles by dependency-cruiser,
+// the format by Prettier), then the whole suite on SQLite, then — when
 // GITLOOM_TEST_DATABASE_URL names a PostgreSQL server — the whole suite again on PostgreSQL.
 import { spawnSync } from 'node:child_process';
 
@@ -12,6 +12,6 @@ function run(label, command, args, env) {
 const extra = process.argv.slice(2);
 const { GITLOOM_TEST_DATABASE_URL: postgresUrl, ...sqliteEnv } = process.env;
 run('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], process.env);
-run('dependency rules', 'npm', ['run', 'lint'], process.env);
+run('lint', 'npm', ['run', 'lint'], process.env);
 run('tests on SQLite', 'npx', ['vitest', 'run', ...extra], sqliteEnv);
 if (postgresUrl) run(`tests on PostgreSQL (${postgresUrl})`, 'npx', ['vitest', 'run', 'test/http', 'test/web', ...extra], process.env);

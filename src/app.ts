@@ -50,10 +50,13 @@ function serializerCompiler(externalSchemas: unknown, options: unknown): (route:
  * `clientError` event (408, see plugins/errors.ts). Idle keep-alive connections live 72 s.
  */
 function httpServer(requestTimeoutMs: number, handler: http.RequestListener): http.Server {
-  const server = http.createServer({
-    requestTimeout: requestTimeoutMs,
-    connectionsCheckingInterval: requestTimeoutMs > 0 ? Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 4))) : 30_000,
-  }, handler);
+  const server = http.createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: requestTimeoutMs > 0 ? Math.max(100, Math.min(30_000, Math.floor(requestTimeoutMs / 4))) : 30_000,
+    },
+    handler,
+  );
   server.keepAliveTimeout = 72_000;
   return server;
 }
@@ -142,11 +145,14 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
     await authenticated.register(authPlugin, { services });
     // a path no route takes is answered here too: credentials sent with it are checked first
     authenticated.setNotFoundHandler(noRoute);
-    await authenticated.register(async (api) => {
-      await api.register(queryParamsPlugin);
-      api.addHook('onRequest', requireApiAccess);
-      await api.register(apiRoutes, { services });
-    }, { prefix: '/~api' });
+    await authenticated.register(
+      async (api) => {
+        await api.register(queryParamsPlugin);
+        api.addHook('onRequest', requireApiAccess);
+        await api.register(apiRoutes, { services });
+      },
+      { prefix: '/~api' },
+    );
     authenticated.get('/~api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     apiDocsRoutes(authenticated, () => app.swagger());
     await authenticated.register(gitHttpRoutes, { services });

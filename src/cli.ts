@@ -30,10 +30,15 @@ function banner(config: Config, server: RunningServer): string {
     `  API documentation: ${publicUrl}/~help/api`,
   ];
   if (server.generatedPassword) {
-    lines.push(`  First boot: sign in as '${config.initialUser.name}' with password ${server.generatedPassword}`, '  (shown only this once; change it or run: gitloom admin reset-password <login>)');
+    lines.push(
+      `  First boot: sign in as '${config.initialUser.name}' with password ${server.generatedPassword}`,
+      '  (shown only this once; change it or run: gitloom admin reset-password <login>)',
+    );
   }
   if (server.initialPasswordIgnored) {
-    lines.push(`  Note: GITLOOM_INITIAL_PASSWORD is ignored, the administrator already exists. To set a password: gitloom admin reset-password ${config.initialUser.name}`);
+    lines.push(
+      `  Note: GITLOOM_INITIAL_PASSWORD is ignored, the administrator already exists. To set a password: gitloom admin reset-password ${config.initialUser.name}`,
+    );
   }
   return `${lines.join('\n')}\n\n`;
 }
@@ -55,10 +60,13 @@ program
       if (stopping) return;
       stopping = true;
       server.app.log.info(`${signal} received, shutting down`);
-      server.close().then(() => process.exit(0), (error: unknown) => {
-        server.app.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
+      server.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          server.app.log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
@@ -68,7 +76,7 @@ const admin = program.command('admin').description('administration commands run 
 
 admin
   .command('reset-password <login>')
-  .description('set a user\'s password (a generated one, printed, unless --password is given)')
+  .description("set a user's password (a generated one, printed, unless --password is given)")
   .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
   .option('--password <password>', 'the new password')
   .action(async (login: string, options: { dataDir?: string; password?: string }) => {
@@ -85,7 +93,9 @@ admin
 
 program
   .command('backup <target>')
-  .description('write a backup of the database, repositories, build logs, artifacts and keys while the server may run: an archive when <target> ends in .tar.gz or .tgz, else a directory (docs/backup.md)')
+  .description(
+    'write a backup of the database, repositories, build logs, artifacts and keys while the server may run: an archive when <target> ends in .tar.gz or .tgz, else a directory (docs/backup.md)',
+  )
   .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
   .option('--incremental-from <dir>', 'an earlier directory backup whose repository objects are hard-linked: only new objects are copied')
   .action(async (target: string, options: { dataDir?: string; incrementalFrom?: string }) => {
@@ -97,14 +107,18 @@ program
 
 program
   .command('restore <source>')
-  .description('restore a backup (archive or directory) into an empty data directory (and an empty database when GITLOOM_DATABASE_URL is set), reconciled with git')
+  .description(
+    'restore a backup (archive or directory) into an empty data directory (and an empty database when GITLOOM_DATABASE_URL is set), reconciled with git',
+  )
   .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
   .action(async (source: string, options: { dataDir?: string }) => {
     const config = configFrom(options);
     const { restore } = await import('./ops/backup.js');
     const { manifest, reconciled, remaining } = await restore(config, source);
     process.stdout.write(`Restored ${source} (made ${manifest.createDate}) into ${config.dataDir}\n`);
-    process.stdout.write(reconciled.length === 0 ? 'Reconciled with git: nothing to reconcile\n' : `Reconciled with git:\n${reconciled.map((l) => `  ${l}\n`).join('')}`);
+    process.stdout.write(
+      reconciled.length === 0 ? 'Reconciled with git: nothing to reconcile\n' : `Reconciled with git:\n${reconciled.map((l) => `  ${l}\n`).join('')}`,
+    );
     if (remaining.length > 0) {
       process.stdout.write(`Still disagreeing with git:\n${remaining.map((f) => `  ${f.message}\n`).join('')}`);
       process.exitCode = 1;

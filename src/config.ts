@@ -113,7 +113,10 @@ function smtpFromEnv(env: NodeJS.ProcessEnv): SmtpConfig | null {
 function trustProxyFromEnv(raw: string | undefined): boolean | string[] {
   if (raw === undefined || raw.trim() === '' || raw.trim() === 'false') return false;
   if (raw.trim() === 'true') return true;
-  return raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  return raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 }
 
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

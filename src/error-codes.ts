@@ -29,7 +29,7 @@ export const ERROR_CODES = {
   GITLOOM_ERR_SERVICE_UNAVAILABLE: { status: 503, description: 'A service the request needs is away for a while.' },
 
   // input
-  GITLOOM_ERR_VALIDATION: { status: 400, description: 'The body or query parameters do not match the operation\'s schema; `detail` names the field.' },
+  GITLOOM_ERR_VALIDATION: { status: 400, description: "The body or query parameters do not match the operation's schema; `detail` names the field." },
   GITLOOM_ERR_MALFORMED_JSON: { status: 400, description: 'The body is not JSON.' },
   GITLOOM_ERR_JSON_TOO_DEEP: { status: 400, description: 'The JSON body is nested too deeply.' },
   GITLOOM_ERR_NUL_BYTE: { status: 400, description: 'The URL or the body holds a NUL byte.' },
@@ -40,7 +40,10 @@ export const ERROR_CODES = {
 
   // callers and their limits
   GITLOOM_ERR_CROSS_SITE: { status: 403, description: 'A write sent by a browser from another site.' },
-  GITLOOM_ERR_SIGN_IN_LIMIT: { status: 429, description: 'Too many failed sign-ins for this account from this address, or from this address; retry after `Retry-After` seconds.' },
+  GITLOOM_ERR_SIGN_IN_LIMIT: {
+    status: 429,
+    description: 'Too many failed sign-ins for this account from this address, or from this address; retry after `Retry-After` seconds.',
+  },
   GITLOOM_ERR_UNAVAILABLE: { status: 503, description: 'The database is unavailable; retry after `Retry-After` seconds.' },
 
   // git
@@ -49,13 +52,13 @@ export const ERROR_CODES = {
 
   // merge refusals, in the order the merge checks them (docs/compatibility.md#pull-requests-merge-checks)
   GITLOOM_ERR_MERGE_CLOSED: { status: 409, description: 'The pull request is already merged or discarded.' },
-  GITLOOM_ERR_MERGE_IN_ERROR: { status: 409, description: 'The pull request\'s last check failed; `detail` says why.' },
+  GITLOOM_ERR_MERGE_IN_ERROR: { status: 409, description: "The pull request's last check failed; `detail` says why." },
   GITLOOM_ERR_MERGE_TARGET_GONE: { status: 409, description: 'The target branch no longer exists.' },
   GITLOOM_ERR_MERGE_CONFLICTS: { status: 409, description: 'The source does not merge into the target without conflicts.' },
   GITLOOM_ERR_MERGE_REVIEW_REQUIRED: { status: 409, description: 'Required reviewers have not all approved.' },
   GITLOOM_ERR_MERGE_BUILD_REQUIRED: { status: 409, description: 'A build the target branch requires has not succeeded.' },
   GITLOOM_ERR_MERGE_SIGNATURE_REQUIRED: { status: 409, description: 'The target branch requires signed commits.' },
-  GITLOOM_ERR_MERGE_COMMIT_MESSAGE: { status: 409, description: 'A commit message breaks the target branch\'s rules; `detail` names the commit.' },
+  GITLOOM_ERR_MERGE_COMMIT_MESSAGE: { status: 409, description: "A commit message breaks the target branch's rules; `detail` names the commit." },
 } as const satisfies Record<`GITLOOM_ERR_${string}`, { status: number; description: string }>;
 
 /** A registered error code. */

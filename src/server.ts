@@ -68,8 +68,10 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     if (generated) app.log.warn(`Created administrator '${config.initialUser.name}' with generated password: ${generated}`);
     const initialPasswordIgnored = existed && config.initialUser.password !== null;
     if (initialPasswordIgnored) {
-      app.log.warn('GITLOOM_INITIAL_PASSWORD is set but the administrator already exists: it was not applied '
-        + '(to change the password run: gitloom admin reset-password <login>)');
+      app.log.warn(
+        'GITLOOM_INITIAL_PASSWORD is set but the administrator already exists: it was not applied ' +
+          '(to change the password run: gitloom admin reset-password <login>)',
+      );
     }
     const encrypted = await encryptPlaintextJobSecrets(database.db, secretKey(config));
     if (encrypted > 0) app.log.info(`Encrypted the job secrets of ${encrypted} project(s) stored in plain text`);

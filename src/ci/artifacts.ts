@@ -164,7 +164,8 @@ export async function artifactInfo(root: string, userPath: string): Promise<Arti
     if (cst.isDirectory()) dirs.push({ '@type': 'DirectoryInfo', path: childPath, lastModified: Math.trunc(cst.mtimeMs), children: null });
     else if (cst.isFile()) files.push({ '@type': 'FileInfo', path: childPath, lastModified: Math.trunc(cst.mtimeMs), length: cst.size, mediaType: null });
   }
-  const byPath = (a: { path: string | null }, b: { path: string | null }): number => ((a.path ?? '') < (b.path ?? '') ? -1 : (a.path ?? '') > (b.path ?? '') ? 1 : 0);
+  const byPath = (a: { path: string | null }, b: { path: string | null }): number =>
+    (a.path ?? '') < (b.path ?? '') ? -1 : (a.path ?? '') > (b.path ?? '') ? 1 : 0;
   dirs.sort(byPath);
   files.sort(byPath);
   return { '@type': 'DirectoryInfo', path: rel === '' ? null : rel, lastModified: Math.trunc(st.mtimeMs), children: [...dirs, ...files] };
@@ -201,7 +202,12 @@ export function artifactTooLarge(maxBytes: number): PayloadTooLarge {
  *   parent is a file; PayloadTooLarge ({@link artifactTooLarge}) when `maxBytes` is exceeded
  *   (nothing is kept).
  */
-export async function writeArtifact(root: string, userPath: string, source: Readable | AsyncIterable<Uint8Array>, options: { maxBytes?: number } = {}): Promise<{ length: number }> {
+export async function writeArtifact(
+  root: string,
+  userPath: string,
+  source: Readable | AsyncIterable<Uint8Array>,
+  options: { maxBytes?: number } = {},
+): Promise<{ length: number }> {
   const rel = normalizeArtifactPath(userPath);
   if (rel === '') throw new BadRequest('Artifact path is required');
   await mkdir(root, { recursive: true });

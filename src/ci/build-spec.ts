@@ -47,7 +47,10 @@ export class BuildSpecError extends Error {
    * @param partial what could still be read of an invalid spec (jobs and their readable triggers),
    *   so an event can tell which jobs it would have run; null when the YAML itself is unreadable.
    */
-  constructor(readonly messages: readonly string[], readonly partial: BuildSpec | null = null) {
+  constructor(
+    readonly messages: readonly string[],
+    readonly partial: BuildSpec | null = null,
+  ) {
     super(`Invalid build spec:\n${messages.map((m) => `  - ${m}`).join('\n')}`);
     this.name = 'BuildSpecError';
   }
@@ -236,7 +239,11 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
       const runInContainer = sr.boolean('runInContainer', true);
       sr.ignore('image', 'runAs', 'registryLogins');
       if (runInContainer) {
-        problems.add(w, node, "runInContainer: true is not supported (jobs run on the server's shell executor, no container image is pulled); set 'runInContainer: false' on this step and install what its commands need on the server");
+        problems.add(
+          w,
+          node,
+          "runInContainer: true is not supported (jobs run on the server's shell executor, no container image is pulled); set 'runInContainer: false' on this step and install what its commands need on the server",
+        );
       }
       const interpreter = readInterpreter(sr, w, problems);
       if (interpreter) interp('interpreter', interpreter.commands);
@@ -510,8 +517,10 @@ function crossCheck(drafts: JobDraft[], properties: { name: string }[], problems
         continue;
       }
       for (const ref of refs) {
-        if (ref.kind === 'param' && !paramNames.has(ref.name)) problems.add(item.where, item.node, `@param:${ref.name}@ refers to undeclared param '${ref.name}'`);
-        if (ref.kind === 'property' && !properties.some((p) => p.name === ref.name)) problems.add(item.where, item.node, `@property:${ref.name}@ refers to undeclared property '${ref.name}'`);
+        if (ref.kind === 'param' && !paramNames.has(ref.name))
+          problems.add(item.where, item.node, `@param:${ref.name}@ refers to undeclared param '${ref.name}'`);
+        if (ref.kind === 'property' && !properties.some((p) => p.name === ref.name))
+          problems.add(item.where, item.node, `@property:${ref.name}@ refers to undeclared property '${ref.name}'`);
         if (ref.kind === 'secret') d.secretNames.add(ref.name);
       }
     }
@@ -520,7 +529,14 @@ function crossCheck(drafts: JobDraft[], properties: { name: string }[], problems
   checkCycles(drafts, byName, problems);
 }
 
-function checkSupplies(supplies: readonly ParamSupply[], target: JobDraft | undefined, ownParams: Set<string>, where: string, node: SpecNode, problems: Problems): void {
+function checkSupplies(
+  supplies: readonly ParamSupply[],
+  target: JobDraft | undefined,
+  ownParams: Set<string>,
+  where: string,
+  node: SpecNode,
+  problems: Problems,
+): void {
   for (const s of supplies) {
     if (target && !target.job.paramSpecs.some((p) => p.name === s.name)) {
       problems.add(where, node, `job '${target.job.name}' has no param '${s.name}'`);

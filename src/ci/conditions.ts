@@ -55,10 +55,7 @@ function toCondition(criteria: Criteria, kind: 'action' | 'retry'): Condition {
       }
       const condition = operatorCondition(criteria.operator, criteria.value);
       if (kind === 'retry' && !RETRY_CRITERIA.includes(condition.type)) {
-        throw new QuerySyntaxError(
-          `Criterion '${criteria.operator}' at column ${criteria.column} is not applicable to a retry condition`,
-          criteria.column,
-        );
+        throw new QuerySyntaxError(`Criterion '${criteria.operator}' at column ${criteria.column} is not applicable to a retry condition`, criteria.column);
       }
       return condition;
     }

@@ -23,8 +23,19 @@ import { LineAssembler, SecretMasker } from './log-masker.js';
 import { runInProcessGroup, terminateProcessGroup } from './process-group.js';
 import { publishArtifacts } from './publish-artifacts.js';
 import {
-  acquireJobUid, DEFAULT_JOB_SANDBOX, describeLimits, findExecutable, limitExceeded, planSandbox, releaseJobUid, SANDBOX_OFF_WARNING,
-  SANDBOX_PATH, sandboxAccounts, sandboxArgv, type JobSandboxConfig, type SandboxFile,
+  acquireJobUid,
+  DEFAULT_JOB_SANDBOX,
+  describeLimits,
+  findExecutable,
+  limitExceeded,
+  planSandbox,
+  releaseJobUid,
+  SANDBOX_OFF_WARNING,
+  SANDBOX_PATH,
+  sandboxAccounts,
+  sandboxArgv,
+  type JobSandboxConfig,
+  type SandboxFile,
 } from './sandbox.js';
 import { seccompFilter } from './seccomp.js';
 import type { CheckoutStep, CloneCredential, CommandStep, Step } from './spec-types.js';
@@ -269,7 +280,14 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
         };
         const inside = `/gitloom/step-${index + 1}.sh`;
         const files: SandboxFile[] = [...serverFiles, { host: script, path: inside }].map((f) => ({ fd: openServerFile(f.host), path: f.path }));
-        const argv = sandboxArgv(sandbox, { workspace: dir.workspace, home: dir.home, files, seccomp: openServerFile(path.join(dir.server, 'seccomp.bpf')), command, args: [inside] });
+        const argv = sandboxArgv(sandbox, {
+          workspace: dir.workspace,
+          home: dir.home,
+          files,
+          seccomp: openServerFile(path.join(dir.server, 'seccomp.bpf')),
+          command,
+          args: [inside],
+        });
         ({ file, args } = argv);
         extraStdio = argv.stdio;
       }
@@ -284,13 +302,14 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
         killGraceMs,
         onStart: (pgid) => groups.add(pgid),
         extraStdio,
-        ...(sandbox && uid !== null && {
-          uid,
-          gid: uid,
-          onSpawn: (child) => {
-            if (sandbox.network) network = attachNetwork(child, sandbox.network, sandbox.networkAllow);
-          },
-        }),
+        ...(sandbox &&
+          uid !== null && {
+            uid,
+            gid: uid,
+            onSpawn: (child) => {
+              if (sandbox.network) network = attachNetwork(child, sandbox.network, sandbox.networkAllow);
+            },
+          }),
       });
       (network as NetworkAttachment | null)?.stop();
       out.end();
@@ -428,7 +447,11 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     options.signal?.removeEventListener('abort', onCancel);
     await Promise.all([...groups].map((g) => terminateProcessGroup(g, killGraceMs)));
     // a uid whose processes survived is not handed out again
-    if (uid !== null) await waitForJobProcessesToEnd(uid).then(() => releaseJobUid(uid), (e: Error) => log(e.message));
+    if (uid !== null)
+      await waitForJobProcessesToEnd(uid).then(
+        () => releaseJobUid(uid),
+        (e: Error) => log(e.message),
+      );
   }
 
   const status: JobStatus = stopReason ?? (anyFailed ? 'FAILED' : 'SUCCESSFUL');

@@ -52,7 +52,11 @@ export function jobDirectory(root: string): JobDirectory {
 /** A user-supplied relative path (checkout path, artifact source, `@file:…@`) that is refused. */
 export class UnsafePathError extends Error {
   /** @param reason why, e.g. `points outside the workspace` (the message names `what` and `rel` too). */
-  constructor(what: string, readonly reason: string, rel: string) {
+  constructor(
+    what: string,
+    readonly reason: string,
+    rel: string,
+  ) {
     super(`${what} ${reason}: '${rel}'`);
   }
 }

@@ -32,8 +32,20 @@ export const BLOCK_FD = 4;
  * assignments, documentation, benchmarking), multicast and reserved.
  */
 const BLOCKED_V4 = [
-  '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.0.2.0/24',
-  '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.0.2.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
 ];
 /** IPv6 ranges a job never reaches: unspecified, loopback, IPv4-mapped, local-use NAT64, documentation, unique-local, link-local, multicast. */
 const BLOCKED_V6 = ['::/127', '::ffff:0:0/96', '64:ff9b:1::/48', '2001:db8::/32', 'fc00::/7', 'fe80::/10', 'ff00::/8'];
@@ -47,15 +59,19 @@ const BLOCKED_V6 = ['::/127', '::ffff:0:0/96', '64:ff9b:1::/48', '2001:db8::/32'
  */
 export function parseNetworkAllowList(raw: string | undefined): string[] {
   if (!raw?.trim()) return [];
-  return raw.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
-    try {
-      const [address, bits] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), null];
-      const plain = address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
-      return `${plain.toString()}/${bits ?? (plain.kind() === 'ipv4' ? 32 : 128)}`;
-    } catch {
-      throw new Error(`GITLOOM_JOB_NETWORK_ALLOW must list IP addresses or CIDR ranges, got '${entry}'`);
-    }
-  });
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      try {
+        const [address, bits] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), null];
+        const plain = address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
+        return `${plain.toString()}/${bits ?? (plain.kind() === 'ipv4' ? 32 : 128)}`;
+      } catch {
+        throw new Error(`GITLOOM_JOB_NETWORK_ALLOW must list IP addresses or CIDR ranges, got '${entry}'`);
+      }
+    });
 }
 
 /** Every address of the host's interfaces (what a job reaching "the host" would connect to). */
@@ -142,9 +158,24 @@ export function attachNetwork(child: ChildProcess, tools: NetworkTools, allow: r
     child.kill('SIGKILL');
   };
   const startSlirp = (pid: string): void => {
-    slirp = spawn(tools.slirp4netns, ['--configure', '--mtu=65520', '--disable-host-loopback', '--enable-sandbox', '--enable-seccomp', '--ready-fd=3', '--exit-fd=4', '--netns-type=path', `/proc/${pid}/ns/net`, 'tap0'], {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
-    });
+    slirp = spawn(
+      tools.slirp4netns,
+      [
+        '--configure',
+        '--mtu=65520',
+        '--disable-host-loopback',
+        '--enable-sandbox',
+        '--enable-seccomp',
+        '--ready-fd=3',
+        '--exit-fd=4',
+        '--netns-type=path',
+        `/proc/${pid}/ns/net`,
+        'tap0',
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     slirp.stderr?.on('data', (c: Buffer) => {
       if (stderr.length < 2000) stderr += c.toString('utf8');

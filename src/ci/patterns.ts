@@ -140,5 +140,8 @@ export function matchPath(pattern: string, path: string): boolean {
 
 /** A path with its empty segments (leading, trailing, doubled `/`) dropped: `/a//b/` → `a/b`. */
 function segments(path: string): string {
-  return path.split('/').filter((s) => s.length > 0).join('/');
+  return path
+    .split('/')
+    .filter((s) => s.length > 0)
+    .join('/');
 }

@@ -87,7 +87,9 @@ export function runInProcessGroup(opts: ProcessGroupOptions): Promise<ProcessGro
       if (settled) return;
       settled = true;
       const streams = [stdout, stderr];
-      const drained = Promise.all(streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : new Promise<void>((r) => s.once('close', () => r())))));
+      const drained = Promise.all(
+        streams.map((s) => (s.readableEnded || s.destroyed ? Promise.resolve() : new Promise<void>((r) => s.once('close', () => r())))),
+      );
       const timer = new Promise<void>((r) => setTimeout(r, DRAIN_MS).unref());
       void Promise.race([drained, timer]).then(async () => {
         for (const s of child.stdio) if (s && !s.destroyed) s.destroy();

@@ -105,10 +105,42 @@ const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx
  * package managers' credentials (`npmrc`, `pip.conf`), git's system config — stays hidden.
  */
 export const ETC_ALLOWED = [
-  'alternatives', 'bash.bashrc', 'ca-certificates', 'ca-certificates.conf', 'debian_version', 'fonts', 'gai.conf', 'host.conf',
-  'inputrc', 'java-*', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'locale.alias', 'locale.gen', 'localtime', 'magic', 'magic.mime',
-  'maven', 'mime.types', 'networks', 'nsswitch.conf', 'os-release', 'perl', 'profile', 'protocols', 'python3*', 'services', 'shells',
-  'sgml', 'ssl/certs', 'ssl/openssl.cnf', 'terminfo', 'timezone', 'wgetrc', 'xml',
+  'alternatives',
+  'bash.bashrc',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'debian_version',
+  'fonts',
+  'gai.conf',
+  'host.conf',
+  'inputrc',
+  'java-*',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'locale.alias',
+  'locale.gen',
+  'localtime',
+  'magic',
+  'magic.mime',
+  'maven',
+  'mime.types',
+  'networks',
+  'nsswitch.conf',
+  'os-release',
+  'perl',
+  'profile',
+  'protocols',
+  'python3*',
+  'services',
+  'shells',
+  'sgml',
+  'ssl/certs',
+  'ssl/openssl.cnf',
+  'terminfo',
+  'timezone',
+  'wgetrc',
+  'xml',
 ];
 
 /**
@@ -161,7 +193,8 @@ export function planSandbox(config: JobSandboxConfig): SandboxPlan {
   if (!config.enabled) return { kind: 'off' };
   const bwrap = findExecutable(config.bwrapPath);
   if (!bwrap) return { kind: 'unavailable', message: SANDBOX_UNAVAILABLE };
-  if (process.getuid?.() !== 0) return { kind: 'unavailable', message: 'Job sandbox unavailable: the server must run as root to run each job as a uid of its own' };
+  if (process.getuid?.() !== 0)
+    return { kind: 'unavailable', message: 'Job sandbox unavailable: the server must run as root to run each job as a uid of its own' };
   const prlimit = findExecutable('prlimit');
   if (!prlimit) return { kind: 'unavailable', message: 'Job sandbox unavailable: install prlimit (util-linux)' };
   if (!existsSync(config.seccompProfile) || !existsSync(SECCOMP_PYTHON)) {
@@ -301,34 +334,56 @@ function hostMounts(paths: readonly string[]): string[] {
  * and each of `step.files`. The caller spawns it as the job's uid/gid with only the job's
  * variables as environment (bwrap passes its own environment on; nothing of the server's is in it).
  */
-export function sandboxArgv(plan: Extract<SandboxPlan, { kind: 'sandbox' }>, step: SandboxedCommand): { file: string; args: string[]; stdio: Array<'pipe' | 'ignore' | number> } {
+export function sandboxArgv(
+  plan: Extract<SandboxPlan, { kind: 'sandbox' }>,
+  step: SandboxedCommand,
+): { file: string; args: string[]; stdio: Array<'pipe' | 'ignore' | number> } {
   const l = plan.limits;
-  const limits = [
-    `--as=${l.memoryMb * 1024 * 1024}`,
-    `--nproc=${l.processes}`,
-    `--cpu=${l.cpuSeconds}:${l.cpuSeconds + 5}`,
-    '--core=0',
-  ];
+  const limits = [`--as=${l.memoryMb * 1024 * 1024}`, `--nproc=${l.processes}`, `--cpu=${l.cpuSeconds}:${l.cpuSeconds + 5}`, '--core=0'];
   const stdio: Array<'pipe' | 'ignore' | number> = plan.network ? ['pipe', 'pipe'] : ['ignore', 'ignore'];
   const childFd = (fd: number): string => String(3 + stdio.push(fd) - 1);
   const seccomp = childFd(step.seccomp);
   const files = step.files.flatMap((f) => ['--perms', '0444', '--ro-bind-data', childFd(f.fd), f.path]);
   const bwrap = [
-    '--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--unshare-cgroup-try',
-    '--die-with-parent', '--new-session', '--hostname', 'gitloom-job',
+    '--unshare-user',
+    '--disable-userns',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-net',
+    '--unshare-cgroup-try',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'gitloom-job',
     ...hostMounts(SYSTEM_DIRS),
-    '--dir', '/etc',
+    '--dir',
+    '/etc',
     ...hostMounts(allowedEtcPaths()),
-    '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
     ...files,
-    '--bind', step.home, step.home,
-    '--bind', step.workspace, step.workspace,
+    '--bind',
+    step.home,
+    step.home,
+    '--bind',
+    step.workspace,
+    step.workspace,
     // the sandbox's own root (a tmpfs holding the mount points) is read-only too
-    '--remount-ro', '/',
-    '--chdir', step.workspace,
+    '--remount-ro',
+    '/',
+    '--chdir',
+    step.workspace,
     ...(plan.network ? ['--info-fd', String(INFO_FD), '--block-fd', String(BLOCK_FD)] : []),
-    '--seccomp', seccomp,
-    '--', step.command, ...step.args,
+    '--seccomp',
+    seccomp,
+    '--',
+    step.command,
+    ...step.args,
   ];
   return { file: plan.prlimit, args: [...limits, '--', plan.bwrap, ...bwrap], stdio };
 }

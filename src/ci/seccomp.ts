@@ -33,14 +33,19 @@ export function seccompFilter(profile: string): Promise<Buffer> {
   let program = compiled.get(profile);
   if (!program) {
     program = new Promise<Buffer>((resolve, reject) => {
-      execFile(SECCOMP_PYTHON, [compiler, profile], { encoding: 'buffer', maxBuffer: 1024 * 1024, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } }, (error, stdout, stderr) => {
-        if (error) {
-          const last = stderr.toString('utf8').trim().split('\n').pop();
-          reject(new Error(`Unable to compile the seccomp profile ${profile}: ${last || error.message} (install ${SECCOMP_PACKAGES})`));
-        } else if (stdout.length === 0 || stdout.length % 8 !== 0) {
-          reject(new Error(`Unable to compile the seccomp profile ${profile}: no BPF program`));
-        } else resolve(stdout);
-      });
+      execFile(
+        SECCOMP_PYTHON,
+        [compiler, profile],
+        { encoding: 'buffer', maxBuffer: 1024 * 1024, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } },
+        (error, stdout, stderr) => {
+          if (error) {
+            const last = stderr.toString('utf8').trim().split('\n').pop();
+            reject(new Error(`Unable to compile the seccomp profile ${profile}: ${last || error.message} (install ${SECCOMP_PACKAGES})`));
+          } else if (stdout.length === 0 || stdout.length % 8 !== 0) {
+            reject(new Error(`Unable to compile the seccomp profile ${profile}: no BPF program`));
+          } else resolve(stdout);
+        },
+      );
     });
     compiled.set(profile, program);
     program.catch(() => compiled.delete(profile));

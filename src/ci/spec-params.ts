@@ -43,7 +43,11 @@ export function readParamSpec(node: SpecNode, where: string, problems: Problems)
           compileUserRegex(pattern);
         } catch (error) {
           if (!(error instanceof UserPatternError)) throw error;
-          problems.add(`${where} › pattern`, r.raw('pattern'), error.problem === 'invalid' ? `invalid regular expression '${pattern}'` : `regular expression ${error.reason}`);
+          problems.add(
+            `${where} › pattern`,
+            r.raw('pattern'),
+            error.problem === 'invalid' ? `invalid regular expression '${pattern}'` : `regular expression ${error.reason}`,
+          );
         }
       }
       const dflt = specifiedDefault(r, where, problems);
@@ -149,9 +153,9 @@ export function readSupplies(r: MapReader, key: string, where: string, problems:
     else if (vp.tag === '!SpecifiedValues') {
       const vr = asMap(vp, `${w} › valuesProvider`, problems);
       if (vr) {
-        const values = vr.list('values').map((item) =>
-          item.kind === 'seq' ? item.items.map((v) => (v.kind === 'scalar' ? v.text : '')) : item.kind === 'scalar' ? [item.text] : [],
-        );
+        const values = vr
+          .list('values')
+          .map((item) => (item.kind === 'seq' ? item.items.map((v) => (v.kind === 'scalar' ? v.text : '')) : item.kind === 'scalar' ? [item.text] : []));
         vr.finish();
         valuesProvider = { type: 'SpecifiedValues', values };
         if (secret) for (const set of values) for (const v of set) secrets.add(v);
@@ -164,7 +168,11 @@ export function readSupplies(r: MapReader, key: string, where: string, problems:
     } else if (vp.tag === '!Ignore') {
       valuesProvider = { type: 'Ignore' };
     } else {
-      problems.add(`${w} › valuesProvider`, vp, `unsupported values provider '${vp.tag ?? '(no tag)'}' (supported: !SpecifiedValues${allowPassthrough ? ', !PassthroughValues' : ''}, !Ignore)`);
+      problems.add(
+        `${w} › valuesProvider`,
+        vp,
+        `unsupported values provider '${vp.tag ?? '(no tag)'}' (supported: !SpecifiedValues${allowPassthrough ? ', !PassthroughValues' : ''}, !Ignore)`,
+      );
     }
     pr.finish();
     if (name === null || !valuesProvider) return;

@@ -35,8 +35,7 @@ export interface CheckoutStep extends StepBase {
 
 /** Command interpreter of a `!CommandStep`. `commands` is the script text (lines joined by `\n`). */
 export type Interpreter =
-  | { readonly type: 'DefaultInterpreter'; readonly commands: string }
-  | { readonly type: 'ShellInterpreter'; readonly shell: string; readonly commands: string };
+  { readonly type: 'DefaultInterpreter'; readonly commands: string } | { readonly type: 'ShellInterpreter'; readonly shell: string; readonly commands: string };
 
 /** `!CommandStep` with `runInContainer: false` (the only form the shell executor runs). */
 export interface CommandStep extends StepBase {

@@ -142,7 +142,12 @@ function triggerHit(job: Job, trigger: JobTrigger, event: TriggerEvent): { reaso
       const action = event.action ?? 'update';
       const wanted = action === 'update' ? 'PullRequestUpdateTrigger' : action === 'merge' ? 'PullRequestMergeTrigger' : 'PullRequestDiscardTrigger';
       if (trigger.type !== wanted) return null;
-      if (action === 'update' && event.commitMessage !== undefined && isSkipCommitMessage(event.commitMessage) && !(event.requiredJobs ?? []).includes(job.name)) {
+      if (
+        action === 'update' &&
+        event.commitMessage !== undefined &&
+        isSkipCommitMessage(event.commitMessage) &&
+        !(event.requiredJobs ?? []).includes(job.name)
+      ) {
         return null;
       }
       if (!matchesPatterns(trigger.branches, event.targetBranch)) return null;

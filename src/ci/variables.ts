@@ -32,8 +32,7 @@ export type JobVariableName = (typeof JOB_VARIABLES)[number];
 
 /** A parsed `@...@` reference. */
 export type VariableRef =
-  | { readonly kind: 'job'; readonly name: JobVariableName }
-  | { readonly kind: 'param' | 'secret' | 'property' | 'file'; readonly name: string };
+  { readonly kind: 'job'; readonly name: JobVariableName } | { readonly kind: 'param' | 'secret' | 'property' | 'file'; readonly name: string };
 
 /** A user-facing interpolation error (unknown variable, unterminated `@`, missing secret…). */
 export class VariableError extends BadRequest {}

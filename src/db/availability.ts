@@ -17,7 +17,8 @@ const PG_OUTAGE_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
 /** Messages of node-postgres (pg, pg-pool) for a connection that ended or could not be made. */
-const PG_OUTAGE_MESSAGE = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect)/;
+const PG_OUTAGE_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect)/;
 
 /** SQLite (better-sqlite3 `SqliteError.code`): busy beyond `busy_timeout`, an I/O error, a full disk. */
 const SQLITE_OUTAGE_CODE = /^SQLITE_(BUSY|IOERR|FULL)/;

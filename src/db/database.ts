@@ -3,9 +3,26 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
 import {
-  CamelCasePlugin, Kysely, Migrator, PostgresDialect, PostgresQueryCompiler, SqliteDialect, SqliteQueryCompiler,
-  type Compilable, type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type KyselyPlugin, type PluginTransformQueryArgs,
-  type QueryCompiler, type QueryResult, type RootOperationNode, type Transaction, type TransactionSettings, type UnknownRow,
+  CamelCasePlugin,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  PostgresQueryCompiler,
+  SqliteDialect,
+  SqliteQueryCompiler,
+  type Compilable,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type QueryCompiler,
+  type QueryResult,
+  type RootOperationNode,
+  type Transaction,
+  type TransactionSettings,
+  type UnknownRow,
 } from 'kysely';
 import { DatabaseAvailability } from './availability.js';
 import type { Database } from './schema.js';
@@ -132,7 +149,11 @@ export function trackChanges(db: Kysely<Database>, tables: string[]): ChangeTrac
  */
 class TrackedConnection implements DatabaseConnection {
   private dirty = false;
-  constructor(readonly inner: DatabaseConnection, private readonly tracker: Tracker, private readonly availability: DatabaseAvailability) {}
+  constructor(
+    readonly inner: DatabaseConnection,
+    private readonly tracker: Tracker,
+    private readonly availability: DatabaseAvailability,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const sql = query.sql;
@@ -232,7 +253,7 @@ export function preparedQuery<A extends unknown[], R>(build: (db: Db, ...args: A
     }
     const parameters = query.parameters.map((value) => (value instanceof Placeholder ? args[value.index] : value));
     const committed = db.isTransaction ? undefined : committedReads.get(db);
-    return committed?.(query.sql, parameters) as R[] | undefined ?? (await db.executeQuery<R>({ ...query, parameters })).rows;
+    return (committed?.(query.sql, parameters) as R[] | undefined) ?? (await db.executeQuery<R>({ ...query, parameters })).rows;
   };
 }
 
@@ -253,7 +274,11 @@ const committedReads = new WeakMap<object, (sql: string, parameters: readonly un
  * always sees this process's committed writes; another process's commit is seen from the next
  * turn on, as if the read had come a moment earlier.
  */
-function committedReader(reader: BetterSqlite3.Database, tracker: Tracker, availability: DatabaseAvailability): { read: (sql: string, parameters: readonly unknown[]) => UnknownRow[] | undefined; close(): void } {
+function committedReader(
+  reader: BetterSqlite3.Database,
+  tracker: Tracker,
+  availability: DatabaseAvailability,
+): { read: (sql: string, parameters: readonly unknown[]) => UnknownRow[] | undefined; close(): void } {
   reader.pragma('busy_timeout = 5000');
   // statements of reads with the camelCase names of their columns; rows come back as arrays
   // (raw mode), which builds each row object without better-sqlite3's per-column key lookups
@@ -333,7 +358,10 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     // 'error' on its client — idle in the pool or checked out — and on the pool: reported to the
     // availability, never left unhandled (which would end the process)
     const pool = new pg.Pool({
-      connectionString: options.databaseUrl, max: options.poolSize ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true,
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
     });
     pool.on('error', (error) => availability.failed(error));
     pool.on('connect', (client) => client.on('error', (error) => availability.failed(error)));
@@ -341,7 +369,10 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     trackers.set(db, tracker);
     availabilities.set(db, availability);
     return {
-      db, engine: 'postgres', availability, close: () => db.destroy(),
+      db,
+      engine: 'postgres',
+      availability,
+      close: () => db.destroy(),
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     };
   }

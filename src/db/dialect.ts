@@ -164,7 +164,10 @@ const postgres: SqlDialect = {
 /** `lower(column) like pattern escape '\'` per column, read from the table itself. */
 function plainTextMatches(search: TextSearch, pattern: string, columns: readonly string[] = search.columns): RawBuilder<unknown> {
   const table = sql.table(search.table);
-  return sql.join(columns.map((c) => sql`select id from ${table} where lower(${sql.ref(c)}) like ${pattern} escape '\\'`), sql` union `);
+  return sql.join(
+    columns.map((c) => sql`select id from ${table} where lower(${sql.ref(c)}) like ${pattern} escape '\\'`),
+    sql` union `,
+  );
 }
 
 /**

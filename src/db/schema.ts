@@ -201,11 +201,7 @@ export interface NumberSequenceTable {
 }
 
 export type PullRequestStatus = 'OPEN' | 'MERGED' | 'DISCARDED';
-export type MergeStrategy =
-  | 'CREATE_MERGE_COMMIT'
-  | 'CREATE_MERGE_COMMIT_IF_NECESSARY'
-  | 'SQUASH_SOURCE_BRANCH_COMMITS'
-  | 'REBASE_SOURCE_BRANCH_COMMITS';
+export type MergeStrategy = 'CREATE_MERGE_COMMIT' | 'CREATE_MERGE_COMMIT_IF_NECESSARY' | 'SQUASH_SOURCE_BRANCH_COMMITS' | 'REBASE_SOURCE_BRANCH_COMMITS';
 
 export interface PullRequestTable {
   id: Id;

@@ -12,17 +12,33 @@ const exceptAssignees = JSON.stringify({ '@type': 'ExcludeIssueFields', excludeF
 const allFields = JSON.stringify({ '@type': 'AllIssueFields' });
 
 const NO_PRIVILEGES = {
-  manageProject: 0, createChildren: 0, managePullRequests: 0, manageCodeComments: 0, manageIssues: 0,
-  accessConfidentialIssues: 0, scheduleIssues: 0, manageBuilds: 0,
+  manageProject: 0,
+  createChildren: 0,
+  managePullRequests: 0,
+  manageCodeComments: 0,
+  manageIssues: 0,
+  accessConfidentialIssues: 0,
+  scheduleIssues: 0,
+  manageBuilds: 0,
 };
 
 /** The four default roles of docs/compatibility.md#gitloom-differs-permissions-and-first-boot / docs/compatibility.md#platform-first-boot, ids 1–4. */
-const DEFAULT_ROLES: Insertable<RoleTable>[] = ([
-  { id: 1, name: 'Project Owner', manageProject: 1, codePrivilege: 'NONE', editableIssueFields: allFields, jobPrivileges: '[]' },
-  { id: 2, name: 'Code Writer', codePrivilege: 'WRITE', scheduleIssues: 1, accessConfidentialIssues: 1, editableIssueFields: allFields, jobPrivileges: jobAll(true) },
-  { id: 3, name: 'Code Reader', codePrivilege: 'READ', editableIssueFields: exceptAssignees, jobPrivileges: jobAll(false) },
-  { id: 4, name: 'Issue Reporter', codePrivilege: 'NONE', editableIssueFields: exceptAssignees, jobPrivileges: jobAll(false) },
-] satisfies Partial<Insertable<RoleTable>>[]).map((role) => ({ ...NO_PRIVILEGES, ...role }));
+const DEFAULT_ROLES: Insertable<RoleTable>[] = (
+  [
+    { id: 1, name: 'Project Owner', manageProject: 1, codePrivilege: 'NONE', editableIssueFields: allFields, jobPrivileges: '[]' },
+    {
+      id: 2,
+      name: 'Code Writer',
+      codePrivilege: 'WRITE',
+      scheduleIssues: 1,
+      accessConfidentialIssues: 1,
+      editableIssueFields: allFields,
+      jobPrivileges: jobAll(true),
+    },
+    { id: 3, name: 'Code Reader', codePrivilege: 'READ', editableIssueFields: exceptAssignees, jobPrivileges: jobAll(false) },
+    { id: 4, name: 'Issue Reporter', codePrivilege: 'NONE', editableIssueFields: exceptAssignees, jobPrivileges: jobAll(false) },
+  ] satisfies Partial<Insertable<RoleTable>>[]
+).map((role) => ({ ...NO_PRIVILEGES, ...role }));
 
 /** Whether the administrator (user 1) exists, i.e. the first boot already happened. */
 export async function administratorExists(db: Kysely<Database>): Promise<boolean> {
@@ -48,16 +64,33 @@ export async function bootstrap(db: Kysely<Database>, config: Config, now: numbe
       .executeTakeFirst();
     created = Number(rootInsert.numInsertedOrUpdatedRows ?? 0) > 0;
     if (!created) return;
-    await tx.insertInto('users').values([
-      { id: SYSTEM_ID, name: 'gitloom', fullName: 'Gitloom', passwordHash: null, createDate: now },
-      { id: UNKNOWN_ID, name: 'unknown', fullName: 'Unknown', passwordHash: null, createDate: now },
-    ]).execute();
-    await tx.insertInto('emailAddresses').values({
-      ownerId: ROOT_ID, value: normalizeEmail(config.initialUser.email), primary: 1, git: 1, verificationCode: null,
-    }).execute();
-    await tx.insertInto('emailAddresses').values({
-      ownerId: SYSTEM_ID, value: 'noreply@gitloom.local', primary: 1, git: 1, verificationCode: null,
-    }).execute();
+    await tx
+      .insertInto('users')
+      .values([
+        { id: SYSTEM_ID, name: 'gitloom', fullName: 'Gitloom', passwordHash: null, createDate: now },
+        { id: UNKNOWN_ID, name: 'unknown', fullName: 'Unknown', passwordHash: null, createDate: now },
+      ])
+      .execute();
+    await tx
+      .insertInto('emailAddresses')
+      .values({
+        ownerId: ROOT_ID,
+        value: normalizeEmail(config.initialUser.email),
+        primary: 1,
+        git: 1,
+        verificationCode: null,
+      })
+      .execute();
+    await tx
+      .insertInto('emailAddresses')
+      .values({
+        ownerId: SYSTEM_ID,
+        value: 'noreply@gitloom.local',
+        primary: 1,
+        git: 1,
+        verificationCode: null,
+      })
+      .execute();
     for (const role of DEFAULT_ROLES) await tx.insertInto('roles').values(role).execute();
     for (const table of ['users', 'roles']) await dialectOf(tx).resetSequence(tx, table);
   });

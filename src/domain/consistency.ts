@@ -56,10 +56,12 @@ async function repositoryIds(reposDir: string): Promise<Set<number>> {
     if (e.code === 'ENOENT') return [];
     throw e;
   });
-  return new Set(names.flatMap((n) => {
-    const match = REPO_NAME.exec(n);
-    return match ? [Number(match[1])] : [];
-  }));
+  return new Set(
+    names.flatMap((n) => {
+      const match = REPO_NAME.exec(n);
+      return match ? [Number(match[1])] : [];
+    }),
+  );
 }
 
 /**
@@ -84,7 +86,15 @@ export async function findInconsistencies(
   const projects = (await db.selectFrom('projects').select('id').orderBy('id').execute()).map((p) => p.id);
   const repos = await repositoryIds(reposDir);
   for (const id of [...repos].filter((r) => !projects.includes(r)).sort((a, b) => a - b)) {
-    finding({ kind: 'repository-orphaned', projectId: id, ref: null, requestId: null, database: null, git: null, message: `repository ${id}.git belongs to no project` });
+    finding({
+      kind: 'repository-orphaned',
+      projectId: id,
+      ref: null,
+      requestId: null,
+      database: null,
+      git: null,
+      message: `repository ${id}.git belongs to no project`,
+    });
   }
   const known = new Set<number>();
   for (let i = 0; i < afterSnapshot.length; i += 500) {
@@ -95,16 +105,35 @@ export async function findInconsistencies(
   const refsOf = new Map<number, Map<string, string>>();
   for (const projectId of projects) {
     if (!repos.has(projectId)) {
-      finding({ kind: 'repository-missing', projectId, ref: null, requestId: null, database: null, git: null, message: `project ${projectId} has no repository` });
+      finding({
+        kind: 'repository-missing',
+        projectId,
+        ref: null,
+        requestId: null,
+        database: null,
+        git: null,
+        message: `project ${projectId} has no repository`,
+      });
       continue;
     }
     const refs = await listRefs(repoPath(projectId));
     refsOf.set(projectId, refs);
-    const journal = await db.selectFrom('refJournal').select(['ref', 'newHash']).where('id', 'in', (eb) => eb.selectFrom('refJournal')
-      .select((e) => e.fn.max('id').as('id')).where('projectId', '=', projectId).where('appliedDate', 'is not', null).groupBy('ref')).execute();
+    const journal = await db
+      .selectFrom('refJournal')
+      .select(['ref', 'newHash'])
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('refJournal')
+          .select((e) => e.fn.max('id').as('id'))
+          .where('projectId', '=', projectId)
+          .where('appliedDate', 'is not', null)
+          .groupBy('ref'),
+      )
+      .execute();
     const recorded = new Map(journal.map((r) => [r.ref, r.newHash]));
-    const intents = new Set((await db.selectFrom('refJournal').select('ref').where('projectId', '=', projectId).where('appliedDate', 'is', null).execute())
-      .map((r) => r.ref));
+    const intents = new Set(
+      (await db.selectFrom('refJournal').select('ref').where('projectId', '=', projectId).where('appliedDate', 'is', null).execute()).map((r) => r.ref),
+    );
     const mine = missed.filter((e) => e.projectId === projectId);
     const names = new Set([...refs.keys(), ...recorded.keys(), ...mine.map((e) => e.ref)]);
     for (const ref of [...names].sort()) {
@@ -115,7 +144,13 @@ export async function findInconsistencies(
       if (database === git) continue;
       const by = [...mine].reverse().find((e) => e.ref === ref && e.newHash === git);
       finding({
-        kind: 'ref-unknown', projectId, ref, requestId: null, database, git, userId: by?.userId ?? null,
+        kind: 'ref-unknown',
+        projectId,
+        ref,
+        requestId: null,
+        database,
+        git,
+        userId: by?.userId ?? null,
         message: `project ${projectId} ${ref}: the database knows ${short(database)}, git has ${short(git)}`,
       });
     }
@@ -124,16 +159,39 @@ export async function findInconsistencies(
   return findings;
 }
 
-async function pullRequestFindings(db: Db, repoPath: (projectId: number) => string, refsOf: Map<number, Map<string, string>>, unknownRefs: Set<string>): Promise<Finding[]> {
+async function pullRequestFindings(
+  db: Db,
+  repoPath: (projectId: number) => string,
+  refsOf: Map<number, Map<string, string>>,
+  unknownRefs: Set<string>,
+): Promise<Finding[]> {
   const findings: Finding[] = [];
-  const requests = await db.selectFrom('pullRequests')
+  const requests = await db
+    .selectFrom('pullRequests')
     .innerJoin('pullRequestUpdates', 'pullRequestUpdates.requestId', 'pullRequests.id')
-    .select(['pullRequests.id', 'pullRequests.number', 'pullRequests.status', 'pullRequests.targetProjectId', 'pullRequests.targetBranch',
-      'pullRequests.sourceProjectId', 'pullRequests.sourceBranch', 'pullRequests.checkError', 'pullRequestUpdates.id as updateId', 'pullRequestUpdates.headCommitHash'])
-    .where('pullRequestUpdates.id', 'in', (eb) => eb.selectFrom('pullRequestUpdates').select((e) => e.fn.max('id').as('id')).groupBy('requestId'))
-    .orderBy('pullRequests.id').execute();
-  const pending = new Set((await db.selectFrom('refJournal').select(['projectId', 'ref']).where('processedDate', 'is', null).execute())
-    .map((r) => `${r.projectId} ${r.ref}`));
+    .select([
+      'pullRequests.id',
+      'pullRequests.number',
+      'pullRequests.status',
+      'pullRequests.targetProjectId',
+      'pullRequests.targetBranch',
+      'pullRequests.sourceProjectId',
+      'pullRequests.sourceBranch',
+      'pullRequests.checkError',
+      'pullRequestUpdates.id as updateId',
+      'pullRequestUpdates.headCommitHash',
+    ])
+    .where('pullRequestUpdates.id', 'in', (eb) =>
+      eb
+        .selectFrom('pullRequestUpdates')
+        .select((e) => e.fn.max('id').as('id'))
+        .groupBy('requestId'),
+    )
+    .orderBy('pullRequests.id')
+    .execute();
+  const pending = new Set(
+    (await db.selectFrom('refJournal').select(['projectId', 'ref']).where('processedDate', 'is', null).execute()).map((r) => `${r.projectId} ${r.ref}`),
+  );
   for (const pr of requests) {
     const target = refsOf.get(pr.targetProjectId);
     if (!target) continue;
@@ -141,7 +199,13 @@ async function pullRequestFindings(db: Db, repoPath: (projectId: number) => stri
     const git = target.get(headRef) ?? null;
     if (git !== pr.headCommitHash) {
       findings.push({
-        kind: 'pull-request-ref', projectId: pr.targetProjectId, ref: headRef, requestId: pr.id, database: pr.headCommitHash, git, userId: null,
+        kind: 'pull-request-ref',
+        projectId: pr.targetProjectId,
+        ref: headRef,
+        requestId: pr.id,
+        database: pr.headCommitHash,
+        git,
+        userId: null,
         message: `pull request #${pr.number} of project ${pr.targetProjectId}: ${headRef} is ${short(git)}, its latest update ${short(pr.headCommitHash)}`,
       });
     }
@@ -154,9 +218,16 @@ async function pullRequestFindings(db: Db, repoPath: (projectId: number) => stri
     if (head === pr.headCommitHash) continue;
     // unrelated histories get no update (docs/compatibility.md#pull-requests-background-check)
     const targetHead = target.get(`refs/heads/${pr.targetBranch}`);
-    if (head !== null && targetHead && pr.sourceProjectId === pr.targetProjectId && (await mergeBase(repoPath(pr.targetProjectId), targetHead, head)) === null) continue;
+    if (head !== null && targetHead && pr.sourceProjectId === pr.targetProjectId && (await mergeBase(repoPath(pr.targetProjectId), targetHead, head)) === null)
+      continue;
     findings.push({
-      kind: 'pull-request-behind', projectId: pr.targetProjectId, ref: sourceRef, requestId: pr.id, database: pr.headCommitHash, git: head, userId: null,
+      kind: 'pull-request-behind',
+      projectId: pr.targetProjectId,
+      ref: sourceRef,
+      requestId: pr.id,
+      database: pr.headCommitHash,
+      git: head,
+      userId: null,
       message: `pull request #${pr.number} of project ${pr.targetProjectId}: its latest update is ${short(pr.headCommitHash)}, its source branch ${short(head)}`,
     });
   }
@@ -201,8 +272,16 @@ export async function reconcile(ctx: Context, findings: readonly Finding[]): Pro
       await journalPush(ctx, f.projectId, f.userId, [{ ref: f.ref!, oldHash: f.database ?? ZERO_HASH, newHash: f.git ?? ZERO_HASH }]);
       done.push(`${f.message}: journaled, the server reacts to it when it starts`);
     } else if (f.kind === 'pull-request-ref') {
-      const update = await ctx.db.selectFrom('pullRequestUpdates').select('id').where('requestId', '=', f.requestId!).orderBy('id', 'desc').executeTakeFirstOrThrow();
-      await updateRefs(repo, [{ ref: f.ref!, newHash: f.database }, { ref: pullRefs.update(update.id), newHash: f.database }]);
+      const update = await ctx.db
+        .selectFrom('pullRequestUpdates')
+        .select('id')
+        .where('requestId', '=', f.requestId!)
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
+      await updateRefs(repo, [
+        { ref: f.ref!, newHash: f.database },
+        { ref: pullRefs.update(update.id), newHash: f.database },
+      ]);
       done.push(`${f.message}: set to the latest update`);
     } else if (f.kind === 'repository-missing') {
       await initBareRepository(repo);

@@ -116,10 +116,7 @@ export function parseMentions(markdown: string | null | undefined): string[] {
 }
 
 /** What a mention is recorded on. */
-export type MentionTarget =
-  | { kind: 'issue'; issueId: number }
-  | { kind: 'pullRequest'; requestId: number }
-  | { kind: 'codeComment'; commentId: number };
+export type MentionTarget = { kind: 'issue'; issueId: number } | { kind: 'pullRequest'; requestId: number } | { kind: 'codeComment'; commentId: number };
 
 /**
  * Records the users mentioned in `text` on an issue, a pull request or a code comment
@@ -136,21 +133,36 @@ export async function recordMentions(db: Db, target: MentionTarget, text: string
   if (ids.length === 0) return [];
   switch (target.kind) {
     case 'issue':
-      await db.insertInto('issueMentions').values(ids.map((userId) => ({ issueId: target.issueId, userId })))
-        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing()).execute();
-      await db.insertInto('issueAuthorizations').values(ids.map((userId) => ({ issueId: target.issueId, userId })))
-        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing()).execute();
+      await db
+        .insertInto('issueMentions')
+        .values(ids.map((userId) => ({ issueId: target.issueId, userId })))
+        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
+        .execute();
+      await db
+        .insertInto('issueAuthorizations')
+        .values(ids.map((userId) => ({ issueId: target.issueId, userId })))
+        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
+        .execute();
       await autoWatchIssue(db, target.issueId, ids);
       break;
     case 'pullRequest':
-      await db.insertInto('pullRequestMentions').values(ids.map((userId) => ({ requestId: target.requestId, userId })))
-        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
-      await db.insertInto('pullRequestWatches').values(ids.map((userId) => ({ requestId: target.requestId, userId, watching: 1 })))
-        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+      await db
+        .insertInto('pullRequestMentions')
+        .values(ids.map((userId) => ({ requestId: target.requestId, userId })))
+        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
+        .execute();
+      await db
+        .insertInto('pullRequestWatches')
+        .values(ids.map((userId) => ({ requestId: target.requestId, userId, watching: 1 })))
+        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
+        .execute();
       break;
     case 'codeComment':
-      await db.insertInto('codeCommentMentions').values(ids.map((userId) => ({ commentId: target.commentId, userId })))
-        .onConflict((oc) => oc.columns(['commentId', 'userId']).doNothing()).execute();
+      await db
+        .insertInto('codeCommentMentions')
+        .values(ids.map((userId) => ({ commentId: target.commentId, userId })))
+        .onConflict((oc) => oc.columns(['commentId', 'userId']).doNothing())
+        .execute();
       break;
   }
   return ids;
@@ -164,6 +176,9 @@ export async function recordMentions(db: Db, target: MentionTarget, text: string
 export async function autoWatchIssue(db: Db, issueId: number, userIds: readonly number[]): Promise<void> {
   const ids = [...new Set(userIds.filter((id) => id > 0))];
   if (ids.length === 0) return;
-  await db.insertInto('issueWatches').values(ids.map((userId) => ({ issueId, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing()).execute();
+  await db
+    .insertInto('issueWatches')
+    .values(ids.map((userId) => ({ issueId, userId, watching: 1 })))
+    .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
+    .execute();
 }

@@ -39,9 +39,18 @@ export interface ProjectPermissions {
 
 /** An administrator's privileges on any project: all of them, through no role (shared, so frozen). */
 const ADMINISTRATOR: ProjectPermissions = Object.freeze({
-  access: true, readCode: true, writeCode: true, manage: true, managePullRequests: true,
-  manageCodeComments: true, manageIssues: true, scheduleIssues: true, accessConfidentialIssues: true,
-  manageBuilds: true, createChildren: true, roles: Object.freeze([]) as unknown as RoleRow[],
+  access: true,
+  readCode: true,
+  writeCode: true,
+  manage: true,
+  managePullRequests: true,
+  manageCodeComments: true,
+  manageIssues: true,
+  scheduleIssues: true,
+  accessConfidentialIssues: true,
+  manageBuilds: true,
+  createChildren: true,
+  roles: Object.freeze([]) as unknown as RoleRow[],
 });
 
 /** Paths of a project and its ancestors, from its own path (`a/b/c` → `a`, `a/b`, `a/b/c`). */
@@ -51,8 +60,15 @@ export function ancestorPaths(path: string): string[] {
 }
 
 /** The yes/no columns of a role (`Flag`: 0 or 1). */
-type RoleFlag = 'manageProject' | 'createChildren' | 'managePullRequests' | 'manageCodeComments' | 'manageIssues'
-  | 'accessConfidentialIssues' | 'scheduleIssues' | 'manageBuilds';
+type RoleFlag =
+  | 'manageProject'
+  | 'createChildren'
+  | 'managePullRequests'
+  | 'manageCodeComments'
+  | 'manageIssues'
+  | 'accessConfidentialIssues'
+  | 'scheduleIssues'
+  | 'manageBuilds';
 
 /** What of a role grants a privilege: a yes/no column, or its code privilege being at least READ or WRITE. */
 type Grant = RoleFlag | 'codeRead' | 'codeWrite';
@@ -101,8 +117,7 @@ export function permissionsFromRoles(roles: RoleRow[], anonymousCaller: boolean)
   const p = { access: roles.length > 0, roles } as ProjectPermissions;
   for (const privilege of Object.keys(GRANTS) as Exclude<ProjectPrivilege, 'access'>[]) {
     const grants = grantsOf(privilege);
-    p[privilege] = (!anonymousCaller || ANONYMOUS_PRIVILEGES.includes(privilege))
-      && roles.some((role) => grants.some((grant) => roleGrants(role, grant)));
+    p[privilege] = (!anonymousCaller || ANONYMOUS_PRIVILEGES.includes(privilege)) && roles.some((role) => grants.some((grant) => roleGrants(role, grant)));
   }
   return p;
 }
@@ -134,16 +149,17 @@ async function readProjectPermissions(ctx: Context, project: Pick<ProjectRow, 'i
       const ancestorIds = eb.selectFrom('projects').select('projects.id').where('projects.path', 'in', paths);
       const grants: Expression<SqlBool>[] = [];
       if (userId !== ANONYMOUS_ID) {
-        grants.push(eb('roles.id', 'in', eb.selectFrom('userAuthorizations').select('roleId')
-          .where('userId', '=', userId).where('projectId', 'in', ancestorIds)));
+        grants.push(
+          eb('roles.id', 'in', eb.selectFrom('userAuthorizations').select('roleId').where('userId', '=', userId).where('projectId', 'in', ancestorIds)),
+        );
       }
       if (groupIds.length > 0) {
-        grants.push(eb('roles.id', 'in', eb.selectFrom('groupAuthorizations').select('roleId')
-          .where('groupId', 'in', groupIds).where('projectId', 'in', ancestorIds)));
+        grants.push(
+          eb('roles.id', 'in', eb.selectFrom('groupAuthorizations').select('roleId').where('groupId', 'in', groupIds).where('projectId', 'in', ancestorIds)),
+        );
       }
       if (withDefaults) {
-        grants.push(eb('roles.id', 'in', eb.selectFrom('projects').select('defaultRoleId')
-          .where('path', 'in', paths).where('defaultRoleId', 'is not', null)));
+        grants.push(eb('roles.id', 'in', eb.selectFrom('projects').select('defaultRoleId').where('path', 'in', paths).where('defaultRoleId', 'is not', null)));
       }
       return grants.length > 0 ? eb.or(grants) : sql<SqlBool>`1 = 0`;
     })
@@ -168,13 +184,22 @@ export async function accessibleProjectsCondition(
   const dialect = dialectOf(ctx.db);
   return (eb, ref) => {
     const roleOk = (roleRef: string) =>
-      need === 'access' ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(${sql.join(grantsOf(need).map((grant) => grantSql(roleRef, grant)), sql` or `)})`;
+      need === 'access'
+        ? sql<SqlBool>`1 = 1`
+        : sql<SqlBool>`(${sql.join(
+            grantsOf(need).map((grant) => grantSql(roleRef, grant)),
+            sql` or `,
+          )})`;
     const grantRoots: RawBuilder<unknown>[] = [];
     if (!anonymousCaller) {
-      grantRoots.push(sql<number>`select ua.project_id as root_id from user_authorizations ua join roles r on r.id = ua.role_id where ua.user_id = ${userId} and ${roleOk('r')}`);
+      grantRoots.push(
+        sql<number>`select ua.project_id as root_id from user_authorizations ua join roles r on r.id = ua.role_id where ua.user_id = ${userId} and ${roleOk('r')}`,
+      );
     }
     if (groupIds.length > 0) {
-      grantRoots.push(sql<number>`select ga.project_id as root_id from group_authorizations ga join roles r on r.id = ga.role_id where ga.group_id in (${sql.join(groupIds)}) and ${roleOk('r')}`);
+      grantRoots.push(
+        sql<number>`select ga.project_id as root_id from group_authorizations ga join roles r on r.id = ga.role_id where ga.group_id in (${sql.join(groupIds)}) and ${roleOk('r')}`,
+      );
     }
     if (withDefaults) {
       grantRoots.push(sql<number>`select dp.id as root_id from projects dp join roles r on r.id = dp.default_role_id where ${roleOk('r')}`);

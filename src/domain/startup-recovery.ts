@@ -105,8 +105,13 @@ export async function recoverAtStartup(services: Services, log: (message: string
 
   const keep = new Set<string>();
   if (!everything) {
-    const live = await services.db.selectFrom('builds').select('jobWorkspace').where('status', '=', 'RUNNING')
-      .where('leaseExpires', '>', now).where('jobWorkspace', 'is not', null).execute();
+    const live = await services.db
+      .selectFrom('builds')
+      .select('jobWorkspace')
+      .where('status', '=', 'RUNNING')
+      .where('leaseExpires', '>', now)
+      .where('jobWorkspace', 'is not', null)
+      .execute();
     for (const row of live) if (row.jobWorkspace) keep.add(path.basename(row.jobWorkspace));
   }
 
@@ -125,7 +130,10 @@ export async function recoverAtStartup(services: Services, log: (message: string
   }
 
   const workspaces: string[] = [];
-  for (const [root, entries] of [[jobsDir, await listDir(jobsDir)], [legacy, await listDir(legacy)]] as const) {
+  for (const [root, entries] of [
+    [jobsDir, await listDir(jobsDir)],
+    [legacy, await listDir(legacy)],
+  ] as const) {
     for (const entry of entries) {
       if (root === jobsDir && keep.has(entry.name)) continue;
       const full = path.join(root, entry.name);

@@ -37,7 +37,10 @@ export interface CommitLogQuery {
  */
 function wildcardToExtendedRegExp(text: string): string {
   checkPatternLength(text);
-  return text.split('*').map((part) => part.replace(/[.[\]{}()+?^$|\\]/g, '\\$&')).join('.*');
+  return text
+    .split('*')
+    .map((part) => part.replace(/[.[\]{}()+?^$|\\]/g, '\\$&'))
+    .join('.*');
 }
 
 /** An option with a user value after `=`: cannot be read as another option, but must be one line. */

@@ -144,12 +144,7 @@ export interface RevListOptions {
  * @throws BadRequest for a revision starting with `-` or a negative `max`.
  * @throws GitError when a revision does not exist.
  */
-export async function revList(
-  repo: string,
-  include: readonly string[],
-  exclude: readonly string[] = [],
-  opts: RevListOptions = {},
-): Promise<string[]> {
+export async function revList(repo: string, include: readonly string[], exclude: readonly string[] = [], opts: RevListOptions = {}): Promise<string[]> {
   if (include.length === 0) return [];
   const args = [gitDir(repo), 'rev-list'];
   if (opts.firstParent) args.push('--first-parent');

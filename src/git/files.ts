@@ -30,7 +30,16 @@ export async function readBlob(repo: string, commit: string, filePath: string): 
  * @throws GitError when a commit does not exist.
  */
 export async function changedPaths(repo: string, oldCommit: string, newCommit: string): Promise<string[]> {
-  const out = await gitText([gitDir(repo), 'diff', '--name-only', '--no-renames', '-z', value(assertObjectId(oldCommit)), value(assertObjectId(newCommit)), '--']);
+  const out = await gitText([
+    gitDir(repo),
+    'diff',
+    '--name-only',
+    '--no-renames',
+    '-z',
+    value(assertObjectId(oldCommit)),
+    value(assertObjectId(newCommit)),
+    '--',
+  ]);
   return out.split('\0').filter((p) => p.length > 0);
 }
 

@@ -12,8 +12,14 @@ import { gitDir, spawnGit, value } from './command.js';
 export async function copyBranchesAndTags(targetRepo: string, sourceRepo: string): Promise<void> {
   gitDir(sourceRepo);
   const g = spawnGit([
-    gitDir(targetRepo), 'fetch', '--quiet', '--no-write-fetch-head', '--end-of-options', value(sourceRepo),
-    '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*',
+    gitDir(targetRepo),
+    'fetch',
+    '--quiet',
+    '--no-write-fetch-head',
+    '--end-of-options',
+    value(sourceRepo),
+    '+refs/heads/*:refs/heads/*',
+    '+refs/tags/*:refs/tags/*',
   ]);
   g.stdin.end();
   g.stdout.resume();

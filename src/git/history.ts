@@ -83,8 +83,21 @@ function withoutTrailingNewlines(text: string): string {
  * @throws BadRequest for a malformed hash; GitError when a commit does not exist.
  */
 export async function changedFiles(repo: string, oldCommit: string, newCommit: string, env: Record<string, string> = {}): Promise<string[]> {
-  const out = await gitText([gitDir(repo), 'diff-tree', '-r', '--name-only', '--no-renames', '--no-commit-id', '-z',
-    value(assertObjectId(oldCommit)), value(assertObjectId(newCommit)), '--'], { env });
+  const out = await gitText(
+    [
+      gitDir(repo),
+      'diff-tree',
+      '-r',
+      '--name-only',
+      '--no-renames',
+      '--no-commit-id',
+      '-z',
+      value(assertObjectId(oldCommit)),
+      value(assertObjectId(newCommit)),
+      '--',
+    ],
+    { env },
+  );
   return out.split('\0').filter((p) => p.length > 0);
 }
 

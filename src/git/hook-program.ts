@@ -46,10 +46,13 @@ export interface HookUpdate {
 
 /** Parses the hook's stdin: one `<old> <new> <ref>` line per ref. */
 export function parseHookInput(input: string): HookUpdate[] {
-  return input.split('\n').filter(Boolean).map((line) => {
-    const [oldHash, newHash, ref] = line.split(' ');
-    return { oldHash, newHash, ref };
-  });
+  return input
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [oldHash, newHash, ref] = line.split(' ');
+      return { oldHash, newHash, ref };
+    });
 }
 
 async function post(hook: HookName, body: unknown): Promise<unknown> {

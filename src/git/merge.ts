@@ -18,18 +18,19 @@ import { assertObjectId } from './names.js';
  * @throws GitError when a revision does not exist and no `missing` answer is given, and when
  *   git fails otherwise (a missing or broken repository: cat-file fails too).
  */
-export async function isAncestor(
-  repo: string,
-  a: string,
-  b: string,
-  options: { env?: Record<string, string>; missing?: boolean } = {},
-): Promise<boolean> {
+export async function isAncestor(repo: string, a: string, b: string, options: { env?: Record<string, string>; missing?: boolean } = {}): Promise<boolean> {
   const args = [gitDir(repo), 'merge-base', '--is-ancestor', value(a), value(b)];
   const res = await runGit(args, { env: options.env, okExitCodes: options.missing === undefined ? [0, 1] : [0, 1, 128] });
   if (res.exitCode !== 128) return res.exitCode === 0;
   // 128 is also a missing or broken repository: only an absent commit gets the `missing` answer
   const check = await runGit([gitDir(repo), 'cat-file', '--batch-check=%(objecttype)'], { env: options.env, input: `${a}^{commit}\n${b}^{commit}\n` });
-  if (check.stdout.toString('utf8').split('\n').slice(0, 2).every((type) => type === 'commit')) {
+  if (
+    check.stdout
+      .toString('utf8')
+      .split('\n')
+      .slice(0, 2)
+      .every((type) => type === 'commit')
+  ) {
     throw new GitError(['merge-base', '--is-ancestor', a, b], 128, res.stderr, 'exited with 128');
   }
   return options.missing === true;
@@ -82,12 +83,7 @@ function parseMergeTree(stdout: Buffer, exitCode: number): MergeTreeResult {
  * @throws GitError when a revision does not exist or the histories are unrelated.
  * @see docs/architecture.md#git-merge-preview
  */
-export async function mergeTree(
-  repo: string,
-  ours: string,
-  theirs: string,
-  opts: { allowUnrelated?: boolean } = {},
-): Promise<MergeTreeResult> {
+export async function mergeTree(repo: string, ours: string, theirs: string, opts: { allowUnrelated?: boolean } = {}): Promise<MergeTreeResult> {
   const args = [gitDir(repo), 'merge-tree', '--write-tree', '--name-only', '-z', '--no-messages'];
   if (opts.allowUnrelated) args.push('--allow-unrelated-histories');
   const res = await runGit([...args, value(ours), value(theirs)], { okExitCodes: [0, 1] });
@@ -121,27 +117,12 @@ async function treeOf(repo: string, commit: string): Promise<string> {
  * @throws BadRequest for a malformed hash; GitError when an object is missing.
  * @see docs/architecture.md#git-synthetic-root
  */
-export async function mergeTreeWithBase(
-  repo: string,
-  base: string | null,
-  ours: string,
-  theirs: string,
-): Promise<MergeTreeResult> {
+export async function mergeTreeWithBase(repo: string, base: string | null, ours: string, theirs: string): Promise<MergeTreeResult> {
   assertObjectId(ours);
   assertObjectId(theirs);
   if (base !== null && (await gitAtLeast(2, 40))) {
     const res = await runGit(
-      [
-        gitDir(repo),
-        'merge-tree',
-        '--write-tree',
-        '--name-only',
-        '-z',
-        '--no-messages',
-        `--merge-base=${assertObjectId(base)}`,
-        ours,
-        theirs,
-      ],
+      [gitDir(repo), 'merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', `--merge-base=${assertObjectId(base)}`, ours, theirs],
       { okExitCodes: [0, 1] },
     );
     return parseMergeTree(res.stdout, res.exitCode);

@@ -71,10 +71,7 @@ type Phase = 'command' | 'arguments' | 'through';
  * @param check decides the wants (default {@link firstUnreachableWant}).
  * @example pipeline(body, reachableWantsGate(repo), git.stdin, done)
  */
-export function reachableWantsGate(
-  repo: string,
-  check: (repo: string, wants: readonly string[]) => Promise<string | null> = firstUnreachableWant,
-): Transform {
+export function reachableWantsGate(repo: string, check: (repo: string, wants: readonly string[]) => Promise<string | null> = firstUnreachableWant): Transform {
   let phase: Phase = 'command';
   let fetch = false;
   let pending: Buffer = Buffer.alloc(0);

@@ -283,12 +283,7 @@ export async function updateRefs(repo: string, updates: readonly RefUpdate[]): P
  * @throws BadRequest for invalid ref names.
  * @throws GitError when the fetch fails (e.g. the source ref does not exist).
  */
-export async function fetchCommits(
-  targetRepo: string,
-  sourceRepo: string,
-  sourceRef: string,
-  targetRef: string,
-): Promise<void> {
+export async function fetchCommits(targetRepo: string, sourceRepo: string, sourceRef: string, targetRef: string): Promise<void> {
   if (!/^[0-9a-f]{40}$/.test(sourceRef)) assertValidRefName(sourceRef);
   assertValidRefName(targetRef);
   gitDir(sourceRepo);

@@ -48,9 +48,12 @@ function wantsV2(service: GitService, gitProtocol: string | undefined): boolean 
  * checked by src/git/reachable-wants.ts.
  */
 const UPLOAD_PACK_CONFIG = [
-  '-c', 'uploadpack.allowFilter=true',
-  '-c', 'uploadpack.allowAnySHA1InWant=false',
-  '-c', 'uploadpack.allowReachableSHA1InWant=true',
+  '-c',
+  'uploadpack.allowFilter=true',
+  '-c',
+  'uploadpack.allowAnySHA1InWant=false',
+  '-c',
+  'uploadpack.allowReachableSHA1InWant=true',
 ] as const;
 
 /** The git arguments that start a service: its `-c` settings, then the subcommand. */
@@ -177,11 +180,7 @@ async function respond(
  * @throws BadRequest for an unknown service; GitError when git fails before producing output.
  * @see docs/architecture.md#git-smart-http
  */
-export async function advertiseRefs(
-  repo: string,
-  service: string,
-  opts: GitHttpOptions = {},
-): Promise<GitHttpResponse> {
+export async function advertiseRefs(repo: string, service: string, opts: GitHttpOptions = {}): Promise<GitHttpResponse> {
   const svc = parseService(service);
   const g = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--advertise-refs', '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
@@ -287,7 +286,10 @@ function feed(body: Readable, stages: NodeJS.ReadWriteStream[], stdin: Writable)
  */
 async function refusedRequest(service: GitService, g: GitStream, err: unknown): Promise<unknown> {
   if (err instanceof BadRequest) return err;
-  const exit = await g.done.then(() => null, (failure: unknown) => failure);
+  const exit = await g.done.then(
+    () => null,
+    (failure: unknown) => failure,
+  );
   if (exit instanceof GitError && exit.exitCode !== null && exit.exitCode !== 0) {
     return new BadRequest(`Malformed ${service} request`);
   }

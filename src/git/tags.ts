@@ -25,12 +25,15 @@ export interface Tag {
  */
 export async function listTags(repo: string): Promise<Tag[]> {
   const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(objectname) %(objecttype) %(*objectname) %(*objecttype) %(refname)', 'refs/tags/']);
-  return out.split('\n').filter((l) => l.length > 0).map((line) => {
-    const [objectHash, type, peeled, peeledType, ...ref] = line.split(' ');
-    // for-each-ref peels one level; a tag of a tag of a commit is rare enough to report without its commit
-    const commitHash = type === 'commit' ? objectHash : peeledType === 'commit' ? peeled : null;
-    return { name: ref.join(' ').slice('refs/tags/'.length), objectHash, commitHash };
-  });
+  return out
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((line) => {
+      const [objectHash, type, peeled, peeledType, ...ref] = line.split(' ');
+      // for-each-ref peels one level; a tag of a tag of a commit is rare enough to report without its commit
+      const commitHash = type === 'commit' ? objectHash : peeledType === 'commit' ? peeled : null;
+      return { name: ref.join(' ').slice('refs/tags/'.length), objectHash, commitHash };
+    });
 }
 
 /**

@@ -44,12 +44,15 @@ export function assertRepositoryPath(filePath: string): string {
 
 function parseLsTree(out: string, prefix: string): TreeEntry[] {
   // `<mode> SP <type> SP <oid> SP* <size> TAB <name>` with -l, NUL-terminated with -z
-  return out.split('\0').filter((l) => l.length > 0).map((line) => {
-    const tab = line.indexOf('\t');
-    const [mode, type, oid, size] = line.slice(0, tab).split(/ +/);
-    const name = line.slice(tab + 1);
-    return { path: prefix ? `${prefix}/${name}` : name, type: type as TreeEntryType, mode, oid, size: type === 'blob' ? Number(size) : null };
-  });
+  return out
+    .split('\0')
+    .filter((l) => l.length > 0)
+    .map((line) => {
+      const tab = line.indexOf('\t');
+      const [mode, type, oid, size] = line.slice(0, tab).split(/ +/);
+      const name = line.slice(tab + 1);
+      return { path: prefix ? `${prefix}/${name}` : name, type: type as TreeEntryType, mode, oid, size: type === 'blob' ? Number(size) : null };
+    });
 }
 
 /**

@@ -46,11 +46,13 @@ export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): Fa
       const item = `${resource.collection}/:${resource.idParam}`;
       const idOf = (request: { params: unknown }) => (request.params as Record<string, number>)[resource.idParam];
 
-      app.get(item, { schema: { tags, summary: 'Get', params, response: { 200: resource.schema } } },
-        async (request) => resource.toWire(await resource.get(request.ctx, idOf(request))));
+      app.get(item, { schema: { tags, summary: 'Get', params, response: { 200: resource.schema } } }, async (request) =>
+        resource.toWire(await resource.get(request.ctx, idOf(request))),
+      );
 
-      app.post(resource.collection, { schema: { tags, summary: 'Create', body: resource.createBody, response: { 200: CreatedId } } },
-        async (request) => resource.create(request.ctx, request.body as never));
+      app.post(resource.collection, { schema: { tags, summary: 'Create', body: resource.createBody, response: { 200: CreatedId } } }, async (request) =>
+        resource.create(request.ctx, request.body as never),
+      );
 
       app.post(item, { schema: { tags, summary: 'Update', params, body: resource.updateBody } }, async (request) => {
         const id = await resource.update(request.ctx, idOf(request), request.body as never);
@@ -64,13 +66,17 @@ export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): Fa
 
       const query = resource.query;
       if (query) {
-        app.get(resource.collection, {
-          schema: { tags, summary: 'Query', querystring: Type.Object({ ...query.params, ...PageQuery }), response: { 200: Type.Array(resource.schema) } },
-        }, async (request) => {
-          const { offset, count } = page(request.query as { offset?: number; count?: number });
-          const rows = await query.run(request.ctx, request.query as Record<string, unknown>, offset, count);
-          return rows.map((row) => resource.toWire(row));
-        });
+        app.get(
+          resource.collection,
+          {
+            schema: { tags, summary: 'Query', querystring: Type.Object({ ...query.params, ...PageQuery }), response: { 200: Type.Array(resource.schema) } },
+          },
+          async (request) => {
+            const { offset, count } = page(request.query as { offset?: number; count?: number });
+            const rows = await query.run(request.ctx, request.query as Record<string, unknown>, offset, count);
+            return rows.map((row) => resource.toWire(row));
+          },
+        );
       }
     }
   };

@@ -63,7 +63,10 @@ export function isArchive(target: string): boolean {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(() => true, () => false);
+  return fs.access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function withStaging<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -135,7 +138,9 @@ async function writeBackup(config: Config, dir: string, previous: string | null)
   const engine = await backupDatabase(config, dir);
   const reposDir = path.join(config.dataDir, 'repos');
   // by project id: the oldest first
-  const names = (await exists(reposDir)) ? (await fs.readdir(reposDir)).filter((n) => /^\d+\.git$/.test(n)).sort((a, b) => parseInt(a, 10) - parseInt(b, 10)) : [];
+  const names = (await exists(reposDir))
+    ? (await fs.readdir(reposDir)).filter((n) => /^\d+\.git$/.test(n)).sort((a, b) => parseInt(a, 10) - parseInt(b, 10))
+    : [];
   await fs.mkdir(path.join(dir, 'repos'));
   for (const name of names) {
     const earlier = previous === null ? null : path.join(previous, 'repos', name);
@@ -157,8 +162,13 @@ async function writeBackup(config: Config, dir: string, previous: string | null)
 async function journalSince(config: Config, since: number): Promise<JournalEntry[]> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
   try {
-    return await database.db.selectFrom('refJournal').select(['id', 'projectId', 'ref', 'oldHash', 'newHash', 'userId'])
-      .where('date', '>=', since).where('appliedDate', 'is not', null).orderBy('id').execute();
+    return await database.db
+      .selectFrom('refJournal')
+      .select(['id', 'projectId', 'ref', 'oldHash', 'newHash', 'userId'])
+      .where('date', '>=', since)
+      .where('appliedDate', 'is not', null)
+      .orderBy('id')
+      .execute();
   } finally {
     await database.close();
   }
@@ -190,8 +200,10 @@ async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> 
   if (manifest.format !== 1 && manifest.format !== FORMAT) throw new Error(`Unsupported backup format ${manifest.format}`);
   const target = config.databaseUrl ? 'postgres' : 'sqlite';
   if (manifest.engine !== target) {
-    throw new Error(`The backup holds a ${manifest.engine} database but the server is configured for ${target}`
-      + (target === 'postgres' ? ' (unset GITLOOM_DATABASE_URL)' : ' (set GITLOOM_DATABASE_URL)'));
+    throw new Error(
+      `The backup holds a ${manifest.engine} database but the server is configured for ${target}` +
+        (target === 'postgres' ? ' (unset GITLOOM_DATABASE_URL)' : ' (set GITLOOM_DATABASE_URL)'),
+    );
   }
   if (config.databaseUrl) await assertEmptyPostgres(config.databaseUrl);
   await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 });
@@ -211,7 +223,8 @@ async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> 
     if (await exists(path.join(dir, key))) await fs.copyFile(path.join(dir, key), path.join(config.dataDir, key));
   }
   const journal = (await exists(path.join(dir, 'journal.json')))
-    ? JSON.parse(await fs.readFile(path.join(dir, 'journal.json'), 'utf8')) as JournalEntry[] : [];
+    ? (JSON.parse(await fs.readFile(path.join(dir, 'journal.json'), 'utf8')) as JournalEntry[])
+    : [];
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateToLatest(database.db);

@@ -56,7 +56,8 @@ export async function readiness(db: Kysely<Database>, dataDir: string): Promise<
     }
     return 'reachable';
   });
-  const ifReachable = (run: () => Promise<string>): Promise<Check> => (database.ok ? check(run) : Promise.resolve({ ok: false, detail: 'database unreachable' }));
+  const ifReachable = (run: () => Promise<string>): Promise<Check> =>
+    database.ok ? check(run) : Promise.resolve({ ok: false, detail: 'database unreachable' });
   const dataDirCheck = await check(async () => {
     const probe = path.join(dataDir, `.ready-${randomUUID()}`);
     await fs.writeFile(probe, '', { mode: 0o600 });
@@ -69,11 +70,12 @@ export async function readiness(db: Kysely<Database>, dataDir: string): Promise<
     if (pending.length > 0) throw new Error(`pending: ${pending.join(', ')}`);
     return `${list.length} applied`;
   });
-  const lagCheck = (measure: (db: Kysely<Database>, now: number) => Promise<number>, maxMs: number): Promise<Check> => ifReachable(async () => {
-    const lag = await measure(db, Date.now());
-    if (lag > maxMs) throw new Error(`lag ${Math.round(lag / 1000)} s exceeds ${maxMs / 1000} s`);
-    return `lag ${Math.round(lag / 1000)} s`;
-  });
+  const lagCheck = (measure: (db: Kysely<Database>, now: number) => Promise<number>, maxMs: number): Promise<Check> =>
+    ifReachable(async () => {
+      const lag = await measure(db, Date.now());
+      if (lag > maxMs) throw new Error(`lag ${Math.round(lag / 1000)} s exceeds ${maxMs / 1000} s`);
+      return `lag ${Math.round(lag / 1000)} s`;
+    });
   const journal = await lagCheck(journalLag, MAX_JOURNAL_LAG_MS);
   const outbox = await lagCheck(outboxLag, MAX_OUTBOX_LAG_MS);
   const checks = { database, dataDir: dataDirCheck, migrations: migrationsCheck, journal, outbox };

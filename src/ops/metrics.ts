@@ -80,19 +80,21 @@ export class RequestHistogram {
 
   /** The histogram as a registrable metric named `name`. */
   histogram(name: string, help: string) {
-    return this.metric(name, help, 'histogram', () => [...this.series.values()].flatMap((series) => {
-      let cumulative = 0;
-      const values: MetricValue[] = this.bounds.map((le, i) => {
-        cumulative += series.buckets[i];
-        return { labels: { le, ...series.labels }, value: cumulative, metricName: `${name}_bucket` };
-      });
-      values.push(
-        { labels: { le: '+Inf', ...series.labels }, value: series.count, metricName: `${name}_bucket` },
-        { labels: series.labels, value: series.sum, metricName: `${name}_sum` },
-        { labels: series.labels, value: series.count, metricName: `${name}_count` },
-      );
-      return values;
-    }));
+    return this.metric(name, help, 'histogram', () =>
+      [...this.series.values()].flatMap((series) => {
+        let cumulative = 0;
+        const values: MetricValue[] = this.bounds.map((le, i) => {
+          cumulative += series.buckets[i];
+          return { labels: { le, ...series.labels }, value: cumulative, metricName: `${name}_bucket` };
+        });
+        values.push(
+          { labels: { le: '+Inf', ...series.labels }, value: series.count, metricName: `${name}_bucket` },
+          { labels: series.labels, value: series.sum, metricName: `${name}_sum` },
+          { labels: series.labels, value: series.count, metricName: `${name}_count` },
+        );
+        return values;
+      }),
+    );
   }
 
   /** The request count of every series as a registrable counter named `name`. */
@@ -103,7 +105,10 @@ export class RequestHistogram {
   /** A registry takes any object with a name and `get()` (its typings list only its own classes). */
   private metric(name: string, help: string, type: 'histogram' | 'counter', values: () => MetricValue[]): client.Metric {
     const metric = {
-      name, help, type, aggregator: 'sum',
+      name,
+      help,
+      type,
+      aggregator: 'sum',
       get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
       reset: () => this.series.clear(),
     };
@@ -114,7 +119,8 @@ export class RequestHistogram {
 /** The git subcommand of an argument list: the first argument that is neither an option nor the value of `-c`/`-C`. */
 function subcommand(args: readonly string[]): string {
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === '-c' || args[i] === '-C') i++; // the option's value is no subcommand
+    if (args[i] === '-c' || args[i] === '-C')
+      i++; // the option's value is no subcommand
     else if (!args[i].startsWith('-')) return args[i];
   }
   return 'unknown';
@@ -147,56 +153,97 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
   registry.registerMetric(requests.histogram('gitloom_http_request_duration_seconds', 'HTTP request latency by method, route pattern and status'));
   registry.registerMetric(requests.counter('gitloom_http_requests_total', 'HTTP requests by method, route pattern and status'));
   const gitCommands = new client.Counter({
-    name: 'gitloom_git_commands_total', help: 'git processes run, by subcommand and outcome', labelNames: ['command', 'outcome'], registers: [registry],
+    name: 'gitloom_git_commands_total',
+    help: 'git processes run, by subcommand and outcome',
+    labelNames: ['command', 'outcome'],
+    registers: [registry],
   });
   const gitDuration = new client.Histogram({
-    name: 'gitloom_git_command_duration_seconds', help: 'Duration of git processes by subcommand', labelNames: ['command'], buckets: SECONDS, registers: [registry],
+    name: 'gitloom_git_command_duration_seconds',
+    help: 'Duration of git processes by subcommand',
+    labelNames: ['command'],
+    buckets: SECONDS,
+    registers: [registry],
   });
   const gitBytes = new client.Counter({
-    name: 'gitloom_git_transfer_bytes_total', help: 'Bytes moved by git smart HTTP: push (received) and fetch (sent, clones included)',
-    labelNames: ['direction'], registers: [registry],
+    name: 'gitloom_git_transfer_bytes_total',
+    help: 'Bytes moved by git smart HTTP: push (received) and fetch (sent, clones included)',
+    labelNames: ['direction'],
+    registers: [registry],
   });
   const outboxAttempts = new client.Counter({
-    name: 'gitloom_outbox_attempts_total', help: 'Webhook and mail send attempts by kind and outcome', labelNames: ['kind', 'outcome'], registers: [registry],
+    name: 'gitloom_outbox_attempts_total',
+    help: 'Webhook and mail send attempts by kind and outcome',
+    labelNames: ['kind', 'outcome'],
+    registers: [registry],
   });
   const outboxDuration = new client.Histogram({
-    name: 'gitloom_outbox_attempt_duration_seconds', help: 'Duration of outbox send attempts', labelNames: ['kind'], buckets: SECONDS, registers: [registry],
+    name: 'gitloom_outbox_attempt_duration_seconds',
+    help: 'Duration of outbox send attempts',
+    labelNames: ['kind'],
+    buckets: SECONDS,
+    registers: [registry],
   });
   new client.Gauge({
-    name: 'gitloom_journal_lag_seconds', help: 'Age of the oldest ref change (push, merge, API edit) whose reactions have not run', registers: [registry],
+    name: 'gitloom_journal_lag_seconds',
+    help: 'Age of the oldest ref change (push, merge, API edit) whose reactions have not run',
+    registers: [registry],
     collect: fromDatabase(async function (this: client.Gauge) {
       this.set((await journalLag(db, Date.now())) / 1000);
     }),
   });
   new client.Gauge({
-    name: 'gitloom_outbox_lag_seconds', help: 'Age of the oldest outbox event or due message not yet handled', registers: [registry],
+    name: 'gitloom_outbox_lag_seconds',
+    help: 'Age of the oldest outbox event or due message not yet handled',
+    registers: [registry],
     collect: fromDatabase(async function (this: client.Gauge) {
       this.set((await outboxLag(db, Date.now())) / 1000);
     }),
   });
   new client.Gauge({
-    name: 'gitloom_outbox_pending_messages', help: 'Webhook deliveries and mails waiting to be sent (due or backing off)', registers: [registry],
+    name: 'gitloom_outbox_pending_messages',
+    help: 'Webhook deliveries and mails waiting to be sent (due or backing off)',
+    registers: [registry],
     collect: fromDatabase(async function (this: client.Gauge) {
-      const row = await db.selectFrom('outboxMessages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'PENDING').executeTakeFirst();
+      const row = await db
+        .selectFrom('outboxMessages')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', '=', 'PENDING')
+        .executeTakeFirst();
       this.set(Number(row?.n ?? 0));
     }),
   });
   new client.Gauge({
-    name: 'gitloom_builds', help: 'Unfinished builds by status (WAITING, PENDING = queued, RUNNING)', labelNames: ['status'], registers: [registry],
+    name: 'gitloom_builds',
+    help: 'Unfinished builds by status (WAITING, PENDING = queued, RUNNING)',
+    labelNames: ['status'],
+    registers: [registry],
     collect: fromDatabase(async function (this: client.Gauge) {
-      const rows = await db.selectFrom('builds').select(['status', (eb) => eb.fn.countAll().as('n')])
-        .where('status', 'in', ['WAITING', 'PENDING', 'RUNNING']).groupBy('status').execute();
+      const rows = await db
+        .selectFrom('builds')
+        .select(['status', (eb) => eb.fn.countAll().as('n')])
+        .where('status', 'in', ['WAITING', 'PENDING', 'RUNNING'])
+        .groupBy('status')
+        .execute();
       for (const status of ['WAITING', 'PENDING', 'RUNNING']) this.set({ status }, Number(rows.find((r) => r.status === status)?.n ?? 0));
     }),
   });
   // Job durations: builds finished since the previous scrape are observed into the histogram.
   let watermark = Date.now();
   const jobDuration = new client.Histogram({
-    name: 'gitloom_build_duration_seconds', help: 'Job durations (running to finished) of builds finished while this process ran, by status',
-    labelNames: ['status'], buckets: JOB_SECONDS, registers: [registry],
+    name: 'gitloom_build_duration_seconds',
+    help: 'Job durations (running to finished) of builds finished while this process ran, by status',
+    labelNames: ['status'],
+    buckets: JOB_SECONDS,
+    registers: [registry],
     collect: fromDatabase(async () => {
-      const rows = await db.selectFrom('builds').select(['status', 'runningDate', 'finishDate'])
-        .where('finishDate', '>', watermark).where('runningDate', 'is not', null).orderBy('finishDate').execute();
+      const rows = await db
+        .selectFrom('builds')
+        .select(['status', 'runningDate', 'finishDate'])
+        .where('finishDate', '>', watermark)
+        .where('runningDate', 'is not', null)
+        .orderBy('finishDate')
+        .execute();
       for (const row of rows) {
         jobDuration.observe({ status: row.status }, (row.finishDate! - row.runningDate!) / 1000);
         watermark = Math.max(watermark, row.finishDate!);
@@ -204,13 +251,18 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     }),
   });
   new client.Gauge({
-    name: 'gitloom_database_up', help: 'Whether the database answered the last statement (0 during an outage)', registers: [registry],
+    name: 'gitloom_database_up',
+    help: 'Whether the database answered the last statement (0 during an outage)',
+    registers: [registry],
     collect() {
       this.set(availability.downSince === null ? 1 : 0);
     },
   });
   new client.Gauge({
-    name: 'gitloom_db_pool_connections', help: 'Database pool connections by state (total, idle, waiting requests)', labelNames: ['state'], registers: [registry],
+    name: 'gitloom_db_pool_connections',
+    help: 'Database pool connections by state (total, idle, waiting requests)',
+    labelNames: ['state'],
+    registers: [registry],
     collect() {
       const stats = poolStats();
       this.set({ state: 'total' }, stats.total);

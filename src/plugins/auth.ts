@@ -57,27 +57,30 @@ export async function resolveActor(services: Services, request: FastifyRequest):
  * decorates `request.actor` and `request.ctx` (see {@link resolveActor}). Routes that check
  * credentials of their own (health, metrics) live outside that scope.
  */
-export const authPlugin = fp(async (app: FastifyInstance, { services }: { services: Services }) => {
-  app.decorateRequest('actor', null as unknown as Actor);
-  app.decorateRequest('ctx', null as unknown as Context);
-  const decorate = (request: FastifyRequest, actor: Actor) => {
-    request.actor = actor;
-    request.ctx = createContext(services, actor, { readOnly: request.method === 'GET' || request.method === 'HEAD' });
-  };
-  // a callback hook: a cached Bearer token (the common API call) costs no promise and no query
-  app.addHook('onRequest', (request, _reply, done) => {
-    const header = credentialsHeader(request);
-    const cached = header && /^bearer /i.test(header) ? cachedBearerActor(services.db, header.slice(7).trim(), Date.now()) : undefined;
-    if (cached) {
-      decorate(request, cached);
-      return done();
-    }
-    resolveActor(services, request).then((actor) => {
-      decorate(request, actor);
-      done();
-    }, done);
-  });
-}, { name: 'auth', dependencies: ['errors'] });
+export const authPlugin = fp(
+  async (app: FastifyInstance, { services }: { services: Services }) => {
+    app.decorateRequest('actor', null as unknown as Actor);
+    app.decorateRequest('ctx', null as unknown as Context);
+    const decorate = (request: FastifyRequest, actor: Actor) => {
+      request.actor = actor;
+      request.ctx = createContext(services, actor, { readOnly: request.method === 'GET' || request.method === 'HEAD' });
+    };
+    // a callback hook: a cached Bearer token (the common API call) costs no promise and no query
+    app.addHook('onRequest', (request, _reply, done) => {
+      const header = credentialsHeader(request);
+      const cached = header && /^bearer /i.test(header) ? cachedBearerActor(services.db, header.slice(7).trim(), Date.now()) : undefined;
+      if (cached) {
+        decorate(request, cached);
+        return done();
+      }
+      resolveActor(services, request).then((actor) => {
+        decorate(request, actor);
+        done();
+      }, done);
+    });
+  },
+  { name: 'auth', dependencies: ['errors'] },
+);
 
 /**
  * The API's anonymous check (docs/compatibility.md#platform-authentication): an anonymous POST/DELETE is 401; an

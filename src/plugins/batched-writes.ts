@@ -22,23 +22,26 @@ interface Pending {
  * Streams are deferred the same way (their first bytes only); order per connection is Node's.
  * A write that throws is logged and its connection closed; the turn's other writes go on.
  */
-export const batchedWritesPlugin = fp(async (app: FastifyInstance) => {
-  let pending: Pending[] = [];
-  const flush = () => {
-    const batch = pending;
-    pending = [];
-    for (const { request, reply, payload, done } of batch) {
-      try {
-        done(null, payload);
-      } catch (error) {
-        // one failed write must not strand the others of its turn; its client sees the
-        // connection close instead of waiting for ever
-        request.log.error({ err: error }, 'response write failed');
-        reply.raw.destroy();
+export const batchedWritesPlugin = fp(
+  async (app: FastifyInstance) => {
+    let pending: Pending[] = [];
+    const flush = () => {
+      const batch = pending;
+      pending = [];
+      for (const { request, reply, payload, done } of batch) {
+        try {
+          done(null, payload);
+        } catch (error) {
+          // one failed write must not strand the others of its turn; its client sees the
+          // connection close instead of waiting for ever
+          request.log.error({ err: error }, 'response write failed');
+          reply.raw.destroy();
+        }
       }
-    }
-  };
-  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
-    if (pending.push({ request, reply, payload, done }) === 1) setImmediate(flush);
-  });
-}, { name: 'batched-writes' });
+    };
+    app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
+      if (pending.push({ request, reply, payload, done }) === 1) setImmediate(flush);
+    });
+  },
+  { name: 'batched-writes' },
+);

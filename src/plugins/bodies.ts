@@ -43,27 +43,30 @@ export function checkJsonValue(value: unknown, depth = 0): void {
  * true }` receive the raw text of any content type (NUL bytes refused). Other media types reach
  * JSON routes as strings and fail their schema with a 400.
  */
-export const bodiesPlugin = fp(async (app: FastifyInstance) => {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (request.routeOptions.config.textBody) return done(text.includes('\0') ? nulByte('The body') : null, text);
-    return parseJson(request, text, (error, value) => {
-      if (error) return done(error);
-      try {
-        checkJsonValue(value);
-      } catch (invalid) {
-        return done(invalid as BadRequest);
-      }
-      return done(null, value);
+export const bodiesPlugin = fp(
+  async (app: FastifyInstance) => {
+    const parseJson = app.getDefaultJsonParser('error', 'error');
+    app.removeContentTypeParser(['application/json', 'text/plain']);
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (request.routeOptions.config.textBody) return done(text.includes('\0') ? nulByte('The body') : null, text);
+      return parseJson(request, text, (error, value) => {
+        if (error) return done(error);
+        try {
+          checkJsonValue(value);
+        } catch (invalid) {
+          return done(invalid as BadRequest);
+        }
+        return done(null, value);
+      });
     });
-  });
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    return done(text.includes('\0') ? nulByte('The body') : null, text);
-  });
-}, { name: 'bodies' });
+    app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      return done(text.includes('\0') ? nulByte('The body') : null, text);
+    });
+  },
+  { name: 'bodies' },
+);
 
 /**
  * The value of a text body: raw text, or the decoded string when the body is a valid JSON

@@ -35,8 +35,13 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
  * a browser.
  */
 export function isBrowserRequest(request: FastifyRequest): boolean {
-  if (header(request, 'sec-fetch-site') !== undefined || header(request, 'sec-fetch-dest') !== undefined
-    || header(request, 'sec-fetch-user') !== undefined || header(request, 'origin') !== undefined) return true;
+  if (
+    header(request, 'sec-fetch-site') !== undefined ||
+    header(request, 'sec-fetch-dest') !== undefined ||
+    header(request, 'sec-fetch-user') !== undefined ||
+    header(request, 'origin') !== undefined
+  )
+    return true;
   const mode = header(request, 'sec-fetch-mode');
   return mode !== undefined && mode.trim().toLowerCase() !== 'cors';
 }

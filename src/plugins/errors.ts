@@ -64,10 +64,21 @@ export function sendRetryAfter(reply: FastifyReply, error: GitloomError): void {
 }
 
 const TITLES: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 413: 'Payload Too Large', 414: 'URI Too Long',
-  415: 'Unsupported Media Type', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 interface AjvError {
@@ -100,9 +111,12 @@ function validationDetail(errors: AjvError[], context: string | undefined): stri
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const detail = status === 431 ? 'Request header fields (or the request line) too large'
-    : status === 408 ? 'The request was not received in time'
-      : 'Malformed HTTP request';
+  const detail =
+    status === 431
+      ? 'Request header fields (or the request line) too large'
+      : status === 408
+        ? 'The request was not received in time'
+        : 'Malformed HTTP request';
   this.log.debug({ err: error }, 'client error');
   // a response already under way cannot be replaced: only close the connection
   const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -111,8 +125,10 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
     return;
   }
   const body = JSON.stringify(problem(status, detail));
-  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 /**
@@ -132,28 +148,31 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
  * become 4xx; everything else is logged and answered with a fixed 500 text (a bug to fix,
  * never caused by input by design).
  */
-export const errorsPlugin = fp(async (app: FastifyInstance) => {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof GitloomError) {
-      sendRetryAfter(reply, error);
-      return sendProblem(reply, error.status, error.title, error.message, error.code);
-    }
-    if (error.validation) {
-      const detail = validationDetail(error.validation as AjvError[], error.validationContext);
-      // a path id that is not even a number names nothing (docs/compatibility.md#platform-errors)
-      if (error.validationContext === 'params') return sendProblem(reply, 404, 'Not Found', detail);
-      return sendProblem(reply, 400, 'Bad Request', detail, 'GITLOOM_ERR_VALIDATION');
-    }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      const malformed = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError;
-      const detail = malformed ? `Malformed JSON: ${error.message}` : error.message;
-      return sendProblem(reply, status, TITLES[status] ?? 'Bad Request', detail, malformed ? 'GITLOOM_ERR_MALFORMED_JSON' : undefined);
-    }
-    request.log.error({ err: error }, 'unexpected error');
-    return sendProblem(reply, 500, 'Internal Server Error', 'Internal server error', 'GITLOOM_ERR_INTERNAL');
-  });
-}, { name: 'errors' });
+export const errorsPlugin = fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error instanceof GitloomError) {
+        sendRetryAfter(reply, error);
+        return sendProblem(reply, error.status, error.title, error.message, error.code);
+      }
+      if (error.validation) {
+        const detail = validationDetail(error.validation as AjvError[], error.validationContext);
+        // a path id that is not even a number names nothing (docs/compatibility.md#platform-errors)
+        if (error.validationContext === 'params') return sendProblem(reply, 404, 'Not Found', detail);
+        return sendProblem(reply, 400, 'Bad Request', detail, 'GITLOOM_ERR_VALIDATION');
+      }
+      const status = error.statusCode ?? 500;
+      if (status >= 400 && status < 500) {
+        const malformed = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError;
+        const detail = malformed ? `Malformed JSON: ${error.message}` : error.message;
+        return sendProblem(reply, status, TITLES[status] ?? 'Bad Request', detail, malformed ? 'GITLOOM_ERR_MALFORMED_JSON' : undefined);
+      }
+      request.log.error({ err: error }, 'unexpected error');
+      return sendProblem(reply, 500, 'Internal Server Error', 'Internal server error', 'GITLOOM_ERR_INTERNAL');
+    });
+  },
+  { name: 'errors' },
+);
 
 /**
  * The answer to a path no route takes: 404 problem+json `GITLOOM_ERR_NO_ROUTE`. Set as the

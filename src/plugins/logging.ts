@@ -22,17 +22,20 @@ export function redactUrl(url: string): string {
   const withoutUserInfo = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@?#]*@/i, '$1');
   const mark = withoutUserInfo.indexOf('?');
   if (mark < 0) return withoutUserInfo;
-  const query = withoutUserInfo.slice(mark + 1).split('&').map((pair) => {
-    const equals = pair.indexOf('=');
-    const rawName = equals < 0 ? pair : pair.slice(0, equals);
-    let name = rawName;
-    try {
-      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-    } catch {
-      // a malformed escape: judge the name as sent
-    }
-    return equals >= 0 && CREDENTIAL_PARAMS.test(name) ? `${rawName}=${REDACTED}` : pair;
-  });
+  const query = withoutUserInfo
+    .slice(mark + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const rawName = equals < 0 ? pair : pair.slice(0, equals);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        // a malformed escape: judge the name as sent
+      }
+      return equals >= 0 && CREDENTIAL_PARAMS.test(name) ? `${rawName}=${REDACTED}` : pair;
+    });
   return `${withoutUserInfo.slice(0, mark)}?${query.join('&')}`;
 }
 
@@ -63,7 +66,6 @@ export function loggerOptions(level: string, destination?: LogDestination): obje
     },
   };
 }
-
 
 /** A successful read slower than this (ms) is still logged at info. */
 export const SLOW_REQUEST_MS = 1000;
@@ -118,7 +120,11 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 class LazyChildLogger {
   private made: Logger | undefined;
 
-  constructor(private readonly parent: Logger, private readonly bindings: Bindings, private readonly options: ChildLoggerOptions) {}
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
 
   /** The child logger, made now if not yet. */
   get logger(): Logger {

@@ -58,17 +58,20 @@ export function requestMetrics(metrics: Metrics): (request: FastifyRequest, repl
  * `GET /~health/ready` (200 or 503 with each check), `GET /~metrics` (Prometheus text;
  * administrators or `Authorization: Bearer $GITLOOM_METRICS_TOKEN`).
  */
-export const opsPlugin = fp(async (app: FastifyInstance, { services, metrics }: { services: Services; metrics: Metrics }) => {
-  const hide = { hide: true };
-  app.get('/~health/live', { schema: hide }, async () => ({ status: 'UP' }));
-  app.get('/~health/ready', { schema: hide }, async (_request, reply) => {
-    const report = await readiness(services.db, services.config.dataDir);
-    reply.code(report.ready ? 200 : 503);
-    return { status: report.ready ? 'UP' : 'DOWN', checks: report.checks };
-  });
-  app.get('/~metrics', { schema: hide }, async (request, reply) => {
-    await requireMetricsAccess(services, request);
-    reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
-}, { name: 'ops', dependencies: ['errors'] });
+export const opsPlugin = fp(
+  async (app: FastifyInstance, { services, metrics }: { services: Services; metrics: Metrics }) => {
+    const hide = { hide: true };
+    app.get('/~health/live', { schema: hide }, async () => ({ status: 'UP' }));
+    app.get('/~health/ready', { schema: hide }, async (_request, reply) => {
+      const report = await readiness(services.db, services.config.dataDir);
+      reply.code(report.ready ? 200 : 503);
+      return { status: report.ready ? 'UP' : 'DOWN', checks: report.checks };
+    });
+    app.get('/~metrics', { schema: hide }, async (request, reply) => {
+      await requireMetricsAccess(services, request);
+      reply.type(metrics.registry.contentType);
+      return metrics.registry.metrics();
+    });
+  },
+  { name: 'ops', dependencies: ['errors'] },
+);

@@ -7,7 +7,8 @@
 import contentDisposition from 'content-disposition';
 
 /** Types a browser would run as active content of our origin (documents, scripts, styles). */
-const ACTIVE = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[a-z]+\/[-.\w]+\+xml|text\/javascript|application\/(x-)?javascript|text\/css|application\/wasm|text\/xsl|application\/xslt\+xml)$/;
+const ACTIVE =
+  /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[a-z]+\/[-.\w]+\+xml|text\/javascript|application\/(x-)?javascript|text\/css|application\/wasm|text\/xsl|application\/xslt\+xml)$/;
 /** Passive types a browser shows without running anything. */
 const PASSIVE = /^(image\/(png|jpeg|gif|webp|avif|bmp|x-icon|vnd\.microsoft\.icon)|audio\/[-.\w]+|video\/[-.\w]+|application\/json)$/;
 

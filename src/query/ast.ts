@@ -105,14 +105,7 @@ export interface LinkMatchCriteria {
 
 /** Any criterion of any of the five languages. */
 export type Criteria =
-  | BinaryCriteria
-  | NotCriteria
-  | FieldCriteria
-  | OperatorCriteria
-  | FuzzyCriteria
-  | NumberCriteria
-  | FixedBetweenCriteria
-  | LinkMatchCriteria;
+  BinaryCriteria | NotCriteria | FieldCriteria | OperatorCriteria | FuzzyCriteria | NumberCriteria | FixedBetweenCriteria | LinkMatchCriteria;
 
 /** One `order by` item; the direction defaults to `asc`. */
 export interface QueryOrder {

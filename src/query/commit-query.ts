@@ -16,14 +16,14 @@ export type CommitValueCriterionType = 'before' | 'after' | 'author' | 'committe
 /** One criterion of a commit query; `column` is the 1-based position of its value (or keyword). */
 export type CommitCriterion =
   | {
-    readonly type: 'revision';
-    /** `since` (leave out its history), `until` (up to it) or null (include it). */
-    readonly scope: 'since' | 'until' | null;
-    readonly kind: CommitRevisionKind;
-    /** The branch, tag, commit or build reference; null for `default-branch`. */
-    readonly value: string | null;
-    readonly column: number;
-  }
+      readonly type: 'revision';
+      /** `since` (leave out its history), `until` (up to it) or null (include it). */
+      readonly scope: 'since' | 'until' | null;
+      readonly kind: CommitRevisionKind;
+      /** The branch, tag, commit or build reference; null for `default-branch`. */
+      readonly value: string | null;
+      readonly column: number;
+    }
   | { readonly type: 'authored-by-me' | 'committed-by-me'; readonly column: number }
   | { readonly type: CommitValueCriterionType; readonly value: string; readonly column: number };
 

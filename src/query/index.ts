@@ -25,16 +25,7 @@ export {
   type QueryLanguage,
 } from './languages.js';
 export { parseQuery, type ParseQueryOptions } from './parser.js';
-export {
-  LIKE_ESCAPE,
-  antPathMatcher,
-  antPathToLike,
-  containsToLike,
-  escapeLike,
-  wildcardMatcher,
-  wildcardToLike,
-  type TextMatcher,
-} from './wildcards.js';
+export { LIKE_ESCAPE, antPathMatcher, antPathToLike, containsToLike, escapeLike, wildcardMatcher, wildcardToLike, type TextMatcher } from './wildcards.js';
 export {
   MAX_MATCH_COST,
   MAX_PATTERN_LENGTH,

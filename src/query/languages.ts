@@ -67,27 +67,14 @@ const CONTAINS = ['contains'];
 const SINCE_UNTIL = ['is since', 'is until'];
 const COMPARE = ['is', 'is greater than', 'is less than'];
 
-function fields(
-  operators: readonly string[],
-  names: readonly string[],
-  value: FieldValueType = 'text',
-): FieldDefinition[] {
+function fields(operators: readonly string[], names: readonly string[], value: FieldValueType = 'text'): FieldDefinition[] {
   return names.map((name) => ({ name, operators, value }));
 }
 
 /** docs/compatibility.md#projects-query-language (ProjectQuery). */
 export const PROJECT_QUERY: LanguageDefinition = {
   name: 'projects',
-  bareOperators: [
-    'roots',
-    'leafs',
-    'fork roots',
-    'owned by me',
-    'owned by none',
-    'has outdated replicas',
-    'without enough replicas',
-    'missing storage',
-  ],
+  bareOperators: ['roots', 'leafs', 'fork roots', 'owned by me', 'owned by none', 'has outdated replicas', 'without enough replicas', 'missing storage'],
   valueOperators: ['owned by', 'children of', 'forks of'],
   unaryFieldOperators: [],
   fields: [
@@ -139,30 +126,12 @@ export const PULL_REQUEST_QUERY: LanguageDefinition = {
   unaryFieldOperators: [],
   fields: [
     ...fields(COMPARE, ['Number']),
-    ...fields(IS, [
-      'Status',
-      'Target Project',
-      'Source Project',
-      'Target Branch',
-      'Source Branch',
-      'Label',
-      'Merge Strategy',
-    ]),
+    ...fields(IS, ['Status', 'Target Project', 'Source Project', 'Target Branch', 'Source Branch', 'Label', 'Merge Strategy']),
     ...fields(CONTAINS, ['Title', 'Description', 'Comment']),
     ...fields(COMPARE, ['Comment Count'], 'integer'),
     ...fields(SINCE_UNTIL, ['Submit Date', 'Last Activity Date', 'Close Date'], 'date'),
   ],
-  sortFields: [
-    'Submit Date',
-    'Last Activity Date',
-    'Number',
-    'Status',
-    'Target Project',
-    'Source Project',
-    'Target Branch',
-    'Source Branch',
-    'Comment Count',
-  ],
+  sortFields: ['Submit Date', 'Last Activity Date', 'Number', 'Status', 'Target Project', 'Source Project', 'Target Branch', 'Source Branch', 'Comment Count'],
   numberCriteria: true,
   fixedBetween: [],
   linkMatching: false,
@@ -175,27 +144,8 @@ export const PULL_REQUEST_QUERY: LanguageDefinition = {
  */
 export const BUILD_QUERY: LanguageDefinition = {
   name: 'builds',
-  bareOperators: [
-    'successful',
-    'failed',
-    'cancelled',
-    'timed out',
-    'waiting',
-    'pending',
-    'running',
-    'finished',
-    'submitted by me',
-    'cancelled by me',
-  ],
-  valueOperators: [
-    'submitted by',
-    'cancelled by',
-    'fixed issue',
-    'depends on',
-    'dependencies of',
-    'in pipeline of',
-    'ran on',
-  ],
+  bareOperators: ['successful', 'failed', 'cancelled', 'timed out', 'waiting', 'pending', 'running', 'finished', 'submitted by me', 'cancelled by me'],
+  valueOperators: ['submitted by', 'cancelled by', 'fixed issue', 'depends on', 'dependencies of', 'in pipeline of', 'ran on'],
   unaryFieldOperators: ['is empty'],
   fields: [
     ...fields(IS, ['Project', 'Job', 'Status', 'Commit', 'Label']),
@@ -203,17 +153,7 @@ export const BUILD_QUERY: LanguageDefinition = {
     ...fields(COMPARE, ['Number']),
     ...fields(SINCE_UNTIL, ['Submit Date', 'Pending Date', 'Running Date', 'Finish Date'], 'date'),
   ],
-  sortFields: [
-    'Job',
-    'Status',
-    'Number',
-    'Submit Date',
-    'Pending Date',
-    'Running Date',
-    'Finish Date',
-    'Project',
-    'Commit',
-  ],
+  sortFields: ['Job', 'Status', 'Number', 'Submit Date', 'Pending Date', 'Running Date', 'Finish Date', 'Project', 'Commit'],
   numberCriteria: true,
   fixedBetween: [],
   linkMatching: false,
@@ -228,15 +168,7 @@ export const BUILD_QUERY: LanguageDefinition = {
 export const ISSUE_QUERY: LanguageDefinition = {
   name: 'issues',
   bareOperators: ['confidential', 'submitted by me', 'commented by me', 'mentioned me'],
-  valueOperators: [
-    'submitted by',
-    'commented by',
-    'mentioned',
-    'fixed in commit',
-    'fixed in build',
-    'fixed in pull request',
-    'has any',
-  ],
+  valueOperators: ['submitted by', 'commented by', 'mentioned', 'fixed in commit', 'fixed in build', 'fixed in pull request', 'has any'],
   unaryFieldOperators: ['is empty', 'is me'],
   fields: [
     ...fields(IS, ['Project']),
@@ -247,29 +179,12 @@ export const ISSUE_QUERY: LanguageDefinition = {
     ...fields(COMPARE, ['Vote Count', 'Comment Count'], 'integer'),
     ...fields(['is', 'is empty'], ['Milestone']),
   ],
-  sortFields: [
-    'Vote Count',
-    'Comment Count',
-    'Number',
-    'State',
-    'Submit Date',
-    'Project',
-    'Last Activity Date',
-  ],
+  sortFields: ['Vote Count', 'Comment Count', 'Number', 'State', 'Submit Date', 'Project', 'Last Activity Date'],
   numberCriteria: true,
   fixedBetween: ['build', 'branch', 'tag', 'commit'],
   linkMatching: true,
   extraFields: {
-    operators: [
-      'is',
-      'contains',
-      'is since',
-      'is until',
-      'is greater than',
-      'is less than',
-      'is me',
-      'is empty',
-    ],
+    operators: ['is', 'contains', 'is since', 'is until', 'is greater than', 'is less than', 'is me', 'is empty'],
     sortable: true,
   },
 };
@@ -326,11 +241,7 @@ export const JOB_MATCH: LanguageDefinition = {
 export const BUILD_CONDITION: LanguageDefinition = {
   name: 'buildCondition',
   noun: 'condition',
-  bareOperators: [
-    'always',
-    'never',
-    ...['successful', 'failed', 'cancelled', 'timed out'].flatMap((status) => [status, `previous is ${status}`]),
-  ],
+  bareOperators: ['always', 'never', ...['successful', 'failed', 'cancelled', 'timed out'].flatMap((status) => [status, `previous is ${status}`])],
   valueOperators: ['on branch'],
   unaryFieldOperators: ['is empty'],
   fields: fields(CONTAINS, ['Log']),

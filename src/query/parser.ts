@@ -78,11 +78,7 @@ function isGrammarError(error: unknown): error is GrammarSyntaxError {
  *   `order by` is refused as `Unexpected 'order' at column N`; likewise fuzzy and number
  *   criteria where the language has none.
  */
-export function parseQuery(
-  language: QueryLanguage | LanguageDefinition,
-  text: string,
-  options: ParseQueryOptions = {},
-): ParsedQuery {
+export function parseQuery(language: QueryLanguage | LanguageDefinition, text: string, options: ParseQueryOptions = {}): ParsedQuery {
   const definition = typeof language === 'string' ? QUERY_LANGUAGES[language] : language;
   const compiledLanguage = compiled(definition, options.extraFields ?? []);
   const noun = definition.noun ?? 'query';

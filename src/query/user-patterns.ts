@@ -54,7 +54,10 @@ export class UserPatternError extends BadRequest {
    * @param reason the predicate without a subject, e.g. `is longer than 1000 characters`; the
    *   message is `Pattern <reason>` (`Text <reason>` for `text-too-long`).
    */
-  constructor(readonly problem: UserPatternProblem, readonly reason: string) {
+  constructor(
+    readonly problem: UserPatternProblem,
+    readonly reason: string,
+  ) {
     super(`${problem === 'text-too-long' ? 'Text' : 'Pattern'} ${reason}`, { code: 'GITLOOM_ERR_PATTERN' });
   }
 }

@@ -59,10 +59,7 @@ export interface CompiledLanguage {
  *
  * @throws TypeError when a name is given but the language has no extra-field policy.
  */
-export function compileLanguage(
-  definition: LanguageDefinition,
-  extraFields: readonly (string | FieldDefinition)[] = [],
-): CompiledLanguage {
+export function compileLanguage(definition: LanguageDefinition, extraFields: readonly (string | FieldDefinition)[] = []): CompiledLanguage {
   const fields = new Map<string, FieldDefinition>();
   const sortFields = new Map<string, string>();
   for (const name of definition.sortFields) sortFields.set(name.toLowerCase(), name);
@@ -243,8 +240,8 @@ class Validator {
 
   private field(raw: Extract<RawCriteria, { type: 'field' }>): Criteria {
     const policy = this.language.definition.extraFields;
-    const field = this.language.fields.get(raw.field.text.toLowerCase())
-      ?? (policy?.anyName === true ? { name: raw.field.text, operators: policy.operators } : undefined);
+    const field =
+      this.language.fields.get(raw.field.text.toLowerCase()) ?? (policy?.anyName === true ? { name: raw.field.text, operators: policy.operators } : undefined);
     const column = raw.offset + 1;
     if (field === undefined) {
       throw new QuerySyntaxError(`Field not found: ${raw.field.text}`, column);

@@ -32,11 +32,7 @@ export function escapeLike(text: string): string {
 }
 
 function starsToLike(value: string): string {
-  return value
-    .toLowerCase()
-    .split('*')
-    .map(escapeLike)
-    .join('%');
+  return value.toLowerCase().split('*').map(escapeLike).join('%');
 }
 
 /**
@@ -180,8 +176,7 @@ export function antPathMatcher(pattern: string, options: { ignoreCase?: boolean 
       const text = ignoreCase ? fold(path) : path;
       const starts = [0];
       for (let i = 0; i < text.length; i++) if (text[i] === '/') starts.push(i + 1);
-      const segmentMatches = (p: number, s: number) =>
-        globMatch(segments[p]!, text, starts[s], s + 1 < starts.length ? starts[s + 1] - 1 : text.length, true);
+      const segmentMatches = (p: number, s: number) => globMatch(segments[p]!, text, starts[s], s + 1 < starts.length ? starts[s + 1] - 1 : text.length, true);
       return antMatch(segments, starts.length, segmentMatches);
     },
   };

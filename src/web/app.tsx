@@ -100,7 +100,12 @@ const webPageStrategy: Strategy = {
   name: 'webPage',
   storage() {
     const handlers = new Map<string, Stored>();
-    return { get: (v: string) => handlers.get(v) ?? null, set: (v: string, store: Stored) => { handlers.set(v, store); } };
+    return {
+      get: (v: string) => handlers.get(v) ?? null,
+      set: (v: string, store: Stored) => {
+        handlers.set(v, store);
+      },
+    };
   },
   deriveConstraint: (request) => (isPageUrl(request.url ?? '/') ? 'page' : undefined),
   mustMatchWhenDerived: false,
@@ -134,14 +139,16 @@ function pageContext(request: FastifyRequest, reply: FastifyReply, params: Recor
 const loginUrl = (request: FastifyRequest) => `/~login?${new URLSearchParams({ redirect: request.url })}`;
 
 function sendHtml(reply: FastifyReply, html: string): FastifyReply {
-  return reply
-    .type('text/html; charset=utf-8')
-    .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
-    .header('X-Content-Type-Options', 'nosniff')
-    .header('Referrer-Policy', 'same-origin')
-    .header('Cache-Control', 'no-store')
-    // encoded once here: a string body would be measured (Content-Length) and encoded in two passes
-    .send(Buffer.from(html));
+  return (
+    reply
+      .type('text/html; charset=utf-8')
+      .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Referrer-Policy', 'same-origin')
+      .header('Cache-Control', 'no-store')
+      // encoded once here: a string body would be measured (Content-Length) and encoded in two passes
+      .send(Buffer.from(html))
+  );
 }
 
 function sendResult(page: PageContext, result: PageResult): FastifyReply {
@@ -149,8 +156,11 @@ function sendResult(page: PageContext, result: PageResult): FastifyReply {
   if ('redirect' in result) return page.reply.redirect(safeRedirect(result.redirect), page.request.method === 'POST' ? 303 : 302);
   if ('raw' in result) {
     // safe defaults first: a handler may narrow them (a raw file's own CSP), never drop them
-    return page.reply.type(result.raw.type)
-      .header('X-Content-Type-Options', 'nosniff').header('Content-Security-Policy', 'sandbox').header('Cache-Control', 'no-store')
+    return page.reply
+      .type(result.raw.type)
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Content-Security-Policy', 'sandbox')
+      .header('Cache-Control', 'no-store')
       .headers(result.raw.headers ?? {})
       .send(result.raw.body);
   }
@@ -222,7 +232,9 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
   });
 
   // pages are not part of the REST API: none of them appears in its OpenAPI document
-  app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true }; });
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
 
   app.get('/~assets/*', async (request, reply) => {
     const asset = assetAt(request.url.split('?')[0]);

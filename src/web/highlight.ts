@@ -29,7 +29,11 @@ export function languageOf(fileName: string): string | null {
   const ext = base.includes('.') ? base.slice(base.lastIndexOf('.') + 1) : base;
   const language = hljs().getLanguage(ext.toLowerCase()) ?? hljs().getLanguage(base.toLowerCase());
   if (!language) return null;
-  return hljs().listLanguages().find((name) => hljs().getLanguage(name) === language) ?? null;
+  return (
+    hljs()
+      .listLanguages()
+      .find((name) => hljs().getLanguage(name) === language) ?? null
+  );
 }
 
 /**
@@ -45,9 +49,7 @@ export function highlightFile(blobHash: string, fileName: string, text: string):
   const key = `${blobHash}:${language ?? ''}`;
   let html = cache.get(key);
   if (html === undefined) {
-    html = language && text.length <= MAX_HIGHLIGHT
-      ? hljs().highlight(text, { language, ignoreIllegals: true }).value
-      : escapeHtml(text);
+    html = language && text.length <= MAX_HIGHLIGHT ? hljs().highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
     cache.set(key, html);
   }
   return html;

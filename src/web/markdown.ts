@@ -61,10 +61,10 @@ function linkReferences(html: string, context: MarkdownContext): string {
   const referenced = parts.join('');
   return referenced.includes('@')
     ? referenced.replace(MENTION, (whole: string, name: string) => {
-      const login = withoutTrailingDots(name);
-      const at = whole.indexOf('@');
-      return `${whole.slice(0, at)}<span class="mention">@${login}</span>${name.slice(login.length)}`;
-    })
+        const login = withoutTrailingDots(name);
+        const at = whole.indexOf('@');
+        return `${whole.slice(0, at)}<span class="mention">@${login}</span>${name.slice(login.length)}`;
+      })
     : referenced;
 }
 
@@ -89,21 +89,24 @@ function markLinkableText(tokens: Token[], context: MarkdownContext): void {
     }
     if (token.type === 'link' || token.type === 'image') {
       (token.tokens ?? []).forEach((child) => skipped.add(child));
-      if (context.base && !NOT_RELATIVE.test(token.href)) token.href = resolveAgainst(token.href, token.type === 'link' ? context.base.files : context.base.raw);
-    }
-    else if (token.type === 'text' && !(token as Tokens.Text).tokens && !(token as Tokens.Text).escaped) (token as LinkableText).linkIn = context;
+      if (context.base && !NOT_RELATIVE.test(token.href))
+        token.href = resolveAgainst(token.href, token.type === 'link' ? context.base.files : context.base.raw);
+    } else if (token.type === 'text' && !(token as Tokens.Text).tokens && !(token as Tokens.Text).escaped) (token as LinkableText).linkIn = context;
   });
 }
 
-const marked = new Marked({ gfm: true, breaks: false, async: false }, {
-  renderer: {
-    text(token) {
-      const { linkIn } = token as LinkableText;
-      if (!linkIn || token.type !== 'text') return false;
-      return linkReferences(escapeHtml(token.text), linkIn);
+const marked = new Marked(
+  { gfm: true, breaks: false, async: false },
+  {
+    renderer: {
+      text(token) {
+        const { linkIn } = token as LinkableText;
+        if (!linkIn || token.type !== 'text') return false;
+        return linkReferences(escapeHtml(token.text), linkIn);
+      },
     },
   },
-});
+);
 
 const require = createRequire(import.meta.url);
 let sanitizer: ((html: string) => string) | undefined;
@@ -119,9 +122,7 @@ function sanitize(html: string): string {
 
 function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) => string {
   const options: SanitizeHtml.IOptions = {
-    allowedTags: [
-      ...sanitizeHtml.defaults.allowedTags, 'img', 'del', 'ins', 'sup', 'sub', 'details', 'summary', 'input',
-    ],
+    allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 'ins', 'sup', 'sub', 'details', 'summary', 'input'],
     allowedAttributes: {
       a: ['href', 'title', 'name', 'rel'],
       img: ['src', 'alt', 'title', 'width', 'height'],
@@ -138,7 +139,8 @@ function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) =
       a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noopener' }),
       // a task list item's checkbox: read-only, named by its state for screen readers
       input: (tagName, attribs) => ({
-        tagName, attribs: attribs.type === 'checkbox' ? { ...attribs, disabled: '', 'aria-label': 'checked' in attribs ? 'Done' : 'Not done' } : {},
+        tagName,
+        attribs: attribs.type === 'checkbox' ? { ...attribs, disabled: '', 'aria-label': 'checked' in attribs ? 'Done' : 'Not done' } : {},
       }),
     },
   };
@@ -170,8 +172,15 @@ function renderTokens(text: string, context: MarkdownContext): string {
  * @returns HTML with only allow-listed tags, attributes and URL schemes.
  */
 export function renderMarkdown(text: string, context: MarkdownContext = { projectPath: null }): string {
-  const key = createHash('sha256').update(context.projectPath ?? '').update('\0').update(context.base?.files ?? '').update('\0')
-    .update(context.base?.raw ?? '').update('\0').update(text).digest('base64');
+  const key = createHash('sha256')
+    .update(context.projectPath ?? '')
+    .update('\0')
+    .update(context.base?.files ?? '')
+    .update('\0')
+    .update(context.base?.raw ?? '')
+    .update('\0')
+    .update(text)
+    .digest('base64');
   let html = cache.get(key);
   if (html === undefined) {
     html = renderTokens(text, context);

@@ -8,8 +8,14 @@ import { renderToString } from 'preact-render-to-string';
 
 /** Content-Security-Policy of every page: our own scripts and styles only, no inline script. */
 export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: https:",
-  "object-src 'none'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: https:",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 /** Renders a full page (a `<Layout>` element) to an HTML document string. */

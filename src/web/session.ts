@@ -51,7 +51,11 @@ function isHttps(request: FastifyRequest): boolean {
 }
 
 const cookieOptions = (request: FastifyRequest, maxAgeSeconds?: number) => ({
-  path: '/', httpOnly: true, sameSite: 'lax' as const, secure: isHttps(request), signed: true,
+  path: '/',
+  httpOnly: true,
+  sameSite: 'lax' as const,
+  secure: isHttps(request),
+  signed: true,
   ...(maxAgeSeconds !== undefined && { maxAge: maxAgeSeconds }),
 });
 

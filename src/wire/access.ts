@@ -16,13 +16,16 @@ export const EditableIssueFieldsSchema = Type.Union([
   Type.Object({ '@type': Type.Literal('ExcludeIssueFields'), excludeFields: Type.Array(Type.String()) }, { additionalProperties: false }),
 ]);
 
-export const JobPrivilegeSchema = Type.Object({
-  jobNames: Type.String(),
-  manageJob: Type.Boolean(),
-  runJob: Type.Boolean(),
-  accessLog: Type.Boolean(),
-  accessibleReports: Nullable(Type.String()),
-}, { additionalProperties: false });
+export const JobPrivilegeSchema = Type.Object(
+  {
+    jobNames: Type.String(),
+    manageJob: Type.Boolean(),
+    runJob: Type.Boolean(),
+    accessLog: Type.Boolean(),
+    accessibleReports: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
 
 export const CodePrivilegeSchema = Type.Union([Type.Literal('NONE'), Type.Literal('READ'), Type.Literal('WRITE')]);
 
@@ -40,19 +43,32 @@ export const RoleLeadingFields = {
 };
 
 /** Role JSON, fields in OneDev's order. */
-export const RoleSchema = Type.Object({
-  id: Type.Integer(),
-  ...RoleLeadingFields,
-  editableIssueFields: Type.Unknown(),
-  manageBuilds: Type.Boolean(),
-  jobPrivileges: Type.Array(JobPrivilegeSchema),
-}, { $id: 'Role' });
+export const RoleSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    ...RoleLeadingFields,
+    editableIssueFields: Type.Unknown(),
+    manageBuilds: Type.Boolean(),
+    jobPrivileges: Type.Array(JobPrivilegeSchema),
+  },
+  { $id: 'Role' },
+);
 
 /** Maps a role row to Role JSON. */
 export function toWireRole(row: {
-  id: number; name: string; manageProject: number; createChildren: number; managePullRequests: number; manageCodeComments: number;
-  codePrivilege: string; manageIssues: number; accessConfidentialIssues: number; scheduleIssues: number; editableIssueFields: string;
-  manageBuilds: number; jobPrivileges: string;
+  id: number;
+  name: string;
+  manageProject: number;
+  createChildren: number;
+  managePullRequests: number;
+  manageCodeComments: number;
+  codePrivilege: string;
+  manageIssues: number;
+  accessConfidentialIssues: number;
+  scheduleIssues: number;
+  editableIssueFields: string;
+  manageBuilds: number;
+  jobPrivileges: string;
 }) {
   return {
     id: row.id,
@@ -72,17 +88,27 @@ export function toWireRole(row: {
 }
 
 /** Group JSON. */
-export const GroupSchema = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  administrator: Type.Boolean(),
-  createRootProjects: Type.Boolean(),
-  enforce2FA: Type.Boolean(),
-}, { $id: 'Group' });
+export const GroupSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    administrator: Type.Boolean(),
+    createRootProjects: Type.Boolean(),
+    enforce2FA: Type.Boolean(),
+  },
+  { $id: 'Group' },
+);
 
 /** Maps a group row to Group JSON. */
-export function toWireGroup(row: { id: number; name: string; description: string | null; administrator: number; createRootProjects: number; enforce2fa: number }) {
+export function toWireGroup(row: {
+  id: number;
+  name: string;
+  description: string | null;
+  administrator: number;
+  createRootProjects: number;
+  enforce2fa: number;
+}) {
   return {
     id: row.id,
     name: row.name,
@@ -101,14 +127,22 @@ export const toWireMembership = (r: { id: number; userId: number; groupId: numbe
 /** UserAuthorization JSON `{id, projectId, userId, roleId}`. */
 export const UserAuthorizationSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), userId: Type.Integer(), roleId: Type.Integer() });
 /** Maps a user authorization row to its wire shape. */
-export const toWireUserAuthorization = (r: { id: number; projectId: number; userId: number; roleId: number }) =>
-  ({ id: r.id, projectId: r.projectId, userId: r.userId, roleId: r.roleId });
+export const toWireUserAuthorization = (r: { id: number; projectId: number; userId: number; roleId: number }) => ({
+  id: r.id,
+  projectId: r.projectId,
+  userId: r.userId,
+  roleId: r.roleId,
+});
 
 /** GroupAuthorization JSON `{id, projectId, groupId, roleId}`. */
 export const GroupAuthorizationSchema = Type.Object({ id: Type.Integer(), projectId: Type.Integer(), groupId: Type.Integer(), roleId: Type.Integer() });
 /** Maps a group authorization row to its wire shape. */
-export const toWireGroupAuthorization = (r: { id: number; projectId: number; groupId: number; roleId: number }) =>
-  ({ id: r.id, projectId: r.projectId, groupId: r.groupId, roleId: r.roleId });
+export const toWireGroupAuthorization = (r: { id: number; projectId: number; groupId: number; roleId: number }) => ({
+  id: r.id,
+  projectId: r.projectId,
+  groupId: r.groupId,
+  roleId: r.roleId,
+});
 
 /** SshKey JSON `{id, content, ownerId}` (fingerprint and creation date are not serialized). */
 export const SshKeySchema = Type.Object({ id: Type.Integer(), content: Type.String(), ownerId: Type.Integer() });
@@ -126,18 +160,29 @@ export const ProjectLabelSchema = Type.Object({ id: Type.Integer(), projectId: T
 export const toWireProjectLabel = (r: { id: number; projectId: number; specId: number }) => ({ id: r.id, projectId: r.projectId, specId: r.specId });
 
 /** Milestone JSON (docs/compatibility.md#projects-milestones). */
-export const MilestoneSchema = Type.Object({
-  id: Type.Integer(),
-  projectId: Type.Integer(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  startDate: Nullable(WireDate),
-  dueDate: Nullable(WireDate),
-  closed: Type.Boolean(),
-}, { $id: 'Milestone' });
+export const MilestoneSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    projectId: Type.Integer(),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    startDate: Nullable(WireDate),
+    dueDate: Nullable(WireDate),
+    closed: Type.Boolean(),
+  },
+  { $id: 'Milestone' },
+);
 
 /** Maps a milestone row to Milestone JSON. */
-export function toWireMilestone(r: { id: number; projectId: number; name: string; description: string | null; startDate: number | null; dueDate: number | null; closed: number }) {
+export function toWireMilestone(r: {
+  id: number;
+  projectId: number;
+  name: string;
+  description: string | null;
+  startDate: number | null;
+  dueDate: number | null;
+  closed: number;
+}) {
   return {
     id: r.id,
     projectId: r.projectId,

@@ -4,33 +4,36 @@ import { toWireDate } from './dates.js';
 import { Nullable, WireDate } from './schema.js';
 
 /** Build JSON (docs/compatibility.md#builds-json), fields in declaration order, nulls included. */
-export const BuildSchema = Type.Object({
-  id: Type.Integer(),
-  numberScopeId: Type.Integer(),
-  projectId: Type.Integer(),
-  agentId: Nullable(Type.Integer()),
-  submitterId: Type.Integer(),
-  cancellerId: Nullable(Type.Integer()),
-  jobName: Type.String(),
-  jobWorkspace: Nullable(Type.String()),
-  refName: Type.String(),
-  version: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  uuid: Type.String(),
-  number: Type.Integer(),
-  commitHash: Type.String(),
-  status: Type.String(),
-  paused: Type.Boolean(),
-  submitDate: WireDate,
-  pendingDate: Nullable(WireDate),
-  runningDate: Nullable(WireDate),
-  finishDate: Nullable(WireDate),
-  retryDate: Nullable(WireDate),
-  pipeline: Type.String(),
-  submitReason: Type.String(),
-  requestId: Nullable(Type.Integer()),
-  issueId: Nullable(Type.Integer()),
-}, { $id: 'Build' });
+export const BuildSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    numberScopeId: Type.Integer(),
+    projectId: Type.Integer(),
+    agentId: Nullable(Type.Integer()),
+    submitterId: Type.Integer(),
+    cancellerId: Nullable(Type.Integer()),
+    jobName: Type.String(),
+    jobWorkspace: Nullable(Type.String()),
+    refName: Type.String(),
+    version: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    uuid: Type.String(),
+    number: Type.Integer(),
+    commitHash: Type.String(),
+    status: Type.String(),
+    paused: Type.Boolean(),
+    submitDate: WireDate,
+    pendingDate: Nullable(WireDate),
+    runningDate: Nullable(WireDate),
+    finishDate: Nullable(WireDate),
+    retryDate: Nullable(WireDate),
+    pipeline: Type.String(),
+    submitReason: Type.String(),
+    requestId: Nullable(Type.Integer()),
+    issueId: Nullable(Type.Integer()),
+  },
+  { $id: 'Build' },
+);
 
 /** Maps a build row to its wire shape. */
 export function toWireBuild(row: BuildRow) {
@@ -64,29 +67,60 @@ export function toWireBuild(row: BuildRow) {
 }
 
 /** BuildParam JSON `{id, buildId, name, type, value}`. */
-export const BuildParamSchema = Type.Object({
-  id: Type.Integer(), buildId: Type.Integer(), name: Type.String(), type: Type.String(), value: Nullable(Type.String()),
-}, { $id: 'BuildParam' });
+export const BuildParamSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    buildId: Type.Integer(),
+    name: Type.String(),
+    type: Type.String(),
+    value: Nullable(Type.String()),
+  },
+  { $id: 'BuildParam' },
+);
 
 /** The mask shown instead of a secret param value (docs/compatibility.md#builds-endpoints getParams). */
 export const SECRET_PARAM_MASK = '*****';
 
 /** Maps a param row; values of `Secret` params are masked. */
 export function toWireBuildParam(row: { id: number; buildId: number; name: string; type: string; value: string | null }) {
-  return { id: row.id, buildId: row.buildId, name: row.name, type: row.type, value: row.type === 'Secret' && row.value !== null ? SECRET_PARAM_MASK : row.value };
+  return {
+    id: row.id,
+    buildId: row.buildId,
+    name: row.name,
+    type: row.type,
+    value: row.type === 'Secret' && row.value !== null ? SECRET_PARAM_MASK : row.value,
+  };
 }
 
 /** BuildDependence JSON. */
-export const BuildDependenceSchema = Type.Object({
-  id: Type.Integer(), dependentId: Type.Integer(), dependencyId: Type.Integer(), requireSuccessful: Type.Boolean(),
-  artifacts: Nullable(Type.String()), destinationPath: Nullable(Type.String()),
-}, { $id: 'BuildDependence' });
+export const BuildDependenceSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    dependentId: Type.Integer(),
+    dependencyId: Type.Integer(),
+    requireSuccessful: Type.Boolean(),
+    artifacts: Nullable(Type.String()),
+    destinationPath: Nullable(Type.String()),
+  },
+  { $id: 'BuildDependence' },
+);
 
 /** Maps a dependence row. */
-export function toWireBuildDependence(row: { id: number; dependentId: number; dependencyId: number; requireSuccessful: number; artifacts: string | null; destinationPath: string | null }) {
+export function toWireBuildDependence(row: {
+  id: number;
+  dependentId: number;
+  dependencyId: number;
+  requireSuccessful: number;
+  artifacts: string | null;
+  destinationPath: string | null;
+}) {
   return {
-    id: row.id, dependentId: row.dependentId, dependencyId: row.dependencyId, requireSuccessful: row.requireSuccessful === 1,
-    artifacts: row.artifacts, destinationPath: row.destinationPath,
+    id: row.id,
+    dependentId: row.dependentId,
+    dependencyId: row.dependencyId,
+    requireSuccessful: row.requireSuccessful === 1,
+    artifacts: row.artifacts,
+    destinationPath: row.destinationPath,
   };
 }
 

@@ -5,45 +5,82 @@ import { Nullable, WireDate } from './schema.js';
 const LastActivity = Type.Object({ userId: Nullable(Type.Integer()), date: WireDate, description: Type.String() });
 
 /** Issue JSON (docs/compatibility.md#issues), fields in OneDev's order. */
-export const IssueSchema = Type.Object({
-  id: Type.Integer(),
-  state: Type.String(),
-  stateOrdinal: Type.Integer(),
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  numberScopeId: Type.Integer(),
-  projectId: Type.Integer(),
-  submitterId: Type.Integer(),
-  submitDate: WireDate,
-  voteCount: Type.Integer(),
-  commentCount: Type.Integer(),
-  uuid: Type.String(),
-  number: Type.Integer(),
-  threadingReference: Nullable(Type.String()),
-  lastActivity: LastActivity,
-  confidential: Type.Boolean(),
-  pinDate: Nullable(WireDate),
-}, { $id: 'Issue' });
+export const IssueSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    state: Type.String(),
+    stateOrdinal: Type.Integer(),
+    title: Type.String(),
+    description: Nullable(Type.String()),
+    numberScopeId: Type.Integer(),
+    projectId: Type.Integer(),
+    submitterId: Type.Integer(),
+    submitDate: WireDate,
+    voteCount: Type.Integer(),
+    commentCount: Type.Integer(),
+    uuid: Type.String(),
+    number: Type.Integer(),
+    threadingReference: Nullable(Type.String()),
+    lastActivity: LastActivity,
+    confidential: Type.Boolean(),
+    pinDate: Nullable(WireDate),
+  },
+  { $id: 'Issue' },
+);
 
 /** Maps an issue row (plus its state's ordinal) to its wire shape. */
-export function toWireIssue(row: {
-  id: number; state: string; title: string; description: string | null; numberScopeId: number; projectId: number;
-  submitterId: number; submitDate: number; voteCount: number; commentCount: number; uuid: string; number: number;
-  threadingReference: string | null; lastActivityUserId: number | null; lastActivityDate: number; lastActivityDescription: string;
-  confidential: number; pinDate: number | null;
-}, stateOrdinal: number) {
+export function toWireIssue(
+  row: {
+    id: number;
+    state: string;
+    title: string;
+    description: string | null;
+    numberScopeId: number;
+    projectId: number;
+    submitterId: number;
+    submitDate: number;
+    voteCount: number;
+    commentCount: number;
+    uuid: string;
+    number: number;
+    threadingReference: string | null;
+    lastActivityUserId: number | null;
+    lastActivityDate: number;
+    lastActivityDescription: string;
+    confidential: number;
+    pinDate: number | null;
+  },
+  stateOrdinal: number,
+) {
   return {
-    id: row.id, state: row.state, stateOrdinal, title: row.title, description: row.description, numberScopeId: row.numberScopeId,
-    projectId: row.projectId, submitterId: row.submitterId, submitDate: toWireDate(row.submitDate), voteCount: row.voteCount,
-    commentCount: row.commentCount, uuid: row.uuid, number: row.number, threadingReference: row.threadingReference,
+    id: row.id,
+    state: row.state,
+    stateOrdinal,
+    title: row.title,
+    description: row.description,
+    numberScopeId: row.numberScopeId,
+    projectId: row.projectId,
+    submitterId: row.submitterId,
+    submitDate: toWireDate(row.submitDate),
+    voteCount: row.voteCount,
+    commentCount: row.commentCount,
+    uuid: row.uuid,
+    number: row.number,
+    threadingReference: row.threadingReference,
     lastActivity: { userId: row.lastActivityUserId, date: toWireDate(row.lastActivityDate), description: row.lastActivityDescription },
-    confidential: Boolean(row.confidential), pinDate: toWireDate(row.pinDate),
+    confidential: Boolean(row.confidential),
+    pinDate: toWireDate(row.pinDate),
   };
 }
 
 /** IssueField JSON (docs/compatibility.md#issues). */
 export const IssueFieldSchema = Type.Object({
-  id: Type.Integer(), issueId: Type.Integer(), name: Type.String(), value: Nullable(Type.String()), type: Type.String(), ordinal: Type.Integer(),
+  id: Type.Integer(),
+  issueId: Type.Integer(),
+  name: Type.String(),
+  value: Nullable(Type.String()),
+  type: Type.String(),
+  ordinal: Type.Integer(),
 });
 
 /** Maps an issue field row. */
@@ -53,7 +90,10 @@ export function toWireIssueField(row: { id: number; issueId: number; name: strin
 
 /** IssueChange JSON: `{id, issueId, userId, date, data}` with `data` carrying `@type` first. */
 export const IssueChangeSchema = Type.Object({
-  id: Type.Integer(), issueId: Type.Integer(), userId: Nullable(Type.Integer()), date: WireDate,
+  id: Type.Integer(),
+  issueId: Type.Integer(),
+  userId: Nullable(Type.Integer()),
+  date: WireDate,
   data: Type.Object({ '@type': Type.String() }, { additionalProperties: true }),
 });
 
@@ -64,7 +104,11 @@ export function toWireIssueChange(row: { id: number; issueId: number; userId: nu
 
 /** IssueComment JSON (docs/compatibility.md#issue-comments). */
 export const IssueCommentSchema = Type.Object({
-  id: Type.Integer(), date: WireDate, userId: Type.Integer(), content: Type.String(), issueId: Type.Integer(),
+  id: Type.Integer(),
+  date: WireDate,
+  userId: Type.Integer(),
+  content: Type.String(),
+  issueId: Type.Integer(),
 });
 
 /** Maps an issue comment row. */

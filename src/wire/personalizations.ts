@@ -15,11 +15,18 @@ export const PlainPersonalizationSchema = Type.Object(base);
 
 /** Maps a personalization to its wire shape (fields in OneDev's order). */
 export function toWirePersonalization(p: {
-  id: number; projectId: number; userId: number; queries: { name: string; query: string | null }[];
-  queryWatches?: Record<string, boolean>; querySubscriptions?: string[];
+  id: number;
+  projectId: number;
+  userId: number;
+  queries: { name: string; query: string | null }[];
+  queryWatches?: Record<string, boolean>;
+  querySubscriptions?: string[];
 }) {
   return {
-    id: p.id, projectId: p.projectId, userId: p.userId, queries: p.queries,
+    id: p.id,
+    projectId: p.projectId,
+    userId: p.userId,
+    queries: p.queries,
     ...(p.queryWatches !== undefined ? { queryWatches: p.queryWatches } : {}),
     ...(p.querySubscriptions !== undefined ? { querySubscriptions: p.querySubscriptions } : {}),
   };

@@ -3,29 +3,35 @@ import { LRUCache } from 'lru-cache';
 import { Nullable, WireDate } from './schema.js';
 import { toWireDate } from './dates.js';
 
-export const GitPackConfigSchema = Type.Object({
-  windowMemory: Nullable(Type.String()),
-  packSizeLimit: Nullable(Type.String()),
-  threads: Nullable(Type.String()),
-  window: Nullable(Type.String()),
-}, { additionalProperties: false });
+export const GitPackConfigSchema = Type.Object(
+  {
+    windowMemory: Nullable(Type.String()),
+    packSizeLimit: Nullable(Type.String()),
+    threads: Nullable(Type.String()),
+    window: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
 
 export const CodeAnalysisSettingSchema = Type.Object({ analysisFiles: Nullable(Type.String()) }, { additionalProperties: false });
 
 /** Project JSON (docs/compatibility.md#projects-project-json), fields in OneDev's order. */
-export const ProjectSchema = Type.Object({
-  id: Type.Integer(),
-  forkedFromId: Nullable(Type.Integer()),
-  parentId: Nullable(Type.Integer()),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  createDate: WireDate,
-  defaultRoleId: Nullable(Type.Integer()),
-  codeManagement: Type.Boolean(),
-  issueManagement: Type.Boolean(),
-  gitPackConfig: GitPackConfigSchema,
-  codeAnalysisSetting: CodeAnalysisSettingSchema,
-}, { $id: 'Project' });
+export const ProjectSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    forkedFromId: Nullable(Type.Integer()),
+    parentId: Nullable(Type.Integer()),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    createDate: WireDate,
+    defaultRoleId: Nullable(Type.Integer()),
+    codeManagement: Type.Boolean(),
+    issueManagement: Type.Boolean(),
+    gitPackConfig: GitPackConfigSchema,
+    codeAnalysisSetting: CodeAnalysisSettingSchema,
+  },
+  { $id: 'Project' },
+);
 
 /**
  * The settings objects of the JSON text columns, parsed once per distinct text: most projects
@@ -41,9 +47,17 @@ function parseSettings<T extends object>(text: string): T {
 
 /** Maps a project row to its wire shape. */
 export function toWireProject(row: {
-  id: number; forkedFromId: number | null; parentId: number | null; name: string; description: string | null;
-  createDate: number; defaultRoleId: number | null; codeManagement: number; issueManagement: number;
-  gitPackConfig: string; codeAnalysisSetting: string;
+  id: number;
+  forkedFromId: number | null;
+  parentId: number | null;
+  name: string;
+  description: string | null;
+  createDate: number;
+  defaultRoleId: number | null;
+  codeManagement: number;
+  issueManagement: number;
+  gitPackConfig: string;
+  codeAnalysisSetting: string;
 }) {
   return {
     id: row.id,

@@ -11,35 +11,55 @@ export const MergeStrategySchema = Type.Union([
 ]);
 
 /** PullRequest JSON (docs/compatibility.md#pull-requests-json), fields in OneDev's order. */
-export const PullRequestSchema = Type.Object({
-  id: Type.Integer(),
-  status: Type.String(),
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  submitterId: Type.Integer(),
-  numberScopeId: Type.Integer(),
-  targetProjectId: Type.Integer(),
-  targetBranch: Type.String(),
-  sourceProjectId: Nullable(Type.Integer()),
-  sourceBranch: Type.String(),
-  baseCommitHash: Type.String(),
-  buildCommitHash: Nullable(Type.String()),
-  submitDate: WireDate,
-  mergeStrategy: Type.String(),
-  uuid: Type.String(),
-  number: Type.Integer(),
-  commentCount: Type.Integer(),
-  lastActivity: Type.Object({ userId: Nullable(Type.Integer()), date: WireDate, description: Type.String() }),
-  codeCommentsUpdateDate: Nullable(WireDate),
-  checkError: Nullable(Type.String()),
-}, { $id: 'PullRequest' });
+export const PullRequestSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    status: Type.String(),
+    title: Type.String(),
+    description: Nullable(Type.String()),
+    submitterId: Type.Integer(),
+    numberScopeId: Type.Integer(),
+    targetProjectId: Type.Integer(),
+    targetBranch: Type.String(),
+    sourceProjectId: Nullable(Type.Integer()),
+    sourceBranch: Type.String(),
+    baseCommitHash: Type.String(),
+    buildCommitHash: Nullable(Type.String()),
+    submitDate: WireDate,
+    mergeStrategy: Type.String(),
+    uuid: Type.String(),
+    number: Type.Integer(),
+    commentCount: Type.Integer(),
+    lastActivity: Type.Object({ userId: Nullable(Type.Integer()), date: WireDate, description: Type.String() }),
+    codeCommentsUpdateDate: Nullable(WireDate),
+    checkError: Nullable(Type.String()),
+  },
+  { $id: 'PullRequest' },
+);
 
 /** Maps a pull request row to its wire shape. */
 export function toWirePullRequest(row: {
-  id: number; status: string; title: string; description: string | null; submitterId: number; numberScopeId: number;
-  targetProjectId: number; targetBranch: string; sourceProjectId: number | null; sourceBranch: string; baseCommitHash: string;
-  buildCommitHash: string | null; submitDate: number; mergeStrategy: string; uuid: string; number: number; commentCount: number;
-  lastActivityUserId: number | null; lastActivityDate: number; lastActivityDescription: string; codeCommentsUpdateDate: number | null;
+  id: number;
+  status: string;
+  title: string;
+  description: string | null;
+  submitterId: number;
+  numberScopeId: number;
+  targetProjectId: number;
+  targetBranch: string;
+  sourceProjectId: number | null;
+  sourceBranch: string;
+  baseCommitHash: string;
+  buildCommitHash: string | null;
+  submitDate: number;
+  mergeStrategy: string;
+  uuid: string;
+  number: number;
+  commentCount: number;
+  lastActivityUserId: number | null;
+  lastActivityDate: number;
+  lastActivityDescription: string;
+  codeCommentsUpdateDate: number | null;
   checkError: string | null;
 }) {
   return {
@@ -85,7 +105,13 @@ export const PullRequestUpdateSchema = Type.Object({
 
 /** Maps an update row to its wire shape. */
 export function toWirePullRequestUpdate(row: { id: number; requestId: number; headCommitHash: string; targetHeadCommitHash: string; date: number }) {
-  return { id: row.id, requestId: row.requestId, headCommitHash: row.headCommitHash, targetHeadCommitHash: row.targetHeadCommitHash, date: toWireDate(row.date) };
+  return {
+    id: row.id,
+    requestId: row.requestId,
+    headCommitHash: row.headCommitHash,
+    targetHeadCommitHash: row.targetHeadCommitHash,
+    date: toWireDate(row.date),
+  };
 }
 
 /** PullRequestReview JSON (docs/compatibility.md#pull-requests-sub-entities). */

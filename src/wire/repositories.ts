@@ -52,9 +52,14 @@ export function toWireFileContent(file: { path: string; sha: string; content: Bu
 }
 
 /** FileCreateOrUpdateRequest: a file's new content, base64-encoded. */
-export const FileCreateOrUpdateSchema = Type.Object({
-  '@type': Type.Literal('FileCreateOrUpdateRequest'), commitMessage: Type.String(), base64Content: Type.String(),
-}, { additionalProperties: false });
+export const FileCreateOrUpdateSchema = Type.Object(
+  {
+    '@type': Type.Literal('FileCreateOrUpdateRequest'),
+    commitMessage: Type.String(),
+    base64Content: Type.String(),
+  },
+  { additionalProperties: false },
+);
 
 /** FileDeleteRequest. */
 export const FileDeleteSchema = Type.Object({ '@type': Type.Literal('FileDeleteRequest'), commitMessage: Type.String() }, { additionalProperties: false });
@@ -66,8 +71,9 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
  *
  * @throws BadRequest `Invalid base64 content` when `base64Content` is not base64.
  */
-export function fromWireFileEdit(body: { '@type': 'FileCreateOrUpdateRequest'; commitMessage: string; base64Content: string } | { '@type': 'FileDeleteRequest'; commitMessage: string }):
-  { kind: 'createOrUpdate'; commitMessage: string; content: Buffer } | { kind: 'delete'; commitMessage: string } {
+export function fromWireFileEdit(
+  body: { '@type': 'FileCreateOrUpdateRequest'; commitMessage: string; base64Content: string } | { '@type': 'FileDeleteRequest'; commitMessage: string },
+): { kind: 'createOrUpdate'; commitMessage: string; content: Buffer } | { kind: 'delete'; commitMessage: string } {
   if (body['@type'] === 'FileDeleteRequest') return { kind: 'delete', commitMessage: body.commitMessage };
   const text = body.base64Content.replace(/\s+/g, '');
   if (!BASE64.test(text)) throw new BadRequest('Invalid base64 content');

@@ -31,7 +31,11 @@ export function toWireAccessToken(token: { value: string; description: string | 
 
 /** EmailAddress JSON (docs/compatibility.md#email-addresses-and-ssh-keys). */
 export const EmailAddressSchema = Type.Object({
-  id: Type.Integer(), value: Type.String(), primary: Type.Boolean(), git: Type.Boolean(), ownerId: Type.Integer(),
+  id: Type.Integer(),
+  value: Type.String(),
+  primary: Type.Boolean(),
+  git: Type.Boolean(),
+  ownerId: Type.Integer(),
 });
 
 /** Maps an email address row to its wire shape. */

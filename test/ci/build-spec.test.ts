@@ -140,15 +140,32 @@ describe('parseBuildSpec: valid spec', () => {
       cloneDepth: 1,
       checkoutPath: null,
     });
-    expect(detect).toMatchObject({ type: 'CommandStep', runInContainer: false, interpreter: { type: 'DefaultInterpreter', commands: 'echo "1.0.@build_number@" > buildVersion' } });
+    expect(detect).toMatchObject({
+      type: 'CommandStep',
+      runInContainer: false,
+      interpreter: { type: 'DefaultInterpreter', commands: 'echo "1.0.@build_number@" > buildVersion' },
+    });
     expect(setVersion).toMatchObject({ type: 'SetBuildVersionStep', buildVersion: '@file:buildVersion@' });
-    expect(test).toMatchObject({ type: 'CommandStep', condition: 'ALWAYS', interpreter: { type: 'ShellInterpreter', shell: 'bash' }, envVars: [{ name: 'FLAVOR', value: '@param:flavor@' }] });
+    expect(test).toMatchObject({
+      type: 'CommandStep',
+      condition: 'ALWAYS',
+      interpreter: { type: 'ShellInterpreter', shell: 'bash' },
+      envVars: [{ name: 'FLAVOR', value: '@param:flavor@' }],
+    });
     expect(test.type === 'CommandStep' && test.interpreter.commands).toContain('set -e\necho testing');
   });
 
   it('reads param specs with defaults', () => {
     expect(spec.jobs[0].paramSpecs).toEqual([
-      { type: 'ChoiceParam', name: 'flavor', description: null, allowMultiple: false, allowEmpty: false, defaultValue: ['debug'], choices: ['debug', 'release'] },
+      {
+        type: 'ChoiceParam',
+        name: 'flavor',
+        description: null,
+        allowMultiple: false,
+        allowEmpty: false,
+        defaultValue: ['debug'],
+        choices: ['debug', 'release'],
+      },
       { type: 'BooleanParam', name: 'verbose', description: null, allowMultiple: false, allowEmpty: false, defaultValue: ['true'] },
       { type: 'TextParam', name: 'note', description: null, allowMultiple: false, allowEmpty: true, defaultValue: null, pattern: null, multiline: false },
     ]);
@@ -167,9 +184,21 @@ describe('parseBuildSpec: valid spec', () => {
   it('reads dependencies, artifacts steps and post-build actions', () => {
     const release = spec.jobs[1];
     expect(release.jobDependencies).toEqual([
-      { jobName: 'CI', requireSuccessful: true, jobParams: [{ name: 'flavor', secret: false, valuesProvider: { type: 'SpecifiedValues', values: [['release']] } }], artifacts: '**', destinationPath: null },
+      {
+        jobName: 'CI',
+        requireSuccessful: true,
+        jobParams: [{ name: 'flavor', secret: false, valuesProvider: { type: 'SpecifiedValues', values: [['release']] } }],
+        artifacts: '**',
+        destinationPath: null,
+      },
     ]);
-    expect(release.steps[0]).toEqual({ type: 'PublishArtifactStep', name: 'publish', condition: 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL', sourcePath: null, artifacts: '*.zip *.tar.gz' });
+    expect(release.steps[0]).toEqual({
+      type: 'PublishArtifactStep',
+      name: 'publish',
+      condition: 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL',
+      sourcePath: null,
+      artifacts: '*.zip *.tar.gz',
+    });
     expect(release.timeout).toBe(600);
     const action = release.postBuildActions[0];
     expect(action).toMatchObject({ type: 'RunJobAction', jobName: 'CI', condition: 'successful and on branch "main"' });
@@ -179,8 +208,19 @@ describe('parseBuildSpec: valid spec', () => {
   });
 
   it('fills reference defaults for a minimal job', () => {
-    const s = parseBuildSpec(job('  steps:\n  - !CommandStep\n    name: s\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: [echo hi]\n'));
-    expect(s.jobs[0]).toMatchObject({ timeout: 3600, maxRetries: 3, retryDelay: 30, retryCondition: 'never', triggers: [], jobDependencies: [], postBuildActions: [], secretRefs: [] });
+    const s = parseBuildSpec(
+      job('  steps:\n  - !CommandStep\n    name: s\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: [echo hi]\n'),
+    );
+    expect(s.jobs[0]).toMatchObject({
+      timeout: 3600,
+      maxRetries: 3,
+      retryDelay: 30,
+      retryCondition: 'never',
+      triggers: [],
+      jobDependencies: [],
+      postBuildActions: [],
+      secretRefs: [],
+    });
     expect(s.jobs[0].steps[0].condition).toBe('ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL');
   });
 
@@ -213,10 +253,22 @@ describe('parseBuildSpec: invalid specs', () => {
     ['unknown job property', job('  foo: 1\n'), /unknown property 'foo'/],
     ['step without tag', job('  steps:\n  - name: x\n'), /step needs a type tag such as !CommandStep/],
     ['unsupported step', job('  steps:\n  - !RunContainerStep\n    name: x\n'), /unsupported step type '!RunContainerStep'/],
-    ['container command step', job('  steps:\n  - !CommandStep\n    name: x\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n'), /runInContainer: true is not supported/],
+    [
+      'container command step',
+      job('  steps:\n  - !CommandStep\n    name: x\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n'),
+      /runInContainer: true is not supported/,
+    ],
     ['missing interpreter', job('  steps:\n  - !CommandStep\n    name: x\n    runInContainer: false\n'), /'interpreter' is required/],
-    ['unsupported interpreter', job('  steps:\n  - !CommandStep\n    name: x\n    runInContainer: false\n    interpreter: !PowerShellInterpreter {commands: [ls]}\n'), /unsupported interpreter '!PowerShellInterpreter'/],
-    ['bad step condition', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "1"\n    condition: SOMETIMES\n'), /unknown step condition 'SOMETIMES'/],
+    [
+      'unsupported interpreter',
+      job('  steps:\n  - !CommandStep\n    name: x\n    runInContainer: false\n    interpreter: !PowerShellInterpreter {commands: [ls]}\n'),
+      /unsupported interpreter '!PowerShellInterpreter'/,
+    ],
+    [
+      'bad step condition',
+      job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "1"\n    condition: SOMETIMES\n'),
+      /unknown step condition 'SOMETIMES'/,
+    ],
     ['publish without artifacts', job('  steps:\n  - !PublishArtifactStep\n    name: x\n'), /'artifacts' is required/],
     ['unknown variable', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "@foo@"\n'), /Unknown variable '@foo@'/],
     ['unterminated variable', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "me@host"\n'), /Unterminated variable/],
@@ -224,33 +276,79 @@ describe('parseBuildSpec: invalid specs', () => {
     ['undeclared property', job('  steps:\n  - !SetBuildVersionStep\n    name: x\n    buildVersion: "@property:nope@"\n'), /undeclared property 'nope'/],
     ['unsupported param type', job('  paramSpecs:\n  - !IntegerParam\n    name: n\n'), /unsupported param type '!IntegerParam'/],
     ['duplicate params', job('  paramSpecs:\n  - !TextParam {name: a}\n  - !TextParam {name: a}\n'), /duplicate param name 'a'/],
-    ['choice default not a choice', job('  paramSpecs:\n  - !ChoiceParam\n    name: c\n    choiceProvider: !SpecifiedChoices {choices: [{value: x}]}\n    defaultValueProvider: !SpecifiedDefaultValue {value: y}\n'), /default value 'y' is not one of the choices/],
+    [
+      'choice default not a choice',
+      job(
+        '  paramSpecs:\n  - !ChoiceParam\n    name: c\n    choiceProvider: !SpecifiedChoices {choices: [{value: x}]}\n    defaultValueProvider: !SpecifiedDefaultValue {value: y}\n',
+      ),
+      /default value 'y' is not one of the choices/,
+    ],
     ['text param multiple', job('  paramSpecs:\n  - !TextParam {name: t, allowMultiple: true}\n'), /cannot allow multiple values/],
     ['missing dependency', job('  jobDependencies:\n  - jobName: Other\n'), /dependency job 'Other' not found/],
-    ['circular dependencies', 'version: 25\njobs:\n- name: A\n  jobDependencies: [{jobName: B}]\n- name: B\n  jobDependencies: [{jobName: A}]\n', /circular job dependencies: A → B → A/],
+    [
+      'circular dependencies',
+      'version: 25\njobs:\n- name: A\n  jobDependencies: [{jobName: B}]\n- name: B\n  jobDependencies: [{jobName: A}]\n',
+      /circular job dependencies: A → B → A/,
+    ],
     ['self dependency', job('  jobDependencies: [{jobName: J}]\n'), /circular job dependencies: J → J/],
     ['duplicate dependency', 'version: 25\njobs:\n- name: A\n- name: B\n  jobDependencies: [{jobName: A}, {jobName: A}]\n', /duplicate dependency 'A'/],
     ['unsupported trigger', job('  triggers:\n  - !IssueInStateTrigger {state: Open}\n'), /unsupported trigger type '!IssueInStateTrigger'/],
-    ['trigger with undeclared param', job('  triggers:\n  - !BranchUpdateTrigger\n    params:\n    - name: p\n      valuesProvider: !SpecifiedValues {values: [[x]]}\n'), /undeclared param 'p'/],
-    ['bad pattern', job('  triggers:\n  - !BranchUpdateTrigger {branches: \'"main\'}\n'), /unterminated quote/],
-    ['invalid text param pattern', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "v[0-9"}\n'), /jobs\[0\] "J" › paramSpecs\[0\] › pattern: invalid regular expression 'v\[0-9'/],
+    [
+      'trigger with undeclared param',
+      job('  triggers:\n  - !BranchUpdateTrigger\n    params:\n    - name: p\n      valuesProvider: !SpecifiedValues {values: [[x]]}\n'),
+      /undeclared param 'p'/,
+    ],
+    ['bad pattern', job("  triggers:\n  - !BranchUpdateTrigger {branches: '\"main'}\n"), /unterminated quote/],
+    [
+      'invalid text param pattern',
+      job('  paramSpecs:\n  - !TextParam {name: t, pattern: "v[0-9"}\n'),
+      /jobs\[0\] "J" › paramSpecs\[0\] › pattern: invalid regular expression 'v\[0-9'/,
+    ],
     // RE2 syntax: no lookaround or backreferences (they need a backtracking engine)
     ['lookahead in a text param pattern', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "(?=a)a+"}\n'), /invalid regular expression '\(\?=a\)a\+'/],
     ['backreference in a text param pattern', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "(a)\\\\1"}\n'), /invalid regular expression '\(a\)\\1'/],
-    ['text param pattern over 1,000 characters', job(`  paramSpecs:\n  - !TextParam {name: t, pattern: "${'a'.repeat(1001)}"}\n`), /pattern: regular expression is longer than 1000 characters \(1001\)/],
-    ['text param pattern too complex', job('  paramSpecs:\n  - !TextParam {name: t, pattern: "\\\\w{0,999}\\\\w{0,999}"}\n'), /pattern: regular expression is too complex: it compiles to (about )?\d+ instructions, at most 2000/],
-    ['branch pattern over 1,000 characters', job(`  triggers:\n  - !BranchUpdateTrigger {branches: "main ${'b'.repeat(1001)}"}\n`), /a pattern is longer than 1000 characters \(1001\)/],
-    ['on-branch condition over 1,000 characters', job(`  postBuildActions:\n  - !RunJobAction {condition: 'on branch "${'b'.repeat(1001)}"', jobName: J}\n`), /Branch pattern is longer than 1000 characters/],
+    [
+      'text param pattern over 1,000 characters',
+      job(`  paramSpecs:\n  - !TextParam {name: t, pattern: "${'a'.repeat(1001)}"}\n`),
+      /pattern: regular expression is longer than 1000 characters \(1001\)/,
+    ],
+    [
+      'text param pattern too complex',
+      job('  paramSpecs:\n  - !TextParam {name: t, pattern: "\\\\w{0,999}\\\\w{0,999}"}\n'),
+      /pattern: regular expression is too complex: it compiles to (about )?\d+ instructions, at most 2000/,
+    ],
+    [
+      'branch pattern over 1,000 characters',
+      job(`  triggers:\n  - !BranchUpdateTrigger {branches: "main ${'b'.repeat(1001)}"}\n`),
+      /a pattern is longer than 1000 characters \(1001\)/,
+    ],
+    [
+      'on-branch condition over 1,000 characters',
+      job(`  postBuildActions:\n  - !RunJobAction {condition: 'on branch "${'b'.repeat(1001)}"', jobName: J}\n`),
+      /Branch pattern is longer than 1000 characters/,
+    ],
     ['bad cron', job('  triggers:\n  - !ScheduleTrigger {cronExpression: "* *"}\n'), /Quartz cron expression/],
     ['negative timeout', job('  timeout: -1\n'), /timeout: expected an integer ≥ 1/],
     ['bad retry condition', job('  retryCondition: sometimes\n'), /invalid condition 'sometimes'/],
     ['status criterion in retry condition', job('  retryCondition: successful\n'), /not applicable to a retry condition/],
-    ['unsupported post-build action', job('  postBuildActions:\n  - !SendNotificationAction {condition: always}\n'), /unsupported post-build action '!SendNotificationAction'/],
-    ['run job action to missing job', job('  postBuildActions:\n  - !RunJobAction {condition: always, jobName: Nope}\n'), /job 'Nope' of !RunJobAction not found/],
+    [
+      'unsupported post-build action',
+      job('  postBuildActions:\n  - !SendNotificationAction {condition: always}\n'),
+      /unsupported post-build action '!SendNotificationAction'/,
+    ],
+    [
+      'run job action to missing job',
+      job('  postBuildActions:\n  - !RunJobAction {condition: always, jobName: Nope}\n'),
+      /job 'Nope' of !RunJobAction not found/,
+    ],
     ['bad action condition', job('  postBuildActions:\n  - !RunJobAction {condition: "successful and", jobName: J}\n'), /invalid condition/],
     ['project dependencies', job('  projectDependencies:\n  - projectPath: x\n'), /'projectDependencies' is not supported/],
     ['imports', 'version: 25\nimports:\n- projectPath: x\njobs: []\n', /'imports' is not supported/],
-    ['escaping destination path', 'version: 25\njobs:\n- name: A\n- name: B\n  jobDependencies: [{jobName: A, destinationPath: ../x}]\n', /must be a relative path inside the workspace/],
+    [
+      'escaping destination path',
+      'version: 25\njobs:\n- name: A\n- name: B\n  jobDependencies: [{jobName: A, destinationPath: ../x}]\n',
+      /must be a relative path inside the workspace/,
+    ],
   ];
   it('accepts the text param patterns OneDev users write (the controls of the pattern cases)', () => {
     for (const pattern of ['^(a+)+$', String.raw`[0-9]+\.[0-9]+`, String.raw`(?i)release-\d{1,3}`, String.raw`\Q1.0\E|v\p{L}+`, '.{1,255}', 'x'.repeat(1000)]) {
@@ -276,7 +374,10 @@ describe('parseBuildSpec: invalid specs', () => {
 
   it('refuses alias bombs without exhausting memory', () => {
     let text = 'version: 25\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n';
-    for (let i = 1; i < 8; i++) text += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]\n`;
+    for (let i = 1; i < 8; i++)
+      text += `a${i}: &a${i} [${Array(10)
+        .fill(`*a${i - 1}`)
+        .join(', ')}]\n`;
     text += 'jobs: []\n';
     expect(errorsOf(text).join()).toMatch(/too large|unknown property/);
   });
@@ -285,7 +386,12 @@ describe('parseBuildSpec: invalid specs', () => {
 describe('conditions', () => {
   it('parses and evaluates boolean combinations', () => {
     const c = parseCondition('not(failed) and ("Log" contains "BUILD OK" or "env" is "prod") and previous is timed out', 'action');
-    const ctx = { status: 'SUCCESSFUL' as const, previousStatus: 'TIMED_OUT' as const, logContains: (t: string) => 'xx BUILD OK'.includes(t), params: { env: ['dev'] } };
+    const ctx = {
+      status: 'SUCCESSFUL' as const,
+      previousStatus: 'TIMED_OUT' as const,
+      logContains: (t: string) => 'xx BUILD OK'.includes(t),
+      params: { env: ['dev'] },
+    };
     expect(evaluateCondition(c, ctx)).toBe(true);
     expect(evaluateCondition(c, { ...ctx, logContains: () => false })).toBe(false);
     expect(evaluateCondition(c, { ...ctx, logContains: () => false, params: { env: ['prod'] } })).toBe(true);
@@ -321,13 +427,22 @@ describe('conditions', () => {
     expect(parseCondition('SUCCESSFUL\tAND  on Branch "main" or Previous IS timed\nout', 'action')).toEqual({
       type: 'or',
       operands: [
-        { type: 'and', operands: [{ type: 'status', status: 'SUCCESSFUL' }, { type: 'onBranch', branch: 'main' }] },
+        {
+          type: 'and',
+          operands: [
+            { type: 'status', status: 'SUCCESSFUL' },
+            { type: 'onBranch', branch: 'main' },
+          ],
+        },
         { type: 'previous', status: 'TIMED_OUT' },
       ],
     });
     expect(parseCondition('"Build Flavor" is "a\\"b" and "EMPTY" is empty', 'retry')).toEqual({
       type: 'and',
-      operands: [{ type: 'paramIs', param: 'Build Flavor', value: 'a"b' }, { type: 'paramIsEmpty', param: 'EMPTY' }],
+      operands: [
+        { type: 'paramIs', param: 'Build Flavor', value: 'a"b' },
+        { type: 'paramIsEmpty', param: 'EMPTY' },
+      ],
     });
     const long = parseCondition([...Array(4_000).fill('"Log" contains "x"'), 'on branch "main"'].join(' or '), 'action');
     expect(evaluateCondition(long, { branch: 'main' })).toBe(true);
@@ -337,8 +452,14 @@ describe('conditions', () => {
 
   it('allows only always, never, "Log" contains and param criteria in a retry condition', () => {
     expect(parseCondition('"Log" contains "flaky" or always and not(never)', 'retry')).toMatchObject({ type: 'or' });
-    for (const [text, criterion] of [['successful', 'successful'], ['previous is failed', 'previous is failed'], ['never or on branch "x"', 'on branch']]) {
-      expect(() => parseCondition(text, 'retry')).toThrow(`Criterion '${criterion}' at column ${text.indexOf(criterion) + 1} is not applicable to a retry condition`);
+    for (const [text, criterion] of [
+      ['successful', 'successful'],
+      ['previous is failed', 'previous is failed'],
+      ['never or on branch "x"', 'on branch'],
+    ]) {
+      expect(() => parseCondition(text, 'retry')).toThrow(
+        `Criterion '${criterion}' at column ${text.indexOf(criterion) + 1} is not applicable to a retry condition`,
+      );
       expect(() => parseCondition(text, 'action')).not.toThrow();
     }
   });

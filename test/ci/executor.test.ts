@@ -50,7 +50,9 @@ beforeAll(async () => {
   repo = path.join(tmp, 'repo');
   await mkdir(repo);
   const git = (...args: string[]): Promise<unknown> =>
-    run('git', ['-C', repo, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
+    run('git', ['-C', repo, ...args], {
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' },
+    });
   await git('init', '--quiet', '-b', 'main');
   await writeFile(path.join(repo, 'hello.txt'), 'hello from the repo\n');
   await git('add', 'hello.txt');
@@ -70,7 +72,9 @@ beforeEach(async () => {
 
 describe('runJob', () => {
   it('checks out and runs commands in the workspace', async () => {
-    const steps = stepsOf(`  - !CheckoutStep\n    name: checkout\n    cloneDepth: 1\n${cmd('show', 'cat hello.txt\necho "ws=$ONEDEV_WORKSPACE"\necho "leak=[${GITLOOM_LEAK_TEST:-}]"')}`);
+    const steps = stepsOf(
+      `  - !CheckoutStep\n    name: checkout\n    cloneDepth: 1\n${cmd('show', 'cat hello.txt\necho "ws=$ONEDEV_WORKSPACE"\necho "leak=[${GITLOOM_LEAK_TEST:-}]"')}`,
+    );
     process.env.GITLOOM_LEAK_TEST = 'server-only';
     const { result, lines } = await exec(steps, { env: { EXTRA: '1' } });
     delete process.env.GITLOOM_LEAK_TEST;
@@ -110,14 +114,18 @@ describe('runJob', () => {
   });
 
   it('runs a shell interpreter with the chosen shell', async () => {
-    const steps = stepsOf(`  - !CommandStep\n    name: b\n    runInContainer: false\n    interpreter: !ShellInterpreter\n      shell: bash\n      commands:\n      - 'if [[ -n "$BASH_VERSION" ]]; then echo is-bash; fi'\n`);
+    const steps = stepsOf(
+      `  - !CommandStep\n    name: b\n    runInContainer: false\n    interpreter: !ShellInterpreter\n      shell: bash\n      commands:\n      - 'if [[ -n "$BASH_VERSION" ]]; then echo is-bash; fi'\n`,
+    );
     const { result, lines } = await exec(steps);
     expect(result.status).toBe('SUCCESSFUL');
     expect(lines).toContain('is-bash');
   });
 
   it('fails with a clear message when the shell does not exist', async () => {
-    const steps = stepsOf(`  - !CommandStep\n    name: b\n    runInContainer: false\n    interpreter: !ShellInterpreter\n      shell: no-such-shell-xyz\n      commands: [echo hi]\n`);
+    const steps = stepsOf(
+      `  - !CommandStep\n    name: b\n    runInContainer: false\n    interpreter: !ShellInterpreter\n      shell: no-such-shell-xyz\n      commands: [echo hi]\n`,
+    );
     const { result, lines } = await exec(steps);
     expect(result.status).toBe('FAILED');
     expect(lines.join('\n')).toMatch(/Step "b" failed: Unable to run 'no-such-shell-xyz'/);
@@ -125,9 +133,15 @@ describe('runJob', () => {
 
   it('masks secrets, including values split across output chunks', async () => {
     const steps = stepsOf(
-      cmd('leak', "echo plain token-xyz-123 here\nprintf 'tok'; sleep 0.3; printf 'en-xyz-123 end\\n'\necho \"var @secret:db@\"\necho to-stderr token-xyz-123 >&2\nprintf 'no newline token-xyz-123'"),
+      cmd(
+        'leak',
+        "echo plain token-xyz-123 here\nprintf 'tok'; sleep 0.3; printf 'en-xyz-123 end\\n'\necho \"var @secret:db@\"\necho to-stderr token-xyz-123 >&2\nprintf 'no newline token-xyz-123'",
+      ),
     );
-    const { result, lines } = await exec(steps, { secrets: ['token-xyz-123'], variables: { projectName: 'p', projectPath: 'p', jobName: 'J', ref: 'refs/heads/main', commitHash: 'c', buildNumber: 1, secrets: { db: 'db-pass-9' } } });
+    const { result, lines } = await exec(steps, {
+      secrets: ['token-xyz-123'],
+      variables: { projectName: 'p', projectPath: 'p', jobName: 'J', ref: 'refs/heads/main', commitHash: 'c', buildNumber: 1, secrets: { db: 'db-pass-9' } },
+    });
     expect(result.status).toBe('SUCCESSFUL');
     const text = lines.join('\n');
     expect(text).not.toContain('token-xyz-123');
@@ -240,8 +254,10 @@ describe('runJob', () => {
   it('publishes artifacts relative to the source path, never through links leading outside', async () => {
     await writeFile(path.join(tmp, `outside-${caseNo}.zip`), 'outside');
     const steps = stepsOf(
-      cmd('build', `mkdir -p dist/sub\necho a > dist/a.zip\necho b > dist/sub/b.tar.gz\necho c > dist/c.txt\necho root > top.zip\nln -s ${path.join(tmp, `outside-${caseNo}.zip`)} dist/evil.zip\nln -s a.zip dist/alias.zip`) +
-        `  - !PublishArtifactStep\n    name: publish\n    sourcePath: dist\n    artifacts: '**/*.zip **/*.tar.gz -sub/skip*'\n`,
+      cmd(
+        'build',
+        `mkdir -p dist/sub\necho a > dist/a.zip\necho b > dist/sub/b.tar.gz\necho c > dist/c.txt\necho root > top.zip\nln -s ${path.join(tmp, `outside-${caseNo}.zip`)} dist/evil.zip\nln -s a.zip dist/alias.zip`,
+      ) + `  - !PublishArtifactStep\n    name: publish\n    sourcePath: dist\n    artifacts: '**/*.zip **/*.tar.gz -sub/skip*'\n`,
     );
     const { result, lines } = await exec(steps);
     expect(result.status).toBe('SUCCESSFUL');
@@ -254,7 +270,10 @@ describe('runJob', () => {
   });
 
   it('skips a published file over the artifact limit, with the reason in the log', async () => {
-    const steps = stepsOf(cmd('build', 'head -c 2048 /dev/zero > big.bin\necho small > small.txt') + `  - !PublishArtifactStep\n    name: publish\n    artifacts: 'big.bin small.txt'\n`);
+    const steps = stepsOf(
+      cmd('build', 'head -c 2048 /dev/zero > big.bin\necho small > small.txt') +
+        `  - !PublishArtifactStep\n    name: publish\n    artifacts: 'big.bin small.txt'\n`,
+    );
     const { result, lines } = await exec(steps, { artifactMaxBytes: 1024 });
     expect(result.publishedArtifacts).toEqual(['small.txt']);
     expect(lines).toContain("Skipped 'big.bin': larger than the artifact limit of 1024 bytes");
@@ -271,16 +290,28 @@ describe('runJob', () => {
     const steps = stepsOf(
       cmd('write', 'echo "1.4.@build_number@" > buildVersion') +
         `  - !SetBuildVersionStep\n    name: version\n    buildVersion: '@file:buildVersion@'\n` +
-        cmd('show', 'echo "version is @build_version@ on @branch@, FLAVOR=$FLAVOR, @param:flavor@"', "    envVars:\n    - name: FLAVOR\n      value: '@param:flavor@-env'\n") +
+        cmd(
+          'show',
+          'echo "version is @build_version@ on @branch@, FLAVOR=$FLAVOR, @param:flavor@"',
+          "    envVars:\n    - name: FLAVOR\n      value: '@param:flavor@-env'\n",
+        ) +
         `  - !SetBuildDescriptionStep\n    name: describe\n    buildDescription: 'Built @commit_hash@'\n`,
       `  paramSpecs:\n  - !TextParam {name: flavor}\n`,
     );
-    const vars = { projectName: 'p', projectPath: 'g/p', jobName: 'J', ref: 'refs/heads/main', commitHash: 'abc123', buildNumber: 17, params: { flavor: ['debug'] } };
+    const vars = {
+      projectName: 'p',
+      projectPath: 'g/p',
+      jobName: 'J',
+      ref: 'refs/heads/main',
+      commitHash: 'abc123',
+      buildNumber: 17,
+      params: { flavor: ['debug'] },
+    };
     const { result, lines } = await exec(steps, { variables: vars });
     expect(result).toMatchObject({ status: 'SUCCESSFUL', version: '1.4.17', description: 'Built abc123' });
     expect(lines).toContain('version is 1.4.17 on main, FLAVOR=debug-env, debug');
 
-    const second = await exec(stepsOf(cmd('instr', "echo \"##onedev[SetBuildVersion '2.0-rc1']\"")), { jobDir: `${jobDir}-again` });
+    const second = await exec(stepsOf(cmd('instr', 'echo "##onedev[SetBuildVersion \'2.0-rc1\']"')), { jobDir: `${jobDir}-again` });
     expect(second.result.version).toBe('2.0-rc1');
   });
 

@@ -38,13 +38,30 @@ describe('job sandbox', () => {
   });
 
   it('reads its settings from the environment and refuses malformed ones', () => {
-    const config = loadConfig({ GITLOOM_JOB_SANDBOX: 'on', GITLOOM_JOB_NETWORK: 'none', GITLOOM_JOB_MEMORY_MB: '256', GITLOOM_BWRAP_PATH: '/opt/bwrap', GITLOOM_SECRET_KEY: 'ab'.repeat(32) });
-    expect(config.jobSandbox).toMatchObject({ enabled: true, network: 'none', bwrapPath: '/opt/bwrap', limits: { memoryMb: 256, processes: 512, cpuSeconds: 3600 } });
+    const config = loadConfig({
+      GITLOOM_JOB_SANDBOX: 'on',
+      GITLOOM_JOB_NETWORK: 'none',
+      GITLOOM_JOB_MEMORY_MB: '256',
+      GITLOOM_BWRAP_PATH: '/opt/bwrap',
+      GITLOOM_SECRET_KEY: 'ab'.repeat(32),
+    });
+    expect(config.jobSandbox).toMatchObject({
+      enabled: true,
+      network: 'none',
+      bwrapPath: '/opt/bwrap',
+      limits: { memoryMb: 256, processes: 512, cpuSeconds: 3600 },
+    });
     expect(config.secretKey).toEqual(Buffer.alloc(32, 0xab));
     expect(loadConfig({ GITLOOM_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }).secretKey).toEqual(Buffer.alloc(32, 7));
     expect(loadConfig({}).jobSandbox).toEqual(DEFAULT_JOB_SANDBOX);
-    expect(loadConfig({ GITLOOM_JOB_NETWORK_ALLOW: '10.1.2.3, 192.168.0.0/16,fd00::/8' }).jobSandbox.networkAllow).toEqual(['10.1.2.3/32', '192.168.0.0/16', 'fd00::/8']);
-    expect(() => loadConfig({ GITLOOM_JOB_NETWORK_ALLOW: '10.1.2.300' })).toThrow("GITLOOM_JOB_NETWORK_ALLOW must list IP addresses or CIDR ranges, got '10.1.2.300'");
+    expect(loadConfig({ GITLOOM_JOB_NETWORK_ALLOW: '10.1.2.3, 192.168.0.0/16,fd00::/8' }).jobSandbox.networkAllow).toEqual([
+      '10.1.2.3/32',
+      '192.168.0.0/16',
+      'fd00::/8',
+    ]);
+    expect(() => loadConfig({ GITLOOM_JOB_NETWORK_ALLOW: '10.1.2.300' })).toThrow(
+      "GITLOOM_JOB_NETWORK_ALLOW must list IP addresses or CIDR ranges, got '10.1.2.300'",
+    );
     expect(() => loadConfig({ GITLOOM_JOB_SANDBOX: 'maybe' })).toThrow('GITLOOM_JOB_SANDBOX must be one of on, off');
     expect(() => loadConfig({ GITLOOM_JOB_NETWORK: 'host' })).toThrow('GITLOOM_JOB_NETWORK must be one of none, outward');
     expect(() => loadConfig({ GITLOOM_JOB_PROCESSES: '0' })).toThrow('GITLOOM_JOB_PROCESSES must be a positive integer');
@@ -56,12 +73,29 @@ describe('job sandbox', () => {
     const plan = planSandbox({ ...DEFAULT_JOB_SANDBOX, network: 'none', limits: { memoryMb: 512, processes: 32, cpuSeconds: 60 } });
     if (plan.kind !== 'sandbox') throw new Error('bubblewrap is required for these tests');
     const { file, args, stdio } = sandboxArgv(plan, {
-      workspace: '/jobs/1-x/workspace', home: '/jobs/1-x/home', files: [{ fd: 41, path: '/etc/passwd' }, { fd: 42, path: '/gitloom/step-1.sh' }],
-      seccomp: 40, command: 'sh', args: ['/gitloom/step-1.sh'],
+      workspace: '/jobs/1-x/workspace',
+      home: '/jobs/1-x/home',
+      files: [
+        { fd: 41, path: '/etc/passwd' },
+        { fd: 42, path: '/gitloom/step-1.sh' },
+      ],
+      seccomp: 40,
+      command: 'sh',
+      args: ['/gitloom/step-1.sh'],
     });
     expect(file).toBe(plan.prlimit);
     expect(args.slice(0, 6)).toEqual([`--as=${512 * 1024 * 1024}`, '--nproc=32', '--cpu=60:65', '--core=0', '--', plan.bwrap]);
-    for (const flag of ['--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session']) expect(args).toContain(flag);
+    for (const flag of [
+      '--unshare-user',
+      '--disable-userns',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-net',
+      '--die-with-parent',
+      '--new-session',
+    ])
+      expect(args).toContain(flag);
     const writable = args.flatMap((a, i) => (a === '--bind' ? [args[i + 1]] : []));
     expect(writable).toEqual(['/jobs/1-x/home', '/jobs/1-x/workspace']);
     const text = args.join(' ');
@@ -85,12 +119,15 @@ describe('job sandbox', () => {
     const workspace = path.join(tmp, 'ws');
     const script = path.join(tmp, 'server.mts');
     const src = path.resolve('src');
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
 import { runJob } from ${JSON.stringify(path.join(src, 'ci/executor.ts'))};
 import { parseBuildSpec } from ${JSON.stringify(path.join(src, 'ci/build-spec.ts'))};
 const steps = parseBuildSpec('version: 25\\njobs:\\n- name: J\\n  steps:\\n  - !CommandStep\\n    name: s\\n    runInContainer: false\\n    interpreter: !DefaultInterpreter\\n      commands: |\\n        setsid sleep ${marker} > /dev/null 2>&1 &\\n        sleep ${marker}\\n').jobs[0].steps;
 await runJob({ jobDir: ${JSON.stringify(workspace)}, steps, checkout: async () => undefined, artifactsDir: ${JSON.stringify(path.join(tmp, 'a'))}, log: (l) => console.log(l) });
-`);
+`,
+    );
     const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       expect(await until(() => processesWith(marker).length === 2, 30_000)).toBe(true);

@@ -48,7 +48,9 @@ describe('build spec forms of newer OneDev', () => {
   });
 
   it('names what to change for a container step', () => {
-    const messages = specError('version: 25\njobs:\n- name: CI\n  steps:\n  - !CommandStep\n    name: build\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n');
+    const messages = specError(
+      'version: 25\njobs:\n- name: CI\n  steps:\n  - !CommandStep\n    name: build\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n',
+    );
     expect(messages.join('\n')).toContain("set 'runInContainer: false' on this step");
   });
 });
@@ -56,8 +58,15 @@ describe('build spec forms of newer OneDev', () => {
 describe('@secrets:name@', () => {
   it('is an alias of @secret:name@', () => {
     const resolve = createVariableResolver({
-      projectName: 'p', projectPath: 'p', jobName: 'CI', ref: 'refs/heads/main', commitHash: 'a'.repeat(40), buildNumber: 1,
-      params: {}, secrets: { token: 's3cr3t' }, properties: {},
+      projectName: 'p',
+      projectPath: 'p',
+      jobName: 'CI',
+      ref: 'refs/heads/main',
+      commitHash: 'a'.repeat(40),
+      buildNumber: 1,
+      params: {},
+      secrets: { token: 's3cr3t' },
+      properties: {},
     });
     expect(interpolate('[@secrets:token@] [@secret:token@]', resolve)).toBe('[s3cr3t] [s3cr3t]');
     expect(scanVariables('@secrets:token@')).toEqual([{ kind: 'secret', name: 'token' }]);

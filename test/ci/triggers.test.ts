@@ -174,13 +174,23 @@ describe('matchTriggers', () => {
   });
 
   it('dependency finished honours requireSuccessful', () => {
-    const ev = (status: 'SUCCESSFUL' | 'FAILED'): TriggerEvent => ({ kind: 'dependency-finished', jobName: 'any-branch', status, params: {}, refName: 'refs/heads/main' });
-    expect(matchTriggers(SPEC, ev('SUCCESSFUL'))).toMatchObject([{ job: { name: 'downstream' }, reason: "Dependency job 'any-branch' is finished", refName: 'refs/heads/main' }]);
+    const ev = (status: 'SUCCESSFUL' | 'FAILED'): TriggerEvent => ({
+      kind: 'dependency-finished',
+      jobName: 'any-branch',
+      status,
+      params: {},
+      refName: 'refs/heads/main',
+    });
+    expect(matchTriggers(SPEC, ev('SUCCESSFUL'))).toMatchObject([
+      { job: { name: 'downstream' }, reason: "Dependency job 'any-branch' is finished", refName: 'refs/heads/main' },
+    ]);
     expect(names(ev('FAILED'))).toEqual([]);
   });
 
   it('expandParams passes values through', () => {
     const job = SPEC.jobs.find((j) => j.name === 'matrix')!;
-    expect(expandParams(job, [{ name: 'os', secret: false, valuesProvider: { type: 'PassthroughValues', paramName: 'platform' } }], { platform: ['mac'] })).toEqual([{ os: ['mac'], jdk: [], note: ['hello'] }]);
+    expect(
+      expandParams(job, [{ name: 'os', secret: false, valuesProvider: { type: 'PassthroughValues', paramName: 'platform' } }], { platform: ['mac'] }),
+    ).toEqual([{ os: ['mac'], jdk: [], note: ['hello'] }]);
   });
 });

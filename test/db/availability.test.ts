@@ -59,7 +59,11 @@ describe('database availability', () => {
     const log = recordOutages(handle);
     const user = { id: 10, name: 'ann', fullName: 'Ann', passwordHash: null, createDate: 0 };
     await handle.db.insertInto('users').values(user).execute();
-    const duplicate = await handle.db.insertInto('users').values(user).execute().catch((e: unknown) => e);
+    const duplicate = await handle.db
+      .insertInto('users')
+      .values(user)
+      .execute()
+      .catch((e: unknown) => e);
     expect(duplicate).toBeInstanceOf(Error);
     expect(duplicate).not.toBeInstanceOf(DatabaseUnavailable);
     expect((duplicate as { code: string }).code).toMatch(/^SQLITE_CONSTRAINT/);
@@ -75,7 +79,11 @@ describe('database availability', () => {
     try {
       locker.exec('begin exclusive');
       for (let i = 0; i < 2; i++) {
-        const error = await handle.db.insertInto('users').values(user).execute().catch((e: unknown) => e);
+        const error = await handle.db
+          .insertInto('users')
+          .values(user)
+          .execute()
+          .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(DatabaseUnavailable);
         expect(((error as Error).cause as { code: string }).code).toMatch(/^SQLITE_BUSY/);
       }

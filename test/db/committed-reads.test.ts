@@ -25,7 +25,7 @@ describe('committed reads (SQLite)', () => {
     await fs.rm(dataDir, { recursive: true, force: true });
   });
 
-  it('gives camelCased rows and sees this process\'s commits at once, even within one turn', async () => {
+  it("gives camelCased rows and sees this process's commits at once, even within one turn", async () => {
     expect(await userById(handle.db, 10)).toEqual([{ id: 10, name: 'ann', fullName: 'Ann' }]);
     await handle.db.updateTable('users').set({ fullName: 'Ann B' }).where('id', '=', 10).execute();
     expect(await userById(handle.db, 10)).toEqual([{ id: 10, name: 'ann', fullName: 'Ann B' }]);
@@ -39,7 +39,7 @@ describe('committed reads (SQLite)', () => {
     expect(await userById(handle.db, 11)).toEqual([]);
   });
 
-  it('sees another process\'s commit from the next turn of the event loop on', async () => {
+  it("sees another process's commit from the next turn of the event loop on", async () => {
     expect(await userById(handle.db, 10)).toEqual([{ id: 10, name: 'ann', fullName: 'Ann' }]);
     const other = new Database(path.join(dataDir, 'gitloom.db'));
     try {

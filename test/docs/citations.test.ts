@@ -25,7 +25,10 @@ const OUT_OF_REPO = /\b(?:ARCHITECTURE|CONTRACT|STYLE)\.md\b|\bCONTRACT §|(?<![
 
 /** GitHub's anchor of a heading text: lower case, punctuation and symbols dropped, spaces to `-`. */
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The plain text of inline tokens, as the rendered heading shows it. */
@@ -55,7 +58,12 @@ function* files(dir: string): Generator<string> {
   }
 }
 
-interface Hit { where: string; text: string; file: string; anchor: string | undefined }
+interface Hit {
+  where: string;
+  text: string;
+  file: string;
+  anchor: string | undefined;
+}
 
 /** Every citation and every out-of-repository citation in the scanned folders, with its place. */
 function scan(): { hits: Hit[]; stale: string[] } {
@@ -65,11 +73,13 @@ function scan(): { hits: Hit[]; stale: string[] } {
     for (const full of files(path.join(ROOT, top))) {
       const rel = path.relative(ROOT, full);
       if (rel === THIS_FILE) continue;
-      fs.readFileSync(full, 'utf8').split('\n').forEach((line, i) => {
-        const where = `${rel}:${i + 1}`;
-        for (const m of line.matchAll(CITATION)) hits.push({ where, text: m[0], file: m[1], anchor: m[2] });
-        for (const m of line.matchAll(OUT_OF_REPO)) stale.push(`${where}: ${m[0]}`);
-      });
+      fs.readFileSync(full, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          const where = `${rel}:${i + 1}`;
+          for (const m of line.matchAll(CITATION)) hits.push({ where, text: m[0], file: m[1], anchor: m[2] });
+          for (const m of line.matchAll(OUT_OF_REPO)) stale.push(`${where}: ${m[0]}`);
+        });
     }
   }
   return { hits, stale };
@@ -121,7 +131,8 @@ describe('citations of docs/', () => {
   });
 
   it('computes anchors as GitHub does', () => {
-    expect([...anchors('# Platform: URLs and requests\n## Gitloom differs: SSH and LFS\n### `code` and *emphasis*\n## Fixed-issue references\n## Git\n## Git\n')])
-      .toEqual(['platform-urls-and-requests', 'gitloom-differs-ssh-and-lfs', 'code-and-emphasis', 'fixed-issue-references', 'git', 'git-1']);
+    expect([
+      ...anchors('# Platform: URLs and requests\n## Gitloom differs: SSH and LFS\n### `code` and *emphasis*\n## Fixed-issue references\n## Git\n## Git\n'),
+    ]).toEqual(['platform-urls-and-requests', 'gitloom-differs-ssh-and-lfs', 'code-and-emphasis', 'fixed-issue-references', 'git', 'git-1']);
   });
 });

@@ -27,9 +27,21 @@ describe('error codes', () => {
 
   it('the generic code of each status answered is registered with that status', () => {
     const titles: Record<number, string> = {
-      400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 406: 'Not Acceptable',
-      408: 'Request Timeout', 409: 'Conflict', 413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type',
-      416: 'Range Not Satisfiable', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 503: 'Service Unavailable',
+      400: 'Bad Request',
+      401: 'Unauthorized',
+      403: 'Forbidden',
+      404: 'Not Found',
+      405: 'Method Not Allowed',
+      406: 'Not Acceptable',
+      408: 'Request Timeout',
+      409: 'Conflict',
+      413: 'Payload Too Large',
+      414: 'URI Too Long',
+      415: 'Unsupported Media Type',
+      416: 'Range Not Satisfiable',
+      429: 'Too Many Requests',
+      431: 'Request Header Fields Too Large',
+      503: 'Service Unavailable',
     };
     for (const [status, title] of Object.entries(titles)) expect(ERROR_CODES[errorCode(title)].status).toBe(Number(status));
     expect(errorCode('Internal Server Error')).toBe('GITLOOM_ERR_INTERNAL');

@@ -16,19 +16,39 @@ const bad = (rule: CommitMessageRule, message: string, merge = false) => expect(
 
 describe('commit message rules (docs/compatibility.md#projects-branch-protection)', () => {
   it('accepts conventional subjects and git revert subjects', () => {
-    for (const m of ['feat: hello world', 'feat(docs): hello world', 'feat(docs)!: hello world', 'feat(docs/api)!: hello world',
-      'feat(docs api)!: hello world', 'Revert "hello world"', 'revert "lower case"']) ok(base, m);
+    for (const m of [
+      'feat: hello world',
+      'feat(docs): hello world',
+      'feat(docs)!: hello world',
+      'feat(docs/api)!: hello world',
+      'feat(docs api)!: hello world',
+      'Revert "hello world"',
+      'revert "lower case"',
+    ])
+      ok(base, m);
   });
 
-  it('refuses malformed subjects with OneDev\'s message', () => {
-    for (const m of ['revert  "hello world"', 'feat:hello world', 'feat ! :hello world', 'feat(docs):hello world', 'feat(docs)!:  hello world',
-      'feat(docs  api)!: hello world', 'feat ( docs/api ) ! hello world', 'hello world']) bad(base, m);
+  it("refuses malformed subjects with OneDev's message", () => {
+    for (const m of [
+      'revert  "hello world"',
+      'feat:hello world',
+      'feat ! :hello world',
+      'feat(docs):hello world',
+      'feat(docs)!:  hello world',
+      'feat(docs  api)!: hello world',
+      'feat ( docs/api ) ! hello world',
+      'hello world',
+    ])
+      bad(base, m);
     expect(checkCommitMessage(base, 'just words', false)).toBe(
-      'Line 1: Subject is expected of either a git revert message, or format: <type>[optional (scope)][!]: <description>');
+      'Line 1: Subject is expected of either a git revert message, or format: <type>[optional (scope)][!]: <description>',
+    );
   });
 
   it('checks types and scopes against the lists', () => {
-    expect(checkCommitMessage(base, 'feat2: hello world', false)).toBe("Line 1: Subject is expected of either a git revert message, or format: <type>[optional (scope)][!]: <description>");
+    expect(checkCommitMessage(base, 'feat2: hello world', false)).toBe(
+      'Line 1: Subject is expected of either a git revert message, or format: <type>[optional (scope)][!]: <description>',
+    );
     expect(checkCommitMessage(base, 'chore: tidy up', false)).toBe("Line 1: Unexpected type 'chore': Should be one of [feat,bug]");
     expect(checkCommitMessage(base, 'feat(web)!: hello world', false)).toBe("Line 1: Unexpected scope 'web': Should be one of [docs,api,docs/api,docs api]");
     ok({ ...base, commitTypes: [], commitScopes: [] }, 'chore(anything): tidy up');
@@ -59,7 +79,9 @@ describe('commit message rules (docs/compatibility.md#projects-branch-protection
     const onlyBugs = { ...rule, commitTypesForFooterCheck: ['bug'] };
     ok(onlyBugs, 'feat: a feature');
     bad(onlyBugs, 'bug: a bug');
-    expect(checkCommitMessage({ ...rule, commitMessageFooterPattern: '(' }, 'feat: x y\n\nfooter', false)).toBe("Unexpected footer format: Should match pattern '('");
+    expect(checkCommitMessage({ ...rule, commitMessageFooterPattern: '(' }, 'feat: x y\n\nfooter', false)).toBe(
+      "Unexpected footer format: Should match pattern '('",
+    );
   });
 
   it('matches footers in linear time (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): a catastrophic pattern answers at once', () => {
@@ -74,7 +96,9 @@ describe('commit message rules (docs/compatibility.md#projects-branch-protection
     expect(commitMessageRuleOf({ enforceConventionalCommits: false, maxCommitMessageLineLength: null })).toBeNull();
     expect(commitMessageRuleOf({ maxCommitMessageLineLength: 'x' })).toBeNull();
     expect(commitMessageRuleOf({ maxCommitMessageLineLength: 72, commitTypes: ['feat', 3] })).toMatchObject({
-      enforceConventionalCommits: false, maxCommitMessageLineLength: 72, commitTypes: ['feat'],
+      enforceConventionalCommits: false,
+      maxCommitMessageLineLength: 72,
+      commitTypes: ['feat'],
     });
   });
 });

@@ -8,7 +8,13 @@ describe('parseFixReferences (docs/compatibility.md#fixed-issue-references)', ()
     ['Fix #1', [{ projectPath: null, number: 1 }]],
     ['FIXED #2', [{ projectPath: null, number: 2 }]],
     ['fixing #3', [{ projectPath: null, number: 3 }]],
-    ['resolve #4 and resolved #5', [{ projectPath: null, number: 4 }, { projectPath: null, number: 5 }]],
+    [
+      'resolve #4 and resolved #5',
+      [
+        { projectPath: null, number: 4 },
+        { projectPath: null, number: 5 },
+      ],
+    ],
     ['resolves #6', [{ projectPath: null, number: 6 }]],
     ['resolving #7', [{ projectPath: null, number: 7 }]],
     ['close #8', [{ projectPath: null, number: 8 }]],
@@ -31,7 +37,13 @@ describe('parseFixReferences (docs/compatibility.md#fixed-issue-references)', ()
     ['fixes#12', []],
     ['fixes #12abc', []],
     ['fixes #12.', [{ projectPath: null, number: 12 }]],
-    ['Title line\n\nbody text\n  fixes #20\ncloses #21', [{ projectPath: null, number: 20 }, { projectPath: null, number: 21 }]],
+    [
+      'Title line\n\nbody text\n  fixes #20\ncloses #21',
+      [
+        { projectPath: null, number: 20 },
+        { projectPath: null, number: 21 },
+      ],
+    ],
     ['fixes #22\nfixes #22', [{ projectPath: null, number: 22 }]],
     ['no references at all', []],
     ['', []],

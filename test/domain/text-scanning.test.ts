@@ -24,13 +24,53 @@ const PLAIN_REFERENCE = /(?:^|[^\w&])(?:(?<kind>issue|pull\s*request|pr|build)\s
 
 describe('scanReferences', () => {
   it('finds what the plain reference expression matched: the same matches, groups and positions', () => {
-    const pieces = ['a', 'B', '1', '23', '_', '/', '-', '.', '#', '##', '&', ' ', '  ', '\t', '\n', '\u00a0', 'issue', 'ISSUE', 'tissue',
-      'pr', 'Pr', 'pull', 'Pull', 'request', 'pull request', 'pullrequest', 'build', 'x', '!', '(', ')', '@', 'é'];
+    const pieces = [
+      'a',
+      'B',
+      '1',
+      '23',
+      '_',
+      '/',
+      '-',
+      '.',
+      '#',
+      '##',
+      '&',
+      ' ',
+      '  ',
+      '\t',
+      '\n',
+      '\u00a0',
+      'issue',
+      'ISSUE',
+      'tissue',
+      'pr',
+      'Pr',
+      'pull',
+      'Pull',
+      'request',
+      'pull request',
+      'pullrequest',
+      'build',
+      'x',
+      '!',
+      '(',
+      ')',
+      '@',
+      'é',
+    ];
     for (const text of texts(1, pieces, 100_000, 20)) {
       const expected = [...text.matchAll(PLAIN_REFERENCE)].map((m) => {
         // the match starts at the reference itself only at the start of the text
         const atReference = /^\w/.test(m[0]) || /^#\d+$/.test(m[0]);
-        return { index: m.index, start: m.index! + (atReference ? 0 : 1), end: m.index! + m[0].length, keyword: m.groups!.kind, project: m.groups!.project, number: m.groups!.number };
+        return {
+          index: m.index,
+          start: m.index! + (atReference ? 0 : 1),
+          end: m.index! + m[0].length,
+          keyword: m.groups!.kind,
+          project: m.groups!.project,
+          number: m.groups!.number,
+        };
       });
       expect([...scanReferences(text)], JSON.stringify(text)).toEqual(expected);
     }
@@ -52,7 +92,9 @@ describe('user match and review requirement readers', () => {
   it('split as the expressions did', () => {
     for (const text of texts(2, pieces, 50_000, 14)) {
       expect(userMatchTokens(text), JSON.stringify(text)).toEqual(text.match(TOKENS) ?? []);
-      expect(reviewRequirementItems(text), JSON.stringify(text)).toEqual([...text.matchAll(ITEMS)].map((m) => ({ kind: m[1], name: m[2] ?? m[3], count: m[4] })));
+      expect(reviewRequirementItems(text), JSON.stringify(text)).toEqual(
+        [...text.matchAll(ITEMS)].map((m) => ({ kind: m[1], name: m[2] ?? m[3], count: m[4] })),
+      );
     }
   });
 

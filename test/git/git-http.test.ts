@@ -71,8 +71,24 @@ describe('git smart HTTP', () => {
     expect((await fetch(url('group/app/info/refs?service=git-foo'))).status).toBe(400);
     expect((await fetch(url('group/app/info/refs'))).status).toBe(400);
     expect((await fetch(url('group/app/git-upload-pack'), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(400);
-    expect((await fetch(url('group/app/git-upload-pack'), { method: 'POST', body: 'x', headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip' } })).status).toBe(400);
-    expect((await fetch(url('group/app/git-upload-pack'), { method: 'POST', body: 'x', headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'br' } })).status).toBe(400);
+    expect(
+      (
+        await fetch(url('group/app/git-upload-pack'), {
+          method: 'POST',
+          body: 'x',
+          headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip' },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await fetch(url('group/app/git-upload-pack'), {
+          method: 'POST',
+          body: 'x',
+          headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'br' },
+        })
+      ).status,
+    ).toBe(400);
 
     const ad = await fetch(url('group/app.git/info/refs?service=git-upload-pack'));
     expect(ad.status).toBe(200);
@@ -135,7 +151,10 @@ describe('git smart HTTP', () => {
     await ok(['push', url('group/app.git', true), 'main', ':feature'], work);
     expect((await listBranches(repo)).map((b) => [b.name, b.commitHash])).toEqual([['main', third]]);
     expect(await getDefaultBranch(repo)).toBe('main');
-    for (const [name, version] of [['clone-v2', '2'], ['clone-v0', '0']] as const) {
+    for (const [name, version] of [
+      ['clone-v2', '2'],
+      ['clone-v0', '0'],
+    ] as const) {
       const dir = join(tmp.path, name);
       await ok(['-c', `protocol.version=${version}`, 'fetch', '-q', '--prune', 'origin'], dir);
       expect(await ok(['rev-parse', 'origin/main'], dir)).toBe(third);

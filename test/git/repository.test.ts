@@ -123,7 +123,12 @@ describe('refs', () => {
       { ref: 'refs/pulls/1/head', newHash: b, expectedOld: null },
     ]);
     const before = await listRefs(repo);
-    expect(before).toEqual(new Map([['refs/heads/main', a], ['refs/pulls/1/head', b]]));
+    expect(before).toEqual(
+      new Map([
+        ['refs/heads/main', a],
+        ['refs/pulls/1/head', b],
+      ]),
+    );
     await expect(
       updateRefs(repo, [
         { ref: 'refs/heads/main', newHash: b, expectedOld: a },
@@ -137,7 +142,12 @@ describe('refs', () => {
       { ref: 'refs/heads/new', newHash: a },
     ]);
     const after = await listRefs(repo);
-    expect(after).toEqual(new Map([['refs/heads/main', b], ['refs/heads/new', a]]));
+    expect(after).toEqual(
+      new Map([
+        ['refs/heads/main', b],
+        ['refs/heads/new', a],
+      ]),
+    );
     expect(await listBranches(repo)).toEqual([
       { name: 'main', commitHash: b },
       { name: 'new', commitHash: a },
@@ -209,8 +219,9 @@ describe('commits', () => {
     expect(b.author.name).toBe('Ann Author');
     expect(b.committer).toEqual({ name: 'Carl Committer', email: 'carl@example.com', date: new Date(1700000100_000), tzOffset: 0 });
     expect(h.hash).toBe(hash);
-    await expect(commitTree(repo, { tree, parents: [], message: 'x', author: { name: ' <> ', email: 'e' }, committer: { name: 'c', email: 'c' } }))
-      .rejects.toBeInstanceOf(BadRequest);
+    await expect(
+      commitTree(repo, { tree, parents: [], message: 'x', author: { name: ' <> ', email: 'e' }, committer: { name: 'c', email: 'c' } }),
+    ).rejects.toBeInstanceOf(BadRequest);
   });
 
   it('reports missing and malformed commits', async () => {
@@ -280,8 +291,7 @@ describe('merges', () => {
   });
 
   it('cherry-picks with an explicit base (only the picked change is applied)', async () => {
-    const lines = (changes: Record<number, string>): string =>
-      Array.from({ length: 12 }, (_, i) => changes[i] ?? `line ${i}`).join('\n') + '\n';
+    const lines = (changes: Record<number, string>): string => Array.from({ length: 12 }, (_, i) => changes[i] ?? `line ${i}`).join('\n') + '\n';
     const repo = await newRepo();
     const base = writeCommit(repo, { files: { 'f.txt': lines({}) } });
     const head = writeCommit(repo, { parents: [base], files: { 'f.txt': lines({ 0: 'head' }) } });
@@ -327,7 +337,12 @@ describe('merges', () => {
     const f1Rewritten = rewritten.find((c) => c.message.startsWith('add f1'))!;
     expect(f1Rewritten.author).toEqual({ name: 'Fay', email: 'fay@example.com', date: new Date(1600000000_000), tzOffset: 60 });
     expect(f1Rewritten.committer).toMatchObject({ name: 'Merger', email: 'merger@example.com', date: committer.date });
-    for (const [path, content] of [['a.txt', 'main'], ['f1.txt', 'f1'], ['s.txt', 's'], ['f2.txt', 'f2']]) {
+    for (const [path, content] of [
+      ['a.txt', 'main'],
+      ['f1.txt', 'f1'],
+      ['s.txt', 's'],
+      ['f2.txt', 'f2'],
+    ]) {
       expect(show(repo, head!, path)).toBe(content);
     }
   });

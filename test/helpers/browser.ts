@@ -59,7 +59,9 @@ export function browserTests(given?: (server: TestServer) => Promise<void>, time
     await server?.close();
   });
   const tests: BrowserTests = {
-    get server() { return started(server); },
+    get server() {
+      return started(server);
+    },
     async newContext(options = {}) {
       const context = await started(browser).newContext({ viewport: PHONE, ...options });
       opened.push(context);
@@ -97,7 +99,10 @@ export function csrfTokenOf(html: string): string {
 
 /** `name=value` pairs of the Set-Cookie headers of a response, joined as a Cookie header. */
 export function cookiesOf(response: Response): string {
-  return response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  return response.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
 }
 
 /**

@@ -59,7 +59,11 @@ export async function removeWorkTrees(): Promise<void> {
 }
 
 /** Creates a project (optionally a fork) and pushes `main` with `files`. */
-export async function givenRepo(server: TestServer, name: string, options: { files?: Record<string, string>; forkOf?: Repo; auth?: string; user?: { name: string; password: string } } = {}): Promise<Repo> {
+export async function givenRepo(
+  server: TestServer,
+  name: string,
+  options: { files?: Record<string, string>; forkOf?: Repo; auth?: string; user?: { name: string; password: string } } = {},
+): Promise<Repo> {
   const id = await givenProject(server, { name, ...(options.forkOf && { forkedFromId: options.forkOf.id }) }, options.auth);
   const remote = gitUrl(server, name, options.user ?? { name: ADMIN.name, password: ADMIN.password });
   let work: string;
@@ -72,7 +76,10 @@ export async function givenRepo(server: TestServer, name: string, options: { fil
   }
   dirs.push(work);
   const repo: Repo = {
-    id, path: name, work, remote,
+    id,
+    path: name,
+    work,
+    remote,
     async commitOn(branch, files, message, from = 'main') {
       const onServer = (await git(work, ['ls-remote', remote, `refs/heads/${branch}`])).trim() !== '';
       await git(work, ['fetch', '-q', remote, onServer ? branch : from]);
@@ -108,8 +115,16 @@ export interface CommandJob {
 export function commandSpec(...jobs: CommandJob[]): string {
   const lines = ['version: 25', 'jobs:'];
   for (const job of jobs) {
-    lines.push(`- name: ${job.name}`, '  steps:', '  - !CommandStep', '    name: run', '    runInContainer: false',
-      '    interpreter: !DefaultInterpreter', '      commands:', ...job.commands.map((command) => `      - ${command}`));
+    lines.push(
+      `- name: ${job.name}`,
+      '  steps:',
+      '  - !CommandStep',
+      '    name: run',
+      '    runInContainer: false',
+      '    interpreter: !DefaultInterpreter',
+      '      commands:',
+      ...job.commands.map((command) => `      - ${command}`),
+    );
     if (job.trigger) lines.push('  triggers:', `  - !${job.trigger}`, '    branches: main');
   }
   return `${lines.join('\n')}\n`;

@@ -64,8 +64,18 @@ async function setUpLanHost(): Promise<LanHost> {
     await ip('-n', netns, 'link', 'set', inner, 'up');
     await ip('-n', netns, 'link', 'set', 'lo', 'up');
     await ip('route', 'replace', `${metadataAddress}/32`, 'via', address);
-    listener = spawn('ip', ['netns', 'exec', netns, process.execPath, '-e',
-      `require('net').createServer((s) => s.end('lan-host\\n')).listen(${port}, '0.0.0.0', () => console.log('ready'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    listener = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        netns,
+        process.execPath,
+        '-e',
+        `require('net').createServer((s) => s.end('lan-host\\n')).listen(${port}, '0.0.0.0', () => console.log('ready'))`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     await new Promise<void>((resolve, reject) => {
       listener!.stdout!.once('data', () => resolve());
       listener!.once('exit', (code) => reject(new Error(`LAN host listener exited with ${code}`)));

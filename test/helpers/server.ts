@@ -23,7 +23,11 @@ export interface TestServer {
   dataDir: string;
   server: RunningServer;
   /** Calls the API; `auth` is an Authorization header value or null for anonymous. */
-  call(method: string, route: string, options?: { body?: unknown; text?: string; auth?: string | null; headers?: Record<string, string> }): Promise<ApiResponse>;
+  call(
+    method: string,
+    route: string,
+    options?: { body?: unknown; text?: string; auth?: string | null; headers?: Record<string, string> },
+  ): Promise<ApiResponse>;
   /** Creates a user through the API and returns its id and Basic header. */
   createUser(name: string, password?: string): Promise<{ id: number; auth: string; name: string; password: string }>;
   /**
@@ -102,15 +106,18 @@ export async function startTestServer(
   const dataDir = path.join(home, 'data');
   const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
   const database = pgBase ? await createPostgresDatabase(pgBase) : null;
-  const config = loadConfig({
-    GITLOOM_INITIAL_USER: ADMIN.name,
-    GITLOOM_INITIAL_PASSWORD: ADMIN.password,
-    GITLOOM_INITIAL_EMAIL: ADMIN.email,
-    GITLOOM_HOST: '127.0.0.1',
-    GITLOOM_JOB_CONCURRENCY: '2',
-    ...(database && { GITLOOM_DATABASE_URL: options.databaseVia?.(database.url) ?? database.url }),
-    ...env,
-  }, { port: 0, dataDir });
+  const config = loadConfig(
+    {
+      GITLOOM_INITIAL_USER: ADMIN.name,
+      GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+      GITLOOM_INITIAL_EMAIL: ADMIN.email,
+      GITLOOM_HOST: '127.0.0.1',
+      GITLOOM_JOB_CONCURRENCY: '2',
+      ...(database && { GITLOOM_DATABASE_URL: options.databaseVia?.(database.url) ?? database.url }),
+      ...env,
+    },
+    { port: 0, dataDir },
+  );
   const server = await startServer(config, {
     logger: process.env.GITLOOM_TEST_LOG === '1' || options.logDestination !== undefined,
     logDestination: options.logDestination,

@@ -106,43 +106,85 @@ export async function startShowcase(): Promise<Showcase> {
     const alice = await server.createUser('alice');
     const repo = await givenRepo(server, 'demo', {
       files: {
-        'README.md': README, 'src/app.ts': APP, 'src/greet.ts': GREET, '.onedev-buildspec.yml': SPEC,
+        'README.md': README,
+        'src/app.ts': APP,
+        'src/greet.ts': GREET,
+        '.onedev-buildspec.yml': SPEC,
         'docs/guide.md': '# Guide\n\nStart the server, then open `http://localhost:8080/?name=you`.\n',
-        'scripts/release.py': 'import sys\n\n\ndef main(version: str) -> None:\n    print(f"releasing {version}")\n\n\nif __name__ == "__main__":\n    main(sys.argv[1])\n',
+        'scripts/release.py':
+          'import sys\n\n\ndef main(version: str) -> None:\n    print(f"releasing {version}")\n\n\nif __name__ == "__main__":\n    main(sys.argv[1])\n',
       },
     });
     await grantRole(server, repo.id, alice.id, 'Code Writer');
     const commitHash = await repo.head('main');
 
-    const buildId = ok(await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash, refName: 'refs/heads/main', jobName: 'CI', params: {}, reason: 'showcase' },
-    }), 'run CI');
+    const buildId = ok(
+      await server.call('POST', '/job-runs', {
+        body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash, refName: 'refs/heads/main', jobName: 'CI', params: {}, reason: 'showcase' },
+      }),
+      'run CI',
+    );
 
     const head = await repo.commitOn('greetings', { 'src/greet.ts': GREET_FEATURE }, 'Greet in English, French and Spanish');
-    const pullId = ok(await server.call('POST', '/pulls', {
-      body: {
-        targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'greetings',
-        title: 'Greet in more languages', description: 'Adds **French** and **Spanish** greetings.\n\n- [x] tests\n- [ ] docs',
-        reviewerIds: [alice.id],
-      },
-    }), 'open pull request');
+    const pullId = ok(
+      await server.call('POST', '/pulls', {
+        body: {
+          targetProjectId: repo.id,
+          sourceProjectId: repo.id,
+          targetBranch: 'main',
+          sourceBranch: 'greetings',
+          title: 'Greet in more languages',
+          description: 'Adds **French** and **Spanish** greetings.\n\n- [x] tests\n- [ ] docs',
+          reviewerIds: [alice.id],
+        },
+      }),
+      'open pull request',
+    );
     ok(await server.call('POST', '/pull-request-comments', { body: { requestId: pullId, content: 'Ready for review, @alice.' } }), 'comment');
-    ok(await server.call('POST', '/pull-request-comments', { body: { requestId: pullId, content: 'Looks good, one note on the map.' }, auth: alice.auth }), 'comment');
-    const codeCommentId = ok(await server.call('POST', '/code-comments', {
-      auth: alice.auth,
-      body: {
-        projectId: repo.id, content: 'Should unknown languages fall back to English *silently*?',
-        mark: { commitHash: head, path: 'src/greet.ts', range: { fromRow: 4, fromColumn: 0, toRow: 4, toColumn: 50 } },
-        compareContext: { pullRequestId: pullId, oldCommitHash: commitHash, newCommitHash: head, pathFilter: null, currentFile: 'src/greet.ts', whitespaceOption: 'DEFAULT' },
-      },
-    }), 'code comment');
-    ok(await server.call('POST', '/code-comment-replies', {
-      body: { commentId: codeCommentId, content: 'Yes, that is the intent.', compareContext: { pullRequestId: pullId, oldCommitHash: commitHash, newCommitHash: head } },
-    }), 'code comment reply');
+    ok(
+      await server.call('POST', '/pull-request-comments', { body: { requestId: pullId, content: 'Looks good, one note on the map.' }, auth: alice.auth }),
+      'comment',
+    );
+    const codeCommentId = ok(
+      await server.call('POST', '/code-comments', {
+        auth: alice.auth,
+        body: {
+          projectId: repo.id,
+          content: 'Should unknown languages fall back to English *silently*?',
+          mark: { commitHash: head, path: 'src/greet.ts', range: { fromRow: 4, fromColumn: 0, toRow: 4, toColumn: 50 } },
+          compareContext: {
+            pullRequestId: pullId,
+            oldCommitHash: commitHash,
+            newCommitHash: head,
+            pathFilter: null,
+            currentFile: 'src/greet.ts',
+            whitespaceOption: 'DEFAULT',
+          },
+        },
+      }),
+      'code comment',
+    );
+    ok(
+      await server.call('POST', '/code-comment-replies', {
+        body: {
+          commentId: codeCommentId,
+          content: 'Yes, that is the intent.',
+          compareContext: { pullRequestId: pullId, oldCommitHash: commitHash, newCommitHash: head },
+        },
+      }),
+      'code comment reply',
+    );
 
-    const issueId = ok(await server.call('POST', '/issues', {
-      body: { projectId: repo.id, title: 'Greeting ignores the Accept-Language header', description: 'Requests with `Accept-Language: fr` still get **Hello**.' },
-    }), 'issue');
+    const issueId = ok(
+      await server.call('POST', '/issues', {
+        body: {
+          projectId: repo.id,
+          title: 'Greeting ignores the Accept-Language header',
+          description: 'Requests with `Accept-Language: fr` still get **Hello**.',
+        },
+      }),
+      'issue',
+    );
     ok(await server.call('POST', '/issue-comments', { body: { issueId, content: 'Confirmed on main.' }, auth: alice.auth }), 'issue comment');
     ok(await server.call('POST', '/issues', { body: { projectId: repo.id, title: 'Document the PORT variable' } }), 'issue');
 
@@ -154,7 +196,13 @@ export async function startShowcase(): Promise<Showcase> {
     const pull = ok(await server.call('GET', `/pulls/${pullId}`), 'pull request');
     const issue = ok(await server.call('GET', `/issues/${issueId}`), 'issue');
     return {
-      server, repo, alice, pullNumber: pull.number, buildNumber: build.number, issueNumber: issue.number, commitHash,
+      server,
+      repo,
+      alice,
+      pullNumber: pull.number,
+      buildNumber: build.number,
+      issueNumber: issue.number,
+      commitHash,
       async close() {
         await removeWorkTrees();
         await server.close();

@@ -73,15 +73,25 @@ const ROUTES: Record<string, Route> = {
   'GET /projects/{id}/labels': { method: 'GET', level: 'access', call: () => ({ path: `/projects/${P()}/labels` }) },
   'GET /projects/{id}/milestones': { method: 'GET', level: 'access', call: () => ({ path: `/projects/${P()}/milestones` }) },
   'GET /projects/{id}/top-contributors': {
-    method: 'GET', level: 'access', call: () => ({ path: `/projects/${P()}/top-contributors?type=COMMITS&sinceDate=2000-01-01&untilDate=2100-01-01&count=10` }),
+    method: 'GET',
+    level: 'access',
+    call: () => ({ path: `/projects/${P()}/top-contributors?type=COMMITS&sinceDate=2000-01-01&untilDate=2100-01-01&count=10` }),
   },
   'GET /repositories/{id}/default-branch': { method: 'GET', level: 'readCode', call: () => ({ path: `/repositories/${P()}/default-branch` }) },
   'POST /repositories/{id}/default-branch': { method: 'POST', level: 'writeCode', call: () => ({ path: `/repositories/${P()}/default-branch`, text: 'main' }) },
   'GET /repositories/{id}/branches': { method: 'GET', level: 'readCode', call: () => ({ path: `/repositories/${P()}/branches` }) },
   'GET /repositories/{id}/branches/{name}': { method: 'GET', level: 'readCode', call: () => ({ path: `/repositories/${P()}/branches/main` }) },
-  'POST /repositories/{id}/branches': { method: 'POST', level: 'writeCode', call: () => ({ path: `/repositories/${P()}/branches`, body: { branchName: unique('b'), revision: 'main' } }) },
+  'POST /repositories/{id}/branches': {
+    method: 'POST',
+    level: 'writeCode',
+    call: () => ({ path: `/repositories/${P()}/branches`, body: { branchName: unique('b'), revision: 'main' } }),
+  },
   'GET /repositories/{id}/tags': { method: 'GET', level: 'readCode', call: () => ({ path: `/repositories/${P()}/tags` }) },
-  'POST /repositories/{id}/tags': { method: 'POST', level: 'writeCode', call: () => ({ path: `/repositories/${P()}/tags`, body: { tagName: unique('t'), revision: 'main' } }) },
+  'POST /repositories/{id}/tags': {
+    method: 'POST',
+    level: 'writeCode',
+    call: () => ({ path: `/repositories/${P()}/tags`, body: { tagName: unique('t'), revision: 'main' } }),
+  },
   'GET /repositories/{id}/commits': { method: 'GET', level: 'readCode', call: () => ({ path: `/repositories/${P()}/commits?query=branch(main)` }) },
   'GET /repositories/{id}/directories/{revision}': { method: 'GET', level: 'readCode', call: () => ({ path: `/repositories/${P()}/directories/main` }) },
   'GET /repositories/{id}/files/{revision}/{path}': { method: 'GET', level: 'readCode', call: () => ({ path: `/repositories/${P()}/files/main/README.md` }) },
@@ -89,26 +99,31 @@ const ROUTES: Record<string, Route> = {
   'POST /milestones': { method: 'POST', level: 'manageIssues', call: () => ({ path: '/milestones', body: { projectId: P(), name: unique('m') } }) },
   'POST /milestones/{id}': { method: 'POST', level: 'manageIssues', call: () => ({ path: `/milestones/${milestoneId}`, body: { description: unique('d') } }) },
   'DELETE /milestones/{id}': {
-    method: 'DELETE', level: 'manageIssues',
+    method: 'DELETE',
+    level: 'manageIssues',
     call: async () => ({ path: `/milestones/${await adminCreate('/milestones', { projectId: P(), name: unique('gone') })}` }),
   },
   'GET /user-authorizations/{id}': { method: 'GET', level: 'manage', call: () => ({ path: `/user-authorizations/${authorizationId}` }) },
   'POST /user-authorizations': {
-    method: 'POST', level: 'manage',
+    method: 'POST',
+    level: 'manage',
     call: async () => ({ path: '/user-authorizations', body: { projectId: P(), userId: (await server.createUser(unique('u'))).id, roleId: 3 } }),
   },
   'DELETE /user-authorizations/{id}': {
-    method: 'DELETE', level: 'manage',
+    method: 'DELETE',
+    level: 'manage',
     call: async () => ({
       path: `/user-authorizations/${await adminCreate('/user-authorizations', { projectId: P(), userId: (await server.createUser(unique('v'))).id, roleId: 3 })}`,
     }),
   },
   'POST /project-labels': {
-    method: 'POST', level: 'manage',
+    method: 'POST',
+    level: 'manage',
     call: async () => ({ path: '/project-labels', body: { projectId: P(), specId: await adminCreate('/label-specs', { name: unique('l') }) } }),
   },
   'DELETE /project-labels/{id}': {
-    method: 'DELETE', level: 'manage',
+    method: 'DELETE',
+    level: 'manage',
     call: async () => ({
       path: `/project-labels/${await adminCreate('/project-labels', { projectId: P(), specId: await adminCreate('/label-specs', { name: unique('k') }) })}`,
     }),
@@ -128,7 +143,8 @@ const ROUTES: Record<string, Route> = {
   'GET /projects/{id}/clone-url': { method: 'GET', level: 'access', call: () => ({ path: `/projects/${P()}/clone-url` }) },
   'POST /projects (child)': { method: 'POST', level: 'manage', call: () => ({ path: '/projects', body: { name: unique('child'), parentId: P() } }) },
   'DELETE /projects/{id} (child)': {
-    method: 'DELETE', level: 'manage',
+    method: 'DELETE',
+    level: 'manage',
     call: async () => ({ path: `/projects/${await adminCreate('/projects', { name: unique('doomed'), parentId: P() })}` }),
   },
   'GET /pulls/{id}': { method: 'GET', level: 'readCode', call: () => ({ path: `/pulls/${requestId}` }) },
@@ -168,11 +184,23 @@ beforeAll(async () => {
   await git(work, ['push', '-q', gitUrl(server, 'matrix', ADMIN), 'main']);
   await commitFiles(work, { 'topic.txt': 'topic\n' }, 'topic');
   await git(work, ['push', '-q', gitUrl(server, 'matrix', ADMIN), 'main:topic']);
-  requestId = await adminCreate('/pulls', { targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'topic', title: 'Topic' });
+  requestId = await adminCreate('/pulls', {
+    targetProjectId: projectId,
+    sourceProjectId: projectId,
+    targetBranch: 'main',
+    sourceBranch: 'topic',
+    title: 'Topic',
+  });
   issueId = await adminCreate('/issues', { projectId, title: 'An issue' });
   milestoneId = await adminCreate('/milestones', { projectId, name: 'v1' });
   specId = await adminCreate('/label-specs', { name: 'backend' });
-  const personas: [Persona, number | null][] = [['noRole', null], ['reader', 3], ['writer', 2], ['owner', 1], ['group', null]];
+  const personas: [Persona, number | null][] = [
+    ['noRole', null],
+    ['reader', 3],
+    ['writer', 2],
+    ['owner', 1],
+    ['group', null],
+  ];
   for (const [persona, roleId] of personas) {
     const user = await server.createUser(persona.toLowerCase());
     auth[persona] = user.auth;
@@ -199,8 +227,11 @@ afterAll(async () => {
 async function check(persona: Persona, name: string, route: Route): Promise<void> {
   const { path, body, text } = await route.call(persona);
   const res = await server.call(route.method, path, { body, text, auth: auth[persona] ?? null });
-  expect({ route: name, persona, status: res.status, detail: res.status >= 400 ? res.json?.detail : undefined })
-    .toMatchObject({ route: name, persona, status: expected(persona, route) });
+  expect({ route: name, persona, status: res.status, detail: res.status >= 400 ? res.json?.detail : undefined }).toMatchObject({
+    route: name,
+    persona,
+    status: expected(persona, route),
+  });
   if (res.status === 401) expect(res.headers.get('www-authenticate')).toContain('Basic');
 }
 

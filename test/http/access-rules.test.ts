@@ -5,9 +5,20 @@ import { userMatches } from '../../src/domain/projects/branch-protection.js';
 
 function role(changes: Partial<RoleRow>): RoleRow {
   return {
-    id: 9, name: 'r', manageProject: 0, createChildren: 0, managePullRequests: 0, manageCodeComments: 0, codePrivilege: 'NONE',
-    manageIssues: 0, accessConfidentialIssues: 0, scheduleIssues: 0, editableIssueFields: '{"@type":"AllIssueFields"}', manageBuilds: 0,
-    jobPrivileges: '[]', ...changes,
+    id: 9,
+    name: 'r',
+    manageProject: 0,
+    createChildren: 0,
+    managePullRequests: 0,
+    manageCodeComments: 0,
+    codePrivilege: 'NONE',
+    manageIssues: 0,
+    accessConfidentialIssues: 0,
+    scheduleIssues: 0,
+    editableIssueFields: '{"@type":"AllIssueFields"}',
+    manageBuilds: 0,
+    jobPrivileges: '[]',
+    ...changes,
   };
 }
 
@@ -32,7 +43,11 @@ describe('job privileges (docs/compatibility.md#roles)', () => {
     expect(jobPermissions(permissionsFromRoles([role({ manageProject: 1 })], false), 'x', false).runJob).toBe(true);
     const anonymous = jobPermissions(permissionsFromRoles([role({ manageProject: 1 })], true), 'x', true);
     expect(anonymous).toMatchObject({ accessBuild: true, accessLog: true, runJob: false, manageJob: false });
-    const runner = jobPermissions(permissionsFromRoles([jobs([{ jobNames: '*', manageJob: true, runJob: true, accessLog: true, accessibleReports: null }])], true), 'x', true);
+    const runner = jobPermissions(
+      permissionsFromRoles([jobs([{ jobNames: '*', manageJob: true, runJob: true, accessLog: true, accessibleReports: null }])], true),
+      'x',
+      true,
+    );
     expect(runner).toMatchObject({ accessBuild: true, accessLog: true, runJob: false, manageJob: false });
   });
 });

@@ -26,17 +26,33 @@ function ed25519Key(comment = 'me@host'): string {
 describe('roles', () => {
   it('creates, reads, queries, updates and deletes a role with every privilege field', async () => {
     const id = await created('POST', '/roles', {
-      name: 'Release Manager', codePrivilege: 'WRITE', manageBuilds: true,
+      name: 'Release Manager',
+      codePrivilege: 'WRITE',
+      manageBuilds: true,
       editableIssueFields: { '@type': 'IncludeIssueFields', includeFields: ['State'] },
       jobPrivileges: [{ jobNames: 'release-*', runJob: true }],
     });
     const role = (await server.call('GET', `/roles/${id}`)).json;
     expect(Object.keys(role)).toEqual([
-      'id', 'name', 'manageProject', 'createChildren', 'managePullRequests', 'manageCodeComments', 'codePrivilege', 'manageIssues',
-      'accessConfidentialIssues', 'scheduleIssues', 'editableIssueFields', 'manageBuilds', 'jobPrivileges',
+      'id',
+      'name',
+      'manageProject',
+      'createChildren',
+      'managePullRequests',
+      'manageCodeComments',
+      'codePrivilege',
+      'manageIssues',
+      'accessConfidentialIssues',
+      'scheduleIssues',
+      'editableIssueFields',
+      'manageBuilds',
+      'jobPrivileges',
     ]);
     expect(role).toMatchObject({
-      name: 'Release Manager', codePrivilege: 'WRITE', manageProject: false, manageBuilds: true,
+      name: 'Release Manager',
+      codePrivilege: 'WRITE',
+      manageProject: false,
+      manageBuilds: true,
       editableIssueFields: { '@type': 'IncludeIssueFields', includeFields: ['State'] },
       jobPrivileges: [{ jobNames: 'release-*', manageJob: false, runJob: true, accessLog: false, accessibleReports: null }],
     });
@@ -76,7 +92,12 @@ describe('groups, memberships and authorizations', () => {
     expect((await server.call('GET', '/roles', { auth: user.auth })).status).toBe(403);
     const groupId = await created('POST', '/groups', { name: 'Admins', administrator: true, description: 'all powerful' });
     expect((await server.call('GET', `/groups/${groupId}`)).json).toEqual({
-      id: groupId, name: 'Admins', description: 'all powerful', administrator: true, createRootProjects: false, enforce2FA: false,
+      id: groupId,
+      name: 'Admins',
+      description: 'all powerful',
+      administrator: true,
+      createRootProjects: false,
+      enforce2FA: false,
     });
     expect((await server.call('POST', '/groups', { body: { name: 'admins' } })).status).toBe(409);
     const membershipId = await created('POST', '/memberships', { userId: user.id, groupId });
@@ -89,7 +110,9 @@ describe('groups, memberships and authorizations', () => {
     expect((await server.call('GET', '/groups?name=adm*')).json.map((g: { id: number }) => g.id)).toEqual([groupId]);
     expect((await server.call('DELETE', `/memberships/${membershipId}`)).status).toBe(200);
     expect((await server.call('GET', '/roles', { auth: user.auth })).status).toBe(403);
-    expect((await server.call('POST', `/groups/${groupId}`, { body: { name: 'Root Makers', administrator: false, createRootProjects: true } })).status).toBe(200);
+    expect((await server.call('POST', `/groups/${groupId}`, { body: { name: 'Root Makers', administrator: false, createRootProjects: true } })).status).toBe(
+      200,
+    );
     await created('POST', '/memberships', { userId: user.id, groupId });
     expect((await server.call('POST', '/projects', { body: { name: 'by-group-member' }, auth: user.auth })).status).toBe(200);
     expect((await server.call('DELETE', `/groups/${groupId}`)).status).toBe(200);
@@ -183,7 +206,13 @@ describe('label specs, project labels and milestones', () => {
     expect((await server.call('POST', '/milestones', { body: { projectId: child } })).status).toBe(400);
     expect((await server.call('POST', '/milestones', { body: { projectId: 999, name: 'x' } })).status).toBe(404);
     expect((await server.call('GET', `/milestones/${a}`)).json).toEqual({
-      id: a, projectId: parent, name: 'Q1', description: null, startDate: '2024-01-01T00:00:00.000+00:00', dueDate: '2024-03-31T00:00:00.000+00:00', closed: false,
+      id: a,
+      projectId: parent,
+      name: 'Q1',
+      description: null,
+      startDate: '2024-01-01T00:00:00.000+00:00',
+      dueDate: '2024-03-31T00:00:00.000+00:00',
+      closed: false,
     });
     const update = await server.call('POST', `/milestones/${a}`, { body: { description: 'first quarter' } });
     expect(update.status).toBe(200);
@@ -229,21 +258,36 @@ describe('project setting, contributors and repositories', () => {
     expect(initial.namedCodeCommentQueries).toHaveLength(7);
     expect(initial.pullRequestSetting).toEqual({ namedQueries: null, defaultMergeStrategy: null });
     const webHooks = [{ postUrl: 'http://example.com/hook', eventTypes: ['CODE_PUSH'], secret: 's3cret', extra: { kept: true } }];
-    expect((await server.call('POST', `/projects/${projectId}/setting`, {
-      body: { serviceDeskName: 'desk', webHooks, pullRequestSetting: { namedQueries: null, defaultMergeStrategy: 'SQUASH_SOURCE_BRANCH_COMMITS' }, contributedSettings: { x: 1 } },
-    })).status).toBe(200);
+    expect(
+      (
+        await server.call('POST', `/projects/${projectId}/setting`, {
+          body: {
+            serviceDeskName: 'desk',
+            webHooks,
+            pullRequestSetting: { namedQueries: null, defaultMergeStrategy: 'SQUASH_SOURCE_BRANCH_COMMITS' },
+            contributedSettings: { x: 1 },
+          },
+        })
+      ).status,
+    ).toBe(200);
     const setting = (await server.call('GET', `/projects/${projectId}/setting`)).json;
     expect(setting).toMatchObject({ serviceDeskName: 'desk', webHooks, branchProtections: [], namedCommitQueries: [], contributedSettings: {} });
     expect(setting.pullRequestSetting.defaultMergeStrategy).toBe('SQUASH_SOURCE_BRANCH_COMMITS');
     const other = await created('POST', '/projects', { name: 'configured2' });
     expect((await server.call('POST', `/projects/${other}/setting`, { body: { serviceDeskName: 'desk' } })).status).toBe(409);
-    expect((await server.call('GET', `/projects?query=${encodeURIComponent('"Service Desk Name" is "desk"')}`)).json.map((p: { id: number }) => p.id)).toEqual([projectId]);
+    expect((await server.call('GET', `/projects?query=${encodeURIComponent('"Service Desk Name" is "desk"')}`)).json.map((p: { id: number }) => p.id)).toEqual([
+      projectId,
+    ]);
   });
 
   it('ranks top contributors from the default branch history', async () => {
     const projectId = await created('POST', '/projects', { name: 'history' });
     const work = await makeWorkTree({ 'a.txt': 'a\nb\nc\n' });
-    await git(work, ['commit', '-q', '--allow-empty', '-m', 'by bob'], { GIT_AUTHOR_NAME: 'Bob', GIT_AUTHOR_EMAIL: 'bob@example.com', GIT_AUTHOR_DATE: '2024-02-02T10:00:00Z' });
+    await git(work, ['commit', '-q', '--allow-empty', '-m', 'by bob'], {
+      GIT_AUTHOR_NAME: 'Bob',
+      GIT_AUTHOR_EMAIL: 'bob@example.com',
+      GIT_AUTHOR_DATE: '2024-02-02T10:00:00Z',
+    });
     await commitFiles(work, { 'b.txt': '1\n2\n' }, 'second');
     await git(work, ['push', '-q', gitUrl(server, 'history', ADMIN), 'main']);
     const url = (type: string) => `/projects/${projectId}/top-contributors?type=${type}&sinceDate=2000-01-01&untilDate=2100-12-31&count=10`;
@@ -251,9 +295,12 @@ describe('project setting, contributors and repositories', () => {
     expect(byCommits.map((c: { author: { emailAddress: string } }) => c.author.emailAddress)).toEqual(['author@example.com', 'bob@example.com']);
     expect(byCommits[0].totalContribution).toEqual({ commits: 2, additions: 5, deletions: 0 });
     expect(byCommits[1].dailyContributions).toEqual({ '2024-02-02': 1 });
-    const bobOnly = (await server.call('GET', `/projects/${projectId}/top-contributors?type=ADDITIONS&sinceDate=2024-02-02&untilDate=2024-02-02&count=10`)).json;
+    const bobOnly = (await server.call('GET', `/projects/${projectId}/top-contributors?type=ADDITIONS&sinceDate=2024-02-02&untilDate=2024-02-02&count=10`))
+      .json;
     expect(bobOnly).toHaveLength(1);
-    expect((await server.call('GET', `/projects/${projectId}/top-contributors?type=COMMITS&sinceDate=2024-13-01&untilDate=2025-01-01&count=1`)).status).toBe(400);
+    expect((await server.call('GET', `/projects/${projectId}/top-contributors?type=COMMITS&sinceDate=2024-13-01&untilDate=2025-01-01&count=1`)).status).toBe(
+      400,
+    );
     expect((await server.call('GET', `/projects/${projectId}/top-contributors?type=LINES&sinceDate=2024-01-01&untilDate=2025-01-01&count=1`)).status).toBe(400);
   });
 
@@ -301,7 +348,12 @@ describe('user lists and SSH keys', () => {
     await git(work, ['push', '-q', gitUrl(server, 'reviewed', ADMIN), 'main:topic']);
     const authId = await created('POST', '/user-authorizations', { projectId, userId: user.id, roleId: 3 });
     const requestId = await created('POST', '/pulls', {
-      targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'topic', title: 'Review me', reviewerIds: [user.id],
+      targetProjectId: projectId,
+      sourceProjectId: projectId,
+      targetBranch: 'main',
+      sourceBranch: 'topic',
+      title: 'Review me',
+      reviewerIds: [user.id],
     });
     const reviews = (await server.call('GET', `/users/${user.id}/pull-request-reviews`, { auth: user.auth })).json;
     expect(reviews).toMatchObject([{ userId: user.id, requestId, status: 'PENDING' }]);

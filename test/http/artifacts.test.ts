@@ -11,14 +11,24 @@ const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
 function exact(server: TestServer, method: string, route: string, body?: string): Promise<{ status: number; text: string }> {
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path: `/~api${route}`, headers: {
-      authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`, 'content-type': 'application/octet-stream',
-    } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: `/~api${route}`,
+        headers: {
+          authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`,
+          'content-type': 'application/octet-stream',
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -38,7 +48,11 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
     work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     await git(work, ['push', '-q', gitUrl(server, 'art', { name: 'admin', password: 'admin-secret' }), 'main']);
-    buildId = (await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' } })).json;
+    buildId = (
+      await server.call('POST', '/job-runs', {
+        body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' },
+      })
+    ).json;
     const b = (await server.call('GET', `/builds/${buildId}`)).json;
     artifactsRoot = path.join(server.dataDir, 'builds', String(projectId), String(b.number), 'artifacts');
   });
@@ -55,7 +69,10 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
     const root = (await server.call('GET', `/artifacts/${buildId}/infos`)).json;
     expect(root['@type']).toBe('DirectoryInfo');
     expect(root.path).toBeNull();
-    expect(root.children.map((c: any) => [c['@type'], c.path])).toEqual([['DirectoryInfo', 'dist'], ['FileInfo', 'top.txt']]);
+    expect(root.children.map((c: any) => [c['@type'], c.path])).toEqual([
+      ['DirectoryInfo', 'dist'],
+      ['FileInfo', 'top.txt'],
+    ]);
     const dist = (await server.call('GET', `/artifacts/${buildId}/infos/dist`)).json;
     expect(dist.children.map((c: any) => c.path)).toEqual(['dist/sub', 'dist/a..b.txt']);
     const file = (await server.call('GET', `/artifacts/${buildId}/infos/dist/a..b.txt`)).json;
@@ -108,7 +125,9 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
   it('never serves an artifact as active content of our origin: HTML and SVG are attachments, sandboxed, not sniffed', async () => {
     const upload = async (name: string, body: string | Uint8Array<ArrayBuffer>) => {
       const res = await fetch(`${server.api}/artifacts/${buildId}/${name}`, {
-        method: 'POST', body, headers: { authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`, 'content-type': 'application/octet-stream' },
+        method: 'POST',
+        body,
+        headers: { authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`, 'content-type': 'application/octet-stream' },
       });
       expect(res.status, name).toBe(200);
     };
@@ -122,7 +141,10 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('content-security-policy')).toMatch(/^sandbox(;|$)/);
     };
-    for (const [name, type] of [['report.html', 'text/html'], ['badge.svg', 'image/svg+xml']]) {
+    for (const [name, type] of [
+      ['report.html', 'text/html'],
+      ['badge.svg', 'image/svg+xml'],
+    ]) {
       const res = await server.call('GET', `/artifacts/${buildId}/contents/${name}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type'), name).toBe(type);
@@ -140,7 +162,9 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
     expect(notes.headers.get('content-disposition')).toBe('inline; filename="notes.txt"');
     expect(notes.text).toBe('plain notes');
     sandboxed(notes);
-    const pixel = await fetch(`${server.api}/artifacts/${buildId}/contents/pixel.png`, { headers: { authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}` } });
+    const pixel = await fetch(`${server.api}/artifacts/${buildId}/contents/pixel.png`, {
+      headers: { authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}` },
+    });
     expect(pixel.headers.get('content-type')).toBe('image/png');
     expect(pixel.headers.get('content-disposition')).toBe('inline; filename="pixel.png"');
     expect(new Uint8Array(await pixel.arrayBuffer())).toEqual(png);
@@ -162,15 +186,25 @@ function upload(server: TestServer, route: string, size: number, declareLength: 
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
     let bytesSent = 0;
-    const req = http.request({ host: url.hostname, port: url.port, method: 'POST', path: `/~api${route}`, headers: {
-      authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`, 'content-type': 'application/octet-stream',
-      ...(declareLength && { 'content-length': String(size) }),
-    } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined, bytesSent }));
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path: `/~api${route}`,
+        headers: {
+          authorization: `Basic ${Buffer.from('admin:admin-secret').toString('base64')}`,
+          'content-type': 'application/octet-stream',
+          ...(declareLength && { 'content-length': String(size) }),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined, bytesSent }));
+      },
+    );
     req.on('error', reject);
     const chunk = Buffer.alloc(64 * 1024, 7);
     const write = (): void => {
@@ -197,7 +231,11 @@ describe('artifacts: one uploaded file holds at most GITLOOM_ARTIFACT_MAX_MB', (
     work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     await git(work, ['push', '-q', gitUrl(server, 'capped', { name: 'admin', password: 'admin-secret' }), 'main']);
-    buildId = (await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' } })).json;
+    buildId = (
+      await server.call('POST', '/job-runs', {
+        body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' },
+      })
+    ).json;
     const b = (await server.call('GET', `/builds/${buildId}`)).json;
     artifactsRoot = path.join(server.dataDir, 'builds', String(projectId), String(b.number), 'artifacts');
   });

@@ -68,7 +68,10 @@ describe('backup and restore', () => {
 
   let places = 0;
   /** Restores `backup` with the CLI into a fresh data directory (and a fresh PostgreSQL database when testing on it); returns its output. */
-  async function restoreFresh(work: string, backup: string): Promise<{ output: string; dataDir: string; env: Record<string, string>; databaseUrl: string | null }> {
+  async function restoreFresh(
+    work: string,
+    backup: string,
+  ): Promise<{ output: string; dataDir: string; env: Record<string, string>; databaseUrl: string | null }> {
     const dataDir = path.join(work, `restored-${++places}`);
     const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
     const database = pgBase ? await createPostgresDatabase(pgBase) : null;
@@ -79,9 +82,16 @@ describe('backup and restore', () => {
 
   /** Starts a server on a restored data directory (closed after the tests). */
   async function startRestored(restored: { dataDir: string; databaseUrl: string | null }): Promise<RunningServer> {
-    const server = await startServer(loadConfig({
-      GITLOOM_HOST: '127.0.0.1', ...(restored.databaseUrl && { GITLOOM_DATABASE_URL: restored.databaseUrl }),
-    }, { port: 0, dataDir: restored.dataDir }), { logger: false });
+    const server = await startServer(
+      loadConfig(
+        {
+          GITLOOM_HOST: '127.0.0.1',
+          ...(restored.databaseUrl && { GITLOOM_DATABASE_URL: restored.databaseUrl }),
+        },
+        { port: 0, dataDir: restored.dataDir },
+      ),
+      { logger: false },
+    );
     cleanup.push(() => server.close());
     return server;
   }
@@ -94,11 +104,19 @@ describe('backup and restore', () => {
   async function expectConsistent(server: RunningServer, dataDir: string): Promise<string[]> {
     await settled(server);
     const { db } = server.services;
-    const open = await db.selectFrom('pullRequests').select(['id', 'number', 'sourceProjectId', 'targetProjectId', 'sourceBranch'])
-      .where('status', '=', 'OPEN').execute();
+    const open = await db
+      .selectFrom('pullRequests')
+      .select(['id', 'number', 'sourceProjectId', 'targetProjectId', 'sourceBranch'])
+      .where('status', '=', 'OPEN')
+      .execute();
     const heads: string[] = [];
     for (const pr of open) {
-      const update = await db.selectFrom('pullRequestUpdates').select('headCommitHash').where('requestId', '=', pr.id).orderBy('id', 'desc').executeTakeFirstOrThrow();
+      const update = await db
+        .selectFrom('pullRequestUpdates')
+        .select('headCommitHash')
+        .where('requestId', '=', pr.id)
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
       const source = path.join(dataDir, 'repos', `${pr.sourceProjectId}.git`);
       const target = path.join(dataDir, 'repos', `${pr.targetProjectId}.git`);
       expect(update.headCommitHash).toBe((await git(source, ['rev-parse', `refs/heads/${pr.sourceBranch}`])).trim());
@@ -121,16 +139,27 @@ describe('backup and restore', () => {
     expect(child.status).toBe(200);
     await repo.commitOn('open-one', { 'a.txt': 'a\n' }, 'a');
     await repo.commitOn('merged-one', { 'b.txt': 'b\n' }, 'b');
-    const open = (branch: string, title: string) => server.call('POST', '/pulls', {
-      body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: branch, title },
-    });
+    const open = (branch: string, title: string) =>
+      server.call('POST', '/pulls', {
+        body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: branch, title },
+      });
     expect((await open('open-one', 'Still open')).status).toBe(200);
     const merged = (await open('merged-one', 'Merged')).json;
     expect((await server.call('POST', `/pulls/${merged}/merge`, { text: '' })).status).toBe(200);
     const head = await repo.head('main');
-    const build = (await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: head, refName: 'refs/heads/main', jobName: 'Hello', params: {}, reason: 'backup test' },
-    })).json as number;
+    const build = (
+      await server.call('POST', '/job-runs', {
+        body: {
+          '@type': 'JobRunOnCommit',
+          projectId: repo.id,
+          commitHash: head,
+          refName: 'refs/heads/main',
+          jobName: 'Hello',
+          params: {},
+          reason: 'backup test',
+        },
+      })
+    ).json as number;
     expect(await eventually(async () => (await server.call('GET', `/builds/${build}`)).json?.status === 'SUCCESSFUL', 30_000)).toBe(true);
     expect(other.id).toBeGreaterThan(0);
 
@@ -174,9 +203,10 @@ describe('backup and restore', () => {
     const repo = await givenRepo(server, 'race');
     const before = await repo.commitOn('feature', { 'f.txt': '1\n' }, 'one');
     await repo.commitOn('fix', { 'g.txt': '1\n' }, 'fix');
-    const open = (sourceBranch: string) => server.call('POST', '/pulls', {
-      body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch, title: sourceBranch },
-    });
+    const open = (sourceBranch: string) =>
+      server.call('POST', '/pulls', {
+        body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch, title: sourceBranch },
+      });
     expect((await open('feature')).status).toBe(200);
     const fix = await open('fix');
     expect(fix.status).toBe(200);
@@ -197,13 +227,21 @@ describe('backup and restore', () => {
     await fs.rm(mirror, { recursive: true });
     await git(work, ['clone', '-q', '--mirror', path.join(server.dataDir, 'repos', `${repo.id}.git`), mirror]);
     // what the backup reads from the journal once the repositories are copied
-    const journal = await server.server.services.db.selectFrom('refJournal').select(['id', 'projectId', 'ref', 'oldHash', 'newHash', 'userId'])
-      .where('appliedDate', 'is not', null).orderBy('id').execute();
+    const journal = await server.server.services.db
+      .selectFrom('refJournal')
+      .select(['id', 'projectId', 'ref', 'oldHash', 'newHash', 'userId'])
+      .where('appliedDate', 'is not', null)
+      .orderBy('id')
+      .execute();
     await fs.writeFile(path.join(backupDir, 'journal.json'), JSON.stringify(journal));
 
     const copy = await restoreFresh(work, backupDir);
-    expect(copy.output).toContain(`project ${repo.id} refs/heads/feature: the database knows ${before.slice(0, 12)}, git has ${pushed.slice(0, 12)}: journaled`);
-    expect(copy.output).toContain(`project ${repo.id} refs/heads/main: the database knows ${mainBefore.slice(0, 12)}, git has ${merged.slice(0, 12)}: journaled`);
+    expect(copy.output).toContain(
+      `project ${repo.id} refs/heads/feature: the database knows ${before.slice(0, 12)}, git has ${pushed.slice(0, 12)}: journaled`,
+    );
+    expect(copy.output).toContain(
+      `project ${repo.id} refs/heads/main: the database knows ${mainBefore.slice(0, 12)}, git has ${merged.slice(0, 12)}: journaled`,
+    );
     expect(copy.output).toContain(`project ${repo.id} refs/heads/late: the database knows nothing, git has ${late.slice(0, 12)}: journaled`);
     expect(copy.output).not.toContain('Still disagreeing');
     // the restored copy, before any server ran on it, agrees: the changes wait in the journal

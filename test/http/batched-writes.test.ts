@@ -45,7 +45,9 @@ describe('batched writes', () => {
 
   it('writes the responses of one turn together; one failing write closes only its connection', async () => {
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let waiting = 0;
     const written: string[] = [];
     app = await serve((app) => {

@@ -13,7 +13,10 @@ import { git, startTestServer, type TestServer } from '../helpers/server.js';
 const run = promisify(execFile);
 
 const step = (name: string, commands: string, extra = '') =>
-  `  - !CommandStep\n    name: ${name}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n${commands.split('\n').map((l) => `        ${l}`).join('\n')}\n${extra}`;
+  `  - !CommandStep\n    name: ${name}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n${commands
+    .split('\n')
+    .map((l) => `        ${l}`)
+    .join('\n')}\n${extra}`;
 
 /** `attempt <name> <command…>` prints `ESCAPE <name>` when the command succeeds and `BLOCKED <name>` when it fails. */
 const ATTEMPT = 'set +e\nattempt() { name=$1; shift; if "$@" > /dev/null 2>&1; then echo "ESCAPE $name"; else echo "BLOCKED $name"; fi; }';
@@ -31,7 +34,13 @@ const VMSPLICE = `/usr/bin/python3 -c 'import ctypes, os, sys; r, w = os.pipe();
 
 /** What each job of the probe prints, as `name → ESCAPE|BLOCKED`. */
 function verdicts(log: string): Record<string, string> {
-  return Object.fromEntries(log.split('\n').map((l) => /(ESCAPE|BLOCKED) (\S+)$/.exec(l)).filter((m) => m !== null).map((m) => [m[2], m[1]]));
+  return Object.fromEntries(
+    log
+      .split('\n')
+      .map((l) => /(ESCAPE|BLOCKED) (\S+)$/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => [m[2], m[1]]),
+  );
 }
 
 describe('hostile builds: no path from a build spec to root or to the host', () => {
@@ -44,12 +53,15 @@ describe('hostile builds: no path from a build spec to root or to the host', () 
   let networkProbe: string;
   let systemProbe: string;
 
-  const finished = async (s: TestServer, id: number) => eventually(async () => {
-    const b = (await s.call('GET', `/builds/${id}`)).json;
-    return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
-  }, 60_000);
+  const finished = async (s: TestServer, id: number) =>
+    eventually(async () => {
+      const b = (await s.call('GET', `/builds/${id}`)).json;
+      return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
+    }, 60_000);
   const build = async (s: TestServer, r: Repo, jobName: string): Promise<{ status: string; log: string }> => {
-    const res = await s.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId: r.id, commitHash: await r.head('main'), refName: 'refs/heads/main', jobName, params: {}, reason: 'test' } });
+    const res = await s.call('POST', '/job-runs', {
+      body: { '@type': 'JobRunOnCommit', projectId: r.id, commitHash: await r.head('main'), refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
+    });
     expect(res.status).toBe(200);
     const done = await finished(s, res.json as number);
     return { status: done.status, log: (await s.call('GET', `/builds/${done.id}/log`)).text };
@@ -104,7 +116,9 @@ ${step('plant', `ln -s ${hostDir} sub`)}  - !CheckoutStep
 ${CHECKOUT}${step('probe', 'sh network-probe.sh')}- name: System
   steps:
 ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
-    repo = await givenRepo(server, 'hostile', { files: { '.onedev-buildspec.yml': spec, 'network-probe.sh': networkProbe, 'system-probe.sh': systemProbe, 'tracked.txt': 'tracked\n' } });
+    repo = await givenRepo(server, 'hostile', {
+      files: { '.onedev-buildspec.yml': spec, 'network-probe.sh': networkProbe, 'system-probe.sh': systemProbe, 'tracked.txt': 'tracked\n' },
+    });
     // a link in the repository's content, pointing at a host directory
     await fs.symlink(hostDir, path.join(repo.work, 'hostlink'));
     await git(repo.work, ['add', 'hostlink']);
@@ -128,11 +142,14 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
     expect(status).toBe('SUCCESSFUL');
   });
 
-  it('a step cannot plant a link where the server writes a later step\'s script', async () => {
+  it("a step cannot plant a link where the server writes a later step's script", async () => {
     const { status, log } = await build(server, repo, 'PlantScript');
     expect(status).toBe('SUCCESSFUL');
     expect(verdicts(log), log).toEqual({
-      'plant-in-job-directory': 'BLOCKED', 'plant-in-server-directory': 'BLOCKED', 'list-server-directory': 'BLOCKED', 'control-link-in-home': 'ESCAPE',
+      'plant-in-job-directory': 'BLOCKED',
+      'plant-in-server-directory': 'BLOCKED',
+      'list-server-directory': 'BLOCKED',
+      'control-link-in-home': 'ESCAPE',
     });
     expect(log).toContain('pwned-by-a-build');
     expect(await fs.readFile(path.join(hostDir, 'victim'), 'utf8')).toBe('original\n');
@@ -142,7 +159,9 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
     const checkout = await build(server, repo, 'CheckoutLinks');
     expect(checkout.status).toBe('SUCCESSFUL');
     expect(verdicts(checkout.log), checkout.log).toEqual({
-      'control-write-checked-out-file': 'ESCAPE', 'read-through-repository-link': 'BLOCKED', 'write-through-repository-link': 'BLOCKED',
+      'control-write-checked-out-file': 'ESCAPE',
+      'read-through-repository-link': 'BLOCKED',
+      'write-through-repository-link': 'BLOCKED',
     });
     const secret = await fs.stat(path.join(hostDir, 'secret'));
     expect([secret.uid, secret.mode & 0o777]).toEqual([0, 0o600]);
@@ -155,11 +174,15 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
     expect(existsSync(path.join(hostDir, 'x'))).toBe(false);
   });
 
-  it('jobs reach neither the host\'s addresses nor the LAN nor the metadata service; the allow-list opens what the administrator lists', async () => {
+  it("jobs reach neither the host's addresses nor the LAN nor the metadata service; the allow-list opens what the administrator lists", async () => {
     // control: from the host, every one of them answers
     const probe = path.join(hostDir, 'network-probe.sh');
     await fs.writeFile(probe, networkProbe);
-    expect(verdicts((await run('sh', [probe])).stdout)).toEqual({ 'connect-host-address': 'ESCAPE', 'connect-lan-host': 'ESCAPE', 'connect-metadata-service': 'ESCAPE' });
+    expect(verdicts((await run('sh', [probe])).stdout)).toEqual({
+      'connect-host-address': 'ESCAPE',
+      'connect-lan-host': 'ESCAPE',
+      'connect-metadata-service': 'ESCAPE',
+    });
 
     const { log } = await build(server, repo, 'Network');
     expect(log).toContain('PROBE-DONE');
@@ -167,10 +190,19 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
 
     const allowing = await startTestServer({ GITLOOM_JOB_NETWORK_ALLOW: `${hostAddress()}, ${lan.address}` });
     try {
-      const mirror = await givenRepo(allowing, 'hostile', { files: { '.onedev-buildspec.yml': `version: 25\njobs:\n- name: Network\n  steps:\n${CHECKOUT}${step('probe', 'sh network-probe.sh')}`, 'network-probe.sh': networkProbe } });
+      const mirror = await givenRepo(allowing, 'hostile', {
+        files: {
+          '.onedev-buildspec.yml': `version: 25\njobs:\n- name: Network\n  steps:\n${CHECKOUT}${step('probe', 'sh network-probe.sh')}`,
+          'network-probe.sh': networkProbe,
+        },
+      });
       const allowed = await build(allowing, mirror, 'Network');
       expect(allowed.log).toContain(`except ${hostAddress()}/32, ${lan.address}/32`);
-      expect(verdicts(allowed.log), allowed.log).toEqual({ 'connect-host-address': 'ESCAPE', 'connect-lan-host': 'ESCAPE', 'connect-metadata-service': 'BLOCKED' });
+      expect(verdicts(allowed.log), allowed.log).toEqual({
+        'connect-host-address': 'ESCAPE',
+        'connect-lan-host': 'ESCAPE',
+        'connect-metadata-service': 'BLOCKED',
+      });
     } finally {
       await allowing.close();
     }
@@ -188,8 +220,14 @@ ${CHECKOUT}${step('probe', 'sh system-probe.sh')}`;
     const { status, log } = await build(server, repo, 'System');
     expect(status).toBe('SUCCESSFUL');
     expect(verdicts(log), log).toEqual({
-      'read-etc-environment': 'BLOCKED', 'list-etc-postgresql': 'BLOCKED', 'read-etc-shadow': 'BLOCKED', 'nested-user-namespace': 'BLOCKED',
-      'syscall-vmsplice': 'BLOCKED', 'control-name-service-config': 'ESCAPE', 'control-ca-certificates': 'ESCAPE', 'control-git': 'ESCAPE',
+      'read-etc-environment': 'BLOCKED',
+      'list-etc-postgresql': 'BLOCKED',
+      'read-etc-shadow': 'BLOCKED',
+      'nested-user-namespace': 'BLOCKED',
+      'syscall-vmsplice': 'BLOCKED',
+      'control-name-service-config': 'ESCAPE',
+      'control-ca-certificates': 'ESCAPE',
+      'control-git': 'ESCAPE',
     });
     expect(log).toContain('user=gitloom-job');
   });

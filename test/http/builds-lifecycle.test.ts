@@ -38,13 +38,17 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
   let head: string;
   const remote = () => gitUrl(server, 'life', { name: 'admin', password: 'admin-secret' });
   const build = async (id: number) => (await server.call('GET', `/builds/${id}`)).json;
-  const finished = (id: number) => eventually(async () => {
-    const b = await build(id);
-    return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
-  });
-  const runQuick = async () => (await server.call('POST', '/job-runs', {
-    body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Quick', params: {}, reason: 'quick' },
-  })).json as number;
+  const finished = (id: number) =>
+    eventually(async () => {
+      const b = await build(id);
+      return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
+    });
+  const runQuick = async () =>
+    (
+      await server.call('POST', '/job-runs', {
+        body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Quick', params: {}, reason: 'quick' },
+      })
+    ).json as number;
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -60,12 +64,18 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
 
   it('builds a pull request on its merge preview and gates the merge on required builds', async () => {
     const setting = (await server.call('GET', `/projects/${projectId}/setting`)).json;
-    const saved = await server.call('POST', `/projects/${projectId}/setting`, { body: { ...setting, branchProtections: [{ branches: 'main', jobNames: ['PR'], preventCreation: false }] } });
+    const saved = await server.call('POST', `/projects/${projectId}/setting`, {
+      body: { ...setting, branchProtections: [{ branches: 'main', jobNames: ['PR'], preventCreation: false }] },
+    });
     expect(saved.status).toBe(200);
     await git(work, ['checkout', '-q', '-b', 'feature']);
     await commitFiles(work, { 'feature.txt': 'x\n' }, 'feature work');
     await git(work, ['push', '-q', remote(), 'feature']);
-    const prId = (await server.call('POST', '/pulls', { body: { targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'feature', title: 'Feature' } })).json;
+    const prId = (
+      await server.call('POST', '/pulls', {
+        body: { targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch: 'feature', title: 'Feature' },
+      })
+    ).json;
     const first = await eventually(async () => {
       const list = (await server.call('GET', `/pulls/${prId}/current-builds`)).json;
       return list?.length ? list : null;
@@ -79,7 +89,9 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
     const blocked = await server.call('POST', `/pulls/${prId}/merge`, { text: '' });
     expect(blocked.status).toBe(409);
     expect(blocked.json).toMatchObject({ detail: 'Some required builds not passed', code: 'GITLOOM_ERR_MERGE_BUILD_REQUIRED' });
-    expect((await server.call('GET', '/pulls?query=' + encodeURIComponent('has failed builds') + '&offset=0&count=10')).json.map((p: any) => p.id)).toEqual([prId]);
+    expect((await server.call('GET', '/pulls?query=' + encodeURIComponent('has failed builds') + '&offset=0&count=10')).json.map((p: any) => p.id)).toEqual([
+      prId,
+    ]);
 
     await commitFiles(work, { 'ok.txt': 'ok\n' }, 'make it pass');
     await git(work, ['push', '-q', remote(), 'feature']);
@@ -95,8 +107,11 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
   it('an interrupted RUNNING build ends FAILED with the reason in its log', async () => {
     const id = await runQuick();
     await finished(id);
-    await server.server.services.db.updateTable('builds').set({ status: 'RUNNING', finishDate: null, leaseOwner: 'dead-process', leaseExpires: Date.now() - 1 })
-      .where('id', '=', id).execute();
+    await server.server.services.db
+      .updateTable('builds')
+      .set({ status: 'RUNNING', finishDate: null, leaseOwner: 'dead-process', leaseExpires: Date.now() - 1 })
+      .where('id', '=', id)
+      .execute();
     const b = await finished(id);
     expect(b.status).toBe('FAILED');
     expect(await eventually(async () => (await server.call('GET', `/builds/${id}/log`)).text.includes('Build interrupted'))).toBe(true);
@@ -104,10 +119,18 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
 
   it('two servers on one database and data dir run each build exactly once', async () => {
     const config = server.server.services.config;
-    const other: RunningServer = await startServer(loadConfig({
-      GITLOOM_HOST: '127.0.0.1', GITLOOM_JOB_CONCURRENCY: '2', GITLOOM_INITIAL_PASSWORD: 'admin-secret',
-      ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }),
-    }, { port: 0, dataDir: config.dataDir }), { logger: false });
+    const other: RunningServer = await startServer(
+      loadConfig(
+        {
+          GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_JOB_CONCURRENCY: '2',
+          GITLOOM_INITIAL_PASSWORD: 'admin-secret',
+          ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }),
+        },
+        { port: 0, dataDir: config.dataDir },
+      ),
+      { logger: false },
+    );
     try {
       const ids: number[] = [];
       for (let i = 0; i < 6; i++) ids.push(await runQuick());
@@ -133,39 +156,117 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
     const all = (await q('')).json;
     expect(all.length).toBeGreaterThan(3);
     expect(all.map((b: any) => b.number)).toEqual([...all.map((b: any) => b.number)].sort((a: number, b: number) => b - a));
-    const ids = (query: string) => q(query).then((r) => { expect(r.status).toBe(200); return r.json.map((b: any) => b.id).sort(); });
-    const byStatus = (s: string) => all.filter((b: any) => b.status === s).map((b: any) => b.id).sort();
+    const ids = (query: string) =>
+      q(query).then((r) => {
+        expect(r.status).toBe(200);
+        return r.json.map((b: any) => b.id).sort();
+      });
+    const byStatus = (s: string) =>
+      all
+        .filter((b: any) => b.status === s)
+        .map((b: any) => b.id)
+        .sort();
     expect(await ids('successful')).toEqual(byStatus('SUCCESSFUL'));
     expect(await ids('failed')).toEqual(byStatus('FAILED'));
     expect(await ids('cancelled or timed out')).toEqual([...byStatus('CANCELLED'), ...byStatus('TIMED_OUT')].sort());
     expect(await ids('finished')).toEqual(all.map((b: any) => b.id).sort());
     expect(await ids('waiting or pending or running')).toEqual([]);
-    expect(await ids('"Job" is "quick"')).toEqual(all.filter((b: any) => b.jobName === 'Quick').map((b: any) => b.id).sort());
-    expect(await ids('"Job" is "Q*"')).toEqual(all.filter((b: any) => b.jobName === 'Quick').map((b: any) => b.id).sort());
-    expect(await ids('"Branch" is "main"')).toEqual(all.filter((b: any) => b.refName === 'refs/heads/main').map((b: any) => b.id).sort());
-    expect(await ids('"Branch" is empty')).toEqual(all.filter((b: any) => b.refName !== 'refs/heads/main').map((b: any) => b.id).sort());
-    expect(await ids('"Pull Request" is empty')).toEqual(all.filter((b: any) => b.requestId === null).map((b: any) => b.id).sort());
-    expect(await ids('"Pull Request" is "life#1"')).toEqual(all.filter((b: any) => b.requestId !== null).map((b: any) => b.id).sort());
+    expect(await ids('"Job" is "quick"')).toEqual(
+      all
+        .filter((b: any) => b.jobName === 'Quick')
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('"Job" is "Q*"')).toEqual(
+      all
+        .filter((b: any) => b.jobName === 'Quick')
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('"Branch" is "main"')).toEqual(
+      all
+        .filter((b: any) => b.refName === 'refs/heads/main')
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('"Branch" is empty')).toEqual(
+      all
+        .filter((b: any) => b.refName !== 'refs/heads/main')
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('"Pull Request" is empty')).toEqual(
+      all
+        .filter((b: any) => b.requestId === null)
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('"Pull Request" is "life#1"')).toEqual(
+      all
+        .filter((b: any) => b.requestId !== null)
+        .map((b: any) => b.id)
+        .sort(),
+    );
     expect(await ids('"Tag" is "v*"')).toEqual([]);
     expect(await ids('"Version" is empty')).toEqual(all.map((b: any) => b.id).sort());
     expect(await ids('"Project" is "li*"')).toEqual(all.map((b: any) => b.id).sort());
     expect(await ids('"Status" is "Successful"')).toEqual(byStatus('SUCCESSFUL'));
     const one = all[all.length - 1];
     expect(await ids(`"Number" is "life#${one.number}"`)).toEqual([one.id]);
-    expect(await ids(`"Number" is greater than "life#${one.number}"`)).toEqual(all.filter((b: any) => b.number > one.number).map((b: any) => b.id).sort());
+    expect(await ids(`"Number" is greater than "life#${one.number}"`)).toEqual(
+      all
+        .filter((b: any) => b.number > one.number)
+        .map((b: any) => b.id)
+        .sort(),
+    );
     expect(await ids(`"Number" is less than "life#${one.number + 1}"`)).toEqual([one.id]);
     expect(await ids(`#${one.number}`)).toEqual([one.id]);
-    expect(await ids(`in pipeline of "life#${one.number}"`)).toEqual(all.filter((b: any) => b.pipeline === one.pipeline).map((b: any) => b.id).sort());
+    expect(await ids(`in pipeline of "life#${one.number}"`)).toEqual(
+      all
+        .filter((b: any) => b.pipeline === one.pipeline)
+        .map((b: any) => b.id)
+        .sort(),
+    );
     expect(await ids(`depends on "life#${one.number}"`)).toEqual([]);
     expect(await ids(`dependencies of "life#${one.number}"`)).toEqual([]);
-    expect(await ids(`"Commit" is "life:${head}"`)).toEqual(all.filter((b: any) => b.commitHash === head).map((b: any) => b.id).sort());
-    expect(await ids('submitted by me')).toEqual(all.filter((b: any) => b.submitterId === 1).map((b: any) => b.id).sort());
-    expect(await ids('submitted by "admin"')).toEqual(all.filter((b: any) => b.submitterId === 1).map((b: any) => b.id).sort());
-    expect(await ids('cancelled by me')).toEqual(all.filter((b: any) => b.cancellerId === 1).map((b: any) => b.id).sort());
+    expect(await ids(`"Commit" is "life:${head}"`)).toEqual(
+      all
+        .filter((b: any) => b.commitHash === head)
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('submitted by me')).toEqual(
+      all
+        .filter((b: any) => b.submitterId === 1)
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('submitted by "admin"')).toEqual(
+      all
+        .filter((b: any) => b.submitterId === 1)
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('cancelled by me')).toEqual(
+      all
+        .filter((b: any) => b.cancellerId === 1)
+        .map((b: any) => b.id)
+        .sort(),
+    );
     expect(await ids('"Submit Date" is since "2000-01-01"')).toEqual(all.map((b: any) => b.id).sort());
     expect(await ids('"Finish Date" is until "2000-01-01"')).toEqual([]);
-    expect(await ids('~quick~')).toEqual(all.filter((b: any) => b.jobName === 'Quick').map((b: any) => b.id).sort());
-    expect(await ids('not(successful)')).toEqual(all.filter((b: any) => b.status !== 'SUCCESSFUL').map((b: any) => b.id).sort());
+    expect(await ids('~quick~')).toEqual(
+      all
+        .filter((b: any) => b.jobName === 'Quick')
+        .map((b: any) => b.id)
+        .sort(),
+    );
+    expect(await ids('not(successful)')).toEqual(
+      all
+        .filter((b: any) => b.status !== 'SUCCESSFUL')
+        .map((b: any) => b.id)
+        .sort(),
+    );
     const ordered = (await q('order by "Job" asc and "Number" asc')).json;
     expect(ordered[0].jobName).toBe('PR');
     expect((await q('"Status" is "bogus"')).status).toBe(400);

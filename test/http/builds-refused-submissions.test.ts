@@ -47,8 +47,8 @@ describe('refused trigger submissions', () => {
     expect(res.status, res.text).toBe(200);
     return res.json as { id: number; status: string; commitHash: string; submitReason: string }[];
   };
-  const journal = (ref: string) => server.server.services.db.selectFrom('refJournal').select(['newHash', 'processedDate', 'attempts'])
-    .where('ref', '=', ref).orderBy('id').execute();
+  const journal = (ref: string) =>
+    server.server.services.db.selectFrom('refJournal').select(['newHash', 'processedDate', 'attempts']).where('ref', '=', ref).orderBy('id').execute();
 
   beforeAll(async () => {
     // a failed reaction is retried after 60 s: a push whose entry needs a second pass never settles within the test
@@ -60,7 +60,7 @@ describe('refused trigger submissions', () => {
     await removeWorkTrees();
   });
 
-  it('a push gives the refused job a FAILED build with the reason in its log; the push\'s other job runs', async () => {
+  it("a push gives the refused job a FAILED build with the reason in its log; the push's other job runs", async () => {
     const head = await repo.head('main');
     const entries = await eventually(async () => {
       const rows = await journal('refs/heads/main');
@@ -91,9 +91,18 @@ describe('refused trigger submissions', () => {
     expect(refused).toMatchObject([{ status: 'FAILED' }]);
     expect((await journal('refs/heads/main')).map((e) => e.attempts)).toEqual([0, 0]);
 
-    const run = (version: string) => server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: next, refName: 'refs/heads/main', jobName: 'Versioned', params: { version: [version] }, reason: 'test' },
-    });
+    const run = (version: string) =>
+      server.call('POST', '/job-runs', {
+        body: {
+          '@type': 'JobRunOnCommit',
+          projectId: repo.id,
+          commitHash: next,
+          refName: 'refs/heads/main',
+          jobName: 'Versioned',
+          params: { version: [version] },
+          reason: 'test',
+        },
+      });
     const answer = await run('latest');
     expect(answer.status).toBe(400);
     expect(answer.json.detail).toBe(REFUSAL);

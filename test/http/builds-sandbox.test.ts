@@ -28,7 +28,10 @@ function reachable(port: number): Promise<boolean> {
 }
 
 const step = (name: string, commands: string) =>
-  `  - !CommandStep\n    name: ${name}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n${commands.split('\n').map((l) => `        ${l}`).join('\n')}\n`;
+  `  - !CommandStep\n    name: ${name}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n${commands
+    .split('\n')
+    .map((l) => `        ${l}`)
+    .join('\n')}\n`;
 
 const SPEC = `version: 25
 jobs:
@@ -53,7 +56,8 @@ ${step('leak', 'printf %s "@secret:token@" | base64\nprintf "Basic %s\\n" "$(pri
  * everything but an absent PostgreSQL must be ESCAPE, so the sandbox assertions are not vacuous).
  */
 function attackScript(o: { dataDir: string; victimRepo: string; serverPid: number; port: number; hostDir: string; marker: string; sqlite: boolean }): string {
-  const connect = (port: number, host = '127.0.0.1') => `node -e 'const s = require("net").connect(${port}, "${host}"); s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); setTimeout(() => process.exit(1), 3000)'`;
+  const connect = (port: number, host = '127.0.0.1') =>
+    `node -e 'const s = require("net").connect(${port}, "${host}"); s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); setTimeout(() => process.exit(1), 3000)'`;
   return [
     'set +e',
     'attempt() { name=$1; shift; if "$@" > /dev/null 2>&1; then echo "ESCAPE $name"; else echo "BLOCKED $name"; fi; }',
@@ -72,7 +76,7 @@ function attackScript(o: { dataDir: string; victimRepo: string; serverPid: numbe
     `attempt write-system touch /usr/pwned-${o.marker}`,
     `attempt write-root touch /pwned-${o.marker}`,
     'attempt read-shadow head -c 1 /etc/shadow',
-    'attempt hook-secret-in-env sh -c \'env | grep -q GITLOOM_HOOK\'',
+    "attempt hook-secret-in-env sh -c 'env | grep -q GITLOOM_HOOK'",
     `sleep 300.${o.marker}1 > /dev/null 2>&1 &`,
     `nohup sleep 300.${o.marker}2 > /dev/null 2>&1 &`,
     `setsid sleep 300.${o.marker}3 > /dev/null 2>&1 &`,
@@ -88,12 +92,15 @@ describe('job sandbox: builds are untrusted code', () => {
   let hostDir: string;
   const marker = `${process.pid}${Date.now() % 100000}`;
 
-  const finished = (id: number) => eventually(async () => {
-    const b = (await server.call('GET', `/builds/${id}`)).json;
-    return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
-  }, 140_000);
+  const finished = (id: number) =>
+    eventually(async () => {
+      const b = (await server.call('GET', `/builds/${id}`)).json;
+      return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
+    }, 140_000);
   const runJob = async (s: TestServer, projectId: number, commitHash: string, jobName: string): Promise<number> => {
-    const res = await s.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName, params: {}, reason: 'test' } });
+    const res = await s.call('POST', '/job-runs', {
+      body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
+    });
     expect(res.status).toBe(200);
     return res.json as number;
   };
@@ -105,8 +112,13 @@ describe('job sandbox: builds are untrusted code', () => {
     await fs.chmod(hostDir, 0o777);
     victim = await givenRepo(server, 'victim', { files: { 'private.txt': 'victim data\n' } });
     const script = attackScript({
-      dataDir: server.dataDir, victimRepo: path.join(server.dataDir, 'repos', `${victim.id}.git`), serverPid: process.pid,
-      port: Number(new URL(server.url).port), hostDir, marker, sqlite: dialectOf(server.server.services.db).engine === 'sqlite',
+      dataDir: server.dataDir,
+      victimRepo: path.join(server.dataDir, 'repos', `${victim.id}.git`),
+      serverPid: process.pid,
+      port: Number(new URL(server.url).port),
+      hostDir,
+      marker,
+      sqlite: dialectOf(server.server.services.db).engine === 'sqlite',
     });
     attacker = await givenRepo(server, 'attacker', { files: { '.onedev-buildspec.yml': SPEC, 'attack.sh': script } });
   }, 60_000);
@@ -144,7 +156,10 @@ describe('job sandbox: builds are untrusted code', () => {
     const log = await logOf(id);
     expect(log).toContain('ATTACK-DONE');
     expect(build.status).toBe('SUCCESSFUL');
-    const verdicts = log.split('\n').map((l) => /(ESCAPE|BLOCKED) (\S+)$/.exec(l)).filter((m) => m !== null);
+    const verdicts = log
+      .split('\n')
+      .map((l) => /(ESCAPE|BLOCKED) (\S+)$/.exec(l))
+      .filter((m) => m !== null);
     expect(verdicts.length).toBeGreaterThanOrEqual(12);
     for (const m of verdicts) {
       // The test data dir lives under /tmp, which in the sandbox is a private tmpfs: there the
@@ -189,7 +204,9 @@ describe('job sandbox: builds are untrusted code', () => {
     const value = 'Tok3n/with+special chars?&=';
     const setting = (await server.call('GET', `/projects/${attacker.id}/setting`)).json;
     const jobSecrets = [{ name: 'token', value, authorization: null, archived: false }];
-    const saved = await server.call('POST', `/projects/${attacker.id}/setting`, { body: { ...setting, buildSetting: { ...setting.buildSetting, jobSecrets } } });
+    const saved = await server.call('POST', `/projects/${attacker.id}/setting`, {
+      body: { ...setting, buildSetting: { ...setting.buildSetting, jobSecrets } },
+    });
     expect(saved.status).toBe(200);
     expect((await server.call('GET', `/projects/${attacker.id}/setting`)).json.buildSetting.jobSecrets).toEqual(jobSecrets);
     const row = await server.server.services.db.selectFrom('projects').select('setting').where('id', '=', attacker.id).executeTakeFirstOrThrow();
@@ -214,7 +231,11 @@ describe('job sandbox: builds are untrusted code', () => {
   it('job secrets stored in plain text are encrypted at start-up and still read back', async () => {
     const project = await givenRepo(server, 'legacy');
     const legacy = { buildSetting: { jobSecrets: [{ name: 'old', value: 'plain-old-secret', authorization: null }] } };
-    await server.server.services.db.updateTable('projects').set({ setting: JSON.stringify(legacy) }).where('id', '=', project.id).execute();
+    await server.server.services.db
+      .updateTable('projects')
+      .set({ setting: JSON.stringify(legacy) })
+      .where('id', '=', project.id)
+      .execute();
     expect(await encryptPlaintextJobSecrets(server.server.services.db, secretKey(server.server.services.config))).toBeGreaterThanOrEqual(1);
     const row = await server.server.services.db.selectFrom('projects').select('setting').where('id', '=', project.id).executeTakeFirstOrThrow();
     expect(row.setting).not.toContain('plain-old-secret');
@@ -242,7 +263,17 @@ describe('job sandbox: builds are untrusted code', () => {
     let unrelated: ReturnType<typeof spawn> | null = null;
     try {
       const repo = await givenRepo(other, 'nobwrap', { files: { '.onedev-buildspec.yml': SPEC, 'attack.sh': 'echo hi\n' } });
-      const res = await other.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName: 'CpuBomb', params: {}, reason: 'test' } });
+      const res = await other.call('POST', '/job-runs', {
+        body: {
+          '@type': 'JobRunOnCommit',
+          projectId: repo.id,
+          commitHash: await repo.head('main'),
+          refName: 'refs/heads/main',
+          jobName: 'CpuBomb',
+          params: {},
+          reason: 'test',
+        },
+      });
       const id = res.json as number;
       const build = await eventually(async () => {
         const b = (await other.call('GET', `/builds/${id}`)).json;
@@ -265,10 +296,17 @@ describe('job sandbox: builds are untrusted code', () => {
       const upload = path.join(data, 'builds', String(repo.id), '1', 'artifacts', '.gitloom-upload-1234');
       await fs.mkdir(path.dirname(upload), { recursive: true });
       await fs.writeFile(upload, 'partial');
-      const quarantines = [path.join(data, 'repos', `${repo.id}.git`, 'objects', 'incoming-abc123'), path.join(data, 'repos', `${repo.id}.git`, 'objects', 'tmp_objdir-incoming-xyz')];
+      const quarantines = [
+        path.join(data, 'repos', `${repo.id}.git`, 'objects', 'incoming-abc123'),
+        path.join(data, 'repos', `${repo.id}.git`, 'objects', 'tmp_objdir-incoming-xyz'),
+      ];
       for (const q of quarantines) await fs.mkdir(path.join(q, 'pack'), { recursive: true });
       leftover = spawn('sleep', [`300.${marker}7`], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: workspace }, detached: true, stdio: 'ignore' });
-      unrelated = spawn('sleep', [`300.${marker}8`], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: path.join(os.tmpdir(), 'elsewhere', '999-left-behind', 'workspace') }, detached: true, stdio: 'ignore' });
+      unrelated = spawn('sleep', [`300.${marker}8`], {
+        env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: path.join(os.tmpdir(), 'elsewhere', '999-left-behind', 'workspace') },
+        detached: true,
+        stdio: 'ignore',
+      });
       await eventually(async () => (processesWith(`300.${marker}7`).length && processesWith(`300.${marker}8`).length ? true : null));
 
       if (dialectOf(other.server.services.db).engine !== 'sqlite') {

@@ -57,10 +57,11 @@ describe('job secrets: never for pull requests from forks or from authors withou
   const token = `tok-${randomUUID()}`;
   const release = `rel-${randomUUID()}`;
 
-  const finished = (id: number) => eventually(async () => {
-    const b = (await server.call('GET', `/builds/${id}`)).json;
-    return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
-  }, 60_000);
+  const finished = (id: number) =>
+    eventually(async () => {
+      const b = (await server.call('GET', `/builds/${id}`)).json;
+      return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
+    }, 60_000);
   const logOf = async (id: number) => (await server.call('GET', `/builds/${id}/log`)).text;
   const artifact = async (id: number, file: string) => {
     const res = await server.call('GET', `/artifacts/${id}/contents/out/${file}`);
@@ -78,7 +79,8 @@ describe('job secrets: never for pull requests from forks or from authors withou
   };
   const runOn = async (refName: string, commitHash: string, auth?: string) => {
     const res = await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: origin.id, commitHash, refName, jobName: 'Leak', params: { tok: ['token'] }, reason: 'test' }, auth,
+      body: { '@type': 'JobRunOnCommit', projectId: origin.id, commitHash, refName, jobName: 'Leak', params: { tok: ['token'] }, reason: 'test' },
+      auth,
     });
     expect(res.status, res.text).toBe(200);
     return finished(res.json as number);
@@ -129,7 +131,10 @@ describe('job secrets: never for pull requests from forks or from authors withou
     // once a writer merges it, the code is the project's: the merge build on main gets the secrets
     expect((await server.call('POST', `/pulls/${pr.json}/merge`, { text: 'Accept' })).status).toBe(200);
     const merged = await eventually(async () => {
-      const list = (await server.call('GET', `/builds?query=${encodeURIComponent('"Job" is "Leak"')}&offset=0&count=100`)).json as { id: number; requestId: number | null }[];
+      const list = (await server.call('GET', `/builds?query=${encodeURIComponent('"Job" is "Leak"')}&offset=0&count=100`)).json as {
+        id: number;
+        requestId: number | null;
+      }[];
       return list.find((b) => b.requestId === pr.json && b.id !== build.id) ?? null;
     }, 30_000);
     expect((await finished(merged!.id)).status).toBe('SUCCESSFUL');
@@ -137,9 +142,13 @@ describe('job secrets: never for pull requests from forks or from authors withou
     expect(await artifact(merged!.id, 'release.txt')).toBe(release);
   });
 
-  it('control: a Code Writer\'s pull request from a branch of the project gets the unlimited secret, not the one limited to main and release/**', async () => {
+  it("control: a Code Writer's pull request from a branch of the project gets the unlimited secret, not the one limited to main and release/**", async () => {
     await origin.commitOn('feature', { '.onedev-buildspec.yml': LEAK_SPEC, 'feature.txt': 'work\n' }, 'feature');
-    const pr = await openRequest(server, { targetProjectId: origin.id, sourceProjectId: origin.id, targetBranch: 'main', sourceBranch: 'feature' }, walter.auth);
+    const pr = await openRequest(
+      server,
+      { targetProjectId: origin.id, sourceProjectId: origin.id, targetBranch: 'main', sourceBranch: 'feature' },
+      walter.auth,
+    );
     expect(pr.status, pr.text).toBe(200);
 
     const build = await requestBuild(pr.json as number);
@@ -156,7 +165,11 @@ describe('job secrets: never for pull requests from forks or from authors withou
 
   it('a pull request opened by a Code Reader from a branch a writer pushed gets no secret', async () => {
     await origin.commitOn('reader-work', { '.onedev-buildspec.yml': LEAK_SPEC, 'reader.txt': 'pushed by a writer\n' }, 'reader work');
-    const pr = await openRequest(server, { targetProjectId: origin.id, sourceProjectId: origin.id, targetBranch: 'main', sourceBranch: 'reader-work' }, rita.auth);
+    const pr = await openRequest(
+      server,
+      { targetProjectId: origin.id, sourceProjectId: origin.id, targetBranch: 'main', sourceBranch: 'reader-work' },
+      rita.auth,
+    );
     expect(pr.status, pr.text).toBe(200);
 
     const build = await requestBuild(pr.json as number);
@@ -198,7 +211,7 @@ describe('job secrets: never for pull requests from forks or from authors withou
     expect(await artifact(releaseTag.id, 'release.txt')).toBe(release);
   });
 
-  it('OneDev\'s job match in authorization limits a secret too', async () => {
+  it("OneDev's job match in authorization limits a secret too", async () => {
     const saved = await setSecrets([
       { name: 'token', value: token, authorizedBranches: null, authorization: 'on branch "main" or submitted by user "walter"', archived: false },
       { name: 'release', value: release, authorizedBranches: null, authorization: null, archived: false },
@@ -216,7 +229,9 @@ describe('job secrets: never for pull requests from forks or from authors withou
   });
 
   it('stores the branch limits beside the encrypted value, reads them back, and refuses malformed limits with 400', async () => {
-    const jobSecrets = [{ name: 'token', value: token, authorizedBranches: 'main -release/old "with space"', authorization: 'submitted by group "forkers"', archived: false }];
+    const jobSecrets = [
+      { name: 'token', value: token, authorizedBranches: 'main -release/old "with space"', authorization: 'submitted by group "forkers"', archived: false },
+    ];
     expect((await setSecrets(jobSecrets)).status).toBe(200);
     expect((await server.call('GET', `/projects/${origin.id}/setting`)).json.buildSetting.jobSecrets).toEqual(jobSecrets);
     const row = await server.server.services.db.selectFrom('projects').select('setting').where('id', '=', origin.id).executeTakeFirstOrThrow();

@@ -44,14 +44,18 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
   let projectId: number;
   const remote = (path = 'trig') => gitUrl(server, path, { name: 'admin', password: 'admin-secret' });
   const build = async (id: number) => (await server.call('GET', `/builds/${id}`)).json;
-  const finished = (id: number) => eventually(async () => {
-    const b = await build(id);
-    return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
-  });
+  const finished = (id: number) =>
+    eventually(async () => {
+      const b = await build(id);
+      return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
+    });
   const query = async (q: string) => (await server.call('GET', `/builds?query=${encodeURIComponent(q)}&offset=0&count=100`)).json as any[];
-  const run = async (jobName: string, commitHash: string) => (await server.call('POST', '/job-runs', {
-    body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
-  })).json as number;
+  const run = async (jobName: string, commitHash: string) =>
+    (
+      await server.call('POST', '/job-runs', {
+        body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
+      })
+    ).json as number;
   const head = async () => (await git(work, ['rev-parse', 'HEAD'])).trim();
 
   beforeAll(async () => {
@@ -82,7 +86,9 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
     const created = await server.call('POST', '/build-labels', { body: { buildId, specId } });
     expect(created.status).toBe(200);
     expect((await server.call('GET', `/builds/${buildId}/labels`)).json).toEqual([{ id: created.json, buildId, specId }]);
-    expect((await server.call('GET', `/builds?query=${encodeURIComponent('"Label" is "nightly"')}&offset=0&count=10`)).json.map((b: any) => b.id)).toEqual([buildId]);
+    expect((await server.call('GET', `/builds?query=${encodeURIComponent('"Label" is "nightly"')}&offset=0&count=10`)).json.map((b: any) => b.id)).toEqual([
+      buildId,
+    ]);
     expect((await server.call('POST', '/build-labels', { body: { buildId, specId } })).status).toBe(409);
     expect((await server.call('POST', '/build-labels', { body: { buildId, specId: 9999 } })).status).toBe(400);
     expect((await server.call('POST', '/build-labels', { body: { buildId: 9999, specId } })).status).toBe(404);
@@ -129,9 +135,12 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
     await commitFiles(work, { 'dropped.txt': 'd\n' }, 'dropped');
     await git(work, ['push', '-q', remote(), 'dropped']);
     await git(work, ['checkout', '-q', 'main']);
-    const open = async (sourceBranch: string) => (await server.call('POST', '/pulls', {
-      body: { targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch, title: sourceBranch },
-    })).json as number;
+    const open = async (sourceBranch: string) =>
+      (
+        await server.call('POST', '/pulls', {
+          body: { targetProjectId: projectId, sourceProjectId: projectId, targetBranch: 'main', sourceBranch, title: sourceBranch },
+        })
+      ).json as number;
     const merged = await open('feature');
     const discarded = await open('dropped');
     expect((await server.call('POST', `/pulls/${merged}/merge`, { text: '' })).status).toBe(200);
@@ -206,7 +215,14 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
         return list.length > 0 ? list : null;
       });
       expect(first).toHaveLength(1);
-      expect(first![0]).toMatchObject({ projectId: broken, jobName: 'CI', status: 'FAILED', refName: 'refs/heads/main', submitReason: "Branch 'main' is updated", submitterId: -1 });
+      expect(first![0]).toMatchObject({
+        projectId: broken,
+        jobName: 'CI',
+        status: 'FAILED',
+        refName: 'refs/heads/main',
+        submitReason: "Branch 'main' is updated",
+        submitterId: -1,
+      });
       expect(first![0].finishDate).not.toBeNull();
       const log = (await server.call('GET', `/builds/${first![0].id}/log`)).text;
       expect(log).toContain('Invalid build spec');

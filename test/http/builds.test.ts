@@ -85,13 +85,15 @@ describe('builds: triggers, executor, logs, artifacts, job runs', () => {
   let head: string;
 
   const build = async (id: number) => (await server.call('GET', `/builds/${id}`)).json;
-  const finished = (id: number) => eventually(async () => {
-    const b = await build(id);
-    return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b.status) ? b : null;
-  });
-  const run = (jobName: string, params: Record<string, string[]> = {}) => server.call('POST', '/job-runs', {
-    body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName, params, reason: 'test' },
-  });
+  const finished = (id: number) =>
+    eventually(async () => {
+      const b = await build(id);
+      return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b.status) ? b : null;
+    });
+  const run = (jobName: string, params: Record<string, string[]> = {}) =>
+    server.call('POST', '/job-runs', {
+      body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName, params, reason: 'test' },
+    });
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -163,7 +165,10 @@ describe('builds: triggers, executor, logs, artifacts, job runs', () => {
     expect(log).toContain('# ci');
     expect(log).toContain('channel beta');
     const params = (await server.call('GET', `/builds/${release.id}/params`)).json;
-    expect(params.map((p: any) => [p.name, p.type, p.value])).toEqual([['channel', 'Text', 'beta'], ['token', 'Text', '$OneDev-Secret-Literal$hunter2']]);
+    expect(params.map((p: any) => [p.name, p.type, p.value])).toEqual([
+      ['channel', 'Text', 'beta'],
+      ['token', 'Text', '$OneDev-Secret-Literal$hunter2'],
+    ]);
   });
 
   it('a failed required dependency fails the dependent', async () => {
@@ -194,9 +199,13 @@ describe('builds: triggers, executor, logs, artifacts, job runs', () => {
     expect((await run('Release', {})).json.detail).toBe('Missing job parameter (channel)');
     expect((await run('CI', { nope: ['x'] })).json.detail).toBe('Unknown job parameter (nope)');
     expect((await run('Nope')).status).toBe(400);
-    const badRef = await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'main', jobName: 'CI', params: {}, reason: 'x' } });
+    const badRef = await server.call('POST', '/job-runs', {
+      body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'main', jobName: 'CI', params: {}, reason: 'x' },
+    });
     expect(badRef.json.detail).toBe('Ref name should start with refs/');
-    const missingRef = await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/nope', jobName: 'CI', params: {}, reason: 'x' } });
+    const missingRef = await server.call('POST', '/job-runs', {
+      body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/nope', jobName: 'CI', params: {}, reason: 'x' },
+    });
     expect(missingRef.status).toBe(404);
     expect((await server.call('POST', '/job-runs', { body: { projectId, jobName: 'CI', reason: 'x' } })).status).toBe(400);
   });

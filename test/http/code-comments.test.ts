@@ -53,9 +53,25 @@ describe('code comments and replies', () => {
     const res = await create({}, alice.auth);
     expect(res.status, res.text).toBe(200);
     const comment = (await server.call('GET', `/code-comments/${res.json}`, { auth: bob.auth })).json;
-    expect(Object.keys(comment)).toEqual(['id', 'projectId', 'userId', 'content', 'createDate', 'lastActivity', 'replyCount', 'mark', 'compareContext', 'resolved', 'uuid']);
+    expect(Object.keys(comment)).toEqual([
+      'id',
+      'projectId',
+      'userId',
+      'content',
+      'createDate',
+      'lastActivity',
+      'replyCount',
+      'mark',
+      'compareContext',
+      'resolved',
+      'uuid',
+    ]);
     expect(comment).toMatchObject({
-      projectId: project, userId: alice.id, content: 'nit @bob', replyCount: 0, resolved: false,
+      projectId: project,
+      userId: alice.id,
+      content: 'nit @bob',
+      replyCount: 0,
+      resolved: false,
       mark: { commitHash: head, path: 'src/a.txt', range: { fromRow: 0, fromColumn: 0, toRow: 1, toColumn: 4, tabWidth: 1 } },
       compareContext: { pullRequestId: null, oldCommitHash: ZERO, newCommitHash: head, pathFilter: null, currentFile: null, whitespaceOption: 'DEFAULT' },
       lastActivity: { userId: alice.id, description: 'added' },
@@ -98,9 +114,11 @@ describe('code comments and replies', () => {
 
   it('replies keep replyCount and lastActivity exact', async () => {
     const id = (await create({ content: 'root' }, alice.auth)).json;
-    const reply = (content: string, auth?: string, over: Record<string, unknown> = {}) => server.call('POST', '/code-comment-replies', {
-      body: { commentId: id, content, compareContext: { oldCommitHash: ZERO, newCommitHash: head }, ...over }, auth,
-    });
+    const reply = (content: string, auth?: string, over: Record<string, unknown> = {}) =>
+      server.call('POST', '/code-comment-replies', {
+        body: { commentId: id, content, compareContext: { oldCommitHash: ZERO, newCommitHash: head }, ...over },
+        auth,
+      });
     const r1 = await reply('first', bob.auth);
     expect(r1.status, r1.text).toBe(200);
     let comment = (await server.call('GET', `/code-comments/${id}`)).json;
@@ -139,18 +157,29 @@ describe('code comments and replies', () => {
     comment = (await server.call('GET', `/code-comments/${id}`)).json;
     expect(comment).toMatchObject({ content: 'admin edit', lastActivity: { userId: 1, description: 'edited' } });
     expect((await server.call('POST', `/code-comments/${id}`, { body: { projectId: hidden } })).status).toBe(400);
-    expect((await server.call('POST', `/code-comments/${id}`, { body: { mark: { commitHash: head, path: 'src/a.txt', range: { fromRow: 9, fromColumn: 0, toRow: 9, toColumn: 0 } } } })).status).toBe(400);
+    expect(
+      (
+        await server.call('POST', `/code-comments/${id}`, {
+          body: { mark: { commitHash: head, path: 'src/a.txt', range: { fromRow: 9, fromColumn: 0, toRow: 9, toColumn: 0 } } },
+        })
+      ).status,
+    ).toBe(400);
     expect((await server.call('DELETE', `/code-comments/${id}`, { auth: bob.auth })).status).toBe(403);
     expect((await server.call('DELETE', `/code-comments/${id}`, { auth: alice.auth })).status).toBe(200);
     expect((await server.call('GET', `/code-comments/${id}`)).status).toBe(404);
   });
 
   it('queries by project and by pull request with the code comment query language', async () => {
-    const onPr = (await create({
-      content: 'on the pull request @alice',
-      mark: { commitHash: feature, path: 'src/b.txt', range: { fromRow: 0, fromColumn: 0, toRow: 0, toColumn: 3 } },
-      compareContext: { pullRequestId: requestId, oldCommitHash: head, newCommitHash: feature },
-    }, bob.auth)).json;
+    const onPr = (
+      await create(
+        {
+          content: 'on the pull request @alice',
+          mark: { commitHash: feature, path: 'src/b.txt', range: { fromRow: 0, fromColumn: 0, toRow: 0, toColumn: 3 } },
+          compareContext: { pullRequestId: requestId, oldCommitHash: head, newCommitHash: feature },
+        },
+        bob.auth,
+      )
+    ).json;
     const ids = async (params: string, query?: string, auth?: string) => {
       const res = await server.call('GET', `/code-comments?${params}${query === undefined ? '' : `&query=${encodeURIComponent(query)}`}`, { auth });
       expect(res.status, `${params} ${query}: ${res.text}`).toBe(200);
@@ -183,10 +212,16 @@ describe('code comments and replies', () => {
     expect(byCount[0]).not.toBe(onPr);
     expect(await ids(`projectId=${project}`, 'not(created by "admin") and "Last Activity Date" is until "2000-01-01"')).toEqual([]);
     for (const [params, status] of [
-      ['', 400], [`projectId=${hidden}`, 404], [`projectId=${hidden}&pullRequestId=${requestId}`, 400], ['pullRequestId=999', 400],
-      [`projectId=${project}&query=${encodeURIComponent('"Title" contains "x"')}`, 400], [`projectId=${project}&query=${encodeURIComponent('order by "Path"')}`, 400],
-      [`projectId=${project}&query=${encodeURIComponent('created by "ghost"')}`, 400], [`projectId=${project}&query=${encodeURIComponent('on commit "nope"')}`, 400],
-      [`projectId=${project}&query=${encodeURIComponent('"Reply Count" is "many"')}`, 400], [`projectId=${project}&count=101`, 400],
+      ['', 400],
+      [`projectId=${hidden}`, 404],
+      [`projectId=${hidden}&pullRequestId=${requestId}`, 400],
+      ['pullRequestId=999', 400],
+      [`projectId=${project}&query=${encodeURIComponent('"Title" contains "x"')}`, 400],
+      [`projectId=${project}&query=${encodeURIComponent('order by "Path"')}`, 400],
+      [`projectId=${project}&query=${encodeURIComponent('created by "ghost"')}`, 400],
+      [`projectId=${project}&query=${encodeURIComponent('on commit "nope"')}`, 400],
+      [`projectId=${project}&query=${encodeURIComponent('"Reply Count" is "many"')}`, 400],
+      [`projectId=${project}&count=101`, 400],
     ] as const) {
       expect((await server.call('GET', `/code-comments?${params}`, { auth: bob.auth })).status, params).toBe(status);
     }

@@ -10,7 +10,6 @@ import { ADMIN, basic, commitFiles, createPostgresDatabase, git, makeWorkTree, s
 
 const run = promisify(execFile);
 
-
 async function kill(server: ChildServer): Promise<void> {
   if (server.child.exitCode !== null || server.child.signalCode !== null) return;
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
@@ -28,15 +27,22 @@ async function givenInstallation(cleanup: (() => Promise<unknown>)[], extra: Rec
   const database = pgBase ? await createPostgresDatabase(pgBase) : null;
   if (database) cleanup.push(() => database.drop());
   return {
-    GITLOOM_DATA_DIR: dataDir, GITLOOM_PORT: '0', GITLOOM_HOST: '127.0.0.1', GITLOOM_INITIAL_USER: ADMIN.name,
-    GITLOOM_INITIAL_PASSWORD: ADMIN.password, GITLOOM_INITIAL_EMAIL: ADMIN.email, GITLOOM_LOG_LEVEL: 'warn',
-    ...(database && { GITLOOM_DATABASE_URL: database.url }), ...extra,
+    GITLOOM_DATA_DIR: dataDir,
+    GITLOOM_PORT: '0',
+    GITLOOM_HOST: '127.0.0.1',
+    GITLOOM_INITIAL_USER: ADMIN.name,
+    GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+    GITLOOM_INITIAL_EMAIL: ADMIN.email,
+    GITLOOM_LOG_LEVEL: 'warn',
+    ...(database && { GITLOOM_DATABASE_URL: database.url }),
+    ...extra,
   };
 }
 
 async function call(server: ChildServer, method: string, route: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
   const res = await fetch(`${server.url}/~api${route}`, {
-    method, headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
+    method,
+    headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -52,11 +58,17 @@ function remoteOf(server: ChildServer, project: string): string {
 
 /** Whether `a` is an ancestor of (or equal to) `b` in a bare repository. */
 async function contains(repo: string, b: string, a: string): Promise<boolean> {
-  return run('git', ['--git-dir', repo, 'merge-base', '--is-ancestor', a, b]).then(() => true, () => false);
+  return run('git', ['--git-dir', repo, 'merge-base', '--is-ancestor', a, b]).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function headOf(repo: string, branch: string): Promise<string | null> {
-  return run('git', ['--git-dir', repo, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`]).then((r) => r.stdout.trim(), () => null);
+  return run('git', ['--git-dir', repo, 'rev-parse', '--verify', '-q', `refs/heads/${branch}`]).then(
+    (r) => r.stdout.trim(),
+    () => null,
+  );
 }
 
 /**
@@ -105,7 +117,12 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
 
   async function openRequest(server: ChildServer, project: number, branch: string): Promise<number> {
     const res = await call(server, 'POST', '/pulls', {
-      targetProjectId: project, sourceProjectId: project, targetBranch: 'main', sourceBranch: branch, title: branch, mergeStrategy: 'CREATE_MERGE_COMMIT',
+      targetProjectId: project,
+      sourceProjectId: project,
+      targetBranch: 'main',
+      sourceBranch: branch,
+      title: branch,
+      mergeStrategy: 'CREATE_MERGE_COMMIT',
     });
     expect(res.status, res.text).toBe(200);
     return res.json as number;
@@ -160,12 +177,23 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     cleanup.push(() => kill(first));
     const project = await givenProject(first, work);
     const setting = (await call(first, 'GET', `/projects/${project.id}/setting`)).json;
-    expect((await call(first, 'POST', `/projects/${project.id}/setting`, {
-      ...setting, webHooks: [{ postUrl: `${receiver.url}/hook`, eventTypes: ['BUILD'], secret: 'k' }],
-    })).status).toBe(200);
+    expect(
+      (
+        await call(first, 'POST', `/projects/${project.id}/setting`, {
+          ...setting,
+          webHooks: [{ postUrl: `${receiver.url}/hook`, eventTypes: ['BUILD'], secret: 'k' }],
+        })
+      ).status,
+    ).toBe(200);
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     const build = await call(first, 'POST', '/job-runs', {
-      '@type': 'JobRunOnCommit', projectId: project.id, commitHash: head, refName: 'refs/heads/main', jobName: 'Slow', params: {}, reason: 'crash',
+      '@type': 'JobRunOnCommit',
+      projectId: project.id,
+      commitHash: head,
+      refName: 'refs/heads/main',
+      jobName: 'Slow',
+      params: {},
+      reason: 'crash',
     });
     expect(build.status, build.text).toBe(200);
     await eventually(async () => (await call(first, 'GET', `/builds/${build.json}`)).json.status === 'RUNNING', 30_000);
@@ -209,9 +237,9 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
       // the connection may be cut by the kill (fetch rejects with a TypeError); any other fault surfaces
       const merging = victim
         ? call(server, 'POST', `/pulls/${victim.id}/merge`, '').catch((error: unknown) => {
-          if (!(error instanceof TypeError)) throw error;
-          return null;
-        })
+            if (!(error instanceof TypeError)) throw error;
+            return null;
+          })
         : Promise.resolve(null);
       await sleep(delays[round]);
       await kill(server);

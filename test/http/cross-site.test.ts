@@ -60,7 +60,12 @@ describe('cross-site requests', () => {
     expect(res.status).toBe(403);
     const type = res.headers instanceof Headers ? res.headers.get('content-type') : res.headers['content-type'];
     expect(type).toMatch(/^application\/problem\+json/);
-    expect(res.json).toMatchObject({ status: 403, title: 'Forbidden', code: 'GITLOOM_ERR_CROSS_SITE', detail: expect.stringMatching(/^Cross-site request refused/) });
+    expect(res.json).toMatchObject({
+      status: 403,
+      title: 'Forbidden',
+      code: 'GITLOOM_ERR_CROSS_SITE',
+      detail: expect.stringMatching(/^Cross-site request refused/),
+    });
   }
 
   describe('API writes', () => {
@@ -95,9 +100,19 @@ describe('cross-site requests', () => {
     it('refuses every write method and JSON bodies too, also through an encoded /~api path', async () => {
       expectCrossSite(await server.call('POST', '/projects', { body: { name: 'forged' }, auth: victim.auth, headers: EVIL_FORM }));
       expectCrossSite(await server.call('DELETE', `/users/${victim.id}`, { headers: EVIL_FORM }));
-      expectCrossSite(await exact(server, 'POST', `/%7Eapi/users/${victim.id}/password`, {
-        ...EVIL_FORM, authorization: victim.auth, 'content-type': 'text/plain',
-      }, 'pwned'));
+      expectCrossSite(
+        await exact(
+          server,
+          'POST',
+          `/%7Eapi/users/${victim.id}/password`,
+          {
+            ...EVIL_FORM,
+            authorization: victim.auth,
+            'content-type': 'text/plain',
+          },
+          'pwned',
+        ),
+      );
       expectCrossSite(await server.call('POST', '/trigger-job?project=x&job=y&access-token=z', { auth: null, headers: EVIL_FORM }));
       expect((await server.call('GET', '/projects?count=100')).json.map((p: { name: string }) => p.name)).not.toContain('forged');
       expect((await server.call('GET', `/users/${victim.id}`)).status).toBe(200);
@@ -116,9 +131,16 @@ describe('cross-site requests', () => {
       expect(await signsIn('victim-2')).toBe(true);
       expect(await signsIn('victim-old')).toBe(false);
       // the encoded path refused above names the same route
-      const encoded = await exact(server, 'POST', `/%7Eapi/users/${victim.id}/password`, {
-        authorization: basic('victim', victim.password), 'content-type': 'text/plain',
-      }, 'victim-2b');
+      const encoded = await exact(
+        server,
+        'POST',
+        `/%7Eapi/users/${victim.id}/password`,
+        {
+          authorization: basic('victim', victim.password),
+          'content-type': 'text/plain',
+        },
+        'victim-2b',
+      );
       expect(encoded.status, encoded.text).toBe(200);
       victim.password = 'victim-2b';
       expect(await signsIn('victim-2b')).toBe(true);
@@ -141,21 +163,50 @@ describe('cross-site requests', () => {
       config.serverUrl = 'https://forge.example.com';
       try {
         const body = 'victim-5';
-        const viaConfig = await exact(server, 'POST', `/~api/users/${victim.id}/password`, {
-          origin: 'https://forge.example.com', 'sec-fetch-site': 'same-origin', authorization: basic('victim', victim.password), 'content-type': 'text/plain',
-        }, body);
+        const viaConfig = await exact(
+          server,
+          'POST',
+          `/~api/users/${victim.id}/password`,
+          {
+            origin: 'https://forge.example.com',
+            'sec-fetch-site': 'same-origin',
+            authorization: basic('victim', victim.password),
+            'content-type': 'text/plain',
+          },
+          body,
+        );
         expect(viaConfig.status, viaConfig.text).toBe(200);
         victim.password = body;
         // another name of the server, as the Host header says
-        const viaHost = await exact(server, 'POST', `/~api/users/${victim.id}/password`, {
-          host: 'gitloom.internal:8080', origin: 'http://gitloom.internal:8080', authorization: basic('victim', victim.password), 'content-type': 'text/plain',
-        }, 'victim-6');
+        const viaHost = await exact(
+          server,
+          'POST',
+          `/~api/users/${victim.id}/password`,
+          {
+            host: 'gitloom.internal:8080',
+            origin: 'http://gitloom.internal:8080',
+            authorization: basic('victim', victim.password),
+            'content-type': 'text/plain',
+          },
+          'victim-6',
+        );
         expect(viaHost.status, viaHost.text).toBe(200);
         victim.password = 'victim-6';
         // but not a name the request was not addressed to
-        expectCrossSite(await exact(server, 'POST', `/~api/users/${victim.id}/password`, {
-          host: 'gitloom.internal:8080', origin: 'http://gitloom.internal:9090', authorization: basic('victim', victim.password), 'content-type': 'text/plain',
-        }, 'pwned'));
+        expectCrossSite(
+          await exact(
+            server,
+            'POST',
+            `/~api/users/${victim.id}/password`,
+            {
+              host: 'gitloom.internal:8080',
+              origin: 'http://gitloom.internal:9090',
+              authorization: basic('victim', victim.password),
+              'content-type': 'text/plain',
+            },
+            'pwned',
+          ),
+        );
       } finally {
         config.serverUrl = own;
       }
@@ -179,7 +230,11 @@ describe('cross-site requests', () => {
         expect(anonymous.headers['www-authenticate'], JSON.stringify(headers)).toBeUndefined();
         expect(anonymous.json).toMatchObject({ status: 401, code: 'GITLOOM_ERR_UNAUTHORIZED' });
       }
-      const wrong = await exact(server, 'GET', '/~api/users/me', { 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'none', authorization: basic('nobody', 'wrong') });
+      const wrong = await exact(server, 'GET', '/~api/users/me', {
+        'sec-fetch-mode': 'navigate',
+        'sec-fetch-site': 'none',
+        authorization: basic('nobody', 'wrong'),
+      });
       expect(wrong.status).toBe(401);
       expect(wrong.headers['www-authenticate']).toBeUndefined();
     });

@@ -97,8 +97,11 @@ async function expectNothingLost(server: TestServer, acknowledged: Acknowledged,
       if (heads.length === 0) continue;
       const onServer = (await git(work, ['ls-remote', repo.remote, `refs/heads/${branch}`])).split('\t')[0];
       expect(onServer).toBe(heads.at(-1));
-      const journaled = await server.server.services.db.selectFrom('refJournal').select(['newHash', 'processedDate'])
-        .where('ref', '=', `refs/heads/${branch}`).execute();
+      const journaled = await server.server.services.db
+        .selectFrom('refJournal')
+        .select(['newHash', 'processedDate'])
+        .where('ref', '=', `refs/heads/${branch}`)
+        .execute();
       const processed = new Set(journaled.filter((row) => row.processedDate !== null).map((row) => row.newHash));
       for (const head of heads) expect(processed.has(head), `journal entry of ${branch} at ${head}`).toBe(true);
     }
@@ -160,9 +163,19 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     expect((await ready(server)).status).toBe(200);
     const clones = await givenClones(repo, 2);
     // a build that finishes while the database is away: its outcome is recorded once it is back
-    const buildId = (await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName: 'Slow', params: {}, reason: 'outage' },
-    })).json as number;
+    const buildId = (
+      await server.call('POST', '/job-runs', {
+        body: {
+          '@type': 'JobRunOnCommit',
+          projectId: repo.id,
+          commitHash: await repo.head('main'),
+          refName: 'refs/heads/main',
+          jobName: 'Slow',
+          params: {},
+          reason: 'outage',
+        },
+      })
+    ).json as number;
     const build = async () => (await running.call('GET', `/builds/${buildId}`)).json;
     expect(await eventually(async () => (await build()).status === 'RUNNING')).toBe(true);
     const outage = (async () => {

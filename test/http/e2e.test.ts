@@ -47,10 +47,12 @@ describe('first hour: push, pull request, merge, clone', () => {
     await git(work, ['push', '-q', remote, 'main']);
     const mainHead = (await git(work, ['rev-parse', 'main'])).trim();
 
-    const prId = (await server.call('POST', '/pulls', {
-      auth: bearer,
-      body: { targetProjectId: app, sourceProjectId: app, targetBranch: 'main', sourceBranch: 'feature', title: 'Add feature' },
-    })).json as number;
+    const prId = (
+      await server.call('POST', '/pulls', {
+        auth: bearer,
+        body: { targetProjectId: app, sourceProjectId: app, targetBranch: 'main', sourceBranch: 'feature', title: 'Add feature' },
+      })
+    ).json as number;
     expect(typeof prId).toBe('number');
 
     const found = await server.call('GET', `/pulls?query=${encodeURIComponent('"Number" is "group/app#1"')}`, { auth: bearer });
@@ -108,9 +110,11 @@ describe('first hour: push, pull request, merge, clone', () => {
     await git(dir, ['checkout', '-q', '-b', 'topic']);
     await commitFiles(dir, { 'b.txt': 'b\n' }, 'topic work');
     await git(dir, ['push', '-q', remote, 'main', 'topic']);
-    const prId = (await server.call('POST', '/pulls', {
-      body: { targetProjectId: app, sourceProjectId: app, targetBranch: 'main', sourceBranch: 'topic', title: 'Topic' },
-    })).json as number;
+    const prId = (
+      await server.call('POST', '/pulls', {
+        body: { targetProjectId: app, sourceProjectId: app, targetBranch: 'main', sourceBranch: 'topic', title: 'Topic' },
+      })
+    ).json as number;
     const duplicate = await server.call('POST', '/pulls', {
       body: { targetProjectId: app, sourceProjectId: app, targetBranch: 'main', sourceBranch: 'topic', title: 'Topic again' },
     });

@@ -33,10 +33,18 @@ describe('first run', () => {
     expect((await server.call('GET', '/users/1', { auth: basic(ADMIN.name, generated!) })).status).toBe(200);
 
     // a second server on the same data: the administrator exists, the variable is not applied
-    const again = await startServer(loadConfig({
-      GITLOOM_INITIAL_USER: ADMIN.name, GITLOOM_INITIAL_PASSWORD: 'too-late', GITLOOM_HOST: '127.0.0.1',
-      ...(server.server.services.config.databaseUrl && { GITLOOM_DATABASE_URL: server.server.services.config.databaseUrl }),
-    }, { port: 0, dataDir: server.dataDir }), { logger: false });
+    const again = await startServer(
+      loadConfig(
+        {
+          GITLOOM_INITIAL_USER: ADMIN.name,
+          GITLOOM_INITIAL_PASSWORD: 'too-late',
+          GITLOOM_HOST: '127.0.0.1',
+          ...(server.server.services.config.databaseUrl && { GITLOOM_DATABASE_URL: server.server.services.config.databaseUrl }),
+        },
+        { port: 0, dataDir: server.dataDir },
+      ),
+      { logger: false },
+    );
     try {
       expect(again.generatedPassword).toBeNull();
       expect(again.initialPasswordIgnored).toBe(true);

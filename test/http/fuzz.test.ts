@@ -31,15 +31,54 @@ interface Call {
 const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
 
 /** Integer texts for path and query positions: bounds, beyond bounds, and not-quite-integers. */
-const INTEGER_TEXTS = ['0', '-1', '2147483647', '2147483648', '-2147483649', '9223372036854775807', '9223372036854775808',
-  '99999999999999999999999', '%201', '0x2', '2e0', '+2', '1.5', 'abc', '%00', '%E2%82%AC'];
+const INTEGER_TEXTS = [
+  '0',
+  '-1',
+  '2147483647',
+  '2147483648',
+  '-2147483649',
+  '9223372036854775807',
+  '9223372036854775808',
+  '99999999999999999999999',
+  '%201',
+  '0x2',
+  '2e0',
+  '+2',
+  '1.5',
+  'abc',
+  '%00',
+  '%E2%82%AC',
+];
 /** String texts for path and query positions (already URL-encoded). */
-const STRING_TEXTS = ['%00', 'a%00b', encodeURIComponent('x'.repeat(4000)), encodeURIComponent('😀\u202eرب'), '..', '%2e%2e%2f', '-rf',
-  encodeURIComponent('"Name" is "x" and ('), encodeURIComponent('~\\'), '%FF', encodeURIComponent('"Number" is "2147483648"'), encodeURIComponent('#99999999999')];
+const STRING_TEXTS = [
+  '%00',
+  'a%00b',
+  encodeURIComponent('x'.repeat(4000)),
+  encodeURIComponent('😀\u202eرب'),
+  '..',
+  '%2e%2e%2f',
+  '-rf',
+  encodeURIComponent('"Name" is "x" and ('),
+  encodeURIComponent('~\\'),
+  '%FF',
+  encodeURIComponent('"Number" is "2147483648"'),
+  encodeURIComponent('#99999999999'),
+];
 /** JSON values for integer fields of a body. */
 const INTEGER_VALUES: unknown[] = [2147483648, -2147483649, 1e20, 9223372036854775807, 1.5, '1', null, true, [], {}];
 /** JSON values for string fields of a body. */
-const STRING_VALUES: unknown[] = ['\u0000', 'a\u0000b', 'x'.repeat(200_000), '😀\u202eرب\ud800', '', 'fixes #2147483648, see x#99999999999', 1, null, ['x'], { a: 1 }];
+const STRING_VALUES: unknown[] = [
+  '\u0000',
+  'a\u0000b',
+  'x'.repeat(200_000),
+  '😀\u202eرب\ud800',
+  '',
+  'fixes #2147483648, see x#99999999999',
+  1,
+  null,
+  ['x'],
+  { a: 1 },
+];
 
 /** A value the schema accepts, as plain as possible (first variants, required and optional fields). */
 function sample(schema: Schema | undefined, depth = 0): unknown {
@@ -55,18 +94,26 @@ function sample(schema: Schema | undefined, depth = 0): unknown {
       for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) value[name] = sample(property, depth + 1);
       return value;
     }
-    case 'array': return [];
-    case 'string': return 'x';
-    case 'integer': case 'number': return 1;
-    case 'boolean': return true;
-    case 'null': return null;
-    default: return {};
+    case 'array':
+      return [];
+    case 'string':
+      return 'x';
+    case 'integer':
+    case 'number':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    default:
+      return {};
   }
 }
 
 const isType = (schema: Schema, type: string): boolean =>
-  schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type))
-  || ((schema.anyOf ?? schema.oneOf) as Schema[] | undefined)?.some((v) => isType(v, type)) === true;
+  schema.type === type ||
+  (Array.isArray(schema.type) && schema.type.includes(type)) ||
+  ((schema.anyOf ?? schema.oneOf) as Schema[] | undefined)?.some((v) => isType(v, type)) === true;
 
 /** The operations of the OpenAPI document. */
 function operations(doc: any): Operation[] {
@@ -138,9 +185,12 @@ function calls(op: Operation): Call[] {
     if (base !== null && typeof base === 'object' && !Array.isArray(base)) {
       const properties = (op.body.properties ?? {}) as Record<string, Schema>;
       for (const [path, property] of fields(properties)) {
-        const values = isType(property, 'integer') || isType(property, 'number') ? INTEGER_VALUES
-          : isType(property, 'string') ? STRING_VALUES
-            : [null, '\u0000', 2147483648, [[[['deep']]]], { '\u0000': 1 }];
+        const values =
+          isType(property, 'integer') || isType(property, 'number')
+            ? INTEGER_VALUES
+            : isType(property, 'string')
+              ? STRING_VALUES
+              : [null, '\u0000', 2147483648, [[[['deep']]]], { '\u0000': 1 }];
         for (const value of values) result.push({ method: op.method, target: target(), ...json(JSON.stringify(replaced(base, path, value))) });
       }
       result.push({ method: op.method, target: target(), ...json(JSON.stringify({ ...base, unknownField: 1 })) });
@@ -204,7 +254,13 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     const work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
     await git(work, ['push', '-q', '-f', gitUrl(server, 'fuzz', ADMIN), 'main:build']);
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
-    expect((await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: head, refName: 'refs/heads/build', jobName: 'Job', params: {}, reason: 'r' } })).status).toBe(200);
+    expect(
+      (
+        await server.call('POST', '/job-runs', {
+          body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: head, refName: 'refs/heads/build', jobName: 'Job', params: {}, reason: 'r' },
+        })
+      ).status,
+    ).toBe(200);
   });
   afterAll(async () => {
     await server?.close();

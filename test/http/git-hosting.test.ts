@@ -34,7 +34,10 @@ describe('git hosting', () => {
     outsider = await server.createUser('otto');
     const team = (await server.call('POST', '/projects', { body: { name: 'team' } })).json;
     appId = (await server.call('POST', '/projects', { body: { name: 'app', parentId: team } })).json;
-    for (const [userId, roleId] of [[writer.id, CODE_WRITER], [reader.id, CODE_READER]]) {
+    for (const [userId, roleId] of [
+      [writer.id, CODE_WRITER],
+      [reader.id, CODE_READER],
+    ]) {
       const res = await server.call('POST', '/user-authorizations', { body: { projectId: team, userId, roleId } });
       expect(res.status).toBe(200);
     }
@@ -143,8 +146,9 @@ describe('git hosting', () => {
     expect((await infoRefs('team/nothing', null)).status).toBe(401);
     const dir = await tempDir();
     expect(await gitFails(dir, ['clone', '-q', gitUrl(server, 'team/app'), 'anon'])).toMatch(/could not read Username|Authentication failed|401/i);
-    expect(await gitFails(dir, ['clone', '-q', gitUrl(server, 'team/app', { name: 'reed', password: 'wrong' }), 'wrong']))
-      .toMatch(/Authentication failed|401/i);
+    expect(await gitFails(dir, ['clone', '-q', gitUrl(server, 'team/app', { name: 'reed', password: 'wrong' }), 'wrong'])).toMatch(
+      /Authentication failed|401/i,
+    );
   });
 
   it('lets anonymous callers clone public projects only when anonymous access is on, never push', async () => {

@@ -8,18 +8,29 @@ import { openRequest } from './pulls-fixtures.js';
 const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
 
 /** Sends a request with path and headers exactly as written (fetch normalizes and limits them). */
-function exact(server: TestServer, method: string, target: string, options: { headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+function exact(
+  server: TestServer,
+  method: string,
+  target: string,
+  options: { headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: url.hostname, port: url.port, method, path: target,
-      headers: { authorization: `Basic ${Buffer.from(`${ADMIN.name}:${ADMIN.password}`).toString('base64')}`, ...options.headers },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: target,
+        headers: { authorization: `Basic ${Buffer.from(`${ADMIN.name}:${ADMIN.password}`).toString('base64')}`, ...options.headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -77,26 +88,39 @@ describe('hostile input: never a 5xx, always problem+json', () => {
       for (const id of [2147483648, -2147483649, 1e20, 9007199254740993]) {
         expectProblem(await server.call('POST', '/issues', { body: { projectId: id, title: 'x' } }), 400, /projectId/);
       }
-      expectProblem(await server.call('POST', '/milestones', { body: { projectId, name: 'm', description: null, startDate: 1e300, dueDate: null, closed: false } }), 400);
-      const created = await server.call('POST', '/milestones', { body: { projectId, name: 'm', description: null, startDate: 1_700_000_000_000, dueDate: null, closed: false } });
+      expectProblem(
+        await server.call('POST', '/milestones', { body: { projectId, name: 'm', description: null, startDate: 1e300, dueDate: null, closed: false } }),
+        400,
+      );
+      const created = await server.call('POST', '/milestones', {
+        body: { projectId, name: 'm', description: null, startDate: 1_700_000_000_000, dueDate: null, closed: false },
+      });
       expect(created.status, created.text).toBe(200);
     });
   });
 
   it('numbers beyond int32 in query languages are 400; in text references they name nothing', async () => {
     const queries = [
-      '/issues?query="Number" is "2147483648"', '/issues?query="Number" is greater than "99999999999999999999"',
-      '/issues?query="Vote Count" is greater than "2147483648"', '/issues?query="Comment Count" is "-2147483649"',
-      '/issues?query=fixed in pull request "two#2147483648"', '/issues?query=fixed in build "two#2147483648"', '/issues?query=#2147483648',
-      '/pulls?query="Number" is "2147483648"', '/pulls?query=includes issue "two#2147483648"',
-      '/builds?query="Number" is "two#2147483648"', '/builds?query=fixed issue "two#9223372036854775808"',
+      '/issues?query="Number" is "2147483648"',
+      '/issues?query="Number" is greater than "99999999999999999999"',
+      '/issues?query="Vote Count" is greater than "2147483648"',
+      '/issues?query="Comment Count" is "-2147483649"',
+      '/issues?query=fixed in pull request "two#2147483648"',
+      '/issues?query=fixed in build "two#2147483648"',
+      '/issues?query=#2147483648',
+      '/pulls?query="Number" is "2147483648"',
+      '/pulls?query=includes issue "two#2147483648"',
+      '/builds?query="Number" is "two#2147483648"',
+      '/builds?query=fixed issue "two#9223372036854775808"',
       '/code-comments?query="Reply Count" is "2147483648"',
     ];
     for (const query of queries) {
       const [path, text] = query.split('?query=');
       expectProblem(await server.call('GET', `${path}?query=${encodeURIComponent(text)}`), 400);
     }
-    const issue = await server.call('POST', '/issues', { body: { projectId, title: 'refs', description: 'fixes #2147483648, see two#99999999999 and #9007199254740993' } });
+    const issue = await server.call('POST', '/issues', {
+      body: { projectId, title: 'refs', description: 'fixes #2147483648, see two#99999999999 and #9007199254740993' },
+    });
     expect(issue.status, issue.text).toBe(200);
     expect((await server.call('DELETE', `/issues/${issue.json as number}`)).status).toBe(200);
   });
@@ -111,7 +135,11 @@ describe('hostile input: never a 5xx, always problem+json', () => {
 
     it('in JSON strings and keys, and in text bodies, are 400 and change nothing', async () => {
       expectProblem(await server.call('POST', '/issues', { body: { projectId, title: 'a\u0000b' } }), 400, /NUL/);
-      expectProblem(await server.call('POST', '/issues', { text: '{"projectId":2,"title":"x","a\\u0000":1}', headers: { 'content-type': 'application/json' } }), 400, /NUL/);
+      expectProblem(
+        await server.call('POST', '/issues', { text: '{"projectId":2,"title":"x","a\\u0000":1}', headers: { 'content-type': 'application/json' } }),
+        400,
+        /NUL/,
+      );
       expectProblem(await server.call('POST', `/projects/${projectId}/setting`, { body: { issueSetting: { a: ['x\u0000'] } } }), 400, /NUL/);
       expect((await server.call('GET', `/issues?query=&count=100`)).json).toEqual([]);
     });
@@ -125,7 +153,11 @@ describe('hostile input: never a 5xx, always problem+json', () => {
       expectProblem(await server.call('POST', `/pulls/${id}/title`, { text: 'bad\u0000title' }), 400, /NUL/);
       expectProblem(await server.call('POST', `/pulls/${id}/title`, { text: '"bad\\u0000title"' }), 400, /NUL/);
       expectProblem(await server.call('POST', `/pulls/${id}/merge`, { text: 'merge\u0000message' }), 400, /NUL/);
-      expectProblem(await server.call('POST', `/pulls/${id}/merge`, { text: '"merge\\u0000message"', headers: { 'content-type': 'application/json' } }), 400, /NUL/);
+      expectProblem(
+        await server.call('POST', `/pulls/${id}/merge`, { text: '"merge\\u0000message"', headers: { 'content-type': 'application/json' } }),
+        400,
+        /NUL/,
+      );
       const pull = (await server.call('GET', `/pulls/${id}`)).json;
       expect(pull).toMatchObject({ status: 'OPEN', title: 'Change' });
     });
@@ -164,7 +196,11 @@ describe('hostile input: never a 5xx, always problem+json', () => {
   it('JSON nested 6,000 deep is 400 and changes nothing', async () => {
     const before = (await server.call('GET', `/projects/${projectId}/setting`)).json;
     const deep = `${'['.repeat(6000)}${']'.repeat(6000)}`;
-    expectProblem(await server.call('POST', `/projects/${projectId}/setting`, { text: `{"issueSetting":${deep}}`, headers: { 'content-type': 'application/json' } }), 400, /deeper/);
+    expectProblem(
+      await server.call('POST', `/projects/${projectId}/setting`, { text: `{"issueSetting":${deep}}`, headers: { 'content-type': 'application/json' } }),
+      400,
+      /deeper/,
+    );
     expectProblem(await server.call('POST', '/issues', { text: `{"projectId":${deep}}`, headers: { 'content-type': 'application/json' } }), 400, /deeper/);
     expect((await server.call('GET', `/projects/${projectId}/setting`)).json).toEqual(before);
   });
@@ -185,13 +221,16 @@ describe('hostile input: never a 5xx, always problem+json', () => {
       const work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
       const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
       await git(work, ['push', '-q', gitUrl(server, 'art', ADMIN), 'main']);
-      const run = await server.call('POST', '/job-runs', { body: { '@type': 'JobRunOnCommit', projectId: id, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' } });
+      const run = await server.call('POST', '/job-runs', {
+        body: { '@type': 'JobRunOnCommit', projectId: id, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' },
+      });
       expect(run.status, run.text).toBe(200);
       buildId = run.json as number;
     });
 
     it('a path segment over 255 bytes is 400; 255 is fine', async () => {
-      const upload = (route: string) => server.call('POST', `/artifacts/${buildId}/${route}`, { text: 'x', headers: { 'content-type': 'application/octet-stream' } });
+      const upload = (route: string) =>
+        server.call('POST', `/artifacts/${buildId}/${route}`, { text: 'x', headers: { 'content-type': 'application/octet-stream' } });
       expectProblem(await upload(`dir/${'a'.repeat(256)}`), 400, /255 bytes/);
       expectProblem(await upload(`${'é'.repeat(128)}/f`), 400, /255 bytes/);
       expectProblem(await server.call('GET', `/artifacts/${buildId}/infos/${'a'.repeat(300)}`), 400, /255 bytes/);
@@ -229,7 +268,9 @@ describe('hostile input: never a 5xx, always problem+json', () => {
 
   it('30 concurrent first issues of a project get distinct numbers 1..30', async () => {
     const id = await givenProject(server, { name: 'race' });
-    const results: ApiResponse[] = await Promise.all(Array.from({ length: 30 }, (_, i) => server.call('POST', '/issues', { body: { projectId: id, title: `issue ${i}` } })));
+    const results: ApiResponse[] = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => server.call('POST', '/issues', { body: { projectId: id, title: `issue ${i}` } })),
+    );
     for (const res of results) expect(res.status, res.text).toBe(200);
     const numbers = await Promise.all(results.map(async (res) => (await server.call('GET', `/issues/${res.json as number}`)).json.number as number));
     expect([...numbers].sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));

@@ -99,7 +99,12 @@ describe('issue comments, watches and votes', () => {
     expect((await get(id)).voteCount).toBe(1);
     const v2 = await server.call('POST', '/issue-votes', { body: { issueId: id, date: '2024-01-02T03:04:05.000+00:00' }, auth: carol.auth });
     expect(v2.status).toBe(200);
-    expect((await server.call('GET', `/issue-votes/${v2.json}`)).json).toEqual({ id: v2.json, issueId: id, userId: carol.id, date: '2024-01-02T03:04:05.000+00:00' });
+    expect((await server.call('GET', `/issue-votes/${v2.json}`)).json).toEqual({
+      id: v2.json,
+      issueId: id,
+      userId: carol.id,
+      date: '2024-01-02T03:04:05.000+00:00',
+    });
     expect((await get(id)).voteCount).toBe(2);
     expect((await server.call('POST', '/issue-votes', { body: { issueId: id }, auth: bob.auth })).status).toBe(409);
     expect((await get(id)).voteCount).toBe(2);

@@ -29,7 +29,14 @@ describe('fixed issues of pull requests and pushes', () => {
     await commitFiles(work, { 'b.txt': 'b\n' }, 'Touch sub (group/app/sub#1)\n\nresolves other#1, resolves group/sibling#1, fixes #99');
     await git(work, ['push', '-q', remote, 'feature']);
     const pr = await server.call('POST', '/pulls', {
-      body: { targetProjectId: app, sourceProjectId: app, targetBranch: 'main', sourceBranch: 'feature', title: 'Parser work', description: 'Also resolves #2' },
+      body: {
+        targetProjectId: app,
+        sourceProjectId: app,
+        targetBranch: 'main',
+        sourceBranch: 'feature',
+        title: 'Parser work',
+        description: 'Also resolves #2',
+      },
     });
     expect(pr.status, pr.text).toBe(200);
     requestId = pr.json;
@@ -39,14 +46,14 @@ describe('fixed issues of pull requests and pushes', () => {
     await fs.rm(work, { recursive: true, force: true });
   });
 
-  it('computes a pull request\'s fixed issues from commits, title and description', async () => {
+  it("computes a pull request's fixed issues from commits, title and description", async () => {
     const res = await server.call('GET', `/pulls/${requestId}/fixed-issue-ids`);
     expect(res.status).toBe(200);
     expect([...res.json].sort((a: number, b: number) => a - b)).toEqual([issues.app, issues.group, issues.sub, issues.app2].sort((a, b) => a - b));
     expect((await server.call('GET', '/pulls/999/fixed-issue-ids')).status).toBe(404);
   });
 
-  it('answers includes issue, fixed in pull request and the issue\'s pull requests', async () => {
+  it("answers includes issue, fixed in pull request and the issue's pull requests", async () => {
     const prs = await server.call('GET', `/pulls?query=${encodeURIComponent('includes issue "group#1"')}`);
     expect(prs.status, prs.text).toBe(200);
     expect(prs.json.map((p: any) => p.id)).toEqual([requestId]);

@@ -34,14 +34,44 @@ describe('issues', () => {
     expect(res.status).toBe(200);
     const id = res.json as number;
     const issue = (await server.call('GET', `/issues/${id}`)).json;
-    expect(Object.keys(issue)).toEqual(['id', 'state', 'stateOrdinal', 'title', 'description', 'numberScopeId', 'projectId', 'submitterId',
-      'submitDate', 'voteCount', 'commentCount', 'uuid', 'number', 'threadingReference', 'lastActivity', 'confidential', 'pinDate']);
-    expect(issue).toMatchObject({ state: 'Open', stateOrdinal: 0, title: 'First bug', number: 1, numberScopeId: app, projectId: app,
-      submitterId: alice.id, voteCount: 0, commentCount: 0, confidential: false, pinDate: null });
+    expect(Object.keys(issue)).toEqual([
+      'id',
+      'state',
+      'stateOrdinal',
+      'title',
+      'description',
+      'numberScopeId',
+      'projectId',
+      'submitterId',
+      'submitDate',
+      'voteCount',
+      'commentCount',
+      'uuid',
+      'number',
+      'threadingReference',
+      'lastActivity',
+      'confidential',
+      'pinDate',
+    ]);
+    expect(issue).toMatchObject({
+      state: 'Open',
+      stateOrdinal: 0,
+      title: 'First bug',
+      number: 1,
+      numberScopeId: app,
+      projectId: app,
+      submitterId: alice.id,
+      voteCount: 0,
+      commentCount: 0,
+      confidential: false,
+      pinDate: null,
+    });
     expect(issue.lastActivity).toMatchObject({ userId: alice.id, description: 'opened' });
     const fields = (await server.call('GET', `/issues/${id}/fields`)).json;
     expect(fields.map((f: any) => [f.name, f.value, f.type, f.ordinal])).toEqual([
-      ['Type', 'Bug', 'Enumeration', 2], ['Priority', 'Normal', 'Enumeration', 1], ['Assignees', 'alice', 'User', -1],
+      ['Type', 'Bug', 'Enumeration', 2],
+      ['Priority', 'Normal', 'Enumeration', 1],
+      ['Assignees', 'alice', 'User', -1],
     ]);
     const watches = (await server.call('GET', `/issues/${id}/watches`)).json;
     expect(watches.map((w: any) => w.userId).sort()).toEqual([alice.id, bob.id].sort());
@@ -82,7 +112,12 @@ describe('issues', () => {
     issue = (await server.call('GET', `/issues/${id}`)).json;
     expect(issue).toMatchObject({ state: 'Closed', stateOrdinal: 1, commentCount: 1 });
     const changes = (await server.call('GET', `/issues/${id}/changes`)).json;
-    expect(changes.map((c: any) => c.data['@type'])).toEqual(['IssueTitleChangeData', 'IssueDescriptionChangeData', 'IssueFieldChangeData', 'IssueStateChangeData']);
+    expect(changes.map((c: any) => c.data['@type'])).toEqual([
+      'IssueTitleChangeData',
+      'IssueDescriptionChangeData',
+      'IssueFieldChangeData',
+      'IssueStateChangeData',
+    ]);
     expect((await server.call('POST', `/issues/${id}/confidential`, { body: true, auth: alice.auth })).status).toBe(200);
     // bob lost access (confidential, but he was mentioned: he keeps it)
     expect((await server.call('GET', `/issues/${id}`, { auth: bob.auth })).status).toBe(200);
@@ -146,9 +181,20 @@ describe('issues', () => {
     expect(await ids('"Vote Count" is "0" and "Project" is "other"')).toEqual([b, a]);
     expect(await ids('submitted by "admin" and "Project" is "other"')).toEqual([b, a]);
     expect(await ids('"Project" is "other" and "Milestone" is empty')).toEqual([b, a]);
-    expect((await ids('"Assignees" is me', alice.auth))).toContain(b);
+    expect(await ids('"Assignees" is me', alice.auth)).toContain(b);
     expect(await ids('mentioned "bob"')).not.toContain(a);
-    for (const bad of ['fixed in build "other#1"', 'fixed in build "nowhere#1"', 'fixed in commit "other:main"', 'has any "Nope"', '"Foo" is "x"', '"Title" is "x"', 'submitted by "ghost"', '"State" is "Nope"', '"Type" is me', 'order by "Title"']) {
+    for (const bad of [
+      'fixed in build "other#1"',
+      'fixed in build "nowhere#1"',
+      'fixed in commit "other:main"',
+      'has any "Nope"',
+      '"Foo" is "x"',
+      '"Title" is "x"',
+      'submitted by "ghost"',
+      '"State" is "Nope"',
+      '"Type" is me',
+      'order by "Title"',
+    ]) {
       expect((await server.call('GET', `/issues?query=${encodeURIComponent(bad)}`)).status, bad).toBe(400);
     }
     expect((await server.call('GET', `/issues?query=${encodeURIComponent('submitted by me')}`, { auth: null })).status).toBeGreaterThanOrEqual(400);

@@ -29,7 +29,10 @@ describe('email notifications through a real SMTP server', () => {
 
   const to = (user: { name: string }) => smtp.mails.filter((m) => m.envelopeTo.includes(`${user.name}@example.com`));
   // sorted: mails of different events may be sent concurrently
-  const subjects = (user: { name: string }) => to(user).map((m) => m.subject ?? '').sort();
+  const subjects = (user: { name: string }) =>
+    to(user)
+      .map((m) => m.subject ?? '')
+      .sort();
 
   it('mails watchers, mentioned users and the submitter, never the actor, threaded', async () => {
     await repo.commitOn('feature', { 'feature.txt': 'x\n' }, 'feature');
@@ -40,11 +43,16 @@ describe('email notifications through a real SMTP server', () => {
     expect(pr.status, pr.text).toBe(200);
     // dave is asked for a review afterwards
     expect((await server.call('POST', '/pull-request-reviews', { body: { requestId: pr.json, userId: dave.id } })).status).toBe(200);
-    const comment = await server.call('POST', '/pull-request-comments', { body: { requestId: pr.json, content: 'Looks fine, @carol please check' }, auth: bob.auth });
+    const comment = await server.call('POST', '/pull-request-comments', {
+      body: { requestId: pr.json, content: 'Looks fine, @carol please check' },
+      auth: bob.auth,
+    });
     expect(comment.status, comment.text).toBe(200);
 
     const prefix = '[Pull Request mailed#1]';
-    expect(await eventually(async () => subjects(carol).includes(`${prefix} (Mentioned You) Mail me`) && subjects(alice).includes(`${prefix} (Commented) Mail me`))).toBe(true);
+    expect(
+      await eventually(async () => subjects(carol).includes(`${prefix} (Mentioned You) Mail me`) && subjects(alice).includes(`${prefix} (Commented) Mail me`)),
+    ).toBe(true);
     // the build triggered by the request fails: its submitter hears of it
     expect(await eventually(async () => subjects(alice).some((s) => /^\[Build mailed#\d+\] Checks failed for pull request #1$/.test(s)), 30_000)).toBe(true);
 
@@ -82,8 +90,12 @@ describe('email notifications through a real SMTP server', () => {
     expect((await server.call('POST', `/issues/${issue.json}/state-transitions`, { body: { state: 'Closed' } })).status).toBe(200);
     const prefix = '[Issue mailed#1]';
     expect(await eventually(async () => [alice, bob, dave].every((u) => subjects(u).includes(`${prefix} (State Changed) Broken <b>thing</b>`)))).toBe(true);
-    expect(subjects(alice).filter((s) => s.startsWith(prefix))).toEqual([`${prefix} (Commented) Broken <b>thing</b>`, `${prefix} (State Changed) Broken <b>thing</b>`].sort());
-    expect(subjects(dave).filter((s) => s.startsWith(prefix))).toEqual([`${prefix} (Mentioned You) Broken <b>thing</b>`, `${prefix} (State Changed) Broken <b>thing</b>`].sort());
+    expect(subjects(alice).filter((s) => s.startsWith(prefix))).toEqual(
+      [`${prefix} (Commented) Broken <b>thing</b>`, `${prefix} (State Changed) Broken <b>thing</b>`].sort(),
+    );
+    expect(subjects(dave).filter((s) => s.startsWith(prefix))).toEqual(
+      [`${prefix} (Mentioned You) Broken <b>thing</b>`, `${prefix} (State Changed) Broken <b>thing</b>`].sort(),
+    );
     expect(subjects(carol).filter((s) => s.startsWith(prefix))).toEqual([]);
     const html = to(dave).find((m) => m.subject?.startsWith(prefix))!.html as string;
     expect(html).toContain('Broken &#60;b&#62;thing&#60;/b&#62;');

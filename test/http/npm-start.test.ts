@@ -23,10 +23,19 @@ describe('npm start: the bundled server', () => {
     // sources newer than the stamp: `npm start` builds first
     await fs.rm(path.join(root, 'dist', '.build-stamp'), { force: true });
     let server: ChildServer;
-    server = await serveChild({
-      GITLOOM_DATA_DIR: dataDir, GITLOOM_PORT: '0', GITLOOM_HOST: '127.0.0.1', GITLOOM_INITIAL_USER: ADMIN.name,
-      GITLOOM_INITIAL_PASSWORD: ADMIN.password, GITLOOM_INITIAL_EMAIL: ADMIN.email, GITLOOM_LOG_LEVEL: 'warn', GITLOOM_DATABASE_URL: '',
-    }, ['npm', 'start', '--silent']);
+    server = await serveChild(
+      {
+        GITLOOM_DATA_DIR: dataDir,
+        GITLOOM_PORT: '0',
+        GITLOOM_HOST: '127.0.0.1',
+        GITLOOM_INITIAL_USER: ADMIN.name,
+        GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+        GITLOOM_INITIAL_EMAIL: ADMIN.email,
+        GITLOOM_LOG_LEVEL: 'warn',
+        GITLOOM_DATABASE_URL: '',
+      },
+      ['npm', 'start', '--silent'],
+    );
     cleanup.push(async () => {
       const exited = new Promise((resolve) => server.child.once('exit', resolve));
       process.kill(-server.child.pid!, 'SIGTERM');
@@ -35,7 +44,11 @@ describe('npm start: the bundled server', () => {
     expect(await fs.readFile(path.join(root, 'dist', '.build-stamp'), 'utf8')).toMatch(/^\d{4}-/);
 
     const auth = { authorization: basic(ADMIN.name, ADMIN.password) };
-    const created = await fetch(`${server.url}/~api/projects`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"bundled"}' });
+    const created = await fetch(`${server.url}/~api/projects`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{"name":"bundled"}',
+    });
     expect(created.status).toBe(200);
     const work = await makeWorkTree({ 'README.md': '# Bundled\n\nA **readme**.\n', 'main.ts': 'export const answer = 42;\n' });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));

@@ -85,7 +85,7 @@ describe('git environment', () => {
   it('keeps git HOME and global config in the data dir and logs slow commands', async () => {
     await writeFile(path.join(server.dataDir, 'git', '.gitconfig'), '[user]\n\tname = Loom Keeper\n');
     expect((await gitText(['config', '--global', 'user.name'])).trim()).toBe('Loom Keeper');
-    expect((await gitText(['var', 'GIT_COMMITTER_IDENT'], { env: { GIT_COMMITTER_EMAIL: 'k@example.com' } }))).toMatch(/^Loom Keeper <k@example.com>/);
+    expect(await gitText(['var', 'GIT_COMMITTER_IDENT'], { env: { GIT_COMMITTER_EMAIL: 'k@example.com' } })).toMatch(/^Loom Keeper <k@example.com>/);
     await givenRepo(server, 'watched');
     await freshClone(server, 'watched');
     const slow = lines.filter((line) => line.msg === 'slow git command');

@@ -22,13 +22,21 @@ describe('outbox: a crash between event and delivery', () => {
     const database = pgBase ? await createPostgresDatabase(pgBase) : null;
     if (database) cleanup.push(() => database.drop());
     const env = {
-      GITLOOM_DATA_DIR: dataDir, GITLOOM_PORT: '0', GITLOOM_HOST: '127.0.0.1', GITLOOM_INITIAL_USER: ADMIN.name,
-      GITLOOM_INITIAL_PASSWORD: ADMIN.password, GITLOOM_INITIAL_EMAIL: ADMIN.email, GITLOOM_WEBHOOK_ALLOW_PRIVATE: 'true',
-      GITLOOM_OUTBOX_BACKOFF_MS: '50', GITLOOM_LOG_LEVEL: 'warn', ...(database && { GITLOOM_DATABASE_URL: database.url }),
+      GITLOOM_DATA_DIR: dataDir,
+      GITLOOM_PORT: '0',
+      GITLOOM_HOST: '127.0.0.1',
+      GITLOOM_INITIAL_USER: ADMIN.name,
+      GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+      GITLOOM_INITIAL_EMAIL: ADMIN.email,
+      GITLOOM_WEBHOOK_ALLOW_PRIVATE: 'true',
+      GITLOOM_OUTBOX_BACKOFF_MS: '50',
+      GITLOOM_LOG_LEVEL: 'warn',
+      ...(database && { GITLOOM_DATABASE_URL: database.url }),
     };
     const call = async (url: string, method: string, route: string, body?: unknown) => {
       const res = await fetch(`${url}/~api${route}`, {
-        method, headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
+        method,
+        headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
@@ -38,9 +46,14 @@ describe('outbox: a crash between event and delivery', () => {
     const first = await serveChild(env);
     const project = (await call(first.url, 'POST', '/projects', { name: 'crash' })).json as number;
     const setting = (await call(first.url, 'GET', `/projects/${project}/setting`)).json;
-    expect((await call(first.url, 'POST', `/projects/${project}/setting`, {
-      ...setting, webHooks: [{ postUrl: `${receiver.url}/hook`, eventTypes: ['ISSUE'], secret: 'k' }],
-    })).status).toBe(200);
+    expect(
+      (
+        await call(first.url, 'POST', `/projects/${project}/setting`, {
+          ...setting,
+          webHooks: [{ postUrl: `${receiver.url}/hook`, eventTypes: ['ISSUE'], secret: 'k' }],
+        })
+      ).status,
+    ).toBe(200);
     expect((await call(first.url, 'POST', '/issues', { projectId: project, title: 'Survives a crash' })).status).toBe(200);
     expect(await eventually(async () => receiver.received.length === 1, 30_000)).toBe(true);
     const exited = new Promise((resolve) => first.child.once('exit', resolve));

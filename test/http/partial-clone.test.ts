@@ -8,7 +8,10 @@ import { givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
 /** Objects a clone knows of but does not have (`?<hash>` lines of `rev-list --missing=print`). */
 async function missingObjects(dir: string): Promise<string[]> {
   const out = await git(dir, ['rev-list', '--objects', '--all', '--missing=print']);
-  return out.split('\n').filter((l) => l.startsWith('?')).map((l) => l.slice(1));
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith('?'))
+    .map((l) => l.slice(1));
 }
 
 describe('partial clone and fetch by id (uploadpack.allowFilter, uploadpack.allowReachableSHA1InWant)', () => {
@@ -77,7 +80,12 @@ describe('partial clone and fetch by id (uploadpack.allowFilter, uploadpack.allo
     for (const protocol of ['2', '0'] as const) {
       const refused = await fetchById(gone, protocol);
       expect(await gitFails(refused.dir, refused.args)).toContain(`not our ref ${gone}`);
-      expect((await git(refused.dir, ['cat-file', '-e', gone]).then(() => 'present', () => 'absent'))).toBe('absent');
+      expect(
+        await git(refused.dir, ['cat-file', '-e', gone]).then(
+          () => 'present',
+          () => 'absent',
+        ),
+      ).toBe('absent');
       // control: the commit below the tip, reachable but not advertised, is served by id
       const allowed = await fetchById(first, protocol);
       await git(allowed.dir, allowed.args);

@@ -56,8 +56,12 @@ describe('platform', () => {
     });
 
     it('409 for conflicts', async () => {
-      expectProblem(await server.call('POST', '/projects', { body: { name: 'PLATFORM' } }), 409, 'Conflict',
-        "Name 'PLATFORM' is already used by another root project");
+      expectProblem(
+        await server.call('POST', '/projects', { body: { name: 'PLATFORM' } }),
+        409,
+        'Conflict',
+        "Name 'PLATFORM' is already used by another root project",
+      );
     });
 
     it('404 for unknown routes, inside and outside the API', async () => {
@@ -82,7 +86,8 @@ describe('platform', () => {
       const res = await server.call('POST', '/projects', { text: '{"name": "oops",', headers: { 'content-type': 'application/json' } });
       expectProblem(res, 400, 'Bad Request', /JSON/);
       const prototype = await server.call('POST', '/projects', {
-        text: '{"name":"proto","__proto__":{"admin":true}}', headers: { 'content-type': 'application/json' },
+        text: '{"name":"proto","__proto__":{"admin":true}}',
+        headers: { 'content-type': 'application/json' },
       });
       expect(prototype.status).toBe(400);
     });
@@ -132,8 +137,17 @@ describe('platform', () => {
       expect(res.text).toContain('"forkedFromId":null');
       expect(res.text).toContain('"description":null');
       expect(Object.keys(res.json)).toEqual([
-        'id', 'forkedFromId', 'parentId', 'name', 'description', 'createDate', 'defaultRoleId', 'codeManagement',
-        'issueManagement', 'gitPackConfig', 'codeAnalysisSetting',
+        'id',
+        'forkedFromId',
+        'parentId',
+        'name',
+        'description',
+        'createDate',
+        'defaultRoleId',
+        'codeManagement',
+        'issueManagement',
+        'gitPackConfig',
+        'codeAnalysisSetting',
       ]);
       expect(res.json.gitPackConfig).toEqual({ windowMemory: null, packSizeLimit: null, threads: null, window: null });
       expect(res.json.codeAnalysisSetting).toEqual({ analysisFiles: null });
@@ -157,8 +171,12 @@ describe('platform', () => {
       const list = (await server.call('GET', `/users/${user.id}/access-tokens`, { auth: user.auth })).json;
       expect(list.map((t: { expireDate: string }) => t.expireDate)).toEqual(['2999-06-01T08:20:30.000+00:00', '2999-01-02T00:00:00.000+00:00']);
       for (const expireDate of ['next tuesday', '2024-13-45', 1e20, -1e17]) {
-        expectProblem(await server.call('POST', `/users/${user.id}/access-tokens`, { body: { expireDate }, auth: user.auth }),
-          400, 'Bad Request', /expireDate/);
+        expectProblem(
+          await server.call('POST', `/users/${user.id}/access-tokens`, { body: { expireDate }, auth: user.auth }),
+          400,
+          'Bad Request',
+          /expireDate/,
+        );
       }
       expect((await server.call('GET', `/users/${user.id}/access-tokens`, { auth: user.auth })).json).toHaveLength(2);
       expectProblem(await server.call('POST', '/projects', { body: { name: 'baddate', createDate: 'yesterday-ish' } }), 400, 'Bad Request', /createDate/);
@@ -184,8 +202,16 @@ describe('platform', () => {
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
       expect(doc.openapi).toBe('3.1.0');
-      for (const path of ['/~api/users/{userId}', '/~api/users/me', '/~api/users', '/~api/users/{userId}/access-tokens',
-        '/~api/projects', '/~api/projects/{projectId}', '/~api/projects/{projectId}/path', '/~api/projects/{projectId}/clone-url']) {
+      for (const path of [
+        '/~api/users/{userId}',
+        '/~api/users/me',
+        '/~api/users',
+        '/~api/users/{userId}/access-tokens',
+        '/~api/projects',
+        '/~api/projects/{projectId}',
+        '/~api/projects/{projectId}/path',
+        '/~api/projects/{projectId}/clone-url',
+      ]) {
         expect(Object.keys(doc.paths)).toContain(path);
       }
       expect(Object.keys(doc.paths['/~api/projects/{projectId}']).sort()).toEqual(['delete', 'get', 'post']);
@@ -193,7 +219,9 @@ describe('platform', () => {
     });
 
     it('lists every registered error code, with its status and meaning, in the Problem schema', async () => {
-      const doc = (await (await fetch(`${server.url}/~api/openapi.json`)).json()) as { components: { schemas: { Problem: { properties: { code: { enum: string[]; description: string } } } } } };
+      const doc = (await (await fetch(`${server.url}/~api/openapi.json`)).json()) as {
+        components: { schemas: { Problem: { properties: { code: { enum: string[]; description: string } } } } };
+      };
       const code = doc.components.schemas.Problem.properties.code;
       expect(code.enum).toEqual(Object.keys(ERROR_CODES));
       expect(code.description).toContain('`GITLOOM_ERR_MERGE_CONFLICTS` (409): The source does not merge into the target without conflicts.');

@@ -65,7 +65,10 @@ describe('project query', () => {
     for (const path of ['acme/api', 'tools/cli']) {
       expect((await server.call('POST', '/project-labels', { body: { projectId: ids[path], specId: backend } })).status).toBe(200);
     }
-    for (const [path, serviceDeskName] of [['acme', 'help-desk'], ['tools', 'support']]) {
+    for (const [path, serviceDeskName] of [
+      ['acme', 'help-desk'],
+      ['tools', 'support'],
+    ]) {
       expect((await server.call('POST', `/projects/${ids[path]}/setting`, { body: { serviceDeskName } })).status).toBe(200);
     }
   });

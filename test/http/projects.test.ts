@@ -44,7 +44,11 @@ describe('projects', () => {
   }
 
   const pathOf = async (id: number) => (await server.call('GET', `/projects/${id}/path`)).text;
-  const repoExists = (id: number) => fs.stat(path.join(server.dataDir, 'repos', `${id}.git`)).then(() => true, () => false);
+  const repoExists = (id: number) =>
+    fs.stat(path.join(server.dataDir, 'repos', `${id}.git`)).then(
+      () => true,
+      () => false,
+    );
 
   describe('Create', () => {
     it('creates a root project with defaults, a bare repository and an id as a bare number', async () => {
@@ -54,8 +58,15 @@ describe('projects', () => {
       const id = res.json as number;
       const project = (await server.call('GET', `/projects/${id}`)).json;
       expect(project).toEqual({
-        id, forkedFromId: null, parentId: null, name: 'acme', description: 'The ACME corp',
-        createDate: expect.stringMatching(/\+00:00$/), defaultRoleId: null, codeManagement: true, issueManagement: true,
+        id,
+        forkedFromId: null,
+        parentId: null,
+        name: 'acme',
+        description: 'The ACME corp',
+        createDate: expect.stringMatching(/\+00:00$/),
+        defaultRoleId: null,
+        codeManagement: true,
+        issueManagement: true,
         gitPackConfig: { windowMemory: null, packSizeLimit: null, threads: null, window: null },
         codeAnalysisSetting: { analysisFiles: null },
       });
@@ -66,11 +77,20 @@ describe('projects', () => {
     it('stores every Project JSON field it is given', async () => {
       const forkedFromId = await create({ name: 'origin' });
       const id = await create({
-        name: 'full', forkedFromId, description: null, defaultRoleId: CODE_READER, codeManagement: false, issueManagement: false,
-        gitPackConfig: { windowMemory: '10m', threads: '2' }, codeAnalysisSetting: { analysisFiles: '**/*.ts' },
+        name: 'full',
+        forkedFromId,
+        description: null,
+        defaultRoleId: CODE_READER,
+        codeManagement: false,
+        issueManagement: false,
+        gitPackConfig: { windowMemory: '10m', threads: '2' },
+        codeAnalysisSetting: { analysisFiles: '**/*.ts' },
       });
       expect((await server.call('GET', `/projects/${id}`)).json).toMatchObject({
-        forkedFromId, defaultRoleId: CODE_READER, codeManagement: false, issueManagement: false,
+        forkedFromId,
+        defaultRoleId: CODE_READER,
+        codeManagement: false,
+        issueManagement: false,
         gitPackConfig: { windowMemory: '10m', packSizeLimit: null, threads: '2', window: null },
         codeAnalysisSetting: { analysisFiles: '**/*.ts' },
       });
@@ -97,8 +117,11 @@ describe('projects', () => {
       const parent = await create({ name: 'clash' });
       await create({ name: 'Child', parentId: parent });
       expectProblem(await server.call('POST', '/projects', { body: { name: 'CLASH' } }), 409, "Name 'CLASH' is already used by another root project");
-      expectProblem(await server.call('POST', '/projects', { body: { name: 'child', parentId: parent } }), 409,
-        "Name 'child' is already used by another project under 'clash'");
+      expectProblem(
+        await server.call('POST', '/projects', { body: { name: 'child', parentId: parent } }),
+        409,
+        "Name 'child' is already used by another project under 'clash'",
+      );
       // the same name under another parent is fine
       expect(await create({ name: 'child', parentId: await create({ name: 'clash2' }) })).toBeGreaterThan(0);
     });
@@ -146,8 +169,11 @@ describe('projects', () => {
       // no role: the parent is invisible
       expectProblem(await server.call('POST', '/projects', { body: { name: 'c', parentId: parent }, auth: stranger.auth }), 404);
       await grant(parent, reader.id, CODE_READER);
-      expectProblem(await server.call('POST', '/projects', { body: { name: 'c', parentId: parent }, auth: reader.auth }), 403,
-        "Not authorized to create project under 'parent'");
+      expectProblem(
+        await server.call('POST', '/projects', { body: { name: 'c', parentId: parent }, auth: reader.auth }),
+        403,
+        "Not authorized to create project under 'parent'",
+      );
       await grant(parent, owner.id, OWNER);
       const child = await create({ name: 'c', parentId: parent }, owner.auth);
       expect(await pathOf(child)).toBe('parent/c');
@@ -197,8 +223,10 @@ describe('projects', () => {
       const saved = { serverUrl: config.serverUrl, sshRootUrl: config.sshRootUrl };
       try {
         config.serverUrl = 'https://git.example.com';
-        expect((await server.call('GET', `/projects/${nested}/clone-url`)).json)
-          .toEqual({ http: 'https://git.example.com/top/mid/Nested', ssh: 'ssh://git.example.com/top/mid/Nested' });
+        expect((await server.call('GET', `/projects/${nested}/clone-url`)).json).toEqual({
+          http: 'https://git.example.com/top/mid/Nested',
+          ssh: 'ssh://git.example.com/top/mid/Nested',
+        });
         config.sshRootUrl = 'ssh://git.example.com:2222/';
         expect((await server.call('GET', `/projects/${nested}/clone-url`)).json.ssh).toBe('ssh://git.example.com:2222/top/mid/Nested');
       } finally {
@@ -212,10 +240,19 @@ describe('projects', () => {
       const id = await create({ name: 'merge', description: 'first', defaultRoleId: CODE_READER });
       expect((await server.call('POST', `/projects/${id}`, { body: { codeManagement: false } })).status).toBe(200);
       expect((await server.call('GET', `/projects/${id}`)).json).toMatchObject({
-        name: 'merge', description: 'first', defaultRoleId: CODE_READER, codeManagement: false, issueManagement: true,
+        name: 'merge',
+        description: 'first',
+        defaultRoleId: CODE_READER,
+        codeManagement: false,
+        issueManagement: true,
       });
       expect((await server.call('POST', `/projects/${id}`, { body: { description: null, defaultRoleId: null } })).status).toBe(200);
-      expect((await server.call('GET', `/projects/${id}`)).json).toMatchObject({ name: 'merge', description: null, defaultRoleId: null, codeManagement: false });
+      expect((await server.call('GET', `/projects/${id}`)).json).toMatchObject({
+        name: 'merge',
+        description: null,
+        defaultRoleId: null,
+        codeManagement: false,
+      });
       expect((await server.call('POST', `/projects/${id}`, { body: { gitPackConfig: { window: '5' } } })).status).toBe(200);
       expect((await server.call('GET', `/projects/${id}`)).json.gitPackConfig).toEqual({ windowMemory: null, packSizeLimit: null, threads: null, window: '5' });
       expectProblem(await server.call('POST', `/projects/${id}`, { body: { path: 'x' } }), 400, /path/);
@@ -260,10 +297,16 @@ describe('projects', () => {
       const target = await create({ name: 'sib-target' });
       await create({ name: 'Dup', parentId: target });
       const moving = await create({ name: 'dup', parentId: a });
-      expectProblem(await server.call('POST', `/projects/${moving}`, { body: { parentId: target } }), 409,
-        "Name 'dup' is already used by another project under 'sib-target'");
-      expectProblem(await server.call('POST', `/projects/${moving}`, { body: { parentId: null, name: 'SIB-A' } }), 409,
-        "Name 'SIB-A' is already used by another root project");
+      expectProblem(
+        await server.call('POST', `/projects/${moving}`, { body: { parentId: target } }),
+        409,
+        "Name 'dup' is already used by another project under 'sib-target'",
+      );
+      expectProblem(
+        await server.call('POST', `/projects/${moving}`, { body: { parentId: null, name: 'SIB-A' } }),
+        409,
+        "Name 'SIB-A' is already used by another root project",
+      );
       expectProblem(await server.call('POST', `/projects/${moving}`, { body: { name: 'bad name' } }), 400, NAME_RULE);
       expect(await pathOf(moving)).toBe('sib-a/dup');
     });
@@ -279,9 +322,16 @@ describe('projects', () => {
       expectProblem(await server.call('POST', `/projects/${app}`, { body: { description: 'x' }, auth: stranger.auth }), 404);
       expectProblem(await server.call('POST', `/projects/${app}`, { body: { description: 'x' }, auth: null }), 401);
       expect((await server.call('POST', `/projects/${app}`, { body: { description: 'owned' }, auth: owner.auth })).status).toBe(200);
-      expectProblem(await server.call('POST', `/projects/${app}`, { body: { parentId: null }, auth: owner.auth }), 403, 'Not authorized to create root project');
-      expectProblem(await server.call('POST', `/projects/${app}`, { body: { parentId: elsewhere }, auth: owner.auth }), 403,
-        "Not authorized to create project under 'elsewhere'");
+      expectProblem(
+        await server.call('POST', `/projects/${app}`, { body: { parentId: null }, auth: owner.auth }),
+        403,
+        'Not authorized to create root project',
+      );
+      expectProblem(
+        await server.call('POST', `/projects/${app}`, { body: { parentId: elsewhere }, auth: owner.auth }),
+        403,
+        "Not authorized to create project under 'elsewhere'",
+      );
       expect(await pathOf(app)).toBe('team/app');
       expect((await server.call('GET', `/projects/${app}`)).json.description).toBe('owned');
     });

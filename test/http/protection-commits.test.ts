@@ -52,7 +52,9 @@ describe('commit message rules on push (docs/compatibility.md#projects-branch-pr
     const before = await syncMain();
     await commitFiles(work, { 'b.txt': 'b\n' }, 'add b without a type');
     let stderr = await gitFails(work, ['push', 'origin', 'main']);
-    expect(stderr).toContain(`Error validating commit message of ${await abbrev('HEAD')}: Line 1: Subject is expected of either a git revert message, or format: <type>[optional (scope)][!]: <description>`);
+    expect(stderr).toContain(
+      `Error validating commit message of ${await abbrev('HEAD')}: Line 1: Subject is expected of either a git revert message, or format: <type>[optional (scope)][!]: <description>`,
+    );
     expect(stderr).toContain('pre-receive hook declined');
     expect(await remoteHead('refs/heads/main')).toBe(before);
 
@@ -72,11 +74,20 @@ describe('commit message rules on push (docs/compatibility.md#projects-branch-pr
   });
 
   it('checks the footer for the listed types', async () => {
-    await setProtection([{ branches: 'main', enforceConventionalCommits: true, checkCommitMessageFooter: true,
-      commitMessageFooterPattern: 'Signed-off-by: .+', commitTypesForFooterCheck: ['fix'] }]);
+    await setProtection([
+      {
+        branches: 'main',
+        enforceConventionalCommits: true,
+        checkCommitMessageFooter: true,
+        commitMessageFooterPattern: 'Signed-off-by: .+',
+        commitTypesForFooterCheck: ['fix'],
+      },
+    ]);
     await syncMain();
     await commitFiles(work, { 'd.txt': 'd\n' }, 'fix: repair d');
-    expect(await gitFails(work, ['push', 'origin', 'main'])).toContain('A footer is expected as last line and exactly one blank line should precede the footer');
+    expect(await gitFails(work, ['push', 'origin', 'main'])).toContain(
+      'A footer is expected as last line and exactly one blank line should precede the footer',
+    );
     await git(work, ['commit', '-q', '--amend', '-m', 'fix: repair d\n\nReviewed: yes']);
     expect(await gitFails(work, ['push', 'origin', 'main'])).toContain("Unexpected footer format: Should match pattern 'Signed-off-by: .+'");
     await git(work, ['commit', '-q', '--amend', '-m', 'fix: repair d\n\nSigned-off-by: Tess <tess@example.com>']);
@@ -114,10 +125,15 @@ describe('commit message rules on push (docs/compatibility.md#projects-branch-pr
 
 describe('file protections on push', () => {
   it('refuses direct pushes touching paths that require reviews or builds, lets others through', async () => {
-    await setProtection([{ branches: 'main', fileProtections: [
-      { paths: 'docs/** -docs/drafts/**', reviewRequirement: 'user(admin)', jobNames: [] },
-      { paths: '.onedev-buildspec.yml', reviewRequirement: null, jobNames: ['ci'] },
-    ] }]);
+    await setProtection([
+      {
+        branches: 'main',
+        fileProtections: [
+          { paths: 'docs/** -docs/drafts/**', reviewRequirement: 'user(admin)', jobNames: [] },
+          { paths: '.onedev-buildspec.yml', reviewRequirement: null, jobNames: ['ci'] },
+        ],
+      },
+    ]);
     const before = await syncMain();
     await commitFiles(work, { 'docs/guide.md': 'guide\n' }, 'document');
     expect(await gitFails(work, ['push', 'origin', 'main'])).toContain('Review required for this change. Please submit pull request instead');
@@ -142,9 +158,11 @@ describe('required signatures on push', () => {
     const before = await syncMain();
     await commitFiles(work, { 'k.txt': 'k\n' }, 'unsigned');
     expect(await gitFails(work, ['push', 'origin', 'main'])).toContain(
-      'refs/heads/main: Can not push to this branch as branch protection rule requires valid signature for head commit');
+      'refs/heads/main: Can not push to this branch as branch protection rule requires valid signature for head commit',
+    );
     expect(await gitFails(work, ['push', 'origin', 'main:signed/1'])).toContain(
-      'Can not create this branch as branch protection setting requires valid signature on head commit');
+      'Can not create this branch as branch protection setting requires valid signature on head commit',
+    );
     expect(await remoteHead('refs/heads/main')).toBe(before);
     await git(work, [...signing(), 'commit', '-q', '--amend', '-S', '-m', 'signed']);
     expect(await git(work, ['cat-file', 'commit', 'HEAD'])).toContain('gpgsig');
@@ -161,10 +179,19 @@ describe('validation of the rules when stored', () => {
       [{ maxCommitMessageLineLength: 10 }, 'branchProtections[0].maxCommitMessageLineLength must be null or an integer of at least 40'],
       [{ maxCommitMessageLineLength: 'long' }, 'branchProtections[0].maxCommitMessageLineLength must be null or an integer of at least 40'],
       [{ enforceConventionalCommits: true, checkCommitMessageFooter: true }, 'branchProtections[0].commitMessageFooterPattern is required to check footers'],
-      [{ checkCommitMessageFooter: true, commitMessageFooterPattern: 'Signed-off-by: (' }, 'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: Signed-off-by: ('],
+      [
+        { checkCommitMessageFooter: true, commitMessageFooterPattern: 'Signed-off-by: (' },
+        'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: Signed-off-by: (',
+      ],
       // RE2 syntax (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): lookaround needs a backtracking engine; patterns are capped
-      [{ checkCommitMessageFooter: true, commitMessageFooterPattern: '(?!WIP).+' }, 'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: (?!WIP).+'],
-      [{ checkCommitMessageFooter: true, commitMessageFooterPattern: 'x'.repeat(1001) }, 'branchProtections[0].commitMessageFooterPattern is longer than 1000 characters (1001)'],
+      [
+        { checkCommitMessageFooter: true, commitMessageFooterPattern: '(?!WIP).+' },
+        'branchProtections[0].commitMessageFooterPattern is not a valid regular expression: (?!WIP).+',
+      ],
+      [
+        { checkCommitMessageFooter: true, commitMessageFooterPattern: 'x'.repeat(1001) },
+        'branchProtections[0].commitMessageFooterPattern is longer than 1000 characters (1001)',
+      ],
       [{ commitTypes: ['feat', 1] }, 'branchProtections[0].commitTypes must be an array of strings'],
       [{ fileProtections: [{ reviewRequirement: 'user(admin)' }] }, 'branchProtections[0].fileProtections[0].paths is required'],
       [{ fileProtections: [{ paths: 'docs/**', jobNames: 'ci' }] }, 'branchProtections[0].fileProtections[0].jobNames must be an array of strings'],

@@ -135,7 +135,8 @@ describe('branch protection on push', () => {
 
   it('does not answer the internal hook endpoint without the secret', async () => {
     const res = await fetch(`${server.url}/~internal/hooks/pre-receive`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-gitloom-hook-secret': 'guess' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gitloom-hook-secret': 'guess' },
       body: JSON.stringify({ projectId, userId: 1, updates: [], quarantine: {} }),
     });
     expect(res.status).toBe(404);

@@ -73,7 +73,7 @@ describe('checkMerge rules (docs/compatibility.md#pull-requests-merge-checks)', 
     await setProtection([]);
   });
 
-  it('validates the messages of the request\'s commits, except for squash merges', async () => {
+  it("validates the messages of the request's commits, except for squash merges", async () => {
     await repo.commitOn('messages', { 'e.txt': 'e\n' }, 'feat: add e');
     await repo.commitOn('messages', { 'f.txt': 'f\n' }, 'add f without a type');
     const bad = (await git(repo.work, ['rev-parse', 'HEAD'])).trim();
@@ -88,7 +88,10 @@ describe('checkMerge rules (docs/compatibility.md#pull-requests-merge-checks)', 
 
     await repo.commitOn('typed', { 'g.txt': 'g\n' }, 'chore: add g');
     const typed = await open('typed');
-    await refused(typed, `Error validating commit message of ${(await repo.head('typed')).slice(0, 7)}: Line 1: Unexpected type 'chore': Should be one of [feat,fix]`);
+    await refused(
+      typed,
+      `Error validating commit message of ${(await repo.head('typed')).slice(0, 7)}: Line 1: Unexpected type 'chore': Should be one of [feat,fix]`,
+    );
     await setProtection([{ branches: 'main', enforceConventionalCommits: true }]);
     expect((await server.call('POST', `/pulls/${typed}/merge`, { text: '' })).status).toBe(200);
     await setProtection([]);

@@ -33,7 +33,11 @@ describe('pull request merges (docs/compatibility.md#pull-requests-merge-strateg
   });
 
   async function open(branch: string, mergeStrategy: string, title = `Merge ${branch}`, auth?: string): Promise<number> {
-    const res = await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: branch, title, mergeStrategy }, auth);
+    const res = await openRequest(
+      server,
+      { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: branch, title, mergeStrategy },
+      auth,
+    );
     expect(res.status, res.text).toBe(200);
     return res.json as number;
   }
@@ -179,22 +183,28 @@ describe('pull request merges (docs/compatibility.md#pull-requests-merge-strateg
     const marker = path.join(server.dataDir, `race-${id}`);
     const hook = path.join(bare, 'hooks', 'reference-transaction');
     await fs.mkdir(path.dirname(hook), { recursive: true });
-    await fs.writeFile(hook, [
-      '#!/bin/sh',
-      '[ "$1" = committed ] || exit 0',
-      `grep -q " refs/pulls/${pr.number}/merge$" || exit 0`,
-      `[ -e "${marker}" ] && exit 0`,
-      `touch "${marker}"`,
-      `git update-ref refs/heads/main ${second} ${first}`,
-      '',
-    ].join('\n'), { mode: 0o755 });
+    await fs.writeFile(
+      hook,
+      [
+        '#!/bin/sh',
+        '[ "$1" = committed ] || exit 0',
+        `grep -q " refs/pulls/${pr.number}/merge$" || exit 0`,
+        `[ -e "${marker}" ] && exit 0`,
+        `touch "${marker}"`,
+        `git update-ref refs/heads/main ${second} ${first}`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
     await git(bare, ['update-ref', 'refs/heads/main', first]);
     const res = await server.call('POST', `/pulls/${id}/merge`, { text: 'racing' });
     await fs.rm(hook);
     expect(res.status, res.text).toBe(409);
     expect(await repo.head('main')).toBe(second);
     expect((await server.call('GET', `/pulls/${id}`)).json.status).toBe('OPEN');
-    expect((await server.call('GET', `/pulls/${id}/changes`)).json.some((c: { data: { '@type': string } }) => c.data['@type'] === 'PullRequestMergeData')).toBe(false);
+    expect((await server.call('GET', `/pulls/${id}/changes`)).json.some((c: { data: { '@type': string } }) => c.data['@type'] === 'PullRequestMergeData')).toBe(
+      false,
+    );
     const retry = await server.call('POST', `/pulls/${id}/merge`, { text: 'after the race' });
     expect(retry.status, retry.text).toBe(200);
   });

@@ -52,10 +52,20 @@ describe('pull request query language', () => {
     const issue = (await server.call('POST', '/issues', { body: { projectId: qa.id, title: 'Login broken' } })).json;
     const issueNumber = (await server.call('GET', `/issues/${issue}`)).json.number;
 
-    await open('one', qa, 'feat/one', 'main', {
-      title: 'Fix login crash', description: 'details about the timeout, cc @carol', mergeStrategy: 'SQUASH_SOURCE_BRANCH_COMMITS',
-      reviewerIds: [bob.id], assigneeIds: [carol.id],
-    }, alice.auth);
+    await open(
+      'one',
+      qa,
+      'feat/one',
+      'main',
+      {
+        title: 'Fix login crash',
+        description: 'details about the timeout, cc @carol',
+        mergeStrategy: 'SQUASH_SOURCE_BRANCH_COMMITS',
+        reviewerIds: [bob.id],
+        assigneeIds: [carol.id],
+      },
+      alice.auth,
+    );
     await open('two', qa, 'feat/two', 'develop', { title: `Add docs, closes #${issueNumber}`, reviewerIds: [alice.id] }, bob.auth);
     await open('three', qa, 'hotfix', 'main', { title: 'Hotfix timeout', reviewerIds: [carol.id] });
     await open('four', other, 'x', 'main', { title: 'Other project thing' }, carol.auth);

@@ -41,7 +41,11 @@ describe('REBASE_SOURCE_BRANCH_COMMITS replays in topological order (docs/compat
     await repo.commitOn('main', { 'm.txt': 'm\n' }, 'main moves on');
 
     const opened = await openRequest(server, {
-      targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'topic', mergeStrategy: 'REBASE_SOURCE_BRANCH_COMMITS',
+      targetProjectId: repo.id,
+      sourceProjectId: repo.id,
+      targetBranch: 'main',
+      sourceBranch: 'topic',
+      mergeStrategy: 'REBASE_SOURCE_BRANCH_COMMITS',
     });
     expect(opened.status, opened.text).toBe(200);
     const merged = await server.call('POST', `/pulls/${opened.json}/merge`, { text: '' });

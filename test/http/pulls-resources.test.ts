@@ -19,9 +19,11 @@ describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-re
     await grantRole(server, repo.id, submitter.id, 'Code Writer');
     await grantRole(server, repo.id, reviewer.id, 'Code Reader');
     await grantRole(server, repo.id, stranger.id, 'Code Reader');
-    const roles = (await server.call('GET', '/roles?name=PR%20Manager'));
-    const roleId = roles.json.length > 0 ? roles.json[0].id
-      : (await server.call('POST', '/roles', { body: { name: 'PR Manager', managePullRequests: true, codePrivilege: 'READ' } })).json;
+    const roles = await server.call('GET', '/roles?name=PR%20Manager');
+    const roleId =
+      roles.json.length > 0
+        ? roles.json[0].id
+        : (await server.call('POST', '/roles', { body: { name: 'PR Manager', managePullRequests: true, codePrivilege: 'READ' } })).json;
     expect((await server.call('POST', '/user-authorizations', { body: { projectId: repo.id, userId: manager.id, roleId } })).status).toBe(200);
     await repo.commitOn('topic', { 't.txt': 't\n' }, 'topic');
     id = (await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'topic' }, submitter.auth)).json;
@@ -47,7 +49,9 @@ describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-re
     expect(got.json).toMatchObject({ id: reviewId, userId: reviewer.id, requestId: id, status: 'PENDING' });
     expect(Object.keys(got.json)).toEqual(['id', 'userId', 'requestId', 'status', 'statusDate']);
     expect((await server.call('POST', `/pull-request-reviews/${reviewId}`, { body: { status: 'APPROVED' }, auth: stranger.auth })).status).toBe(403);
-    expect((await server.call('POST', `/pull-request-reviews/${reviewId}`, { body: { status: 'REQUESTED_FOR_CHANGES' }, auth: reviewer.auth })).status).toBe(200);
+    expect((await server.call('POST', `/pull-request-reviews/${reviewId}`, { body: { status: 'REQUESTED_FOR_CHANGES' }, auth: reviewer.auth })).status).toBe(
+      200,
+    );
     let pr = (await server.call('GET', `/pulls/${id}`)).json;
     expect(pr.lastActivity).toMatchObject({ userId: reviewer.id, description: 'requested for changes' });
     const someone = (await server.call('GET', `/pulls?query=${encodeURIComponent('someone requested for changes')}`)).json;
@@ -57,7 +61,10 @@ describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-re
     expect((await server.call('POST', `/pull-request-reviews/${reviewId}`, { body: { status: 'EXCLUDED' }, auth: reviewer.auth })).status).toBe(200);
     expect((await server.call('GET', `/pulls/${id}/reviews`)).json).toEqual([]);
     expect((await server.call('POST', `/pull-request-reviews/${reviewId}`, { body: { status: 'BOGUS' } })).status).toBe(400);
-    const changes = (await server.call('GET', `/pulls/${id}/changes`)).json.map((c: { userId: number; data: { '@type': string } }) => [c.userId, c.data['@type']]);
+    const changes = (await server.call('GET', `/pulls/${id}/changes`)).json.map((c: { userId: number; data: { '@type': string } }) => [
+      c.userId,
+      c.data['@type'],
+    ]);
     expect(changes).toEqual([[reviewer.id, 'PullRequestRequestedForChangesData']]);
     pr = (await server.call('GET', `/pulls/${id}`)).json;
     expect(pr.status).toBe('OPEN');
@@ -102,7 +109,10 @@ describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-re
     expect((await server.call('POST', '/pull-request-comments', { body: { requestId: id, content: ' ' }, auth: stranger.auth })).status).toBe(400);
     expect((await server.call('POST', '/pull-request-comments', { body: { requestId: 5555, content: 'x' } })).status).toBe(400);
     expect((await server.call('POST', '/pull-request-comments', { body: { requestId: id, content: 'x', id: 3 } })).status).toBe(400);
-    const created = await server.call('POST', '/pull-request-comments', { body: { requestId: id, userId: stranger.id, content: 'Looks good, ping @mandy' }, auth: stranger.auth });
+    const created = await server.call('POST', '/pull-request-comments', {
+      body: { requestId: id, userId: stranger.id, content: 'Looks good, ping @mandy' },
+      auth: stranger.auth,
+    });
     expect(created.status, created.text).toBe(200);
     const commentId = created.json as number;
     let pr = (await server.call('GET', `/pulls/${id}`)).json;
@@ -111,9 +121,18 @@ describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-re
     expect(watches).toEqual(expect.arrayContaining([stranger.id, manager.id]));
     const comment = (await server.call('GET', `/pull-request-comments/${commentId}`)).json;
     expect(Object.keys(comment)).toEqual(['id', 'date', 'userId', 'content', 'requestId']);
-    for (const [query, expected] of [['commented by "stranger"', [id]], ['mentioned "mandy"', [id]], ['"Comment" contains "ping @MANDY"', [id]], ['~looks ping~', [id]], ['~looks absent~', []]] as const) {
+    for (const [query, expected] of [
+      ['commented by "stranger"', [id]],
+      ['mentioned "mandy"', [id]],
+      ['"Comment" contains "ping @MANDY"', [id]],
+      ['~looks ping~', [id]],
+      ['~looks absent~', []],
+    ] as const) {
       const res = await server.call('GET', `/pulls?query=${encodeURIComponent(query)}`);
-      expect(res.json.map((p: { id: number }) => p.id), query).toEqual(expected);
+      expect(
+        res.json.map((p: { id: number }) => p.id),
+        query,
+      ).toEqual(expected);
     }
     expect((await server.call('POST', `/pull-request-comments/${commentId}`, { body: { content: 'edited by manager' }, auth: manager.auth })).status).toBe(403);
     expect((await server.call('POST', `/pull-request-comments/${commentId}`, { body: { content: 'edited' }, auth: stranger.auth })).status).toBe(200);
@@ -131,7 +150,12 @@ describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-re
     const dup = await server.call('POST', '/pull-request-watches', { body: { requestId: id, userId: stranger.id, watching: true }, auth: stranger.auth });
     expect(dup.status).toBe(409);
     expect((await server.call('POST', `/pull-request-watches/${existing.id}`, { body: { watching: false }, auth: stranger.auth })).status).toBe(200);
-    expect((await server.call('GET', `/pull-request-watches/${existing.id}`)).json).toEqual({ id: existing.id, requestId: id, userId: stranger.id, watching: false });
+    expect((await server.call('GET', `/pull-request-watches/${existing.id}`)).json).toEqual({
+      id: existing.id,
+      requestId: id,
+      userId: stranger.id,
+      watching: false,
+    });
     expect((await server.call('POST', `/pull-request-watches/${existing.id}`, { body: { watching: true }, auth: reviewer.auth })).status).toBe(403);
     const viewer = await server.createUser('viewer');
     await grantRole(server, repo.id, viewer.id, 'Code Reader');
@@ -151,6 +175,8 @@ describe('pull request sub-resources (docs/compatibility.md#pull-requests-sub-re
     expect([review.status, review.json.detail]).toEqual([409, 'Pull request is merged']);
     const assignment = await server.call('POST', '/pull-request-assignments', { body: { requestId: id, userId: stranger.id } });
     expect([assignment.status, assignment.json.detail]).toEqual([409, 'Pull request is merged']);
-    expect((await server.call('POST', '/pull-request-comments', { body: { requestId: id, content: 'after the merge' }, auth: stranger.auth })).status).toBe(200);
+    expect((await server.call('POST', '/pull-request-comments', { body: { requestId: id, content: 'after the merge' }, auth: stranger.auth })).status).toBe(
+      200,
+    );
   });
 });

@@ -63,16 +63,44 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     const blank = await openRequest(server, { ...base, sourceBranch: 'feature', title: '  ' });
     expect(blank.status).toBe(400);
 
-    const id = await open('feature', { title: 'x'.repeat(300), description: 'Please review @bob', reviewerIds: [bob.id], assigneeIds: [writer.id] }, reader.auth);
+    const id = await open(
+      'feature',
+      { title: 'x'.repeat(300), description: 'Please review @bob', reviewerIds: [bob.id], assigneeIds: [writer.id] },
+      reader.auth,
+    );
     const dup = await openRequest(server, { ...base, sourceBranch: 'feature' });
     expect([dup.status, dup.json.detail]).toEqual([409, 'Another pull request already open for this change']);
     const pr = await get(id);
     expect(Object.keys(pr)).toEqual([
-      'id', 'status', 'title', 'description', 'submitterId', 'numberScopeId', 'targetProjectId', 'targetBranch', 'sourceProjectId',
-      'sourceBranch', 'baseCommitHash', 'buildCommitHash', 'submitDate', 'mergeStrategy', 'uuid', 'number', 'commentCount',
-      'lastActivity', 'codeCommentsUpdateDate', 'checkError',
+      'id',
+      'status',
+      'title',
+      'description',
+      'submitterId',
+      'numberScopeId',
+      'targetProjectId',
+      'targetBranch',
+      'sourceProjectId',
+      'sourceBranch',
+      'baseCommitHash',
+      'buildCommitHash',
+      'submitDate',
+      'mergeStrategy',
+      'uuid',
+      'number',
+      'commentCount',
+      'lastActivity',
+      'codeCommentsUpdateDate',
+      'checkError',
     ]);
-    expect(pr).toMatchObject({ status: 'OPEN', submitterId: reader.id, numberScopeId: repo.id, mergeStrategy: 'CREATE_MERGE_COMMIT', commentCount: 0, lastActivity: { userId: reader.id, description: 'opened' } });
+    expect(pr).toMatchObject({
+      status: 'OPEN',
+      submitterId: reader.id,
+      numberScopeId: repo.id,
+      mergeStrategy: 'CREATE_MERGE_COMMIT',
+      commentCount: 0,
+      lastActivity: { userId: reader.id, description: 'opened' },
+    });
     expect(pr.title).toHaveLength(255);
     expect(pr.title.endsWith('...')).toBe(true);
     expect(pr.submitDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/);
@@ -80,12 +108,18 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     expect(reviews).toEqual([expect.objectContaining({ userId: bob.id, requestId: id, status: 'PENDING' })]);
     expect((await server.call('GET', `/pulls/${id}/assignments`)).json).toEqual([expect.objectContaining({ userId: writer.id, requestId: id })]);
     const watchers = (await server.call('GET', `/pulls/${id}/watches`)).json.map((w: { userId: number; watching: boolean }) => [w.userId, w.watching]);
-    expect(watchers.sort()).toEqual([[bob.id, true], [reader.id, true], [writer.id, true]].sort());
+    expect(watchers.sort()).toEqual(
+      [
+        [bob.id, true],
+        [reader.id, true],
+        [writer.id, true],
+      ].sort(),
+    );
     const updates = (await server.call('GET', `/pulls/${id}/updates`)).json;
     expect(updates).toEqual([expect.objectContaining({ requestId: id, headCommitHash: head })]);
-    expect(await refs(repo.id, `refs/pulls/${pr.number}/`)).toEqual(expect.arrayContaining([
-      `refs/pulls/${pr.number}/base ${pr.baseCommitHash}`, `refs/pulls/${pr.number}/head ${head}`,
-    ]));
+    expect(await refs(repo.id, `refs/pulls/${pr.number}/`)).toEqual(
+      expect.arrayContaining([`refs/pulls/${pr.number}/base ${pr.baseCommitHash}`, `refs/pulls/${pr.number}/head ${head}`]),
+    );
     expect(await refs(repo.id, `refs/updates/${updates[0].id}`)).toEqual([`refs/updates/${updates[0].id} ${head}`]);
     const mentioned = (await server.call('GET', `/pulls?query=${encodeURIComponent('mentioned "bob"')}`)).json.map((p: { id: number }) => p.id);
     expect(mentioned).toEqual([id]);
@@ -138,7 +172,9 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     expect((await server.call('POST', `/pulls/${id}/merge-strategy`, { body: 'FAST' })).status).toBe(400);
     expect((await server.call('POST', `/pulls/${id}/merge-strategy`, { text: '' })).status).toBe(400);
     expect((await get(id)).mergeStrategy).toBe('SQUASH_SOURCE_BRANCH_COMMITS');
-    const strategyChanges = (await server.call('GET', `/pulls/${id}/changes`)).json.filter((c: { data: { '@type': string } }) => c.data['@type'] === 'PullRequestMergeStrategyChangeData');
+    const strategyChanges = (await server.call('GET', `/pulls/${id}/changes`)).json.filter(
+      (c: { data: { '@type': string } }) => c.data['@type'] === 'PullRequestMergeStrategyChangeData',
+    );
     expect(strategyChanges.map((c: { data: unknown }) => c.data)).toEqual([
       { '@type': 'PullRequestMergeStrategyChangeData', oldStrategy: 'CREATE_MERGE_COMMIT', newStrategy: 'SQUASH_SOURCE_BRANCH_COMMITS' },
       { '@type': 'PullRequestMergeStrategyChangeData', oldStrategy: 'SQUASH_SOURCE_BRANCH_COMMITS', newStrategy: 'SQUASH_SOURCE_BRANCH_COMMITS' },
@@ -157,12 +193,16 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     expect((await server.call('POST', `/pulls/${id}/discard`, { text: 'Not now', auth: writer.auth })).status).toBe(200);
     let pr = await get(id);
     expect(pr).toMatchObject({ status: 'DISCARDED', commentCount: 1, lastActivity: { userId: writer.id, description: 'discarded' } });
-    expect((await server.call('GET', `/pulls/${id}/comments`)).json).toEqual([expect.objectContaining({ userId: writer.id, content: 'Not now', requestId: id })]);
+    expect((await server.call('GET', `/pulls/${id}/comments`)).json).toEqual([
+      expect.objectContaining({ userId: writer.id, content: 'Not now', requestId: id }),
+    ]);
     const again = await server.call('POST', `/pulls/${id}/discard`, { text: '' });
     expect([again.status, again.json.detail]).toEqual([409, 'Pull request already closed']);
     const mergeClosed = await server.call('POST', `/pulls/${id}/merge`, { text: '' });
     expect([mergeClosed.status, mergeClosed.json.detail]).toEqual([409, 'Pull request already closed']);
-    expect((await server.call('GET', `/pulls?query=${encodeURIComponent('"Close Date" is since "yesterday"')}`)).json.map((p: { id: number }) => p.id)).toContain(id);
+    expect(
+      (await server.call('GET', `/pulls?query=${encodeURIComponent('"Close Date" is since "yesterday"')}`)).json.map((p: { id: number }) => p.id),
+    ).toContain(id);
 
     const other = await open('life', { title: 'Second try' }, writer.auth);
     const blocked = await server.call('POST', `/pulls/${id}/reopen`, { text: '' });
@@ -214,7 +254,9 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     await repo.commitOn('pushy', { 'p.txt': 'p3\n' }, 'p3');
     await eventually(async () => (await server.call('GET', `/pulls/${id}/updates`)).json.length === 3);
     expect((await get(id)).lastActivity).toMatchObject({ userId: null, description: 'Commits added' });
-    const includes = (await server.call('GET', `/pulls?query=${encodeURIComponent(`includes commit "ops:${head.slice(0, 10)}"`)}`)).json.map((p: { id: number }) => p.id);
+    const includes = (await server.call('GET', `/pulls?query=${encodeURIComponent(`includes commit "ops:${head.slice(0, 10)}"`)}`)).json.map(
+      (p: { id: number }) => p.id,
+    );
     expect(includes).toEqual([id]);
 
     await git(repo.work, ['push', '-q', repo.remote, ':pushy']);
@@ -272,7 +314,9 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     const merged = await open('topic');
     expect((await server.call('POST', `/pulls/${merged}/merge`, { text: '' })).status).toBe(200);
     await repo.commitOn('onto-topic', { 'o.txt': 'o\n' }, 'onto topic', 'topic');
-    expect((await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'topic', sourceBranch: 'onto-topic' })).status).toBe(200);
+    expect((await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'topic', sourceBranch: 'onto-topic' })).status).toBe(
+      200,
+    );
     const targeted = await server.call('POST', `/pulls/${merged}/delete-source-branch`, { text: '' });
     expect([targeted.status, targeted.json.detail]).toEqual([409, 'Some other pull requests are opening to this branch']);
   });
@@ -306,7 +350,13 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
   it('cross-project requests from a fork keep refs/pulls/N/* in the target repository', async () => {
     const fork = await givenRepo(server, 'ops-fork', { forkOf: repo });
     const head = await fork.commitOn('forked', { 'f.txt': 'f\n' }, 'from the fork');
-    const res = await openRequest(server, { targetProjectId: repo.id, sourceProjectId: fork.id, targetBranch: 'main', sourceBranch: 'forked', title: 'From fork' });
+    const res = await openRequest(server, {
+      targetProjectId: repo.id,
+      sourceProjectId: fork.id,
+      targetBranch: 'main',
+      sourceBranch: 'forked',
+      title: 'From fork',
+    });
     expect(res.status, res.text).toBe(200);
     const id = res.json as number;
     const pr = await get(id);
@@ -318,7 +368,7 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     await eventually(async () => (await refs(repo.id, 'refs/pulls-staging/')).length === 0);
     const preview = (await server.call('GET', `/pulls/${id}/merge-preview`)).json;
     expect(preview.headCommitHash).toBe(next);
-    expect((await refs(repo.id, `refs/pulls/${pr.number}/merge`))).toEqual([`refs/pulls/${pr.number}/merge ${preview.mergeCommitHash}`]);
+    expect(await refs(repo.id, `refs/pulls/${pr.number}/merge`)).toEqual([`refs/pulls/${pr.number}/merge ${preview.mergeCommitHash}`]);
     expect((await server.call('POST', `/pulls/${id}/merge`, { text: 'Merge from fork' })).status).toBe(200);
     const merged = await repo.head('main');
     expect((await git(bare(repo.id), ['rev-list', '--parents', '-1', merged])).trim().split(' ').slice(1)).toContain(next);
@@ -332,7 +382,9 @@ describe('pull request operations and lifecycle (docs/compatibility.md#pull-requ
     expect(saved.status, saved.text).toBe(200);
     await repo.commitOn('protected', { 'pr.txt': 'base\n' }, 'protected base', 'main');
     await repo.commitOn('guarded', { 'gd.txt': 'g\n' }, 'guarded', 'protected');
-    const id = (await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'protected', sourceBranch: 'guarded' }, writer.auth)).json;
+    const id = (
+      await openRequest(server, { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'protected', sourceBranch: 'guarded' }, writer.auth)
+    ).json;
     const [review] = (await server.call('GET', `/pulls/${id}/reviews`)).json;
     expect(review).toMatchObject({ userId: bob.id, status: 'PENDING' });
     expect((await server.call('POST', `/pull-request-reviews/${review.id}`, { body: { status: 'APPROVED' }, auth: bob.auth })).status).toBe(200);

@@ -11,7 +11,10 @@ import { openRequest } from './pulls-fixtures.js';
 describe('GITLOOM_PUSH_MAX_MB and GITLOOM_ARTIFACT_MAX_MB', () => {
   it('default to 2048 and 1024 MiB and refuse anything but a positive integer at start-up', () => {
     expect(loadConfig({})).toMatchObject({ pushMaxBytes: 2048 * 1024 * 1024, artifactMaxBytes: 1024 * 1024 * 1024 });
-    expect(loadConfig({ GITLOOM_PUSH_MAX_MB: '3', GITLOOM_ARTIFACT_MAX_MB: '5' })).toMatchObject({ pushMaxBytes: 3 * 1024 * 1024, artifactMaxBytes: 5 * 1024 * 1024 });
+    expect(loadConfig({ GITLOOM_PUSH_MAX_MB: '3', GITLOOM_ARTIFACT_MAX_MB: '5' })).toMatchObject({
+      pushMaxBytes: 3 * 1024 * 1024,
+      artifactMaxBytes: 5 * 1024 * 1024,
+    });
     for (const name of ['GITLOOM_PUSH_MAX_MB', 'GITLOOM_ARTIFACT_MAX_MB']) {
       expect(() => loadConfig({ [name]: '0' })).toThrow(`${name} must be a positive integer, got '0'`);
       expect(() => loadConfig({ [name]: '1.5' })).toThrow(`${name} must be a positive integer, got '1.5'`);
@@ -55,7 +58,7 @@ describe('git push: only branches and tags, packs up to GITLOOM_PUSH_MAX_MB (doc
     await fs.rm(work, { recursive: true, force: true });
   });
 
-  it('refuses a Code Writer\'s pushes to and deletions of server refs, printing why; no ref moves', async () => {
+  it("refuses a Code Writer's pushes to and deletions of server refs, printing why; no ref moves", async () => {
     expect(await serverRef(`refs/pulls/${pr.number}/head`)).not.toBe('');
     expect(await serverRef(`refs/updates/${updateId}`)).not.toBe('');
     const before = await serverRefs();
@@ -92,12 +95,12 @@ describe('git push: only branches and tags, packs up to GITLOOM_PUSH_MAX_MB (doc
     expect(await serverRef('refs/tags/v1')).toBe('');
   });
 
-  it('keeps the server\'s own ref writes working: a moved source branch moves refs/pulls/N/head', async () => {
+  it("keeps the server's own ref writes working: a moved source branch moves refs/pulls/N/head", async () => {
     const next = await repo.commitOn('feature', { 'f2.txt': 'f2\n' }, 'feature moves');
     expect(await eventually(async () => (await serverRef(`refs/pulls/${pr.number}/head`)) === next)).toBe(true);
   });
 
-  it('refuses a pack over GITLOOM_PUSH_MAX_MB with git\'s own error; no ref moves, no quarantine is left', async () => {
+  it("refuses a pack over GITLOOM_PUSH_MAX_MB with git's own error; no ref moves, no quarantine is left", async () => {
     await git(work, ['fetch', '-q', 'origin']);
     await git(work, ['reset', '-q', '--hard', 'origin/main']);
     const before = await serverRefs();

@@ -21,14 +21,27 @@ describe('ref-change journal', () => {
     await removeWorkTrees();
   });
 
-  const journal = (projectId: number) => server.server.services.db.selectFrom('refJournal').selectAll()
-    .where('projectId', '=', projectId).orderBy('id').execute();
+  const journal = (projectId: number) =>
+    server.server.services.db.selectFrom('refJournal').selectAll().where('projectId', '=', projectId).orderBy('id').execute();
 
   /** Writes a journal row of `repo` directly (what a process leaves behind); returns its id. */
   const journalRow = async (row: { ref: string; oldHash: string | null; newHash: string; requestId?: number; date: number; appliedDate: number | null }) =>
-    (await server.server.services.db.insertInto('refJournal').values({
-      projectId: repo.id, userId: 1, requestId: null, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null, ...row,
-    }).returning('id').executeTakeFirstOrThrow()).id;
+    (
+      await server.server.services.db
+        .insertInto('refJournal')
+        .values({
+          projectId: repo.id,
+          userId: 1,
+          requestId: null,
+          processedDate: null,
+          leaseOwner: null,
+          leaseExpires: null,
+          retryDate: null,
+          ...row,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
 
   it('stores the exact old/new/ref lines and the pusher before the push returns', async () => {
     const before = (await journal(repo.id)).length;
@@ -48,12 +61,16 @@ describe('ref-change journal', () => {
     // each entry processed once, with one CODE_PUSH event
     const processed = await eventually(async () => (await journal(repo.id)).every((r) => r.processedDate !== null));
     expect(processed).toBe(true);
-    const pushes = await server.server.services.db.selectFrom('outboxEvents').select(['payload'])
-      .where('type', '=', 'CODE_PUSH').where('projectId', '=', repo.id).execute();
+    const pushes = await server.server.services.db
+      .selectFrom('outboxEvents')
+      .select(['payload'])
+      .where('type', '=', 'CODE_PUSH')
+      .where('projectId', '=', repo.id)
+      .execute();
     const refs = pushes.map((p) => JSON.parse(p.payload).body).map((b) => `${b.refName} ${b.oldCommitId} ${b.newCommitId}`);
-    expect(refs.filter((r) => r.startsWith('refs/heads/feature') || r.startsWith('refs/tags/v1')).sort()).toEqual([
-      `refs/heads/feature ${feature} null`, `refs/heads/feature null ${feature}`, `refs/tags/v1 null ${main}`,
-    ].sort());
+    expect(refs.filter((r) => r.startsWith('refs/heads/feature') || r.startsWith('refs/tags/v1')).sort()).toEqual(
+      [`refs/heads/feature ${feature} null`, `refs/heads/feature null ${feature}`, `refs/tags/v1 null ${main}`].sort(),
+    );
   });
 
   it('attributes two overlapping pushes by different users each to its pusher', async () => {
@@ -71,9 +88,12 @@ describe('ref-change journal', () => {
     });
     const ready = await Promise.all(pushers);
     // several rounds of simultaneous pushes, each user to their own branches
-    await Promise.all(ready.map(async ({ user, work, heads, remote }) => {
-      for (let i = 0; i < heads.length; i++) await git(work, ['push', '-q', remote, `${heads[i]}:refs/heads/${user.name}-${i}`, `${heads[i]}:refs/heads/${user.name}`]);
-    }));
+    await Promise.all(
+      ready.map(async ({ user, work, heads, remote }) => {
+        for (let i = 0; i < heads.length; i++)
+          await git(work, ['push', '-q', remote, `${heads[i]}:refs/heads/${user.name}-${i}`, `${heads[i]}:refs/heads/${user.name}`]);
+      }),
+    );
     const rows = (await journal(repo.id)).slice(before);
     expect(rows).toHaveLength(12);
     for (const row of rows) {
@@ -82,7 +102,11 @@ describe('ref-change journal', () => {
     }
     for (const { user, heads } of ready) {
       const own = rows.filter((r) => r.ref === `refs/heads/${user.name}`);
-      expect(own.map((r) => [r.oldHash, r.newHash])).toEqual([[null, heads[0]], [heads[0], heads[1]], [heads[1], heads[2]]]);
+      expect(own.map((r) => [r.oldHash, r.newHash])).toEqual([
+        [null, heads[0]],
+        [heads[0], heads[1]],
+        [heads[1], heads[2]],
+      ]);
     }
   });
 
@@ -161,7 +185,14 @@ describe('ref-change journal', () => {
     const requestId = res.json as number;
     const { db } = server.server.services;
     // what a process killed before its compare-and-swap leaves behind
-    const id = await journalRow({ ref: 'refs/heads/main', oldHash: await repo.head('main'), newHash: head, requestId, date: Date.now() - 60_000, appliedDate: null });
+    const id = await journalRow({
+      ref: 'refs/heads/main',
+      oldHash: await repo.head('main'),
+      newHash: head,
+      requestId,
+      date: Date.now() - 60_000,
+      appliedDate: null,
+    });
     const log: string[] = [];
     await recoverRefIntents(createContext(server.server.services, systemActor), (message) => log.push(message));
     expect(await db.selectFrom('refJournal').select('id').where('id', '=', id).executeTakeFirst()).toBeUndefined();

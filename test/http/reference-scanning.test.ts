@@ -167,6 +167,6 @@ describe('references in hostile texts', () => {
     await meWhile(pushMessage('many', `Many\n\n${numbers.map((n) => `fixes #${n}`).join('\n')}`).then(() => server.settled()));
     const request = await openPull('many');
     const all = (await call('GET', `/issues?query=&offset=0&count=100`)).json.map((i: { id: number }) => i.id);
-    expect([...await fixedIssueIds(request)].sort((a, b) => a - b)).toEqual([...all].sort((a: number, b: number) => a - b));
+    expect([...(await fixedIssueIds(request))].sort((a, b) => a - b)).toEqual([...all].sort((a: number, b: number) => a - b));
   });
 });

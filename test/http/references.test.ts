@@ -84,8 +84,11 @@ describe('references between issues, pull requests, code comments and commits', 
   it('issues: title, description, comments and state notes reference once per pair, as minor changes', async () => {
     const before = (await server.call('GET', `/issues/${issues.a}`)).json.lastActivity;
     // refs#3 references itself, code and links are skipped, #4abc and unknown numbers are no references
-    issues.d = await newIssue(repo.id, 'Follow-up of #1',
-      'See #1, Other#1 and pr #1; itself #3; not `#2` nor [#2](http://example.com) nor <code>#2</code> nor <a href="x">#2</a>, not #4abc, nor issue #999 or build #1');
+    issues.d = await newIssue(
+      repo.id,
+      'Follow-up of #1',
+      'See #1, Other#1 and pr #1; itself #3; not `#2` nor [#2](http://example.com) nor <code>#2</code> nor <a href="x">#2</a>, not #4abc, nor issue #999 or build #1',
+    );
     expect((await server.call('GET', `/issues/${issues.d}`)).json.number).toBe(3);
     const fromD = { '@type': 'IssueReferencedFromIssueData', issueId: issues.d };
     expect(await referenceChanges('issues', issues.a)).toEqual([fixingCommit, fromD]);
@@ -141,7 +144,8 @@ describe('references between issues, pull requests, code comments and commits', 
     const head = await repo.head('main');
     const created = await server.call('POST', '/code-comments', {
       body: {
-        projectId: repo.id, content: 'Broken since #1, see pr #1',
+        projectId: repo.id,
+        content: 'Broken since #1, see pr #1',
         mark: { commitHash: head, path: 'README.md', range: { fromRow: 0, fromColumn: 0, toRow: 0, toColumn: 2 } },
         compareContext: { pullRequestId: pr1, oldCommitHash: ZERO, newCommitHash: head },
       },
@@ -173,8 +177,14 @@ describe('references between issues, pull requests, code comments and commits', 
   });
 
   it('keeps the fixed issue index with pushes, title and description changes', async () => {
-    const rows = () => server.server.services.db.selectFrom('pullRequestFixedIssues').select(['origin', 'projectId', 'number'])
-      .where('requestId', '=', pr1).orderBy('origin').orderBy('number').execute();
+    const rows = () =>
+      server.server.services.db
+        .selectFrom('pullRequestFixedIssues')
+        .select(['origin', 'projectId', 'number'])
+        .where('requestId', '=', pr1)
+        .orderBy('origin')
+        .orderBy('number')
+        .execute();
     expect(await fixedIssueIds(pr1)).toEqual([issues.a]);
     expect(await rows()).toEqual([{ origin: 'COMMIT', projectId: repo.id, number: 1 }]);
 
@@ -227,7 +237,7 @@ describe('references between issues, pull requests, code comments and commits', 
       const res = await server.call('POST', '/job-runs', {
         body: { '@type': 'JobRunOnPullRequest', pullRequestId: pr2, jobName: 'Quick', params: {}, reason: 'test' },
       });
-      return res.status === 200 ? res.json as number : null;
+      return res.status === 200 ? (res.json as number) : null;
     });
     const build = await eventually(async () => {
       const b = (await server.call('GET', `/builds/${run}`)).json;
@@ -237,7 +247,15 @@ describe('references between issues, pull requests, code comments and commits', 
     const dir = path.join(server.dataDir, 'builds', String(repo.id), String(build.number));
     await expect(fs.stat(dir)).resolves.toBeTruthy();
     const commitBuild = await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName: 'Quick', params: {}, reason: 'kept' },
+      body: {
+        '@type': 'JobRunOnCommit',
+        projectId: repo.id,
+        commitHash: await repo.head('main'),
+        refName: 'refs/heads/main',
+        jobName: 'Quick',
+        params: {},
+        reason: 'kept',
+      },
     });
     expect(commitBuild.status, commitBuild.text).toBe(200);
 

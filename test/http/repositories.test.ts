@@ -63,7 +63,9 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
 
     it('branch protection refuses creation and deletion with the push messages (409)', async () => {
       const setting = (await server.call('GET', `/projects/${repo.id}/setting`)).json;
-      const protect = await server.call('POST', `/projects/${repo.id}/setting`, { body: { ...setting, branchProtections: [{ branches: 'locked/** release/**' }] } });
+      const protect = await server.call('POST', `/projects/${repo.id}/setting`, {
+        body: { ...setting, branchProtections: [{ branches: 'locked/** release/**' }] },
+      });
       expect(protect.status, protect.text).toBe(200);
       try {
         const create = await server.call('POST', api('/branches'), { body: { branchName: 'locked/a', revision: 'main' }, auth: writer.auth });
@@ -170,10 +172,12 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
   describe('directories and files', () => {
     it('GET /directories lists a directory at a revision that may contain /', async () => {
       expect((await server.call('GET', api('/directories/main'))).json).toEqual([
-        { path: 'README.md', isFile: true }, { path: 'src', isFile: false },
+        { path: 'README.md', isFile: true },
+        { path: 'src', isFile: false },
       ]);
       expect((await server.call('GET', api('/directories/feature/x/src'))).json).toEqual([
-        { path: 'src/a.txt', isFile: true }, { path: 'src/deep', isFile: false },
+        { path: 'src/a.txt', isFile: true },
+        { path: 'src/deep', isFile: false },
       ]);
       const notDir = await server.call('GET', api('/directories/main/src/a.txt'));
       expect(notDir.status).toBe(400);
@@ -194,7 +198,8 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
 
     it('POST /files commits a created, updated and deleted file as the caller, by plumbing with compare-and-swap', async () => {
       const created = await server.call('POST', api('/files/feature/x/docs/new.md'), {
-        body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Add docs', base64Content: b64('# docs\n') }, auth: writer.auth,
+        body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Add docs', base64Content: b64('# docs\n') },
+        auth: writer.auth,
       });
       expect(created.status, created.text).toBe(200);
       const commitHash = created.json.commitHash as string;
@@ -205,10 +210,14 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
       expect((await server.call('GET', api('/files/feature/x/docs/new.md'))).json.base64Content).toBe(b64('# docs\n'));
 
       const updated = await server.call('POST', api('/files/feature/x/src/a.txt'), {
-        body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Update a', base64Content: b64('a again\n') }, auth: writer.auth,
+        body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Update a', base64Content: b64('a again\n') },
+        auth: writer.auth,
       });
       expect(updated.status, updated.text).toBe(200);
-      const deleted = await server.call('POST', api('/files/feature/x/docs/new.md'), { body: { '@type': 'FileDeleteRequest', commitMessage: 'Drop docs' }, auth: writer.auth });
+      const deleted = await server.call('POST', api('/files/feature/x/docs/new.md'), {
+        body: { '@type': 'FileDeleteRequest', commitMessage: 'Drop docs' },
+        auth: writer.auth,
+      });
       expect(deleted.status, deleted.text).toBe(200);
       const clone = await freshClone(server, repo.path);
       await git(clone, ['checkout', '-q', 'feature/x']);
@@ -221,8 +230,9 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
     it('POST /files refuses bad requests without changing anything', async () => {
       const before = await repo.head('feature/x');
       const post = (tail: string, body: unknown, auth?: string) => server.call('POST', api(`/files/${tail}`), { body, auth });
-      expect((await post('feature/x/src', { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'x', base64Content: b64('x') })).json.detail)
-        .toBe('Specified path is not a file: src');
+      expect((await post('feature/x/src', { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'x', base64Content: b64('x') })).json.detail).toBe(
+        'Specified path is not a file: src',
+      );
       expect((await post('feature/x/README.md/x', { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'x', base64Content: b64('x') })).status).toBe(400);
       expect((await post('feature/x/a', { '@type': 'FileCreateOrUpdateRequest', commitMessage: ' ', base64Content: b64('x') })).status).toBe(400);
       expect((await post('feature/x/a', { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'x', base64Content: '***' })).status).toBe(400);
@@ -236,17 +246,24 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
     it('file protections and branch protection rules apply to POST /files (409 with the push message)', async () => {
       const setting = (await server.call('GET', `/projects/${repo.id}/setting`)).json;
       await server.call('POST', `/projects/${repo.id}/setting`, {
-        body: { ...setting, branchProtections: [{ branches: 'feature/**', preventCreation: false, fileProtections: [{ paths: 'secure/**', reviewRequirement: 'user(admin)', jobNames: [] }] }] },
+        body: {
+          ...setting,
+          branchProtections: [
+            { branches: 'feature/**', preventCreation: false, fileProtections: [{ paths: 'secure/**', reviewRequirement: 'user(admin)', jobNames: [] }] },
+          ],
+        },
       });
       try {
         const res = await server.call('POST', api('/files/feature/x/secure/key.txt'), {
-          body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Add key', base64Content: b64('k') }, auth: writer.auth,
+          body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Add key', base64Content: b64('k') },
+          auth: writer.auth,
         });
         expect(res.status).toBe(409);
         expect(res.json.detail).toBe('Review required for this change. Please submit pull request instead');
         expect(await repo.head('feature/x')).toBe(featureHead);
         const allowed = await server.call('POST', api('/files/feature/x/open.txt'), {
-          body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Add open', base64Content: b64('o') }, auth: writer.auth,
+          body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Add open', base64Content: b64('o') },
+          auth: writer.auth,
         });
         expect(allowed.status, allowed.text).toBe(200);
         featureHead = allowed.json.commitHash;
@@ -263,7 +280,8 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
       const updates = async () => ((await server.call('GET', `/pulls/${opened.json}/updates`)).json as unknown[]).length;
       const initial = await updates();
       const res = await server.call('POST', api('/files/feature/x/more.txt'), {
-        body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'More', base64Content: b64('more') }, auth: writer.auth,
+        body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'More', base64Content: b64('more') },
+        auth: writer.auth,
       });
       expect(res.status, res.text).toBe(200);
       expect(await eventually(async () => (await updates()) > initial)).toBe(true);
@@ -271,7 +289,9 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
 
     it('a large file comes back partial', async () => {
       const big = Buffer.alloc(1024 * 1024 + 10, 'x');
-      const res = await server.call('POST', api('/files/main/big.bin'), { body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Big', base64Content: b64(big) } });
+      const res = await server.call('POST', api('/files/main/big.bin'), {
+        body: { '@type': 'FileCreateOrUpdateRequest', commitMessage: 'Big', base64Content: b64(big) },
+      });
       expect(res.status, res.text).toBe(200);
       const file = (await server.call('GET', api('/files/main/big.bin'))).json;
       expect(file.size).toBe(big.length);
@@ -299,7 +319,10 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
       });
       expect(withSpec.status, withSpec.text).toBe(200);
       const builds = await eventually(async () => {
-        const list = (await server.call('GET', `/builds?query=${encodeURIComponent('"Project" is "empty"')}&count=10`)).json as { commitHash: string; jobName: string }[];
+        const list = (await server.call('GET', `/builds?query=${encodeURIComponent('"Project" is "empty"')}&count=10`)).json as {
+          commitHash: string;
+          jobName: string;
+        }[];
         return list.length > 0 ? list : null;
       });
       expect(builds).toEqual([expect.objectContaining({ commitHash: withSpec.json.commitHash, jobName: 'CI' })]);
@@ -309,7 +332,9 @@ describe("OneDev 8.6's repository API (docs/compatibility.md#gitloom-differs-add
   it('OpenAPI lists the repository operations', async () => {
     const doc = (await (await fetch(`${server.url}/~api/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
     const repositoryPaths = Object.entries(doc.paths).filter(([p]) => p.startsWith('/~api/repositories/'));
-    const operations = repositoryPaths.flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p.slice('/~api/repositories/{projectId}'.length)}`));
+    const operations = repositoryPaths.flatMap(([p, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${p.slice('/~api/repositories/{projectId}'.length)}`),
+    );
     for (const expected of ['GET /branches', 'POST /branches', 'GET /tags', 'POST /tags', 'GET /commits', 'GET /commits/{commitHash}']) {
       expect(operations).toContain(expected);
     }

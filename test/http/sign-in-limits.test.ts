@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { authenticatePassword } from '../../src/domain/auth/authenticate.js';
 import {
-  DELAYED_PER_ACCOUNT, DELAYED_PER_PAIR, SIGN_IN_ACCOUNT_CEILING, SIGN_IN_ADDRESS_CEILING, SIGN_IN_PAIR_LIMIT, SIGN_IN_WINDOW_MS, signInDelayMs,
+  DELAYED_PER_ACCOUNT,
+  DELAYED_PER_PAIR,
+  SIGN_IN_ACCOUNT_CEILING,
+  SIGN_IN_ADDRESS_CEILING,
+  SIGN_IN_PAIR_LIMIT,
+  SIGN_IN_WINDOW_MS,
+  signInDelayMs,
 } from '../../src/domain/auth/sign-in-limits.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { cookiesOf, csrfTokenOf } from '../helpers/browser.js';
@@ -29,12 +35,17 @@ function from(server: { url: string }, client: { forwarded?: string; localAddres
   const headers: Record<string, string> = { authorization: auth, ...(client.forwarded && { 'x-forwarded-for': client.forwarded }) };
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, localAddress: client.localAddress ?? '127.0.0.1', method: 'GET', path: '/~api/users/me', headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text ? JSON.parse(text) : undefined, ms: performance.now() - started }));
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, localAddress: client.localAddress ?? '127.0.0.1', method: 'GET', path: '/~api/users/me', headers },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text ? JSON.parse(text) : undefined, ms: performance.now() - started }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -48,7 +59,12 @@ const direct = (localAddress: string) => ({ localAddress });
 function expectLimited(res: Answer, maxSeconds = SIGN_IN_WINDOW_MS / 1000): void {
   expect(res.status, JSON.stringify(res.json)).toBe(429);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.json).toMatchObject({ status: 429, title: 'Too Many Requests', code: 'GITLOOM_ERR_SIGN_IN_LIMIT', detail: expect.stringMatching(/^Too many failed sign-ins, try again in \d+ (second|minute)s?$/) });
+  expect(res.json).toMatchObject({
+    status: 429,
+    title: 'Too Many Requests',
+    code: 'GITLOOM_ERR_SIGN_IN_LIMIT',
+    detail: expect.stringMatching(/^Too many failed sign-ins, try again in \d+ (second|minute)s?$/),
+  });
   const retryAfter = Number(res.headers['retry-after']);
   expect(Number.isInteger(retryAfter)).toBe(true);
   expect(retryAfter).toBeGreaterThan(0);
@@ -112,14 +128,19 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
     // once the window has passed the right password works again, and ended windows are deleted
     const db = server.server.services.db;
     const later = Date.now() + SIGN_IN_WINDOW_MS + 1000;
-    const ended = () => db.selectFrom('signInFailures').select('subject').where('windowStart', '<=', later - SIGN_IN_WINDOW_MS).execute();
+    const ended = () =>
+      db
+        .selectFrom('signInFailures')
+        .select('subject')
+        .where('windowStart', '<=', later - SIGN_IN_WINDOW_MS)
+        .execute();
     expect((await ended()).map((row) => row.subject)).toContain(`pair:#${alice.id}|198.51.100.1`);
     const actor = await authenticatePassword(db, 'alice', alice.password, later, '198.51.100.1');
     expect(actor.userId).toBe(alice.id);
     expect(await ended()).toEqual([]);
   });
 
-  it('a successful sign-in clears its pair\'s failures', async () => {
+  it("a successful sign-in clears its pair's failures", async () => {
     const { carol } = users;
     await fail(server, 'carol', '198.51.100.3', SIGN_IN_PAIR_LIMIT - 1);
     expect((await from(server, via('198.51.100.3'), basic('carol', carol.password))).status).toBe(200);
@@ -172,7 +193,10 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
     // a pair already limited is refused at once, not delayed
     expectLimited(await from(server, via('203.0.113.1'), basic('dave', dave.password)));
     // from fresh addresses every attempt waits: 250 ms, then 500 ms (each failure doubles it)
-    for (const [address, failures] of [['203.0.113.21', 100], ['203.0.113.22', 101]] as const) {
+    for (const [address, failures] of [
+      ['203.0.113.21', 100],
+      ['203.0.113.22', 101],
+    ] as const) {
       const wrong = await from(server, via(address), basic('dave', 'still-guessing'));
       expect(wrong.status).toBe(401);
       expect(wrong.ms).toBeGreaterThanOrEqual(signInDelayMs(failures));
@@ -198,7 +222,9 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
     const samePair = Array.from({ length: DELAYED_PER_PAIR + 1 }, () => from(server, via('203.0.113.140'), basic('dave', 'guess')));
     expectLimited(await settledFirst(samePair), Math.ceil(delay / 1000));
     // seven more from fresh addresses: six wait (eight in all), the seventh is refused at once
-    const others = Array.from({ length: DELAYED_PER_ACCOUNT - DELAYED_PER_PAIR + 1 }, (_, i) => from(server, via(`203.0.113.${150 + i}`), basic('dave', 'guess')));
+    const others = Array.from({ length: DELAYED_PER_ACCOUNT - DELAYED_PER_PAIR + 1 }, (_, i) =>
+      from(server, via(`203.0.113.${150 + i}`), basic('dave', 'guess')),
+    );
     expectLimited(await settledFirst(others), Math.ceil(delay / 1000));
     const answers = await Promise.all([...samePair, ...others]);
     const waited = answers.filter((a) => a.status === 401);
@@ -207,7 +233,7 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
     expect(answers.filter((a) => a.status === 429)).toHaveLength(2);
   });
 
-  it('the web sign-in page shows the API\'s problem detail', async () => {
+  it("the web sign-in page shows the API's problem detail", async () => {
     const { erin } = users;
     await fail(server, 'erin', '198.51.100.30', SIGN_IN_PAIR_LIMIT);
     const api = await from(server, via('198.51.100.30'), basic('erin', erin.password));
@@ -229,10 +255,18 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
 
   it('counts through the database, so a second server process on it agrees', async () => {
     const config = server.server.services.config;
-    const other: RunningServer = await startServer(loadConfig({
-      GITLOOM_HOST: '127.0.0.1', GITLOOM_JOB_CONCURRENCY: '1', GITLOOM_INITIAL_PASSWORD: 'admin-secret',
-      ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }),
-    }, { port: 0, dataDir: config.dataDir }), { logger: false });
+    const other: RunningServer = await startServer(
+      loadConfig(
+        {
+          GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_JOB_CONCURRENCY: '1',
+          GITLOOM_INITIAL_PASSWORD: 'admin-secret',
+          ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }),
+        },
+        { port: 0, dataDir: config.dataDir },
+      ),
+      { logger: false },
+    );
     try {
       for (let i = 0; i < SIGN_IN_PAIR_LIMIT; i++) {
         const target = i % 2 === 0 ? server : other;
@@ -297,7 +331,11 @@ describe('logs and timeouts', () => {
         const admin = { authorization: basic('admin', 'admin-secret') };
         expect((await fetch(`${logged.api}/users/me`, { headers: admin })).status).toBe(200);
         expect((await fetch(`${logged.api}/projects/999`, { headers: admin })).status).toBe(404);
-        const created = await fetch(`${logged.api}/projects`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"name":"logged"}' });
+        const created = await fetch(`${logged.api}/projects`, {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: '{"name":"logged"}',
+        });
         expect(created.status).toBe(200);
       } finally {
         await logged.close();
@@ -319,8 +357,10 @@ describe('logs and timeouts', () => {
       const url = new URL(slow.url);
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = net.connect(Number(url.port), url.hostname, () => {
-          socket.write(`POST /~api/issues HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${basic('admin', 'admin-secret')}\r\n`
-            + 'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"projectId":');
+          socket.write(
+            `POST /~api/issues HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${basic('admin', 'admin-secret')}\r\n` +
+              'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"projectId":',
+          );
         });
         let text = '';
         socket.setEncoding('utf8');

@@ -43,12 +43,13 @@ describe('patterns stored in settings', () => {
     expect(res.status, res.text).toBe(200);
     return res.json as Record<string, any>;
   };
-  const post = (path: string, fields: Record<string, string>) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: web.cookie },
-    body: new URLSearchParams({ _csrf: web.csrfToken, ...fields }).toString(),
-  });
+  const post = (path: string, fields: Record<string, string>) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: web.cookie },
+      body: new URLSearchParams({ _csrf: web.csrfToken, ...fields }).toString(),
+    });
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -67,13 +68,22 @@ describe('patterns stored in settings', () => {
       const cases: [Record<string, unknown>, string][] = [
         [{ branchProtections: [{ branches: '"main' }] }, `branchProtections[0].branches: Malformed pattern set: unterminated quote in '"main'`],
         [{ branchProtections: [{ branches: 'main' }, { branches: `main ${LONG}` }] }, `branchProtections[1].branches: ${TOO_LONG}`],
-        [{ branchProtections: [{ branches: 'main', fileProtections: [{ paths: 'src/\\' }] }] },
-          `branchProtections[0].fileProtections[0].paths: Malformed pattern set: dangling escape in 'src/\\'`],
+        [
+          { branchProtections: [{ branches: 'main', fileProtections: [{ paths: 'src/\\' }] }] },
+          `branchProtections[0].fileProtections[0].paths: Malformed pattern set: dangling escape in 'src/\\'`,
+        ],
         [{ branchProtections: [{ branches: 'main', fileProtections: [{ paths: LONG }] }] }, `branchProtections[0].fileProtections[0].paths: ${TOO_LONG}`],
         [{ tagProtections: [{ tags: 'v* "rc' }] }, `tagProtections[0].tags: Malformed pattern set: unterminated quote in 'v* "rc'`],
         [{ tagProtections: [{ tags: LONG }] }, `tagProtections[0].tags: ${TOO_LONG}`],
-        [{ buildSetting: { ...before.buildSetting, jobSecrets: [{ name: 'token', value: 'secret', authorizedBranches: null, authorization: `on branch "${LONG}"` }] } },
-          'buildSetting.jobSecrets[0].authorization: Pattern is longer than 1000 characters (1001)'],
+        [
+          {
+            buildSetting: {
+              ...before.buildSetting,
+              jobSecrets: [{ name: 'token', value: 'secret', authorizedBranches: null, authorization: `on branch "${LONG}"` }],
+            },
+          },
+          'buildSetting.jobSecrets[0].authorization: Pattern is longer than 1000 characters (1001)',
+        ],
       ];
       for (const [part, detail] of cases) {
         const res = await server.call('POST', `/projects/${repo.id}/setting`, { body: { ...before, ...part } });
@@ -86,7 +96,9 @@ describe('patterns stored in settings', () => {
 
     it('the control: well-formed patterns of up to 1,000 characters are stored and protect the branch', async () => {
       const before = await setting();
-      const branchProtections = [{ branches: `"main" release/** ${'b'.repeat(1000)}`, fileProtections: [{ paths: 'src/** -src/generated/**', reviewRequirement: null, jobNames: [] }] }];
+      const branchProtections = [
+        { branches: `"main" release/** ${'b'.repeat(1000)}`, fileProtections: [{ paths: 'src/** -src/generated/**', reviewRequirement: null, jobNames: [] }] },
+      ];
       const res = await server.call('POST', `/projects/${repo.id}/setting`, { body: { ...before, branchProtections, tagProtections: [{ tags: 'v*' }] } });
       expect(res.status, res.text).toBe(200);
       const stored = await setting();
@@ -104,7 +116,13 @@ describe('patterns stored in settings', () => {
 
     it('the settings page shows the refusal and keeps the rules as they were', async () => {
       const before = await setting();
-      const refused = await post('/guarded/~settings/branch-protection', { form: 'new', index: '', pattern: 'main "release', userMatch: 'anyone', enabled: 'on' });
+      const refused = await post('/guarded/~settings/branch-protection', {
+        form: 'new',
+        index: '',
+        pattern: 'main "release',
+        userMatch: 'anyone',
+        enabled: 'on',
+      });
       expect(refused.status).toBe(400);
       expect(await refused.text()).toContain('branchProtections[1].branches: Malformed pattern set: unterminated quote in');
       const tags = await post('/guarded/~settings/tag-protection', { form: 'new', index: '', pattern: LONG, userMatch: 'anyone', enabled: 'on' });
@@ -112,7 +130,14 @@ describe('patterns stored in settings', () => {
       expect(await tags.text()).toContain(`tagProtections[1].tags: ${TOO_LONG}`);
       expect(await setting()).toEqual(before);
       // the control
-      const added = await post('/guarded/~settings/branch-protection', { form: 'new', index: '', pattern: 'hotfix/*', userMatch: 'anyone', enabled: 'on', preventCreation: 'on' });
+      const added = await post('/guarded/~settings/branch-protection', {
+        form: 'new',
+        index: '',
+        pattern: 'hotfix/*',
+        userMatch: 'anyone',
+        enabled: 'on',
+        preventCreation: 'on',
+      });
       expect(added.status).toBe(303);
       expect((await setting()).branchProtections.map((p: { branches: string }) => p.branches)).toEqual([before.branchProtections[0].branches, 'hotfix/*']);
       await commitFiles(repo.work, { 'h.txt': 'h\n' }, 'hotfix');
@@ -121,12 +146,26 @@ describe('patterns stored in settings', () => {
   });
 
   describe('role job privileges', () => {
-    const privilege = (jobNames: string, accessibleReports: string | null = null) =>
-      ({ jobNames, runJob: true, manageJob: false, accessLog: false, accessibleReports });
-    const run = async (jobName: string) => server.call('POST', '/job-runs', {
-      auth: runner.auth,
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
+    const privilege = (jobNames: string, accessibleReports: string | null = null) => ({
+      jobNames,
+      runJob: true,
+      manageJob: false,
+      accessLog: false,
+      accessibleReports,
     });
+    const run = async (jobName: string) =>
+      server.call('POST', '/job-runs', {
+        auth: runner.auth,
+        body: {
+          '@type': 'JobRunOnCommit',
+          projectId: repo.id,
+          commitHash: await repo.head('main'),
+          refName: 'refs/heads/main',
+          jobName,
+          params: {},
+          reason: 'test',
+        },
+      });
     let roleId: number;
 
     it('refuses malformed and over-long job and report patterns on create and update, naming the field', async () => {
@@ -141,7 +180,9 @@ describe('patterns stored in settings', () => {
       }
       expect((await server.call('GET', '/roles?name=CI runner')).json).toEqual([]);
 
-      const created = await server.call('POST', '/roles', { body: { name: 'CI runner', codePrivilege: 'READ', jobPrivileges: [privilege('CI*', 'coverage')] } });
+      const created = await server.call('POST', '/roles', {
+        body: { name: 'CI runner', codePrivilege: 'READ', jobPrivileges: [privilege('CI*', 'coverage')] },
+      });
       expect(created.status, created.text).toBe(200);
       roleId = created.json;
       const update = await server.call('POST', `/roles/${roleId}`, { body: { jobPrivileges: [privilege(LONG)] } });

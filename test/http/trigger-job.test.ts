@@ -65,11 +65,19 @@ describe('/~api/trigger-job (docs/compatibility.md#builds-trigger-job)', () => {
     expect(typeof res.json).toBe('number');
     const build = (await server.call('GET', `/builds/${res.json}`)).json;
     expect(build).toMatchObject({
-      projectId: repo.id, jobName: 'Deploy', refName: 'refs/heads/main', commitHash: await repo.head('main'),
-      submitterId: 1, submitReason: 'Triggered via restful api',
+      projectId: repo.id,
+      jobName: 'Deploy',
+      refName: 'refs/heads/main',
+      commitHash: await repo.head('main'),
+      submitterId: 1,
+      submitReason: 'Triggered via restful api',
     });
     const params = (await server.call('GET', `/builds/${res.json}/params`)).json;
-    expect(params.map((p: any) => [p.name, p.value])).toEqual([['channel', 'beta'], ['targets', 'a'], ['targets', 'b']]);
+    expect(params.map((p: any) => [p.name, p.value])).toEqual([
+      ['channel', 'beta'],
+      ['targets', 'a'],
+      ['targets', 'b'],
+    ]);
   });
 
   it('accepts POST, ignores any body and builds the commit an annotated tag points to', async () => {

@@ -66,7 +66,10 @@ describe('hostile patterns', () => {
 
   /** Builds of a top-level project's job. */
   const buildsOf = async (project: string, job: string) =>
-    (await call('GET', `/builds?query=${encodeURIComponent(`"Project" is "${project}" and "Job" is "${job}"`)}&offset=0&count=10`)).json as { id: number; status: string }[];
+    (await call('GET', `/builds?query=${encodeURIComponent(`"Project" is "${project}" and "Job" is "${job}"`)}&offset=0&count=10`)).json as {
+      id: number;
+      status: string;
+    }[];
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -101,9 +104,16 @@ describe('hostile patterns', () => {
     });
 
     it('a job run with the catastrophic value answers 400 at once, the server answering meanwhile; a matching value runs', async () => {
-      const run = (word: string) => call('POST', '/job-runs', {
-        '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Hostile', params: { word: [word] }, reason: 'test',
-      });
+      const run = (word: string) =>
+        call('POST', '/job-runs', {
+          '@type': 'JobRunOnCommit',
+          projectId,
+          commitHash: head,
+          refName: 'refs/heads/main',
+          jobName: 'Hostile',
+          params: { word: [word] },
+          reason: 'test',
+        });
       const refused = await meWhile(run(HOSTILE_VALUE));
       expect(refused.status).toBe(400);
       expect(refused.json).toMatchObject({ status: 400, detail: NO_MATCH });
@@ -112,7 +122,9 @@ describe('hostile patterns', () => {
       // a value too long to check within the match budget is refused as such
       const long = await run('a'.repeat(6000));
       expect(long.status).toBe(400);
-      expect(long.json.detail).toMatch(/^Value of job parameter \(word\) is too long to check against pattern \^\(a\+\)\+\$: Text of 6000 characters is too long to match against this pattern \(at most \d+\)$/);
+      expect(long.json.detail).toMatch(
+        /^Value of job parameter \(word\) is too long to check against pattern \^\(a\+\)\+\$: Text of 6000 characters is too long to match against this pattern \(at most \d+\)$/,
+      );
       // the control
       const accepted = await run('aaaa');
       expect(accepted.status).toBe(200);

@@ -82,8 +82,7 @@ describe('users', () => {
     });
 
     it('matches term against name, full name and email, case-insensitively', async () => {
-      const names = async (term: string) =>
-        (await server.call('GET', `/users?term=${encodeURIComponent(term)}`)).json.map((u: { name: string }) => u.name);
+      const names = async (term: string) => (await server.call('GET', `/users?term=${encodeURIComponent(term)}`)).json.map((u: { name: string }) => u.name);
       expect(await names('ZEB')).toEqual(['zed']);
       expect(await names('quux')).toEqual(['xavier', 'yolanda']);
       expect(await names('corp.example')).toEqual(['yolanda']);
@@ -150,20 +149,18 @@ describe('users', () => {
 
     it('refuses a used name or email, case-insensitively, with 409 and creates nothing', async () => {
       const before = (await server.call('GET', '/users')).json.length;
-      expectProblem(await create({ name: 'ALICE', password: 'pw', emailAddress: 'other@example.com' }), 409,
-        'Login name is already used by another user');
-      expectProblem(await create({ name: 'alice2', password: 'pw', emailAddress: 'ALICE@example.com' }), 409,
-        'Email address is already used by another user');
+      expectProblem(await create({ name: 'ALICE', password: 'pw', emailAddress: 'other@example.com' }), 409, 'Login name is already used by another user');
+      expectProblem(await create({ name: 'alice2', password: 'pw', emailAddress: 'ALICE@example.com' }), 409, 'Email address is already used by another user');
       expect((await server.call('GET', '/users')).json.length).toBe(before);
     });
 
     it('answers 409, never 500, to concurrent creates of the same user', async () => {
-      const results = await Promise.all(['Racer', 'racer', 'RACER', 'racer', 'Racer', 'racer'].map((name, i) =>
-        create({ name, password: 'pw', emailAddress: `racer${i}@example.com` })));
+      const results = await Promise.all(
+        ['Racer', 'racer', 'RACER', 'racer', 'Racer', 'racer'].map((name, i) => create({ name, password: 'pw', emailAddress: `racer${i}@example.com` })),
+      );
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
       for (const res of results.filter((r) => r.status === 409)) expect(res.json.detail).toBe('Login name is already used by another user');
-      const sameEmail = await Promise.all([1, 2, 3, 4].map((i) =>
-        create({ name: `mailracer${i}`, password: 'pw', emailAddress: 'Shared@Example.com' })));
+      const sameEmail = await Promise.all([1, 2, 3, 4].map((i) => create({ name: `mailracer${i}`, password: 'pw', emailAddress: 'Shared@Example.com' })));
       expect(sameEmail.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
       for (const res of sameEmail.filter((r) => r.status === 409)) expect(res.json.detail).toBe('Email address is already used by another user');
     });
@@ -212,8 +209,11 @@ describe('users', () => {
 
     it('refuses invalid and used names', async () => {
       expectProblem(await server.call('POST', `/users/${bob.id}`, { body: { name: 'Alice' } }), 409, 'Login name is already used by another user');
-      expectProblem(await server.call('POST', `/users/${bob.id}`, { body: { name: 'bad name' } }), 400,
-        'Should start with alphanumeric or underscore, and contains only alphanumeric, underscore, dash, or dot');
+      expectProblem(
+        await server.call('POST', `/users/${bob.id}`, { body: { name: 'bad name' } }),
+        400,
+        'Should start with alphanumeric or underscore, and contains only alphanumeric, underscore, dash, or dot',
+      );
       expectProblem(await server.call('POST', `/users/${bob.id}`, { body: { name: 'new' } }), 400, "'new' is a reserved name");
       expectProblem(await server.call('POST', `/users/${bob.id}`, { body: { email: 'x@example.com' } }), 400, /email/);
       expect((await server.call('GET', `/users/${bob.id}`)).json.name).toBe('bob');
@@ -240,7 +240,8 @@ describe('users', () => {
     it('decodes a JSON string literal body, whatever the content type', async () => {
       const frank = await server.createUser('frank');
       const res = await server.call('POST', `/users/${frank.id}/password`, {
-        text: JSON.stringify('quoted "secret"'), headers: { 'content-type': 'application/json' },
+        text: JSON.stringify('quoted "secret"'),
+        headers: { 'content-type': 'application/json' },
       });
       expect(res.status).toBe(200);
       expect((await server.call('GET', '/users/me', { auth: basic('frank', 'quoted "secret"') })).status).toBe(200);
@@ -258,7 +259,8 @@ describe('users', () => {
   describe('Access tokens', () => {
     it('creates a token shown once as raw text, lists it masked, deletes it by value', async () => {
       const created = await server.call('POST', `/users/${alice.id}/access-tokens`, {
-        body: { description: 'ci', expireDate: '2999-01-01' }, auth: alice.auth,
+        body: { description: 'ci', expireDate: '2999-01-01' },
+        auth: alice.auth,
       });
       expect(created.status).toBe(200);
       expect(created.headers.get('content-type')).toMatch(/^text\/plain/);
@@ -281,8 +283,11 @@ describe('users', () => {
       const deleted = await server.call('DELETE', `/users/${alice.id}/access-tokens/${token}`, { auth: alice.auth });
       expect(deleted.status).toBe(200);
       expectProblem(await server.call('GET', '/users/me', { auth: `Bearer ${token}` }), 401);
-      expectProblem(await server.call('DELETE', `/users/${alice.id}/access-tokens/${token}`, { auth: alice.auth }), 404,
-        'No access token found with specified value');
+      expectProblem(
+        await server.call('DELETE', `/users/${alice.id}/access-tokens/${token}`, { auth: alice.auth }),
+        404,
+        'No access token found with specified value',
+      );
     });
 
     it('accepts an empty body and no expiry', async () => {
@@ -307,7 +312,7 @@ describe('users', () => {
       expectProblem(await server.call('GET', '/users/me', { auth: basic('unknown', 'let me in') }), 401);
     });
 
-    it('lets administrators manage anyone\'s tokens, users only their own', async () => {
+    it("lets administrators manage anyone's tokens, users only their own", async () => {
       const byAdmin = await server.call('POST', `/users/${bob.id}/access-tokens`, { body: { description: 'by admin' } });
       expect(byAdmin.status).toBe(200);
       expect((await server.call('GET', '/users/me', { auth: `Bearer ${byAdmin.text}` })).json.id).toBe(bob.id);

@@ -43,7 +43,9 @@ describe('webhooks: signed, durable, retried deliveries', () => {
     const bad = await server.call('POST', `/projects/${child}/setting`, { body: { webHooks: [{ postUrl: 'ftp://x', eventTypes: ['ISSUE'] }] } });
     expect(bad.status).toBe(400);
     expect(bad.json.detail).toContain('postUrl');
-    const unknownType = await server.call('POST', `/projects/${child}/setting`, { body: { webHooks: [{ postUrl: 'http://example.com', eventTypes: ['NOPE'] }] } });
+    const unknownType = await server.call('POST', `/projects/${child}/setting`, {
+      body: { webHooks: [{ postUrl: 'http://example.com', eventTypes: ['NOPE'] }] },
+    });
     expect(unknownType.status).toBe(400);
     await setWebHooks(server, child, [{ postUrl: 'http://example.com/x', eventTypes: [] }]);
     const stored = (await server.call('GET', `/projects/${child}/setting`)).json.webHooks;
@@ -68,9 +70,17 @@ describe('webhooks: signed, durable, retried deliveries', () => {
     expect(issue.status, issue.text).toBe(200);
     const comment = await server.call('POST', '/code-comments', {
       body: {
-        projectId: child, content: 'why?',
+        projectId: child,
+        content: 'why?',
         mark: { commitHash: head, path: 'README.md', range: { fromRow: 0, fromColumn: 0, toRow: 0, toColumn: 3 } },
-        compareContext: { pullRequestId: null, oldCommitHash: '0'.repeat(40), newCommitHash: head, pathFilter: null, currentFile: null, whitespaceOption: 'DEFAULT' },
+        compareContext: {
+          pullRequestId: null,
+          oldCommitHash: '0'.repeat(40),
+          newCommitHash: head,
+          pathFilter: null,
+          currentFile: null,
+          whitespaceOption: 'DEFAULT',
+        },
       },
     });
     expect(comment.status, comment.text).toBe(200);
@@ -93,17 +103,26 @@ describe('webhooks: signed, durable, retried deliveries', () => {
       expect(delivery.headers['x-gitloom-delivery']).toMatch(/^[0-9a-f-]{36}$/);
     }
     const push = deliveriesOf('CODE_PUSH').map((d) => JSON.parse(d.body));
-    expect(push).toContainEqual(expect.objectContaining({ '@type': 'RefUpdated', projectId: child, refName: 'refs/heads/main', oldCommitId: null, newCommitId: head }));
+    expect(push).toContainEqual(
+      expect.objectContaining({ '@type': 'RefUpdated', projectId: child, refName: 'refs/heads/main', oldCommitId: null, newCommitId: head }),
+    );
     const pulls = deliveriesOf('PULL_REQUEST').map((d) => JSON.parse(d.body));
     expect(pulls.map((p) => p['@type'])).toEqual(expect.arrayContaining(['PullRequestOpened', 'PullRequestCommentCreated']));
-    expect(pulls.find((p) => p['@type'] === 'PullRequestCommentCreated')).toMatchObject({ text: 'looks good', pullRequest: { id: pr.json, title: 'Add feature' } });
+    expect(pulls.find((p) => p['@type'] === 'PullRequestCommentCreated')).toMatchObject({
+      text: 'looks good',
+      pullRequest: { id: pr.json, title: 'Add feature' },
+    });
     expect(JSON.parse(deliveriesOf('ISSUE')[0].body)).toMatchObject({ '@type': 'IssueOpened', issue: { id: issue.json, title: 'A bug' }, text: 'it breaks' });
     expect(JSON.parse(deliveriesOf('CODE_COMMENT')[0].body)).toMatchObject({ '@type': 'CodeCommentCreated', codeComment: { id: comment.json } });
     expect(deliveriesOf('BUILD').map((d) => JSON.parse(d.body).build.id)).toContain(build.json);
 
     const merged = await server.call('POST', `/pulls/${pr.json}/merge`, { text: '' });
     expect(merged.status, merged.text).toBe(200);
-    const mergeDelivery = await eventually(async () => deliveriesOf('PULL_REQUEST').map((d) => JSON.parse(d.body)).find((p) => p['@type'] === 'PullRequestMerged'));
+    const mergeDelivery = await eventually(async () =>
+      deliveriesOf('PULL_REQUEST')
+        .map((d) => JSON.parse(d.body))
+        .find((p) => p['@type'] === 'PullRequestMerged'),
+    );
     expect(mergeDelivery).toMatchObject({ pullRequest: { id: pr.json, status: 'MERGED' } });
 
     // the deliveries are listed with their attempts; the secret is not shown (the merge's own
@@ -132,7 +151,12 @@ describe('webhooks: signed, durable, retried deliveries', () => {
       return list.find((d) => d.postUrl.endsWith('/flaky') && d.status === 'DELIVERED');
     }, 30_000);
     expect(delivery).toMatchObject({ attemptCount: 4 });
-    expect(delivery.attempts.map((a: any) => [a.successful, a.responseStatus])).toEqual([[false, 503], [false, 503], [false, 503], [true, 200]]);
+    expect(delivery.attempts.map((a: any) => [a.successful, a.responseStatus])).toEqual([
+      [false, 503],
+      [false, 503],
+      [false, 503],
+      [true, 200],
+    ]);
     expect(delivery.attempts[0].responseExcerpt).toBe('not now');
     const flakyBodies = receiver.received.filter((r) => r.path === '/flaky');
     expect(flakyBodies).toHaveLength(4);
@@ -151,9 +175,9 @@ describe('webhooks: signed, durable, retried deliveries', () => {
 
   it('documents the delivery endpoints in OpenAPI', async () => {
     const spec = await (await fetch(`${server.url}/~api/openapi.json`)).json();
-    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining([
-      '/~api/projects/{projectId}/webhook-deliveries', '/~api/webhook-deliveries/{deliveryId}/redeliver',
-    ]));
+    expect(Object.keys(spec.paths)).toEqual(
+      expect.arrayContaining(['/~api/projects/{projectId}/webhook-deliveries', '/~api/webhook-deliveries/{deliveryId}/redeliver']),
+    );
   });
 
   it('is restricted to project managers', async () => {

@@ -29,8 +29,8 @@ describe('dependency rules (npm run lint)', () => {
 
   beforeAll(async () => {
     fixtures = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-lint-'));
-    const write = (dir: string, file: string, text: string) => fs.mkdir(path.join(fixtures, dir), { recursive: true })
-      .then(() => fs.writeFile(path.join(fixtures, dir, file), text));
+    const write = (dir: string, file: string, text: string) =>
+      fs.mkdir(path.join(fixtures, dir), { recursive: true }).then(() => fs.writeFile(path.join(fixtures, dir, file), text));
     await write('cycle', 'a.ts', "import { b } from './b.js';\nexport const a = (): number => b() + 1;\n");
     await write('cycle', 'b.ts', "import { a } from './a.js';\nexport const b = (): number => (a.length > 0 ? 1 : 0);\n");
     // a cycle of type-only imports is erased by the compiler: none at run time
@@ -59,7 +59,11 @@ describe('dependency rules (npm run lint)', () => {
     const refused = await tool('eslint', ['--stdin', '--stdin-filename', 'src/domain/lint-fixture.ts'], source);
     expect(refused.code).not.toBe(0);
     expect(refused.output).toContain('domain may not depend on src/http');
-    const allowed = await tool('eslint', ['--stdin', '--stdin-filename', 'src/http/lint-fixture.ts'], source.replace('../http/routes/index.js', './routes/index.js'));
+    const allowed = await tool(
+      'eslint',
+      ['--stdin', '--stdin-filename', 'src/http/lint-fixture.ts'],
+      source.replace('../http/routes/index.js', './routes/index.js'),
+    );
     expect(allowed.code, allowed.output).toBe(0);
   });
 });

@@ -4,18 +4,7 @@ import { describeLanguageTable, parse, parseError } from './language-table.js';
 
 // docs/compatibility.md#builds-query-language
 describeLanguageTable('builds', {
-  bare: [
-    'successful',
-    'failed',
-    'cancelled',
-    'timed out',
-    'waiting',
-    'pending',
-    'running',
-    'finished',
-    'submitted by me',
-    'cancelled by me',
-  ],
+  bare: ['successful', 'failed', 'cancelled', 'timed out', 'waiting', 'pending', 'running', 'finished', 'submitted by me', 'cancelled by me'],
   withValue: ['submitted by', 'cancelled by', 'fixed issue', 'depends on', 'dependencies of', 'in pipeline of', 'ran on'],
   fields: {
     Project: ['is'],
@@ -99,9 +88,7 @@ describe('builds: reference examples', () => {
       left: { kind: 'field', field: 'Environment', operator: 'is', value: 'prod', column: 1 },
       right: { kind: 'field', field: 'Environment', operator: 'is empty', value: null, column: 28 },
     });
-    expect(() => parseQuery('builds', '"Environment" is since "yesterday"', options)).toThrow(
-      "Field 'Environment' is not applicable for operator 'is since'",
-    );
+    expect(() => parseQuery('builds', '"Environment" is since "yesterday"', options)).toThrow("Field 'Environment' is not applicable for operator 'is since'");
     expect(() => parseQuery('builds', 'order by "Environment"', options)).toThrow('Can not order by field: Environment');
     expect(() => parseQuery('builds', '"Environment" is "prod"')).toThrow('Field not found: Environment');
   });

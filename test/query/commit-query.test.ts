@@ -14,10 +14,19 @@ describe('commit query syntax (OneDev 8.6 CommitQuery)', () => {
       { type: 'committed-by-me', column: 33 },
       { type: 'revision', scope: null, kind: 'branch', value: 'feature/x', column: 56 },
     ]);
-    expect(parseCommitQuery('message(fix \\(#12\\)) path(src/a b.ts) before(last week) after(2024-01-01) author(*bob*) committer(x) commit(abc) build(#3)')
-      .map((c) => [c.type, 'value' in c ? c.value : null])).toEqual([
-      ['message', 'fix (#12)'], ['path', 'src/a b.ts'], ['before', 'last week'], ['after', '2024-01-01'], ['author', '*bob*'],
-      ['committer', 'x'], ['revision', 'abc'], ['revision', '#3'],
+    expect(
+      parseCommitQuery('message(fix \\(#12\\)) path(src/a b.ts) before(last week) after(2024-01-01) author(*bob*) committer(x) commit(abc) build(#3)').map(
+        (c) => [c.type, 'value' in c ? c.value : null],
+      ),
+    ).toEqual([
+      ['message', 'fix (#12)'],
+      ['path', 'src/a b.ts'],
+      ['before', 'last week'],
+      ['after', '2024-01-01'],
+      ['author', '*bob*'],
+      ['committer', 'x'],
+      ['revision', 'abc'],
+      ['revision', '#3'],
     ]);
     expect(parseCommitQuery('')).toEqual([]);
     expect(parseCommitQuery('   ')).toEqual([]);

@@ -5,15 +5,7 @@ import { describeLanguageTable, parse, parseError } from './language-table.js';
 // docs/compatibility.md#issues-query-language
 describeLanguageTable('issues', {
   bare: ['confidential', 'submitted by me', 'commented by me', 'mentioned me'],
-  withValue: [
-    'submitted by',
-    'commented by',
-    'mentioned',
-    'fixed in commit',
-    'fixed in build',
-    'fixed in pull request',
-    'has any',
-  ],
+  withValue: ['submitted by', 'commented by', 'mentioned', 'fixed in commit', 'fixed in build', 'fixed in pull request', 'has any'],
   fields: {
     Project: ['is'],
     Number: ['is', 'is greater than', 'is less than'],
@@ -132,15 +124,11 @@ describe('issues: custom fields', () => {
   it('named custom fields sort; fully defined ones follow their definition', () => {
     expect(parseQuery('issues', 'order by "due date" desc', options).orders).toEqual([{ field: 'Due Date', direction: 'desc' }]);
     expect(() => parseQuery('issues', 'order by "Priority"', options)).toThrow('Can not order by field: Priority');
-    expect(() => parseQuery('issues', '"Priority" is empty', options)).toThrow(
-      "Field 'Priority' is not applicable for operator 'is empty'",
-    );
+    expect(() => parseQuery('issues', '"Priority" is empty', options)).toThrow("Field 'Priority' is not applicable for operator 'is empty'");
   });
 
   it('built-in fields win over custom fields of the same name', () => {
-    expect(() => parseQuery('issues', '"Title" is me', { extraFields: ['Title'] })).toThrow(
-      "Field 'Title' is not applicable for operator 'is me'",
-    );
+    expect(() => parseQuery('issues', '"Title" is me', { extraFields: ['Title'] })).toThrow("Field 'Title' is not applicable for operator 'is me'");
   });
 
   it('languages without custom fields refuse names', () => {

@@ -24,10 +24,13 @@ const subject = (over: Partial<JobMatchSubject> = {}): JobMatchSubject => ({
 const matches = (text: string, over: Partial<JobMatchSubject> = {}): boolean => jobMatches(parseJobMatch(text), subject(over));
 
 describe('job match language: definition', () => {
-  it('has the value operators and fields of OneDev\'s JobMatch, and no order by', () => {
+  it("has the value operators and fields of OneDev's JobMatch, and no order by", () => {
     expect([...JOB_MATCH.valueOperators].sort()).toEqual(['on branch', 'submitted by group', 'submitted by user']);
     expect(JOB_MATCH.bareOperators).toEqual([]);
-    expect(JOB_MATCH.fields.map((f) => [f.name, f.operators])).toEqual([['Project', ['is']], ['Job', ['is']]]);
+    expect(JOB_MATCH.fields.map((f) => [f.name, f.operators])).toEqual([
+      ['Project', ['is']],
+      ['Job', ['is']],
+    ]);
     expect(JOB_MATCH.sortFields).toEqual([]);
   });
 });
@@ -62,7 +65,13 @@ describe('job match language: parsing through parseQuery', () => {
       operands: [
         { type: 'onBranch', branch: 'a' },
         { type: 'onBranch', branch: 'b' },
-        { type: 'and', operands: [{ type: 'user', name: 'u' }, { type: 'project', path: 'p/*' }] },
+        {
+          type: 'and',
+          operands: [
+            { type: 'user', name: 'u' },
+            { type: 'project', path: 'p/*' },
+          ],
+        },
         { type: 'not', operand: { type: 'group', name: 'g' } },
       ],
     });
@@ -111,7 +120,7 @@ describe('job match language: errors say what and where', () => {
 });
 
 describe('job match language: evaluation', () => {
-  it('on branch takes path wildcards over any of the subject\'s branches', () => {
+  it("on branch takes path wildcards over any of the subject's branches", () => {
     expect(matches('on branch "main"')).toBe(true);
     expect(matches('on branch "main"', { branches: ['dev'] })).toBe(false);
     expect(matches('on branch "release/**"', { branches: ['release/1/2'] })).toBe(true);

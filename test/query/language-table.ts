@@ -103,16 +103,12 @@ export function describeLanguageTable(language: QueryLanguage, ref: ReferenceLan
         column: 1,
       };
       expect(parse(language, text)).toEqual({ criteria: expected, orders: [] });
-      const lenient = unary
-        ? `"${field.toLowerCase()}"${mangle(operator)}`
-        : `"${field.toUpperCase()}"\n${mangle(operator)}"${value}"`;
+      const lenient = unary ? `"${field.toLowerCase()}"${mangle(operator)}` : `"${field.toUpperCase()}"\n${mangle(operator)}"${value}"`;
       expect(parse(language, lenient).criteria).toEqual(expected);
     });
   });
 
-  const refused = Object.entries(ref.fields).flatMap(([field, ops]) =>
-    fieldOperators.filter((op) => !ops.includes(op)).map((op) => [field, op]),
-  );
+  const refused = Object.entries(ref.fields).flatMap(([field, ops]) => fieldOperators.filter((op) => !ops.includes(op)).map((op) => [field, op]));
   describe(`${language}: field criteria with an operator the field does not take`, () => {
     it.each(refused)('"%s" %s', (field, operator) => {
       const text = ref.unary.includes(operator) ? `"${field}" ${operator}` : `"${field}" ${operator} "1"`;
@@ -149,9 +145,7 @@ export function describeLanguageTable(language: QueryLanguage, ref: ReferenceLan
     } else {
       it('refuses #N and N', () => {
         expect(parseError(language, '#42').message).toBe("Unexpected '#42' at column 1");
-        expect(parseError(language, `${ref.bare[0]} or 42`).message).toBe(
-          `Unexpected '42' at column ${ref.bare[0].length + 5}`,
-        );
+        expect(parseError(language, `${ref.bare[0]} or 42`).message).toBe(`Unexpected '42' at column ${ref.bare[0].length + 5}`);
       });
     }
   });
@@ -164,18 +158,12 @@ export function describeLanguageTable(language: QueryLanguage, ref: ReferenceLan
     });
 
     it('refuses an unknown operator', () => {
-      expect(parseError(language, `${ref.bare[0]} or frobnicated`).message).toBe(
-        `Unexpected 'frobnicated' at column ${ref.bare[0].length + 5}`,
-      );
+      expect(parseError(language, `${ref.bare[0]} or frobnicated`).message).toBe(`Unexpected 'frobnicated' at column ${ref.bare[0].length + 5}`);
     });
 
     it('refuses a bare operator given a value and a value operator without one', () => {
-      expect(parseError(language, `${ref.bare[0]} "x"`).message).toBe(
-        `Unexpected '"x"' at column ${ref.bare[0].length + 2}`,
-      );
-      expect(parseError(language, `${ref.withValue[0]} and ${ref.bare[0]}`).message).toBe(
-        `Unexpected 'and' at column ${ref.withValue[0].length + 2}`,
-      );
+      expect(parseError(language, `${ref.bare[0]} "x"`).message).toBe(`Unexpected '"x"' at column ${ref.bare[0].length + 2}`);
+      expect(parseError(language, `${ref.withValue[0]} and ${ref.bare[0]}`).message).toBe(`Unexpected 'and' at column ${ref.withValue[0].length + 2}`);
     });
   });
 }

@@ -3,16 +3,7 @@ import { describeLanguageTable, parse, parseError } from './language-table.js';
 
 // docs/compatibility.md#projects-query-language
 describeLanguageTable('projects', {
-  bare: [
-    'roots',
-    'leafs',
-    'fork roots',
-    'owned by me',
-    'owned by none',
-    'has outdated replicas',
-    'without enough replicas',
-    'missing storage',
-  ],
+  bare: ['roots', 'leafs', 'fork roots', 'owned by me', 'owned by none', 'has outdated replicas', 'without enough replicas', 'missing storage'],
   withValue: ['owned by', 'children of', 'forks of'],
   fields: {
     Name: ['is'],
@@ -61,9 +52,7 @@ describe('projects: reference examples', () => {
   });
 
   it('date criterion with two orders', () => {
-    expect(
-      parse('projects', '"Last Activity Date" is since "last week" order by "Last Commit Date" desc and "Name"'),
-    ).toEqual({
+    expect(parse('projects', '"Last Activity Date" is since "last week" order by "Last Commit Date" desc and "Name"')).toEqual({
       criteria: { kind: 'field', field: 'Last Activity Date', operator: 'is since', value: 'last week', column: 1 },
       orders: [
         { field: 'Last Commit Date', direction: 'desc' },

@@ -57,17 +57,7 @@ describeLanguageTable('pulls', {
     'Last Activity Date': 'yesterday',
     'Close Date': '3 days ago',
   },
-  sort: [
-    'Submit Date',
-    'Last Activity Date',
-    'Number',
-    'Status',
-    'Target Project',
-    'Source Project',
-    'Target Branch',
-    'Source Branch',
-    'Comment Count',
-  ],
+  sort: ['Submit Date', 'Last Activity Date', 'Number', 'Status', 'Target Project', 'Source Project', 'Target Branch', 'Source Branch', 'Comment Count'],
   numbers: true,
 });
 

@@ -79,10 +79,7 @@ describe('quoted strings and fuzzy text', () => {
 describe('leniency (docs/compatibility.md#gitloom-differs-pagination-and-query-parameters)', () => {
   it('keywords are case-insensitive and any whitespace separates tokens', () => {
     const strict = parse('pulls', 'not(open) and "Title" contains "x" or submitted by "bob" order by "Number" desc and "Status"');
-    const lenient = parse(
-      'pulls',
-      '\n NOT\t( OPEN )\r\nAND   "title"\tCONTAINS\n"x" Or SUBMITTED\t\tBy "bob"\n\nORDER  BY\t"number" DESC\nAnd "STATUS" Asc ',
-    );
+    const lenient = parse('pulls', '\n NOT\t( OPEN )\r\nAND   "title"\tCONTAINS\n"x" Or SUBMITTED\t\tBy "bob"\n\nORDER  BY\t"number" DESC\nAnd "STATUS" Asc ');
     const strip = (value: unknown): unknown => JSON.parse(JSON.stringify(value, (k, v) => (k === 'column' ? undefined : v)));
     expect(strip(lenient)).toEqual(strip(strict));
     expect(lenient.orders).toEqual([

@@ -1,13 +1,7 @@
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { BadRequest } from '../../src/errors.js';
-import {
-  MAX_MATCH_COST,
-  MAX_PATTERN_LENGTH,
-  MAX_PROGRAM_SIZE,
-  UserPatternError,
-  compileUserRegex,
-} from '../../src/query/index.js';
+import { MAX_MATCH_COST, MAX_PATTERN_LENGTH, MAX_PROGRAM_SIZE, UserPatternError, compileUserRegex } from '../../src/query/index.js';
 import { estimateProgramSize } from '../../src/query/user-patterns.js';
 
 /** The UserPatternError `fn` throws. */
@@ -61,9 +55,15 @@ describe('compileUserRegex: refusals', () => {
     expect(error).toMatchObject({ status: 400, code: 'GITLOOM_ERR_PATTERN', problem: 'too-long', message: 'Pattern is longer than 1000 characters (1001)' });
   });
 
-  it('refuses invalid patterns with the engine\'s reason, and what RE2 does not support', () => {
-    expect(refusal(() => compileUserRegex('v[0-9'))).toMatchObject({ problem: 'invalid', reason: expect.stringMatching(/^is not a valid regular expression: missing closing \]/) });
-    expect(refusal(() => compileUserRegex('('))).toMatchObject({ problem: 'invalid', message: 'Pattern is not a valid regular expression: missing closing ): `(`' });
+  it("refuses invalid patterns with the engine's reason, and what RE2 does not support", () => {
+    expect(refusal(() => compileUserRegex('v[0-9'))).toMatchObject({
+      problem: 'invalid',
+      reason: expect.stringMatching(/^is not a valid regular expression: missing closing \]/),
+    });
+    expect(refusal(() => compileUserRegex('('))).toMatchObject({
+      problem: 'invalid',
+      message: 'Pattern is not a valid regular expression: missing closing ): `(`',
+    });
     // lookaround, backreferences and possessive quantifiers need a backtracking engine
     for (const pattern of ['(?=a)a', '(?!a)b', '(?<=a)b', '(a)\\1', 'a++']) {
       expect(refusal(() => compileUserRegex(pattern)).problem, pattern).toBe('invalid');
@@ -87,7 +87,10 @@ describe('compileUserRegex: refusals', () => {
     expect(regex.maxTextLength).toBe(Math.floor(MAX_MATCH_COST / regex.size) - 1);
     expect(regex.matches('a'.repeat(regex.maxTextLength))).toBe(false);
     const error = refusal(() => regex.matches('a'.repeat(regex.maxTextLength + 1)));
-    expect(error).toMatchObject({ problem: 'text-too-long', message: `Text of ${regex.maxTextLength + 1} characters is too long to match against this pattern (at most ${regex.maxTextLength})` });
+    expect(error).toMatchObject({
+      problem: 'text-too-long',
+      message: `Text of ${regex.maxTextLength + 1} characters is too long to match against this pattern (at most ${regex.maxTextLength})`,
+    });
     // small patterns take long texts
     expect(compileUserRegex('(?s).*').matches('x'.repeat(4000))).toBe(true);
   });
@@ -97,10 +100,22 @@ describe('estimateProgramSize', () => {
   it('stays within a small factor of the compiled size', () => {
     const patterns = [
       String.raw`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`,
-      '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', 'Signed-off-by: .+ <.+@.+>', '.{1,255}',
-      '\\w{0,999}', 'a{0,99}'.repeat(5), '((a{1,10}){1,10}){1,5}', '(?:(?:\\w{0,9}\\s{0,9}){0,9}x){0,9}',
-      '(?:a|aa|aaa|b){0,200}c', '[[:alpha:]]{3,}', '\\Qa.b\\E{5}', '(?i)abc{10,}', '\\p{Greek}{10,20}',
-      '(?:ab|cd|ef){0,100}', '[^\\]]{50}', '(?P<n>x{30}){30}', 'x'.repeat(1000),
+      '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}',
+      'Signed-off-by: .+ <.+@.+>',
+      '.{1,255}',
+      '\\w{0,999}',
+      'a{0,99}'.repeat(5),
+      '((a{1,10}){1,10}){1,5}',
+      '(?:(?:\\w{0,9}\\s{0,9}){0,9}x){0,9}',
+      '(?:a|aa|aaa|b){0,200}c',
+      '[[:alpha:]]{3,}',
+      '\\Qa.b\\E{5}',
+      '(?i)abc{10,}',
+      '\\p{Greek}{10,20}',
+      '(?:ab|cd|ef){0,100}',
+      '[^\\]]{50}',
+      '(?P<n>x{30}){30}',
+      'x'.repeat(1000),
     ];
     for (const pattern of patterns) {
       const real = RE2JS.compile(pattern).programSize();

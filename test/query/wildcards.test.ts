@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  LIKE_ESCAPE,
-  antPathMatcher,
-  antPathToLike,
-  containsToLike,
-  escapeLike,
-  wildcardMatcher,
-  wildcardToLike,
-} from '../../src/query/index.js';
+import { LIKE_ESCAPE, antPathMatcher, antPathToLike, containsToLike, escapeLike, wildcardMatcher, wildcardToLike } from '../../src/query/index.js';
 
 describe('LIKE patterns', () => {
   it('escapes %, _ and the escape character itself', () => {
@@ -71,9 +63,12 @@ describe('Ant path patterns', () => {
 
   it('LIKE pre-filter matches a superset of the matcher', () => {
     const likeToRegExp = (like: string) =>
-      new RegExp(`^${like.replace(/\\(.)|%|_|[.*+?^${}()|[\]/]/g, (m, escaped: string | undefined) =>
-        escaped !== undefined ? `\\${escaped}` : m === '%' ? '.*' : m === '_' ? '.' : `\\${m}`,
-      )}$`, 's');
+      new RegExp(
+        `^${like.replace(/\\(.)|%|_|[.*+?^${}()|[\]/]/g, (m, escaped: string | undefined) =>
+          escaped !== undefined ? `\\${escaped}` : m === '%' ? '.*' : m === '_' ? '.' : `\\${m}`,
+        )}$`,
+        's',
+      );
     const paths = ['acme', 'acme/app', 'acme/a/b', 'x/app', 'app', 'a/b', 'a/x/b', 'acme_1/app'];
     for (const pattern of ['acme/**', '**/app', 'a/**/b', 'acme/*', 'a/?', '*/app', 'acme_1/*']) {
       const exact = antPathMatcher(pattern);

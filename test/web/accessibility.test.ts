@@ -13,7 +13,13 @@ const NARROW = { width: 360, count: 12 };
 
 /** Links that are not pages (raw bytes, downloads, logs, the API) or that change state. */
 const SKIPPED = [
-  /\/~raw\//, /\/artifacts\//, /\/~builds\/\d+\/log/, /^\/~logout/, /^\/~api/, /^\/~help/, /^\/~assets\//,
+  /\/~raw\//,
+  /\/artifacts\//,
+  /\/~builds\/\d+\/log/,
+  /^\/~logout/,
+  /^\/~api/,
+  /^\/~help/,
+  /^\/~assets\//,
   /\/(delete|remove|cancel|rebuild|merge|discard|reopen|reset|disable)$/,
 ];
 
@@ -23,9 +29,7 @@ const SKIPPED = [
  * the crawl visits each kind of page once, whatever new pages link to.
  */
 function patternOf(url: URL): string {
-  let path = url.pathname
-    .replace(/\/[0-9a-f]{40}(?=\/|$)/g, '/:hash')
-    .replace(/\/\d+(?=\/|$)/g, '/:number');
+  let path = url.pathname.replace(/\/[0-9a-f]{40}(?=\/|$)/g, '/:hash').replace(/\/\d+(?=\/|$)/g, '/:number');
   const inRevision = /^(.*\/~files)\/[^/]+(\/.*)?$/.exec(path);
   if (inRevision) {
     const last = inRevision[2]?.split('/').pop() ?? '';
@@ -35,7 +39,13 @@ function patternOf(url: URL): string {
   return keys.length ? `${path}?${keys.join('&')}` : path;
 }
 
-interface Violation { rule: string; impact: string; page: string; mode: string; nodes: string[] }
+interface Violation {
+  rule: string;
+  impact: string;
+  page: string;
+  mode: string;
+  nodes: string[];
+}
 
 /** Runs axe-core in the page and returns its serious and critical violations. */
 async function seriousViolations(page: Page, mode: string): Promise<Violation[]> {
@@ -45,7 +55,10 @@ async function seriousViolations(page: Page, mode: string): Promise<Violation[]>
   return (results.violations as { id: string; impact: string; help: string; nodes: { target: string[]; failureSummary: string }[] }[])
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({
-      rule: `${v.id}: ${v.help}`, impact: v.impact, page: `${url.pathname}${url.search}`, mode,
+      rule: `${v.id}: ${v.help}`,
+      impact: v.impact,
+      page: `${url.pathname}${url.search}`,
+      mode,
       nodes: v.nodes.slice(0, 5).map((n) => `${n.target.join(' ')} — ${n.failureSummary.replace(/\s+/g, ' ')}`),
     }));
 }
@@ -55,7 +68,7 @@ async function checkSchemes(page: Page, width: number): Promise<Violation[]> {
   const found: Violation[] = [];
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme });
-    found.push(...await seriousViolations(page, `${colorScheme}, ${width} px`));
+    found.push(...(await seriousViolations(page, `${colorScheme}, ${width} px`)));
   }
   return found;
 }
@@ -94,8 +107,11 @@ describe('accessibility of every page', () => {
     const narrow = await signedInPage(NARROW.width);
     // pages reached through forms rather than links
     const queue = [
-      '/', `/${repo.path}/~pulls/new?target=main&source=greetings`, `/${repo.path}/~compare?left=main&right=greetings`,
-      `/${repo.path}/~issues/new`, `/${repo.path}/~no-such-page`,
+      '/',
+      `/${repo.path}/~pulls/new?target=main&source=greetings`,
+      `/${repo.path}/~compare?left=main&right=greetings`,
+      `/${repo.path}/~issues/new`,
+      `/${repo.path}/~no-such-page`,
     ].map((p) => new URL(p, origin));
     const seen = new Set(queue.map(patternOf));
     const visited: string[] = [];
@@ -107,10 +123,10 @@ describe('accessibility of every page', () => {
       const response = await wide.goto(url.href);
       if (!response || response.status() >= 500) serverErrors.push(`${url.pathname}${url.search}: ${response?.status()}`);
       visited.push(patternOf(url));
-      violations.push(...await checkSchemes(wide, 1280));
+      violations.push(...(await checkSchemes(wide, 1280)));
       if (visited.length <= NARROW.count) {
         await narrow.goto(url.href);
-        violations.push(...await checkSchemes(narrow, NARROW.width));
+        violations.push(...(await checkSchemes(narrow, NARROW.width)));
       }
       const hrefs = await wide.locator('a[href]:not([download])').evaluateAll((links) => links.map((a) => (a as HTMLAnchorElement).href));
       for (const href of hrefs) {
@@ -125,7 +141,13 @@ describe('accessibility of every page', () => {
     }
 
     // the crawl reached the seeded things, not only the first page
-    for (const expected of ['/demo/~pulls/:number/changes', '/demo/~builds/:number', '/demo/~issues/:number', '/demo/~commits/:hash', '/demo/~files/:revision/*.ts']) {
+    for (const expected of [
+      '/demo/~pulls/:number/changes',
+      '/demo/~builds/:number',
+      '/demo/~issues/:number',
+      '/demo/~commits/:hash',
+      '/demo/~files/:revision/*.ts',
+    ]) {
       expect(visited).toContain(expected);
     }
     expect(serverErrors).toEqual([]);

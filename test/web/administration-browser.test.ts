@@ -77,12 +77,17 @@ describe('administration and personal settings in a browser', () => {
     await page.getByRole('button', { name: 'Save query' }).click();
     await page.waitForURL(/\/shop\/~pulls\?query=/);
 
-    const personalizations = async () => (await web.server.call('GET', `/users/${erin.id}/project-pull-request-query-personalizations`, { auth: erin.auth })).json as { queries: { name: string; query: string | null }[] }[];
+    const personalizations = async () =>
+      (await web.server.call('GET', `/users/${erin.id}/project-pull-request-query-personalizations`, { auth: erin.auth })).json as {
+        queries: { name: string; query: string | null }[];
+      }[];
     expect((await personalizations()).flatMap((p) => p.queries)).toEqual([{ name: 'My open', query: 'open and submitted by me' }]);
 
     await page.goto(`${web.server.url}/~my/saved-queries`);
     expect(await page.getByRole('heading', { name: 'Pull requests of shop' }).count()).toBe(1);
-    expect(await page.getByRole('link', { name: 'My open' }).getAttribute('href')).toBe(`/shop/~pulls?${new URLSearchParams({ query: 'open and submitted by me' })}`);
+    expect(await page.getByRole('link', { name: 'My open' }).getAttribute('href')).toBe(
+      `/shop/~pulls?${new URLSearchParams({ query: 'open and submitted by me' })}`,
+    );
     await page.getByRole('button', { name: 'Delete saved query My open of Pull requests of shop' }).click();
     await page.waitForURL(`${web.server.url}/~my/saved-queries`);
     expect(await page.getByRole('link', { name: 'My open' }).count()).toBe(0);

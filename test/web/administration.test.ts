@@ -20,14 +20,14 @@ describe('administration pages', () => {
     await server?.close();
   });
 
-  const get = (path: string, session?: WebSession) =>
-    fetch(`${server.url}${path}`, { redirect: 'manual', headers: session ? { cookie: session.cookie } : {} });
-  const post = (path: string, fields: Record<string, string>, session: WebSession = admin) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-    body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
-  });
+  const get = (path: string, session?: WebSession) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: session ? { cookie: session.cookie } : {} });
+  const post = (path: string, fields: Record<string, string>, session: WebSession = admin) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+      body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
+    });
   const userByName = async (name: string) =>
     ((await server.call('GET', `/users?term=${name}`)).json as { id: number; name: string; fullName: string | null }[]).find((u) => u.name === name);
 
@@ -50,8 +50,15 @@ describe('administration pages', () => {
 
   it('serves every administration page with its title and section', async () => {
     const pages: [string, string][] = [
-      ['users', 'Users'], ['users/new', 'New user'], [`users/${alice.id}`, 'User alice'], ['groups', 'Groups'], ['roles', 'Roles'],
-      ['roles/new', 'New role'], ['roles/1', 'Role Project Owner'], ['security', 'Security'], ['label-specs', 'Labels'],
+      ['users', 'Users'],
+      ['users/new', 'New user'],
+      [`users/${alice.id}`, 'User alice'],
+      ['groups', 'Groups'],
+      ['roles', 'Roles'],
+      ['roles/new', 'New role'],
+      ['roles/1', 'Role Project Owner'],
+      ['security', 'Security'],
+      ['label-specs', 'Labels'],
     ];
     for (const [path, title] of pages) {
       const response = await get(`/~administration/${path}`, admin);
@@ -71,7 +78,8 @@ describe('administration pages', () => {
 
   it('refuses a form without the CSRF token', async () => {
     const response = await fetch(`${server.url}/~administration/users/new`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: admin.cookie },
       body: new URLSearchParams({ name: 'nocsrf', emailAddress: 'n@example.com', password: 'x' }).toString(),
     });
@@ -88,7 +96,7 @@ describe('administration pages', () => {
     expect(found).not.toContain('>admin</a>');
   });
 
-  it('creates a user, and keeps the values with the domain\'s message when refused', async () => {
+  it("creates a user, and keeps the values with the domain's message when refused", async () => {
     const refused = await post('/~administration/users/new', { name: 'carol', fullName: 'Carol C', emailAddress: 'alice@example.com', password: 'pw' });
     expect(refused.status).toBe(409);
     const html = await refused.text();
@@ -144,18 +152,23 @@ describe('administration pages', () => {
     expect((await get('/~administration/users/abc', admin)).status).toBe(404);
   });
 
-  it('adds a user\'s email addresses verified, moves the primary and git roles, and removes them', async () => {
+  it("adds a user's email addresses verified, moves the primary and git roles, and removes them", async () => {
     const [erin] = await givenUsers(server, 'erin');
     const base = `/~administration/users/${erin.id}`;
-    const emails = async () => ((await server.call('GET', `/users/${erin.id}/email-addresses`)).json as { id: number; value: string; primary: boolean; git: boolean }[])
-      .map(({ value, primary, git }) => ({ value, primary, git }));
+    const emails = async () =>
+      ((await server.call('GET', `/users/${erin.id}/email-addresses`)).json as { id: number; value: string; primary: boolean; git: boolean }[]).map(
+        ({ value, primary, git }) => ({ value, primary, git }),
+      );
     const before = await emails();
     const first = before[0].value;
 
     const added = await post(`${base}/email-addresses`, { value: ' Erin.Work@Example.COM ' });
     expect(added.status).toBe(303);
     expect(added.headers.get('location')).toBe(base);
-    expect(await emails()).toEqual([{ value: first, primary: true, git: true }, { value: 'erin.work@example.com', primary: false, git: false }]);
+    expect(await emails()).toEqual([
+      { value: first, primary: true, git: true },
+      { value: 'erin.work@example.com', primary: false, git: false },
+    ]);
     // added by an administrator: verified at once (no "unverified" badge)
     expect(await (await get(base, admin)).text()).not.toContain('unverified');
 
@@ -171,11 +184,18 @@ describe('administration pages', () => {
       expect(html).toContain(`value="${value}"`);
     }
 
-    const work = (await server.call('GET', `/users/${erin.id}/email-addresses`)).json.find((e: { value: string }) => e.value === 'erin.work@example.com').id as number;
+    const work = (await server.call('GET', `/users/${erin.id}/email-addresses`)).json.find((e: { value: string }) => e.value === 'erin.work@example.com')
+      .id as number;
     expect((await post(`${base}/email-addresses/git`, { id: String(work) })).status).toBe(303);
-    expect(await emails()).toEqual([{ value: first, primary: true, git: false }, { value: 'erin.work@example.com', primary: false, git: true }]);
+    expect(await emails()).toEqual([
+      { value: first, primary: true, git: false },
+      { value: 'erin.work@example.com', primary: false, git: true },
+    ]);
     expect((await post(`${base}/email-addresses/primary`, { id: String(work) })).status).toBe(303);
-    expect(await emails()).toEqual([{ value: first, primary: false, git: false }, { value: 'erin.work@example.com', primary: true, git: true }]);
+    expect(await emails()).toEqual([
+      { value: first, primary: false, git: false },
+      { value: 'erin.work@example.com', primary: true, git: true },
+    ]);
 
     const primaryRefused = await post(`${base}/email-addresses/delete`, { id: String(work) });
     expect(primaryRefused.status).toBe(400);
@@ -201,7 +221,12 @@ describe('administration pages', () => {
     expect(created.status).toBe(303);
     const groups = (await server.call('GET', '/groups?name=devs')).json as { id: number }[];
     const groupId = groups[0].id;
-    expect((await server.call('GET', `/groups/${groupId}`)).json).toMatchObject({ name: 'devs', description: 'Developers', administrator: false, createRootProjects: true });
+    expect((await server.call('GET', `/groups/${groupId}`)).json).toMatchObject({
+      name: 'devs',
+      description: 'Developers',
+      administrator: false,
+      createRootProjects: true,
+    });
     const twin = await post('/~administration/groups', { name: 'DEVS' });
     expect(twin.status).toBe(409);
     expect(await twin.text()).toContain('Group name already used: DEVS');
@@ -219,20 +244,34 @@ describe('administration pages', () => {
     expect((await server.call('GET', `/groups/${groupId}/memberships`)).json).toEqual([]);
 
     expect((await post(`/~administration/groups/${groupId}`, { op: 'group', name: 'developers', administrator: 'on' })).status).toBe(303);
-    expect((await server.call('GET', `/groups/${groupId}`)).json).toMatchObject({ name: 'developers', description: null, administrator: true, createRootProjects: false });
+    expect((await server.call('GET', `/groups/${groupId}`)).json).toMatchObject({
+      name: 'developers',
+      description: null,
+      administrator: true,
+      createRootProjects: false,
+    });
     expect((await post(`/~administration/groups/${groupId}/delete`, {})).status).toBe(303);
     expect((await server.call('GET', `/groups/${groupId}`)).status).toBe(404);
   });
 
   it('creates and edits a role with its privileges, and refuses to delete one in use', async () => {
     const created = await post('/~administration/roles/new', {
-      name: 'Triager', manageIssues: 'on', codePrivilege: 'READ', fieldSet: 'ExcludeIssueFields', fields: 'Assignees, Priority',
-      'job0.jobNames': 'ci -release', 'job0.runJob': 'on', 'job0.accessibleReports': '',
+      name: 'Triager',
+      manageIssues: 'on',
+      codePrivilege: 'READ',
+      fieldSet: 'ExcludeIssueFields',
+      fields: 'Assignees, Priority',
+      'job0.jobNames': 'ci -release',
+      'job0.runJob': 'on',
+      'job0.accessibleReports': '',
     });
     expect(created.status).toBe(303);
     const roleId = Number(created.headers.get('location')!.split('/').pop());
     expect((await server.call('GET', `/roles/${roleId}`)).json).toMatchObject({
-      name: 'Triager', manageProject: false, manageIssues: true, codePrivilege: 'READ',
+      name: 'Triager',
+      manageProject: false,
+      manageIssues: true,
+      codePrivilege: 'READ',
       editableIssueFields: { '@type': 'ExcludeIssueFields', excludeFields: ['Assignees', 'Priority'] },
       jobPrivileges: [{ jobNames: 'ci -release', manageJob: false, runJob: true, accessLog: false, accessibleReports: null }],
     });
@@ -241,11 +280,19 @@ describe('administration pages', () => {
 
     // the job row emptied is dropped; the blank row adds one
     const edited = await post(`/~administration/roles/${roleId}`, {
-      name: 'Triager', codePrivilege: 'WRITE', fieldSet: 'AllIssueFields', fields: '', 'job0.jobNames': '', 'job1.jobNames': 'deploy', 'job1.accessLog': 'on',
+      name: 'Triager',
+      codePrivilege: 'WRITE',
+      fieldSet: 'AllIssueFields',
+      fields: '',
+      'job0.jobNames': '',
+      'job1.jobNames': 'deploy',
+      'job1.accessLog': 'on',
     });
     expect(edited.status).toBe(303);
     expect((await server.call('GET', `/roles/${roleId}`)).json).toMatchObject({
-      manageIssues: false, codePrivilege: 'WRITE', editableIssueFields: { '@type': 'AllIssueFields' },
+      manageIssues: false,
+      codePrivilege: 'WRITE',
+      editableIssueFields: { '@type': 'AllIssueFields' },
       jobPrivileges: [{ jobNames: 'deploy', accessLog: true, runJob: false }],
     });
     const badName = await post(`/~administration/roles/${roleId}`, { name: 'Code Writer', codePrivilege: 'NONE', fieldSet: 'AllIssueFields' });
@@ -270,7 +317,11 @@ describe('administration pages', () => {
     expect(saved.status).toBe(200);
     expect(await saved.text()).toContain('Security setting saved.');
     expect((await server.call('GET', '/settings/security')).json).toEqual({
-      enableAnonymousAccess: true, enableSelfRegister: false, enableSelfDeregister: false, defaultLoginGroupId: group, enforce2FA: false,
+      enableAnonymousAccess: true,
+      enableSelfRegister: false,
+      enableSelfDeregister: false,
+      defaultLoginGroupId: group,
+      enforce2FA: false,
     });
     // anonymous visitors are now let in
     expect((await get('/~projects')).status).toBe(200);
@@ -278,7 +329,11 @@ describe('administration pages', () => {
     expect(unknown.status).toBe(400);
     expect(await unknown.text()).toContain('Group not found: 999999');
     expect((await post('/~administration/security', { enableSelfRegister: 'on' })).status).toBe(200);
-    expect((await server.call('GET', '/settings/security')).json).toMatchObject({ enableAnonymousAccess: false, enableSelfRegister: true, defaultLoginGroupId: null });
+    expect((await server.call('GET', '/settings/security')).json).toMatchObject({
+      enableAnonymousAccess: false,
+      enableSelfRegister: true,
+      defaultLoginGroupId: null,
+    });
   });
 
   it('manages label specs', async () => {

@@ -3,16 +3,9 @@ import { browserTests } from '../helpers/browser.js';
 import { givenRepo, givenUsers, type TestUser } from '../helpers/fixtures.js';
 import { ADMIN } from '../helpers/server.js';
 
-const README = [
-  '# Widget',
-  '',
-  'A **small** library.',
-  '',
-  '<img src="x" onerror="window.pwned = true">',
-  '',
-  '<script>window.pwned = true</script>',
-  '',
-].join('\n');
+const README = ['# Widget', '', 'A **small** library.', '', '<img src="x" onerror="window.pwned = true">', '', '<script>window.pwned = true</script>', ''].join(
+  '\n',
+);
 
 /** A person's first steps in the web UI, in Chromium against a real server. */
 describe('web UI in a browser', () => {
@@ -41,7 +34,10 @@ describe('web UI in a browser', () => {
   it('renders a pushed README without running the script it smuggles, and signs out', async () => {
     const page = await web.signedIn(ADMIN.name, ADMIN.password);
     const dialogs: string[] = [];
-    page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
     await page.goto(`${web.server.url}/widget`);
     expect(await page.title()).toBe('widget · Gitloom');
     expect(await page.locator('.markdown h1').textContent()).toBe('Widget');

@@ -72,24 +72,36 @@ describe('web build pages', () => {
   let publishNumber: number;
 
   const get = (path: string, cookie?: string) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
-  const post = (path: string, fields: Record<string, string>, cookie: string) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams(fields).toString(),
-  });
+  const post = (path: string, fields: Record<string, string>, cookie: string) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams(fields).toString(),
+    });
   const apiBuild = async (number: number) => {
     const list = (await server.call('GET', `/builds?query=${encodeURIComponent(`"Number" is "ci#${number}"`)}&offset=0&count=1`)).json;
     return list[0];
   };
-  const finished = (number: number) => eventually(async () => {
-    const build = await apiBuild(number);
-    return FINISHED.includes(build?.status) ? build : null;
-  }, 60_000);
+  const finished = (number: number) =>
+    eventually(async () => {
+      const build = await apiBuild(number);
+      return FINISHED.includes(build?.status) ? build : null;
+    }, 60_000);
   const runSlow = async (): Promise<number> => {
-    const id = (await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName: 'Slow', params: {}, reason: 'test' },
-    })).json as number;
+    const id = (
+      await server.call('POST', '/job-runs', {
+        body: {
+          '@type': 'JobRunOnCommit',
+          projectId: repo.id,
+          commitHash: await repo.head('main'),
+          refName: 'refs/heads/main',
+          jobName: 'Slow',
+          params: {},
+          reason: 'test',
+        },
+      })
+    ).json as number;
     return (await server.call('GET', `/builds/${id}`)).json.number;
   };
   const running = (number: number) => eventually(async () => (await apiBuild(number))?.status === 'RUNNING', 60_000);
@@ -141,9 +153,19 @@ describe('web build pages', () => {
   });
 
   it('caps a big log on the page to its last whole lines, the full log a link away', async () => {
-    const id = (await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: await repo.head('main'), refName: 'refs/heads/main', jobName: 'Big', params: {}, reason: 'test' },
-    })).json as number;
+    const id = (
+      await server.call('POST', '/job-runs', {
+        body: {
+          '@type': 'JobRunOnCommit',
+          projectId: repo.id,
+          commitHash: await repo.head('main'),
+          refName: 'refs/heads/main',
+          jobName: 'Big',
+          params: {},
+          reason: 'test',
+        },
+      })
+    ).json as number;
     const number = (await server.call('GET', `/builds/${id}`)).json.number;
     expect((await finished(number)).status).toBe('SUCCESSFUL');
     const html = await (await get(`/ci/~builds/${number}`, admin.cookie)).text();
@@ -152,13 +174,18 @@ describe('web build pages', () => {
     expect(log).not.toContain('big line 1,');
     expect(log).toContain('big line 20000,');
     expect(log.length).toBeLessThan(1.1 * 1024 * 1024);
-    expect(log.split('\n').slice(1, -1).every((line) => /^\d\d:\d\d:\d\d /.test(line))).toBe(true);
+    expect(
+      log
+        .split('\n')
+        .slice(1, -1)
+        .every((line) => /^\d\d:\d\d:\d\d /.test(line)),
+    ).toBe(true);
     const full = await (await get(`/ci/~builds/${number}/log`, admin.cookie)).text();
     expect(full).toContain('big line 1,');
     expect(full.length).toBeGreaterThan(1024 * 1024);
   }, 120_000);
 
-  it('downloads an artifact with the API\'s headers: HTML as an attachment that never renders as a page of ours', async () => {
+  it("downloads an artifact with the API's headers: HTML as an attachment that never renders as a page of ours", async () => {
     const response = await get(`/ci/~builds/${publishNumber}/artifacts/report.html`, admin.cookie);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-disposition')).toBe('attachment; filename="report.html"');
@@ -231,16 +258,24 @@ describe('web build pages', () => {
     expect(again.submitterId).toBe(1);
   }, 120_000);
 
-  it('runs a job with params from the list\'s Run job control', async () => {
+  it("runs a job with params from the list's Run job control", async () => {
     const session = await signInByFetch(server, writer.name, writer.password);
     const list = await (await get('/ci/~builds', session.cookie)).text();
     expect(list).toContain('<summary>Run job</summary>');
     expect(list).toContain('>Run Manual</button>');
     expect(list).toMatch(/<input id="run-2-param-0" name="param:greeting" type="text" value="hello" required/);
     expect(list).toContain('<label for="run-2-param-1">loud</label>');
-    const response = await post('/ci/~builds/run', {
-      _csrf: csrfTokenOf(list), job: 'Manual', branch: 'main', 'param:greeting': 'hi there', 'param:loud': 'true',
-    }, session.cookie);
+    const response = await post(
+      '/ci/~builds/run',
+      {
+        _csrf: csrfTokenOf(list),
+        job: 'Manual',
+        branch: 'main',
+        'param:greeting': 'hi there',
+        'param:loud': 'true',
+      },
+      session.cookie,
+    );
     expect(response.status).toBe(303);
     const number = Number(/^\/ci\/~builds\/(\d+)$/.exec(response.headers.get('location')!)![1]);
     const build = await finished(number);
@@ -249,7 +284,10 @@ describe('web build pages', () => {
     expect(build.jobName).toBe('Manual');
     expect(build.submitReason).toBe('Submitted manually');
     const params = (await server.call('GET', `/builds/${build.id}/params`)).json;
-    expect(params.map((p: { name: string; value: string }) => [p.name, p.value])).toEqual([['greeting', 'hi there'], ['loud', 'true']]);
+    expect(params.map((p: { name: string; value: string }) => [p.name, p.value])).toEqual([
+      ['greeting', 'hi there'],
+      ['loud', 'true'],
+    ]);
     const html = await (await get(`/ci/~builds/${number}`, session.cookie)).text();
     expect(html).toContain('say hi there loud=true');
     expect(html).toContain('<dt>greeting</dt><dd>hi there</dd>');
@@ -299,7 +337,12 @@ describe('web build pages', () => {
 
   it('answers 404 for the builds of a project the user cannot see', async () => {
     const session = await signInByFetch(server, outsider.name, outsider.password);
-    for (const path of ['/ci/~builds', `/ci/~builds/${publishNumber}`, `/ci/~builds/${publishNumber}/log`, `/ci/~builds/${publishNumber}/artifacts/report.html`]) {
+    for (const path of [
+      '/ci/~builds',
+      `/ci/~builds/${publishNumber}`,
+      `/ci/~builds/${publishNumber}/log`,
+      `/ci/~builds/${publishNumber}/artifacts/report.html`,
+    ]) {
       expect((await get(path, session.cookie)).status).toBe(404);
     }
     const all = await (await get('/~builds', session.cookie)).text();

@@ -35,7 +35,11 @@ describe('code pages', () => {
       },
     });
     firstCommit = await repo.head('main');
-    featureHead = await repo.commitOn('feature/x', { 'src/main.ts': MAIN_TS.replace('a + b', 'b + a'), 'src/new.ts': 'export const n = 1;\n' }, 'Swap the operands\n\nBody of the message.');
+    featureHead = await repo.commitOn(
+      'feature/x',
+      { 'src/main.ts': MAIN_TS.replace('a + b', 'b + a'), 'src/new.ts': 'export const n = 1;\n' },
+      'Swap the operands\n\nBody of the message.',
+    );
     await git(repo.work, ['tag', 'v1.0', firstCommit]);
     await git(repo.work, ['push', '-q', repo.remote, 'v1.0']);
     await grantRole(server, repo.id, reader.id, 'Code Reader');
@@ -48,12 +52,13 @@ describe('code pages', () => {
   });
 
   const get = (path: string, cookie = admin.cookie) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: { cookie } });
-  const post = (path: string, fields: Record<string, string>, session: WebSession) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-    body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
-  });
+  const post = (path: string, fields: Record<string, string>, session: WebSession) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+      body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
+    });
 
   it('lists a directory at a branch with directories first and links into it', async () => {
     const response = await get('/app/~files/main');
@@ -179,9 +184,20 @@ describe('code pages', () => {
     const gitDirPath = await get('/app/~files/main/.git/config');
     expect(gitDirPath.status).toBe(400);
     expect(await gitDirPath.text()).toContain('Invalid path: .git/config');
-    for (const odd of ['/app/~files/%00', '/app/~files/-x', '/app/~raw/main/%0A', '/app/~raw/main/src%2F..%2Fx', '/app/~commits/%0A', '/app/~commits/-x',
-      '/app/~commits?revision=-x', '/app/~commits?revision=a%0Ab', '/app/~compare?left=a%0Ab&right=main', '/app/~compare?left=main&right=--all',
-      '/app/~commits?query=path(%00)', '/app/~files/main/a%0Ab']) {
+    for (const odd of [
+      '/app/~files/%00',
+      '/app/~files/-x',
+      '/app/~raw/main/%0A',
+      '/app/~raw/main/src%2F..%2Fx',
+      '/app/~commits/%0A',
+      '/app/~commits/-x',
+      '/app/~commits?revision=-x',
+      '/app/~commits?revision=a%0Ab',
+      '/app/~compare?left=a%0Ab&right=main',
+      '/app/~compare?left=main&right=--all',
+      '/app/~commits?query=path(%00)',
+      '/app/~files/main/a%0Ab',
+    ]) {
       const response = await get(odd);
       expect(response.status, odd).toBeGreaterThanOrEqual(400);
       expect(response.status, odd).toBeLessThan(500);
@@ -190,8 +206,17 @@ describe('code pages', () => {
 
   it('hides every code page of a project the user cannot see (404)', async () => {
     const { cookie } = await signInByFetch(server, outsider.name, outsider.password);
-    for (const path of ['/app/~files/main', '/app/~files/main/src/main.ts', '/app/~blame/main/src/main.ts', '/app/~raw/main/src/main.ts', '/app/~commits',
-      `/app/~commits/${featureHead}`, '/app/~branches', '/app/~tags', '/app/~compare?left=main&right=feature/x']) {
+    for (const path of [
+      '/app/~files/main',
+      '/app/~files/main/src/main.ts',
+      '/app/~blame/main/src/main.ts',
+      '/app/~raw/main/src/main.ts',
+      '/app/~commits',
+      `/app/~commits/${featureHead}`,
+      '/app/~branches',
+      '/app/~tags',
+      '/app/~compare?left=main&right=feature/x',
+    ]) {
       const response = await get(path, cookie);
       expect(response.status, path).toBe(404);
       expect(await response.text(), path).toContain('Project not found: app');
@@ -295,7 +320,8 @@ describe('code pages', () => {
     expect(refused.status).toBe(403);
     expect(await git(repo.work, ['ls-remote', repo.remote, 'refs/heads/sneaky'])).toBe('');
     const noCsrf = await fetch(`${server.url}/app/~branches`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
       body: 'name=x&revision=main',
     });

@@ -39,10 +39,7 @@ describe('cross-site requests in a browser', () => {
 
   it('refuses the forged form post; the password stays', async () => {
     const page = await victimBrowser();
-    const [answer] = await Promise.all([
-      page.waitForResponse((response) => response.url().includes('/~api/users/')),
-      page.goto(evilUrl),
-    ]);
+    const [answer] = await Promise.all([page.waitForResponse((response) => response.url().includes('/~api/users/')), page.goto(evilUrl)]);
     expect(answer.status()).toBe(403);
     expect(await answer.json()).toMatchObject({ status: 403, code: 'GITLOOM_ERR_CROSS_SITE' });
     expect(await signsIn(victim.password)).toBe(true);
@@ -52,8 +49,10 @@ describe('cross-site requests in a browser', () => {
   it('control: a script on a page of the server itself changes the password through the API', async () => {
     const page = await victimBrowser();
     await page.goto(`${web.server.url}/~login`);
-    const status = await page.evaluate(async (path) => (await fetch(path, { method: 'POST', body: 'changed-in-browser', headers: { 'content-type': 'text/plain' } })).status,
-      `/~api/users/${victim.id}/password`);
+    const status = await page.evaluate(
+      async (path) => (await fetch(path, { method: 'POST', body: 'changed-in-browser', headers: { 'content-type': 'text/plain' } })).status,
+      `/~api/users/${victim.id}/password`,
+    );
     expect(status).toBe(200);
     expect(await signsIn('changed-in-browser')).toBe(true);
     victim.password = 'changed-in-browser';

@@ -19,7 +19,11 @@ describe('commit diff', () => {
     first = (await git(work, ['rev-parse', 'HEAD'])).trim();
     await git(work, ['mv', 'old name.txt', 'new name.txt']);
     await fs.writeFile(path.join(work, 'bin.dat'), 'x\0z');
-    second = await commitFiles(work, { 'a.txt': 'one\n2\nthree\nfour', 'big.txt': Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n') + '\n' }, 'change');
+    second = await commitFiles(
+      work,
+      { 'a.txt': 'one\n2\nthree\nfour', 'big.txt': Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n') + '\n' },
+      'change',
+    );
     repo = path.join(work, '.git');
   }, 60_000);
 
@@ -38,14 +42,21 @@ describe('commit diff', () => {
     expect([a.additions, a.deletions]).toEqual([2, 1]);
     const lines = a.hunks[0].lines;
     expect(lines.map((l) => [l.type, l.oldLine, l.newLine, l.text])).toEqual([
-      ['context', 1, 1, 'one'], ['delete', 2, null, 'two'], ['add', null, 2, '2'], ['context', 3, 3, 'three'], ['add', null, 4, 'four'],
+      ['context', 1, 1, 'one'],
+      ['delete', 2, null, 'two'],
+      ['add', null, 2, '2'],
+      ['context', 3, 3, 'three'],
+      ['add', null, 4, 'four'],
     ]);
     expect(lines[4].noNewlineAtEnd).toBe(true);
     expect(byPath.get('new name.txt')).toMatchObject({ status: 'renamed', oldPath: 'old name.txt', hunks: [], additions: 0 });
     expect(byPath.get('bin.dat')).toMatchObject({ binary: true, hunks: [] });
     expect(byPath.get('big.txt')).toMatchObject({ status: 'added', oldPath: null, additions: 30 });
 
-    const root = parseCommitDiff(await diffSummary(repo, EMPTY_TREE_HASH, first), await diffPatch(repo, EMPTY_TREE_HASH, first, 1024 * 1024), { maxFileLines: 1000, maxTotalLines: 1000 });
+    const root = parseCommitDiff(await diffSummary(repo, EMPTY_TREE_HASH, first), await diffPatch(repo, EMPTY_TREE_HASH, first, 1024 * 1024), {
+      maxFileLines: 1000,
+      maxTotalLines: 1000,
+    });
     expect(root.map((f) => f.status)).toEqual(['added', 'added', 'added']);
   });
 
@@ -76,10 +87,12 @@ describe('commit diff', () => {
     const diff: CommitDiff = { oldCommit: first, newCommit: second, files, additions: 33, deletions: 1, truncated: false };
     const a = files.find((f) => f.newPath === 'a.txt')!;
     const added = a.hunks[0].lines[2];
-    const html = renderToString(DiffView({
-      diff,
-      renderBelowLine: (file, line) => (file === a && line === added ? 'a <comment>' : null),
-    }));
+    const html = renderToString(
+      DiffView({
+        diff,
+        renderBelowLine: (file, line) => (file === a && line === added ? 'a <comment>' : null),
+      }),
+    );
     const id = diffLineId(a, added);
     expect(id).toMatch(/^diff-[0-9a-f]{12}R2$/);
     expect(html).toContain(`id="${id}"`);

@@ -14,7 +14,10 @@ describe('issues in a browser', () => {
   it('creates, discusses, closes, reopens and sees a fixing push close an issue', async () => {
     const page = await web.signedIn(ADMIN.name, ADMIN.password);
     const dialogs: string[] = [];
-    page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
 
     await page.goto(`${web.server.url}/widget/~issues`);
     expect(await page.title()).toBe('Issues · widget · Gitloom');

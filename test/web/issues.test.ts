@@ -29,7 +29,9 @@ describe('issue pages', () => {
     await grantRole(server, repo.id, alice.id, 'Code Reader');
     await grantRole(server, repo.id, bob.id, 'Code Reader');
     [aliceWeb, adminWeb, carolWeb] = await Promise.all([
-      signInByFetch(server, 'alice', alice.password), signInByFetch(server, ADMIN.name, ADMIN.password), signInByFetch(server, 'carol', carol.password),
+      signInByFetch(server, 'alice', alice.password),
+      signInByFetch(server, ADMIN.name, ADMIN.password),
+      signInByFetch(server, 'carol', carol.password),
     ]);
   });
   afterAll(async () => {
@@ -38,12 +40,13 @@ describe('issue pages', () => {
   });
 
   const get = (path: string, session?: WebSession) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: session ? { cookie: session.cookie } : {} });
-  const post = (path: string, fields: Record<string, string>, session: WebSession, csrf: string | null = session.csrfToken) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-    body: new URLSearchParams({ ...fields, ...(csrf !== null && { _csrf: csrf }) }).toString(),
-  });
+  const post = (path: string, fields: Record<string, string>, session: WebSession, csrf: string | null = session.csrfToken) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+      body: new URLSearchParams({ ...fields, ...(csrf !== null && { _csrf: csrf }) }).toString(),
+    });
   const apiIssue = async (id: number) => (await server.call('GET', `/issues/${id}`)).json;
 
   it('creates an issue from the page with its fields, refusing a missing title and a missing CSRF token', async () => {
@@ -69,7 +72,9 @@ describe('issue pages', () => {
     firstId = issue.id;
     expect(issue).toMatchObject({ number: 1, title: 'Parser crashes', state: 'Open', submitterId: alice.id });
     const fields = (await server.call('GET', `/issues/${firstId}/fields`)).json;
-    expect(fields).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Type', value: 'Bug' }), expect.objectContaining({ name: 'Priority', value: 'Major' })]));
+    expect(fields).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'Type', value: 'Bug' }), expect.objectContaining({ name: 'Priority', value: 'Major' })]),
+    );
     secondId = (await server.call('POST', '/issues', { body: { projectId: repo.id, title: 'Second issue' } })).json;
 
     const page = await (await get('/app/~issues/1', aliceWeb)).text();
@@ -99,7 +104,11 @@ describe('issue pages', () => {
 
   it('comments with a mention and a reference, linked in the page and recorded by the domain', async () => {
     const html = await (await get('/app/~issues/1', aliceWeb)).text();
-    const commented = await post('/app/~issues/1/comments', { content: 'Thanks @bob, see #2 and `#3`', project: 'app' }, { cookie: aliceWeb.cookie, csrfToken: csrfTokenOf(html) });
+    const commented = await post(
+      '/app/~issues/1/comments',
+      { content: 'Thanks @bob, see #2 and `#3`', project: 'app' },
+      { cookie: aliceWeb.cookie, csrfToken: csrfTokenOf(html) },
+    );
     expect(commented.status).toBe(303);
     const page = await (await get('/app/~issues/1', aliceWeb)).text();
     expect(page).toContain('<span class="mention">@bob</span>');
@@ -177,9 +186,18 @@ describe('issue pages', () => {
   });
 
   it('shows the same saved queries in the pages and the API personalizations', async () => {
-    const saved = await post('/~saved-queries', {
-      op: 'save', kind: 'issue', project: String(repo.id), return: '/app/~issues', name: 'Bugs', query: '"Type" is "Bug"',
-    }, aliceWeb);
+    const saved = await post(
+      '/~saved-queries',
+      {
+        op: 'save',
+        kind: 'issue',
+        project: String(repo.id),
+        return: '/app/~issues',
+        name: 'Bugs',
+        query: '"Type" is "Bug"',
+      },
+      aliceWeb,
+    );
     expect(saved.status).toBe(303);
     expect(saved.headers.get('location')).toBe(`/app/~issues?query=${encodeURIComponent('"Type" is "Bug"').replace(/%20/g, '+')}`);
     let mine = (await server.call('GET', `/users/${alice.id}/project-issue-query-personalizations`, { auth: alice.auth })).json;
@@ -187,32 +205,48 @@ describe('issue pages', () => {
     expect(mine[0]).toMatchObject({ projectId: repo.id, userId: alice.id, queries: [{ name: 'Bugs', query: '"Type" is "Bug"' }] });
 
     const update = await server.call('POST', `/issue-query-personalizations/${mine[0].id}`, {
-      auth: alice.auth, body: { queries: [...mine[0].queries, { name: 'Mine', query: 'submitted by me' }] },
+      auth: alice.auth,
+      body: { queries: [...mine[0].queries, { name: 'Mine', query: 'submitted by me' }] },
     });
     expect(update.status, update.text).toBe(200);
     const list = await (await get('/app/~issues', aliceWeb)).text();
     expect(list).toContain(`href="/app/~issues?${new URLSearchParams({ query: 'submitted by me' }).toString().replace(/&/g, '&amp;')}">Mine</a>`);
     expect(list).toContain('>Bugs</a>');
 
-    expect((await post('/~saved-queries', { op: 'watch', kind: 'issue', project: String(repo.id), return: '/app/~issues', name: 'Mine' }, aliceWeb)).status).toBe(303);
+    expect(
+      (await post('/~saved-queries', { op: 'watch', kind: 'issue', project: String(repo.id), return: '/app/~issues', name: 'Mine' }, aliceWeb)).status,
+    ).toBe(303);
     mine = (await server.call('GET', `/users/${alice.id}/project-issue-query-personalizations`, { auth: alice.auth })).json;
     expect(mine[0].queryWatches).toEqual({ 'p:Mine': true });
     expect(await (await get('/app/~issues', aliceWeb)).text()).toContain('aria-label="Unwatch saved query Mine"');
-    expect((await post('/~saved-queries', { op: 'delete', kind: 'issue', project: String(repo.id), return: '/app/~issues', name: 'Bugs' }, aliceWeb)).status).toBe(303);
+    expect(
+      (await post('/~saved-queries', { op: 'delete', kind: 'issue', project: String(repo.id), return: '/app/~issues', name: 'Bugs' }, aliceWeb)).status,
+    ).toBe(303);
     mine = (await server.call('GET', `/users/${alice.id}/project-issue-query-personalizations`, { auth: alice.auth })).json;
     expect(mine[0].queries.map((q: any) => q.name)).toEqual(['Mine']);
 
-    const bad = await post('/~saved-queries', { op: 'save', kind: 'issue', project: String(repo.id), return: '/app/~issues', name: 'Bad', query: '"Nope" is' }, aliceWeb);
+    const bad = await post(
+      '/~saved-queries',
+      { op: 'save', kind: 'issue', project: String(repo.id), return: '/app/~issues', name: 'Bad', query: '"Nope" is' },
+      aliceWeb,
+    );
     expect(bad.status).toBe(400);
 
     // outside projects: the queries-and-watches lists of the cross-project issue and project pages
-    expect((await post('/~saved-queries', { op: 'save', kind: 'issue', project: '', return: '/~issues', name: 'Open', query: '"State" is "Open"' }, aliceWeb)).status).toBe(303);
-    expect((await post('/~saved-queries', { op: 'save', kind: 'project', project: '', return: '/~projects', name: 'Apps', query: '"Name" is "app*"' }, aliceWeb)).status).toBe(303);
+    expect(
+      (await post('/~saved-queries', { op: 'save', kind: 'issue', project: '', return: '/~issues', name: 'Open', query: '"State" is "Open"' }, aliceWeb))
+        .status,
+    ).toBe(303);
+    expect(
+      (await post('/~saved-queries', { op: 'save', kind: 'project', project: '', return: '/~projects', name: 'Apps', query: '"Name" is "app*"' }, aliceWeb))
+        .status,
+    ).toBe(303);
     const all = (await server.call('GET', `/users/${alice.id}/queries-and-watches`, { auth: alice.auth })).json;
     expect(all.issueQueries).toEqual([{ name: 'Open', query: '"State" is "Open"' }]);
     expect(all.projectQueries).toEqual([{ name: 'Apps', query: '"Name" is "app*"' }]);
     const set = await server.call('POST', `/users/${alice.id}/queries-and-watches`, {
-      auth: alice.auth, body: { ...all, projectQueries: [...all.projectQueries, { name: 'Everything', query: null }] },
+      auth: alice.auth,
+      body: { ...all, projectQueries: [...all.projectQueries, { name: 'Everything', query: null }] },
     });
     expect(set.status, set.text).toBe(200);
     const projects = await (await get('/~projects', aliceWeb)).text();
@@ -222,7 +256,9 @@ describe('issue pages', () => {
     expect((await post('/~saved-queries', { op: 'watch', kind: 'issue', project: '', return: '/~issues', name: 'Open' }, aliceWeb)).status).toBe(303);
     expect((await server.call('GET', `/users/${alice.id}/queries-and-watches`, { auth: alice.auth })).json.issueQueryWatches).toEqual({ 'p:Open': true });
     expect((await post('/~saved-queries', { op: 'watch', kind: 'issue', project: '', return: '/~issues', name: 'Nope' }, aliceWeb)).status).toBe(400);
-    expect((await post('/~saved-queries', { op: 'save', kind: 'issue', project: '', return: '/~issues', name: 'x', query: '' }, aliceWeb, null)).status).toBe(403);
+    expect((await post('/~saved-queries', { op: 'save', kind: 'issue', project: '', return: '/~issues', name: 'x', query: '' }, aliceWeb, null)).status).toBe(
+      403,
+    );
   });
 
   it('answers 404 for the issues of a project the visitor can not see, and sends anonymous visitors to sign in', async () => {

@@ -5,7 +5,7 @@ import { renderMarkdown } from '../../src/web/markdown.js';
 describe('Markdown references and mentions', () => {
   const app = { projectPath: 'group/app' };
 
-  it('links issue, pull request and build references of the text\'s project or a named one', () => {
+  it("links issue, pull request and build references of the text's project or a named one", () => {
     const html = renderMarkdown('#12, (issue #3), pr #5, pull request #6, build #7 and other/x#8', app);
     expect(html).toContain('<a class="reference" href="/group/app/~issues/12" rel="nofollow noopener">#12</a>');
     expect(html).toContain('(<a class="reference" href="/group/app/~issues/3" rel="nofollow noopener">issue #3</a>)');

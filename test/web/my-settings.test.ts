@@ -8,7 +8,11 @@ import { ADMIN, basic, startTestServer, type TestServer } from '../helpers/serve
 function publicKeyLine(comment: string): string {
   const der = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'der' });
   const raw = der.subarray(der.length - 32);
-  const part = (b: Buffer) => { const len = Buffer.alloc(4); len.writeUInt32BE(b.length); return Buffer.concat([len, b]); };
+  const part = (b: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(b.length);
+    return Buffer.concat([len, b]);
+  };
   return `ssh-ed25519 ${Buffer.concat([part(Buffer.from('ssh-ed25519')), part(raw)]).toString('base64')} ${comment}`;
 }
 
@@ -27,14 +31,14 @@ describe('personal settings pages', () => {
     await server?.close();
   });
 
-  const get = (path: string, s: WebSession | null = session) =>
-    fetch(`${server.url}${path}`, { redirect: 'manual', headers: s ? { cookie: s.cookie } : {} });
-  const post = (path: string, fields: Record<string, string>, s: WebSession = session) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: s.cookie },
-    body: new URLSearchParams({ _csrf: s.csrfToken, ...fields }).toString(),
-  });
+  const get = (path: string, s: WebSession | null = session) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: s ? { cookie: s.cookie } : {} });
+  const post = (path: string, fields: Record<string, string>, s: WebSession = session) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: s.cookie },
+      body: new URLSearchParams({ _csrf: s.csrfToken, ...fields }).toString(),
+    });
 
   it('needs a signed-in user and links to it from the header', async () => {
     for (const path of ['/~my', '/~my/access-tokens', '/~my/saved-queries']) {
@@ -50,8 +54,14 @@ describe('personal settings pages', () => {
   });
 
   it('serves every personal settings page with its title', async () => {
-    for (const [path, title] of [['profile', 'Profile'], ['password', 'Password'], ['access-tokens', 'Access tokens'], ['ssh-keys', 'SSH keys'],
-      ['saved-queries', 'Saved queries'], ['watches', 'Watches']]) {
+    for (const [path, title] of [
+      ['profile', 'Profile'],
+      ['password', 'Password'],
+      ['access-tokens', 'Access tokens'],
+      ['ssh-keys', 'SSH keys'],
+      ['saved-queries', 'Saved queries'],
+      ['watches', 'Watches'],
+    ]) {
       const response = await get(`/~my/${path}`);
       expect(response.status, path).toBe(200);
       const html = await response.text();
@@ -60,7 +70,7 @@ describe('personal settings pages', () => {
     }
   });
 
-  it('edits the profile, showing the domain\'s message on a refusal', async () => {
+  it("edits the profile, showing the domain's message on a refusal", async () => {
     expect((await post('/~my/profile', { name: 'bob', fullName: 'Robert' })).status).toBe(303);
     expect((await server.call('GET', `/users/${bob.id}`)).json).toEqual({ id: bob.id, name: 'bob', fullName: 'Robert' });
     const reserved = await post('/~my/profile', { name: 'new', fullName: 'Robert B' });
@@ -74,9 +84,12 @@ describe('personal settings pages', () => {
     const admin = await signInByFetch(server, ADMIN.name, ADMIN.password);
     expect((await post(`/~administration/users/${bob.id}/email-addresses`, { value: 'bob@work.example' }, admin)).status).toBe(303);
     // an address waiting for verification (none of the server's own paths adds one yet)
-    await server.server.services.db.insertInto('emailAddresses')
-      .values({ ownerId: bob.id, value: 'bob@pending.example', primary: 0, git: 0, verificationCode: 'code' }).execute();
-    const addresses = async () => ((await server.call('GET', `/users/${bob.id}/email-addresses`)).json as { id: number; value: string; primary: boolean; git: boolean }[]);
+    await server.server.services.db
+      .insertInto('emailAddresses')
+      .values({ ownerId: bob.id, value: 'bob@pending.example', primary: 0, git: 0, verificationCode: 'code' })
+      .execute();
+    const addresses = async () =>
+      (await server.call('GET', `/users/${bob.id}/email-addresses`)).json as { id: number; value: string; primary: boolean; git: boolean }[];
     const idOf = async (value: string) => (await addresses()).find((a) => a.value === value)!.id;
     const [home, work, pending] = await Promise.all(['bob@example.com', 'bob@work.example', 'bob@pending.example'].map(idOf));
 
@@ -89,7 +102,10 @@ describe('personal settings pages', () => {
     expect((await post('/~my/email-addresses/git', { id: String(work) })).status).toBe(303);
     expect((await post('/~my/email-addresses/primary', { id: String(work) })).status).toBe(303);
     expect((await addresses()).map((a) => [a.value, a.primary, a.git])).toEqual([
-      ['bob@example.com', false, false], ['bob@work.example', true, true], ['bob@pending.example', false, false]]);
+      ['bob@example.com', false, false],
+      ['bob@work.example', true, true],
+      ['bob@pending.example', false, false],
+    ]);
 
     const unverified = await post('/~my/email-addresses/primary', { id: String(pending) });
     expect(unverified.status).toBe(400);
@@ -180,20 +196,39 @@ describe('personal settings pages', () => {
     const projectId = await givenProject(server, { name: 'queried' });
     await server.call('POST', '/user-authorizations', { body: { projectId, userId: bob.id, roleId: 1 } });
     await server.call('POST', `/users/${bob.id}/queries-and-watches`, {
-      auth: bob.auth, body: { projectQueries: [{ name: 'Mine', query: 'owned by me' }], buildQueries: [{ name: 'Failed', query: 'failed' }] },
+      auth: bob.auth,
+      body: { projectQueries: [{ name: 'Mine', query: 'owned by me' }], buildQueries: [{ name: 'Failed', query: 'failed' }] },
     });
-    for (const [resource, name] of [['issue', 'Open bugs'], ['pull-request', 'Open mine'], ['build', 'Nightly'], ['commit', 'Recent'], ['code-comment', 'Unresolved']]) {
-      const res = await server.call('POST', `/${resource}-query-personalizations`, { auth: bob.auth, body: { projectId, userId: bob.id, queries: [{ name, query: null }] } });
+    for (const [resource, name] of [
+      ['issue', 'Open bugs'],
+      ['pull-request', 'Open mine'],
+      ['build', 'Nightly'],
+      ['commit', 'Recent'],
+      ['code-comment', 'Unresolved'],
+    ]) {
+      const res = await server.call('POST', `/${resource}-query-personalizations`, {
+        auth: bob.auth,
+        body: { projectId, userId: bob.id, queries: [{ name, query: null }] },
+      });
       expect(res.status).toBe(200);
     }
     const html = await (await get('/~my/saved-queries')).text();
-    for (const text of ['Mine', 'Failed', 'Open bugs', 'Open mine', 'Nightly', 'Recent', 'Unresolved', 'Pull requests of queried']) expect(html).toContain(text);
+    for (const text of ['Mine', 'Failed', 'Open bugs', 'Open mine', 'Nightly', 'Recent', 'Unresolved', 'Pull requests of queried'])
+      expect(html).toContain(text);
     expect(html).toContain(`href="/~projects?${new URLSearchParams({ query: 'owned by me' })}"`);
 
-    const deleted = await post('/~saved-queries', { op: 'delete', kind: 'codeComment', project: String(projectId), name: 'Unresolved', return: '/~my/saved-queries' });
+    const deleted = await post('/~saved-queries', {
+      op: 'delete',
+      kind: 'codeComment',
+      project: String(projectId),
+      name: 'Unresolved',
+      return: '/~my/saved-queries',
+    });
     expect(deleted.status).toBe(303);
     expect(deleted.headers.get('location')).toBe('/~my/saved-queries');
-    const left = (await server.call('GET', `/users/${bob.id}/project-code-comment-query-personalizations`, { auth: bob.auth })).json as { queries: unknown[] }[];
+    const left = (await server.call('GET', `/users/${bob.id}/project-code-comment-query-personalizations`, { auth: bob.auth })).json as {
+      queries: unknown[];
+    }[];
     expect(left.flatMap((p) => p.queries)).toEqual([]);
     expect((await post('/~saved-queries', { op: 'delete', kind: 'build', project: '', name: 'Failed', return: '/~my/saved-queries' })).status).toBe(303);
     expect((await server.call('GET', `/users/${bob.id}/queries-and-watches`, { auth: bob.auth })).json).toMatchObject({ buildQueries: [] });

@@ -32,12 +32,13 @@ describe('web pages', () => {
   });
 
   const get = (path: string, cookie?: string) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
-  const post = (path: string, fields: Record<string, string>, cookie?: string) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie && { cookie }) },
-    body: new URLSearchParams(fields).toString(),
-  });
+  const post = (path: string, fields: Record<string, string>, cookie?: string) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie && { cookie }) },
+      body: new URLSearchParams(fields).toString(),
+    });
 
   it('redirects anonymous visitors to the sign-in page with the way back', async () => {
     const response = await get('/app?x=1');
@@ -54,7 +55,7 @@ describe('web pages', () => {
     }
   });
 
-  it('refuses wrong credentials with the API\'s message and signs in with good ones', async () => {
+  it("refuses wrong credentials with the API's message and signs in with good ones", async () => {
     const form = await get('/~login');
     const preSession = cookiesOf(form);
     const csrf = csrfTokenOf(await form.text());

@@ -36,12 +36,13 @@ describe('password changes and web sessions', () => {
     expect(response.status).toBe(200);
     return true;
   };
-  const post = (session: WebSession, path: string, fields: Record<string, string>) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-    body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
-  });
+  const post = (session: WebSession, path: string, fields: Record<string, string>) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+      body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
+    });
   const tokenWorks = async () => (await server.call('GET', '/users/me', { auth: `Bearer ${bobToken}` })).json?.id === bob.id;
   /** Signs bob in twice, as from two browsers; both are signed in. */
   const twoSessions = async () => {
@@ -79,7 +80,7 @@ describe('password changes and web sessions', () => {
     expect(await signedIn(await signInByFetch(server, 'bob', 'bob-3'))).toBe(true);
   });
 
-  it('an administrator\'s reset through the API ends all of the user\'s sessions, and no one else\'s', async () => {
+  it("an administrator's reset through the API ends all of the user's sessions, and no one else's", async () => {
     const sessions = await twoSessions();
     const admin = await signInByFetch(server, ADMIN.name, ADMIN.password);
     const res = await server.call('POST', `/users/${bob.id}/password`, { text: 'bob-4' });
@@ -90,7 +91,7 @@ describe('password changes and web sessions', () => {
     expect(await tokenWorks()).toBe(true);
   });
 
-  it('an administrator\'s reset in the administration pages ends all of the user\'s sessions; the administrator stays', async () => {
+  it("an administrator's reset in the administration pages ends all of the user's sessions; the administrator stays", async () => {
     const sessions = await twoSessions();
     const admin = await signInByFetch(server, ADMIN.name, ADMIN.password);
     const res = await post(admin, `/~administration/users/${bob.id}/password`, { password: 'bob-5' });
@@ -109,7 +110,7 @@ describe('password changes and web sessions', () => {
     expect(await signedIn(here)).toBe(true);
   });
 
-  it('a reset from the command line ends all of the user\'s sessions', async () => {
+  it("a reset from the command line ends all of the user's sessions", async () => {
     const sessions = await twoSessions();
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'admin', 'reset-password', 'bob', '--password', 'bob-6'], {
       cwd: root,

@@ -21,7 +21,10 @@ describe('pull requests in a browser', () => {
   it('opens, comments, approves, comments a line, merges — and the target branch moves', async () => {
     const dialogs: string[] = [];
     const page = await web.signedIn('alice', alice.password, { viewport: DESKTOP });
-    page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
 
     // open the request from the list's "New pull request"
     await page.goto(`${web.server.url}/site/~pulls`);
@@ -70,7 +73,7 @@ describe('pull requests in a browser', () => {
     const after = (await git(repo.work, ['ls-remote', repo.remote, 'refs/heads/main'])).split('\t')[0];
     expect(after).not.toBe(before);
     await git(repo.work, ['fetch', '-q', repo.remote, 'main']);
-    expect((await git(repo.work, ['show', 'FETCH_HEAD:hello.txt']))).toBe('hello\nbonjour\nhola\n');
+    expect(await git(repo.work, ['show', 'FETCH_HEAD:hello.txt'])).toBe('hello\nbonjour\nhola\n');
 
     // the description's script and event handler never ran
     expect(await page.evaluate(() => (window as unknown as { pwned?: boolean }).pwned)).toBeUndefined();

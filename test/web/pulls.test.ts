@@ -3,14 +3,9 @@ import { signInByFetch, type WebSession } from '../helpers/browser.js';
 import { eventually, givenRepo, grantRole, givenUsers, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.js';
 
-const XSS = [
-  '# Plan',
-  '',
-  '<script>window.pwned = 1</script>',
-  '<img src="x" onerror="window.pwned = 2">',
-  '',
-  '[click](javascript:window.pwned=3)',
-].join('\n');
+const XSS = ['# Plan', '', '<script>window.pwned = 1</script>', '<img src="x" onerror="window.pwned = 2">', '', '[click](javascript:window.pwned=3)'].join(
+  '\n',
+);
 
 /** The pull request pages over plain HTTP, with real git: open, comment, review, merge, discard/reopen, refusals. */
 describe('pull request pages', () => {
@@ -36,13 +31,15 @@ describe('pull request pages', () => {
   });
 
   const get = (path: string, session?: WebSession) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: session ? { cookie: session.cookie } : {} });
-  const post = (path: string, fields: Record<string, string>, session: WebSession, csrf = true) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-    body: new URLSearchParams({ ...(csrf && { _csrf: session.csrfToken }), ...fields }).toString(),
-  });
-  const pull = async (number: number) => (await server.call('GET', `/pulls?query=${encodeURIComponent(`"Number" is "app#${number}"`)}&offset=0&count=1`)).json[0];
+  const post = (path: string, fields: Record<string, string>, session: WebSession, csrf = true) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+      body: new URLSearchParams({ ...(csrf && { _csrf: session.csrfToken }), ...fields }).toString(),
+    });
+  const pull = async (number: number) =>
+    (await server.call('GET', `/pulls?query=${encodeURIComponent(`"Number" is "app#${number}"`)}&offset=0&count=1`)).json[0];
 
   /** Opens a request from `branch` through the form of `/app/~pulls/new`; returns its number. */
   async function openThroughForm(branch: string, title: string, description: string, session = asAlice): Promise<number> {
@@ -82,7 +79,9 @@ describe('pull request pages', () => {
     expect(pr).toMatchObject({ title: 'Second line as a digit', sourceBranch: 'feature', targetBranch: 'main', status: 'OPEN', submitterId: alice.id });
 
     // the same change again: the page says a request is open, and the API's message refuses it
-    expect(await (await get(`/app/~pulls/new?target=main&source=${repo.id}%3Afeature`, asAlice)).text()).toContain('A pull request is already open for this change');
+    expect(await (await get(`/app/~pulls/new?target=main&source=${repo.id}%3Afeature`, asAlice)).text()).toContain(
+      'A pull request is already open for this change',
+    );
     const again = await post('/app/~pulls/new', { target: 'main', source: `${repo.id}:feature`, title: 'again' }, asAlice);
     expect(again.status).toBe(409);
     expect(await again.text()).toContain('Another pull request already open for this change');
@@ -96,7 +95,7 @@ describe('pull request pages', () => {
     expect(await bad.text()).toContain('Field not found: Nope');
   });
 
-  it('opens a request from a branch of a fork, with the fork\'s commits and diff', async () => {
+  it("opens a request from a branch of a fork, with the fork's commits and diff", async () => {
     const fork = await givenRepo(server, 'app-fork', { forkOf: repo });
     await grantRole(server, fork.id, alice.id, 'Code Writer');
     await fork.commitOn('from-fork', { 'fork.txt': 'forked\n' }, 'Work done in the fork');
@@ -138,7 +137,10 @@ describe('pull request pages', () => {
     expect(after).not.toBe(before);
     expect((await git(repo.work, ['ls-remote', repo.remote, 'refs/heads/main'])).split('\t')[0]).toBe(after);
     await git(repo.work, ['fetch', '-q', repo.remote, 'main']);
-    expect((await git(repo.work, ['log', '-1', '--format=%s%n%P', 'FETCH_HEAD'])).trim().split('\n')).toEqual(['Merges the b file', `${before} ${await repo.head('to-merge')}`]);
+    expect((await git(repo.work, ['log', '-1', '--format=%s%n%P', 'FETCH_HEAD'])).trim().split('\n')).toEqual([
+      'Merges the b file',
+      `${before} ${await repo.head('to-merge')}`,
+    ]);
     expect((await pull(number)).status).toBe('MERGED');
 
     const page = await (await get(url, asAlice)).text();
@@ -147,7 +149,7 @@ describe('pull request pages', () => {
     expect(await repo.head('to-merge')).toBe('');
   });
 
-  it('discards and reopens a request, and shows the domain\'s refusal on the page', async () => {
+  it("discards and reopens a request, and shows the domain's refusal on the page", async () => {
     await repo.commitOn('to-discard', { 'c.txt': 'c\n' }, 'Add c');
     const number = await openThroughForm('to-discard', 'Add c', '');
     const url = `/app/~pulls/${number}`;
@@ -164,7 +166,9 @@ describe('pull request pages', () => {
   });
 
   it('disables the merge button with the reason while required reviews are missing, and the merge action refuses', async () => {
-    const saved = await server.call('POST', `/projects/${repo.id}/setting`, { body: { branchProtections: [{ branches: 'main', reviewRequirement: 'user(bob)' }] } });
+    const saved = await server.call('POST', `/projects/${repo.id}/setting`, {
+      body: { branchProtections: [{ branches: 'main', reviewRequirement: 'user(bob)' }] },
+    });
     expect(saved.status, saved.text).toBe(200);
     try {
       await repo.commitOn('needs-review', { 'd.txt': 'd\n' }, 'Add d');
@@ -172,7 +176,9 @@ describe('pull request pages', () => {
       const url = `/app/~pulls/${number}`;
       const html = await (await get(url, asAlice)).text();
       expect(html).toContain('<p id="merge-blocker" class="flash error">Waiting for approvals</p>');
-      expect(html).toMatch(/<button type="submit" class="primary" disabled="" aria-describedby="merge-blocker">Merge<\/button>|<button type="submit" class="primary" disabled aria-describedby="merge-blocker">Merge<\/button>/);
+      expect(html).toMatch(
+        /<button type="submit" class="primary" disabled="" aria-describedby="merge-blocker">Merge<\/button>|<button type="submit" class="primary" disabled aria-describedby="merge-blocker">Merge<\/button>/,
+      );
       expect(html).toContain('bob: pending');
       const main = await repo.head('main');
       const refused = await post(`${url}/merge`, { message: '' }, asAlice);
@@ -230,10 +236,18 @@ describe('pull request pages', () => {
     const old = /name="old" value="([0-9a-f]{40})"/.exec(html)![1];
     expect(html).toContain(`name="new" value="${head}"`);
 
-    const added = await post(`${url}/changes/comments`, { old, new: head, newPath: 'src/a.txt', oldPath: 'src/a.txt', side: 'new', line: '4', content: 'Why **four**?' }, asBob);
+    const added = await post(
+      `${url}/changes/comments`,
+      { old, new: head, newPath: 'src/a.txt', oldPath: 'src/a.txt', side: 'new', line: '4', content: 'Why **four**?' },
+      asBob,
+    );
     expect(added.status, await added.clone().text()).toBe(303);
     const [comment] = (await server.call('GET', `/code-comments?pullRequestId=${(await pull(number)).id}&offset=0&count=10`)).json;
-    expect(comment).toMatchObject({ userId: bob.id, content: 'Why **four**?', mark: { commitHash: head, path: 'src/a.txt', range: { fromRow: 3, toRow: 3, fromColumn: 0, toColumn: 4 } } });
+    expect(comment).toMatchObject({
+      userId: bob.id,
+      content: 'Why **four**?',
+      mark: { commitHash: head, path: 'src/a.txt', range: { fromRow: 3, toRow: 3, fromColumn: 0, toColumn: 4 } },
+    });
     expect(added.headers.get('location')).toBe(`${url}/changes#code-comment-${comment.id}`);
 
     const outside = await post(`${url}/changes/comments`, { old, new: head, newPath: 'src/a.txt', side: 'new', line: '99', content: 'nowhere' }, asBob);
@@ -284,18 +298,25 @@ describe('pull request pages', () => {
     const { id } = await pull(number);
     const db = server.server.services.db;
     // the request as an outdated preview leaves it: the journal's worker would recompute it
-    await eventually(async () => (await db.selectFrom('pullRequests').select('previewMergeCommitHash').where('id', '=', id).executeTakeFirstOrThrow()).previewMergeCommitHash);
-    await db.updateTable('pullRequests').set({ previewTargetHeadCommitHash: '0'.repeat(40) }).where('id', '=', id).execute();
+    await eventually(
+      async () => (await db.selectFrom('pullRequests').select('previewMergeCommitHash').where('id', '=', id).executeTakeFirstOrThrow()).previewMergeCommitHash,
+    );
+    await db
+      .updateTable('pullRequests')
+      .set({ previewTargetHeadCommitHash: '0'.repeat(40) })
+      .where('id', '=', id)
+      .execute();
 
     const counted = { roles: 0, writes: 0 };
     type Method = (this: unknown, table: string) => unknown;
     const methods = db as unknown as Record<'selectFrom' | 'updateTable' | 'insertInto' | 'deleteFrom', Method>;
     const original = { selectFrom: methods.selectFrom, updateTable: methods.updateTable, insertInto: methods.insertInto, deleteFrom: methods.deleteFrom };
     // the server's background loops share the handle: only writes of pull request tables count
-    const writing = (method: Method): Method => function (table) {
-      if (table.startsWith('pullRequest')) counted.writes++;
-      return method.call(this, table);
-    };
+    const writing = (method: Method): Method =>
+      function (table) {
+        if (table.startsWith('pullRequest')) counted.writes++;
+        return method.call(this, table);
+      };
     Object.assign(db, {
       selectFrom(this: unknown, table: string) {
         if (table === 'roles') counted.roles++;

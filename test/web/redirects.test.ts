@@ -97,12 +97,13 @@ describe('web redirects stay on this server', () => {
   });
 
   it('a saved-query form returns to a path of this server only', async () => {
-    const post = (back: string) => fetch(`${server.url}/~saved-queries`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-      body: new URLSearchParams({ _csrf: session.csrfToken, op: 'delete', kind: 'issue', project: '', name: 'none', return: back }).toString(),
-    });
+    const post = (back: string) =>
+      fetch(`${server.url}/~saved-queries`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+        body: new URLSearchParams({ _csrf: session.csrfToken, op: 'delete', kind: 'issue', project: '', name: 'none', return: back }).toString(),
+      });
     for (const back of ['/\t/evil.example/x', '/\\evil.example', '//evil.example', 'https://evil.example/']) {
       const response = await post(back);
       expect(response.status, back).toBe(303);

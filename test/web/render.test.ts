@@ -16,7 +16,9 @@ describe('page rendering helpers', () => {
   });
 
   it('keeps Markdown formatting and drops active content', () => {
-    const html = renderMarkdown('**bold** [x](javascript:alert(1)) <iframe src="https://e.com"></iframe> <span style="color:red" onmouseover="x()">s</span>\n\n```ts\nlet a;\n```\n');
+    const html = renderMarkdown(
+      '**bold** [x](javascript:alert(1)) <iframe src="https://e.com"></iframe> <span style="color:red" onmouseover="x()">s</span>\n\n```ts\nlet a;\n```\n',
+    );
     expect(html).toContain('<strong>bold</strong>');
     expect(html).toContain('<code class="language-ts">');
     expect(html).not.toMatch(/javascript:|<iframe|style=|onmouseover/);
@@ -33,10 +35,17 @@ describe('page rendering helpers', () => {
 
   it('points relative links and images of a repository file into the repository', () => {
     const base = { files: '/app/~files/main/docs/', raw: '/app/~raw/main/docs/' };
-    const html = renderMarkdown('[guide](guide.md#start) [up](../README.md) ![logo](img/logo.png) [abs](/x) [web](https://e.com/a) [top](#usage)\n', { projectPath: 'app', base });
+    const html = renderMarkdown('[guide](guide.md#start) [up](../README.md) ![logo](img/logo.png) [abs](/x) [web](https://e.com/a) [top](#usage)\n', {
+      projectPath: 'app',
+      base,
+    });
     expect(html.match(/(?:href|src)="[^"]*"/g)).toEqual([
-      'href="/app/~files/main/docs/guide.md#start"', 'href="/app/~files/main/README.md"', 'src="/app/~raw/main/docs/img/logo.png"',
-      'href="/x"', 'href="https://e.com/a"', 'href="#usage"',
+      'href="/app/~files/main/docs/guide.md#start"',
+      'href="/app/~files/main/README.md"',
+      'src="/app/~raw/main/docs/img/logo.png"',
+      'href="/x"',
+      'href="https://e.com/a"',
+      'href="#usage"',
     ]);
     expect(renderMarkdown('[guide](guide.md)\n')).toContain('href="guide.md"');
   });

@@ -4,7 +4,13 @@ import { givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type Test
 import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Decodes the entities preact-render-to-string writes, to compare messages as people read them. */
-const decoded = (html: string) => html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const decoded = (html: string) =>
+  html
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The project settings pages, project creation and forking over HTTP. */
 describe('project settings pages', () => {
@@ -26,8 +32,10 @@ describe('project settings pages', () => {
     await grantRole(server, repo.id, owner.id, 'Project Owner');
     await grantRole(server, repo.id, writer.id, 'Code Writer');
     [admin, asOwner, asWriter, asOutsider] = await Promise.all([
-      signInByFetch(server, ADMIN.name, ADMIN.password), signInByFetch(server, 'owner', owner.password),
-      signInByFetch(server, 'writer', writer.password), signInByFetch(server, 'outsider', outsider.password),
+      signInByFetch(server, ADMIN.name, ADMIN.password),
+      signInByFetch(server, 'owner', owner.password),
+      signInByFetch(server, 'writer', writer.password),
+      signInByFetch(server, 'outsider', outsider.password),
     ]);
   }, 120_000);
   afterAll(async () => {
@@ -37,12 +45,13 @@ describe('project settings pages', () => {
 
   const get = (path: string, session: WebSession | null = asOwner) =>
     fetch(`${server.url}${path}`, { redirect: 'manual', headers: session ? { cookie: session.cookie } : {} });
-  const post = (path: string, fields: Record<string, string>, session: WebSession = asOwner) => fetch(`${server.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-    body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
-  });
+  const post = (path: string, fields: Record<string, string>, session: WebSession = asOwner) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+      body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
+    });
   const setting = async (projectId = repo.id) => (await server.call('GET', `/projects/${projectId}/setting`)).json;
   const SECTIONS = ['', '/members', '/branch-protection', '/tag-protection', '/build', '/labels', '/milestones', '/webhooks'];
 
@@ -66,7 +75,10 @@ describe('project settings pages', () => {
     expect((await setting()).branchProtections).toEqual([]);
     // a form without its CSRF token is refused
     const noToken = await fetch(`${server.url}/app/~settings`, {
-      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: asOwner.cookie }, body: 'name=x',
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: asOwner.cookie },
+      body: 'name=x',
     });
     expect(noToken.status).toBe(403);
     expect((await server.call('GET', `/projects/${repo.id}`)).json.name).toBe('app');
@@ -163,47 +175,101 @@ describe('project settings pages', () => {
     expect(empty.status).toBe(400);
     expect(await empty.text()).toContain('branchProtections[0].branches is required');
     const added = await post('/app/~settings/branch-protection', {
-      form: 'new', index: '', pattern: 'main', userMatch: 'anyone', enabled: 'on', preventForcedPush: 'on', preventDeletion: 'on', jobNames: 'ci, lint',
+      form: 'new',
+      index: '',
+      pattern: 'main',
+      userMatch: 'anyone',
+      enabled: 'on',
+      preventForcedPush: 'on',
+      preventDeletion: 'on',
+      jobNames: 'ci, lint',
     });
     expect(added.status).toBe(303);
-    expect((await setting()).branchProtections).toMatchObject([{
-      branches: 'main', userMatch: 'anyone', enabled: true, preventForcedPush: true, preventDeletion: true, preventCreation: false, jobNames: ['ci', 'lint'], reviewRequirement: null,
-    }]);
+    expect((await setting()).branchProtections).toMatchObject([
+      {
+        branches: 'main',
+        userMatch: 'anyone',
+        enabled: true,
+        preventForcedPush: true,
+        preventDeletion: true,
+        preventCreation: false,
+        jobNames: ['ci', 'lint'],
+        reviewRequirement: null,
+      },
+    ]);
     const page = await (await get('/app/~settings/branch-protection')).text();
     expect(page).toContain('<summary>main</summary>');
     expect(page).toContain('id="branch-0-preventForcedPush" name="preventForcedPush" value="on" checked');
 
-    expect((await post('/app/~settings/branch-protection', { form: '0', index: '0', op: 'save', pattern: 'main release/*', userMatch: 'anyone' })).status).toBe(303);
+    expect((await post('/app/~settings/branch-protection', { form: '0', index: '0', op: 'save', pattern: 'main release/*', userMatch: 'anyone' })).status).toBe(
+      303,
+    );
     expect((await setting()).branchProtections).toMatchObject([{ branches: 'main release/*', enabled: false, preventForcedPush: false, jobNames: [] }]);
     expect((await post('/app/~settings/branch-protection', { form: '5', index: '5', op: 'save', pattern: 'x' })).status).toBe(400);
     // commit message rules, validated by the API's checks, with the submitted values kept
-    const short = await post('/app/~settings/branch-protection', { form: '0', index: '0', op: 'save', pattern: 'main release/*', maxCommitMessageLineLength: '30' });
+    const short = await post('/app/~settings/branch-protection', {
+      form: '0',
+      index: '0',
+      op: 'save',
+      pattern: 'main release/*',
+      maxCommitMessageLineLength: '30',
+    });
     expect(short.status).toBe(400);
     const shortHtml = await short.text();
     expect(shortHtml).toContain('branchProtections[0].maxCommitMessageLineLength must be null or an integer of at least 40');
     expect(shortHtml).toContain('id="branch-0-maxCommitMessageLineLength" name="maxCommitMessageLineLength" type="text" value="30"');
-    const footer = await post('/app/~settings/branch-protection', { form: '0', index: '0', op: 'save', pattern: 'main', checkCommitMessageFooter: 'on', commitMessageFooterPattern: '(' });
+    const footer = await post('/app/~settings/branch-protection', {
+      form: '0',
+      index: '0',
+      op: 'save',
+      pattern: 'main',
+      checkCommitMessageFooter: 'on',
+      commitMessageFooterPattern: '(',
+    });
     expect(await footer.text()).toContain('branchProtections[0].commitMessageFooterPattern is not a valid regular expression: (');
-    expect((await post('/app/~settings/branch-protection', {
-      form: '0', index: '0', op: 'save', pattern: 'main release/*', enforceConventionalCommits: 'on', commitTypes: 'feat, fix', maxCommitMessageLineLength: '72',
-    })).status).toBe(303);
-    expect((await setting()).branchProtections).toMatchObject([{ enforceConventionalCommits: true, commitTypes: ['feat', 'fix'], commitScopes: [], maxCommitMessageLineLength: 72 }]);
+    expect(
+      (
+        await post('/app/~settings/branch-protection', {
+          form: '0',
+          index: '0',
+          op: 'save',
+          pattern: 'main release/*',
+          enforceConventionalCommits: 'on',
+          commitTypes: 'feat, fix',
+          maxCommitMessageLineLength: '72',
+        })
+      ).status,
+    ).toBe(303);
+    expect((await setting()).branchProtections).toMatchObject([
+      { enforceConventionalCommits: true, commitTypes: ['feat', 'fix'], commitScopes: [], maxCommitMessageLineLength: 72 },
+    ]);
     expect((await post('/app/~settings/branch-protection', { form: '0', index: '0', op: 'delete' })).status).toBe(303);
     expect((await setting()).branchProtections).toEqual([]);
 
-    expect((await post('/app/~settings/tag-protection', { form: 'new', index: '', pattern: 'v*', userMatch: 'anyone', enabled: 'on', preventUpdate: 'on' })).status).toBe(303);
+    expect(
+      (await post('/app/~settings/tag-protection', { form: 'new', index: '', pattern: 'v*', userMatch: 'anyone', enabled: 'on', preventUpdate: 'on' })).status,
+    ).toBe(303);
     expect((await setting()).tagProtections).toMatchObject([{ tags: 'v*', preventUpdate: true, preventDeletion: false }]);
   });
 
-  it('edits a branch protection\'s file protections: numbered field groups, a blank one adds, blank paths remove', async () => {
+  it("edits a branch protection's file protections: numbered field groups, a blank one adds, blank paths remove", async () => {
     const added = await post('/app/~settings/branch-protection', {
-      form: 'new', index: '', pattern: 'main', userMatch: 'anyone', enabled: 'on',
-      'files-0-paths': 'docs/** README.md', 'files-0-reviewRequirement': 'user(root):1', 'files-0-jobNames': 'docs, lint',
+      form: 'new',
+      index: '',
+      pattern: 'main',
+      userMatch: 'anyone',
+      enabled: 'on',
+      'files-0-paths': 'docs/** README.md',
+      'files-0-reviewRequirement': 'user(root):1',
+      'files-0-jobNames': 'docs, lint',
     });
     expect(added.status).toBe(303);
-    expect((await setting()).branchProtections).toMatchObject([{
-      branches: 'main', fileProtections: [{ paths: 'docs/** README.md', reviewRequirement: 'user(root):1', jobNames: ['docs', 'lint'] }],
-    }]);
+    expect((await setting()).branchProtections).toMatchObject([
+      {
+        branches: 'main',
+        fileProtections: [{ paths: 'docs/** README.md', reviewRequirement: 'user(root):1', jobNames: ['docs', 'lint'] }],
+      },
+    ]);
     const page = await (await get('/app/~settings/branch-protection')).text();
     expect(page).toContain('id="branch-0-files-0-paths" name="files-0-paths" type="text" value="docs/** README.md"');
     expect(page).toContain('id="branch-0-files-1-paths" name="files-1-paths"');
@@ -211,26 +277,56 @@ describe('project settings pages', () => {
     expect(page).toContain('File protection 1: required builds (job names, comma-separated)');
 
     // the stored group kept, a second added through the blank group
-    expect((await post('/app/~settings/branch-protection', {
-      form: '0', index: '0', op: 'save', pattern: 'main', enabled: 'on',
-      'files-0-paths': 'docs/** README.md', 'files-0-reviewRequirement': 'user(root):1', 'files-0-jobNames': 'docs, lint',
-      'files-1-paths': 'src/**', 'files-1-reviewRequirement': '', 'files-1-jobNames': 'ci',
-    })).status).toBe(303);
+    expect(
+      (
+        await post('/app/~settings/branch-protection', {
+          form: '0',
+          index: '0',
+          op: 'save',
+          pattern: 'main',
+          enabled: 'on',
+          'files-0-paths': 'docs/** README.md',
+          'files-0-reviewRequirement': 'user(root):1',
+          'files-0-jobNames': 'docs, lint',
+          'files-1-paths': 'src/**',
+          'files-1-reviewRequirement': '',
+          'files-1-jobNames': 'ci',
+        })
+      ).status,
+    ).toBe(303);
     expect((await setting()).branchProtections[0].fileProtections).toEqual([
       { paths: 'docs/** README.md', reviewRequirement: 'user(root):1', jobNames: ['docs', 'lint'] },
       { paths: 'src/**', reviewRequirement: null, jobNames: ['ci'] },
     ]);
     // blank paths remove the first; a refused save shows what was typed
     const refused = await post('/app/~settings/branch-protection', {
-      form: '0', index: '0', op: 'save', pattern: 'main', enabled: 'on', maxCommitMessageLineLength: '10',
-      'files-0-paths': ' ', 'files-1-paths': 'src/** lib/**', 'files-1-jobNames': 'ci',
+      form: '0',
+      index: '0',
+      op: 'save',
+      pattern: 'main',
+      enabled: 'on',
+      maxCommitMessageLineLength: '10',
+      'files-0-paths': ' ',
+      'files-1-paths': 'src/** lib/**',
+      'files-1-jobNames': 'ci',
     });
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain('name="files-1-paths" type="text" value="src/** lib/**"');
     expect((await setting()).branchProtections[0].fileProtections).toHaveLength(2);
-    expect((await post('/app/~settings/branch-protection', {
-      form: '0', index: '0', op: 'save', pattern: 'main', enabled: 'on', 'files-0-paths': ' ', 'files-1-paths': 'src/** lib/**', 'files-1-jobNames': 'ci',
-    })).status).toBe(303);
+    expect(
+      (
+        await post('/app/~settings/branch-protection', {
+          form: '0',
+          index: '0',
+          op: 'save',
+          pattern: 'main',
+          enabled: 'on',
+          'files-0-paths': ' ',
+          'files-1-paths': 'src/** lib/**',
+          'files-1-jobNames': 'ci',
+        })
+      ).status,
+    ).toBe(303);
     expect((await setting()).branchProtections[0].fileProtections).toEqual([{ paths: 'src/** lib/**', reviewRequirement: null, jobNames: ['ci'] }]);
     expect((await post('/app/~settings/branch-protection', { form: '0', index: '0', op: 'delete' })).status).toBe(303);
   });
@@ -239,20 +335,44 @@ describe('project settings pages', () => {
     const missing = await post('/app/~settings/build/secrets', { form: 'secret-new', index: '', name: 'token', value: '' });
     expect(missing.status).toBe(400);
     expect(await missing.text()).toContain('Value is required');
-    expect((await post('/app/~settings/build/secrets', { form: 'secret-new', index: '', name: 'token', value: 's3cr3t-value', authorization: '' })).status).toBe(303);
-    expect((await setting()).buildSetting.jobSecrets).toEqual([{ name: 'token', archived: false, authorizedBranches: null, authorization: null, value: 's3cr3t-value' }]);
+    expect(
+      (await post('/app/~settings/build/secrets', { form: 'secret-new', index: '', name: 'token', value: 's3cr3t-value', authorization: '' })).status,
+    ).toBe(303);
+    expect((await setting()).buildSetting.jobSecrets).toEqual([
+      { name: 'token', archived: false, authorizedBranches: null, authorization: null, value: 's3cr3t-value' },
+    ]);
     const page = await (await get('/app/~settings/build')).text();
     expect(page).toContain('<summary>token</summary>');
     expect(page).not.toContain('s3cr3t-value');
     // branch limits: a malformed pattern is refused with the form kept, a valid one stored and shown
-    const malformed = await post('/app/~settings/build/secrets', { form: 'secret-0', index: '0', op: 'save', name: 'token', value: '', authorizedBranches: '"main' });
+    const malformed = await post('/app/~settings/build/secrets', {
+      form: 'secret-0',
+      index: '0',
+      op: 'save',
+      name: 'token',
+      value: '',
+      authorizedBranches: '"main',
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.text()).toContain('authorizedBranches: Malformed pattern set');
-    expect((await post('/app/~settings/build/secrets', { form: 'secret-0', index: '0', op: 'save', name: 'token', value: '', authorizedBranches: 'main release/**' })).status).toBe(303);
+    expect(
+      (
+        await post('/app/~settings/build/secrets', {
+          form: 'secret-0',
+          index: '0',
+          op: 'save',
+          name: 'token',
+          value: '',
+          authorizedBranches: 'main release/**',
+        })
+      ).status,
+    ).toBe(303);
     expect((await setting()).buildSetting.jobSecrets).toMatchObject([{ name: 'token', authorizedBranches: 'main release/**', value: 's3cr3t-value' }]);
     expect(await (await get('/app/~settings/build')).text()).toContain('value="main release/**"');
     // saving without a new value keeps the old one; a new value replaces it; errors never echo it
-    expect((await post('/app/~settings/build/secrets', { form: 'secret-0', index: '0', op: 'save', name: 'token', value: '', archived: 'on' })).status).toBe(303);
+    expect((await post('/app/~settings/build/secrets', { form: 'secret-0', index: '0', op: 'save', name: 'token', value: '', archived: 'on' })).status).toBe(
+      303,
+    );
     expect((await setting()).buildSetting.jobSecrets).toMatchObject([{ name: 'token', archived: true, value: 's3cr3t-value' }]);
     const clash = await post('/app/~settings/build/secrets', { form: 'secret-new', index: '', name: 'token', value: 'other-secret' });
     expect(clash.status).toBe(400);
@@ -287,7 +407,9 @@ describe('project settings pages', () => {
     const [milestone] = (await server.call('GET', `/projects/${repo.id}/milestones`)).json as { id: number; dueDate: string; description: string }[];
     expect(milestone.description).toBe('First');
     expect(milestone.dueDate).toMatch(/^2030-01-31T00:00:00\.000/);
-    expect((await post('/app/~settings/milestones', { form: String(milestone.id), id: String(milestone.id), op: 'save', name: 'v1.0', closed: 'on' })).status).toBe(303);
+    expect(
+      (await post('/app/~settings/milestones', { form: String(milestone.id), id: String(milestone.id), op: 'save', name: 'v1.0', closed: 'on' })).status,
+    ).toBe(303);
     expect((await server.call('GET', `/milestones/${milestone.id}`)).json).toMatchObject({ name: 'v1.0', closed: true, dueDate: null });
     expect(await (await get('/app/~settings/milestones')).text()).toContain('<summary>v1.0 (closed)</summary>');
     expect((await post('/app/~settings/milestones', { form: String(milestone.id), id: String(milestone.id), op: 'delete' })).status).toBe(303);

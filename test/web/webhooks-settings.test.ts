@@ -25,7 +25,9 @@ describe('webhooks settings page', () => {
     await grantRole(server, repo.id, owner.id, 'Project Owner');
     await grantRole(server, repo.id, writer.id, 'Code Writer');
     [asOwner, asWriter, asOutsider] = await Promise.all([
-      signInByFetch(server, 'owner', owner.password), signInByFetch(server, 'writer', writer.password), signInByFetch(server, 'outsider', outsider.password),
+      signInByFetch(server, 'owner', owner.password),
+      signInByFetch(server, 'writer', writer.password),
+      signInByFetch(server, 'outsider', outsider.password),
     ]);
   }, 120_000);
   afterAll(async () => {
@@ -34,13 +36,15 @@ describe('webhooks settings page', () => {
     await receiver?.close();
   });
 
-  const page = async (session: WebSession = asOwner, project = 'app') => (await fetch(`${server.url}/${project}/~settings/webhooks`, { headers: { cookie: session.cookie } })).text();
-  const post = (path: string, fields: Record<string, string>, session: WebSession = asOwner, project = 'app') => fetch(`${server.url}/${project}/~settings/webhooks${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
-    body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
-  });
+  const page = async (session: WebSession = asOwner, project = 'app') =>
+    (await fetch(`${server.url}/${project}/~settings/webhooks`, { headers: { cookie: session.cookie } })).text();
+  const post = (path: string, fields: Record<string, string>, session: WebSession = asOwner, project = 'app') =>
+    fetch(`${server.url}/${project}/~settings/webhooks${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+      body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
+    });
   const webHooks = async (projectId = repo.id) => (await server.call('GET', `/projects/${projectId}/setting`)).json.webHooks;
   const pushes = () => receiver.received.filter((r) => r.headers['x-gitloom-event'] === 'CODE_PUSH');
 
@@ -53,7 +57,7 @@ describe('webhooks settings page', () => {
     expect(await webHooks()).toEqual([]);
   });
 
-  it('shows the domain\'s message for a bad URL, keeping the typed values', async () => {
+  it("shows the domain's message for a bad URL, keeping the typed values", async () => {
     const bad = await post('', { form: 'hook-new', index: '', postUrl: 'ftp://example.com/x', 'event-ISSUE': 'on', secret: 'typed-secret' });
     expect(bad.status).toBe(400);
     const html = await bad.text();

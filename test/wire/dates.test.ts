@@ -12,10 +12,27 @@ describe('toWireDate', () => {
 
   it('agrees with Date for edges: epoch, leap days, century years, year ends, the last millisecond of 9999, before 1970', () => {
     const edges = [
-      0, 1, 999, 1000, 86_399_999, 86_400_000,
-      Date.UTC(2000, 1, 29), Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2000, 2, 1), Date.UTC(2100, 1, 28), Date.UTC(2100, 2, 1),
-      Date.UTC(2024, 1, 29, 6), Date.UTC(2023, 11, 31, 23, 59, 59, 999), Date.UTC(2024, 0, 1), Date.UTC(2400, 1, 29),
-      253_402_300_799_999, 253_402_300_800_000, -1, -86_400_001, Date.UTC(1, 0, 1), Date.UTC(1969, 11, 31, 23, 59, 59, 999),
+      0,
+      1,
+      999,
+      1000,
+      86_399_999,
+      86_400_000,
+      Date.UTC(2000, 1, 29),
+      Date.UTC(2000, 1, 29, 23, 59, 59, 999),
+      Date.UTC(2000, 2, 1),
+      Date.UTC(2100, 1, 28),
+      Date.UTC(2100, 2, 1),
+      Date.UTC(2024, 1, 29, 6),
+      Date.UTC(2023, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2024, 0, 1),
+      Date.UTC(2400, 1, 29),
+      253_402_300_799_999,
+      253_402_300_800_000,
+      -1,
+      -86_400_001,
+      Date.UTC(1, 0, 1),
+      Date.UTC(1969, 11, 31, 23, 59, 59, 999),
     ];
     for (const ms of edges) expect(toWireDate(ms)).toBe(viaDate(ms));
   });

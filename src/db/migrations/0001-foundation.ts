@@ -88,7 +88,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .unique()
     .expression(sql`coalesce(parent_id, 0), lower(name)`)
     .execute();
-  await db.schema.createIndex('projects_path').on('projects').unique().expression(sql`lower(path)`).execute();
+  await db.schema
+    .createIndex('projects_path')
+    .on('projects')
+    .unique()
+    .expression(sql`lower(path)`)
+    .execute();
   await db.schema.createIndex('projects_path_exact').on('projects').column('path').execute();
   await db.schema.createIndex('projects_forked_from').on('projects').column('forked_from_id').execute();
 
@@ -202,10 +207,24 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
-    'pull_request_watches', 'pull_request_assignments', 'pull_request_reviews', 'pull_request_comments',
-    'pull_request_changes', 'pull_request_updates', 'pull_requests', 'number_sequences',
-    'group_authorizations', 'user_authorizations', 'projects', 'memberships', 'groups', 'roles',
-    'settings', 'access_tokens', 'email_addresses', 'users',
+    'pull_request_watches',
+    'pull_request_assignments',
+    'pull_request_reviews',
+    'pull_request_comments',
+    'pull_request_changes',
+    'pull_request_updates',
+    'pull_requests',
+    'number_sequences',
+    'group_authorizations',
+    'user_authorizations',
+    'projects',
+    'memberships',
+    'groups',
+    'roles',
+    'settings',
+    'access_tokens',
+    'email_addresses',
+    'users',
   ]) {
     await db.schema.dropTable(table).execute();
   }

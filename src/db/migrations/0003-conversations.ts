@@ -136,54 +136,72 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 async function createCodeComments(db: Kysely<any>): Promise<void> {
-  const compareContext = <T extends { addColumn: (...args: any[]) => T }>(table: T): T => table
-    .addColumn('compare_pull_request_id', 'integer', (c: any) => c.references('pull_requests.id').onDelete('cascade'))
-    .addColumn('compare_old_commit_hash', 'text', (c: any) => c.notNull())
-    .addColumn('compare_new_commit_hash', 'text', (c: any) => c.notNull())
-    .addColumn('compare_path_filter', 'text')
-    .addColumn('compare_current_file', 'text')
-    .addColumn('compare_whitespace_option', 'text', (c: any) => c.notNull());
+  const compareContext = <T extends { addColumn: (...args: any[]) => T }>(table: T): T =>
+    table
+      .addColumn('compare_pull_request_id', 'integer', (c: any) => c.references('pull_requests.id').onDelete('cascade'))
+      .addColumn('compare_old_commit_hash', 'text', (c: any) => c.notNull())
+      .addColumn('compare_new_commit_hash', 'text', (c: any) => c.notNull())
+      .addColumn('compare_path_filter', 'text')
+      .addColumn('compare_current_file', 'text')
+      .addColumn('compare_whitespace_option', 'text', (c: any) => c.notNull());
 
-  await compareContext(withId(db, db.schema.createTable('code_comments'))
-    .addColumn('project_id', 'integer', (c) => c.notNull().references('projects.id').onDelete('cascade'))
-    .addColumn('user_id', 'integer', (c) => c.notNull())
-    .addColumn('content', 'text', (c) => c.notNull())
-    .addColumn('create_date', 'bigint', (c) => c.notNull())
-    .addColumn('last_activity_user_id', 'integer')
-    .addColumn('last_activity_date', 'bigint', (c) => c.notNull())
-    .addColumn('last_activity_description', 'text', (c) => c.notNull())
-    .addColumn('reply_count', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('mark_commit_hash', 'text', (c) => c.notNull())
-    .addColumn('mark_path', 'text', (c) => c.notNull())
-    .addColumn('mark_from_row', 'integer', (c) => c.notNull())
-    .addColumn('mark_from_column', 'integer', (c) => c.notNull())
-    .addColumn('mark_to_row', 'integer', (c) => c.notNull())
-    .addColumn('mark_to_column', 'integer', (c) => c.notNull())
-    .addColumn('mark_tab_width', 'integer', (c) => c.notNull())
-    .addColumn('resolved', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('uuid', 'text', (c) => c.notNull()))
-    .execute();
+  await compareContext(
+    withId(db, db.schema.createTable('code_comments'))
+      .addColumn('project_id', 'integer', (c) => c.notNull().references('projects.id').onDelete('cascade'))
+      .addColumn('user_id', 'integer', (c) => c.notNull())
+      .addColumn('content', 'text', (c) => c.notNull())
+      .addColumn('create_date', 'bigint', (c) => c.notNull())
+      .addColumn('last_activity_user_id', 'integer')
+      .addColumn('last_activity_date', 'bigint', (c) => c.notNull())
+      .addColumn('last_activity_description', 'text', (c) => c.notNull())
+      .addColumn('reply_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('mark_commit_hash', 'text', (c) => c.notNull())
+      .addColumn('mark_path', 'text', (c) => c.notNull())
+      .addColumn('mark_from_row', 'integer', (c) => c.notNull())
+      .addColumn('mark_from_column', 'integer', (c) => c.notNull())
+      .addColumn('mark_to_row', 'integer', (c) => c.notNull())
+      .addColumn('mark_to_column', 'integer', (c) => c.notNull())
+      .addColumn('mark_tab_width', 'integer', (c) => c.notNull())
+      .addColumn('resolved', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('uuid', 'text', (c) => c.notNull()),
+  ).execute();
   await db.schema.createIndex('code_comments_project_activity').on('code_comments').columns(['project_id', 'last_activity_date']).execute();
   await db.schema.createIndex('code_comments_request').on('code_comments').column('compare_pull_request_id').execute();
   await db.schema.createIndex('code_comments_user').on('code_comments').column('user_id').execute();
 
-  await compareContext(withId(db, db.schema.createTable('code_comment_replies'))
-    .addColumn('comment_id', 'integer', (c) => c.notNull().references('code_comments.id').onDelete('cascade'))
-    .addColumn('user_id', 'integer', (c) => c.notNull())
-    .addColumn('content', 'text', (c) => c.notNull())
-    .addColumn('date', 'bigint', (c) => c.notNull()))
-    .execute();
+  await compareContext(
+    withId(db, db.schema.createTable('code_comment_replies'))
+      .addColumn('comment_id', 'integer', (c) => c.notNull().references('code_comments.id').onDelete('cascade'))
+      .addColumn('user_id', 'integer', (c) => c.notNull())
+      .addColumn('content', 'text', (c) => c.notNull())
+      .addColumn('date', 'bigint', (c) => c.notNull()),
+  ).execute();
   await db.schema.createIndex('code_comment_replies_comment').on('code_comment_replies').column('comment_id').execute();
   await db.schema.createIndex('code_comment_replies_user').on('code_comment_replies').column('user_id').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
-    'user_queries_and_watches', 'code_comment_query_personalizations', 'commit_query_personalizations',
-    'build_query_personalizations', 'pull_request_query_personalizations', 'issue_query_personalizations',
-    'code_comment_mentions', 'pull_request_mentions', 'issue_mentions', 'code_comment_replies', 'code_comments',
-    'issue_schedules', 'issue_commits', 'issue_authorizations', 'issue_changes', 'issue_votes', 'issue_watches', 'issue_comments',
-    'issue_fields', 'issues',
+    'user_queries_and_watches',
+    'code_comment_query_personalizations',
+    'commit_query_personalizations',
+    'build_query_personalizations',
+    'pull_request_query_personalizations',
+    'issue_query_personalizations',
+    'code_comment_mentions',
+    'pull_request_mentions',
+    'issue_mentions',
+    'code_comment_replies',
+    'code_comments',
+    'issue_schedules',
+    'issue_commits',
+    'issue_authorizations',
+    'issue_changes',
+    'issue_votes',
+    'issue_watches',
+    'issue_comments',
+    'issue_fields',
+    'issues',
   ]) {
     await db.schema.dropTable(table).execute();
   }

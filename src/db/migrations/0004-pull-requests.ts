@@ -33,7 +33,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('pull_requests_number').on('pull_requests').columns(['number', 'target_project_id']).execute();
   await db.schema.createIndex('pull_requests_submit_date').on('pull_requests').column('submit_date').execute();
   await db.schema.createIndex('pull_requests_close_date').on('pull_requests').column('close_date').execute();
-  await db.schema.createIndex('pull_requests_target_branch').on('pull_requests').expression(sql`lower(target_branch)`).execute();
+  await db.schema
+    .createIndex('pull_requests_target_branch')
+    .on('pull_requests')
+    .expression(sql`lower(target_branch)`)
+    .execute();
   await db.schema.createIndex('pull_request_reviews_request_status').on('pull_request_reviews').columns(['request_id', 'status']).execute();
   await db.schema.createIndex('pull_request_assignments_request').on('pull_request_assignments').column('request_id').execute();
   await db.schema.createIndex('pull_request_watches_request').on('pull_request_watches').column('request_id').execute();
@@ -41,9 +45,15 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const index of [
-    'pull_request_watches_request', 'pull_request_assignments_request', 'pull_request_reviews_request_status',
-    'pull_requests_target_branch', 'pull_requests_close_date', 'pull_requests_submit_date', 'pull_requests_number',
-    'pull_requests_status_number', 'pull_requests_one_open_per_change',
+    'pull_request_watches_request',
+    'pull_request_assignments_request',
+    'pull_request_reviews_request_status',
+    'pull_requests_target_branch',
+    'pull_requests_close_date',
+    'pull_requests_submit_date',
+    'pull_requests_number',
+    'pull_requests_status_number',
+    'pull_requests_one_open_per_change',
   ]) {
     await db.schema.dropIndex(index).execute();
   }

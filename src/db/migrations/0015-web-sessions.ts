@@ -7,7 +7,8 @@ import type { Kysely } from 'kysely';
  * the session's forms. Times are epoch milliseconds.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createTable('web_sessions')
+  await db.schema
+    .createTable('web_sessions')
     .addColumn('token_hash', 'text', (c) => c.primaryKey())
     .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('csrf_token', 'text', (c) => c.notNull())

@@ -10,9 +10,7 @@ const onPostgres = (db: Kysely<any>) => db.getExecutor().adapter instanceof Post
 
 /** Adds the auto-incrementing integer primary key `id`: `serial` on PostgreSQL, `integer … autoincrement` on SQLite. */
 export function withId<T extends string>(db: Kysely<any>, table: CreateTableBuilder<T, any>): CreateTableBuilder<T, any> {
-  return onPostgres(db)
-    ? table.addColumn('id', 'serial', (c) => c.primaryKey())
-    : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+  return onPostgres(db) ? table.addColumn('id', 'serial', (c) => c.primaryKey()) : table.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 }
 
 /**

@@ -28,12 +28,20 @@ export interface GroupAuthorizationData {
 /** The two kinds of authorization: where they are stored, whom they grant to, and who manages them. */
 const KINDS = {
   user: {
-    table: 'userAuthorizations', label: 'User authorization', subject: 'userId', subjectLabel: 'User', referenced: referencedUser,
+    table: 'userAuthorizations',
+    label: 'User authorization',
+    subject: 'userId',
+    subjectLabel: 'User',
+    referenced: referencedUser,
     /** user authorizations are managed by whoever may manage the project */
     administratorsOnly: false,
   },
   group: {
-    table: 'groupAuthorizations', label: 'Group authorization', subject: 'groupId', subjectLabel: 'Group', referenced: referencedGroup,
+    table: 'groupAuthorizations',
+    label: 'Group authorization',
+    subject: 'groupId',
+    subjectLabel: 'Group',
+    referenced: referencedGroup,
     /** group authorizations are for administrators only */
     administratorsOnly: true,
   },
@@ -41,11 +49,21 @@ const KINDS = {
 type AuthorizationKind = keyof typeof KINDS;
 
 /** Both authorization tables seen alike: the grantee column is the kind's `subject`. */
-interface AuthorizationTable { id: Generated<number>; projectId: number; roleId: number; userId?: number; groupId?: number }
+interface AuthorizationTable {
+  id: Generated<number>;
+  projectId: number;
+  roleId: number;
+  userId?: number;
+  groupId?: number;
+}
 type AuthorizationDatabase = Record<(typeof KINDS)[AuthorizationKind]['table'], AuthorizationTable>;
 
 /** A role granted to a subject (user or group) on a project. */
-interface Grant { projectId: number; subjectId: number; roleId: number }
+interface Grant {
+  projectId: number;
+  subjectId: number;
+  roleId: number;
+}
 
 /**
  * Whether the caller may handle authorizations of `kind` on a project: a project the caller
@@ -76,20 +94,22 @@ async function saveAuthorization(ctx: Context, kind: AuthorizationKind, id: numb
   const message = `${subjectLabel} ${grant.subjectId} is already authorized on project ${grant.projectId}`;
   const values = { projectId: grant.projectId, [subject]: grant.subjectId, roleId: grant.roleId };
   const db = ctx.db as unknown as Kysely<AuthorizationDatabase>;
-  return uniquely(message, () => db.transaction().execute(async (tx) => {
-    let clash = tx.selectFrom(table).select('id').where(subject, '=', grant.subjectId).where('projectId', '=', grant.projectId);
-    if (id !== null) clash = clash.where('id', '<>', id);
-    if (await clash.executeTakeFirst()) throw new Conflict(message);
-    if (id !== null) {
-      await tx.updateTable(table).set(values).where('id', '=', id).execute();
-      return id;
-    }
-    return (await tx.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(message, () =>
+    db.transaction().execute(async (tx) => {
+      let clash = tx.selectFrom(table).select('id').where(subject, '=', grant.subjectId).where('projectId', '=', grant.projectId);
+      if (id !== null) clash = clash.where('id', '<>', id);
+      if (await clash.executeTakeFirst()) throw new Conflict(message);
+      if (id !== null) {
+        await tx.updateTable(table).set(values).where('id', '=', id).execute();
+        return id;
+      }
+      return (await tx.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()).id;
+    }),
+  );
 }
 
 async function updateAuthorization(ctx: Context, kind: AuthorizationKind, id: number, patch: Partial<Grant>): Promise<void> {
-  const row = await getAuthorization(ctx, kind, id) as Selectable<AuthorizationTable>;
+  const row = (await getAuthorization(ctx, kind, id)) as Selectable<AuthorizationTable>;
   const subjectId = patch.subjectId ?? row[KINDS[kind].subject]!;
   await saveAuthorization(ctx, kind, id, { projectId: patch.projectId ?? row.projectId, subjectId, roleId: patch.roleId ?? row.roleId });
 }

@@ -53,17 +53,23 @@ export async function queryGroups(ctx: Context, name: string | undefined, offset
 export async function createGroup(ctx: Context, data: GroupData): Promise<number> {
   requireAdmin(ctx.actor);
   const name = validateGroupName(data.name);
-  return uniquely(`Group name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
-    await assertNameFree(tx, name);
-    const { id } = await tx.insertInto('groups').values({
-      name,
-      description: data.description ?? null,
-      administrator: data.administrator ? 1 : 0,
-      createRootProjects: data.createRootProjects ? 1 : 0,
-      enforce2fa: data.enforce2FA ? 1 : 0,
-    }).returning('id').executeTakeFirstOrThrow();
-    return id;
-  }));
+  return uniquely(`Group name already used: ${name}`, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      await assertNameFree(tx, name);
+      const { id } = await tx
+        .insertInto('groups')
+        .values({
+          name,
+          description: data.description ?? null,
+          administrator: data.administrator ? 1 : 0,
+          createRootProjects: data.createRootProjects ? 1 : 0,
+          enforce2fa: data.enforce2FA ? 1 : 0,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return id;
+    }),
+  );
 }
 
 /** Update a group (administrators): partial merge; a new name must be unique (409); a rename is carried into protections. */
@@ -72,17 +78,23 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
   const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
   const name = data.name === undefined ? group.name : validateGroupName(data.name);
   const flag = (v: boolean | undefined, current: number) => (v === undefined ? current : v ? 1 : 0);
-  await uniquely(`Group name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
-    if (name.toLowerCase() !== group.name.toLowerCase()) await assertNameFree(tx, name, groupId);
-    if (name !== group.name) await renameReferences(tx, 'group', group.name, name);
-    await tx.updateTable('groups').set({
-      name,
-      description: data.description === undefined ? group.description : data.description,
-      administrator: flag(data.administrator, group.administrator),
-      createRootProjects: flag(data.createRootProjects, group.createRootProjects),
-      enforce2fa: flag(data.enforce2FA, group.enforce2fa),
-    }).where('id', '=', groupId).execute();
-  }));
+  await uniquely(`Group name already used: ${name}`, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (name.toLowerCase() !== group.name.toLowerCase()) await assertNameFree(tx, name, groupId);
+      if (name !== group.name) await renameReferences(tx, 'group', group.name, name);
+      await tx
+        .updateTable('groups')
+        .set({
+          name,
+          description: data.description === undefined ? group.description : data.description,
+          administrator: flag(data.administrator, group.administrator),
+          createRootProjects: flag(data.createRootProjects, group.createRootProjects),
+          enforce2fa: flag(data.enforce2FA, group.enforce2fa),
+        })
+        .where('id', '=', groupId)
+        .execute();
+    }),
+  );
 }
 
 /**

@@ -21,12 +21,14 @@ export async function createMembership(ctx: Context, data: { userId: number; gro
   await referencedUser(ctx.db, data.userId);
   await referencedGroup(ctx.db, data.groupId);
   const message = `User ${data.userId} is already a member of group ${data.groupId}`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    const existing = await tx.selectFrom('memberships').select('id').where('userId', '=', data.userId).where('groupId', '=', data.groupId).executeTakeFirst();
-    if (existing) throw new Conflict(message);
-    const { id } = await tx.insertInto('memberships').values(data).returning('id').executeTakeFirstOrThrow();
-    return id;
-  }));
+  return uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      const existing = await tx.selectFrom('memberships').select('id').where('userId', '=', data.userId).where('groupId', '=', data.groupId).executeTakeFirst();
+      if (existing) throw new Conflict(message);
+      const { id } = await tx.insertInto('memberships').values(data).returning('id').executeTakeFirstOrThrow();
+      return id;
+    }),
+  );
 }
 
 /** Delete membership (administrators). */

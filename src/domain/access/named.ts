@@ -16,12 +16,14 @@ type NamedDatabase = Record<NamedTable, { id: number; name: string }>;
  * compared ignoring case (roles, groups) or exactly (label specs) — docs/compatibility.md#gitloom-differs-errors, docs/compatibility.md#gitloom-differs-improved-behaviour.
  */
 export async function assertNameFree(
-  db: Db, table: NamedTable, name: string, message: string, options: { ignoringCase: boolean; exceptId?: number },
+  db: Db,
+  table: NamedTable,
+  name: string,
+  message: string,
+  options: { ignoringCase: boolean; exceptId?: number },
 ): Promise<void> {
   let query = (db as unknown as Kysely<NamedDatabase>).selectFrom(table).select('id');
-  query = options.ignoringCase
-    ? query.where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
-    : query.where('name', '=', name);
+  query = options.ignoringCase ? query.where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase())) : query.where('name', '=', name);
   if (options.exceptId !== undefined) query = query.where('id', '<>', options.exceptId);
   if (await query.executeTakeFirst()) throw new Conflict(message);
 }
@@ -32,9 +34,13 @@ export async function assertNameFree(
  * endpoints, docs/compatibility.md#roles, docs/compatibility.md#groups-and-memberships, docs/compatibility.md#projects-labels).
  */
 export async function queryByName<T extends NamedTable>(
-  db: Db, table: T, name: string | undefined, offset: number, count: number,
+  db: Db,
+  table: T,
+  name: string | undefined,
+  offset: number,
+  count: number,
 ): Promise<Selectable<Database[T]>[]> {
   let query = (db as unknown as Kysely<NamedDatabase>).selectFrom(table as NamedTable).selectAll();
   if (name) query = query.where((eb) => likeCondition(`${table as NamedTable}.name`, wildcardToLike(name))(eb));
-  return await query.orderBy('name').orderBy('id').offset(offset).limit(count).execute() as unknown as Selectable<Database[T]>[];
+  return (await query.orderBy('name').orderBy('id').offset(offset).limit(count).execute()) as unknown as Selectable<Database[T]>[];
 }

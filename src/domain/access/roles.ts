@@ -62,21 +62,23 @@ export function normalizeEditableIssueFields(value: unknown): string {
  *   `jobPrivileges[0].jobNames: Malformed pattern set: unterminated quote in '"ci'`.
  */
 export function normalizeJobPrivileges(list: Partial<JobPrivilege>[]): string {
-  return JSON.stringify(list.map((p, i) => {
-    if (typeof p.jobNames !== 'string' || p.jobNames.trim() === '') throw new BadRequest(`jobPrivileges[${i}].jobNames is required`);
-    validatePatternSet(p.jobNames, `jobPrivileges[${i}].jobNames`);
-    if (p.accessibleReports !== undefined && p.accessibleReports !== null) {
-      if (typeof p.accessibleReports !== 'string') throw new BadRequest(`jobPrivileges[${i}].accessibleReports must be a string or null`);
-      validatePatternSet(p.accessibleReports, `jobPrivileges[${i}].accessibleReports`);
-    }
-    return {
-      jobNames: p.jobNames,
-      manageJob: p.manageJob ?? false,
-      runJob: p.runJob ?? false,
-      accessLog: p.accessLog ?? false,
-      accessibleReports: p.accessibleReports ?? null,
-    };
-  }));
+  return JSON.stringify(
+    list.map((p, i) => {
+      if (typeof p.jobNames !== 'string' || p.jobNames.trim() === '') throw new BadRequest(`jobPrivileges[${i}].jobNames is required`);
+      validatePatternSet(p.jobNames, `jobPrivileges[${i}].jobNames`);
+      if (p.accessibleReports !== undefined && p.accessibleReports !== null) {
+        if (typeof p.accessibleReports !== 'string') throw new BadRequest(`jobPrivileges[${i}].accessibleReports must be a string or null`);
+        validatePatternSet(p.accessibleReports, `jobPrivileges[${i}].accessibleReports`);
+      }
+      return {
+        jobNames: p.jobNames,
+        manageJob: p.manageJob ?? false,
+        runJob: p.runJob ?? false,
+        accessLog: p.accessLog ?? false,
+        accessibleReports: p.accessibleReports ?? null,
+      };
+    }),
+  );
 }
 
 function validateRoleName(name: unknown): string {
@@ -98,9 +100,17 @@ const flag = (value: boolean | undefined, current: number) => (value === undefin
 
 function toColumns(data: RoleData, current: RoleRow | null) {
   const base = current ?? {
-    manageProject: 0, createChildren: 0, managePullRequests: 0, manageCodeComments: 0, codePrivilege: 'NONE' as const,
-    manageIssues: 0, accessConfidentialIssues: 0, scheduleIssues: 0, editableIssueFields: '{"@type":"AllIssueFields"}',
-    manageBuilds: 0, jobPrivileges: '[]',
+    manageProject: 0,
+    createChildren: 0,
+    managePullRequests: 0,
+    manageCodeComments: 0,
+    codePrivilege: 'NONE' as const,
+    manageIssues: 0,
+    accessConfidentialIssues: 0,
+    scheduleIssues: 0,
+    editableIssueFields: '{"@type":"AllIssueFields"}',
+    manageBuilds: 0,
+    jobPrivileges: '[]',
   };
   return {
     manageProject: flag(data.manageProject, base.manageProject),
@@ -137,11 +147,17 @@ export async function createRole(ctx: Context, data: RoleData): Promise<number> 
   requireAdmin(ctx.actor);
   const name = validateRoleName(data.name);
   const columns = toColumns(data, null);
-  return uniquely(`Role name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
-    await assertNameFree(tx, name);
-    const { id } = await tx.insertInto('roles').values({ name, ...columns }).returning('id').executeTakeFirstOrThrow();
-    return id;
-  }));
+  return uniquely(`Role name already used: ${name}`, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      await assertNameFree(tx, name);
+      const { id } = await tx
+        .insertInto('roles')
+        .values({ name, ...columns })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return id;
+    }),
+  );
 }
 
 /** Update a role (administrators): partial merge; a new name must be unique (409). */
@@ -150,10 +166,16 @@ export async function updateRole(ctx: Context, roleId: number, data: RoleData): 
   const role = await loadRow(ctx.db, 'roles', roleId, 'Role');
   const name = data.name === undefined ? role.name : validateRoleName(data.name);
   const columns = toColumns(data, role);
-  await uniquely(`Role name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
-    if (name.toLowerCase() !== role.name.toLowerCase()) await assertNameFree(tx, name, roleId);
-    await tx.updateTable('roles').set({ name, ...columns }).where('id', '=', roleId).execute();
-  }));
+  await uniquely(`Role name already used: ${name}`, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (name.toLowerCase() !== role.name.toLowerCase()) await assertNameFree(tx, name, roleId);
+      await tx
+        .updateTable('roles')
+        .set({ name, ...columns })
+        .where('id', '=', roleId)
+        .execute();
+    }),
+  );
 }
 
 /**
@@ -165,8 +187,16 @@ export async function deleteRole(ctx: Context, roleId: number): Promise<void> {
   const role = await loadRow(ctx.db, 'roles', roleId, 'Role');
   await ctx.db.transaction().execute(async (tx) => {
     const [users, groups, projects] = await Promise.all([
-      tx.selectFrom('userAuthorizations').select((eb) => eb.fn.countAll<number>().as('n')).where('roleId', '=', roleId).executeTakeFirstOrThrow(),
-      tx.selectFrom('groupAuthorizations').select((eb) => eb.fn.countAll<number>().as('n')).where('roleId', '=', roleId).executeTakeFirstOrThrow(),
+      tx
+        .selectFrom('userAuthorizations')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('roleId', '=', roleId)
+        .executeTakeFirstOrThrow(),
+      tx
+        .selectFrom('groupAuthorizations')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('roleId', '=', roleId)
+        .executeTakeFirstOrThrow(),
       tx.selectFrom('projects').select('path').where('defaultRoleId', '=', roleId).orderBy('path').limit(10).execute(),
     ]);
     const places: string[] = [];

@@ -96,7 +96,13 @@ function currentEntry(db: Db, key: string, now: number): CachedActor | undefined
  * read and an unexpired token, and passes `onPasswordHit` when it was a password sign-in; a
  * miss resolves from the database (errors are never cached).
  */
-async function cachedActor(db: Db, key: string, now: number, resolve: () => Promise<Resolved>, onPasswordHit?: (actor: Actor) => Promise<void>): Promise<Actor> {
+async function cachedActor(
+  db: Db,
+  key: string,
+  now: number,
+  resolve: () => Promise<Resolved>,
+  onPasswordHit?: (actor: Actor) => Promise<void>,
+): Promise<Actor> {
   const cache = actorCache(db);
   const hit = currentEntry(db, key, now);
   if (hit) {
@@ -153,13 +159,19 @@ function groupsOf(rows: { groupId: number | null; administrator: number | null; 
  */
 export async function authenticateBasic(db: Db, name: string, secret: string, now: number, clientAddress: string): Promise<Actor> {
   const key = `basic:${hash('sha256', `${name}\0${secret}`, 'hex')}`;
-  return cachedActor(db, key, now, async () => {
-    const byToken = await actorByToken(db, secret, now);
-    if (byToken !== null) return byToken;
-    return { actor: await authenticatePassword(db, name, secret, now, clientAddress), expireDate: null, viaPassword: true };
-  }, async (actor) => {
-    await assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now);
-  });
+  return cachedActor(
+    db,
+    key,
+    now,
+    async () => {
+      const byToken = await actorByToken(db, secret, now);
+      if (byToken !== null) return byToken;
+      return { actor: await authenticatePassword(db, name, secret, now, clientAddress), expireDate: null, viaPassword: true };
+    },
+    async (actor) => {
+      await assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now);
+    },
+  );
 }
 
 /**
@@ -182,17 +194,16 @@ export async function authenticatePassword(db: Db, name: string, password: strin
   const login = name.toLowerCase();
   // no user's name or email holds a NUL (and PostgreSQL text cannot even compare one)
   const [rows, security] = await Promise.all([
-    login.includes('\0') ? [] : db
-      .selectFrom('users as u')
-      .leftJoin('memberships as m', 'm.userId', 'u.id')
-      .leftJoin('groups as g', 'g.id', 'm.groupId')
-      .select(['u.id', 'u.name', 'u.fullName', 'u.passwordHash', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
-      .where('u.id', '>', 0)
-      .where((eb) => eb.or([
-        eb('u.name', '=', login),
-        eb('u.id', '=', eb.selectFrom('emailAddresses').select('ownerId').where('value', '=', login)),
-      ]))
-      .execute(),
+    login.includes('\0')
+      ? []
+      : db
+          .selectFrom('users as u')
+          .leftJoin('memberships as m', 'm.userId', 'u.id')
+          .leftJoin('groups as g', 'g.id', 'm.groupId')
+          .select(['u.id', 'u.name', 'u.fullName', 'u.passwordHash', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
+          .where('u.id', '>', 0)
+          .where((eb) => eb.or([eb('u.name', '=', login), eb('u.id', '=', eb.selectFrom('emailAddresses').select('ownerId').where('value', '=', login))]))
+          .execute(),
     getSecuritySetting({ db }),
   ]);
   const user = rows[0];
@@ -249,11 +260,7 @@ export async function authenticateBearer(db: Db, token: string, now: number): Pr
  */
 async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
   if (defaultLoginGroupId !== null && !groups.some((g) => g.id === defaultLoginGroupId)) {
-    const group = await db
-      .selectFrom('groups')
-      .select(['id', 'administrator', 'createRootProjects'])
-      .where('id', '=', defaultLoginGroupId)
-      .executeTakeFirst();
+    const group = await db.selectFrom('groups').select(['id', 'administrator', 'createRootProjects']).where('id', '=', defaultLoginGroupId).executeTakeFirst();
     if (group) groups.push(group);
   }
   const isAdmin = user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1);

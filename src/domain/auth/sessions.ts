@@ -32,7 +32,8 @@ export async function createSession(db: Db, userId: number, now: number): Promis
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(32).toString('base64url');
   await db.deleteFrom('webSessions').where('expireDate', '<=', now).execute();
-  await db.insertInto('webSessions')
+  await db
+    .insertInto('webSessions')
     .values({ tokenHash: digest(token), userId, csrfToken, createDate: now, expireDate: now + SESSION_TTL_MS })
     .execute();
   return { token, csrfToken };
@@ -43,7 +44,8 @@ export async function createSession(db: Db, userId: number, now: number): Promis
  * live session (unknown, ended or expired) or its user was deleted.
  */
 export async function findSession(db: Db, token: string, now: number): Promise<WebSession | null> {
-  const row = await db.selectFrom('webSessions')
+  const row = await db
+    .selectFrom('webSessions')
     .select(['userId', 'csrfToken'])
     .where('tokenHash', '=', digest(token))
     .where('expireDate', '>', now)

@@ -220,10 +220,17 @@ async function countFailure(db: Db, subjects: SignInSubjects, now: number): Prom
   return db
     .insertInto('signInFailures')
     .values([subjects.account, subjects.address, subjects.pair].map((subject) => ({ subject, windowStart: now, failures: 1 })))
-    .onConflict((oc) => oc.column('subject').doUpdateSet((eb) => ({
-      failures: eb.case().when('signInFailures.windowStart', '<=', expired).then(1).else(eb('signInFailures.failures', '+', 1)).end(),
-      windowStart: eb.case().when('signInFailures.windowStart', '<=', expired).then(now).else(eb.ref('signInFailures.windowStart')).end(),
-    })))
+    .onConflict((oc) =>
+      oc.column('subject').doUpdateSet((eb) => ({
+        failures: eb
+          .case()
+          .when('signInFailures.windowStart', '<=', expired)
+          .then(1)
+          .else(eb('signInFailures.failures', '+', 1))
+          .end(),
+        windowStart: eb.case().when('signInFailures.windowStart', '<=', expired).then(now).else(eb.ref('signInFailures.windowStart')).end(),
+      })),
+    )
     .returning(['subject', 'windowStart', 'failures'])
     .execute();
 }
@@ -238,14 +245,17 @@ async function giveBack(db: Db, counts: Count[], clear: string | null): Promise<
   await db
     .insertInto('signInFailures')
     .values([...counts].sort((a, b) => order(a) - order(b)).map((c) => ({ subject: c.subject, windowStart: c.windowStart, failures: 0 })))
-    .onConflict((oc) => oc.column('subject').doUpdateSet((eb) => {
-      const decremented = eb.case()
-        .when(eb.and([eb('signInFailures.windowStart', '=', eb.ref('excluded.windowStart')), eb('signInFailures.failures', '>', 0)]))
-        .then(eb('signInFailures.failures', '-', 1))
-        .else(eb.ref('signInFailures.failures'))
-        .end();
-      return { failures: clear === null ? decremented : eb.case().when('signInFailures.subject', '=', clear).then(0).else(decremented).end() };
-    }))
+    .onConflict((oc) =>
+      oc.column('subject').doUpdateSet((eb) => {
+        const decremented = eb
+          .case()
+          .when(eb.and([eb('signInFailures.windowStart', '=', eb.ref('excluded.windowStart')), eb('signInFailures.failures', '>', 0)]))
+          .then(eb('signInFailures.failures', '-', 1))
+          .else(eb.ref('signInFailures.failures'))
+          .end();
+        return { failures: clear === null ? decremented : eb.case().when('signInFailures.subject', '=', clear).then(0).else(decremented).end() };
+      }),
+    )
     .execute();
 }
 
@@ -260,7 +270,11 @@ const lastPrune = new WeakMap<object, number>();
 async function prune(db: Db, now: number): Promise<void> {
   if (now - (lastPrune.get(db) ?? -Infinity) < PRUNE_EVERY_MS) return;
   lastPrune.set(db, now);
-  const ended = db.selectFrom('signInFailures').select('subject').where('windowStart', '<=', now - SIGN_IN_WINDOW_MS).limit(PRUNE_BATCH);
+  const ended = db
+    .selectFrom('signInFailures')
+    .select('subject')
+    .where('windowStart', '<=', now - SIGN_IN_WINDOW_MS)
+    .limit(PRUNE_BATCH);
   await db.deleteFrom('signInFailures').where('subject', 'in', dialectOf(db).skipLocked(ended)).execute();
 }
 

@@ -4,7 +4,16 @@
  * `artifacts/` dir; `..` segments, absolute paths and symbolic links leading outside are refused (400).
  */
 import type { Readable } from 'node:stream';
-import { artifactInfo, artifactTooLarge, deleteArtifact, openArtifact, parseByteRange, writeArtifact, type ArtifactInfo, type OpenedArtifact } from '../../ci/artifacts.js';
+import {
+  artifactInfo,
+  artifactTooLarge,
+  deleteArtifact,
+  openArtifact,
+  parseByteRange,
+  writeArtifact,
+  type ArtifactInfo,
+  type OpenedArtifact,
+} from '../../ci/artifacts.js';
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { requireUser } from '../permissions.js';
@@ -13,7 +22,8 @@ import { artifactsDir } from './storage.js';
 
 /** Refuses an absolute path (the part after the route's own `/` starts with another `/` or `\`). */
 function checkPath(userPath: string): string {
-  if (userPath.startsWith('/') || userPath.startsWith('\\') || /^[A-Za-z]:[\\/]/.test(userPath)) throw new BadRequest('Invalid artifact path: must be relative');
+  if (userPath.startsWith('/') || userPath.startsWith('\\') || /^[A-Za-z]:[\\/]/.test(userPath))
+    throw new BadRequest('Invalid artifact path: must be relative');
   if (userPath.split('/').some((s) => s === '..')) throw new BadRequest('Invalid artifact path');
   return userPath;
 }

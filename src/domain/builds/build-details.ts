@@ -56,7 +56,8 @@ export async function buildByNumber(ctx: Context, project: Pick<ProjectRow, 'id'
     ctx.db.selectFrom('buildParams').select(['name', 'type', 'value']).where('buildId', '=', build.id).orderBy('id').execute(),
   ]);
   return {
-    build, job,
+    build,
+    job,
     userNames: new Map(users.map((u) => [u.id, u.name])),
     params: params.map((p) => ({ ...p, value: p.type === 'Secret' && p.value !== null ? SECRET_MASK : p.value })),
   };
@@ -146,8 +147,8 @@ export async function runnableJobs(ctx: Context, project: Pick<ProjectRow, 'id' 
   if (ctx.actor.userId === ANONYMOUS_ID) return { branch: null, jobs: [] };
   const permissions = await projectPermissions(ctx, project);
   // no role may run any job: no need to read the spec
-  const mayRun = permissions.manage || permissions.manageBuilds
-    || permissions.roles.some((role) => roleJobPrivileges(role).some((p) => p.runJob || p.manageJob));
+  const mayRun =
+    permissions.manage || permissions.manageBuilds || permissions.roles.some((role) => roleJobPrivileges(role).some((p) => p.runJob || p.manageJob));
   if (!mayRun) return { branch: null, jobs: [] };
   const repo = ctx.repoPath(project.id);
   const head = await defaultBranchHead(repo);

@@ -36,11 +36,21 @@ async function submitMatches(
     const pipeline = base.pipeline ?? (base.pipelineSeed !== undefined ? seededPipeline(base.pipelineSeed, index) : newPipeline());
     for (const params of match.paramSets) {
       try {
-        ids.push(await submitBuild(ctx, {
-          projectId: base.projectId, commitHash: base.commitHash, refName: match.refName, jobName: match.job.name, params,
-          secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
-          reason: match.reason, pipeline, submitterId: SYSTEM_ID, requestId: base.requestId, failWhenRefused: true,
-        }));
+        ids.push(
+          await submitBuild(ctx, {
+            projectId: base.projectId,
+            commitHash: base.commitHash,
+            refName: match.refName,
+            jobName: match.job.name,
+            params,
+            secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
+            reason: match.reason,
+            pipeline,
+            submitterId: SYSTEM_ID,
+            requestId: base.requestId,
+            failWhenRefused: true,
+          }),
+        );
       } catch (error) {
         errors.push(error);
       }
@@ -75,17 +85,32 @@ function partialMatches(partial: BuildSpec | null, event: TriggerEvent): Trigger
  * validation message in its log (pull request events; pushes: {@link failUnreadablePush}).
  */
 async function failInvalidSpec(
-  ctx: Context, spec: { message: string; partial: BuildSpec | null }, event: TriggerEvent,
+  ctx: Context,
+  spec: { message: string; partial: BuildSpec | null },
+  event: TriggerEvent,
   base: { projectId: number; commitHash: string; requestId: number | null },
 ): Promise<number[]> {
   const matches = partialMatches(spec.partial, event).filter((m) => m.refName !== null);
   const targets = matches.map((m) => ({ jobName: m.job.name, refName: m.refName!, reason: m.reason }));
   const ids: number[] = [];
   for (const t of targets) {
-    ids.push(await createFailedBuild(ctx, {
-      projectId: base.projectId, commitHash: base.commitHash, refName: t.refName, jobName: t.jobName, params: {},
-      reason: t.reason, pipeline: newPipeline(), submitterId: SYSTEM_ID, requestId: base.requestId,
-    }, spec.message));
+    ids.push(
+      await createFailedBuild(
+        ctx,
+        {
+          projectId: base.projectId,
+          commitHash: base.commitHash,
+          refName: t.refName,
+          jobName: t.jobName,
+          params: {},
+          reason: t.reason,
+          pipeline: newPipeline(),
+          submitterId: SYSTEM_ID,
+          requestId: base.requestId,
+        },
+        spec.message,
+      ),
+    );
   }
   return ids;
 }
@@ -99,15 +124,26 @@ async function failInvalidSpec(
  * from the start), a tag never does.
  */
 async function failUnreadablePush(
-  ctx: Context, spec: { message: string; partial: BuildSpec | null }, event: TriggerEvent,
-  base: { projectId: number; commitHash: string; requestId: null }, fallback: { refName: string; reason: string } | null,
+  ctx: Context,
+  spec: { message: string; partial: BuildSpec | null },
+  event: TriggerEvent,
+  base: { projectId: number; commitHash: string; requestId: null },
+  fallback: { refName: string; reason: string } | null,
 ): Promise<void> {
-  const built = await ctx.db.selectFrom('builds').select('id').where('projectId', '=', base.projectId)
-    .where('commitHash', '=', base.commitHash).where('requestId', 'is', null).limit(1).executeTakeFirst();
+  const built = await ctx.db
+    .selectFrom('builds')
+    .select('id')
+    .where('projectId', '=', base.projectId)
+    .where('commitHash', '=', base.commitHash)
+    .where('requestId', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
   if (built) return;
   if (!fallback) return;
   let match = partialMatches(spec.partial, event).find((m) => m.refName !== null);
-  let target: { jobName: string; refName: string; reason: string } | null = match ? { jobName: match.job.name, refName: match.refName!, reason: match.reason } : null;
+  let target: { jobName: string; refName: string; reason: string } | null = match
+    ? { jobName: match.job.name, refName: match.refName!, reason: match.reason }
+    : null;
   if (!target) {
     const readable = await lastReadableSpec(ctx.repoPath(base.projectId), base.commitHash);
     match = readable ? matchTriggers(readable, event).find((m) => m.refName !== null) : undefined;
@@ -115,10 +151,21 @@ async function failUnreadablePush(
     else if (!readable && event.kind === 'branch-update') target = { jobName: BUILD_SPEC_FILE, ...fallback };
   }
   if (!target) return;
-  await createFailedBuild(ctx, {
-    projectId: base.projectId, commitHash: base.commitHash, refName: target.refName, jobName: target.jobName, params: {},
-    reason: target.reason, pipeline: newPipeline(), submitterId: SYSTEM_ID, requestId: null,
-  }, spec.message);
+  await createFailedBuild(
+    ctx,
+    {
+      projectId: base.projectId,
+      commitHash: base.commitHash,
+      refName: target.refName,
+      jobName: target.jobName,
+      params: {},
+      reason: target.reason,
+      pipeline: newPipeline(),
+      submitterId: SYSTEM_ID,
+      requestId: null,
+    },
+    spec.message,
+  );
 }
 
 /**
@@ -159,10 +206,12 @@ export async function triggerOnRefsUpdated(ctx: Context, projectId: number, chan
     }
     if (spec.kind !== 'valid') continue;
     await submitMatches(ctx, matchTriggers(spec.spec, event), {
-      projectId, commitHash: commit, requestId: null, ...(pipelineSeed !== undefined && { pipelineSeed: `${pipelineSeed}:${change.ref}` }),
+      projectId,
+      commitHash: commit,
+      requestId: null,
+      ...(pipelineSeed !== undefined && { pipelineSeed: `${pipelineSeed}:${change.ref}` }),
     });
   }
-
 }
 
 /**
@@ -181,13 +230,21 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
   const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
   const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
   const event: TriggerEvent = {
-    kind: 'pull-request', action: 'update', projectPath: project.path, number: pr.number, targetBranch: pr.targetBranch,
-    sourceBranch: pr.sourceBranch, changedFiles: await changedPaths(repo, pr.baseCommitHash, head),
+    kind: 'pull-request',
+    action: 'update',
+    projectPath: project.path,
+    number: pr.number,
+    targetBranch: pr.targetBranch,
+    sourceBranch: pr.sourceBranch,
+    changedFiles: await changedPaths(repo, pr.baseCommitHash, head),
     commitMessage: (await readCommit(repo, head)).message,
     requiredJobs: await requiredJobs(ctx, pr.targetProjectId, pr.targetBranch),
   };
-  const existing = new Set((await ctx.db.selectFrom('builds').select('jobName').where('requestId', '=', pr.id)
-    .where('commitHash', '=', pr.buildCommitHash).execute()).map((b) => b.jobName));
+  const existing = new Set(
+    (await ctx.db.selectFrom('builds').select('jobName').where('requestId', '=', pr.id).where('commitHash', '=', pr.buildCommitHash).execute()).map(
+      (b) => b.jobName,
+    ),
+  );
   const base = { projectId: pr.targetProjectId, commitHash: pr.buildCommitHash, requestId: pr.id };
   if (spec.kind === 'invalid') {
     if (existing.size > 0) return;
@@ -216,8 +273,12 @@ export async function triggerOnPullRequestClosed(ctx: Context, requestId: number
   const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
   const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
   const event: TriggerEvent = {
-    kind: 'pull-request', action: pr.status === 'MERGED' ? 'merge' : 'discard', projectPath: project.path, number: pr.number,
-    targetBranch: pr.targetBranch, sourceBranch: pr.sourceBranch,
+    kind: 'pull-request',
+    action: pr.status === 'MERGED' ? 'merge' : 'discard',
+    projectPath: project.path,
+    number: pr.number,
+    targetBranch: pr.targetBranch,
+    sourceBranch: pr.sourceBranch,
     changedFiles: await changedPaths(repo, pr.baseCommitHash, head),
   };
   const base = { projectId: pr.targetProjectId, commitHash: commit, requestId: pr.id };
@@ -250,29 +311,53 @@ export async function onBuildFinished(ctx: Context, buildId: number): Promise<vo
   }
   const status = build.status as FinalStatus;
   const base = { projectId: build.projectId, commitHash: build.commitHash, requestId: build.requestId, pipeline: build.pipeline };
-  await submitMatches(ctx, matchTriggers(spec.spec, {
-    kind: 'dependency-finished', projectPath: project.path, jobName: build.jobName, status, params, refName: build.refName,
-  }), base);
+  await submitMatches(
+    ctx,
+    matchTriggers(spec.spec, {
+      kind: 'dependency-finished',
+      projectPath: project.path,
+      jobName: build.jobName,
+      status,
+      params,
+      refName: build.refName,
+    }),
+    base,
+  );
 
   const job = findJob(spec.spec, build.jobName);
   if (!job || job.postBuildActions.length === 0) return;
-  const previous = await ctx.db.selectFrom('builds').select('status').where('projectId', '=', build.projectId)
-    .where('jobName', '=', build.jobName).where('refName', '=', build.refName).where('number', '<', build.number)
-    .where('status', 'in', FINISHED).orderBy('number', 'desc').limit(1).executeTakeFirst();
+  const previous = await ctx.db
+    .selectFrom('builds')
+    .select('status')
+    .where('projectId', '=', build.projectId)
+    .where('jobName', '=', build.jobName)
+    .where('refName', '=', build.refName)
+    .where('number', '<', build.number)
+    .where('status', 'in', FINISHED)
+    .orderBy('number', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   const log = await readLog(ctx.config, build);
   for (const action of job.postBuildActions) {
     const matches = evaluateCondition(action.conditionAst, {
-      status, previousStatus: (previous?.status as FinalStatus | undefined) ?? null,
+      status,
+      previousStatus: (previous?.status as FinalStatus | undefined) ?? null,
       branch: build.refName.startsWith('refs/heads/') ? build.refName.slice('refs/heads/'.length) : null,
-      logContains: (t) => log.includes(t), params,
+      logContains: (t) => log.includes(t),
+      params,
     });
     const target = findJob(spec.spec, action.jobName);
     if (!matches || !target) continue;
     for (const targetParams of expandParams(target, action.jobParams, params)) {
       await submitBuild(ctx, {
-        ...base, refName: build.refName, jobName: target.name, params: targetParams,
+        ...base,
+        refName: build.refName,
+        jobName: target.name,
+        params: targetParams,
         secretParams: new Set(action.jobParams.filter((p) => p.secret).map((p) => p.name)),
-        reason: `Post build action of job '${job.name}'`, submitterId: SYSTEM_ID, failWhenRefused: true,
+        reason: `Post build action of job '${job.name}'`,
+        submitterId: SYSTEM_ID,
+        failWhenRefused: true,
       });
     }
   }

@@ -12,8 +12,16 @@ import { accessibleProjectsCondition, jobPermissions, projectPermissions } from 
 import { forkRootId } from '../projects/numbers.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  always, compileCriteria, criterionUser, equals, inIds, likeCondition, never, projectIdsMatchingPath,
-  type Condition, type LeafCompiler,
+  always,
+  compileCriteria,
+  criterionUser,
+  equals,
+  inIds,
+  likeCondition,
+  never,
+  projectIdsMatchingPath,
+  type Condition,
+  type LeafCompiler,
 } from '../query/compile.js';
 
 const STATUS_ORDER = ['WAITING', 'PENDING', 'RUNNING', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'SUCCESSFUL'];
@@ -28,7 +36,11 @@ const DATE_COLUMNS: Record<string, string> = {
 
 const ORDERS: Record<string, (eb: ExpressionBuilder<any, any>) => Expression<unknown>> = {
   Job: () => sql`builds.job_name`,
-  Status: () => sql`case builds.status ${sql.join(STATUS_ORDER.map((s, i) => sql`when ${sql.lit(s)} then ${sql.lit(i)}`), sql` `)} end`,
+  Status: () =>
+    sql`case builds.status ${sql.join(
+      STATUS_ORDER.map((s, i) => sql`when ${sql.lit(s)} then ${sql.lit(i)}`),
+      sql` `,
+    )} end`,
   Number: () => sql`builds.number`,
   'Submit Date': () => sql`builds.submit_date`,
   'Pending Date': () => sql`builds.pending_date`,
@@ -46,7 +58,11 @@ async function buildReference(ctx: Context, text: string): Promise<{ projectId: 
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
   const scope = await ctx.db.selectFrom('builds').select('numberScopeId').where('projectId', '=', project.id).limit(1).executeTakeFirst();
-  return { projectId: project.id, numberScopeId: scope?.numberScopeId ?? (await forkRootId(ctx.db, project.id)), number: parseIntegerValue('Number', match[2]) };
+  return {
+    projectId: project.id,
+    numberScopeId: scope?.numberScopeId ?? (await forkRootId(ctx.db, project.id)),
+    number: parseIntegerValue('Number', match[2]),
+  };
 }
 
 /** The referenced build's row (for depends on / dependencies of / in pipeline of). */
@@ -71,27 +87,40 @@ function buildLeaf(ctx: Context): LeafCompiler {
   const now = new Date(ctx.now());
   return async (c) => {
     switch (c.kind) {
-      case 'number': return (eb) => eb('builds.number', '=', c.number);
+      case 'number':
+        return (eb) => eb('builds.number', '=', c.number);
       case 'fuzzy': {
         const words = c.text.split(/\s+/).filter(Boolean);
-        return (eb) => eb.and(words.map((w) => {
-          const pattern = containsToLike(w, { wildcard: false });
-          return eb.or([likeCondition('builds.version', pattern)(eb), likeCondition('builds.jobName', pattern)(eb)]);
-        }));
+        return (eb) =>
+          eb.and(
+            words.map((w) => {
+              const pattern = containsToLike(w, { wildcard: false });
+              return eb.or([likeCondition('builds.version', pattern)(eb), likeCondition('builds.jobName', pattern)(eb)]);
+            }),
+          );
       }
       case 'operator': {
         const user = async () => criterionUser(ctx, c.value);
         switch (c.operator) {
-          case 'successful': return (eb) => eb('builds.status', '=', 'SUCCESSFUL');
-          case 'failed': return (eb) => eb('builds.status', '=', 'FAILED');
-          case 'cancelled': return (eb) => eb('builds.status', '=', 'CANCELLED');
-          case 'timed out': return (eb) => eb('builds.status', '=', 'TIMED_OUT');
-          case 'waiting': return (eb) => eb('builds.status', '=', 'WAITING');
-          case 'pending': return (eb) => eb('builds.status', '=', 'PENDING');
-          case 'running': return (eb) => eb('builds.status', '=', 'RUNNING');
-          case 'finished': return (eb) => eb('builds.status', 'in', FINAL);
+          case 'successful':
+            return (eb) => eb('builds.status', '=', 'SUCCESSFUL');
+          case 'failed':
+            return (eb) => eb('builds.status', '=', 'FAILED');
+          case 'cancelled':
+            return (eb) => eb('builds.status', '=', 'CANCELLED');
+          case 'timed out':
+            return (eb) => eb('builds.status', '=', 'TIMED_OUT');
+          case 'waiting':
+            return (eb) => eb('builds.status', '=', 'WAITING');
+          case 'pending':
+            return (eb) => eb('builds.status', '=', 'PENDING');
+          case 'running':
+            return (eb) => eb('builds.status', '=', 'RUNNING');
+          case 'finished':
+            return (eb) => eb('builds.status', 'in', FINAL);
           case 'submitted by me':
-          case 'submitted by': return equals('builds.submitterId', await user());
+          case 'submitted by':
+            return equals('builds.submitterId', await user());
           case 'cancelled by me':
           case 'cancelled by': {
             const id = await user();
@@ -112,12 +141,14 @@ function buildLeaf(ctx: Context): LeafCompiler {
           case 'ran on':
             // Gitloom runs jobs on the server shell executor only; no agent exists.
             throw new QuerySyntaxError(`Unable to find agent: ${c.value}`);
-          case 'fixed issue': return fixedIssue(ctx, c.value!);
+          case 'fixed issue':
+            return fixedIssue(ctx, c.value!);
           default:
             throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`);
         }
       }
-      case 'field': return fieldCriteria(ctx, c.field, c.operator, c.value, now);
+      case 'field':
+        return fieldCriteria(ctx, c.field, c.operator, c.value, now);
       default:
         throw new QuerySyntaxError('Unsupported criteria');
     }
@@ -130,7 +161,12 @@ async function fixedIssue(ctx: Context, text: string): Promise<Condition> {
   if (!match || !match[1]) throw new QuerySyntaxError(`Invalid issue reference: ${text}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db.selectFrom('issues').select('id').where('projectId', '=', project.id).where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
+  const issue = await ctx.db
+    .selectFrom('issues')
+    .select('id')
+    .where('projectId', '=', project.id)
+    .where('number', '=', parseIntegerValue('Number', match[2]))
+    .executeTakeFirst();
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${text}`);
   const fixes = await ctx.db.selectFrom('issueCommits').select(['projectId', 'commitHash']).where('issueId', '=', issue.id).execute();
   const ids: number[] = [];
@@ -147,8 +183,10 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
   const empty = operator === 'is empty';
   const v = raw ?? '';
   switch (field) {
-    case 'Project': return inIds('builds.projectId', await projectIdsMatchingPath(ctx.db, v));
-    case 'Job': return likeCondition('builds.jobName', wildcardToLike(v));
+    case 'Project':
+      return inIds('builds.projectId', await projectIdsMatchingPath(ctx.db, v));
+    case 'Job':
+      return likeCondition('builds.jobName', wildcardToLike(v));
     case 'Version':
       return empty ? (eb) => eb('builds.version', 'is', null) : likeCondition('builds.version', wildcardToLike(v));
     case 'Branch':
@@ -156,7 +194,10 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
     case 'Tag':
       return empty ? (eb) => eb.not(likeCondition('builds.refName', 'refs/tags/%')(eb)) : likeCondition('builds.refName', `refs/tags/${wildcardToLike(v)}`);
     case 'Status': {
-      const status = v.trim().toUpperCase().replace(/[\s_]+/g, '_');
+      const status = v
+        .trim()
+        .toUpperCase()
+        .replace(/[\s_]+/g, '_');
       if (!STATUS_ORDER.includes(status)) throw new QuerySyntaxError(`Invalid status: ${v}`);
       return (eb) => eb('builds.status', '=', status);
     }
@@ -170,9 +211,7 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
       if (sep < 0 && /^[0-9a-f]{7,64}$/i.test(v.trim())) {
         // A bare hash (docs/compatibility.md#builds-query-language): a commit of any project; abbreviated = prefix.
         const hash = v.trim().toLowerCase();
-        return hash.length === 40 || hash.length === 64
-          ? (eb) => eb('builds.commitHash', '=', hash)
-          : likeCondition('builds.commitHash', `${hash}%`);
+        return hash.length === 40 || hash.length === 64 ? (eb) => eb('builds.commitHash', '=', hash) : likeCondition('builds.commitHash', `${hash}%`);
       }
       if (sep <= 0) throw new QuerySyntaxError(`Invalid commit: ${v} (expected a commit hash or projectPath:revision)`);
       const project = await findProjectByPath(ctx.db, v.slice(0, sep));
@@ -188,14 +227,22 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
       if (!match || !match[1]) throw new QuerySyntaxError(`Invalid pull request reference: ${v}`);
       const project = await findProjectByPath(ctx.db, match[1]);
       if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-      const pr = await ctx.db.selectFrom('pullRequests').select('id').where('targetProjectId', '=', project.id).where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
+      const pr = await ctx.db
+        .selectFrom('pullRequests')
+        .select('id')
+        .where('targetProjectId', '=', project.id)
+        .where('number', '=', parseIntegerValue('Number', match[2]))
+        .executeTakeFirst();
       if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${v}`);
       return (eb) => eb('builds.requestId', '=', pr.id);
     }
     case 'Label': {
       const spec = await ctx.db.selectFrom('labelSpecs').select('id').where('name', '=', v).executeTakeFirst();
       if (!spec) throw new QuerySyntaxError(`Unable to find label: ${v}`);
-      return (eb) => eb.exists(eb.selectFrom('buildLabels').select('buildLabels.id').whereRef('buildLabels.buildId', '=', 'builds.id').where('buildLabels.specId', '=', spec.id));
+      return (eb) =>
+        eb.exists(
+          eb.selectFrom('buildLabels').select('buildLabels.id').whereRef('buildLabels.buildId', '=', 'builds.id').where('buildLabels.specId', '=', spec.id),
+        );
     }
     default: {
       const dateColumn = DATE_COLUMNS[field];
@@ -205,11 +252,28 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
       }
       // A job param (extra field): exact value, or no non-null value.
       if (empty) {
-        return (eb) => eb.not(eb.exists(eb.selectFrom('buildParams').select('buildParams.id').whereRef('buildParams.buildId', '=', 'builds.id')
-          .where('buildParams.name', '=', field).where('buildParams.value', 'is not', null)));
+        return (eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('buildParams')
+                .select('buildParams.id')
+                .whereRef('buildParams.buildId', '=', 'builds.id')
+                .where('buildParams.name', '=', field)
+                .where('buildParams.value', 'is not', null),
+            ),
+          );
       }
-      return (eb) => eb.exists(eb.selectFrom('buildParams').select('buildParams.id').whereRef('buildParams.buildId', '=', 'builds.id')
-        .where('buildParams.name', '=', field).where('buildParams.type', '<>', 'Secret').where('buildParams.value', '=', v));
+      return (eb) =>
+        eb.exists(
+          eb
+            .selectFrom('buildParams')
+            .select('buildParams.id')
+            .whereRef('buildParams.buildId', '=', 'builds.id')
+            .where('buildParams.name', '=', field)
+            .where('buildParams.type', '<>', 'Secret')
+            .where('buildParams.value', '=', v),
+        );
     }
   }
 }
@@ -224,9 +288,13 @@ async function visibleBuildsCondition(ctx: Context): Promise<Condition | null> {
   if (ctx.actor.isAdmin) return null;
   const accessible = await accessibleProjectsCondition(ctx, 'access');
   if (!accessible) return null;
-  const pairs = await ctx.db.selectFrom('builds').innerJoin('projects', 'projects.id', 'builds.projectId')
-    .select(['projects.id', 'projects.path', 'builds.jobName']).distinct()
-    .where((eb) => accessible(eb, 'builds.projectId')).execute();
+  const pairs = await ctx.db
+    .selectFrom('builds')
+    .innerJoin('projects', 'projects.id', 'builds.projectId')
+    .select(['projects.id', 'projects.path', 'builds.jobName'])
+    .distinct()
+    .where((eb) => accessible(eb, 'builds.projectId'))
+    .execute();
   const byProject = new Map<number, { path: string; jobs: string[] }>();
   for (const p of pairs) {
     const entry = byProject.get(p.id) ?? { path: p.path, jobs: [] };
@@ -256,7 +324,10 @@ export async function queryBuilds(ctx: Context, text: string, offset: number, co
   const parsed = parseQuery('builds', text, { extraFields: paramNames, now: new Date(ctx.now()) });
   const condition = parsed.criteria ? await compileCriteria(parsed.criteria, buildLeaf(ctx)) : always;
   const visible = await visibleBuildsCondition(ctx);
-  let query = ctx.db.selectFrom('builds').selectAll('builds').where((eb) => condition(eb));
+  let query = ctx.db
+    .selectFrom('builds')
+    .selectAll('builds')
+    .where((eb) => condition(eb));
   if (visible) query = query.where((eb) => visible(eb));
   if (scope.projectId !== undefined) query = query.where('builds.projectId', '=', scope.projectId);
   for (const order of parsed.orders) {

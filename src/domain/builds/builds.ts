@@ -25,7 +25,11 @@ export type BuildNeed = keyof Omit<JobPermissions, 'accessibleReports'>;
  *
  * @returns the build, its project and the caller's privileges on the build's job.
  */
-export async function loadBuild(ctx: Context, buildId: number, need: BuildNeed = 'accessBuild'): Promise<{ build: BuildRow; project: ProjectRow; job: JobPermissions }> {
+export async function loadBuild(
+  ctx: Context,
+  buildId: number,
+  need: BuildNeed = 'accessBuild',
+): Promise<{ build: BuildRow; project: ProjectRow; job: JobPermissions }> {
   const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
   if (!build) throw new NotFound(`Build not found: ${buildId}`);
   const project = await ctx.db.selectFrom('projects').selectAll().where('id', '=', build.projectId).executeTakeFirstOrThrow();
@@ -59,12 +63,14 @@ export async function createBuildLabel(ctx: Context, data: { buildId: number; sp
     throw new BadRequest(`Label spec not found: ${data.specId}`);
   }
   const message = `Build ${data.buildId} already has label ${data.specId}`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    if (await tx.selectFrom('buildLabels').select('id').where('buildId', '=', data.buildId).where('specId', '=', data.specId).executeTakeFirst()) {
-      throw new Conflict(message);
-    }
-    return (await tx.insertInto('buildLabels').values(data).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (await tx.selectFrom('buildLabels').select('id').where('buildId', '=', data.buildId).where('specId', '=', data.specId).executeTakeFirst()) {
+        throw new Conflict(message);
+      }
+      return (await tx.insertInto('buildLabels').values(data).returning('id').executeTakeFirstOrThrow()).id;
+    }),
+  );
 }
 
 /** Delete Build Label (`DELETE /build-labels/{id}`): ManageJob on its build; 404 when absent or invisible. */
@@ -84,8 +90,12 @@ export async function getBuildParams(ctx: Context, buildId: number) {
 /** Get Dependencies (`dependentId == buildId`) or Dependents (`dependencyId == buildId`) (docs/compatibility.md#builds-endpoints). */
 export async function getBuildDependences(ctx: Context, buildId: number, side: 'dependencies' | 'dependents') {
   await loadBuild(ctx, buildId);
-  return ctx.db.selectFrom('buildDependences').selectAll()
-    .where(side === 'dependencies' ? 'dependentId' : 'dependencyId', '=', buildId).orderBy('id').execute();
+  return ctx.db
+    .selectFrom('buildDependences')
+    .selectAll()
+    .where(side === 'dependencies' ? 'dependentId' : 'dependencyId', '=', buildId)
+    .orderBy('id')
+    .execute();
 }
 
 /**
@@ -139,8 +149,16 @@ export async function runJob(ctx: Context, run: JobRun): Promise<number> {
     requestId = pr.id;
   }
   return submitBuild(ctx, {
-    projectId, commitHash, refName, jobName: run.jobName, params: run.params ?? {}, reason: run.reason,
-    pipeline: newPipeline(), submitterId: userId, requestId, strictParams: true,
+    projectId,
+    commitHash,
+    refName,
+    jobName: run.jobName,
+    params: run.params ?? {},
+    reason: run.reason,
+    pipeline: newPipeline(),
+    submitterId: userId,
+    requestId,
+    strictParams: true,
   });
 }
 
@@ -201,9 +219,16 @@ export async function buildLog(ctx: Context, buildId: number, follow: boolean, f
 export async function fixedIssueIds(ctx: Context, buildId: number): Promise<number[]> {
   const { build } = await loadBuild(ctx, buildId);
   const repo = ctx.repoPath(build.projectId);
-  const candidates = await ctx.db.selectFrom('builds').select(['commitHash', 'refName']).where('projectId', '=', build.projectId)
-    .where('jobName', '=', build.jobName).where('status', '=', 'SUCCESSFUL').where('number', '<', build.number)
-    .orderBy('number', 'desc').limit(500).execute();
+  const candidates = await ctx.db
+    .selectFrom('builds')
+    .select(['commitHash', 'refName'])
+    .where('projectId', '=', build.projectId)
+    .where('jobName', '=', build.jobName)
+    .where('status', '=', 'SUCCESSFUL')
+    .where('number', '<', build.number)
+    .orderBy('number', 'desc')
+    .limit(500)
+    .execute();
   const sameRef = candidates.filter((c) => c.refName === build.refName);
   const pool = sameRef.length > 0 ? sameRef : candidates;
   if (pool.length === 0) return [];

@@ -40,14 +40,22 @@ export async function finishBuild(
 ): Promise<Pick<BuildRow, 'projectId' | 'number'> | null> {
   const finishDate = ctx.now();
   const finished = await ctx.db.transaction().execute(async (tx) => {
-    const done = await tx.updateTable('builds')
+    const done = await tx
+      .updateTable('builds')
       .set({
-        status: finish.status, finishDate, leaseOwner: null, leaseExpires: null, paused: 0,
+        status: finish.status,
+        finishDate,
+        leaseOwner: null,
+        leaseExpires: null,
+        paused: 0,
         ...(finish.cancellerId !== undefined && { cancellerId: finish.cancellerId }),
         ...(finish.version !== undefined && { version: finish.version }),
         ...(finish.description !== undefined && { description: finish.description.slice(0, 12000) }),
       })
-      .where('id', '=', buildId).where(guard).returning(['projectId', 'number']).executeTakeFirst();
+      .where('id', '=', buildId)
+      .where(guard)
+      .returning(['projectId', 'number'])
+      .executeTakeFirst();
     if (!done) return null;
     faultPoint('build-finish-written');
     await enqueueEvent(tx, { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate });

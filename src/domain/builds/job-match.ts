@@ -79,12 +79,17 @@ export function namesIn(match: JobMatch): { users: string[]; groups: string[] } 
 /** The path wildcards a job match holds: its `on branch` and `"Project" is` values. */
 export function patternsIn(match: JobMatch): string[] {
   switch (match.type) {
-    case 'onBranch': return [match.branch];
-    case 'project': return [match.path];
+    case 'onBranch':
+      return [match.branch];
+    case 'project':
+      return [match.path];
     case 'and':
-    case 'or': return match.operands.flatMap(patternsIn);
-    case 'not': return patternsIn(match.operand);
-    default: return [];
+    case 'or':
+      return match.operands.flatMap(patternsIn);
+    case 'not':
+      return patternsIn(match.operand);
+    default:
+      return [];
   }
 }
 

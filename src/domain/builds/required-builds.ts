@@ -51,8 +51,7 @@ export async function requiredJobs(ctx: Context, projectId: number, branch: stri
 /** The request's builds on its current build commit (`buildCommitHash`), newest first. */
 export async function currentBuildRows(ctx: Context, pr: Pick<PullRequestRow, 'id' | 'buildCommitHash'>): Promise<BuildRow[]> {
   if (!pr.buildCommitHash) return [];
-  return ctx.db.selectFrom('builds').selectAll().where('requestId', '=', pr.id).where('commitHash', '=', pr.buildCommitHash)
-    .orderBy('id', 'desc').execute();
+  return ctx.db.selectFrom('builds').selectAll().where('requestId', '=', pr.id).where('commitHash', '=', pr.buildCommitHash).orderBy('id', 'desc').execute();
 }
 
 /**

@@ -66,7 +66,10 @@ export class BuildScheduler {
   private readonly schedules: ScheduleRunner;
   private listening = false;
 
-  constructor(private readonly services: Services, private readonly options: SchedulerOptions = {}) {
+  constructor(
+    private readonly services: Services,
+    private readonly options: SchedulerOptions = {},
+  ) {
     this.ctx = createContext(services, systemActor);
     this.leaseMs = options.leaseMs ?? 15_000;
     this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError);
@@ -124,15 +127,18 @@ export class BuildScheduler {
     const outageEnded = availabilityOf(this.services.db).lastOutageEnded;
     if (expiredOnly && outageEnded !== null && Date.now() - outageEnded < this.leaseMs) return;
     let query = this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'RUNNING');
-    query = expiredOnly ? query.where('leaseExpires', '<', now) : query.where((eb) => eb.or([eb('leaseOwner', 'is', null), eb('leaseOwner', '<>', this.owner)]));
+    query = expiredOnly
+      ? query.where('leaseExpires', '<', now)
+      : query.where((eb) => eb.or([eb('leaseOwner', 'is', null), eb('leaseOwner', '<>', this.owner)]));
     for (const build of await query.execute()) {
       if (this.executions.has(build.id)) continue;
       // The reason is in the log before the status says FAILED (a reader seeing FAILED finds it).
-      await appendLog(this.ctx.config, build, 'Build interrupted: the server process running it stopped or crashed', 'Job failed')
-        .catch((e) => this.options.onError?.(e));
-      await finishBuild(this.ctx, build.id, { status: 'FAILED' }, (eb) => eb.and([
-        eb('status', '=', 'RUNNING'), build.leaseOwner === null ? eb('leaseOwner', 'is', null) : eb('leaseOwner', '=', build.leaseOwner),
-      ])).catch((e) => this.options.onError?.(e));
+      await appendLog(this.ctx.config, build, 'Build interrupted: the server process running it stopped or crashed', 'Job failed').catch((e) =>
+        this.options.onError?.(e),
+      );
+      await finishBuild(this.ctx, build.id, { status: 'FAILED' }, (eb) =>
+        eb.and([eb('status', '=', 'RUNNING'), build.leaseOwner === null ? eb('leaseOwner', 'is', null) : eb('leaseOwner', '=', build.leaseOwner)]),
+      ).catch((e) => this.options.onError?.(e));
     }
   }
 
@@ -140,8 +146,13 @@ export class BuildScheduler {
   private async watchRunning(): Promise<void> {
     const ids = [...this.executions.keys()];
     if (ids.length === 0) return;
-    await this.ctx.db.updateTable('builds').set({ leaseExpires: this.ctx.now() + this.leaseMs })
-      .where('id', 'in', ids).where('status', '=', 'RUNNING').where('leaseOwner', '=', this.owner).execute();
+    await this.ctx.db
+      .updateTable('builds')
+      .set({ leaseExpires: this.ctx.now() + this.leaseMs })
+      .where('id', 'in', ids)
+      .where('status', '=', 'RUNNING')
+      .where('leaseOwner', '=', this.owner)
+      .execute();
     const rows = await this.ctx.db.selectFrom('builds').select(['id', 'status', 'leaseOwner']).where('id', 'in', ids).execute();
     const live = new Set(rows.filter((r) => r.status === 'RUNNING' && r.leaseOwner === this.owner).map((r) => r.id));
     for (const id of ids) {
@@ -155,12 +166,25 @@ export class BuildScheduler {
   /** WAITING → PENDING when every dependency finished; → FAILED when a required one did not succeed. */
   private async promoteWaiting(): Promise<void> {
     const now = this.ctx.now();
-    const waiting = await this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'WAITING')
-      .where((eb) => eb.or([eb('retryDate', 'is', null), eb('retryDate', '<=', now)])).orderBy('id').limit(200).execute();
+    const waiting = await this.ctx.db
+      .selectFrom('builds')
+      .selectAll()
+      .where('status', '=', 'WAITING')
+      .where((eb) => eb.or([eb('retryDate', 'is', null), eb('retryDate', '<=', now)]))
+      .orderBy('id')
+      .limit(200)
+      .execute();
     if (waiting.length === 0) return;
-    const deps = await this.ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
+    const deps = await this.ctx.db
+      .selectFrom('buildDependences')
+      .innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
       .select(['buildDependences.dependentId', 'buildDependences.requireSuccessful', 'builds.status'])
-      .where('buildDependences.dependentId', 'in', waiting.map((b) => b.id)).execute();
+      .where(
+        'buildDependences.dependentId',
+        'in',
+        waiting.map((b) => b.id),
+      )
+      .execute();
     for (const build of waiting) {
       const mine = deps.filter((d) => d.dependentId === build.id);
       const failed = mine.some((d) => d.requireSuccessful && ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(d.status));
@@ -170,8 +194,12 @@ export class BuildScheduler {
         await appendLog(this.ctx.config, build, 'Some dependencies are required to be successful but failed', 'Job failed');
         await finishBuild(this.ctx, build.id, { status: 'FAILED' }, (eb) => eb('status', '=', 'WAITING'));
       } else if (ready) {
-        await this.ctx.db.updateTable('builds').set({ status: 'PENDING', pendingDate: now, paused: 0 })
-          .where('id', '=', build.id).where('status', '=', 'WAITING').execute();
+        await this.ctx.db
+          .updateTable('builds')
+          .set({ status: 'PENDING', pendingDate: now, paused: 0 })
+          .where('id', '=', build.id)
+          .where('status', '=', 'WAITING')
+          .execute();
       }
     }
   }
@@ -193,8 +221,9 @@ export class BuildScheduler {
     execution.done = this.execute(build, execution)
       .catch(async (error) => {
         this.options.onError?.(error);
-        await this.finish(build, 'FAILED', {}, [`Build failed: ${error instanceof Error ? error.message : String(error)}`])
-          .catch((fault) => this.options.onError?.(fault));
+        await this.finish(build, 'FAILED', {}, [`Build failed: ${error instanceof Error ? error.message : String(error)}`]).catch((fault) =>
+          this.options.onError?.(fault),
+        );
       })
       .finally(() => {
         this.executions.delete(build.id);
@@ -209,8 +238,10 @@ export class BuildScheduler {
    */
   private async finish(build: BuildRow, status: JobStatus, extra: { version?: string; description?: string }, lines: string[] = []): Promise<void> {
     if (lines.length > 0) await appendLog(this.ctx.config, build, ...lines);
-    await recordWhenAvailable(() => finishBuild(this.ctx, build.id, { status, ...extra },
-      (eb) => eb.and([eb('status', '=', 'RUNNING'), eb('leaseOwner', '=', this.owner)])), () => this.loop.stopped);
+    await recordWhenAvailable(
+      () => finishBuild(this.ctx, build.id, { status, ...extra }, (eb) => eb.and([eb('status', '=', 'RUNNING'), eb('leaseOwner', '=', this.owner)])),
+      () => this.loop.stopped,
+    );
   }
 
   private async execute(build: BuildRow, execution: Execution): Promise<void> {
@@ -222,7 +253,11 @@ export class BuildScheduler {
       return this.finish(build, 'FAILED', {}, [...message.split('\n'), 'Job failed']);
     }
     const job = findJob(spec.spec, build.jobName);
-    if (!job) return this.finish(build, 'FAILED', {}, [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed']);
+    if (!job)
+      return this.finish(build, 'FAILED', {}, [
+        `Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`,
+        'Job failed',
+      ]);
     const project = await this.ctx.db.selectFrom('projects').select(['id', 'name', 'path']).where('id', '=', build.projectId).executeTakeFirstOrThrow();
     const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
     const { secrets, withheld } = await buildJobSecrets(this.ctx, build, job.secretRefs, secretKey(config));
@@ -243,8 +278,8 @@ export class BuildScheduler {
     const missing = job.secretRefs.filter((name) => secrets[name] === undefined);
     if (missing.length > 0) return this.finish(build, 'FAILED', {}, [`Job secret not found: ${missing.join(', ')}`, 'Job failed']);
 
-    const request = build.requestId === null ? null
-      : await this.ctx.db.selectFrom('pullRequests').select('number').where('id', '=', build.requestId).executeTakeFirst();
+    const request =
+      build.requestId === null ? null : await this.ctx.db.selectFrom('pullRequests').select('number').where('id', '=', build.requestId).executeTakeFirst();
     const jobDir = path.join(config.jobsDir, `${build.id}-${randomUUID()}`);
     // the build's directory (log, artifacts) lies in the private data dir, out of any job's reach
     await mkdir(buildDir(config, build), { recursive: true });
@@ -258,9 +293,12 @@ export class BuildScheduler {
     };
     try {
       logLine(`Executing job (executor: server shell, job directory: ${jobDir})...`);
-      const deps = await this.ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
+      const deps = await this.ctx.db
+        .selectFrom('buildDependences')
+        .innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
         .select(['builds.projectId', 'builds.number', 'builds.jobName', 'buildDependences.artifacts', 'buildDependences.destinationPath'])
-        .where('buildDependences.dependentId', '=', build.id).execute();
+        .where('buildDependences.dependentId', '=', build.id)
+        .execute();
       /**
        * Retrieves the artifacts of dependency jobs into the workspace. Safe: runJob calls it
        * before any step ran, while the server alone has touched the workspace, and hands what it
@@ -293,8 +331,15 @@ export class BuildScheduler {
         secrets: secretValues,
         env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
         variables: {
-          projectName: project.name, projectPath: project.path, jobName: job.name, ref: build.refName, commitHash: build.commitHash,
-          buildNumber: build.number, pullRequestNumber: request?.number ?? null, params, secrets,
+          projectName: project.name,
+          projectPath: project.path,
+          jobName: job.name,
+          ref: build.refName,
+          commitHash: build.commitHash,
+          buildNumber: build.number,
+          pullRequestNumber: request?.number ?? null,
+          params,
+          secrets,
           properties: Object.fromEntries(spec.spec.properties.map((p) => [p.name, p.value])),
         },
         checkout: (target, o) => checkoutCommit(repo, target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
@@ -328,9 +373,13 @@ export class BuildScheduler {
     const k = build.retryCount + 1;
     const retryDate = this.ctx.now() + retryDelay * 2 ** k * 1000;
     await appendLog(this.ctx.config, build, `Job will be retried after ${retryDelay * 2 ** k} seconds (retry ${k})`);
-    await this.ctx.db.updateTable('builds')
+    await this.ctx.db
+      .updateTable('builds')
       .set({ status: 'WAITING', retryDate, retryCount: k, pendingDate: null, runningDate: null, leaseOwner: null, leaseExpires: null })
-      .where('id', '=', build.id).where('status', '=', 'RUNNING').where('leaseOwner', '=', this.owner).execute();
+      .where('id', '=', build.id)
+      .where('status', '=', 'RUNNING')
+      .where('leaseOwner', '=', this.owner)
+      .execute();
   }
 
   /** Number of builds this process is running (for benchmarks and tests). */

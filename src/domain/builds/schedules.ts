@@ -36,7 +36,11 @@ export class ScheduleRunner {
   private running: Promise<void> | null = null;
   private stopped = true;
 
-  constructor(private readonly ctx: Context, private readonly onError: (error: unknown) => void, private readonly intervalMs = 1000) {}
+  constructor(
+    private readonly ctx: Context,
+    private readonly onError: (error: unknown) => void,
+    private readonly intervalMs = 1000,
+  ) {}
 
   /** Starts evaluating; fire times before now are never run (no catch-up after downtime). */
   start(): void {
@@ -63,12 +67,14 @@ export class ScheduleRunner {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       // an unavailable database is logged once per outage (src/db/availability.ts), not per tick
-      this.running = this.tick().catch((e) => {
-        if (!(e instanceof DatabaseUnavailable)) this.onError(e);
-      }).finally(() => {
-        this.running = null;
-        this.schedule();
-      });
+      this.running = this.tick()
+        .catch((e) => {
+          if (!(e instanceof DatabaseUnavailable)) this.onError(e);
+        })
+        .finally(() => {
+          this.running = null;
+          this.schedule();
+        });
     }, this.intervalMs);
   }
 
@@ -80,7 +86,10 @@ export class ScheduleRunner {
       const projects = await this.ctx.db.selectFrom('projects').select('id').execute();
       this.schedules.clear();
       for (const { id } of projects) await this.refresh(id);
-      await this.ctx.db.deleteFrom('buildScheduleFires').where('fireTime', '<', now - FIRE_RETENTION_MS).execute();
+      await this.ctx.db
+        .deleteFrom('buildScheduleFires')
+        .where('fireTime', '<', now - FIRE_RETENTION_MS)
+        .execute();
     } else {
       for (const id of [...this.dirty]) {
         this.dirty.delete(id);
@@ -111,7 +120,8 @@ export class ScheduleRunner {
       const spec = await specAt(repo, commit);
       if (spec.kind !== 'valid') return;
       const matches = matchTriggers(spec.spec, { kind: 'schedule', projectPath: project.path, branch }).flatMap((match) =>
-        match.trigger.type === 'ScheduleTrigger' ? [{ match, cron: match.trigger.cronExpression }] : []);
+        match.trigger.type === 'ScheduleTrigger' ? [{ match, cron: match.trigger.cronExpression }] : [],
+      );
       if (matches.length > 0) this.schedules.set(projectId, { commit, matches });
     } catch (error) {
       // A missing repository (project being deleted) or a git failure: no schedule for now.
@@ -121,15 +131,27 @@ export class ScheduleRunner {
 
   /** Claims the fire time (one process wins) and submits the job with each param set (a refused one gives a FAILED build). */
   private async fire(projectId: number, commit: string, match: TriggerMatch, fireTime: number): Promise<void> {
-    const claimed = await this.ctx.db.insertInto('buildScheduleFires').values({ projectId, jobName: match.job.name, fireTime })
-      .onConflict((oc) => oc.doNothing()).returning('id').executeTakeFirst();
+    const claimed = await this.ctx.db
+      .insertInto('buildScheduleFires')
+      .values({ projectId, jobName: match.job.name, fireTime })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
     if (!claimed) return;
     const pipeline = newPipeline();
     for (const params of match.paramSets) {
       await submitBuild(this.ctx, {
-        projectId, commitHash: commit, refName: match.refName!, jobName: match.job.name, params,
+        projectId,
+        commitHash: commit,
+        refName: match.refName!,
+        jobName: match.job.name,
+        params,
         secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
-        reason: match.reason, pipeline, submitterId: SYSTEM_ID, requestId: null, failWhenRefused: true,
+        reason: match.reason,
+        pipeline,
+        submitterId: SYSTEM_ID,
+        requestId: null,
+        failWhenRefused: true,
       });
     }
   }

@@ -53,13 +53,15 @@ function withSecrets<T extends Record<string, unknown>>(setting: T, map: (s: Sto
  */
 export function sealJobSecrets<T extends Record<string, unknown>>(setting: T, key: Buffer): T {
   return withSecrets(setting, ({ value, encryptedValue: _client, ...rest }) =>
-    (typeof value === 'string' ? { ...rest, encryptedValue: encryptSecret(key, value) } : { ...rest, ...(value !== undefined && { value }) }));
+    typeof value === 'string' ? { ...rest, encryptedValue: encryptSecret(key, value) } : { ...rest, ...(value !== undefined && { value }) },
+  );
 }
 
 /** The API form of a stored setting: each `encryptedValue` decrypted back into `value`. */
 export function revealJobSecrets<T extends Record<string, unknown>>(setting: T, key: Buffer): T {
   return withSecrets(setting, ({ encryptedValue, ...rest }) =>
-    (isEncryptedSecret(encryptedValue) ? { ...rest, value: decryptSecret(key, encryptedValue) } : rest));
+    isEncryptedSecret(encryptedValue) ? { ...rest, value: decryptSecret(key, encryptedValue) } : rest,
+  );
 }
 
 /** Whether a stored setting still holds a job secret value in plain text. */
@@ -80,8 +82,12 @@ export async function encryptPlaintextJobSecrets(db: Db, key: Buffer): Promise<n
     if (!row.setting) continue;
     const setting = JSON.parse(row.setting) as Record<string, unknown>;
     if (!hasPlaintextSecret(setting)) continue;
-    const done = await db.updateTable('projects').set({ setting: JSON.stringify(sealJobSecrets(setting, key)) })
-      .where('id', '=', row.id).where('setting', '=', row.setting).executeTakeFirst();
+    const done = await db
+      .updateTable('projects')
+      .set({ setting: JSON.stringify(sealJobSecrets(setting, key)) })
+      .where('id', '=', row.id)
+      .where('setting', '=', row.setting)
+      .executeTakeFirst();
     rewritten += Number(done.numUpdatedRows);
   }
   return rewritten;
@@ -166,12 +172,18 @@ async function writesTo(ctx: Context, userId: number, project: { id: number; pat
 async function audienceOf(ctx: Context, build: BuildRow, project: { id: number; path: string }): Promise<Audience> {
   const repo = ctx.repoPath(build.projectId);
   if (build.requestId !== null) {
-    const pr = await ctx.db.selectFrom('pullRequests').select(['submitterId', 'sourceProjectId', 'sourceBranch', 'targetBranch'])
-      .where('id', '=', build.requestId).executeTakeFirst();
+    const pr = await ctx.db
+      .selectFrom('pullRequests')
+      .select(['submitterId', 'sourceProjectId', 'sourceBranch', 'targetBranch'])
+      .where('id', '=', build.requestId)
+      .executeTakeFirst();
     if (!pr) return { withheld: 'its pull request no longer exists' };
     const targetHead = await refHead(repo, `refs/heads/${pr.targetBranch}`);
     if (targetHead !== null && (await isAncestor(repo, build.commitHash, targetHead, { missing: false }))) {
-      return { subjects: [{ branches: [pr.targetBranch], holdingCommit: false, userId: pr.submitterId }], denial: `not authorized for branch '${pr.targetBranch}'` };
+      return {
+        subjects: [{ branches: [pr.targetBranch], holdingCommit: false, userId: pr.submitterId }],
+        denial: `not authorized for branch '${pr.targetBranch}'`,
+      };
     }
     if (pr.sourceProjectId !== build.projectId) return { withheld: 'pull request from a fork' };
     if (!(await writesTo(ctx, pr.submitterId, project))) return { withheld: "the pull request's author has no write access to the project" };
@@ -202,8 +214,7 @@ async function userFacts(ctx: Context, userId: number): Promise<UserFacts> {
     if (e instanceof Unauthorized) return { userName: null, groupNames: new Set() };
     throw e;
   }
-  const groups = actor.groupIds.length === 0 ? []
-    : await ctx.db.selectFrom('groups').select('name').where('id', 'in', actor.groupIds).execute();
+  const groups = actor.groupIds.length === 0 ? [] : await ctx.db.selectFrom('groups').select('name').where('id', 'in', actor.groupIds).execute();
   return { userName: actor.name.toLowerCase(), groupNames: new Set(groups.map((g) => g.name.toLowerCase())) };
 }
 
@@ -263,8 +274,9 @@ export interface BuildSecrets {
 export async function buildJobSecrets(ctx: Context, build: BuildRow, referenced: readonly string[], key: Buffer): Promise<BuildSecrets> {
   const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', build.projectId).executeTakeFirstOrThrow();
   const params = await ctx.db.selectFrom('buildParams').select('value').where('buildId', '=', build.id).where('type', '=', 'Secret').execute();
-  const names = [...new Set([...referenced, ...params.map((p) => p.value)
-    .filter((v): v is string => v !== null && !v.startsWith(SECRET_LITERAL_PREFIX))])].sort();
+  const names = [
+    ...new Set([...referenced, ...params.map((p) => p.value).filter((v): v is string => v !== null && !v.startsWith(SECRET_LITERAL_PREFIX))]),
+  ].sort();
   const secrets: Record<string, string> = {};
   const withheld: string[] = [];
   const withhold = (name: string, reason: string) => {
@@ -308,7 +320,10 @@ export async function validateJobSecrets(db: Db, setting: Record<string, unknown
     const where = `buildSetting.jobSecrets[${i}]`;
     if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new BadRequest(`${where} must be an object`);
     const { authorizedBranches, authorization } = item as StoredSecret;
-    for (const [field, text] of [['authorizedBranches', authorizedBranches], ['authorization', authorization]] as const) {
+    for (const [field, text] of [
+      ['authorizedBranches', authorizedBranches],
+      ['authorization', authorization],
+    ] as const) {
       if (text !== undefined && text !== null && typeof text !== 'string') throw new BadRequest(`${where}.${field} must be a string or null`);
     }
     if (typeof authorizedBranches === 'string') {
@@ -337,11 +352,20 @@ export async function validateJobSecrets(db: Db, setting: Record<string, unknown
       }
       const { users, groups } = namesIn(match);
       for (const name of users) {
-        const found = await db.selectFrom('users').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase())).where('id', '>', 0).executeTakeFirst();
+        const found = await db
+          .selectFrom('users')
+          .select('id')
+          .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+          .where('id', '>', 0)
+          .executeTakeFirst();
         if (!found) throw new BadRequest(`${where}.authorization: Unable to find user with login: ${name}`);
       }
       for (const name of groups) {
-        const found = await db.selectFrom('groups').select('id').where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase())).executeTakeFirst();
+        const found = await db
+          .selectFrom('groups')
+          .select('id')
+          .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+          .executeTakeFirst();
         if (!found) throw new BadRequest(`${where}.authorization: Unable to find group: ${name}`);
       }
     }

@@ -60,8 +60,15 @@ const SPEC_HISTORY_LIMIT = 20;
  */
 export async function lastReadableSpec(repo: string, commit: string): Promise<BuildSpec | null> {
   const changes = await logCommits(repo, {
-    include: [commit], exclude: [], authors: [], committers: [], messages: [], paths: [BUILD_SPEC_FILE, LEGACY_BUILD_SPEC_FILE],
-    before: null, after: null, max: SPEC_HISTORY_LIMIT,
+    include: [commit],
+    exclude: [],
+    authors: [],
+    committers: [],
+    messages: [],
+    paths: [BUILD_SPEC_FILE, LEGACY_BUILD_SPEC_FILE],
+    before: null,
+    after: null,
+    max: SPEC_HISTORY_LIMIT,
   });
   for (const hash of changes) {
     const spec = await specAt(repo, hash);

@@ -50,7 +50,10 @@ export async function readLog(config: Config, build: { projectId: number; number
 
 /** Size of the log in bytes (0 when absent). */
 export async function logSize(config: Config, build: { projectId: number; number: number }): Promise<number> {
-  return stat(logPath(config, build)).then((s) => s.size, () => 0);
+  return stat(logPath(config, build)).then(
+    (s) => s.size,
+    () => 0,
+  );
 }
 
 /**

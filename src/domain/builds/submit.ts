@@ -135,19 +135,27 @@ function textMatches(name: string, pattern: string, value: string): boolean {
     return compileUserRegex(pattern).matches(value);
   } catch (error) {
     if (!(error instanceof UserPatternError)) throw error;
-    if (error.problem === 'text-too-long') throw new BadRequest(`Value of job parameter (${name}) is too long to check against pattern ${pattern}: ${error.message}`);
+    if (error.problem === 'text-too-long')
+      throw new BadRequest(`Value of job parameter (${name}) is too long to check against pattern ${pattern}: ${error.message}`);
     throw new BadRequest(`Job parameter (${name}) has an unusable pattern: ${error.message}`);
   }
 }
 
 /** Canonical text of non-secret params, for de-duplication and auto-cancel comparisons. */
 function paramKey(rows: readonly { name: string; type: string; value: string | null }[]): string {
-  return JSON.stringify(rows.filter((r) => r.type !== 'Secret').map((r) => [r.name, r.value]).sort());
+  return JSON.stringify(
+    rows
+      .filter((r) => r.type !== 'Secret')
+      .map((r) => [r.name, r.value])
+      .sort(),
+  );
 }
 
 async function paramKeys(ctx: Context, buildIds: readonly number[]): Promise<Map<number, string>> {
-  const rows = buildIds.length === 0 ? [] : await ctx.db.selectFrom('buildParams').select(['buildId', 'name', 'type', 'value'])
-    .where('buildId', 'in', buildIds).orderBy('id').execute();
+  const rows =
+    buildIds.length === 0
+      ? []
+      : await ctx.db.selectFrom('buildParams').select(['buildId', 'name', 'type', 'value']).where('buildId', 'in', buildIds).orderBy('id').execute();
   const byBuild = new Map<number, ParamRow[]>(buildIds.map((id) => [id, []]));
   for (const r of rows) byBuild.get(r.buildId)!.push(r);
   return new Map([...byBuild].map(([id, list]) => [id, paramKey(list)]));
@@ -191,13 +199,21 @@ export async function submitBuild(ctx: Context, req: SubmitRequest): Promise<num
 async function refusedBuild(ctx: Context, spec: BuildSpec, req: SubmitRequest, reason: string): Promise<number> {
   const job = findJob(spec, req.jobName);
   const rows = job ? suppliedParamRows(job, req.params, req.secretParams ?? new Set()) : [];
-  const same = await ctx.db.selectFrom('builds').select('id')
-    .where('projectId', '=', req.projectId).where('commitHash', '=', req.commitHash).where('jobName', '=', req.jobName)
-    .where('refName', '=', req.refName).where('pipeline', '=', req.pipeline)
+  const same = await ctx.db
+    .selectFrom('builds')
+    .select('id')
+    .where('projectId', '=', req.projectId)
+    .where('commitHash', '=', req.commitHash)
+    .where('jobName', '=', req.jobName)
+    .where('refName', '=', req.refName)
+    .where('pipeline', '=', req.pipeline)
     .where((eb) => (req.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', req.requestId)))
     .execute();
   const key = paramKey(rows);
-  const keys = await paramKeys(ctx, same.map((b) => b.id));
+  const keys = await paramKeys(
+    ctx,
+    same.map((b) => b.id),
+  );
   for (const b of same) if (keys.get(b.id) === key) return b.id;
   return createFailedBuild(ctx, req, `Job '${req.jobName}' could not be submitted: ${reason}`, rows);
 }
@@ -211,12 +227,20 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   const key = paramKey(rows);
 
   // De-duplication inside the pipeline (docs/compatibility.md#builds-creating-builds step 3).
-  const same = await ctx.db.selectFrom('builds').select('id')
-    .where('projectId', '=', req.projectId).where('commitHash', '=', req.commitHash).where('jobName', '=', job.name)
-    .where('refName', '=', req.refName).where('pipeline', '=', req.pipeline)
+  const same = await ctx.db
+    .selectFrom('builds')
+    .select('id')
+    .where('projectId', '=', req.projectId)
+    .where('commitHash', '=', req.commitHash)
+    .where('jobName', '=', job.name)
+    .where('refName', '=', req.refName)
+    .where('pipeline', '=', req.pipeline)
     .where((eb) => (req.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', req.requestId)))
     .execute();
-  const keys = await paramKeys(ctx, same.map((b) => b.id));
+  const keys = await paramKeys(
+    ctx,
+    same.map((b) => b.id),
+  );
   for (const b of same) if (keys.get(b.id) === key) return b.id;
 
   const dependences: { dependencyId: number; requireSuccessful: number; artifacts: string | null; destinationPath: string | null }[] = [];
@@ -235,8 +259,16 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
     const row = await insertBuild(tx, scopeId, req, job.name, 'WAITING', now);
-    if (rows.length > 0) await tx.insertInto('buildParams').values(rows.map((r) => ({ buildId: row.id, ...r }))).execute();
-    if (dependences.length > 0) await tx.insertInto('buildDependences').values(dependences.map((d) => ({ dependentId: row.id, ...d }))).execute();
+    if (rows.length > 0)
+      await tx
+        .insertInto('buildParams')
+        .values(rows.map((r) => ({ buildId: row.id, ...r })))
+        .execute();
+    if (dependences.length > 0)
+      await tx
+        .insertInto('buildDependences')
+        .values(dependences.map((d) => ({ dependentId: row.id, ...d })))
+        .execute();
     if (req.requestId !== null) await tx.updateTable('pullRequests').set({ buildCommitHash: req.commitHash }).where('id', '=', req.requestId).execute();
     return row;
   });
@@ -250,16 +282,47 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
  * `now`: WAITING to be run, or FAILED at once (finished `now`).
  */
 async function insertBuild(
-  tx: Transaction<Database>, scopeId: number, req: SubmitRequest, jobName: string, status: 'WAITING' | 'FAILED', now: number,
+  tx: Transaction<Database>,
+  scopeId: number,
+  req: SubmitRequest,
+  jobName: string,
+  status: 'WAITING' | 'FAILED',
+  now: number,
 ): Promise<BuildRow> {
   const number = await takeNextNumber(tx, scopeId, 'build');
-  const build = await tx.insertInto('builds').values({
-    numberScopeId: scopeId, projectId: req.projectId, agentId: null, submitterId: req.submitterId, cancellerId: null,
-    jobName, jobWorkspace: null, refName: req.refName, version: null, description: null, uuid: randomUUID(), number,
-    commitHash: req.commitHash, status, paused: 0, submitDate: now, pendingDate: null, runningDate: null, finishDate: status === 'FAILED' ? now : null,
-    retryDate: null, pipeline: req.pipeline, submitReason: req.reason.slice(0, 1000), requestId: req.requestId, issueId: null,
-    retryCount: 0, leaseOwner: null, leaseExpires: null,
-  }).returningAll().executeTakeFirstOrThrow();
+  const build = await tx
+    .insertInto('builds')
+    .values({
+      numberScopeId: scopeId,
+      projectId: req.projectId,
+      agentId: null,
+      submitterId: req.submitterId,
+      cancellerId: null,
+      jobName,
+      jobWorkspace: null,
+      refName: req.refName,
+      version: null,
+      description: null,
+      uuid: randomUUID(),
+      number,
+      commitHash: req.commitHash,
+      status,
+      paused: 0,
+      submitDate: now,
+      pendingDate: null,
+      runningDate: null,
+      finishDate: status === 'FAILED' ? now : null,
+      retryDate: null,
+      pipeline: req.pipeline,
+      submitReason: req.reason.slice(0, 1000),
+      requestId: req.requestId,
+      issueId: null,
+      retryCount: 0,
+      leaseOwner: null,
+      leaseExpires: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
   await enqueueEvent(tx, { type: 'BUILD', buildId: build.id, actorId: req.submitterId, date: now });
   return build;
 }
@@ -276,7 +339,11 @@ export async function createFailedBuild(ctx: Context, req: SubmitRequest, messag
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
     const row = await insertBuild(tx, scopeId, req, req.jobName, 'FAILED', now);
-    if (params.length > 0) await tx.insertInto('buildParams').values(params.map((r) => ({ buildId: row.id, ...r }))).execute();
+    if (params.length > 0)
+      await tx
+        .insertInto('buildParams')
+        .values(params.map((r) => ({ buildId: row.id, ...r })))
+        .execute();
     // The log is written before the FAILED build becomes visible.
     await resetBuildStorage(ctx.config, row);
     await appendLog(ctx.config, row, ...message.split('\n'), 'Job failed');
@@ -291,14 +358,23 @@ export async function createFailedBuild(ctx: Context, req: SubmitRequest, messag
  * build or the old commit is an ancestor of (or equal to) the new one.
  */
 async function autoCancel(ctx: Context, build: BuildRow, key: string): Promise<void> {
-  const older = await ctx.db.selectFrom('builds').select(['id', 'commitHash'])
-    .where('projectId', '=', build.projectId).where('jobName', '=', build.jobName).where('refName', '=', build.refName)
+  const older = await ctx.db
+    .selectFrom('builds')
+    .select(['id', 'commitHash'])
+    .where('projectId', '=', build.projectId)
+    .where('jobName', '=', build.jobName)
+    .where('refName', '=', build.refName)
     .where((eb) => (build.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', build.requestId)))
-    .where('issueId', 'is', null).where('status', 'in', UNFINISHED).where('id', '<', build.id)
+    .where('issueId', 'is', null)
+    .where('status', 'in', UNFINISHED)
+    .where('id', '<', build.id)
     .where('pipeline', '<>', build.pipeline)
     .execute();
   if (older.length === 0) return;
-  const keys = await paramKeys(ctx, older.map((b) => b.id));
+  const keys = await paramKeys(
+    ctx,
+    older.map((b) => b.id),
+  );
   const repo = ctx.repoPath(build.projectId);
   for (const old of older) {
     if (keys.get(old.id) !== key) continue;
@@ -350,17 +426,41 @@ export async function resubmitBuild(ctx: Context, build: BuildRow, reason: strin
   if (spec.kind === 'valid' && !findJob(spec.spec, build.jobName)) {
     throw new BadRequest(`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`);
   }
-  const deps = await ctx.db.selectFrom('buildDependences').innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
-    .selectAll('builds').where('buildDependences.dependentId', '=', build.id).where('buildDependences.requireSuccessful', '=', 1)
-    .where('builds.status', '<>', 'SUCCESSFUL').execute();
+  const deps = await ctx.db
+    .selectFrom('buildDependences')
+    .innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
+    .selectAll('builds')
+    .where('buildDependences.dependentId', '=', build.id)
+    .where('buildDependences.requireSuccessful', '=', 1)
+    .where('builds.status', '<>', 'SUCCESSFUL')
+    .execute();
   for (const dep of deps) {
     if (FINISHED.includes(dep.status)) await resubmitBuild(ctx, dep, 'Resubmitted by dependent build', submitterId);
   }
-  const updated = await ctx.db.updateTable('builds').set({
-    status: spec.kind === 'invalid' ? 'FAILED' : 'WAITING', submitDate: ctx.now(), pendingDate: null, runningDate: null,
-    finishDate: spec.kind === 'invalid' ? ctx.now() : null, retryDate: null, submitterId, submitReason: reason.slice(0, 1000),
-    cancellerId: null, agentId: null, version: null, description: null, paused: 0, retryCount: 0, leaseOwner: null, leaseExpires: null, jobWorkspace: null,
-  }).where('id', '=', build.id).where('status', 'in', FINISHED).executeTakeFirst();
+  const updated = await ctx.db
+    .updateTable('builds')
+    .set({
+      status: spec.kind === 'invalid' ? 'FAILED' : 'WAITING',
+      submitDate: ctx.now(),
+      pendingDate: null,
+      runningDate: null,
+      finishDate: spec.kind === 'invalid' ? ctx.now() : null,
+      retryDate: null,
+      submitterId,
+      submitReason: reason.slice(0, 1000),
+      cancellerId: null,
+      agentId: null,
+      version: null,
+      description: null,
+      paused: 0,
+      retryCount: 0,
+      leaseOwner: null,
+      leaseExpires: null,
+      jobWorkspace: null,
+    })
+    .where('id', '=', build.id)
+    .where('status', 'in', FINISHED)
+    .executeTakeFirst();
   if (Number(updated.numUpdatedRows) !== 1) throw new Conflict(`Build #${build.number} not finished yet`);
   await resetBuildStorage(ctx.config, build);
   if (spec.kind === 'invalid') await appendLog(ctx.config, build, ...spec.message.split('\n'), 'Job failed');

@@ -62,7 +62,15 @@ export async function triggerJob(ctx: Context, input: TriggerJobInput): Promise<
   if (!commitHash) throw new NotFound(`Ref not found: ${refName}`);
   if (!jobPermissions(permissions, input.job, false).runJob) deny(actor);
   return submitBuild(userCtx, {
-    projectId: project.id, commitHash, refName, jobName: input.job, params: input.params, reason: TRIGGER_REASON,
-    pipeline: newPipeline(), submitterId: actor.userId, requestId: null, strictParams: true,
+    projectId: project.id,
+    commitHash,
+    refName,
+    jobName: input.job,
+    params: input.params,
+    reason: TRIGGER_REASON,
+    pipeline: newPipeline(),
+    submitterId: actor.userId,
+    requestId: null,
+    strictParams: true,
   });
 }

@@ -5,7 +5,16 @@ import { containsToLike, escapeLike, parseIntegerValue, parseQuery, parseQueryDa
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../permissions.js';
 import {
-  allWords, always, compileCriteria, criterionUser, equals, likeCondition, mentioned, projectCommit, type Condition, type LeafCompiler,
+  allWords,
+  always,
+  compileCriteria,
+  criterionUser,
+  equals,
+  likeCondition,
+  mentioned,
+  projectCommit,
+  type Condition,
+  type LeafCompiler,
 } from '../query/compile.js';
 
 const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
@@ -20,8 +29,14 @@ function repliedBy(userId: number): Condition {
 }
 
 function replyContains(pattern: string): Condition {
-  return (eb) => eb.exists(eb.selectFrom('codeCommentReplies').select('id').whereRef('commentId', '=', 'codeComments.id')
-    .where(sql<SqlBool>`lower(content) like ${pattern} escape '\\'`));
+  return (eb) =>
+    eb.exists(
+      eb
+        .selectFrom('codeCommentReplies')
+        .select('id')
+        .whereRef('commentId', '=', 'codeComments.id')
+        .where(sql<SqlBool>`lower(content) like ${pattern} escape '\\'`),
+    );
 }
 
 /** `"Path" is "p"`: case-insensitive; `*` any characters; a trailing `/` matches everything below. */
@@ -37,19 +52,25 @@ function codeCommentLeaf(ctx: Context): LeafCompiler {
       case 'fuzzy':
         return allWords(c.text, (w) => {
           const pattern = containsToLike(w, { wildcard: false });
-          return (eb) => eb.or([likeCondition('codeComments.content', pattern)(eb), replyContains(pattern)(eb), likeCondition('codeComments.markPath', pattern)(eb)]);
+          return (eb) =>
+            eb.or([likeCondition('codeComments.content', pattern)(eb), replyContains(pattern)(eb), likeCondition('codeComments.markPath', pattern)(eb)]);
         });
       case 'operator': {
         const user = async () => criterionUser(ctx, c.value);
         switch (c.operator) {
-          case 'resolved': return (eb) => eb('codeComments.resolved', '=', 1);
-          case 'unresolved': return (eb) => eb('codeComments.resolved', '=', 0);
+          case 'resolved':
+            return (eb) => eb('codeComments.resolved', '=', 1);
+          case 'unresolved':
+            return (eb) => eb('codeComments.resolved', '=', 0);
           case 'created by me':
-          case 'created by': return equals('codeComments.userId', await user());
+          case 'created by':
+            return equals('codeComments.userId', await user());
           case 'replied by me':
-          case 'replied by': return repliedBy(await user());
+          case 'replied by':
+            return repliedBy(await user());
           case 'mentioned me':
-          case 'mentioned': return mentioned('codeCommentMentions', 'commentId', 'codeComments.id', await user());
+          case 'mentioned':
+            return mentioned('codeCommentMentions', 'commentId', 'codeComments.id', await user());
           case 'on commit': {
             const { projectId, commit } = await projectCommit(ctx, c.value!);
             return (eb) => eb.and([eb('codeComments.projectId', '=', projectId), eb('codeComments.markCommitHash', '=', commit)]);
@@ -60,9 +81,12 @@ function codeCommentLeaf(ctx: Context): LeafCompiler {
       }
       case 'field':
         switch (c.field) {
-          case 'Content': return likeCondition('codeComments.content', containsToLike(c.value!));
-          case 'Reply': return replyContains(containsToLike(c.value!, { wildcard: false }));
-          case 'Path': return likeCondition('codeComments.markPath', pathPattern(c.value!));
+          case 'Content':
+            return likeCondition('codeComments.content', containsToLike(c.value!));
+          case 'Reply':
+            return replyContains(containsToLike(c.value!, { wildcard: false }));
+          case 'Path':
+            return likeCondition('codeComments.markPath', pathPattern(c.value!));
           case 'Create Date':
           case 'Last Activity Date': {
             const column = c.field === 'Create Date' ? 'codeComments.createDate' : 'codeComments.lastActivityDate';
@@ -91,7 +115,11 @@ function codeCommentLeaf(ctx: Context): LeafCompiler {
  * date descending, then id.
  */
 export async function queryCodeComments(
-  ctx: Context, scope: { projectId?: number; pullRequestId?: number }, text: string, offset: number, count: number,
+  ctx: Context,
+  scope: { projectId?: number; pullRequestId?: number },
+  text: string,
+  offset: number,
+  count: number,
 ): Promise<CodeCommentRow[]> {
   if (scope.projectId === undefined && scope.pullRequestId === undefined) throw new BadRequest('Either projectId or pullRequestId should be specified');
   let projectId = scope.projectId;
@@ -104,10 +132,14 @@ export async function queryCodeComments(
   await loadProjectWith(ctx, projectId!, 'readCode');
   const parsed = parseQuery('codeComments', text, { now: new Date(ctx.now()) });
   const condition = parsed.criteria ? await compileCriteria(parsed.criteria, codeCommentLeaf(ctx)) : always;
-  let query = ctx.db.selectFrom('codeComments').selectAll('codeComments').where((eb) => condition(eb));
-  query = scope.pullRequestId !== undefined
-    ? query.where('codeComments.comparePullRequestId', '=', scope.pullRequestId)
-    : query.where('codeComments.projectId', '=', projectId!);
+  let query = ctx.db
+    .selectFrom('codeComments')
+    .selectAll('codeComments')
+    .where((eb) => condition(eb));
+  query =
+    scope.pullRequestId !== undefined
+      ? query.where('codeComments.comparePullRequestId', '=', scope.pullRequestId)
+      : query.where('codeComments.projectId', '=', projectId!);
   const orders = parsed.orders.length > 0 ? parsed.orders : [{ field: 'Last Activity Date', direction: 'desc' as const }];
   for (const order of orders) query = query.orderBy(SORT_EXPRESSIONS[order.field], order.direction);
   return query.orderBy('codeComments.id', 'desc').offset(offset).limit(count).execute();

@@ -83,7 +83,8 @@ export function checkContent(content: unknown): string {
 export async function compareContextColumns(db: Db, projectId: number, context: CompareContext | undefined | null): Promise<CompareContextColumns> {
   if (!context) throw new BadRequest('compareContext is required');
   for (const field of ['oldCommitHash', 'newCommitHash'] as const) {
-    if (typeof context[field] !== 'string' || !isObjectId(context[field].toLowerCase())) throw new BadRequest(`Invalid compareContext.${field}: ${context[field]}`);
+    if (typeof context[field] !== 'string' || !isObjectId(context[field].toLowerCase()))
+      throw new BadRequest(`Invalid compareContext.${field}: ${context[field]}`);
   }
   const whitespace = context.whitespaceOption ?? 'DEFAULT';
   if (!(WHITESPACE_OPTIONS as readonly string[]).includes(whitespace)) throw new BadRequest(`Invalid compareContext.whitespaceOption: ${whitespace}`);
@@ -121,12 +122,25 @@ async function markColumns(ctx: Context, projectId: number, mark: Mark | undefin
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const { fromRow, fromColumn, toRow, toColumn } = mark.range;
   const tabWidth = mark.range.tabWidth ?? 1;
-  const inside = fromRow >= 0 && toRow >= fromRow && toRow < lines.length && fromColumn >= 0 && toColumn >= 0 && tabWidth >= 1
-    && fromColumn <= lines[fromRow].length && toColumn <= lines[toRow].length && (fromRow < toRow || fromColumn <= toColumn);
+  const inside =
+    fromRow >= 0 &&
+    toRow >= fromRow &&
+    toRow < lines.length &&
+    fromColumn >= 0 &&
+    toColumn >= 0 &&
+    tabWidth >= 1 &&
+    fromColumn <= lines[fromRow].length &&
+    toColumn <= lines[toRow].length &&
+    (fromRow < toRow || fromColumn <= toColumn);
   if (!inside) throw new BadRequest(`Range is outside of file ${mark.path} (${lines.length} lines)`);
   return {
-    markCommitHash: hash, markPath: mark.path, markFromRow: fromRow, markFromColumn: fromColumn,
-    markToRow: toRow, markToColumn: toColumn, markTabWidth: tabWidth,
+    markCommitHash: hash,
+    markPath: mark.path,
+    markFromRow: fromRow,
+    markFromColumn: fromColumn,
+    markToRow: toRow,
+    markToColumn: toColumn,
+    markTabWidth: tabWidth,
   };
 }
 
@@ -147,10 +161,19 @@ export async function recordCodeCommentMentions(db: Db, comment: Pick<CodeCommen
  * path means the comment's project; the pull request the comment is attached to is not counted.
  */
 export async function recordCodeCommentReferences(
-  db: Db, comment: Pick<CodeCommentRow, 'id' | 'projectId' | 'comparePullRequestId'>, userId: number, date: number, text: string,
+  db: Db,
+  comment: Pick<CodeCommentRow, 'id' | 'projectId' | 'comparePullRequestId'>,
+  userId: number,
+  date: number,
+  text: string,
 ): Promise<void> {
-  await recordReferences(db, { kind: 'codeComment', commentId: comment.id, projectId: comment.projectId, requestId: comment.comparePullRequestId },
-    userId, date, parseReferences(text, 'markdown'));
+  await recordReferences(
+    db,
+    { kind: 'codeComment', commentId: comment.id, projectId: comment.projectId, requestId: comment.comparePullRequestId },
+    userId,
+    date,
+    parseReferences(text, 'markdown'),
+  );
 }
 
 /** Get (docs/compatibility.md#code-comments): ReadCode on the comment's project. */
@@ -174,10 +197,24 @@ export async function createCodeComment(ctx: Context, data: CodeCommentData): Pr
   const mark = await markColumns(ctx, data.projectId, data.mark);
   const createDate = data.createDate ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
-    const { id } = await tx.insertInto('codeComments').values({
-      projectId: data.projectId, userId, content, createDate, lastActivityUserId: userId, lastActivityDate: createDate,
-      lastActivityDescription: 'added', replyCount: 0, ...mark, ...compare, resolved: data.resolved ? 1 : 0, uuid: data.uuid ?? randomUUID(),
-    }).returning('id').executeTakeFirstOrThrow();
+    const { id } = await tx
+      .insertInto('codeComments')
+      .values({
+        projectId: data.projectId,
+        userId,
+        content,
+        createDate,
+        lastActivityUserId: userId,
+        lastActivityDate: createDate,
+        lastActivityDescription: 'added',
+        replyCount: 0,
+        ...mark,
+        ...compare,
+        resolved: data.resolved ? 1 : 0,
+        uuid: data.uuid ?? randomUUID(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     await recordCodeCommentMentions(tx, { id, comparePullRequestId: compare.comparePullRequestId }, content);
     await recordCodeCommentReferences(tx, { id, projectId: data.projectId, comparePullRequestId: compare.comparePullRequestId }, userId, ctx.now(), content);
     await touchPullRequest(tx, compare.comparePullRequestId, ctx.now());
@@ -198,15 +235,27 @@ export async function updateCodeComment(ctx: Context, id: number, patch: Partial
   if (patch.projectId !== undefined && patch.projectId !== comment.projectId) throw new BadRequest("'projectId' can not be changed");
   if (patch.userId !== undefined && patch.userId !== comment.userId) throw new BadRequest("'userId' can not be changed");
   const content = patch.content === undefined ? comment.content : checkContent(patch.content);
-  const compare: Partial<CompareContextColumns> = patch.compareContext === undefined ? {} : await compareContextColumns(ctx.db, comment.projectId, patch.compareContext);
+  const compare: Partial<CompareContextColumns> =
+    patch.compareContext === undefined ? {} : await compareContextColumns(ctx.db, comment.projectId, patch.compareContext);
   const mark = patch.mark === undefined ? {} : await markColumns(ctx, comment.projectId, patch.mark);
   const resolved = patch.resolved === undefined ? comment.resolved : patch.resolved ? 1 : 0;
   const description = resolved !== comment.resolved ? (resolved ? 'resolved' : 'unresolved') : 'edited';
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.updateTable('codeComments').set({
-      content, ...compare, ...mark, resolved, uuid: patch.uuid ?? comment.uuid, createDate: patch.createDate ?? comment.createDate,
-      lastActivityUserId: ctx.actor.userId, lastActivityDate: ctx.now(), lastActivityDescription: description,
-    }).where('id', '=', id).execute();
+    await tx
+      .updateTable('codeComments')
+      .set({
+        content,
+        ...compare,
+        ...mark,
+        resolved,
+        uuid: patch.uuid ?? comment.uuid,
+        createDate: patch.createDate ?? comment.createDate,
+        lastActivityUserId: ctx.actor.userId,
+        lastActivityDate: ctx.now(),
+        lastActivityDescription: description,
+      })
+      .where('id', '=', id)
+      .execute();
     const requestId = compare.comparePullRequestId !== undefined ? compare.comparePullRequestId : comment.comparePullRequestId;
     if (patch.content !== undefined) {
       await recordCodeCommentMentions(tx, { id, comparePullRequestId: requestId }, content);

@@ -5,7 +5,12 @@ import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../permissions.js';
 import { requireSelfOrAdmin } from '../users/users.js';
 import {
-  checkContent, compareContextColumns, loadReadableCodeComment, recordCodeCommentMentions, recordCodeCommentReferences, touchPullRequest,
+  checkContent,
+  compareContextColumns,
+  loadReadableCodeComment,
+  recordCodeCommentMentions,
+  recordCodeCommentReferences,
+  touchPullRequest,
   type CompareContext,
 } from './code-comments.js';
 
@@ -49,11 +54,21 @@ export async function createCodeCommentReply(ctx: Context, data: CodeCommentRepl
   const compare = await compareContextColumns(ctx.db, comment.projectId, data.compareContext);
   const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
-    const { id } = await tx.insertInto('codeCommentReplies').values({ commentId: comment.id, userId, content, date, ...compare })
-      .returning('id').executeTakeFirstOrThrow();
-    await tx.updateTable('codeComments').set((eb) => ({
-      replyCount: eb('replyCount', '+', 1), lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: 'replied',
-    })).where('id', '=', comment.id).execute();
+    const { id } = await tx
+      .insertInto('codeCommentReplies')
+      .values({ commentId: comment.id, userId, content, date, ...compare })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await tx
+      .updateTable('codeComments')
+      .set((eb) => ({
+        replyCount: eb('replyCount', '+', 1),
+        lastActivityUserId: userId,
+        lastActivityDate: date,
+        lastActivityDescription: 'replied',
+      }))
+      .where('id', '=', comment.id)
+      .execute();
     await recordCodeCommentMentions(tx, comment, content);
     await recordCodeCommentReferences(tx, comment, userId, ctx.now(), content);
     await touchPullRequest(tx, comment.comparePullRequestId, date);
@@ -70,10 +85,17 @@ export async function updateCodeCommentReply(ctx: Context, id: number, patch: Pa
   const content = patch.content === undefined ? reply.content : checkContent(patch.content);
   const compare = patch.compareContext === undefined ? {} : await compareContextColumns(ctx.db, comment.projectId, patch.compareContext);
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.updateTable('codeCommentReplies').set({ content, date: patch.date ?? reply.date, ...compare }).where('id', '=', id).execute();
+    await tx
+      .updateTable('codeCommentReplies')
+      .set({ content, date: patch.date ?? reply.date, ...compare })
+      .where('id', '=', id)
+      .execute();
     if (patch.content !== undefined) await recordCodeCommentReferences(tx, comment, ctx.actor.userId, ctx.now(), content);
-    await tx.updateTable('codeComments').set({ lastActivityUserId: ctx.actor.userId, lastActivityDate: ctx.now(), lastActivityDescription: 'reply edited' })
-      .where('id', '=', comment.id).execute();
+    await tx
+      .updateTable('codeComments')
+      .set({ lastActivityUserId: ctx.actor.userId, lastActivityDate: ctx.now(), lastActivityDescription: 'reply edited' })
+      .where('id', '=', comment.id)
+      .execute();
   });
 }
 
@@ -85,8 +107,15 @@ export async function deleteCodeCommentReply(ctx: Context, id: number): Promise<
   await ctx.db.transaction().execute(async (tx) => {
     const done = await tx.deleteFrom('codeCommentReplies').where('id', '=', id).executeTakeFirst();
     if (Number(done.numDeletedRows) !== 1) throw new NotFound(`Code comment reply not found: ${id}`);
-    await tx.updateTable('codeComments').set((eb) => ({
-      replyCount: eb('replyCount', '-', 1), lastActivityUserId: ctx.actor.userId, lastActivityDate: ctx.now(), lastActivityDescription: 'reply deleted',
-    })).where('id', '=', reply.commentId).execute();
+    await tx
+      .updateTable('codeComments')
+      .set((eb) => ({
+        replyCount: eb('replyCount', '-', 1),
+        lastActivityUserId: ctx.actor.userId,
+        lastActivityDate: ctx.now(),
+        lastActivityDescription: 'reply deleted',
+      }))
+      .where('id', '=', reply.commentId)
+      .execute();
   });
 }

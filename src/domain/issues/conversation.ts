@@ -69,9 +69,16 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
   const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
     const { id } = await tx.insertInto('issueComments').values({ issueId: data.issueId, userId, content, date }).returning('id').executeTakeFirstOrThrow();
-    await tx.updateTable('issues').set((eb) => ({
-      commentCount: eb('commentCount', '+', 1), lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: 'commented',
-    })).where('id', '=', data.issueId).execute();
+    await tx
+      .updateTable('issues')
+      .set((eb) => ({
+        commentCount: eb('commentCount', '+', 1),
+        lastActivityUserId: userId,
+        lastActivityDate: date,
+        lastActivityDescription: 'commented',
+      }))
+      .where('id', '=', data.issueId)
+      .execute();
     await autoWatchIssue(tx, data.issueId, [userId]);
     await recordMentions(tx, { kind: 'issue', issueId: data.issueId }, content);
     await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, ctx.now(), parseReferences(content, 'markdown'));
@@ -92,10 +99,19 @@ export async function updateIssueComment(ctx: Context, id: number, patch: Partia
   unchanged('userId', patch.userId, comment.userId);
   const content = patch.content === undefined ? comment.content : checkContent(patch.content);
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.updateTable('issueComments').set({ content, date: patch.date ?? comment.date }).where('id', '=', id).execute();
+    await tx
+      .updateTable('issueComments')
+      .set({ content, date: patch.date ?? comment.date })
+      .where('id', '=', id)
+      .execute();
     // Reference changes are re-scanned on edit (docs/compatibility.md#issue-comments update).
-    await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, ctx.actor.userId, ctx.now(),
-      parseReferences(content, 'markdown'));
+    await recordReferences(
+      tx,
+      { kind: 'issue', issueId: issue.id, projectId: issue.projectId },
+      ctx.actor.userId,
+      ctx.now(),
+      parseReferences(content, 'markdown'),
+    );
   });
 }
 
@@ -108,7 +124,11 @@ export async function deleteIssueComment(ctx: Context, id: number): Promise<void
   await ctx.db.transaction().execute(async (tx) => {
     const done = await tx.deleteFrom('issueComments').where('id', '=', id).executeTakeFirst();
     if (Number(done.numDeletedRows) !== 1) throw new NotFound(`Issue comment not found: ${id}`);
-    await tx.updateTable('issues').set((eb) => ({ commentCount: eb('commentCount', '-', 1) })).where('id', '=', comment.issueId).execute();
+    await tx
+      .updateTable('issues')
+      .set((eb) => ({ commentCount: eb('commentCount', '-', 1) }))
+      .where('id', '=', comment.issueId)
+      .execute();
   });
 }
 
@@ -133,13 +153,18 @@ export async function createIssueWatch(ctx: Context, data: IssueWatchData): Prom
   requireSelfOrAdmin(ctx, userId);
   await issueOfBody(ctx, data.issueId);
   await assertUser(ctx.db, userId);
-  return uniquely('The user already has a watch on this issue', () => ctx.db.transaction().execute(async (tx) => {
-    const existing = await tx.selectFrom('issueWatches').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
-    if (existing) throw new Conflict('The user already has a watch on this issue');
-    const { id } = await tx.insertInto('issueWatches').values({ issueId: data.issueId, userId, watching: data.watching ? 1 : 0 })
-      .returning('id').executeTakeFirstOrThrow();
-    return id;
-  }));
+  return uniquely('The user already has a watch on this issue', () =>
+    ctx.db.transaction().execute(async (tx) => {
+      const existing = await tx.selectFrom('issueWatches').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
+      if (existing) throw new Conflict('The user already has a watch on this issue');
+      const { id } = await tx
+        .insertInto('issueWatches')
+        .values({ issueId: data.issueId, userId, watching: data.watching ? 1 : 0 })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return id;
+    }),
+  );
 }
 
 /** Update (docs/compatibility.md#issue-watches-and-votes): `watching`; administrator or the watch's user; issue and user can not move. */
@@ -148,7 +173,12 @@ export async function updateIssueWatch(ctx: Context, id: number, patch: Partial<
   requireSelfOrAdmin(ctx, watch.userId);
   unchanged('issueId', patch.issueId, watch.issueId);
   unchanged('userId', patch.userId, watch.userId);
-  if (patch.watching !== undefined) await ctx.db.updateTable('issueWatches').set({ watching: patch.watching ? 1 : 0 }).where('id', '=', id).execute();
+  if (patch.watching !== undefined)
+    await ctx.db
+      .updateTable('issueWatches')
+      .set({ watching: patch.watching ? 1 : 0 })
+      .where('id', '=', id)
+      .execute();
 }
 
 /** Delete (docs/compatibility.md#issue-watches-and-votes): administrator or the watch's user. */
@@ -180,14 +210,23 @@ export async function createIssueVote(ctx: Context, data: IssueVoteData): Promis
   await issueOfBody(ctx, data.issueId);
   await assertUser(ctx.db, userId);
   // a concurrent twin passes the check too: the unique key decides, still 409
-  return uniquely('The user already voted for this issue', () => ctx.db.transaction().execute(async (tx) => {
-    const existing = await tx.selectFrom('issueVotes').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
-    if (existing) throw new Conflict('The user already voted for this issue');
-    const { id } = await tx.insertInto('issueVotes').values({ issueId: data.issueId, userId, date: data.date ?? ctx.now() })
-      .returning('id').executeTakeFirstOrThrow();
-    await tx.updateTable('issues').set((eb) => ({ voteCount: eb('voteCount', '+', 1) })).where('id', '=', data.issueId).execute();
-    return id;
-  }));
+  return uniquely('The user already voted for this issue', () =>
+    ctx.db.transaction().execute(async (tx) => {
+      const existing = await tx.selectFrom('issueVotes').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
+      if (existing) throw new Conflict('The user already voted for this issue');
+      const { id } = await tx
+        .insertInto('issueVotes')
+        .values({ issueId: data.issueId, userId, date: data.date ?? ctx.now() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await tx
+        .updateTable('issues')
+        .set((eb) => ({ voteCount: eb('voteCount', '+', 1) }))
+        .where('id', '=', data.issueId)
+        .execute();
+      return id;
+    }),
+  );
 }
 
 /** Delete (docs/compatibility.md#issue-watches-and-votes): administrator or the voter; `voteCount` −1. */
@@ -197,7 +236,11 @@ export async function deleteIssueVote(ctx: Context, id: number): Promise<void> {
   await ctx.db.transaction().execute(async (tx) => {
     const done = await tx.deleteFrom('issueVotes').where('id', '=', id).executeTakeFirst();
     if (Number(done.numDeletedRows) !== 1) throw new NotFound(`Issue vote not found: ${id}`);
-    await tx.updateTable('issues').set((eb) => ({ voteCount: eb('voteCount', '-', 1) })).where('id', '=', vote.issueId).execute();
+    await tx
+      .updateTable('issues')
+      .set((eb) => ({ voteCount: eb('voteCount', '-', 1) }))
+      .where('id', '=', vote.issueId)
+      .execute();
   });
 }
 

@@ -87,8 +87,11 @@ export interface NumberInProject {
 export async function projectsByPath(db: Db, paths: Iterable<string>): Promise<Map<string, { id: number; path: string }>> {
   const wanted = [...new Set(paths)];
   if (wanted.length === 0) return new Map();
-  const rows = await db.selectFrom('projects').select(['id', 'path'])
-    .where((eb) => eb(eb.fn('lower', ['path']), 'in', wanted)).execute();
+  const rows = await db
+    .selectFrom('projects')
+    .select(['id', 'path'])
+    .where((eb) => eb(eb.fn('lower', ['path']), 'in', wanted))
+    .execute();
   return new Map(rows.map((p) => [p.path.toLowerCase(), p]));
 }
 
@@ -102,7 +105,10 @@ export async function resolveFixPlaces(db: Db, projectId: number, references: re
   if (references.length === 0) return [];
   const project = await db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
   if (!project) return [];
-  const byPath = await projectsByPath(db, references.map((r) => r.projectPath).filter((p): p is string => p !== null));
+  const byPath = await projectsByPath(
+    db,
+    references.map((r) => r.projectPath).filter((p): p is string => p !== null),
+  );
   const places = new Map<string, NumberInProject>();
   for (const ref of references) {
     const target: { id: number; path: string } | undefined = ref.projectPath === null ? project : byPath.get(ref.projectPath);
@@ -124,7 +130,9 @@ const NUMBERS_PER_QUERY = 500;
  * @returns the rows found, by `<projectId>#<number>`.
  */
 export async function rowsAtPlaces(
-  db: Db, table: 'issues' | 'pullRequests', places: readonly NumberInProject[],
+  db: Db,
+  table: 'issues' | 'pullRequests',
+  places: readonly NumberInProject[],
 ): Promise<Map<string, { id: number; projectId: number; number: number }>> {
   const byProject = new Map<number, Set<number>>();
   for (const place of places) {
@@ -137,9 +145,10 @@ export async function rowsAtPlaces(
     const numbers = [...set];
     for (let i = 0; i < numbers.length; i += NUMBERS_PER_QUERY) {
       const batch = numbers.slice(i, i + NUMBERS_PER_QUERY);
-      const rows = table === 'issues'
-        ? await db.selectFrom('issues').select(['id', 'number']).where('projectId', '=', projectId).where('number', 'in', batch).execute()
-        : await db.selectFrom('pullRequests').select(['id', 'number']).where('targetProjectId', '=', projectId).where('number', 'in', batch).execute();
+      const rows =
+        table === 'issues'
+          ? await db.selectFrom('issues').select(['id', 'number']).where('projectId', '=', projectId).where('number', 'in', batch).execute()
+          : await db.selectFrom('pullRequests').select(['id', 'number']).where('targetProjectId', '=', projectId).where('number', 'in', batch).execute();
       for (const row of rows) found.set(`${projectId}#${row.number}`, { id: row.id, projectId, number: row.number });
     }
   }

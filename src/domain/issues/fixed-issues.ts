@@ -30,10 +30,16 @@ async function messagesOf(repo: string, include: string[], exclude: string[]): P
  * they exist now. Distinct issue ids, ascending.
  */
 export async function pullRequestFixedIssueIds(db: Db, requestId: number): Promise<number[]> {
-  const rows = await db.selectFrom('pullRequestFixedIssues')
-    .innerJoin('issues', (join) => join.onRef('issues.projectId', '=', 'pullRequestFixedIssues.projectId')
-      .onRef('issues.number', '=', 'pullRequestFixedIssues.number'))
-    .select('issues.id').distinct().where('pullRequestFixedIssues.requestId', '=', requestId).orderBy('issues.id').execute();
+  const rows = await db
+    .selectFrom('pullRequestFixedIssues')
+    .innerJoin('issues', (join) =>
+      join.onRef('issues.projectId', '=', 'pullRequestFixedIssues.projectId').onRef('issues.number', '=', 'pullRequestFixedIssues.number'),
+    )
+    .select('issues.id')
+    .distinct()
+    .where('pullRequestFixedIssues.requestId', '=', requestId)
+    .orderBy('issues.id')
+    .execute();
   return rows.map((r) => r.id);
 }
 
@@ -55,7 +61,7 @@ export async function indexFixedIssueBacklog(ctx: Context): Promise<void> {
         let previous = pr.baseCommitHash;
         for (const update of await listUpdates(ctx.db, pr.id)) {
           const hashes = await updateCommits(repo, update.headCommitHash, [previous, update.targetHeadCommitHash]).catch(() => []);
-          references.push(...await commitFixReferences(repo, hashes).catch(() => []));
+          references.push(...(await commitFixReferences(repo, hashes).catch(() => [])));
           previous = update.headCommitHash;
         }
       }
@@ -84,8 +90,12 @@ async function pullRequestByReference(ctx: Context, value: string): Promise<Pull
   if (!match) throw new QuerySyntaxError(`Invalid pull request reference: ${value}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const pr = await ctx.db.selectFrom('pullRequests').selectAll().where('targetProjectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
+  const pr = await ctx.db
+    .selectFrom('pullRequests')
+    .selectAll()
+    .where('targetProjectId', '=', project.id)
+    .where('number', '=', parseIntegerValue('Number', match[2]))
+    .executeTakeFirst();
   if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${value}`);
   return pr;
 }
@@ -103,9 +113,16 @@ export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: s
 async function pullRequestsFixing(ctx: Context, issue: { projectId: number; number: number }, readable = false): Promise<PullRequestRow[]> {
   await indexFixedIssueBacklog(ctx);
   const condition = readable ? await accessibleProjectsCondition(ctx, 'readCode') : null;
-  let query = ctx.db.selectFrom('pullRequests').selectAll('pullRequests')
-    .where('pullRequests.id', 'in', (eb) => eb.selectFrom('pullRequestFixedIssues').select('pullRequestFixedIssues.requestId')
-      .where('pullRequestFixedIssues.projectId', '=', issue.projectId).where('pullRequestFixedIssues.number', '=', issue.number));
+  let query = ctx.db
+    .selectFrom('pullRequests')
+    .selectAll('pullRequests')
+    .where('pullRequests.id', 'in', (eb) =>
+      eb
+        .selectFrom('pullRequestFixedIssues')
+        .select('pullRequestFixedIssues.requestId')
+        .where('pullRequestFixedIssues.projectId', '=', issue.projectId)
+        .where('pullRequestFixedIssues.number', '=', issue.number),
+    );
   if (condition) query = query.where((eb) => condition(eb, 'pullRequests.targetProjectId'));
   return query.orderBy('pullRequests.id').execute();
 }
@@ -120,8 +137,12 @@ export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Pr
   if (!match) throw new QuerySyntaxError(`Invalid issue reference: ${value}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db.selectFrom('issues').select(['id', 'projectId', 'number']).where('projectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
+  const issue = await ctx.db
+    .selectFrom('issues')
+    .select(['id', 'projectId', 'number'])
+    .where('projectId', '=', project.id)
+    .where('number', '=', parseIntegerValue('Number', match[2]))
+    .executeTakeFirst();
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${value}`);
   return (await pullRequestsFixing(ctx, issue)).map((pr) => pr.id);
 }
@@ -147,7 +168,11 @@ export async function listIssuePullRequests(ctx: Context, issueId: number): Prom
 export async function fixedIssueIdsBetween(ctx: Pick<Context, 'db' | 'repoPath'>, projectId: number, from: string, to: string): Promise<number[]> {
   const repo = ctx.repoPath(projectId);
   const commits = await readCommits(repo, await revList(repo, [to], [from], { max: MAX_RANGE_COMMITS }));
-  return resolveFixReferences(ctx.db, projectId, commits.flatMap((c) => parseFixReferences(c.message)));
+  return resolveFixReferences(
+    ctx.db,
+    projectId,
+    commits.flatMap((c) => parseFixReferences(c.message)),
+  );
 }
 
 /**
@@ -169,9 +194,11 @@ export async function onFixingCommitsPushed(ctx: Context, projectId: number, cha
       if (issueIds.length > 0) fixes.push({ hash: commit.hash, issueIds });
     }
     if (fixes.length === 0) continue;
-    await ctx.db.insertInto('issueCommits')
+    await ctx.db
+      .insertInto('issueCommits')
       .values(fixes.flatMap((f) => f.issueIds.map((issueId) => ({ issueId, projectId, commitHash: f.hash }))))
-      .onConflict((oc) => oc.columns(['issueId', 'projectId', 'commitHash']).doNothing()).execute();
+      .onConflict((oc) => oc.columns(['issueId', 'projectId', 'commitHash']).doNothing())
+      .execute();
     if (change.ref !== `refs/heads/${defaultBranch}`) continue;
     const toClose = [...new Set(fixes.flatMap((f) => f.issueIds))];
     const open = await ctx.db.selectFrom('issues').selectAll().where('id', 'in', toClose).where('state', '=', INITIAL_STATE).execute();

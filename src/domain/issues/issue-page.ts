@@ -4,8 +4,15 @@ import type { Context } from '../context.js';
 import { canAccess } from '../permissions.js';
 import { listIssuePullRequests } from './fixed-issues.js';
 import {
-  listIssueChanges, listIssueComments, listIssueCommits, listIssueFields, listIssueMilestones, listIssueVotes, listIssueWatches,
-  loadAccessibleIssue, type LoadedIssue,
+  listIssueChanges,
+  listIssueComments,
+  listIssueCommits,
+  listIssueFields,
+  listIssueMilestones,
+  listIssueVotes,
+  listIssueWatches,
+  loadAccessibleIssue,
+  type LoadedIssue,
 } from './issues.js';
 
 /**
@@ -19,9 +26,10 @@ import {
  * as `GET /~api/issues/{id}` checks it. NotFound `Issue not found: #N` when there is none.
  */
 export async function issueByNumber(ctx: Context, projectId: number, number: number): Promise<LoadedIssue> {
-  const row = Number.isSafeInteger(number) && number > 0
-    ? await ctx.db.selectFrom('issues').select('id').where('projectId', '=', projectId).where('number', '=', number).executeTakeFirst()
-    : undefined;
+  const row =
+    Number.isSafeInteger(number) && number > 0
+      ? await ctx.db.selectFrom('issues').select('id').where('projectId', '=', projectId).where('number', '=', number).executeTakeFirst()
+      : undefined;
   if (!row) throw new NotFound(`Issue not found: #${number}`);
   return loadAccessibleIssue(ctx, row.id);
 }
@@ -91,20 +99,28 @@ interface ChangeData {
 export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<IssueActivity> {
   const issueId = loaded.issue.id;
   const [fields, milestones, comments, watches, votes, changes] = await Promise.all([
-    listIssueFields(ctx, issueId), listIssueMilestones(ctx, issueId), listIssueComments(ctx, issueId),
-    listIssueWatches(ctx, issueId), listIssueVotes(ctx, issueId), listIssueChanges(ctx, issueId),
+    listIssueFields(ctx, issueId),
+    listIssueMilestones(ctx, issueId),
+    listIssueComments(ctx, issueId),
+    listIssueWatches(ctx, issueId),
+    listIssueVotes(ctx, issueId),
+    listIssueChanges(ctx, issueId),
   ]);
   const readCode = loaded.permissions.readCode;
-  const [commits, pulls] = readCode
-    ? await Promise.all([listIssueCommits(ctx, issueId), listIssuePullRequests(ctx, issueId)])
-    : [null, null];
+  const [commits, pulls] = readCode ? await Promise.all([listIssueCommits(ctx, issueId), listIssuePullRequests(ctx, issueId)]) : [null, null];
 
   const stateChanges: IssueActivity['stateChanges'] = [];
   const refs: { data: ChangeData; date: number }[] = [];
   for (const change of changes) {
     const data = JSON.parse(change.data) as ChangeData;
     if (data['@type'] === 'IssueStateChangeData') {
-      stateChanges.push({ userId: change.userId, date: change.date, oldState: data.oldState ?? '', newState: data.newState ?? '', reason: data.reason ?? null });
+      stateChanges.push({
+        userId: change.userId,
+        date: change.date,
+        oldState: data.oldState ?? '',
+        newState: data.newState ?? '',
+        reason: data.reason ?? null,
+      });
     } else if (data['@type'].startsWith('IssueReferencedFrom')) refs.push({ data, date: change.date });
   }
   const issueIds = refs.map((r) => r.data.issueId).filter((id): id is number => id !== undefined);
@@ -116,15 +132,18 @@ export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<
     commentIds.length ? ctx.db.selectFrom('codeComments').select(['id', 'projectId']).where('id', 'in', commentIds).execute() : [],
   ]);
   const projectIds = new Set<number>([
-    ...issues.map((i) => i.projectId), ...requests.map((r) => r.targetProjectId), ...codeComments.map((c) => c.projectId),
+    ...issues.map((i) => i.projectId),
+    ...requests.map((r) => r.targetProjectId),
+    ...codeComments.map((c) => c.projectId),
     ...refs.map((r) => r.data.projectId).filter((id): id is number => id !== undefined),
-    ...(commits ?? []).map((c) => c.projectId), ...(pulls ?? []).map((p) => p.targetProjectId),
+    ...(commits ?? []).map((c) => c.projectId),
+    ...(pulls ?? []).map((p) => p.targetProjectId),
   ]);
   const paths = await projectPaths(ctx, projectIds);
   const visible = new Set<number>();
   for (const id of projectIds) {
     const path = paths.get(id);
-    if (path !== undefined && await canAccess(ctx, { id, path })) visible.add(id);
+    if (path !== undefined && (await canAccess(ctx, { id, path }))) visible.add(id);
   }
   const referrers: IssueReferrer[] = [];
   for (const { data, date } of refs) {
@@ -149,11 +168,21 @@ export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<
     if (referrer) referrers.push(referrer);
   }
   const names = await userNames(ctx, [
-    loaded.issue.submitterId, ...comments.map((c) => c.userId), ...watches.map((w) => w.userId), ...votes.map((v) => v.userId),
+    loaded.issue.submitterId,
+    ...comments.map((c) => c.userId),
+    ...watches.map((w) => w.userId),
+    ...votes.map((v) => v.userId),
     ...stateChanges.map((s) => s.userId),
   ]);
   return {
-    fields, milestones, comments, watches, votes, stateChanges, referrers, names,
+    fields,
+    milestones,
+    comments,
+    watches,
+    votes,
+    stateChanges,
+    referrers,
+    names,
     fixingCommits: commits && commits.map((c) => ({ projectPath: paths.get(c.projectId) ?? '', commitHash: c.commitHash })),
     fixingPulls: pulls && pulls.map((row) => ({ projectPath: paths.get(row.targetProjectId) ?? '', row })),
   };
@@ -162,7 +191,14 @@ export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<
 /** The issues of a list page with the paths of their projects and their submitters' names. */
 export async function issueListNames(ctx: Context, issues: readonly IssueRow[]) {
   const [paths, names] = await Promise.all([
-    projectPaths(ctx, issues.map((i) => i.projectId)), userNames(ctx, issues.map((i) => i.submitterId)),
+    projectPaths(
+      ctx,
+      issues.map((i) => i.projectId),
+    ),
+    userNames(
+      ctx,
+      issues.map((i) => i.submitterId),
+    ),
   ]);
   return { paths, names };
 }

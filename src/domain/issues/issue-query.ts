@@ -2,16 +2,26 @@ import { sql, type SqlBool } from 'kysely';
 import { dialectOf, ISSUE_COMMENT_TEXT, ISSUE_TEXT } from '../../db/dialect.js';
 import type { IssueRow } from '../../db/schema.js';
 import { readCommit } from '../../git/repository.js';
-import {
-  containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery,
-} from '../../query/index.js';
+import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition } from '../permissions.js';
 import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  allWords, always, compileCriteria, criterionUser, currentUserOrFail, equals, inIds, mentioned, never, projectCommit, projectIdsMatchingPath,
-  userIdByLogin, type Condition, type LeafCompiler,
+  allWords,
+  always,
+  compileCriteria,
+  criterionUser,
+  currentUserOrFail,
+  equals,
+  inIds,
+  mentioned,
+  never,
+  projectCommit,
+  projectIdsMatchingPath,
+  userIdByLogin,
+  type Condition,
+  type LeafCompiler,
 } from '../query/compile.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
 import { fixedIssueIdsBetween, fixedIssueIdsOfPullRequestReference } from './fixed-issues.js';
@@ -20,7 +30,10 @@ import { fieldSpec, ISSUE_FIELDS, ISSUE_STATES } from './issue-setting.js';
 /** The links of a fresh install; no link between issues is stored, so none is ever present. */
 const KNOWN_LINKS = ['Child Issue', 'Parent Issue', 'Blocked By', 'Blocking'];
 
-const STATE_ORDINAL_SQL = sql`(case ${sql.join(ISSUE_STATES.map((s, i) => sql`when issues.state = ${s} then ${i}`), sql` `)} else -1 end)`;
+const STATE_ORDINAL_SQL = sql`(case ${sql.join(
+  ISSUE_STATES.map((s, i) => sql`when issues.state = ${s} then ${i}`),
+  sql` `,
+)} else -1 end)`;
 
 const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
   'Vote Count': sql`issues.vote_count`,
@@ -33,8 +46,10 @@ const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
 };
 
 function hasField(name: string, where: (eb: any) => any = () => sql<SqlBool>`1 = 1`): Condition {
-  return (eb) => eb.exists(eb.selectFrom('issueFields').select('issueFields.id')
-    .whereRef('issueFields.issueId', '=', 'issues.id').where('issueFields.name', '=', name).where(where));
+  return (eb) =>
+    eb.exists(
+      eb.selectFrom('issueFields').select('issueFields.id').whereRef('issueFields.issueId', '=', 'issues.id').where('issueFields.name', '=', name).where(where),
+    );
 }
 
 function commentedBy(userId: number): Condition {
@@ -62,8 +77,12 @@ async function buildReference(ctx: Context, value: string): Promise<{ id: number
   if (!match) throw new QuerySyntaxError(`Project is not specified: ${value}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const build = await ctx.db.selectFrom('builds').select(['id', 'commitHash']).where('projectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2])).executeTakeFirst();
+  const build = await ctx.db
+    .selectFrom('builds')
+    .select(['id', 'commitHash'])
+    .where('projectId', '=', project.id)
+    .where('number', '=', parseIntegerValue('Number', match[2]))
+    .executeTakeFirst();
   if (!build) throw new QuerySyntaxError(`Unable to find build: ${value}`);
   return { id: build.id, projectId: project.id, commit: build.commitHash };
 }
@@ -143,9 +162,12 @@ function issueLeaf(ctx: Context): LeafCompiler {
   const now = new Date(ctx.now());
   return async (c) => {
     switch (c.kind) {
-      case 'number': return (eb) => eb('issues.number', '=', c.number);
-      case 'fuzzy': return allWords(c.text, (word) => textContains(ctx, word));
-      case 'fixedBetween': return inIds('issues.id', await fixedBetween(ctx, c.from, c.to));
+      case 'number':
+        return (eb) => eb('issues.number', '=', c.number);
+      case 'fuzzy':
+        return allWords(c.text, (word) => textContains(ctx, word));
+      case 'fixedBetween':
+        return inIds('issues.id', await fixedBetween(ctx, c.from, c.to));
       case 'linkMatch':
         if (!KNOWN_LINKS.includes(c.link)) throw new QuerySyntaxError(`Link not found: ${c.link}`);
         await compileCriteria(c.criteria, issueLeaf(ctx));
@@ -153,20 +175,26 @@ function issueLeaf(ctx: Context): LeafCompiler {
       case 'operator': {
         const user = async () => criterionUser(ctx, c.value);
         switch (c.operator) {
-          case 'confidential': return (eb) => eb('issues.confidential', '=', 1);
+          case 'confidential':
+            return (eb) => eb('issues.confidential', '=', 1);
           case 'submitted by me':
-          case 'submitted by': return equals('issues.submitterId', await user());
+          case 'submitted by':
+            return equals('issues.submitterId', await user());
           case 'commented by me':
-          case 'commented by': return commentedBy(await user());
+          case 'commented by':
+            return commentedBy(await user());
           case 'mentioned me':
-          case 'mentioned': return mentioned('issueMentions', 'issueId', 'issues.id', await user());
+          case 'mentioned':
+            return mentioned('issueMentions', 'issueId', 'issues.id', await user());
           case 'fixed in commit': {
             const { projectId, commit } = await projectCommit(ctx, c.value!);
             const message = (await readCommit(ctx.repoPath(projectId), commit)).message;
             return inIds('issues.id', await resolveFixReferences(ctx.db, projectId, parseFixReferences(message)));
           }
-          case 'fixed in pull request': return inIds('issues.id', await fixedIssueIdsOfPullRequestReference(ctx, c.value!));
-          case 'fixed in build': return inIds('issues.id', await fixedIssueIds(ctx, (await buildReference(ctx, c.value!)).id));
+          case 'fixed in pull request':
+            return inIds('issues.id', await fixedIssueIdsOfPullRequestReference(ctx, c.value!));
+          case 'fixed in build':
+            return inIds('issues.id', await fixedIssueIds(ctx, (await buildReference(ctx, c.value!)).id));
           case 'has any':
             if (!KNOWN_LINKS.includes(c.value!)) throw new QuerySyntaxError(`Link not found: ${c.value}`);
             return never;
@@ -176,8 +204,10 @@ function issueLeaf(ctx: Context): LeafCompiler {
       }
       case 'field':
         switch (c.field) {
-          case 'Project': return inIds('issues.projectId', await projectIdsMatchingPath(ctx.db, c.value!));
-          case 'Number': return numberCondition(ctx, c.operator, c.value!);
+          case 'Project':
+            return inIds('issues.projectId', await projectIdsMatchingPath(ctx.db, c.value!));
+          case 'Number':
+            return numberCondition(ctx, c.operator, c.value!);
           case 'State': {
             const index = ISSUE_STATES.findIndex((s) => s.toLowerCase() === c.value!.toLowerCase());
             if (index < 0) throw new QuerySyntaxError(`Undefined state: ${c.value}`);
@@ -206,10 +236,17 @@ function issueLeaf(ctx: Context): LeafCompiler {
             return (eb) => eb(column, compare(c.operator), value);
           }
           case 'Milestone': {
-            const scheduled = (name: string | null): Condition => (eb) => eb.exists(eb.selectFrom('issueSchedules')
-              .innerJoin('milestones', 'milestones.id', 'issueSchedules.milestoneId').select('issueSchedules.id')
-              .whereRef('issueSchedules.issueId', '=', 'issues.id')
-              .$if(name !== null, (q) => q.where(sql<SqlBool>`lower(milestones.name) = ${name!.toLowerCase()}`)));
+            const scheduled =
+              (name: string | null): Condition =>
+              (eb) =>
+                eb.exists(
+                  eb
+                    .selectFrom('issueSchedules')
+                    .innerJoin('milestones', 'milestones.id', 'issueSchedules.milestoneId')
+                    .select('issueSchedules.id')
+                    .whereRef('issueSchedules.issueId', '=', 'issues.id')
+                    .$if(name !== null, (q) => q.where(sql<SqlBool>`lower(milestones.name) = ${name!.toLowerCase()}`)),
+                );
             return c.operator === 'is empty' ? (eb) => eb.not(scheduled(null)(eb)) : scheduled(c.value!);
           }
           default:
@@ -241,15 +278,25 @@ export async function visibleIssuesCondition(ctx: Context): Promise<Condition | 
   if (!accessible) return null;
   const confidential = await accessibleProjectsCondition(ctx, 'accessConfidentialIssues');
   const userId = ctx.actor.userId;
-  return (eb) => eb.and([
-    accessible(eb, 'issues.projectId'),
-    eb.or([
-      eb('issues.confidential', '=', 0),
-      confidential ? confidential(eb, 'issues.projectId') : sql<SqlBool>`1 = 1`,
-      ...(userId === ANONYMOUS_ID ? [] : [eb.exists(eb.selectFrom('issueAuthorizations').select('issueAuthorizations.id')
-        .whereRef('issueAuthorizations.issueId', '=', 'issues.id').where('issueAuthorizations.userId', '=', userId))]),
-    ]),
-  ]);
+  return (eb) =>
+    eb.and([
+      accessible(eb, 'issues.projectId'),
+      eb.or([
+        eb('issues.confidential', '=', 0),
+        confidential ? confidential(eb, 'issues.projectId') : sql<SqlBool>`1 = 1`,
+        ...(userId === ANONYMOUS_ID
+          ? []
+          : [
+              eb.exists(
+                eb
+                  .selectFrom('issueAuthorizations')
+                  .select('issueAuthorizations.id')
+                  .whereRef('issueAuthorizations.issueId', '=', 'issues.id')
+                  .where('issueAuthorizations.userId', '=', userId),
+              ),
+            ]),
+      ]),
+    ]);
 }
 
 /**
@@ -262,13 +309,16 @@ export async function queryIssues(ctx: Context, text: string, offset: number, co
   const parsed = parseIssueQuery(text, new Date(ctx.now()));
   const condition = await compileIssueCriteria(ctx, parsed);
   const visible = await visibleIssuesCondition(ctx);
-  let query = ctx.db.selectFrom('issues').selectAll('issues').where((eb) => condition(eb));
+  let query = ctx.db
+    .selectFrom('issues')
+    .selectAll('issues')
+    .where((eb) => condition(eb));
   if (visible) query = query.where((eb) => visible(eb));
   if (projectId !== undefined) query = query.where('issues.projectId', '=', projectId);
   const orders = parsed.orders.length > 0 ? parsed.orders : [{ field: 'Last Activity Date', direction: 'desc' as const }];
   for (const order of orders) {
-    const expression = SORT_EXPRESSIONS[order.field]
-      ?? sql`(select min(f.ordinal) from issue_fields f where f.issue_id = issues.id and f.name = ${order.field})`;
+    const expression =
+      SORT_EXPRESSIONS[order.field] ?? sql`(select min(f.ordinal) from issue_fields f where f.issue_id = issues.id and f.name = ${order.field})`;
     query = query.orderBy(expression, order.direction);
   }
   return query.orderBy('issues.id', 'desc').offset(offset).limit(count).execute();

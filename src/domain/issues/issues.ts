@@ -37,8 +37,9 @@ export async function loadAccessibleIssue(ctx: Context, issueId: number): Promis
   const issue = await getIssueRow(ctx.db, issueId);
   const { project, permissions } = await loadProjectWith(ctx, issue.projectId, 'access');
   if (issue.confidential && !permissions.accessConfidentialIssues) {
-    const granted = ctx.actor.userId !== ANONYMOUS_ID && await ctx.db.selectFrom('issueAuthorizations').select('id')
-      .where('issueId', '=', issue.id).where('userId', '=', ctx.actor.userId).executeTakeFirst();
+    const granted =
+      ctx.actor.userId !== ANONYMOUS_ID &&
+      (await ctx.db.selectFrom('issueAuthorizations').select('id').where('issueId', '=', issue.id).where('userId', '=', ctx.actor.userId).executeTakeFirst());
     if (!granted) deny(ctx.actor);
   }
   return { issue, project, permissions };
@@ -57,12 +58,18 @@ function requireManage(ctx: Context, loaded: LoadedIssue): void {
 
 /** Records one change of an issue (`data` carries `@type` first). */
 export async function recordIssueChange(db: Db, issueId: number, userId: number | null, date: number, data: Record<string, unknown>): Promise<void> {
-  await db.insertInto('issueChanges').values({ issueId, userId, date, data: JSON.stringify(data) }).execute();
+  await db
+    .insertInto('issueChanges')
+    .values({ issueId, userId, date, data: JSON.stringify(data) })
+    .execute();
 }
 
 async function touch(db: Db, issueId: number, userId: number | null, date: number, description: string): Promise<void> {
-  await db.updateTable('issues').set({ lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: description })
-    .where('id', '=', issueId).execute();
+  await db
+    .updateTable('issues')
+    .set({ lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: description })
+    .where('id', '=', issueId)
+    .execute();
 }
 
 function checkTitle(title: unknown): string {
@@ -91,7 +98,11 @@ function fieldMap(rows: readonly FieldValueRow[]): Record<string, string | strin
 async function writeFields(db: Db, issueId: number, fields: Map<string, FieldValueRow[]>): Promise<void> {
   for (const [name, rows] of fields) {
     await db.deleteFrom('issueFields').where('issueId', '=', issueId).where('name', '=', name).execute();
-    if (rows.length > 0) await db.insertInto('issueFields').values(rows.map((r) => ({ issueId, ...r }))).execute();
+    if (rows.length > 0)
+      await db
+        .insertInto('issueFields')
+        .values(rows.map((r) => ({ issueId, ...r })))
+        .execute();
   }
 }
 
@@ -108,8 +119,12 @@ export interface IssueOpenData {
 async function checkMilestones(db: Db, project: ProjectRow, ids: readonly number[]): Promise<number[]> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
-  const rows = await db.selectFrom('milestones').innerJoin('projects', 'projects.id', 'milestones.projectId')
-    .select(['milestones.id', 'projects.path']).where('milestones.id', 'in', unique).execute();
+  const rows = await db
+    .selectFrom('milestones')
+    .innerJoin('projects', 'projects.id', 'milestones.projectId')
+    .select(['milestones.id', 'projects.path'])
+    .where('milestones.id', 'in', unique)
+    .execute();
   for (const id of unique) {
     const row = rows.find((r) => r.id === id);
     if (!row || !(project.path === row.path || project.path.startsWith(`${row.path}/`))) {
@@ -142,19 +157,38 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
   const now = ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
     const number = await takeNextNumber(tx, numberScopeId, 'issue');
-    const { id } = await tx.insertInto('issues').values({
-      numberScopeId, number, projectId: project.id, state: INITIAL_STATE, title, description, submitterId,
-      submitDate: now, voteCount: 0, commentCount: 0, uuid: randomUUID(), threadingReference: null,
-      lastActivityUserId: submitterId, lastActivityDate: now, lastActivityDescription: 'opened',
-      confidential: data.confidential ? 1 : 0, pinDate: null,
-    }).returning('id').executeTakeFirstOrThrow();
+    const { id } = await tx
+      .insertInto('issues')
+      .values({
+        numberScopeId,
+        number,
+        projectId: project.id,
+        state: INITIAL_STATE,
+        title,
+        description,
+        submitterId,
+        submitDate: now,
+        voteCount: 0,
+        commentCount: 0,
+        uuid: randomUUID(),
+        threadingReference: null,
+        lastActivityUserId: submitterId,
+        lastActivityDate: now,
+        lastActivityDescription: 'opened',
+        confidential: data.confidential ? 1 : 0,
+        pinDate: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     await writeFields(tx, id, fields);
     for (const milestoneId of milestoneIds) await tx.insertInto('issueSchedules').values({ issueId: id, milestoneId, date: now }).execute();
     await tx.insertInto('issueAuthorizations').values({ issueId: id, userId: submitterId }).execute();
     await autoWatchIssue(tx, id, [submitterId]);
     await recordMentions(tx, { kind: 'issue', issueId: id }, description);
-    await recordReferences(tx, { kind: 'issue', issueId: id, projectId: project.id }, submitterId, now,
-      [...parseReferences(title, 'plain'), ...parseReferences(description, 'markdown')]);
+    await recordReferences(tx, { kind: 'issue', issueId: id, projectId: project.id }, submitterId, now, [
+      ...parseReferences(title, 'plain'),
+      ...parseReferences(description, 'markdown'),
+    ]);
     await enqueueEvent(tx, { type: 'ISSUE', action: 'OPENED', issueId: id, actorId: submitterId, date: now, text: description });
     return id;
   });
@@ -198,8 +232,13 @@ export async function listIssueWatches(ctx: Context, issueId: number) {
 /** The milestones an issue is scheduled into. */
 export async function listIssueMilestones(ctx: Context, issueId: number) {
   await loadAccessibleIssue(ctx, issueId);
-  return ctx.db.selectFrom('milestones').innerJoin('issueSchedules', 'issueSchedules.milestoneId', 'milestones.id')
-    .selectAll('milestones').where('issueSchedules.issueId', '=', issueId).orderBy('milestones.id').execute();
+  return ctx.db
+    .selectFrom('milestones')
+    .innerJoin('issueSchedules', 'issueSchedules.milestoneId', 'milestones.id')
+    .selectAll('milestones')
+    .where('issueSchedules.issueId', '=', issueId)
+    .orderBy('milestones.id')
+    .execute();
 }
 
 /** `/commits`: the fixing commits recorded for the issue (docs/compatibility.md#issues): ReadCode on the issue's project. */
@@ -223,7 +262,11 @@ export async function setIssueMilestones(ctx: Context, issueId: number, mileston
     const before = (await tx.selectFrom('issueSchedules').select('milestoneId').where('issueId', '=', issueId).execute()).map((r) => r.milestoneId);
     if (JSON.stringify([...before].sort()) === JSON.stringify([...ids].sort())) return;
     await tx.deleteFrom('issueSchedules').where('issueId', '=', issueId).execute();
-    if (ids.length > 0) await tx.insertInto('issueSchedules').values(ids.map((milestoneId) => ({ issueId, milestoneId, date: now }))).execute();
+    if (ids.length > 0)
+      await tx
+        .insertInto('issueSchedules')
+        .values(ids.map((milestoneId) => ({ issueId, milestoneId, date: now })))
+        .execute();
     await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueMilestoneChangeData', oldMilestoneIds: before, newMilestoneIds: ids });
     await touch(tx, issueId, ctx.actor.userId, now, 'changed milestones');
   });
@@ -254,12 +297,13 @@ export async function setIssueDescription(ctx: Context, issueId: number, text: s
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('issues').set({ description }).where('id', '=', issueId).execute();
     await recordIssueChange(tx, issueId, ctx.actor.userId, now, {
-      '@type': 'IssueDescriptionChangeData', oldDescription: loaded.issue.description, newDescription: description,
+      '@type': 'IssueDescriptionChangeData',
+      oldDescription: loaded.issue.description,
+      newDescription: description,
     });
     await touch(tx, issueId, ctx.actor.userId, now, 'changed description');
     await recordMentions(tx, { kind: 'issue', issueId }, description);
-    await recordReferences(tx, { kind: 'issue', issueId, projectId: loaded.issue.projectId }, ctx.actor.userId, now,
-      parseReferences(description, 'markdown'));
+    await recordReferences(tx, { kind: 'issue', issueId, projectId: loaded.issue.projectId }, ctx.actor.userId, now, parseReferences(description, 'markdown'));
   });
 }
 
@@ -270,8 +314,16 @@ export async function setIssueConfidential(ctx: Context, issueId: number, confid
   if (Boolean(loaded.issue.confidential) === confidential) return;
   const now = ctx.now();
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.updateTable('issues').set({ confidential: confidential ? 1 : 0 }).where('id', '=', issueId).execute();
-    await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueConfidentialChangeData', oldConfidential: !confidential, newConfidential: confidential });
+    await tx
+      .updateTable('issues')
+      .set({ confidential: confidential ? 1 : 0 })
+      .where('id', '=', issueId)
+      .execute();
+    await recordIssueChange(tx, issueId, ctx.actor.userId, now, {
+      '@type': 'IssueConfidentialChangeData',
+      oldConfidential: !confidential,
+      newConfidential: confidential,
+    });
     await touch(tx, issueId, ctx.actor.userId, now, 'changed confidential');
   });
 }
@@ -290,7 +342,11 @@ async function watchNewAssignees(db: Db, issueId: number, before: readonly Field
   }
   if (logins.length === 0) return;
   const users = await db.selectFrom('users').select('id').where('name', 'in', logins).execute();
-  await autoWatchIssue(db, issueId, users.map((u) => u.id));
+  await autoWatchIssue(
+    db,
+    issueId,
+    users.map((u) => u.id),
+  );
 }
 
 /**
@@ -347,7 +403,11 @@ export async function transitIssueState(ctx: Context, issueId: number, data: Sta
  * commits reaching the default branch. Returns whether the state changed.
  */
 export async function changeState(
-  db: Kysely<Database>, issue: IssueRow, state: string, userId: number | null, now: number,
+  db: Kysely<Database>,
+  issue: IssueRow,
+  state: string,
+  userId: number | null,
+  now: number,
   extra: { fields?: Map<string, FieldValueRow[]>; comment?: string | null; reason?: string } = {},
 ): Promise<boolean> {
   const run = async (tx: Db): Promise<boolean> => {
@@ -357,15 +417,23 @@ export async function changeState(
     if (extra.fields) await writeFields(tx, issue.id, extra.fields);
     const after = await currentFields(tx, issue.id);
     await recordIssueChange(tx, issue.id, userId, now, {
-      '@type': 'IssueStateChangeData', oldState: issue.state, newState: state,
-      oldFields: fieldMap(before), newFields: fieldMap(after), comment: extra.comment ?? null,
+      '@type': 'IssueStateChangeData',
+      oldState: issue.state,
+      newState: state,
+      oldFields: fieldMap(before),
+      newFields: fieldMap(after),
+      comment: extra.comment ?? null,
       ...(extra.reason ? { reason: extra.reason } : {}),
     });
     await touch(tx, issue.id, userId, now, `changed state to "${state}"`);
     if (extra.fields) await watchNewAssignees(tx, issue.id, before, extra.fields);
     if (extra.comment && userId !== null && userId > 0) {
       await tx.insertInto('issueComments').values({ issueId: issue.id, userId, content: extra.comment, date: now }).execute();
-      await tx.updateTable('issues').set((eb) => ({ commentCount: eb('commentCount', '+', 1) })).where('id', '=', issue.id).execute();
+      await tx
+        .updateTable('issues')
+        .set((eb) => ({ commentCount: eb('commentCount', '+', 1) }))
+        .where('id', '=', issue.id)
+        .execute();
       await recordMentions(tx, { kind: 'issue', issueId: issue.id }, extra.comment);
       await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, now, parseReferences(extra.comment, 'markdown'));
     }

@@ -46,8 +46,7 @@ export interface ReferenceMatch {
 
 const SPACE = /\s/;
 /** `\w`: an ASCII letter, digit or `_`. */
-const isWord = (c: string | undefined): boolean =>
-  c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c === '_');
+const isWord = (c: string | undefined): boolean => c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c === '_');
 const isSpace = (c: string | undefined): boolean => c !== undefined && SPACE.test(c);
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
 /** A character of a project path in a reference: `\w`, `-`, `/`, `.`. */
@@ -202,19 +201,27 @@ const PULL_REQUEST_REFERENCE_PREDICATE = sql<boolean>`data like '{"@type":"PullR
 
 function issueChangeData(from: ReferencingEntity): Record<string, unknown> {
   switch (from.kind) {
-    case 'issue': return { '@type': 'IssueReferencedFromIssueData', issueId: from.issueId };
-    case 'pullRequest': return { '@type': 'IssueReferencedFromPullRequestData', requestId: from.requestId };
-    case 'codeComment': return { '@type': 'IssueReferencedFromCodeCommentData', commentId: from.commentId };
-    case 'commit': return { '@type': 'IssueReferencedFromCommitData', projectId: from.projectId, commitHash: from.commitHash };
+    case 'issue':
+      return { '@type': 'IssueReferencedFromIssueData', issueId: from.issueId };
+    case 'pullRequest':
+      return { '@type': 'IssueReferencedFromPullRequestData', requestId: from.requestId };
+    case 'codeComment':
+      return { '@type': 'IssueReferencedFromCodeCommentData', commentId: from.commentId };
+    case 'commit':
+      return { '@type': 'IssueReferencedFromCommitData', projectId: from.projectId, commitHash: from.commitHash };
   }
 }
 
 function pullRequestChangeData(from: ReferencingEntity): PullRequestChangeData {
   switch (from.kind) {
-    case 'issue': return { '@type': 'PullRequestReferencedFromIssueData', issueId: from.issueId };
-    case 'pullRequest': return { '@type': 'PullRequestReferencedFromPullRequestData', requestId: from.requestId };
-    case 'codeComment': return { '@type': 'PullRequestReferencedFromCodeCommentData', commentId: from.commentId };
-    case 'commit': return { '@type': 'PullRequestReferencedFromCommitData', projectId: from.projectId, commitHash: from.commitHash };
+    case 'issue':
+      return { '@type': 'PullRequestReferencedFromIssueData', issueId: from.issueId };
+    case 'pullRequest':
+      return { '@type': 'PullRequestReferencedFromPullRequestData', requestId: from.requestId };
+    case 'codeComment':
+      return { '@type': 'PullRequestReferencedFromCodeCommentData', commentId: from.commentId };
+    case 'commit':
+      return { '@type': 'PullRequestReferencedFromCommitData', projectId: from.projectId, commitHash: from.commitHash };
   }
 }
 
@@ -232,11 +239,18 @@ const ROWS_PER_INSERT = 500;
  * of the referencing text (null when unknown). Run it inside the transaction that stores the text.
  */
 export async function recordReferences(
-  db: Db, from: ReferencingEntity, userId: number | null, date: number, references: readonly EntityReference[],
+  db: Db,
+  from: ReferencingEntity,
+  userId: number | null,
+  date: number,
+  references: readonly EntityReference[],
 ): Promise<void> {
   const wanted = references.filter((r) => r.kind !== 'build');
   if (wanted.length === 0) return;
-  const byPath = await projectsByPath(db, wanted.map((r) => r.projectPath).filter((p): p is string => p !== null));
+  const byPath = await projectsByPath(
+    db,
+    wanted.map((r) => r.projectPath).filter((p): p is string => p !== null),
+  );
   const places = (kind: ReferenceKind): NumberInProject[] => {
     const out: NumberInProject[] = [];
     for (const ref of wanted) {
@@ -247,20 +261,27 @@ export async function recordReferences(
     return out;
   };
   const idsAt = async (table: 'issues' | 'pullRequests', at: NumberInProject[]) =>
-    (at.length === 0 ? [] : [...(await rowsAtPlaces(db, table, at)).values()].map((row) => row.id).sort((a, b) => a - b));
+    at.length === 0 ? [] : [...(await rowsAtPlaces(db, table, at)).values()].map((row) => row.id).sort((a, b) => a - b);
   const issueIds = (await idsAt('issues', places('issue'))).filter((id) => !(from.kind === 'issue' && id === from.issueId));
-  const requestIds = (await idsAt('pullRequests', places('pullRequest'))).filter((id) => !(
-    (from.kind === 'pullRequest' && id === from.requestId) || (from.kind === 'codeComment' && id === from.requestId)));
+  const requestIds = (await idsAt('pullRequests', places('pullRequest'))).filter(
+    (id) => !((from.kind === 'pullRequest' && id === from.requestId) || (from.kind === 'codeComment' && id === from.requestId)),
+  );
   // in batches: a text may reference thousands of entities, more rows than one statement takes
   const issueData = JSON.stringify(issueChangeData(from));
   for (let i = 0; i < issueIds.length; i += ROWS_PER_INSERT) {
-    await db.insertInto('issueChanges').values(issueIds.slice(i, i + ROWS_PER_INSERT).map((issueId) => ({ issueId, userId, date, data: issueData })))
-      .onConflict((oc) => oc.columns(['issueId', 'data']).where(ISSUE_REFERENCE_PREDICATE).doNothing()).execute();
+    await db
+      .insertInto('issueChanges')
+      .values(issueIds.slice(i, i + ROWS_PER_INSERT).map((issueId) => ({ issueId, userId, date, data: issueData })))
+      .onConflict((oc) => oc.columns(['issueId', 'data']).where(ISSUE_REFERENCE_PREDICATE).doNothing())
+      .execute();
   }
   const requestData = JSON.stringify(pullRequestChangeData(from));
   for (let i = 0; i < requestIds.length; i += ROWS_PER_INSERT) {
-    await db.insertInto('pullRequestChanges').values(requestIds.slice(i, i + ROWS_PER_INSERT).map((requestId) => ({ requestId, userId, date, data: requestData })))
-      .onConflict((oc) => oc.columns(['requestId', 'data']).where(PULL_REQUEST_REFERENCE_PREDICATE).doNothing()).execute();
+    await db
+      .insertInto('pullRequestChanges')
+      .values(requestIds.slice(i, i + ROWS_PER_INSERT).map((requestId) => ({ requestId, userId, date, data: requestData })))
+      .onConflict((oc) => oc.columns(['requestId', 'data']).where(PULL_REQUEST_REFERENCE_PREDICATE).doNothing())
+      .execute();
   }
 }
 
@@ -270,7 +291,11 @@ export async function recordReferences(
  * A commit seen again (pushed to another branch, merged) adds nothing new.
  */
 export async function recordCommitReferences(
-  db: Db, projectId: number, userId: number | null, date: number, commits: readonly { hash: string; message: string }[],
+  db: Db,
+  projectId: number,
+  userId: number | null,
+  date: number,
+  commits: readonly { hash: string; message: string }[],
 ): Promise<void> {
   for (const commit of commits) {
     const references = parseReferences(commit.message, 'plain');

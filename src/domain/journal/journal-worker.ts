@@ -51,7 +51,10 @@ export class JournalWorker {
   private readonly loop: PollingLoop;
   private repairedAt = Date.now();
 
-  constructor(private readonly services: Services, private readonly options: JournalWorkerOptions = {}) {
+  constructor(
+    private readonly services: Services,
+    private readonly options: JournalWorkerOptions = {},
+  ) {
     this.ctx = createContext(services, systemActor);
     this.leaseMs = options.leaseMs ?? 120_000;
     this.retryMs = services.config.journalRetryMs;
@@ -108,9 +111,17 @@ export class JournalWorker {
   private async processLocked(): Promise<boolean> {
     const now = Date.now();
     const outcome = await this.services.db.transaction().execute(async (tx) => {
-      const next = await tx.selectFrom('refJournal').selectAll().where('processedDate', 'is', null).where('appliedDate', 'is not', null)
+      const next = await tx
+        .selectFrom('refJournal')
+        .selectAll()
+        .where('processedDate', 'is', null)
+        .where('appliedDate', 'is not', null)
         .where((w) => w.or([w('retryDate', 'is', null), w('retryDate', '<=', now)]))
-        .orderBy('id').limit(1).forUpdate().skipLocked().executeTakeFirst();
+        .orderBy('id')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
       if (!next) return null;
       if (!(await this.react(next)) && (await this.postpone(tx, next, false))) return { entry: next, finished: false };
       await tx.updateTable('refJournal').set({ processedDate: Date.now() }).where('id', '=', next.id).execute();
@@ -130,12 +141,29 @@ export class JournalWorker {
     const { db } = this.services;
     const now = Date.now();
     const lease = { leaseOwner: this.owner, leaseExpires: now + this.leaseMs };
-    const candidates = await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).where('appliedDate', 'is not', null)
+    const candidates = await db
+      .selectFrom('refJournal')
+      .select('id')
+      .where('processedDate', 'is', null)
+      .where('appliedDate', 'is not', null)
       .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now), w('leaseOwner', '=', this.owner)]))
-      .where((w) => w.or([w('retryDate', 'is', null), w('retryDate', '<=', now)])).orderBy('id').limit(BATCH).execute();
+      .where((w) => w.or([w('retryDate', 'is', null), w('retryDate', '<=', now)]))
+      .orderBy('id')
+      .limit(BATCH)
+      .execute();
     if (candidates.length === 0) return [];
-    const rows = await db.updateTable('refJournal').set(lease).where('id', 'in', candidates.map((c) => c.id)).where('processedDate', 'is', null)
-      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now), w('leaseOwner', '=', this.owner)])).returningAll().execute();
+    const rows = await db
+      .updateTable('refJournal')
+      .set(lease)
+      .where(
+        'id',
+        'in',
+        candidates.map((c) => c.id),
+      )
+      .where('processedDate', 'is', null)
+      .where((w) => w.or([w('leaseExpires', 'is', null), w('leaseExpires', '<', now), w('leaseOwner', '=', this.owner)]))
+      .returningAll()
+      .execute();
     return rows.sort((a, b) => a.id - b.id);
   }
 
@@ -149,7 +177,10 @@ export class JournalWorker {
    */
   private async react(entry: RefJournalRow): Promise<boolean> {
     const errors = await this.ctx.events.dispatch('refsJournalEntry', {
-      projectId: entry.projectId, changes: [changeOf(entry)], userId: entry.userId, journalId: entry.id,
+      projectId: entry.projectId,
+      changes: [changeOf(entry)],
+      userId: entry.userId,
+      journalId: entry.id,
     });
     const outage = errors.find((error) => error instanceof DatabaseUnavailable);
     if (outage) throw outage;
@@ -171,8 +202,11 @@ export class JournalWorker {
       if (leased) await this.finish(entry);
       return false;
     }
-    let update = db.updateTable('refJournal').set({ attempts, retryDate: Date.now() + this.retryMs * 2 ** (attempts - 1), leaseOwner: null, leaseExpires: null })
-      .where('id', '=', entry.id).where('processedDate', 'is', null);
+    let update = db
+      .updateTable('refJournal')
+      .set({ attempts, retryDate: Date.now() + this.retryMs * 2 ** (attempts - 1), leaseOwner: null, leaseExpires: null })
+      .where('id', '=', entry.id)
+      .where('processedDate', 'is', null);
     if (leased) update = update.where('leaseOwner', '=', this.owner);
     await update.execute();
     return true;
@@ -184,8 +218,13 @@ export class JournalWorker {
    */
   private async finish(entry: RefJournalRow): Promise<void> {
     const finished = await this.services.db.transaction().execute(async (tx) => {
-      const done = await tx.updateTable('refJournal').set({ processedDate: Date.now(), leaseOwner: null, leaseExpires: null })
-        .where('id', '=', entry.id).where('processedDate', 'is', null).where('leaseOwner', '=', this.owner).executeTakeFirst();
+      const done = await tx
+        .updateTable('refJournal')
+        .set({ processedDate: Date.now(), leaseOwner: null, leaseExpires: null })
+        .where('id', '=', entry.id)
+        .where('processedDate', 'is', null)
+        .where('leaseOwner', '=', this.owner)
+        .executeTakeFirst();
       if (Number(done.numUpdatedRows) !== 1) return false;
       await enqueuePushEvents(tx, entry.projectId, [changeOf(entry)], entry.userId, entry.date);
       return true;

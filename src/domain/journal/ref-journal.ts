@@ -73,8 +73,11 @@ function changeOfUpdate(u: PushedUpdate): RefChange {
 export async function journalPushIntents(ctx: Context, projectId: number, userId: number, updates: readonly PushedUpdate[]): Promise<PushIntent[]> {
   if (updates.length === 0) return [];
   const now = ctx.now();
-  const rows = await ctx.db.insertInto('refJournal').values(updates.map((u) => row(projectId, changeOfUpdate(u), { userId }, now)))
-    .returning('id').execute();
+  const rows = await ctx.db
+    .insertInto('refJournal')
+    .values(updates.map((u) => row(projectId, changeOfUpdate(u), { userId }, now)))
+    .returning('id')
+    .execute();
   return updates.map((u, i) => ({ ...u, id: rows[i].id }));
 }
 
@@ -91,7 +94,13 @@ export async function journalPushIntents(ctx: Context, projectId: number, userId
  * @param userId the pusher; null for a change found in git afterwards (restore's reconciliation).
  * @param intents what the pre-receive hook of the same push wrote (empty when unknown).
  */
-export async function journalPush(ctx: Context, projectId: number, userId: number | null, updates: readonly PushedUpdate[], intents: readonly PushIntent[] = []): Promise<void> {
+export async function journalPush(
+  ctx: Context,
+  projectId: number,
+  userId: number | null,
+  updates: readonly PushedUpdate[],
+  intents: readonly PushIntent[] = [],
+): Promise<void> {
   if (updates.length === 0) return;
   const changes = updates.map(changeOfUpdate);
   const repo = ctx.repoPath(projectId);
@@ -109,21 +118,51 @@ export async function journalPush(ctx: Context, projectId: number, userId: numbe
     for (const [i, update] of updates.entries()) {
       const at = unmatched.findIndex((t) => t.ref === update.ref && t.oldHash === update.oldHash && t.newHash === update.newHash);
       const intent = at < 0 ? undefined : unmatched.splice(at, 1)[0];
-      const confirmed = intent && await tx.updateTable('refJournal').set({ appliedDate: now }).where('id', '=', intent.id)
-        .where('appliedDate', 'is', null).returning('id').executeTakeFirst();
-      const kept = intent && (confirmed || await tx.selectFrom('refJournal').select('id').where('id', '=', intent.id).executeTakeFirst());
+      const confirmed =
+        intent &&
+        (await tx
+          .updateTable('refJournal')
+          .set({ appliedDate: now })
+          .where('id', '=', intent.id)
+          .where('appliedDate', 'is', null)
+          .returning('id')
+          .executeTakeFirst());
+      const kept = intent && (confirmed || (await tx.selectFrom('refJournal').select('id').where('id', '=', intent.id).executeTakeFirst()));
       if (!kept) missing.push(changes[i]);
     }
-    if (missing.length > 0) await tx.insertInto('refJournal').values(missing.map((c) => ({ ...row(projectId, c, { userId }, now), appliedDate: now }))).execute();
-    if (unmatched.length > 0) await tx.deleteFrom('refJournal').where('id', 'in', unmatched.map((t) => t.id)).where('appliedDate', 'is', null).execute();
+    if (missing.length > 0)
+      await tx
+        .insertInto('refJournal')
+        .values(missing.map((c) => ({ ...row(projectId, c, { userId }, now), appliedDate: now })))
+        .execute();
+    if (unmatched.length > 0)
+      await tx
+        .deleteFrom('refJournal')
+        .where(
+          'id',
+          'in',
+          unmatched.map((t) => t.id),
+        )
+        .where('appliedDate', 'is', null)
+        .execute();
   });
   wakeWorker(ctx);
 }
 
 function row(projectId: number, change: RefChange, writer: JournalWriter, now: number) {
   return {
-    projectId, ref: change.ref, oldHash: change.oldHash, newHash: change.newHash, userId: writer.userId,
-    requestId: writer.requestId ?? null, date: now, appliedDate: null, processedDate: null, leaseOwner: null, leaseExpires: null, retryDate: null,
+    projectId,
+    ref: change.ref,
+    oldHash: change.oldHash,
+    newHash: change.newHash,
+    userId: writer.userId,
+    requestId: writer.requestId ?? null,
+    date: now,
+    appliedDate: null,
+    processedDate: null,
+    leaseOwner: null,
+    leaseExpires: null,
+    retryDate: null,
   };
 }
 
@@ -147,8 +186,13 @@ export async function journaledRefChange<T>(
   confirm?: (tx: Db) => Promise<T>,
 ): Promise<T | undefined> {
   const now = ctx.now();
-  const ids = (await ctx.db.insertInto('refJournal').values(changes.map((c) => row(projectId, c, writer, now))).returning('id').execute())
-    .map((r) => r.id);
+  const ids = (
+    await ctx.db
+      .insertInto('refJournal')
+      .values(changes.map((c) => row(projectId, c, writer, now)))
+      .returning('id')
+      .execute()
+  ).map((r) => r.id);
   const running = inFlightOf(ctx.db);
   for (const id of ids) running.add(id);
   let moved = false;
@@ -201,25 +245,28 @@ export async function recoverRefIntents(ctx: Context, log: (message: string) => 
   for (const { id } of await query.orderBy('id').execute()) {
     if (running.has(id)) continue;
     const outcome = await ctx.db.transaction().execute(async (tx) => {
-      const entry = await dialect.skipLocked(tx.selectFrom('refJournal').selectAll().where('id', '=', id).where('appliedDate', 'is', null))
-        .executeTakeFirst();
+      const entry = await dialect.skipLocked(tx.selectFrom('refJournal').selectAll().where('id', '=', id).where('appliedDate', 'is', null)).executeTakeFirst();
       if (!entry) return null;
       if (!(await applied(ctx.repoPath(entry.projectId), entry))) {
         await tx.deleteFrom('refJournal').where('id', '=', entry.id).execute();
         return { entry, moved: false, merged: false };
       }
       await tx.updateTable('refJournal').set({ appliedDate: ctx.now() }).where('id', '=', entry.id).execute();
-      const merged = entry.requestId !== null && entry.newHash !== null
-        && (await applyTransition(tx, entry.requestId, { to: 'MERGED', reason: null, mergeCommitHash: entry.newHash }, { userId: entry.userId, date: ctx.now() }));
+      const merged =
+        entry.requestId !== null &&
+        entry.newHash !== null &&
+        (await applyTransition(tx, entry.requestId, { to: 'MERGED', reason: null, mergeCommitHash: entry.newHash }, { userId: entry.userId, date: ctx.now() }));
       return { entry, moved: true, merged };
     });
     if (!outcome) continue;
     repaired++;
     const { entry, moved, merged } = outcome;
     if (merged && entry.requestId !== null) announceTransition(ctx, entry.requestId, 'MERGED');
-    log(moved
-      ? `Recovery: ref ${entry.ref} of project ${entry.projectId} moved; confirmed journal entry ${entry.id}${merged ? ` and merged pull request ${entry.requestId}` : ''}`
-      : `Recovery: ref ${entry.ref} of project ${entry.projectId} did not move; dropped journal intent ${entry.id}`);
+    log(
+      moved
+        ? `Recovery: ref ${entry.ref} of project ${entry.projectId} moved; confirmed journal entry ${entry.id}${merged ? ` and merged pull request ${entry.requestId}` : ''}`
+        : `Recovery: ref ${entry.ref} of project ${entry.projectId} did not move; dropped journal intent ${entry.id}`,
+    );
   }
   if (repaired > 0) wakeWorker(ctx);
 }
@@ -229,8 +276,12 @@ export async function recoverRefIntents(ctx: Context, log: (message: string) => 
  * entry whose ref moved but whose reactions have not run yet, 0 when the worker is caught up.
  */
 export async function journalLag(db: Db, now: number): Promise<number> {
-  const row = await db.selectFrom('refJournal').select((eb) => eb.fn.min('appliedDate').as('oldest'))
-    .where('processedDate', 'is', null).where('appliedDate', 'is not', null).executeTakeFirst();
+  const row = await db
+    .selectFrom('refJournal')
+    .select((eb) => eb.fn.min('appliedDate').as('oldest'))
+    .where('processedDate', 'is', null)
+    .where('appliedDate', 'is not', null)
+    .executeTakeFirst();
   const oldest = row?.oldest;
   return oldest === null || oldest === undefined ? 0 : Math.max(0, now - Number(oldest));
 }

@@ -17,10 +17,26 @@ export type WebhookDelivery = OutboxMessageRow & { attempts: OutboxAttemptRow[] 
  */
 export async function listWebhookDeliveries(ctx: Context, projectId: number, offset: number, count: number): Promise<WebhookDelivery[]> {
   await loadProjectWith(ctx, projectId, 'manage');
-  const messages = await ctx.db.selectFrom('outboxMessages').selectAll().where('projectId', '=', projectId).where('kind', '=', 'WEBHOOK')
-    .orderBy('id', 'desc').offset(offset).limit(count).execute();
+  const messages = await ctx.db
+    .selectFrom('outboxMessages')
+    .selectAll()
+    .where('projectId', '=', projectId)
+    .where('kind', '=', 'WEBHOOK')
+    .orderBy('id', 'desc')
+    .offset(offset)
+    .limit(count)
+    .execute();
   if (messages.length === 0) return [];
-  const attempts = await ctx.db.selectFrom('outboxAttempts').selectAll().where('messageId', 'in', messages.map((m) => m.id)).orderBy('id').execute();
+  const attempts = await ctx.db
+    .selectFrom('outboxAttempts')
+    .selectAll()
+    .where(
+      'messageId',
+      'in',
+      messages.map((m) => m.id),
+    )
+    .orderBy('id')
+    .execute();
   return messages.map((m) => ({ ...m, attempts: attempts.filter((a) => a.messageId === m.id) }));
 }
 
@@ -34,10 +50,27 @@ export async function redeliverWebhook(ctx: Context, deliveryId: number): Promis
   if (!message) throw new NotFound(`Webhook delivery not found: ${deliveryId}`);
   await loadProjectWith(ctx, message.projectId, 'manage');
   const now = ctx.now();
-  const row = await ctx.db.insertInto('outboxMessages').values({
-    eventId: message.eventId, kind: 'WEBHOOK', uuid: randomUUID(), projectId: message.projectId, eventType: message.eventType,
-    target: message.target, secret: message.secret, payload: message.payload, status: 'PENDING', attemptCount: 0, createDate: now,
-    nextAttemptDate: now, finishDate: null, redeliveryOfId: message.id, leaseOwner: null, leaseExpires: null,
-  }).returning('id').executeTakeFirstOrThrow();
+  const row = await ctx.db
+    .insertInto('outboxMessages')
+    .values({
+      eventId: message.eventId,
+      kind: 'WEBHOOK',
+      uuid: randomUUID(),
+      projectId: message.projectId,
+      eventType: message.eventType,
+      target: message.target,
+      secret: message.secret,
+      payload: message.payload,
+      status: 'PENDING',
+      attemptCount: 0,
+      createDate: now,
+      nextAttemptDate: now,
+      finishDate: null,
+      redeliveryOfId: message.id,
+      leaseOwner: null,
+      leaseExpires: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }

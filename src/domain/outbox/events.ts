@@ -25,19 +25,31 @@ interface Common {
 }
 
 /** An event to announce, by type. A build event's action is the build's status at the time. */
-export type OutboxEventInput = Common & (
-  | { type: 'PULL_REQUEST'; action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED'; requestId: number; reviewerId?: number }
-  | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
-  | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }
-  | { type: 'BUILD'; buildId: number }
-  | { type: 'CODE_PUSH'; projectId: number; refName: string; oldCommitId: string | null; newCommitId: string | null }
-);
+export type OutboxEventInput = Common &
+  (
+    | {
+        type: 'PULL_REQUEST';
+        action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED';
+        requestId: number;
+        reviewerId?: number;
+      }
+    | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
+    | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }
+    | { type: 'BUILD'; buildId: number }
+    | { type: 'CODE_PUSH'; projectId: number; refName: string; oldCommitId: string | null; newCommitId: string | null }
+  );
 
 const TYPE_NAMES: Record<string, string> = {
-  'PULL_REQUEST:OPENED': 'PullRequestOpened', 'PULL_REQUEST:REOPENED': 'PullRequestChanged', 'PULL_REQUEST:MERGED': 'PullRequestMerged',
-  'PULL_REQUEST:DISCARDED': 'PullRequestDiscarded', 'PULL_REQUEST:COMMENTED': 'PullRequestCommentCreated',
-  'PULL_REQUEST:REVIEW_REQUESTED': 'PullRequestReviewRequested', 'ISSUE:OPENED': 'IssueOpened',
-  'ISSUE:STATE_CHANGED': 'IssueStateChanged', 'ISSUE:COMMENTED': 'IssueCommentCreated', 'CODE_COMMENT:CREATED': 'CodeCommentCreated',
+  'PULL_REQUEST:OPENED': 'PullRequestOpened',
+  'PULL_REQUEST:REOPENED': 'PullRequestChanged',
+  'PULL_REQUEST:MERGED': 'PullRequestMerged',
+  'PULL_REQUEST:DISCARDED': 'PullRequestDiscarded',
+  'PULL_REQUEST:COMMENTED': 'PullRequestCommentCreated',
+  'PULL_REQUEST:REVIEW_REQUESTED': 'PullRequestReviewRequested',
+  'ISSUE:OPENED': 'IssueOpened',
+  'ISSUE:STATE_CHANGED': 'IssueStateChanged',
+  'ISSUE:COMMENTED': 'IssueCommentCreated',
+  'CODE_COMMENT:CREATED': 'CodeCommentCreated',
 };
 
 /**
@@ -55,18 +67,35 @@ export async function enqueueEvent(db: Db, event: OutboxEventInput): Promise<voi
   const snapshot = await snapshotOf(db, event);
   if (!snapshot) return;
   const payload = {
-    '@type': snapshot.typeName, date: toWireDate(event.date), userId: event.actorId, projectId: snapshot.projectId,
-    ...snapshot.body, text: event.text ?? null,
+    '@type': snapshot.typeName,
+    date: toWireDate(event.date),
+    userId: event.actorId,
+    projectId: snapshot.projectId,
+    ...snapshot.body,
+    text: event.text ?? null,
     ...(event.type === 'PULL_REQUEST' && event.reviewerId !== undefined && { reviewerId: event.reviewerId }),
   };
-  const reviewerIds = event.type === 'PULL_REQUEST' && event.action === 'OPENED'
-    ? (await db.selectFrom('pullRequestReviews').select('userId').where('requestId', '=', event.requestId).where('status', '=', 'PENDING').execute()).map((r) => r.userId)
-    : [];
+  const reviewerIds =
+    event.type === 'PULL_REQUEST' && event.action === 'OPENED'
+      ? (await db.selectFrom('pullRequestReviews').select('userId').where('requestId', '=', event.requestId).where('status', '=', 'PENDING').execute()).map(
+          (r) => r.userId,
+        )
+      : [];
   const stored: StoredEvent = { body: payload, watcherIds: await watchersNow(db, event), reviewerIds };
-  await db.insertInto('outboxEvents').values({
-    type: event.type, action: snapshot.action, projectId: snapshot.projectId, actorId: event.actorId, date: event.date,
-    payload: JSON.stringify(stored), expandedDate: null, leaseOwner: null, leaseExpires: null,
-  }).execute();
+  await db
+    .insertInto('outboxEvents')
+    .values({
+      type: event.type,
+      action: snapshot.action,
+      projectId: snapshot.projectId,
+      actorId: event.actorId,
+      date: event.date,
+      payload: JSON.stringify(stored),
+      expandedDate: null,
+      leaseOwner: null,
+      leaseExpires: null,
+    })
+    .execute();
 }
 
 /**
@@ -83,7 +112,9 @@ export interface StoredEvent {
 
 async function watchersNow(db: Db, event: OutboxEventInput): Promise<number[]> {
   if (event.type === 'PULL_REQUEST') {
-    return (await db.selectFrom('pullRequestWatches').select('userId').where('requestId', '=', event.requestId).where('watching', '=', 1).execute()).map((r) => r.userId);
+    return (await db.selectFrom('pullRequestWatches').select('userId').where('requestId', '=', event.requestId).where('watching', '=', 1).execute()).map(
+      (r) => r.userId,
+    );
   }
   if (event.type === 'ISSUE') {
     return (await db.selectFrom('issueWatches').select('userId').where('issueId', '=', event.issueId).where('watching', '=', 1).execute()).map((r) => r.userId);
@@ -103,12 +134,22 @@ async function snapshotOf(db: Db, event: OutboxEventInput): Promise<Snapshot | n
     case 'PULL_REQUEST': {
       const row = await db.selectFrom('pullRequests').selectAll().where('id', '=', event.requestId).executeTakeFirst();
       if (!row) return null;
-      return { typeName: TYPE_NAMES[`PULL_REQUEST:${event.action}`], action: event.action, projectId: row.targetProjectId, body: { pullRequest: toWirePullRequest(row) } };
+      return {
+        typeName: TYPE_NAMES[`PULL_REQUEST:${event.action}`],
+        action: event.action,
+        projectId: row.targetProjectId,
+        body: { pullRequest: toWirePullRequest(row) },
+      };
     }
     case 'ISSUE': {
       const row = await db.selectFrom('issues').selectAll().where('id', '=', event.issueId).executeTakeFirst();
       if (!row) return null;
-      return { typeName: TYPE_NAMES[`ISSUE:${event.action}`], action: event.action, projectId: row.projectId, body: { issue: toWireIssue(row, stateOrdinal(row.state)) } };
+      return {
+        typeName: TYPE_NAMES[`ISSUE:${event.action}`],
+        action: event.action,
+        projectId: row.projectId,
+        body: { issue: toWireIssue(row, stateOrdinal(row.state)) },
+      };
     }
     case 'CODE_COMMENT': {
       const row = await db.selectFrom('codeComments').selectAll().where('id', '=', event.commentId).executeTakeFirst();
@@ -122,7 +163,9 @@ async function snapshotOf(db: Db, event: OutboxEventInput): Promise<Snapshot | n
     }
     case 'CODE_PUSH':
       return {
-        typeName: 'RefUpdated', action: 'UPDATED', projectId: event.projectId,
+        typeName: 'RefUpdated',
+        action: 'UPDATED',
+        projectId: event.projectId,
         body: { refName: event.refName, oldCommitId: event.oldCommitId, newCommitId: event.newCommitId },
       };
   }

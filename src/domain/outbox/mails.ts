@@ -30,11 +30,22 @@ export interface MailPayload {
 }
 
 const VERBS: Record<string, string> = {
-  OPENED: 'opened', REOPENED: 'reopened', MERGED: 'merged', DISCARDED: 'discarded', COMMENTED: 'commented on', REVIEW_REQUESTED: 'requested your review on',
-  STATE_CHANGED: 'changed the state of', CREATED: 'added',
+  OPENED: 'opened',
+  REOPENED: 'reopened',
+  MERGED: 'merged',
+  DISCARDED: 'discarded',
+  COMMENTED: 'commented on',
+  REVIEW_REQUESTED: 'requested your review on',
+  STATE_CHANGED: 'changed the state of',
+  CREATED: 'added',
 };
 const TAGS: Record<string, string> = {
-  OPENED: 'Opened', REOPENED: 'Reopened', MERGED: 'Merged', DISCARDED: 'Discarded', COMMENTED: 'Commented', REVIEW_REQUESTED: 'Review Requested',
+  OPENED: 'Opened',
+  REOPENED: 'Reopened',
+  MERGED: 'Merged',
+  DISCARDED: 'Discarded',
+  COMMENTED: 'Commented',
+  REVIEW_REQUESTED: 'Review Requested',
   STATE_CHANGED: 'State Changed',
 };
 
@@ -45,9 +56,10 @@ function escapeHtml(text: string): string {
 
 function compose(parts: { summary: string; text: string | null; link: string }): { text: string; html: string } {
   const text = [parts.summary, parts.text ?? '', parts.link].filter((p) => p !== '').join('\n\n');
-  const html = `<p>${escapeHtml(parts.summary)}</p>`
-    + (parts.text ? `<pre style="white-space:pre-wrap;font-family:inherit">${escapeHtml(parts.text)}</pre>` : '')
-    + `<p><a href="${escapeHtml(parts.link)}">${escapeHtml(parts.link)}</a></p>`;
+  const html =
+    `<p>${escapeHtml(parts.summary)}</p>` +
+    (parts.text ? `<pre style="white-space:pre-wrap;font-family:inherit">${escapeHtml(parts.text)}</pre>` : '') +
+    `<p><a href="${escapeHtml(parts.link)}">${escapeHtml(parts.link)}</a></p>`;
   return { text, html };
 }
 
@@ -58,8 +70,13 @@ async function userIdsByName(db: Db, names: string[]): Promise<number[]> {
 
 async function primaryEmails(db: Db, userIds: number[]): Promise<Map<number, string>> {
   if (userIds.length === 0) return new Map();
-  const rows = await db.selectFrom('emailAddresses').select(['ownerId', 'value'])
-    .where('ownerId', 'in', userIds).where('primary', '=', 1).where('verificationCode', 'is', null).execute();
+  const rows = await db
+    .selectFrom('emailAddresses')
+    .select(['ownerId', 'value'])
+    .where('ownerId', 'in', userIds)
+    .where('primary', '=', 1)
+    .where('verificationCode', 'is', null)
+    .execute();
   return new Map(rows.map((r) => [r.ownerId, r.value]));
 }
 
@@ -98,7 +115,8 @@ export async function mailsFor(db: Db, event: OutboxEventRow, serverUrl: string)
     if (!to) continue;
     const { text, html } = compose({ summary: plan.summary, text: payload.text ?? null, link: plan.link });
     drafts.push({
-      userId, to,
+      userId,
+      to,
       mail: { subject: plan.subject(tag), text, html, messageId: plan.opensThread ? root : null, inReplyTo: plan.opensThread ? null : root },
     });
   }
@@ -121,9 +139,12 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
       add(reviewers, TAGS.REVIEW_REQUESTED);
       add(mentioned, 'Mentioned You');
       return {
-        recipients, subject: (tag) => `[Pull Request ${project.path}#${pr.number}] (${tag}) ${pr.title}`,
+        recipients,
+        subject: (tag) => `[Pull Request ${project.path}#${pr.number}] (${tag}) ${pr.title}`,
         summary: `${actor} ${VERBS[event.action]} pull request #${pr.number}: ${pr.title}`,
-        link: `${serverUrl}/${project.path}/~pulls/${pr.number}`, thread: `pull-request-${pr.uuid}`, opensThread: event.action === 'OPENED',
+        link: `${serverUrl}/${project.path}/~pulls/${pr.number}`,
+        thread: `pull-request-${pr.uuid}`,
+        opensThread: event.action === 'OPENED',
       };
     }
     case 'ISSUE': {
@@ -132,18 +153,24 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
       add(mentioned, 'Mentioned You');
       const state = event.action === 'STATE_CHANGED' ? ` (now ${issue.state})` : '';
       return {
-        recipients, subject: (tag) => `[Issue ${project.path}#${issue.number}] (${tag}) ${issue.title}`,
+        recipients,
+        subject: (tag) => `[Issue ${project.path}#${issue.number}] (${tag}) ${issue.title}`,
         summary: `${actor} ${VERBS[event.action]} issue #${issue.number}: ${issue.title}${state}`,
-        link: `${serverUrl}/${project.path}/~issues/${issue.number}`, thread: `issue-${issue.uuid}`, opensThread: event.action === 'OPENED',
+        link: `${serverUrl}/${project.path}/~issues/${issue.number}`,
+        thread: `issue-${issue.uuid}`,
+        opensThread: event.action === 'OPENED',
       };
     }
     case 'CODE_COMMENT': {
       const comment = payload.codeComment as { id: number; uuid: string; mark: { path: string }; compareContext: { pullRequestId: number | null } };
       add(mentioned, 'Mentioned You');
       return {
-        recipients, subject: () => `[Code Comment] ${project.path}:${comment.mark.path}`,
+        recipients,
+        subject: () => `[Code Comment] ${project.path}:${comment.mark.path}`,
         summary: `${actor} added a code comment on ${comment.mark.path}`,
-        link: `${serverUrl}/${project.path}/~code-comments/${comment.id}`, thread: `code-comment-${comment.uuid}`, opensThread: true,
+        link: `${serverUrl}/${project.path}/~code-comments/${comment.id}`,
+        thread: `code-comment-${comment.uuid}`,
+        opensThread: true,
       };
     }
     case 'BUILD': {
@@ -154,9 +181,12 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
       recipients.set(pr.submitterId, 'Build Failed');
       const status = build.status === 'FAILED' ? 'failed' : 'timed out';
       return {
-        recipients, subject: () => `[Build ${project.path}#${build.number}] ${build.jobName} ${status} for pull request #${pr.number}`,
+        recipients,
+        subject: () => `[Build ${project.path}#${build.number}] ${build.jobName} ${status} for pull request #${pr.number}`,
         summary: `Build #${build.number} (${build.jobName}) of pull request #${pr.number} ${status}: ${pr.title}`,
-        link: `${serverUrl}/${project.path}/~builds/${build.number}`, thread: `pull-request-${pr.uuid}`, opensThread: false,
+        link: `${serverUrl}/${project.path}/~builds/${build.number}`,
+        thread: `pull-request-${pr.uuid}`,
+        opensThread: false,
       };
     }
     default:

@@ -8,6 +8,14 @@ import { enqueueEvent } from './events.js';
  */
 export async function enqueuePushEvents(db: Db, projectId: number, changes: readonly RefChange[], userId: number | null, date: number): Promise<void> {
   for (const change of changes) {
-    await enqueueEvent(db, { type: 'CODE_PUSH', projectId, refName: change.ref, oldCommitId: change.oldHash, newCommitId: change.newHash, actorId: userId, date });
+    await enqueueEvent(db, {
+      type: 'CODE_PUSH',
+      projectId,
+      refName: change.ref,
+      oldCommitId: change.oldHash,
+      newCommitId: change.newHash,
+      actorId: userId,
+      date,
+    });
   }
 }

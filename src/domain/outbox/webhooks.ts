@@ -117,28 +117,32 @@ export async function postWebhook(
   const signature = createHmac('sha256', target.secret).update(target.body).digest('hex');
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<PostResult>((resolve, reject) => {
-    const request = client.request(url, {
-      method: 'POST',
-      lookup: guardedLookup(options.allowPrivate),
-      timeout: options.timeoutMs,
-      headers: {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(target.body),
-        'user-agent': 'Gitloom-Hookshot',
-        'x-onedev-signature': target.secret,
-        'x-gitloom-signature-256': `sha256=${signature}`,
-        'x-gitloom-event': target.eventType,
-        'x-gitloom-delivery': target.deliveryId,
+    const request = client.request(
+      url,
+      {
+        method: 'POST',
+        lookup: guardedLookup(options.allowPrivate),
+        timeout: options.timeoutMs,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(target.body),
+          'user-agent': 'Gitloom-Hookshot',
+          'x-onedev-signature': target.secret,
+          'x-gitloom-signature-256': `sha256=${signature}`,
+          'x-gitloom-event': target.eventType,
+          'x-gitloom-delivery': target.deliveryId,
+        },
       },
-    }, (response) => {
-      let excerpt = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        if (excerpt.length < 1000) excerpt += chunk;
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, excerpt: excerpt.slice(0, 1000) }));
-      response.on('error', reject);
-    });
+      (response) => {
+        let excerpt = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          if (excerpt.length < 1000) excerpt += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, excerpt: excerpt.slice(0, 1000) }));
+        response.on('error', reject);
+      },
+    );
     request.on('timeout', () => request.destroy(new Error(`No response within ${options.timeoutMs} ms`)));
     request.on('error', reject);
     request.end(target.body);

@@ -48,7 +48,10 @@ export class OutboxWorker {
   private transport: Transporter | null = null;
   private prunedAt = 0;
 
-  constructor(private readonly services: Services, private readonly options: OutboxWorkerOptions = {}) {
+  constructor(
+    private readonly services: Services,
+    private readonly options: OutboxWorkerOptions = {},
+  ) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 250, options.onError);
   }
@@ -101,10 +104,14 @@ export class OutboxWorker {
     const now = Date.now();
     const claimable = (eb: ExpressionBuilder<Database, 'outboxEvents'>) =>
       eb.and([eb('expandedDate', 'is', null), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now), eb('leaseOwner', '=', this.owner)])]);
-    return dialectOf(db).claim(
-      db.selectFrom('outboxEvents').select('id').where(claimable).orderBy('id').limit(BATCH),
-      (ids) => db.updateTable('outboxEvents').set({ leaseOwner: this.owner, leaseExpires: now + 60_000 })
-        .where('id', 'in', ids).where(claimable).returningAll().execute(),
+    return dialectOf(db).claim(db.selectFrom('outboxEvents').select('id').where(claimable).orderBy('id').limit(BATCH), (ids) =>
+      db
+        .updateTable('outboxEvents')
+        .set({ leaseOwner: this.owner, leaseExpires: now + 60_000 })
+        .where('id', 'in', ids)
+        .where(claimable)
+        .returningAll()
+        .execute(),
     );
   }
 
@@ -114,18 +121,39 @@ export class OutboxWorker {
     const now = Date.now();
     const body = JSON.stringify((JSON.parse(event.payload) as StoredEvent).body);
     await db.transaction().execute(async (tx) => {
-      const base = { eventId: event.id, projectId: event.projectId, eventType: event.type, status: 'PENDING' as const, attemptCount: 0,
-        createDate: now, nextAttemptDate: now, finishDate: null, redeliveryOfId: null, leaseOwner: null, leaseExpires: null };
+      const base = {
+        eventId: event.id,
+        projectId: event.projectId,
+        eventType: event.type,
+        status: 'PENDING' as const,
+        attemptCount: 0,
+        createDate: now,
+        nextAttemptDate: now,
+        finishDate: null,
+        redeliveryOfId: null,
+        leaseOwner: null,
+        leaseExpires: null,
+      };
       for (const hook of await webHooksFor(tx, event.projectId, event.type)) {
-        await tx.insertInto('outboxMessages').values({ ...base, kind: 'WEBHOOK', uuid: randomUUID(), target: hook.postUrl, secret: hook.secret, payload: body }).execute();
+        await tx
+          .insertInto('outboxMessages')
+          .values({ ...base, kind: 'WEBHOOK', uuid: randomUUID(), target: hook.postUrl, secret: hook.secret, payload: body })
+          .execute();
       }
       if (config.smtp) {
         for (const draft of await mailsFor(tx, event, config.serverUrl)) {
-          await tx.insertInto('outboxMessages').values({ ...base, kind: 'MAIL', uuid: randomUUID(), target: draft.to, secret: null, payload: JSON.stringify(draft.mail) }).execute();
+          await tx
+            .insertInto('outboxMessages')
+            .values({ ...base, kind: 'MAIL', uuid: randomUUID(), target: draft.to, secret: null, payload: JSON.stringify(draft.mail) })
+            .execute();
         }
       }
-      await tx.updateTable('outboxEvents').set({ expandedDate: now, leaseOwner: null, leaseExpires: null })
-        .where('id', '=', event.id).where('leaseOwner', '=', this.owner).execute();
+      await tx
+        .updateTable('outboxEvents')
+        .set({ expandedDate: now, leaseOwner: null, leaseExpires: null })
+        .where('id', '=', event.id)
+        .where('leaseOwner', '=', this.owner)
+        .execute();
     });
   }
 
@@ -133,14 +161,20 @@ export class OutboxWorker {
   private async claimMessages(): Promise<OutboxMessageRow[]> {
     const { db } = this.services;
     const now = Date.now();
-    const claimable = (eb: ExpressionBuilder<Database, 'outboxMessages'>) => eb.and([
-      eb('status', '=', 'PENDING'), eb('nextAttemptDate', '<=', now),
-      eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now), eb('leaseOwner', '=', this.owner)]),
-    ]);
-    return dialectOf(db).claim(
-      db.selectFrom('outboxMessages').select('id').where(claimable).orderBy('id').limit(BATCH),
-      (ids) => db.updateTable('outboxMessages').set({ leaseOwner: this.owner, leaseExpires: now + 2 * this.timeoutMs + 5000 })
-        .where('id', 'in', ids).where(claimable).returningAll().execute(),
+    const claimable = (eb: ExpressionBuilder<Database, 'outboxMessages'>) =>
+      eb.and([
+        eb('status', '=', 'PENDING'),
+        eb('nextAttemptDate', '<=', now),
+        eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now), eb('leaseOwner', '=', this.owner)]),
+      ]);
+    return dialectOf(db).claim(db.selectFrom('outboxMessages').select('id').where(claimable).orderBy('id').limit(BATCH), (ids) =>
+      db
+        .updateTable('outboxMessages')
+        .set({ leaseOwner: this.owner, leaseExpires: now + 2 * this.timeoutMs + 5000 })
+        .where('id', 'in', ids)
+        .where(claimable)
+        .returningAll()
+        .execute(),
     );
   }
 
@@ -170,17 +204,37 @@ export class OutboxWorker {
     const finished = outcome.succeeded || outcome.final || attemptCount >= MAX_ATTEMPTS;
     const status = outcome.succeeded ? 'DELIVERED' : finished ? 'FAILED' : 'PENDING';
     // the attempt happened: it is recorded once the database answers, so it is neither lost nor repeated
-    await recordWhenAvailable(() => this.services.db.transaction().execute(async (tx) => {
-      await tx.insertInto('outboxAttempts').values({
-        messageId: message.id, date: started, durationMs, succeeded: outcome.succeeded ? 1 : 0,
-        responseStatus: outcome.responseStatus, responseExcerpt: outcome.excerpt, error: outcome.error,
-      }).execute();
-      await tx.updateTable('outboxMessages').set({
-        status, attemptCount, leaseOwner: null, leaseExpires: null,
-        finishDate: finished ? now : null,
-        nextAttemptDate: finished ? null : now + this.services.config.outboxBackoffMs * 2 ** (attemptCount - 1),
-      }).where('id', '=', message.id).where('leaseOwner', '=', this.owner).execute();
-    }), () => this.loop.stopped);
+    await recordWhenAvailable(
+      () =>
+        this.services.db.transaction().execute(async (tx) => {
+          await tx
+            .insertInto('outboxAttempts')
+            .values({
+              messageId: message.id,
+              date: started,
+              durationMs,
+              succeeded: outcome.succeeded ? 1 : 0,
+              responseStatus: outcome.responseStatus,
+              responseExcerpt: outcome.excerpt,
+              error: outcome.error,
+            })
+            .execute();
+          await tx
+            .updateTable('outboxMessages')
+            .set({
+              status,
+              attemptCount,
+              leaseOwner: null,
+              leaseExpires: null,
+              finishDate: finished ? now : null,
+              nextAttemptDate: finished ? null : now + this.services.config.outboxBackoffMs * 2 ** (attemptCount - 1),
+            })
+            .where('id', '=', message.id)
+            .where('leaseOwner', '=', this.owner)
+            .execute();
+        }),
+      () => this.loop.stopped,
+    );
   }
 
   private async sendMail(message: OutboxMessageRow): Promise<string> {
@@ -188,14 +242,22 @@ export class OutboxWorker {
     if (!smtp) throw new Error('No SMTP server configured (GITLOOM_SMTP_URL or GITLOOM_SMTP_HOST)');
     // loaded on first use: a server without SMTP never pays for it
     const { default: nodemailer } = await import('nodemailer');
-    this.transport ??= nodemailer.createTransport(smtp.url ?? {
-      host: smtp.host!, port: smtp.port, secure: smtp.secure,
-      ...(smtp.user && { auth: { user: smtp.user, pass: smtp.password ?? '' } }),
-    });
+    this.transport ??= nodemailer.createTransport(
+      smtp.url ?? {
+        host: smtp.host!,
+        port: smtp.port,
+        secure: smtp.secure,
+        ...(smtp.user && { auth: { user: smtp.user, pass: smtp.password ?? '' } }),
+      },
+    );
     const mail = JSON.parse(message.payload) as MailPayload;
     const host = new URL(this.services.config.serverUrl).hostname || 'gitloom';
     const info = await this.transport.sendMail({
-      from: smtp.from, to: message.target, subject: mail.subject, text: mail.text, html: mail.html,
+      from: smtp.from,
+      to: message.target,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
       messageId: `<${mail.messageId ?? `${message.uuid}@${host}`}>`,
       ...(mail.inReplyTo && { inReplyTo: `<${mail.inReplyTo}>`, references: [`<${mail.inReplyTo}>`] }),
     });
@@ -208,10 +270,17 @@ export class OutboxWorker {
  * a message due but not sent (0 when none). Health and metrics read it.
  */
 export async function outboxLag(db: Db, now: number): Promise<number> {
-  const event = await db.selectFrom('outboxEvents').select((eb) => eb.fn.min('date').as('oldest')).where('expandedDate', 'is', null).executeTakeFirst();
-  const message = await db.selectFrom('outboxMessages').select((eb) => eb.fn.min('nextAttemptDate').as('oldest'))
-    .where('status', '=', 'PENDING').where('nextAttemptDate', '<=', now).executeTakeFirst();
+  const event = await db
+    .selectFrom('outboxEvents')
+    .select((eb) => eb.fn.min('date').as('oldest'))
+    .where('expandedDate', 'is', null)
+    .executeTakeFirst();
+  const message = await db
+    .selectFrom('outboxMessages')
+    .select((eb) => eb.fn.min('nextAttemptDate').as('oldest'))
+    .where('status', '=', 'PENDING')
+    .where('nextAttemptDate', '<=', now)
+    .executeTakeFirst();
   const oldest = [event?.oldest, message?.oldest].filter((v): v is number => v !== null && v !== undefined).map(Number);
   return oldest.length === 0 ? 0 : Math.max(0, now - Math.min(...oldest));
 }
-

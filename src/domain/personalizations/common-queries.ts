@@ -15,41 +15,74 @@ const q = (name: string, query: string | null): NamedQuery => ({ name, query });
 /** Global saved queries of a fresh install, by kind. */
 export const GLOBAL_QUERIES: Record<PersonalizationKind, readonly NamedQuery[]> = {
   issue: [
-    q('Open', '"State" is "Open"'), q('Assigned to me & Open', '"Assignees" is me and "State" is "Open"'),
-    q('Submitted by me & Open', 'submitted by me and "State" is "Open"'), q('Assigned to me', '"Assignees" is me'),
-    q('Submitted by me', 'submitted by me'), q('Mentioned me', 'mentioned me'),
-    q('Submitted recently', '"Submit Date" is since "last week"'), q('Has activity recently', '"Last Activity Date" is since "last week"'),
-    q('Open & Critical', '"State" is "Open" and "Priority" is "Critical"'), q('Open & Unassigned', '"State" is "Open" and "Assignees" is empty'),
-    q('Closed', '"State" is "Closed"'), q('All', null),
+    q('Open', '"State" is "Open"'),
+    q('Assigned to me & Open', '"Assignees" is me and "State" is "Open"'),
+    q('Submitted by me & Open', 'submitted by me and "State" is "Open"'),
+    q('Assigned to me', '"Assignees" is me'),
+    q('Submitted by me', 'submitted by me'),
+    q('Mentioned me', 'mentioned me'),
+    q('Submitted recently', '"Submit Date" is since "last week"'),
+    q('Has activity recently', '"Last Activity Date" is since "last week"'),
+    q('Open & Critical', '"State" is "Open" and "Priority" is "Critical"'),
+    q('Open & Unassigned', '"State" is "Open" and "Assignees" is empty'),
+    q('Closed', '"State" is "Closed"'),
+    q('All', null),
   ],
   pullRequest: [
-    q('Open', 'open'), q('To be reviewed by me', 'to be reviewed by me'), q('Requested for changes by me', 'requested for changes by me'),
-    q('Assigned to me', 'assigned to me'), q('Approved by me', 'approved by me'), q('Submitted by me', 'submitted by me'),
-    q('Mentioned me', 'mentioned me'), q('Submitted recently', '"Submit Date" is since "last week"'),
-    q('Has activity recently', '"Last Activity Date" is since "last week"'), q('Merged', 'merged'), q('Discarded', 'discarded'), q('All', null),
+    q('Open', 'open'),
+    q('To be reviewed by me', 'to be reviewed by me'),
+    q('Requested for changes by me', 'requested for changes by me'),
+    q('Assigned to me', 'assigned to me'),
+    q('Approved by me', 'approved by me'),
+    q('Submitted by me', 'submitted by me'),
+    q('Mentioned me', 'mentioned me'),
+    q('Submitted recently', '"Submit Date" is since "last week"'),
+    q('Has activity recently', '"Last Activity Date" is since "last week"'),
+    q('Merged', 'merged'),
+    q('Discarded', 'discarded'),
+    q('All', null),
   ],
   build: [
-    q('All', null), q('Successful', 'successful'), q('Failed', 'failed'), q('Cancelled', 'cancelled'), q('Timed out', 'timed out'),
-    q('Running', 'running'), q('Waiting', 'waiting'), q('Pending', 'pending'), q('Build recently', '"Submit Date" is since "last week"'),
+    q('All', null),
+    q('Successful', 'successful'),
+    q('Failed', 'failed'),
+    q('Cancelled', 'cancelled'),
+    q('Timed out', 'timed out'),
+    q('Running', 'running'),
+    q('Waiting', 'waiting'),
+    q('Pending', 'pending'),
+    q('Build recently', '"Submit Date" is since "last week"'),
   ],
   commit: [
-    q('All', null), q('Default branch', 'default-branch'), q('Authored by me', 'authored-by-me'),
-    q('Committed by me', 'committed-by-me'), q('Committed recently', 'after(last week)'),
+    q('All', null),
+    q('Default branch', 'default-branch'),
+    q('Authored by me', 'authored-by-me'),
+    q('Committed by me', 'committed-by-me'),
+    q('Committed recently', 'after(last week)'),
   ],
   codeComment: [
-    q('Unresolved', 'unresolved'), q('Created by me', 'created by me'), q('Mentioned me', 'mentioned me'),
-    q('Created recently', '"Create Date" is since "last week"'), q('Has activity recently', '"Last Activity Date" is since "last week"'),
-    q('Resolved', 'resolved'), q('All', null),
+    q('Unresolved', 'unresolved'),
+    q('Created by me', 'created by me'),
+    q('Mentioned me', 'mentioned me'),
+    q('Created recently', '"Create Date" is since "last week"'),
+    q('Has activity recently', '"Last Activity Date" is since "last week"'),
+    q('Resolved', 'resolved'),
+    q('All', null),
   ],
 };
 
 function storedList(setting: Record<string, any>, kind: PersonalizationKind): unknown {
   switch (kind) {
-    case 'issue': return setting.issueSetting?.namedQueries;
-    case 'pullRequest': return setting.pullRequestSetting?.namedQueries;
-    case 'build': return setting.buildSetting?.namedQueries;
-    case 'commit': return setting.namedCommitQueries;
-    case 'codeComment': return setting.namedCodeCommentQueries;
+    case 'issue':
+      return setting.issueSetting?.namedQueries;
+    case 'pullRequest':
+      return setting.pullRequestSetting?.namedQueries;
+    case 'build':
+      return setting.buildSetting?.namedQueries;
+    case 'commit':
+      return setting.namedCommitQueries;
+    case 'codeComment':
+      return setting.namedCodeCommentQueries;
   }
 }
 

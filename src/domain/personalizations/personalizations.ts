@@ -36,8 +36,11 @@ const TABLES = {
 } as const;
 
 const LABELS: Record<PersonalizationKind, string> = {
-  issue: 'Issue query personalization', pullRequest: 'Pull request query personalization', build: 'Build query personalization',
-  commit: 'Commit query personalization', codeComment: 'Code comment query personalization',
+  issue: 'Issue query personalization',
+  pullRequest: 'Pull request query personalization',
+  build: 'Build query personalization',
+  commit: 'Commit query personalization',
+  codeComment: 'Code comment query personalization',
 };
 
 function toPersonalization(kind: PersonalizationKind, row: Record<string, any>): Personalization {
@@ -76,8 +79,7 @@ export function checkQueries(kind: PersonalizationKind | 'project', queries: rea
 
 /** Keeps the watch/subscription keys that name an own query (`p:`) or a common query (`g:`). */
 export function pruneKeys(keys: readonly string[], own: readonly NamedQuery[], common: readonly string[]): string[] {
-  return keys.filter((key) => (key.startsWith('p:') && own.some((q) => q.name === key.slice(2)))
-    || (key.startsWith('g:') && common.includes(key.slice(2))));
+  return keys.filter((key) => (key.startsWith('p:') && own.some((q) => q.name === key.slice(2))) || (key.startsWith('g:') && common.includes(key.slice(2))));
 }
 
 async function loadRow(db: Db, kind: PersonalizationKind, id: number): Promise<Personalization> {
@@ -126,39 +128,61 @@ export async function createPersonalization(ctx: Context, kind: PersonalizationK
   const userId = data.userId ?? requireUser(ctx.actor);
   await checkScope(ctx, data.projectId, userId);
   const values = await columns(ctx, kind, {
-    id: 0, projectId: data.projectId, userId, queries: data.queries ?? [], queryWatches: data.queryWatches, querySubscriptions: data.querySubscriptions,
+    id: 0,
+    projectId: data.projectId,
+    userId,
+    queries: data.queries ?? [],
+    queryWatches: data.queryWatches,
+    querySubscriptions: data.querySubscriptions,
   });
   const { table } = TABLES[kind];
-  return ctx.db.transaction().execute(async (tx) => {
-    const existing = await (tx as any).selectFrom(table).select('id').where('projectId', '=', data.projectId).where('userId', '=', userId).executeTakeFirst();
-    if (existing) throw new Conflict(`${LABELS[kind]} already exists for this user and project`);
-    const row = await (tx as any).insertInto(table).values({ projectId: data.projectId, userId, ...values }).returning('id').executeTakeFirstOrThrow();
-    return row.id as number;
-  }).catch((error: unknown) => {
-    // the checks above passed, but a concurrent request won: a twin was created (409) or the
-    // project or user was deleted meanwhile (404)
-    if (isUniqueViolation(error)) throw new Conflict(`${LABELS[kind]} already exists for this user and project`, { cause: error });
-    if (isForeignKeyViolation(error)) throw new NotFound('Project or user not found', { cause: error });
-    throw error;
-  });
+  return ctx.db
+    .transaction()
+    .execute(async (tx) => {
+      const existing = await (tx as any).selectFrom(table).select('id').where('projectId', '=', data.projectId).where('userId', '=', userId).executeTakeFirst();
+      if (existing) throw new Conflict(`${LABELS[kind]} already exists for this user and project`);
+      const row = await (tx as any)
+        .insertInto(table)
+        .values({ projectId: data.projectId, userId, ...values })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id as number;
+    })
+    .catch((error: unknown) => {
+      // the checks above passed, but a concurrent request won: a twin was created (409) or the
+      // project or user was deleted meanwhile (404)
+      if (isUniqueViolation(error)) throw new Conflict(`${LABELS[kind]} already exists for this user and project`, { cause: error });
+      if (isForeignKeyViolation(error)) throw new NotFound('Project or user not found', { cause: error });
+      throw error;
+    });
 }
 
 /** Update (docs/compatibility.md#query-personalizations): partial merge, checked as create on the merged object; keys pruned again. */
 export async function updatePersonalization(ctx: Context, kind: PersonalizationKind, id: number, patch: PersonalizationData): Promise<void> {
   const stored = await getPersonalization(ctx, kind, id);
   const merged: Personalization = {
-    ...stored, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
+    ...stored,
+    ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
   } as Personalization;
   await checkScope(ctx, merged.projectId, merged.userId);
   const values = await columns(ctx, kind, merged);
   const { table } = TABLES[kind];
   await ctx.db.transaction().execute(async (tx) => {
     if (merged.projectId !== stored.projectId || merged.userId !== stored.userId) {
-      const clash = await (tx as any).selectFrom(table).select('id').where('projectId', '=', merged.projectId)
-        .where('userId', '=', merged.userId).where('id', '<>', id).executeTakeFirst();
+      const clash = await (tx as any)
+        .selectFrom(table)
+        .select('id')
+        .where('projectId', '=', merged.projectId)
+        .where('userId', '=', merged.userId)
+        .where('id', '<>', id)
+        .executeTakeFirst();
       if (clash) throw new Conflict(`${LABELS[kind]} already exists for this user and project`);
     }
-    await (tx as any).updateTable(table).set({ projectId: merged.projectId, userId: merged.userId, ...values }).where('id', '=', id).execute();
+    await (tx as any)
+      .updateTable(table)
+      .set({ projectId: merged.projectId, userId: merged.userId, ...values })
+      .where('id', '=', id)
+      .execute();
   });
 }
 

@@ -15,8 +15,13 @@ export interface QueriesAndWatches {
 }
 
 const EMPTY: QueriesAndWatches = {
-  projectQueries: [], issueQueries: [], issueQueryWatches: {}, pullRequestQueries: [], pullRequestQueryWatches: {},
-  buildQueries: [], buildQuerySubscriptions: [],
+  projectQueries: [],
+  issueQueries: [],
+  issueQueryWatches: {},
+  pullRequestQueries: [],
+  pullRequestQueryWatches: {},
+  buildQueries: [],
+  buildQuerySubscriptions: [],
 };
 
 /** Get Queries And Watches: administrator or self; empty lists until set. */
@@ -28,7 +33,11 @@ export async function getQueriesAndWatches(ctx: Context, userId: number): Promis
 }
 
 function watches(map: Record<string, boolean>, own: NamedQuery[], global: readonly NamedQuery[]): Record<string, boolean> {
-  const kept = pruneKeys(Object.keys(map), own, global.map((q) => q.name));
+  const kept = pruneKeys(
+    Object.keys(map),
+    own,
+    global.map((q) => q.name),
+  );
   return Object.fromEntries(kept.map((k) => [k, Boolean(map[k])]));
 }
 
@@ -51,8 +60,19 @@ export async function setQueriesAndWatches(ctx: Context, userId: number, patch: 
   };
   value.issueQueryWatches = watches(merged.issueQueryWatches, value.issueQueries, GLOBAL_QUERIES.issue);
   value.pullRequestQueryWatches = watches(merged.pullRequestQueryWatches, value.pullRequestQueries, GLOBAL_QUERIES.pullRequest);
-  value.buildQuerySubscriptions = [...new Set(pruneKeys(merged.buildQuerySubscriptions, value.buildQueries, GLOBAL_QUERIES.build.map((q) => q.name)))];
+  value.buildQuerySubscriptions = [
+    ...new Set(
+      pruneKeys(
+        merged.buildQuerySubscriptions,
+        value.buildQueries,
+        GLOBAL_QUERIES.build.map((q) => q.name),
+      ),
+    ),
+  ];
   const data = JSON.stringify(value);
-  await ctx.db.insertInto('userQueriesAndWatches').values({ userId, data })
-    .onConflict((oc) => oc.column('userId').doUpdateSet({ data })).execute();
+  await ctx.db
+    .insertInto('userQueriesAndWatches')
+    .values({ userId, data })
+    .onConflict((oc) => oc.column('userId').doUpdateSet({ data }))
+    .execute();
 }

@@ -24,7 +24,10 @@ export type SavedQueryKind = PersonalizationKind | 'project';
 const MAX_NAME = 255;
 
 const GLOBAL_FIELDS: Partial<Record<SavedQueryKind, 'projectQueries' | 'issueQueries' | 'pullRequestQueries' | 'buildQueries'>> = {
-  project: 'projectQueries', issue: 'issueQueries', pullRequest: 'pullRequestQueries', build: 'buildQueries',
+  project: 'projectQueries',
+  issue: 'issueQueries',
+  pullRequest: 'pullRequestQueries',
+  build: 'buildQueries',
 };
 
 function globalField(kind: SavedQueryKind): keyof QueriesAndWatches {
@@ -50,11 +53,16 @@ export interface SavedQueries {
 }
 
 const WATCH_FIELDS: Partial<Record<SavedQueryKind, 'issueQueryWatches' | 'pullRequestQueryWatches'>> = {
-  issue: 'issueQueryWatches', pullRequest: 'pullRequestQueryWatches',
+  issue: 'issueQueryWatches',
+  pullRequest: 'pullRequestQueryWatches',
 };
 
 function watchedNames(watches: Record<string, boolean> | undefined): Set<string> {
-  return new Set(Object.entries(watches ?? {}).filter(([key, on]) => on && key.startsWith('p:')).map(([key]) => key.slice(2)));
+  return new Set(
+    Object.entries(watches ?? {})
+      .filter(([key, on]) => on && key.startsWith('p:'))
+      .map(([key]) => key.slice(2)),
+  );
 }
 
 /**
@@ -113,8 +121,8 @@ export async function saveQuery(ctx: Context, kind: SavedQueryKind, projectId: n
   if (!trimmed) throw new BadRequest('A name is required to save the query');
   if (trimmed.length > MAX_NAME) throw new BadRequest(`The name should not exceed ${MAX_NAME} characters`);
   const item: NamedQuery = { name: trimmed, query: query.trim() === '' ? null : query };
-  const replace = (queries: readonly NamedQuery[]) => queries.some((q) => q.name === trimmed)
-    ? queries.map((q) => (q.name === trimmed ? item : q)) : [...queries, item];
+  const replace = (queries: readonly NamedQuery[]) =>
+    queries.some((q) => q.name === trimmed) ? queries.map((q) => (q.name === trimmed ? item : q)) : [...queries, item];
   if (projectId === null) {
     const field = globalField(kind);
     const current = (await getQueriesAndWatches(ctx, userId))[field] as NamedQuery[];

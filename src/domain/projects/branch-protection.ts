@@ -57,7 +57,12 @@ async function who(db: Db, userId: number): Promise<Who> {
   if (userId === ANONYMOUS_ID) return { userId, name: null, groups: new Set() };
   const [user, groups, security] = await Promise.all([
     db.selectFrom('users').select('name').where('id', '=', userId).executeTakeFirst(),
-    db.selectFrom('memberships').innerJoin('groups', 'groups.id', 'memberships.groupId').select('groups.name').where('memberships.userId', '=', userId).execute(),
+    db
+      .selectFrom('memberships')
+      .innerJoin('groups', 'groups.id', 'memberships.groupId')
+      .select('groups.name')
+      .where('memberships.userId', '=', userId)
+      .execute(),
     getSecuritySetting({ db }),
   ]);
   const names = new Set(groups.map((g) => g.name.toLowerCase()));
@@ -109,8 +114,15 @@ async function hierarchyProtections(db: Db, projectId: number): Promise<{ branch
 
 function foldBranch(rules: BranchProtection[], branch: string, user: Who): EffectiveBranchProtection {
   const result: EffectiveBranchProtection = {
-    protected: false, preventForcedPush: false, preventDeletion: false, preventCreation: false, commitSignatureRequired: false,
-    reviewRequirements: [], requiredJobNames: [], commitMessageRules: [], fileProtections: [],
+    protected: false,
+    preventForcedPush: false,
+    preventDeletion: false,
+    preventCreation: false,
+    commitSignatureRequired: false,
+    reviewRequirements: [],
+    requiredJobNames: [],
+    commitMessageRules: [],
+    fileProtections: [],
   };
   for (const rule of rules) {
     if (!rule.enabled || !safeMatch(rule.branches, branch) || !userMatches(rule.userMatch, user)) continue;
@@ -135,11 +147,13 @@ function fileProtectionsOf(stored: unknown): FileProtection[] {
     if (typeof item !== 'object' || item === null) return [];
     const { paths, reviewRequirement, jobNames } = item as Record<string, unknown>;
     if (typeof paths !== 'string' || paths.trim() === '') return [];
-    return [{
-      paths,
-      reviewRequirement: typeof reviewRequirement === 'string' && reviewRequirement.trim() !== '' ? reviewRequirement.trim() : null,
-      jobNames: Array.isArray(jobNames) ? jobNames.filter((j): j is string => typeof j === 'string') : [],
-    }];
+    return [
+      {
+        paths,
+        reviewRequirement: typeof reviewRequirement === 'string' && reviewRequirement.trim() !== '' ? reviewRequirement.trim() : null,
+        jobNames: Array.isArray(jobNames) ? jobNames.filter((j): j is string => typeof j === 'string') : [],
+      },
+    ];
   });
 }
 

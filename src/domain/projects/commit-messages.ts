@@ -156,9 +156,7 @@ export async function checkCommitMessages(
   env: Record<string, string> = {},
 ): Promise<string | null> {
   if (rules.length === 0) return null;
-  const commits = oldHash === null
-    ? await commitMessages(repo, [newHash], [], { max: 1, env })
-    : await commitMessages(repo, [newHash], [oldHash], { env });
+  const commits = oldHash === null ? await commitMessages(repo, [newHash], [], { max: 1, env }) : await commitMessages(repo, [newHash], [oldHash], { env });
   let turn = performance.now();
   for (const commit of commits) {
     // a push may bring thousands of commits: let other requests run between checks

@@ -70,14 +70,17 @@ export async function topContributors(
   const metric = (t: GitContributor['totalContribution']) => (params.type === 'COMMITS' ? t.commits : params.type === 'ADDITIONS' ? t.additions : t.deletions);
   const ranked = [...byAuthor.values()].sort((a, b) => metric(b.total) - metric(a.total) || a.email.localeCompare(b.email)).slice(0, params.count);
   const emails = ranked.map((r) => r.email.toLowerCase());
-  const users = emails.length === 0 ? [] : await ctx.db
-    .selectFrom('emailAddresses as e')
-    .innerJoin('users as u', 'u.id', 'e.ownerId')
-    .innerJoin('emailAddresses as p', (join) => join.onRef('p.ownerId', '=', 'u.id').on('p.primary', '=', 1))
-    .select(['e.value as email', 'u.name', 'u.fullName', 'p.value as primaryEmail'])
-    .where('e.value', 'in', emails)
-    .where('e.verificationCode', 'is', null)
-    .execute();
+  const users =
+    emails.length === 0
+      ? []
+      : await ctx.db
+          .selectFrom('emailAddresses as e')
+          .innerJoin('users as u', 'u.id', 'e.ownerId')
+          .innerJoin('emailAddresses as p', (join) => join.onRef('p.ownerId', '=', 'u.id').on('p.primary', '=', 1))
+          .select(['e.value as email', 'u.name', 'u.fullName', 'p.value as primaryEmail'])
+          .where('e.value', 'in', emails)
+          .where('e.verificationCode', 'is', null)
+          .execute();
   const userByEmail = new Map(users.map((u) => [u.email, u]));
   const now = ctx.now();
   return ranked.map((r) => {

@@ -49,10 +49,12 @@ export async function createLabelSpec(ctx: Context, data: LabelSpecData): Promis
   requireAdmin(ctx.actor);
   const name = validateName(data.name);
   const color = data.color === undefined ? DEFAULT_COLOR : validateColor(data.color);
-  return uniquely(`Label name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
-    await assertNameFree(tx, name);
-    return (await tx.insertInto('labelSpecs').values({ name, color }).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(`Label name already used: ${name}`, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      await assertNameFree(tx, name);
+      return (await tx.insertInto('labelSpecs').values({ name, color }).returning('id').executeTakeFirstOrThrow()).id;
+    }),
+  );
 }
 
 /** Update a label spec (administrators; partial merge; unique name). */
@@ -60,10 +62,12 @@ export async function updateLabelSpec(ctx: Context, id: number, data: LabelSpecD
   const spec = await getLabelSpec(ctx, id);
   const name = data.name === undefined ? spec.name : validateName(data.name);
   const color = data.color === undefined ? spec.color : validateColor(data.color);
-  await uniquely(`Label name already used: ${name}`, () => ctx.db.transaction().execute(async (tx) => {
-    await assertNameFree(tx, name, id);
-    await tx.updateTable('labelSpecs').set({ name, color }).where('id', '=', id).execute();
-  }));
+  await uniquely(`Label name already used: ${name}`, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      await assertNameFree(tx, name, id);
+      await tx.updateTable('labelSpecs').set({ name, color }).where('id', '=', id).execute();
+    }),
+  );
 }
 
 /**
@@ -74,8 +78,16 @@ export async function deleteLabelSpec(ctx: Context, id: number): Promise<void> {
   const spec = await getLabelSpec(ctx, id);
   await ctx.db.transaction().execute(async (tx) => {
     const uses: string[] = [];
-    for (const [table, what] of [['projectLabels', 'project'], ['pullRequestLabels', 'pull request'], ['buildLabels', 'build']] as const) {
-      const { n } = await tx.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('specId', '=', id).executeTakeFirstOrThrow();
+    for (const [table, what] of [
+      ['projectLabels', 'project'],
+      ['pullRequestLabels', 'pull request'],
+      ['buildLabels', 'build'],
+    ] as const) {
+      const { n } = await tx
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('specId', '=', id)
+        .executeTakeFirstOrThrow();
       if (Number(n) > 0) uses.push(`${Number(n)} ${what} label(s)`);
     }
     if (uses.length > 0) throw new Conflict(`Label '${spec.name}' is still being used in below places:\n${uses.map((u) => `    -> ${u}`).join('\n')}`);
@@ -102,12 +114,14 @@ export async function createProjectLabel(ctx: Context, data: { projectId: number
     throw new BadRequest(`Label spec not found: ${data.specId}`);
   }
   const message = `Project ${data.projectId} already has label ${data.specId}`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    if (await tx.selectFrom('projectLabels').select('id').where('projectId', '=', data.projectId).where('specId', '=', data.specId).executeTakeFirst()) {
-      throw new Conflict(message);
-    }
-    return (await tx.insertInto('projectLabels').values(data).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (await tx.selectFrom('projectLabels').select('id').where('projectId', '=', data.projectId).where('specId', '=', data.specId).executeTakeFirst()) {
+        throw new Conflict(message);
+      }
+      return (await tx.insertInto('projectLabels').values(data).returning('id').executeTakeFirstOrThrow()).id;
+    }),
+  );
 }
 
 /** Get a project label (access to its project). */

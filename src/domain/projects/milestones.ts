@@ -46,12 +46,25 @@ export async function createMilestone(ctx: Context, data: MilestoneData): Promis
   const name = validateName(data.name);
   const projectId = data.projectId;
   const message = `Milestone name already used in this project: ${name}`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    await assertNameFree(tx, projectId, name);
-    return (await tx.insertInto('milestones').values({
-      projectId, name, description: data.description ?? null, startDate: data.startDate ?? null, dueDate: data.dueDate ?? null, closed: data.closed ? 1 : 0,
-    }).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      await assertNameFree(tx, projectId, name);
+      return (
+        await tx
+          .insertInto('milestones')
+          .values({
+            projectId,
+            name,
+            description: data.description ?? null,
+            startDate: data.startDate ?? null,
+            dueDate: data.dueDate ?? null,
+            closed: data.closed ? 1 : 0,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+    }),
+  );
 }
 
 /** Update milestone (partial merge): manage issues on the project before and after; returns the id. */
@@ -62,17 +75,23 @@ export async function updateMilestone(ctx: Context, id: number, data: MilestoneD
   if (projectId !== row.projectId) await loadProjectWith(ctx, projectId, 'manageIssues');
   const name = data.name === undefined ? row.name : validateName(data.name);
   const message = `Milestone name already used in this project: ${name}`;
-  await uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    await assertNameFree(tx, projectId, name, id);
-    await tx.updateTable('milestones').set({
-      projectId,
-      name,
-      description: data.description === undefined ? row.description : data.description,
-      startDate: data.startDate === undefined ? row.startDate : data.startDate,
-      dueDate: data.dueDate === undefined ? row.dueDate : data.dueDate,
-      closed: data.closed === undefined ? row.closed : data.closed ? 1 : 0,
-    }).where('id', '=', id).execute();
-  }));
+  await uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      await assertNameFree(tx, projectId, name, id);
+      await tx
+        .updateTable('milestones')
+        .set({
+          projectId,
+          name,
+          description: data.description === undefined ? row.description : data.description,
+          startDate: data.startDate === undefined ? row.startDate : data.startDate,
+          dueDate: data.dueDate === undefined ? row.dueDate : data.dueDate,
+          closed: data.closed === undefined ? row.closed : data.closed ? 1 : 0,
+        })
+        .where('id', '=', id)
+        .execute();
+    }),
+  );
   return id;
 }
 
@@ -84,7 +103,11 @@ export async function deleteMilestone(ctx: Context, id: number): Promise<void> {
   const row = await loadRow(ctx.db, 'milestones', id, 'Milestone');
   await loadProjectWith(ctx, row.projectId, 'manageIssues');
   await ctx.db.transaction().execute(async (tx) => {
-    const { n } = await tx.selectFrom('issueSchedules').select((eb) => eb.fn.countAll<number>().as('n')).where('milestoneId', '=', id).executeTakeFirstOrThrow();
+    const { n } = await tx
+      .selectFrom('issueSchedules')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('milestoneId', '=', id)
+      .executeTakeFirstOrThrow();
     if (Number(n) > 0) throw new Conflict(`Milestone '${row.name}' is still being used by ${Number(n)} issue(s)`);
     await tx.deleteFrom('milestones').where('id', '=', id).execute();
   });
@@ -107,7 +130,9 @@ export interface MilestoneFilter {
  */
 export async function queryMilestones(ctx: Context, projectId: number, filter: MilestoneFilter, offset: number, count: number): Promise<MilestoneRow[]> {
   const { project } = await loadProjectWith(ctx, projectId, 'access');
-  let query = ctx.db.selectFrom('milestones').selectAll('milestones')
+  let query = ctx.db
+    .selectFrom('milestones')
+    .selectAll('milestones')
     .where('projectId', 'in', (eb) => eb.selectFrom('projects').select('id').where('path', 'in', ancestorPaths(project.path)));
   if (filter.name !== undefined) query = query.where(likeCondition('milestones.name', escapeLike(filter.name.toLowerCase())));
   if (filter.startBefore !== undefined) query = query.where('startDate', '<=', filter.startBefore);

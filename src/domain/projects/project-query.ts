@@ -5,8 +5,17 @@ import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition } from '../permissions.js';
 import { labelSpecIdByName } from './labels.js';
 import {
-  always, compileCriteria, compileOrders, currentUserOrFail, inIds, likeCondition, never, projectIdsMatchingPath,
-  userIdByLogin, type Condition, type LeafCompiler,
+  always,
+  compileCriteria,
+  compileOrders,
+  currentUserOrFail,
+  inIds,
+  likeCondition,
+  never,
+  projectIdsMatchingPath,
+  userIdByLogin,
+  type Condition,
+  type LeafCompiler,
 } from '../query/compile.js';
 
 const SORT_COLUMNS: Record<string, string> = {
@@ -19,13 +28,20 @@ const SORT_COLUMNS: Record<string, string> = {
 
 /** Projects a user owns directly: Project Owner via a user authorization or one of their groups. */
 function ownedBy(userId: number): Condition {
-  return (eb) => eb.or([
-    eb('projects.id', 'in', eb.selectFrom('userAuthorizations').select('projectId')
-      .where('userId', '=', userId).where('roleId', '=', OWNER_ROLE_ID)),
-    eb('projects.id', 'in', eb.selectFrom('groupAuthorizations').select('groupAuthorizations.projectId')
-      .innerJoin('memberships', 'memberships.groupId', 'groupAuthorizations.groupId')
-      .where('memberships.userId', '=', userId).where('groupAuthorizations.roleId', '=', OWNER_ROLE_ID)),
-  ]);
+  return (eb) =>
+    eb.or([
+      eb('projects.id', 'in', eb.selectFrom('userAuthorizations').select('projectId').where('userId', '=', userId).where('roleId', '=', OWNER_ROLE_ID)),
+      eb(
+        'projects.id',
+        'in',
+        eb
+          .selectFrom('groupAuthorizations')
+          .select('groupAuthorizations.projectId')
+          .innerJoin('memberships', 'memberships.groupId', 'groupAuthorizations.groupId')
+          .where('memberships.userId', '=', userId)
+          .where('groupAuthorizations.roleId', '=', OWNER_ROLE_ID),
+      ),
+    ]);
 }
 
 function projectLeaf(ctx: Context): LeafCompiler {
@@ -38,18 +54,30 @@ function projectLeaf(ctx: Context): LeafCompiler {
       }
       case 'operator':
         switch (c.operator) {
-          case 'roots': return (eb) => eb('projects.parentId', 'is', null);
-          case 'leafs': return (eb) => eb.not(eb.exists(eb.selectFrom('projects as child').select('child.id').whereRef('child.parentId', '=', 'projects.id')));
-          case 'fork roots': return (eb) => eb('projects.forkedFromId', 'is', null);
-          case 'owned by me': return ownedBy(currentUserOrFail(ctx));
-          case 'owned by': return ownedBy(await userIdByLogin(ctx.db, c.value!));
+          case 'roots':
+            return (eb) => eb('projects.parentId', 'is', null);
+          case 'leafs':
+            return (eb) => eb.not(eb.exists(eb.selectFrom('projects as child').select('child.id').whereRef('child.parentId', '=', 'projects.id')));
+          case 'fork roots':
+            return (eb) => eb('projects.forkedFromId', 'is', null);
+          case 'owned by me':
+            return ownedBy(currentUserOrFail(ctx));
+          case 'owned by':
+            return ownedBy(await userIdByLogin(ctx.db, c.value!));
           case 'owned by none':
-            return (eb) => eb.and([
-              eb.not(eb.exists(eb.selectFrom('userAuthorizations').select('id').whereRef('projectId', '=', 'projects.id').where('roleId', '=', OWNER_ROLE_ID))),
-              eb.not(eb.exists(eb.selectFrom('groupAuthorizations').select('id').whereRef('projectId', '=', 'projects.id').where('roleId', '=', OWNER_ROLE_ID))),
-            ]);
-          case 'children of': return inIds('projects.parentId', await projectIdsMatchingPath(ctx.db, c.value!));
-          case 'forks of': return inIds('projects.forkedFromId', await projectIdsMatchingPath(ctx.db, c.value!));
+            return (eb) =>
+              eb.and([
+                eb.not(
+                  eb.exists(eb.selectFrom('userAuthorizations').select('id').whereRef('projectId', '=', 'projects.id').where('roleId', '=', OWNER_ROLE_ID)),
+                ),
+                eb.not(
+                  eb.exists(eb.selectFrom('groupAuthorizations').select('id').whereRef('projectId', '=', 'projects.id').where('roleId', '=', OWNER_ROLE_ID)),
+                ),
+              ]);
+          case 'children of':
+            return inIds('projects.parentId', await projectIdsMatchingPath(ctx.db, c.value!));
+          case 'forks of':
+            return inIds('projects.forkedFromId', await projectIdsMatchingPath(ctx.db, c.value!));
           // One storage, no replicas: these cluster states never hold.
           case 'has outdated replicas':
           case 'without enough replicas':
@@ -60,10 +88,14 @@ function projectLeaf(ctx: Context): LeafCompiler {
         }
       case 'field':
         switch (c.field) {
-          case 'Name': return likeCondition('projects.name', wildcardToLike(c.value!));
-          case 'Path': return likeCondition('projects.path', wildcardToLike(c.value!));
-          case 'Service Desk Name': return likeCondition('projects.serviceDeskName', wildcardToLike(c.value!));
-          case 'Description': return likeCondition('projects.description', containsToLike(c.value!));
+          case 'Name':
+            return likeCondition('projects.name', wildcardToLike(c.value!));
+          case 'Path':
+            return likeCondition('projects.path', wildcardToLike(c.value!));
+          case 'Service Desk Name':
+            return likeCondition('projects.serviceDeskName', wildcardToLike(c.value!));
+          case 'Description':
+            return likeCondition('projects.description', containsToLike(c.value!));
           case 'Label': {
             const specId = await labelSpecIdByName(ctx.db, c.value!);
             if (specId === null) throw new QuerySyntaxError(`Undefined label: ${c.value}`);
@@ -94,7 +126,10 @@ export async function queryProjects(ctx: Context, text: string, offset: number, 
   const condition = parsed.criteria ? await compileCriteria(parsed.criteria, projectLeaf(ctx)) : always;
   const orders = compileOrders(parsed, SORT_COLUMNS);
   const accessible = await accessibleProjectsCondition(ctx);
-  let query = ctx.db.selectFrom('projects').selectAll('projects').where((eb) => condition(eb));
+  let query = ctx.db
+    .selectFrom('projects')
+    .selectAll('projects')
+    .where((eb) => condition(eb));
   if (accessible) query = query.where((eb) => accessible(eb, 'projects.id'));
   // projects without a value (no commit yet, no service desk) sort last either way, on every engine
   for (const order of orders.length > 0 ? orders : [{ expression: 'projects.path', direction: 'asc' as const }]) {
@@ -102,4 +137,3 @@ export async function queryProjects(ctx: Context, text: string, offset: number, 
   }
   return query.orderBy('projects.id').offset(offset).limit(count).execute();
 }
-

@@ -60,7 +60,11 @@ export async function getProjectRow(db: Db, projectId: number): Promise<ProjectR
 
 /** Finds a project by path, case-insensitively (docs/compatibility.md#projects-project-json "Path"). */
 export async function findProjectByPath(db: Db, path: string): Promise<ProjectRow | undefined> {
-  return db.selectFrom('projects').selectAll().where(sql`lower(path)`, '=', path.toLowerCase()).executeTakeFirst();
+  return db
+    .selectFrom('projects')
+    .selectAll()
+    .where(sql`lower(path)`, '=', path.toLowerCase())
+    .executeTakeFirst();
 }
 
 /**
@@ -78,7 +82,10 @@ async function checkCreatePermission(ctx: Context, parent: ProjectRow | null): P
 }
 
 async function assertSiblingNameFree(db: Db, parent: ProjectRow | null, name: string, exceptId?: number): Promise<void> {
-  let query = db.selectFrom('projects').select('id').where(sql`lower(name)`, '=', name.toLowerCase());
+  let query = db
+    .selectFrom('projects')
+    .select('id')
+    .where(sql`lower(name)`, '=', name.toLowerCase());
   query = parent ? query.where('parentId', '=', parent.id) : query.where('parentId', 'is', null);
   if (exceptId !== undefined) query = query.where('id', '<>', exceptId);
   if (await query.executeTakeFirst()) throw siblingNameConflict(parent, name);
@@ -86,9 +93,10 @@ async function assertSiblingNameFree(db: Db, parent: ProjectRow | null, name: st
 
 /** The 409 of a sibling name clash (docs/compatibility.md#projects-project-json "Name rules"). */
 function siblingNameConflict(parent: ProjectRow | null, name: string, cause?: unknown): Conflict {
-  return new Conflict(parent
-    ? `Name '${name}' is already used by another project under '${parent.path}'`
-    : `Name '${name}' is already used by another root project`, { cause });
+  return new Conflict(
+    parent ? `Name '${name}' is already used by another project under '${parent.path}'` : `Name '${name}' is already used by another root project`,
+    { cause },
+  );
 }
 
 async function assertRoleExists(db: Db, roleId: number | null | undefined): Promise<void> {
@@ -182,36 +190,41 @@ export async function updateProject(ctx: Context, projectId: number, patch: Proj
   await assertRoleExists(ctx.db, patch.defaultRoleId);
   if (patch.forkedFromId != null) await getProjectRow(ctx.db, patch.forkedFromId);
   const newPath = parent ? `${parent.path}/${name}` : name;
-  await ctx.db.transaction().execute(async (tx) => {
-    await assertSiblingNameFree(tx, parent, name, project.id);
-    await tx
-      .updateTable('projects')
-      .set({
-        name,
-        parentId,
-        path: newPath,
-        ...(patch.forkedFromId !== undefined && { forkedFromId: patch.forkedFromId }),
-        ...(patch.description !== undefined && { description: patch.description }),
-        ...(patch.defaultRoleId !== undefined && { defaultRoleId: patch.defaultRoleId }),
-        ...(patch.codeManagement !== undefined && { codeManagement: patch.codeManagement ? 1 : 0 }),
-        ...(patch.issueManagement !== undefined && { issueManagement: patch.issueManagement ? 1 : 0 }),
-        ...(patch.gitPackConfig !== undefined && { gitPackConfig: JSON.stringify({ ...DEFAULT_PACK_CONFIG, ...patch.gitPackConfig }) }),
-        ...(patch.codeAnalysisSetting !== undefined && { codeAnalysisSetting: JSON.stringify({ analysisFiles: patch.codeAnalysisSetting?.analysisFiles ?? null }) }),
-      })
-      .where('id', '=', project.id)
-      .execute();
-    if (newPath !== project.path) {
-      const prefix = `${project.path}/`;
+  await ctx.db
+    .transaction()
+    .execute(async (tx) => {
+      await assertSiblingNameFree(tx, parent, name, project.id);
       await tx
         .updateTable('projects')
-        .set({ path: sql`${newPath + '/'} || substr(path, ${prefix.length + 1})` })
-        .where(sql`substr(path, 1, ${prefix.length})`, '=', prefix)
+        .set({
+          name,
+          parentId,
+          path: newPath,
+          ...(patch.forkedFromId !== undefined && { forkedFromId: patch.forkedFromId }),
+          ...(patch.description !== undefined && { description: patch.description }),
+          ...(patch.defaultRoleId !== undefined && { defaultRoleId: patch.defaultRoleId }),
+          ...(patch.codeManagement !== undefined && { codeManagement: patch.codeManagement ? 1 : 0 }),
+          ...(patch.issueManagement !== undefined && { issueManagement: patch.issueManagement ? 1 : 0 }),
+          ...(patch.gitPackConfig !== undefined && { gitPackConfig: JSON.stringify({ ...DEFAULT_PACK_CONFIG, ...patch.gitPackConfig }) }),
+          ...(patch.codeAnalysisSetting !== undefined && {
+            codeAnalysisSetting: JSON.stringify({ analysisFiles: patch.codeAnalysisSetting?.analysisFiles ?? null }),
+          }),
+        })
+        .where('id', '=', project.id)
         .execute();
-    }
-  }).catch((error: unknown) => {
-    // a concurrent create or rename to the same name won the race after our check
-    throw isUniqueViolation(error) ? siblingNameConflict(parent, name, error) : error;
-  });
+      if (newPath !== project.path) {
+        const prefix = `${project.path}/`;
+        await tx
+          .updateTable('projects')
+          .set({ path: sql`${newPath + '/'} || substr(path, ${prefix.length + 1})` })
+          .where(sql`substr(path, 1, ${prefix.length})`, '=', prefix)
+          .execute();
+      }
+    })
+    .catch((error: unknown) => {
+      // a concurrent create or rename to the same name won the race after our check
+      throw isUniqueViolation(error) ? siblingNameConflict(parent, name, error) : error;
+    });
 }
 
 /**
@@ -232,8 +245,13 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
   const ids = subtree.map((p) => p.id);
   const now = ctx.now();
   const discarded = await ctx.db.transaction().execute(async (tx) => {
-    const orphaned = await tx.selectFrom('pullRequests').select('id')
-      .where('sourceProjectId', 'in', ids).where('targetProjectId', 'not in', ids).where('status', '=', 'OPEN').execute();
+    const orphaned = await tx
+      .selectFrom('pullRequests')
+      .select('id')
+      .where('sourceProjectId', 'in', ids)
+      .where('targetProjectId', 'not in', ids)
+      .where('status', '=', 'OPEN')
+      .execute();
     const moved: number[] = [];
     for (const { id } of orphaned) {
       if (await applyTransition(tx, id, { to: 'DISCARDED' }, { userId: ctx.actor.userId, date: now })) moved.push(id);
@@ -251,11 +269,7 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
  * the newest committer date among the new branch heads when that is later than the stored one.
  * `changes` are the moved refs (`newHash` null = deleted). A deleted project is ignored.
  */
-export async function recordRefsUpdated(
-  ctx: Context,
-  projectId: number,
-  changes: readonly { ref: string; newHash: string | null }[],
-): Promise<void> {
+export async function recordRefsUpdated(ctx: Context, projectId: number, changes: readonly { ref: string; newHash: string | null }[]): Promise<void> {
   const heads = [...new Set(changes.flatMap((c) => (c.newHash !== null && c.ref.startsWith('refs/heads/') ? [c.newHash] : [])))];
   await ctx.db.updateTable('projects').set({ lastActivityDate: ctx.now() }).where('id', '=', projectId).execute();
   if (heads.length === 0) return;
@@ -272,8 +286,7 @@ export async function recordRefsUpdated(
 /** Clone URLs (docs/compatibility.md#projects-endpoints item 2): http from the server URL, ssh from the SSH root. */
 export function cloneUrls(ctx: Context, project: ProjectRow): { http: string; ssh: string } {
   const server = new URL(ctx.config.serverUrl);
-  const sshRoot = ctx.config.sshRootUrl
-    ?? (['', '80', '443'].includes(server.port) ? `ssh://${server.hostname}` : `ssh://${server.hostname}:6611`);
+  const sshRoot = ctx.config.sshRootUrl ?? (['', '80', '443'].includes(server.port) ? `ssh://${server.hostname}` : `ssh://${server.hostname}:6611`);
   return { http: `${ctx.config.serverUrl}/${project.path}`, ssh: `${sshRoot.replace(/\/+$/, '')}/${project.path}` };
 }
 

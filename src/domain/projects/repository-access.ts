@@ -9,11 +9,7 @@ import { findProjectByPath } from './projects.js';
  * cannot see, gets 401 so the git client asks for credentials; a known user gets 404 for an
  * invisible project and 403 for a missing privilege. Returns the project id and repository path.
  */
-export async function authorizeRepository(
-  ctx: Context,
-  projectPath: string,
-  access: 'read' | 'write',
-): Promise<{ projectId: number; repoPath: string }> {
+export async function authorizeRepository(ctx: Context, projectPath: string, access: 'read' | 'write'): Promise<{ projectId: number; repoPath: string }> {
   const anonymousCaller = ctx.actor.userId === ANONYMOUS_ID;
   const project = await findProjectByPath(ctx.db, projectPath);
   const permissions = project ? await projectPermissions(ctx, project) : null;

@@ -32,19 +32,23 @@ export interface MemberGrant {
  */
 export async function projectMembers(ctx: Context, projectId: number): Promise<{ users: MemberGrant[]; groups: MemberGrant[] | null }> {
   await loadProjectWith(ctx, projectId, 'manage');
-  const users = await ctx.db.selectFrom('userAuthorizations')
+  const users = await ctx.db
+    .selectFrom('userAuthorizations')
     .innerJoin('users', 'users.id', 'userAuthorizations.userId')
     .innerJoin('roles', 'roles.id', 'userAuthorizations.roleId')
     .select(['userAuthorizations.id as id', 'users.id as subjectId', 'users.name as subjectName', 'roles.id as roleId', 'roles.name as roleName'])
     .where('userAuthorizations.projectId', '=', projectId)
-    .orderBy('users.name').execute();
+    .orderBy('users.name')
+    .execute();
   const groups = ctx.actor.isAdmin
-    ? await ctx.db.selectFrom('groupAuthorizations')
-      .innerJoin('groups', 'groups.id', 'groupAuthorizations.groupId')
-      .innerJoin('roles', 'roles.id', 'groupAuthorizations.roleId')
-      .select(['groupAuthorizations.id as id', 'groups.id as subjectId', 'groups.name as subjectName', 'roles.id as roleId', 'roles.name as roleName'])
-      .where('groupAuthorizations.projectId', '=', projectId)
-      .orderBy('groups.name').execute()
+    ? await ctx.db
+        .selectFrom('groupAuthorizations')
+        .innerJoin('groups', 'groups.id', 'groupAuthorizations.groupId')
+        .innerJoin('roles', 'roles.id', 'groupAuthorizations.roleId')
+        .select(['groupAuthorizations.id as id', 'groups.id as subjectId', 'groups.name as subjectName', 'roles.id as roleId', 'roles.name as roleName'])
+        .where('groupAuthorizations.projectId', '=', projectId)
+        .orderBy('groups.name')
+        .execute()
     : null;
   return { users, groups };
 }
@@ -70,9 +74,13 @@ export async function labelSpecChoices(ctx: Context, projectId: number): Promise
 /** The labels of a project by name, with the project label's id: manage permission. */
 export async function projectLabelNames(ctx: Context, projectId: number): Promise<Choice[]> {
   await loadProjectWith(ctx, projectId, 'manage');
-  return ctx.db.selectFrom('projectLabels').innerJoin('labelSpecs', 'labelSpecs.id', 'projectLabels.specId')
+  return ctx.db
+    .selectFrom('projectLabels')
+    .innerJoin('labelSpecs', 'labelSpecs.id', 'projectLabels.specId')
     .select(['projectLabels.id as id', 'labelSpecs.name as name'])
-    .where('projectLabels.projectId', '=', projectId).orderBy('labelSpecs.name').execute();
+    .where('projectLabels.projectId', '=', projectId)
+    .orderBy('labelSpecs.name')
+    .execute();
 }
 
 /**
@@ -91,8 +99,11 @@ export async function userIdByName(ctx: Context, name: string): Promise<number> 
  */
 export async function groupIdByName(ctx: Context, name: string): Promise<number> {
   requireAdmin(ctx.actor);
-  const group = await ctx.db.selectFrom('groups').select('id')
-    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.trim().toLowerCase())).executeTakeFirst();
+  const group = await ctx.db
+    .selectFrom('groups')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.trim().toLowerCase()))
+    .executeTakeFirst();
   if (!group) throw new BadRequest(`Group not found: ${name.trim()}`);
   return group.id;
 }

@@ -47,25 +47,52 @@ export interface TagProtection {
 }
 
 const BRANCH_PROTECTION_DEFAULTS = {
-  enabled: true, branches: '', userMatch: 'anyone', preventForcedPush: true, preventDeletion: true, preventCreation: true,
-  commitSignatureRequired: false, enforceConventionalCommits: false, commitTypes: [], commitScopes: [], checkCommitMessageFooter: false,
-  commitMessageFooterPattern: null, commitTypesForFooterCheck: [], maxCommitMessageLineLength: null, reviewRequirement: null,
-  jobNames: [], fileProtections: [], requireStrictBuilds: false,
+  enabled: true,
+  branches: '',
+  userMatch: 'anyone',
+  preventForcedPush: true,
+  preventDeletion: true,
+  preventCreation: true,
+  commitSignatureRequired: false,
+  enforceConventionalCommits: false,
+  commitTypes: [],
+  commitScopes: [],
+  checkCommitMessageFooter: false,
+  commitMessageFooterPattern: null,
+  commitTypesForFooterCheck: [],
+  maxCommitMessageLineLength: null,
+  reviewRequirement: null,
+  jobNames: [],
+  fileProtections: [],
+  requireStrictBuilds: false,
 };
 
 const TAG_PROTECTION_DEFAULTS = {
-  enabled: true, tags: '', userMatch: 'anyone', preventUpdate: true, preventDeletion: true, preventCreation: true, commitSignatureRequired: false,
+  enabled: true,
+  tags: '',
+  userMatch: 'anyone',
+  preventUpdate: true,
+  preventDeletion: true,
+  preventCreation: true,
+  commitSignatureRequired: false,
 };
 
 const q = (name: string, query: string | null) => ({ name, query });
 const DEFAULT_COMMIT_QUERIES = [
-  q('All', null), q('Default branch', 'default-branch'), q('Authored by me', 'authored-by-me'),
-  q('Committed by me', 'committed-by-me'), q('Committed recently', 'after(last week)'),
+  q('All', null),
+  q('Default branch', 'default-branch'),
+  q('Authored by me', 'authored-by-me'),
+  q('Committed by me', 'committed-by-me'),
+  q('Committed recently', 'after(last week)'),
 ];
 const DEFAULT_CODE_COMMENT_QUERIES = [
-  q('Unresolved', 'unresolved'), q('Created by me', 'created by me'), q('Mentioned me', 'mentioned me'),
-  q('Created recently', '"Create Date" is since "last week"'), q('Has activity recently', '"Update Date" is since "last week"'),
-  q('Resolved', 'resolved'), q('All', null),
+  q('Unresolved', 'unresolved'),
+  q('Created by me', 'created by me'),
+  q('Mentioned me', 'mentioned me'),
+  q('Created recently', '"Create Date" is since "last week"'),
+  q('Has activity recently', '"Update Date" is since "last week"'),
+  q('Resolved', 'resolved'),
+  q('All', null),
 ];
 
 /** The setting of a project that never stored one (docs/compatibility.md#projects-settings defaults). */
@@ -155,7 +182,12 @@ export async function updateProjectSetting(ctx: Context, projectId: number, body
 async function saveSetting(db: Db, projectId: number, setting: ProjectSetting): Promise<void> {
   const { serviceDeskName, ...stored } = setting;
   await uniquely(`Service desk name already used by another project: ${serviceDeskName}`, () =>
-    db.updateTable('projects').set({ setting: JSON.stringify(stored), serviceDeskName }).where('id', '=', projectId).execute());
+    db
+      .updateTable('projects')
+      .set({ setting: JSON.stringify(stored), serviceDeskName })
+      .where('id', '=', projectId)
+      .execute(),
+  );
 }
 
 function escapeRegExp(text: string): string {
@@ -174,12 +206,17 @@ function principalPattern(kind: PrincipalKind, name: string): RegExp {
 /** The protections' fields that name users and groups (user matches and review requirements). */
 function protectionTexts(setting: ProjectSetting): string[] {
   return [...setting.branchProtections, ...setting.tagProtections].flatMap((p) =>
-    [p.userMatch, p.reviewRequirement].filter((t): t is string => typeof t === 'string'));
+    [p.userMatch, p.reviewRequirement].filter((t): t is string => typeof t === 'string'),
+  );
 }
 
 function settingsNaming(db: Db, kind: PrincipalKind) {
-  return db.selectFrom('projects').select(['id', 'path', 'setting', 'serviceDeskName'])
-    .where('setting', 'is not', null).where((eb) => eb(eb.fn('lower', ['setting']), 'like', `%${kind}(%`)).orderBy('path');
+  return db
+    .selectFrom('projects')
+    .select(['id', 'path', 'setting', 'serviceDeskName'])
+    .where('setting', 'is not', null)
+    .where((eb) => eb(eb.fn('lower', ['setting']), 'like', `%${kind}(%`))
+    .orderBy('path');
 }
 
 /**
@@ -203,7 +240,11 @@ export async function renameReferences(db: Db, kind: PrincipalKind, oldName: str
   const rewrite = <T>(text: T): T => (typeof text === 'string' ? (text.replace(pattern, () => replacement) as T) : text);
   for (const row of await settingsNaming(db, kind).execute()) {
     const setting = settingOf(row);
-    const branchProtections = setting.branchProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch), reviewRequirement: rewrite(p.reviewRequirement) }));
+    const branchProtections = setting.branchProtections.map((p) => ({
+      ...p,
+      userMatch: rewrite(p.userMatch),
+      reviewRequirement: rewrite(p.reviewRequirement),
+    }));
     const tagProtections = setting.tagProtections.map((p) => ({ ...p, userMatch: rewrite(p.userMatch) }));
     if (JSON.stringify([branchProtections, tagProtections]) === JSON.stringify([setting.branchProtections, setting.tagProtections])) continue;
     await saveSetting(db, row.id, { ...setting, branchProtections, tagProtections });

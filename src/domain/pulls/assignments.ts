@@ -39,13 +39,20 @@ export async function createAssignment(ctx: Context, data: { requestId: number; 
   await checkModifiable(ctx, pr);
   await assertUsersExist(ctx.db, [data.userId], 'assignee');
   const message = `User ${data.userId} already assigned`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    const existing = await tx.selectFrom('pullRequestAssignments').select('id').where('requestId', '=', pr.id).where('userId', '=', data.userId).executeTakeFirst();
-    if (existing) throw new Conflict(message);
-    const row = await tx.insertInto('pullRequestAssignments').values({ requestId: pr.id, userId: data.userId }).returning('id').executeTakeFirstOrThrow();
-    await autoWatch(tx, pr.id, [data.userId]);
-    return row.id;
-  }));
+  return uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      const existing = await tx
+        .selectFrom('pullRequestAssignments')
+        .select('id')
+        .where('requestId', '=', pr.id)
+        .where('userId', '=', data.userId)
+        .executeTakeFirst();
+      if (existing) throw new Conflict(message);
+      const row = await tx.insertInto('pullRequestAssignments').values({ requestId: pr.id, userId: data.userId }).returning('id').executeTakeFirstOrThrow();
+      await autoWatch(tx, pr.id, [data.userId]);
+      return row.id;
+    }),
+  );
 }
 
 /** `DELETE /pull-request-assignments/{id}`: read code and canModify; not on a merged request (409). */
@@ -55,4 +62,3 @@ export async function deleteAssignment(ctx: Context, id: number): Promise<void> 
   await checkModifiable(ctx, pr);
   await ctx.db.deleteFrom('pullRequestAssignments').where('id', '=', id).execute();
 }
-

@@ -22,8 +22,13 @@ export async function getCurrentBuilds(ctx: Context, requestId: number): Promise
  * request — on its `buildCommitHash`, as Get Current Builds (docs/compatibility.md#builds-pull-request-current-builds) — with one of `statuses`.
  */
 export function buildStatusCondition(statuses: readonly BuildStatus[]): Condition {
-  return (eb) => eb.exists(eb.selectFrom('builds').select('builds.id')
-    .whereRef('builds.requestId', '=', 'pullRequests.id')
-    .whereRef('builds.commitHash', '=', 'pullRequests.buildCommitHash')
-    .where('builds.status', 'in', statuses));
+  return (eb) =>
+    eb.exists(
+      eb
+        .selectFrom('builds')
+        .select('builds.id')
+        .whereRef('builds.requestId', '=', 'pullRequests.id')
+        .whereRef('builds.commitHash', '=', 'pullRequests.buildCommitHash')
+        .where('builds.status', 'in', statuses),
+    );
 }

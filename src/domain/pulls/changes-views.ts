@@ -46,12 +46,20 @@ export interface ChangesRange {
  * update's head and its target head (the request's base when none) to that head.
  */
 export async function changesRange(ctx: Context, pr: PullRequestRow, select: { updateId?: number; commentId?: number }): Promise<ChangesRange> {
-  const rows = await ctx.db.selectFrom('pullRequestUpdates').select(['id', 'headCommitHash', 'targetHeadCommitHash', 'date'])
-    .where('requestId', '=', pr.id).orderBy('id').execute();
+  const rows = await ctx.db
+    .selectFrom('pullRequestUpdates')
+    .select(['id', 'headCommitHash', 'targetHeadCommitHash', 'date'])
+    .where('requestId', '=', pr.id)
+    .orderBy('id')
+    .execute();
   const updates = rows.map((u, i) => ({ id: u.id, index: i + 1, headCommitHash: u.headCommitHash, date: u.date }));
   if (select.commentId !== undefined) {
-    const comment = await ctx.db.selectFrom('codeComments').select(['compareOldCommitHash', 'compareNewCommitHash'])
-      .where('id', '=', select.commentId).where('comparePullRequestId', '=', pr.id).executeTakeFirst();
+    const comment = await ctx.db
+      .selectFrom('codeComments')
+      .select(['compareOldCommitHash', 'compareNewCommitHash'])
+      .where('id', '=', select.commentId)
+      .where('comparePullRequestId', '=', pr.id)
+      .executeTakeFirst();
     if (!comment) throw new NotFound(`Code comment not found: ${select.commentId}`);
     return { oldCommitHash: comment.compareOldCommitHash, newCommitHash: comment.compareNewCommitHash, updateId: null, updates };
   }
@@ -78,11 +86,21 @@ export interface RequestCodeComments {
 
 /** The code comments made on a readable request (`compareContext.pullRequestId`) and their replies, in two queries. */
 export async function requestCodeComments(ctx: Context, pr: PullRequestRow): Promise<RequestCodeComments> {
-  const comments = (await ctx.db.selectFrom('codeComments').selectAll().where('comparePullRequestId', '=', pr.id)
-    .orderBy('id', 'desc').limit(MAX_INLINE_COMMENTS).execute()).reverse();
+  const comments = (
+    await ctx.db.selectFrom('codeComments').selectAll().where('comparePullRequestId', '=', pr.id).orderBy('id', 'desc').limit(MAX_INLINE_COMMENTS).execute()
+  ).reverse();
   const replies = new Map<number, CodeCommentReplyRow[]>();
   if (comments.length > 0) {
-    const rows = await ctx.db.selectFrom('codeCommentReplies').selectAll().where('commentId', 'in', comments.map((c) => c.id)).orderBy('id').execute();
+    const rows = await ctx.db
+      .selectFrom('codeCommentReplies')
+      .selectAll()
+      .where(
+        'commentId',
+        'in',
+        comments.map((c) => c.id),
+      )
+      .orderBy('id')
+      .execute();
     for (const reply of rows) replies.set(reply.commentId, [...(replies.get(reply.commentId) ?? []), reply]);
   }
   return { comments, replies };
@@ -95,7 +113,8 @@ export async function requestCodeComments(ctx: Context, pr: PullRequestRow): Pro
  */
 export async function wholeLineRange(ctx: Context, projectId: number, commitHash: string, path: string, line: number): Promise<PlanarRange> {
   await loadProjectWith(ctx, projectId, 'readCode');
-  const unsafe = !path || path.startsWith('/') || path.startsWith('-') || /[\0\n\r]/.test(path) || path.split('/').some((s) => s === '' || s === '.' || s === '..');
+  const unsafe =
+    !path || path.startsWith('/') || path.startsWith('-') || /[\0\n\r]/.test(path) || path.split('/').some((s) => s === '' || s === '.' || s === '..');
   const blob = unsafe || !/^[0-9a-f]{40}$/.test(commitHash) ? null : await readBlob(ctx.repoPath(projectId), commitHash, path);
   if (!blob) throw new BadRequest(`File not found at commit: ${path}`);
   const lines = blob.toString('utf8').split('\n');

@@ -21,15 +21,24 @@ export type PullRequestChangeData =
 /** Activity text of a change, or null for minor changes (docs/compatibility.md#pull-requests-json lastActivity, docs/compatibility.md#pull-requests-sub-entities). */
 export function activityOf(data: PullRequestChangeData): string | null {
   switch (data['@type']) {
-    case 'PullRequestApproveData': return 'approved';
-    case 'PullRequestRequestedForChangesData': return 'requested for changes';
-    case 'PullRequestDiscardData': return 'discarded';
-    case 'PullRequestReopenData': return 'reopened';
-    case 'PullRequestMergeData': return data.reason ?? 'merged';
-    case 'PullRequestTitleChangeData': return 'changed title';
-    case 'PullRequestMergeStrategyChangeData': return 'changed merge strategy';
-    case 'PullRequestTargetBranchChangeData': return 'changed target branch';
-    default: return null;
+    case 'PullRequestApproveData':
+      return 'approved';
+    case 'PullRequestRequestedForChangesData':
+      return 'requested for changes';
+    case 'PullRequestDiscardData':
+      return 'discarded';
+    case 'PullRequestReopenData':
+      return 'reopened';
+    case 'PullRequestMergeData':
+      return data.reason ?? 'merged';
+    case 'PullRequestTitleChangeData':
+      return 'changed title';
+    case 'PullRequestMergeStrategyChangeData':
+      return 'changed merge strategy';
+    case 'PullRequestTargetBranchChangeData':
+      return 'changed target branch';
+    default:
+      return null;
   }
 }
 
@@ -41,8 +50,11 @@ export function activityOf(data: PullRequestChangeData): string | null {
 export async function autoWatch(db: Db, requestId: number, userIds: readonly (number | null)[]): Promise<void> {
   const ids = [...new Set(userIds.filter((id): id is number => id !== null && id > 0))];
   if (ids.length === 0) return;
-  await db.insertInto('pullRequestWatches').values(ids.map((userId) => ({ requestId, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+  await db
+    .insertInto('pullRequestWatches')
+    .values(ids.map((userId) => ({ requestId, userId, watching: 1 })))
+    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
+    .execute();
 }
 
 /**
@@ -50,14 +62,11 @@ export async function autoWatch(db: Db, requestId: number, userIds: readonly (nu
  * (when a real user) starts watching (docs/compatibility.md#pull-requests-json, docs/compatibility.md#pull-requests-sub-entities). Runs inside the caller's
  * transaction.
  */
-export async function recordChange(
-  db: Db,
-  requestId: number,
-  userId: number | null,
-  date: number,
-  data: PullRequestChangeData,
-): Promise<void> {
-  await db.insertInto('pullRequestChanges').values({ requestId, userId, date, data: JSON.stringify(data) }).execute();
+export async function recordChange(db: Db, requestId: number, userId: number | null, date: number, data: PullRequestChangeData): Promise<void> {
+  await db
+    .insertInto('pullRequestChanges')
+    .values({ requestId, userId, date, data: JSON.stringify(data) })
+    .execute();
   const activity = activityOf(data);
   if (activity !== null) {
     await db
@@ -77,5 +86,9 @@ export async function recordChange(
 export async function recordNote(db: Db, requestId: number, userId: number | null, date: number, note: string | null | undefined): Promise<void> {
   if (!note || !note.trim() || userId === null || userId <= 0) return;
   await db.insertInto('pullRequestComments').values({ requestId, userId, content: note, date }).execute();
-  await db.updateTable('pullRequests').set((eb) => ({ commentCount: eb('commentCount', '+', 1) })).where('id', '=', requestId).execute();
+  await db
+    .updateTable('pullRequests')
+    .set((eb) => ({ commentCount: eb('commentCount', '+', 1) }))
+    .where('id', '=', requestId)
+    .execute();
 }

@@ -21,10 +21,19 @@ async function discard(ctx: Context, pr: PullRequestRow): Promise<void> {
 async function pushActivity(db: Db, repo: string, commits: readonly string[]): Promise<{ userId: number | null; description: string }> {
   const emails = new Set((await readCommits(repo, commits.slice(0, 1000))).map((c) => c.committer.email.toLowerCase()));
   if (emails.size === 0) return { userId: null, description: 'Commits added' };
-  const owners = await db.selectFrom('emailAddresses').select('ownerId').distinct()
-    .where('value', 'in', [...emails]).where('verificationCode', 'is', null).execute();
-  const verified = await db.selectFrom('emailAddresses').select('value')
-    .where('value', 'in', [...emails]).where('verificationCode', 'is', null).execute();
+  const owners = await db
+    .selectFrom('emailAddresses')
+    .select('ownerId')
+    .distinct()
+    .where('value', 'in', [...emails])
+    .where('verificationCode', 'is', null)
+    .execute();
+  const verified = await db
+    .selectFrom('emailAddresses')
+    .select('value')
+    .where('value', 'in', [...emails])
+    .where('verificationCode', 'is', null)
+    .execute();
   if (owners.length === 1 && verified.length === emails.size) return { userId: owners[0].ownerId, description: 'added commits' };
   return { userId: null, description: 'Commits added' };
 }
@@ -96,12 +105,16 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
         const fixReferences = await commitFixReferences(targetRepo, commits);
         const now = ctx.now();
         update = await ctx.db.transaction().execute(async (tx) => {
-          const row = await tx.insertInto('pullRequestUpdates')
+          const row = await tx
+            .insertInto('pullRequestUpdates')
             .values({ requestId: pr.id, headCommitHash: sourceHead, targetHeadCommitHash: targetHead, date: now })
-            .returningAll().executeTakeFirstOrThrow();
-          await tx.updateTable('pullRequests')
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          await tx
+            .updateTable('pullRequests')
             .set({ lastActivityDate: now, lastActivityUserId: activity.userId, lastActivityDescription: activity.description })
-            .where('id', '=', pr.id).execute();
+            .where('id', '=', pr.id)
+            .execute();
           await indexCommits(tx, pr.id, commits);
           await indexFixedIssues(tx, pr.id, pr.targetProjectId, 'COMMIT', fixReferences);
           await resetRequiredReviews(tx, pr, now);
@@ -127,18 +140,18 @@ async function checkOpenRequest(ctx: Context, pr: PullRequestRow): Promise<void>
  * ignored, as in OneDev.
  */
 export async function onRefsUpdated(ctx: Context, projectId: number, changes: RefChange[]): Promise<void> {
-  const branches = changes
-    .filter((c) => c.ref.startsWith('refs/heads/') && c.oldHash !== null)
-    .map((c) => c.ref.slice('refs/heads/'.length));
+  const branches = changes.filter((c) => c.ref.startsWith('refs/heads/') && c.oldHash !== null).map((c) => c.ref.slice('refs/heads/'.length));
   if (branches.length === 0) return;
   const affected = await ctx.db
     .selectFrom('pullRequests')
     .select('id')
     .where('status', '=', 'OPEN')
-    .where((eb) => eb.or([
-      eb.and([eb('sourceProjectId', '=', projectId), eb('sourceBranch', 'in', branches)]),
-      eb.and([eb('targetProjectId', '=', projectId), eb('targetBranch', 'in', branches)]),
-    ]))
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('sourceProjectId', '=', projectId), eb('sourceBranch', 'in', branches)]),
+        eb.and([eb('targetProjectId', '=', projectId), eb('targetBranch', 'in', branches)]),
+      ]),
+    )
     .execute();
   for (const { id } of affected) await checkPullRequest(ctx, id);
 }

@@ -56,13 +56,25 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
   const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
     const row = await tx.insertInto('pullRequestComments').values({ requestId: pr.id, userId, content, date }).returning('id').executeTakeFirstOrThrow();
-    await tx.updateTable('pullRequests').set((eb) => ({
-      commentCount: eb('commentCount', '+', 1), lastActivityUserId: userId, lastActivityDate: date, lastActivityDescription: 'commented',
-    })).where('id', '=', pr.id).execute();
+    await tx
+      .updateTable('pullRequests')
+      .set((eb) => ({
+        commentCount: eb('commentCount', '+', 1),
+        lastActivityUserId: userId,
+        lastActivityDate: date,
+        lastActivityDescription: 'commented',
+      }))
+      .where('id', '=', pr.id)
+      .execute();
     await autoWatch(tx, pr.id, [userId]);
     await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, content);
-    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, ctx.now(),
-      parseReferences(content, 'markdown'));
+    await recordReferences(
+      tx,
+      { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId },
+      userId,
+      ctx.now(),
+      parseReferences(content, 'markdown'),
+    );
     await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'COMMENTED', requestId: pr.id, actorId: userId, date, text: content });
     return row.id;
   });
@@ -86,10 +98,19 @@ export async function updateComment(ctx: Context, id: number, patch: CommentData
   const content = patch.content === undefined ? current.content : validContent(patch.content);
   const date = patch.date ?? current.date;
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.updateTable('pullRequestComments').set({ content, date, userId: patch.userId ?? current.userId }).where('id', '=', id).execute();
+    await tx
+      .updateTable('pullRequestComments')
+      .set({ content, date, userId: patch.userId ?? current.userId })
+      .where('id', '=', id)
+      .execute();
     await recordMentions(tx, { kind: 'pullRequest', requestId: current.requestId }, content);
-    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, ctx.actor.userId, ctx.now(),
-      parseReferences(content, 'markdown'));
+    await recordReferences(
+      tx,
+      { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId },
+      ctx.actor.userId,
+      ctx.now(),
+      parseReferences(content, 'markdown'),
+    );
   });
 }
 
@@ -107,7 +128,11 @@ export async function deleteComment(ctx: Context, id: number): Promise<void> {
   await ctx.db.transaction().execute(async (tx) => {
     const done = await tx.deleteFrom('pullRequestComments').where('id', '=', id).executeTakeFirst();
     if (Number(done.numDeletedRows) === 1) {
-      await tx.updateTable('pullRequests').set((eb) => ({ commentCount: eb('commentCount', '-', 1) })).where('id', '=', comment.requestId).execute();
+      await tx
+        .updateTable('pullRequests')
+        .set((eb) => ({ commentCount: eb('commentCount', '-', 1) }))
+        .where('id', '=', comment.requestId)
+        .execute();
     }
   });
 }

@@ -22,8 +22,11 @@ export async function updateCommits(repo: string, head: string, exclude: readonl
 export async function indexCommits(db: Db, requestId: number, hashes: readonly string[]): Promise<void> {
   for (let i = 0; i < hashes.length; i += 500) {
     const chunk = hashes.slice(i, i + 500);
-    await db.insertInto('pullRequestCommits').values(chunk.map((commitHash) => ({ requestId, commitHash })))
-      .onConflict((oc) => oc.columns(['requestId', 'commitHash']).doNothing()).execute();
+    await db
+      .insertInto('pullRequestCommits')
+      .values(chunk.map((commitHash) => ({ requestId, commitHash })))
+      .onConflict((oc) => oc.columns(['requestId', 'commitHash']).doNothing())
+      .execute();
   }
 }
 
@@ -51,13 +54,20 @@ export type FixOrigin = PullRequestFixedIssueTable['origin'];
  * text's. Runs inside the caller's transaction.
  */
 export async function indexFixedIssues(
-  db: Db, requestId: number, targetProjectId: number, origin: FixOrigin, references: readonly FixReference[],
+  db: Db,
+  requestId: number,
+  targetProjectId: number,
+  origin: FixOrigin,
+  references: readonly FixReference[],
 ): Promise<void> {
   if (origin !== 'COMMIT') await db.deleteFrom('pullRequestFixedIssues').where('requestId', '=', requestId).where('origin', '=', origin).execute();
   const places = await resolveFixPlaces(db, targetProjectId, references);
   for (let i = 0; i < places.length; i += 500) {
-    await db.insertInto('pullRequestFixedIssues').values(places.slice(i, i + 500).map((p) => ({ requestId, origin, ...p })))
-      .onConflict((oc) => oc.columns(['requestId', 'origin', 'projectId', 'number']).doNothing()).execute();
+    await db
+      .insertInto('pullRequestFixedIssues')
+      .values(places.slice(i, i + 500).map((p) => ({ requestId, origin, ...p })))
+      .onConflict((oc) => oc.columns(['requestId', 'origin', 'projectId', 'number']).doNothing())
+      .execute();
   }
 }
 
@@ -66,7 +76,11 @@ export async function indexFixedIssues(
  * text's). Runs inside the caller's transaction.
  */
 export async function indexTextFixedIssues(
-  db: Db, requestId: number, targetProjectId: number, origin: 'TITLE' | 'DESCRIPTION', text: string | null,
+  db: Db,
+  requestId: number,
+  targetProjectId: number,
+  origin: 'TITLE' | 'DESCRIPTION',
+  text: string | null,
 ): Promise<void> {
   await indexFixedIssues(db, requestId, targetProjectId, origin, parseFixReferences(text));
 }

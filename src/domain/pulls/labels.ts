@@ -31,12 +31,14 @@ export async function createLabel(ctx: Context, data: { requestId: number; specI
     throw new BadRequest(`Label spec not found: ${data.specId}`);
   }
   const message = `Pull request ${pr.id} already has label ${data.specId}`;
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    if (await tx.selectFrom('pullRequestLabels').select('id').where('requestId', '=', pr.id).where('specId', '=', data.specId).executeTakeFirst()) {
-      throw new Conflict(message);
-    }
-    return (await tx.insertInto('pullRequestLabels').values({ requestId: pr.id, specId: data.specId }).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (await tx.selectFrom('pullRequestLabels').select('id').where('requestId', '=', pr.id).where('specId', '=', data.specId).executeTakeFirst()) {
+        throw new Conflict(message);
+      }
+      return (await tx.insertInto('pullRequestLabels').values({ requestId: pr.id, specId: data.specId }).returning('id').executeTakeFirstOrThrow()).id;
+    }),
+  );
 }
 
 /** `DELETE /pull-request-labels/{id}`: canModify. */

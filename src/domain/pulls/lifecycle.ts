@@ -13,7 +13,13 @@ import { indexTextFixedIssues } from './commits.js';
 import { withLock } from './locks.js';
 import { storedPreview } from './merge-preview.js';
 import {
-  assertNoEffectiveRequest, getPullRequestRow, latestUpdate, loadModifiablePullRequest, MAX_DESCRIPTION, pullRefs, truncateTitle,
+  assertNoEffectiveRequest,
+  getPullRequestRow,
+  latestUpdate,
+  loadModifiablePullRequest,
+  MAX_DESCRIPTION,
+  pullRefs,
+  truncateTitle,
 } from './pull-requests.js';
 import { transitionPullRequest } from './transitions.js';
 import { journaledRefChange } from '../journal/ref-journal.js';
@@ -59,12 +65,13 @@ export async function setDescription(ctx: Context, requestId: number, text: stri
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('pullRequests').set({ description }).where('id', '=', pr.id).execute();
     await recordChange(tx, pr.id, userId, now, {
-      '@type': 'PullRequestDescriptionChangeData', oldDescription: pr.description, newDescription: description,
+      '@type': 'PullRequestDescriptionChangeData',
+      oldDescription: pr.description,
+      newDescription: description,
     });
     await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, description);
     await indexTextFixedIssues(tx, pr.id, pr.targetProjectId, 'DESCRIPTION', description);
-    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, now,
-      parseReferences(description, 'markdown'));
+    await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, now, parseReferences(description, 'markdown'));
   });
 }
 
@@ -147,8 +154,9 @@ export async function reopenPullRequest(ctx: Context, requestId: number, note: s
     const pr = await getPullRequestRow(ctx.db, requestId);
     const { cleanup } = await checkReopen(ctx, pr);
     try {
-      const reopened = await uniquely('Another pull request already open for this change',
-        () => transitionPullRequest(ctx, pr, { to: 'OPEN' }, { userId, date: ctx.now(), note }));
+      const reopened = await uniquely('Another pull request already open for this change', () =>
+        transitionPullRequest(ctx, pr, { to: 'OPEN' }, { userId, date: ctx.now(), note }),
+      );
       if (!reopened) throw new Conflict('Pull request already opened');
     } finally {
       await cleanup();
@@ -171,8 +179,12 @@ async function checkDeleteSourceBranch(ctx: Context, pr: PullRequestRow): Promis
   const preview = storedPreview(pr);
   if (!preview) throw new Conflict('Merge preview not calculated yet');
   if (sourceHead !== preview.headCommitHash && sourceHead !== preview.mergeCommitHash) throw new Conflict('Change not updated yet');
-  const others = await ctx.db.selectFrom('pullRequests').select('id')
-    .where('targetProjectId', '=', pr.sourceProjectId).where('targetBranch', '=', pr.sourceBranch).where('status', '=', 'OPEN')
+  const others = await ctx.db
+    .selectFrom('pullRequests')
+    .select('id')
+    .where('targetProjectId', '=', pr.sourceProjectId)
+    .where('targetBranch', '=', pr.sourceBranch)
+    .where('status', '=', 'OPEN')
     .executeTakeFirst();
   if (others) throw new Conflict('Some other pull requests are opening to this branch');
   return sourceHead;
@@ -197,12 +209,17 @@ export async function deleteSourceBranch(ctx: Context, requestId: number, note: 
     const sourceHead = await checkDeleteSourceBranch(ctx, pr);
     const ref = `refs/heads/${pr.sourceBranch}`;
     const now = ctx.now();
-    await journaledRefChange(ctx, pr.sourceProjectId!, [{ ref, oldHash: sourceHead, newHash: null }], { userId },
+    await journaledRefChange(
+      ctx,
+      pr.sourceProjectId!,
+      [{ ref, oldHash: sourceHead, newHash: null }],
+      { userId },
       () => deleteRef(ctx.repoPath(pr.sourceProjectId!), ref, sourceHead),
       async (tx) => {
         await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestSourceBranchDeleteData' });
         await recordNote(tx, pr.id, userId, now, note);
-      });
+      },
+    );
   });
 }
 
@@ -231,15 +248,21 @@ export async function restoreSourceBranch(ctx: Context, requestId: number, note:
     const ref = `refs/heads/${pr.sourceBranch}`;
     const now = ctx.now();
     try {
-      await journaledRefChange(ctx, pr.sourceProjectId, [{ ref, oldHash: null, newHash: head }], { userId },
-        () => updateRef(sourceRepo, ref, head, null).catch((error: unknown) => {
-          if (error instanceof Conflict) throw new Conflict('Source branch already exists');
-          throw error;
-        }),
+      await journaledRefChange(
+        ctx,
+        pr.sourceProjectId,
+        [{ ref, oldHash: null, newHash: head }],
+        { userId },
+        () =>
+          updateRef(sourceRepo, ref, head, null).catch((error: unknown) => {
+            if (error instanceof Conflict) throw new Conflict('Source branch already exists');
+            throw error;
+          }),
         async (tx) => {
           await recordChange(tx, pr.id, userId, now, { '@type': 'PullRequestSourceBranchRestoreData' });
           await recordNote(tx, pr.id, userId, now, note);
-        });
+        },
+      );
     } finally {
       if (pr.sourceProjectId !== pr.targetProjectId) await deleteRef(sourceRepo, staging).catch(() => undefined);
     }
@@ -268,7 +291,10 @@ export async function deletePullRequest(ctx: Context, requestId: number): Promis
     const repo = ctx.repoPath(pr.targetProjectId);
     const refs = await listRefs(repo, `refs/pulls/${pr.number}/`).catch(() => new Map<string, string>());
     const doomed = [...refs.keys(), ...updates.map((u) => pullRefs.update(u.id))];
-    await updateRefs(repo, doomed.map((ref) => ({ ref, newHash: null }))).catch(async () => {
+    await updateRefs(
+      repo,
+      doomed.map((ref) => ({ ref, newHash: null })),
+    ).catch(async () => {
       for (const ref of doomed) await deleteRef(repo, ref).catch(() => undefined);
     });
   });

@@ -45,13 +45,17 @@ export async function ensureMergePreview(ctx: Context, pr: PullRequestRow): Prom
 
   const now = new Date(ctx.now());
   const system = systemIdentity(now);
-  const squashAuthor = pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS'
-    ? await gitIdentity(ctx.db, pr.submitterId, now).catch(() => system)
-    : system;
-  const mergeCommit = await strategies[pr.mergeStrategy].preview(repo, targetHead, update.headCommitHash,
-    `Merge preview of pull request #${pr.number}`, { author: system, committer: system, squashAuthor });
+  const squashAuthor = pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS' ? await gitIdentity(ctx.db, pr.submitterId, now).catch(() => system) : system;
+  const mergeCommit = await strategies[pr.mergeStrategy].preview(repo, targetHead, update.headCommitHash, `Merge preview of pull request #${pr.number}`, {
+    author: system,
+    committer: system,
+    squashAuthor,
+  });
   const preview: MergePreview = {
-    targetHeadCommitHash: targetHead, headCommitHash: update.headCommitHash, mergeStrategy: pr.mergeStrategy, mergeCommitHash: mergeCommit,
+    targetHeadCommitHash: targetHead,
+    headCommitHash: update.headCommitHash,
+    mergeStrategy: pr.mergeStrategy,
+    mergeCommitHash: mergeCommit,
   };
   const sourceChanged = current?.headCommitHash !== update.headCommitHash || current?.mergeStrategy !== pr.mergeStrategy;
   const saved = await ctx.db

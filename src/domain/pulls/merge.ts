@@ -55,8 +55,12 @@ export async function mergeRefusal(ctx: Context, pr: PullRequestRow, state: Prev
     if (!state.preview) return { message: 'Target branch no longer exists', code: 'GITLOOM_ERR_MERGE_TARGET_GONE' };
     if (!state.preview.mergeCommitHash) return { message: 'There are merge conflicts', code: 'GITLOOM_ERR_MERGE_CONFLICTS' };
   }
-  const waiting = await ctx.db.selectFrom('pullRequestReviews').select('id')
-    .where('requestId', '=', pr.id).where('status', 'not in', ['APPROVED', 'EXCLUDED']).executeTakeFirst();
+  const waiting = await ctx.db
+    .selectFrom('pullRequestReviews')
+    .select('id')
+    .where('requestId', '=', pr.id)
+    .where('status', 'not in', ['APPROVED', 'EXCLUDED'])
+    .executeTakeFirst();
   if (waiting) return { message: 'Waiting for approvals', code: 'GITLOOM_ERR_MERGE_REVIEW_REQUIRED' };
   if (!(await requiredBuildsPassed(ctx, pr))) return { message: 'Some required builds not passed', code: 'GITLOOM_ERR_MERGE_BUILD_REQUIRED' };
   const protection = await branchProtection(ctx, pr.targetProjectId, pr.targetBranch, pr.submitterId);
@@ -116,7 +120,11 @@ export async function mergePullRequest(ctx: Context, requestId: number, body: st
     const repo = ctx.repoPath(pr.targetProjectId);
     const target = `refs/heads/${pr.targetBranch}`;
     const change = { ref: target, oldHash: preview.targetHeadCommitHash, newHash: mergeCommit };
-    return journaledRefChange(ctx, pr.targetProjectId, [change], { userId, requestId: pr.id },
+    return journaledRefChange(
+      ctx,
+      pr.targetProjectId,
+      [change],
+      { userId, requestId: pr.id },
       async () => {
         await updateRefs(repo, [
           { ref: target, newHash: mergeCommit, expectedOld: preview.targetHeadCommitHash },
@@ -124,7 +132,8 @@ export async function mergePullRequest(ctx: Context, requestId: number, body: st
         ]);
         faultPoint('merge-ref-moved');
       },
-      (tx) => applyTransition(tx, pr.id, { to: 'MERGED', reason: null, mergeCommitHash: mergeCommit }, { userId, date: ctx.now() }));
+      (tx) => applyTransition(tx, pr.id, { to: 'MERGED', reason: null, mergeCommitHash: mergeCommit }, { userId, date: ctx.now() }),
+    );
   });
   if (!merged) throw new Conflict('Pull request already closed');
   announceTransition(ctx, requestId, 'MERGED');

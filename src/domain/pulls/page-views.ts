@@ -74,7 +74,13 @@ export interface CommitSummary {
 
 /** The commits of `head` not in `exclude` (hashes), newest first, at most {@link MAX_LISTED_COMMITS}; kept by {@link objectRead}. */
 function commitSummaries(repo: string, head: string, exclude: readonly string[]): Promise<{ commits: CommitSummary[]; more: boolean }> {
-  return objectRead(repo, 'commit-summaries', [head, ...exclude], () => readCommitSummaries(repo, head, exclude), (v) => 256 + v.commits.length * 256);
+  return objectRead(
+    repo,
+    'commit-summaries',
+    [head, ...exclude],
+    () => readCommitSummaries(repo, head, exclude),
+    (v) => 256 + v.commits.length * 256,
+  );
 }
 
 async function readCommitSummaries(repo: string, head: string, exclude: readonly string[]): Promise<{ commits: CommitSummary[]; more: boolean }> {
@@ -101,10 +107,20 @@ export type ActivityEntry =
  */
 export async function pullRequestActivity(ctx: Context, pr: PullRequestRow): Promise<ActivityEntry[]> {
   const [comments, changes, updates] = await Promise.all([
-    ctx.db.selectFrom('pullRequestComments').select(['id', 'date', 'userId', 'content']).where('requestId', '=', pr.id)
-      .orderBy('id', 'desc').limit(MAX_ACTIVITY_ROWS).execute(),
-    ctx.db.selectFrom('pullRequestChanges').select(['id', 'date', 'userId', 'data']).where('requestId', '=', pr.id)
-      .orderBy('id', 'desc').limit(MAX_ACTIVITY_ROWS).execute(),
+    ctx.db
+      .selectFrom('pullRequestComments')
+      .select(['id', 'date', 'userId', 'content'])
+      .where('requestId', '=', pr.id)
+      .orderBy('id', 'desc')
+      .limit(MAX_ACTIVITY_ROWS)
+      .execute(),
+    ctx.db
+      .selectFrom('pullRequestChanges')
+      .select(['id', 'date', 'userId', 'data'])
+      .where('requestId', '=', pr.id)
+      .orderBy('id', 'desc')
+      .limit(MAX_ACTIVITY_ROWS)
+      .execute(),
     ctx.db.selectFrom('pullRequestUpdates').selectAll().where('requestId', '=', pr.id).orderBy('id').execute(),
   ]);
   const repo = ctx.repoPath(pr.targetProjectId);
@@ -115,7 +131,8 @@ export async function pullRequestActivity(ctx: Context, pr: PullRequestRow): Pro
     entries.push({ kind: 'update', id: update.id, date: update.date, headCommitHash: update.headCommitHash, commits, more });
     previous = update.headCommitHash;
   }
-  for (const change of changes) entries.push({ kind: 'change', id: change.id, date: change.date, userId: change.userId, data: JSON.parse(change.data) as PullRequestChangeData });
+  for (const change of changes)
+    entries.push({ kind: 'change', id: change.id, date: change.date, userId: change.userId, data: JSON.parse(change.data) as PullRequestChangeData });
   for (const comment of comments) entries.push({ kind: 'comment', ...comment });
   const rank = { update: 0, change: 1, comment: 2 };
   return entries.sort((a, b) => a.date - b.date || rank[a.kind] - rank[b.kind] || a.id - b.id);
@@ -130,8 +147,12 @@ export interface ReviewView {
 
 /** The review `userId` has on a request (EXCLUDED ones too), or null. */
 export async function reviewOfUser(ctx: Context, pr: PullRequestRow, userId: number): Promise<ReviewView | null> {
-  const row = await ctx.db.selectFrom('pullRequestReviews').select(['id', 'userId', 'status'])
-    .where('requestId', '=', pr.id).where('userId', '=', userId).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('pullRequestReviews')
+    .select(['id', 'userId', 'status'])
+    .where('requestId', '=', pr.id)
+    .where('userId', '=', userId)
+    .executeTakeFirst();
   return row ?? null;
 }
 
@@ -186,8 +207,13 @@ export async function mergeBox(ctx: Context, pr: PullRequestRow): Promise<MergeB
   let blocker = refusal?.message ?? null;
   if (blocker === null && !permissions.writeCode) blocker = 'Permission denied: merging needs write permission on the code';
   const [reviews, jobs, builds, canModify, sourceHead] = await Promise.all([
-    ctx.db.selectFrom('pullRequestReviews').select(['id', 'userId', 'status']).where('requestId', '=', pr.id)
-      .where('status', '<>', 'EXCLUDED').orderBy('id').execute(),
+    ctx.db
+      .selectFrom('pullRequestReviews')
+      .select(['id', 'userId', 'status'])
+      .where('requestId', '=', pr.id)
+      .where('status', '<>', 'EXCLUDED')
+      .orderBy('id')
+      .execute(),
     requiredJobs(ctx, pr.targetProjectId, pr.targetBranch),
     currentBuildRows(ctx, pr),
     ctx.actor.userId > 0 ? canModifyPullRequest(ctx, pr) : Promise.resolve(false),
@@ -202,8 +228,15 @@ export async function mergeBox(ctx: Context, pr: PullRequestRow): Promise<MergeB
     return { jobName, status: build?.status ?? null, buildNumber: build?.number ?? null };
   });
   return {
-    preview: open && targetHead === null ? null : stored, updating, conflicts, reviews, requiredBuilds, blocker,
-    canMerge: permissions.writeCode, canModify, sourceBranchExists: sourceHead !== null,
+    preview: open && targetHead === null ? null : stored,
+    updating,
+    conflicts,
+    reviews,
+    requiredBuilds,
+    blocker,
+    canMerge: permissions.writeCode,
+    canModify,
+    sourceBranchExists: sourceHead !== null,
   };
 }
 
@@ -244,7 +277,8 @@ export async function compareBranches(ctx: Context, pair: BranchPair): Promise<B
   if (pair.sourceProjectId !== pair.targetProjectId) await loadProjectWith(ctx, pair.sourceProjectId, 'readCode');
   const targetRepo = ctx.repoPath(pair.targetProjectId);
   const [targetHead, sourceHead] = await Promise.all([
-    branchHead(targetRepo, pair.targetBranch), branchHead(ctx.repoPath(pair.sourceProjectId), pair.sourceBranch),
+    branchHead(targetRepo, pair.targetBranch),
+    branchHead(ctx.repoPath(pair.sourceProjectId), pair.sourceBranch),
   ]);
   if (!targetHead) throw new NotFound(`Branch not found: ${pair.targetBranch}`);
   if (!sourceHead) throw new NotFound(`Branch not found: ${pair.sourceBranch}`);
@@ -254,10 +288,15 @@ export async function compareBranches(ctx: Context, pair: BranchPair): Promise<B
   try {
     const base = await mergeBase(targetRepo, targetHead, sourceHead);
     const { commits, more } = base ? await commitSummaries(targetRepo, sourceHead, [targetHead]) : { commits: [], more: false };
-    const open = await ctx.db.selectFrom('pullRequests').select(['number', 'title'])
-      .where('targetProjectId', '=', pair.targetProjectId).where('targetBranch', '=', pair.targetBranch)
-      .where('sourceProjectId', '=', pair.sourceProjectId).where('sourceBranch', '=', pair.sourceBranch)
-      .where('status', '=', 'OPEN').executeTakeFirst();
+    const open = await ctx.db
+      .selectFrom('pullRequests')
+      .select(['number', 'title'])
+      .where('targetProjectId', '=', pair.targetProjectId)
+      .where('targetBranch', '=', pair.targetBranch)
+      .where('sourceProjectId', '=', pair.sourceProjectId)
+      .where('sourceBranch', '=', pair.sourceBranch)
+      .where('status', '=', 'OPEN')
+      .executeTakeFirst();
     return { targetHead, sourceHead, base, commits, more, openRequest: open ?? null };
   } finally {
     if (cross) await deleteRef(targetRepo, staging);

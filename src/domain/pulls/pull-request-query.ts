@@ -2,17 +2,22 @@ import { sql, type SqlBool } from 'kysely';
 import { dialectOf, PULL_REQUEST_COMMENT_TEXT, PULL_REQUEST_TEXT } from '../../db/dialect.js';
 import type { BuildStatus, PullRequestRow } from '../../db/schema.js';
 import { resolveCommit } from '../../git/repository.js';
-import {
-  containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike, type ParsedQuery,
-} from '../../query/index.js';
+import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike, type ParsedQuery } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { pullRequestIdsFixingIssue } from '../issues/fixed-issues.js';
 import { accessibleProjectsCondition } from '../permissions.js';
 import { labelSpecIdByName } from '../projects/labels.js';
 import { findProjectByPath } from '../projects/projects.js';
 import {
-  always, compileCriteria, currentUserOrFail, inIds, likeCondition, projectIdsMatchingPath,
-  userIdByLogin, type Condition, type LeafCompiler,
+  always,
+  compileCriteria,
+  currentUserOrFail,
+  inIds,
+  likeCondition,
+  projectIdsMatchingPath,
+  userIdByLogin,
+  type Condition,
+  type LeafCompiler,
 } from '../query/compile.js';
 import { buildStatusCondition } from './builds.js';
 
@@ -43,14 +48,26 @@ const PENDING_BUILD_STATUSES: BuildStatus[] = ['PENDING', 'RUNNING', 'WAITING'];
 const COMPARE: Record<string, '=' | '>' | '<'> = { is: '=', 'is greater than': '>', 'is less than': '<' };
 
 function reviewBy(userId: number | null, status: string): Condition {
-  return (eb) => eb.exists(eb.selectFrom('pullRequestReviews').select('pullRequestReviews.id')
-    .whereRef('pullRequestReviews.requestId', '=', 'pullRequests.id').where('pullRequestReviews.status', '=', status)
-    .$if(userId !== null, (q) => q.where('pullRequestReviews.userId', '=', userId!)));
+  return (eb) =>
+    eb.exists(
+      eb
+        .selectFrom('pullRequestReviews')
+        .select('pullRequestReviews.id')
+        .whereRef('pullRequestReviews.requestId', '=', 'pullRequests.id')
+        .where('pullRequestReviews.status', '=', status)
+        .$if(userId !== null, (q) => q.where('pullRequestReviews.userId', '=', userId!)),
+    );
 }
 
 function relatedBy(table: 'pullRequestComments' | 'pullRequestAssignments' | 'pullRequestMentions', userId: number): Condition {
-  return (eb) => eb.exists(eb.selectFrom(table).select(`${table}.id` as any)
-    .whereRef(`${table}.requestId` as any, '=', 'pullRequests.id').where(`${table}.userId` as any, '=', userId));
+  return (eb) =>
+    eb.exists(
+      eb
+        .selectFrom(table)
+        .select(`${table}.id` as any)
+        .whereRef(`${table}.requestId` as any, '=', 'pullRequests.id')
+        .where(`${table}.userId` as any, '=', userId),
+    );
 }
 
 /** Subquery of the ids of requests with a comment matching a lower-case LIKE pattern. */
@@ -104,50 +121,73 @@ async function includesCommit(ctx: Context, value: string): Promise<Condition> {
   const revision = value.slice(colon + 1);
   const hash = revision.startsWith('-') ? null : await resolveCommit(ctx.repoPath(project.id), revision);
   if (!hash) throw new QuerySyntaxError(`Unable to find revision: ${revision}`);
-  return (eb) => eb.and([
-    eb.or([eb('pullRequests.targetProjectId', '=', project.id), eb('pullRequests.sourceProjectId', '=', project.id)]),
-    eb.exists(eb.selectFrom('pullRequestCommits').select('pullRequestCommits.requestId')
-      .whereRef('pullRequestCommits.requestId', '=', 'pullRequests.id').where('pullRequestCommits.commitHash', '=', hash)),
-  ]);
+  return (eb) =>
+    eb.and([
+      eb.or([eb('pullRequests.targetProjectId', '=', project.id), eb('pullRequests.sourceProjectId', '=', project.id)]),
+      eb.exists(
+        eb
+          .selectFrom('pullRequestCommits')
+          .select('pullRequestCommits.requestId')
+          .whereRef('pullRequestCommits.requestId', '=', 'pullRequests.id')
+          .where('pullRequestCommits.commitHash', '=', hash),
+      ),
+    ]);
 }
 
 function pullRequestLeaf(ctx: Context): LeafCompiler {
   const now = new Date(ctx.now());
   return async (c) => {
     switch (c.kind) {
-      case 'number': return (eb) => eb('pullRequests.number', '=', c.number);
-      case 'fuzzy': return fuzzy(ctx, c.text);
+      case 'number':
+        return (eb) => eb('pullRequests.number', '=', c.number);
+      case 'fuzzy':
+        return fuzzy(ctx, c.text);
       case 'operator': {
         const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
         switch (c.operator) {
-          case 'open': return (eb) => eb('pullRequests.status', '=', 'OPEN');
-          case 'merged': return (eb) => eb('pullRequests.status', '=', 'MERGED');
-          case 'discarded': return (eb) => eb('pullRequests.status', '=', 'DISCARDED');
+          case 'open':
+            return (eb) => eb('pullRequests.status', '=', 'OPEN');
+          case 'merged':
+            return (eb) => eb('pullRequests.status', '=', 'MERGED');
+          case 'discarded':
+            return (eb) => eb('pullRequests.status', '=', 'DISCARDED');
           case 'assigned to me':
-          case 'assigned to': return relatedBy('pullRequestAssignments', await user());
+          case 'assigned to':
+            return relatedBy('pullRequestAssignments', await user());
           case 'submitted by me':
           case 'submitted by': {
             const id = await user();
             return (eb) => eb('pullRequests.submitterId', '=', id);
           }
           case 'commented by me':
-          case 'commented by': return relatedBy('pullRequestComments', await user());
+          case 'commented by':
+            return relatedBy('pullRequestComments', await user());
           case 'mentioned me':
-          case 'mentioned': return relatedBy('pullRequestMentions', await user());
+          case 'mentioned':
+            return relatedBy('pullRequestMentions', await user());
           case 'to be reviewed by me':
-          case 'to be reviewed by': return reviewBy(await user(), 'PENDING');
+          case 'to be reviewed by':
+            return reviewBy(await user(), 'PENDING');
           case 'approved by me':
-          case 'approved by': return reviewBy(await user(), 'APPROVED');
+          case 'approved by':
+            return reviewBy(await user(), 'APPROVED');
           case 'requested for changes by me':
-          case 'requested for changes by': return reviewBy(await user(), 'REQUESTED_FOR_CHANGES');
-          case 'someone requested for changes': return reviewBy(null, 'REQUESTED_FOR_CHANGES');
-          case 'has pending reviews': return reviewBy(null, 'PENDING');
+          case 'requested for changes by':
+            return reviewBy(await user(), 'REQUESTED_FOR_CHANGES');
+          case 'someone requested for changes':
+            return reviewBy(null, 'REQUESTED_FOR_CHANGES');
+          case 'has pending reviews':
+            return reviewBy(null, 'PENDING');
           case 'has merge conflicts':
             return (eb) => eb.and([eb('pullRequests.previewHeadCommitHash', 'is not', null), eb('pullRequests.previewMergeCommitHash', 'is', null)]);
-          case 'has failed builds': return buildStatusCondition(FAILED_BUILD_STATUSES);
-          case 'to be verified by builds': return buildStatusCondition(PENDING_BUILD_STATUSES);
-          case 'includes commit': return includesCommit(ctx, c.value!);
-          case 'includes issue': return inIds('pullRequests.id', await pullRequestIdsFixingIssue(ctx, c.value!));
+          case 'has failed builds':
+            return buildStatusCondition(FAILED_BUILD_STATUSES);
+          case 'to be verified by builds':
+            return buildStatusCondition(PENDING_BUILD_STATUSES);
+          case 'includes commit':
+            return includesCommit(ctx, c.value!);
+          case 'includes issue':
+            return inIds('pullRequests.id', await pullRequestIdsFixingIssue(ctx, c.value!));
           default:
             throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`, c.column);
         }
@@ -170,18 +210,31 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
             if (!STRATEGIES.includes(strategy)) throw new QuerySyntaxError(`Invalid merge strategy: ${value}`, c.column);
             return (eb) => eb('pullRequests.mergeStrategy', '=', strategy);
           }
-          case 'Title': return textContains(ctx, 'title', containsToLike(value));
-          case 'Description': return textContains(ctx, 'description', containsToLike(value));
-          case 'Comment': return commentContains(ctx, containsToLike(value, { wildcard: false }));
-          case 'Target Project': return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, value));
-          case 'Source Project': return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, value));
-          case 'Target Branch': return branchMatches('pullRequests.targetBranch', value);
-          case 'Source Branch': return branchMatches('pullRequests.sourceBranch', value);
+          case 'Title':
+            return textContains(ctx, 'title', containsToLike(value));
+          case 'Description':
+            return textContains(ctx, 'description', containsToLike(value));
+          case 'Comment':
+            return commentContains(ctx, containsToLike(value, { wildcard: false }));
+          case 'Target Project':
+            return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, value));
+          case 'Source Project':
+            return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, value));
+          case 'Target Branch':
+            return branchMatches('pullRequests.targetBranch', value);
+          case 'Source Branch':
+            return branchMatches('pullRequests.sourceBranch', value);
           case 'Label': {
             const specId = await labelSpecIdByName(ctx.db, value);
             if (specId === null) throw new QuerySyntaxError(`Undefined label: ${value}`, c.column);
-            return (eb) => eb.exists(eb.selectFrom('pullRequestLabels').select('pullRequestLabels.id')
-              .whereRef('pullRequestLabels.requestId', '=', 'pullRequests.id').where('pullRequestLabels.specId', '=', specId));
+            return (eb) =>
+              eb.exists(
+                eb
+                  .selectFrom('pullRequestLabels')
+                  .select('pullRequestLabels.id')
+                  .whereRef('pullRequestLabels.requestId', '=', 'pullRequests.id')
+                  .where('pullRequestLabels.specId', '=', specId),
+              );
           }
           case 'Comment Count': {
             const count = parseIntegerValue(c.field, value);
@@ -219,12 +272,19 @@ export async function compilePullRequestCriteria(ctx: Context, parsed: ParsedQue
  * `scope.targetProjectId` keeps the requests of one target project (the web UI's project list).
  */
 export async function queryPullRequests(
-  ctx: Context, text: string, offset: number, count: number, scope: { targetProjectId?: number } = {},
+  ctx: Context,
+  text: string,
+  offset: number,
+  count: number,
+  scope: { targetProjectId?: number } = {},
 ): Promise<PullRequestRow[]> {
   const parsed = parseQuery('pulls', text);
   const condition = await compilePullRequestCriteria(ctx, parsed);
   const readable = await accessibleProjectsCondition(ctx, 'readCode');
-  let query = ctx.db.selectFrom('pullRequests').selectAll('pullRequests').where((eb) => condition(eb));
+  let query = ctx.db
+    .selectFrom('pullRequests')
+    .selectAll('pullRequests')
+    .where((eb) => condition(eb));
   if (readable) query = query.where((eb) => readable(eb, 'pullRequests.targetProjectId'));
   if (scope.targetProjectId !== undefined) query = query.where('pullRequests.targetProjectId', '=', scope.targetProjectId);
   const orders = parsed.orders.length > 0 ? parsed.orders : [{ field: 'Last Activity Date', direction: 'desc' as const }];
@@ -235,4 +295,3 @@ export async function queryPullRequests(
   }
   return query.orderBy('pullRequests.id', 'desc').offset(offset).limit(count).execute();
 }
-

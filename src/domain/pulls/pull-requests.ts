@@ -18,7 +18,10 @@ import { enqueueEvent } from '../outbox/events.js';
 export const MAX_TITLE = 255;
 
 const STRATEGIES: readonly MergeStrategy[] = [
-  'CREATE_MERGE_COMMIT', 'CREATE_MERGE_COMMIT_IF_NECESSARY', 'SQUASH_SOURCE_BRANCH_COMMITS', 'REBASE_SOURCE_BRANCH_COMMITS',
+  'CREATE_MERGE_COMMIT',
+  'CREATE_MERGE_COMMIT_IF_NECESSARY',
+  'SQUASH_SOURCE_BRANCH_COMMITS',
+  'REBASE_SOURCE_BRANCH_COMMITS',
 ];
 
 /**
@@ -182,18 +185,48 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
     try {
       const id = await ctx.db.transaction().execute(async (tx) => {
         const number = await takeNextNumber(tx, numberScopeId, 'pull-request');
-        const { id } = await tx.insertInto('pullRequests').values({
-          numberScopeId, number, status: 'OPEN', title: storedTitle, description,
-          submitterId, targetProjectId: target.id, targetBranch: data.targetBranch, sourceProjectId: source.id,
-          sourceBranch: data.sourceBranch, baseCommitHash: base, buildCommitHash: null, submitDate,
-          mergeStrategy: data.mergeStrategy ?? 'CREATE_MERGE_COMMIT', uuid, commentCount: 0,
-          lastActivityUserId: submitterId, lastActivityDate: submitDate, lastActivityDescription: 'opened',
-          codeCommentsUpdateDate: null, checkError: null, closeDate: null, previewTargetHeadCommitHash: null,
-          previewHeadCommitHash: null, previewMergeStrategy: null, previewMergeCommitHash: null,
-        }).returning('id').executeTakeFirstOrThrow();
-        const update = await tx.insertInto('pullRequestUpdates').values({
-          requestId: id, headCommitHash: sourceHead, targetHeadCommitHash: targetHead, date: submitDate + 1,
-        }).returning('id').executeTakeFirstOrThrow();
+        const { id } = await tx
+          .insertInto('pullRequests')
+          .values({
+            numberScopeId,
+            number,
+            status: 'OPEN',
+            title: storedTitle,
+            description,
+            submitterId,
+            targetProjectId: target.id,
+            targetBranch: data.targetBranch,
+            sourceProjectId: source.id,
+            sourceBranch: data.sourceBranch,
+            baseCommitHash: base,
+            buildCommitHash: null,
+            submitDate,
+            mergeStrategy: data.mergeStrategy ?? 'CREATE_MERGE_COMMIT',
+            uuid,
+            commentCount: 0,
+            lastActivityUserId: submitterId,
+            lastActivityDate: submitDate,
+            lastActivityDescription: 'opened',
+            codeCommentsUpdateDate: null,
+            checkError: null,
+            closeDate: null,
+            previewTargetHeadCommitHash: null,
+            previewHeadCommitHash: null,
+            previewMergeStrategy: null,
+            previewMergeCommitHash: null,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        const update = await tx
+          .insertInto('pullRequestUpdates')
+          .values({
+            requestId: id,
+            headCommitHash: sourceHead,
+            targetHeadCommitHash: targetHead,
+            date: submitDate + 1,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
         for (const userId of reviewerIds) {
           await tx.insertInto('pullRequestReviews').values({ requestId: id, userId, status: 'PENDING', statusDate: submitDate }).execute();
         }
@@ -204,8 +237,10 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
         await indexFixedIssues(tx, id, target.id, 'COMMIT', fixReferences);
         await indexTextFixedIssues(tx, id, target.id, 'TITLE', storedTitle);
         await indexTextFixedIssues(tx, id, target.id, 'DESCRIPTION', description);
-        await recordReferences(tx, { kind: 'pullRequest', requestId: id, projectId: target.id }, submitterId, submitDate,
-          [...parseReferences(storedTitle, 'plain'), ...parseReferences(description, 'markdown')]);
+        await recordReferences(tx, { kind: 'pullRequest', requestId: id, projectId: target.id }, submitterId, submitDate, [
+          ...parseReferences(storedTitle, 'plain'),
+          ...parseReferences(description, 'markdown'),
+        ]);
         await resetRequiredReviews(tx, await getPullRequestRow(tx, id), submitDate);
         await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'OPENED', requestId: id, actorId: submitterId, date: submitDate, text: description });
         // No compare-and-swap: the number and update id are this transaction's (a row lock holds
@@ -243,8 +278,12 @@ export async function getPullRequest(ctx: Context, requestId: number): Promise<P
 /** Whether the caller may modify the request: submitter, assignee or pull request manager. */
 export async function canModifyPullRequest(ctx: Context, pr: PullRequestRow): Promise<boolean> {
   if (ctx.actor.userId === pr.submitterId) return true;
-  const assigned = await ctx.db.selectFrom('pullRequestAssignments').select('id')
-    .where('requestId', '=', pr.id).where('userId', '=', ctx.actor.userId).executeTakeFirst();
+  const assigned = await ctx.db
+    .selectFrom('pullRequestAssignments')
+    .select('id')
+    .where('requestId', '=', pr.id)
+    .where('userId', '=', ctx.actor.userId)
+    .executeTakeFirst();
   if (assigned) return true;
   const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
   return (await projectPermissions(ctx, project)).managePullRequests;

@@ -36,11 +36,20 @@ export async function requiredReviewerIds(db: Db, pr: PullRequestRow): Promise<n
     for (const u of await db.selectFrom('users').select('id').where('name', 'in', requirement.users).execute()) ids.add(u.id);
   }
   for (const group of requirement.groups) {
-    const members = await db.selectFrom('memberships').innerJoin('groups', 'groups.id', 'memberships.groupId')
-      .select('memberships.userId').where('groups.name', '=', group.name).where('memberships.userId', '<>', pr.submitterId)
-      .orderBy('memberships.userId').execute();
-    const reviewing = await db.selectFrom('pullRequestReviews').select('userId').where('requestId', '=', pr.id)
-      .where('userId', 'in', members.length > 0 ? members.map((m) => m.userId) : [0]).execute();
+    const members = await db
+      .selectFrom('memberships')
+      .innerJoin('groups', 'groups.id', 'memberships.groupId')
+      .select('memberships.userId')
+      .where('groups.name', '=', group.name)
+      .where('memberships.userId', '<>', pr.submitterId)
+      .orderBy('memberships.userId')
+      .execute();
+    const reviewing = await db
+      .selectFrom('pullRequestReviews')
+      .select('userId')
+      .where('requestId', '=', pr.id)
+      .where('userId', 'in', members.length > 0 ? members.map((m) => m.userId) : [0])
+      .execute();
     const chosen = [...reviewing.map((r) => r.userId), ...members.map((m) => m.userId)];
     for (const id of [...new Set(chosen)].slice(0, group.count)) ids.add(id);
   }
@@ -56,10 +65,21 @@ export async function requiredReviewerIds(db: Db, pr: PullRequestRow): Promise<n
 export async function resetRequiredReviews(db: Db, pr: PullRequestRow, date: number): Promise<void> {
   const required = await requiredReviewerIds(db, pr);
   if (required.length === 0) return;
-  await db.updateTable('pullRequestReviews').set({ status: 'PENDING', statusDate: date })
-    .where('requestId', '=', pr.id).where('userId', 'in', required).where('status', '<>', 'PENDING').execute();
-  await db.insertInto('pullRequestReviews').values(required.map((userId) => ({ requestId: pr.id, userId, status: 'PENDING' as const, statusDate: date })))
-    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
-  await db.insertInto('pullRequestWatches').values(required.map((userId) => ({ requestId: pr.id, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing()).execute();
+  await db
+    .updateTable('pullRequestReviews')
+    .set({ status: 'PENDING', statusDate: date })
+    .where('requestId', '=', pr.id)
+    .where('userId', 'in', required)
+    .where('status', '<>', 'PENDING')
+    .execute();
+  await db
+    .insertInto('pullRequestReviews')
+    .values(required.map((userId) => ({ requestId: pr.id, userId, status: 'PENDING' as const, statusDate: date })))
+    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
+    .execute();
+  await db
+    .insertInto('pullRequestWatches')
+    .values(required.map((userId) => ({ requestId: pr.id, userId, watching: 1 })))
+    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
+    .execute();
 }

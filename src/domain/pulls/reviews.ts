@@ -23,8 +23,7 @@ export interface ReviewData {
 /** Get Reviews (docs/compatibility.md#pull-requests-endpoints item 5): read code; EXCLUDED reviews are left out; by id. */
 export async function listReviews(ctx: Context, requestId: number): Promise<PullRequestReviewRow[]> {
   await loadReadablePullRequest(ctx, requestId);
-  return ctx.db.selectFrom('pullRequestReviews').selectAll().where('requestId', '=', requestId)
-    .where('status', '<>', 'EXCLUDED').orderBy('id').execute();
+  return ctx.db.selectFrom('pullRequestReviews').selectAll().where('requestId', '=', requestId).where('status', '<>', 'EXCLUDED').orderBy('id').execute();
 }
 
 /** `GET /pull-request-reviews/{id}`: read code on the request's target project. */
@@ -50,7 +49,14 @@ async function checkReview(ctx: Context, requestId: number, userId: number) {
 }
 
 /** Records Approve / RequestedForChanges data when the status moved to one of them through the API. */
-async function recordStatusChange(ctx: Context, db: Parameters<typeof recordChange>[0], requestId: number, before: ReviewStatus | null, after: ReviewStatus, date: number) {
+async function recordStatusChange(
+  ctx: Context,
+  db: Parameters<typeof recordChange>[0],
+  requestId: number,
+  before: ReviewStatus | null,
+  after: ReviewStatus,
+  date: number,
+) {
   if (before === after) return;
   if (after === 'APPROVED') await recordChange(db, requestId, ctx.actor.userId, date, { '@type': 'PullRequestApproveData' });
   else if (after === 'REQUESTED_FOR_CHANGES') await recordChange(db, requestId, ctx.actor.userId, date, { '@type': 'PullRequestRequestedForChangesData' });
@@ -67,16 +73,29 @@ export async function createReview(ctx: Context, data: ReviewData): Promise<numb
   const pr = await checkReview(ctx, data.requestId, userId);
   const status = data.status ?? 'PENDING';
   const now = ctx.now();
-  const id = await uniquely('Reviewer already added', () => ctx.db.transaction().execute(async (tx) => {
-    const existing = await tx.selectFrom('pullRequestReviews').select('id').where('requestId', '=', pr.id).where('userId', '=', userId).executeTakeFirst();
-    if (existing) throw new Conflict('Reviewer already added');
-    const row = await tx.insertInto('pullRequestReviews').values({ requestId: pr.id, userId, status, statusDate: data.statusDate ?? now })
-      .returning('id').executeTakeFirstOrThrow();
-    await autoWatch(tx, pr.id, [userId]);
-    await recordStatusChange(ctx, tx, pr.id, null, status, now);
-    if (status === 'PENDING') await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'REVIEW_REQUESTED', requestId: pr.id, reviewerId: userId, actorId: ctx.actor.userId, date: now });
-    return row.id;
-  }));
+  const id = await uniquely('Reviewer already added', () =>
+    ctx.db.transaction().execute(async (tx) => {
+      const existing = await tx.selectFrom('pullRequestReviews').select('id').where('requestId', '=', pr.id).where('userId', '=', userId).executeTakeFirst();
+      if (existing) throw new Conflict('Reviewer already added');
+      const row = await tx
+        .insertInto('pullRequestReviews')
+        .values({ requestId: pr.id, userId, status, statusDate: data.statusDate ?? now })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await autoWatch(tx, pr.id, [userId]);
+      await recordStatusChange(ctx, tx, pr.id, null, status, now);
+      if (status === 'PENDING')
+        await enqueueEvent(tx, {
+          type: 'PULL_REQUEST',
+          action: 'REVIEW_REQUESTED',
+          requestId: pr.id,
+          reviewerId: userId,
+          actorId: ctx.actor.userId,
+          date: now,
+        });
+      return row.id;
+    }),
+  );
   if (pr.status === 'OPEN') ctx.events.emit('pullRequestChanged', { requestId: pr.id });
   return id;
 }
@@ -97,12 +116,20 @@ export async function updateReview(ctx: Context, id: number, patch: ReviewData):
   const pr = await checkReview(ctx, merged.requestId, merged.userId);
   const now = ctx.now();
   const statusChanged = merged.status !== current.status;
-  await uniquely('Reviewer already added', () => ctx.db.transaction().execute(async (tx) => {
-    await tx.updateTable('pullRequestReviews').set({
-      requestId: merged.requestId, userId: merged.userId, status: merged.status,
-      statusDate: patch.statusDate ?? (statusChanged ? now : current.statusDate),
-    }).where('id', '=', id).execute();
-    await recordStatusChange(ctx, tx, merged.requestId, current.status, merged.status, now);
-  }));
+  await uniquely('Reviewer already added', () =>
+    ctx.db.transaction().execute(async (tx) => {
+      await tx
+        .updateTable('pullRequestReviews')
+        .set({
+          requestId: merged.requestId,
+          userId: merged.userId,
+          status: merged.status,
+          statusDate: patch.statusDate ?? (statusChanged ? now : current.statusDate),
+        })
+        .where('id', '=', id)
+        .execute();
+      await recordStatusChange(ctx, tx, merged.requestId, current.status, merged.status, now);
+    }),
+  );
   if (pr.status === 'OPEN') ctx.events.emit('pullRequestChanged', { requestId: pr.id });
 }

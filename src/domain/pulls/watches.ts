@@ -47,13 +47,20 @@ export async function createWatch(ctx: Context, data: WatchData): Promise<number
   const userId = data.userId ?? requireUser(ctx.actor);
   await checkWatch(ctx, data.requestId, userId);
   const requestId = data.requestId;
-  return uniquely(duplicate(userId), () => ctx.db.transaction().execute(async (tx) => {
-    if (await tx.selectFrom('pullRequestWatches').select('id').where('requestId', '=', requestId).where('userId', '=', userId).executeTakeFirst()) {
-      throw new Conflict(duplicate(userId));
-    }
-    return (await tx.insertInto('pullRequestWatches').values({ requestId, userId, watching: data.watching ? 1 : 0 })
-      .returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(duplicate(userId), () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (await tx.selectFrom('pullRequestWatches').select('id').where('requestId', '=', requestId).where('userId', '=', userId).executeTakeFirst()) {
+        throw new Conflict(duplicate(userId));
+      }
+      return (
+        await tx
+          .insertInto('pullRequestWatches')
+          .values({ requestId, userId, watching: data.watching ? 1 : 0 })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+    }),
+  );
 }
 
 /** `POST /pull-request-watches/{id}`: partial update, checked like a create on the merged result. */

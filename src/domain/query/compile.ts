@@ -100,8 +100,11 @@ export function allWords(text: string, word: (w: string) => Condition): Conditio
  */
 export async function projectIdsMatchingPath(db: Db, pattern: string): Promise<number[]> {
   const like = antPathToLike(pattern);
-  const rows = await db.selectFrom('projects').select(['id', 'path'])
-    .where(sql<SqlBool>`lower(path) like ${like.pattern} escape '\\'`).execute();
+  const rows = await db
+    .selectFrom('projects')
+    .select(['id', 'path'])
+    .where(sql<SqlBool>`lower(path) like ${like.pattern} escape '\\'`)
+    .execute();
   if (like.exact) return rows.map((r) => r.id);
   const exact = antPathMatcher(pattern);
   return rows.filter((r) => exact.test(r.path)).map((r) => r.id);

@@ -81,7 +81,13 @@ export async function repositoryOverview(ctx: Context, project: ProjectRow): Pro
   const defaultBranch = head?.branch ?? null;
   const commitHash = head?.commitHash;
   if (!defaultBranch || !commitHash) return { defaultBranch: null, commitHash: null, entries: [], readme: null, branchCount, tagCount };
-  const entries = await objectRead(repo, 'tree', [commitHash], () => listTree(repo, commitHash), (e) => 128 * e.length);
+  const entries = await objectRead(
+    repo,
+    'tree',
+    [commitHash],
+    () => listTree(repo, commitHash),
+    (e) => 128 * e.length,
+  );
   const readme = await readmeOf(repo, commitHash, '', entries);
   return { defaultBranch, commitHash, entries, readme, branchCount, tagCount };
 }
@@ -94,7 +100,13 @@ async function readmeOf(repo: string, commitHash: string, dir: string, entries: 
     .sort((a, b) => order.indexOf(a.name.toLowerCase()) - order.indexOf(b.name.toLowerCase()))[0];
   if (!candidate) return null;
   const path = dir ? `${dir}/${candidate.name}` : candidate.name;
-  const bytes = await objectRead(repo, `file:${path}`, [commitHash], () => readBlob(repo, commitHash, path), (b) => b?.length ?? 1);
+  const bytes = await objectRead(
+    repo,
+    `file:${path}`,
+    [commitHash],
+    () => readBlob(repo, commitHash, path),
+    (b) => b?.length ?? 1,
+  );
   return bytes && bytes.length <= README_MAX_BYTES ? { name: candidate.name, hash: candidate.hash, text: bytes.toString('utf8') } : null;
 }
 
@@ -117,26 +129,27 @@ const isBinary = (bytes: Buffer) => bytes.subarray(0, BINARY_PROBE).includes(0);
 /** What a `<revision>/<path>` of the file pages names: a directory or a file, with the branch and tag names (for revision selectors). */
 export type BrowseResult = { names: RevisionNames } & (
   | {
-    kind: 'tree';
-    at: RevisionAndPath;
-    /** The directory's entries (names within it), directories first, then by name. */
-    entries: TreeEntry[];
-    /** The directory's README, as on the project page. */
-    readme: RepositoryOverview['readme'];
-  }
+      kind: 'tree';
+      at: RevisionAndPath;
+      /** The directory's entries (names within it), directories first, then by name. */
+      entries: TreeEntry[];
+      /** The directory's README, as on the project page. */
+      readme: RepositoryOverview['readme'];
+    }
   | {
-    kind: 'file';
-    at: RevisionAndPath;
-    entry: PathEntry;
-    /** Size in bytes. */
-    size: number;
-    /** Whether the content looks binary (a NUL byte in its first 8,000 bytes). */
-    binary: boolean;
-    /** The text of a text file: its first {@link MAX_VIEW_LINES} lines; null for binary files and files over {@link MAX_VIEW_BYTES}. */
-    text: string | null;
-    /** Lines left out of `text` past {@link MAX_VIEW_LINES} (0 when complete). */
-    omittedLines: number;
-  });
+      kind: 'file';
+      at: RevisionAndPath;
+      entry: PathEntry;
+      /** Size in bytes. */
+      size: number;
+      /** Whether the content looks binary (a NUL byte in its first 8,000 bytes). */
+      binary: boolean;
+      /** The text of a text file: its first {@link MAX_VIEW_LINES} lines; null for binary files and files over {@link MAX_VIEW_BYTES}. */
+      text: string | null;
+      /** Lines left out of `text` past {@link MAX_VIEW_LINES} (0 when complete). */
+      omittedLines: number;
+    }
+);
 
 /**
  * Reads what `<revision>[/<path>]` names in a project's repository (read code): the longest
@@ -155,7 +168,13 @@ export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPat
   const entry = await objectRead(repo, `path-entry:${at.path}`, [at.commitHash], () => pathEntry(repo, at.commitHash, at.path));
   if (entry === null || entry.type === 'commit') throw new NotFound(`Path not found: ${at.path}`);
   if (entry.type === 'tree') {
-    const entries = await objectRead(repo, 'tree', [entry.oid], () => listTree(repo, entry.oid), (e) => 128 * e.length);
+    const entries = await objectRead(
+      repo,
+      'tree',
+      [entry.oid],
+      () => listTree(repo, entry.oid),
+      (e) => 128 * e.length,
+    );
     return { kind: 'tree', names, at, entries, readme: await readmeOf(repo, at.commitHash, at.path, entries) };
   }
   const size = entry.size ?? 0;
@@ -163,7 +182,13 @@ export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPat
     const start = await readBlobHead(repo, entry.oid, BINARY_PROBE);
     return { kind: 'file', names, at, entry, size, binary: isBinary(start), text: null, omittedLines: 0 };
   }
-  const bytes = await objectRead(repo, `blob-head:${MAX_VIEW_BYTES}`, [entry.oid], () => readBlobHead(repo, entry.oid, MAX_VIEW_BYTES), (b) => b.length);
+  const bytes = await objectRead(
+    repo,
+    `blob-head:${MAX_VIEW_BYTES}`,
+    [entry.oid],
+    () => readBlobHead(repo, entry.oid, MAX_VIEW_BYTES),
+    (b) => b.length,
+  );
   if (isBinary(bytes)) return { kind: 'file', names, at, entry, size, binary: true, text: null, omittedLines: 0 };
   let text = bytes.toString('utf8');
   let omittedLines = 0;
@@ -205,7 +230,13 @@ export async function blameAt(ctx: Context, project: ProjectRow, revisionAndPath
   if (lines === 0) return { ...result, blame: null };
   const repo = ctx.repoPath(project.id);
   const { commitHash, path } = result.at;
-  const blame = await objectRead(repo, `blame:${lines}:${path}`, [commitHash], () => blameFile(repo, commitHash, path, lines), (b) => 64 * b.ranges.length + 256 * b.commits.size);
+  const blame = await objectRead(
+    repo,
+    `blame:${lines}:${path}`,
+    [commitHash],
+    () => blameFile(repo, commitHash, path, lines),
+    (b) => 64 * b.ranges.length + 256 * b.commits.size,
+  );
   return { ...result, blame };
 }
 
@@ -324,9 +355,14 @@ export interface RefSummary {
 export async function branchSummaries(ctx: Context, project: ProjectRow): Promise<{ defaultBranch: string | null; branches: RefSummary[] }> {
   const repo = await readableRepository(ctx, project);
   const [branches, defaultBranch] = await Promise.all([listBranches(repo), getDefaultBranch(repo)]);
-  const commits = await readCommits(repo, branches.map((b) => b.commitHash));
+  const commits = await readCommits(
+    repo,
+    branches.map((b) => b.commitHash),
+  );
   const summaries = branches.map((b, i) => ({ name: b.name, commit: commits[i] }));
-  summaries.sort((a, b) => Number(b.name === defaultBranch) - Number(a.name === defaultBranch) || b.commit.committer.date.getTime() - a.commit.committer.date.getTime());
+  summaries.sort(
+    (a, b) => Number(b.name === defaultBranch) - Number(a.name === defaultBranch) || b.commit.committer.date.getTime() - a.commit.committer.date.getTime(),
+  );
   return { defaultBranch, branches: summaries };
 }
 
@@ -334,8 +370,12 @@ export async function branchSummaries(ctx: Context, project: ProjectRow): Promis
 export async function tagSummaries(ctx: Context, project: ProjectRow): Promise<RefSummary[]> {
   const repo = await readableRepository(ctx, project);
   const tags = (await listTags(repo)).filter((t): t is typeof t & { commitHash: string } => t.commitHash !== null);
-  const commits = await readCommits(repo, tags.map((t) => t.commitHash));
-  return tags.map((t, i) => ({ name: t.name, commit: commits[i] }))
+  const commits = await readCommits(
+    repo,
+    tags.map((t) => t.commitHash),
+  );
+  return tags
+    .map((t, i) => ({ name: t.name, commit: commits[i] }))
     .sort((a, b) => b.commit.committer.date.getTime() - a.commit.committer.date.getTime() || (a.name < b.name ? -1 : 1));
 }
 

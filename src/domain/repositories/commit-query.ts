@@ -56,8 +56,12 @@ async function revisionCommit(ctx: Context, projectId: number, repo: string, c: 
 /** The caller's verified email addresses as `<email>` author patterns (`authored-by-me`, `committed-by-me`). */
 async function myEmails(ctx: Context, column: number): Promise<string[]> {
   if (ctx.actor.userId === ANONYMOUS_ID) throw new QuerySyntaxError(`Please login to perform this query at column ${column}`, column);
-  const rows = await ctx.db.selectFrom('emailAddresses').select('value')
-    .where('ownerId', '=', ctx.actor.userId).where('verificationCode', 'is', null).execute();
+  const rows = await ctx.db
+    .selectFrom('emailAddresses')
+    .select('value')
+    .where('ownerId', '=', ctx.actor.userId)
+    .where('verificationCode', 'is', null)
+    .execute();
   // no verified address: a pattern no identity line has, so nothing matches
   return rows.length > 0 ? rows.map((r) => `<${r.value}>`) : ['<>'];
 }
@@ -98,26 +102,47 @@ export async function queryCommits(ctx: Context, projectId: number, text: string
   const criteria = parseCommitQuery(text);
   const now = new Date(ctx.now());
   const query = {
-    include: [] as string[], exclude: [] as string[], authors: [] as string[], committers: [] as string[], messages: [] as string[],
-    paths: [] as string[], before: null as Date | null, after: null as Date | null, max: count,
+    include: [] as string[],
+    exclude: [] as string[],
+    authors: [] as string[],
+    committers: [] as string[],
+    messages: [] as string[],
+    paths: [] as string[],
+    before: null as Date | null,
+    after: null as Date | null,
+    max: count,
   } satisfies CommitLogQuery;
   for (const c of criteria) {
     switch (c.type) {
       case 'revision':
         (c.scope === 'since' ? query.exclude : query.include).push(await revisionCommit(ctx, project.id, repo, c));
         break;
-      case 'authored-by-me': query.authors.push(...(await myEmails(ctx, c.column))); break;
-      case 'committed-by-me': query.committers.push(...(await myEmails(ctx, c.column))); break;
-      case 'author': query.authors.push(c.value); break;
-      case 'committer': query.committers.push(c.value); break;
-      case 'message': query.messages.push(c.value); break;
+      case 'authored-by-me':
+        query.authors.push(...(await myEmails(ctx, c.column)));
+        break;
+      case 'committed-by-me':
+        query.committers.push(...(await myEmails(ctx, c.column)));
+        break;
+      case 'author':
+        query.authors.push(c.value);
+        break;
+      case 'committer':
+        query.committers.push(c.value);
+        break;
+      case 'message':
+        query.messages.push(c.value);
+        break;
       case 'path': {
         const path = c.value.replace(/^\/+/, '');
         if (path) query.paths.push(path);
         break;
       }
-      case 'before': query.before = date(c.value, c.column, now); break;
-      case 'after': query.after = date(c.value, c.column, now); break;
+      case 'before':
+        query.before = date(c.value, c.column, now);
+        break;
+      case 'after':
+        query.after = date(c.value, c.column, now);
+        break;
     }
   }
   if (query.include.length === 0) {

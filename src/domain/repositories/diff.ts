@@ -126,7 +126,11 @@ function toLines(chunk: parseDiff.Chunk): DiffLine[] {
  * @param limits the line caps (`maxBytes` was applied when the patch was read).
  * @returns files in the order of `stats`.
  */
-export function parseCommitDiff(stats: readonly DiffStat[], patch: { text: string; truncated: boolean }, limits: Pick<DiffLimits, 'maxFileLines' | 'maxTotalLines'>): FileDiff[] {
+export function parseCommitDiff(
+  stats: readonly DiffStat[],
+  patch: { text: string; truncated: boolean },
+  limits: Pick<DiffLimits, 'maxFileLines' | 'maxTotalLines'>,
+): FileDiff[] {
   const parsed = parseDiff(patch.text);
   let budget = limits.maxTotalLines;
   return stats.map((stat, index): FileDiff => {
@@ -134,10 +138,14 @@ export function parseCommitDiff(stats: readonly DiffStat[], patch: { text: strin
     const oldPath = file?.new ? null : stat.oldPath;
     const newPath = file?.deleted ? null : stat.newPath;
     const base = {
-      oldPath, newPath, status: fileStatus({ oldPath, newPath }),
-      oldMode: file?.oldMode ?? null, newMode: file?.newMode ?? null,
+      oldPath,
+      newPath,
+      status: fileStatus({ oldPath, newPath }),
+      oldMode: file?.oldMode ?? null,
+      newMode: file?.newMode ?? null,
       binary: stat.additions === null,
-      additions: stat.additions ?? 0, deletions: stat.deletions ?? 0,
+      additions: stat.additions ?? 0,
+      deletions: stat.deletions ?? 0,
     };
     // the last parsed file may be cut by the byte cap: treat it as missing
     const complete = file !== undefined && !(patch.truncated && index >= parsed.length - 1);
@@ -154,7 +162,14 @@ export function parseCommitDiff(stats: readonly DiffStat[], patch: { text: strin
         break;
       }
       const kept = lines.length > room ? lines.slice(0, room) : lines;
-      hunks.push({ header: chunk.content, oldStart: chunk.oldStart, oldLines: chunk.oldLines, newStart: chunk.newStart, newLines: chunk.newLines, lines: kept });
+      hunks.push({
+        header: chunk.content,
+        oldStart: chunk.oldStart,
+        oldLines: chunk.oldLines,
+        newStart: chunk.newStart,
+        newLines: chunk.newLines,
+        lines: kept,
+      });
       shown += kept.length;
       budget -= kept.length;
       if (kept.length < lines.length) {
@@ -211,10 +226,7 @@ async function readCommitDiff(repo: string, oldRevision: string | null, newRevis
   const newCommit = await resolve(newRevision);
   const oldCommit = oldRevision === null ? null : await resolve(oldRevision);
   const oldTree = oldCommit ?? EMPTY_TREE_HASH;
-  const [stats, patch] = await Promise.all([
-    diffSummary(repo, oldTree, newCommit),
-    diffPatch(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines),
-  ]);
+  const [stats, patch] = await Promise.all([diffSummary(repo, oldTree, newCommit), diffPatch(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines)]);
   const files = parseCommitDiff(stats, patch, caps);
   return {
     oldCommit,

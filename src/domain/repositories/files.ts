@@ -38,9 +38,7 @@ export interface FileContent {
 }
 
 /** A file change committed by {@link commitFile}. */
-export type FileEditRequest =
-  | { kind: 'createOrUpdate'; commitMessage: string; content: Buffer }
-  | { kind: 'delete'; commitMessage: string };
+export type FileEditRequest = { kind: 'createOrUpdate'; commitMessage: string; content: Buffer } | { kind: 'delete'; commitMessage: string };
 
 /**
  * GET `/repositories/{projectId}/directories/{revision}/{path}`: read code; the entries of a

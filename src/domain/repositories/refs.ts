@@ -153,9 +153,15 @@ export async function createTag(ctx: Context, projectId: number, request: TagCre
   if (await refHead(repo, ref)) throw new Conflict(`Tag already exists: ${request.tagName}`);
   const commit = await revisionCommit(repo, request.revision);
   const message = request.tagMessage?.trim() ? request.tagMessage : null;
-  const target = message === null ? commit : await createTagObject(repo, {
-    name: request.tagName, commit, message, tagger: await gitIdentity(ctx.db, ctx.actor.userId, new Date(ctx.now())),
-  });
+  const target =
+    message === null
+      ? commit
+      : await createTagObject(repo, {
+          name: request.tagName,
+          commit,
+          message,
+          tagger: await gitIdentity(ctx.db, ctx.actor.userId, new Date(ctx.now())),
+        });
   await moveRef(ctx, project.id, { ref, oldHash: null, newHash: target });
 }
 

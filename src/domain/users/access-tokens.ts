@@ -41,11 +41,7 @@ export async function listAccessTokens(ctx: Context, userId: number): Promise<Ac
  * never shown again. `expireDate` in epoch ms or null (a past date is accepted, and useless).
  * Conflict for the built-in system and unknown users, who never log in.
  */
-export async function createAccessToken(
-  ctx: Context,
-  userId: number,
-  data: { description?: string | null; expireDate?: number | null },
-): Promise<string> {
+export async function createAccessToken(ctx: Context, userId: number, data: { description?: string | null; expireDate?: number | null }): Promise<string> {
   const user = await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
   // the system and unknown users never log in (docs/compatibility.md#gitloom-differs-permissions-and-first-boot), not even by token
@@ -69,11 +65,7 @@ export async function createAccessToken(
 export async function deleteAccessToken(ctx: Context, userId: number, value: string): Promise<void> {
   await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
-  const result = await ctx.db
-    .deleteFrom('accessTokens')
-    .where('ownerId', '=', userId)
-    .where('hash', '=', hashToken(value))
-    .executeTakeFirst();
+  const result = await ctx.db.deleteFrom('accessTokens').where('ownerId', '=', userId).where('hash', '=', hashToken(value)).executeTakeFirst();
   if (Number(result.numDeletedRows) === 0) throw new NotFound('No access token found with specified value');
 }
 

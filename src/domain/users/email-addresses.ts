@@ -30,20 +30,23 @@ export async function addEmailAddress(ctx: Context, userId: number, value: strin
   await getUserRow(ctx.db, userId);
   const email = normalizeEmail(value.trim());
   // a concurrent add of the same address that won the race is the same 409
-  return uniquely(USED, () => ctx.db.transaction().execute(async (tx) => {
-    if (await tx.selectFrom('emailAddresses').select('id').where('value', '=', email).executeTakeFirst()) throw new Conflict(USED);
-    const first = !(await tx.selectFrom('emailAddresses').select('id').where('ownerId', '=', userId).executeTakeFirst());
-    const { id } = await tx.insertInto('emailAddresses')
-      .values({ ownerId: userId, value: email, primary: first ? 1 : 0, git: first ? 1 : 0, verificationCode: null })
-      .returning('id').executeTakeFirstOrThrow();
-    return id;
-  }));
+  return uniquely(USED, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (await tx.selectFrom('emailAddresses').select('id').where('value', '=', email).executeTakeFirst()) throw new Conflict(USED);
+      const first = !(await tx.selectFrom('emailAddresses').select('id').where('ownerId', '=', userId).executeTakeFirst());
+      const { id } = await tx
+        .insertInto('emailAddresses')
+        .values({ ownerId: userId, value: email, primary: first ? 1 : 0, git: first ? 1 : 0, verificationCode: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return id;
+    }),
+  );
 }
 
 /** The address `addressId` of user `userId`; NotFound otherwise. */
 async function addressOf(db: Db, userId: number, addressId: number): Promise<EmailAddress> {
-  const address = await db.selectFrom('emailAddresses').selectAll()
-    .where('id', '=', addressId).where('ownerId', '=', userId).executeTakeFirst();
+  const address = await db.selectFrom('emailAddresses').selectAll().where('id', '=', addressId).where('ownerId', '=', userId).executeTakeFirst();
   if (!address) throw new NotFound(`Email address not found: ${addressId}`);
   return address;
 }
@@ -59,8 +62,17 @@ export async function setEmailAddressRole(ctx: Context, userId: number, addressI
   await ctx.db.transaction().execute(async (tx) => {
     const address = await addressOf(tx, userId, addressId);
     if (address.verificationCode !== null) throw new BadRequest(`Email address is not verified: ${address.value}`);
-    await tx.updateTable('emailAddresses').set({ [role]: 0 }).where('ownerId', '=', userId).where('id', '<>', addressId).execute();
-    await tx.updateTable('emailAddresses').set({ [role]: 1 }).where('id', '=', addressId).execute();
+    await tx
+      .updateTable('emailAddresses')
+      .set({ [role]: 0 })
+      .where('ownerId', '=', userId)
+      .where('id', '<>', addressId)
+      .execute();
+    await tx
+      .updateTable('emailAddresses')
+      .set({ [role]: 1 })
+      .where('id', '=', addressId)
+      .execute();
   });
 }
 

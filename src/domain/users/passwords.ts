@@ -4,9 +4,7 @@ const PARAMS = { N: 16384, r: 8, p: 1, keyLength: 32 };
 
 function derive(password: string, salt: Buffer, N: number, r: number, p: number, keyLength: number): Promise<Buffer> {
   const options: ScryptOptions = { N, r, p, maxmem: 128 * N * r * 2 };
-  return new Promise((resolve, reject) =>
-    scrypt(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
-  );
+  return new Promise((resolve, reject) => scrypt(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))));
 }
 
 /**

@@ -20,8 +20,12 @@ export async function userPullRequestLists<K extends 'pullRequestReviews' | 'pul
   const table = kind as 'pullRequestReviews';
   let query = ctx.db.selectFrom(table).selectAll(table).where('userId', '=', userId);
   if (readable) {
-    query = query.where('requestId', 'in', (eb) => eb.selectFrom('pullRequests').select('pullRequests.id')
-      .where((inner) => readable(inner, 'pullRequests.targetProjectId')));
+    query = query.where('requestId', 'in', (eb) =>
+      eb
+        .selectFrom('pullRequests')
+        .select('pullRequests.id')
+        .where((inner) => readable(inner, 'pullRequests.targetProjectId')),
+    );
   }
   return (await query.orderBy('id').execute()) as unknown as Selectable<Database[K]>[];
 }

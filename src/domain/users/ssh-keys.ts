@@ -7,8 +7,14 @@ import { requireUser } from '../permissions.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
 
 const KEY_TYPES = new Set([
-  'ssh-rsa', 'ssh-dss', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'ssh-ed25519',
-  'sk-ecdsa-sha2-nistp256@openssh.com', 'sk-ssh-ed25519@openssh.com',
+  'ssh-rsa',
+  'ssh-dss',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'ssh-ed25519',
+  'sk-ecdsa-sha2-nistp256@openssh.com',
+  'sk-ssh-ed25519@openssh.com',
 ]);
 
 /**
@@ -48,10 +54,13 @@ export async function addSshKey(ctx: Context, userId: number, text: string): Pro
   await getUserRow(ctx.db, userId);
   const { content, fingerprint } = parsePublicKey(text);
   const message = 'This key is already in use';
-  return uniquely(message, () => ctx.db.transaction().execute(async (tx) => {
-    if (await tx.selectFrom('sshKeys').select('id').where('fingerprint', '=', fingerprint).executeTakeFirst()) throw new Conflict(message);
-    return (await tx.insertInto('sshKeys').values({ ownerId: userId, content, fingerprint, createdAt: ctx.now() }).returning('id').executeTakeFirstOrThrow()).id;
-  }));
+  return uniquely(message, () =>
+    ctx.db.transaction().execute(async (tx) => {
+      if (await tx.selectFrom('sshKeys').select('id').where('fingerprint', '=', fingerprint).executeTakeFirst()) throw new Conflict(message);
+      return (await tx.insertInto('sshKeys').values({ ownerId: userId, content, fingerprint, createdAt: ctx.now() }).returning('id').executeTakeFirstOrThrow())
+        .id;
+    }),
+  );
 }
 
 /** Get an SSH key: administrator or owner (`/ssh-keys/{id}`). */

@@ -122,22 +122,26 @@ export async function createUser(ctx: Context, data: UserCreateData): Promise<nu
   if (!data.password) throw new BadRequest('Password is required');
   const passwordHash = await hashPassword(data.password);
   // a concurrent create that won the race surfaces as the same 409 as the checks below
-  return onUniqueViolation(() => ctx.db.transaction().execute(async (tx) => {
-    await assertNameFree(tx, name);
-    if (await tx.selectFrom('emailAddresses').select('id').where('value', '=', email).executeTakeFirst()) {
+  return onUniqueViolation(
+    () =>
+      ctx.db.transaction().execute(async (tx) => {
+        await assertNameFree(tx, name);
+        if (await tx.selectFrom('emailAddresses').select('id').where('value', '=', email).executeTakeFirst()) {
+          throw new Conflict('Email address is already used by another user');
+        }
+        const { id } = await tx
+          .insertInto('users')
+          .values({ name, fullName: data.fullName ?? null, passwordHash, createDate: ctx.now() })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        await tx.insertInto('emailAddresses').values({ ownerId: id, value: email, primary: 1, git: 1, verificationCode: null }).execute();
+        return id;
+      }),
+    async () => {
+      await assertNameFree(ctx.db, name);
       throw new Conflict('Email address is already used by another user');
-    }
-    const { id } = await tx
-      .insertInto('users')
-      .values({ name, fullName: data.fullName ?? null, passwordHash, createDate: ctx.now() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await tx.insertInto('emailAddresses').values({ ownerId: id, value: email, primary: 1, git: 1, verificationCode: null }).execute();
-    return id;
-  }), async () => {
-    await assertNameFree(ctx.db, name);
-    throw new Conflict('Email address is already used by another user');
-  });
+    },
+  );
 }
 
 /**
@@ -149,13 +153,17 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
   requireSelfOrAdmin(ctx, userId);
   const name = patch.name === undefined ? user.name : normalizeUserName(patch.name);
   const fullName = patch.fullName === undefined ? user.fullName : patch.fullName;
-  await onUniqueViolation(() => ctx.db.transaction().execute(async (tx) => {
-    if (name !== user.name) await assertNameFree(tx, name, userId);
-    if (name !== user.name) await renameReferences(tx, 'user', user.name, name);
-    await tx.updateTable('users').set({ name, fullName }).where('id', '=', userId).execute();
-  }), () => {
-    throw new Conflict('Login name is already used by another user');
-  });
+  await onUniqueViolation(
+    () =>
+      ctx.db.transaction().execute(async (tx) => {
+        if (name !== user.name) await assertNameFree(tx, name, userId);
+        if (name !== user.name) await renameReferences(tx, 'user', user.name, name);
+        await tx.updateTable('users').set({ name, fullName }).where('id', '=', userId).execute();
+      }),
+    () => {
+      throw new Conflict('Login name is already used by another user');
+    },
+  );
 }
 
 /**
@@ -213,7 +221,11 @@ export async function deleteUser(ctx: Context, userId: number): Promise<void> {
   }
   await ctx.db.transaction().execute(async (tx) => {
     for (const { table, column } of AUTHORED_COLUMNS) {
-      await tx.updateTable(table as any).set({ [column]: UNKNOWN_ID } as any).where(column as any, '=', userId).execute();
+      await tx
+        .updateTable(table as any)
+        .set({ [column]: UNKNOWN_ID } as any)
+        .where(column as any, '=', userId)
+        .execute();
     }
     await tx.deleteFrom('users').where('id', '=', userId).execute();
   });

@@ -30,14 +30,20 @@ export const artifactRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const result = await getArtifactInfo(request.ctx, request.params.buildId, request.params['*'] ?? '');
     return result ?? reply.code(204).send();
   };
-  app.get('/artifacts/:buildId/infos', { schema: { tags, summary: 'Get Artifact Info (root)', params: BuildParams, response: { 200: ArtifactInfoSchema } } }, info);
+  app.get(
+    '/artifacts/:buildId/infos',
+    { schema: { tags, summary: 'Get Artifact Info (root)', params: BuildParams, response: { 200: ArtifactInfoSchema } } },
+    info,
+  );
   app.get('/artifacts/:buildId/infos/*', { schema: { tags, summary: 'Get Artifact Info', params: PathParams, response: { 200: ArtifactInfoSchema } } }, info);
 
   // never active content of our origin (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input): the headers of every user-content download
   app.get('/artifacts/:buildId/contents/*', { schema: { tags, summary: 'Download Artifact', params: PathParams } }, async (request, reply) => {
     const file = await downloadArtifact(request.ctx, request.params.buildId, request.params['*'], request.headers.range);
-    reply.headers(userContentHeaders(request.params['*'].split('/').pop() ?? '', file.mediaType))
-      .header('content-length', String(file.length)).header('accept-ranges', 'bytes')
+    reply
+      .headers(userContentHeaders(request.params['*'].split('/').pop() ?? '', file.mediaType))
+      .header('content-length', String(file.length))
+      .header('accept-ranges', 'bytes')
       .header('last-modified', new Date(file.lastModified).toUTCString());
     if (file.range) reply.code(206).header('content-range', `bytes ${file.range.start}-${file.range.end}/${file.size}`);
     return reply.send(file.stream);

@@ -3,29 +3,58 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { queryCodeComments } from '../../domain/code-comments/code-comment-query.js';
 import { createCodeComment, deleteCodeComment, getCodeComment, updateCodeComment } from '../../domain/code-comments/code-comments.js';
 import {
-  createCodeCommentReply, deleteCodeCommentReply, getCodeCommentReply, listCodeCommentReplies, updateCodeCommentReply,
+  createCodeCommentReply,
+  deleteCodeCommentReply,
+  getCodeCommentReply,
+  listCodeCommentReplies,
+  updateCodeCommentReply,
 } from '../../domain/code-comments/replies.js';
 import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
 import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 
 const strict = { additionalProperties: false } as const;
-const RangeBody = Type.Object({
-  fromRow: Type.Integer(), fromColumn: Type.Integer(), toRow: Type.Integer(), toColumn: Type.Integer(), tabWidth: Type.Optional(Type.Integer()),
-}, strict);
+const RangeBody = Type.Object(
+  {
+    fromRow: Type.Integer(),
+    fromColumn: Type.Integer(),
+    toRow: Type.Integer(),
+    toColumn: Type.Integer(),
+    tabWidth: Type.Optional(Type.Integer()),
+  },
+  strict,
+);
 const MarkBody = Type.Object({ commitHash: Type.String(), path: Type.String(), range: RangeBody }, strict);
-const CompareBody = Type.Object({
-  pullRequestId: Type.Optional(Nullable(Type.Integer())), oldCommitHash: Type.String(), newCommitHash: Type.String(),
-  pathFilter: Type.Optional(Nullable(Type.String())), currentFile: Type.Optional(Nullable(Type.String())),
-  whitespaceOption: Type.Optional(Type.String()),
-}, strict);
+const CompareBody = Type.Object(
+  {
+    pullRequestId: Type.Optional(Nullable(Type.Integer())),
+    oldCommitHash: Type.String(),
+    newCommitHash: Type.String(),
+    pathFilter: Type.Optional(Nullable(Type.String())),
+    currentFile: Type.Optional(Nullable(Type.String())),
+    whitespaceOption: Type.Optional(Type.String()),
+  },
+  strict,
+);
 const CommentFields = {
-  projectId: Type.Integer(), userId: Type.Integer(), content: Type.String(), createDate: InputDate, mark: MarkBody,
-  compareContext: CompareBody, resolved: Type.Boolean(), uuid: Type.String(),
+  projectId: Type.Integer(),
+  userId: Type.Integer(),
+  content: Type.String(),
+  createDate: InputDate,
+  mark: MarkBody,
+  compareContext: CompareBody,
+  resolved: Type.Boolean(),
+  uuid: Type.String(),
 };
-const CommentCreate = Type.Object({
-  ...CommentFields, userId: Type.Optional(CommentFields.userId), createDate: Type.Optional(InputDate),
-  resolved: Type.Optional(Type.Boolean()), uuid: Type.Optional(Type.String()),
-}, strict);
+const CommentCreate = Type.Object(
+  {
+    ...CommentFields,
+    userId: Type.Optional(CommentFields.userId),
+    createDate: Type.Optional(InputDate),
+    resolved: Type.Optional(Type.Boolean()),
+    uuid: Type.Optional(Type.String()),
+  },
+  strict,
+);
 const CommentUpdate = Type.Partial(Type.Object(CommentFields, strict));
 const ReplyFields = { commentId: Type.Integer(), userId: Type.Integer(), content: Type.String(), date: InputDate, compareContext: CompareBody };
 const ReplyCreate = Type.Object({ ...ReplyFields, userId: Type.Optional(ReplyFields.userId), date: Type.Optional(InputDate) }, strict);
@@ -37,23 +66,40 @@ const ReplyId = Type.Object({ replyId: Type.Integer() });
 /** `/~api/code-comments` (docs/compatibility.md#code-comments) and `/code-comment-replies` (docs/compatibility.md#code-comment-replies). */
 export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['Code Comment'];
-  app.get('/code-comments/:commentId', { schema: { tags, summary: 'Get Basic Info', params: CommentId, response: { 200: CodeCommentSchema } } },
-    async (request) => toWireCodeComment(await getCodeComment(request.ctx, request.params.commentId)));
-  app.get('/code-comments/:commentId/replies', { schema: { tags, summary: 'Get Replies', params: CommentId, response: { 200: Type.Array(CodeCommentReplySchema) } } },
-    async (request) => (await listCodeCommentReplies(request.ctx, request.params.commentId)).map(toWireCodeCommentReply));
-  app.get('/code-comments', {
-    schema: {
-      tags, summary: 'Query Basic Info',
-      querystring: Type.Object({ projectId: Type.Optional(Type.Integer()), pullRequestId: Type.Optional(Type.Integer()), query: Type.Optional(Type.String()), ...PageQuery }),
-      response: { 200: Type.Array(CodeCommentSchema) },
+  app.get(
+    '/code-comments/:commentId',
+    { schema: { tags, summary: 'Get Basic Info', params: CommentId, response: { 200: CodeCommentSchema } } },
+    async (request) => toWireCodeComment(await getCodeComment(request.ctx, request.params.commentId)),
+  );
+  app.get(
+    '/code-comments/:commentId/replies',
+    { schema: { tags, summary: 'Get Replies', params: CommentId, response: { 200: Type.Array(CodeCommentReplySchema) } } },
+    async (request) => (await listCodeCommentReplies(request.ctx, request.params.commentId)).map(toWireCodeCommentReply),
+  );
+  app.get(
+    '/code-comments',
+    {
+      schema: {
+        tags,
+        summary: 'Query Basic Info',
+        querystring: Type.Object({
+          projectId: Type.Optional(Type.Integer()),
+          pullRequestId: Type.Optional(Type.Integer()),
+          query: Type.Optional(Type.String()),
+          ...PageQuery,
+        }),
+        response: { 200: Type.Array(CodeCommentSchema) },
+      },
     },
-  }, async (request) => {
-    const { offset, count } = page(request.query);
-    const { projectId, pullRequestId, query } = request.query;
-    return (await queryCodeComments(request.ctx, { projectId, pullRequestId }, query ?? '', offset, count)).map(toWireCodeComment);
-  });
-  app.post('/code-comments', { schema: { tags, summary: 'Create', body: CommentCreate, response: { 200: CreatedId } } },
-    async (request) => createCodeComment(request.ctx, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') }));
+    async (request) => {
+      const { offset, count } = page(request.query);
+      const { projectId, pullRequestId, query } = request.query;
+      return (await queryCodeComments(request.ctx, { projectId, pullRequestId }, query ?? '', offset, count)).map(toWireCodeComment);
+    },
+  );
+  app.post('/code-comments', { schema: { tags, summary: 'Create', body: CommentCreate, response: { 200: CreatedId } } }, async (request) =>
+    createCodeComment(request.ctx, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') }),
+  );
   app.post('/code-comments/:commentId', { schema: { tags, summary: 'Update', params: CommentId, body: CommentUpdate } }, async (request) => {
     await updateCodeComment(request.ctx, request.params.commentId, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') });
     return '';
@@ -64,10 +110,14 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   const replyTags = ['Code Comment Reply'];
-  app.get('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Get', params: ReplyId, response: { 200: CodeCommentReplySchema } } },
-    async (request) => toWireCodeCommentReply(await getCodeCommentReply(request.ctx, request.params.replyId)));
-  app.post('/code-comment-replies', { schema: { tags: replyTags, summary: 'Create', body: ReplyCreate, response: { 200: CreatedId } } },
-    async (request) => createCodeCommentReply(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }));
+  app.get(
+    '/code-comment-replies/:replyId',
+    { schema: { tags: replyTags, summary: 'Get', params: ReplyId, response: { 200: CodeCommentReplySchema } } },
+    async (request) => toWireCodeCommentReply(await getCodeCommentReply(request.ctx, request.params.replyId)),
+  );
+  app.post('/code-comment-replies', { schema: { tags: replyTags, summary: 'Create', body: ReplyCreate, response: { 200: CreatedId } } }, async (request) =>
+    createCodeCommentReply(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }),
+  );
   app.post('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Update', params: ReplyId, body: ReplyUpdate } }, async (request) => {
     await updateCodeCommentReply(request.ctx, request.params.replyId, { ...request.body, date: inputDate(request.body.date, 'date') });
     return '';

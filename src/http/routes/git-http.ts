@@ -49,10 +49,7 @@ function projectPathOf(path: string): string {
 }
 
 function noCache(reply: FastifyReply): void {
-  reply
-    .header('Cache-Control', 'no-cache, max-age=0, must-revalidate')
-    .header('Pragma', 'no-cache')
-    .header('Expires', 'Fri, 01 Jan 1980 00:00:00 GMT');
+  reply.header('Cache-Control', 'no-cache, max-age=0, must-revalidate').header('Pragma', 'no-cache').header('Expires', 'Fri, 01 Jan 1980 00:00:00 GMT');
 }
 
 /** An AbortSignal that fires when the client disconnects before the response finished. */
@@ -98,7 +95,9 @@ function send(reply: FastifyReply, res: GitProtocolResponse): FastifyReply {
 export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOptions): Promise<void> {
   app.addContentTypeParser(REQUEST_TYPES, (_request, payload, done) => done(null, payload));
   // the git protocol is not part of the REST API's OpenAPI document
-  app.addHook('onRoute', (route) => { route.schema = { ...route.schema, hide: true }; });
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
 
   app.get('/*', async (request, reply) => {
     const path = (request.params as { '*': string })['*'];
@@ -121,12 +120,15 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     const projectPath = projectPathOf(match[1]);
     const { service, access } = gitServiceAccess(match[2]);
     const repo = await resolve(opts, request, reply, projectPath, access);
-    return send(reply, await serviceRpc(repo, service, request.body as Readable, {
-      contentType: request.headers['content-type'],
-      contentEncoding: request.headers['content-encoding'],
-      gitProtocol: request.headers['git-protocol'] as string | undefined,
-      signal: disconnectSignal(reply),
-    }));
+    return send(
+      reply,
+      await serviceRpc(repo, service, request.body as Readable, {
+        contentType: request.headers['content-type'],
+        contentEncoding: request.headers['content-encoding'],
+        gitProtocol: request.headers['git-protocol'] as string | undefined,
+        signal: disconnectSignal(reply),
+      }),
+    );
   });
 }
 

@@ -1,26 +1,43 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  createIssueComment, createIssueVote, createIssueWatch, deleteIssueComment, deleteIssueVote, deleteIssueWatch, getIssueComment,
-  getIssueVote, getIssueWatch, updateIssueComment, updateIssueWatch,
+  createIssueComment,
+  createIssueVote,
+  createIssueWatch,
+  deleteIssueComment,
+  deleteIssueVote,
+  deleteIssueWatch,
+  getIssueComment,
+  getIssueVote,
+  getIssueWatch,
+  updateIssueComment,
+  updateIssueWatch,
 } from '../../domain/issues/conversation.js';
-import {
-  IssueCommentSchema, IssueVoteSchema, IssueWatchSchema, toWireIssueComment, toWireIssueVote, toWireIssueWatch,
-} from '../../wire/issues.js';
+import { IssueCommentSchema, IssueVoteSchema, IssueWatchSchema, toWireIssueComment, toWireIssueVote, toWireIssueWatch } from '../../wire/issues.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 import { CreatedId, InputDate, inputDate } from '../schemas/common.js';
 
 const CommentBody = { issueId: Type.Integer(), userId: Type.Integer(), content: Type.String(), date: InputDate };
 const WatchBody = { issueId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() };
-const VoteBody = Type.Object({ issueId: Type.Integer(), userId: Type.Optional(Type.Integer()), date: Type.Optional(InputDate) }, { additionalProperties: false });
+const VoteBody = Type.Object(
+  { issueId: Type.Integer(), userId: Type.Optional(Type.Integer()), date: Type.Optional(InputDate) },
+  { additionalProperties: false },
+);
 
-const CommentCreate = Type.Object({ ...CommentBody, userId: Type.Optional(CommentBody.userId), date: Type.Optional(InputDate) }, { additionalProperties: false });
+const CommentCreate = Type.Object(
+  { ...CommentBody, userId: Type.Optional(CommentBody.userId), date: Type.Optional(InputDate) },
+  { additionalProperties: false },
+);
 const CommentUpdate = Type.Partial(Type.Object(CommentBody, { additionalProperties: false }));
 const WatchCreate = Type.Object({ ...WatchBody, userId: Type.Optional(WatchBody.userId) }, { additionalProperties: false });
 const WatchUpdate = Type.Partial(Type.Object(WatchBody, { additionalProperties: false }));
 
 const comments: CrudResource<Parameters<typeof toWireIssueComment>[0], typeof CommentCreate, typeof CommentUpdate> = {
-  tag: 'Issue Comment', collection: '/issue-comments', idParam: 'commentId', schema: IssueCommentSchema, toWire: toWireIssueComment,
+  tag: 'Issue Comment',
+  collection: '/issue-comments',
+  idParam: 'commentId',
+  schema: IssueCommentSchema,
+  toWire: toWireIssueComment,
   createBody: CommentCreate,
   updateBody: CommentUpdate,
   get: getIssueComment,
@@ -30,7 +47,11 @@ const comments: CrudResource<Parameters<typeof toWireIssueComment>[0], typeof Co
 };
 
 const watches: CrudResource<Parameters<typeof toWireIssueWatch>[0], typeof WatchCreate, typeof WatchUpdate> = {
-  tag: 'Issue Watch', collection: '/issue-watches', idParam: 'watchId', schema: IssueWatchSchema, toWire: toWireIssueWatch,
+  tag: 'Issue Watch',
+  collection: '/issue-watches',
+  idParam: 'watchId',
+  schema: IssueWatchSchema,
+  toWire: toWireIssueWatch,
   createBody: WatchCreate,
   updateBody: WatchUpdate,
   get: getIssueWatch,
@@ -45,10 +66,12 @@ export const issueCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const tags = ['Issue Vote'];
   const VoteId = Type.Object({ voteId: Type.Integer() });
-  app.get('/issue-votes/:voteId', { schema: { tags, summary: 'Get', params: VoteId, response: { 200: IssueVoteSchema } } },
-    async (request) => toWireIssueVote(await getIssueVote(request.ctx, request.params.voteId)));
-  app.post('/issue-votes', { schema: { tags, summary: 'Create', body: VoteBody, response: { 200: CreatedId } } },
-    async (request) => createIssueVote(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }));
+  app.get('/issue-votes/:voteId', { schema: { tags, summary: 'Get', params: VoteId, response: { 200: IssueVoteSchema } } }, async (request) =>
+    toWireIssueVote(await getIssueVote(request.ctx, request.params.voteId)),
+  );
+  app.post('/issue-votes', { schema: { tags, summary: 'Create', body: VoteBody, response: { 200: CreatedId } } }, async (request) =>
+    createIssueVote(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }),
+  );
   app.delete('/issue-votes/:voteId', { schema: { tags, summary: 'Delete', params: VoteId } }, async (request) => {
     await deleteIssueVote(request.ctx, request.params.voteId);
     return '';

@@ -1,7 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  createLabelSpec, createProjectLabel, deleteLabelSpec, deleteProjectLabel, getLabelSpec, getProjectLabel, queryLabelSpecs, updateLabelSpec,
+  createLabelSpec,
+  createProjectLabel,
+  deleteLabelSpec,
+  deleteProjectLabel,
+  getLabelSpec,
+  getProjectLabel,
+  queryLabelSpecs,
+  updateLabelSpec,
 } from '../../domain/projects/labels.js';
 import { createMilestone, deleteMilestone, getMilestone, updateMilestone, type MilestoneData } from '../../domain/projects/milestones.js';
 import type { Context } from '../../domain/context.js';
@@ -10,14 +17,17 @@ import { crudRoutes } from '../crud.js';
 import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const LabelSpecBody = Type.Partial(Type.Object({ name: Type.String(), color: Type.String() }), { additionalProperties: false });
-const MilestoneBody = Type.Partial(Type.Object({
-  projectId: Type.Integer(),
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  startDate: Nullable(InputDate),
-  dueDate: Nullable(InputDate),
-  closed: Type.Boolean(),
-}), { additionalProperties: false });
+const MilestoneBody = Type.Partial(
+  Type.Object({
+    projectId: Type.Integer(),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    startDate: Nullable(InputDate),
+    dueDate: Nullable(InputDate),
+    closed: Type.Boolean(),
+  }),
+  { additionalProperties: false },
+);
 
 type MilestoneBodyType = typeof MilestoneBody.static;
 
@@ -27,30 +37,60 @@ function milestoneData(body: MilestoneBodyType): MilestoneData {
 
 /** Label specs and milestones (docs/compatibility.md#projects-milestones, docs/compatibility.md#projects-labels) and project labels. */
 export const labelMilestoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  await app.register(crudRoutes([
-    {
-      tag: 'Label Spec', collection: '/label-specs', idParam: 'labelSpecId', schema: LabelSpecSchema, toWire: toWireLabelSpec,
-      createBody: LabelSpecBody, updateBody: LabelSpecBody,
-      get: getLabelSpec, create: createLabelSpec, update: updateLabelSpec, delete: deleteLabelSpec,
-      query: { params: { name: Type.Optional(Type.String()) }, run: (ctx, params, offset, count) => queryLabelSpecs(ctx, params.name as string | undefined, offset, count) },
-    },
-    {
-      tag: 'Milestone', collection: '/milestones', idParam: 'milestoneId', schema: MilestoneSchema, toWire: toWireMilestone,
-      createBody: MilestoneBody, updateBody: MilestoneBody,
-      get: getMilestone,
-      create: (ctx: Context, body) => createMilestone(ctx, milestoneData(body as MilestoneBodyType)),
-      update: (ctx: Context, id, body) => updateMilestone(ctx, id, milestoneData(body as MilestoneBodyType)),
-      delete: deleteMilestone,
-    },
-  ]));
+  await app.register(
+    crudRoutes([
+      {
+        tag: 'Label Spec',
+        collection: '/label-specs',
+        idParam: 'labelSpecId',
+        schema: LabelSpecSchema,
+        toWire: toWireLabelSpec,
+        createBody: LabelSpecBody,
+        updateBody: LabelSpecBody,
+        get: getLabelSpec,
+        create: createLabelSpec,
+        update: updateLabelSpec,
+        delete: deleteLabelSpec,
+        query: {
+          params: { name: Type.Optional(Type.String()) },
+          run: (ctx, params, offset, count) => queryLabelSpecs(ctx, params.name as string | undefined, offset, count),
+        },
+      },
+      {
+        tag: 'Milestone',
+        collection: '/milestones',
+        idParam: 'milestoneId',
+        schema: MilestoneSchema,
+        toWire: toWireMilestone,
+        createBody: MilestoneBody,
+        updateBody: MilestoneBody,
+        get: getMilestone,
+        create: (ctx: Context, body) => createMilestone(ctx, milestoneData(body as MilestoneBodyType)),
+        update: (ctx: Context, id, body) => updateMilestone(ctx, id, milestoneData(body as MilestoneBodyType)),
+        delete: deleteMilestone,
+      },
+    ]),
+  );
 
   const ProjectLabelId = Type.Object({ projectLabelId: Type.Integer() });
   const tags = ['Project Label'];
-  app.get('/project-labels/:projectLabelId', { schema: { tags, summary: 'Get', params: ProjectLabelId, response: { 200: ProjectLabelSchema } } },
-    async (request) => toWireProjectLabel(await getProjectLabel(request.ctx, request.params.projectLabelId)));
-  app.post('/project-labels', {
-    schema: { tags, summary: 'Create', body: Type.Object({ projectId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false }), response: { 200: CreatedId } },
-  }, async (request) => createProjectLabel(request.ctx, request.body));
+  app.get(
+    '/project-labels/:projectLabelId',
+    { schema: { tags, summary: 'Get', params: ProjectLabelId, response: { 200: ProjectLabelSchema } } },
+    async (request) => toWireProjectLabel(await getProjectLabel(request.ctx, request.params.projectLabelId)),
+  );
+  app.post(
+    '/project-labels',
+    {
+      schema: {
+        tags,
+        summary: 'Create',
+        body: Type.Object({ projectId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false }),
+        response: { 200: CreatedId },
+      },
+    },
+    async (request) => createProjectLabel(request.ctx, request.body),
+  );
   app.delete('/project-labels/:projectLabelId', { schema: { tags, summary: 'Delete', params: ProjectLabelId } }, async (request) => {
     await deleteProjectLabel(request.ctx, request.params.projectLabelId);
     return '';

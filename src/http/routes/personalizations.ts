@@ -2,10 +2,17 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PersonalizationKind } from '../../domain/personalizations/common-queries.js';
 import {
-  createPersonalization, deletePersonalization, getPersonalization, updatePersonalization, type Personalization,
+  createPersonalization,
+  deletePersonalization,
+  getPersonalization,
+  updatePersonalization,
+  type Personalization,
 } from '../../domain/personalizations/personalizations.js';
 import {
-  PlainPersonalizationSchema, SubscribedPersonalizationSchema, toWirePersonalization, WatchedPersonalizationSchema,
+  PlainPersonalizationSchema,
+  SubscribedPersonalizationSchema,
+  toWirePersonalization,
+  WatchedPersonalizationSchema,
 } from '../../wire/personalizations.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 
@@ -21,14 +28,25 @@ const KINDS: { kind: PersonalizationKind; tag: string; collection: string; extra
 ];
 
 function resource(entry: (typeof KINDS)[number]): CrudResource<Personalization, TObject, TObject> {
-  const extra: Record<string, TSchema> = entry.extra === 'queryWatches'
-    ? { queryWatches: Type.Record(Type.String(), Type.Boolean()) }
-    : entry.extra === 'querySubscriptions' ? { querySubscriptions: Type.Array(Type.String()) } : {};
+  const extra: Record<string, TSchema> =
+    entry.extra === 'queryWatches'
+      ? { queryWatches: Type.Record(Type.String(), Type.Boolean()) }
+      : entry.extra === 'querySubscriptions'
+        ? { querySubscriptions: Type.Array(Type.String()) }
+        : {};
   const fields = { projectId: Type.Integer(), userId: Type.Integer(), queries: Type.Array(QueryInput), ...extra };
-  const schema = entry.extra === 'queryWatches' ? WatchedPersonalizationSchema
-    : entry.extra === 'querySubscriptions' ? SubscribedPersonalizationSchema : PlainPersonalizationSchema;
+  const schema =
+    entry.extra === 'queryWatches'
+      ? WatchedPersonalizationSchema
+      : entry.extra === 'querySubscriptions'
+        ? SubscribedPersonalizationSchema
+        : PlainPersonalizationSchema;
   return {
-    tag: entry.tag, collection: entry.collection, idParam: 'queryPersonalizationId', schema, toWire: toWirePersonalization,
+    tag: entry.tag,
+    collection: entry.collection,
+    idParam: 'queryPersonalizationId',
+    schema,
+    toWire: toWirePersonalization,
     createBody: Type.Object({ ...Type.Partial(Type.Object(fields)).properties, projectId: fields.projectId }, { additionalProperties: false }),
     updateBody: Type.Partial(Type.Object(fields, { additionalProperties: false })),
     get: (ctx, id) => getPersonalization(ctx, entry.kind, id),
@@ -42,4 +60,3 @@ function resource(entry: (typeof KINDS)[number]): CrudResource<Personalization, 
 export const personalizationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(crudRoutes(KINDS.map(resource)));
 };
-

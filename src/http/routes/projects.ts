@@ -9,18 +9,21 @@ const ProjectId = Type.Object({ projectId: Type.Integer() });
 const tags = ['Project'];
 
 /** Project JSON as input: every field optional (partial merge on update). */
-const ProjectBody = Type.Object({
-  name: Type.Optional(Type.String()),
-  forkedFromId: Type.Optional(Nullable(Type.Integer())),
-  parentId: Type.Optional(Nullable(Type.Integer())),
-  description: Type.Optional(Nullable(Type.String())),
-  createDate: Type.Optional(InputDate),
-  defaultRoleId: Type.Optional(Nullable(Type.Integer())),
-  codeManagement: Type.Optional(Type.Boolean()),
-  issueManagement: Type.Optional(Type.Boolean()),
-  gitPackConfig: Type.Optional(Type.Partial(GitPackConfigSchema)),
-  codeAnalysisSetting: Type.Optional(Type.Partial(CodeAnalysisSettingSchema)),
-}, { additionalProperties: false });
+const ProjectBody = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    forkedFromId: Type.Optional(Nullable(Type.Integer())),
+    parentId: Type.Optional(Nullable(Type.Integer())),
+    description: Type.Optional(Nullable(Type.String())),
+    createDate: Type.Optional(InputDate),
+    defaultRoleId: Type.Optional(Nullable(Type.Integer())),
+    codeManagement: Type.Optional(Type.Boolean()),
+    issueManagement: Type.Optional(Type.Boolean()),
+    gitPackConfig: Type.Optional(Type.Partial(GitPackConfigSchema)),
+    codeAnalysisSetting: Type.Optional(Type.Partial(CodeAnalysisSettingSchema)),
+  },
+  { additionalProperties: false },
+);
 
 /**
  * The domain's input of a project body: `createDate` is accepted for compatibility
@@ -35,21 +38,35 @@ function projectData(body: typeof ProjectBody.static): ProjectData {
 
 /** `/~api/projects` (docs/compatibility.md#projects-endpoints). */
 export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/projects/:projectId', { schema: { tags, summary: 'Get Basic Info', params: ProjectId, response: { 200: ProjectSchema } } },
-    async (request) => toWireProject(await getProject(request.ctx, request.params.projectId)));
+  app.get('/projects/:projectId', { schema: { tags, summary: 'Get Basic Info', params: ProjectId, response: { 200: ProjectSchema } } }, async (request) =>
+    toWireProject(await getProject(request.ctx, request.params.projectId)),
+  );
 
-  app.get('/projects/:projectId/clone-url', { schema: { tags, summary: 'Get Clone URL', params: ProjectId, response: { 200: CloneUrlSchema } } },
-    async (request) => cloneUrls(request.ctx, await getProject(request.ctx, request.params.projectId)));
+  app.get(
+    '/projects/:projectId/clone-url',
+    { schema: { tags, summary: 'Get Clone URL', params: ProjectId, response: { 200: CloneUrlSchema } } },
+    async (request) => cloneUrls(request.ctx, await getProject(request.ctx, request.params.projectId)),
+  );
 
   app.get('/projects/:projectId/path', { schema: { tags, summary: 'Get Path', params: ProjectId } }, async (request, reply) =>
-    reply.type('text/plain; charset=utf-8').send((await getProject(request.ctx, request.params.projectId)).path));
+    reply.type('text/plain; charset=utf-8').send((await getProject(request.ctx, request.params.projectId)).path),
+  );
 
-  app.get('/projects', {
-    schema: { tags, summary: 'Query Basic Info', querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }), response: { 200: Type.Array(ProjectSchema) } },
-  }, async (request) => {
-    const { offset, count } = page(request.query);
-    return (await queryProjects(request.ctx, request.query.query ?? '', offset, count)).map(toWireProject);
-  });
+  app.get(
+    '/projects',
+    {
+      schema: {
+        tags,
+        summary: 'Query Basic Info',
+        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
+        response: { 200: Type.Array(ProjectSchema) },
+      },
+    },
+    async (request) => {
+      const { offset, count } = page(request.query);
+      return (await queryProjects(request.ctx, request.query.query ?? '', offset, count)).map(toWireProject);
+    },
+  );
 
   app.post('/projects', { schema: { tags, summary: 'Create', body: ProjectBody, response: { 200: CreatedId } } }, async (request) => {
     return createProject(request.ctx, projectData(request.body));

@@ -8,8 +8,16 @@ import { queryCommits } from '../../domain/repositories/commit-query.js';
 import { getCommit } from '../../domain/repositories/commits.js';
 import { commitFile, listDirectoryAt, readFile } from '../../domain/repositories/files.js';
 import {
-  CommitSchema, DirectoryEntrySchema, FileContentSchema, FileCreateOrUpdateSchema, FileDeleteSchema, FileEditResultSchema, fromWireFileEdit, RefSchema,
-  toWireCommit, toWireFileContent,
+  CommitSchema,
+  DirectoryEntrySchema,
+  FileContentSchema,
+  FileCreateOrUpdateSchema,
+  FileDeleteSchema,
+  FileEditResultSchema,
+  fromWireFileEdit,
+  RefSchema,
+  toWireCommit,
+  toWireFileContent,
 } from '../../wire/repositories.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });
@@ -18,7 +26,10 @@ const ProjectIdAndTail = Type.Object({ projectId: Type.Integer(), '*': Type.Stri
 const tags = ['Repository'];
 const Names = { 200: Type.Array(Type.String()) };
 const BranchCreateRequest = Type.Object({ branchName: Type.String(), revision: Type.String() }, { additionalProperties: false });
-const TagCreateRequest = Type.Object({ tagName: Type.String(), tagMessage: Type.Optional(Type.Union([Type.String(), Type.Null()])), revision: Type.String() }, { additionalProperties: false });
+const TagCreateRequest = Type.Object(
+  { tagName: Type.String(), tagMessage: Type.Optional(Type.Union([Type.String(), Type.Null()])), revision: Type.String() },
+  { additionalProperties: false },
+);
 /** Branches and tags: the same list, get and delete operations over their own domain functions. */
 const REF_KINDS = [
   { path: 'branches', one: 'Branch', plural: 'Branches', list: listBranchNames, get: getBranch, remove: deleteBranch },
@@ -37,38 +48,78 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return reply.type('text/plain; charset=utf-8').send(branch);
   });
 
-  app.post('/repositories/:projectId/default-branch', {
-    config: { textBody: true },
-    schema: { tags, summary: 'Set Default Branch', params: ProjectId, body: TextBody },
-  }, async (request) => {
-    await setRepositoryDefaultBranch(request.ctx, request.params.projectId, textBody(request.body).trim());
-    return '';
-  });
+  app.post(
+    '/repositories/:projectId/default-branch',
+    {
+      config: { textBody: true },
+      schema: { tags, summary: 'Set Default Branch', params: ProjectId, body: TextBody },
+    },
+    async (request) => {
+      await setRepositoryDefaultBranch(request.ctx, request.params.projectId, textBody(request.body).trim());
+      return '';
+    },
+  );
 
   for (const kind of REF_KINDS) {
-    app.get(`/repositories/:projectId/${kind.path}`, { schema: { tags, summary: `Get ${kind.plural}`, params: ProjectId, response: Names } },
-      async (request) => kind.list(request.ctx, request.params.projectId));
-    app.get(`/repositories/:projectId/${kind.path}/*`, { schema: { tags, summary: `Get ${kind.one}`, params: ProjectIdAndTail, response: { 200: RefSchema } } },
-      async (request) => kind.get(request.ctx, request.params.projectId, request.params['*']));
-    app.delete(`/repositories/:projectId/${kind.path}/*`, { schema: { tags, summary: `Delete ${kind.one}`, params: ProjectIdAndTail } },
-      async (request) => (await kind.remove(request.ctx, request.params.projectId, request.params['*']), ''));
+    app.get(`/repositories/:projectId/${kind.path}`, { schema: { tags, summary: `Get ${kind.plural}`, params: ProjectId, response: Names } }, async (request) =>
+      kind.list(request.ctx, request.params.projectId),
+    );
+    app.get(
+      `/repositories/:projectId/${kind.path}/*`,
+      { schema: { tags, summary: `Get ${kind.one}`, params: ProjectIdAndTail, response: { 200: RefSchema } } },
+      async (request) => kind.get(request.ctx, request.params.projectId, request.params['*']),
+    );
+    app.delete(
+      `/repositories/:projectId/${kind.path}/*`,
+      { schema: { tags, summary: `Delete ${kind.one}`, params: ProjectIdAndTail } },
+      async (request) => (await kind.remove(request.ctx, request.params.projectId, request.params['*']), ''),
+    );
   }
-  app.post('/repositories/:projectId/branches', { schema: { tags, summary: 'Create Branch', params: ProjectId, body: BranchCreateRequest } },
-    async (request) => (await createBranch(request.ctx, request.params.projectId, request.body), ''));
-  app.post('/repositories/:projectId/tags', { schema: { tags, summary: 'Create Tag', params: ProjectId, body: TagCreateRequest } },
-    async (request) => (await createTag(request.ctx, request.params.projectId, request.body), ''));
+  app.post(
+    '/repositories/:projectId/branches',
+    { schema: { tags, summary: 'Create Branch', params: ProjectId, body: BranchCreateRequest } },
+    async (request) => (await createBranch(request.ctx, request.params.projectId, request.body), ''),
+  );
+  app.post(
+    '/repositories/:projectId/tags',
+    { schema: { tags, summary: 'Create Tag', params: ProjectId, body: TagCreateRequest } },
+    async (request) => (await createTag(request.ctx, request.params.projectId, request.body), ''),
+  );
 
-  app.get('/repositories/:projectId/commits', { schema: { tags, summary: 'Query Commits', params: ProjectId, querystring: CommitsQuery, response: Names } },
-    async (request) => queryCommits(request.ctx, request.params.projectId, request.query.query ?? '', request.query.count ?? 100));
-  app.get('/repositories/:projectId/commits/:commitHash', {
-    schema: { tags, summary: 'Get Commit', params: Type.Object({ projectId: Type.Integer(), commitHash: Type.String() }), response: { 200: CommitSchema } },
-  }, async (request) => toWireCommit(await getCommit(request.ctx, request.params.projectId, request.params.commitHash)));
+  app.get(
+    '/repositories/:projectId/commits',
+    { schema: { tags, summary: 'Query Commits', params: ProjectId, querystring: CommitsQuery, response: Names } },
+    async (request) => queryCommits(request.ctx, request.params.projectId, request.query.query ?? '', request.query.count ?? 100),
+  );
+  app.get(
+    '/repositories/:projectId/commits/:commitHash',
+    {
+      schema: { tags, summary: 'Get Commit', params: Type.Object({ projectId: Type.Integer(), commitHash: Type.String() }), response: { 200: CommitSchema } },
+    },
+    async (request) => toWireCommit(await getCommit(request.ctx, request.params.projectId, request.params.commitHash)),
+  );
 
-  app.get('/repositories/:projectId/directories/*', { schema: { tags, summary: 'Get Directory', params: ProjectIdAndTail, response: { 200: Type.Array(DirectoryEntrySchema) } } },
-    async (request) => listDirectoryAt(request.ctx, request.params.projectId, request.params['*']));
-  app.get('/repositories/:projectId/files/*', { schema: { tags, summary: 'Get File', params: ProjectIdAndTail, response: { 200: FileContentSchema } } },
-    async (request) => toWireFileContent(await readFile(request.ctx, request.params.projectId, request.params['*'])));
-  app.post('/repositories/:projectId/files/*', {
-    schema: { tags, summary: 'Edit File', params: ProjectIdAndTail, body: Type.Union([FileCreateOrUpdateSchema, FileDeleteSchema]), response: { 200: FileEditResultSchema } },
-  }, async (request) => commitFile(request.ctx, request.params.projectId, request.params['*'], fromWireFileEdit(request.body)));
+  app.get(
+    '/repositories/:projectId/directories/*',
+    { schema: { tags, summary: 'Get Directory', params: ProjectIdAndTail, response: { 200: Type.Array(DirectoryEntrySchema) } } },
+    async (request) => listDirectoryAt(request.ctx, request.params.projectId, request.params['*']),
+  );
+  app.get(
+    '/repositories/:projectId/files/*',
+    { schema: { tags, summary: 'Get File', params: ProjectIdAndTail, response: { 200: FileContentSchema } } },
+    async (request) => toWireFileContent(await readFile(request.ctx, request.params.projectId, request.params['*'])),
+  );
+  app.post(
+    '/repositories/:projectId/files/*',
+    {
+      schema: {
+        tags,
+        summary: 'Edit File',
+        params: ProjectIdAndTail,
+        body: Type.Union([FileCreateOrUpdateSchema, FileDeleteSchema]),
+        response: { 200: FileEditResultSchema },
+      },
+    },
+    async (request) => commitFile(request.ctx, request.params.projectId, request.params['*'], fromWireFileEdit(request.body)),
+  );
 };

@@ -4,13 +4,16 @@ import { requireAdmin } from '../../domain/permissions.js';
 import { getSecuritySetting, setSecuritySetting } from '../../domain/settings/settings.js';
 import { Nullable } from '../schemas/common.js';
 
-const SecuritySettingSchema = Type.Object({
-  enableAnonymousAccess: Type.Boolean(),
-  enableSelfRegister: Type.Boolean(),
-  enableSelfDeregister: Type.Boolean(),
-  defaultLoginGroupId: Nullable(Type.Integer()),
-  enforce2FA: Type.Boolean(),
-}, { additionalProperties: false });
+const SecuritySettingSchema = Type.Object(
+  {
+    enableAnonymousAccess: Type.Boolean(),
+    enableSelfRegister: Type.Boolean(),
+    enableSelfDeregister: Type.Boolean(),
+    defaultLoginGroupId: Nullable(Type.Integer()),
+    enforce2FA: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
 const tags = ['Setting'];
 
 /** `/~api/settings/security`: the security setting (administrators; docs/compatibility.md#platform-first-boot). */

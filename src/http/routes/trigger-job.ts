@@ -29,8 +29,12 @@ export const triggerJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (!OWN.has(name) && value !== undefined) params[name] = Array.isArray(value) ? value : [value];
     }
     return triggerJob(request.ctx, {
-      project: single(query.project)!, job: single(query.job)!, accessToken: single(query['access-token'])!,
-      branch: single(query.branch), tag: single(query.tag), params,
+      project: single(query.project)!,
+      job: single(query.job)!,
+      accessToken: single(query['access-token'])!,
+      branch: single(query.branch),
+      tag: single(query.tag),
+      params,
     });
   };
   const config = { anonymousAccess: true, anyQueryParams: true, textBody: true };

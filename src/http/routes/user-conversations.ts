@@ -6,15 +6,25 @@ import { listUserPersonalizations } from '../../domain/personalizations/personal
 import { getQueriesAndWatches, setQueriesAndWatches } from '../../domain/personalizations/queries-and-watches.js';
 import { IssueVoteSchema, IssueWatchSchema, toWireIssueVote, toWireIssueWatch } from '../../wire/issues.js';
 import {
-  PlainPersonalizationSchema, QueriesAndWatchesSchema, SubscribedPersonalizationSchema, toWirePersonalization,
+  PlainPersonalizationSchema,
+  QueriesAndWatchesSchema,
+  SubscribedPersonalizationSchema,
+  toWirePersonalization,
   WatchedPersonalizationSchema,
 } from '../../wire/personalizations.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
-const QueryList = Type.Array(Type.Object({ name: Type.String(), query: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false }));
+const QueryList = Type.Array(
+  Type.Object({ name: Type.String(), query: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false }),
+);
 
-const PERSONALIZATION_LISTS: { path: string; kind: PersonalizationKind; summary: string; schema: typeof WatchedPersonalizationSchema | typeof SubscribedPersonalizationSchema | typeof PlainPersonalizationSchema }[] = [
+const PERSONALIZATION_LISTS: {
+  path: string;
+  kind: PersonalizationKind;
+  summary: string;
+  schema: typeof WatchedPersonalizationSchema | typeof SubscribedPersonalizationSchema | typeof PlainPersonalizationSchema;
+}[] = [
   { path: 'build', kind: 'build', summary: 'Get Project Build Query Personalizations', schema: SubscribedPersonalizationSchema },
   { path: 'code-comment', kind: 'codeComment', summary: 'Get Project Code Comment Query Personalizations', schema: PlainPersonalizationSchema },
   { path: 'commit', kind: 'commit', summary: 'Get Project Commit Query Personalizations', schema: SubscribedPersonalizationSchema },
@@ -24,37 +34,64 @@ const PERSONALIZATION_LISTS: { path: string; kind: PersonalizationKind; summary:
 
 /** The conversation parts of `/~api/users/{userId}` (docs/compatibility.md#users-endpoints). */
 export const userConversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/users/:userId/issue-votes', { schema: { tags, summary: 'Get Issue Votes', params: UserId, response: { 200: Type.Array(IssueVoteSchema) } } },
-    async (request) => (await listUserIssueVotes(request.ctx, request.params.userId)).map(toWireIssueVote));
-  app.get('/users/:userId/issue-watches', { schema: { tags, summary: 'Get Issue Watches', params: UserId, response: { 200: Type.Array(IssueWatchSchema) } } },
-    async (request) => (await listUserIssueWatches(request.ctx, request.params.userId)).map(toWireIssueWatch));
+  app.get(
+    '/users/:userId/issue-votes',
+    { schema: { tags, summary: 'Get Issue Votes', params: UserId, response: { 200: Type.Array(IssueVoteSchema) } } },
+    async (request) => (await listUserIssueVotes(request.ctx, request.params.userId)).map(toWireIssueVote),
+  );
+  app.get(
+    '/users/:userId/issue-watches',
+    { schema: { tags, summary: 'Get Issue Watches', params: UserId, response: { 200: Type.Array(IssueWatchSchema) } } },
+    async (request) => (await listUserIssueWatches(request.ctx, request.params.userId)).map(toWireIssueWatch),
+  );
 
   for (const list of PERSONALIZATION_LISTS) {
-    app.get(`/users/:userId/project-${list.path}-query-personalizations`, {
-      schema: { tags, summary: list.summary, params: UserId, response: { 200: Type.Array(list.schema) } },
-    }, async (request) => (await listUserPersonalizations(request.ctx, list.kind, request.params.userId)).map(toWirePersonalization));
+    app.get(
+      `/users/:userId/project-${list.path}-query-personalizations`,
+      {
+        schema: { tags, summary: list.summary, params: UserId, response: { 200: Type.Array(list.schema) } },
+      },
+      async (request) => (await listUserPersonalizations(request.ctx, list.kind, request.params.userId)).map(toWirePersonalization),
+    );
   }
 
-  app.get('/users/:userId/queries-and-watches', { schema: { tags, summary: 'Get Queries And Watches', params: UserId, response: { 200: QueriesAndWatchesSchema } } },
-    async (request) => getQueriesAndWatches(request.ctx, request.params.userId));
-  app.post('/users/:userId/queries-and-watches', {
-    schema: {
-      tags, summary: 'Set Queries And Watches', params: UserId,
-      body: Type.Object({
-        projectQueries: Type.Optional(QueryList), issueQueries: Type.Optional(QueryList),
-        issueQueryWatches: Type.Optional(Type.Record(Type.String(), Type.Boolean())), pullRequestQueries: Type.Optional(QueryList),
-        pullRequestQueryWatches: Type.Optional(Type.Record(Type.String(), Type.Boolean())), buildQueries: Type.Optional(QueryList),
-        buildQuerySubscriptions: Type.Optional(Type.Array(Type.String())),
-      }, { additionalProperties: false }),
+  app.get(
+    '/users/:userId/queries-and-watches',
+    { schema: { tags, summary: 'Get Queries And Watches', params: UserId, response: { 200: QueriesAndWatchesSchema } } },
+    async (request) => getQueriesAndWatches(request.ctx, request.params.userId),
+  );
+  app.post(
+    '/users/:userId/queries-and-watches',
+    {
+      schema: {
+        tags,
+        summary: 'Set Queries And Watches',
+        params: UserId,
+        body: Type.Object(
+          {
+            projectQueries: Type.Optional(QueryList),
+            issueQueries: Type.Optional(QueryList),
+            issueQueryWatches: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+            pullRequestQueries: Type.Optional(QueryList),
+            pullRequestQueryWatches: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+            buildQueries: Type.Optional(QueryList),
+            buildQuerySubscriptions: Type.Optional(Type.Array(Type.String())),
+          },
+          { additionalProperties: false },
+        ),
+      },
     },
-  }, async (request) => {
-    const body = request.body;
-    const queries = (list: typeof body.issueQueries) => list?.map((q) => ({ name: q.name, query: q.query ?? null }));
-    await setQueriesAndWatches(request.ctx, request.params.userId, {
-      ...body, projectQueries: queries(body.projectQueries), issueQueries: queries(body.issueQueries),
-      pullRequestQueries: queries(body.pullRequestQueries), buildQueries: queries(body.buildQueries),
-    });
-    return '';
-  });
+    async (request) => {
+      const body = request.body;
+      const queries = (list: typeof body.issueQueries) => list?.map((q) => ({ name: q.name, query: q.query ?? null }));
+      await setQueriesAndWatches(request.ctx, request.params.userId, {
+        ...body,
+        projectQueries: queries(body.projectQueries),
+        issueQueries: queries(body.issueQueries),
+        pullRequestQueries: queries(body.pullRequestQueries),
+        buildQueries: queries(body.buildQueries),
+      });
+      return '';
+    },
+  );
 };
-

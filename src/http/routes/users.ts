@@ -13,81 +13,133 @@ const tags = ['User'];
 /** `/~api/users` (docs/compatibility.md#users-endpoints). */
 export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/users/me', { schema: { tags, summary: 'Get My Profile', response: { 200: UserSchema } } }, async (request) =>
-    toWireUser(getMyProfile(request.ctx)));
+    toWireUser(getMyProfile(request.ctx)),
+  );
 
-  app.get('/users/:userId', { schema: { tags, summary: 'Get Profile', params: UserId, response: { 200: UserSchema } } },
-    async (request) => toWireUser(await getUser(request.ctx, request.params.userId)));
+  app.get('/users/:userId', { schema: { tags, summary: 'Get Profile', params: UserId, response: { 200: UserSchema } } }, async (request) =>
+    toWireUser(await getUser(request.ctx, request.params.userId)),
+  );
 
-  app.get('/users', {
-    schema: { tags, summary: 'Query Profile', querystring: Type.Object({ term: Type.Optional(Type.String()), ...PageQuery }), response: { 200: Type.Array(UserSchema) } },
-  }, async (request) => {
-    const { offset, count } = page(request.query);
-    return (await queryUsers(request.ctx, request.query.term, offset, count)).map(toWireUser);
-  });
-
-  app.post('/users', {
-    schema: {
-      tags, summary: 'Create',
-      body: Type.Object({
-        name: Type.String(), password: Type.String(), fullName: Type.Optional(Nullable(Type.String())), emailAddress: Type.String(),
-      }, { additionalProperties: false }),
-      response: { 200: CreatedId },
+  app.get(
+    '/users',
+    {
+      schema: {
+        tags,
+        summary: 'Query Profile',
+        querystring: Type.Object({ term: Type.Optional(Type.String()), ...PageQuery }),
+        response: { 200: Type.Array(UserSchema) },
+      },
     },
-  }, async (request) => createUser(request.ctx, request.body));
-
-  app.post('/users/:userId', {
-    schema: {
-      tags, summary: 'Update Profile', params: UserId,
-      body: Type.Object({ name: Type.Optional(Type.String()), fullName: Type.Optional(Nullable(Type.String())) }, { additionalProperties: false }),
+    async (request) => {
+      const { offset, count } = page(request.query);
+      return (await queryUsers(request.ctx, request.query.term, offset, count)).map(toWireUser);
     },
-  }, async (request) => {
-    await updateUser(request.ctx, request.params.userId, request.body);
-    return '';
-  });
+  );
 
-  app.post('/users/:userId/password', {
-    config: { textBody: true },
-    schema: { tags, summary: 'Set Password', params: UserId, body: TextBody },
-  }, async (request) => {
-    await setPassword(request.ctx, request.params.userId, textBody(request.body));
-    return '';
-  });
+  app.post(
+    '/users',
+    {
+      schema: {
+        tags,
+        summary: 'Create',
+        body: Type.Object(
+          {
+            name: Type.String(),
+            password: Type.String(),
+            fullName: Type.Optional(Nullable(Type.String())),
+            emailAddress: Type.String(),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: CreatedId },
+      },
+    },
+    async (request) => createUser(request.ctx, request.body),
+  );
+
+  app.post(
+    '/users/:userId',
+    {
+      schema: {
+        tags,
+        summary: 'Update Profile',
+        params: UserId,
+        body: Type.Object({ name: Type.Optional(Type.String()), fullName: Type.Optional(Nullable(Type.String())) }, { additionalProperties: false }),
+      },
+    },
+    async (request) => {
+      await updateUser(request.ctx, request.params.userId, request.body);
+      return '';
+    },
+  );
+
+  app.post(
+    '/users/:userId/password',
+    {
+      config: { textBody: true },
+      schema: { tags, summary: 'Set Password', params: UserId, body: TextBody },
+    },
+    async (request) => {
+      await setPassword(request.ctx, request.params.userId, textBody(request.body));
+      return '';
+    },
+  );
 
   app.delete('/users/:userId', { schema: { tags, summary: 'Delete', params: UserId } }, async (request) => {
     await deleteUser(request.ctx, request.params.userId);
     return '';
   });
 
-  app.get('/users/:userId/access-tokens', {
-    schema: { tags, summary: 'Get Access Tokens', params: UserId, response: { 200: Type.Array(AccessTokenSchema) } },
-  }, async (request) => (await listAccessTokens(request.ctx, request.params.userId)).map(toWireAccessToken));
-
-  app.post('/users/:userId/access-tokens', {
-    // a request without a body means no description and no expiry
-    preValidation: async (request) => {
-      request.body ??= {};
+  app.get(
+    '/users/:userId/access-tokens',
+    {
+      schema: { tags, summary: 'Get Access Tokens', params: UserId, response: { 200: Type.Array(AccessTokenSchema) } },
     },
-    schema: {
-      tags, summary: 'Create Access Token', params: UserId,
-      body: Type.Optional(Type.Object({ description: Type.Optional(Nullable(Type.String())), expireDate: Type.Optional(Nullable(InputDate)) }, { additionalProperties: false })),
+    async (request) => (await listAccessTokens(request.ctx, request.params.userId)).map(toWireAccessToken),
+  );
+
+  app.post(
+    '/users/:userId/access-tokens',
+    {
+      // a request without a body means no description and no expiry
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        tags,
+        summary: 'Create Access Token',
+        params: UserId,
+        body: Type.Optional(
+          Type.Object({ description: Type.Optional(Nullable(Type.String())), expireDate: Type.Optional(Nullable(InputDate)) }, { additionalProperties: false }),
+        ),
+      },
     },
-  }, async (request, reply) => {
-    const body = request.body ?? {};
-    const value = await createAccessToken(request.ctx, request.params.userId, {
-      description: body.description ?? null,
-      expireDate: inputDate(body.expireDate ?? null, 'expireDate'),
-    });
-    return reply.type('text/plain; charset=utf-8').send(value);
-  });
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const value = await createAccessToken(request.ctx, request.params.userId, {
+        description: body.description ?? null,
+        expireDate: inputDate(body.expireDate ?? null, 'expireDate'),
+      });
+      return reply.type('text/plain; charset=utf-8').send(value);
+    },
+  );
 
-  app.delete('/users/:userId/access-tokens/:accessTokenValue', {
-    schema: { tags, summary: 'Delete Access Token', params: Type.Object({ userId: Type.Integer(), accessTokenValue: Type.String() }) },
-  }, async (request) => {
-    await deleteAccessToken(request.ctx, request.params.userId, request.params.accessTokenValue);
-    return '';
-  });
+  app.delete(
+    '/users/:userId/access-tokens/:accessTokenValue',
+    {
+      schema: { tags, summary: 'Delete Access Token', params: Type.Object({ userId: Type.Integer(), accessTokenValue: Type.String() }) },
+    },
+    async (request) => {
+      await deleteAccessToken(request.ctx, request.params.userId, request.params.accessTokenValue);
+      return '';
+    },
+  );
 
-  app.get('/users/:userId/email-addresses', {
-    schema: { tags, summary: 'Get Email Addresses', params: UserId, response: { 200: Type.Array(EmailAddressSchema) } },
-  }, async (request) => (await listEmailAddresses(request.ctx, request.params.userId)).map(toWireEmailAddress));
+  app.get(
+    '/users/:userId/email-addresses',
+    {
+      schema: { tags, summary: 'Get Email Addresses', params: UserId, response: { 200: Type.Array(EmailAddressSchema) } },
+    },
+    async (request) => (await listEmailAddresses(request.ctx, request.params.userId)).map(toWireEmailAddress),
+  );
 };

@@ -18,8 +18,7 @@ export function inputDate<T extends null | undefined>(value: string | number | T
 }
 
 /** A numeric path id (digits only, int32: see schemas/validation.ts). */
-export const IdParams = <K extends string>(name: K) =>
-  Type.Object({ [name]: Type.Integer() } as { [P in K]: ReturnType<typeof Type.Integer> });
+export const IdParams = <K extends string>(name: K) => Type.Object({ [name]: Type.Integer() } as { [P in K]: ReturnType<typeof Type.Integer> });
 
 /**
  * `offset` and `count` (docs/compatibility.md#gitloom-differs-pagination-and-query-parameters): defaults 0 and 100, count at most 100; offset bounded

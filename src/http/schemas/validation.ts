@@ -14,8 +14,7 @@ type Schema = Record<string, unknown>;
 const isPlainObject = (value: unknown): value is Schema =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
 
-const allowsInteger = (schema: Schema): boolean =>
-  schema.type === 'integer' || (Array.isArray(schema.type) && schema.type.includes('integer'));
+const allowsInteger = (schema: Schema): boolean => schema.type === 'integer' || (Array.isArray(schema.type) && schema.type.includes('integer'));
 
 /**
  * A copy of a schema whose every `integer` is bounded to its column's range: int32 unless the
@@ -48,8 +47,10 @@ function integerProperties(schema: unknown): string[] {
     if (!isPlainObject(property)) continue;
     const items = isPlainObject(property.items) ? property.items : null;
     const variants = Array.isArray(property.anyOf) ? property.anyOf.filter(isPlainObject) : [];
-    const integerOnly = allowsInteger(property) || (items !== null && allowsInteger(items))
-      || (variants.length > 0 && variants.some(allowsInteger) && !variants.some((v) => v.type === 'string'));
+    const integerOnly =
+      allowsInteger(property) ||
+      (items !== null && allowsInteger(items)) ||
+      (variants.length > 0 && variants.some(allowsInteger) && !variants.some((v) => v.type === 'string'));
     if (integerOnly) names.push(name);
   }
   return names;

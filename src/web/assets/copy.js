@@ -13,6 +13,8 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
       source.select?.();
       button.textContent = 'Press Ctrl+C';
     }
-    setTimeout(() => { button.textContent = label; }, 1500);
+    setTimeout(() => {
+      button.textContent = label;
+    }, 1500);
   });
 }

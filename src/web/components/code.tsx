@@ -59,10 +59,20 @@ export function RevisionSelector(props: {
       <label for={id}>{props.label}</label>
       <input id={id} name={props.name} value={props.value} list={`${id}-list`} autocomplete="off" />
       <datalist id={`${id}-list`}>
-        {props.branches.map((b) => <option key={`b:${b}`} value={b}>branch</option>)}
-        {props.tags.map((t) => <option key={`t:${t}`} value={t}>tag</option>)}
+        {props.branches.map((b) => (
+          <option key={`b:${b}`} value={b}>
+            branch
+          </option>
+        ))}
+        {props.tags.map((t) => (
+          <option key={`t:${t}`} value={t}>
+            tag
+          </option>
+        ))}
       </datalist>
-      {Object.entries(props.hidden ?? {}).map(([k, v]) => <input key={k} type="hidden" name={k} value={v} />)}
+      {Object.entries(props.hidden ?? {}).map(([k, v]) => (
+        <input key={k} type="hidden" name={k} value={v} />
+      ))}
       <button type="submit">{props.button ?? 'Show'}</button>
     </form>
   );
@@ -72,9 +82,12 @@ export function RevisionSelector(props: {
 export function CommitItem({ projectPath, commit }: { projectPath: string; commit: Commit }) {
   return (
     <li class="commit">
-      <a href={commitUrl(projectPath, commit.hash)} class="commit-subject">{subjectOf(commit)}</a>
+      <a href={commitUrl(projectPath, commit.hash)} class="commit-subject">
+        {subjectOf(commit)}
+      </a>
       <span class="meta">
-        {' '}{commit.author.name} · <DateTime date={commit.committer.date} /> · <code>{commit.hash.slice(0, 8)}</code>
+        {' '}
+        {commit.author.name} · <DateTime date={commit.committer.date} /> · <code>{commit.hash.slice(0, 8)}</code>
       </span>
     </li>
   );

@@ -9,7 +9,9 @@ export function TextArea(props: { name: string; label: string; id?: string; valu
   return (
     <p class="field">
       <label for={id}>{props.label}</label>
-      <textarea id={id} name={props.name} rows={props.rows ?? 3}>{props.value ?? ''}</textarea>
+      <textarea id={id} name={props.name} rows={props.rows ?? 3}>
+        {props.value ?? ''}
+      </textarea>
     </p>
   );
 }
@@ -21,7 +23,11 @@ export function Select(props: { name: string; label: string; id?: string; value?
     <p class="field">
       <label for={id}>{props.label}</label>
       <select id={id} name={props.name} required={props.required}>
-        {props.options.map((o) => <option key={o.value} value={o.value} selected={o.value === props.value}>{o.label}</option>)}
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value} selected={o.value === props.value}>
+            {o.label}
+          </option>
+        ))}
       </select>
     </p>
   );

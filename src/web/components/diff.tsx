@@ -65,7 +65,12 @@ const TRUNCATION: Record<NonNullable<FileDiff['truncated']>, string> = {
 };
 
 function FileTitle({ file }: { file: FileDiff }) {
-  if (file.status === 'renamed') return <>{file.oldPath} → {file.newPath}</>;
+  if (file.status === 'renamed')
+    return (
+      <>
+        {file.oldPath} → {file.newPath}
+      </>
+    );
   return <>{file.newPath ?? file.oldPath}</>;
 }
 
@@ -79,12 +84,37 @@ function Line({ file, line, below }: { file: FileDiff; line: DiffLine; below: Co
   return (
     <>
       <tr id={id} class={`diff-line diff-${line.type}`} data-old-line={line.oldLine ?? undefined} data-new-line={line.newLine ?? undefined}>
-        <td class="diff-num">{line.oldLine !== null && <a href={`#${id}`} aria-label={`Old line ${line.oldLine}`}>{line.oldLine}</a>}</td>
-        <td class="diff-num">{line.newLine !== null && <a href={`#${id}`} aria-label={`New line ${line.newLine}`}>{line.newLine}</a>}</td>
-        <td class="diff-code"><span class="diff-sign" aria-hidden="true">{sign}</span>{line.text}{line.noNewlineAtEnd && <span class="diff-eof" title="No newline at end of file"> ⏎̸</span>}</td>
+        <td class="diff-num">
+          {line.oldLine !== null && (
+            <a href={`#${id}`} aria-label={`Old line ${line.oldLine}`}>
+              {line.oldLine}
+            </a>
+          )}
+        </td>
+        <td class="diff-num">
+          {line.newLine !== null && (
+            <a href={`#${id}`} aria-label={`New line ${line.newLine}`}>
+              {line.newLine}
+            </a>
+          )}
+        </td>
+        <td class="diff-code">
+          <span class="diff-sign" aria-hidden="true">
+            {sign}
+          </span>
+          {line.text}
+          {line.noNewlineAtEnd && (
+            <span class="diff-eof" title="No newline at end of file">
+              {' '}
+              ⏎̸
+            </span>
+          )}
+        </td>
       </tr>
       {below !== null && below !== undefined && below !== false && (
-        <tr class="diff-below"><td colspan={3}>{below}</td></tr>
+        <tr class="diff-below">
+          <td colspan={3}>{below}</td>
+        </tr>
       )}
     </>
   );
@@ -96,18 +126,35 @@ export function DiffFile({ file, renderBelowLine, renderFileActions, headingLeve
   const key = diffFileKey(file);
   const actions = renderFileActions?.(file);
   return (
-    <section class="diff-file" id={`diff-${key}`} aria-labelledby={`diff-${key}-title`}
-      data-old-path={file.oldPath ?? undefined} data-new-path={file.newPath ?? undefined}>
+    <section
+      class="diff-file"
+      id={`diff-${key}`}
+      aria-labelledby={`diff-${key}-title`}
+      data-old-path={file.oldPath ?? undefined}
+      data-new-path={file.newPath ?? undefined}
+    >
       <header class="diff-file-header">
-        <Heading id={`diff-${key}-title`} class="diff-file-name"><a href={`#diff-${key}`}><FileTitle file={file} /></a></Heading>
+        <Heading id={`diff-${key}-title`} class="diff-file-name">
+          <a href={`#diff-${key}`}>
+            <FileTitle file={file} />
+          </a>
+        </Heading>
         <span class={`diff-status diff-status-${file.status}`}>{STATUS_LABEL[file.status]}</span>
         {!file.binary && (
           <span class="diff-counts">
-            <span class="diff-additions" aria-label={count(file.additions, 'addition', 'additions')}>+{file.additions}</span>{' '}
-            <span class="diff-deletions" aria-label={count(file.deletions, 'deletion', 'deletions')}>−{file.deletions}</span>
+            <span class="diff-additions" aria-label={count(file.additions, 'addition', 'additions')}>
+              +{file.additions}
+            </span>{' '}
+            <span class="diff-deletions" aria-label={count(file.deletions, 'deletion', 'deletions')}>
+              −{file.deletions}
+            </span>
           </span>
         )}
-        {file.oldMode && file.newMode && file.oldMode !== file.newMode && <span class="diff-mode">mode {file.oldMode} → {file.newMode}</span>}
+        {file.oldMode && file.newMode && file.oldMode !== file.newMode && (
+          <span class="diff-mode">
+            mode {file.oldMode} → {file.newMode}
+          </span>
+        )}
         {actions}
       </header>
       {file.binary && <p class="diff-notice">Binary file not shown.</p>}
@@ -115,17 +162,31 @@ export function DiffFile({ file, renderBelowLine, renderFileActions, headingLeve
       {file.hunks.length > 0 && (
         <div class="diff-scroll">
           <table class="diff">
-            <thead class="visually-hidden"><tr><th scope="col">Old line</th><th scope="col">New line</th><th scope="col">Text</th></tr></thead>
+            <thead class="visually-hidden">
+              <tr>
+                <th scope="col">Old line</th>
+                <th scope="col">New line</th>
+                <th scope="col">Text</th>
+              </tr>
+            </thead>
             {file.hunks.map((hunk, h) => (
               <tbody key={h}>
-                <tr class="diff-hunk"><td colspan={3}>{hunk.header}</td></tr>
-                {hunk.lines.map((line, i) => <Line key={i} file={file} line={line} below={renderBelowLine?.(file, line)} />)}
+                <tr class="diff-hunk">
+                  <td colspan={3}>{hunk.header}</td>
+                </tr>
+                {hunk.lines.map((line, i) => (
+                  <Line key={i} file={file} line={line} below={renderBelowLine?.(file, line)} />
+                ))}
               </tbody>
             ))}
           </table>
         </div>
       )}
-      {file.truncated !== null && <p class="diff-notice" role="note">{TRUNCATION[file.truncated]}</p>}
+      {file.truncated !== null && (
+        <p class="diff-notice" role="note">
+          {TRUNCATION[file.truncated]}
+        </p>
+      )}
     </section>
   );
 }
@@ -139,8 +200,7 @@ export function DiffView({ diff, renderBelowLine, renderFileActions, headingLeve
   return (
     <div class="diff-view">
       <p class="diff-summary">
-        {count(diff.files.length, 'file', 'files')} changed,{' '}
-        <span class="diff-additions">{count(diff.additions, 'addition', 'additions')}</span>,{' '}
+        {count(diff.files.length, 'file', 'files')} changed, <span class="diff-additions">{count(diff.additions, 'addition', 'additions')}</span>,{' '}
         <span class="diff-deletions">{count(diff.deletions, 'deletion', 'deletions')}</span>
         {diff.truncated && <> — the diff is large: some lines are not shown.</>}
       </p>

@@ -15,7 +15,9 @@ function EmailAction({ page, base, id, op, label, children }: { page: PageContex
   return (
     <PostForm page={page} action={`${base}/email-addresses/${op}`} class="inline" label={label}>
       <input type="hidden" name="id" value={String(id)} />
-      <button type="submit" class={op === 'delete' ? 'danger' : undefined} aria-label={label}>{children}</button>
+      <button type="submit" class={op === 'delete' ? 'danger' : undefined} aria-label={label}>
+        {children}
+      </button>
     </PostForm>
   );
 }
@@ -33,13 +35,27 @@ export function EmailAddressList({ page, base, emails }: { page: PageContext; ba
         return (
           <li key={e.id} class="row">
             <span>
-              {e.value}{e.primary === 1 && <span class="badge">primary</span>}{e.git === 1 && <span class="badge">git</span>}
+              {e.value}
+              {e.primary === 1 && <span class="badge">primary</span>}
+              {e.git === 1 && <span class="badge">git</span>}
               {!verified && <span class="badge">unverified</span>}
             </span>
             <span class="actions">
-              {verified && e.primary !== 1 && <EmailAction page={page} base={base} id={e.id} op="primary" label={`Make ${e.value} primary`}>Make primary</EmailAction>}
-              {verified && e.git !== 1 && <EmailAction page={page} base={base} id={e.id} op="git" label={`Use ${e.value} for git`}>Use for git</EmailAction>}
-              {e.primary !== 1 && <EmailAction page={page} base={base} id={e.id} op="delete" label={`Remove ${e.value}`}>Remove</EmailAction>}
+              {verified && e.primary !== 1 && (
+                <EmailAction page={page} base={base} id={e.id} op="primary" label={`Make ${e.value} primary`}>
+                  Make primary
+                </EmailAction>
+              )}
+              {verified && e.git !== 1 && (
+                <EmailAction page={page} base={base} id={e.id} op="git" label={`Use ${e.value} for git`}>
+                  Use for git
+                </EmailAction>
+              )}
+              {e.primary !== 1 && (
+                <EmailAction page={page} base={base} id={e.id} op="delete" label={`Remove ${e.value}`}>
+                  Remove
+                </EmailAction>
+              )}
             </span>
           </li>
         );

@@ -10,7 +10,9 @@ export function ErrorPage({ page, status, title, message }: { page: PageContext;
         <h1>{title}</h1>
         <p class="status">{`Error ${status}`}</p>
         <p>{message}</p>
-        <p><a href="/">Go to the dashboard</a></p>
+        <p>
+          <a href="/">Go to the dashboard</a>
+        </p>
       </section>
     </Layout>
   );

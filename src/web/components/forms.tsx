@@ -24,13 +24,29 @@ export function PostForm({ page, action, class: className, label, children }: Po
 }
 
 /** A labelled text input (`<label>` bound by id: `id`, default `field-<name>`; pass `id` when a page has several forms with the same field). */
-export function Field(props: { name: string; label: string; id?: string; type?: 'text' | 'password' | 'email' | 'search'; value?: string; required?: boolean; autocomplete?: string; autofocus?: boolean }) {
+export function Field(props: {
+  name: string;
+  label: string;
+  id?: string;
+  type?: 'text' | 'password' | 'email' | 'search';
+  value?: string;
+  required?: boolean;
+  autocomplete?: string;
+  autofocus?: boolean;
+}) {
   const id = props.id ?? `field-${props.name}`;
   return (
     <p class="field">
       <label for={id}>{props.label}</label>
-      <input id={id} name={props.name} type={(props.type ?? 'text') as 'text'} value={props.value} required={props.required}
-        autocomplete={props.autocomplete} autofocus={props.autofocus} />
+      <input
+        id={id}
+        name={props.name}
+        type={(props.type ?? 'text') as 'text'}
+        value={props.value}
+        required={props.required}
+        autocomplete={props.autocomplete}
+        autofocus={props.autofocus}
+      />
     </p>
   );
 }

@@ -38,18 +38,28 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
         <meta name="color-scheme" content="light dark" />
         <title>{`${title} · Gitloom`}</title>
         <link rel="stylesheet" href={assetUrl('site.css')} />
-        {styles.map((name) => <link rel="stylesheet" href={assetUrl(name)} key={name} />)}
-        {scripts.map((name) => <script type="module" src={assetUrl(name)} key={name} />)}
+        {styles.map((name) => (
+          <link rel="stylesheet" href={assetUrl(name)} key={name} />
+        ))}
+        {scripts.map((name) => (
+          <script type="module" src={assetUrl(name)} key={name} />
+        ))}
       </head>
       <body>
-        <a class="skip" href="#main">Skip to content</a>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
         <header class="top">
           <nav aria-label="Main">
-            <a class="brand" href="/">Gitloom</a>
+            <a class="brand" href="/">
+              Gitloom
+            </a>
             <ul>
               {NAV.map((item) => (
                 <li key={item.href}>
-                  <a href={item.href} aria-current={here.startsWith(item.href) ? 'page' : undefined}>{item.label}</a>
+                  <a href={item.href} aria-current={here.startsWith(item.href) ? 'page' : undefined}>
+                    {item.label}
+                  </a>
                 </li>
               ))}
             </ul>
@@ -59,10 +69,20 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
               <details class="menu">
                 <summary>{page.user.name}</summary>
                 <ul>
-                  <li><a href="/~my">My settings</a></li>
-                  {page.user.isAdmin && <li><a href="/~administration">Administration</a></li>}
                   <li>
-                    <PostForm page={page} action="/~logout"><button type="submit" class="link">Sign out</button></PostForm>
+                    <a href="/~my">My settings</a>
+                  </li>
+                  {page.user.isAdmin && (
+                    <li>
+                      <a href="/~administration">Administration</a>
+                    </li>
+                  )}
+                  <li>
+                    <PostForm page={page} action="/~logout">
+                      <button type="submit" class="link">
+                        Sign out
+                      </button>
+                    </PostForm>
                   </li>
                 </ul>
               </details>

@@ -48,7 +48,11 @@ export function ProjectLayout({ page, title, tab, scripts, styles, children }: P
         </p>
         <ul class="tabs">
           {TABS.filter((t) => t.shown(page)).map((t) => (
-            <li key={t.tab}><a href={`${base}${t.path}`} aria-current={t.tab === tab ? 'page' : undefined}>{t.label}</a></li>
+            <li key={t.tab}>
+              <a href={`${base}${t.path}`} aria-current={t.tab === tab ? 'page' : undefined}>
+                {t.label}
+              </a>
+            </li>
           ))}
         </ul>
       </nav>

@@ -21,13 +21,26 @@ export function QueryBox({ action, query, example, error, hidden = {} }: QueryBo
   return (
     <>
       <form method="get" action={action} class="query" role="search">
-        {Object.entries(hidden).map(([name, value]) => <input key={name} type="hidden" name={name} value={value} />)}
+        {Object.entries(hidden).map(([name, value]) => (
+          <input key={name} type="hidden" name={name} value={value} />
+        ))}
         <label for="query">Query</label>
-        <input id="query" name="query" type="search" value={query} placeholder={`e.g. ${example}`}
-          aria-invalid={error ? 'true' : undefined} aria-describedby={error ? 'query-error' : undefined} />
+        <input
+          id="query"
+          name="query"
+          type="search"
+          value={query}
+          placeholder={`e.g. ${example}`}
+          aria-invalid={error ? 'true' : undefined}
+          aria-describedby={error ? 'query-error' : undefined}
+        />
         <button type="submit">Search</button>
       </form>
-      {error && <p id="query-error" class="flash error" role="alert">{error}</p>}
+      {error && (
+        <p id="query-error" class="flash error" role="alert">
+          {error}
+        </p>
+      )}
     </>
   );
 }

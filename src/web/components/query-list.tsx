@@ -31,7 +31,11 @@ export function pageNumber(text: string | undefined): number {
  * next page exists. A query the domain refuses (BadRequest: a syntax error, an unknown field) is
  * no failure of the page: it answers 400 and shows the message under the query box.
  */
-export async function queryPage<T>(page: PageContext, defaultQuery: string, read: (query: string, offset: number, count: number) => Promise<T[]>): Promise<QueryPage<T>> {
+export async function queryPage<T>(
+  page: PageContext,
+  defaultQuery: string,
+  read: (query: string, offset: number, count: number) => Promise<T[]>,
+): Promise<QueryPage<T>> {
   const query = page.query.query ?? defaultQuery;
   const number = pageNumber(page.query.page);
   try {
@@ -50,9 +54,17 @@ export function Pager({ action, list }: { action: string; list: QueryPage<unknow
   const href = (n: number) => `${action}?${new URLSearchParams({ ...(list.query && { query: list.query }), page: String(n) })}`;
   return (
     <nav class="pager" aria-label="Pages">
-      {list.number > 1 && <a href={href(list.number - 1)} rel="prev">Previous page</a>}
+      {list.number > 1 && (
+        <a href={href(list.number - 1)} rel="prev">
+          Previous page
+        </a>
+      )}
       <span class="meta">{`Page ${list.number}`}</span>
-      {list.hasNext && <a href={href(list.number + 1)} rel="next">Next page</a>}
+      {list.hasNext && (
+        <a href={href(list.number + 1)} rel="next">
+          Next page
+        </a>
+      )}
     </nav>
   );
 }

@@ -51,8 +51,12 @@ export async function SavedQueries({ page, kind, action }: SavedQueriesProps): P
         <ul>
           {queries.map((q) => (
             <li key={q.name}>
-              <a href={q.query === null ? action : `${action}?${new URLSearchParams({ query: q.query })}`}
-                aria-current={(q.query ?? '') === current ? 'true' : undefined}>{q.name}</a>
+              <a
+                href={q.query === null ? action : `${action}?${new URLSearchParams({ query: q.query })}`}
+                aria-current={(q.query ?? '') === current ? 'true' : undefined}
+              >
+                {q.name}
+              </a>
               {watched && (
                 <PostForm page={page} action="/~saved-queries" class="inline" label={`Watch ${q.name}`}>
                   {hidden(watched.has(q.name) ? 'unwatch' : 'watch', q.name)}
@@ -63,7 +67,9 @@ export async function SavedQueries({ page, kind, action }: SavedQueriesProps): P
               )}
               <PostForm page={page} action="/~saved-queries" class="inline" label={`Delete ${q.name}`}>
                 {hidden('delete', q.name)}
-                <button type="submit" class="link" aria-label={`Delete saved query ${q.name}`}>Delete</button>
+                <button type="submit" class="link" aria-label={`Delete saved query ${q.name}`}>
+                  Delete
+                </button>
               </PostForm>
             </li>
           ))}

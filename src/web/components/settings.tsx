@@ -15,13 +15,25 @@ const AREAS = {
   administration: {
     base: '/~administration',
     label: 'Administration',
-    sections: [['users', 'Users'], ['groups', 'Groups'], ['roles', 'Roles'], ['security', 'Security'], ['label-specs', 'Labels']],
+    sections: [
+      ['users', 'Users'],
+      ['groups', 'Groups'],
+      ['roles', 'Roles'],
+      ['security', 'Security'],
+      ['label-specs', 'Labels'],
+    ],
   },
   my: {
     base: '/~my',
     label: 'My settings',
-    sections: [['profile', 'Profile'], ['password', 'Password'], ['access-tokens', 'Access tokens'], ['ssh-keys', 'SSH keys'],
-      ['saved-queries', 'Saved queries'], ['watches', 'Watches']],
+    sections: [
+      ['profile', 'Profile'],
+      ['password', 'Password'],
+      ['access-tokens', 'Access tokens'],
+      ['ssh-keys', 'SSH keys'],
+      ['saved-queries', 'Saved queries'],
+      ['watches', 'Watches'],
+    ],
   },
 } as const;
 
@@ -48,13 +60,21 @@ export function SettingsLayout({ page, area, section, title, error, children }: 
           <p class="settings-area">{label}</p>
           <ul>
             {sections.map(([path, name]) => (
-              <li key={path}><a href={`${base}/${path}`} aria-current={path === section ? 'page' : undefined}>{name}</a></li>
+              <li key={path}>
+                <a href={`${base}/${path}`} aria-current={path === section ? 'page' : undefined}>
+                  {name}
+                </a>
+              </li>
             ))}
           </ul>
         </nav>
         <div class="settings-body">
           <h1>{title}</h1>
-          {error && <p class="flash error" role="alert">{error}</p>}
+          {error && (
+            <p class="flash error" role="alert">
+              {error}
+            </p>
+          )}
           {children}
         </div>
       </div>
@@ -67,7 +87,11 @@ export function SettingsLayout({ page, area, section, title, error, children }: 
  * `again(message)` — the form shown again with the message — under the error's status; other
  * errors propagate to the error page.
  */
-export async function attempt(page: PageContext, change: () => Promise<PageResult>, again: (message: string) => Promise<PageResult> | PageResult): Promise<PageResult> {
+export async function attempt(
+  page: PageContext,
+  change: () => Promise<PageResult>,
+  again: (message: string) => Promise<PageResult> | PageResult,
+): Promise<PageResult> {
   try {
     return await change();
   } catch (error) {
@@ -119,24 +143,56 @@ export function checked(form: Record<string, string>, name: string): boolean {
 }
 
 /** A labelled multi-line text field. */
-export function TextField({ name, label, value, rows = 3, required, id }: { name: string; label: string; value?: string; rows?: number; required?: boolean; id?: string }) {
+export function TextField({
+  name,
+  label,
+  value,
+  rows = 3,
+  required,
+  id,
+}: {
+  name: string;
+  label: string;
+  value?: string;
+  rows?: number;
+  required?: boolean;
+  id?: string;
+}) {
   const fieldId = id ?? `field-${name}`;
   return (
     <p class="field">
       <label for={fieldId}>{label}</label>
-      <textarea id={fieldId} name={name} rows={rows} required={required}>{value ?? ''}</textarea>
+      <textarea id={fieldId} name={name} rows={rows} required={required}>
+        {value ?? ''}
+      </textarea>
     </p>
   );
 }
 
 /** A labelled `<select>` of `[value, label]` options. */
-export function SelectField({ name, label, value, options, id }: { name: string; label: string; value: string; options: readonly (readonly [string, string])[]; id?: string }) {
+export function SelectField({
+  name,
+  label,
+  value,
+  options,
+  id,
+}: {
+  name: string;
+  label: string;
+  value: string;
+  options: readonly (readonly [string, string])[];
+  id?: string;
+}) {
   const fieldId = id ?? `field-${name}`;
   return (
     <p class="field">
       <label for={fieldId}>{label}</label>
       <select id={fieldId} name={name}>
-        {options.map(([v, text]) => <option key={v} value={v} selected={v === value}>{text}</option>)}
+        {options.map(([v, text]) => (
+          <option key={v} value={v} selected={v === value}>
+            {text}
+          </option>
+        ))}
       </select>
     </p>
   );
@@ -150,7 +206,9 @@ export function SelectField({ name, label, value, options, id }: { name: string;
 export function settingsRoute(area: SettingsArea, method: 'GET' | 'POST', path: string, handler: (page: PageContext) => Promise<PageResult>): PageRoute {
   const url = `${AREAS[area].base}${path}`;
   return {
-    method, path: url, access: 'user',
+    method,
+    path: url,
+    access: 'user',
     handler: async (page) => {
       if (area === 'administration' && !page.user?.isAdmin) throw new NotFound(`Page not found: ${page.request.url.split('?')[0]}`);
       return handler(page);

@@ -20,7 +20,8 @@ const PAGE_SIZE = 50;
 export const commitPages: PageModule = {
   projectPages: [
     {
-      method: 'GET', path: '/~commits',
+      method: 'GET',
+      path: '/~commits',
       handler: async (page) => {
         const project = page.project.path;
         const names = await revisionNames(page.ctx, page.project);
@@ -44,22 +45,41 @@ export const commitPages: PageModule = {
         return (
           <ProjectLayout page={page} tab="commits" title={revision ? `Commits of ${revision}` : 'Commits'}>
             <h1>Commits</h1>
-            {revision === null ? <p class="empty">This repository is empty.</p> : (
+            {revision === null ? (
+              <p class="empty">This repository is empty.</p>
+            ) : (
               <>
-                <RevisionSelector action={`/${project}/~commits`} name="revision" label="Revision" value={revision}
-                  branches={names.branches} tags={names.tags} hidden={query ? { query } : {}} />
+                <RevisionSelector
+                  action={`/${project}/~commits`}
+                  name="revision"
+                  label="Revision"
+                  value={revision}
+                  branches={names.branches}
+                  tags={names.tags}
+                  hidden={query ? { query } : {}}
+                />
                 <QueryBox action={`/${project}/~commits`} query={query} example="author(alice*) path(src)" error={error} hidden={{ revision }} />
                 {!error && log.commits.length === 0 && <p class="empty">No commits.</p>}
                 {log.commits.length > 0 && (
                   <ol class="list commits" aria-label="Commits">
-                    {log.commits.map((c) => <CommitItem key={c.hash} projectPath={project} commit={c} />)}
+                    {log.commits.map((c) => (
+                      <CommitItem key={c.hash} projectPath={project} commit={c} />
+                    ))}
                   </ol>
                 )}
                 {(pageNumber > 1 || log.hasMore) && (
                   <nav aria-label="Pages" class="pager">
-                    {pageNumber > 1 && <a href={link(pageNumber - 1)} rel="prev">Newer</a>}
+                    {pageNumber > 1 && (
+                      <a href={link(pageNumber - 1)} rel="prev">
+                        Newer
+                      </a>
+                    )}
                     <span>Page {pageNumber}</span>
-                    {log.hasMore && <a href={link(pageNumber + 1)} rel="next">Older</a>}
+                    {log.hasMore && (
+                      <a href={link(pageNumber + 1)} rel="next">
+                        Older
+                      </a>
+                    )}
                   </nav>
                 )}
               </>
@@ -69,7 +89,8 @@ export const commitPages: PageModule = {
       },
     },
     {
-      method: 'GET', path: '/~commits/:hash',
+      method: 'GET',
+      path: '/~commits/:hash',
       handler: async (page) => {
         const project = page.project.path;
         const commit = await getCommit(page.ctx, page.project.id, page.params.hash);
@@ -82,21 +103,48 @@ export const commitPages: PageModule = {
             <h1>{subject}</h1>
             {body && <pre class="commit-message">{body}</pre>}
             <dl class="commit-meta">
-              <dt>Commit</dt><dd><code>{commit.hash}</code> · <a href={codeUrl(project, 'files', commit.hash)}>Browse files</a></dd>
-              <dt>Author</dt><dd>{commit.author.name} · <DateTime date={commit.author.date} /></dd>
-              {!sameCommitter && <><dt>Committer</dt><dd>{commit.committer.name} · <DateTime date={commit.committer.date} /></dd></>}
+              <dt>Commit</dt>
+              <dd>
+                <code>{commit.hash}</code> · <a href={codeUrl(project, 'files', commit.hash)}>Browse files</a>
+              </dd>
+              <dt>Author</dt>
+              <dd>
+                {commit.author.name} · <DateTime date={commit.author.date} />
+              </dd>
+              {!sameCommitter && (
+                <>
+                  <dt>Committer</dt>
+                  <dd>
+                    {commit.committer.name} · <DateTime date={commit.committer.date} />
+                  </dd>
+                </>
+              )}
               <dt>{commit.parents.length === 1 ? 'Parent' : 'Parents'}</dt>
               <dd>
-                {commit.parents.length === 0 ? 'none (root commit)' : commit.parents.map((p, i) => (
-                  <span key={p}>{i > 0 && ', '}<a href={commitUrl(project, p)}><code>{p.slice(0, 8)}</code></a></span>
-                ))}
+                {commit.parents.length === 0
+                  ? 'none (root commit)'
+                  : commit.parents.map((p, i) => (
+                      <span key={p}>
+                        {i > 0 && ', '}
+                        <a href={commitUrl(project, p)}>
+                          <code>{p.slice(0, 8)}</code>
+                        </a>
+                      </span>
+                    ))}
               </dd>
             </dl>
             <section aria-labelledby="changes">
               <h2 id="changes">Changes{commit.parents.length > 1 && ' (against the first parent)'}</h2>
-              <DiffView diff={diff} renderFileActions={(file) => file.newPath !== null && (
-                <a href={codeUrl(project, 'files', commit.hash, file.newPath)} class="diff-view-file">View file</a>
-              )} />
+              <DiffView
+                diff={diff}
+                renderFileActions={(file) =>
+                  file.newPath !== null && (
+                    <a href={codeUrl(project, 'files', commit.hash, file.newPath)} class="diff-view-file">
+                      View file
+                    </a>
+                  )
+                }
+              />
             </section>
           </ProjectLayout>
         );

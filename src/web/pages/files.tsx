@@ -13,7 +13,17 @@
  */
 import mime from 'mime';
 import { isActiveType, isSafeType, userContentHeaders } from '../../plugins/user-content.js';
-import { blameAt, browseAt, lineCount, MAX_VIEW_BYTES, MAX_VIEW_LINES, rawFileAt, revisionNames, type Blame, type BrowseResult } from '../../domain/repositories/browse.js';
+import {
+  blameAt,
+  browseAt,
+  lineCount,
+  MAX_VIEW_BYTES,
+  MAX_VIEW_LINES,
+  rawFileAt,
+  revisionNames,
+  type Blame,
+  type BrowseResult,
+} from '../../domain/repositories/browse.js';
 import { trimSlashes } from '../../domain/repositories/revisions.js';
 import { codeUrl, commitUrl, markdownBase, RevisionSelector } from '../components/code.js';
 import { Markdown } from '../components/markdown.js';
@@ -30,8 +40,7 @@ const OCTET_STREAM = 'application/octet-stream';
  */
 export function rawContentType(path: string, binary: boolean): { contentType: string; inline: boolean } {
   const type = mime.getType(path);
-  const contentType = type === null || isActiveType(type) ? (binary ? OCTET_STREAM : TEXT)
-    : type.startsWith('text/') ? `${type}; charset=utf-8` : type;
+  const contentType = type === null || isActiveType(type) ? (binary ? OCTET_STREAM : TEXT) : type.startsWith('text/') ? `${type}; charset=utf-8` : type;
   return { contentType, inline: isSafeType(contentType) };
 }
 
@@ -44,9 +53,11 @@ function Crumbs({ page, revision, path }: { page: ProjectPageContext; revision: 
       {segments.map((name, i) => (
         <span key={i}>
           {' / '}
-          {i === segments.length - 1
-            ? <span aria-current="page">{name}</span>
-            : <a href={codeUrl(project, 'files', revision, segments.slice(0, i + 1).join('/'))}>{name}</a>}
+          {i === segments.length - 1 ? (
+            <span aria-current="page">{name}</span>
+          ) : (
+            <a href={codeUrl(project, 'files', revision, segments.slice(0, i + 1).join('/'))}>{name}</a>
+          )}
         </span>
       ))}
     </nav>
@@ -57,8 +68,15 @@ const plural = (n: number, one: string, many: string) => `${n.toLocaleString('en
 
 function selectorOf(page: ProjectPageContext, view: 'files' | 'blame', at: { revision: string; path: string }, names: BrowseResult['names']) {
   return (
-    <RevisionSelector action={`/${page.project.path}/~${view}`} name="revision" label="Revision" value={at.revision}
-      branches={names.branches} tags={names.tags} hidden={at.path ? { path: at.path } : {}} />
+    <RevisionSelector
+      action={`/${page.project.path}/~${view}`}
+      name="revision"
+      label="Revision"
+      value={at.revision}
+      branches={names.branches}
+      tags={names.tags}
+      hidden={at.path ? { path: at.path } : {}}
+    />
   );
 }
 
@@ -78,15 +96,28 @@ async function filesPage(page: ProjectPageContext, tail: string) {
       {selectorOf(page, 'files', at, names)}
       <Crumbs page={page} revision={at.revision} path={at.path} />
       <p class="meta">
-        <a href={historyUrl(project, at)}>History</a>{' · '}commit <a href={commitUrl(project, at.commitHash)}><code>{at.commitHash.slice(0, 8)}</code></a>
+        <a href={historyUrl(project, at)}>History</a>
+        {' · '}commit{' '}
+        <a href={commitUrl(project, at.commitHash)}>
+          <code>{at.commitHash.slice(0, 8)}</code>
+        </a>
       </p>
-      {result.entries.length === 0 ? <p class="empty">This directory is empty.</p> : (
+      {result.entries.length === 0 ? (
+        <p class="empty">This directory is empty.</p>
+      ) : (
         <ul class="tree" aria-label="Entries">
           {result.entries.map((entry) => {
-            if (entry.type === 'commit') return <li key={entry.name} class="file">{`${entry.name} @ ${entry.hash.slice(0, 8)}`} <span class="meta">(submodule)</span></li>;
+            if (entry.type === 'commit')
+              return (
+                <li key={entry.name} class="file">
+                  {`${entry.name} @ ${entry.hash.slice(0, 8)}`} <span class="meta">(submodule)</span>
+                </li>
+              );
             return (
               <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
-                <a href={codeUrl(project, 'files', at.revision, at.path ? `${at.path}/${entry.name}` : entry.name)}>{entry.type === 'tree' ? `${entry.name}/` : entry.name}</a>
+                <a href={codeUrl(project, 'files', at.revision, at.path ? `${at.path}/${entry.name}` : entry.name)}>
+                  {entry.type === 'tree' ? `${entry.name}/` : entry.name}
+                </a>
               </li>
             );
           })}
@@ -95,9 +126,13 @@ async function filesPage(page: ProjectPageContext, tail: string) {
       {result.readme && (
         <section aria-labelledby="readme" class="readme">
           <h2 id="readme">{result.readme.name}</h2>
-          {/\.(md|markdown)$/i.test(result.readme.name)
-            ? <Markdown text={result.readme.text} base={markdownBase(project, at.revision, at.path)} />
-            : <pre><code dangerouslySetInnerHTML={{ __html: highlightFile(result.readme.hash, result.readme.name, result.readme.text) }} /></pre>}
+          {/\.(md|markdown)$/i.test(result.readme.name) ? (
+            <Markdown text={result.readme.text} base={markdownBase(project, at.revision, at.path)} />
+          ) : (
+            <pre>
+              <code dangerouslySetInnerHTML={{ __html: highlightFile(result.readme.hash, result.readme.name, result.readme.text) }} />
+            </pre>
+          )}
         </section>
       )}
     </ProjectLayout>
@@ -133,11 +168,19 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Ext
   const raw = codeUrl(project, 'raw', at.revision, at.path);
   let body;
   if (result.binary) {
-    body = <p class="file-notice">Binary file ({plural(result.size, 'byte', 'bytes')}). <a href={raw} download={name}>Download {name}</a></p>;
+    body = (
+      <p class="file-notice">
+        Binary file ({plural(result.size, 'byte', 'bytes')}).{' '}
+        <a href={raw} download={name}>
+          Download {name}
+        </a>
+      </p>
+    );
   } else if (result.text === null) {
     body = (
       <p class="file-notice" role="note">
-        This file is too large to show ({plural(result.size, 'byte', 'bytes')}; the limit is {plural(MAX_VIEW_BYTES, 'byte', 'bytes')}). <a href={raw}>View it raw</a>
+        This file is too large to show ({plural(result.size, 'byte', 'bytes')}; the limit is {plural(MAX_VIEW_BYTES, 'byte', 'bytes')}).{' '}
+        <a href={raw}>View it raw</a>
       </p>
     );
   } else {
@@ -147,28 +190,55 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Ext
       <>
         {result.omittedLines > 0 && (
           <p class="file-notice" role="note">
-            Only the first {plural(MAX_VIEW_LINES, 'line', 'lines')} are shown ({plural(result.omittedLines, 'more line', 'more lines')}). <a href={raw}>View it raw</a>
+            Only the first {plural(MAX_VIEW_LINES, 'line', 'lines')} are shown ({plural(result.omittedLines, 'more line', 'more lines')}).{' '}
+            <a href={raw}>View it raw</a>
           </p>
         )}
         <div class="file-view">
           {blame && <BlameGutter projectPath={project} blame={blame} />}
-          <pre class="line-numbers">{numbers.map((n) => <a key={n} id={`L${n}`} href={`#L${n}`}>{`${n}\n`}</a>)}</pre>
-          <pre class="file-code"><code dangerouslySetInnerHTML={{ __html: highlightFile(result.entry.oid, at.path, text) }} /></pre>
+          <pre class="line-numbers">
+            {numbers.map((n) => (
+              <a key={n} id={`L${n}`} href={`#L${n}`}>{`${n}\n`}</a>
+            ))}
+          </pre>
+          <pre class="file-code">
+            <code dangerouslySetInnerHTML={{ __html: highlightFile(result.entry.oid, at.path, text) }} />
+          </pre>
         </div>
       </>
     );
   }
-  const other = view === 'files'
-    ? (!result.binary && result.text !== null && <>{' · '}<a href={codeUrl(project, 'blame', at.revision, at.path)}>Blame</a></>)
-    : <>{' · '}<a href={codeUrl(project, 'files', at.revision, at.path)}>Normal view</a></>;
+  const other =
+    view === 'files' ? (
+      !result.binary &&
+      result.text !== null && (
+        <>
+          {' · '}
+          <a href={codeUrl(project, 'blame', at.revision, at.path)}>Blame</a>
+        </>
+      )
+    ) : (
+      <>
+        {' · '}
+        <a href={codeUrl(project, 'files', at.revision, at.path)}>Normal view</a>
+      </>
+    );
   return (
     <ProjectLayout page={page} tab="code" title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`}>
       <h1>{name}</h1>
       {selectorOf(page, view, at, result.names)}
       <Crumbs page={page} revision={at.revision} path={at.path} />
       <p class="meta">
-        {plural(result.size, 'byte', 'bytes')}{' · '}<a href={raw}>Raw</a>{other}{' · '}<a href={historyUrl(project, at)}>History</a>
-        {' · '}commit <a href={commitUrl(project, at.commitHash)}><code>{at.commitHash.slice(0, 8)}</code></a>
+        {plural(result.size, 'byte', 'bytes')}
+        {' · '}
+        <a href={raw}>Raw</a>
+        {other}
+        {' · '}
+        <a href={historyUrl(project, at)}>History</a>
+        {' · '}commit{' '}
+        <a href={commitUrl(project, at.commitHash)}>
+          <code>{at.commitHash.slice(0, 8)}</code>
+        </a>
       </p>
       {body}
     </ProjectLayout>
@@ -189,14 +259,16 @@ export const filesPages: PageModule = {
     { method: 'GET', path: '/~blame', handler: (page) => chooseRevision(page, 'blame') },
     { method: 'GET', path: '/~files/*', handler: (page) => filesPage(page, page.params['*'] ?? '') },
     {
-      method: 'GET', path: '/~blame/*',
+      method: 'GET',
+      path: '/~blame/*',
       handler: async (page) => {
         const result = await blameAt(page.ctx, page.project, page.params['*'] ?? '');
         return filePage(page, 'blame', result, result.blame);
       },
     },
     {
-      method: 'GET', path: '/~raw/*',
+      method: 'GET',
+      path: '/~raw/*',
       handler: async (page) => {
         const file = await rawFileAt(page.ctx, page.project, page.params['*'] ?? '');
         const { contentType } = rawContentType(file.path, file.binary);

@@ -18,6 +18,22 @@ import { refPages } from './refs.js';
 import { savedQueryPages } from './saved-queries.js';
 import { settingsPages } from './settings/index.js';
 
-export const pageModules: PageModule[] = [loginPages, dashboardPages, projectListPages, projectHomePages,
-  filesPages, commitPages, refPages, comparePages, pullRequestPages, buildPages, issuePages, markdownPreviewPages, savedQueryPages,
-  newProjectPages, settingsPages, administrationPages, personalSettingsPages];
+export const pageModules: PageModule[] = [
+  loginPages,
+  dashboardPages,
+  projectListPages,
+  projectHomePages,
+  filesPages,
+  commitPages,
+  refPages,
+  comparePages,
+  pullRequestPages,
+  buildPages,
+  issuePages,
+  markdownPreviewPages,
+  savedQueryPages,
+  newProjectPages,
+  settingsPages,
+  administrationPages,
+  personalSettingsPages,
+];

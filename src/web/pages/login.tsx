@@ -17,11 +17,17 @@ function LoginPage({ page, name, error }: { page: PageContext; name?: string; er
     <Layout page={page} title="Sign in">
       <section class="narrow">
         <h1>Sign in to Gitloom</h1>
-        {error && <p class="flash error" role="alert">{error}</p>}
+        {error && (
+          <p class="flash error" role="alert">
+            {error}
+          </p>
+        )}
         <PostForm page={page} action={`/~login?${new URLSearchParams({ redirect: target })}`} label="Sign in">
           <Field name="name" label="User name or email" value={name} required autocomplete="username" autofocus />
           <Field name="password" label="Password or access token" type="password" required autocomplete="current-password" />
-          <p><button type="submit">Sign in</button></p>
+          <p>
+            <button type="submit">Sign in</button>
+          </p>
         </PostForm>
       </section>
     </Layout>
@@ -31,11 +37,15 @@ function LoginPage({ page, name, error }: { page: PageContext; name?: string; er
 export const loginPages: PageModule = {
   pages: [
     {
-      method: 'GET', path: '/~login', access: 'public',
+      method: 'GET',
+      path: '/~login',
+      access: 'public',
       handler: async (page) => (page.user ? redirect(safeRedirect(page.query.redirect)) : <LoginPage page={page} />),
     },
     {
-      method: 'POST', path: '/~login', access: 'public',
+      method: 'POST',
+      path: '/~login',
+      access: 'public',
       handler: async (page) => {
         const name = (page.form.name ?? '').trim();
         const password = page.form.password ?? '';
@@ -57,20 +67,29 @@ export const loginPages: PageModule = {
     },
     {
       // a plain link to /~logout (OneDev's habit) asks before signing out: GET changes nothing
-      method: 'GET', path: '/~logout', access: 'public',
-      handler: async (page) => (!page.user ? redirect('/~login') : (
-        <Layout page={page} title="Sign out">
-          <section class="narrow">
-            <h1>Sign out</h1>
-            <PostForm page={page} action="/~logout" label="Sign out">
-              <p><button type="submit">{`Sign out ${page.user.name}`}</button></p>
-            </PostForm>
-          </section>
-        </Layout>
-      )),
+      method: 'GET',
+      path: '/~logout',
+      access: 'public',
+      handler: async (page) =>
+        !page.user ? (
+          redirect('/~login')
+        ) : (
+          <Layout page={page} title="Sign out">
+            <section class="narrow">
+              <h1>Sign out</h1>
+              <PostForm page={page} action="/~logout" label="Sign out">
+                <p>
+                  <button type="submit">{`Sign out ${page.user.name}`}</button>
+                </p>
+              </PostForm>
+            </section>
+          </Layout>
+        ),
     },
     {
-      method: 'POST', path: '/~logout', access: 'public',
+      method: 'POST',
+      path: '/~logout',
+      access: 'public',
       handler: async (page) => {
         const token = signedCookie(page.request, SESSION_COOKIE);
         if (token) await endSession(page.ctx.db, token);

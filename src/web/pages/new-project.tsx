@@ -14,12 +14,18 @@ import { parentIdOf } from './settings/general.js';
 
 /** Creates the project the form describes (forking `forkOf` when given) and redirects to it; a refusal shows the form again. */
 async function create(page: PageContext, show: (error: string) => PageResult, forkOf: number | null): Promise<PageResult> {
-  return submitForm(page, async () => createProject(page.ctx, {
-    name: (page.form.name ?? '').trim(),
-    parentId: await parentIdOf(page, page.form.parent),
-    description: (page.form.description ?? '').trim() || null,
-    forkedFromId: forkOf,
-  }), async (id) => redirect(`/${(await getProject(page.ctx, id)).path}`), show);
+  return submitForm(
+    page,
+    async () =>
+      createProject(page.ctx, {
+        name: (page.form.name ?? '').trim(),
+        parentId: await parentIdOf(page, page.form.parent),
+        description: (page.form.description ?? '').trim() || null,
+        forkedFromId: forkOf,
+      }),
+    async (id) => redirect(`/${(await getProject(page.ctx, id)).path}`),
+    show,
+  );
 }
 
 function ProjectForm({ page, action, button, values }: { page: PageContext; action: string; button: string; values: Record<string, string> }) {
@@ -28,7 +34,9 @@ function ProjectForm({ page, action, button, values }: { page: PageContext; acti
       <Field name="name" label="Name" required value={values.name} autofocus />
       <Field name="parent" label="Parent project (path; empty for a root project)" value={values.parent} />
       <TextArea name="description" label="Description" value={values.description} />
-      <p><button type="submit">{button}</button></p>
+      <p>
+        <button type="submit">{button}</button>
+      </p>
     </PostForm>
   );
 }
@@ -37,7 +45,11 @@ function newProjectPage(page: PageContext, error: string | null) {
   return (
     <Layout page={page} title="New project" styles={['settings.css']}>
       <h1>New project</h1>
-      {error && <p class="flash error" role="alert">{error}</p>}
+      {error && (
+        <p class="flash error" role="alert">
+          {error}
+        </p>
+      )}
       <ProjectForm page={page} action="/~projects/new" button="Create project" values={error ? page.form : { parent: page.query.parent ?? '' }} />
     </Layout>
   );
@@ -53,9 +65,17 @@ function forkPage(page: ProjectPageContext, error: string | null) {
     <ProjectLayout page={page} tab="code" title="Fork" styles={['settings.css']}>
       <h1>{`Fork ${page.project.path}`}</h1>
       <p class="meta">The fork starts with every branch and tag of this project; pull requests can go back to it.</p>
-      {error && <p class="flash error" role="alert">{error}</p>}
-      <ProjectForm page={page} action={`/${page.project.path}/~fork`} button="Fork project"
-        values={error ? page.form : { name: page.project.name, description: page.project.description ?? '' }} />
+      {error && (
+        <p class="flash error" role="alert">
+          {error}
+        </p>
+      )}
+      <ProjectForm
+        page={page}
+        action={`/${page.project.path}/~fork`}
+        button="Fork project"
+        values={error ? page.form : { name: page.project.name, description: page.project.description ?? '' }}
+      />
     </ProjectLayout>
   );
 }
@@ -67,7 +87,23 @@ export const newProjectPages: PageModule = {
     { method: 'POST', path: '/~projects/new', access: 'user', handler: (page) => create(page, (error) => newProjectPage(page, error), null) },
   ],
   projectPages: [
-    { method: 'GET', path: '/~fork', access: 'user', handler: async (page) => { checkForkable(page); return forkPage(page, null); } },
-    { method: 'POST', path: '/~fork', access: 'user', handler: (page) => { checkForkable(page); return create(page, (error) => forkPage(page, error), page.project.id); } },
+    {
+      method: 'GET',
+      path: '/~fork',
+      access: 'user',
+      handler: async (page) => {
+        checkForkable(page);
+        return forkPage(page, null);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/~fork',
+      access: 'user',
+      handler: (page) => {
+        checkForkable(page);
+        return create(page, (error) => forkPage(page, error), page.project.id);
+      },
+    },
   ],
 };

@@ -13,69 +13,81 @@ import { highlightFile } from '../highlight.js';
 import type { PageModule } from '../page.js';
 
 export const projectHomePages: PageModule = {
-  projectPages: [{
-    method: 'GET', path: '/',
-    handler: async (page) => {
-      const { project } = page;
-      const clone = cloneUrls(page.ctx, project).http;
-      const [overview, origin] = await Promise.all([
-        page.permissions.readCode ? repositoryOverview(page.ctx, project) : null,
-        forkOrigin(page.ctx, project),
-      ]);
-      const base = `/${project.path}`;
-      return (
-        <ProjectLayout page={page} tab="code" scripts={['copy.js']}>
-          <h1>{project.name}</h1>
-          {origin && <p class="meta">forked from <a href={`/${origin.path}`}>{origin.path}</a></p>}
-          {project.description && <p class="lead">{project.description}</p>}
-          {overview && (
-            <>
-              <div class="clone">
-                <label for="clone-url">Clone</label>
-                <input id="clone-url" readonly value={clone} />
-                <button type="button" data-copy="#clone-url">Copy</button>
-                {page.user && <a href={`${base}/~fork`}>Fork</a>}
-              </div>
+  projectPages: [
+    {
+      method: 'GET',
+      path: '/',
+      handler: async (page) => {
+        const { project } = page;
+        const clone = cloneUrls(page.ctx, project).http;
+        const [overview, origin] = await Promise.all([page.permissions.readCode ? repositoryOverview(page.ctx, project) : null, forkOrigin(page.ctx, project)]);
+        const base = `/${project.path}`;
+        return (
+          <ProjectLayout page={page} tab="code" scripts={['copy.js']}>
+            <h1>{project.name}</h1>
+            {origin && (
               <p class="meta">
-                <a href={`${base}/~branches`}>{`${overview.branchCount} ${overview.branchCount === 1 ? 'branch' : 'branches'}`}</a>
-                {' · '}
-                <a href={`${base}/~tags`}>{`${overview.tagCount} ${overview.tagCount === 1 ? 'tag' : 'tags'}`}</a>
-                {overview.defaultBranch && ` · default branch ${overview.defaultBranch}`}
+                forked from <a href={`/${origin.path}`}>{origin.path}</a>
               </p>
-              {overview.defaultBranch === null ? (
-                <section aria-labelledby="empty">
-                  <h2 id="empty">This repository is empty</h2>
-                  <p>Push an existing repository from the command line:</p>
-                  <pre><code>{`git remote add origin ${clone}\ngit push -u origin main`}</code></pre>
-                </section>
-              ) : (
-                <>
-                  <section aria-labelledby="files">
-                    <h2 id="files">Files</h2>
-                    <ul class="tree">
-                      {overview.entries.map((entry) => (
-                        <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
-                          <a href={`${base}/~files/${encodeURIComponent(overview.defaultBranch!)}/${encodeURIComponent(entry.name)}`}>
-                            {entry.type === 'tree' ? `${entry.name}/` : entry.name}
-                          </a>
-                        </li>
-                      ))}
-                    </ul>
+            )}
+            {project.description && <p class="lead">{project.description}</p>}
+            {overview && (
+              <>
+                <div class="clone">
+                  <label for="clone-url">Clone</label>
+                  <input id="clone-url" readonly value={clone} />
+                  <button type="button" data-copy="#clone-url">
+                    Copy
+                  </button>
+                  {page.user && <a href={`${base}/~fork`}>Fork</a>}
+                </div>
+                <p class="meta">
+                  <a href={`${base}/~branches`}>{`${overview.branchCount} ${overview.branchCount === 1 ? 'branch' : 'branches'}`}</a>
+                  {' · '}
+                  <a href={`${base}/~tags`}>{`${overview.tagCount} ${overview.tagCount === 1 ? 'tag' : 'tags'}`}</a>
+                  {overview.defaultBranch && ` · default branch ${overview.defaultBranch}`}
+                </p>
+                {overview.defaultBranch === null ? (
+                  <section aria-labelledby="empty">
+                    <h2 id="empty">This repository is empty</h2>
+                    <p>Push an existing repository from the command line:</p>
+                    <pre>
+                      <code>{`git remote add origin ${clone}\ngit push -u origin main`}</code>
+                    </pre>
                   </section>
-                  {overview.readme && (
-                    <section aria-labelledby="readme" class="readme">
-                      <h2 id="readme">{overview.readme.name}</h2>
-                      {/\.(md|markdown)$/i.test(overview.readme.name)
-                        ? <Markdown text={overview.readme.text} base={markdownBase(project.path, overview.defaultBranch!, '')} />
-                        : <pre><code dangerouslySetInnerHTML={{ __html: highlightFile(overview.readme.hash, overview.readme.name, overview.readme.text) }} /></pre>}
+                ) : (
+                  <>
+                    <section aria-labelledby="files">
+                      <h2 id="files">Files</h2>
+                      <ul class="tree">
+                        {overview.entries.map((entry) => (
+                          <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
+                            <a href={`${base}/~files/${encodeURIComponent(overview.defaultBranch!)}/${encodeURIComponent(entry.name)}`}>
+                              {entry.type === 'tree' ? `${entry.name}/` : entry.name}
+                            </a>
+                          </li>
+                        ))}
+                      </ul>
                     </section>
-                  )}
-                </>
-              )}
-            </>
-          )}
-        </ProjectLayout>
-      );
+                    {overview.readme && (
+                      <section aria-labelledby="readme" class="readme">
+                        <h2 id="readme">{overview.readme.name}</h2>
+                        {/\.(md|markdown)$/i.test(overview.readme.name) ? (
+                          <Markdown text={overview.readme.text} base={markdownBase(project.path, overview.defaultBranch!, '')} />
+                        ) : (
+                          <pre>
+                            <code dangerouslySetInnerHTML={{ __html: highlightFile(overview.readme.hash, overview.readme.name, overview.readme.text) }} />
+                          </pre>
+                        )}
+                      </section>
+                    )}
+                  </>
+                )}
+              </>
+            )}
+          </ProjectLayout>
+        );
+      },
     },
-  }],
+  ],
 };

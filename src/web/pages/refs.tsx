@@ -24,11 +24,16 @@ function RefList({ page, kind, refs, defaultBranch }: { page: ProjectPageContext
       {refs.map(({ name, commit }) => (
         <li key={name} class="ref">
           <span class="ref-main">
-            <a href={codeUrl(project, 'files', name)} class="ref-name">{name}</a>
+            <a href={codeUrl(project, 'files', name)} class="ref-name">
+              {name}
+            </a>
             {name === defaultBranch && kind === 'branch' && <span class="badge">default</span>}
             <span class="meta">
-              {' '}<a href={commitUrl(project, commit.hash)}><code>{commit.hash.slice(0, 8)}</code></a>
-              {' '}{subjectOf(commit)} · <DateTime date={commit.committer.date} />
+              {' '}
+              <a href={commitUrl(project, commit.hash)}>
+                <code>{commit.hash.slice(0, 8)}</code>
+              </a>{' '}
+              {subjectOf(commit)} · <DateTime date={commit.committer.date} />
             </span>
           </span>
           <span class="ref-actions">
@@ -38,7 +43,9 @@ function RefList({ page, kind, refs, defaultBranch }: { page: ProjectPageContext
             {page.permissions.writeCode && !(kind === 'branch' && name === defaultBranch) && (
               <PostForm page={page} action={`/${project}/~${TAB[kind]}/delete`} class="inline" label={`Delete ${kind} ${name}`}>
                 <input type="hidden" name="name" value={name} />
-                <button type="submit" class="danger" aria-label={`Delete ${kind} ${name}`}>Delete</button>
+                <button type="submit" class="danger" aria-label={`Delete ${kind} ${name}`}>
+                  Delete
+                </button>
               </PostForm>
             )}
           </span>
@@ -58,7 +65,11 @@ async function refsPage(page: ProjectPageContext, kind: Kind, error: string | nu
   return (
     <ProjectLayout page={page} tab={TAB[kind]} title={TITLES[kind]}>
       <h1>{TITLES[kind]}</h1>
-      {error && <p class="flash error" role="alert">{error}</p>}
+      {error && (
+        <p class="flash error" role="alert">
+          {error}
+        </p>
+      )}
       {page.permissions.writeCode && names.defaultBranch !== null && (
         <details class="create-ref" open={error !== null}>
           <summary>{kind === 'branch' ? 'New branch' : 'New tag'}</summary>
@@ -68,10 +79,14 @@ async function refsPage(page: ProjectPageContext, kind: Kind, error: string | nu
             {kind === 'tag' && (
               <p class="field">
                 <label for="field-message">Message (optional: makes an annotated tag)</label>
-                <textarea id="field-message" name="message" rows={3}>{form.message ?? ''}</textarea>
+                <textarea id="field-message" name="message" rows={3}>
+                  {form.message ?? ''}
+                </textarea>
               </p>
             )}
-            <p><button type="submit">{kind === 'branch' ? 'Create branch' : 'Create tag'}</button></p>
+            <p>
+              <button type="submit">{kind === 'branch' ? 'Create branch' : 'Create tag'}</button>
+            </p>
           </PostForm>
         </details>
       )}
@@ -82,7 +97,12 @@ async function refsPage(page: ProjectPageContext, kind: Kind, error: string | nu
 
 /** Runs a change; a refusal (4xx) shows the list again with its message and status. */
 async function change(page: ProjectPageContext, kind: Kind, run: () => Promise<void>): Promise<PageResult> {
-  return submitForm(page, run, () => redirect(`/${page.project.path}/~${TAB[kind]}`), (message) => refsPage(page, kind, message));
+  return submitForm(
+    page,
+    run,
+    () => redirect(`/${page.project.path}/~${TAB[kind]}`),
+    (message) => refsPage(page, kind, message),
+  );
 }
 
 export const refPages: PageModule = {
@@ -90,21 +110,37 @@ export const refPages: PageModule = {
     { method: 'GET', path: '/~branches', handler: (page) => refsPage(page, 'branch') },
     { method: 'GET', path: '/~tags', handler: (page) => refsPage(page, 'tag') },
     {
-      method: 'POST', path: '/~branches', access: 'user',
-      handler: (page) => change(page, 'branch', () => createBranch(page.ctx, page.project.id, { branchName: (page.form.name ?? '').trim(), revision: (page.form.revision ?? '').trim() })),
+      method: 'POST',
+      path: '/~branches',
+      access: 'user',
+      handler: (page) =>
+        change(page, 'branch', () =>
+          createBranch(page.ctx, page.project.id, { branchName: (page.form.name ?? '').trim(), revision: (page.form.revision ?? '').trim() }),
+        ),
     },
     {
-      method: 'POST', path: '/~branches/delete', access: 'user',
+      method: 'POST',
+      path: '/~branches/delete',
+      access: 'user',
       handler: (page) => change(page, 'branch', () => deleteBranch(page.ctx, page.project.id, page.form.name ?? '')),
     },
     {
-      method: 'POST', path: '/~tags', access: 'user',
-      handler: (page) => change(page, 'tag', () => createTag(page.ctx, page.project.id, {
-        tagName: (page.form.name ?? '').trim(), revision: (page.form.revision ?? '').trim(), tagMessage: page.form.message ?? null,
-      })),
+      method: 'POST',
+      path: '/~tags',
+      access: 'user',
+      handler: (page) =>
+        change(page, 'tag', () =>
+          createTag(page.ctx, page.project.id, {
+            tagName: (page.form.name ?? '').trim(),
+            revision: (page.form.revision ?? '').trim(),
+            tagMessage: page.form.message ?? null,
+          }),
+        ),
     },
     {
-      method: 'POST', path: '/~tags/delete', access: 'user',
+      method: 'POST',
+      path: '/~tags/delete',
+      access: 'user',
       handler: (page) => change(page, 'tag', () => deleteTag(page.ctx, page.project.id, page.form.name ?? '')),
     },
   ],

@@ -12,7 +12,11 @@ export const mergeCommit: Strategy = {
   /** One `commit-tree`: the preview's tree and parents (target head, request head), by the merger. */
   async finalize(repo, preview, message, merger) {
     return commitTree(repo, {
-      tree: `${preview.mergeCommitHash}^{tree}`, parents: [preview.targetHeadCommitHash, preview.headCommitHash], message, author: merger, committer: merger,
+      tree: `${preview.mergeCommitHash}^{tree}`,
+      parents: [preview.targetHeadCommitHash, preview.headCommitHash],
+      message,
+      author: merger,
+      committer: merger,
     });
   },
 };

@@ -31,7 +31,9 @@ export const rebase: Strategy = {
       }
       rewriting = true;
       head = await commitTree(repo, {
-        tree: commit.tree, parents: [head], message: commit.message,
+        tree: commit.tree,
+        parents: [head],
+        message: commit.message,
         author: { name: commit.author.name, email: commit.author.email, date: commit.author.date, tzOffset: commit.author.tzOffset },
         committer: merger,
       });

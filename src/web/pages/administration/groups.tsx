@@ -27,8 +27,11 @@ interface GroupValues {
 
 function submitted(form: Record<string, string>): GroupValues {
   return {
-    name: form.name ?? '', description: form.description ?? '', administrator: checked(form, 'administrator'),
-    createRootProjects: checked(form, 'createRootProjects'), enforce2FA: checked(form, 'enforce2FA'),
+    name: form.name ?? '',
+    description: form.description ?? '',
+    administrator: checked(form, 'administrator'),
+    createRootProjects: checked(form, 'createRootProjects'),
+    enforce2FA: checked(form, 'enforce2FA'),
   };
 }
 
@@ -53,7 +56,9 @@ async function groupList(page: PageContext, error: string | null = null): Promis
   const values = error ? submitted(page.form) : submitted({});
   return (
     <SettingsLayout page={page} area="administration" section="groups" title="Groups" error={error}>
-      {groups.length === 0 ? <p class="empty">No group yet.</p> : (
+      {groups.length === 0 ? (
+        <p class="empty">No group yet.</p>
+      ) : (
         <ul class="list" aria-label="Groups">
           {groups.map((g) => (
             <li key={g.id}>
@@ -68,7 +73,11 @@ async function groupList(page: PageContext, error: string | null = null): Promis
         <h2 id="new-group-heading">New group</h2>
         <PostForm page={page} action="/~administration/groups" class="settings-form" label="New group">
           <GroupFields values={values} />
-          <p><button type="submit" class="primary">Create group</button></p>
+          <p>
+            <button type="submit" class="primary">
+              Create group
+            </button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -88,33 +97,50 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
       <PostForm page={page} action={base} class="settings-form" label="Group">
         <input type="hidden" name="op" value="group" />
         <GroupFields values={values} />
-        <p><button type="submit">Save group</button></p>
+        <p>
+          <button type="submit">Save group</button>
+        </p>
       </PostForm>
       <section aria-labelledby="members-heading">
         <h2 id="members-heading">Members</h2>
-        {members.length === 0 ? <p class="empty">No member yet.</p> : (
+        {members.length === 0 ? (
+          <p class="empty">No member yet.</p>
+        ) : (
           <ul class="list" aria-label="Members">
             {members.map(({ membership, user }) => (
               <li key={membership} class="row">
                 <a href={`/~administration/users/${user.id}`}>{user.name}</a>
                 <PostForm page={page} action={`${base}/members/delete`} class="inline" label={`Remove ${user.name}`}>
                   <input type="hidden" name="membership" value={String(membership)} />
-                  <button type="submit" class="link" aria-label={`Remove ${user.name} from the group`}>Remove</button>
+                  <button type="submit" class="link" aria-label={`Remove ${user.name} from the group`}>
+                    Remove
+                  </button>
                 </PostForm>
               </li>
             ))}
           </ul>
         )}
         <PostForm page={page} action={`${base}/members`} class="settings-form inline-form" label="Add member">
-          <Field name="user" id="field-member" label="Add member (login name)" value={error && page.form.op === 'member' ? page.form.user : undefined} required autocomplete="off" />
+          <Field
+            name="user"
+            id="field-member"
+            label="Add member (login name)"
+            value={error && page.form.op === 'member' ? page.form.user : undefined}
+            required
+            autocomplete="off"
+          />
           <input type="hidden" name="op" value="member" />
-          <p><button type="submit">Add member</button></p>
+          <p>
+            <button type="submit">Add member</button>
+          </p>
         </PostForm>
       </section>
       <section aria-labelledby="delete-heading">
         <h2 id="delete-heading">Delete group</h2>
         <PostForm page={page} action={`${base}/delete`} label="Delete group">
-          <p><button type="submit" class="danger">{`Delete group ${group.name}`}</button></p>
+          <p>
+            <button type="submit" class="danger">{`Delete group ${group.name}`}</button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -124,32 +150,62 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
 export const groupAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/groups', (page) => groupList(page)),
-    settingsRoute('administration', 'POST', '/groups', (page) => attempt(page, async () => {
-      const id = await createGroup(page.ctx, groupData(submitted(page.form)));
-      return redirect(`/~administration/groups/${id}`);
-    }, (message) => groupList(page, message))),
+    settingsRoute('administration', 'POST', '/groups', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = await createGroup(page.ctx, groupData(submitted(page.form)));
+          return redirect(`/~administration/groups/${id}`);
+        },
+        (message) => groupList(page, message),
+      ),
+    ),
     settingsRoute('administration', 'GET', '/groups/:id', (page) => groupPage(page)),
-    settingsRoute('administration', 'POST', '/groups/:id', (page) => attempt(page, async () => {
-      const id = idParam(page, 'id');
-      await updateGroup(page.ctx, id, groupData(submitted(page.form)));
-      return redirect(`/~administration/groups/${id}`);
-    }, (message) => groupPage(page, message))),
-    settingsRoute('administration', 'POST', '/groups/:id/members', (page) => attempt(page, async () => {
-      const groupId = idParam(page, 'id');
-      await createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') });
-      return redirect(`/~administration/groups/${groupId}`);
-    }, (message) => groupPage(page, message))),
-    settingsRoute('administration', 'POST', '/groups/:id/members/delete', (page) => attempt(page, async () => {
-      const groupId = idParam(page, 'id');
-      const membership = Number(page.form.membership);
-      const own = (await groupMemberships(page.ctx, groupId)).some((m) => m.id === membership);
-      // a membership of another group is not this page's to remove
-      if (own) await deleteMembership(page.ctx, membership);
-      return redirect(`/~administration/groups/${groupId}`);
-    }, (message) => groupPage(page, message))),
-    settingsRoute('administration', 'POST', '/groups/:id/delete', (page) => attempt(page, async () => {
-      await deleteGroup(page.ctx, idParam(page, 'id'));
-      return redirect('/~administration/groups');
-    }, (message) => groupPage(page, message))),
+    settingsRoute('administration', 'POST', '/groups/:id', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = idParam(page, 'id');
+          await updateGroup(page.ctx, id, groupData(submitted(page.form)));
+          return redirect(`/~administration/groups/${id}`);
+        },
+        (message) => groupPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/groups/:id/members', (page) =>
+      attempt(
+        page,
+        async () => {
+          const groupId = idParam(page, 'id');
+          await createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') });
+          return redirect(`/~administration/groups/${groupId}`);
+        },
+        (message) => groupPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/groups/:id/members/delete', (page) =>
+      attempt(
+        page,
+        async () => {
+          const groupId = idParam(page, 'id');
+          const membership = Number(page.form.membership);
+          const own = (await groupMemberships(page.ctx, groupId)).some((m) => m.id === membership);
+          // a membership of another group is not this page's to remove
+          if (own) await deleteMembership(page.ctx, membership);
+          return redirect(`/~administration/groups/${groupId}`);
+        },
+        (message) => groupPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/groups/:id/delete', (page) =>
+      attempt(
+        page,
+        async () => {
+          await deleteGroup(page.ctx, idParam(page, 'id'));
+          return redirect('/~administration/groups');
+        },
+        (message) => groupPage(page, message),
+      ),
+    ),
   ],
 };

@@ -29,10 +29,22 @@ const FLAGS = [
 
 type Flag = (typeof FLAGS)[number][0];
 
-const CODE_PRIVILEGES = [['NONE', 'None'], ['READ', 'Read'], ['WRITE', 'Write']] as const;
-const FIELD_SETS = [['AllIssueFields', 'All fields'], ['NoneIssueFields', 'No field'], ['IncludeIssueFields', 'Only the fields listed'],
-  ['ExcludeIssueFields', 'All but the fields listed']] as const;
-const JOB_FLAGS = [['manageJob', 'Manage job'], ['runJob', 'Run job'], ['accessLog', 'Access log']] as const;
+const CODE_PRIVILEGES = [
+  ['NONE', 'None'],
+  ['READ', 'Read'],
+  ['WRITE', 'Write'],
+] as const;
+const FIELD_SETS = [
+  ['AllIssueFields', 'All fields'],
+  ['NoneIssueFields', 'No field'],
+  ['IncludeIssueFields', 'Only the fields listed'],
+  ['ExcludeIssueFields', 'All but the fields listed'],
+] as const;
+const JOB_FLAGS = [
+  ['manageJob', 'Manage job'],
+  ['runJob', 'Run job'],
+  ['accessLog', 'Access log'],
+] as const;
 
 /** A role as its form holds it: strings and booleans. */
 interface RoleValues {
@@ -63,7 +75,10 @@ function fromForm(form: Record<string, string>): RoleValues {
     const jobNames = form[`job${i}.jobNames`].trim();
     if (!jobNames) continue;
     jobs.push({
-      jobNames, manageJob: checked(form, `job${i}.manageJob`), runJob: checked(form, `job${i}.runJob`), accessLog: checked(form, `job${i}.accessLog`),
+      jobNames,
+      manageJob: checked(form, `job${i}.manageJob`),
+      runJob: checked(form, `job${i}.runJob`),
+      accessLog: checked(form, `job${i}.accessLog`),
       accessibleReports: (form[`job${i}.accessibleReports`] ?? '').trim() || null,
     });
   }
@@ -79,7 +94,10 @@ function fromForm(form: Record<string, string>): RoleValues {
 
 /** The Role JSON of a form's values (validated by the domain, like an API body). */
 function roleData(values: RoleValues): RoleData {
-  const list = values.fields.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const list = values.fields
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
   const listField = values.fieldSet === 'IncludeIssueFields' ? 'includeFields' : values.fieldSet === 'ExcludeIssueFields' ? 'excludeFields' : null;
   return {
     name: values.name.trim(),
@@ -97,7 +115,9 @@ function RoleForm({ page, action, values, submit }: { page: PageContext; action:
       <Field name="name" label="Name" value={values.name} required autocomplete="off" />
       <fieldset>
         <legend>Privileges</legend>
-        {FLAGS.map(([flag, label]) => <CheckField key={flag} name={flag} label={label} checked={values.flags[flag]} />)}
+        {FLAGS.map(([flag, label]) => (
+          <CheckField key={flag} name={flag} label={label} checked={values.flags[flag]} />
+        ))}
         <SelectField name="codePrivilege" label="Code" value={values.codePrivilege} options={CODE_PRIVILEGES} />
       </fieldset>
       <fieldset>
@@ -107,18 +127,36 @@ function RoleForm({ page, action, values, submit }: { page: PageContext; action:
       </fieldset>
       <fieldset>
         <legend>Job privileges</legend>
-        <p class="meta">Job names are space-separated patterns (<code>*</code> and <code>?</code> wildcards, <code>-</code> excludes). Leave the names empty to drop a row.</p>
+        <p class="meta">
+          Job names are space-separated patterns (<code>*</code> and <code>?</code> wildcards, <code>-</code> excludes). Leave the names empty to drop a row.
+        </p>
         {jobs.map((job, i) => (
           <div class="job-privilege" key={i} role="group" aria-label={job.jobNames ? `Job privilege ${job.jobNames}` : 'New job privilege'}>
-            <Field name={`job${i}.jobNames`} id={`field-job${i}-names`} label={job.jobNames ? 'Job names' : 'Job names (new privilege)'} value={job.jobNames} autocomplete="off" />
+            <Field
+              name={`job${i}.jobNames`}
+              id={`field-job${i}-names`}
+              label={job.jobNames ? 'Job names' : 'Job names (new privilege)'}
+              value={job.jobNames}
+              autocomplete="off"
+            />
             {JOB_FLAGS.map(([flag, label]) => (
               <CheckField key={flag} name={`job${i}.${flag}`} id={`field-job${i}-${flag}`} label={label} checked={job[flag]} />
             ))}
-            <Field name={`job${i}.accessibleReports`} id={`field-job${i}-reports`} label="Accessible reports (patterns, optional)" value={job.accessibleReports ?? ''} autocomplete="off" />
+            <Field
+              name={`job${i}.accessibleReports`}
+              id={`field-job${i}-reports`}
+              label="Accessible reports (patterns, optional)"
+              value={job.accessibleReports ?? ''}
+              autocomplete="off"
+            />
           </div>
         ))}
       </fieldset>
-      <p><button type="submit" class="primary">{submit}</button></p>
+      <p>
+        <button type="submit" class="primary">
+          {submit}
+        </button>
+      </p>
     </PostForm>
   );
 }
@@ -127,9 +165,17 @@ async function roleList(page: PageContext): Promise<PageResult> {
   const roles = await queryRoles(page.ctx, undefined, 0, LIMIT);
   return (
     <SettingsLayout page={page} area="administration" section="roles" title="Roles">
-      <p><a class="button" href="/~administration/roles/new">New role</a></p>
+      <p>
+        <a class="button" href="/~administration/roles/new">
+          New role
+        </a>
+      </p>
       <ul class="list" aria-label="Roles">
-        {roles.map((r) => <li key={r.id}><a href={`/~administration/roles/${r.id}`}>{r.name}</a></li>)}
+        {roles.map((r) => (
+          <li key={r.id}>
+            <a href={`/~administration/roles/${r.id}`}>{r.name}</a>
+          </li>
+        ))}
       </ul>
     </SettingsLayout>
   );
@@ -155,7 +201,9 @@ async function rolePage(page: PageContext, error: string | null = null): Promise
         <h2 id="delete-heading">Delete role</h2>
         <PostForm page={page} action={`/~administration/roles/${id}/delete`} label="Delete role">
           <input type="hidden" name="op" value="delete" />
-          <p><button type="submit" class="danger">{`Delete role ${role.name}`}</button></p>
+          <p>
+            <button type="submit" class="danger">{`Delete role ${role.name}`}</button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -166,19 +214,37 @@ export const roleAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/roles', roleList),
     settingsRoute('administration', 'GET', '/roles/new', async (page) => newRolePage(page)),
-    settingsRoute('administration', 'POST', '/roles/new', (page) => attempt(page, async () => {
-      const id = await createRole(page.ctx, roleData(fromForm(page.form)));
-      return redirect(`/~administration/roles/${id}`);
-    }, (message) => newRolePage(page, message))),
+    settingsRoute('administration', 'POST', '/roles/new', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = await createRole(page.ctx, roleData(fromForm(page.form)));
+          return redirect(`/~administration/roles/${id}`);
+        },
+        (message) => newRolePage(page, message),
+      ),
+    ),
     settingsRoute('administration', 'GET', '/roles/:id', (page) => rolePage(page)),
-    settingsRoute('administration', 'POST', '/roles/:id', (page) => attempt(page, async () => {
-      const id = idParam(page, 'id');
-      await updateRole(page.ctx, id, roleData(fromForm(page.form)));
-      return redirect(`/~administration/roles/${id}`);
-    }, (message) => rolePage(page, message))),
-    settingsRoute('administration', 'POST', '/roles/:id/delete', (page) => attempt(page, async () => {
-      await deleteRole(page.ctx, idParam(page, 'id'));
-      return redirect('/~administration/roles');
-    }, (message) => rolePage(page, message))),
+    settingsRoute('administration', 'POST', '/roles/:id', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = idParam(page, 'id');
+          await updateRole(page.ctx, id, roleData(fromForm(page.form)));
+          return redirect(`/~administration/roles/${id}`);
+        },
+        (message) => rolePage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/roles/:id/delete', (page) =>
+      attempt(
+        page,
+        async () => {
+          await deleteRole(page.ctx, idParam(page, 'id'));
+          return redirect('/~administration/roles');
+        },
+        (message) => rolePage(page, message),
+      ),
+    ),
   ],
 };

@@ -27,12 +27,26 @@ async function securityPage(page: PageContext, notice: string | null = null, err
   const [setting, groups] = await Promise.all([getSecuritySetting(page.ctx), queryGroups(page.ctx, undefined, 0, LIMIT)]);
   return (
     <SettingsLayout page={page} area="administration" section="security" title="Security" error={error}>
-      {notice && <p class="flash notice" role="status">{notice}</p>}
+      {notice && (
+        <p class="flash notice" role="status">
+          {notice}
+        </p>
+      )}
       <PostForm page={page} action="/~administration/security" class="settings-form" label="Security setting">
-        {SECURITY_FLAGS.map(([name, label]) => <CheckField key={name} name={name} label={label} checked={setting[name]} />)}
-        <SelectField name="defaultLoginGroupId" label="Default group of every signed-in user" value={String(setting.defaultLoginGroupId ?? '')}
-          options={[['', 'None'], ...groups.map((g) => [String(g.id), g.name] as const)]} />
-        <p><button type="submit" class="primary">Save security setting</button></p>
+        {SECURITY_FLAGS.map(([name, label]) => (
+          <CheckField key={name} name={name} label={label} checked={setting[name]} />
+        ))}
+        <SelectField
+          name="defaultLoginGroupId"
+          label="Default group of every signed-in user"
+          value={String(setting.defaultLoginGroupId ?? '')}
+          options={[['', 'None'], ...groups.map((g) => [String(g.id), g.name] as const)]}
+        />
+        <p>
+          <button type="submit" class="primary">
+            Save security setting
+          </button>
+        </p>
       </PostForm>
     </SettingsLayout>
   );
@@ -60,7 +74,9 @@ async function labelSpecsPage(page: PageContext, error: string | null = null): P
   const failed = form.op === 'update' ? form.id : null;
   return (
     <SettingsLayout page={page} area="administration" section="label-specs" title="Labels" error={error}>
-      {specs.length === 0 ? <p class="empty">No label yet.</p> : (
+      {specs.length === 0 ? (
+        <p class="empty">No label yet.</p>
+      ) : (
         <ul class="list label-specs" aria-label="Labels">
           {specs.map((spec) => {
             const values = failed === String(spec.id) ? { name: form.name, color: form.color } : spec;
@@ -71,12 +87,16 @@ async function labelSpecsPage(page: PageContext, error: string | null = null): P
                   <input type="hidden" name="id" value={String(spec.id)} />
                   <Field name="name" id={`field-name-${spec.id}`} label={`Name of label ${spec.name}`} value={values.name} required autocomplete="off" />
                   <Field name="color" id={`field-color-${spec.id}`} label={`Color of label ${spec.name}`} value={values.color} required autocomplete="off" />
-                  <p><button type="submit">Save</button></p>
+                  <p>
+                    <button type="submit">Save</button>
+                  </p>
                 </PostForm>
                 <PostForm page={page} action="/~administration/label-specs" class="inline" label={`Delete label ${spec.name}`}>
                   <input type="hidden" name="op" value="delete" />
                   <input type="hidden" name="id" value={String(spec.id)} />
-                  <button type="submit" class="danger" aria-label={`Delete label ${spec.name}`}>Delete</button>
+                  <button type="submit" class="danger" aria-label={`Delete label ${spec.name}`}>
+                    Delete
+                  </button>
                 </PostForm>
               </li>
             );
@@ -89,7 +109,11 @@ async function labelSpecsPage(page: PageContext, error: string | null = null): P
           <input type="hidden" name="op" value="create" />
           <Field name="name" label="Name" value={form.op === 'create' ? form.name : undefined} required autocomplete="off" />
           <Field name="color" label="Color (#rrggbb)" value={form.op === 'create' ? form.color : '#0d87e9'} required autocomplete="off" />
-          <p><button type="submit" class="primary">Create label</button></p>
+          <p>
+            <button type="submit" class="primary">
+              Create label
+            </button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -113,8 +137,20 @@ async function changeLabelSpec(page: PageContext): Promise<PageResult> {
 export const settingAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/security', (page) => securityPage(page)),
-    settingsRoute('administration', 'POST', '/security', (page) => attempt(page, () => saveSecurity(page), (message) => securityPage(page, null, message))),
+    settingsRoute('administration', 'POST', '/security', (page) =>
+      attempt(
+        page,
+        () => saveSecurity(page),
+        (message) => securityPage(page, null, message),
+      ),
+    ),
     settingsRoute('administration', 'GET', '/label-specs', (page) => labelSpecsPage(page)),
-    settingsRoute('administration', 'POST', '/label-specs', (page) => attempt(page, () => changeLabelSpec(page), (message) => labelSpecsPage(page, message))),
+    settingsRoute('administration', 'POST', '/label-specs', (page) =>
+      attempt(
+        page,
+        () => changeLabelSpec(page),
+        (message) => labelSpecsPage(page, message),
+      ),
+    ),
   ],
 };

@@ -27,16 +27,27 @@ async function userList(page: PageContext): Promise<PageResult> {
   const more = (at: number) => `/~administration/users?${new URLSearchParams({ ...(term && { term }), offset: String(at) })}`;
   return (
     <SettingsLayout page={page} area="administration" section="users" title="Users">
-      <p><a class="button" href="/~administration/users/new">New user</a></p>
+      <p>
+        <a class="button" href="/~administration/users/new">
+          New user
+        </a>
+      </p>
       <form method="get" action="/~administration/users" class="query" role="search">
-        <label for="field-term" class="visually-hidden">Search users</label>
+        <label for="field-term" class="visually-hidden">
+          Search users
+        </label>
         <input id="field-term" name="term" type="search" value={term} placeholder="Name, full name or email" />
         <button type="submit">Search</button>
       </form>
-      {users.length === 0 ? <p class="empty">No user found.</p> : (
+      {users.length === 0 ? (
+        <p class="empty">No user found.</p>
+      ) : (
         <ul class="list" aria-label="Users">
           {users.map((u) => (
-            <li key={u.id}><a href={`/~administration/users/${u.id}`}>{u.name}</a>{u.fullName && <span class="meta">{` ${u.fullName}`}</span>}</li>
+            <li key={u.id}>
+              <a href={`/~administration/users/${u.id}`}>{u.name}</a>
+              {u.fullName && <span class="meta">{` ${u.fullName}`}</span>}
+            </li>
           ))}
         </ul>
       )}
@@ -57,7 +68,11 @@ function NewUserPage({ page, error }: { page: PageContext; error?: string }) {
         <Field name="fullName" label="Full name (optional)" value={form.fullName} autocomplete="off" />
         <Field name="emailAddress" label="Email address" type="email" value={form.emailAddress} required autocomplete="off" />
         <Field name="password" label="Password" type="password" required autocomplete="new-password" />
-        <p><button type="submit" class="primary">Create user</button></p>
+        <p>
+          <button type="submit" class="primary">
+            Create user
+          </button>
+        </p>
       </PostForm>
     </SettingsLayout>
   );
@@ -69,50 +84,82 @@ const fullNameOf = (form: Record<string, string>) => (form.fullName ?? '').trim(
 async function userPage(page: PageContext, error: string | null = null, notice: string | null = null): Promise<PageResult> {
   const id = idParam(page, 'id');
   const user = await getUser(page.ctx, id);
-  const [emails, memberships, tokens] = await Promise.all([
-    listEmailAddresses(page.ctx, id), userMemberships(page.ctx, id), listAccessTokens(page.ctx, id),
-  ]);
+  const [emails, memberships, tokens] = await Promise.all([listEmailAddresses(page.ctx, id), userMemberships(page.ctx, id), listAccessTokens(page.ctx, id)]);
   const groups = await Promise.all(memberships.map((m) => getGroup(page.ctx, m.groupId)));
   const base = `/~administration/users/${id}`;
   // a refused profile change shows what was typed; any other page the stored profile
   const profile = error && page.form.op === 'profile' ? page.form : { name: user.name, fullName: user.fullName ?? '' };
   return (
     <SettingsLayout page={page} area="administration" section="users" title={`User ${user.name}`} error={error}>
-      {notice && <p class="flash notice" role="status">{notice}</p>}
+      {notice && (
+        <p class="flash notice" role="status">
+          {notice}
+        </p>
+      )}
       <section aria-labelledby="profile-heading">
         <h2 id="profile-heading">Profile</h2>
         <PostForm page={page} action={base} class="settings-form" label="Profile">
           <input type="hidden" name="op" value="profile" />
           <Field name="name" label="Login name" value={profile.name} required autocomplete="off" />
           <Field name="fullName" label="Full name" value={profile.fullName} autocomplete="off" />
-          <p><button type="submit">Save profile</button></p>
+          <p>
+            <button type="submit">Save profile</button>
+          </p>
         </PostForm>
       </section>
       <section aria-labelledby="emails-heading">
         <h2 id="emails-heading">Email addresses</h2>
         <EmailAddressList page={page} base={base} emails={emails} />
         <PostForm page={page} action={`${base}/email-addresses`} class="settings-form" label="Add an email address">
-          <Field name="value" label="New email address" type="email" value={error && page.form.op === 'email' ? page.form.value : undefined} required autocomplete="off" />
+          <Field
+            name="value"
+            label="New email address"
+            type="email"
+            value={error && page.form.op === 'email' ? page.form.value : undefined}
+            required
+            autocomplete="off"
+          />
           <input type="hidden" name="op" value="email" />
-          <p><button type="submit">Add email address</button></p>
+          <p>
+            <button type="submit">Add email address</button>
+          </p>
         </PostForm>
       </section>
       <section aria-labelledby="groups-heading">
         <h2 id="groups-heading">Groups</h2>
-        {groups.length === 0 ? <p class="empty">Not a member of any group.</p> : (
-          <ul class="list">{groups.map((g) => <li key={g.id}><a href={`/~administration/groups/${g.id}`}>{g.name}</a></li>)}</ul>
+        {groups.length === 0 ? (
+          <p class="empty">Not a member of any group.</p>
+        ) : (
+          <ul class="list">
+            {groups.map((g) => (
+              <li key={g.id}>
+                <a href={`/~administration/groups/${g.id}`}>{g.name}</a>
+              </li>
+            ))}
+          </ul>
         )}
       </section>
       <section aria-labelledby="tokens-heading">
         <h2 id="tokens-heading">Access tokens</h2>
-        {tokens.length === 0 ? <p class="empty">No access token.</p> : (
+        {tokens.length === 0 ? (
+          <p class="empty">No access token.</p>
+        ) : (
           <ul class="list" aria-label="Access tokens">
             {tokens.map((t) => (
               <li key={t.id} class="row">
-                <span><code>{t.value}</code>{` ${t.description ?? ''}`}<span class="meta">{' · created '}<DateTime date={new Date(t.createDate)} /></span></span>
+                <span>
+                  <code>{t.value}</code>
+                  {` ${t.description ?? ''}`}
+                  <span class="meta">
+                    {' · created '}
+                    <DateTime date={new Date(t.createDate)} />
+                  </span>
+                </span>
                 <PostForm page={page} action={`${base}/access-tokens/delete`} class="inline" label={`Revoke token ${t.value}`}>
                   <input type="hidden" name="id" value={String(t.id)} />
-                  <button type="submit" class="danger" aria-label={`Revoke access token ${t.description ?? t.value}`}>Revoke</button>
+                  <button type="submit" class="danger" aria-label={`Revoke access token ${t.description ?? t.value}`}>
+                    Revoke
+                  </button>
                 </PostForm>
               </li>
             ))}
@@ -123,14 +170,18 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
         <h2 id="password-heading">Reset password</h2>
         <PostForm page={page} action={`${base}/password`} class="settings-form" label="Reset password">
           <Field name="password" label="New password" type="password" required autocomplete="new-password" />
-          <p><button type="submit">Set password</button></p>
+          <p>
+            <button type="submit">Set password</button>
+          </p>
         </PostForm>
       </section>
       <section aria-labelledby="delete-heading">
         <h2 id="delete-heading">Delete user</h2>
         <p class="meta">What the user wrote stays, credited to the unknown user; tokens, keys, memberships and authorizations go.</p>
         <PostForm page={page} action={`${base}/delete`} label="Delete user">
-          <p><button type="submit" class="danger">{`Delete user ${user.name}`}</button></p>
+          <p>
+            <button type="submit" class="danger">{`Delete user ${user.name}`}</button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -142,40 +193,82 @@ export const userAdministrationPages: PageModule = {
     settingsRoute('administration', 'GET', '', async () => redirect('/~administration/users')),
     settingsRoute('administration', 'GET', '/users', userList),
     settingsRoute('administration', 'GET', '/users/new', async (page) => <NewUserPage page={page} />),
-    settingsRoute('administration', 'POST', '/users/new', (page) => attempt(page, async () => {
-      const { name = '', emailAddress = '', password = '' } = page.form;
-      const id = await createUser(page.ctx, { name: name.trim(), emailAddress: emailAddress.trim(), password, fullName: fullNameOf(page.form) });
-      return redirect(`/~administration/users/${id}`);
-    }, (message) => <NewUserPage page={page} error={message} />)),
+    settingsRoute('administration', 'POST', '/users/new', (page) =>
+      attempt(
+        page,
+        async () => {
+          const { name = '', emailAddress = '', password = '' } = page.form;
+          const id = await createUser(page.ctx, { name: name.trim(), emailAddress: emailAddress.trim(), password, fullName: fullNameOf(page.form) });
+          return redirect(`/~administration/users/${id}`);
+        },
+        (message) => <NewUserPage page={page} error={message} />,
+      ),
+    ),
     settingsRoute('administration', 'GET', '/users/:id', (page) => userPage(page)),
-    settingsRoute('administration', 'POST', '/users/:id', (page) => attempt(page, async () => {
-      const id = idParam(page, 'id');
-      await updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) });
-      return redirect(`/~administration/users/${id}`);
-    }, (message) => userPage(page, message))),
-    settingsRoute('administration', 'POST', '/users/:id/password', (page) => attempt(page, async () => {
-      // ends the user's sessions (an administrator changing their own keeps this one)
-      await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '', page.request.webVisitor.sessionToken);
-      return userPage(page, null, 'Password changed.');
-    }, (message) => userPage(page, message))),
-    settingsRoute('administration', 'POST', '/users/:id/access-tokens/delete', (page) => attempt(page, async () => {
-      const id = idParam(page, 'id');
-      await deleteAccessTokenById(page.ctx, id, formId(page, 'token'));
-      return redirect(`/~administration/users/${id}`);
-    }, (message) => userPage(page, message))),
-    settingsRoute('administration', 'POST', '/users/:id/email-addresses', (page) => attempt(page, async () => {
-      const id = idParam(page, 'id');
-      await addEmailAddress(page.ctx, id, page.form.value ?? '');
-      return redirect(`/~administration/users/${id}`);
-    }, (message) => userPage(page, message))),
-    settingsRoute('administration', 'POST', '/users/:id/email-addresses/:op', (page) => attempt(page, async () => {
-      const id = idParam(page, 'id');
-      await emailAddressChange(page, id);
-      return redirect(`/~administration/users/${id}`);
-    }, (message) => userPage(page, message))),
-    settingsRoute('administration', 'POST', '/users/:id/delete', (page) => attempt(page, async () => {
-      await deleteUser(page.ctx, idParam(page, 'id'));
-      return redirect('/~administration/users');
-    }, (message) => userPage(page, message))),
+    settingsRoute('administration', 'POST', '/users/:id', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = idParam(page, 'id');
+          await updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) });
+          return redirect(`/~administration/users/${id}`);
+        },
+        (message) => userPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/users/:id/password', (page) =>
+      attempt(
+        page,
+        async () => {
+          // ends the user's sessions (an administrator changing their own keeps this one)
+          await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '', page.request.webVisitor.sessionToken);
+          return userPage(page, null, 'Password changed.');
+        },
+        (message) => userPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/users/:id/access-tokens/delete', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = idParam(page, 'id');
+          await deleteAccessTokenById(page.ctx, id, formId(page, 'token'));
+          return redirect(`/~administration/users/${id}`);
+        },
+        (message) => userPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/users/:id/email-addresses', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = idParam(page, 'id');
+          await addEmailAddress(page.ctx, id, page.form.value ?? '');
+          return redirect(`/~administration/users/${id}`);
+        },
+        (message) => userPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/users/:id/email-addresses/:op', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = idParam(page, 'id');
+          await emailAddressChange(page, id);
+          return redirect(`/~administration/users/${id}`);
+        },
+        (message) => userPage(page, message),
+      ),
+    ),
+    settingsRoute('administration', 'POST', '/users/:id/delete', (page) =>
+      attempt(
+        page,
+        async () => {
+          await deleteUser(page.ctx, idParam(page, 'id'));
+          return redirect('/~administration/users');
+        },
+        (message) => userPage(page, message),
+      ),
+    ),
   ],
 };

@@ -23,7 +23,6 @@ export const MANUAL_REASON = 'Submitted manually';
 /** The submit reason of builds rebuilt from the web UI (OneDev's text). */
 export const REBUILD_REASON = 'Resubmitted manually';
 
-
 /** The form field of a job param (`param:<name>`, and `param:<name>:<i>` per choice of a multi-valued one). */
 function ParamInput({ spec, id }: { spec: RunnableJob['paramSpecs'][number]; id: string }) {
   const name = `param:${spec.name}`;
@@ -55,7 +54,11 @@ function ParamInput({ spec, id }: { spec: RunnableJob['paramSpecs'][number]; id:
         <label for={id}>{spec.name}</label>
         <select id={id} name={name}>
           {spec.allowEmpty && <option value="">(none)</option>}
-          {(spec.choices ?? []).map((choice) => <option key={choice} value={choice} selected={defaults[0] === choice}>{choice}</option>)}
+          {(spec.choices ?? []).map((choice) => (
+            <option key={choice} value={choice} selected={defaults[0] === choice}>
+              {choice}
+            </option>
+          ))}
         </select>
       </p>
     );
@@ -74,8 +77,12 @@ function RunJobs({ page, branch, jobs }: { page: ProjectPageContext; branch: str
             <legend>{job.name}</legend>
             <input type="hidden" name="job" value={job.name} />
             <Field id={`run-${j}-branch`} name="branch" label="Branch" value={branch} required />
-            {job.paramSpecs.map((spec, p) => <ParamInput key={spec.name} spec={spec} id={`run-${j}-param-${p}`} />)}
-            <p><button type="submit">{`Run ${job.name}`}</button></p>
+            {job.paramSpecs.map((spec, p) => (
+              <ParamInput key={spec.name} spec={spec} id={`run-${j}-param-${p}`} />
+            ))}
+            <p>
+              <button type="submit">{`Run ${job.name}`}</button>
+            </p>
           </fieldset>
         </PostForm>
       ))}
@@ -100,12 +107,19 @@ function paramsOf(form: Record<string, string>, specs: RunnableJob['paramSpecs']
 }
 
 async function projectList(page: ProjectPageContext, runError: string | null = null): Promise<PageResult> {
-  const [list, runnable] = await Promise.all([queryPage(page, '', (query, offset, count) => queryBuilds(page.ctx, query, offset, count, { projectId: page.project.id })), runnableJobs(page.ctx, page.project)]);
+  const [list, runnable] = await Promise.all([
+    queryPage(page, '', (query, offset, count) => queryBuilds(page.ctx, query, offset, count, { projectId: page.project.id })),
+    runnableJobs(page.ctx, page.project),
+  ]);
   const base = `/${page.project.path}/~builds`;
   return (
     <ProjectLayout page={page} tab="builds" title="Builds">
       <h1>Builds</h1>
-      {runError && <p class="flash error" role="alert">{runError}</p>}
+      {runError && (
+        <p class="flash error" role="alert">
+          {runError}
+        </p>
+      )}
       {runnable.branch && runnable.jobs.length > 0 && <RunJobs page={page} branch={runnable.branch} jobs={runnable.jobs} />}
       <QueryBox action={base} query={list.query} example={EXAMPLE} error={list.error} />
       {await SavedQueries({ page, kind: 'build', action: base })}
@@ -118,7 +132,8 @@ async function projectList(page: ProjectPageContext, runError: string | null = n
 
 /** `GET /~builds`: the builds of every project the visitor can see. */
 export const buildListPage: PageRoute = {
-  method: 'GET', path: '/~builds',
+  method: 'GET',
+  path: '/~builds',
   handler: async (page) => {
     const list = await queryPage(page, '', (query, offset, count) => queryBuilds(page.ctx, query, offset, count, {}));
     const paths = await buildProjectPaths(page.ctx, list.rows);
@@ -139,17 +154,29 @@ export const buildListPage: PageRoute = {
 export const projectBuildListPages: ProjectPageRoute[] = [
   { method: 'GET', path: '/~builds', handler: (page) => projectList(page) },
   {
-    method: 'POST', path: '/~builds/run',
+    method: 'POST',
+    path: '/~builds/run',
     handler: async (page) => {
       const jobName = page.form.job ?? '';
       const { jobs } = await runnableJobs(page.ctx, page.project);
       const specs = jobs.find((job) => job.name === jobName)?.paramSpecs ?? [];
-      return submitForm(page, async () => {
-        const { refName, commitHash } = await branchCommit(page.ctx, page.project, page.form.branch ?? '');
-        return runJob(page.ctx, {
-          '@type': 'JobRunOnCommit', projectId: page.project.id, commitHash, refName, jobName, params: paramsOf(page.form, specs), reason: MANUAL_REASON,
-        });
-      }, async (id) => redirect(`/${page.project.path}/~builds/${(await getBuild(page.ctx, id)).number}`), (message) => projectList(page, message));
+      return submitForm(
+        page,
+        async () => {
+          const { refName, commitHash } = await branchCommit(page.ctx, page.project, page.form.branch ?? '');
+          return runJob(page.ctx, {
+            '@type': 'JobRunOnCommit',
+            projectId: page.project.id,
+            commitHash,
+            refName,
+            jobName,
+            params: paramsOf(page.form, specs),
+            reason: MANUAL_REASON,
+          });
+        },
+        async (id) => redirect(`/${page.project.path}/~builds/${(await getBuild(page.ctx, id)).number}`),
+        (message) => projectList(page, message),
+      );
     },
   },
 ];

@@ -61,12 +61,17 @@ async function buildPage(page: ProjectPageContext) {
     <ProjectLayout page={page} tab="builds" title={`#${build.number} ${build.jobName} · Builds`} scripts={finished ? [] : ['build-log.js']}>
       <div class="build-head">
         <h1>{`Build #${build.number} · ${build.jobName}`}</h1>
-        <p class="build-status"><StatusBadge status={build.status} />{build.paused === 1 && <span class="meta"> (paused)</span>}</p>
+        <p class="build-status">
+          <StatusBadge status={build.status} />
+          {build.paused === 1 && <span class="meta"> (paused)</span>}
+        </p>
         {job.runJob && (
           <div class="actions">
             {!finished && (
               <PostForm page={page} action={`${base}/cancel`} label="Cancel build">
-                <button type="submit" class="danger">Cancel build</button>
+                <button type="submit" class="danger">
+                  Cancel build
+                </button>
               </PostForm>
             )}
             {finished && (
@@ -78,22 +83,70 @@ async function buildPage(page: ProjectPageContext) {
         )}
       </div>
       <dl class="facts">
-        <dt>Job</dt><dd>{build.jobName}</dd>
-        <dt>Ref</dt><dd>{ref.href ? <a href={ref.href}>{ref.label}</a> : ref.label}</dd>
-        <dt>Commit</dt><dd><a class="hash" href={`/${page.project.path}/~commits/${build.commitHash}`}>{build.commitHash}</a></dd>
-        {build.version && <><dt>Version</dt><dd>{build.version}</dd></>}
-        <dt>Submitted</dt><dd><DateTime ms={build.submitDate} />{` by ${name(build.submitterId)}: ${build.submitReason}`}</dd>
-        {build.runningDate !== null && <><dt>Waited</dt><dd>{duration(build.runningDate - build.submitDate)}</dd></>}
-        {ran && <><dt>{finished ? 'Ran' : 'Running for'}</dt><dd>{ran}</dd></>}
-        {build.finishDate !== null && <><dt>Finished</dt><dd><DateTime ms={build.finishDate} /></dd></>}
-        {build.cancellerId !== null && <><dt>Cancelled by</dt><dd>{name(build.cancellerId)}</dd></>}
+        <dt>Job</dt>
+        <dd>{build.jobName}</dd>
+        <dt>Ref</dt>
+        <dd>{ref.href ? <a href={ref.href}>{ref.label}</a> : ref.label}</dd>
+        <dt>Commit</dt>
+        <dd>
+          <a class="hash" href={`/${page.project.path}/~commits/${build.commitHash}`}>
+            {build.commitHash}
+          </a>
+        </dd>
+        {build.version && (
+          <>
+            <dt>Version</dt>
+            <dd>{build.version}</dd>
+          </>
+        )}
+        <dt>Submitted</dt>
+        <dd>
+          <DateTime ms={build.submitDate} />
+          {` by ${name(build.submitterId)}: ${build.submitReason}`}
+        </dd>
+        {build.runningDate !== null && (
+          <>
+            <dt>Waited</dt>
+            <dd>{duration(build.runningDate - build.submitDate)}</dd>
+          </>
+        )}
+        {ran && (
+          <>
+            <dt>{finished ? 'Ran' : 'Running for'}</dt>
+            <dd>{ran}</dd>
+          </>
+        )}
+        {build.finishDate !== null && (
+          <>
+            <dt>Finished</dt>
+            <dd>
+              <DateTime ms={build.finishDate} />
+            </dd>
+          </>
+        )}
+        {build.cancellerId !== null && (
+          <>
+            <dt>Cancelled by</dt>
+            <dd>{name(build.cancellerId)}</dd>
+          </>
+        )}
       </dl>
-      {build.description && <section aria-labelledby="description"><h2 id="description">Description</h2><Markdown text={build.description} /></section>}
+      {build.description && (
+        <section aria-labelledby="description">
+          <h2 id="description">Description</h2>
+          <Markdown text={build.description} />
+        </section>
+      )}
       {details.params.length > 0 && (
         <section aria-labelledby="params">
           <h2 id="params">Parameters</h2>
           <dl class="facts">
-            {details.params.map((p, i) => <Fragment key={i}><dt>{p.name}</dt><dd>{p.value ?? <span class="meta">(empty)</span>}</dd></Fragment>)}
+            {details.params.map((p, i) => (
+              <Fragment key={i}>
+                <dt>{p.name}</dt>
+                <dd>{p.value ?? <span class="meta">(empty)</span>}</dd>
+              </Fragment>
+            ))}
           </dl>
         </section>
       )}
@@ -103,20 +156,37 @@ async function buildPage(page: ProjectPageContext) {
           <p class="meta">
             {log.truncated && 'Earlier lines are left out. '}
             <a href={`${base}/log`}>Full log as text</a>
-            {!finished && <span data-live-note>{' · The build is running: '}<a href={base}>refresh</a>{' to see more.'}</span>}
+            {!finished && (
+              <span data-live-note>
+                {' · The build is running: '}
+                <a href={base}>refresh</a>
+                {' to see more.'}
+              </span>
+            )}
           </p>
-          <pre class="build-log" tabindex={0} aria-label="Build log"
-            data-follow={finished ? undefined : `${base}/log?${new URLSearchParams({ follow: 'true', from: String(log.end) })}`}>
+          <pre
+            class="build-log"
+            tabindex={0}
+            aria-label="Build log"
+            data-follow={finished ? undefined : `${base}/log?${new URLSearchParams({ follow: 'true', from: String(log.end) })}`}
+          >
             {log.text}
           </pre>
         </section>
       )}
       <section aria-labelledby="artifacts">
         <h2 id="artifacts">Artifacts</h2>
-        {artifacts.files.length === 0 ? <p class="empty">No artifact.</p> : (
+        {artifacts.files.length === 0 ? (
+          <p class="empty">No artifact.</p>
+        ) : (
           <ul class="list">
             {artifacts.files.map((file) => (
-              <li key={file.path}><a href={artifactHref(base, file.path)} download>{file.path}</a><span class="meta">{` ${size(file.length)}`}</span></li>
+              <li key={file.path}>
+                <a href={artifactHref(base, file.path)} download>
+                  {file.path}
+                </a>
+                <span class="meta">{` ${size(file.length)}`}</span>
+              </li>
             ))}
           </ul>
         )}
@@ -130,7 +200,8 @@ async function buildPage(page: ProjectPageContext) {
 export const buildPageRoutes: ProjectPageRoute[] = [
   { method: 'GET', path: '/~builds/:number', handler: buildPage },
   {
-    method: 'POST', path: '/~builds/:number/cancel',
+    method: 'POST',
+    path: '/~builds/:number/cancel',
     handler: async (page) => {
       const { build } = await pageBuild(page);
       await cancelBuild(page.ctx, build.id);
@@ -138,7 +209,8 @@ export const buildPageRoutes: ProjectPageRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/~builds/:number/rebuild',
+    method: 'POST',
+    path: '/~builds/:number/rebuild',
     handler: async (page) => {
       const { build } = await pageBuild(page);
       await rebuild(page.ctx, build.id, REBUILD_REASON);
@@ -146,7 +218,8 @@ export const buildPageRoutes: ProjectPageRoute[] = [
     },
   },
   {
-    method: 'GET', path: '/~builds/:number/log',
+    method: 'GET',
+    path: '/~builds/:number/log',
     handler: async (page) => {
       const { build } = await pageBuild(page);
       const from = page.query.from === undefined ? 0 : Number(page.query.from);
@@ -155,7 +228,8 @@ export const buildPageRoutes: ProjectPageRoute[] = [
     },
   },
   {
-    method: 'GET', path: '/~builds/:number/artifacts/*',
+    method: 'GET',
+    path: '/~builds/:number/artifacts/*',
     handler: async (page) => {
       const { build } = await pageBuild(page);
       const path = page.params['*'] ?? '';

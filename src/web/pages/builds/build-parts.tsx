@@ -13,7 +13,13 @@ export function isFinished(status: Build['status']): boolean {
 }
 
 const STATUS_LABELS: Record<Build['status'], string> = {
-  WAITING: 'Waiting', PENDING: 'Pending', RUNNING: 'Running', SUCCESSFUL: 'Successful', FAILED: 'Failed', CANCELLED: 'Cancelled', TIMED_OUT: 'Timed out',
+  WAITING: 'Waiting',
+  PENDING: 'Pending',
+  RUNNING: 'Running',
+  SUCCESSFUL: 'Successful',
+  FAILED: 'Failed',
+  CANCELLED: 'Cancelled',
+  TIMED_OUT: 'Timed out',
 };
 
 /** The status as a word in a badge (colour is never the only signal). */
@@ -61,7 +67,12 @@ export function refOf(build: Build, projectPath: string): { label: string; href:
 }
 
 /** The builds of a list page as a table; `paths` adds a project column (lists across projects). */
-export function BuildTable({ builds, projectPath, paths, now }: {
+export function BuildTable({
+  builds,
+  projectPath,
+  paths,
+  now,
+}: {
   builds: Build[];
   /** The project of a project's list. */
   projectPath?: string;
@@ -90,13 +101,30 @@ export function BuildTable({ builds, projectPath, paths, now }: {
             const ref = refOf(build, path);
             return (
               <tr key={build.id}>
-                <td><a href={`/${path}/~builds/${build.number}`}>{`#${build.number}`}</a></td>
-                {paths && <td><a href={`/${path}`}>{path}</a></td>}
-                <td>{build.jobName}{build.version && <span class="meta">{` ${build.version}`}</span>}</td>
-                <td><StatusBadge status={build.status} /></td>
+                <td>
+                  <a href={`/${path}/~builds/${build.number}`}>{`#${build.number}`}</a>
+                </td>
+                {paths && (
+                  <td>
+                    <a href={`/${path}`}>{path}</a>
+                  </td>
+                )}
+                <td>
+                  {build.jobName}
+                  {build.version && <span class="meta">{` ${build.version}`}</span>}
+                </td>
+                <td>
+                  <StatusBadge status={build.status} />
+                </td>
                 <td>{ref.href ? <a href={ref.href}>{ref.label}</a> : ref.label}</td>
-                <td><a class="hash" href={`/${path}/~commits/${build.commitHash}`}>{build.commitHash.slice(0, 8)}</a></td>
-                <td><DateTime ms={build.submitDate} /></td>
+                <td>
+                  <a class="hash" href={`/${path}/~commits/${build.commitHash}`}>
+                    {build.commitHash.slice(0, 8)}
+                  </a>
+                </td>
+                <td>
+                  <DateTime ms={build.submitDate} />
+                </td>
                 <td>{runTime(build, now) ?? '—'}</td>
               </tr>
             );

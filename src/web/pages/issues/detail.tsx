@@ -22,8 +22,24 @@ const TRANSITION_LABELS: Record<string, string> = { Open: 'Reopen', Closed: 'Clo
 const when = (ms: number) => <time datetime={new Date(ms).toISOString()}>{new Date(ms).toISOString().slice(0, 16).replace('T', ' ')}</time>;
 
 /** The comment form with its Markdown preview (preview.js posts to `/~markdown-preview`). */
-function MarkdownForm({ page, action, project, name, label, submit, required, value }: {
-  page: PageContext; action: string; project: string; name: string; label: string; submit: string; required?: boolean; value?: string;
+function MarkdownForm({
+  page,
+  action,
+  project,
+  name,
+  label,
+  submit,
+  required,
+  value,
+}: {
+  page: PageContext;
+  action: string;
+  project: string;
+  name: string;
+  label: string;
+  submit: string;
+  required?: boolean;
+  value?: string;
 }) {
   const id = `field-${name}`;
   return (
@@ -31,11 +47,15 @@ function MarkdownForm({ page, action, project, name, label, submit, required, va
       <input type="hidden" name="project" value={project} />
       <p class="field">
         <label for={id}>{label}</label>
-        <textarea id={id} name={name} rows={6} required={required} data-preview-source="">{value ?? ''}</textarea>
+        <textarea id={id} name={name} rows={6} required={required} data-preview-source="">
+          {value ?? ''}
+        </textarea>
       </p>
       <div class="markdown-preview" id={`${id}-preview`} aria-live="polite" hidden />
       <p class="actions">
-        <button type="submit" formaction="/~markdown-preview" formnovalidate data-preview={`#${id}`}>Preview</button>
+        <button type="submit" formaction="/~markdown-preview" formnovalidate data-preview={`#${id}`}>
+          Preview
+        </button>
         <button type="submit">{submit}</button>
       </p>
     </PostForm>
@@ -47,46 +67,66 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
   const loaded = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
   const { issue, permissions } = loaded;
   const activity = await issueActivity(page.ctx, loaded);
-  const schedulable = page.user && permissions.scheduleIssues
-    ? await queryMilestones(page.ctx, page.project.id, { closed: false }, 0, MILESTONE_CHOICES) : null;
+  const schedulable =
+    page.user && permissions.scheduleIssues ? await queryMilestones(page.ctx, page.project.id, { closed: false }, 0, MILESTONE_CHOICES) : null;
   const base = `/${page.project.path}/~issues/${issue.number}`;
-  const name = (id: number | null) => (id === null ? 'system' : activity.names.get(id) ?? 'unknown');
+  const name = (id: number | null) => (id === null ? 'system' : (activity.names.get(id) ?? 'unknown'));
   const me = page.user?.id;
   const watching = activity.watches.some((w) => w.userId === me && w.watching);
   const voted = activity.votes.some((v) => v.userId === me);
   const watchers = activity.watches.filter((w) => w.watching);
   const timeline = [
-    ...activity.comments.map((c) => ({ date: c.date, key: `c${c.id}`, node: (
-      <article class="comment" aria-label={`Comment by ${name(c.userId)}`}>
-        <p class="meta"><strong>{name(c.userId)}</strong>{' commented '}{when(c.date)}</p>
-        <Markdown text={c.content} project={page.project.path} />
-      </article>
-    ) })),
-    ...activity.stateChanges.map((s, i) => ({ date: s.date, key: `s${i}`, node: (
-      <p class="meta change">
-        {`${name(s.userId)} changed the state from ${s.oldState} to ${s.newState}`}{s.reason ? ` (${s.reason})` : ''}{' '}{when(s.date)}
-      </p>
-    ) })),
+    ...activity.comments.map((c) => ({
+      date: c.date,
+      key: `c${c.id}`,
+      node: (
+        <article class="comment" aria-label={`Comment by ${name(c.userId)}`}>
+          <p class="meta">
+            <strong>{name(c.userId)}</strong>
+            {' commented '}
+            {when(c.date)}
+          </p>
+          <Markdown text={c.content} project={page.project.path} />
+        </article>
+      ),
+    })),
+    ...activity.stateChanges.map((s, i) => ({
+      date: s.date,
+      key: `s${i}`,
+      node: (
+        <p class="meta change">
+          {`${name(s.userId)} changed the state from ${s.oldState} to ${s.newState}`}
+          {s.reason ? ` (${s.reason})` : ''} {when(s.date)}
+        </p>
+      ),
+    })),
   ].sort((a, b) => a.date - b.date);
   const fieldValues = (fieldName: string) => activity.fields.filter((f) => f.name === fieldName && f.value !== null).map((f) => f.value as string);
   return (
     <ProjectLayout page={page} tab="issues" title={`#${issue.number} ${issue.title}`} scripts={['preview.js']}>
-      <h1>{issue.title} <span class="meta">{`#${issue.number}`}</span></h1>
+      <h1>
+        {issue.title} <span class="meta">{`#${issue.number}`}</span>
+      </h1>
       <p class="meta">
         <span class={`state state-${issue.state.toLowerCase()}`}>{issue.state}</span>
-        {` opened by ${name(issue.submitterId)} `}{when(issue.submitDate)}
+        {` opened by ${name(issue.submitterId)} `}
+        {when(issue.submitDate)}
         {issue.confidential ? ' · confidential' : ''}
       </p>
       <div class="issue-layout">
         <div class="issue-main">
           <section aria-labelledby="description">
-            <h2 id="description" class="visually-hidden">Description</h2>
+            <h2 id="description" class="visually-hidden">
+              Description
+            </h2>
             {issue.description ? <Markdown text={issue.description} project={page.project.path} /> : <p class="meta">No description.</p>}
           </section>
           <section aria-labelledby="activity">
             <h2 id="activity">Activity</h2>
             {timeline.length === 0 && <p class="meta">No comment yet.</p>}
-            {timeline.map((entry) => <div key={entry.key}>{entry.node}</div>)}
+            {timeline.map((entry) => (
+              <div key={entry.key}>{entry.node}</div>
+            ))}
             {page.user && (
               <MarkdownForm page={page} action={`${base}/comments`} project={page.project.path} name="content" label="Comment" submit="Add comment" required />
             )}
@@ -95,12 +135,14 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
         <aside class="issue-side" aria-label="Issue details">
           <h2>State</h2>
           <p>{issue.state}</p>
-          {page.user && permissions.manageIssues && ISSUE_STATES.filter((s) => s !== issue.state).map((state) => (
-            <PostForm page={page} action={`${base}/state`} class="inline" label={`Move to ${state}`} key={state}>
-              <input type="hidden" name="state" value={state} />
-              <button type="submit">{TRANSITION_LABELS[state] ?? `Move to ${state}`}</button>
-            </PostForm>
-          ))}
+          {page.user &&
+            permissions.manageIssues &&
+            ISSUE_STATES.filter((s) => s !== issue.state).map((state) => (
+              <PostForm page={page} action={`${base}/state`} class="inline" label={`Move to ${state}`} key={state}>
+                <input type="hidden" name="state" value={state} />
+                <button type="submit">{TRANSITION_LABELS[state] ?? `Move to ${state}`}</button>
+              </PostForm>
+            ))}
           <h2>Fields</h2>
           <dl class="fields">
             {ISSUE_FIELDS.map((spec) => {
@@ -109,8 +151,14 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
             })}
           </dl>
           <h2>Milestones</h2>
-          {activity.milestones.length === 0 ? <p class="meta">None</p> : (
-            <ul>{activity.milestones.map((m) => <li key={m.id}>{m.name}</li>)}</ul>
+          {activity.milestones.length === 0 ? (
+            <p class="meta">None</p>
+          ) : (
+            <ul>
+              {activity.milestones.map((m) => (
+                <li key={m.id}>{m.name}</li>
+              ))}
+            </ul>
           )}
           {schedulable && (
             <PostForm page={page} action={`${base}/milestones`} label="Schedule">
@@ -118,7 +166,9 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
               <select id="field-milestone" name="milestone">
                 <option value="">None</option>
                 {[...activity.milestones.filter((m) => !schedulable.some((s) => s.id === m.id)), ...schedulable].map((m) => (
-                  <option key={m.id} value={String(m.id)} selected={activity.milestones.some((a) => a.id === m.id)}>{m.name}</option>
+                  <option key={m.id} value={String(m.id)} selected={activity.milestones.some((a) => a.id === m.id)}>
+                    {m.name}
+                  </option>
                 ))}
               </select>{' '}
               <button type="submit">Schedule</button>
@@ -133,7 +183,10 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
             </PostForm>
           )}
           <h2>Votes</h2>
-          <p>{`${issue.voteCount} ${issue.voteCount === 1 ? 'vote' : 'votes'}`}{activity.votes.length > 0 ? ` (${activity.votes.map((v) => name(v.userId)).join(', ')})` : ''}</p>
+          <p>
+            {`${issue.voteCount} ${issue.voteCount === 1 ? 'vote' : 'votes'}`}
+            {activity.votes.length > 0 ? ` (${activity.votes.map((v) => name(v.userId)).join(', ')})` : ''}
+          </p>
           {page.user && (
             <PostForm page={page} action={`${base}/vote`} class="inline" label="Vote">
               <input type="hidden" name="vote" value={voted ? 'false' : 'true'} />
@@ -141,13 +194,20 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
             </PostForm>
           )}
           <h2>Referenced from</h2>
-          {activity.referrers.length === 0 ? <p class="meta">Nothing</p> : (
+          {activity.referrers.length === 0 ? (
+            <p class="meta">Nothing</p>
+          ) : (
             <ul class="referrers">
               {activity.referrers.map((r, i) => (
                 <li key={i}>
                   {r.kind === 'issue' && <a href={`/${r.projectPath}/~issues/${r.number}`}>{`issue ${r.projectPath}#${r.number}`}</a>}
                   {r.kind === 'pullRequest' && <a href={`/${r.projectPath}/~pulls/${r.number}`}>{`pull request ${r.projectPath}#${r.number}`}</a>}
-                  {r.kind === 'commit' && <>{`commit ${r.projectPath}:`}<code>{(r.key ?? '').slice(0, 10)}</code></>}
+                  {r.kind === 'commit' && (
+                    <>
+                      {`commit ${r.projectPath}:`}
+                      <code>{(r.key ?? '').slice(0, 10)}</code>
+                    </>
+                  )}
                   {r.kind === 'codeComment' && `code comment ${r.key} in ${r.projectPath}`}
                 </li>
               ))}
@@ -156,9 +216,15 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
           {activity.fixingCommits !== null && (
             <>
               <h2>Fixing commits</h2>
-              {activity.fixingCommits.length === 0 ? <p class="meta">None</p> : (
+              {activity.fixingCommits.length === 0 ? (
+                <p class="meta">None</p>
+              ) : (
                 <ul class="fixing-commits">
-                  {activity.fixingCommits.map((c) => <li key={c.commitHash}><code title={c.commitHash}>{c.commitHash.slice(0, 10)}</code></li>)}
+                  {activity.fixingCommits.map((c) => (
+                    <li key={c.commitHash}>
+                      <code title={c.commitHash}>{c.commitHash.slice(0, 10)}</code>
+                    </li>
+                  ))}
                 </ul>
               )}
             </>
@@ -166,10 +232,15 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
           {activity.fixingPulls !== null && (
             <>
               <h2>Fixing pull requests</h2>
-              {activity.fixingPulls.length === 0 ? <p class="meta">None</p> : (
+              {activity.fixingPulls.length === 0 ? (
+                <p class="meta">None</p>
+              ) : (
                 <ul>
                   {activity.fixingPulls.map((p) => (
-                    <li key={p.row.id}><a href={`/${p.projectPath}/~pulls/${p.row.number}`}>{`#${p.row.number} ${p.row.title}`}</a>{` (${p.row.status})`}</li>
+                    <li key={p.row.id}>
+                      <a href={`/${p.projectPath}/~pulls/${p.row.number}`}>{`#${p.row.number} ${p.row.title}`}</a>
+                      {` (${p.row.status})`}
+                    </li>
                   ))}
                 </ul>
               )}
@@ -184,7 +255,9 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
 /** A change an issue page's form posts: the issue of the path, then back to its page. */
 function issueAction(path: string, act: (page: ProjectPageContext, issueId: number) => Promise<unknown>): ProjectPageRoute {
   return {
-    method: 'POST', path: `/~issues/:number/${path}`, access: 'user',
+    method: 'POST',
+    path: `/~issues/:number/${path}`,
+    access: 'user',
     handler: async (page) => {
       const { issue } = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
       await act(page, issue.id);

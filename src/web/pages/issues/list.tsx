@@ -46,7 +46,13 @@ export async function projectIssueList(page: ProjectPageContext): Promise<PageRe
   return (
     <ProjectLayout page={page} tab="issues" title="Issues">
       <h1>Issues</h1>
-      {page.user && <p><a class="button" href={`${base}/new`}>New issue</a></p>}
+      {page.user && (
+        <p>
+          <a class="button" href={`${base}/new`}>
+            New issue
+          </a>
+        </p>
+      )}
       <QueryBox action={base} query={list.query} example={EXAMPLE} error={list.error} />
       {await SavedQueries({ page, kind: 'issue', action: base })}
       <IssueList list={list} action={base} showProject={false} />

@@ -10,24 +10,34 @@ function NewIssueForm({ page, values, error }: { page: ProjectPageContext; value
   return (
     <ProjectLayout page={page} tab="issues" title="New issue" scripts={['preview.js']}>
       <h1>New issue</h1>
-      {error && <p class="flash error" role="alert">{error}</p>}
+      {error && (
+        <p class="flash error" role="alert">
+          {error}
+        </p>
+      )}
       <PostForm page={page} action={`/${page.project.path}/~issues/new`} label="New issue">
         <Field name="title" label="Title" value={values.title} required />
         <p class="field">
           <label for="field-description">Description</label>
-          <textarea id="field-description" name="description" rows={8}>{values.description ?? ''}</textarea>
+          <textarea id="field-description" name="description" rows={8}>
+            {values.description ?? ''}
+          </textarea>
         </p>
         {enums.map((spec) => (
           <p class="field" key={spec.name}>
             <label for={`field-${spec.name}`}>{spec.name}</label>
             <select id={`field-${spec.name}`} name={spec.name}>
               {spec.choices.map((choice) => (
-                <option key={choice} selected={(values[spec.name] ?? spec.defaultValue) === choice}>{choice}</option>
+                <option key={choice} selected={(values[spec.name] ?? spec.defaultValue) === choice}>
+                  {choice}
+                </option>
               ))}
             </select>
           </p>
         ))}
-        <p class="actions"><button type="submit">Create issue</button></p>
+        <p class="actions">
+          <button type="submit">Create issue</button>
+        </p>
       </PostForm>
     </ProjectLayout>
   );
@@ -42,8 +52,16 @@ export async function newIssueForm(page: ProjectPageContext): Promise<PageResult
 export async function openIssueFromForm(page: ProjectPageContext): Promise<PageResult> {
   const fields: Record<string, string> = {};
   for (const spec of ISSUE_FIELDS) if (spec.type === 'Enumeration' && page.form[spec.name]) fields[spec.name] = page.form[spec.name];
-  return submitForm(page, () => openIssue(page.ctx, {
-    projectId: page.project.id, title: page.form.title ?? '', description: page.form.description ?? null, fields,
-  }), async (id) => redirect(`/${page.project.path}/~issues/${(await getIssue(page.ctx, id)).number}`),
-  (message) => <NewIssueForm page={page} values={page.form} error={message} />);
+  return submitForm(
+    page,
+    () =>
+      openIssue(page.ctx, {
+        projectId: page.project.id,
+        title: page.form.title ?? '',
+        description: page.form.description ?? null,
+        fields,
+      }),
+    async (id) => redirect(`/${page.project.path}/~issues/${(await getIssue(page.ctx, id)).number}`),
+    (message) => <NewIssueForm page={page} values={page.form} error={message} />,
+  );
 }

@@ -29,23 +29,35 @@ async function tokensPage(page: PageContext, created: string | null = null, erro
             <label for="new-token">Access token</label>
             <input id="new-token" value={created} readOnly class="token-value" />
           </p>
-          <p class="meta">Use it as <code>Authorization: Bearer …</code> with the API, or as the password with git and the sign-in form.</p>
+          <p class="meta">
+            Use it as <code>Authorization: Bearer …</code> with the API, or as the password with git and the sign-in form.
+          </p>
         </section>
       )}
-      {tokens.length === 0 ? <p class="empty">No access token yet.</p> : (
+      {tokens.length === 0 ? (
+        <p class="empty">No access token yet.</p>
+      ) : (
         <ul class="list" aria-label="Access tokens">
           {tokens.map((t) => (
             <li key={t.id} class="row">
               <span>
-                <code>{t.value}</code>{' '}{t.description ?? <span class="meta">(no description)</span>}
+                <code>{t.value}</code> {t.description ?? <span class="meta">(no description)</span>}
                 <span class="meta">
-                  {' · created '}<DateTime date={new Date(t.createDate)} />
-                  {t.expireDate !== null && <>{t.expireDate <= now ? ' · expired ' : ' · expires '}<DateTime date={new Date(t.expireDate)} /></>}
+                  {' · created '}
+                  <DateTime date={new Date(t.createDate)} />
+                  {t.expireDate !== null && (
+                    <>
+                      {t.expireDate <= now ? ' · expired ' : ' · expires '}
+                      <DateTime date={new Date(t.expireDate)} />
+                    </>
+                  )}
                 </span>
               </span>
               <PostForm page={page} action="/~my/access-tokens/delete" class="inline" label={`Delete token ${t.value}`}>
                 <input type="hidden" name="id" value={String(t.id)} />
-                <button type="submit" class="danger" aria-label={`Delete access token ${t.description ?? t.value}`}>Delete</button>
+                <button type="submit" class="danger" aria-label={`Delete access token ${t.description ?? t.value}`}>
+                  Delete
+                </button>
               </PostForm>
             </li>
           ))}
@@ -59,7 +71,11 @@ async function tokensPage(page: PageContext, created: string | null = null, erro
             <label for="field-expireDate">Expires on (optional, UTC)</label>
             <input id="field-expireDate" name="expireDate" type="date" value={form.expireDate ?? ''} />
           </p>
-          <p><button type="submit" class="primary">Create token</button></p>
+          <p>
+            <button type="submit" class="primary">
+              Create token
+            </button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -78,10 +94,22 @@ async function createToken(page: PageContext): Promise<PageResult> {
 export const accessTokenPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/access-tokens', (page) => tokensPage(page)),
-    settingsRoute('my', 'POST', '/access-tokens', (page) => attempt(page, () => createToken(page), (message) => tokensPage(page, null, message))),
-    settingsRoute('my', 'POST', '/access-tokens/delete', (page) => attempt(page, async () => {
-      await deleteAccessTokenById(page.ctx, me(page), formId(page, 'token'));
-      return redirect('/~my/access-tokens');
-    }, (message) => tokensPage(page, null, message))),
+    settingsRoute('my', 'POST', '/access-tokens', (page) =>
+      attempt(
+        page,
+        () => createToken(page),
+        (message) => tokensPage(page, null, message),
+      ),
+    ),
+    settingsRoute('my', 'POST', '/access-tokens/delete', (page) =>
+      attempt(
+        page,
+        async () => {
+          await deleteAccessTokenById(page.ctx, me(page), formId(page, 'token'));
+          return redirect('/~my/access-tokens');
+        },
+        (message) => tokensPage(page, null, message),
+      ),
+    ),
   ],
 };

@@ -22,7 +22,11 @@ async function profilePage(page: PageContext, error: string | null = null): Prom
       <PostForm page={page} action="/~my/profile" class="settings-form" label="Profile">
         <Field name="name" label="Login name" value={values.name} required autocomplete="username" />
         <Field name="fullName" label="Full name" value={values.fullName} autocomplete="name" />
-        <p><button type="submit" class="primary">Save profile</button></p>
+        <p>
+          <button type="submit" class="primary">
+            Save profile
+          </button>
+        </p>
       </PostForm>
       <section aria-labelledby="emails-heading">
         <h2 id="emails-heading">Email addresses</h2>
@@ -36,12 +40,20 @@ async function profilePage(page: PageContext, error: string | null = null): Prom
 function passwordPage(page: PageContext, error: string | null = null, notice: string | null = null): PageResult {
   return (
     <SettingsLayout page={page} area="my" section="password" title="Password" error={error}>
-      {notice && <p class="flash notice" role="status">{notice}</p>}
+      {notice && (
+        <p class="flash notice" role="status">
+          {notice}
+        </p>
+      )}
       <PostForm page={page} action="/~my/password" class="settings-form" label="Change password">
         <Field name="current" label="Current password" type="password" required autocomplete="current-password" />
         <Field name="password" label="New password" type="password" required autocomplete="new-password" />
         <Field name="confirm" label="New password again" type="password" required autocomplete="new-password" />
-        <p><button type="submit" class="primary">Change password</button></p>
+        <p>
+          <button type="submit" class="primary">
+            Change password
+          </button>
+        </p>
       </PostForm>
     </SettingsLayout>
   );
@@ -67,15 +79,33 @@ export const profilePages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '', (page) => profilePage(page)),
     settingsRoute('my', 'GET', '/profile', (page) => profilePage(page)),
-    settingsRoute('my', 'POST', '/profile', (page) => attempt(page, async () => {
-      await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
-      return redirect('/~my/profile');
-    }, (message) => profilePage(page, message))),
-    settingsRoute('my', 'POST', '/email-addresses/:op', (page) => attempt(page, async () => {
-      await emailAddressChange(page, me(page));
-      return redirect('/~my/profile');
-    }, (message) => profilePage(page, message))),
+    settingsRoute('my', 'POST', '/profile', (page) =>
+      attempt(
+        page,
+        async () => {
+          await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
+          return redirect('/~my/profile');
+        },
+        (message) => profilePage(page, message),
+      ),
+    ),
+    settingsRoute('my', 'POST', '/email-addresses/:op', (page) =>
+      attempt(
+        page,
+        async () => {
+          await emailAddressChange(page, me(page));
+          return redirect('/~my/profile');
+        },
+        (message) => profilePage(page, message),
+      ),
+    ),
     settingsRoute('my', 'GET', '/password', async (page) => passwordPage(page)),
-    settingsRoute('my', 'POST', '/password', (page) => attempt(page, () => changePassword(page), (message) => passwordPage(page, message))),
+    settingsRoute('my', 'POST', '/password', (page) =>
+      attempt(
+        page,
+        () => changePassword(page),
+        (message) => passwordPage(page, message),
+      ),
+    ),
   ],
 };

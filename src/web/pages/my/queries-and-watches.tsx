@@ -23,13 +23,19 @@ import { redirect, type PageContext, type PageModule, type PageResult } from '..
 
 /** The cross-project lists: kind, heading, list page. */
 const GLOBAL_LISTS = [
-  ['project', 'Projects', '/~projects'], ['issue', 'Issues', '/~issues'], ['pullRequest', 'Pull requests', '/~pulls'], ['build', 'Builds', '/~builds'],
+  ['project', 'Projects', '/~projects'],
+  ['issue', 'Issues', '/~issues'],
+  ['pullRequest', 'Pull requests', '/~pulls'],
+  ['build', 'Builds', '/~builds'],
 ] as const;
 
 /** The per-project personalizations: kind, heading, list page under the project (null: none). */
 const PROJECT_LISTS = [
-  ['issue', 'Issues', '~issues'], ['pullRequest', 'Pull requests', '~pulls'], ['build', 'Builds', '~builds'],
-  ['commit', 'Commits', '~commits'], ['codeComment', 'Code comments', null],
+  ['issue', 'Issues', '~issues'],
+  ['pullRequest', 'Pull requests', '~pulls'],
+  ['build', 'Builds', '~builds'],
+  ['commit', 'Commits', '~commits'],
+  ['codeComment', 'Code comments', null],
 ] as const satisfies readonly (readonly [PersonalizationKind, string, string | null])[];
 
 /** One group of saved queries as listed: where they load, which project, which are watched. */
@@ -53,10 +59,12 @@ function QueryGroupList({ page, group }: { page: PageContext; group: QueryGroup 
         {group.queries.map((q) => (
           <li key={q.name} class="row">
             <span>
-              {group.action === null ? <strong>{q.name}</strong>
-                : <a href={q.query === null ? group.action : `${group.action}?${new URLSearchParams({ query: q.query })}`}>{q.name}</a>}
-              {group.watched.has(q.name) && <span class="badge">watched</span>}
-              {' '}<code class="meta">{q.query ?? 'all'}</code>
+              {group.action === null ? (
+                <strong>{q.name}</strong>
+              ) : (
+                <a href={q.query === null ? group.action : `${group.action}?${new URLSearchParams({ query: q.query })}`}>{q.name}</a>
+              )}
+              {group.watched.has(q.name) && <span class="badge">watched</span>} <code class="meta">{q.query ?? 'all'}</code>
             </span>
             <PostForm page={page} action="/~saved-queries" class="inline" label={`Delete ${q.name}`}>
               <input type="hidden" name="op" value="delete" />
@@ -64,7 +72,9 @@ function QueryGroupList({ page, group }: { page: PageContext; group: QueryGroup 
               <input type="hidden" name="project" value={group.projectId === null ? '' : String(group.projectId)} />
               <input type="hidden" name="name" value={q.name} />
               <input type="hidden" name="return" value="/~my/saved-queries" />
-              <button type="submit" class="danger" aria-label={`Delete saved query ${q.name} of ${group.heading}`}>Delete</button>
+              <button type="submit" class="danger" aria-label={`Delete saved query ${q.name} of ${group.heading}`}>
+                Delete
+              </button>
             </PostForm>
           </li>
         ))}
@@ -74,20 +84,46 @@ function QueryGroupList({ page, group }: { page: PageContext; group: QueryGroup 
 }
 
 async function savedQueriesPage(page: PageContext): Promise<PageResult> {
-  const global: QueryGroup[] = await Promise.all(GLOBAL_LISTS.map(async ([kind, heading, action]) => {
-    const { queries, watched } = await listSavedQueries(page.ctx, kind, null);
-    return { key: kind, heading, kind, projectId: null, action, queries, watched: watched ?? new Set<string>() };
-  }));
-  const personal = await Promise.all(PROJECT_LISTS.map(async ([kind, heading, tab]) => ({
-    kind, heading, tab, rows: await listUserPersonalizations(page.ctx, kind, me(page)),
-  })));
-  const paths = await projectPaths(page.ctx, personal.flatMap((p) => p.rows.map((r) => r.projectId)));
-  const perProject: QueryGroup[] = personal.flatMap(({ kind, heading, tab, rows }) => rows.flatMap((row) => {
-    const path = paths.get(row.projectId);
-    if (!path || row.queries.length === 0) return [];
-    const watched = new Set(Object.entries(row.queryWatches ?? {}).filter(([k, on]) => on && k.startsWith('p:')).map(([k]) => k.slice(2)));
-    return [{ key: `${kind}-${row.projectId}`, heading: `${heading} of ${path}`, kind, projectId: row.projectId, action: tab && `/${path}/${tab}`, queries: row.queries, watched }];
-  }));
+  const global: QueryGroup[] = await Promise.all(
+    GLOBAL_LISTS.map(async ([kind, heading, action]) => {
+      const { queries, watched } = await listSavedQueries(page.ctx, kind, null);
+      return { key: kind, heading, kind, projectId: null, action, queries, watched: watched ?? new Set<string>() };
+    }),
+  );
+  const personal = await Promise.all(
+    PROJECT_LISTS.map(async ([kind, heading, tab]) => ({
+      kind,
+      heading,
+      tab,
+      rows: await listUserPersonalizations(page.ctx, kind, me(page)),
+    })),
+  );
+  const paths = await projectPaths(
+    page.ctx,
+    personal.flatMap((p) => p.rows.map((r) => r.projectId)),
+  );
+  const perProject: QueryGroup[] = personal.flatMap(({ kind, heading, tab, rows }) =>
+    rows.flatMap((row) => {
+      const path = paths.get(row.projectId);
+      if (!path || row.queries.length === 0) return [];
+      const watched = new Set(
+        Object.entries(row.queryWatches ?? {})
+          .filter(([k, on]) => on && k.startsWith('p:'))
+          .map(([k]) => k.slice(2)),
+      );
+      return [
+        {
+          key: `${kind}-${row.projectId}`,
+          heading: `${heading} of ${path}`,
+          kind,
+          projectId: row.projectId,
+          action: tab && `/${path}/${tab}`,
+          queries: row.queries,
+          watched,
+        },
+      ];
+    }),
+  );
   const shown = (groups: QueryGroup[]) => groups.filter((g) => g.queries.length > 0);
   return (
     <SettingsLayout page={page} area="my" section="saved-queries" title="Saved queries">
@@ -125,36 +161,62 @@ async function visible<T>(load: () => Promise<T>): Promise<T | null> {
 
 async function watchesPage(page: PageContext, error: string | null = null): Promise<PageResult> {
   const [issueWatches, pullWatches] = await Promise.all([
-    listUserIssueWatches(page.ctx, me(page)), userPullRequestLists(page.ctx, me(page), 'pullRequestWatches'),
+    listUserIssueWatches(page.ctx, me(page)),
+    userPullRequestLists(page.ctx, me(page), 'pullRequestWatches'),
   ]);
   const issues = await Promise.all(issueWatches.map(async (w) => ({ w, issue: await visible(() => getIssue(page.ctx, w.issueId)) })));
   const pulls = await Promise.all(pullWatches.map(async (w) => ({ w, pr: await visible(() => getPullRequest(page.ctx, w.requestId)) })));
   const paths = await projectPaths(page.ctx, [...issues.map(({ issue }) => issue?.projectId ?? 0), ...pulls.map(({ pr }) => pr?.targetProjectId ?? 0)]);
   const items: WatchItem[] = [
-    ...issues.flatMap(({ w, issue }) => (issue && paths.has(issue.projectId) ? [{
-      kind: 'issue' as const, id: w.id, href: `/${paths.get(issue.projectId)}/~issues/${issue.number}`,
-      label: `${paths.get(issue.projectId)}#${issue.number} ${issue.title}`, watching: w.watching === 1,
-    }] : [])),
-    ...pulls.flatMap(({ w, pr }) => (pr && paths.has(pr.targetProjectId) ? [{
-      kind: 'pull' as const, id: w.id, href: `/${paths.get(pr.targetProjectId)}/~pulls/${pr.number}`,
-      label: `${paths.get(pr.targetProjectId)}#${pr.number} ${pr.title}`, watching: w.watching === 1,
-    }] : [])),
+    ...issues.flatMap(({ w, issue }) =>
+      issue && paths.has(issue.projectId)
+        ? [
+            {
+              kind: 'issue' as const,
+              id: w.id,
+              href: `/${paths.get(issue.projectId)}/~issues/${issue.number}`,
+              label: `${paths.get(issue.projectId)}#${issue.number} ${issue.title}`,
+              watching: w.watching === 1,
+            },
+          ]
+        : [],
+    ),
+    ...pulls.flatMap(({ w, pr }) =>
+      pr && paths.has(pr.targetProjectId)
+        ? [
+            {
+              kind: 'pull' as const,
+              id: w.id,
+              href: `/${paths.get(pr.targetProjectId)}/~pulls/${pr.number}`,
+              label: `${paths.get(pr.targetProjectId)}#${pr.number} ${pr.title}`,
+              watching: w.watching === 1,
+            },
+          ]
+        : [],
+    ),
   ];
   const section = (kind: WatchItem['kind'], heading: string) => {
     const list = items.filter((i) => i.kind === kind);
     return (
       <section aria-labelledby={`${kind}-watches-heading`}>
         <h2 id={`${kind}-watches-heading`}>{heading}</h2>
-        {list.length === 0 ? <p class="empty">Nothing watched.</p> : (
+        {list.length === 0 ? (
+          <p class="empty">Nothing watched.</p>
+        ) : (
           <ul class="list">
             {list.map((item) => (
               <li key={item.id} class="row">
-                <span><a href={item.href}>{item.label}</a>{!item.watching && <span class="badge">ignored</span>}</span>
+                <span>
+                  <a href={item.href}>{item.label}</a>
+                  {!item.watching && <span class="badge">ignored</span>}
+                </span>
                 <PostForm page={page} action="/~my/watches" class="inline" label={`${item.watching ? 'Unwatch' : 'Watch'} ${item.label}`}>
                   <input type="hidden" name="kind" value={item.kind} />
                   <input type="hidden" name="id" value={String(item.id)} />
                   <input type="hidden" name="watching" value={item.watching ? 'false' : 'true'} />
-                  <button type="submit" class="link" aria-label={`${item.watching ? 'Unwatch' : 'Watch'} ${item.label}`}>{item.watching ? 'Unwatch' : 'Watch'}</button>
+                  <button type="submit" class="link" aria-label={`${item.watching ? 'Unwatch' : 'Watch'} ${item.label}`}>
+                    {item.watching ? 'Unwatch' : 'Watch'}
+                  </button>
                 </PostForm>
               </li>
             ))}
@@ -165,7 +227,9 @@ async function watchesPage(page: PageContext, error: string | null = null): Prom
   };
   return (
     <SettingsLayout page={page} area="my" section="watches" title="Watches" error={error}>
-      <p class="meta">You are notified of the activity of what you watch. Watched saved queries are listed under <a href="/~my/saved-queries">Saved queries</a>.</p>
+      <p class="meta">
+        You are notified of the activity of what you watch. Watched saved queries are listed under <a href="/~my/saved-queries">Saved queries</a>.
+      </p>
       {section('issue', 'Issues')}
       {section('pull', 'Pull requests')}
     </SettingsLayout>
@@ -189,6 +253,12 @@ export const queryAndWatchPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/saved-queries', savedQueriesPage),
     settingsRoute('my', 'GET', '/watches', (page) => watchesPage(page)),
-    settingsRoute('my', 'POST', '/watches', (page) => attempt(page, () => changeWatch(page), (message) => watchesPage(page, message))),
+    settingsRoute('my', 'POST', '/watches', (page) =>
+      attempt(
+        page,
+        () => changeWatch(page),
+        (message) => watchesPage(page, message),
+      ),
+    ),
   ],
 };

@@ -14,19 +14,26 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
   const keys = await listSshKeys(page.ctx, me(page));
   return (
     <SettingsLayout page={page} area="my" section="ssh-keys" title="SSH keys" error={error}>
-      {keys.length === 0 ? <p class="empty">No SSH key yet.</p> : (
+      {keys.length === 0 ? (
+        <p class="empty">No SSH key yet.</p>
+      ) : (
         <ul class="list" aria-label="SSH keys">
           {keys.map((key) => {
             const [type, , ...comment] = key.content.split(' ');
             return (
               <li key={key.id} class="row">
                 <span>
-                  <strong>{comment.join(' ') || type}</strong>{' '}<code class="hash">{key.fingerprint}</code>
-                  <span class="meta">{` · ${type} · added `}<DateTime date={new Date(key.createdAt)} /></span>
+                  <strong>{comment.join(' ') || type}</strong> <code class="hash">{key.fingerprint}</code>
+                  <span class="meta">
+                    {` · ${type} · added `}
+                    <DateTime date={new Date(key.createdAt)} />
+                  </span>
                 </span>
                 <PostForm page={page} action="/~my/ssh-keys/delete" class="inline" label={`Delete key ${key.fingerprint}`}>
                   <input type="hidden" name="id" value={String(key.id)} />
-                  <button type="submit" class="danger" aria-label={`Delete SSH key ${comment.join(' ') || key.fingerprint}`}>Delete</button>
+                  <button type="submit" class="danger" aria-label={`Delete SSH key ${comment.join(' ') || key.fingerprint}`}>
+                    Delete
+                  </button>
                 </PostForm>
               </li>
             );
@@ -37,7 +44,11 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
         <h2 id="add-key-heading">Add an SSH key</h2>
         <PostForm page={page} action="/~my/ssh-keys" class="settings-form" label="Add an SSH key">
           <TextField name="content" label="Public key (the line of your .pub file)" value={error ? page.form.content : undefined} rows={4} required />
-          <p><button type="submit" class="primary">Add key</button></p>
+          <p>
+            <button type="submit" class="primary">
+              Add key
+            </button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -47,16 +58,28 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
 export const sshKeyPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/ssh-keys', (page) => keysPage(page)),
-    settingsRoute('my', 'POST', '/ssh-keys', (page) => attempt(page, async () => {
-      await addSshKey(page.ctx, me(page), page.form.content ?? '');
-      return redirect('/~my/ssh-keys');
-    }, (message) => keysPage(page, message))),
-    settingsRoute('my', 'POST', '/ssh-keys/delete', (page) => attempt(page, async () => {
-      const id = formId(page, 'key');
-      // this page changes the signed-in user's keys only, administrators included
-      if ((await getSshKey(page.ctx, id)).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
-      await deleteSshKey(page.ctx, id);
-      return redirect('/~my/ssh-keys');
-    }, (message) => keysPage(page, message))),
+    settingsRoute('my', 'POST', '/ssh-keys', (page) =>
+      attempt(
+        page,
+        async () => {
+          await addSshKey(page.ctx, me(page), page.form.content ?? '');
+          return redirect('/~my/ssh-keys');
+        },
+        (message) => keysPage(page, message),
+      ),
+    ),
+    settingsRoute('my', 'POST', '/ssh-keys/delete', (page) =>
+      attempt(
+        page,
+        async () => {
+          const id = formId(page, 'key');
+          // this page changes the signed-in user's keys only, administrators included
+          if ((await getSshKey(page.ctx, id)).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
+          await deleteSshKey(page.ctx, id);
+          return redirect('/~my/ssh-keys');
+        },
+        (message) => keysPage(page, message),
+      ),
+    ),
   ],
 };

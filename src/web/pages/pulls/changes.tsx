@@ -10,7 +10,12 @@ import { createCodeComment, getCodeComment, updateCodeComment } from '../../../d
 import { createCodeCommentReply } from '../../../domain/code-comments/replies.js';
 import { getProjectRow } from '../../../domain/projects/projects.js';
 import {
-  changesRange, requestCodeComments, wholeLineRange, type ChangesRange, type CodeCommentReplyRow, type CodeCommentRow,
+  changesRange,
+  requestCodeComments,
+  wholeLineRange,
+  type ChangesRange,
+  type CodeCommentReplyRow,
+  type CodeCommentRow,
 } from '../../../domain/pulls/changes-views.js';
 import { userNames, type PullRequestRow } from '../../../domain/pulls/page-views.js';
 import { diffCommits, type DiffLine, type FileDiff } from '../../../domain/repositories/diff.js';
@@ -44,21 +49,36 @@ interface Thread {
 /** Where a comment sits in this diff: `new|old` NUL path NUL 1-based line. */
 const placeKey = (side: 'new' | 'old', path: string, line: number) => `${side}\0${path}\0${line}`;
 
-function CommentThread({ page, pr, thread, names, range, commentId }: {
-  page: ProjectPageContext; pr: PullRequestRow; thread: Thread; names: Map<number, string>; range: ChangesRange; commentId?: number;
+function CommentThread({
+  page,
+  pr,
+  thread,
+  names,
+  range,
+  commentId,
+}: {
+  page: ProjectPageContext;
+  pr: PullRequestRow;
+  thread: Thread;
+  names: Map<number, string>;
+  range: ChangesRange;
+  commentId?: number;
 }) {
   const { comment } = thread;
   const url = (rest: string) => pullUrl(page.project.path, pr.number, `/code-comments/${comment.id}/${rest}`);
   return (
     <article class="code-comment" id={`code-comment-${comment.id}`} aria-label={`Code comment by ${names.get(comment.userId) ?? 'unknown'}`}>
       <p class="meta">
-        <strong>{names.get(comment.userId) ?? 'unknown'}</strong>{' '}<When date={comment.createDate} />
-        {' · '}<span class={comment.resolved ? 'status status-successful' : 'status'}>{comment.resolved ? 'Resolved' : 'Unresolved'}</span>
+        <strong>{names.get(comment.userId) ?? 'unknown'}</strong> <When date={comment.createDate} />
+        {' · '}
+        <span class={comment.resolved ? 'status status-successful' : 'status'}>{comment.resolved ? 'Resolved' : 'Unresolved'}</span>
       </p>
       <Markdown text={comment.content} />
       {thread.replies.map((reply) => (
         <div class="reply" key={reply.id} id={`code-comment-reply-${reply.id}`}>
-          <p class="meta"><strong>{names.get(reply.userId) ?? 'unknown'}</strong>{' '}<When date={reply.date} /></p>
+          <p class="meta">
+            <strong>{names.get(reply.userId) ?? 'unknown'}</strong> <When date={reply.date} />
+          </p>
           <Markdown text={reply.content} />
         </div>
       ))}
@@ -67,7 +87,9 @@ function CommentThread({ page, pr, thread, names, range, commentId }: {
           <PostForm page={page} action={url('replies')} label={`Reply to code comment ${comment.id}`}>
             <ViewFields range={range} commentId={commentId} />
             <TextArea name="content" label="Reply" id={`reply-${comment.id}`} rows={2} required />
-            <p><button type="submit">Reply</button></p>
+            <p>
+              <button type="submit">Reply</button>
+            </p>
           </PostForm>
           <PostForm page={page} action={url('resolve')} label={comment.resolved ? 'Unresolve' : 'Resolve'}>
             <ViewFields range={range} commentId={commentId} />
@@ -81,13 +103,22 @@ function CommentThread({ page, pr, thread, names, range, commentId }: {
 }
 
 /** The per-file form adding a comment on a line (pull-changes.js moves it under a clicked line). */
-function LineCommentForm({ page, pr, file, range, commentId }: { page: ProjectPageContext; pr: PullRequestRow; file: FileDiff; range: ChangesRange; commentId?: number }) {
+function LineCommentForm({
+  page,
+  pr,
+  file,
+  range,
+  commentId,
+}: {
+  page: ProjectPageContext;
+  pr: PullRequestRow;
+  file: FileDiff;
+  range: ChangesRange;
+  commentId?: number;
+}) {
   if (file.binary) return null;
   const key = diffFileKey(file);
-  const sides = [
-    ...(file.newPath !== null ? [{ value: 'new', label: 'New' }] : []),
-    ...(file.oldPath !== null ? [{ value: 'old', label: 'Old' }] : []),
-  ];
+  const sides = [...(file.newPath !== null ? [{ value: 'new', label: 'New' }] : []), ...(file.oldPath !== null ? [{ value: 'old', label: 'Old' }] : [])];
   return (
     <details class="line-comment" data-file={key}>
       <summary>Comment on a line</summary>
@@ -100,7 +131,13 @@ function LineCommentForm({ page, pr, file, range, commentId }: { page: ProjectPa
         <p class="field-row">
           <span class="field">
             <label for={`side-${key}`}>Side</label>
-            <select id={`side-${key}`} name="side">{sides.map((s) => <option key={s.value} value={s.value}>{s.label}</option>)}</select>
+            <select id={`side-${key}`} name="side">
+              {sides.map((s) => (
+                <option key={s.value} value={s.value}>
+                  {s.label}
+                </option>
+              ))}
+            </select>
           </span>
           <span class="field">
             <label for={`line-${key}`}>Line</label>
@@ -108,7 +145,9 @@ function LineCommentForm({ page, pr, file, range, commentId }: { page: ProjectPa
           </span>
         </p>
         <TextArea name="content" label="Comment (Markdown)" id={`content-${key}`} rows={3} required />
-        <p><button type="submit">Add comment</button></p>
+        <p>
+          <button type="submit">Add comment</button>
+        </p>
       </PostForm>
     </details>
   );
@@ -123,7 +162,11 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
     requestCodeComments(page.ctx, pr),
     pr.sourceProjectId === null ? Promise.resolve(null) : getProjectRow(page.ctx.db, pr.sourceProjectId),
   ]);
-  const names = await userNames(page.ctx, [pr.submitterId, ...threads.comments.map((c) => c.userId), ...[...threads.replies.values()].flat().map((r) => r.userId)]);
+  const names = await userNames(page.ctx, [
+    pr.submitterId,
+    ...threads.comments.map((c) => c.userId),
+    ...[...threads.replies.values()].flat().map((r) => r.userId),
+  ]);
   const placed = new Map<string, Thread[]>();
   const elsewhere: Thread[] = [];
   for (const comment of threads.comments) {
@@ -156,9 +199,10 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
     }
   }
   for (const list of placed.values()) elsewhere.push(...list);
-  const below = (file: FileDiff, line: DiffLine) => atLine.get(diffLineId(file, line))?.map((thread) => (
-    <CommentThread key={thread.comment.id} page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />
-  ));
+  const below = (file: FileDiff, line: DiffLine) =>
+    atLine
+      .get(diffLineId(file, line))
+      ?.map((thread) => <CommentThread key={thread.comment.id} page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />);
   const base = pullUrl(page.project.path, pr.number, '/changes');
   return (
     <ProjectLayout page={page} tab="pulls" title={`Changes · #${pr.number} ${pr.title}`} scripts={page.user ? ['pull-changes.js'] : []}>
@@ -168,28 +212,43 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
         <p class="field">
           <label for="field-update">Changes of</label>
           <select id="field-update" name="update">
-            <option value="" selected={range.updateId === null}>All changes</option>
+            <option value="" selected={range.updateId === null}>
+              All changes
+            </option>
             {range.updates.map((u) => (
               <option key={u.id} value={String(u.id)} selected={u.id === range.updateId}>{`Update ${u.index}: ${u.headCommitHash.slice(0, 8)}`}</option>
             ))}
           </select>
         </p>
-        <p><button type="submit">Show</button></p>
+        <p>
+          <button type="submit">Show</button>
+        </p>
       </form>
       <p class="meta">
-        {'Comparing '}<code>{range.oldCommitHash.slice(0, 8)}</code>{' with '}<code>{range.newCommitHash.slice(0, 8)}</code>
+        {'Comparing '}
+        <code>{range.oldCommitHash.slice(0, 8)}</code>
+        {' with '}
+        <code>{range.newCommitHash.slice(0, 8)}</code>
       </p>
       <section aria-labelledby="diff">
         <h2 id="diff">Files</h2>
-        <DiffView diff={diff} headingLevel={3} renderBelowLine={below}
-          renderFileActions={page.user ? (file) => <LineCommentForm page={page} pr={pr} file={file} range={range} commentId={view.commentId} /> : undefined} />
+        <DiffView
+          diff={diff}
+          headingLevel={3}
+          renderBelowLine={below}
+          renderFileActions={page.user ? (file) => <LineCommentForm page={page} pr={pr} file={file} range={range} commentId={view.commentId} /> : undefined}
+        />
       </section>
       {elsewhere.length > 0 && (
         <section aria-labelledby="other-comments">
           <h2 id="other-comments">Comments on other versions</h2>
           {elsewhere.map((thread) => (
             <div key={thread.comment.id}>
-              <p><a href={`${base}?comment=${thread.comment.id}#code-comment-${thread.comment.id}`}><code>{`${thread.comment.markPath}:${thread.comment.markToRow + 1}`}</code></a></p>
+              <p>
+                <a href={`${base}?comment=${thread.comment.id}#code-comment-${thread.comment.id}`}>
+                  <code>{`${thread.comment.markPath}:${thread.comment.markToRow + 1}`}</code>
+                </a>
+              </p>
               <CommentThread page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />
             </div>
           ))}
@@ -217,40 +276,73 @@ const render = (page: ProjectPageContext) => (pr: PullRequestRow, error: string)
 /** The routes of the changes tab. */
 export const changesRoutes: ProjectPageRoute[] = [
   {
-    method: 'GET', path: '/~pulls/:number/changes',
+    method: 'GET',
+    path: '/~pulls/:number/changes',
     handler: async (page): Promise<PageResult> => changesPage(page, await requestOfPage(page), page.query),
   },
   {
-    method: 'POST', path: '/~pulls/:number/changes/comments', access: 'user',
-    handler: (page) => act(page, async (pr) => {
-      const { form } = page;
-      const side = form.side === 'old' ? 'old' : 'new';
-      const path = (side === 'old' ? form.oldPath : form.newPath) ?? '';
-      const commitHash = (side === 'old' ? form.old : form.new) ?? '';
-      const line = /^\d{1,9}$/.test(form.line ?? '') ? Number(form.line) : Number.NaN;
-      const range = await wholeLineRange(page.ctx, pr.targetProjectId, commitHash, path, line);
-      return createCodeComment(page.ctx, {
-        projectId: pr.targetProjectId, content: form.content ?? '', mark: { commitHash, path, range },
-        compareContext: { pullRequestId: pr.id, oldCommitHash: form.old ?? '', newCommitHash: form.new ?? '', currentFile: path },
-      });
-    }, (pr, id) => backTo(page, pr, `code-comment-${id}`), render(page)),
+    method: 'POST',
+    path: '/~pulls/:number/changes/comments',
+    access: 'user',
+    handler: (page) =>
+      act(
+        page,
+        async (pr) => {
+          const { form } = page;
+          const side = form.side === 'old' ? 'old' : 'new';
+          const path = (side === 'old' ? form.oldPath : form.newPath) ?? '';
+          const commitHash = (side === 'old' ? form.old : form.new) ?? '';
+          const line = /^\d{1,9}$/.test(form.line ?? '') ? Number(form.line) : Number.NaN;
+          const range = await wholeLineRange(page.ctx, pr.targetProjectId, commitHash, path, line);
+          return createCodeComment(page.ctx, {
+            projectId: pr.targetProjectId,
+            content: form.content ?? '',
+            mark: { commitHash, path, range },
+            compareContext: { pullRequestId: pr.id, oldCommitHash: form.old ?? '', newCommitHash: form.new ?? '', currentFile: path },
+          });
+        },
+        (pr, id) => backTo(page, pr, `code-comment-${id}`),
+        render(page),
+      ),
   },
   {
-    method: 'POST', path: '/~pulls/:number/code-comments/:commentId/replies', access: 'user',
-    handler: (page) => act(page, async (pr) => {
-      const comment = await commentOfRequest(page, pr);
-      return createCodeCommentReply(page.ctx, {
-        commentId: comment.id, content: page.form.content ?? '',
-        compareContext: { pullRequestId: pr.id, oldCommitHash: comment.compareOldCommitHash, newCommitHash: comment.compareNewCommitHash, currentFile: comment.markPath },
-      });
-    }, (pr, id) => backTo(page, pr, `code-comment-reply-${id}`), render(page)),
+    method: 'POST',
+    path: '/~pulls/:number/code-comments/:commentId/replies',
+    access: 'user',
+    handler: (page) =>
+      act(
+        page,
+        async (pr) => {
+          const comment = await commentOfRequest(page, pr);
+          return createCodeCommentReply(page.ctx, {
+            commentId: comment.id,
+            content: page.form.content ?? '',
+            compareContext: {
+              pullRequestId: pr.id,
+              oldCommitHash: comment.compareOldCommitHash,
+              newCommitHash: comment.compareNewCommitHash,
+              currentFile: comment.markPath,
+            },
+          });
+        },
+        (pr, id) => backTo(page, pr, `code-comment-reply-${id}`),
+        render(page),
+      ),
   },
   {
-    method: 'POST', path: '/~pulls/:number/code-comments/:commentId/resolve', access: 'user',
-    handler: (page) => act(page, async (pr) => {
-      const comment = await commentOfRequest(page, pr);
-      await updateCodeComment(page.ctx, comment.id, { resolved: page.form.resolved === 'true' });
-      return comment.id;
-    }, (pr, id) => backTo(page, pr, `code-comment-${id}`), render(page)),
+    method: 'POST',
+    path: '/~pulls/:number/code-comments/:commentId/resolve',
+    access: 'user',
+    handler: (page) =>
+      act(
+        page,
+        async (pr) => {
+          const comment = await commentOfRequest(page, pr);
+          await updateCodeComment(page.ctx, comment.id, { resolved: page.form.resolved === 'true' });
+          return comment.id;
+        },
+        (pr, id) => backTo(page, pr, `code-comment-${id}`),
+        render(page),
+      ),
   },
 ];

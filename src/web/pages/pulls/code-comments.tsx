@@ -37,7 +37,9 @@ export async function codeCommentList(page: ProjectPageContext): Promise<PageRes
           {comments.map((c) => (
             <li key={c.id}>
               <p>
-                <a href={pullUrl(page.project.path, pr.number, `/changes?comment=${c.id}#code-comment-${c.id}`)}><code>{`${c.markPath}:${c.markToRow + 1}`}</code></a>
+                <a href={pullUrl(page.project.path, pr.number, `/changes?comment=${c.id}#code-comment-${c.id}`)}>
+                  <code>{`${c.markPath}:${c.markToRow + 1}`}</code>
+                </a>
                 <span class="meta">
                   {` ${names.get(c.userId) ?? 'unknown'} · ${c.resolved ? 'resolved' : 'unresolved'} · ${c.replyCount} ${c.replyCount === 1 ? 'reply' : 'replies'} · ${c.lastActivityDescription} `}
                   <When date={c.lastActivityDate} />

@@ -10,11 +10,17 @@ import { getProjectRow } from '../../../domain/projects/projects.js';
 import { createAssignment, deleteAssignment, listAssignments } from '../../../domain/pulls/assignments.js';
 import type { PullRequestChangeData } from '../../../domain/pulls/changes.js';
 import { createComment } from '../../../domain/pulls/comments.js';
-import {
-  deleteSourceBranch, discardPullRequest, reopenPullRequest, restoreSourceBranch, setMergeStrategy,
-} from '../../../domain/pulls/lifecycle.js';
+import { deleteSourceBranch, discardPullRequest, reopenPullRequest, restoreSourceBranch, setMergeStrategy } from '../../../domain/pulls/lifecycle.js';
 import { mergePullRequest } from '../../../domain/pulls/merge.js';
-import { mergeBox, pullRequestActivity, reviewOfUser, userIdByName, userNames, type ActivityEntry, type PullRequestRow } from '../../../domain/pulls/page-views.js';
+import {
+  mergeBox,
+  pullRequestActivity,
+  reviewOfUser,
+  userIdByName,
+  userNames,
+  type ActivityEntry,
+  type PullRequestRow,
+} from '../../../domain/pulls/page-views.js';
 import { parseMergeStrategy } from '../../../domain/pulls/pull-requests.js';
 import { createReview, updateReview } from '../../../domain/pulls/reviews.js';
 import { BadRequest, NotFound } from '../../../errors.js';
@@ -28,34 +34,52 @@ import { act, Flash, PullHeader, pullUrl, requestOfPage, TextArea, When } from '
 /** The words of a change in the activity list. */
 function changeText(data: PullRequestChangeData): string {
   switch (data['@type']) {
-    case 'PullRequestApproveData': return 'approved';
-    case 'PullRequestRequestedForChangesData': return 'requested changes';
-    case 'PullRequestDiscardData': return 'discarded';
-    case 'PullRequestReopenData': return 'reopened';
-    case 'PullRequestMergeData': return data.reason ?? 'merged';
-    case 'PullRequestTitleChangeData': return `changed the title from “${data.oldTitle}” to “${data.newTitle}”`;
-    case 'PullRequestDescriptionChangeData': return 'changed the description';
+    case 'PullRequestApproveData':
+      return 'approved';
+    case 'PullRequestRequestedForChangesData':
+      return 'requested changes';
+    case 'PullRequestDiscardData':
+      return 'discarded';
+    case 'PullRequestReopenData':
+      return 'reopened';
+    case 'PullRequestMergeData':
+      return data.reason ?? 'merged';
+    case 'PullRequestTitleChangeData':
+      return `changed the title from “${data.oldTitle}” to “${data.newTitle}”`;
+    case 'PullRequestDescriptionChangeData':
+      return 'changed the description';
     case 'PullRequestMergeStrategyChangeData':
       return `changed the merge strategy to ${STRATEGY_LABELS[data.newStrategy as keyof typeof STRATEGY_LABELS] ?? data.newStrategy}`;
-    case 'PullRequestTargetBranchChangeData': return `changed the target branch from ${data.oldBranch} to ${data.newBranch}`;
-    case 'PullRequestSourceBranchDeleteData': return 'deleted the source branch';
-    case 'PullRequestSourceBranchRestoreData': return 'restored the source branch';
-    case 'PullRequestReferencedFromIssueData': return 'referenced this from an issue';
-    case 'PullRequestReferencedFromPullRequestData': return 'referenced this from a pull request';
-    case 'PullRequestReferencedFromCommitData': return `referenced this from commit ${data.commitHash.slice(0, 8)}`;
-    case 'PullRequestReferencedFromCodeCommentData': return 'referenced this from a code comment';
+    case 'PullRequestTargetBranchChangeData':
+      return `changed the target branch from ${data.oldBranch} to ${data.newBranch}`;
+    case 'PullRequestSourceBranchDeleteData':
+      return 'deleted the source branch';
+    case 'PullRequestSourceBranchRestoreData':
+      return 'restored the source branch';
+    case 'PullRequestReferencedFromIssueData':
+      return 'referenced this from an issue';
+    case 'PullRequestReferencedFromPullRequestData':
+      return 'referenced this from a pull request';
+    case 'PullRequestReferencedFromCommitData':
+      return `referenced this from commit ${data.commitHash.slice(0, 8)}`;
+    case 'PullRequestReferencedFromCodeCommentData':
+      return 'referenced this from a code comment';
   }
 }
 
 function Activity({ entries, names, projectPath }: { entries: ActivityEntry[]; names: Map<number, string>; projectPath: string }) {
-  const who = (id: number | null) => (id === null ? 'Gitloom' : names.get(id) ?? 'unknown');
+  const who = (id: number | null) => (id === null ? 'Gitloom' : (names.get(id) ?? 'unknown'));
   return (
     <ol class="activity">
       {entries.map((entry) => {
         if (entry.kind === 'comment') {
           return (
             <li key={`c${entry.id}`} id={`comment-${entry.id}`} class="comment">
-              <p class="meta"><strong>{who(entry.userId)}</strong>{' commented '}<When date={entry.date} /></p>
+              <p class="meta">
+                <strong>{who(entry.userId)}</strong>
+                {' commented '}
+                <When date={entry.date} />
+              </p>
               <Markdown text={entry.content} />
             </li>
           );
@@ -63,16 +87,31 @@ function Activity({ entries, names, projectPath }: { entries: ActivityEntry[]; n
         if (entry.kind === 'change') {
           return (
             <li key={`x${entry.id}`} class="change">
-              <strong>{who(entry.userId)}</strong>{` ${changeText(entry.data)} `}<span class="meta"><When date={entry.date} /></span>
+              <strong>{who(entry.userId)}</strong>
+              {` ${changeText(entry.data)} `}
+              <span class="meta">
+                <When date={entry.date} />
+              </span>
             </li>
           );
         }
         return (
           <li key={`u${entry.id}`} class="update">
-            <p>{`${entry.commits.length}${entry.more ? '+' : ''} ${entry.commits.length === 1 ? 'commit' : 'commits'} added `}<span class="meta"><When date={entry.date} /></span></p>
+            <p>
+              {`${entry.commits.length}${entry.more ? '+' : ''} ${entry.commits.length === 1 ? 'commit' : 'commits'} added `}
+              <span class="meta">
+                <When date={entry.date} />
+              </span>
+            </p>
             <ul class="commits">
               {entry.commits.map((c) => (
-                <li key={c.hash}><a href={`/${projectPath}/~commits/${c.hash}`}><code>{c.hash.slice(0, 8)}</code></a>{` ${c.subject}`}<span class="meta">{` ${c.authorName}`}</span></li>
+                <li key={c.hash}>
+                  <a href={`/${projectPath}/~commits/${c.hash}`}>
+                    <code>{c.hash.slice(0, 8)}</code>
+                  </a>
+                  {` ${c.subject}`}
+                  <span class="meta">{` ${c.authorName}`}</span>
+                </li>
               ))}
             </ul>
           </li>
@@ -91,7 +130,10 @@ export async function detailPage(page: ProjectPageContext, pr: PullRequestRow, e
     pr.sourceProjectId === null ? Promise.resolve(null) : getProjectRow(page.ctx.db, pr.sourceProjectId),
   ]);
   const names = await userNames(page.ctx, [
-    pr.submitterId, ...entries.map((e) => (e.kind === 'update' ? null : e.userId)), ...box.reviews.map((r) => r.userId), ...assignments.map((a) => a.userId),
+    pr.submitterId,
+    ...entries.map((e) => (e.kind === 'update' ? null : e.userId)),
+    ...box.reviews.map((r) => r.userId),
+    ...assignments.map((a) => a.userId),
   ]);
   const url = (action: string) => pullUrl(page.project.path, pr.number, `/${action}`);
   const me = page.user?.id;
@@ -113,47 +155,67 @@ export async function detailPage(page: ProjectPageContext, pr: PullRequestRow, e
           {page.user ? (
             <PostForm page={page} action={url('comment')} label="Add a comment">
               <TextArea name="content" label="Comment (Markdown)" value={draft} rows={5} required />
-              <p><button type="submit">Comment</button></p>
+              <p>
+                <button type="submit">Comment</button>
+              </p>
             </PostForm>
           ) : (
-            <p><a href={`/~login?${new URLSearchParams({ redirect: page.request.url })}`}>Sign in</a> to comment.</p>
+            <p>
+              <a href={`/~login?${new URLSearchParams({ redirect: page.request.url })}`}>Sign in</a> to comment.
+            </p>
           )}
         </div>
         <aside class="pr-side">
           <section aria-labelledby="reviewers">
             <h2 id="reviewers">Reviewers</h2>
-            {box.reviews.length === 0 ? <p class="empty">No reviewer yet.</p> : (
-              <ul class="plain">{box.reviews.map((r) => <li key={r.id}>{names.get(r.userId) ?? 'unknown'}</li>)}</ul>
+            {box.reviews.length === 0 ? (
+              <p class="empty">No reviewer yet.</p>
+            ) : (
+              <ul class="plain">
+                {box.reviews.map((r) => (
+                  <li key={r.id}>{names.get(r.userId) ?? 'unknown'}</li>
+                ))}
+              </ul>
             )}
             {page.user && me !== pr.submitterId && pr.status !== 'MERGED' && (
               <div class="review-actions">
                 <PostForm page={page} action={url('review')} label="Approve">
                   <input type="hidden" name="status" value="APPROVED" />
-                  <button type="submit" disabled={myReview?.status === 'APPROVED'}>Approve</button>
+                  <button type="submit" disabled={myReview?.status === 'APPROVED'}>
+                    Approve
+                  </button>
                 </PostForm>
                 <PostForm page={page} action={url('review')} label="Request changes">
                   <input type="hidden" name="status" value="REQUESTED_FOR_CHANGES" />
-                  <button type="submit" disabled={myReview?.status === 'REQUESTED_FOR_CHANGES'}>Request changes</button>
+                  <button type="submit" disabled={myReview?.status === 'REQUESTED_FOR_CHANGES'}>
+                    Request changes
+                  </button>
                 </PostForm>
               </div>
             )}
             {page.user?.isAdmin && pr.status !== 'MERGED' && (
               <PostForm page={page} action={url('reviewers')} label="Add reviewer">
                 <Field name="reviewer" label="Add reviewer (user name)" required />
-                <p><button type="submit">Add reviewer</button></p>
+                <p>
+                  <button type="submit">Add reviewer</button>
+                </p>
               </PostForm>
             )}
           </section>
           <section aria-labelledby="assignees">
             <h2 id="assignees">Assignees</h2>
-            {assignments.length === 0 ? <p class="empty">Nobody assigned.</p> : (
+            {assignments.length === 0 ? (
+              <p class="empty">Nobody assigned.</p>
+            ) : (
               <ul class="plain">
                 {assignments.map((a) => (
                   <li key={a.id}>
                     {names.get(a.userId) ?? 'unknown'}
                     {box.canModify && pr.status !== 'MERGED' && (
                       <PostForm page={page} action={url(`assignees/${a.id}/delete`)} label={`Unassign ${names.get(a.userId) ?? ''}`} class="inline">
-                        <button type="submit" class="link">remove</button>
+                        <button type="submit" class="link">
+                          remove
+                        </button>
                       </PostForm>
                     )}
                   </li>
@@ -163,7 +225,9 @@ export async function detailPage(page: ProjectPageContext, pr: PullRequestRow, e
             {box.canModify && pr.status !== 'MERGED' && (
               <PostForm page={page} action={url('assignees')} label="Assign">
                 <Field name="assignee" label="Assign to (user name)" required />
-                <p><button type="submit">Assign</button></p>
+                <p>
+                  <button type="submit">Assign</button>
+                </p>
               </PostForm>
             )}
           </section>
@@ -186,9 +250,16 @@ async function review(page: ProjectPageContext, pr: PullRequestRow): Promise<voi
 /** A POST action of the detail page: `run` with the request, then back to the page (or `anchor` on it). */
 function action(path: string, run: (page: ProjectPageContext, pr: PullRequestRow) => Promise<unknown>, anchor = ''): ProjectPageRoute {
   return {
-    method: 'POST', path: `/~pulls/:number/${path}`, access: 'user',
-    handler: (page) => act(page, (pr) => run(page, pr), (pr) => pullUrl(page.project.path, pr.number, anchor),
-      (pr, error) => detailPage(page, pr, error, path === 'comment' ? page.form.content : '')),
+    method: 'POST',
+    path: `/~pulls/:number/${path}`,
+    access: 'user',
+    handler: (page) =>
+      act(
+        page,
+        (pr) => run(page, pr),
+        (pr) => pullUrl(page.project.path, pr.number, anchor),
+        (pr, error) => detailPage(page, pr, error, path === 'comment' ? page.form.content : ''),
+      ),
   };
 }
 
@@ -197,13 +268,25 @@ export const detailRoutes: ProjectPageRoute[] = [
   { method: 'GET', path: '/~pulls/:number', handler: async (page): Promise<PageResult> => detailPage(page, await requestOfPage(page)) },
   action('comment', (page, pr) => createComment(page.ctx, { requestId: pr.id, content: page.form.content ?? '' }), '#activity'),
   action('review', review, '#reviewers'),
-  action('reviewers', async (page, pr) => createReview(page.ctx, { requestId: pr.id, userId: await userIdByName(page.ctx, page.form.reviewer ?? '') }), '#reviewers'),
-  action('assignees', async (page, pr) => createAssignment(page.ctx, { requestId: pr.id, userId: await userIdByName(page.ctx, page.form.assignee ?? '') }), '#assignees'),
-  action('assignees/:assignmentId/delete', async (page, pr) => {
-    const id = /^\d{1,12}$/.test(page.params.assignmentId) ? Number(page.params.assignmentId) : Number.NaN;
-    if (!(await listAssignments(page.ctx, pr.id)).some((a) => a.id === id)) throw new NotFound(`Assignment not found: ${page.params.assignmentId}`);
-    await deleteAssignment(page.ctx, id);
-  }, '#assignees'),
+  action(
+    'reviewers',
+    async (page, pr) => createReview(page.ctx, { requestId: pr.id, userId: await userIdByName(page.ctx, page.form.reviewer ?? '') }),
+    '#reviewers',
+  ),
+  action(
+    'assignees',
+    async (page, pr) => createAssignment(page.ctx, { requestId: pr.id, userId: await userIdByName(page.ctx, page.form.assignee ?? '') }),
+    '#assignees',
+  ),
+  action(
+    'assignees/:assignmentId/delete',
+    async (page, pr) => {
+      const id = /^\d{1,12}$/.test(page.params.assignmentId) ? Number(page.params.assignmentId) : Number.NaN;
+      if (!(await listAssignments(page.ctx, pr.id)).some((a) => a.id === id)) throw new NotFound(`Assignment not found: ${page.params.assignmentId}`);
+      await deleteAssignment(page.ctx, id);
+    },
+    '#assignees',
+  ),
   action('merge-strategy', (page, pr) => setMergeStrategy(page.ctx, pr.id, parseMergeStrategy(page.form.strategy ?? '')), '#merge-box'),
   action('merge', (page, pr) => mergePullRequest(page.ctx, pr.id, page.form.message ?? ''), '#merge-box'),
   action('discard', (page, pr) => discardPullRequest(page.ctx, pr.id, page.form.note ?? ''), '#merge-box'),

@@ -20,13 +20,29 @@ const DEFAULT_QUERY = 'open';
 async function listing(page: PageContext, targetProjectId?: number) {
   const list = await queryPage(page, DEFAULT_QUERY, (query, offset, count) => queryPullRequests(page.ctx, query, offset, count, { targetProjectId }));
   const [paths, names] = await Promise.all([
-    projectPaths(page.ctx, list.rows.map((p) => p.targetProjectId)),
-    userNames(page.ctx, list.rows.map((p) => p.submitterId)),
+    projectPaths(
+      page.ctx,
+      list.rows.map((p) => p.targetProjectId),
+    ),
+    userNames(
+      page.ctx,
+      list.rows.map((p) => p.submitterId),
+    ),
   ]);
   return { ...list, paths, names };
 }
 
-function PullList({ action, list, showProject, saved }: { action: string; list: Awaited<ReturnType<typeof listing>>; showProject: boolean; saved: VNode | null }) {
+function PullList({
+  action,
+  list,
+  showProject,
+  saved,
+}: {
+  action: string;
+  list: Awaited<ReturnType<typeof listing>>;
+  showProject: boolean;
+  saved: VNode | null;
+}) {
   return (
     <>
       <QueryBox action={action} query={list.query} example={'open and "Target Branch" is "main"'} error={list.error} />
@@ -38,8 +54,7 @@ function PullList({ action, list, showProject, saved }: { action: string; list: 
             const path = list.paths.get(pr.targetProjectId) ?? '';
             return (
               <li key={pr.id}>
-                <StatusBadge status={pr.status} />{' '}
-                <a href={pullUrl(path, pr.number)}>{pr.title}</a>
+                <StatusBadge status={pr.status} /> <a href={pullUrl(path, pr.number)}>{pr.title}</a>
                 <span class="meta">
                   {` ${showProject ? path : ''}#${pr.number} · ${list.names.get(pr.submitterId) ?? 'unknown'} · ${pr.sourceBranch} → ${pr.targetBranch} · ${pr.lastActivityDescription} `}
                   <When date={pr.lastActivityDate} />
@@ -63,7 +78,11 @@ export async function projectPullList(page: ProjectPageContext): Promise<PageRes
     <ProjectLayout page={page} tab="pulls" title="Pull requests">
       <div class="heading-row">
         <h1>Pull requests</h1>
-        {page.user && page.permissions.readCode && <a class="button" href={`${base}/new`}>New pull request</a>}
+        {page.user && page.permissions.readCode && (
+          <a class="button" href={`${base}/new`}>
+            New pull request
+          </a>
+        )}
       </div>
       <PullList action={base} list={list} showProject={false} saved={await SavedQueries({ page, kind: 'pullRequest', action: base })} />
     </ProjectLayout>

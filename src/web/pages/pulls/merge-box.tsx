@@ -19,15 +19,21 @@ export const STRATEGY_LABELS: Record<MergeStrategy, string> = {
 };
 
 const REVIEW_LABELS: Record<string, string> = {
-  PENDING: 'pending', APPROVED: 'approved', REQUESTED_FOR_CHANGES: 'requested changes', EXCLUDED: 'excluded',
+  PENDING: 'pending',
+  APPROVED: 'approved',
+  REQUESTED_FOR_CHANGES: 'requested changes',
+  EXCLUDED: 'excluded',
 };
 
 function PreviewState({ pr, box }: { pr: PullRequestRow; box: MergeBoxView }) {
   const preview = box.preview;
   if (pr.status !== 'OPEN') {
-    return pr.status === 'MERGED' && preview?.mergeCommitHash
-      ? <p>{'Merged as '}<code>{preview.mergeCommitHash.slice(0, 8)}</code></p>
-      : null;
+    return pr.status === 'MERGED' && preview?.mergeCommitHash ? (
+      <p>
+        {'Merged as '}
+        <code>{preview.mergeCommitHash.slice(0, 8)}</code>
+      </p>
+    ) : null;
   }
   if (box.updating) return <p class="status status-running">Updating the merge preview — reload in a moment.</p>;
   if (!preview) return <p class="status">Target branch no longer exists.</p>;
@@ -36,14 +42,22 @@ function PreviewState({ pr, box }: { pr: PullRequestRow; box: MergeBoxView }) {
       <div class="conflicts">
         <p class="status status-failed">There are merge conflicts</p>
         {box.conflicts.length > 0 && (
-          <ul aria-label="Conflicting files">{box.conflicts.map((path) => <li key={path}><code>{path}</code></li>)}</ul>
+          <ul aria-label="Conflicting files">
+            {box.conflicts.map((path) => (
+              <li key={path}>
+                <code>{path}</code>
+              </li>
+            ))}
+          </ul>
         )}
       </div>
     );
   }
   return (
     <p class="status status-successful">
-      {'Merge preview ready: '}<code>{preview.mergeCommitHash.slice(0, 8)}</code>{` (${STRATEGY_LABELS[preview.mergeStrategy]})`}
+      {'Merge preview ready: '}
+      <code>{preview.mergeCommitHash.slice(0, 8)}</code>
+      {` (${STRATEGY_LABELS[preview.mergeStrategy]})`}
     </p>
   );
 }
@@ -58,7 +72,9 @@ export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; p
       <h2 id="merge-box">Merge</h2>
       <PreviewState pr={pr} box={box} />
       <h3>Reviews</h3>
-      {box.reviews.length === 0 ? <p class="empty">No reviewer.</p> : (
+      {box.reviews.length === 0 ? (
+        <p class="empty">No reviewer.</p>
+      ) : (
         <ul class="checks" aria-label="Reviews">
           {box.reviews.map((r) => (
             <li key={r.id} class={`review-${r.status.toLowerCase()}`}>{`${names.get(r.userId) ?? 'unknown'}: ${REVIEW_LABELS[r.status]}`}</li>
@@ -66,13 +82,19 @@ export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; p
         </ul>
       )}
       <h3>Required builds</h3>
-      {box.requiredBuilds.length === 0 ? <p class="empty">No build required.</p> : (
+      {box.requiredBuilds.length === 0 ? (
+        <p class="empty">No build required.</p>
+      ) : (
         <ul class="checks" aria-label="Required builds">
           {box.requiredBuilds.map((b) => (
             <li key={b.jobName}>
               {`${b.jobName}: `}
-              {b.buildNumber === null ? <span class="status">not run</span> : (
-                <a href={`/${page.project.path}/~builds/${b.buildNumber}`} class={`status status-${b.status!.toLowerCase()}`}>{b.status}</a>
+              {b.buildNumber === null ? (
+                <span class="status">not run</span>
+              ) : (
+                <a href={`/${page.project.path}/~builds/${b.buildNumber}`} class={`status status-${b.status!.toLowerCase()}`}>
+                  {b.status}
+                </a>
               )}
             </li>
           ))}
@@ -80,40 +102,60 @@ export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; p
       )}
       {signedIn && box.canModify && (
         <PostForm page={page} action={url('merge-strategy')} label="Merge strategy" class="inline-form">
-          <Select name="strategy" label="Merge strategy" value={pr.mergeStrategy}
-            options={Object.entries(STRATEGY_LABELS).map(([value, label]) => ({ value, label }))} />
-          <p><button type="submit">Change strategy</button></p>
+          <Select
+            name="strategy"
+            label="Merge strategy"
+            value={pr.mergeStrategy}
+            options={Object.entries(STRATEGY_LABELS).map(([value, label]) => ({ value, label }))}
+          />
+          <p>
+            <button type="submit">Change strategy</button>
+          </p>
         </PostForm>
       )}
       {signedIn && open && (
         <PostForm page={page} action={url('merge')} label="Merge pull request">
-          {(pr.mergeStrategy === 'CREATE_MERGE_COMMIT' || pr.mergeStrategy === 'CREATE_MERGE_COMMIT_IF_NECESSARY' || pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS') && (
-            <TextArea name="message" label="Commit message" value={defaultMergeMessage(pr)} rows={3} />
+          {(pr.mergeStrategy === 'CREATE_MERGE_COMMIT' ||
+            pr.mergeStrategy === 'CREATE_MERGE_COMMIT_IF_NECESSARY' ||
+            pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS') && <TextArea name="message" label="Commit message" value={defaultMergeMessage(pr)} rows={3} />}
+          {box.blocker && (
+            <p id="merge-blocker" class="flash error">
+              {box.blocker}
+            </p>
           )}
-          {box.blocker && <p id="merge-blocker" class="flash error">{box.blocker}</p>}
           <p>
-            <button type="submit" class="primary" disabled={box.blocker !== null} aria-describedby={box.blocker ? 'merge-blocker' : undefined}>Merge</button>
+            <button type="submit" class="primary" disabled={box.blocker !== null} aria-describedby={box.blocker ? 'merge-blocker' : undefined}>
+              Merge
+            </button>
           </p>
         </PostForm>
       )}
       {signedIn && box.canModify && open && (
         <PostForm page={page} action={url('discard')} label="Discard pull request">
-          <p><button type="submit">Discard</button></p>
+          <p>
+            <button type="submit">Discard</button>
+          </p>
         </PostForm>
       )}
       {signedIn && box.canModify && !open && (
         <PostForm page={page} action={url('reopen')} label="Reopen pull request">
-          <p><button type="submit">Reopen</button></p>
+          <p>
+            <button type="submit">Reopen</button>
+          </p>
         </PostForm>
       )}
       {signedIn && box.canModify && pr.status === 'MERGED' && box.sourceBranchExists && (
         <PostForm page={page} action={url('delete-source-branch')} label="Delete source branch">
-          <p><button type="submit">{`Delete source branch ${pr.sourceBranch}`}</button></p>
+          <p>
+            <button type="submit">{`Delete source branch ${pr.sourceBranch}`}</button>
+          </p>
         </PostForm>
       )}
       {signedIn && box.canModify && !open && !box.sourceBranchExists && pr.sourceProjectId !== null && (
         <PostForm page={page} action={url('restore-source-branch')} label="Restore source branch">
-          <p><button type="submit">{`Restore source branch ${pr.sourceBranch}`}</button></p>
+          <p>
+            <button type="submit">{`Restore source branch ${pr.sourceBranch}`}</button>
+          </p>
         </PostForm>
       )}
     </section>

@@ -50,7 +50,9 @@ interface Draft {
 async function newPage(page: ProjectPageContext, target: string | undefined, source: string | undefined, draft: Draft, error: string | null): Promise<VNode> {
   const base = `/${page.project.path}/~pulls/new`;
   const [branches, defaultBranch, sources] = await Promise.all([
-    listBranchNames(page.ctx, page.project.id), getRepositoryDefaultBranch(page.ctx, page.project.id), sourceChoices(page),
+    listBranchNames(page.ctx, page.project.id),
+    getRepositoryDefaultBranch(page.ctx, page.project.id),
+    sourceChoices(page),
   ]);
   const targetBranch = target ?? defaultBranch ?? branches[0] ?? '';
   const chosen = parseSource(source);
@@ -59,23 +61,29 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
   let compareError: string | null = null;
   if (chosen && targetBranch) {
     try {
-      comparison = await compareBranches(page.ctx, { targetProjectId: page.project.id, targetBranch, sourceProjectId: chosen.projectId, sourceBranch: chosen.branch });
+      comparison = await compareBranches(page.ctx, {
+        targetProjectId: page.project.id,
+        targetBranch,
+        sourceProjectId: chosen.projectId,
+        sourceBranch: chosen.branch,
+      });
       if (comparison.base && comparison.commits.length > 0) diff = await diffCommits(page.ctx, page.project.id, comparison.base, comparison.sourceHead);
     } catch (failure) {
       if (!(failure instanceof GitloomError) || failure.status >= 500) throw failure;
       compareError = failure.message;
     }
   }
-  const title = draft.title ?? (comparison?.commits.length === 1 ? comparison.commits[0].subject : chosen?.branch ?? '');
+  const title = draft.title ?? (comparison?.commits.length === 1 ? comparison.commits[0].subject : (chosen?.branch ?? ''));
   return (
     <ProjectLayout page={page} tab="pulls" title="New pull request">
       <h1>New pull request</h1>
       <Flash error={error ?? compareError} />
       <form method="get" action={base} class="compare" aria-label="Branches">
         <Select name="target" label="Target branch" value={targetBranch} options={branches.map((b) => ({ value: b, label: b }))} />
-        <Select name="source" label="Source branch" value={source ?? ''}
-          options={[{ value: '', label: 'Choose a branch' }, ...sources]} />
-        <p><button type="submit">Compare</button></p>
+        <Select name="source" label="Source branch" value={source ?? ''} options={[{ value: '', label: 'Choose a branch' }, ...sources]} />
+        <p>
+          <button type="submit">Compare</button>
+        </p>
       </form>
       {comparison && (
         <>
@@ -93,8 +101,12 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
               <ul class="list commits">
                 {comparison.commits.map((c) => (
                   <li key={c.hash}>
-                    <code>{c.hash.slice(0, 8)}</code>{` ${c.subject} `}
-                    <span class="meta">{`${c.authorName} · `}<When date={c.date} /></span>
+                    <code>{c.hash.slice(0, 8)}</code>
+                    {` ${c.subject} `}
+                    <span class="meta">
+                      {`${c.authorName} · `}
+                      <When date={c.date} />
+                    </span>
                   </li>
                 ))}
               </ul>
@@ -114,7 +126,9 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
                 <input type="hidden" name="source" value={source} />
                 <Field name="title" label="Title" value={title} required />
                 <TextArea name="description" label="Description (Markdown)" value={draft.description} rows={8} />
-                <p><button type="submit">Open pull request</button></p>
+                <p>
+                  <button type="submit">Open pull request</button>
+                </p>
               </PostForm>
             </section>
           )}
@@ -133,12 +147,20 @@ export async function newPullForm(page: ProjectPageContext): Promise<PageResult>
 export async function openPull(page: ProjectPageContext): Promise<PageResult> {
   const { target, source, title = '', description = '' } = page.form;
   const chosen = parseSource(source);
-  return submitForm(page, async () => {
-    if (!chosen || !target) throw new BadRequest('Choose a target and a source branch');
-    return openPullRequest(page.ctx, {
-      targetProjectId: page.project.id, targetBranch: target, sourceProjectId: chosen.projectId, sourceBranch: chosen.branch,
-      title, description: description.trim() ? description : null,
-    });
-  }, async (id) => redirect(pullUrl(page.project.path, (await getPullRequest(page.ctx, id)).number)),
-  (message) => newPage(page, target, source, { title, description }, message));
+  return submitForm(
+    page,
+    async () => {
+      if (!chosen || !target) throw new BadRequest('Choose a target and a source branch');
+      return openPullRequest(page.ctx, {
+        targetProjectId: page.project.id,
+        targetBranch: target,
+        sourceProjectId: chosen.projectId,
+        sourceBranch: chosen.branch,
+        title,
+        description: description.trim() ? description : null,
+      });
+    },
+    async (id) => redirect(pullUrl(page.project.path, (await getPullRequest(page.ctx, id)).number)),
+    (message) => newPage(page, target, source, { title, description }, message),
+  );
 }

@@ -36,7 +36,9 @@ export function TextArea(props: { name: string; label: string; value?: string; r
   return (
     <p class="field">
       <label for={id}>{props.label}</label>
-      <textarea id={id} name={props.name} rows={props.rows ?? 4} required={props.required}>{props.value ?? ''}</textarea>
+      <textarea id={id} name={props.name} rows={props.rows ?? 4} required={props.required}>
+        {props.value ?? ''}
+      </textarea>
     </p>
   );
 }
@@ -48,7 +50,11 @@ export function Select(props: { name: string; label: string; value: string; opti
     <p class="field">
       <label for={id}>{props.label}</label>
       <select id={id} name={props.name}>
-        {props.options.map((o) => <option key={o.value} value={o.value} selected={o.value === props.value}>{o.label}</option>)}
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value} selected={o.value === props.value}>
+            {o.label}
+          </option>
+        ))}
       </select>
     </p>
   );
@@ -58,28 +64,50 @@ export function Select(props: { name: string; label: string; value: string; opti
 export type PullTab = 'overview' | 'changes' | 'code-comments';
 
 /** Title, number, status, branches and the request's tabs; the page's `<h1>`. */
-export function PullHeader({ page, pr, tab, submitter, sourcePath, children }: {
-  page: ProjectPageContext; pr: PullRequestRow; tab: PullTab; submitter: string; sourcePath: string | null; children?: ComponentChildren;
+export function PullHeader({
+  page,
+  pr,
+  tab,
+  submitter,
+  sourcePath,
+  children,
+}: {
+  page: ProjectPageContext;
+  pr: PullRequestRow;
+  tab: PullTab;
+  submitter: string;
+  sourcePath: string | null;
+  children?: ComponentChildren;
 }) {
   const tabs: { tab: PullTab; label: string; rest: string }[] = [
     { tab: 'overview', label: 'Overview', rest: '' },
     { tab: 'changes', label: 'Changes', rest: '/changes' },
     { tab: 'code-comments', label: 'Code comments', rest: '/code-comments' },
   ];
-  const source = sourcePath === null ? `(deleted project):${pr.sourceBranch}`
-    : sourcePath === page.project.path ? pr.sourceBranch : `${sourcePath}:${pr.sourceBranch}`;
+  const source =
+    sourcePath === null ? `(deleted project):${pr.sourceBranch}` : sourcePath === page.project.path ? pr.sourceBranch : `${sourcePath}:${pr.sourceBranch}`;
   return (
     <header class="pr-head">
-      <h1>{pr.title} <span class="meta">{`#${pr.number}`}</span></h1>
+      <h1>
+        {pr.title} <span class="meta">{`#${pr.number}`}</span>
+      </h1>
       <p>
         <StatusBadge status={pr.status} />
-        {` ${submitter} wants to merge `}<code>{source}</code>{' into '}<code>{pr.targetBranch}</code>
-        {' · opened '}<When date={pr.submitDate} />
+        {` ${submitter} wants to merge `}
+        <code>{source}</code>
+        {' into '}
+        <code>{pr.targetBranch}</code>
+        {' · opened '}
+        <When date={pr.submitDate} />
       </p>
       {children}
       <ul class="tabs" aria-label="Pull request">
         {tabs.map((t) => (
-          <li key={t.tab}><a href={pullUrl(page.project.path, pr.number, t.rest)} aria-current={t.tab === tab ? 'page' : undefined}>{t.label}</a></li>
+          <li key={t.tab}>
+            <a href={pullUrl(page.project.path, pr.number, t.rest)} aria-current={t.tab === tab ? 'page' : undefined}>
+              {t.label}
+            </a>
+          </li>
         ))}
       </ul>
     </header>
@@ -88,7 +116,11 @@ export function PullHeader({ page, pr, tab, submitter, sourcePath, children }: {
 
 /** A refused action's message above the page content. */
 export function Flash({ error }: { error?: string | null }) {
-  return error ? <p class="flash error" role="alert">{error}</p> : null;
+  return error ? (
+    <p class="flash error" role="alert">
+      {error}
+    </p>
+  ) : null;
 }
 
 /**
@@ -104,5 +136,10 @@ export async function act<T>(
   render: (pr: PullRequestRow, error: string) => Promise<VNode>,
 ): Promise<PageResult> {
   const pr = await requestOfPage(page);
-  return submitForm(page, () => action(pr), (result) => redirect(back(pr, result)), async (message) => render(await requestOfPage(page), message));
+  return submitForm(
+    page,
+    () => action(pr),
+    (result) => redirect(back(pr, result)),
+    async (message) => render(await requestOfPage(page), message),
+  );
 }

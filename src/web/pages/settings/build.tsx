@@ -33,8 +33,12 @@ function EntryForm({ page, kind, index, values }: { page: ProjectPageContext; ki
   const form = `${kind}-${index ?? 'new'}`;
   const secret = kind === 'secret';
   return (
-    <PostForm page={page} action={`${settingsUrl(page, 'build')}/${kind === 'secret' ? 'secrets' : 'properties'}`}
-      label={index === null ? `New ${KINDS[kind].noun}` : `${KINDS[kind].noun} ${values.name}`} class="settings-form rule">
+    <PostForm
+      page={page}
+      action={`${settingsUrl(page, 'build')}/${kind === 'secret' ? 'secrets' : 'properties'}`}
+      label={index === null ? `New ${KINDS[kind].noun}` : `${KINDS[kind].noun} ${values.name}`}
+      class="settings-form rule"
+    >
       <FormName name={form} />
       <input type="hidden" name="index" value={index === null ? '' : String(index)} />
       <Field name="name" id={id('name')} label="Name" required value={values.name} />
@@ -46,12 +50,32 @@ function EntryForm({ page, kind, index, values }: { page: ProjectPageContext; ki
       ) : (
         <Field name="value" id={id('value')} label="Value" value={values.value} />
       )}
-      {secret && <Field name="authorizedBranches" id={id('authorizedBranches')} label="Authorized branches (space-separated patterns such as main release/**, - to exclude; empty for all branches)" value={values.authorizedBranches} />}
-      {secret && <Field name="authorization" id={id('authorization')} label={'Authorization (a job match such as on branch "main" or submitted by group "release"; empty for no further limit)'} value={values.authorization} />}
+      {secret && (
+        <Field
+          name="authorizedBranches"
+          id={id('authorizedBranches')}
+          label="Authorized branches (space-separated patterns such as main release/**, - to exclude; empty for all branches)"
+          value={values.authorizedBranches}
+        />
+      )}
+      {secret && (
+        <Field
+          name="authorization"
+          id={id('authorization')}
+          label={'Authorization (a job match such as on branch "main" or submitted by group "release"; empty for no further limit)'}
+          value={values.authorization}
+        />
+      )}
       <Checkbox name="archived" id={id('archived')} label="Archived" checked={values.archived === 'on'} />
       <p class="buttons">
-        <button type="submit" name="op" value="save">{index === null ? `Add ${KINDS[kind].noun}` : 'Save'}</button>
-        {index !== null && <button type="submit" name="op" value="delete" class="danger" formnovalidate>Delete</button>}
+        <button type="submit" name="op" value="save">
+          {index === null ? `Add ${KINDS[kind].noun}` : 'Save'}
+        </button>
+        {index !== null && (
+          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
+            Delete
+          </button>
+        )}
       </p>
     </PostForm>
   );
@@ -67,7 +91,12 @@ async function show(page: ProjectPageContext, error: string | null) {
         return (
           <section key={kind} aria-labelledby={`${kind}-title`}>
             <h2 id={`${kind}-title`}>{KINDS[kind].title}</h2>
-            {kind === 'secret' && <p class="meta">Values are stored encrypted and never shown again; jobs read them as <code>@secret:name@</code>. Builds of pull requests from forks or from authors without write access get no secret.</p>}
+            {kind === 'secret' && (
+              <p class="meta">
+                Values are stored encrypted and never shown again; jobs read them as <code>@secret:name@</code>. Builds of pull requests from forks or from
+                authors without write access get no secret.
+              </p>
+            )}
             {entries.length === 0 && <p class="empty">{`No ${KINDS[kind].noun} yet.`}</p>}
             {entries.map((entry, i) => (
               <details key={i} class="rule-item" open={error !== null && page.form.form === `${kind}-${i}`}>
@@ -85,36 +114,38 @@ async function show(page: ProjectPageContext, error: string | null) {
 }
 
 function saveFor(kind: Kind) {
-  return (page: ProjectPageContext) => settingsChange(page, show, async () => {
-    const setting = await getProjectSetting(page.ctx, page.project.id);
-    const build = { ...(setting.buildSetting as Record<string, unknown> ?? {}) };
-    const list = KINDS[kind].list;
-    const entries = [...((Array.isArray(build[list]) ? build[list] : []) as Entry[])];
-    const index = page.form.index ? Number(page.form.index) : null;
-    if (index !== null && !(Number.isInteger(index) && index >= 0 && index < entries.length)) throw new BadRequest(`This ${KINDS[kind].noun} no longer exists: reload the page`);
-    if (index !== null && page.form.op === 'delete') {
-      entries.splice(index, 1);
-    } else {
-      const name = (page.form.name ?? '').trim();
-      if (name === '') throw new BadRequest('Name is required');
-      if (entries.some((e, i) => i !== index && e.name === name)) throw new BadRequest(`Name already used by another ${KINDS[kind].noun}: ${name}`);
-      const typed = page.form.value ?? '';
-      const stored = index === null ? {} : entries[index];
-      if (kind === 'secret' && index === null && typed === '') throw new BadRequest('Value is required');
-      const entry: Entry = { ...stored, name, archived: checked(page, 'archived') };
-      if (kind === 'secret') {
-        entry.authorizedBranches = optionalText(page, 'authorizedBranches');
-        entry.authorization = optionalText(page, 'authorization');
-        if (typed !== '') entry.value = typed;
+  return (page: ProjectPageContext) =>
+    settingsChange(page, show, async () => {
+      const setting = await getProjectSetting(page.ctx, page.project.id);
+      const build = { ...((setting.buildSetting as Record<string, unknown>) ?? {}) };
+      const list = KINDS[kind].list;
+      const entries = [...((Array.isArray(build[list]) ? build[list] : []) as Entry[])];
+      const index = page.form.index ? Number(page.form.index) : null;
+      if (index !== null && !(Number.isInteger(index) && index >= 0 && index < entries.length))
+        throw new BadRequest(`This ${KINDS[kind].noun} no longer exists: reload the page`);
+      if (index !== null && page.form.op === 'delete') {
+        entries.splice(index, 1);
       } else {
-        entry.value = typed;
+        const name = (page.form.name ?? '').trim();
+        if (name === '') throw new BadRequest('Name is required');
+        if (entries.some((e, i) => i !== index && e.name === name)) throw new BadRequest(`Name already used by another ${KINDS[kind].noun}: ${name}`);
+        const typed = page.form.value ?? '';
+        const stored = index === null ? {} : entries[index];
+        if (kind === 'secret' && index === null && typed === '') throw new BadRequest('Value is required');
+        const entry: Entry = { ...stored, name, archived: checked(page, 'archived') };
+        if (kind === 'secret') {
+          entry.authorizedBranches = optionalText(page, 'authorizedBranches');
+          entry.authorization = optionalText(page, 'authorization');
+          if (typed !== '') entry.value = typed;
+        } else {
+          entry.value = typed;
+        }
+        if (index === null) entries.push(entry);
+        else entries[index] = entry;
       }
-      if (index === null) entries.push(entry);
-      else entries[index] = entry;
-    }
-    build[list] = entries;
-    await updateProjectSetting(page.ctx, page.project.id, { ...setting, buildSetting: build });
-  });
+      build[list] = entries;
+      await updateProjectSetting(page.ctx, page.project.id, { ...setting, buildSetting: build });
+    });
 }
 
 /** `/~settings/build` and its job secret and job property forms. */

@@ -37,7 +37,10 @@ async function show(page: ProjectPageContext, error: string | null) {
     project.parentId === null ? null : getProject(page.ctx, project.parentId),
   ]);
   const general = formValues(page, error, 'general', {
-    name: project.name, description: project.description ?? '', parent: parent?.path ?? '', defaultRoleId: String(project.defaultRoleId ?? ''),
+    name: project.name,
+    description: project.description ?? '',
+    parent: parent?.path ?? '',
+    defaultRoleId: String(project.defaultRoleId ?? ''),
   });
   const branch = formValues(page, error, 'default-branch', { defaultBranch: names?.defaultBranch ?? '' });
   const base = settingsUrl(page, 'general');
@@ -48,18 +51,25 @@ async function show(page: ProjectPageContext, error: string | null) {
         <Field name="name" label="Name" required value={general.name} />
         <TextArea name="description" label="Description" value={general.description} />
         <Field name="parent" label="Parent project (path; empty for a root project)" value={general.parent} />
-        <Select name="defaultRoleId" label="Default role (granted to every user who can sign in)" value={general.defaultRoleId}
-          options={[{ value: '', label: 'None' }, ...roles.map((r) => ({ value: String(r.id), label: r.name }))]} />
-        <p><button type="submit">Save</button></p>
+        <Select
+          name="defaultRoleId"
+          label="Default role (granted to every user who can sign in)"
+          value={general.defaultRoleId}
+          options={[{ value: '', label: 'None' }, ...roles.map((r) => ({ value: String(r.id), label: r.name }))]}
+        />
+        <p>
+          <button type="submit">Save</button>
+        </p>
       </PostForm>
       {names && names.branches.length > 0 && (
         <section aria-labelledby="default-branch">
           <h2 id="default-branch">Default branch</h2>
           <PostForm page={page} action={`${base}/default-branch`} label="Default branch" class="settings-form">
             <FormName name="default-branch" />
-            <Select name="defaultBranch" label="Default branch" value={branch.defaultBranch}
-              options={names.branches.map((b) => ({ value: b, label: b }))} />
-            <p><button type="submit">Change default branch</button></p>
+            <Select name="defaultBranch" label="Default branch" value={branch.defaultBranch} options={names.branches.map((b) => ({ value: b, label: b }))} />
+            <p>
+              <button type="submit">Change default branch</button>
+            </p>
           </PostForm>
         </section>
       )}
@@ -77,7 +87,11 @@ async function show(page: ProjectPageContext, error: string | null) {
         <PostForm page={page} action={`${base}/delete`} label="Delete this project" class="settings-form">
           <FormName name="delete" />
           <Field name="confirm" label={`Type the project path (${project.path}) to confirm`} required autocomplete="off" />
-          <p><button type="submit" class="danger">Delete project</button></p>
+          <p>
+            <button type="submit" class="danger">
+              Delete project
+            </button>
+          </p>
         </PostForm>
       </section>
     </SettingsLayout>
@@ -88,30 +102,48 @@ async function show(page: ProjectPageContext, error: string | null) {
 export const generalSettingsPages: ProjectPageRoute[] = [
   { method: 'GET', path: '/~settings', handler: (page) => show(page, null) },
   {
-    method: 'POST', path: '/~settings', access: 'user',
+    method: 'POST',
+    path: '/~settings',
+    access: 'user',
     handler: async (page) => {
       let path = page.project.path;
-      return settingsChange(page, show, async () => {
-        await updateProject(page.ctx, page.project.id, {
-          name: (page.form.name ?? '').trim(),
-          description: optionalText(page, 'description'),
-          parentId: await parentIdOf(page, page.form.parent),
-          defaultRoleId: chosenId(page, 'defaultRoleId', 'role'),
-        });
-        path = (await getProject(page.ctx, page.project.id)).path;
-      }, () => `/${path}/~settings`);
+      return settingsChange(
+        page,
+        show,
+        async () => {
+          await updateProject(page.ctx, page.project.id, {
+            name: (page.form.name ?? '').trim(),
+            description: optionalText(page, 'description'),
+            parentId: await parentIdOf(page, page.form.parent),
+            defaultRoleId: chosenId(page, 'defaultRoleId', 'role'),
+          });
+          path = (await getProject(page.ctx, page.project.id)).path;
+        },
+        () => `/${path}/~settings`,
+      );
     },
   },
   {
-    method: 'POST', path: '/~settings/default-branch', access: 'user',
-    handler: (page) => settingsChange(page, show, () => setRepositoryDefaultBranch(page.ctx, page.project.id, page.form.defaultBranch ?? ''),
-      settingsUrl(page, 'general')),
+    method: 'POST',
+    path: '/~settings/default-branch',
+    access: 'user',
+    handler: (page) =>
+      settingsChange(page, show, () => setRepositoryDefaultBranch(page.ctx, page.project.id, page.form.defaultBranch ?? ''), settingsUrl(page, 'general')),
   },
   {
-    method: 'POST', path: '/~settings/delete', access: 'user',
-    handler: (page) => settingsChange(page, show, async () => {
-      if ((page.form.confirm ?? '').trim() !== page.project.path) throw new BadRequest(`Type the project path (${page.project.path}) to confirm the deletion`);
-      await deleteProject(page.ctx, page.project.id);
-    }, '/~projects'),
+    method: 'POST',
+    path: '/~settings/delete',
+    access: 'user',
+    handler: (page) =>
+      settingsChange(
+        page,
+        show,
+        async () => {
+          if ((page.form.confirm ?? '').trim() !== page.project.path)
+            throw new BadRequest(`Type the project path (${page.project.path}) to confirm the deletion`);
+          await deleteProject(page.ctx, page.project.id);
+        },
+        '/~projects',
+      ),
   },
 ];

@@ -8,5 +8,12 @@ import { protectionSettingsPages } from './protections.js';
 import { webhookSettingsPages } from './webhooks.js';
 
 export const settingsPages: PageModule = {
-  projectPages: [...generalSettingsPages, ...memberSettingsPages, ...protectionSettingsPages, ...buildSettingsPages, ...labelMilestoneSettingsPages, ...webhookSettingsPages],
+  projectPages: [
+    ...generalSettingsPages,
+    ...memberSettingsPages,
+    ...protectionSettingsPages,
+    ...buildSettingsPages,
+    ...labelMilestoneSettingsPages,
+    ...webhookSettingsPages,
+  ],
 };

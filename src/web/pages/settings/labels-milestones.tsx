@@ -20,24 +20,31 @@ async function showLabels(page: ProjectPageContext, error: string | null) {
   const action = settingsUrl(page, 'labels');
   return (
     <SettingsLayout page={page} section="labels" error={error}>
-      {labels.length === 0 ? <p class="empty">No label on this project.</p> : (
+      {labels.length === 0 ? (
+        <p class="empty">No label on this project.</p>
+      ) : (
         <ul class="list" aria-label="Labels">
           {labels.map((l) => (
             <li key={l.id} class="settings-row">
               <span class="badge">{l.name}</span>
               <PostForm page={page} action={`${action}/delete`} class="inline" label={`Remove label ${l.name}`}>
                 <input type="hidden" name="id" value={String(l.id)} />
-                <button type="submit" class="danger" aria-label={`Remove label ${l.name}`}>Remove</button>
+                <button type="submit" class="danger" aria-label={`Remove label ${l.name}`}>
+                  Remove
+                </button>
               </PostForm>
             </li>
           ))}
         </ul>
       )}
-      {specs.length === 0 ? <p class="meta">No label is defined yet: administrators define labels in the administration.</p> : (
+      {specs.length === 0 ? (
+        <p class="meta">No label is defined yet: administrators define labels in the administration.</p>
+      ) : (
         <PostForm page={page} action={action} label="Add a label" class="settings-form row-form">
-          <Select name="specId" label="Label" required value={page.form.specId}
-            options={free.map((s) => ({ value: String(s.id), label: s.name }))} />
-          <p><button type="submit">Add label</button></p>
+          <Select name="specId" label="Label" required value={page.form.specId} options={free.map((s) => ({ value: String(s.id), label: s.name }))} />
+          <p>
+            <button type="submit">Add label</button>
+          </p>
         </PostForm>
       )}
     </SettingsLayout>
@@ -57,23 +64,46 @@ function msOf(page: ProjectPageContext, name: string, label: string): number | n
 }
 
 function milestoneValues(m: Partial<MilestoneRow>): Record<string, string> {
-  return { name: m.name ?? '', description: m.description ?? '', startDate: dayOf(m.startDate ?? null), dueDate: dayOf(m.dueDate ?? null), closed: m.closed ? 'on' : '' };
+  return {
+    name: m.name ?? '',
+    description: m.description ?? '',
+    startDate: dayOf(m.startDate ?? null),
+    dueDate: dayOf(m.dueDate ?? null),
+    closed: m.closed ? 'on' : '',
+  };
 }
 
 function MilestoneForm({ page, index, id, values }: { page: ProjectPageContext; index: string; id: number | null; values: Record<string, string> }) {
   const fieldId = (name: string) => `milestone-${index}-${name}`;
   return (
-    <PostForm page={page} action={settingsUrl(page, 'milestones')} label={id === null ? 'New milestone' : `Milestone ${values.name}`} class="settings-form rule">
+    <PostForm
+      page={page}
+      action={settingsUrl(page, 'milestones')}
+      label={id === null ? 'New milestone' : `Milestone ${values.name}`}
+      class="settings-form rule"
+    >
       <FormName name={index} />
       <input type="hidden" name="id" value={id === null ? '' : String(id)} />
       <Field name="name" id={fieldId('name')} label="Name" required value={values.name} />
       <TextArea name="description" id={fieldId('description')} label="Description" value={values.description} />
-      <p class="field"><label for={fieldId('startDate')}>Start date</label><input type="date" id={fieldId('startDate')} name="startDate" value={values.startDate} /></p>
-      <p class="field"><label for={fieldId('dueDate')}>Due date</label><input type="date" id={fieldId('dueDate')} name="dueDate" value={values.dueDate} /></p>
+      <p class="field">
+        <label for={fieldId('startDate')}>Start date</label>
+        <input type="date" id={fieldId('startDate')} name="startDate" value={values.startDate} />
+      </p>
+      <p class="field">
+        <label for={fieldId('dueDate')}>Due date</label>
+        <input type="date" id={fieldId('dueDate')} name="dueDate" value={values.dueDate} />
+      </p>
       {id !== null && <Checkbox name="closed" id={fieldId('closed')} label="Closed" checked={values.closed === 'on'} />}
       <p class="buttons">
-        <button type="submit" name="op" value="save">{id === null ? 'Create milestone' : 'Save'}</button>
-        {id !== null && <button type="submit" name="op" value="delete" class="danger" formnovalidate>Delete</button>}
+        <button type="submit" name="op" value="save">
+          {id === null ? 'Create milestone' : 'Save'}
+        </button>
+        {id !== null && (
+          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
+            Delete
+          </button>
+        )}
       </p>
     </PostForm>
   );
@@ -107,30 +137,46 @@ async function showMilestones(page: ProjectPageContext, error: string | null) {
 export const labelMilestoneSettingsPages: ProjectPageRoute[] = [
   { method: 'GET', path: '/~settings/labels', handler: (page) => showLabels(page, null) },
   {
-    method: 'POST', path: '/~settings/labels', access: 'user',
-    handler: (page) => settingsChange(page, showLabels, () => createProjectLabel(page.ctx, { projectId: page.project.id, specId: chosenId(page, 'specId', 'label') ?? 0 })),
+    method: 'POST',
+    path: '/~settings/labels',
+    access: 'user',
+    handler: (page) =>
+      settingsChange(page, showLabels, () => createProjectLabel(page.ctx, { projectId: page.project.id, specId: chosenId(page, 'specId', 'label') ?? 0 })),
   },
   {
-    method: 'POST', path: '/~settings/labels/delete', access: 'user',
-    handler: (page) => settingsChange(page, showLabels, async () => {
-      const label = (await projectLabelNames(page.ctx, page.project.id)).find((l) => String(l.id) === page.form.id);
-      if (!label) throw new NotFound(`Project label not found: ${page.form.id ?? ''}`);
-      await deleteProjectLabel(page.ctx, label.id);
-    }, settingsUrl(page, 'labels')),
+    method: 'POST',
+    path: '/~settings/labels/delete',
+    access: 'user',
+    handler: (page) =>
+      settingsChange(
+        page,
+        showLabels,
+        async () => {
+          const label = (await projectLabelNames(page.ctx, page.project.id)).find((l) => String(l.id) === page.form.id);
+          if (!label) throw new NotFound(`Project label not found: ${page.form.id ?? ''}`);
+          await deleteProjectLabel(page.ctx, label.id);
+        },
+        settingsUrl(page, 'labels'),
+      ),
   },
   { method: 'GET', path: '/~settings/milestones', handler: (page) => showMilestones(page, null) },
   {
-    method: 'POST', path: '/~settings/milestones', access: 'user',
-    handler: (page) => settingsChange(page, showMilestones, async () => {
-      const id = page.form.id ? (await ownMilestones(page)).find((m) => String(m.id) === page.form.id)?.id : null;
-      if (id === undefined) throw new NotFound(`Milestone not found: ${page.form.id ?? ''}`);
-      if (id !== null && page.form.op === 'delete') return deleteMilestone(page.ctx, id);
-      const data = {
-        name: page.form.name ?? '', description: optionalText(page, 'description'),
-        startDate: msOf(page, 'startDate', 'Start date'), dueDate: msOf(page, 'dueDate', 'Due date'),
-      };
-      if (id === null) return createMilestone(page.ctx, { ...data, projectId: page.project.id });
-      return updateMilestone(page.ctx, id, { ...data, closed: checked(page, 'closed') });
-    }),
+    method: 'POST',
+    path: '/~settings/milestones',
+    access: 'user',
+    handler: (page) =>
+      settingsChange(page, showMilestones, async () => {
+        const id = page.form.id ? (await ownMilestones(page)).find((m) => String(m.id) === page.form.id)?.id : null;
+        if (id === undefined) throw new NotFound(`Milestone not found: ${page.form.id ?? ''}`);
+        if (id !== null && page.form.op === 'delete') return deleteMilestone(page.ctx, id);
+        const data = {
+          name: page.form.name ?? '',
+          description: optionalText(page, 'description'),
+          startDate: msOf(page, 'startDate', 'Start date'),
+          dueDate: msOf(page, 'dueDate', 'Due date'),
+        };
+        if (id === null) return createMilestone(page.ctx, { ...data, projectId: page.project.id });
+        return updateMilestone(page.ctx, id, { ...data, closed: checked(page, 'closed') });
+      }),
   },
 ];

@@ -4,7 +4,11 @@
  * API's `/user-authorizations` and `/group-authorizations` routes (docs/compatibility.md#authorizations).
  */
 import {
-  createGroupAuthorization, createUserAuthorization, deleteGroupAuthorization, deleteUserAuthorization, updateGroupAuthorization,
+  createGroupAuthorization,
+  createUserAuthorization,
+  deleteGroupAuthorization,
+  deleteUserAuthorization,
+  updateGroupAuthorization,
   updateUserAuthorization,
 } from '../../../domain/access/authorizations.js';
 import { grantableRoles, groupIdByName, projectMembers, userIdByName, type MemberGrant } from '../../../domain/projects/settings-views.js';
@@ -17,27 +21,53 @@ import { chosenId, FormName, formValues, SettingsLayout, settingsChange, setting
 type Kind = 'user' | 'group';
 const NOUN: Record<Kind, { one: string; title: string }> = { user: { one: 'user', title: 'Users' }, group: { one: 'group', title: 'Groups' } };
 
-function Grants({ page, kind, grants, roles, error }: { page: ProjectPageContext; kind: Kind; grants: MemberGrant[]; roles: { id: number; name: string }[]; error: string | null }) {
+function Grants({
+  page,
+  kind,
+  grants,
+  roles,
+  error,
+}: {
+  page: ProjectPageContext;
+  kind: Kind;
+  grants: MemberGrant[];
+  roles: { id: number; name: string }[];
+  error: string | null;
+}) {
   const action = `${settingsUrl(page, 'members')}/${kind}s`;
   const values = formValues(page, error, `add-${kind}`, { name: '', roleId: '' });
   const noun = NOUN[kind];
   return (
     <section aria-labelledby={`${kind}s`}>
       <h2 id={`${kind}s`}>{noun.title}</h2>
-      {grants.length === 0 ? <p class="empty">{`No ${noun.one} authorized on this project.`}</p> : (
+      {grants.length === 0 ? (
+        <p class="empty">{`No ${noun.one} authorized on this project.`}</p>
+      ) : (
         <ul class="list" aria-label={`Authorized ${kind}s`}>
           {grants.map((g) => (
             <li key={g.id} class="settings-row">
-              <span><strong>{g.subjectName}</strong>{` · ${g.roleName}`}</span>
+              <span>
+                <strong>{g.subjectName}</strong>
+                {` · ${g.roleName}`}
+              </span>
               <PostForm page={page} action={`${action}/role`} class="row-form" label={`Role of ${g.subjectName}`}>
                 <input type="hidden" name="id" value={String(g.id)} />
-                <Select name="roleId" id={`${kind}-${g.id}-role`} label={`Role of ${g.subjectName}`} value={String(g.roleId)}
-                  options={roles.map((r) => ({ value: String(r.id), label: r.name }))} />
-                <p><button type="submit">Change role</button></p>
+                <Select
+                  name="roleId"
+                  id={`${kind}-${g.id}-role`}
+                  label={`Role of ${g.subjectName}`}
+                  value={String(g.roleId)}
+                  options={roles.map((r) => ({ value: String(r.id), label: r.name }))}
+                />
+                <p>
+                  <button type="submit">Change role</button>
+                </p>
               </PostForm>
               <PostForm page={page} action={`${action}/delete`} class="inline" label={`Remove ${g.subjectName}`}>
                 <input type="hidden" name="id" value={String(g.id)} />
-                <button type="submit" class="danger" aria-label={`Remove ${g.subjectName}`}>Remove</button>
+                <button type="submit" class="danger" aria-label={`Remove ${g.subjectName}`}>
+                  Remove
+                </button>
               </PostForm>
             </li>
           ))}
@@ -46,9 +76,17 @@ function Grants({ page, kind, grants, roles, error }: { page: ProjectPageContext
       <PostForm page={page} action={action} label={`Add a ${noun.one}`} class="settings-form row-form">
         <FormName name={`add-${kind}`} />
         <Field name="name" id={`${kind}-name`} label={kind === 'user' ? 'User name' : 'Group name'} required value={values.name} />
-        <Select name="roleId" id={`${kind}-role`} label="Role" value={values.roleId} required
-          options={roles.map((r) => ({ value: String(r.id), label: r.name }))} />
-        <p><button type="submit">{`Add ${noun.one}`}</button></p>
+        <Select
+          name="roleId"
+          id={`${kind}-role`}
+          label="Role"
+          value={values.roleId}
+          required
+          options={roles.map((r) => ({ value: String(r.id), label: r.name }))}
+        />
+        <p>
+          <button type="submit">{`Add ${noun.one}`}</button>
+        </p>
       </PostForm>
     </section>
   );
@@ -80,18 +118,23 @@ async function grantOf(page: ProjectPageContext, kind: Kind): Promise<number> {
 }
 
 /** What the forms of one kind of member do, through the API's authorization functions. */
-const GRANTS: Record<Kind, {
-  create(page: ProjectPageContext): Promise<unknown>;
-  update(page: ProjectPageContext, id: number, roleId: number): Promise<void>;
-  remove(page: ProjectPageContext, id: number): Promise<void>;
-}> = {
+const GRANTS: Record<
+  Kind,
+  {
+    create(page: ProjectPageContext): Promise<unknown>;
+    update(page: ProjectPageContext, id: number, roleId: number): Promise<void>;
+    remove(page: ProjectPageContext, id: number): Promise<void>;
+  }
+> = {
   user: {
-    create: async (page) => createUserAuthorization(page.ctx, { projectId: page.project.id, userId: await userIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page) }),
+    create: async (page) =>
+      createUserAuthorization(page.ctx, { projectId: page.project.id, userId: await userIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page) }),
     update: (page, id, roleId) => updateUserAuthorization(page.ctx, id, { roleId }),
     remove: (page, id) => deleteUserAuthorization(page.ctx, id),
   },
   group: {
-    create: async (page) => createGroupAuthorization(page.ctx, { projectId: page.project.id, groupId: await groupIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page) }),
+    create: async (page) =>
+      createGroupAuthorization(page.ctx, { projectId: page.project.id, groupId: await groupIdByName(page.ctx, page.form.name ?? ''), roleId: roleIdOf(page) }),
     update: (page, id, roleId) => updateGroupAuthorization(page.ctx, id, { roleId }),
     remove: (page, id) => deleteGroupAuthorization(page.ctx, id),
   },
@@ -105,7 +148,12 @@ function grantRoutes(kind: Kind): ProjectPageRoute[] {
   return [
     { method: 'POST', path: base, access: 'user', handler: (page) => change(page, () => grants.create(page)) },
     { method: 'POST', path: `${base}/delete`, access: 'user', handler: (page) => change(page, async () => grants.remove(page, await grantOf(page, kind))) },
-    { method: 'POST', path: `${base}/role`, access: 'user', handler: (page) => change(page, async () => grants.update(page, await grantOf(page, kind), roleIdOf(page))) },
+    {
+      method: 'POST',
+      path: `${base}/role`,
+      access: 'user',
+      handler: (page) => change(page, async () => grants.update(page, await grantOf(page, kind), roleIdOf(page))),
+    },
   ];
 }
 

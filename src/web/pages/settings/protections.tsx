@@ -28,12 +28,20 @@ const input = (name: string, label: string, type: 'text' | 'list' | 'number'): R
 const commitMessages = (field: RuleField): RuleField => ({ ...field, commitMessages: true });
 
 /** What differs between the two kinds of rule (docs/compatibility.md#projects-branch-protection). */
-const KINDS: Record<Kind, { list: 'branchProtections' | 'tagProtections'; section: 'branch-protection' | 'tag-protection'; pattern: string; patternLabel: string; fields: RuleField[] }> = {
+const KINDS: Record<
+  Kind,
+  { list: 'branchProtections' | 'tagProtections'; section: 'branch-protection' | 'tag-protection'; pattern: string; patternLabel: string; fields: RuleField[] }
+> = {
   branch: {
-    list: 'branchProtections', section: 'branch-protection', pattern: 'branches', patternLabel: 'Branches (patterns, space-separated)',
+    list: 'branchProtections',
+    section: 'branch-protection',
+    pattern: 'branches',
+    patternLabel: 'Branches (patterns, space-separated)',
     fields: [
-      flag('preventForcedPush', 'Prevent forced push', true), flag('preventDeletion', 'Prevent deletion', true),
-      flag('preventCreation', 'Prevent creation', true), flag('commitSignatureRequired', 'Require signed commits', false),
+      flag('preventForcedPush', 'Prevent forced push', true),
+      flag('preventDeletion', 'Prevent deletion', true),
+      flag('preventCreation', 'Prevent creation', true),
+      flag('commitSignatureRequired', 'Require signed commits', false),
       input('reviewRequirement', 'Required reviewers (e.g. user(alice):1; empty for none)', 'text'),
       input('jobNames', 'Required builds (job names, comma-separated)', 'list'),
       flag('requireStrictBuilds', 'Required builds must run on the merged result', false),
@@ -49,10 +57,15 @@ const KINDS: Record<Kind, { list: 'branchProtections' | 'tagProtections'; sectio
     ],
   },
   tag: {
-    list: 'tagProtections', section: 'tag-protection', pattern: 'tags', patternLabel: 'Tags (patterns, space-separated)',
+    list: 'tagProtections',
+    section: 'tag-protection',
+    pattern: 'tags',
+    patternLabel: 'Tags (patterns, space-separated)',
     fields: [
-      flag('preventUpdate', 'Prevent update', true), flag('preventDeletion', 'Prevent deletion', true),
-      flag('preventCreation', 'Prevent creation', true), flag('commitSignatureRequired', 'Require signed commits', false),
+      flag('preventUpdate', 'Prevent update', true),
+      flag('preventDeletion', 'Prevent deletion', true),
+      flag('preventCreation', 'Prevent creation', true),
+      flag('commitSignatureRequired', 'Require signed commits', false),
     ],
   },
 };
@@ -60,7 +73,11 @@ const KINDS: Record<Kind, { list: 'branchProtections' | 'tagProtections'; sectio
 type Rule = Record<string, unknown>;
 
 /** Comma-separated text as a list of its non-empty, trimmed items. */
-const listOf = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+const listOf = (text: string): string[] =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 /** The numbers `j` of a form's (or form values') `files-<j>-paths` fields with paths filled in, ascending. */
 function fileEntries(values: Record<string, string>): number[] {
@@ -84,7 +101,9 @@ function fileProtectionsFromForm(form: Record<string, string>): Rule[] {
 function valuesOf(kind: Kind, rule: Rule): Record<string, string> {
   const k = KINDS[kind];
   const values: Record<string, string> = {
-    enabled: rule.enabled === false ? '' : 'on', pattern: String(rule[k.pattern] ?? ''), userMatch: String(rule.userMatch ?? 'anyone'),
+    enabled: rule.enabled === false ? '' : 'on',
+    pattern: String(rule[k.pattern] ?? ''),
+    userMatch: String(rule.userMatch ?? 'anyone'),
   };
   for (const field of k.fields) {
     const value = rule[field.name];
@@ -92,7 +111,7 @@ function valuesOf(kind: Kind, rule: Rule): Record<string, string> {
     else values[field.name] = Array.isArray(value) ? value.join(', ') : value === null || value === undefined ? '' : String(value);
   }
   if (kind === 'branch') {
-    (rule.fileProtections as Rule[] | undefined ?? []).forEach((file, j) => {
+    ((rule.fileProtections as Rule[] | undefined) ?? []).forEach((file, j) => {
       values[`files-${j}-paths`] = String(file.paths ?? '');
       values[`files-${j}-reviewRequirement`] = String(file.reviewRequirement ?? '');
       values[`files-${j}-jobNames`] = Array.isArray(file.jobNames) ? file.jobNames.join(', ') : '';
@@ -104,7 +123,12 @@ function valuesOf(kind: Kind, rule: Rule): Record<string, string> {
 /** The rule a form describes, over the stored one (stored fields the form lacks are kept). */
 function ruleFromForm(page: ProjectPageContext, kind: Kind, stored: Rule): Rule {
   const k = KINDS[kind];
-  const rule: Rule = { ...stored, enabled: checked(page, 'enabled'), [k.pattern]: (page.form.pattern ?? '').trim(), userMatch: (page.form.userMatch ?? '').trim() || 'anyone' };
+  const rule: Rule = {
+    ...stored,
+    enabled: checked(page, 'enabled'),
+    [k.pattern]: (page.form.pattern ?? '').trim(),
+    userMatch: (page.form.userMatch ?? '').trim() || 'anyone',
+  };
   for (const field of k.fields) {
     const text = (page.form[field.name] ?? '').trim();
     if (field.type === 'flag') rule[field.name] = checked(page, field.name);
@@ -147,9 +171,12 @@ function FileProtectionFields({ values, id }: { values: Record<string, string>; 
 function RuleForm({ page, kind, index, values }: { page: ProjectPageContext; kind: Kind; index: number | null; values: Record<string, string> }) {
   const k = KINDS[kind];
   const id = (name: string) => `${kind}-${index ?? 'new'}-${name}`;
-  const control = (f: RuleField) => (f.type === 'flag'
-    ? <Checkbox key={f.name} name={f.name} id={id(f.name)} label={f.label} checked={values[f.name] === 'on'} />
-    : <Field key={f.name} name={f.name} id={id(f.name)} label={f.label} value={values[f.name]} />);
+  const control = (f: RuleField) =>
+    f.type === 'flag' ? (
+      <Checkbox key={f.name} name={f.name} id={id(f.name)} label={f.label} checked={values[f.name] === 'on'} />
+    ) : (
+      <Field key={f.name} name={f.name} id={id(f.name)} label={f.label} value={values[f.name]} />
+    );
   const title = index === null ? `New ${kind} protection` : `${kind === 'branch' ? 'Branch' : 'Tag'} protection ${index + 1}`;
   return (
     <PostForm page={page} action={settingsUrl(page, k.section)} label={title} class="settings-form rule">
@@ -167,8 +194,14 @@ function RuleForm({ page, kind, index, values }: { page: ProjectPageContext; kin
       )}
       {kind === 'branch' && <FileProtectionFields values={values} id={id} />}
       <p class="buttons">
-        <button type="submit" name="op" value="save">{index === null ? `Add ${kind} protection` : 'Save'}</button>
-        {index !== null && <button type="submit" name="op" value="delete" class="danger" formnovalidate>Delete</button>}
+        <button type="submit" name="op" value="save">
+          {index === null ? `Add ${kind} protection` : 'Save'}
+        </button>
+        {index !== null && (
+          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
+            Delete
+          </button>
+        )}
       </p>
     </PostForm>
   );
@@ -197,18 +230,19 @@ function showFor(kind: Kind) {
 
 function saveFor(kind: Kind) {
   const show = showFor(kind);
-  return (page: ProjectPageContext) => settingsChange(page, show, async () => {
-    const setting: ProjectSetting = await getProjectSetting(page.ctx, page.project.id);
-    const rules = [...(setting[KINDS[kind].list] as Rule[])];
-    const index = page.form.index ? Number(page.form.index) : null;
-    if (index !== null && !(Number.isInteger(index) && index >= 0 && index < rules.length)) {
-      throw new BadRequest('This protection no longer exists: reload the page');
-    }
-    if (index === null) rules.push(ruleFromForm(page, kind, {}));
-    else if (page.form.op === 'delete') rules.splice(index, 1);
-    else rules[index] = ruleFromForm(page, kind, rules[index]);
-    await updateProjectSetting(page.ctx, page.project.id, { ...setting, [KINDS[kind].list]: rules });
-  });
+  return (page: ProjectPageContext) =>
+    settingsChange(page, show, async () => {
+      const setting: ProjectSetting = await getProjectSetting(page.ctx, page.project.id);
+      const rules = [...(setting[KINDS[kind].list] as Rule[])];
+      const index = page.form.index ? Number(page.form.index) : null;
+      if (index !== null && !(Number.isInteger(index) && index >= 0 && index < rules.length)) {
+        throw new BadRequest('This protection no longer exists: reload the page');
+      }
+      if (index === null) rules.push(ruleFromForm(page, kind, {}));
+      else if (page.form.op === 'delete') rules.splice(index, 1);
+      else rules[index] = ruleFromForm(page, kind, rules[index]);
+      await updateProjectSetting(page.ctx, page.project.id, { ...setting, [KINDS[kind].list]: rules });
+    });
 }
 
 /** `/~settings/branch-protection` and `/~settings/tag-protection` (GET; POST saves, adds or deletes one rule). */

@@ -28,7 +28,17 @@ export function settingsUrl(page: ProjectPageContext, section: SettingsSection):
 }
 
 /** A settings page: the project frame (Settings tab), the sections' navigation, the error, the content. */
-export function SettingsLayout({ page, section, error, children }: { page: ProjectPageContext; section: SettingsSection; error: string | null; children: ComponentChildren }) {
+export function SettingsLayout({
+  page,
+  section,
+  error,
+  children,
+}: {
+  page: ProjectPageContext;
+  section: SettingsSection;
+  error: string | null;
+  children: ComponentChildren;
+}) {
   const label = SECTIONS.find((s) => s.section === section)!.label;
   return (
     <ProjectLayout page={page} tab="settings" title={`${label} settings`} styles={['settings.css']}>
@@ -37,14 +47,20 @@ export function SettingsLayout({ page, section, error, children }: { page: Proje
           <ul>
             {SECTIONS.map((s) => (
               <li key={s.section}>
-                <a href={settingsUrl(page, s.section)} aria-current={s.section === section ? 'page' : undefined}>{s.label}</a>
+                <a href={settingsUrl(page, s.section)} aria-current={s.section === section ? 'page' : undefined}>
+                  {s.label}
+                </a>
               </li>
             ))}
           </ul>
         </nav>
         <div class="settings-body">
           <h1>{`${label} settings`}</h1>
-          {error && <p class="flash error" role="alert">{error}</p>}
+          {error && (
+            <p class="flash error" role="alert">
+              {error}
+            </p>
+          )}
           {children}
         </div>
       </div>
@@ -61,8 +77,18 @@ export type ShowSettings = (page: ProjectPageContext, error: string | null) => P
  * shows the page again with the domain's message and status, the submitted values kept
  * ({@link submitForm}).
  */
-export async function settingsChange(page: ProjectPageContext, show: ShowSettings, run: () => Promise<unknown>, to?: string | (() => string)): Promise<PageResult> {
-  return submitForm(page, run, () => redirect(typeof to === 'function' ? to() : to ?? page.request.url.split('?')[0]), (message) => show(page, message));
+export async function settingsChange(
+  page: ProjectPageContext,
+  show: ShowSettings,
+  run: () => Promise<unknown>,
+  to?: string | (() => string),
+): Promise<PageResult> {
+  return submitForm(
+    page,
+    run,
+    () => redirect(typeof to === 'function' ? to() : (to ?? page.request.url.split('?')[0])),
+    (message) => show(page, message),
+  );
 }
 
 /**

@@ -31,21 +31,34 @@ function valuesOf(hook: Hook): Record<string, string> {
 function HookForm({ page, index, values }: { page: ProjectPageContext; index: number | null; values: Record<string, string> }) {
   const id = (name: string) => `hook-${index ?? 'new'}-${name}`;
   return (
-    <PostForm page={page} action={settingsUrl(page, 'webhooks')} label={index === null ? 'New webhook' : `Webhook ${values.postUrl}`} class="settings-form rule">
+    <PostForm
+      page={page}
+      action={settingsUrl(page, 'webhooks')}
+      label={index === null ? 'New webhook' : `Webhook ${values.postUrl}`}
+      class="settings-form rule"
+    >
       <FormName name={`hook-${index ?? 'new'}`} />
       <input type="hidden" name="index" value={index === null ? '' : String(index)} />
       <Field name="postUrl" id={id('postUrl')} label="Post URL" required value={values.postUrl} />
       <fieldset>
         <legend>Events</legend>
-        {WEBHOOK_EVENT_TYPES.map((t) => <Checkbox key={t} name={`event-${t}`} id={id(t)} label={t} checked={values[`event-${t}`] === 'on'} />)}
+        {WEBHOOK_EVENT_TYPES.map((t) => (
+          <Checkbox key={t} name={`event-${t}`} id={id(t)} label={t} checked={values[`event-${t}`] === 'on'} />
+        ))}
       </fieldset>
       <p class="field">
         <label for={id('secret')}>{index === null ? 'Secret (leave empty to generate one)' : 'New secret (leave empty to keep the current one)'}</label>
         <input id={id('secret')} name="secret" type="password" autocomplete="new-password" />
       </p>
       <p class="buttons">
-        <button type="submit" name="op" value="save">{index === null ? 'Add webhook' : 'Save'}</button>
-        {index !== null && <button type="submit" name="op" value="delete" class="danger" formnovalidate>Delete</button>}
+        <button type="submit" name="op" value="save">
+          {index === null ? 'Add webhook' : 'Save'}
+        </button>
+        {index !== null && (
+          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
+            Delete
+          </button>
+        )}
       </p>
     </PostForm>
   );
@@ -57,43 +70,72 @@ function Deliveries({ page, deliveries, offset, hasNext }: { page: ProjectPageCo
   return (
     <section aria-labelledby="deliveries-title">
       <h2 id="deliveries-title">Recent deliveries</h2>
-      {deliveries.length === 0 ? <p class="empty">No delivery yet.</p> : (
-        <div class="table-scroll"><table class="deliveries" aria-label="Deliveries">
-          <thead><tr><th>Event</th><th>URL</th><th>Status</th><th>Attempts</th><th>Created</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
-          <tbody>
-            {deliveries.map((d) => (
-              <tr key={d.id}>
-                <td>{d.eventType}</td>
-                <td><code>{d.target}</code></td>
-                <td>{d.status}</td>
-                <td>
-                  {d.attempts.length === 0 ? <span class="meta">none yet</span> : (
-                    <ol>
-                      {d.attempts.map((a) => (
-                        <li key={a.id}>
-                          {`${a.succeeded ? 'Succeeded' : 'Failed'}: ${a.responseStatus !== null ? `HTTP ${a.responseStatus}` : a.error ?? 'no response'}, ${a.durationMs} ms, `}
-                          <DateTime date={new Date(a.date)} />
-                        </li>
-                      ))}
-                    </ol>
-                  )}
-                </td>
-                <td><DateTime date={new Date(d.createDate)} /></td>
-                <td>
-                  <PostForm page={page} action={`${base}/redeliver`} label={`Redeliver delivery ${d.id}`}>
-                    <input type="hidden" name="delivery" value={String(d.id)} />
-                    <button type="submit">Redeliver</button>
-                  </PostForm>
-                </td>
+      {deliveries.length === 0 ? (
+        <p class="empty">No delivery yet.</p>
+      ) : (
+        <div class="table-scroll">
+          <table class="deliveries" aria-label="Deliveries">
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th>URL</th>
+                <th>Status</th>
+                <th>Attempts</th>
+                <th>Created</th>
+                <th>
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table></div>
+            </thead>
+            <tbody>
+              {deliveries.map((d) => (
+                <tr key={d.id}>
+                  <td>{d.eventType}</td>
+                  <td>
+                    <code>{d.target}</code>
+                  </td>
+                  <td>{d.status}</td>
+                  <td>
+                    {d.attempts.length === 0 ? (
+                      <span class="meta">none yet</span>
+                    ) : (
+                      <ol>
+                        {d.attempts.map((a) => (
+                          <li key={a.id}>
+                            {`${a.succeeded ? 'Succeeded' : 'Failed'}: ${a.responseStatus !== null ? `HTTP ${a.responseStatus}` : (a.error ?? 'no response')}, ${a.durationMs} ms, `}
+                            <DateTime date={new Date(a.date)} />
+                          </li>
+                        ))}
+                      </ol>
+                    )}
+                  </td>
+                  <td>
+                    <DateTime date={new Date(d.createDate)} />
+                  </td>
+                  <td>
+                    <PostForm page={page} action={`${base}/redeliver`} label={`Redeliver delivery ${d.id}`}>
+                      <input type="hidden" name="delivery" value={String(d.id)} />
+                      <button type="submit">Redeliver</button>
+                    </PostForm>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {(offset > 0 || hasNext) && (
         <nav class="pager" aria-label="Pages">
-          {offset > 0 && <a href={more(Math.max(0, offset - PAGE_SIZE))} rel="prev">Newer</a>}
-          {hasNext && <a href={more(offset + PAGE_SIZE)} rel="next">Older</a>}
+          {offset > 0 && (
+            <a href={more(Math.max(0, offset - PAGE_SIZE))} rel="prev">
+              Newer
+            </a>
+          )}
+          {hasNext && (
+            <a href={more(offset + PAGE_SIZE)} rel="next">
+              Older
+            </a>
+          )}
         </nav>
       )}
     </section>
@@ -125,32 +167,35 @@ async function show(page: ProjectPageContext, error: string | null) {
   );
 }
 
-const save = (page: ProjectPageContext) => settingsChange(page, show, async () => {
-  const setting = await getProjectSetting(page.ctx, page.project.id);
-  const hooks = [...((Array.isArray(setting.webHooks) ? setting.webHooks : []) as Hook[])];
-  const index = page.form.index ? Number(page.form.index) : null;
-  if (index !== null && !(Number.isInteger(index) && index >= 0 && index < hooks.length)) throw new BadRequest('This webhook no longer exists: reload the page');
-  if (index !== null && page.form.op === 'delete') {
-    hooks.splice(index, 1);
-  } else {
-    const stored = index === null ? {} : hooks[index];
-    const hook: Hook = {
-      ...stored,
-      postUrl: (page.form.postUrl ?? '').trim(),
-      eventTypes: WEBHOOK_EVENT_TYPES.filter((t) => checked(page, `event-${t}`)),
-    };
-    if (page.form.secret) hook.secret = page.form.secret;
-    if (index === null) hooks.push(hook);
-    else hooks[index] = hook;
-  }
-  await updateProjectSetting(page.ctx, page.project.id, { ...setting, webHooks: hooks });
-});
+const save = (page: ProjectPageContext) =>
+  settingsChange(page, show, async () => {
+    const setting = await getProjectSetting(page.ctx, page.project.id);
+    const hooks = [...((Array.isArray(setting.webHooks) ? setting.webHooks : []) as Hook[])];
+    const index = page.form.index ? Number(page.form.index) : null;
+    if (index !== null && !(Number.isInteger(index) && index >= 0 && index < hooks.length))
+      throw new BadRequest('This webhook no longer exists: reload the page');
+    if (index !== null && page.form.op === 'delete') {
+      hooks.splice(index, 1);
+    } else {
+      const stored = index === null ? {} : hooks[index];
+      const hook: Hook = {
+        ...stored,
+        postUrl: (page.form.postUrl ?? '').trim(),
+        eventTypes: WEBHOOK_EVENT_TYPES.filter((t) => checked(page, `event-${t}`)),
+      };
+      if (page.form.secret) hook.secret = page.form.secret;
+      if (index === null) hooks.push(hook);
+      else hooks[index] = hook;
+    }
+    await updateProjectSetting(page.ctx, page.project.id, { ...setting, webHooks: hooks });
+  });
 
-const redeliver = (page: ProjectPageContext) => settingsChange(page, show, async () => {
-  const id = chosenId(page, 'delivery', 'delivery');
-  if (id === null) throw new BadRequest('No delivery chosen');
-  await redeliverWebhook(page.ctx, id);
-});
+const redeliver = (page: ProjectPageContext) =>
+  settingsChange(page, show, async () => {
+    const id = chosenId(page, 'delivery', 'delivery');
+    if (id === null) throw new BadRequest('No delivery chosen');
+    await redeliverWebhook(page.ctx, id);
+  });
 
 /** `/~settings/webhooks`: the hooks' forms and the deliveries' redelivery. */
 export const webhookSettingsPages: ProjectPageRoute[] = [
