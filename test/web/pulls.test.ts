@@ -297,10 +297,11 @@ describe('pull request pages', () => {
     const url = `/app/~pulls/${number}`;
     const { id } = await pull(number);
     const db = server.server.services.db;
-    // the request as an outdated preview leaves it: the journal's worker would recompute it
+    // once the check that opening started is done, the request as an outdated preview leaves it
     await eventually(
       async () => (await db.selectFrom('pullRequests').select('previewMergeCommitHash').where('id', '=', id).executeTakeFirstOrThrow()).previewMergeCommitHash,
     );
+    await server.settled();
     await db
       .updateTable('pullRequests')
       .set({ previewTargetHeadCommitHash: '0'.repeat(40) })
