@@ -63,7 +63,8 @@ export function sendRetryAfter(reply: FastifyReply, error: GitloomError): void {
   if (error instanceof RetryLater) reply.header('Retry-After', String(error.retryAfter));
 }
 
-const TITLES: Record<number, string> = {
+/** The title (HTTP reason phrase) of each status the server answers with a problem body. */
+export const TITLES: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, type TestServer } from './server.js';
+import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, type ApiResponse, type TestServer } from './server.js';
 
 /** A user made by `server.createUser`: id, Basic header, name and password. */
 export type TestUser = Awaited<ReturnType<TestServer['createUser']>>;
@@ -128,4 +128,22 @@ export function commandSpec(...jobs: CommandJob[]): string {
     if (job.trigger) lines.push('  triggers:', `  - !${job.trigger}`, '    branches: main');
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** A job run on a commit (JobRunOnCommit): `refName` defaults to `refs/heads/main`, `params` to none, `reason` to `test`. */
+export interface JobRunOnCommit {
+  projectId: number;
+  commitHash: string;
+  jobName: string;
+  refName?: string;
+  params?: Record<string, string[]>;
+  reason?: string;
+}
+
+/** Runs a job on a commit through `POST /~api/job-runs` as `auth` (the administrator when absent); the API's answer (200: the build id). */
+export function runJobOnCommit(server: TestServer, run: JobRunOnCommit, auth?: string | null): Promise<ApiResponse> {
+  return server.call('POST', '/job-runs', {
+    body: { '@type': 'JobRunOnCommit', refName: 'refs/heads/main', params: {}, reason: 'test', ...run },
+    ...(auth !== undefined && { auth }),
+  });
 }

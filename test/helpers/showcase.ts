@@ -5,7 +5,7 @@
  * artifact, and issues with a comment. Used by the accessibility crawl (test/web) and the
  * screenshot script (scripts/screenshots.ts).
  */
-import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo } from './fixtures.js';
+import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo, runJobOnCommit } from './fixtures.js';
 import { startTestServer, type TestServer } from './server.js';
 
 const SPEC = `version: 25
@@ -118,12 +118,7 @@ export async function startShowcase(): Promise<Showcase> {
     await grantRole(server, repo.id, alice.id, 'Code Writer');
     const commitHash = await repo.head('main');
 
-    const buildId = ok(
-      await server.call('POST', '/job-runs', {
-        body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash, refName: 'refs/heads/main', jobName: 'CI', params: {}, reason: 'showcase' },
-      }),
-      'run CI',
-    );
+    const buildId = ok(await runJobOnCommit(server, { projectId: repo.id, commitHash, jobName: 'CI', reason: 'showcase' }), 'run CI');
 
     const head = await repo.commitOn('greetings', { 'src/greet.ts': GREET_FEATURE }, 'Greet in English, French and Spanish');
     const pullId = ok(

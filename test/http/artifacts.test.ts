@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commandSpec } from '../helpers/fixtures.js';
+import { commandSpec, runJobOnCommit } from '../helpers/fixtures.js';
 import { git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 
 const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
@@ -48,11 +48,7 @@ describe('artifacts: upload, info, download, delete, path safety', () => {
     work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     await git(work, ['push', '-q', gitUrl(server, 'art', { name: 'admin', password: 'admin-secret' }), 'main']);
-    buildId = (
-      await server.call('POST', '/job-runs', {
-        body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' },
-      })
-    ).json;
+    buildId = (await runJobOnCommit(server, { projectId, commitHash: head, jobName: 'Job', reason: 'r' })).json;
     const b = (await server.call('GET', `/builds/${buildId}`)).json;
     artifactsRoot = path.join(server.dataDir, 'builds', String(projectId), String(b.number), 'artifacts');
   });
@@ -231,11 +227,7 @@ describe('artifacts: one uploaded file holds at most GITLOOM_ARTIFACT_MAX_MB', (
     work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
     await git(work, ['push', '-q', gitUrl(server, 'capped', { name: 'admin', password: 'admin-secret' }), 'main']);
-    buildId = (
-      await server.call('POST', '/job-runs', {
-        body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' },
-      })
-    ).json;
+    buildId = (await runJobOnCommit(server, { projectId, commitHash: head, jobName: 'Job', reason: 'r' })).json;
     const b = (await server.call('GET', `/builds/${buildId}`)).json;
     artifactsRoot = path.join(server.dataDir, 'builds', String(projectId), String(b.number), 'artifacts');
   });

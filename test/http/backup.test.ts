@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { eventually, freshClone, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { eventually, freshClone, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { ADMIN, basic, commitFiles, createPostgresDatabase, git, gitUrl, settled, startTestServer, type TestServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
@@ -147,19 +147,7 @@ describe('backup and restore', () => {
     const merged = (await open('merged-one', 'Merged')).json;
     expect((await server.call('POST', `/pulls/${merged}/merge`, { text: '' })).status).toBe(200);
     const head = await repo.head('main');
-    const build = (
-      await server.call('POST', '/job-runs', {
-        body: {
-          '@type': 'JobRunOnCommit',
-          projectId: repo.id,
-          commitHash: head,
-          refName: 'refs/heads/main',
-          jobName: 'Hello',
-          params: {},
-          reason: 'backup test',
-        },
-      })
-    ).json as number;
+    const build = (await runJobOnCommit(server, { projectId: repo.id, commitHash: head, jobName: 'Hello', reason: 'backup test' })).json as number;
     expect(await eventually(async () => (await server.call('GET', `/builds/${build}`)).json?.status === 'SUCCESSFUL', 30_000)).toBe(true);
     expect(other.id).toBeGreaterThan(0);
 

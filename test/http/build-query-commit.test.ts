@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { givenProject } from '../helpers/fixtures.js';
+import { givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 
 const SPEC = 'version: 25\njobs:\n- name: Noop\n  steps: []\n';
 
@@ -20,9 +20,7 @@ describe('"Commit" is "<hash>" in the build query (docs/compatibility.md#builds-
     second = await commitFiles(work, { 'b.txt': 'b\n' }, 'second');
     await git(work, ['push', '-q', gitUrl(server, 'hashes', { name: 'admin', password: 'admin-secret' }), 'main']);
     for (const commitHash of [first, second]) {
-      const res = await server.call('POST', '/job-runs', {
-        body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName: 'Noop', params: {}, reason: 'test' },
-      });
+      const res = await runJobOnCommit(server, { projectId, commitHash, jobName: 'Noop' });
       expect(res.status, res.text).toBe(200);
       builds[commitHash] = res.json as number;
     }

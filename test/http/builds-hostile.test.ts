@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { eventually, givenRepo, removeWorkTrees, type Repo, runJobOnCommit } from '../helpers/fixtures.js';
 import { hostAddress, startLanHost, type LanHost } from '../helpers/network.js';
 import { git, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -59,9 +59,7 @@ describe('hostile builds: no path from a build spec to root or to the host', () 
       return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
     }, 60_000);
   const build = async (s: TestServer, r: Repo, jobName: string): Promise<{ status: string; log: string }> => {
-    const res = await s.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: r.id, commitHash: await r.head('main'), refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
-    });
+    const res = await runJobOnCommit(s, { projectId: r.id, commitHash: await r.head('main'), jobName });
     expect(res.status).toBe(200);
     const done = await finished(s, res.json as number);
     return { status: done.status, log: (await s.call('GET', `/builds/${done.id}/log`)).text };

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenProject } from '../helpers/fixtures.js';
+import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 
 const SPEC = `version: 25
 jobs:
@@ -43,12 +43,7 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
       const b = await build(id);
       return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
     });
-  const runQuick = async () =>
-    (
-      await server.call('POST', '/job-runs', {
-        body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Quick', params: {}, reason: 'quick' },
-      })
-    ).json as number;
+  const runQuick = async () => (await runJobOnCommit(server, { projectId, commitHash: head, jobName: 'Quick', reason: 'quick' })).json as number;
 
   beforeAll(async () => {
     server = await startTestServer();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { eventually, givenRepo, removeWorkTrees, type Repo, runJobOnCommit } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const STEP = (command: string) => `  steps:
@@ -91,18 +91,7 @@ describe('refused trigger submissions', () => {
     expect(refused).toMatchObject([{ status: 'FAILED' }]);
     expect((await journal('refs/heads/main')).map((e) => e.attempts)).toEqual([0, 0]);
 
-    const run = (version: string) =>
-      server.call('POST', '/job-runs', {
-        body: {
-          '@type': 'JobRunOnCommit',
-          projectId: repo.id,
-          commitHash: next,
-          refName: 'refs/heads/main',
-          jobName: 'Versioned',
-          params: { version: [version] },
-          reason: 'test',
-        },
-      });
+    const run = (version: string) => runJobOnCommit(server, { projectId: repo.id, commitHash: next, jobName: 'Versioned', params: { version: [version] } });
     const answer = await run('latest');
     expect(answer.status).toBe(400);
     expect(answer.json.detail).toBe(REFUSAL);

@@ -10,7 +10,7 @@ import { dialectOf } from '../../src/db/dialect.js';
 import { encryptPlaintextJobSecrets } from '../../src/domain/builds/secrets.js';
 import { recoverAtStartup, STALE_AFTER_MS } from '../../src/domain/startup-recovery.js';
 import { secretKey } from '../../src/domain/builds/secret-encryption.js';
-import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { eventually, givenRepo, removeWorkTrees, type Repo, runJobOnCommit } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { processesWith, waitGone } from '../helpers/processes.js';
 
@@ -98,9 +98,7 @@ describe('job sandbox: builds are untrusted code', () => {
       return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
     }, 140_000);
   const runJob = async (s: TestServer, projectId: number, commitHash: string, jobName: string): Promise<number> => {
-    const res = await s.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
-    });
+    const res = await runJobOnCommit(s, { projectId, commitHash, jobName });
     expect(res.status).toBe(200);
     return res.json as number;
   };
@@ -263,17 +261,7 @@ describe('job sandbox: builds are untrusted code', () => {
     let unrelated: ReturnType<typeof spawn> | null = null;
     try {
       const repo = await givenRepo(other, 'nobwrap', { files: { '.onedev-buildspec.yml': SPEC, 'attack.sh': 'echo hi\n' } });
-      const res = await other.call('POST', '/job-runs', {
-        body: {
-          '@type': 'JobRunOnCommit',
-          projectId: repo.id,
-          commitHash: await repo.head('main'),
-          refName: 'refs/heads/main',
-          jobName: 'CpuBomb',
-          params: {},
-          reason: 'test',
-        },
-      });
+      const res = await runJobOnCommit(other, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'CpuBomb' });
       const id = res.json as number;
       const build = await eventually(async () => {
         const b = (await other.call('GET', `/builds/${id}`)).json;

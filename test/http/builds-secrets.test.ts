@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo, runJobOnCommit, type TestUser } from '../helpers/fixtures.js';
 import { git, startTestServer, type TestServer } from '../helpers/server.js';
 import { openRequest } from './pulls-fixtures.js';
 
@@ -78,10 +78,7 @@ describe('job secrets: never for pull requests from forks or from authors withou
     return finished(builds[0].id);
   };
   const runOn = async (refName: string, commitHash: string, auth?: string) => {
-    const res = await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: origin.id, commitHash, refName, jobName: 'Leak', params: { tok: ['token'] }, reason: 'test' },
-      auth,
-    });
+    const res = await runJobOnCommit(server, { projectId: origin.id, commitHash, refName, jobName: 'Leak', params: { tok: ['token'] } }, auth);
     expect(res.status, res.text).toBe(200);
     return finished(res.json as number);
   };

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenProject } from '../helpers/fixtures.js';
+import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 
 const STEP = (command: string) => `  - !CommandStep
     name: run
@@ -50,12 +50,7 @@ describe('builds: invalid specs, PR merge/discard and schedule triggers, clone d
       return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b?.status) ? b : null;
     });
   const query = async (q: string) => (await server.call('GET', `/builds?query=${encodeURIComponent(q)}&offset=0&count=100`)).json as any[];
-  const run = async (jobName: string, commitHash: string) =>
-    (
-      await server.call('POST', '/job-runs', {
-        body: { '@type': 'JobRunOnCommit', projectId, commitHash, refName: 'refs/heads/main', jobName, params: {}, reason: 'test' },
-      })
-    ).json as number;
+  const run = async (jobName: string, commitHash: string) => (await runJobOnCommit(server, { projectId, commitHash, jobName })).json as number;
   const head = async () => (await git(work, ['rev-parse', 'HEAD'])).trim();
 
   beforeAll(async () => {

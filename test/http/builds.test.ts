@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenProject } from '../helpers/fixtures.js';
+import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 
 const SPEC = `version: 25
 jobs:
@@ -90,10 +90,7 @@ describe('builds: triggers, executor, logs, artifacts, job runs', () => {
       const b = await build(id);
       return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b.status) ? b : null;
     });
-  const run = (jobName: string, params: Record<string, string[]> = {}) =>
-    server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName, params, reason: 'test' },
-    });
+  const run = (jobName: string, params: Record<string, string[]> = {}) => runJobOnCommit(server, { projectId, commitHash: head, jobName, params });
 
   beforeAll(async () => {
     server = await startTestServer();
@@ -185,9 +182,7 @@ describe('builds: triggers, executor, logs, artifacts, job runs', () => {
 
     const running = (await run('Fail')).json;
     await finished(running);
-    const again = await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/main', jobName: 'Slow', params: {}, reason: 'cancel me' },
-    });
+    const again = await runJobOnCommit(server, { projectId, commitHash: head, jobName: 'Slow', reason: 'cancel me' });
     await eventually(async () => (await build(again.json)).status === 'RUNNING');
     expect((await server.call('DELETE', `/job-runs/${again.json}`)).status).toBe(200);
     const cancelled = await finished(again.json);
@@ -199,13 +194,9 @@ describe('builds: triggers, executor, logs, artifacts, job runs', () => {
     expect((await run('Release', {})).json.detail).toBe('Missing job parameter (channel)');
     expect((await run('CI', { nope: ['x'] })).json.detail).toBe('Unknown job parameter (nope)');
     expect((await run('Nope')).status).toBe(400);
-    const badRef = await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'main', jobName: 'CI', params: {}, reason: 'x' },
-    });
+    const badRef = await runJobOnCommit(server, { projectId, commitHash: head, refName: 'main', jobName: 'CI', reason: 'x' });
     expect(badRef.json.detail).toBe('Ref name should start with refs/');
-    const missingRef = await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId, commitHash: head, refName: 'refs/heads/nope', jobName: 'CI', params: {}, reason: 'x' },
-    });
+    const missingRef = await runJobOnCommit(server, { projectId, commitHash: head, refName: 'refs/heads/nope', jobName: 'CI', reason: 'x' });
     expect(missingRef.status).toBe(404);
     expect((await server.call('POST', '/job-runs', { body: { projectId, jobName: 'CI', reason: 'x' } })).status).toBe(400);
   });

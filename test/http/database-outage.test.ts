@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { commandSpec, eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { commandSpec, eventually, givenRepo, removeWorkTrees, type Repo, runJobOnCommit } from '../helpers/fixtures.js';
 import { ADMIN, basic, commitFiles, git, gitFails, startTestServer, type TestServer } from '../helpers/server.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -163,19 +163,8 @@ describe.runIf(pgBase)('PostgreSQL outages', () => {
     expect((await ready(server)).status).toBe(200);
     const clones = await givenClones(repo, 2);
     // a build that finishes while the database is away: its outcome is recorded once it is back
-    const buildId = (
-      await server.call('POST', '/job-runs', {
-        body: {
-          '@type': 'JobRunOnCommit',
-          projectId: repo.id,
-          commitHash: await repo.head('main'),
-          refName: 'refs/heads/main',
-          jobName: 'Slow',
-          params: {},
-          reason: 'outage',
-        },
-      })
-    ).json as number;
+    const buildId = (await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'Slow', reason: 'outage' }))
+      .json as number;
     const build = async () => (await running.call('GET', `/builds/${buildId}`)).json;
     expect(await eventually(async () => (await build()).status === 'RUNNING')).toBe(true);
     const outage = (async () => {

@@ -9,7 +9,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { commandSpec, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { commandSpec, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
 type Schema = Record<string, any>;
@@ -254,13 +254,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     const work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
     await git(work, ['push', '-q', '-f', gitUrl(server, 'fuzz', ADMIN), 'main:build']);
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
-    expect(
-      (
-        await server.call('POST', '/job-runs', {
-          body: { '@type': 'JobRunOnCommit', projectId: repo.id, commitHash: head, refName: 'refs/heads/build', jobName: 'Job', params: {}, reason: 'r' },
-        })
-      ).status,
-    ).toBe(200);
+    expect((await runJobOnCommit(server, { projectId: repo.id, commitHash: head, refName: 'refs/heads/build', jobName: 'Job', reason: 'r' })).status).toBe(200);
   });
   afterAll(async () => {
     await server?.close();

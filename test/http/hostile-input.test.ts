@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, git, gitUrl, makeWorkTree, startTestServer, type ApiResponse, type TestServer } from '../helpers/server.js';
-import { commandSpec, givenProject, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { commandSpec, givenProject, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { openRequest } from './pulls-fixtures.js';
 
 const SPEC = commandSpec({ name: 'Job', commands: ['echo ok'] });
@@ -221,9 +221,7 @@ describe('hostile input: never a 5xx, always problem+json', () => {
       const work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
       const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
       await git(work, ['push', '-q', gitUrl(server, 'art', ADMIN), 'main']);
-      const run = await server.call('POST', '/job-runs', {
-        body: { '@type': 'JobRunOnCommit', projectId: id, commitHash: head, refName: 'refs/heads/main', jobName: 'Job', params: {}, reason: 'r' },
-      });
+      const run = await runJobOnCommit(server, { projectId: id, commitHash: head, jobName: 'Job', reason: 'r' });
       expect(run.status, run.text).toBe(200);
       buildId = run.json as number;
     });

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, startTestServer, type TestServer } from '../helpers/server.js';
-import { eventually, givenRepo, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
+import { eventually, givenRepo, removeWorkTrees, type Repo, runJobOnCommit } from '../helpers/fixtures.js';
 
 const ZERO = '0'.repeat(40);
 const SPEC = `version: 25
@@ -246,17 +246,7 @@ describe('references between issues, pull requests, code comments and commits', 
     expect(build.requestId).toBe(pr2);
     const dir = path.join(server.dataDir, 'builds', String(repo.id), String(build.number));
     await expect(fs.stat(dir)).resolves.toBeTruthy();
-    const commitBuild = await server.call('POST', '/job-runs', {
-      body: {
-        '@type': 'JobRunOnCommit',
-        projectId: repo.id,
-        commitHash: await repo.head('main'),
-        refName: 'refs/heads/main',
-        jobName: 'Quick',
-        params: {},
-        reason: 'kept',
-      },
-    });
+    const commitBuild = await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'Quick', reason: 'kept' });
     expect(commitBuild.status, commitBuild.text).toBe(200);
 
     expect((await server.call('DELETE', `/pulls/${pr2}`)).status).toBe(200);

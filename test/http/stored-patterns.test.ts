@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
-import { givenRepo, givenUsers, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { givenRepo, givenUsers, removeWorkTrees, type Repo, runJobOnCommit, type TestUser } from '../helpers/fixtures.js';
 import { ADMIN, commitFiles, git, gitFails, startTestServer, type TestServer } from '../helpers/server.js';
 
 const SPEC = `version: 25
@@ -153,19 +153,7 @@ describe('patterns stored in settings', () => {
       accessLog: false,
       accessibleReports,
     });
-    const run = async (jobName: string) =>
-      server.call('POST', '/job-runs', {
-        auth: runner.auth,
-        body: {
-          '@type': 'JobRunOnCommit',
-          projectId: repo.id,
-          commitHash: await repo.head('main'),
-          refName: 'refs/heads/main',
-          jobName,
-          params: {},
-          reason: 'test',
-        },
-      });
+    const run = async (jobName: string) => runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName }, runner.auth);
     let roleId: number;
 
     it('refuses malformed and over-long job and report patterns on create and update, naming the field', async () => {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
-import { commandSpec, eventually, givenProject, removeWorkTrees } from '../helpers/fixtures.js';
+import { commandSpec, eventually, givenProject, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { startHttpReceiver } from '../helpers/receivers.js';
 
 const ALL = ['CODE_PUSH', 'PULL_REQUEST', 'ISSUE', 'CODE_COMMENT', 'BUILD'];
@@ -84,9 +84,7 @@ describe('webhooks: signed, durable, retried deliveries', () => {
       },
     });
     expect(comment.status, comment.text).toBe(200);
-    const build = await server.call('POST', '/job-runs', {
-      body: { '@type': 'JobRunOnCommit', projectId: child, commitHash: head, refName: 'refs/heads/main', jobName: 'Broken', params: {}, reason: 'hook test' },
-    });
+    const build = await runJobOnCommit(server, { projectId: child, commitHash: head, jobName: 'Broken', reason: 'hook test' });
     expect(build.status, build.text).toBe(200);
 
     const got = await eventually(async () => {

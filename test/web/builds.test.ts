@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, runJobOnCommit, type TestUser } from '../helpers/fixtures.js';
 import { csrfTokenOf, signInByFetch, type WebSession } from '../helpers/browser.js';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -89,19 +89,7 @@ describe('web build pages', () => {
       return FINISHED.includes(build?.status) ? build : null;
     }, 60_000);
   const runSlow = async (): Promise<number> => {
-    const id = (
-      await server.call('POST', '/job-runs', {
-        body: {
-          '@type': 'JobRunOnCommit',
-          projectId: repo.id,
-          commitHash: await repo.head('main'),
-          refName: 'refs/heads/main',
-          jobName: 'Slow',
-          params: {},
-          reason: 'test',
-        },
-      })
-    ).json as number;
+    const id = (await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'Slow' })).json as number;
     return (await server.call('GET', `/builds/${id}`)).json.number;
   };
   const running = (number: number) => eventually(async () => (await apiBuild(number))?.status === 'RUNNING', 60_000);
@@ -153,19 +141,7 @@ describe('web build pages', () => {
   });
 
   it('caps a big log on the page to its last whole lines, the full log a link away', async () => {
-    const id = (
-      await server.call('POST', '/job-runs', {
-        body: {
-          '@type': 'JobRunOnCommit',
-          projectId: repo.id,
-          commitHash: await repo.head('main'),
-          refName: 'refs/heads/main',
-          jobName: 'Big',
-          params: {},
-          reason: 'test',
-        },
-      })
-    ).json as number;
+    const id = (await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'Big' })).json as number;
     const number = (await server.call('GET', `/builds/${id}`)).json.number;
     expect((await finished(number)).status).toBe('SUCCESSFUL');
     const html = await (await get(`/ci/~builds/${number}`, admin.cookie)).text();
