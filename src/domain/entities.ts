@@ -12,3 +12,18 @@ export async function loadRow<T extends keyof Database & string>(db: Db, table: 
   if (!row) throw new NotFound(`${label} not found: ${id}`);
   return row as Selectable<Database[T]>;
 }
+
+/**
+ * Moves the records `userId` authored to `to` (the unknown user when a user is deleted,
+ * docs/compatibility.md#users-deletion): each column names an author in its table. Runs in the
+ * caller's transaction; each area passes its own tables.
+ */
+export async function reassignAuthor(db: Db, columns: readonly { table: keyof Database; column: string }[], userId: number, to: number): Promise<void> {
+  for (const { table, column } of columns) {
+    await (db as any)
+      .updateTable(table)
+      .set({ [column]: to })
+      .where(column, '=', userId)
+      .execute();
+  }
+}

@@ -3,6 +3,12 @@ import { createContext, systemActor, type Services } from './context.js';
 import { onFixingCommitsPushed } from './issues/fixed-issues.js';
 import { recordRefsUpdated } from './projects/projects.js';
 import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
+import { endUserSessions } from './auth/sessions.js';
+import { projectsReferencing, renameReferences } from './projects/settings.js';
+import { reassignPullRequestAuthors } from './pulls/pull-requests.js';
+import { reassignIssueAuthors } from './issues/issues.js';
+import { reassignCodeCommentAuthors } from './code-comments/code-comments.js';
+import { reassignBuildUsers } from './builds/builds.js';
 
 /**
  * The one place where areas subscribe to each other's events (docs/architecture.md), so that no
@@ -16,6 +22,9 @@ import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
  *   triggers — once per check, whatever caused it; a merged or discarded one its close triggers.
  * - A finished build wakes the schedulers and runs its dependency-finished triggers and post-build
  *   actions (awaited by the finishing call).
+ * - Inside the publisher's transaction: a password change ends the user's web sessions; a renamed
+ *   user or group is renamed in the protections that name it, and one still named there cannot
+ *   be deleted; a deleted user's authored records go to the unknown user.
  */
 export function registerEventHandlers(services: Services): void {
   const ctx = createContext(services, systemActor);
@@ -28,4 +37,13 @@ export function registerEventHandlers(services: Services): void {
   events.on('pullRequestChecked', (event) => triggerOnPullRequest(ctx, event.requestId));
   events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
   events.on('buildFinished', (event) => onBuildFinished(ctx, event.buildId));
+
+  events.onTransaction('passwordChanged', (event) => endUserSessions(event.db, event.userId, event.keepSession));
+  events.onTransaction('principalRenamed', (event) => renameReferences(event.db, event.kind, event.from, event.to));
+  events.onTransaction('principalDeleting', async (event) => {
+    for (const path of await projectsReferencing(event.db, event.kind, event.name)) event.usages.push(`protections of project '${path}'`);
+  });
+  for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {
+    events.onTransaction('userDeleting', (event) => reassign(event.db, event.userId));
+  }
 }

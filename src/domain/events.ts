@@ -5,6 +5,8 @@
  * logged by the bus owner and never fails the emitter); `dispatch` runs them in order and waits,
  * for reactions that belong to the publisher's work.
  */
+import type { Db } from '../db/database.js';
+
 export interface RefChange {
   ref: string;
   oldHash: string | null;
@@ -32,11 +34,31 @@ export interface DomainEvents {
   pullRequestClosed: { requestId: number };
 }
 
+/**
+ * Events published inside the publisher's transaction (`db` is that transaction): the reactions
+ * commit or roll back with the change, and a failing one refuses it
+ * ({@link EventBus.dispatchInTransaction}).
+ */
+export interface TransactionEvents {
+  /** A user's password changed: their web sessions end, but `keepSession` (the session token the change was made from). */
+  passwordChanged: { db: Db; userId: number; keepSession: string | null };
+  /** A user or group was renamed: settings that name it follow. */
+  principalRenamed: { db: Db; kind: 'user' | 'group'; from: string; to: string };
+  /**
+   * A user or group is about to be deleted: each listener adds the places that still name it
+   * to `usages` (the publisher refuses the deletion while any is left).
+   */
+  principalDeleting: { db: Db; kind: 'user' | 'group'; name: string; usages: string[] };
+  /** A user is being deleted: records they authored and that outlive them move to the unknown user. */
+  userDeleting: { db: Db; userId: number };
+}
+
 type Listener<K extends keyof DomainEvents> = (event: DomainEvents[K]) => void | Promise<void>;
 
 export class EventBus {
   private readonly listeners = new Map<keyof DomainEvents, Listener<any>[]>();
   private readonly pending = new Set<Promise<void>>();
+  private readonly transactionListeners = new Map<keyof TransactionEvents, ((event: any) => Promise<void>)[]>();
 
   constructor(private readonly onError: (error: unknown, event: keyof DomainEvents) => void) {}
 
@@ -45,6 +67,21 @@ export class EventBus {
     const list = this.listeners.get(kind) ?? [];
     list.push(listener);
     this.listeners.set(kind, list);
+  }
+
+  /** Registers a listener that runs inside the publisher's transaction. */
+  onTransaction<K extends keyof TransactionEvents>(kind: K, listener: (event: TransactionEvents[K]) => Promise<void>): void {
+    const list = this.transactionListeners.get(kind) ?? [];
+    list.push(listener);
+    this.transactionListeners.set(kind, list);
+  }
+
+  /**
+   * Runs every transaction listener of `kind` in registration order and waits for them; the
+   * first failure propagates to the publisher, which then rolls its transaction back.
+   */
+  async dispatchInTransaction<K extends keyof TransactionEvents>(kind: K, event: TransactionEvents[K]): Promise<void> {
+    for (const listener of this.transactionListeners.get(kind) ?? []) await listener(event);
   }
 
   /** Runs every listener of `kind` in the background; errors go to `onError`. */

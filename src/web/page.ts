@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { VNode } from 'preact';
 import type { Context } from '../domain/context.js';
-import type { ProjectPermissions } from '../domain/permissions.js';
+import type { ProjectPermissions } from '../domain/projects/permissions.js';
 import type { projectByPath } from '../domain/repositories/browse.js';
 import { GitloomError } from '../errors.js';
 

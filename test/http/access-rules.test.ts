@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RoleRow } from '../../src/db/schema.js';
-import { jobPermissions, permissionsFromRoles } from '../../src/domain/permissions.js';
+import { jobPermissions, permissionsFromRoles } from '../../src/domain/projects/permissions.js';
 import { userMatches } from '../../src/domain/projects/branch-protection.js';
 
 function role(changes: Partial<RoleRow>): RoleRow {

@@ -2,10 +2,11 @@ import type { Generated, Kysely, Selectable } from 'kysely';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { loadProjectWith, requireAdmin } from '../permissions.js';
+import { loadProjectWith } from '../projects/permissions.js';
+import { requireAdmin } from '../actor.js';
 import { referencedGroup } from './groups.js';
 import { referencedRole, referencedUser } from './references.js';
-import { uniquely } from './unique.js';
+import { uniquely } from '../unique.js';
 
 /**
  * User and group authorizations (docs/compatibility.md#authorizations): a role granted to a user or group

@@ -4,11 +4,10 @@ import type { GroupTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { requireAdmin } from '../permissions.js';
-import { projectsReferencing, renameReferences } from '../projects/settings.js';
+import { requireAdmin } from '../actor.js';
 import { getSecuritySetting } from '../settings/settings.js';
-import { assertNameFree as assertNamed, queryByName } from './named.js';
-import { uniquely } from './unique.js';
+import { assertNameFree as assertNamed, queryByName } from '../named.js';
+import { uniquely } from '../unique.js';
 
 export type GroupRow = Selectable<GroupTable>;
 
@@ -81,7 +80,7 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
   await uniquely(`Group name already used: ${name}`, () =>
     ctx.db.transaction().execute(async (tx) => {
       if (name.toLowerCase() !== group.name.toLowerCase()) await assertNameFree(tx, name, groupId);
-      if (name !== group.name) await renameReferences(tx, 'group', group.name, name);
+      if (name !== group.name) await ctx.events.dispatchInTransaction('principalRenamed', { db: tx, kind: 'group', from: group.name, to: name });
       await tx
         .updateTable('groups')
         .set({
@@ -105,7 +104,8 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
 export async function deleteGroup(ctx: Context, groupId: number): Promise<void> {
   requireAdmin(ctx.actor);
   const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
-  const places = (await projectsReferencing(ctx.db, 'group', group.name)).map((path) => `protections of project '${path}'`);
+  const places: string[] = [];
+  await ctx.events.dispatchInTransaction('principalDeleting', { db: ctx.db, kind: 'group', name: group.name, usages: places });
   if ((await getSecuritySetting(ctx)).defaultLoginGroupId === groupId) places.unshift('default login group of the security setting');
   if (places.length > 0) {
     throw new Conflict(`Group '${group.name}' is still being used in below places:\n${places.map((p) => `    -> ${p}`).join('\n')}`);

@@ -1,9 +1,9 @@
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { requireAdmin } from '../permissions.js';
+import { requireAdmin } from '../actor.js';
 import { referencedUser } from './references.js';
 import { referencedGroup } from './groups.js';
-import { uniquely } from './unique.js';
+import { uniquely } from '../unique.js';
 import { Conflict } from '../../errors.js';
 
 /** Get membership (administrators; docs/compatibility.md#groups-and-memberships). */

@@ -3,10 +3,11 @@ import type { RoleRow } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { requireAdmin, type JobPrivilege } from '../permissions.js';
-import { validatePatternSet } from '../projects/protection-validation.js';
-import { assertNameFree as assertNamed, queryByName } from './named.js';
-import { uniquely } from './unique.js';
+import { type JobPrivilege } from '../projects/permissions.js';
+import { requireAdmin } from '../actor.js';
+import { validatePatternSet } from '../pattern-sets.js';
+import { assertNameFree as assertNamed, queryByName } from '../named.js';
+import { uniquely } from '../unique.js';
 
 /** Role JSON as input (docs/compatibility.md#roles); every field optional for the partial merge. */
 export interface RoleData {

@@ -6,7 +6,7 @@ import type { Database } from '../../db/schema.js';
 import { Unauthorized } from '../../errors.js';
 import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
 import { getSecuritySetting } from '../settings/settings.js';
-import { hashToken } from './token-hash.js';
+import { hashToken } from '../token-hash.js';
 import { hashPassword, verifyPassword } from '../users/passwords.js';
 import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
 

@@ -16,7 +16,7 @@ import {
 } from '../../ci/artifacts.js';
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
-import { requireUser } from '../permissions.js';
+import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { artifactsDir } from './storage.js';
 

@@ -3,13 +3,16 @@
  * sub-lists with job-scoped permissions, deleting, running jobs, rebuilding, cancelling, the
  * build log, fixed issue ids and pull-request current builds.
  */
+import type { Db } from '../../db/database.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { revList } from '../../git/commits.js';
-import { uniquely } from '../access/unique.js';
-import { ANONYMOUS_ID, type Context } from '../context.js';
+import { uniquely } from '../unique.js';
+import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
+import { reassignAuthor } from '../entities.js';
 import { fixedIssueIdsBetween } from '../issues/fixed-issues.js';
-import { deny, jobPermissions, loadProjectWith, projectPermissions, requireUser, type JobPermissions } from '../permissions.js';
+import { jobPermissions, loadProjectWith, projectPermissions, type JobPermissions } from '../projects/permissions.js';
+import { deny, requireUser } from '../actor.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
 import { loadReadablePullRequest } from '../pulls/pull-requests.js';
 import { readLogFrom, removeBuildStorage } from './storage.js';
@@ -242,4 +245,17 @@ export async function fixedIssueIds(ctx: Context, buildId: number): Promise<numb
   }
   if (!previous) return [];
   return fixedIssueIdsBetween(ctx, build.projectId, previous, build.commitHash);
+}
+
+/** A deleted user's builds' submitters and cancellers go to the unknown user (the `userDeleting` reaction, docs/compatibility.md#users-deletion). */
+export function reassignBuildUsers(db: Db, userId: number): Promise<void> {
+  return reassignAuthor(
+    db,
+    [
+      { table: 'builds', column: 'submitterId' },
+      { table: 'builds', column: 'cancellerId' },
+    ],
+    userId,
+    UNKNOWN_ID,
+  );
 }

@@ -5,7 +5,7 @@
 import type { BuildRow, PullRequestRow } from '../../db/schema.js';
 import { matchesPatterns } from '../../ci/patterns.js';
 import type { Context } from '../context.js';
-import { ancestorPaths } from '../permissions.js';
+import { ancestorPaths } from '../projects/permissions.js';
 
 interface StoredProtection {
   enabled?: unknown;

@@ -17,7 +17,7 @@ import { refHead } from '../../git/refs.js';
 import { checkPatternLength, QuerySyntaxError, UserPatternError } from '../../query/index.js';
 import { actorOfUser } from '../auth/authenticate.js';
 import { withActor, type Context } from '../context.js';
-import { ancestorPaths, projectPermissions } from '../permissions.js';
+import { ancestorPaths, projectPermissions } from '../projects/permissions.js';
 import { jobMatches, namesIn, parseJobMatch, patternsIn, type JobMatch } from './job-match.js';
 import { decryptSecret, encryptSecret, isEncryptedSecret } from './secret-encryption.js';
 

@@ -8,7 +8,8 @@ import { refHead, resolveCommit } from '../../git/repository.js';
 import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
 import { authenticateBearer } from '../auth/authenticate.js';
 import { withActor, type Context } from '../context.js';
-import { deny, jobPermissions, projectPermissions } from '../permissions.js';
+import { jobPermissions, projectPermissions } from '../projects/permissions.js';
+import { deny } from '../actor.js';
 import { findProjectByPath } from '../projects/projects.js';
 import { newPipeline, submitBuild } from './submit.js';
 

@@ -4,11 +4,12 @@ import type { CodeCommentRow, CompareContextColumns, ProjectRow } from '../../db
 import { BadRequest } from '../../errors.js';
 import { readBlob } from '../../git/files.js';
 import { isObjectId, resolveCommit } from '../../git/repository.js';
-import type { Context } from '../context.js';
-import { loadRow } from '../entities.js';
+import { UNKNOWN_ID, type Context } from '../context.js';
+import { loadRow, reassignAuthor } from '../entities.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
 import { recordMentions } from '../mentions.js';
-import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../permissions.js';
+import { loadProjectWith, type ProjectPermissions } from '../projects/permissions.js';
+import { deny, requireUser } from '../actor.js';
 import { requireSelfOrAdmin } from '../users/users.js';
 import { enqueueEvent } from '../outbox/events.js';
 
@@ -274,4 +275,18 @@ export async function deleteCodeComment(ctx: Context, id: number): Promise<void>
     await tx.deleteFrom('codeComments').where('id', '=', id).execute();
     await touchPullRequest(tx, comment.comparePullRequestId, ctx.now());
   });
+}
+
+/** A deleted user's code comments and their replies go to the unknown user (the `userDeleting` reaction, docs/compatibility.md#users-deletion). */
+export function reassignCodeCommentAuthors(db: Db, userId: number): Promise<void> {
+  return reassignAuthor(
+    db,
+    [
+      { table: 'codeComments', column: 'userId' },
+      { table: 'codeComments', column: 'lastActivityUserId' },
+      { table: 'codeCommentReplies', column: 'userId' },
+    ],
+    userId,
+    UNKNOWN_ID,
+  );
 }

@@ -2,7 +2,7 @@ import type { CodeCommentReplyRow } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { deny, requireUser } from '../permissions.js';
+import { deny, requireUser } from '../actor.js';
 import { requireSelfOrAdmin } from '../users/users.js';
 import {
   checkContent,

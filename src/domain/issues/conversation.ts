@@ -1,10 +1,10 @@
 import type { Db } from '../../db/database.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
-import { uniquely } from '../access/unique.js';
+import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
-import { deny, requireUser } from '../permissions.js';
+import { deny, requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
 import { parseReferences, recordReferences } from './references.js';

@@ -5,7 +5,8 @@ import { getDefaultBranch, readCommits, revList } from '../../git/repository.js'
 import { parseIntegerValue, QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
-import { accessibleProjectsCondition, deny } from '../permissions.js';
+import { accessibleProjectsCondition } from '../projects/permissions.js';
+import { deny } from '../actor.js';
 import { findProjectByPath } from '../projects/projects.js';
 import { commitFixReferences, indexFixedIssues, indexTextFixedIssues, updateCommits } from '../pulls/commits.js';
 import { findPullRequestRow, listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';

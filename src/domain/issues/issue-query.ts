@@ -4,25 +4,12 @@ import type { IssueRow } from '../../db/schema.js';
 import { readCommit } from '../../git/repository.js';
 import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { accessibleProjectsCondition } from '../permissions.js';
+import { accessibleProjectsCondition } from '../projects/permissions.js';
 import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
-import {
-  allWords,
-  always,
-  compileCriteria,
-  criterionUser,
-  currentUserOrFail,
-  equals,
-  inIds,
-  mentioned,
-  never,
-  projectCommit,
-  projectIdsMatchingPath,
-  userIdByLogin,
-  type Condition,
-  type LeafCompiler,
-} from '../query/compile.js';
+import { allWords, always, compileCriteria, currentUserOrFail, equals, inIds, mentioned, never, type Condition, type LeafCompiler } from '../query/compile.js';
+import { projectCommit, projectIdsMatchingPath } from '../projects/criteria.js';
+import { criterionUser, userIdByLogin } from '../users/criteria.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
 import { fixedIssueIdsBetween, fixedIssueIdsOfPullRequestReference } from './fixed-issues.js';
 import { fieldSpec, ISSUE_FIELDS, ISSUE_STATES } from './issue-setting.js';

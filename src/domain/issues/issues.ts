@@ -3,9 +3,11 @@ import type { Db } from '../../db/database.js';
 import type { Kysely } from 'kysely';
 import type { Database, IssueRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
-import { ANONYMOUS_ID, type Context } from '../context.js';
+import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
+import { reassignAuthor } from '../entities.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
-import { deny, loadProjectWith, requireUser, type ProjectPermissions } from '../permissions.js';
+import { loadProjectWith, type ProjectPermissions } from '../projects/permissions.js';
+import { deny, requireUser } from '../actor.js';
 import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
@@ -449,4 +451,19 @@ export async function deleteIssue(ctx: Context, issueId: number): Promise<void> 
   const loaded = await loadAccessibleIssue(ctx, issueId);
   requireManage(ctx, loaded);
   await ctx.db.deleteFrom('issues').where('id', '=', issueId).execute();
+}
+
+/** A deleted user's issues, their comments and changes go to the unknown user (the `userDeleting` reaction, docs/compatibility.md#users-deletion). */
+export function reassignIssueAuthors(db: Db, userId: number): Promise<void> {
+  return reassignAuthor(
+    db,
+    [
+      { table: 'issues', column: 'submitterId' },
+      { table: 'issues', column: 'lastActivityUserId' },
+      { table: 'issueComments', column: 'userId' },
+      { table: 'issueChanges', column: 'userId' },
+    ],
+    userId,
+    UNKNOWN_ID,
+  );
 }

@@ -10,7 +10,7 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
-import { ancestorPaths } from '../permissions.js';
+import { ancestorPaths } from '../projects/permissions.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './events.js';
 
 /** One entry of a project's `webHooks` setting. */

@@ -1,10 +1,11 @@
 import type { Db } from '../../db/database.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { parseQuery } from '../../query/index.js';
-import { isForeignKeyViolation, isUniqueViolation } from '../access/unique.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../unique.js';
 import type { Context } from '../context.js';
 import { parseIssueQuery } from '../issues/issue-query.js';
-import { loadProjectWith, requireUser } from '../permissions.js';
+import { loadProjectWith } from '../projects/permissions.js';
+import { requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { commonQueryNames, type NamedQuery, type PersonalizationKind } from './common-queries.js';
 

@@ -1,6 +1,6 @@
 import { BadRequest } from '../../errors.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { requireUser } from '../permissions.js';
+import { requireUser } from '../actor.js';
 import type { NamedQuery, PersonalizationKind } from './common-queries.js';
 import { createPersonalization, listUserPersonalizations, updatePersonalization } from './personalizations.js';
 import { getQueriesAndWatches, setQueriesAndWatches, type QueriesAndWatches } from './queries-and-watches.js';

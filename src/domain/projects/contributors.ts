@@ -3,7 +3,7 @@ import { BadRequest } from '../../errors.js';
 import { commitStats, type CommitStat } from '../../git/contributors.js';
 import { branchHead, getDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../permissions.js';
+import { loadProjectWith } from './permissions.js';
 
 /** The ranking metric of Get Top Contributors. */
 export type ContributionType = 'COMMITS' | 'ADDITIONS' | 'DELETIONS';

@@ -2,7 +2,7 @@ import type { ProjectRow } from '../../db/schema.js';
 import { copyBranchesAndTags } from '../../git/forks.js';
 import { getDefaultBranch, setDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { accessibleProjectsCondition, loadProjectWith, projectPermissions } from '../permissions.js';
+import { accessibleProjectsCondition, loadProjectWith, projectPermissions } from './permissions.js';
 
 /**
  * Fills a new fork's repository from the project it forks (docs/compatibility.md#projects-endpoints item 12: create with `forkedFromId`):

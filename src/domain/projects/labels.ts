@@ -2,11 +2,12 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { LabelSpecTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
-import { assertNameFree as assertNamed, queryByName } from '../access/named.js';
-import { uniquely } from '../access/unique.js';
+import { assertNameFree as assertNamed, queryByName } from '../named.js';
+import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { loadProjectWith, requireAdmin } from '../permissions.js';
+import { loadProjectWith } from './permissions.js';
+import { requireAdmin } from '../actor.js';
 
 export type LabelSpecRow = Selectable<LabelSpecTable>;
 

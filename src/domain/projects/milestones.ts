@@ -3,10 +3,10 @@ import type { Db } from '../../db/database.js';
 import type { MilestoneTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import { escapeLike } from '../../query/index.js';
-import { uniquely } from '../access/unique.js';
+import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { ancestorPaths, loadProjectWith } from '../permissions.js';
+import { ancestorPaths, loadProjectWith } from './permissions.js';
 import { likeCondition } from '../query/compile.js';
 
 export type MilestoneRow = Selectable<MilestoneTable>;

@@ -2,21 +2,11 @@ import { sql } from 'kysely';
 import type { ProjectRow } from '../../db/schema.js';
 import { containsToLike, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike } from '../../query/index.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
-import { accessibleProjectsCondition } from '../permissions.js';
+import { accessibleProjectsCondition } from './permissions.js';
 import { labelSpecIdByName } from './labels.js';
-import {
-  always,
-  compileCriteria,
-  compileOrders,
-  currentUserOrFail,
-  inIds,
-  likeCondition,
-  never,
-  projectIdsMatchingPath,
-  userIdByLogin,
-  type Condition,
-  type LeafCompiler,
-} from '../query/compile.js';
+import { always, compileCriteria, compileOrders, currentUserOrFail, inIds, likeCondition, never, type Condition, type LeafCompiler } from '../query/compile.js';
+import { projectIdsMatchingPath } from './criteria.js';
+import { userIdByLogin } from '../users/criteria.js';
 
 const SORT_COLUMNS: Record<string, string> = {
   Path: 'projects.path',

@@ -5,8 +5,9 @@ import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { initBareRepository, readCommits } from '../../git/repository.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
-import { ancestorPaths, deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
-import { isUniqueViolation } from '../access/unique.js';
+import { ancestorPaths, loadProjectWith, projectPermissions } from './permissions.js';
+import { deny, requireUser } from '../actor.js';
+import { isUniqueViolation } from '../unique.js';
 import { populateFork } from './forks.js';
 import { announceTransition, applyTransition } from '../pulls/transitions.js';
 

@@ -1,6 +1,6 @@
 import { Forbidden, NotFound, Unauthorized } from '../../errors.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { projectPermissions } from '../permissions.js';
+import { projectPermissions } from './permissions.js';
 import { findProjectByPath } from './projects.js';
 
 /**

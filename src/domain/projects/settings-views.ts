@@ -6,7 +6,8 @@
  */
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
-import { loadProjectWith, requireAdmin } from '../permissions.js';
+import { loadProjectWith } from './permissions.js';
+import { requireAdmin } from '../actor.js';
 
 /** A named thing to choose in a form (a role, a label spec). */
 export interface Choice {

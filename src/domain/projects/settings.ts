@@ -1,12 +1,12 @@
 import type { Db } from '../../db/database.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
-import { uniquely } from '../access/unique.js';
+import { uniquely } from '../unique.js';
 import { secretKey } from '../builds/secret-encryption.js';
 import { revealJobSecrets, sealJobSecrets, validateJobSecrets } from '../builds/secrets.js';
 import type { Context } from '../context.js';
 import { normalizeWebHooks } from '../outbox/webhooks.js';
-import { loadProjectWith } from '../permissions.js';
+import { loadProjectWith } from './permissions.js';
 import { validateBranchProtectionRules, validateTagProtectionRules } from './protection-validation.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { Selectable } from 'kysely';
 import type { PullRequestAssignmentTable, PullRequestRow } from '../../db/schema.js';
 import { Conflict } from '../../errors.js';
-import { uniquely } from '../access/unique.js';
+import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { deny, requireUser } from '../permissions.js';
+import { deny, requireUser } from '../actor.js';
 import { autoWatch } from './changes.js';
 import { assertUsersExist, canModifyPullRequest, loadReadablePullRequest, referencedPullRequest } from './pull-requests.js';
 

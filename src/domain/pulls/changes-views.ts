@@ -11,7 +11,7 @@ import { readBlob } from '../../git/files.js';
 import { mergeBase } from '../../git/repository.js';
 import type { PlanarRange } from '../code-comments/code-comments.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../permissions.js';
+import { loadProjectWith } from '../projects/permissions.js';
 import { objectRead } from '../repositories/object-reads.js';
 
 /** Row types the pages name (src/web may not import src/db). */

@@ -1,10 +1,11 @@
 import type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, getDefaultBranch, isAncestor, listRefs, updateRef, updateRefs } from '../../git/repository.js';
-import { uniquely } from '../access/unique.js';
+import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { recordMentions } from '../mentions.js';
-import { loadProjectWith, requireUser } from '../permissions.js';
+import { loadProjectWith } from '../projects/permissions.js';
+import { requireUser } from '../actor.js';
 import { branchProtection } from '../projects/branch-protection.js';
 import { removeBuildStorage } from '../builds/storage.js';
 import { parseReferences, recordReferences } from '../issues/references.js';

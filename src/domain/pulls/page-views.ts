@@ -11,7 +11,7 @@ import { BadRequest, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
 import { currentBuildRows, requiredJobs } from '../builds/required-builds.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../permissions.js';
+import { loadProjectWith } from '../projects/permissions.js';
 import { objectRead } from '../repositories/object-reads.js';
 import type { PullRequestChangeData } from './changes.js';
 import { mergeRefusal } from './merge.js';

@@ -3,10 +3,12 @@ import type { Db } from '../../db/database.js';
 import type { MergeStrategy, PullRequestRow, PullRequestUpdateRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
-import type { Context } from '../context.js';
-import { deny, loadProjectWith, projectPermissions, requireUser } from '../permissions.js';
+import { UNKNOWN_ID, type Context } from '../context.js';
+import { reassignAuthor } from '../entities.js';
+import { loadProjectWith, projectPermissions } from '../projects/permissions.js';
+import { deny, requireUser } from '../actor.js';
 import { forkRootId, takeNextNumber } from '../projects/numbers.js';
-import { isUniqueViolation } from '../access/unique.js';
+import { isUniqueViolation } from '../unique.js';
 import { recordMentions } from '../mentions.js';
 import { autoWatch } from './changes.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
@@ -309,4 +311,19 @@ export async function referencedPullRequest(ctx: Context, requestId: number): Pr
   if (!pr) throw new BadRequest(`Pull request not found: ${requestId}`);
   await loadProjectWith(ctx, pr.targetProjectId, 'readCode');
   return pr;
+}
+
+/** A deleted user's pull requests, their changes and comments go to the unknown user (the `userDeleting` reaction, docs/compatibility.md#users-deletion). */
+export function reassignPullRequestAuthors(db: Db, userId: number): Promise<void> {
+  return reassignAuthor(
+    db,
+    [
+      { table: 'pullRequests', column: 'submitterId' },
+      { table: 'pullRequests', column: 'lastActivityUserId' },
+      { table: 'pullRequestChanges', column: 'userId' },
+      { table: 'pullRequestComments', column: 'userId' },
+    ],
+    userId,
+    UNKNOWN_ID,
+  );
 }

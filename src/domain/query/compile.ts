@@ -1,10 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Db } from '../../db/database.js';
 import type { Criteria, ParsedQuery } from '../../query/index.js';
-import { antPathMatcher, antPathToLike, QuerySyntaxError } from '../../query/index.js';
-import { resolveCommit } from '../../git/repository.js';
+import { QuerySyntaxError } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { findProjectByPath } from '../projects/projects.js';
 
 /**
  * Shared machinery of the query-language compilers (projects, pull requests, builds, issues,
@@ -67,21 +64,6 @@ export function currentUserOrFail(ctx: Context): number {
   return ctx.actor.userId;
 }
 
-/** The id of a user by login name; `Unable to find user with login: x` (400) otherwise. */
-export async function userIdByLogin(db: Db, login: string): Promise<number> {
-  const user = await db.selectFrom('users').select('id').where('name', '=', login.toLowerCase()).executeTakeFirst();
-  if (!user) throw new QuerySyntaxError(`Unable to find user with login: ${login}`);
-  return user.id;
-}
-
-/**
- * The user a `… by me` / `… by "login"` style criterion names: the caller when `value` is null
- * (400 for anonymous callers, {@link currentUserOrFail}), else the user of that login (400 unknown).
- */
-export function criterionUser(ctx: Context, value: string | null): Promise<number> | number {
-  return value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, value);
-}
-
 /**
  * A fuzzy criterion `~text~`: every whitespace-separated word must satisfy `word(w)`; no words
  * match everything.
@@ -89,25 +71,6 @@ export function criterionUser(ctx: Context, value: string | null): Promise<numbe
 export function allWords(text: string, word: (w: string) => Condition): Condition {
   const words = text.split(/\s+/).filter(Boolean);
   return words.length === 0 ? always : (eb) => eb.and(words.map((w) => word(w)(eb)));
-}
-
-/**
- * Ids of projects whose path matches an Ant-style pattern (case-insensitive): a LIKE pre-filter
- * in SQL, then the exact pattern in memory (linear-time, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input) when LIKE cannot
- * express it.
- *
- * @throws UserPatternError (400) for a pattern longer than 1,000 characters.
- */
-export async function projectIdsMatchingPath(db: Db, pattern: string): Promise<number[]> {
-  const like = antPathToLike(pattern);
-  const rows = await db
-    .selectFrom('projects')
-    .select(['id', 'path'])
-    .where(sql<SqlBool>`lower(path) like ${like.pattern} escape '\\'`)
-    .execute();
-  if (like.exact) return rows.map((r) => r.id);
-  const exact = antPathMatcher(pattern);
-  return rows.filter((r) => exact.test(r.path)).map((r) => r.id);
 }
 
 /** A sort item compiled to SQL: a column reference (or expression) and a direction. */
@@ -123,21 +86,4 @@ export function compileOrders(query: ParsedQuery, columns: Record<string, string
     if (!expression) throw new QuerySyntaxError(`Can not order by field: ${order.field}`);
     return { expression, direction: order.direction };
   });
-}
-
-/**
- * `project:rev` (`fixed in commit`, `on commit`, docs/compatibility.md#issues) → the
- * project and the commit the revision names there.
- *
- * @throws QuerySyntaxError when the project is missing or unknown, or the revision names no commit.
- */
-export async function projectCommit(ctx: Context, value: string): Promise<{ projectId: number; commit: string }> {
-  const colon = value.indexOf(':');
-  if (colon <= 0) throw new QuerySyntaxError(`Project is not specified: ${value}`);
-  const project = await findProjectByPath(ctx.db, value.slice(0, colon));
-  if (!project) throw new QuerySyntaxError(`Unable to find project: ${value.slice(0, colon)}`);
-  const rev = value.slice(colon + 1);
-  const commit = rev && !rev.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), rev) : null;
-  if (!commit) throw new QuerySyntaxError(`Unable to find revision: ${value}`);
-  return { projectId: project.id, commit };
 }

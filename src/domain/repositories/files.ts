@@ -7,7 +7,7 @@ import { BadRequest, NotFound } from '../../errors.js';
 import { assertValidBranchName, commitTree } from '../../git/repository.js';
 import { listDirectory, pathEntry, readBlobHead, writeTreeWithChange } from '../../git/trees.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../permissions.js';
+import { loadProjectWith } from '../projects/permissions.js';
 import { gitIdentity } from '../users/identities.js';
 import { moveRef } from './ref-updates.js';
 import { resolveBranchAndPath, resolveRevisionAndPath } from './revisions.js';

@@ -8,7 +8,7 @@ import { Conflict } from '../../errors.js';
 import { deleteRef, getDefaultBranch, setDefaultBranch, updateRef } from '../../git/repository.js';
 import { ZERO_HASH } from '../../git/names.js';
 import type { Context } from '../context.js';
-import { requireUser } from '../permissions.js';
+import { requireUser } from '../actor.js';
 import { journaledRefChange } from '../journal/ref-journal.js';
 import { checkPush } from '../projects/branch-protection.js';
 

@@ -7,7 +7,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { assertValidBranchName, getDefaultBranch, listBranches, refHead, resolveCommit } from '../../git/repository.js';
 import { assertValidTagName, createTagObject, listTags } from '../../git/tags.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../permissions.js';
+import { loadProjectWith } from '../projects/permissions.js';
 import { gitIdentity } from '../users/identities.js';
 import { moveRef } from './ref-updates.js';
 

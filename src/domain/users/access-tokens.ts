@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { Conflict, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
-import { hashToken } from '../auth/token-hash.js';
+import { hashToken } from '../token-hash.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 

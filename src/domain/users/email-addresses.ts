@@ -2,9 +2,9 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { EmailAddressTable } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
-import { uniquely } from '../access/unique.js';
+import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
-import { requireAdmin } from '../permissions.js';
+import { requireAdmin } from '../actor.js';
 import { getUserRow, normalizeEmail, requireSelfOrAdmin } from './users.js';
 
 /** An email address row: `{id, value, primary, git, ownerId, verificationCode}` (null code: verified). */

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Context } from '../context.js';
-import { accessibleProjectsCondition } from '../permissions.js';
+import { accessibleProjectsCondition } from '../projects/permissions.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
 
 /**

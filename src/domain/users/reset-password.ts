@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
-import { endUserSessions } from '../auth/sessions.js';
+import type { Context } from '../context.js';
 import { hashPassword } from './passwords.js';
 import { normalizeUserName } from './users.js';
 
@@ -14,14 +12,15 @@ import { normalizeUserName } from './users.js';
  *
  * @throws NotFound when no loginable user has that login name (case-insensitive).
  */
-export async function resetPassword(db: Kysely<Database>, login: string, password: string | null): Promise<string> {
+export async function resetPassword(ctx: Pick<Context, 'db' | 'events'>, login: string, password: string | null): Promise<string> {
+  const { db } = ctx;
   const user = await db.selectFrom('users').select('id').where('name', '=', normalizeUserName(login)).where('id', '>', 0).executeTakeFirst();
   if (!user) throw new NotFound(`User not found: ${login}`);
   const value = password ?? randomBytes(16).toString('base64url');
   const passwordHash = await hashPassword(value);
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ passwordHash }).where('id', '=', user.id).execute();
-    await endUserSessions(tx, user.id);
+    await ctx.events.dispatchInTransaction('passwordChanged', { db: tx, userId: user.id, keepSession: null });
   });
   return value;
 }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { BadRequest, Conflict } from '../../errors.js';
-import { uniquely } from '../access/unique.js';
+import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { requireUser } from '../permissions.js';
+import { requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
 
 const KEY_TYPES = new Set([

@@ -1,11 +1,9 @@
 import { preparedQuery, type Db } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
-import { ROOT_ID, UNKNOWN_ID, type Context } from '../context.js';
-import { deny, requireAdmin, requireUser } from '../permissions.js';
-import { projectsReferencing, renameReferences } from '../projects/settings.js';
-import { isUniqueViolation } from '../access/unique.js';
-import { endUserSessions } from '../auth/sessions.js';
+import { ROOT_ID, type Context } from '../context.js';
+import { deny, requireAdmin, requireUser } from '../actor.js';
+import { isUniqueViolation } from '../unique.js';
 import { hashPassword } from './passwords.js';
 
 /** The wire shape of a user (docs/compatibility.md#users-json-and-names): id, name, fullName only. */
@@ -157,7 +155,7 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
     () =>
       ctx.db.transaction().execute(async (tx) => {
         if (name !== user.name) await assertNameFree(tx, name, userId);
-        if (name !== user.name) await renameReferences(tx, 'user', user.name, name);
+        if (name !== user.name) await ctx.events.dispatchInTransaction('principalRenamed', { db: tx, kind: 'user', from: user.name, to: name });
         await tx.updateTable('users').set({ name, fullName }).where('id', '=', userId).execute();
       }),
     () => {
@@ -183,50 +181,30 @@ export async function setPassword(ctx: Context, userId: number, password: string
   const passwordHash = await hashPassword(password);
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ passwordHash }).where('id', '=', userId).execute();
-    await endUserSessions(tx, userId, ctx.actor.userId === userId ? currentSession : null);
+    await ctx.events.dispatchInTransaction('passwordChanged', { db: tx, userId, keepSession: ctx.actor.userId === userId ? currentSession : null });
   });
 }
 
 /**
- * Columns holding authors of records that survive their author: on delete they move to the
- * unknown user (docs/compatibility.md#users-deletion). Rows owned by the user
- * itself (tokens, emails, authorizations, reviews, watches, …) cascade in the schema.
+ * Delete: administrators only; not root, not yourself (409); refused while a project's
+ * protections name the user. Records that outlive their author (pull requests, issues, comments,
+ * builds) go to the unknown user (docs/compatibility.md#users-deletion) through the `userDeleting`
+ * reactions of their areas; rows the user owns (tokens, emails, authorizations, reviews,
+ * watches, …) cascade in the schema.
  */
-export const AUTHORED_COLUMNS: { table: string; column: string }[] = [
-  { table: 'pull_requests', column: 'submitter_id' },
-  { table: 'pull_requests', column: 'last_activity_user_id' },
-  { table: 'pull_request_changes', column: 'user_id' },
-  { table: 'pull_request_comments', column: 'user_id' },
-  { table: 'issues', column: 'submitter_id' },
-  { table: 'issues', column: 'last_activity_user_id' },
-  { table: 'issue_comments', column: 'user_id' },
-  { table: 'issue_changes', column: 'user_id' },
-  { table: 'code_comments', column: 'user_id' },
-  { table: 'code_comments', column: 'last_activity_user_id' },
-  { table: 'code_comment_replies', column: 'user_id' },
-  { table: 'builds', column: 'submitter_id' },
-  { table: 'builds', column: 'canceller_id' },
-];
-
-/** Delete: administrators only; not root, not yourself (409). Authored records go to the unknown user. */
 export async function deleteUser(ctx: Context, userId: number): Promise<void> {
   requireAdmin(ctx.actor);
   const user = await getUserRow(ctx.db, userId);
   if (user.id === ROOT_ID) throw new Conflict('Root user can not be deleted');
   if (user.id === ctx.actor.userId) throw new Conflict('Can not delete yourself');
   if (user.id < 0) throw new Conflict('Built-in users can not be deleted');
-  const places = await projectsReferencing(ctx.db, 'user', user.name);
-  if (places.length > 0) {
-    throw new Conflict(`User '${user.name}' is still being used in below places:\n${places.map((p) => `    -> protections of project '${p}'`).join('\n')}`);
+  const usages: string[] = [];
+  await ctx.events.dispatchInTransaction('principalDeleting', { db: ctx.db, kind: 'user', name: user.name, usages });
+  if (usages.length > 0) {
+    throw new Conflict(`User '${user.name}' is still being used in below places:\n${usages.map((p) => `    -> ${p}`).join('\n')}`);
   }
   await ctx.db.transaction().execute(async (tx) => {
-    for (const { table, column } of AUTHORED_COLUMNS) {
-      await tx
-        .updateTable(table as any)
-        .set({ [column]: UNKNOWN_ID } as any)
-        .where(column as any, '=', userId)
-        .execute();
-    }
+    await ctx.events.dispatchInTransaction('userDeleting', { db: tx, userId });
     await tx.deleteFrom('users').where('id', '=', userId).execute();
   });
 }

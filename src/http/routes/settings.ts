@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireAdmin } from '../../domain/permissions.js';
+import { requireAdmin } from '../../domain/actor.js';
 import { getSecuritySetting, setSecuritySetting } from '../../domain/settings/settings.js';
 import { Nullable } from '../schemas/common.js';
 

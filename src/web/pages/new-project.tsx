@@ -3,7 +3,7 @@
  * every branch and tag of its origin), through the function of the API's Create route
  * (docs/compatibility.md#projects-endpoints item 12, `forkedFromId`). Both lead to the new project's page.
  */
-import { deny } from '../../domain/permissions.js';
+import { deny } from '../../domain/actor.js';
 import { createProject, getProject } from '../../domain/projects/projects.js';
 import { TextArea } from '../components/controls.js';
 import { Field, PostForm } from '../components/forms.js';

@@ -6,7 +6,7 @@
  * deleted through the domain functions of `/~api/roles`.
  */
 import { createRole, deleteRole, getRole, queryRoles, updateRole, type RoleData } from '../../../domain/access/roles.js';
-import type { JobPrivilege } from '../../../domain/permissions.js';
+import type { JobPrivilege } from '../../../domain/projects/permissions.js';
 import { toWireRole } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { attempt, CheckField, checked, idParam, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';

@@ -6,7 +6,7 @@
  */
 import { queryGroups } from '../../../domain/access/groups.js';
 import { createLabelSpec, deleteLabelSpec, queryLabelSpecs, updateLabelSpec } from '../../../domain/projects/labels.js';
-import { requireAdmin } from '../../../domain/permissions.js';
+import { requireAdmin } from '../../../domain/actor.js';
 import { getSecuritySetting, setSecuritySetting, type SecuritySetting } from '../../../domain/settings/settings.js';
 import { BadRequest } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';

@@ -11,7 +11,7 @@ import { listBranchNames } from '../../../domain/repositories/refs.js';
 import { compareBranches, type BranchComparison } from '../../../domain/pulls/page-views.js';
 import { getPullRequest, openPullRequest } from '../../../domain/pulls/pull-requests.js';
 import { diffCommits, type CommitDiff } from '../../../domain/repositories/diff.js';
-import { canReadCode } from '../../../domain/permissions.js';
+import { canReadCode } from '../../../domain/projects/permissions.js';
 import { BadRequest, GitloomError } from '../../../errors.js';
 import { DiffView } from '../../components/diff.js';
 import { Field, PostForm } from '../../components/forms.js';

@@ -4,7 +4,7 @@
  * through the functions of the API's `/project-labels` and `/milestones` routes
  * (docs/compatibility.md#projects-milestones, docs/compatibility.md#projects-labels).
  */
-import { deny } from '../../../domain/permissions.js';
+import { deny } from '../../../domain/actor.js';
 import { createProjectLabel, deleteProjectLabel } from '../../../domain/projects/labels.js';
 import { createMilestone, deleteMilestone, queryMilestones, updateMilestone, type MilestoneRow } from '../../../domain/projects/milestones.js';
 import { labelSpecChoices, projectLabelNames } from '../../../domain/projects/settings-views.js';

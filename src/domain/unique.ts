@@ -1,4 +1,4 @@
-import { Conflict } from '../../errors.js';
+import { Conflict } from '../errors.js';
 
 /**
  * Whether a database error is a unique-constraint violation (PostgreSQL `23505`, SQLite

@@ -1,11 +1,12 @@
 import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Database, ProjectRow, RoleRow } from '../db/schema.js';
-import { preparedQuery } from '../db/database.js';
-import { dialectOf } from '../db/dialect.js';
-import { Forbidden, NotFound, Unauthorized } from '../errors.js';
-import { ANONYMOUS_ID, memoized, type Actor, type Context } from './context.js';
-import { matchesPatterns } from '../ci/patterns.js';
-import { getSecuritySetting } from './settings/settings.js';
+import type { Database, ProjectRow, RoleRow } from '../../db/schema.js';
+import { preparedQuery } from '../../db/database.js';
+import { dialectOf } from '../../db/dialect.js';
+import { NotFound } from '../../errors.js';
+import { deny } from '../actor.js';
+import { ANONYMOUS_ID, memoized, type Context } from '../context.js';
+import { matchesPatterns } from '../../ci/patterns.js';
+import { getSecuritySetting } from '../settings/settings.js';
 
 /**
  * The one permission module (docs/compatibility.md#platform-permissions). A caller's privileges on a project are
@@ -208,23 +209,6 @@ export async function accessibleProjectsCondition(
     // a range scan of the bytewise path index (migration 0009) per grant root
     return dialect.inPathSubtrees(ref, 'projects', sql.join(grantRoots, sql` union `));
   };
-}
-
-/** Throws 401 for anonymous callers, else 403 (docs/compatibility.md#platform-permissions: a denial). */
-export function deny(actor: Actor, detail?: string): never {
-  if (actor.userId === ANONYMOUS_ID) throw new Unauthorized(detail ?? 'Permission denied');
-  throw new Forbidden(detail);
-}
-
-/** Requires a logged-in caller; throws Unauthorized otherwise. */
-export function requireUser(actor: Actor): number {
-  if (actor.userId === ANONYMOUS_ID) throw new Unauthorized();
-  return actor.userId;
-}
-
-/** Requires an administrator: 401 anonymous, 403 otherwise. */
-export function requireAdmin(actor: Actor): void {
-  if (!actor.isAdmin) deny(actor);
 }
 
 const projectById = preparedQuery((db, id: number) => db.selectFrom('projects').selectAll().where('id', '=', id));
