@@ -5,7 +5,7 @@ import { loadConfig, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { resetPassword } from './domain/users/reset-password.js';
 import { EventBus } from './domain/events.js';
-import { registerEventHandlers } from './domain/event-handlers.js';
+import { registerTransactionHandlers } from './domain/event-handlers.js';
 import { startServer, type RunningServer } from './server.js';
 
 const program = new Command();
@@ -88,7 +88,7 @@ admin
       await migrateToLatest(database.db);
       // the password change's reactions (ending the user's web sessions) run as in the server
       const events = new EventBus(() => undefined);
-      registerEventHandlers({ db: database.db, config, events });
+      registerTransactionHandlers(events);
       const password = await resetPassword({ db: database.db, events }, login, options.password ?? null);
       process.stdout.write(options.password ? `Password of '${login}' changed.\n` : `New password of '${login}': ${password}\n`);
     } finally {

@@ -61,6 +61,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     await migrateToLatest(database.db);
     const events = new EventBus((error, kind) => app?.log.error({ err: error, event: kind }, 'event handler failed'));
     const services: Services = { db: database.db, config, events };
+    registerEventHandlers(services);
     const metrics = createMetrics(database.db, database.poolStats);
     app = await buildApp(services, { logger: options.logger !== false, logDestination: options.logDestination, metrics });
     const existed = await administratorExists(database.db);
@@ -85,7 +86,6 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     }
     const logger = app.log;
     configureGit({ onSlowCommand: (args, ms) => logger.warn({ git: args.map(redactUrl), ms }, 'slow git command') });
-    registerEventHandlers(services);
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const running = app;

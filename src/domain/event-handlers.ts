@@ -1,5 +1,6 @@
 import { onBuildFinished, triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './builds/build-events.js';
 import { createContext, systemActor, type Services } from './context.js';
+import type { EventBus } from './events.js';
 import { onFixingCommitsPushed } from './issues/fixed-issues.js';
 import { recordRefsUpdated } from './projects/projects.js';
 import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
@@ -9,6 +10,7 @@ import { reassignPullRequestAuthors } from './pulls/pull-requests.js';
 import { reassignIssueAuthors } from './issues/issues.js';
 import { reassignCodeCommentAuthors } from './code-comments/code-comments.js';
 import { reassignBuildUsers } from './builds/builds.js';
+import { enqueueEvent } from './outbox/events.js';
 
 /**
  * The one place where areas subscribe to each other's events (docs/architecture.md), so that no
@@ -22,9 +24,7 @@ import { reassignBuildUsers } from './builds/builds.js';
  *   triggers — once per check, whatever caused it; a merged or discarded one its close triggers.
  * - A finished build wakes the schedulers and runs its dependency-finished triggers and post-build
  *   actions (awaited by the finishing call).
- * - Inside the publisher's transaction: a password change ends the user's web sessions; a renamed
- *   user or group is renamed in the protections that name it, and one still named there cannot
- *   be deleted; a deleted user's authored records go to the unknown user.
+ * - And the transaction reactions of {@link registerTransactionHandlers}.
  */
 export function registerEventHandlers(services: Services): void {
   const ctx = createContext(services, systemActor);
@@ -38,11 +38,24 @@ export function registerEventHandlers(services: Services): void {
   events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
   events.on('buildFinished', (event) => onBuildFinished(ctx, event.buildId));
 
+  registerTransactionHandlers(events);
+}
+
+/**
+ * The reactions that run inside the publisher's transaction, part of every writer's consistency
+ * (the server, and the command line's password reset and restore): a password change ends the
+ * user's web sessions; a renamed user or group is renamed in the protections that name it, and
+ * one still named there cannot be deleted; a deleted user's authored records go to the unknown
+ * user; an activity (a pull request opened, an issue commented, a build finished, a push, …) is
+ * written to the outbox, which tells watchers and webhooks.
+ */
+export function registerTransactionHandlers(events: EventBus): void {
   events.onTransaction('passwordChanged', (event) => endUserSessions(event.db, event.userId, event.keepSession));
   events.onTransaction('principalRenamed', (event) => renameReferences(event.db, event.kind, event.from, event.to));
   events.onTransaction('principalDeleting', async (event) => {
     for (const path of await projectsReferencing(event.db, event.kind, event.name)) event.usages.push(`protections of project '${path}'`);
   });
+  events.onTransaction('activity', (event) => enqueueEvent(event.db, event.activity));
   for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {
     events.onTransaction('userDeleting', (event) => reassign(event.db, event.userId));
   }

@@ -51,7 +51,34 @@ export interface TransactionEvents {
   principalDeleting: { db: Db; kind: 'user' | 'group'; name: string; usages: string[] };
   /** A user is being deleted: records they authored and that outlive them move to the unknown user. */
   userDeleting: { db: Db; userId: number };
+  /** Something happened that watchers are told of and webhooks announce ({@link Activity}). */
+  activity: { db: Db; activity: Activity };
 }
+
+interface ActivityCommon {
+  /** The acting user (never notified); null for the system. */
+  actorId: number | null;
+  /** Epoch ms of the event. */
+  date: number;
+  /** Text the event carries (comment, description, note): its @mentions are notified. */
+  text?: string | null;
+}
+
+/**
+ * Something users hear of and webhooks announce (docs/compatibility.md#gitloom-differs-webhooks-and-notifications), by type. A build event's action is the build's status at the time. */
+export type Activity = ActivityCommon &
+  (
+    | {
+        type: 'PULL_REQUEST';
+        action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED';
+        requestId: number;
+        reviewerId?: number;
+      }
+    | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
+    | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }
+    | { type: 'BUILD'; buildId: number }
+    | { type: 'CODE_PUSH'; projectId: number; refName: string; oldCommitId: string | null; newCommitId: string | null }
+  );
 
 type Listener<K extends keyof DomainEvents> = (event: DomainEvents[K]) => void | Promise<void>;
 

@@ -22,6 +22,7 @@ import type { Config } from '../config.js';
 import { migrateToLatest, openDatabase } from '../db/database.js';
 import { findInconsistencies, reconcile, type Finding, type JournalEntry } from '../domain/consistency.js';
 import { createContext, systemActor } from '../domain/context.js';
+import { registerTransactionHandlers } from '../domain/event-handlers.js';
 import { EventBus } from '../domain/events.js';
 import { recoverRefIntents } from '../domain/journal/ref-journal.js';
 import { mirrorIncrementally, mirrorRepository, restoreRepository } from '../git/mirror.js';
@@ -230,6 +231,7 @@ async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> 
     await migrateToLatest(database.db);
     // no listeners: the restored copy's server reacts to what is journaled here when it starts
     const events = new EventBus(() => undefined);
+    registerTransactionHandlers(events);
     const ctx = createContext({ db: database.db, config, events }, systemActor);
     const reconciled: string[] = [];
     await recoverRefIntents(ctx, (line) => reconciled.push(line), { alone: true });

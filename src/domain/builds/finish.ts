@@ -10,7 +10,6 @@ import type { FinalStatus } from '../../ci/conditions.js';
 import type { BuildRow, Database } from '../../db/schema.js';
 import type { Context } from '../context.js';
 import { faultPoint } from '../fault-points.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 /** Columns written with the final status. */
 export interface BuildFinish {
@@ -58,7 +57,7 @@ export async function finishBuild(
       .executeTakeFirst();
     if (!done) return null;
     faultPoint('build-finish-written');
-    await enqueueEvent(tx, { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate });
+    await ctx.events.dispatchInTransaction('activity', { db: tx, activity: { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate } });
     return done;
   });
   if (finished) {

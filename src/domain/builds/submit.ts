@@ -18,7 +18,6 @@ import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { appendLog, resetBuildStorage } from './storage.js';
 import { findJob, specAt } from './spec.js';
 import { notifySchedulers } from './wakeup.js';
-import { enqueueEvent } from '../outbox/events.js';
 import { finishBuild } from './finish.js';
 
 /** Unfinished statuses (docs/compatibility.md#builds-lifecycle). */
@@ -258,7 +257,7 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   const scopeId = await forkRootId(ctx.db, req.projectId);
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
-    const row = await insertBuild(tx, scopeId, req, job.name, 'WAITING', now);
+    const row = await insertBuild(ctx, tx, scopeId, req, job.name, 'WAITING', now);
     if (rows.length > 0)
       await tx
         .insertInto('buildParams')
@@ -282,6 +281,7 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
  * `now`: WAITING to be run, or FAILED at once (finished `now`).
  */
 async function insertBuild(
+  ctx: Context,
   tx: Transaction<Database>,
   scopeId: number,
   req: SubmitRequest,
@@ -323,7 +323,7 @@ async function insertBuild(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await enqueueEvent(tx, { type: 'BUILD', buildId: build.id, actorId: req.submitterId, date: now });
+  await ctx.events.dispatchInTransaction('activity', { db: tx, activity: { type: 'BUILD', buildId: build.id, actorId: req.submitterId, date: now } });
   return build;
 }
 
@@ -338,7 +338,7 @@ export async function createFailedBuild(ctx: Context, req: SubmitRequest, messag
   const scopeId = await forkRootId(ctx.db, req.projectId);
   const now = ctx.now();
   const build = await ctx.db.transaction().execute(async (tx) => {
-    const row = await insertBuild(tx, scopeId, req, req.jobName, 'FAILED', now);
+    const row = await insertBuild(ctx, tx, scopeId, req, req.jobName, 'FAILED', now);
     if (params.length > 0)
       await tx
         .insertInto('buildParams')

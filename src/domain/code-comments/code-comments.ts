@@ -11,7 +11,6 @@ import { recordMentions } from '../mentions.js';
 import { loadProjectWith, type ProjectPermissions } from '../projects/permissions.js';
 import { deny, requireUser } from '../actor.js';
 import { requireSelfOrAdmin } from '../users/users.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 export const MAX_CONTENT = 100_000;
 export const WHITESPACE_OPTIONS = ['DEFAULT', 'IGNORE_LEADING', 'IGNORE_CHANGE', 'IGNORE_ALL', 'DO_NOT_IGNORE'] as const;
@@ -219,7 +218,10 @@ export async function createCodeComment(ctx: Context, data: CodeCommentData): Pr
     await recordCodeCommentMentions(tx, { id, comparePullRequestId: compare.comparePullRequestId }, content);
     await recordCodeCommentReferences(tx, { id, projectId: data.projectId, comparePullRequestId: compare.comparePullRequestId }, userId, ctx.now(), content);
     await touchPullRequest(tx, compare.comparePullRequestId, ctx.now());
-    await enqueueEvent(tx, { type: 'CODE_COMMENT', action: 'CREATED', commentId: id, actorId: userId, date: createDate, text: content });
+    await ctx.events.dispatchInTransaction('activity', {
+      db: tx,
+      activity: { type: 'CODE_COMMENT', action: 'CREATED', commentId: id, actorId: userId, date: createDate, text: content },
+    });
     return id;
   });
 }

@@ -8,7 +8,6 @@ import { deny, requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
 import { parseReferences, recordReferences } from './references.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 /**
  * Issue comments, watches and votes (docs/compatibility.md#issue-comments, docs/compatibility.md#issue-watches-and-votes). Checks use
@@ -82,7 +81,10 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
     await autoWatchIssue(tx, data.issueId, [userId]);
     await recordMentions(tx, { kind: 'issue', issueId: data.issueId }, content);
     await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, ctx.now(), parseReferences(content, 'markdown'));
-    await enqueueEvent(tx, { type: 'ISSUE', action: 'COMMENTED', issueId: issue.id, actorId: userId, date, text: content });
+    await ctx.events.dispatchInTransaction('activity', {
+      db: tx,
+      activity: { type: 'ISSUE', action: 'COMMENTED', issueId: issue.id, actorId: userId, date, text: content },
+    });
     return id;
   });
 }

@@ -206,7 +206,7 @@ export async function onFixingCommitsPushed(ctx: Context, projectId: number, cha
     for (const issue of open) {
       const fix = fixes.find((f) => f.issueIds.includes(issue.id))!;
       try {
-        await changeState(ctx.db, issue, CLOSED_STATE, userId, ctx.now(), { reason: `Fixed by commit ${fix.hash}` });
+        await changeState(ctx, issue, CLOSED_STATE, userId, ctx.now(), { reason: `Fixed by commit ${fix.hash}` });
       } catch (error) {
         // Closed (or otherwise moved) meanwhile by someone else: nothing left to do.
         if (!(error instanceof Conflict)) throw error;

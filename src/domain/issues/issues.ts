@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
-import type { Kysely } from 'kysely';
-import type { Database, IssueRow, ProjectRow } from '../../db/schema.js';
+import type { IssueRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
@@ -11,7 +10,6 @@ import { deny, requireUser } from '../actor.js';
 import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 export const MAX_TITLE = 255;
 export const MAX_CONTENT = 100_000;
@@ -191,7 +189,10 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
       ...parseReferences(title, 'plain'),
       ...parseReferences(description, 'markdown'),
     ]);
-    await enqueueEvent(tx, { type: 'ISSUE', action: 'OPENED', issueId: id, actorId: submitterId, date: now, text: description });
+    await ctx.events.dispatchInTransaction('activity', {
+      db: tx,
+      activity: { type: 'ISSUE', action: 'OPENED', issueId: id, actorId: submitterId, date: now, text: description },
+    });
     return id;
   });
 }
@@ -396,7 +397,7 @@ export async function transitIssueState(ctx: Context, issueId: number, data: Sta
   const fields = await fieldRows(ctx.db, input);
   const comment = data.comment?.trim() ? data.comment : null;
   if (comment && comment.length > MAX_CONTENT) throw new BadRequest('Comment too long');
-  await changeState(ctx.db, loaded.issue, state, ctx.actor.userId, ctx.now(), { fields, comment });
+  await changeState(ctx, loaded.issue, state, ctx.actor.userId, ctx.now(), { fields, comment });
 }
 
 /**
@@ -405,7 +406,7 @@ export async function transitIssueState(ctx: Context, issueId: number, data: Sta
  * commits reaching the default branch. Returns whether the state changed.
  */
 export async function changeState(
-  db: Kysely<Database>,
+  ctx: Pick<Context, 'db' | 'events'>,
   issue: IssueRow,
   state: string,
   userId: number | null,
@@ -440,10 +441,13 @@ export async function changeState(
       await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, now, parseReferences(extra.comment, 'markdown'));
     }
     if (userId !== null) await autoWatchIssue(tx, issue.id, [userId]);
-    await enqueueEvent(tx, { type: 'ISSUE', action: 'STATE_CHANGED', issueId: issue.id, actorId: userId, date: now, text: extra.comment });
+    await ctx.events.dispatchInTransaction('activity', {
+      db: tx,
+      activity: { type: 'ISSUE', action: 'STATE_CHANGED', issueId: issue.id, actorId: userId, date: now, text: extra.comment },
+    });
     return true;
   };
-  return db.transaction().execute(run);
+  return ctx.db.transaction().execute(run);
 }
 
 /** Delete (docs/compatibility.md#issues): ManageIssues; cascades comments, watches, votes, fields, changes, mentions. */

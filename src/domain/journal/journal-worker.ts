@@ -18,7 +18,6 @@ import { dialectOf } from '../../db/dialect.js';
 import type { RefJournalRow } from '../../db/schema.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import type { RefChange } from '../events.js';
-import { enqueuePushEvents } from '../outbox/push-events.js';
 import { PollingLoop } from '../polling-loop.js';
 import { recoverRefIntents } from './ref-journal.js';
 
@@ -125,7 +124,7 @@ export class JournalWorker {
       if (!next) return null;
       if (!(await this.react(next)) && (await this.postpone(tx, next, false))) return { entry: next, finished: false };
       await tx.updateTable('refJournal').set({ processedDate: Date.now() }).where('id', '=', next.id).execute();
-      await enqueuePushEvents(tx, next.projectId, [changeOf(next)], next.userId, next.date);
+      await this.pushed(tx, next);
       return { entry: next, finished: true };
     });
     if (outcome?.finished) this.announce(outcome.entry);
@@ -226,10 +225,22 @@ export class JournalWorker {
         .where('leaseOwner', '=', this.owner)
         .executeTakeFirst();
       if (Number(done.numUpdatedRows) !== 1) return false;
-      await enqueuePushEvents(tx, entry.projectId, [changeOf(entry)], entry.userId, entry.date);
+      await this.pushed(tx, entry);
       return true;
     });
     if (finished) this.announce(entry);
+  }
+
+  /**
+   * The CODE_PUSH activity of a processed entry (OneDev's RefUpdated: `refName`, `oldCommitId`,
+   * `newCommitId`, null for a created or deleted ref), in the transaction that marks it processed.
+   */
+  private pushed(tx: Db, entry: RefJournalRow): Promise<void> {
+    const { projectId, ref: refName, oldHash: oldCommitId, newHash: newCommitId, userId: actorId, date } = entry;
+    return this.services.events.dispatchInTransaction('activity', {
+      db: tx,
+      activity: { type: 'CODE_PUSH', projectId, refName, oldCommitId, newCommitId, actorId, date },
+    });
   }
 
   /** The in-process `refsUpdated` event (the build scheduler's schedules follow the refs). */

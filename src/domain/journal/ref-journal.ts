@@ -255,7 +255,13 @@ export async function recoverRefIntents(ctx: Context, log: (message: string) => 
       const merged =
         entry.requestId !== null &&
         entry.newHash !== null &&
-        (await applyTransition(tx, entry.requestId, { to: 'MERGED', reason: null, mergeCommitHash: entry.newHash }, { userId: entry.userId, date: ctx.now() }));
+        (await applyTransition(
+          ctx,
+          tx,
+          entry.requestId,
+          { to: 'MERGED', reason: null, mergeCommitHash: entry.newHash },
+          { userId: entry.userId, date: ctx.now() },
+        ));
       return { entry, moved: true, merged };
     });
     if (!outcome) continue;

@@ -10,34 +10,11 @@ import { toWireDate } from '../../wire/dates.js';
 import { toWireIssue } from '../../wire/issues.js';
 import { toWirePullRequest } from '../../wire/pulls.js';
 import { stateOrdinal } from '../issues/issue-setting.js';
+import type { Activity } from '../events.js';
 
 /** The webhook event types of docs/compatibility.md#projects-settings (`webHooks[].eventTypes`). */
 export const WEBHOOK_EVENT_TYPES = ['CODE_PUSH', 'PULL_REQUEST', 'ISSUE', 'CODE_COMMENT', 'BUILD'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-interface Common {
-  /** The acting user (never notified); null for the system. */
-  actorId: number | null;
-  /** Epoch ms of the event. */
-  date: number;
-  /** Text the event carries (comment, description, note): its @mentions are notified. */
-  text?: string | null;
-}
-
-/** An event to announce, by type. A build event's action is the build's status at the time. */
-export type OutboxEventInput = Common &
-  (
-    | {
-        type: 'PULL_REQUEST';
-        action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED';
-        requestId: number;
-        reviewerId?: number;
-      }
-    | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
-    | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }
-    | { type: 'BUILD'; buildId: number }
-    | { type: 'CODE_PUSH'; projectId: number; refName: string; oldCommitId: string | null; newCommitId: string | null }
-  );
 
 const TYPE_NAMES: Record<string, string> = {
   'PULL_REQUEST:OPENED': 'PullRequestOpened',
@@ -61,9 +38,8 @@ const TYPE_NAMES: Record<string, string> = {
  * JSON of `pullRequest`, `issue`, `codeComment` or `build`, or, for CODE_PUSH, `refName`,
  * `oldCommitId`, `newCommitId` (OneDev's RefUpdated). An entity already gone records nothing.
  *
- * @example await enqueueEvent(tx, { type: 'ISSUE', action: 'OPENED', issueId: id, actorId, date: now, text: description });
  */
-export async function enqueueEvent(db: Db, event: OutboxEventInput): Promise<void> {
+export async function enqueueEvent(db: Db, event: Activity): Promise<void> {
   const snapshot = await snapshotOf(db, event);
   if (!snapshot) return;
   const payload = {
@@ -110,7 +86,7 @@ export interface StoredEvent {
   reviewerIds: number[];
 }
 
-async function watchersNow(db: Db, event: OutboxEventInput): Promise<number[]> {
+async function watchersNow(db: Db, event: Activity): Promise<number[]> {
   if (event.type === 'PULL_REQUEST') {
     return (await db.selectFrom('pullRequestWatches').select('userId').where('requestId', '=', event.requestId).where('watching', '=', 1).execute()).map(
       (r) => r.userId,
@@ -129,7 +105,7 @@ interface Snapshot {
   body: Record<string, unknown>;
 }
 
-async function snapshotOf(db: Db, event: OutboxEventInput): Promise<Snapshot | null> {
+async function snapshotOf(db: Db, event: Activity): Promise<Snapshot | null> {
   switch (event.type) {
     case 'PULL_REQUEST': {
       const row = await db.selectFrom('pullRequests').selectAll().where('id', '=', event.requestId).executeTakeFirst();

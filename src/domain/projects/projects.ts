@@ -255,7 +255,7 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
       .execute();
     const moved: number[] = [];
     for (const { id } of orphaned) {
-      if (await applyTransition(tx, id, { to: 'DISCARDED' }, { userId: ctx.actor.userId, date: now })) moved.push(id);
+      if (await applyTransition(ctx, tx, id, { to: 'DISCARDED' }, { userId: ctx.actor.userId, date: now })) moved.push(id);
     }
     for (const id of ids) await tx.deleteFrom('projects').where('id', '=', id).execute();
     return moved;

@@ -9,7 +9,6 @@ import { deny, requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
 import { autoWatch } from './changes.js';
 import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest } from './pull-requests.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 export type PullRequestCommentRow = Selectable<PullRequestCommentTable>;
 
@@ -76,7 +75,10 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
       ctx.now(),
       parseReferences(content, 'markdown'),
     );
-    await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'COMMENTED', requestId: pr.id, actorId: userId, date, text: content });
+    await ctx.events.dispatchInTransaction('activity', {
+      db: tx,
+      activity: { type: 'PULL_REQUEST', action: 'COMMENTED', requestId: pr.id, actorId: userId, date, text: content },
+    });
     return row.id;
   });
 }

@@ -133,7 +133,7 @@ export async function mergePullRequest(ctx: Context, requestId: number, body: st
         ]);
         faultPoint('merge-ref-moved');
       },
-      (tx) => applyTransition(tx, pr.id, { to: 'MERGED', reason: null, mergeCommitHash: mergeCommit }, { userId, date: ctx.now() }),
+      (tx) => applyTransition(ctx, tx, pr.id, { to: 'MERGED', reason: null, mergeCommitHash: mergeCommit }, { userId, date: ctx.now() }),
     );
   });
   if (!merged) throw new Conflict('Pull request already closed');

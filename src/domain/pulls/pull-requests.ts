@@ -14,7 +14,6 @@ import { autoWatch } from './changes.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
 import { commitFixReferences, indexCommits, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
 import { resetRequiredReviews } from './required-reviewers.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 /** Longest stored title (docs/compatibility.md#pull-requests-json). */
 export const MAX_TITLE = 255;
@@ -244,7 +243,10 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
           ...parseReferences(description, 'markdown'),
         ]);
         await resetRequiredReviews(tx, await getPullRequestRow(tx, id), submitDate);
-        await enqueueEvent(tx, { type: 'PULL_REQUEST', action: 'OPENED', requestId: id, actorId: submitterId, date: submitDate, text: description });
+        await ctx.events.dispatchInTransaction('activity', {
+          db: tx,
+          activity: { type: 'PULL_REQUEST', action: 'OPENED', requestId: id, actorId: submitterId, date: submitDate, text: description },
+        });
         // No compare-and-swap: the number and update id are this transaction's (a row lock holds
         // the number), so a ref already there is a leftover of a transaction a crash rolled back,
         // whose number and id are handed out again.

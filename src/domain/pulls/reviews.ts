@@ -7,7 +7,6 @@ import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../actor.js';
 import { autoWatch, recordChange } from './changes.js';
 import { assertUsersExist, loadReadablePullRequest, referencedPullRequest } from './pull-requests.js';
-import { enqueueEvent } from '../outbox/events.js';
 
 export type PullRequestReviewRow = Selectable<PullRequestReviewTable>;
 
@@ -85,13 +84,16 @@ export async function createReview(ctx: Context, data: ReviewData): Promise<numb
       await autoWatch(tx, pr.id, [userId]);
       await recordStatusChange(ctx, tx, pr.id, null, status, now);
       if (status === 'PENDING')
-        await enqueueEvent(tx, {
-          type: 'PULL_REQUEST',
-          action: 'REVIEW_REQUESTED',
-          requestId: pr.id,
-          reviewerId: userId,
-          actorId: ctx.actor.userId,
-          date: now,
+        await ctx.events.dispatchInTransaction('activity', {
+          db: tx,
+          activity: {
+            type: 'PULL_REQUEST',
+            action: 'REVIEW_REQUESTED',
+            requestId: pr.id,
+            reviewerId: userId,
+            actorId: ctx.actor.userId,
+            date: now,
+          },
         });
       return row.id;
     }),

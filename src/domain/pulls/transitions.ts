@@ -8,7 +8,6 @@
 import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import type { Context } from '../context.js';
-import { enqueueEvent } from '../outbox/events.js';
 import { recordChange, recordNote } from './changes.js';
 
 /** A state change and what it records. */
@@ -37,7 +36,7 @@ export interface TransitionBy {
  * @returns true when the request was in a state the transition leaves (and now moved), false
  *   when another writer got there first (nothing written).
  */
-export async function applyTransition(tx: Db, requestId: number, transition: Transition, by: TransitionBy): Promise<boolean> {
+export async function applyTransition(ctx: Pick<Context, 'events'>, tx: Db, requestId: number, transition: Transition, by: TransitionBy): Promise<boolean> {
   const { userId, date, note } = by;
   let query = tx.updateTable('pullRequests').where('id', '=', requestId);
   if (transition.to === 'OPEN') {
@@ -64,7 +63,10 @@ export async function applyTransition(tx: Db, requestId: number, transition: Tra
   }
   await recordNote(tx, requestId, userId, date, note);
   const action = transition.to === 'OPEN' ? 'REOPENED' : transition.to;
-  await enqueueEvent(tx, { type: 'PULL_REQUEST', action, requestId, actorId: userId, date, text: note ?? null });
+  await ctx.events.dispatchInTransaction('activity', {
+    db: tx,
+    activity: { type: 'PULL_REQUEST', action, requestId, actorId: userId, date, text: note ?? null },
+  });
   return true;
 }
 
@@ -92,7 +94,7 @@ export async function transitionPullRequest(
   within?: (tx: Db) => Promise<void>,
 ): Promise<boolean> {
   const moved = await ctx.db.transaction().execute(async (tx) => {
-    if (!(await applyTransition(tx, pr.id, transition, by))) return false;
+    if (!(await applyTransition(ctx, tx, pr.id, transition, by))) return false;
     await within?.(tx);
     return true;
   });
