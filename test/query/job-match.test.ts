@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jobMatches, namesIn, parseJobMatch, type JobMatchSubject } from '../../src/domain/builds/job-match.js';
+import { jobMatches, namesIn, parseJobMatch, type JobMatchSubject } from '../../src/domain/query/job-match.js';
 import { JOB_MATCH, QuerySyntaxError, parseQuery } from '../../src/query/index.js';
 
 /** The error parseJobMatch throws, for asserting message and column. */

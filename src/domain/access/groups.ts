@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin } from '../actor.js';
 import { getSecuritySetting } from '../settings/settings.js';
-import { assertNameFree as assertNamed, queryByName } from '../named.js';
+import { assertNameFree as assertNamed, queryByName } from '../query/named.js';
 import { uniquely } from '../unique.js';
 
 export type GroupRow = Selectable<GroupTable>;

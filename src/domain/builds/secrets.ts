@@ -1,135 +1,21 @@
 /**
- * Job secrets (docs/compatibility.md#projects-settings `buildSetting.jobSecrets`): name/value pairs stored in a
- * project's setting and inherited from its ancestors by name (the nearest project wins).
- *
- * At rest each value is encrypted (src/domain/builds/secret-encryption.ts): the stored secret
- * carries `encryptedValue` instead of `value`. The API reads and writes plain `value`s as
- * before; only a running job receives the decrypted values, and only those it is authorized
- * for ({@link buildJobSecrets}, docs/compatibility.md#gitloom-differs-untrusted-builds).
+ * The job secrets a build receives (docs/compatibility.md#gitloom-differs-untrusted-builds): those
+ * of its project and ancestors (src/domain/projects/job-secrets.ts) that the build is authorized for.
  */
-import { parsePatternSet, patternSetMatches, PatternSyntaxError, type PatternSet } from '../../ci/patterns.js';
-import type { Db } from '../../db/database.js';
+import { parsePatternSet, patternSetMatches, type PatternSet } from '../../ci/patterns.js';
 import type { BuildRow } from '../../db/schema.js';
-import { BadRequest, Unauthorized } from '../../errors.js';
+import { Unauthorized } from '../../errors.js';
 import { isAncestor } from '../../git/merge.js';
 import { branchesContaining } from '../../git/files.js';
 import { refHead } from '../../git/refs.js';
-import { checkPatternLength, QuerySyntaxError, UserPatternError } from '../../query/index.js';
 import { actorOfUser } from '../auth/authenticate.js';
 import { withActor, type Context } from '../context.js';
-import { ancestorPaths, projectPermissions } from '../projects/permissions.js';
-import { jobMatches, namesIn, parseJobMatch, patternsIn, type JobMatch } from './job-match.js';
-import { decryptSecret, encryptSecret, isEncryptedSecret } from './secret-encryption.js';
-
-interface StoredSecret {
-  name?: unknown;
-  value?: unknown;
-  encryptedValue?: unknown;
-  authorizedBranches?: unknown;
-  authorization?: unknown;
-  archived?: unknown;
-}
+import { projectPermissions } from '../projects/permissions.js';
+import { decryptedSecret, hasValue, hierarchySecrets, type SecretDefinition } from '../projects/job-secrets.js';
+import { jobMatches, parseJobMatch, type JobMatch } from '../query/job-match.js';
 
 /** A Secret-typed param value that is the secret itself rather than a job secret's name (docs/compatibility.md#builds-json). */
 const SECRET_LITERAL_PREFIX = '$OneDev-Secret-Literal$';
-
-function secretsOf(setting: Record<string, unknown>): StoredSecret[] | null {
-  const build = setting.buildSetting;
-  if (typeof build !== 'object' || build === null) return null;
-  const list = (build as { jobSecrets?: unknown }).jobSecrets;
-  return Array.isArray(list) ? (list as StoredSecret[]) : null;
-}
-
-function withSecrets<T extends Record<string, unknown>>(setting: T, map: (s: StoredSecret) => StoredSecret): T {
-  const list = secretsOf(setting);
-  if (!list) return setting;
-  const jobSecrets = list.map((s) => (typeof s === 'object' && s !== null && !Array.isArray(s) ? map(s) : s));
-  return { ...setting, buildSetting: { ...(setting.buildSetting as object), jobSecrets } };
-}
-
-/**
- * The stored form of a setting given through the API: each job secret's string `value` is
- * replaced by its `encryptedValue`; an `encryptedValue` sent by a client is dropped.
- */
-export function sealJobSecrets<T extends Record<string, unknown>>(setting: T, key: Buffer): T {
-  return withSecrets(setting, ({ value, encryptedValue: _client, ...rest }) =>
-    typeof value === 'string' ? { ...rest, encryptedValue: encryptSecret(key, value) } : { ...rest, ...(value !== undefined && { value }) },
-  );
-}
-
-/** The API form of a stored setting: each `encryptedValue` decrypted back into `value`. */
-export function revealJobSecrets<T extends Record<string, unknown>>(setting: T, key: Buffer): T {
-  return withSecrets(setting, ({ encryptedValue, ...rest }) =>
-    isEncryptedSecret(encryptedValue) ? { ...rest, value: decryptSecret(key, encryptedValue) } : rest,
-  );
-}
-
-/** Whether a stored setting still holds a job secret value in plain text. */
-function hasPlaintextSecret(setting: Record<string, unknown>): boolean {
-  return (secretsOf(setting) ?? []).some((s) => typeof s === 'object' && s !== null && typeof s.value === 'string');
-}
-
-/**
- * Start-up step: encrypts the job secrets stored in plain text (by versions before encryption
- * at rest). Each project row is rewritten only if it did not change meanwhile (compare-and-set
- * on the setting text), so concurrent processes and requests never lose an update. Returns the
- * number of projects rewritten.
- */
-export async function encryptPlaintextJobSecrets(db: Db, key: Buffer): Promise<number> {
-  const rows = await db.selectFrom('projects').select(['id', 'setting']).where('setting', 'like', '%jobSecrets%').execute();
-  let rewritten = 0;
-  for (const row of rows) {
-    if (!row.setting) continue;
-    const setting = JSON.parse(row.setting) as Record<string, unknown>;
-    if (!hasPlaintextSecret(setting)) continue;
-    const done = await db
-      .updateTable('projects')
-      .set({ setting: JSON.stringify(sealJobSecrets(setting, key)) })
-      .where('id', '=', row.id)
-      .where('setting', '=', row.setting)
-      .executeTakeFirst();
-    rewritten += Number(done.numUpdatedRows);
-  }
-  return rewritten;
-}
-
-/** A secret's definition in force for a project: the nearest non-archived one of its name. */
-interface SecretDefinition {
-  stored: StoredSecret;
-  authorizedBranches: string | null;
-  authorization: string | null;
-}
-
-const blankToNull = (text: unknown): string | null => (typeof text === 'string' && text.trim() !== '' ? text : null);
-
-/** The job secrets of a project and its ancestors by name, the nearest project winning; archived ones left out. */
-async function hierarchySecrets(ctx: Context, projectPath: string): Promise<Map<string, SecretDefinition>> {
-  const rows = await ctx.db.selectFrom('projects').select(['path', 'setting']).where('path', 'in', ancestorPaths(projectPath)).execute();
-  rows.sort((a, b) => a.path.length - b.path.length);
-  const result = new Map<string, SecretDefinition>();
-  for (const row of rows) {
-    if (!row.setting) continue;
-    let secrets: StoredSecret[];
-    try {
-      secrets = secretsOf(JSON.parse(row.setting) as Record<string, unknown>) ?? [];
-    } catch {
-      continue;
-    }
-    for (const s of secrets) {
-      if (typeof s !== 'object' || s === null || typeof s.name !== 'string' || s.archived === true) continue;
-      result.set(s.name, { stored: s, authorizedBranches: blankToNull(s.authorizedBranches), authorization: blankToNull(s.authorization) });
-    }
-  }
-  return result;
-}
-
-/** Whether a stored secret has a value (encrypted, or plain from before encryption at rest). */
-const hasValue = (s: StoredSecret): boolean => isEncryptedSecret(s.encryptedValue) || typeof s.value === 'string';
-
-/** A stored secret's value, decrypted (see {@link hasValue}). */
-function decrypted(s: StoredSecret, key: Buffer): string {
-  return isEncryptedSecret(s.encryptedValue) ? decryptSecret(key, s.encryptedValue) : String(s.value);
-}
 
 /** One context a secret's branch limits are checked in (OneDev's JobMatchContext). */
 interface BranchSubject {
@@ -293,81 +179,8 @@ export async function buildJobSecrets(ctx: Context, build: BuildRow, referenced:
   for (const { userId } of audience.subjects) if (!facts.has(userId)) facts.set(userId, await userFacts(ctx, userId));
   for (const [name, def] of defined) {
     if (!hasValue(def.stored)) continue;
-    if (authorizedIn(def, audience.subjects, facts, project.path)) secrets[name] = decrypted(def.stored, key);
+    if (authorizedIn(def, audience.subjects, facts, project.path)) secrets[name] = decryptedSecret(def.stored, key);
     else if (names.includes(name)) withhold(name, audience.denial);
   }
   return { secrets, withheld };
-}
-
-/**
- * Checks the job secrets of a setting about to be stored (docs/compatibility.md#projects-settings
- * `buildSetting.jobSecrets`): each must be an object; `authorizedBranches` null or a pattern
- * set (space-separated path wildcards, `-` excludes, src/ci/patterns.ts); `authorization` null or
- * a job match (job-match.ts) whose users and groups exist and whose branch and project
- * wildcards are at most 1,000 characters (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input).
- *
- * @throws BadRequest naming the secret and field, e.g.
- *   `buildSetting.jobSecrets[0].authorizedBranches: Malformed pattern set: unterminated quote in '"main'`.
- */
-export async function validateJobSecrets(db: Db, setting: Record<string, unknown>): Promise<void> {
-  const build = setting.buildSetting;
-  if (build === undefined || build === null) return;
-  if (typeof build !== 'object' || Array.isArray(build)) throw new BadRequest('buildSetting must be an object');
-  const list = (build as { jobSecrets?: unknown }).jobSecrets;
-  if (list === undefined || list === null) return;
-  if (!Array.isArray(list)) throw new BadRequest('buildSetting.jobSecrets must be an array');
-  for (const [i, item] of list.entries()) {
-    const where = `buildSetting.jobSecrets[${i}]`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new BadRequest(`${where} must be an object`);
-    const { authorizedBranches, authorization } = item as StoredSecret;
-    for (const [field, text] of [
-      ['authorizedBranches', authorizedBranches],
-      ['authorization', authorization],
-    ] as const) {
-      if (text !== undefined && text !== null && typeof text !== 'string') throw new BadRequest(`${where}.${field} must be a string or null`);
-    }
-    if (typeof authorizedBranches === 'string') {
-      try {
-        parsePatternSet(authorizedBranches);
-      } catch (e) {
-        if (!(e instanceof PatternSyntaxError)) throw e;
-        throw new BadRequest(`${where}.authorizedBranches: ${e.message}`);
-      }
-    }
-    if (typeof authorization === 'string' && authorization.trim() !== '') {
-      let match: JobMatch;
-      try {
-        match = parseJobMatch(authorization);
-      } catch (e) {
-        if (!(e instanceof QuerySyntaxError)) throw e;
-        throw new BadRequest(`${where}.authorization: ${e.message}`);
-      }
-      for (const pattern of patternsIn(match)) {
-        try {
-          checkPatternLength(pattern);
-        } catch (e) {
-          if (!(e instanceof UserPatternError)) throw e;
-          throw new BadRequest(`${where}.authorization: ${e.message}`);
-        }
-      }
-      const { users, groups } = namesIn(match);
-      for (const name of users) {
-        const found = await db
-          .selectFrom('users')
-          .select('id')
-          .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
-          .where('id', '>', 0)
-          .executeTakeFirst();
-        if (!found) throw new BadRequest(`${where}.authorization: Unable to find user with login: ${name}`);
-      }
-      for (const name of groups) {
-        const found = await db
-          .selectFrom('groups')
-          .select('id')
-          .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
-          .executeTakeFirst();
-        if (!found) throw new BadRequest(`${where}.authorization: Unable to find group: ${name}`);
-      }
-    }
-  }
 }

@@ -12,10 +12,6 @@ import { toWirePullRequest } from '../../wire/pulls.js';
 import { stateOrdinal } from '../issues/issue-setting.js';
 import type { Activity } from '../events.js';
 
-/** The webhook event types of docs/compatibility.md#projects-settings (`webHooks[].eventTypes`). */
-export const WEBHOOK_EVENT_TYPES = ['CODE_PUSH', 'PULL_REQUEST', 'ISSUE', 'CODE_COMMENT', 'BUILD'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
 const TYPE_NAMES: Record<string, string> = {
   'PULL_REQUEST:OPENED': 'PullRequestOpened',
   'PULL_REQUEST:REOPENED': 'PullRequestChanged',

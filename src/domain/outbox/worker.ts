@@ -18,7 +18,8 @@ import type { Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
 import type { StoredEvent } from './events.js';
 import { mailsFor, type MailPayload } from './mails.js';
-import { postWebhook, webHooksFor, WebhookTargetRefused } from './webhooks.js';
+import { postWebhook, WebhookTargetRefused } from './webhooks.js';
+import { webHooksFor } from '../projects/webhook-settings.js';
 
 /** Tries per message before it is FAILED. */
 export const MAX_ATTEMPTS = 6;

@@ -2,10 +2,12 @@ import type { Db } from '../../db/database.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import { uniquely } from '../unique.js';
-import { secretKey } from '../builds/secret-encryption.js';
-import { revealJobSecrets, sealJobSecrets, validateJobSecrets } from '../builds/secrets.js';
+import { secretKey } from './secret-encryption.js';
+import { validateJobSecrets } from './job-secrets.js';
+import { revealJobSecrets } from './job-secrets.js';
+import { sealJobSecrets } from './job-secrets.js';
 import type { Context } from '../context.js';
-import { normalizeWebHooks } from '../outbox/webhooks.js';
+import { normalizeWebHooks } from './webhook-settings.js';
 import { loadProjectWith } from './permissions.js';
 import { validateBranchProtectionRules, validateTagProtectionRules } from './protection-validation.js';
 

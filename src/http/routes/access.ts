@@ -10,7 +10,7 @@ import {
   groupAuthorizations,
   updateGroupAuthorization,
   updateUserAuthorization,
-} from '../../domain/access/authorizations.js';
+} from '../../domain/projects/authorizations.js';
 import { createGroup, deleteGroup, getGroup, groupMemberships, queryGroups, updateGroup } from '../../domain/access/groups.js';
 import { createMembership, deleteMembership, getMembership } from '../../domain/access/memberships.js';
 import { createRole, deleteRole, getRole, queryRoles, updateRole } from '../../domain/access/roles.js';

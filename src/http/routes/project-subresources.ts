@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { projectGroupAuthorizations, projectUserAuthorizations } from '../../domain/access/authorizations.js';
+import { projectGroupAuthorizations, projectUserAuthorizations } from '../../domain/projects/authorizations.js';
 import { topContributors } from '../../domain/projects/contributors.js';
 import { projectForks } from '../../domain/projects/forks.js';
 import { projectLabels } from '../../domain/projects/labels.js';

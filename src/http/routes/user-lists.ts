@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { userAuthorizations } from '../../domain/access/authorizations.js';
+import { userAuthorizations } from '../../domain/projects/authorizations.js';
 import { userMemberships } from '../../domain/access/memberships.js';
-import { userPullRequestLists } from '../../domain/users/pull-request-lists.js';
+import { userPullRequestLists } from '../../domain/pulls/pull-request-lists.js';
 import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../domain/users/ssh-keys.js';
 import { MembershipSchema, SshKeySchema, toWireMembership, toWireSshKey, toWireUserAuthorization, UserAuthorizationSchema } from '../../wire/access.js';
 import {

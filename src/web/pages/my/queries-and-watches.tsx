@@ -15,7 +15,7 @@ import { listSavedQueries, type SavedQueryKind } from '../../../domain/personali
 import { projectPaths } from '../../../domain/pulls/page-views.js';
 import { getPullRequest } from '../../../domain/pulls/pull-requests.js';
 import { getWatch, updateWatch } from '../../../domain/pulls/watches.js';
-import { userPullRequestLists } from '../../../domain/users/pull-request-lists.js';
+import { userPullRequestLists } from '../../../domain/pulls/pull-request-lists.js';
 import { BadRequest, GitloomError, NotFound } from '../../../errors.js';
 import { PostForm } from '../../components/forms.js';
 import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';

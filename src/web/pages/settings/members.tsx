@@ -10,7 +10,7 @@ import {
   deleteUserAuthorization,
   updateGroupAuthorization,
   updateUserAuthorization,
-} from '../../../domain/access/authorizations.js';
+} from '../../../domain/projects/authorizations.js';
 import { grantableRoles, groupIdByName, projectMembers, userIdByName, type MemberGrant } from '../../../domain/projects/settings-views.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Select } from '../../components/controls.js';

@@ -5,7 +5,7 @@
  * routes). A hook's secret is write-only here: never shown back, replaced only when a new one is typed.
  */
 import { listWebhookDeliveries, redeliverWebhook, type WebhookDelivery } from '../../../domain/outbox/deliveries.js';
-import { WEBHOOK_EVENT_TYPES } from '../../../domain/outbox/events.js';
+import { WEBHOOK_EVENT_TYPES } from '../../../domain/projects/webhook-settings.js';
 import { getProjectSetting, updateProjectSetting } from '../../../domain/projects/settings.js';
 import { BadRequest } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';

@@ -2,10 +2,10 @@ import type { Generated, Kysely, Selectable } from 'kysely';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { loadProjectWith } from './permissions.js';
 import { requireAdmin } from '../actor.js';
-import { referencedGroup } from './groups.js';
-import { referencedRole, referencedUser } from './references.js';
+import { referencedGroup } from '../access/groups.js';
+import { referencedRole, referencedUser } from '../access/references.js';
 import { uniquely } from '../unique.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Db } from '../db/database.js';
-import type { Database } from '../db/schema.js';
-import { Conflict } from '../errors.js';
-import { wildcardToLike } from '../query/index.js';
-import { likeCondition } from './query/compile.js';
+import type { Db } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import { Conflict } from '../../errors.js';
+import { wildcardToLike } from '../../query/index.js';
+import { likeCondition } from './compile.js';
 
 /** The administrator-managed entities whose `name` is unique: roles, groups and label specs. */
 export type NamedTable = 'roles' | 'groups' | 'labelSpecs';
