@@ -88,7 +88,7 @@ admin
       await migrateToLatest(database.db);
       // the password change's reactions (ending the user's web sessions) run as in the server
       const events = new EventBus(() => undefined);
-      registerTransactionHandlers(events);
+      registerTransactionHandlers({ events, config });
       const password = await resetPassword({ db: database.db, events }, login, options.password ?? null);
       process.stdout.write(options.password ? `Password of '${login}' changed.\n` : `New password of '${login}': ${password}\n`);
     } finally {

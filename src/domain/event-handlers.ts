@@ -1,6 +1,8 @@
 import { onBuildFinished, triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './builds/build-events.js';
 import { createContext, systemActor, type Services } from './context.js';
-import type { EventBus } from './events.js';
+import { buildStatusCondition as pullRequestBuildStatus, currentBuildRows, deletePullRequestBuilds } from './builds/pull-request-builds.js';
+import { buildStatusCondition, currentBuildsOf } from './pulls/builds.js';
+import { onJournaledMergeApplied, onProjectsDeleting } from './pulls/transitions.js';
 import { onFixingCommitsPushed } from './issues/fixed-issues.js';
 import { recordRefsUpdated } from './projects/projects.js';
 import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
@@ -9,7 +11,9 @@ import { projectsReferencing, renameReferences } from './projects/settings.js';
 import { reassignPullRequestAuthors } from './pulls/pull-requests.js';
 import { reassignIssueAuthors } from './issues/issues.js';
 import { reassignCodeCommentAuthors } from './code-comments/code-comments.js';
-import { reassignBuildUsers } from './builds/builds.js';
+import { buildByReference as findBuildByReference, fixedIssueIds, reassignBuildUsers } from './builds/builds.js';
+import { buildByReference, issuesFixedInBuild, issuesFixedInPullRequest, pullRequestsFixingIssue } from './issues/fixing-work.js';
+import { fixedIssueIdsOfPullRequestReference, listIssuePullRequests } from './pulls/fixed-issues.js';
 import { enqueueEvent } from './outbox/events.js';
 
 /**
@@ -24,7 +28,8 @@ import { enqueueEvent } from './outbox/events.js';
  *   triggers — once per check, whatever caused it; a merged or discarded one its close triggers.
  * - A finished build wakes the schedulers and runs its dependency-finished triggers and post-build
  *   actions (awaited by the finishing call).
- * - And the transaction reactions of {@link registerTransactionHandlers}.
+ * - And the transaction reactions of {@link registerTransactionHandlers}; the answers lower
+ *   areas ask of higher ones are provided ({@link provideAnswers}).
  */
 export function registerEventHandlers(services: Services): void {
   const ctx = createContext(services, systemActor);
@@ -38,7 +43,18 @@ export function registerEventHandlers(services: Services): void {
   events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
   events.on('buildFinished', (event) => onBuildFinished(ctx, event.buildId));
 
-  registerTransactionHandlers(events);
+  registerTransactionHandlers(services);
+  provideAnswers();
+}
+
+/** Fills the questions lower areas ask of higher ones (src/domain/providers.ts). */
+function provideAnswers(): void {
+  buildByReference.provide(findBuildByReference);
+  issuesFixedInBuild.provide(fixedIssueIds);
+  issuesFixedInPullRequest.provide(fixedIssueIdsOfPullRequestReference);
+  pullRequestsFixingIssue.provide(listIssuePullRequests);
+  currentBuildsOf.provide(currentBuildRows);
+  buildStatusCondition.provide(pullRequestBuildStatus);
 }
 
 /**
@@ -47,15 +63,19 @@ export function registerEventHandlers(services: Services): void {
  * user's web sessions; a renamed user or group is renamed in the protections that name it, and
  * one still named there cannot be deleted; a deleted user's authored records go to the unknown
  * user; an activity (a pull request opened, an issue commented, a build finished, a push, …) is
- * written to the outbox, which tells watchers and webhooks.
+ * written to the outbox, which tells watchers and webhooks; a deleted pull request's builds go with it; a merge the journal
+ * recovered marks its request merged; deleting projects discards the requests from them.
  */
-export function registerTransactionHandlers(events: EventBus): void {
+export function registerTransactionHandlers({ events, config }: Pick<Services, 'events' | 'config'>): void {
   events.onTransaction('passwordChanged', (event) => endUserSessions(event.db, event.userId, event.keepSession));
   events.onTransaction('principalRenamed', (event) => renameReferences(event.db, event.kind, event.from, event.to));
   events.onTransaction('principalDeleting', async (event) => {
     for (const path of await projectsReferencing(event.db, event.kind, event.name)) event.usages.push(`protections of project '${path}'`);
   });
   events.onTransaction('activity', (event) => enqueueEvent(event.db, event.activity));
+  events.onTransaction('journaledMergeApplied', (event) => onJournaledMergeApplied({ events }, event));
+  events.onTransaction('projectsDeleting', (event) => onProjectsDeleting({ events }, event));
+  events.onTransaction('pullRequestDeleting', (event) => deletePullRequestBuilds(config, event.db, event.requestId, event.afterCommit));
   for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {
     events.onTransaction('userDeleting', (event) => reassign(event.db, event.userId));
   }

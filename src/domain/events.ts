@@ -51,6 +51,30 @@ export interface TransactionEvents {
   principalDeleting: { db: Db; kind: 'user' | 'group'; name: string; usages: string[] };
   /** A user is being deleted: records they authored and that outlive them move to the unknown user. */
   userDeleting: { db: Db; userId: number };
+  /**
+   * A pull request is being deleted: what other areas hang off it goes in the same transaction;
+   * work that must wait for the commit (removing files) is added to `afterCommit`.
+   */
+  pullRequestDeleting: { db: Db; requestId: number; afterCommit: (() => Promise<void>)[] };
+  /**
+   * Recovery found applied a ref update that a merge journaled (its intent names the pull
+   * request): the request is marked merged — `merged` set when it moved — and announced once
+   * the recovery committed (`afterCommit`).
+   */
+  journaledMergeApplied: {
+    db: Db;
+    requestId: number;
+    mergeCommitHash: string;
+    userId: number | null;
+    date: number;
+    afterCommit: (() => Promise<void>)[];
+    merged: boolean;
+  };
+  /**
+   * Projects are being deleted (`projectIds`, a subtree) by `userId`: the open pull requests
+   * from them into projects that stay are discarded, announced once the deletion committed.
+   */
+  projectsDeleting: { db: Db; projectIds: number[]; userId: number; date: number; afterCommit: (() => Promise<void>)[] };
   /** Something happened that watchers are told of and webhooks announce ({@link Activity}). */
   activity: { db: Db; activity: Activity };
 }

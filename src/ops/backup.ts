@@ -231,7 +231,7 @@ async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> 
     await migrateToLatest(database.db);
     // no listeners: the restored copy's server reacts to what is journaled here when it starts
     const events = new EventBus(() => undefined);
-    registerTransactionHandlers(events);
+    registerTransactionHandlers({ events, config });
     const ctx = createContext({ db: database.db, config, events }, systemActor);
     const reconciled: string[] = [];
     await recoverRefIntents(ctx, (line) => reconciled.push(line), { alone: true });

@@ -13,7 +13,7 @@ import { refHead, resolveCommit } from '../../git/refs.js';
 import { SYSTEM_ID, type Context } from '../context.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
 import { findPullRequestRow, getPullRequestRow, latestUpdate } from '../pulls/pull-requests.js';
-import { requiredJobs } from './required-builds.js';
+import { requiredJobs } from '../projects/required-jobs.js';
 import { findJob, lastReadableSpec, specAt } from './spec.js';
 import { readLog } from './storage.js';
 import { createFailedBuild, FINISHED, newPipeline, seededPipeline, submitBuild } from './submit.js';

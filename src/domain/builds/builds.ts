@@ -6,12 +6,14 @@
 import type { Db } from '../../db/database.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { parseIntegerValue, QuerySyntaxError } from '../../query/index.js';
 import { revList } from '../../git/commits.js';
 import { uniquely } from '../unique.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
 import { fixedIssueIdsBetween } from '../issues/fixed-issues.js';
 import { jobPermissions, loadProjectWith, projectPermissions, type JobPermissions } from '../projects/permissions.js';
+import { findProjectByPath } from '../projects/projects.js';
 import { deny, requireUser } from '../actor.js';
 import { getMergePreview } from '../pulls/merge-preview.js';
 import { loadReadablePullRequest } from '../pulls/pull-requests.js';
@@ -258,4 +260,20 @@ export function reassignBuildUsers(db: Db, userId: number): Promise<void> {
     userId,
     UNKNOWN_ID,
   );
+}
+
+/** `proj#n` → the build it names (its project, commit and id); QuerySyntaxError otherwise. */
+export async function buildByReference(ctx: Context, value: string): Promise<{ id: number; projectId: number; commit: string }> {
+  const match = /^(.+)#(\d+)$/.exec(value.trim());
+  if (!match) throw new QuerySyntaxError(`Project is not specified: ${value}`);
+  const project = await findProjectByPath(ctx.db, match[1]);
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
+  const build = await ctx.db
+    .selectFrom('builds')
+    .select(['id', 'commitHash'])
+    .where('projectId', '=', project.id)
+    .where('number', '=', parseIntegerValue('Number', match[2]))
+    .executeTakeFirst();
+  if (!build) throw new QuerySyntaxError(`Unable to find build: ${value}`);
+  return { id: build.id, projectId: project.id, commit: build.commitHash };
 }

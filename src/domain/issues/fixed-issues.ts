@@ -1,19 +1,11 @@
-import type { Db } from '../../db/database.js';
-import type { PullRequestRow } from '../../db/schema.js';
 import { Conflict } from '../../errors.js';
 import { getDefaultBranch, readCommits, revList } from '../../git/repository.js';
-import { parseIntegerValue, QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
-import { accessibleProjectsCondition } from '../projects/permissions.js';
-import { deny } from '../actor.js';
-import { findProjectByPath } from '../projects/projects.js';
-import { commitFixReferences, indexFixedIssues, indexTextFixedIssues, updateCommits } from '../pulls/commits.js';
-import { findPullRequestRow, listUpdates, loadReadablePullRequest } from '../pulls/pull-requests.js';
-import { parseFixReferences, resolveFixReferences, type FixReference } from './fix-references.js';
+import { parseFixReferences, resolveFixReferences } from './fix-references.js';
 import { recordCommitReferences } from './references.js';
 import { CLOSED_STATE, INITIAL_STATE } from './issue-setting.js';
-import { changeState, loadAccessibleIssue } from './issues.js';
+import { changeState } from './issues.js';
 
 /** Most commits read for one push or one range (the newest ones). */
 const MAX_COMMITS = 1000;
@@ -23,139 +15,6 @@ const MAX_RANGE_COMMITS = 10_000;
 async function messagesOf(repo: string, include: string[], exclude: string[]): Promise<{ hash: string; message: string }[]> {
   const hashes = await revList(repo, include, exclude, { max: MAX_COMMITS });
   return (await readCommits(repo, hashes)).map((c) => ({ hash: c.hash, message: c.message }));
-}
-
-/**
- * The fixed issues of a pull request (docs/compatibility.md#pull-requests-fixed-issues): the issues named by the fix
- * references indexed for its commits, title and description (src/domain/pulls/commits.ts), as
- * they exist now. Distinct issue ids, ascending.
- */
-export async function pullRequestFixedIssueIds(db: Db, requestId: number): Promise<number[]> {
-  const rows = await db
-    .selectFrom('pullRequestFixedIssues')
-    .innerJoin('issues', (join) =>
-      join.onRef('issues.projectId', '=', 'pullRequestFixedIssues.projectId').onRef('issues.number', '=', 'pullRequestFixedIssues.number'),
-    )
-    .select('issues.id')
-    .distinct()
-    .where('pullRequestFixedIssues.requestId', '=', requestId)
-    .orderBy('issues.id')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/**
- * Indexes the fix references of the requests opened before the index existed (listed by
- * migration 0008), from their updates' commits as docs/compatibility.md#pull-requests-fixed-issues defines them, their
- * title and description; each request leaves the backlog in the transaction that indexes it.
- * A no-op once the backlog is empty; the readers of the index call it first.
- */
-export async function indexFixedIssueBacklog(ctx: Context): Promise<void> {
-  for (;;) {
-    const batch = await ctx.db.selectFrom('pullRequestFixedIssueBacklog').select('requestId').orderBy('requestId').limit(100).execute();
-    if (batch.length === 0) return;
-    for (const { requestId } of batch) {
-      const pr = await ctx.db.selectFrom('pullRequests').selectAll().where('id', '=', requestId).executeTakeFirst();
-      const references: FixReference[] = [];
-      if (pr) {
-        const repo = ctx.repoPath(pr.targetProjectId);
-        let previous = pr.baseCommitHash;
-        for (const update of await listUpdates(ctx.db, pr.id)) {
-          const hashes = await updateCommits(repo, update.headCommitHash, [previous, update.targetHeadCommitHash]).catch(() => []);
-          references.push(...(await commitFixReferences(repo, hashes).catch(() => [])));
-          previous = update.headCommitHash;
-        }
-      }
-      await ctx.db.transaction().execute(async (tx) => {
-        const current = pr ? await findPullRequestRow(tx, pr.id) : null;
-        if (current) {
-          await indexFixedIssues(tx, current.id, current.targetProjectId, 'COMMIT', references);
-          await indexTextFixedIssues(tx, current.id, current.targetProjectId, 'TITLE', current.title);
-          await indexTextFixedIssues(tx, current.id, current.targetProjectId, 'DESCRIPTION', current.description);
-        }
-        await tx.deleteFrom('pullRequestFixedIssueBacklog').where('requestId', '=', requestId).execute();
-      });
-    }
-  }
-}
-
-/** Get Fixed Issue Ids (docs/compatibility.md#pull-requests-endpoints item 11): read code on the target project. */
-export async function getPullRequestFixedIssueIds(ctx: Context, requestId: number): Promise<number[]> {
-  await indexFixedIssueBacklog(ctx);
-  return pullRequestFixedIssueIds(ctx.db, (await loadReadablePullRequest(ctx, requestId)).id);
-}
-
-/** `"proj#n"` → the pull request it names; QuerySyntaxError when the project or request is unknown. */
-async function pullRequestByReference(ctx: Context, value: string): Promise<PullRequestRow> {
-  const match = /^(.+)#(\d+)$/.exec(value.trim());
-  if (!match) throw new QuerySyntaxError(`Invalid pull request reference: ${value}`);
-  const project = await findProjectByPath(ctx.db, match[1]);
-  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const pr = await ctx.db
-    .selectFrom('pullRequests')
-    .selectAll()
-    .where('targetProjectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2]))
-    .executeTakeFirst();
-  if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${value}`);
-  return pr;
-}
-
-/** `fixed in pull request "proj#n"` of the issue query language (docs/compatibility.md#issues-query-language). */
-export async function fixedIssueIdsOfPullRequestReference(ctx: Context, value: string): Promise<number[]> {
-  await indexFixedIssueBacklog(ctx);
-  return pullRequestFixedIssueIds(ctx.db, (await pullRequestByReference(ctx, value)).id);
-}
-
-/**
- * The pull requests whose fixed issues include an issue (docs/compatibility.md#pull-requests-fixed-issues), by id: a join
- * with the fix reference index; `readable` restricts them to what the caller may read.
- */
-async function pullRequestsFixing(ctx: Context, issue: { projectId: number; number: number }, readable = false): Promise<PullRequestRow[]> {
-  await indexFixedIssueBacklog(ctx);
-  const condition = readable ? await accessibleProjectsCondition(ctx, 'readCode') : null;
-  let query = ctx.db
-    .selectFrom('pullRequests')
-    .selectAll('pullRequests')
-    .where('pullRequests.id', 'in', (eb) =>
-      eb
-        .selectFrom('pullRequestFixedIssues')
-        .select('pullRequestFixedIssues.requestId')
-        .where('pullRequestFixedIssues.projectId', '=', issue.projectId)
-        .where('pullRequestFixedIssues.number', '=', issue.number),
-    );
-  if (condition) query = query.where((eb) => condition(eb, 'pullRequests.targetProjectId'));
-  return query.orderBy('pullRequests.id').execute();
-}
-
-/**
- * `includes issue "proj#n"` of the pull request query language (docs/compatibility.md#pull-requests-query-language): ids of
- * the requests whose fixed issues include that issue. QuerySyntaxError when the project or the
- * issue is unknown.
- */
-export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Promise<number[]> {
-  const match = /^(.+)#(\d+)$/.exec(value.trim());
-  if (!match) throw new QuerySyntaxError(`Invalid issue reference: ${value}`);
-  const project = await findProjectByPath(ctx.db, match[1]);
-  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db
-    .selectFrom('issues')
-    .select(['id', 'projectId', 'number'])
-    .where('projectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2]))
-    .executeTakeFirst();
-  if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${value}`);
-  return (await pullRequestsFixing(ctx, issue)).map((pr) => pr.id);
-}
-
-/**
- * `/issues/{id}/pulls` (docs/compatibility.md#issues): the pull requests fixing the issue
- * that the caller may read; ReadCode on the issue's project.
- */
-export async function listIssuePullRequests(ctx: Context, issueId: number): Promise<PullRequestRow[]> {
-  const { issue, permissions } = await loadAccessibleIssue(ctx, issueId);
-  if (!permissions.readCode) deny(ctx.actor);
-  return pullRequestsFixing(ctx, issue, true);
 }
 
 /**

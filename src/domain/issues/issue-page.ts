@@ -2,7 +2,7 @@ import type { IssueRow, PullRequestRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { canAccess } from '../projects/permissions.js';
-import { listIssuePullRequests } from './fixed-issues.js';
+import { pullRequestsFixingIssue } from './fixing-work.js';
 import {
   listIssueChanges,
   listIssueComments,
@@ -107,7 +107,7 @@ export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<
     listIssueChanges(ctx, issueId),
   ]);
   const readCode = loaded.permissions.readCode;
-  const [commits, pulls] = readCode ? await Promise.all([listIssueCommits(ctx, issueId), listIssuePullRequests(ctx, issueId)]) : [null, null];
+  const [commits, pulls] = readCode ? await Promise.all([listIssueCommits(ctx, issueId), pullRequestsFixingIssue.ask(ctx, issueId)]) : [null, null];
 
   const stateChanges: IssueActivity['stateChanges'] = [];
   const refs: { data: ChangeData; date: number }[] = [];

@@ -5,13 +5,13 @@ import { readCommit } from '../../git/repository.js';
 import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition } from '../projects/permissions.js';
-import { fixedIssueIds } from '../builds/builds.js';
 import { findProjectByPath } from '../projects/projects.js';
 import { allWords, always, compileCriteria, currentUserOrFail, equals, inIds, mentioned, never, type Condition, type LeafCompiler } from '../query/compile.js';
 import { projectCommit, projectIdsMatchingPath } from '../projects/criteria.js';
 import { criterionUser, userIdByLogin } from '../users/criteria.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
-import { fixedIssueIdsBetween, fixedIssueIdsOfPullRequestReference } from './fixed-issues.js';
+import { fixedIssueIdsBetween } from './fixed-issues.js';
+import { buildByReference, issuesFixedInBuild, issuesFixedInPullRequest } from './fixing-work.js';
 import { fieldSpec, ISSUE_FIELDS, ISSUE_STATES } from './issue-setting.js';
 
 /** The links of a fresh install; no link between issues is stored, so none is ever present. */
@@ -58,25 +58,9 @@ function compare(operator: string): '=' | '>' | '<' {
   return operator === 'is' ? '=' : operator === 'is greater than' ? '>' : '<';
 }
 
-/** `proj#n` → the build it names (its project, commit and id); QuerySyntaxError otherwise. */
-async function buildReference(ctx: Context, value: string): Promise<{ id: number; projectId: number; commit: string }> {
-  const match = /^(.+)#(\d+)$/.exec(value.trim());
-  if (!match) throw new QuerySyntaxError(`Project is not specified: ${value}`);
-  const project = await findProjectByPath(ctx.db, match[1]);
-  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const build = await ctx.db
-    .selectFrom('builds')
-    .select(['id', 'commitHash'])
-    .where('projectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2]))
-    .executeTakeFirst();
-  if (!build) throw new QuerySyntaxError(`Unable to find build: ${value}`);
-  return { id: build.id, projectId: project.id, commit: build.commitHash };
-}
-
 /** One end of `fixed between`: a build (`proj#n`), or a commit, branch or tag (`proj:rev`). */
 async function revisionTarget(ctx: Context, target: { type: string; value: string }): Promise<{ projectId: number; commit: string }> {
-  if (target.type === 'build') return buildReference(ctx, target.value);
+  if (target.type === 'build') return buildByReference.ask(ctx, target.value);
   if (target.type === 'branch' || target.type === 'tag') {
     const colon = target.value.indexOf(':');
     const prefix = target.type === 'branch' ? 'refs/heads/' : 'refs/tags/';
@@ -179,9 +163,9 @@ function issueLeaf(ctx: Context): LeafCompiler {
             return inIds('issues.id', await resolveFixReferences(ctx.db, projectId, parseFixReferences(message)));
           }
           case 'fixed in pull request':
-            return inIds('issues.id', await fixedIssueIdsOfPullRequestReference(ctx, c.value!));
+            return inIds('issues.id', await issuesFixedInPullRequest.ask(ctx, c.value!));
           case 'fixed in build':
-            return inIds('issues.id', await fixedIssueIds(ctx, (await buildReference(ctx, c.value!)).id));
+            return inIds('issues.id', await issuesFixedInBuild.ask(ctx, (await buildByReference.ask(ctx, c.value!)).id));
           case 'has any':
             if (!KNOWN_LINKS.includes(c.value!)) throw new QuerySyntaxError(`Link not found: ${c.value}`);
             return never;

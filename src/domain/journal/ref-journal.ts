@@ -17,7 +17,6 @@ import type { RefJournalRow } from '../../db/schema.js';
 import { getDefaultBranch, isAncestor, pickDefaultBranch, refHead, setDefaultBranch, ZERO_HASH } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
-import { announceTransition, applyTransition } from '../pulls/transitions.js';
 
 /** What a journal row is written for, beyond the ref change itself. */
 export interface JournalWriter {
@@ -244,6 +243,7 @@ export async function recoverRefIntents(ctx: Context, log: (message: string) => 
   let repaired = 0;
   for (const { id } of await query.orderBy('id').execute()) {
     if (running.has(id)) continue;
+    const afterCommit: (() => Promise<void>)[] = [];
     const outcome = await ctx.db.transaction().execute(async (tx) => {
       const entry = await dialect.skipLocked(tx.selectFrom('refJournal').selectAll().where('id', '=', id).where('appliedDate', 'is', null)).executeTakeFirst();
       if (!entry) return null;
@@ -252,22 +252,15 @@ export async function recoverRefIntents(ctx: Context, log: (message: string) => 
         return { entry, moved: false, merged: false };
       }
       await tx.updateTable('refJournal').set({ appliedDate: ctx.now() }).where('id', '=', entry.id).execute();
-      const merged =
-        entry.requestId !== null &&
-        entry.newHash !== null &&
-        (await applyTransition(
-          ctx,
-          tx,
-          entry.requestId,
-          { to: 'MERGED', reason: null, mergeCommitHash: entry.newHash },
-          { userId: entry.userId, date: ctx.now() },
-        ));
-      return { entry, moved: true, merged };
+      if (entry.requestId === null || entry.newHash === null) return { entry, moved: true, merged: false };
+      const event = { db: tx, requestId: entry.requestId, mergeCommitHash: entry.newHash, userId: entry.userId, date: ctx.now(), afterCommit, merged: false };
+      await ctx.events.dispatchInTransaction('journaledMergeApplied', event);
+      return { entry, moved: true, merged: event.merged };
     });
     if (!outcome) continue;
     repaired++;
     const { entry, moved, merged } = outcome;
-    if (merged && entry.requestId !== null) announceTransition(ctx, entry.requestId, 'MERGED');
+    for (const step of afterCommit) await step();
     log(
       moved
         ? `Recovery: ref ${entry.ref} of project ${entry.projectId} moved; confirmed journal entry ${entry.id}${merged ? ` and merged pull request ${entry.requestId}` : ''}`

@@ -9,7 +9,6 @@ import { ancestorPaths, loadProjectWith, projectPermissions } from './permission
 import { deny, requireUser } from '../actor.js';
 import { isUniqueViolation } from '../unique.js';
 import { populateFork } from './forks.js';
-import { announceTransition, applyTransition } from '../pulls/transitions.js';
 
 const NAME_PATTERN = /^\w[\w.-]*$/;
 /** Names that would shadow server paths (docs/compatibility.md#projects-project-json "Name rules"). */
@@ -245,22 +244,12 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
   subtree.sort((a, b) => b.path.length - a.path.length);
   const ids = subtree.map((p) => p.id);
   const now = ctx.now();
-  const discarded = await ctx.db.transaction().execute(async (tx) => {
-    const orphaned = await tx
-      .selectFrom('pullRequests')
-      .select('id')
-      .where('sourceProjectId', 'in', ids)
-      .where('targetProjectId', 'not in', ids)
-      .where('status', '=', 'OPEN')
-      .execute();
-    const moved: number[] = [];
-    for (const { id } of orphaned) {
-      if (await applyTransition(ctx, tx, id, { to: 'DISCARDED' }, { userId: ctx.actor.userId, date: now })) moved.push(id);
-    }
+  const afterCommit: (() => Promise<void>)[] = [];
+  await ctx.db.transaction().execute(async (tx) => {
+    await ctx.events.dispatchInTransaction('projectsDeleting', { db: tx, projectIds: ids, userId: ctx.actor.userId, date: now, afterCommit });
     for (const id of ids) await tx.deleteFrom('projects').where('id', '=', id).execute();
-    return moved;
   });
-  for (const id of discarded) announceTransition(ctx, id, 'DISCARDED');
+  for (const step of afterCommit) await step();
   await Promise.all(ids.map((id) => fs.rm(ctx.repoPath(id), { recursive: true, force: true })));
 }
 

@@ -7,7 +7,6 @@ import { recordMentions } from '../mentions.js';
 import { loadProjectWith } from '../projects/permissions.js';
 import { requireUser } from '../actor.js';
 import { branchProtection } from '../projects/branch-protection.js';
-import { removeBuildStorage } from '../builds/storage.js';
 import { parseReferences, recordReferences } from '../issues/references.js';
 import { recordChange, recordNote } from './changes.js';
 import { indexTextFixedIssues } from './commits.js';
@@ -283,12 +282,12 @@ export async function deletePullRequest(ctx: Context, requestId: number): Promis
   await loadProjectWith(ctx, pr.targetProjectId, 'managePullRequests');
   await locked(requestId, async () => {
     const updates = await ctx.db.selectFrom('pullRequestUpdates').select('id').where('requestId', '=', pr.id).execute();
-    const builds = await ctx.db.transaction().execute(async (tx) => {
-      const doomedBuilds = await tx.deleteFrom('builds').where('requestId', '=', pr.id).returning(['projectId', 'number']).execute();
+    const afterCommit: (() => Promise<void>)[] = [];
+    await ctx.db.transaction().execute(async (tx) => {
+      await ctx.events.dispatchInTransaction('pullRequestDeleting', { db: tx, requestId: pr.id, afterCommit });
       await tx.deleteFrom('pullRequests').where('id', '=', pr.id).execute();
-      return doomedBuilds;
     });
-    for (const build of builds) await removeBuildStorage(ctx.config, build);
+    for (const step of afterCommit) await step();
     const repo = ctx.repoPath(pr.targetProjectId);
     const refs = await listRefs(repo, `refs/pulls/${pr.number}/`).catch(() => new Map<string, string>());
     const doomed = [...refs.keys(), ...updates.map((u) => pullRefs.update(u.id))];

@@ -13,7 +13,7 @@ import { ensureMergePreview, type MergePreview } from './merge-preview.js';
 import { strategies, type CleanPreview } from './strategies/index.js';
 import { getPullRequestRow, pullRefs } from './pull-requests.js';
 import type { PullRequestRow } from '../../db/schema.js';
-import { requiredBuildsPassed } from '../builds/required-builds.js';
+import { requiredBuildsPassed } from './builds.js';
 import { branchProtection } from '../projects/branch-protection.js';
 import { checkCommitMessages } from '../projects/commit-messages.js';
 

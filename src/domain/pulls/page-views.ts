@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type { BuildStatus, PullRequestRow, ReviewStatus } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
-import { currentBuildRows, requiredJobs } from '../builds/required-builds.js';
+import { currentBuildsOf } from './builds.js';
+import { requiredJobs } from '../projects/required-jobs.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/permissions.js';
 import { objectRead } from '../repositories/object-reads.js';
@@ -215,7 +216,7 @@ export async function mergeBox(ctx: Context, pr: PullRequestRow): Promise<MergeB
       .orderBy('id')
       .execute(),
     requiredJobs(ctx, pr.targetProjectId, pr.targetBranch),
-    currentBuildRows(ctx, pr),
+    currentBuildsOf.ask(ctx, pr),
     ctx.actor.userId > 0 ? canModifyPullRequest(ctx, pr) : Promise.resolve(false),
     pr.sourceProjectId === null ? Promise.resolve(null) : branchHead(ctx.repoPath(pr.sourceProjectId), pr.sourceBranch),
   ]);

@@ -4,7 +4,7 @@ import type { BuildStatus, PullRequestRow } from '../../db/schema.js';
 import { resolveCommit } from '../../git/repository.js';
 import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike, type ParsedQuery } from '../../query/index.js';
 import type { Context } from '../context.js';
-import { pullRequestIdsFixingIssue } from '../issues/fixed-issues.js';
+import { pullRequestIdsFixingIssue } from './fixed-issues.js';
 import { accessibleProjectsCondition } from '../projects/permissions.js';
 import { labelSpecIdByName } from '../projects/labels.js';
 import { findProjectByPath } from '../projects/projects.js';
@@ -173,9 +173,9 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
           case 'has merge conflicts':
             return (eb) => eb.and([eb('pullRequests.previewHeadCommitHash', 'is not', null), eb('pullRequests.previewMergeCommitHash', 'is', null)]);
           case 'has failed builds':
-            return buildStatusCondition(FAILED_BUILD_STATUSES);
+            return buildStatusCondition.ask(FAILED_BUILD_STATUSES);
           case 'to be verified by builds':
-            return buildStatusCondition(PENDING_BUILD_STATUSES);
+            return buildStatusCondition.ask(PENDING_BUILD_STATUSES);
           case 'includes commit':
             return includesCommit(ctx, c.value!);
           case 'includes issue':

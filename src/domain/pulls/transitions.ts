@@ -8,6 +8,7 @@
 import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import type { Context } from '../context.js';
+import type { TransactionEvents } from '../events.js';
 import { recordChange, recordNote } from './changes.js';
 
 /** A state change and what it records. */
@@ -75,7 +76,7 @@ export async function applyTransition(ctx: Pick<Context, 'events'>, tx: Db, requ
  * docs/compatibility.md#builds-triggers) after MERGED or DISCARDED, `pullRequestChanged` (re-check, new preview)
  * after OPEN.
  */
-export function announceTransition(ctx: Context, requestId: number, to: Transition['to']): void {
+export function announceTransition(ctx: Pick<Context, 'events'>, requestId: number, to: Transition['to']): void {
   if (to === 'OPEN') ctx.events.emit('pullRequestChanged', { requestId });
   else ctx.events.emit('pullRequestClosed', { requestId });
 }
@@ -100,4 +101,29 @@ export async function transitionPullRequest(
   });
   if (moved) announceTransition(ctx, pr.id, transition.to);
   return moved;
+}
+
+/** The `journaledMergeApplied` reaction: the request becomes MERGED, announced after the commit. */
+export async function onJournaledMergeApplied(ctx: Pick<Context, 'events'>, event: TransactionEvents['journaledMergeApplied']): Promise<void> {
+  const { db, requestId, mergeCommitHash, userId, date } = event;
+  event.merged = await applyTransition(ctx, db, requestId, { to: 'MERGED', reason: null, mergeCommitHash }, { userId, date });
+  if (event.merged) event.afterCommit.push(async () => announceTransition(ctx, requestId, 'MERGED'));
+}
+
+/**
+ * The `projectsDeleting` reaction: open requests from the doomed projects into projects that stay
+ * are DISCARDED (docs/compatibility.md#pull-requests-lifecycle), announced after the commit.
+ */
+export async function onProjectsDeleting(ctx: Pick<Context, 'events'>, event: TransactionEvents['projectsDeleting']): Promise<void> {
+  const { db, projectIds, userId, date } = event;
+  const orphaned = await db
+    .selectFrom('pullRequests')
+    .select('id')
+    .where('sourceProjectId', 'in', projectIds)
+    .where('targetProjectId', 'not in', projectIds)
+    .where('status', '=', 'OPEN')
+    .execute();
+  for (const { id } of orphaned) {
+    if (await applyTransition(ctx, db, id, { to: 'DISCARDED' }, { userId, date })) event.afterCommit.push(async () => announceTransition(ctx, id, 'DISCARDED'));
+  }
 }

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { listIssuePullRequests } from '../../domain/issues/fixed-issues.js';
+import { listIssuePullRequests } from '../../domain/pulls/fixed-issues.js';
 import { queryIssues } from '../../domain/issues/issue-query.js';
 import { stateOrdinal } from '../../domain/issues/issue-setting.js';
 import {

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../domain/context.js';
-import { getPullRequestFixedIssueIds } from '../../domain/issues/fixed-issues.js';
+import { getPullRequestFixedIssueIds } from '../../domain/pulls/fixed-issues.js';
 import { listAssignments } from '../../domain/pulls/assignments.js';
-import { getCurrentBuilds } from '../../domain/pulls/builds.js';
+import { getCurrentBuilds } from '../../domain/builds/pull-request-builds.js';
 import { BuildSchema, toWireBuild } from '../../wire/builds.js';
 import { listComments } from '../../domain/pulls/comments.js';
 import { listChanges } from '../../domain/pulls/history.js';

@@ -1,11 +1,10 @@
 /**
- * Builds and pull requests together (docs/compatibility.md#builds-pull-request-current-builds): the request's current builds and
- * the branch-protection "required builds" (docs/compatibility.md#projects-branch-protection `jobNames`).
+ * The builds a branch's protection requires (docs/compatibility.md#projects-branch-protection
+ * `jobNames`): pull requests wait for them before merging.
  */
-import type { BuildRow, PullRequestRow } from '../../db/schema.js';
 import { matchesPatterns } from '../../ci/patterns.js';
 import type { Context } from '../context.js';
-import { ancestorPaths } from '../projects/permissions.js';
+import { ancestorPaths } from './permissions.js';
 
 interface StoredProtection {
   enabled?: unknown;
@@ -46,24 +45,4 @@ export async function requiredJobs(ctx: Context, projectId: number, branch: stri
     }
   }
   return [...jobs];
-}
-
-/** The request's builds on its current build commit (`buildCommitHash`), newest first. */
-export async function currentBuildRows(ctx: Context, pr: Pick<PullRequestRow, 'id' | 'buildCommitHash'>): Promise<BuildRow[]> {
-  if (!pr.buildCommitHash) return [];
-  return ctx.db.selectFrom('builds').selectAll().where('requestId', '=', pr.id).where('commitHash', '=', pr.buildCommitHash).orderBy('id', 'desc').execute();
-}
-
-/**
- * Whether the branch protection's required jobs are satisfied: every required job has a current
- * build and all of them are SUCCESSFUL (docs/compatibility.md#builds-pull-request-current-builds).
- */
-export async function requiredBuildsPassed(ctx: Context, pr: PullRequestRow): Promise<boolean> {
-  const jobs = await requiredJobs(ctx, pr.targetProjectId, pr.targetBranch);
-  if (jobs.length === 0) return true;
-  const builds = await currentBuildRows(ctx, pr);
-  return jobs.every((job) => {
-    const mine = builds.filter((b) => b.jobName === job);
-    return mine.length > 0 && mine.every((b) => b.status === 'SUCCESSFUL');
-  });
 }
