@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfig, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
-import { resetPassword } from './domain/users/reset-password.js';
+import { resetPassword } from './domain/users/index.js';
 import { EventBus } from './domain/events.js';
 import { registerTransactionHandlers } from './domain/event-handlers.js';
 import { startServer, type RunningServer } from './server.js';

@@ -4,8 +4,7 @@ import type { Config } from '../config.js';
 import { dialectOf } from '../db/dialect.js';
 import type { Database, RoleTable } from '../db/schema.js';
 import { ROOT_ID, SYSTEM_ID, UNKNOWN_ID } from './context.js';
-import { hashPassword } from './users/passwords.js';
-import { normalizeEmail, normalizeUserName } from './users/users.js';
+import { hashPassword, normalizeEmail, normalizeUserName } from './users/index.js';
 
 const jobAll = (runJob: boolean) => JSON.stringify([{ jobNames: '*', manageJob: false, runJob, accessLog: runJob, accessibleReports: null }]);
 const exceptAssignees = JSON.stringify({ '@type': 'ExcludeIssueFields', excludeFields: ['Assignees'] });

@@ -11,8 +11,8 @@ import type { Db } from '../db/database.js';
 import type { RefJournalRow } from '../db/schema.js';
 import { initBareRepository, listRefs, mergeBase, updateRefs, ZERO_HASH } from '../git/repository.js';
 import type { Context } from './context.js';
-import { journalPush } from './journal/ref-journal.js';
-import { pullRefs } from './pulls/pull-requests.js';
+import { journalPush } from './journal/index.js';
+import { pullRefs } from './pulls/index.js';
 
 /**
  * What can disagree:

@@ -1,20 +1,39 @@
-import { onBuildFinished, triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './builds/build-events.js';
+import {
+  buildByReference as findBuildByReference,
+  buildStatusCondition as pullRequestBuildStatus,
+  currentBuildRows,
+  deletePullRequestBuilds,
+  fixedIssueIds,
+  onBuildFinished,
+  reassignBuildUsers,
+  triggerOnPullRequest,
+  triggerOnPullRequestClosed,
+  triggerOnRefsUpdated,
+} from './builds/index.js';
 import { createContext, systemActor, type Services } from './context.js';
-import { buildStatusCondition as pullRequestBuildStatus, currentBuildRows, deletePullRequestBuilds } from './builds/pull-request-builds.js';
-import { buildStatusCondition, currentBuildsOf } from './pulls/builds.js';
-import { onJournaledMergeApplied, onProjectsDeleting } from './pulls/transitions.js';
-import { onFixingCommitsPushed } from './issues/fixed-issues.js';
-import { recordRefsUpdated } from './projects/projects.js';
-import { checkPullRequest, onRefsUpdated } from './pulls/check.js';
-import { endUserSessions } from './auth/sessions.js';
-import { projectsReferencing, renameReferences } from './projects/settings.js';
-import { reassignPullRequestAuthors } from './pulls/pull-requests.js';
-import { reassignIssueAuthors } from './issues/issues.js';
-import { reassignCodeCommentAuthors } from './code-comments/code-comments.js';
-import { buildByReference as findBuildByReference, fixedIssueIds, reassignBuildUsers } from './builds/builds.js';
-import { buildByReference, issuesFixedInBuild, issuesFixedInPullRequest, pullRequestsFixingIssue } from './issues/fixing-work.js';
-import { fixedIssueIdsOfPullRequestReference, listIssuePullRequests } from './pulls/fixed-issues.js';
-import { enqueueEvent } from './outbox/events.js';
+import {
+  buildStatusCondition,
+  checkPullRequest,
+  currentBuildsOf,
+  fixedIssueIdsOfPullRequestReference,
+  listIssuePullRequests,
+  onJournaledMergeApplied,
+  onProjectsDeleting,
+  onRefsUpdated,
+  reassignPullRequestAuthors,
+} from './pulls/index.js';
+import {
+  buildByReference,
+  issuesFixedInBuild,
+  issuesFixedInPullRequest,
+  onFixingCommitsPushed,
+  pullRequestsFixingIssue,
+  reassignIssueAuthors,
+} from './issues/index.js';
+import { projectsReferencing, recordRefsUpdated, renameReferences } from './projects/index.js';
+import { endUserSessions } from './auth/index.js';
+import { reassignCodeCommentAuthors } from './code-comments/index.js';
+import { enqueueEvent } from './outbox/index.js';
 
 /**
  * The one place where areas subscribe to each other's events (docs/architecture.md), so that no

@@ -24,7 +24,7 @@ import { findInconsistencies, reconcile, type Finding, type JournalEntry } from 
 import { createContext, systemActor } from '../domain/context.js';
 import { registerTransactionHandlers } from '../domain/event-handlers.js';
 import { EventBus } from '../domain/events.js';
-import { recoverRefIntents } from '../domain/journal/ref-journal.js';
+import { recoverRefIntents } from '../domain/journal/index.js';
 import { mirrorIncrementally, mirrorRepository, restoreRepository } from '../git/mirror.js';
 
 const run = promisify(execFile);

@@ -12,8 +12,8 @@ import { DatabaseUnavailable } from '../db/availability.js';
 import { availabilityOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { migrations } from '../db/migrations/index.js';
-import { journalLag } from '../domain/journal/ref-journal.js';
-import { outboxLag } from '../domain/outbox/worker.js';
+import { journalLag } from '../domain/journal/index.js';
+import { outboxLag } from '../domain/outbox/index.js';
 
 /** Outbox lag above which the server reports not ready (10 minutes). */
 export const MAX_OUTBOX_LAG_MS = 10 * 60_000;

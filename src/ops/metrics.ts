@@ -10,8 +10,8 @@ import { DatabaseUnavailable } from '../db/availability.js';
 import { availabilityOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { configureGit } from '../git/command.js';
-import { journalLag } from '../domain/journal/ref-journal.js';
-import { outboxLag } from '../domain/outbox/worker.js';
+import { journalLag } from '../domain/journal/index.js';
+import { outboxLag } from '../domain/outbox/index.js';
 
 /** Connection counts of the database pool. */
 export interface PoolStats {

@@ -1,9 +1,9 @@
 import basicAuth from 'basic-auth';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../domain/auth/authenticate.js';
+import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../domain/auth/index.js';
 import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Context, type Services } from '../domain/context.js';
-import { getSecuritySetting } from '../domain/settings/settings.js';
+import { getSecuritySetting } from '../domain/settings/index.js';
 import { Unauthorized } from '../errors.js';
 
 declare module 'fastify' {

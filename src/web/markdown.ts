@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
 import { Marked, type Token, type Tokens } from 'marked';
 import type SanitizeHtml from 'sanitize-html';
-import { kindOf, scanReferences } from '../domain/issues/references.js';
+import { kindOf, scanReferences } from '../domain/issues/index.js';
 import { MENTION, withoutTrailingDots } from '../domain/mentions.js';
 
 /** Where the references of a text point: its project's path (null: only `path#N` references link). */

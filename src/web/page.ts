@@ -7,8 +7,8 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { VNode } from 'preact';
 import type { Context } from '../domain/context.js';
-import type { ProjectPermissions } from '../domain/projects/permissions.js';
-import type { projectByPath } from '../domain/repositories/browse.js';
+import type { ProjectPermissions } from '../domain/projects/index.js';
+import type { projectByPath } from '../domain/repositories/index.js';
 import { GitloomError } from '../errors.js';
 
 /** The signed-in user of a page (null: anonymous). */

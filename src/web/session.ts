@@ -13,7 +13,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_TTL_MS } from '../domain/auth/sessions.js';
+import { SESSION_TTL_MS } from '../domain/auth/index.js';
 
 export const SESSION_COOKIE = 'gitloom_session';
 export const CSRF_COOKIE = 'gitloom_csrf';

@@ -5,8 +5,8 @@ import { BadRequest, Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin } from '../actor.js';
-import { getSecuritySetting } from '../settings/settings.js';
-import { assertNameFree as assertNamed, queryByName } from '../query/named.js';
+import { getSecuritySetting } from '../settings/index.js';
+import { assertNameFree as assertNamed, queryByName } from '../query/index.js';
 import { uniquely } from '../unique.js';
 
 export type GroupRow = Selectable<GroupTable>;

@@ -3,10 +3,10 @@ import type { RoleRow } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import type { JobPrivilege } from '../projects/permissions.js';
+import type { JobPrivilege } from '../projects/index.js';
 import { requireAdmin } from '../actor.js';
 import { validatePatternSet } from '../pattern-sets.js';
-import { assertNameFree as assertNamed, queryByName } from '../query/named.js';
+import { assertNameFree as assertNamed, queryByName } from '../query/index.js';
 import { uniquely } from '../unique.js';
 
 /** Role JSON as input (docs/compatibility.md#roles); every field optional for the partial merge. */

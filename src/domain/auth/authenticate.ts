@@ -5,9 +5,9 @@ import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js'
 import type { Database } from '../../db/schema.js';
 import { Unauthorized } from '../../errors.js';
 import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
-import { getSecuritySetting } from '../settings/settings.js';
+import { getSecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
-import { hashPassword, verifyPassword } from '../users/passwords.js';
+import { hashPassword, verifyPassword } from '../users/index.js';
 import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
 
 /**

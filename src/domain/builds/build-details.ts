@@ -11,7 +11,7 @@ import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
 import { defaultBranchHead, refHead, resolveCommit } from '../../git/refs.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { jobPermissions, projectPermissions, roleJobPrivileges, type JobPermissions } from '../projects/permissions.js';
+import { jobPermissions, type JobPermissions, projectPermissions, roleJobPrivileges } from '../projects/index.js';
 import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';

@@ -8,12 +8,9 @@ import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyn
 import { gitDir, gitText, value } from '../../git/command.js';
 import { resolveCommit } from '../../git/refs.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { accessibleProjectsCondition, jobPermissions, projectPermissions } from '../projects/permissions.js';
-import { forkRootId } from '../projects/numbers.js';
-import { findProjectByPath } from '../projects/projects.js';
-import { always, compileCriteria, equals, inIds, likeCondition, never, type Condition, type LeafCompiler } from '../query/compile.js';
-import { projectIdsMatchingPath } from '../projects/criteria.js';
-import { criterionUser } from '../users/criteria.js';
+import { accessibleProjectsCondition, findProjectByPath, forkRootId, jobPermissions, projectIdsMatchingPath, projectPermissions } from '../projects/index.js';
+import { always, compileCriteria, type Condition, equals, inIds, type LeafCompiler, likeCondition, never } from '../query/index.js';
+import { criterionUser } from '../users/index.js';
 
 const STATUS_ORDER = ['WAITING', 'PENDING', 'RUNNING', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'SUCCESSFUL'];
 const FINAL = ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'];

@@ -11,12 +11,10 @@ import { revList } from '../../git/commits.js';
 import { uniquely } from '../unique.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
-import { fixedIssueIdsBetween } from '../issues/fixed-issues.js';
-import { jobPermissions, loadProjectWith, projectPermissions, type JobPermissions } from '../projects/permissions.js';
-import { findProjectByPath } from '../projects/projects.js';
+import { fixedIssueIdsBetween } from '../issues/index.js';
+import { findProjectByPath, jobPermissions, type JobPermissions, loadProjectWith, projectPermissions } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
-import { getMergePreview } from '../pulls/merge-preview.js';
-import { loadReadablePullRequest } from '../pulls/pull-requests.js';
+import { getMergePreview, loadReadablePullRequest } from '../pulls/index.js';
 import { readLogFrom, removeBuildStorage } from './storage.js';
 import { cancelBuildRow, checkRefAndCommit, FINISHED, newPipeline, resubmitBuild, submitBuild } from './submit.js';
 

@@ -6,8 +6,8 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { BuildRow, BuildStatus, PullRequestRow } from '../../db/schema.js';
 import type { Context } from '../context.js';
-import { loadReadablePullRequest } from '../pulls/pull-requests.js';
-import type { Condition } from '../query/compile.js';
+import { loadReadablePullRequest } from '../pulls/index.js';
+import type { Condition } from '../query/index.js';
 import { removeBuildStorage } from './storage.js';
 
 /** The request's builds on its current build commit (`buildCommitHash`), newest first. */

@@ -26,7 +26,7 @@ import { createContext, systemActor, type Context, type Services } from '../cont
 import { PollingLoop } from '../polling-loop.js';
 import { finishBuild } from './finish.js';
 import { buildJobSecrets } from './secrets.js';
-import { secretKey } from '../projects/secret-encryption.js';
+import { secretKey } from '../projects/index.js';
 import { findJob, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
 import { ScheduleRunner } from './schedules.js';

@@ -8,11 +8,10 @@ import { Unauthorized } from '../../errors.js';
 import { isAncestor } from '../../git/merge.js';
 import { branchesContaining } from '../../git/files.js';
 import { refHead } from '../../git/refs.js';
-import { actorOfUser } from '../auth/authenticate.js';
+import { actorOfUser } from '../auth/index.js';
 import { withActor, type Context } from '../context.js';
-import { projectPermissions } from '../projects/permissions.js';
-import { decryptedSecret, hasValue, hierarchySecrets, type SecretDefinition } from '../projects/job-secrets.js';
-import { jobMatches, parseJobMatch, type JobMatch } from '../query/job-match.js';
+import { decryptedSecret, hasValue, hierarchySecrets, projectPermissions, type SecretDefinition } from '../projects/index.js';
+import { type JobMatch, jobMatches, parseJobMatch } from '../query/index.js';
 
 /** A Secret-typed param value that is the secret itself rather than a job secret's name (docs/compatibility.md#builds-json). */
 const SECRET_LITERAL_PREFIX = '$OneDev-Secret-Literal$';

@@ -14,7 +14,7 @@ import { isAncestor } from '../../git/merge.js';
 import { isObjectId } from '../../git/names.js';
 import { refHead, resolveCommit } from '../../git/refs.js';
 import type { Context } from '../context.js';
-import { forkRootId, takeNextNumber } from '../projects/numbers.js';
+import { forkRootId, takeNextNumber } from '../projects/index.js';
 import { appendLog, resetBuildStorage } from './storage.js';
 import { findJob, specAt } from './spec.js';
 import { notifySchedulers } from './wakeup.js';

@@ -6,11 +6,10 @@
 import type { ParamMap } from '../../ci/triggers.js';
 import { refHead, resolveCommit } from '../../git/repository.js';
 import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
-import { authenticateBearer } from '../auth/authenticate.js';
+import { authenticateBearer } from '../auth/index.js';
 import { withActor, type Context } from '../context.js';
-import { jobPermissions, projectPermissions } from '../projects/permissions.js';
+import { findProjectByPath, jobPermissions, projectPermissions } from '../projects/index.js';
 import { deny } from '../actor.js';
-import { findProjectByPath } from '../projects/projects.js';
 import { newPipeline, submitBuild } from './submit.js';
 
 /** The query of a trigger-job call, required params already checked. */

@@ -3,10 +3,9 @@ import type { CodeCommentRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import { containsToLike, escapeLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
-import { allWords, always, compileCriteria, equals, likeCondition, mentioned, type Condition, type LeafCompiler } from '../query/compile.js';
-import { projectCommit } from '../projects/criteria.js';
-import { criterionUser } from '../users/criteria.js';
+import { loadProjectWith, projectCommit } from '../projects/index.js';
+import { allWords, always, compileCriteria, type Condition, equals, type LeafCompiler, likeCondition, mentioned } from '../query/index.js';
+import { criterionUser } from '../users/index.js';
 
 const SORT_EXPRESSIONS: Record<string, ReturnType<typeof sql>> = {
   Status: sql`code_comments.resolved`,

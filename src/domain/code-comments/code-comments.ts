@@ -6,11 +6,11 @@ import { readBlob } from '../../git/files.js';
 import { isObjectId, resolveCommit } from '../../git/repository.js';
 import { UNKNOWN_ID, type Context } from '../context.js';
 import { loadRow, reassignAuthor } from '../entities.js';
-import { parseReferences, recordReferences } from '../issues/references.js';
+import { parseReferences, recordReferences } from '../issues/index.js';
 import { recordMentions } from '../mentions.js';
-import { loadProjectWith, type ProjectPermissions } from '../projects/permissions.js';
+import { loadProjectWith, type ProjectPermissions } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
-import { requireSelfOrAdmin } from '../users/users.js';
+import { requireSelfOrAdmin } from '../users/index.js';
 
 export const MAX_CONTENT = 100_000;
 export const WHITESPACE_OPTIONS = ['DEFAULT', 'IGNORE_LEADING', 'IGNORE_CHANGE', 'IGNORE_ALL', 'DO_NOT_IGNORE'] as const;

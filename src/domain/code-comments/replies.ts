@@ -3,7 +3,7 @@ import { BadRequest, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../actor.js';
-import { requireSelfOrAdmin } from '../users/users.js';
+import { requireSelfOrAdmin } from '../users/index.js';
 import {
   checkContent,
   compareContextColumns,

@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
 import { deny, requireUser } from '../actor.js';
-import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
+import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
 import { parseReferences, recordReferences } from './references.js';
 

@@ -1,7 +1,7 @@
 import type { IssueRow, PullRequestRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
-import { canAccess } from '../projects/permissions.js';
+import { canAccess } from '../projects/index.js';
 import { pullRequestsFixingIssue } from './fixing-work.js';
 import {
   listIssueChanges,

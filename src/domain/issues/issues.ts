@@ -5,9 +5,8 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
 import { autoWatchIssue, recordMentions } from '../mentions.js';
-import { loadProjectWith, type ProjectPermissions } from '../projects/permissions.js';
+import { forkRootId, loadProjectWith, type ProjectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
-import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { markdownText } from '../mentions.js';
-import type { PullRequestChangeData } from '../pulls/changes.js';
+import type { PullRequestChangeData } from '../pulls/index.js';
 import { MAX_NUMBER, projectsByPath, rowsAtPlaces, type NumberInProject } from './fix-references.js';
 
 /**

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { OutboxAttemptRow, OutboxMessageRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { loadProjectWith } from '../projects/index.js';
 
 /** A delivery with its attempts, oldest attempt first. */
 export type WebhookDelivery = OutboxMessageRow & { attempts: OutboxAttemptRow[] };

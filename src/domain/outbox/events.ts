@@ -9,7 +9,7 @@ import { toWireCodeComment } from '../../wire/code-comments.js';
 import { toWireDate } from '../../wire/dates.js';
 import { toWireIssue } from '../../wire/issues.js';
 import { toWirePullRequest } from '../../wire/pulls.js';
-import { stateOrdinal } from '../issues/issue-setting.js';
+import { stateOrdinal } from '../issues/index.js';
 import type { Activity } from '../events.js';
 
 const TYPE_NAMES: Record<string, string> = {

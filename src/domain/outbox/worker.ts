@@ -19,7 +19,7 @@ import { PollingLoop } from '../polling-loop.js';
 import type { StoredEvent } from './events.js';
 import { mailsFor, type MailPayload } from './mails.js';
 import { postWebhook, WebhookTargetRefused } from './webhooks.js';
-import { webHooksFor } from '../projects/webhook-settings.js';
+import { webHooksFor } from '../projects/index.js';
 
 /** Tries per message before it is FAILED. */
 export const MAX_ATTEMPTS = 6;

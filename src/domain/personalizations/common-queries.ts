@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { ancestorPaths } from '../projects/permissions.js';
+import { ancestorPaths } from '../projects/index.js';
 
 /** A saved query: a name and a query text (null = all). */
 export interface NamedQuery {

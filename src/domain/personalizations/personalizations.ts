@@ -3,10 +3,10 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { parseQuery } from '../../query/index.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../unique.js';
 import type { Context } from '../context.js';
-import { parseIssueQuery } from '../issues/issue-query.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { parseIssueQuery } from '../issues/index.js';
+import { loadProjectWith } from '../projects/index.js';
 import { requireUser } from '../actor.js';
-import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
+import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
 import { commonQueryNames, type NamedQuery, type PersonalizationKind } from './common-queries.js';
 
 /** A query personalization of any kind (docs/compatibility.md#query-personalizations); absent parts are undefined. */

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
+import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
 import { GLOBAL_QUERIES, type NamedQuery } from './common-queries.js';
 import { checkQueries, pruneKeys } from './personalizations.js';
 

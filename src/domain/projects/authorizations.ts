@@ -4,8 +4,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { loadProjectWith } from './permissions.js';
 import { requireAdmin } from '../actor.js';
-import { referencedGroup } from '../access/groups.js';
-import { referencedRole, referencedUser } from '../access/references.js';
+import { referencedGroup, referencedRole, referencedUser } from '../access/index.js';
 import { uniquely } from '../unique.js';
 
 /**

@@ -7,7 +7,7 @@ import { ANONYMOUS_ID, type Context } from '../context.js';
 import { getProjectRow } from './projects.js';
 import { settingOf, type BranchProtection, type TagProtection } from './settings.js';
 import { ancestorPaths } from './permissions.js';
-import { getSecuritySetting } from '../settings/settings.js';
+import { getSecuritySetting } from '../settings/index.js';
 import { checkCommitMessages, commitMessageRuleOf, type CommitMessageRule } from './commit-messages.js';
 import { userMatchTokens } from './principal-expressions.js';
 

@@ -12,7 +12,7 @@ import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
 import { checkPatternLength, QuerySyntaxError, UserPatternError } from '../../query/index.js';
 import type { Context } from '../context.js';
-import { namesIn, parseJobMatch, patternsIn, type JobMatch } from '../query/job-match.js';
+import { type JobMatch, namesIn, parseJobMatch, patternsIn } from '../query/index.js';
 import { ancestorPaths } from './permissions.js';
 import { decryptSecret, encryptSecret, isEncryptedSecret } from './secret-encryption.js';
 

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { LabelSpecTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
-import { assertNameFree as assertNamed, queryByName } from '../query/named.js';
+import { assertNameFree as assertNamed, queryByName } from '../query/index.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';

@@ -7,7 +7,7 @@ import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { ancestorPaths, loadProjectWith } from './permissions.js';
-import { likeCondition } from '../query/compile.js';
+import { likeCondition } from '../query/index.js';
 
 export type MilestoneRow = Selectable<MilestoneTable>;
 

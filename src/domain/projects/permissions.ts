@@ -6,7 +6,7 @@ import { NotFound } from '../../errors.js';
 import { deny } from '../actor.js';
 import { ANONYMOUS_ID, memoized, type Context } from '../context.js';
 import { matchesPatterns } from '../../ci/patterns.js';
-import { getSecuritySetting } from '../settings/settings.js';
+import { getSecuritySetting } from '../settings/index.js';
 
 /**
  * The one permission module (docs/compatibility.md#platform-permissions). A caller's privileges on a project are

@@ -4,9 +4,9 @@ import { containsToLike, parseQuery, parseQueryDate, QuerySyntaxError, wildcardT
 import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition } from './permissions.js';
 import { labelSpecIdByName } from './labels.js';
-import { always, compileCriteria, compileOrders, currentUserOrFail, inIds, likeCondition, never, type Condition, type LeafCompiler } from '../query/compile.js';
+import { always, compileCriteria, compileOrders, type Condition, currentUserOrFail, inIds, type LeafCompiler, likeCondition, never } from '../query/index.js';
 import { projectIdsMatchingPath } from './criteria.js';
-import { userIdByLogin } from '../users/criteria.js';
+import { userIdByLogin } from '../users/index.js';
 
 const SORT_COLUMNS: Record<string, string> = {
   Path: 'projects.path',

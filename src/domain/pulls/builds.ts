@@ -6,8 +6,8 @@
 import type { BuildRow, BuildStatus, PullRequestRow } from '../../db/schema.js';
 import type { Context } from '../context.js';
 import { Provided } from '../providers.js';
-import type { Condition } from '../query/compile.js';
-import { requiredJobs } from '../projects/required-jobs.js';
+import type { Condition } from '../query/index.js';
+import { requiredJobs } from '../projects/index.js';
 
 /** The request's builds on its current build commit (`buildCommitHash`), newest first. */
 export const currentBuildsOf = new Provided<(ctx: Context, pr: Pick<PullRequestRow, 'id' | 'buildCommitHash'>) => Promise<BuildRow[]>>(

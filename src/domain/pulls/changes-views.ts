@@ -9,10 +9,10 @@ import type { CodeCommentReplyRow, CodeCommentRow, PullRequestRow } from '../../
 import { BadRequest, NotFound } from '../../errors.js';
 import { readBlob } from '../../git/files.js';
 import { mergeBase } from '../../git/repository.js';
-import type { PlanarRange } from '../code-comments/code-comments.js';
+import type { PlanarRange } from '../code-comments/index.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
-import { objectRead } from '../repositories/object-reads.js';
+import { loadProjectWith } from '../projects/index.js';
+import { objectRead } from '../repositories/index.js';
 
 /** Row types the pages name (src/web may not import src/db). */
 export type { CodeCommentReplyRow, CodeCommentRow } from '../../db/schema.js';

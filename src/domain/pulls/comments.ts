@@ -4,9 +4,9 @@ import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { recordMentions } from '../mentions.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { loadProjectWith } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
-import { parseReferences, recordReferences } from '../issues/references.js';
+import { parseReferences, recordReferences } from '../issues/index.js';
 import { autoWatch } from './changes.js';
 import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest } from './pull-requests.js';
 

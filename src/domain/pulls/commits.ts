@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { PullRequestFixedIssueTable } from '../../db/schema.js';
 import { readCommits, revList } from '../../git/repository.js';
-import { parseFixReferences, resolveFixPlaces, type FixReference } from '../issues/fix-references.js';
+import { type FixReference, parseFixReferences, resolveFixPlaces } from '../issues/index.js';
 
 /** Most commits indexed for one update (the newest ones). */
 const MAX_INDEXED = 10_000;

@@ -9,10 +9,8 @@ import { GitError } from '../../git/command.js';
 import { parseIntegerValue, QuerySyntaxError } from '../../query/index.js';
 import { deny } from '../actor.js';
 import type { Context } from '../context.js';
-import { loadAccessibleIssue } from '../issues/issues.js';
-import type { FixReference } from '../issues/fix-references.js';
-import { accessibleProjectsCondition } from '../projects/permissions.js';
-import { findProjectByPath } from '../projects/projects.js';
+import { type FixReference, loadAccessibleIssue } from '../issues/index.js';
+import { accessibleProjectsCondition, findProjectByPath } from '../projects/index.js';
 import { commitFixReferences, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
 import { findPullRequestRow, listUpdates, loadReadablePullRequest } from './pull-requests.js';
 

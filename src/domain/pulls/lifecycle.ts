@@ -4,10 +4,9 @@ import { branchHead, deleteRef, fetchCommits, getDefaultBranch, isAncestor, list
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { recordMentions } from '../mentions.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { branchProtection, loadProjectWith } from '../projects/index.js';
 import { requireUser } from '../actor.js';
-import { branchProtection } from '../projects/branch-protection.js';
-import { parseReferences, recordReferences } from '../issues/references.js';
+import { parseReferences, recordReferences } from '../issues/index.js';
 import { recordChange, recordNote } from './changes.js';
 import { indexTextFixedIssues } from './commits.js';
 import { withLock } from './locks.js';
@@ -22,7 +21,7 @@ import {
   truncateTitle,
 } from './pull-requests.js';
 import { transitionPullRequest } from './transitions.js';
-import { journaledRefChange } from '../journal/ref-journal.js';
+import { journaledRefChange } from '../journal/index.js';
 
 /** Runs `work` under the request's in-process lock (the same one the background check takes). */
 function locked<T>(requestId: number, work: () => Promise<T>): Promise<T> {

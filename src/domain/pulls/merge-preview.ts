@@ -1,7 +1,7 @@
 import type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
 import { branchHead, deleteRef, RefUpdateConflict, updateRef, refHead } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { gitIdentity, systemIdentity } from '../users/identities.js';
+import { gitIdentity, systemIdentity } from '../users/index.js';
 import { withLock } from './locks.js';
 import { getPullRequestRow, latestUpdate, loadReadablePullRequest, pullRefs } from './pull-requests.js';
 import { strategies } from './strategies/index.js';

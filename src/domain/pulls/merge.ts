@@ -2,11 +2,11 @@ import { updateRefs } from '../../git/repository.js';
 import type { ErrorCode } from '../../error-codes.js';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { branchProtection, checkCommitMessages, loadProjectWith } from '../projects/index.js';
 import { requireUser } from '../actor.js';
-import { gitIdentity } from '../users/identities.js';
+import { gitIdentity } from '../users/index.js';
 import { faultPoint } from '../fault-points.js';
-import { journaledRefChange } from '../journal/ref-journal.js';
+import { journaledRefChange } from '../journal/index.js';
 import { announceTransition, applyTransition } from './transitions.js';
 import { withLock } from './locks.js';
 import { ensureMergePreview, type MergePreview } from './merge-preview.js';
@@ -14,8 +14,6 @@ import { strategies, type CleanPreview } from './strategies/index.js';
 import { getPullRequestRow, pullRefs } from './pull-requests.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { requiredBuildsPassed } from './builds.js';
-import { branchProtection } from '../projects/branch-protection.js';
-import { checkCommitMessages } from '../projects/commit-messages.js';
 
 /** The default merge message when the request body is empty. */
 export function defaultMergeMessage(pr: Pick<PullRequestRow, 'number' | 'title'>): string {

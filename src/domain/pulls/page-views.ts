@@ -10,10 +10,9 @@ import type { BuildStatus, PullRequestRow, ReviewStatus } from '../../db/schema.
 import { BadRequest, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
 import { currentBuildsOf } from './builds.js';
-import { requiredJobs } from '../projects/required-jobs.js';
+import { loadProjectWith, requiredJobs } from '../projects/index.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
-import { objectRead } from '../repositories/object-reads.js';
+import { objectRead } from '../repositories/index.js';
 import type { PullRequestChangeData } from './changes.js';
 import { mergeRefusal } from './merge.js';
 import { isPreviewCurrent, storedPreview, type MergePreview } from './merge-preview.js';

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Context } from '../context.js';
-import { accessibleProjectsCondition } from '../projects/permissions.js';
-import { getUserRow, requireSelfOrAdmin } from '../users/users.js';
+import { accessibleProjectsCondition } from '../projects/index.js';
+import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
 
 /**
  * A user's pull request reviews, assignments or watches (docs/compatibility.md#users-endpoints): the user

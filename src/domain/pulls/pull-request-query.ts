@@ -5,12 +5,9 @@ import { resolveCommit } from '../../git/repository.js';
 import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike, type ParsedQuery } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { pullRequestIdsFixingIssue } from './fixed-issues.js';
-import { accessibleProjectsCondition } from '../projects/permissions.js';
-import { labelSpecIdByName } from '../projects/labels.js';
-import { findProjectByPath } from '../projects/projects.js';
-import { always, compileCriteria, currentUserOrFail, inIds, likeCondition, type Condition, type LeafCompiler } from '../query/compile.js';
-import { projectIdsMatchingPath } from '../projects/criteria.js';
-import { userIdByLogin } from '../users/criteria.js';
+import { accessibleProjectsCondition, findProjectByPath, labelSpecIdByName, projectIdsMatchingPath } from '../projects/index.js';
+import { always, compileCriteria, type Condition, currentUserOrFail, inIds, type LeafCompiler, likeCondition } from '../query/index.js';
+import { userIdByLogin } from '../users/index.js';
 import { buildStatusCondition } from './builds.js';
 
 /** Sortable fields (docs/compatibility.md#pull-requests-query-language); Status sorts by its ordinal OPEN < MERGED < DISCARDED. */

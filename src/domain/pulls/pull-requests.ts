@@ -5,13 +5,12 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
 import { UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
-import { loadProjectWith, projectPermissions } from '../projects/permissions.js';
+import { forkRootId, loadProjectWith, projectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
-import { forkRootId, takeNextNumber } from '../projects/numbers.js';
 import { isUniqueViolation } from '../unique.js';
 import { recordMentions } from '../mentions.js';
 import { autoWatch } from './changes.js';
-import { parseReferences, recordReferences } from '../issues/references.js';
+import { parseReferences, recordReferences } from '../issues/index.js';
 import { commitFixReferences, indexCommits, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
 import { resetRequiredReviews } from './required-reviewers.js';
 

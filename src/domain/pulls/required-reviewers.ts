@@ -1,7 +1,6 @@
 import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
-import { branchProtection } from '../projects/branch-protection.js';
-import { reviewRequirementItems } from '../projects/principal-expressions.js';
+import { branchProtection, reviewRequirementItems } from '../projects/index.js';
 
 /** A parsed review requirement: required users by login, and groups with how many members must review. */
 export interface ReviewRequirement {

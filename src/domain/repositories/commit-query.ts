@@ -9,7 +9,7 @@ import { getDefaultBranch, listRefs, refHead, resolveCommit } from '../../git/re
 import { parseCommitQuery, type CommitCriterion } from '../../query/commit-query.js';
 import { parseQueryDate, QuerySyntaxError } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { loadProjectWith } from '../projects/index.js';
 
 /** The most commits one query returns (OneDev's limit). */
 export const MAX_COMMITS = 10_000;

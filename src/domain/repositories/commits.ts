@@ -5,7 +5,7 @@
 import { NotFound } from '../../errors.js';
 import { readCommit, resolveCommit, type Commit } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { loadProjectWith } from '../projects/index.js';
 
 /**
  * A commit by hash (or any revision naming a commit): read code.

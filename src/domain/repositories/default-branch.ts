@@ -1,7 +1,7 @@
 /** The default branch of a project's repository (docs/compatibility.md#projects-repository-and-default-branch). */
 import { getDefaultBranch, setDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { loadProjectWith } from '../projects/index.js';
 
 /**
  * GET `/repositories/{projectId}/default-branch` (docs/compatibility.md#projects-repository-and-default-branch): read code; the

@@ -9,7 +9,7 @@ import { NotFound } from '../../errors.js';
 import { diffPatch, diffSummary, EMPTY_TREE_HASH, type DiffStat } from '../../git/diff.js';
 import { resolveCommit } from '../../git/repository.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
+import { loadProjectWith } from '../projects/index.js';
 import { objectRead } from './object-reads.js';
 
 /** One line of a hunk. */

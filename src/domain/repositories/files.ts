@@ -7,8 +7,8 @@ import { BadRequest, NotFound } from '../../errors.js';
 import { assertValidBranchName, commitTree } from '../../git/repository.js';
 import { listDirectory, pathEntry, readBlobHead, writeTreeWithChange } from '../../git/trees.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
-import { gitIdentity } from '../users/identities.js';
+import { loadProjectWith } from '../projects/index.js';
+import { gitIdentity } from '../users/index.js';
 import { moveRef } from './ref-updates.js';
 import { resolveBranchAndPath, resolveRevisionAndPath } from './revisions.js';
 

@@ -9,8 +9,8 @@ import { deleteRef, getDefaultBranch, setDefaultBranch, updateRef } from '../../
 import { ZERO_HASH } from '../../git/names.js';
 import type { Context } from '../context.js';
 import { requireUser } from '../actor.js';
-import { journaledRefChange } from '../journal/ref-journal.js';
-import { checkPush } from '../projects/branch-protection.js';
+import { journaledRefChange } from '../journal/index.js';
+import { checkPush } from '../projects/index.js';
 
 /** One ref change: created (`oldHash` null), moved, or deleted (`newHash` null). */
 export interface RefMove {

@@ -7,8 +7,8 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { assertValidBranchName, getDefaultBranch, listBranches, refHead, resolveCommit } from '../../git/repository.js';
 import { assertValidTagName, createTagObject, listTags } from '../../git/tags.js';
 import type { Context } from '../context.js';
-import { loadProjectWith } from '../projects/permissions.js';
-import { gitIdentity } from '../users/identities.js';
+import { loadProjectWith } from '../projects/index.js';
+import { gitIdentity } from '../users/index.js';
 import { moveRef } from './ref-updates.js';
 
 /** A ref and the commit it points to (OneDev's RefResponse). */

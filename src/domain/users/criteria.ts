@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
-import { currentUserOrFail } from '../query/compile.js';
+import { currentUserOrFail } from '../query/index.js';
 
 /** The id of a user by login name; `Unable to find user with login: x` (400) otherwise. */
 export async function userIdByLogin(db: Db, login: string): Promise<number> {

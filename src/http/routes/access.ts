@@ -10,10 +10,23 @@ import {
   groupAuthorizations,
   updateGroupAuthorization,
   updateUserAuthorization,
-} from '../../domain/projects/authorizations.js';
-import { createGroup, deleteGroup, getGroup, groupMemberships, queryGroups, updateGroup } from '../../domain/access/groups.js';
-import { createMembership, deleteMembership, getMembership } from '../../domain/access/memberships.js';
-import { createRole, deleteRole, getRole, queryRoles, updateRole } from '../../domain/access/roles.js';
+} from '../../domain/projects/index.js';
+import {
+  createGroup,
+  createMembership,
+  createRole,
+  deleteGroup,
+  deleteMembership,
+  deleteRole,
+  getGroup,
+  getMembership,
+  getRole,
+  groupMemberships,
+  queryGroups,
+  queryRoles,
+  updateGroup,
+  updateRole,
+} from '../../domain/access/index.js';
 import {
   GroupAuthorizationSchema,
   GroupSchema,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
-import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/artifacts.js';
+import { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from '../../domain/builds/index.js';
 import { ArtifactInfoSchema } from '../../wire/builds.js';
 import { PayloadTooLarge, RangeNotSatisfiable } from '../../errors.js';
 import { userContentHeaders } from '../../plugins/user-content.js';

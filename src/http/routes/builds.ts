@@ -11,8 +11,8 @@ import {
   getBuildDependences,
   getBuildLabels,
   getBuildParams,
-} from '../../domain/builds/builds.js';
-import { queryBuilds } from '../../domain/builds/build-query.js';
+  queryBuilds,
+} from '../../domain/builds/index.js';
 import {
   BuildDependenceSchema,
   BuildLabelSchema,

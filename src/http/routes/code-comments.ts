@@ -1,14 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { queryCodeComments } from '../../domain/code-comments/code-comment-query.js';
-import { createCodeComment, deleteCodeComment, getCodeComment, updateCodeComment } from '../../domain/code-comments/code-comments.js';
 import {
+  createCodeComment,
   createCodeCommentReply,
+  deleteCodeComment,
   deleteCodeCommentReply,
+  getCodeComment,
   getCodeCommentReply,
   listCodeCommentReplies,
+  queryCodeComments,
+  updateCodeComment,
   updateCodeCommentReply,
-} from '../../domain/code-comments/replies.js';
+} from '../../domain/code-comments/index.js';
 import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
 import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 

@@ -1,12 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { journalPush, journalPushIntents, type PushIntent } from '../../domain/journal/ref-journal.js';
-import { checkPush } from '../../domain/projects/branch-protection.js';
-import { authorizeRepository } from '../../domain/projects/repository-access.js';
+import { journalPush, journalPushIntents, type PushIntent } from '../../domain/journal/index.js';
+import { authorizeRepository, checkPush } from '../../domain/projects/index.js';
 import { NotFound } from '../../errors.js';
 import { createContext, systemActor, type Services } from '../../domain/context.js';
-import { HOOK_SECRET_HEADER, preparePushHooks } from '../../domain/repositories/push-hooks.js';
+import { HOOK_SECRET_HEADER, preparePushHooks } from '../../domain/repositories/index.js';
 import { gitHttpPlugin } from './git-http.js';
 
 const HOOK_ROUTE = '/~internal/hooks';

@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { NotFound, Unauthorized } from '../../errors.js';
-import { advertiseRefs, gitServiceAccess, serviceRpc, type GitProtocolResponse } from '../../domain/repositories/git-protocol.js';
+import { advertiseRefs, type GitProtocolResponse, gitServiceAccess, serviceRpc } from '../../domain/repositories/index.js';
 import { offerBasicChallenge } from '../../plugins/cross-site.js';
 
 /** What `resolveRepository` returns for an accessible project. */

@@ -12,7 +12,7 @@ import {
   getIssueWatch,
   updateIssueComment,
   updateIssueWatch,
-} from '../../domain/issues/conversation.js';
+} from '../../domain/issues/index.js';
 import { IssueCommentSchema, IssueVoteSchema, IssueWatchSchema, toWireIssueComment, toWireIssueVote, toWireIssueWatch } from '../../wire/issues.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 import { CreatedId, InputDate, inputDate } from '../schemas/common.js';

@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { listIssuePullRequests } from '../../domain/pulls/fixed-issues.js';
-import { queryIssues } from '../../domain/issues/issue-query.js';
-import { stateOrdinal } from '../../domain/issues/issue-setting.js';
+import { listIssuePullRequests } from '../../domain/pulls/index.js';
 import {
   deleteIssue,
   getIssue,
@@ -14,13 +12,15 @@ import {
   listIssueVotes,
   listIssueWatches,
   openIssue,
+  queryIssues,
   setIssueConfidential,
   setIssueDescription,
   setIssueFields,
   setIssueMilestones,
   setIssueTitle,
+  stateOrdinal,
   transitIssueState,
-} from '../../domain/issues/issues.js';
+} from '../../domain/issues/index.js';
 import { MilestoneSchema, toWireMilestone } from '../../wire/access.js';
 import {
   IssueChangeSchema,

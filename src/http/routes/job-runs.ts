@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { cancelBuild, rebuild, runJob } from '../../domain/builds/builds.js';
+import { cancelBuild, rebuild, runJob } from '../../domain/builds/index.js';
 import { CreatedId } from '../schemas/common.js';
 
 const tags = ['Job Run'];

@@ -2,15 +2,19 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   createLabelSpec,
+  createMilestone,
   createProjectLabel,
   deleteLabelSpec,
+  deleteMilestone,
   deleteProjectLabel,
   getLabelSpec,
+  getMilestone,
   getProjectLabel,
+  type MilestoneData,
   queryLabelSpecs,
   updateLabelSpec,
-} from '../../domain/projects/labels.js';
-import { createMilestone, deleteMilestone, getMilestone, updateMilestone, type MilestoneData } from '../../domain/projects/milestones.js';
+  updateMilestone,
+} from '../../domain/projects/index.js';
 import type { Context } from '../../domain/context.js';
 import { LabelSpecSchema, MilestoneSchema, ProjectLabelSchema, toWireLabelSpec, toWireMilestone, toWireProjectLabel } from '../../wire/access.js';
 import { crudRoutes } from '../crud.js';

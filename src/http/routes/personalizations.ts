@@ -1,13 +1,13 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { PersonalizationKind } from '../../domain/personalizations/common-queries.js';
 import {
   createPersonalization,
   deletePersonalization,
   getPersonalization,
-  updatePersonalization,
   type Personalization,
-} from '../../domain/personalizations/personalizations.js';
+  type PersonalizationKind,
+  updatePersonalization,
+} from '../../domain/personalizations/index.js';
 import {
   PlainPersonalizationSchema,
   SubscribedPersonalizationSchema,

@@ -1,11 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { projectGroupAuthorizations, projectUserAuthorizations } from '../../domain/projects/authorizations.js';
-import { topContributors } from '../../domain/projects/contributors.js';
-import { projectForks } from '../../domain/projects/forks.js';
-import { projectLabels } from '../../domain/projects/labels.js';
-import { queryMilestones } from '../../domain/projects/milestones.js';
-import { getProjectSetting, updateProjectSetting } from '../../domain/projects/settings.js';
+import {
+  getProjectSetting,
+  projectForks,
+  projectGroupAuthorizations,
+  projectLabels,
+  projectUserAuthorizations,
+  queryMilestones,
+  topContributors,
+  updateProjectSetting,
+} from '../../domain/projects/index.js';
 import {
   GitContributorSchema,
   GroupAuthorizationSchema,

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { cloneUrls, createProject, deleteProject, getProject, updateProject, type ProjectData } from '../../domain/projects/projects.js';
-import { queryProjects } from '../../domain/projects/project-query.js';
+import { cloneUrls, createProject, deleteProject, getProject, type ProjectData, queryProjects, updateProject } from '../../domain/projects/index.js';
 import { CloneUrlSchema, CodeAnalysisSettingSchema, GitPackConfigSchema, ProjectSchema, toWireProject } from '../../wire/projects.js';
 import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 

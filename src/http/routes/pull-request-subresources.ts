@@ -1,10 +1,23 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { createAssignment, deleteAssignment, getAssignment } from '../../domain/pulls/assignments.js';
-import { createComment, deleteComment, getComment, updateComment } from '../../domain/pulls/comments.js';
-import { createLabel, deleteLabel } from '../../domain/pulls/labels.js';
-import { createReview, getReview, updateReview } from '../../domain/pulls/reviews.js';
-import { createWatch, deleteWatch, getWatch, updateWatch } from '../../domain/pulls/watches.js';
+import {
+  createAssignment,
+  createComment,
+  createLabel,
+  createReview,
+  createWatch,
+  deleteAssignment,
+  deleteComment,
+  deleteLabel,
+  deleteWatch,
+  getAssignment,
+  getComment,
+  getReview,
+  getWatch,
+  updateComment,
+  updateReview,
+  updateWatch,
+} from '../../domain/pulls/index.js';
 import {
   PullRequestAssignmentSchema,
   PullRequestCommentSchema,

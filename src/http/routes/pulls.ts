@@ -1,29 +1,32 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../domain/context.js';
-import { getPullRequestFixedIssueIds } from '../../domain/pulls/fixed-issues.js';
-import { listAssignments } from '../../domain/pulls/assignments.js';
-import { getCurrentBuilds } from '../../domain/builds/pull-request-builds.js';
-import { BuildSchema, toWireBuild } from '../../wire/builds.js';
-import { listComments } from '../../domain/pulls/comments.js';
-import { listChanges } from '../../domain/pulls/history.js';
-import { listLabels } from '../../domain/pulls/labels.js';
 import {
   deletePullRequest,
   deleteSourceBranch,
   discardPullRequest,
+  getMergePreview,
+  getPullRequest,
+  getPullRequestFixedIssueIds,
+  getUpdates,
+  listAssignments,
+  listChanges,
+  listComments,
+  listLabels,
+  listReviews,
+  listWatches,
+  mergePullRequest,
+  openPullRequest,
+  parseMergeStrategy,
+  queryPullRequests,
   reopenPullRequest,
   restoreSourceBranch,
   setDescription,
   setMergeStrategy,
   setTitle,
-} from '../../domain/pulls/lifecycle.js';
-import { mergePullRequest } from '../../domain/pulls/merge.js';
-import { getMergePreview } from '../../domain/pulls/merge-preview.js';
-import { getPullRequest, getUpdates, openPullRequest, parseMergeStrategy } from '../../domain/pulls/pull-requests.js';
-import { queryPullRequests } from '../../domain/pulls/pull-request-query.js';
-import { listReviews } from '../../domain/pulls/reviews.js';
-import { listWatches } from '../../domain/pulls/watches.js';
+} from '../../domain/pulls/index.js';
+import { getCurrentBuilds } from '../../domain/builds/index.js';
+import { BuildSchema, toWireBuild } from '../../wire/builds.js';
 import {
   MergePreviewSchema,
   MergeStrategySchema,

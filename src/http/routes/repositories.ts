@@ -2,11 +2,23 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { TextBody } from '../schemas/common.js';
 import { textBody } from '../../plugins/bodies.js';
-import { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from '../../domain/repositories/default-branch.js';
-import { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from '../../domain/repositories/refs.js';
-import { queryCommits } from '../../domain/repositories/commit-query.js';
-import { getCommit } from '../../domain/repositories/commits.js';
-import { commitFile, listDirectoryAt, readFile } from '../../domain/repositories/files.js';
+import {
+  commitFile,
+  createBranch,
+  createTag,
+  deleteBranch,
+  deleteTag,
+  getBranch,
+  getCommit,
+  getRepositoryDefaultBranch,
+  getTag,
+  listBranchNames,
+  listDirectoryAt,
+  listTagNames,
+  queryCommits,
+  readFile,
+  setRepositoryDefaultBranch,
+} from '../../domain/repositories/index.js';
 import {
   CommitSchema,
   DirectoryEntrySchema,

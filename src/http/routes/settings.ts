@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAdmin } from '../../domain/actor.js';
-import { getSecuritySetting, setSecuritySetting } from '../../domain/settings/settings.js';
+import { getSecuritySetting, setSecuritySetting } from '../../domain/settings/index.js';
 import { Nullable } from '../schemas/common.js';
 
 const SecuritySettingSchema = Type.Object(

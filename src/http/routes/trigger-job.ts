@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { triggerJob } from '../../domain/builds/trigger-job.js';
+import { triggerJob } from '../../domain/builds/index.js';
 import { BadRequest } from '../../errors.js';
 import { CreatedId } from '../schemas/common.js';
 

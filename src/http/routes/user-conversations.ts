@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { listUserIssueVotes, listUserIssueWatches } from '../../domain/issues/conversation.js';
-import type { PersonalizationKind } from '../../domain/personalizations/common-queries.js';
-import { listUserPersonalizations } from '../../domain/personalizations/personalizations.js';
-import { getQueriesAndWatches, setQueriesAndWatches } from '../../domain/personalizations/queries-and-watches.js';
+import { listUserIssueVotes, listUserIssueWatches } from '../../domain/issues/index.js';
+import { getQueriesAndWatches, listUserPersonalizations, type PersonalizationKind, setQueriesAndWatches } from '../../domain/personalizations/index.js';
 import { IssueVoteSchema, IssueWatchSchema, toWireIssueVote, toWireIssueWatch } from '../../wire/issues.js';
 import {
   PlainPersonalizationSchema,

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { userAuthorizations } from '../../domain/projects/authorizations.js';
-import { userMemberships } from '../../domain/access/memberships.js';
-import { userPullRequestLists } from '../../domain/pulls/pull-request-lists.js';
-import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../domain/users/ssh-keys.js';
+import { userAuthorizations } from '../../domain/projects/index.js';
+import { userMemberships } from '../../domain/access/index.js';
+import { userPullRequestLists } from '../../domain/pulls/index.js';
+import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../domain/users/index.js';
 import { MembershipSchema, SshKeySchema, toWireMembership, toWireSshKey, toWireUserAuthorization, UserAuthorizationSchema } from '../../wire/access.js';
 import {
   PullRequestAssignmentSchema,

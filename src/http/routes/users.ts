@@ -1,8 +1,18 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { createAccessToken, deleteAccessToken, listAccessTokens } from '../../domain/users/access-tokens.js';
-import { listEmailAddresses } from '../../domain/users/email-addresses.js';
-import { createUser, deleteUser, getMyProfile, getUser, queryUsers, setPassword, updateUser } from '../../domain/users/users.js';
+import {
+  createAccessToken,
+  createUser,
+  deleteAccessToken,
+  deleteUser,
+  getMyProfile,
+  getUser,
+  listAccessTokens,
+  listEmailAddresses,
+  queryUsers,
+  setPassword,
+  updateUser,
+} from '../../domain/users/index.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
 import { textBody } from '../../plugins/bodies.js';
 import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';

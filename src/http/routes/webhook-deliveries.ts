@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { listWebhookDeliveries, redeliverWebhook } from '../../domain/outbox/deliveries.js';
+import { listWebhookDeliveries, redeliverWebhook } from '../../domain/outbox/index.js';
 import { toWireWebhookDelivery, WebhookDeliverySchema } from '../../wire/webhooks.js';
 import { CreatedId, page, PageQuery } from '../schemas/common.js';
 

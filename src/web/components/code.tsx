@@ -2,7 +2,7 @@
  * Pieces shared by the code pages (files, commits, branches, tags, compare): their URLs, a
  * revision selector, a commit row and dates.
  */
-import type { Commit } from '../../domain/repositories/browse.js';
+import type { Commit } from '../../domain/repositories/index.js';
 
 /** Encodes a repository path or revision for a URL, keeping its `/` separators. */
 export function encodePath(path: string): string {

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { ComponentChildren } from 'preact';
-import type { CommitDiff, DiffLine, FileDiff } from '../../domain/repositories/diff.js';
+import type { CommitDiff, DiffLine, FileDiff } from '../../domain/repositories/index.js';
 
 /** {@link diffFileKey} by path: every line's anchor needs its file's key. */
 const fileKeys = new LRUCache<string, string>({ max: 10_000 });

@@ -4,7 +4,7 @@
  * buttons post (`<base>/email-addresses/<primary|git|delete>` with the address id), and
  * {@link emailAddressChange} is the route handler's part.
  */
-import { deleteEmailAddress, setEmailAddressRole, type EmailAddress } from '../../domain/users/email-addresses.js';
+import { deleteEmailAddress, type EmailAddress, setEmailAddressRole } from '../../domain/users/index.js';
 import { NotFound } from '../../errors.js';
 import type { PageContext } from '../page.js';
 import { PostForm } from './forms.js';

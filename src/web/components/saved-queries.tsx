@@ -10,7 +10,7 @@
  * `{await SavedQueries({ page, kind: 'pullRequest', action: '/~pulls' })}`
  */
 import type { VNode } from 'preact';
-import { listSavedQueries, type SavedQueryKind } from '../../domain/personalizations/saved-queries.js';
+import { listSavedQueries, type SavedQueryKind } from '../../domain/personalizations/index.js';
 import type { PageContext, ProjectPageContext } from '../page.js';
 import { PostForm } from './forms.js';
 

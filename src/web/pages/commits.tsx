@@ -4,9 +4,7 @@
  * `/<project>/~commits/<hash>`: one commit — message, author, committer, parents as links — and
  * its diff against its first parent (a root commit: everything added).
  */
-import { commitLog, revisionNames } from '../../domain/repositories/browse.js';
-import { getCommit } from '../../domain/repositories/commits.js';
-import { diffCommits } from '../../domain/repositories/diff.js';
+import { commitLog, diffCommits, getCommit, revisionNames } from '../../domain/repositories/index.js';
 import { BadRequest } from '../../errors.js';
 import { codeUrl, CommitItem, commitUrl, DateTime, RevisionSelector, subjectOf } from '../components/code.js';
 import { DiffView } from '../components/diff.js';

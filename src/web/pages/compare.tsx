@@ -3,7 +3,7 @@
  * show it — the commits of `left..right` and the diff from their merge base to `right`. Without
  * both revisions, the two selectors only (left defaults to the default branch).
  */
-import { compareRevisions, MAX_COMPARE_COMMITS, revisionNames } from '../../domain/repositories/browse.js';
+import { compareRevisions, MAX_COMPARE_COMMITS, revisionNames } from '../../domain/repositories/index.js';
 import { CommitItem, codeUrl } from '../components/code.js';
 import { DiffView } from '../components/diff.js';
 import { ProjectLayout } from '../components/project-layout.js';

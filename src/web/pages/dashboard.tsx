@@ -3,10 +3,9 @@
  * review, their own open requests and recent builds, through the API's query functions
  * (the same languages as `/~api/projects?query=…`, `/~api/pulls?query=…`, `/~api/builds?query=…`).
  */
-import { queryBuilds } from '../../domain/builds/build-query.js';
-import { queryProjects } from '../../domain/projects/project-query.js';
-import { getProjectRow } from '../../domain/projects/projects.js';
-import { queryPullRequests } from '../../domain/pulls/pull-request-query.js';
+import { queryBuilds } from '../../domain/builds/index.js';
+import { getProjectRow, queryProjects } from '../../domain/projects/index.js';
+import { queryPullRequests } from '../../domain/pulls/index.js';
 import { Layout } from '../components/layout.js';
 import { redirect, type PageContext, type PageModule } from '../page.js';
 

@@ -14,17 +14,17 @@
 import mime from 'mime';
 import { isActiveType, isSafeType, userContentHeaders } from '../../plugins/user-content.js';
 import {
+  type Blame,
   blameAt,
   browseAt,
+  type BrowseResult,
   lineCount,
   MAX_VIEW_BYTES,
   MAX_VIEW_LINES,
   rawFileAt,
   revisionNames,
-  type Blame,
-  type BrowseResult,
-} from '../../domain/repositories/browse.js';
-import { trimSlashes } from '../../domain/repositories/revisions.js';
+  trimSlashes,
+} from '../../domain/repositories/index.js';
 import { codeUrl, commitUrl, markdownBase, RevisionSelector } from '../components/code.js';
 import { Markdown } from '../components/markdown.js';
 import { ProjectLayout } from '../components/project-layout.js';

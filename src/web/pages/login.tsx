@@ -3,8 +3,7 @@
  * authentication ({@link authenticateBasic}: login name or email + password, or an access token
  * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
  */
-import { authenticateBasic } from '../../domain/auth/authenticate.js';
-import { createSession, endSession } from '../../domain/auth/sessions.js';
+import { authenticateBasic, createSession, endSession } from '../../domain/auth/index.js';
 import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';

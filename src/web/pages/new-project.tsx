@@ -4,7 +4,7 @@
  * (docs/compatibility.md#projects-endpoints item 12, `forkedFromId`). Both lead to the new project's page.
  */
 import { deny } from '../../domain/actor.js';
-import { createProject, getProject } from '../../domain/projects/projects.js';
+import { createProject, getProject } from '../../domain/projects/index.js';
 import { TextArea } from '../components/controls.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';

@@ -3,9 +3,8 @@
  * button, a fork link and the branch/tag counts; a fork names its origin; an empty repository
  * shows how to push to it.
  */
-import { forkOrigin } from '../../domain/projects/forks.js';
-import { cloneUrls } from '../../domain/projects/projects.js';
-import { repositoryOverview } from '../../domain/repositories/browse.js';
+import { cloneUrls, forkOrigin } from '../../domain/projects/index.js';
+import { repositoryOverview } from '../../domain/repositories/index.js';
 import { markdownBase } from '../components/code.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { Markdown } from '../components/markdown.js';

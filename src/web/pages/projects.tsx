@@ -2,7 +2,7 @@
  * `/~projects`: the projects the visitor can see, filtered by the project query language, and a
  * "New project" link for those who may create root projects.
  */
-import { queryProjects } from '../../domain/projects/project-query.js';
+import { queryProjects } from '../../domain/projects/index.js';
 import { BadRequest } from '../../errors.js';
 import { Layout } from '../components/layout.js';
 import { QueryBox } from '../components/query-box.js';

@@ -4,8 +4,16 @@
  * create form and a delete button per ref, run by the repository API's domain functions
  * (branch and tag protection included). A refused change shows the list again with the reason.
  */
-import { branchSummaries, revisionNames, tagSummaries, type RefSummary } from '../../domain/repositories/browse.js';
-import { createBranch, createTag, deleteBranch, deleteTag } from '../../domain/repositories/refs.js';
+import {
+  branchSummaries,
+  createBranch,
+  createTag,
+  deleteBranch,
+  deleteTag,
+  type RefSummary,
+  revisionNames,
+  tagSummaries,
+} from '../../domain/repositories/index.js';
 import { codeUrl, commitUrl, DateTime, subjectOf } from '../components/code.js';
 import { Field, PostForm } from '../components/forms.js';
 import { ProjectLayout } from '../components/project-layout.js';

@@ -3,7 +3,7 @@
  * delete, watch, unwatch a saved query), through the personalization functions the API uses;
  * answers with a redirect back to the list page.
  */
-import { deleteSavedQuery, saveQuery, watchSavedQuery, type SavedQueryKind } from '../../domain/personalizations/saved-queries.js';
+import { deleteSavedQuery, type SavedQueryKind, saveQuery, watchSavedQuery } from '../../domain/personalizations/index.js';
 import { BadRequest } from '../../errors.js';
 import { redirect, safeRedirect, type PageModule } from '../page.js';
 

@@ -4,10 +4,19 @@
  * login name, remove) and deletion — through the domain functions of `/~api/groups` and
  * `/~api/memberships`.
  */
-import { createGroup, deleteGroup, getGroup, groupMemberships, queryGroups, updateGroup, type GroupData } from '../../../domain/access/groups.js';
-import { createMembership, deleteMembership } from '../../../domain/access/memberships.js';
-import { userIdByName } from '../../../domain/pulls/page-views.js';
-import { getUser } from '../../../domain/users/users.js';
+import {
+  createGroup,
+  createMembership,
+  deleteGroup,
+  deleteMembership,
+  getGroup,
+  type GroupData,
+  groupMemberships,
+  queryGroups,
+  updateGroup,
+} from '../../../domain/access/index.js';
+import { userIdByName } from '../../../domain/pulls/index.js';
+import { getUser } from '../../../domain/users/index.js';
 import { toWireGroup } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { attempt, CheckField, checked, idParam, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';

@@ -5,8 +5,8 @@
  * (one row each; a row with empty job names is dropped, a blank row adds one) — saved and
  * deleted through the domain functions of `/~api/roles`.
  */
-import { createRole, deleteRole, getRole, queryRoles, updateRole, type RoleData } from '../../../domain/access/roles.js';
-import type { JobPrivilege } from '../../../domain/projects/permissions.js';
+import { createRole, deleteRole, getRole, queryRoles, type RoleData, updateRole } from '../../../domain/access/index.js';
+import type { JobPrivilege } from '../../../domain/projects/index.js';
 import { toWireRole } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { attempt, CheckField, checked, idParam, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';

@@ -4,10 +4,10 @@
  * `/~administration/label-specs` (the label specs of `/~api/label-specs`: create, rename,
  * recolour, delete — refused while in use).
  */
-import { queryGroups } from '../../../domain/access/groups.js';
-import { createLabelSpec, deleteLabelSpec, queryLabelSpecs, updateLabelSpec } from '../../../domain/projects/labels.js';
+import { queryGroups } from '../../../domain/access/index.js';
+import { createLabelSpec, deleteLabelSpec, queryLabelSpecs, updateLabelSpec } from '../../../domain/projects/index.js';
 import { requireAdmin } from '../../../domain/actor.js';
-import { getSecuritySetting, setSecuritySetting, type SecuritySetting } from '../../../domain/settings/settings.js';
+import { getSecuritySetting, type SecuritySetting, setSecuritySetting } from '../../../domain/settings/index.js';
 import { BadRequest } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { attempt, formId, CheckField, checked, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';

@@ -6,11 +6,19 @@
  * or used names, root and self not deletable, …). Users cannot be disabled: the domain has no
  * such state.
  */
-import { getGroup } from '../../../domain/access/groups.js';
-import { userMemberships } from '../../../domain/access/memberships.js';
-import { deleteAccessTokenById, listAccessTokens } from '../../../domain/users/access-tokens.js';
-import { addEmailAddress, listEmailAddresses } from '../../../domain/users/email-addresses.js';
-import { createUser, deleteUser, getUser, queryUsers, setPassword, updateUser } from '../../../domain/users/users.js';
+import { getGroup, userMemberships } from '../../../domain/access/index.js';
+import {
+  addEmailAddress,
+  createUser,
+  deleteAccessTokenById,
+  deleteUser,
+  getUser,
+  listAccessTokens,
+  listEmailAddresses,
+  queryUsers,
+  setPassword,
+  updateUser,
+} from '../../../domain/users/index.js';
 import { DateTime } from '../../components/code.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';

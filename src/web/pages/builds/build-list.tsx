@@ -5,9 +5,7 @@
  * the default branch's build spec the visitor may run, posting to `/<project>/~builds/run`, which
  * calls the domain function behind `POST /~api/job-runs` ({@link runJob}).
  */
-import { branchCommit, buildProjectPaths, runnableJobs, type RunnableJob } from '../../../domain/builds/build-details.js';
-import { queryBuilds } from '../../../domain/builds/build-query.js';
-import { getBuild, runJob } from '../../../domain/builds/builds.js';
+import { branchCommit, buildProjectPaths, getBuild, queryBuilds, runJob, type RunnableJob, runnableJobs } from '../../../domain/builds/index.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';

@@ -10,9 +10,16 @@
  */
 import { Readable } from 'node:stream';
 import { Fragment } from 'preact';
-import { downloadArtifact } from '../../../domain/builds/artifacts.js';
-import { buildByNumber, buildLogTail, listArtifactFiles, type BuildDetails } from '../../../domain/builds/build-details.js';
-import { buildLog, cancelBuild, rebuild } from '../../../domain/builds/builds.js';
+import {
+  buildByNumber,
+  type BuildDetails,
+  buildLog,
+  buildLogTail,
+  cancelBuild,
+  downloadArtifact,
+  listArtifactFiles,
+  rebuild,
+} from '../../../domain/builds/index.js';
 import { NotFound } from '../../../errors.js';
 import { userContentHeaders } from '../../../plugins/user-content.js';
 import { PostForm } from '../../components/forms.js';

@@ -2,7 +2,7 @@
  * Pieces the build pages share: the status badge, dates and durations, the ref of a build and
  * the builds table of the lists (`/<project>/~builds`, `/~builds`).
  */
-import type { queryBuilds } from '../../../domain/builds/build-query.js';
+import type { queryBuilds } from '../../../domain/builds/index.js';
 
 /** A build row as the domain's queries return it. */
 export type Build = Awaited<ReturnType<typeof queryBuilds>>[number];

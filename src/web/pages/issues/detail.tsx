@@ -3,11 +3,22 @@
  * watchers, votes, comments with a Markdown preview, references and fixing commits and pull
  * requests — and the actions its forms post.
  */
-import { createIssueComment, createIssueVote, createIssueWatch, deleteIssueVote, updateIssueWatch } from '../../../domain/issues/conversation.js';
-import { issueActivity, issueByNumber } from '../../../domain/issues/issue-page.js';
-import { ISSUE_FIELDS, ISSUE_STATES } from '../../../domain/issues/issue-setting.js';
-import { listIssueVotes, listIssueWatches, setIssueMilestones, transitIssueState } from '../../../domain/issues/issues.js';
-import { queryMilestones } from '../../../domain/projects/milestones.js';
+import {
+  createIssueComment,
+  createIssueVote,
+  createIssueWatch,
+  deleteIssueVote,
+  ISSUE_FIELDS,
+  ISSUE_STATES,
+  issueActivity,
+  issueByNumber,
+  listIssueVotes,
+  listIssueWatches,
+  setIssueMilestones,
+  transitIssueState,
+  updateIssueWatch,
+} from '../../../domain/issues/index.js';
+import { queryMilestones } from '../../../domain/projects/index.js';
 import { BadRequest } from '../../../errors.js';
 import { PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';

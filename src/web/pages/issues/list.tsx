@@ -1,6 +1,5 @@
 /** The issue lists: `/<project>/~issues` and `/~issues`, filtered by the issue query language, paged, with saved and watched queries. */
-import { issueListNames } from '../../../domain/issues/issue-page.js';
-import { queryIssues } from '../../../domain/issues/issue-query.js';
+import { issueListNames, queryIssues } from '../../../domain/issues/index.js';
 import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';

@@ -1,6 +1,5 @@
 /** `/<project>/~issues/new`: the form, and opening the issue it submits. */
-import { ISSUE_FIELDS } from '../../../domain/issues/issue-setting.js';
-import { getIssue, openIssue } from '../../../domain/issues/issues.js';
+import { getIssue, ISSUE_FIELDS, openIssue } from '../../../domain/issues/index.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';

@@ -4,7 +4,7 @@
  * once — it is stored hashed and never shown again — and a delete button per token
  * (docs/compatibility.md#gitloom-differs-authentication).
  */
-import { createAccessToken, deleteAccessTokenById, listAccessTokens } from '../../../domain/users/access-tokens.js';
+import { createAccessToken, deleteAccessTokenById, listAccessTokens } from '../../../domain/users/index.js';
 import { BadRequest } from '../../../errors.js';
 import { fromWireDate } from '../../../wire/dates.js';
 import { DateTime } from '../../components/code.js';

@@ -5,9 +5,8 @@
  * failure limits; the user's other sessions end) — through the domain functions of
  * `/~api/users/{id}`.
  */
-import { authenticateBasic } from '../../../domain/auth/authenticate.js';
-import { listEmailAddresses } from '../../../domain/users/email-addresses.js';
-import { getUser, setPassword, updateUser } from '../../../domain/users/users.js';
+import { authenticateBasic } from '../../../domain/auth/index.js';
+import { getUser, listEmailAddresses, setPassword, updateUser } from '../../../domain/users/index.js';
 import { BadRequest, Unauthorized } from '../../../errors.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';

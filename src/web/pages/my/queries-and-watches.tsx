@@ -7,15 +7,15 @@
  * `/~my/watches`: the issues and pull requests the user watches or explicitly ignores, with a
  * toggle (the `/~api/issue-watches` and `/~api/pull-request-watches` updates).
  */
-import { getIssueWatch, listUserIssueWatches, updateIssueWatch } from '../../../domain/issues/conversation.js';
-import { getIssue } from '../../../domain/issues/issues.js';
-import type { NamedQuery, PersonalizationKind } from '../../../domain/personalizations/common-queries.js';
-import { listUserPersonalizations } from '../../../domain/personalizations/personalizations.js';
-import { listSavedQueries, type SavedQueryKind } from '../../../domain/personalizations/saved-queries.js';
-import { projectPaths } from '../../../domain/pulls/page-views.js';
-import { getPullRequest } from '../../../domain/pulls/pull-requests.js';
-import { getWatch, updateWatch } from '../../../domain/pulls/watches.js';
-import { userPullRequestLists } from '../../../domain/pulls/pull-request-lists.js';
+import { getIssue, getIssueWatch, listUserIssueWatches, updateIssueWatch } from '../../../domain/issues/index.js';
+import {
+  listSavedQueries,
+  listUserPersonalizations,
+  type NamedQuery,
+  type PersonalizationKind,
+  type SavedQueryKind,
+} from '../../../domain/personalizations/index.js';
+import { getPullRequest, getWatch, projectPaths, updateWatch, userPullRequestLists } from '../../../domain/pulls/index.js';
 import { BadRequest, GitloomError, NotFound } from '../../../errors.js';
 import { PostForm } from '../../components/forms.js';
 import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';

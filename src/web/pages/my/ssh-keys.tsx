@@ -3,7 +3,7 @@
  * comment), an add form (an OpenSSH public key line, validated and unique as
  * `POST /~api/users/{id}/ssh-keys`) and a delete button per key.
  */
-import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../../domain/users/ssh-keys.js';
+import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../../domain/users/index.js';
 import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
 import { PostForm } from '../../components/forms.js';

@@ -6,19 +6,19 @@
  * (`POST /~api/code-comments`, `/code-comment-replies`, `/code-comments/{id}`).
  */
 import type { VNode } from 'preact';
-import { createCodeComment, getCodeComment, updateCodeComment } from '../../../domain/code-comments/code-comments.js';
-import { createCodeCommentReply } from '../../../domain/code-comments/replies.js';
-import { getProjectRow } from '../../../domain/projects/projects.js';
+import { createCodeComment, createCodeCommentReply, getCodeComment, updateCodeComment } from '../../../domain/code-comments/index.js';
+import { getProjectRow } from '../../../domain/projects/index.js';
 import {
   changesRange,
-  requestCodeComments,
-  wholeLineRange,
   type ChangesRange,
   type CodeCommentReplyRow,
   type CodeCommentRow,
-} from '../../../domain/pulls/changes-views.js';
-import { userNames, type PullRequestRow } from '../../../domain/pulls/page-views.js';
-import { diffCommits, type DiffLine, type FileDiff } from '../../../domain/repositories/diff.js';
+  type PullRequestRow,
+  requestCodeComments,
+  userNames,
+  wholeLineRange,
+} from '../../../domain/pulls/index.js';
+import { diffCommits, type DiffLine, type FileDiff } from '../../../domain/repositories/index.js';
 import { NotFound } from '../../../errors.js';
 import { DiffView, diffFileKey, diffLineId } from '../../components/diff.js';
 import { Markdown } from '../../components/markdown.js';

@@ -4,9 +4,9 @@
  * pullRequestId=…&query=…`), newest activity first, paged; each links to its place on the
  * changes tab.
  */
-import { queryCodeComments } from '../../../domain/code-comments/code-comment-query.js';
-import { getProjectRow } from '../../../domain/projects/projects.js';
-import { userNames } from '../../../domain/pulls/page-views.js';
+import { queryCodeComments } from '../../../domain/code-comments/index.js';
+import { getProjectRow } from '../../../domain/projects/index.js';
+import { userNames } from '../../../domain/pulls/index.js';
 import { Markdown } from '../../components/markdown.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';

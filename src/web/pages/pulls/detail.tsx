@@ -6,23 +6,30 @@
  * pull-request-subresources.ts) and redirects back (303); a refusal shows the domain's message.
  */
 import type { VNode } from 'preact';
-import { getProjectRow } from '../../../domain/projects/projects.js';
-import { createAssignment, deleteAssignment, listAssignments } from '../../../domain/pulls/assignments.js';
-import type { PullRequestChangeData } from '../../../domain/pulls/changes.js';
-import { createComment } from '../../../domain/pulls/comments.js';
-import { deleteSourceBranch, discardPullRequest, reopenPullRequest, restoreSourceBranch, setMergeStrategy } from '../../../domain/pulls/lifecycle.js';
-import { mergePullRequest } from '../../../domain/pulls/merge.js';
+import { getProjectRow } from '../../../domain/projects/index.js';
 import {
+  type ActivityEntry,
+  createAssignment,
+  createComment,
+  createReview,
+  deleteAssignment,
+  deleteSourceBranch,
+  discardPullRequest,
+  listAssignments,
   mergeBox,
+  mergePullRequest,
+  parseMergeStrategy,
   pullRequestActivity,
+  type PullRequestChangeData,
+  type PullRequestRow,
+  reopenPullRequest,
+  restoreSourceBranch,
   reviewOfUser,
+  setMergeStrategy,
+  updateReview,
   userIdByName,
   userNames,
-  type ActivityEntry,
-  type PullRequestRow,
-} from '../../../domain/pulls/page-views.js';
-import { parseMergeStrategy } from '../../../domain/pulls/pull-requests.js';
-import { createReview, updateReview } from '../../../domain/pulls/reviews.js';
+} from '../../../domain/pulls/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';

@@ -4,8 +4,7 @@ import type { VNode } from 'preact';
  * (docs/compatibility.md#pull-requests-query-language, the API's `GET /~api/pulls?query=…`), newest activity first, paged.
  * Without a query the open requests are listed.
  */
-import { projectPaths, userNames } from '../../../domain/pulls/page-views.js';
-import { queryPullRequests } from '../../../domain/pulls/pull-request-query.js';
+import { projectPaths, queryPullRequests, userNames } from '../../../domain/pulls/index.js';
 import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';

@@ -4,8 +4,7 @@
  * disabled with the reason the merge operation would give — and discard / reopen / delete or
  * restore the source branch, each a form posting to the action the API route calls.
  */
-import { defaultMergeMessage } from '../../../domain/pulls/merge.js';
-import type { MergeBoxView, MergeStrategy, PullRequestRow } from '../../../domain/pulls/page-views.js';
+import { defaultMergeMessage, type MergeBoxView, type MergeStrategy, type PullRequestRow } from '../../../domain/pulls/index.js';
 import { PostForm } from '../../components/forms.js';
 import type { ProjectPageContext } from '../../page.js';
 import { pullUrl, Select, TextArea } from './shared.js';

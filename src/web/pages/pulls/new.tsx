@@ -5,13 +5,9 @@
  * docs/compatibility.md#pull-requests-opening) and its messages.
  */
 import type { VNode } from 'preact';
-import { projectForks } from '../../../domain/projects/forks.js';
-import { getRepositoryDefaultBranch } from '../../../domain/repositories/default-branch.js';
-import { listBranchNames } from '../../../domain/repositories/refs.js';
-import { compareBranches, type BranchComparison } from '../../../domain/pulls/page-views.js';
-import { getPullRequest, openPullRequest } from '../../../domain/pulls/pull-requests.js';
-import { diffCommits, type CommitDiff } from '../../../domain/repositories/diff.js';
-import { canReadCode } from '../../../domain/projects/permissions.js';
+import { canReadCode, projectForks } from '../../../domain/projects/index.js';
+import { type CommitDiff, diffCommits, getRepositoryDefaultBranch, listBranchNames } from '../../../domain/repositories/index.js';
+import { type BranchComparison, compareBranches, getPullRequest, openPullRequest } from '../../../domain/pulls/index.js';
 import { BadRequest, GitloomError } from '../../../errors.js';
 import { DiffView } from '../../components/diff.js';
 import { Field, PostForm } from '../../components/forms.js';

@@ -5,7 +5,7 @@
  * with its status).
  */
 import type { ComponentChildren, VNode } from 'preact';
-import { pullRequestByNumber, type PullRequestRow } from '../../../domain/pulls/page-views.js';
+import { pullRequestByNumber, type PullRequestRow } from '../../../domain/pulls/index.js';
 import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
 
 /** `/<project>/~pulls/<number>` of a request. */

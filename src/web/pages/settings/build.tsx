@@ -2,7 +2,7 @@
  * `/<project>/~settings/build`: the project's job secrets and job properties (docs/compatibility.md#projects-settings `buildSetting`), saved through the function of the API's Update Setting route. A secret's
  * value is write-only here: never shown back, replaced only when a new one is typed.
  */
-import { getProjectSetting, updateProjectSetting } from '../../../domain/projects/settings.js';
+import { getProjectSetting, updateProjectSetting } from '../../../domain/projects/index.js';
 import { BadRequest } from '../../../errors.js';
 import { Checkbox } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';

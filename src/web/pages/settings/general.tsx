@@ -3,11 +3,8 @@
  * role and default branch, a link to fork it, and its deletion — through the functions of the
  * API's Update Basic Info, default-branch and Delete routes (docs/compatibility.md#projects-endpoints items 13, 15, docs/compatibility.md#projects-repository-and-default-branch).
  */
-import { deleteProject, getProject, updateProject } from '../../../domain/projects/projects.js';
-import { grantableRoles } from '../../../domain/projects/settings-views.js';
-import { setRepositoryDefaultBranch } from '../../../domain/repositories/default-branch.js';
-import { projectByPath, revisionNames } from '../../../domain/repositories/browse.js';
-import { trimSlashes } from '../../../domain/repositories/revisions.js';
+import { deleteProject, getProject, grantableRoles, updateProject } from '../../../domain/projects/index.js';
+import { projectByPath, revisionNames, setRepositoryDefaultBranch, trimSlashes } from '../../../domain/repositories/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Select, TextArea } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';

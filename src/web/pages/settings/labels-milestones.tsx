@@ -5,9 +5,17 @@
  * (docs/compatibility.md#projects-milestones, docs/compatibility.md#projects-labels).
  */
 import { deny } from '../../../domain/actor.js';
-import { createProjectLabel, deleteProjectLabel } from '../../../domain/projects/labels.js';
-import { createMilestone, deleteMilestone, queryMilestones, updateMilestone, type MilestoneRow } from '../../../domain/projects/milestones.js';
-import { labelSpecChoices, projectLabelNames } from '../../../domain/projects/settings-views.js';
+import {
+  createMilestone,
+  createProjectLabel,
+  deleteMilestone,
+  deleteProjectLabel,
+  labelSpecChoices,
+  type MilestoneRow,
+  projectLabelNames,
+  queryMilestones,
+  updateMilestone,
+} from '../../../domain/projects/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Checkbox, Select, TextArea } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';

@@ -8,10 +8,14 @@ import {
   createUserAuthorization,
   deleteGroupAuthorization,
   deleteUserAuthorization,
+  grantableRoles,
+  groupIdByName,
+  type MemberGrant,
+  projectMembers,
   updateGroupAuthorization,
   updateUserAuthorization,
-} from '../../../domain/projects/authorizations.js';
-import { grantableRoles, groupIdByName, projectMembers, userIdByName, type MemberGrant } from '../../../domain/projects/settings-views.js';
+  userIdByName,
+} from '../../../domain/projects/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Select } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';

@@ -6,7 +6,7 @@
  * the API's Update Setting route, which validates them with its messages; stored fields the
  * forms do not show are kept.
  */
-import { getProjectSetting, updateProjectSetting, type ProjectSetting } from '../../../domain/projects/settings.js';
+import { getProjectSetting, type ProjectSetting, updateProjectSetting } from '../../../domain/projects/index.js';
 import { BadRequest } from '../../../errors.js';
 import { Checkbox } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';

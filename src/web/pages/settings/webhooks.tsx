@@ -4,9 +4,8 @@
  * every attempt and a redelivery button (docs/compatibility.md#gitloom-differs-webhooks-and-notifications, the functions of the webhook delivery
  * routes). A hook's secret is write-only here: never shown back, replaced only when a new one is typed.
  */
-import { listWebhookDeliveries, redeliverWebhook, type WebhookDelivery } from '../../../domain/outbox/deliveries.js';
-import { WEBHOOK_EVENT_TYPES } from '../../../domain/projects/webhook-settings.js';
-import { getProjectSetting, updateProjectSetting } from '../../../domain/projects/settings.js';
+import { listWebhookDeliveries, redeliverWebhook, type WebhookDelivery } from '../../../domain/outbox/index.js';
+import { getProjectSetting, updateProjectSetting, WEBHOOK_EVENT_TYPES } from '../../../domain/projects/index.js';
 import { BadRequest } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
 import { Checkbox } from '../../components/controls.js';

@@ -1,0 +1,35 @@
+/**
+ * The door of the builds area (docs/architecture.md#domain-areas): what other modules may use of it.
+ */
+export { downloadArtifact, getArtifactInfo, removeArtifact, uploadArtifact } from './artifacts.js';
+export {
+  branchCommit,
+  buildByNumber,
+  type BuildDetails,
+  buildLogTail,
+  buildProjectPaths,
+  listArtifactFiles,
+  type RunnableJob,
+  runnableJobs,
+} from './build-details.js';
+export { onBuildFinished, triggerOnPullRequest, triggerOnPullRequestClosed, triggerOnRefsUpdated } from './build-events.js';
+export { queryBuilds } from './build-query.js';
+export {
+  buildByReference,
+  buildLog,
+  cancelBuild,
+  createBuildLabel,
+  deleteBuild,
+  deleteBuildLabel,
+  fixedIssueIds,
+  getBuild,
+  getBuildDependences,
+  getBuildLabels,
+  getBuildParams,
+  reassignBuildUsers,
+  rebuild,
+  runJob,
+} from './builds.js';
+export { buildStatusCondition, currentBuildRows, deletePullRequestBuilds, getCurrentBuilds } from './pull-request-builds.js';
+export { BuildScheduler } from './scheduler.js';
+export { triggerJob } from './trigger-job.js';

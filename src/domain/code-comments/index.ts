@@ -1,0 +1,6 @@
+/**
+ * The door of the code-comments area (docs/architecture.md#domain-areas): what other modules may use of it.
+ */
+export { queryCodeComments } from './code-comment-query.js';
+export { createCodeComment, deleteCodeComment, getCodeComment, type PlanarRange, reassignCodeCommentAuthors, updateCodeComment } from './code-comments.js';
+export { createCodeCommentReply, deleteCodeCommentReply, getCodeCommentReply, listCodeCommentReplies, updateCodeCommentReply } from './replies.js';

@@ -1,0 +1,56 @@
+/**
+ * The door of the pulls area (docs/architecture.md#domain-areas): what other modules may use of it.
+ */
+export { createAssignment, deleteAssignment, getAssignment, listAssignments } from './assignments.js';
+export { buildStatusCondition, currentBuildsOf } from './builds.js';
+export { changesRange, type ChangesRange, type CodeCommentReplyRow, type CodeCommentRow, requestCodeComments, wholeLineRange } from './changes-views.js';
+export type { PullRequestChangeData } from './changes.js';
+export { checkPullRequest, onRefsUpdated } from './check.js';
+export { createComment, deleteComment, getComment, listComments, updateComment } from './comments.js';
+export { fixedIssueIdsOfPullRequestReference, getPullRequestFixedIssueIds, listIssuePullRequests } from './fixed-issues.js';
+export { listChanges } from './history.js';
+export { createLabel, deleteLabel, listLabels } from './labels.js';
+export {
+  deletePullRequest,
+  deleteSourceBranch,
+  discardPullRequest,
+  reopenPullRequest,
+  restoreSourceBranch,
+  setDescription,
+  setMergeStrategy,
+  setTitle,
+} from './lifecycle.js';
+export { getMergePreview } from './merge-preview.js';
+export { defaultMergeMessage, mergePullRequest } from './merge.js';
+export {
+  type ActivityEntry,
+  type BranchComparison,
+  compareBranches,
+  mergeBox,
+  type MergeBoxView,
+  type MergeStrategy,
+  projectPaths,
+  pullRequestActivity,
+  pullRequestByNumber,
+  type PullRequestRow,
+  reviewOfUser,
+  userIdByName,
+  userNames,
+} from './page-views.js';
+export { userPullRequestLists } from './pull-request-lists.js';
+export { queryPullRequests } from './pull-request-query.js';
+export {
+  findPullRequestRow,
+  getPullRequest,
+  getPullRequestRow,
+  getUpdates,
+  latestUpdate,
+  loadReadablePullRequest,
+  openPullRequest,
+  parseMergeStrategy,
+  pullRefs,
+  reassignPullRequestAuthors,
+} from './pull-requests.js';
+export { createReview, getReview, listReviews, updateReview } from './reviews.js';
+export { onJournaledMergeApplied, onProjectsDeleting } from './transitions.js';
+export { createWatch, deleteWatch, getWatch, listWatches, updateWatch } from './watches.js';

@@ -1,0 +1,19 @@
+/**
+ * The door of the query area (docs/architecture.md#domain-areas): what other modules may use of it.
+ */
+export {
+  allWords,
+  always,
+  compileCriteria,
+  compileOrders,
+  type Condition,
+  currentUserOrFail,
+  equals,
+  inIds,
+  type LeafCompiler,
+  likeCondition,
+  mentioned,
+  never,
+} from './compile.js';
+export { type JobMatch, jobMatches, namesIn, parseJobMatch, patternsIn } from './job-match.js';
+export { assertNameFree, queryByName } from './named.js';

@@ -1,0 +1,33 @@
+/**
+ * The door of the repositories area (docs/architecture.md#domain-areas): what other modules may use of it.
+ */
+export {
+  type Blame,
+  blameAt,
+  branchSummaries,
+  browseAt,
+  type BrowseResult,
+  type Commit,
+  commitLog,
+  compareRevisions,
+  lineCount,
+  MAX_COMPARE_COMMITS,
+  MAX_VIEW_BYTES,
+  MAX_VIEW_LINES,
+  projectByPath,
+  rawFileAt,
+  type RefSummary,
+  repositoryOverview,
+  revisionNames,
+  tagSummaries,
+} from './browse.js';
+export { queryCommits } from './commit-query.js';
+export { getCommit } from './commits.js';
+export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
+export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
+export { commitFile, listDirectoryAt, readFile } from './files.js';
+export { advertiseRefs, type GitProtocolResponse, gitServiceAccess, serviceRpc } from './git-protocol.js';
+export { objectRead } from './object-reads.js';
+export { HOOK_SECRET_HEADER, preparePushHooks } from './push-hooks.js';
+export { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from './refs.js';
+export { trimSlashes } from './revisions.js';

@@ -1,0 +1,23 @@
+/**
+ * The door of the users area (docs/architecture.md#domain-areas): what other modules may use of it.
+ */
+export { createAccessToken, deleteAccessToken, deleteAccessTokenById, listAccessTokens } from './access-tokens.js';
+export { criterionUser, userIdByLogin } from './criteria.js';
+export { addEmailAddress, deleteEmailAddress, type EmailAddress, listEmailAddresses, setEmailAddressRole } from './email-addresses.js';
+export { gitIdentity, systemIdentity } from './identities.js';
+export { hashPassword, verifyPassword } from './passwords.js';
+export { resetPassword } from './reset-password.js';
+export { addSshKey, deleteSshKey, getSshKey, listSshKeys } from './ssh-keys.js';
+export {
+  createUser,
+  deleteUser,
+  getMyProfile,
+  getUser,
+  getUserRow,
+  normalizeEmail,
+  normalizeUserName,
+  queryUsers,
+  requireSelfOrAdmin,
+  setPassword,
+  updateUser,
+} from './users.js';
