@@ -19,6 +19,42 @@ const layer = (files, forbidden, more = []) => ({
   },
 });
 
+// Each table belongs to one domain area, which alone reads and writes it (docs/architecture.md#domain-areas):
+// other modules ask the owning area through its door. The table names a query builder, `loadRow`,
+// `queryByName` or `assertNameFree` is given are checked; SQL text is not.
+const TABLE_OWNERS = {
+  users: ['users', 'emailAddresses', 'accessTokens', 'sshKeys'],
+  auth: ['webSessions', 'signInFailures'],
+  access: ['roles', 'groups', 'memberships'],
+  settings: ['settings'],
+  projects: ['projects', 'projectLabels', 'labelSpecs', 'milestones', 'numberSequences', 'userAuthorizations', 'groupAuthorizations'],
+  journal: ['refJournal'],
+  issues: ['issues', 'issueAuthorizations', 'issueChanges', 'issueComments', 'issueCommits', 'issueFields', 'issueMentions', 'issueSchedules', 'issueVotes', 'issueWatches'],
+  pulls: [
+    'pullRequests', 'pullRequestAssignments', 'pullRequestChanges', 'pullRequestComments', 'pullRequestCommits', 'pullRequestFixedIssueBacklog',
+    'pullRequestFixedIssues', 'pullRequestLabels', 'pullRequestMentions', 'pullRequestReviews', 'pullRequestUpdates', 'pullRequestWatches',
+  ],
+  builds: ['builds', 'buildDependences', 'buildLabels', 'buildParams', 'buildScheduleFires'],
+  'code-comments': ['codeComments', 'codeCommentReplies', 'codeCommentMentions'],
+  personalizations: ['userQueriesAndWatches'],
+  outbox: ['outboxEvents', 'outboxAttempts', 'outboxMessages'],
+};
+const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
+const TABLE_HELPERS = 'loadRow|queryByName|assertNameFree';
+/** `no-restricted-syntax` entries refusing the tables of every area but `area` (all of them when null). */
+function foreignTables(area) {
+  return Object.entries(TABLE_OWNERS)
+    .filter(([owner]) => owner !== area)
+    .flatMap(([owner, tables]) => {
+      const value = `/^(${tables.join('|')})( as \\w+)?$/`;
+      const message = `the tables of ${owner} are read and written by src/domain/${owner} only: ask it through its door (docs/architecture.md#domain-areas).`;
+      return [
+        { selector: `CallExpression[callee.property.name=/^(${QUERY_METHODS})$/][arguments.0.value=${value}]`, message },
+        { selector: `CallExpression[callee.name=/^(${TABLE_HELPERS})$/][arguments.1.value=${value}]`, message },
+      ];
+    });
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'src/query/query-parser.generated.ts'] },
   // the recommended rules of ESLint and typescript-eslint
@@ -55,4 +91,10 @@ export default tseslint.config(
   // pages call domain functions only, like the API's routes
   layer(['src/web/**/*.ts', 'src/web/**/*.tsx'], ['db', 'git', 'ci', 'http']),
   layer(['src/ops/**/*.ts'], ['http']),
+  // table ownership: everything outside src/domain/<area>/ asks the owning area
+  { files: ['src/**/*.ts', 'src/**/*.tsx'], ignores: ['src/db/migrations/**'], rules: { 'no-restricted-syntax': ['error', ...foreignTables(null)] } },
+  ...Object.keys(TABLE_OWNERS).map((area) => ({
+    files: [`src/domain/${area}/**/*.ts`],
+    rules: { 'no-restricted-syntax': ['error', ...foreignTables(area)] },
+  })),
 );
