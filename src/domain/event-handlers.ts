@@ -1,5 +1,6 @@
 import {
   buildByReference as findBuildByReference,
+  buildCommitOf,
   buildStatusCondition as pullRequestBuildStatus,
   currentBuildRows,
   deletePullRequestBuilds,
@@ -20,19 +21,26 @@ import {
   onJournaledMergeApplied,
   onProjectsDeleting,
   onRefsUpdated,
+  pullRequestNumbers as numbersOfPullRequests,
   reassignPullRequestAuthors,
+  recordPullRequestReferences as recordReferencesOnPullRequests,
 } from './pulls/index.js';
 import {
   buildByReference,
+  codeCommentProjects,
+  countIssuesScheduledOn,
   issuesFixedInBuild,
   issuesFixedInPullRequest,
   onFixingCommitsPushed,
+  pullRequestNumbers,
   pullRequestsFixingIssue,
   reassignIssueAuthors,
+  recordPullRequestReferences,
 } from './issues/index.js';
-import { projectsReferencing, recordRefsUpdated, renameReferences } from './projects/index.js';
+import { issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences } from './projects/index.js';
+import { buildCommit } from './repositories/index.js';
 import { endUserSessions } from './auth/index.js';
-import { reassignCodeCommentAuthors } from './code-comments/index.js';
+import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAuthors } from './code-comments/index.js';
 import { enqueueEvent } from './outbox/index.js';
 
 /**
@@ -74,6 +82,11 @@ function provideAnswers(): void {
   pullRequestsFixingIssue.provide(listIssuePullRequests);
   currentBuildsOf.provide(currentBuildRows);
   buildStatusCondition.provide(pullRequestBuildStatus);
+  recordPullRequestReferences.provide(recordReferencesOnPullRequests);
+  pullRequestNumbers.provide(numbersOfPullRequests);
+  codeCommentProjects.provide(projectsOfCodeComments);
+  issuesScheduledOn.provide(countIssuesScheduledOn);
+  buildCommit.provide(buildCommitOf);
 }
 
 /**

@@ -9,6 +9,8 @@ import { gitDir, gitText, value } from '../../git/command.js';
 import { resolveCommit } from '../../git/refs.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition, findProjectByPath, forkRootId, jobPermissions, projectIdsMatchingPath, projectPermissions } from '../projects/index.js';
+import { findIssueAt, fixingCommitsOfIssue } from '../issues/index.js';
+import { findPullRequestAt } from '../pulls/index.js';
 import { always, compileCriteria, type Condition, equals, inIds, type LeafCompiler, likeCondition, never } from '../query/index.js';
 import { criterionUser } from '../users/index.js';
 
@@ -149,14 +151,9 @@ async function fixedIssue(ctx: Context, text: string): Promise<Condition> {
   if (!match || !match[1]) throw new QuerySyntaxError(`Invalid issue reference: ${text}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db
-    .selectFrom('issues')
-    .select('id')
-    .where('projectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2]))
-    .executeTakeFirst();
+  const issue = await findIssueAt(ctx.db, project.id, parseIntegerValue('Number', match[2]));
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${text}`);
-  const fixes = await ctx.db.selectFrom('issueCommits').select(['projectId', 'commitHash']).where('issueId', '=', issue.id).execute();
+  const fixes = await fixingCommitsOfIssue(ctx.db, issue.id);
   const ids: number[] = [];
   for (const fix of fixes) {
     const builds = await ctx.db.selectFrom('builds').select(['id', 'commitHash']).where('projectId', '=', fix.projectId).execute();
@@ -215,12 +212,7 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
       if (!match || !match[1]) throw new QuerySyntaxError(`Invalid pull request reference: ${v}`);
       const project = await findProjectByPath(ctx.db, match[1]);
       if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-      const pr = await ctx.db
-        .selectFrom('pullRequests')
-        .select('id')
-        .where('targetProjectId', '=', project.id)
-        .where('number', '=', parseIntegerValue('Number', match[2]))
-        .executeTakeFirst();
+      const pr = await findPullRequestAt(ctx.db, project.id, parseIntegerValue('Number', match[2]));
       if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${v}`);
       return (eb) => eb('builds.requestId', '=', pr.id);
     }

@@ -275,3 +275,13 @@ export async function buildByReference(ctx: Context, value: string): Promise<{ i
   if (!build) throw new QuerySyntaxError(`Unable to find build: ${value}`);
   return { id: build.id, projectId: project.id, commit: build.commitHash };
 }
+
+/**
+ * The commit of build number `number` of project `projectId` (the `build` revision of the commit
+ * query, docs/compatibility.md#gitloom-differs-additions-to-the-interface), or null when there is none. Answers the
+ * repositories area's question (src/domain/repositories/commit-query.ts).
+ */
+export async function buildCommitOf(db: Db, projectId: number, number: number): Promise<string | null> {
+  const build = await db.selectFrom('builds').select('commitHash').where('projectId', '=', projectId).where('number', '=', number).executeTakeFirst();
+  return build?.commitHash ?? null;
+}

@@ -16,6 +16,7 @@ export { onBuildFinished, triggerOnPullRequest, triggerOnPullRequestClosed, trig
 export { queryBuilds } from './build-query.js';
 export {
   buildByReference,
+  buildCommitOf,
   buildLog,
   cancelBuild,
   createBuildLabel,

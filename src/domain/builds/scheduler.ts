@@ -27,6 +27,7 @@ import { PollingLoop } from '../polling-loop.js';
 import { finishBuild } from './finish.js';
 import { buildJobSecrets } from './secrets.js';
 import { secretKey } from '../projects/index.js';
+import { findPullRequestRow } from '../pulls/index.js';
 import { findJob, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
 import { ScheduleRunner } from './schedules.js';
@@ -278,8 +279,7 @@ export class BuildScheduler {
     const missing = job.secretRefs.filter((name) => secrets[name] === undefined);
     if (missing.length > 0) return this.finish(build, 'FAILED', {}, [`Job secret not found: ${missing.join(', ')}`, 'Job failed']);
 
-    const request =
-      build.requestId === null ? null : await this.ctx.db.selectFrom('pullRequests').select('number').where('id', '=', build.requestId).executeTakeFirst();
+    const request = build.requestId === null ? null : await findPullRequestRow(this.ctx.db, build.requestId);
     const jobDir = path.join(config.jobsDir, `${build.id}-${randomUUID()}`);
     // the build's directory (log, artifacts) lies in the private data dir, out of any job's reach
     await mkdir(buildDir(config, build), { recursive: true });

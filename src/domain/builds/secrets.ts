@@ -11,6 +11,7 @@ import { refHead } from '../../git/refs.js';
 import { actorOfUser } from '../auth/index.js';
 import { withActor, type Context } from '../context.js';
 import { decryptedSecret, hasValue, hierarchySecrets, projectPermissions, type SecretDefinition } from '../projects/index.js';
+import { findPullRequestRow } from '../pulls/index.js';
 import { type JobMatch, jobMatches, parseJobMatch } from '../query/index.js';
 
 /** A Secret-typed param value that is the secret itself rather than a job secret's name (docs/compatibility.md#builds-json). */
@@ -57,11 +58,7 @@ async function writesTo(ctx: Context, userId: number, project: { id: number; pat
 async function audienceOf(ctx: Context, build: BuildRow, project: { id: number; path: string }): Promise<Audience> {
   const repo = ctx.repoPath(build.projectId);
   if (build.requestId !== null) {
-    const pr = await ctx.db
-      .selectFrom('pullRequests')
-      .select(['submitterId', 'sourceProjectId', 'sourceBranch', 'targetBranch'])
-      .where('id', '=', build.requestId)
-      .executeTakeFirst();
+    const pr = await findPullRequestRow(ctx.db, build.requestId);
     if (!pr) return { withheld: 'its pull request no longer exists' };
     const targetHead = await refHead(repo, `refs/heads/${pr.targetBranch}`);
     if (targetHead !== null && (await isAncestor(repo, build.commitHash, targetHead, { missing: false }))) {

@@ -15,6 +15,7 @@ import { isObjectId } from '../../git/names.js';
 import { refHead, resolveCommit } from '../../git/refs.js';
 import type { Context } from '../context.js';
 import { forkRootId, takeNextNumber } from '../projects/index.js';
+import { setBuildCommit } from '../pulls/index.js';
 import { appendLog, resetBuildStorage } from './storage.js';
 import { findJob, specAt } from './spec.js';
 import { notifySchedulers } from './wakeup.js';
@@ -268,7 +269,7 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
         .insertInto('buildDependences')
         .values(dependences.map((d) => ({ dependentId: row.id, ...d })))
         .execute();
-    if (req.requestId !== null) await tx.updateTable('pullRequests').set({ buildCommitHash: req.commitHash }).where('id', '=', req.requestId).execute();
+    if (req.requestId !== null) await setBuildCommit(tx, req.requestId, req.commitHash);
     return row;
   });
   await resetBuildStorage(ctx.config, build);

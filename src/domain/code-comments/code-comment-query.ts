@@ -4,6 +4,7 @@ import { BadRequest } from '../../errors.js';
 import { containsToLike, escapeLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { loadProjectWith, projectCommit } from '../projects/index.js';
+import { findPullRequestRow } from '../pulls/index.js';
 import { allWords, always, compileCriteria, type Condition, equals, type LeafCompiler, likeCondition, mentioned } from '../query/index.js';
 import { criterionUser } from '../users/index.js';
 
@@ -114,7 +115,7 @@ export async function queryCodeComments(
   if (scope.projectId === undefined && scope.pullRequestId === undefined) throw new BadRequest('Either projectId or pullRequestId should be specified');
   let projectId = scope.projectId;
   if (scope.pullRequestId !== undefined) {
-    const pr = await ctx.db.selectFrom('pullRequests').select('targetProjectId').where('id', '=', scope.pullRequestId).executeTakeFirst();
+    const pr = await findPullRequestRow(ctx.db, scope.pullRequestId);
     if (!pr) throw new BadRequest(`Pull request not found: ${scope.pullRequestId}`);
     if (projectId !== undefined && pr.targetProjectId !== projectId) throw new BadRequest('Specified pull request does not belong to specified project');
     projectId = pr.targetProjectId;

@@ -9,6 +9,7 @@ import { loadRow, reassignAuthor } from '../entities.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
 import { recordMentions } from '../mentions.js';
 import { loadProjectWith, type ProjectPermissions } from '../projects/index.js';
+import { findPullRequestRow, touchCodeComments } from '../pulls/index.js';
 import { deny, requireUser } from '../actor.js';
 import { requireSelfOrAdmin } from '../users/index.js';
 
@@ -90,7 +91,7 @@ export async function compareContextColumns(db: Db, projectId: number, context: 
   if (!(WHITESPACE_OPTIONS as readonly string[]).includes(whitespace)) throw new BadRequest(`Invalid compareContext.whitespaceOption: ${whitespace}`);
   const requestId = context.pullRequestId ?? null;
   if (requestId !== null) {
-    const pr = await db.selectFrom('pullRequests').select('targetProjectId').where('id', '=', requestId).executeTakeFirst();
+    const pr = await findPullRequestRow(db, requestId);
     if (!pr) throw new BadRequest(`Pull request not found: ${requestId}`);
     if (pr.targetProjectId !== projectId) throw new BadRequest('Specified pull request does not belong to specified project');
   }
@@ -146,7 +147,7 @@ async function markColumns(ctx: Context, projectId: number, mark: Mark | undefin
 
 /** A code comment attached to a pull request changed: the request's `codeCommentsUpdateDate` moves (docs/compatibility.md#pull-requests-json). */
 export async function touchPullRequest(db: Db, requestId: number | null, now: number): Promise<void> {
-  if (requestId !== null) await db.updateTable('pullRequests').set({ codeCommentsUpdateDate: now }).where('id', '=', requestId).execute();
+  if (requestId !== null) await touchCodeComments(db, requestId, now);
 }
 
 /** Records mentions of a code comment's text: on the pull request when attached to one, else on the comment (docs/compatibility.md#mentions-and-notifications). */

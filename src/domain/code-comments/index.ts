@@ -4,3 +4,12 @@
 export { queryCodeComments } from './code-comment-query.js';
 export { createCodeComment, deleteCodeComment, getCodeComment, type PlanarRange, reassignCodeCommentAuthors, updateCodeComment } from './code-comments.js';
 export { createCodeCommentReply, deleteCodeCommentReply, getCodeCommentReply, listCodeCommentReplies, updateCodeCommentReply } from './replies.js';
+export {
+  codeCommentProjects,
+  type CodeCommentReplyRow,
+  type CodeCommentRow,
+  MAX_INLINE_COMMENTS,
+  type RequestCodeComments,
+  requestCodeComments,
+  requestCommentRange,
+} from './request-comments.js';

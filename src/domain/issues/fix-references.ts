@@ -123,16 +123,16 @@ export async function resolveFixPlaces(db: Db, projectId: number, references: re
 const NUMBERS_PER_QUERY = 500;
 
 /**
- * The issues (or the pull requests, by target project) at `places`, looked up project by project
- * in batches of numbers: one condition per place would make an SQL expression too deep for the
- * database when a text names thousands of them.
+ * The rows at `places` that `rowsOf` reads (issues, or pull requests by target project), asked
+ * project by project in batches of numbers: one condition per place would make an SQL expression
+ * too deep for the database when a text names thousands of them.
  *
+ * @param rowsOf the rows numbered `numbers` in project `projectId` (at most {@link NUMBERS_PER_QUERY} numbers).
  * @returns the rows found, by `<projectId>#<number>`.
  */
 export async function rowsAtPlaces(
-  db: Db,
-  table: 'issues' | 'pullRequests',
   places: readonly NumberInProject[],
+  rowsOf: (projectId: number, numbers: number[]) => Promise<{ id: number; number: number }[]>,
 ): Promise<Map<string, { id: number; projectId: number; number: number }>> {
   const byProject = new Map<number, Set<number>>();
   for (const place of places) {
@@ -144,15 +144,18 @@ export async function rowsAtPlaces(
   for (const [projectId, set] of byProject) {
     const numbers = [...set];
     for (let i = 0; i < numbers.length; i += NUMBERS_PER_QUERY) {
-      const batch = numbers.slice(i, i + NUMBERS_PER_QUERY);
-      const rows =
-        table === 'issues'
-          ? await db.selectFrom('issues').select(['id', 'number']).where('projectId', '=', projectId).where('number', 'in', batch).execute()
-          : await db.selectFrom('pullRequests').select(['id', 'number']).where('targetProjectId', '=', projectId).where('number', 'in', batch).execute();
+      const rows = await rowsOf(projectId, numbers.slice(i, i + NUMBERS_PER_QUERY));
       for (const row of rows) found.set(`${projectId}#${row.number}`, { id: row.id, projectId, number: row.number });
     }
   }
   return found;
+}
+
+/** The issues at `places` (see {@link rowsAtPlaces}), by `<projectId>#<number>`. */
+export function issuesAtPlaces(db: Db, places: readonly NumberInProject[]): Promise<Map<string, { id: number; projectId: number; number: number }>> {
+  return rowsAtPlaces(places, (projectId, numbers) =>
+    db.selectFrom('issues').select(['id', 'number']).where('projectId', '=', projectId).where('number', 'in', numbers).execute(),
+  );
 }
 
 /**
@@ -164,7 +167,7 @@ export async function rowsAtPlaces(
 export async function resolveFixReferences(db: Db, projectId: number, references: readonly FixReference[]): Promise<number[]> {
   const wanted = await resolveFixPlaces(db, projectId, references);
   if (wanted.length === 0) return [];
-  const rows = await rowsAtPlaces(db, 'issues', wanted);
+  const rows = await issuesAtPlaces(db, wanted);
   const ids = new Set<number>();
   for (const w of wanted) {
     const row = rows.get(`${w.projectId}#${w.number}`);

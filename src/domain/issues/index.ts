@@ -16,14 +16,17 @@ export {
   updateIssueComment,
   updateIssueWatch,
 } from './conversation.js';
-export { type FixReference, parseFixReferences, resolveFixPlaces } from './fix-references.js';
+export { type FixReference, issuesAtPlaces, type NumberInProject, parseFixReferences, resolveFixPlaces, rowsAtPlaces } from './fix-references.js';
 export { fixedIssueIdsBetween, onFixingCommitsPushed } from './fixed-issues.js';
 export { buildByReference, issuesFixedInBuild, issuesFixedInPullRequest, pullRequestsFixingIssue } from './fixing-work.js';
 export { issueActivity, issueByNumber, issueListNames } from './issue-page.js';
 export { parseIssueQuery, queryIssues } from './issue-query.js';
 export { ISSUE_FIELDS, ISSUE_STATES, stateOrdinal } from './issue-setting.js';
 export {
+  countIssuesScheduledOn,
   deleteIssue,
+  findIssueAt,
+  fixingCommitsOfIssue,
   getIssue,
   listIssueChanges,
   listIssueComments,
@@ -43,3 +46,4 @@ export {
   transitIssueState,
 } from './issues.js';
 export { kindOf, parseReferences, recordReferences, scanReferences } from './references.js';
+export { codeCommentProjects, pullRequestNumbers, recordPullRequestReferences } from './referencing-work.js';

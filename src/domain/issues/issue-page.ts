@@ -3,6 +3,7 @@ import { NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { canAccess } from '../projects/index.js';
 import { pullRequestsFixingIssue } from './fixing-work.js';
+import { codeCommentProjects, pullRequestNumbers } from './referencing-work.js';
 import {
   listIssueChanges,
   listIssueComments,
@@ -128,8 +129,8 @@ export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<
   const commentIds = refs.map((r) => r.data.commentId).filter((id): id is number => id !== undefined);
   const [issues, requests, codeComments] = await Promise.all([
     issueIds.length ? ctx.db.selectFrom('issues').select(['id', 'projectId', 'number']).where('id', 'in', issueIds).execute() : [],
-    requestIds.length ? ctx.db.selectFrom('pullRequests').select(['id', 'targetProjectId', 'number']).where('id', 'in', requestIds).execute() : [],
-    commentIds.length ? ctx.db.selectFrom('codeComments').select(['id', 'projectId']).where('id', 'in', commentIds).execute() : [],
+    requestIds.length ? pullRequestNumbers.ask(ctx.db, requestIds) : [],
+    commentIds.length ? codeCommentProjects.ask(ctx.db, commentIds) : [],
   ]);
   const projectIds = new Set<number>([
     ...issues.map((i) => i.projectId),

@@ -243,6 +243,41 @@ export async function listIssueMilestones(ctx: Context, issueId: number) {
     .execute();
 }
 
+/**
+ * The issue numbered `number` in project `projectId` (id, project and number), or null when there
+ * is none. For the query languages of the areas above (builds' `fixed issue`, pull requests'
+ * `includes issue`, docs/compatibility.md#fixed-issue-references), which word their own errors.
+ */
+export async function findIssueAt(db: Db, projectId: number, number: number): Promise<{ id: number; projectId: number; number: number } | null> {
+  return (
+    (await db.selectFrom('issues').select(['id', 'projectId', 'number']).where('projectId', '=', projectId).where('number', '=', number).executeTakeFirst()) ??
+    null
+  );
+}
+
+/**
+ * The fixing commits recorded for an issue (`issueCommits`, docs/compatibility.md#fixed-issue-references), in
+ * no particular order, without permission checks: for builds' `fixed issue` criterion
+ * (docs/compatibility.md#builds-query-language), which then reads only the builds the caller may see.
+ */
+export async function fixingCommitsOfIssue(db: Db, issueId: number): Promise<{ projectId: number; commitHash: string }[]> {
+  return db.selectFrom('issueCommits').select(['projectId', 'commitHash']).where('issueId', '=', issueId).execute();
+}
+
+/**
+ * How many issues are scheduled on milestone `milestoneId` (`issueSchedules`): a milestone still
+ * in use is not deleted (docs/compatibility.md#gitloom-differs-errors "in use"). Answers the
+ * projects area's question (src/domain/projects/milestones.ts); runs in the caller's transaction `db`.
+ */
+export async function countIssuesScheduledOn(db: Db, milestoneId: number): Promise<number> {
+  const { n } = await db
+    .selectFrom('issueSchedules')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('milestoneId', '=', milestoneId)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
 /** `/commits`: the fixing commits recorded for the issue (docs/compatibility.md#issues): ReadCode on the issue's project. */
 export async function listIssueCommits(ctx: Context, issueId: number): Promise<{ projectId: number; commitHash: string }[]> {
   const loaded = await loadAccessibleIssue(ctx, issueId);

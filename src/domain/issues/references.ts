@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { markdownText } from '../mentions.js';
 import type { PullRequestChangeData } from '../pulls/index.js';
-import { MAX_NUMBER, projectsByPath, rowsAtPlaces, type NumberInProject } from './fix-references.js';
+import { issuesAtPlaces, MAX_NUMBER, projectsByPath, type NumberInProject } from './fix-references.js';
+import { recordPullRequestReferences } from './referencing-work.js';
 
 /**
  * Plain references between issues, pull requests and builds (docs/compatibility.md#fixed-issue-references
@@ -192,12 +193,12 @@ export type ReferencingEntity =
   | { kind: 'commit'; projectId: number; commitHash: string };
 
 /**
- * Prefixes of the change data that the partial unique indexes of migration 0008 cover: one
+ * Prefix of the change data that the partial unique index of migration 0008 covers: one
  * "referenced from" change per (referenced, referencing) pair. The text must stay identical to
- * the index predicates for the `on conflict` clauses to find them.
+ * the index predicate for the `on conflict` clause to find it (pull requests have their own,
+ * src/domain/pulls/changes.ts).
  */
 const ISSUE_REFERENCE_PREDICATE = sql<boolean>`data like '{"@type":"IssueReferencedFrom%'`;
-const PULL_REQUEST_REFERENCE_PREDICATE = sql<boolean>`data like '{"@type":"PullRequestReferencedFrom%'`;
 
 function issueChangeData(from: ReferencingEntity): Record<string, unknown> {
   switch (from.kind) {
@@ -260,12 +261,12 @@ export async function recordReferences(
     }
     return out;
   };
-  const idsAt = async (table: 'issues' | 'pullRequests', at: NumberInProject[]) =>
-    at.length === 0 ? [] : [...(await rowsAtPlaces(db, table, at)).values()].map((row) => row.id).sort((a, b) => a - b);
-  const issueIds = (await idsAt('issues', places('issue'))).filter((id) => !(from.kind === 'issue' && id === from.issueId));
-  const requestIds = (await idsAt('pullRequests', places('pullRequest'))).filter(
-    (id) => !((from.kind === 'pullRequest' && id === from.requestId) || (from.kind === 'codeComment' && id === from.requestId)),
-  );
+  const issuePlaces = places('issue');
+  const issueRows = issuePlaces.length === 0 ? [] : [...(await issuesAtPlaces(db, issuePlaces)).values()];
+  const issueIds = issueRows
+    .map((row) => row.id)
+    .filter((id) => !(from.kind === 'issue' && id === from.issueId))
+    .sort((a, b) => a - b);
   // in batches: a text may reference thousands of entities, more rows than one statement takes
   const issueData = JSON.stringify(issueChangeData(from));
   for (let i = 0; i < issueIds.length; i += ROWS_PER_INSERT) {
@@ -275,13 +276,10 @@ export async function recordReferences(
       .onConflict((oc) => oc.columns(['issueId', 'data']).where(ISSUE_REFERENCE_PREDICATE).doNothing())
       .execute();
   }
-  const requestData = JSON.stringify(pullRequestChangeData(from));
-  for (let i = 0; i < requestIds.length; i += ROWS_PER_INSERT) {
-    await db
-      .insertInto('pullRequestChanges')
-      .values(requestIds.slice(i, i + ROWS_PER_INSERT).map((requestId) => ({ requestId, userId, date, data: requestData })))
-      .onConflict((oc) => oc.columns(['requestId', 'data']).where(PULL_REQUEST_REFERENCE_PREDICATE).doNothing())
-      .execute();
+  const requestPlaces = places('pullRequest');
+  if (requestPlaces.length > 0) {
+    const exceptRequestId = from.kind === 'pullRequest' || from.kind === 'codeComment' ? from.requestId : null;
+    await recordPullRequestReferences.ask(db, requestPlaces, exceptRequestId, userId, date, pullRequestChangeData(from));
   }
 }
 

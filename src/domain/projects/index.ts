@@ -33,7 +33,16 @@ export {
   queryLabelSpecs,
   updateLabelSpec,
 } from './labels.js';
-export { createMilestone, deleteMilestone, getMilestone, type MilestoneData, type MilestoneRow, queryMilestones, updateMilestone } from './milestones.js';
+export {
+  createMilestone,
+  deleteMilestone,
+  getMilestone,
+  issuesScheduledOn,
+  type MilestoneData,
+  type MilestoneRow,
+  queryMilestones,
+  updateMilestone,
+} from './milestones.js';
 export { forkRootId, takeNextNumber } from './numbers.js';
 export {
   accessibleProjectsCondition,

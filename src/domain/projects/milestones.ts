@@ -8,8 +8,16 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { ancestorPaths, loadProjectWith } from './permissions.js';
 import { likeCondition } from '../query/index.js';
+import { Provided } from '../providers.js';
 
 export type MilestoneRow = Selectable<MilestoneTable>;
+
+/**
+ * What the projects area asks of issues, the area above it (src/domain/providers.ts): how many
+ * issues are scheduled on a milestone, in the caller's transaction `db`. Filled at start-up by
+ * src/domain/event-handlers.ts.
+ */
+export const issuesScheduledOn = new Provided<(db: Db, milestoneId: number) => Promise<number>>('the number of issues scheduled on a milestone');
 
 /** Milestone JSON as input (docs/compatibility.md#projects-milestones); dates already in epoch ms. */
 export interface MilestoneData {
@@ -103,12 +111,8 @@ export async function deleteMilestone(ctx: Context, id: number): Promise<void> {
   const row = await loadRow(ctx.db, 'milestones', id, 'Milestone');
   await loadProjectWith(ctx, row.projectId, 'manageIssues');
   await ctx.db.transaction().execute(async (tx) => {
-    const { n } = await tx
-      .selectFrom('issueSchedules')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('milestoneId', '=', id)
-      .executeTakeFirstOrThrow();
-    if (Number(n) > 0) throw new Conflict(`Milestone '${row.name}' is still being used by ${Number(n)} issue(s)`);
+    const n = await issuesScheduledOn.ask(tx, id);
+    if (n > 0) throw new Conflict(`Milestone '${row.name}' is still being used by ${n} issue(s)`);
     await tx.deleteFrom('milestones').where('id', '=', id).execute();
   });
 }

@@ -1,11 +1,11 @@
 /**
  * What the web UI's changes tab of a pull request (`/<project>/~pulls/<number>/changes`, issue
  * 12) reads: which two commits to compare (all changes, one update, or the range a code comment
- * was made on), the request's code comments with their replies, and the whole-line range a new
- * inline comment marks. Comments are created, answered and resolved with the code comment
- * functions the API routes call (src/domain/code-comments).
+ * was made on, as src/domain/code-comments gives it) and the whole-line range a new inline
+ * comment marks. The request's code comments, and their creation, replies and resolution, are
+ * the code comment area's (src/domain/code-comments).
  */
-import type { CodeCommentReplyRow, CodeCommentRow, PullRequestRow } from '../../db/schema.js';
+import type { PullRequestRow } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../errors.js';
 import { readBlob } from '../../git/files.js';
 import { mergeBase } from '../../git/repository.js';
@@ -13,12 +13,6 @@ import type { PlanarRange } from '../code-comments/index.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
 import { objectRead } from '../repositories/index.js';
-
-/** Row types the pages name (src/web may not import src/db). */
-export type { CodeCommentReplyRow, CodeCommentRow } from '../../db/schema.js';
-
-/** Most code comments shown on the changes tab (the newest). */
-export const MAX_INLINE_COMMENTS = 1000;
 
 /** An update of a request as the changes tab offers it. */
 export interface UpdateChoice {
@@ -39,13 +33,18 @@ export interface ChangesRange {
 }
 
 /**
- * The range to show for a readable request (as from pullRequestByNumber): with `commentId`, the
- * compare context the comment was made in (404 unless it is one of the request's comments); with
- * `updateId`, that update's own commits (the previous update's head, or the base for the first,
- * to its head; 404 unless it is the request's); else all changes — the merge base of the latest
- * update's head and its target head (the request's base when none) to that head.
+ * The range to show for a readable request (as from pullRequestByNumber): with `comment`, the
+ * compare range a code comment of the request was made in (src/domain/code-comments
+ * `requestCommentRange`); with `updateId`, that update's own commits (the previous update's
+ * head, or the base for the first, to its head; 404 unless it is the request's); else all
+ * changes — the merge base of the latest update's head and its target head (the request's base
+ * when none) to that head.
  */
-export async function changesRange(ctx: Context, pr: PullRequestRow, select: { updateId?: number; commentId?: number }): Promise<ChangesRange> {
+export async function changesRange(
+  ctx: Context,
+  pr: PullRequestRow,
+  select: { updateId?: number; comment?: { oldCommitHash: string; newCommitHash: string } },
+): Promise<ChangesRange> {
   const rows = await ctx.db
     .selectFrom('pullRequestUpdates')
     .select(['id', 'headCommitHash', 'targetHeadCommitHash', 'date'])
@@ -53,16 +52,7 @@ export async function changesRange(ctx: Context, pr: PullRequestRow, select: { u
     .orderBy('id')
     .execute();
   const updates = rows.map((u, i) => ({ id: u.id, index: i + 1, headCommitHash: u.headCommitHash, date: u.date }));
-  if (select.commentId !== undefined) {
-    const comment = await ctx.db
-      .selectFrom('codeComments')
-      .select(['compareOldCommitHash', 'compareNewCommitHash'])
-      .where('id', '=', select.commentId)
-      .where('comparePullRequestId', '=', pr.id)
-      .executeTakeFirst();
-    if (!comment) throw new NotFound(`Code comment not found: ${select.commentId}`);
-    return { oldCommitHash: comment.compareOldCommitHash, newCommitHash: comment.compareNewCommitHash, updateId: null, updates };
-  }
+  if (select.comment !== undefined) return { ...select.comment, updateId: null, updates };
   if (select.updateId !== undefined) {
     const index = rows.findIndex((u) => u.id === select.updateId);
     if (index < 0) throw new NotFound(`Update not found: ${select.updateId}`);
@@ -74,36 +64,6 @@ export async function changesRange(ctx: Context, pr: PullRequestRow, select: { u
   const heads = [latest.targetHeadCommitHash, latest.headCommitHash];
   const base = await objectRead(repo, 'merge-base', heads, () => mergeBase(repo, heads[0], heads[1]));
   return { oldCommitHash: base ?? pr.baseCommitHash, newCommitHash: latest.headCommitHash, updateId: null, updates };
-}
-
-/** The code comments of a request with their replies (oldest first). */
-export interface RequestCodeComments {
-  /** Oldest first, at most {@link MAX_INLINE_COMMENTS} (the newest). */
-  comments: CodeCommentRow[];
-  /** Replies by comment id, oldest first. */
-  replies: Map<number, CodeCommentReplyRow[]>;
-}
-
-/** The code comments made on a readable request (`compareContext.pullRequestId`) and their replies, in two queries. */
-export async function requestCodeComments(ctx: Context, pr: PullRequestRow): Promise<RequestCodeComments> {
-  const comments = (
-    await ctx.db.selectFrom('codeComments').selectAll().where('comparePullRequestId', '=', pr.id).orderBy('id', 'desc').limit(MAX_INLINE_COMMENTS).execute()
-  ).reverse();
-  const replies = new Map<number, CodeCommentReplyRow[]>();
-  if (comments.length > 0) {
-    const rows = await ctx.db
-      .selectFrom('codeCommentReplies')
-      .selectAll()
-      .where(
-        'commentId',
-        'in',
-        comments.map((c) => c.id),
-      )
-      .orderBy('id')
-      .execute();
-    for (const reply of rows) replies.set(reply.commentId, [...(replies.get(reply.commentId) ?? []), reply]);
-  }
-  return { comments, replies };
 }
 
 /**

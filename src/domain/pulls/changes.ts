@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { type NumberInProject, rowsAtPlaces } from '../issues/index.js';
 
 /** Change data of docs/compatibility.md#pull-requests-sub-entities: `@type` first, then the type's own fields. */
 export type PullRequestChangeData =
@@ -91,4 +93,48 @@ export async function recordNote(db: Db, requestId: number, userId: number | nul
     .set((eb) => ({ commentCount: eb('commentCount', '+', 1) }))
     .where('id', '=', requestId)
     .execute();
+}
+
+/**
+ * Prefix of the change data that the partial unique index of migration 0008 covers: one
+ * "referenced from" change per (referenced request, referencing entity). The text must stay
+ * identical to the index predicate for the `on conflict` clause to find it.
+ */
+const REFERENCE_PREDICATE = sql<boolean>`data like '{"@type":"PullRequestReferencedFrom%'`;
+
+/** Most change rows inserted by one statement. */
+const ROWS_PER_INSERT = 500;
+
+/**
+ * Records that an entity references the pull requests at `places` (by target project; unknown
+ * places are ignored), except request `exceptRequestId` (an entity does not reference itself): one
+ * minor change `data` (a PullRequestReferencedFrom…Data, docs/compatibility.md#pull-requests-sub-entities) per
+ * request, however often the reference is repeated or re-saved. Answers the issues area's
+ * question (src/domain/issues/referencing-work.ts); runs in the caller's transaction `db`.
+ */
+export async function recordPullRequestReferences(
+  db: Db,
+  places: readonly NumberInProject[],
+  exceptRequestId: number | null,
+  userId: number | null,
+  date: number,
+  data: PullRequestChangeData,
+): Promise<void> {
+  if (places.length === 0) return;
+  const found = await rowsAtPlaces(places, (projectId, numbers) =>
+    db.selectFrom('pullRequests').select(['id', 'number']).where('targetProjectId', '=', projectId).where('number', 'in', numbers).execute(),
+  );
+  const requestIds = [...found.values()]
+    .map((row) => row.id)
+    .sort((a, b) => a - b)
+    .filter((id) => id !== exceptRequestId);
+  const text = JSON.stringify(data);
+  // in batches: a text may reference thousands of requests, more rows than one statement takes
+  for (let i = 0; i < requestIds.length; i += ROWS_PER_INSERT) {
+    await db
+      .insertInto('pullRequestChanges')
+      .values(requestIds.slice(i, i + ROWS_PER_INSERT).map((requestId) => ({ requestId, userId, date, data: text })))
+      .onConflict((oc) => oc.columns(['requestId', 'data']).where(REFERENCE_PREDICATE).doNothing())
+      .execute();
+  }
 }

@@ -9,7 +9,7 @@ import { GitError } from '../../git/command.js';
 import { parseIntegerValue, QuerySyntaxError } from '../../query/index.js';
 import { deny } from '../actor.js';
 import type { Context } from '../context.js';
-import { type FixReference, loadAccessibleIssue } from '../issues/index.js';
+import { findIssueAt, type FixReference, issuesAtPlaces, loadAccessibleIssue } from '../issues/index.js';
 import { accessibleProjectsCondition, findProjectByPath } from '../projects/index.js';
 import { commitFixReferences, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
 import { findPullRequestRow, listUpdates, loadReadablePullRequest } from './pull-requests.js';
@@ -20,17 +20,10 @@ import { findPullRequestRow, listUpdates, loadReadablePullRequest } from './pull
  * they exist now. Distinct issue ids, ascending.
  */
 export async function pullRequestFixedIssueIds(db: Db, requestId: number): Promise<number[]> {
-  const rows = await db
-    .selectFrom('pullRequestFixedIssues')
-    .innerJoin('issues', (join) =>
-      join.onRef('issues.projectId', '=', 'pullRequestFixedIssues.projectId').onRef('issues.number', '=', 'pullRequestFixedIssues.number'),
-    )
-    .select('issues.id')
-    .distinct()
-    .where('pullRequestFixedIssues.requestId', '=', requestId)
-    .orderBy('issues.id')
-    .execute();
-  return rows.map((r) => r.id);
+  const places = await db.selectFrom('pullRequestFixedIssues').select(['projectId', 'number']).where('requestId', '=', requestId).execute();
+  if (places.length === 0) return [];
+  const issues = await issuesAtPlaces(db, places);
+  return [...new Set([...issues.values()].map((issue) => issue.id))].sort((a, b) => a - b);
 }
 
 /**
@@ -131,12 +124,7 @@ export async function pullRequestIdsFixingIssue(ctx: Context, value: string): Pr
   if (!match) throw new QuerySyntaxError(`Invalid issue reference: ${value}`);
   const project = await findProjectByPath(ctx.db, match[1]);
   if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-  const issue = await ctx.db
-    .selectFrom('issues')
-    .select(['id', 'projectId', 'number'])
-    .where('projectId', '=', project.id)
-    .where('number', '=', parseIntegerValue('Number', match[2]))
-    .executeTakeFirst();
+  const issue = await findIssueAt(ctx.db, project.id, parseIntegerValue('Number', match[2]));
   if (!issue) throw new QuerySyntaxError(`Unable to find issue: ${value}`);
   return (await pullRequestsFixing(ctx, issue)).map((pr) => pr.id);
 }

@@ -3,8 +3,8 @@
  */
 export { createAssignment, deleteAssignment, getAssignment, listAssignments } from './assignments.js';
 export { buildStatusCondition, currentBuildsOf } from './builds.js';
-export { changesRange, type ChangesRange, type CodeCommentReplyRow, type CodeCommentRow, requestCodeComments, wholeLineRange } from './changes-views.js';
-export type { PullRequestChangeData } from './changes.js';
+export { changesRange, type ChangesRange, wholeLineRange } from './changes-views.js';
+export { type PullRequestChangeData, recordPullRequestReferences } from './changes.js';
 export { checkPullRequest, onRefsUpdated } from './check.js';
 export { createComment, deleteComment, getComment, listComments, updateComment } from './comments.js';
 export { fixedIssueIdsOfPullRequestReference, getPullRequestFixedIssueIds, listIssuePullRequests } from './fixed-issues.js';
@@ -40,6 +40,7 @@ export {
 export { userPullRequestLists } from './pull-request-lists.js';
 export { queryPullRequests } from './pull-request-query.js';
 export {
+  findPullRequestAt,
   findPullRequestRow,
   getPullRequest,
   getPullRequestRow,
@@ -49,7 +50,10 @@ export {
   openPullRequest,
   parseMergeStrategy,
   pullRefs,
+  pullRequestNumbers,
   reassignPullRequestAuthors,
+  setBuildCommit,
+  touchCodeComments,
 } from './pull-requests.js';
 export { createReview, getReview, listReviews, updateReview } from './reviews.js';
 export { onJournaledMergeApplied, onProjectsDeleting } from './transitions.js';

@@ -80,6 +80,38 @@ export async function findPullRequestRow(db: Db, requestId: number): Promise<Pul
 }
 
 /**
+ * The pull request numbered `number` in target project `projectId`, or null when there is none.
+ * For the builds query's `pull request` criterion (docs/compatibility.md#builds-query-language),
+ * which words its own error.
+ */
+export async function findPullRequestAt(db: Db, projectId: number, number: number): Promise<PullRequestRow | null> {
+  return (await db.selectFrom('pullRequests').selectAll().where('targetProjectId', '=', projectId).where('number', '=', number).executeTakeFirst()) ?? null;
+}
+
+/** The pull requests with ids `ids` that exist: their target project and number, in one query (none for no ids). */
+export async function pullRequestNumbers(db: Db, ids: readonly number[]): Promise<{ id: number; targetProjectId: number; number: number }[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('pullRequests').select(['id', 'targetProjectId', 'number']).where('id', 'in', ids).execute();
+}
+
+/**
+ * A build of the request was submitted on `commitHash`: that commit's builds become the request's
+ * current builds (`buildCommitHash`, docs/compatibility.md#builds-pull-request-current-builds). Runs in the
+ * caller's transaction `db`.
+ */
+export async function setBuildCommit(db: Db, requestId: number, commitHash: string): Promise<void> {
+  await db.updateTable('pullRequests').set({ buildCommitHash: commitHash }).where('id', '=', requestId).execute();
+}
+
+/**
+ * A code comment of the request changed at `date`: its `codeCommentsUpdateDate` moves
+ * (docs/compatibility.md#pull-requests-json). Runs in the caller's transaction `db`.
+ */
+export async function touchCodeComments(db: Db, requestId: number, date: number): Promise<void> {
+  await db.updateTable('pullRequests').set({ codeCommentsUpdateDate: date }).where('id', '=', requestId).execute();
+}
+
+/**
  * Loads a pull request the caller may read: read code on its target project (404 when the
  * project is invisible, 401/403 when visible but code is not readable).
  */

@@ -3,6 +3,7 @@
  * docs/compatibility.md#gitloom-differs-additions-to-the-interface): the query parsed by src/query/commit-query.ts, its revisions, users and dates
  * resolved here, and the selection run with `git log` (src/git/commit-log.ts).
  */
+import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
 import { logCommits, type CommitLogQuery } from '../../git/commit-log.js';
 import { getDefaultBranch, listRefs, refHead, resolveCommit } from '../../git/repository.js';
@@ -10,6 +11,14 @@ import { parseCommitQuery, type CommitCriterion } from '../../query/commit-query
 import { parseQueryDate, QuerySyntaxError } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
+import { Provided } from '../providers.js';
+
+/**
+ * What the commit query asks of builds, the area above repositories (src/domain/providers.ts):
+ * the commit of build number `number` of project `projectId`, null when there is none. Filled at
+ * start-up by src/domain/event-handlers.ts.
+ */
+export const buildCommit = new Provided<(db: Db, projectId: number, number: number) => Promise<string | null>>('the commit of a build');
 
 /** The most commits one query returns (OneDev's limit). */
 export const MAX_COMMITS = 10_000;
@@ -41,11 +50,9 @@ async function revisionCommit(ctx: Context, projectId: number, repo: string, c: 
       break;
     case 'build': {
       const number = /^#?(\d{1,15})$/.exec(value);
-      const build = number
-        ? await ctx.db.selectFrom('builds').select('commitHash').where('projectId', '=', projectId).where('number', '=', Number(number[1])).executeTakeFirst()
-        : undefined;
-      if (!build) throw new QuerySyntaxError(`Unable to find build: ${value}${at}`, c.column);
-      hash = build.commitHash;
+      const commit = number ? await buildCommit.ask(ctx.db, projectId, Number(number[1])) : null;
+      if (!commit) throw new QuerySyntaxError(`Unable to find build: ${value}${at}`, c.column);
+      hash = commit;
       break;
     }
   }

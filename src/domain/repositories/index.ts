@@ -21,7 +21,7 @@ export {
   revisionNames,
   tagSummaries,
 } from './browse.js';
-export { queryCommits } from './commit-query.js';
+export { buildCommit, queryCommits } from './commit-query.js';
 export { getCommit } from './commits.js';
 export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
 export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';

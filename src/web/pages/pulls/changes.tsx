@@ -6,18 +6,18 @@
  * (`POST /~api/code-comments`, `/code-comment-replies`, `/code-comments/{id}`).
  */
 import type { VNode } from 'preact';
-import { createCodeComment, createCodeCommentReply, getCodeComment, updateCodeComment } from '../../../domain/code-comments/index.js';
-import { getProjectRow } from '../../../domain/projects/index.js';
 import {
-  changesRange,
-  type ChangesRange,
   type CodeCommentReplyRow,
   type CodeCommentRow,
-  type PullRequestRow,
+  createCodeComment,
+  createCodeCommentReply,
+  getCodeComment,
   requestCodeComments,
-  userNames,
-  wholeLineRange,
-} from '../../../domain/pulls/index.js';
+  requestCommentRange,
+  updateCodeComment,
+} from '../../../domain/code-comments/index.js';
+import { getProjectRow } from '../../../domain/projects/index.js';
+import { changesRange, type ChangesRange, type PullRequestRow, userNames, wholeLineRange } from '../../../domain/pulls/index.js';
 import { diffCommits, type DiffLine, type FileDiff } from '../../../domain/repositories/index.js';
 import { NotFound } from '../../../errors.js';
 import { DiffView, diffFileKey, diffLineId } from '../../components/diff.js';
@@ -156,7 +156,8 @@ function LineCommentForm({
 /** Renders the changes tab of `pr`, with a refused action's message. */
 export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, fields: Record<string, string>, error: string | null = null): Promise<VNode> {
   const view = viewOf(fields);
-  const range = await changesRange(page.ctx, pr, view);
+  const comment = view.commentId === undefined ? undefined : await requestCommentRange(page.ctx, pr, view.commentId);
+  const range = await changesRange(page.ctx, pr, { updateId: view.updateId, comment });
   const [diff, threads, source] = await Promise.all([
     diffCommits(page.ctx, pr.targetProjectId, range.oldCommitHash, range.newCommitHash),
     requestCodeComments(page.ctx, pr),
