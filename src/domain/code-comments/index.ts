@@ -4,3 +4,4 @@
 export { queryCodeComments } from './code-comment-query.js';
 export { createCodeComment, deleteCodeComment, getCodeComment, type PlanarRange, reassignCodeCommentAuthors, updateCodeComment } from './code-comments.js';
 export { createCodeCommentReply, deleteCodeCommentReply, getCodeCommentReply, listCodeCommentReplies, updateCodeCommentReply } from './replies.js';
+export { findCodeCommentRow } from './code-comment-rows.js';

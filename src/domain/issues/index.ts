@@ -43,3 +43,4 @@ export {
   transitIssueState,
 } from './issues.js';
 export { kindOf, parseReferences, recordReferences, scanReferences } from './references.js';
+export { findIssueRow, issueWatcherIds } from './issue-rows.js';
