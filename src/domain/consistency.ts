@@ -11,8 +11,9 @@ import type { Db } from '../db/database.js';
 import type { RefJournalRow } from '../db/schema.js';
 import { initBareRepository, listRefs, mergeBase, updateRefs, ZERO_HASH } from '../git/repository.js';
 import type { Context } from './context.js';
-import { journalPush } from './journal/index.js';
-import { pullRefs } from './pulls/index.js';
+import { existingJournalIds, journaledRefHeads, journalPush, refsWithIntents, unprocessedJournalRefs } from './journal/index.js';
+import { allProjectIds } from './projects/index.js';
+import { latestUpdate, pullRefs, pullRequestsWithLatestUpdate } from './pulls/index.js';
 
 /**
  * What can disagree:
@@ -83,7 +84,7 @@ export async function findInconsistencies(
 ): Promise<Finding[]> {
   const findings: Finding[] = [];
   const finding = (f: Omit<Finding, 'userId'> & { userId?: number | null }) => findings.push({ ...f, userId: f.userId ?? null });
-  const projects = (await db.selectFrom('projects').select('id').orderBy('id').execute()).map((p) => p.id);
+  const projects = await allProjectIds(db);
   const repos = await repositoryIds(reposDir);
   for (const id of [...repos].filter((r) => !projects.includes(r)).sort((a, b) => a - b)) {
     finding({
@@ -96,11 +97,10 @@ export async function findInconsistencies(
       message: `repository ${id}.git belongs to no project`,
     });
   }
-  const known = new Set<number>();
-  for (let i = 0; i < afterSnapshot.length; i += 500) {
-    const ids = afterSnapshot.slice(i, i + 500).map((e) => e.id);
-    for (const row of await db.selectFrom('refJournal').select('id').where('id', 'in', ids).execute()) known.add(row.id);
-  }
+  const known = await existingJournalIds(
+    db,
+    afterSnapshot.map((e) => e.id),
+  );
   const missed = afterSnapshot.filter((e) => !known.has(e.id)).sort((a, b) => a.id - b.id);
   const refsOf = new Map<number, Map<string, string>>();
   for (const projectId of projects) {
@@ -118,22 +118,8 @@ export async function findInconsistencies(
     }
     const refs = await listRefs(repoPath(projectId));
     refsOf.set(projectId, refs);
-    const journal = await db
-      .selectFrom('refJournal')
-      .select(['ref', 'newHash'])
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('refJournal')
-          .select((e) => e.fn.max('id').as('id'))
-          .where('projectId', '=', projectId)
-          .where('appliedDate', 'is not', null)
-          .groupBy('ref'),
-      )
-      .execute();
-    const recorded = new Map(journal.map((r) => [r.ref, r.newHash]));
-    const intents = new Set(
-      (await db.selectFrom('refJournal').select('ref').where('projectId', '=', projectId).where('appliedDate', 'is', null).execute()).map((r) => r.ref),
-    );
+    const recorded = await journaledRefHeads(db, projectId);
+    const intents = await refsWithIntents(db, projectId);
     const mine = missed.filter((e) => e.projectId === projectId);
     const names = new Set([...refs.keys(), ...recorded.keys(), ...mine.map((e) => e.ref)]);
     for (const ref of [...names].sort()) {
@@ -166,32 +152,8 @@ async function pullRequestFindings(
   unknownRefs: Set<string>,
 ): Promise<Finding[]> {
   const findings: Finding[] = [];
-  const requests = await db
-    .selectFrom('pullRequests')
-    .innerJoin('pullRequestUpdates', 'pullRequestUpdates.requestId', 'pullRequests.id')
-    .select([
-      'pullRequests.id',
-      'pullRequests.number',
-      'pullRequests.status',
-      'pullRequests.targetProjectId',
-      'pullRequests.targetBranch',
-      'pullRequests.sourceProjectId',
-      'pullRequests.sourceBranch',
-      'pullRequests.checkError',
-      'pullRequestUpdates.id as updateId',
-      'pullRequestUpdates.headCommitHash',
-    ])
-    .where('pullRequestUpdates.id', 'in', (eb) =>
-      eb
-        .selectFrom('pullRequestUpdates')
-        .select((e) => e.fn.max('id').as('id'))
-        .groupBy('requestId'),
-    )
-    .orderBy('pullRequests.id')
-    .execute();
-  const pending = new Set(
-    (await db.selectFrom('refJournal').select(['projectId', 'ref']).where('processedDate', 'is', null).execute()).map((r) => `${r.projectId} ${r.ref}`),
-  );
+  const requests = await pullRequestsWithLatestUpdate(db);
+  const pending = new Set((await unprocessedJournalRefs(db)).map((r) => `${r.projectId} ${r.ref}`));
   for (const pr of requests) {
     const target = refsOf.get(pr.targetProjectId);
     if (!target) continue;
@@ -272,12 +234,7 @@ export async function reconcile(ctx: Context, findings: readonly Finding[]): Pro
       await journalPush(ctx, f.projectId, f.userId, [{ ref: f.ref!, oldHash: f.database ?? ZERO_HASH, newHash: f.git ?? ZERO_HASH }]);
       done.push(`${f.message}: journaled, the server reacts to it when it starts`);
     } else if (f.kind === 'pull-request-ref') {
-      const update = await ctx.db
-        .selectFrom('pullRequestUpdates')
-        .select('id')
-        .where('requestId', '=', f.requestId!)
-        .orderBy('id', 'desc')
-        .executeTakeFirstOrThrow();
+      const update = await latestUpdate(ctx.db, f.requestId!);
       await updateRefs(repo, [
         { ref: f.ref!, newHash: f.database },
         { ref: pullRefs.update(update.id), newHash: f.database },

@@ -1,5 +1,4 @@
 import { marked, type Token } from 'marked';
-import type { Db } from '../db/database.js';
 
 /** Tokens whose text is never searched for mentions: code and links (docs/compatibility.md#mentions-and-notifications). */
 const SKIPPED = new Set(['code', 'codespan', 'link', 'html', 'image']);
@@ -113,72 +112,4 @@ export function parseMentions(markdown: string | null | undefined): string[] {
   for (const match of text.matchAll(MENTION)) names.add(withoutTrailingDots(match[1]).toLowerCase());
   names.delete('');
   return [...names];
-}
-
-/** What a mention is recorded on. */
-export type MentionTarget = { kind: 'issue'; issueId: number } | { kind: 'pullRequest'; requestId: number } | { kind: 'codeComment'; commentId: number };
-
-/**
- * Records the users mentioned in `text` on an issue, a pull request or a code comment
- * (docs/compatibility.md#mentions-and-notifications): one mention row per user (existing rows kept), and for
- * issues and pull requests the mentioned user is auto-watched (`watching=true`, only when no
- * watch row exists); a mentioned user also gets access to a confidential issue. Unknown names
- * are ignored. Run it inside the transaction that stores the text. Returns the mentioned user ids.
- */
-export async function recordMentions(db: Db, target: MentionTarget, text: string | null | undefined): Promise<number[]> {
-  const names = parseMentions(text);
-  if (names.length === 0) return [];
-  const users = await db.selectFrom('users').select('id').where('name', 'in', names).where('id', '>', 0).execute();
-  const ids = users.map((u) => u.id);
-  if (ids.length === 0) return [];
-  switch (target.kind) {
-    case 'issue':
-      await db
-        .insertInto('issueMentions')
-        .values(ids.map((userId) => ({ issueId: target.issueId, userId })))
-        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
-        .execute();
-      await db
-        .insertInto('issueAuthorizations')
-        .values(ids.map((userId) => ({ issueId: target.issueId, userId })))
-        .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
-        .execute();
-      await autoWatchIssue(db, target.issueId, ids);
-      break;
-    case 'pullRequest':
-      await db
-        .insertInto('pullRequestMentions')
-        .values(ids.map((userId) => ({ requestId: target.requestId, userId })))
-        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
-        .execute();
-      await db
-        .insertInto('pullRequestWatches')
-        .values(ids.map((userId) => ({ requestId: target.requestId, userId, watching: 1 })))
-        .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
-        .execute();
-      break;
-    case 'codeComment':
-      await db
-        .insertInto('codeCommentMentions')
-        .values(ids.map((userId) => ({ commentId: target.commentId, userId })))
-        .onConflict((oc) => oc.columns(['commentId', 'userId']).doNothing())
-        .execute();
-      break;
-  }
-  return ids;
-}
-
-/**
- * Auto-watch (docs/compatibility.md#issue-watches-and-votes): each user without a watch row on the issue
- * gets `watching=true`; existing rows (including explicit opt-outs) are never changed. Users
- * with ids ≤ 0 (system, unknown) are skipped.
- */
-export async function autoWatchIssue(db: Db, issueId: number, userIds: readonly number[]): Promise<void> {
-  const ids = [...new Set(userIds.filter((id) => id > 0))];
-  if (ids.length === 0) return;
-  await db
-    .insertInto('issueWatches')
-    .values(ids.map((userId) => ({ issueId, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
-    .execute();
 }

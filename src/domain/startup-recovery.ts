@@ -22,6 +22,7 @@ import path from 'node:path';
 import { UPLOAD_PREFIX } from '../ci/artifacts.js';
 import { LEGACY_WORKSPACES_DIR } from '../data-dir.js';
 import { dialectOf } from '../db/dialect.js';
+import { leasedJobWorkspaces } from './builds/index.js';
 import type { Services } from './context.js';
 
 /** Age after which, on PostgreSQL, a temp file or quarantine directory counts as abandoned. */
@@ -105,14 +106,7 @@ export async function recoverAtStartup(services: Services, log: (message: string
 
   const keep = new Set<string>();
   if (!everything) {
-    const live = await services.db
-      .selectFrom('builds')
-      .select('jobWorkspace')
-      .where('status', '=', 'RUNNING')
-      .where('leaseExpires', '>', now)
-      .where('jobWorkspace', 'is not', null)
-      .execute();
-    for (const row of live) if (row.jobWorkspace) keep.add(path.basename(row.jobWorkspace));
+    for (const workspace of await leasedJobWorkspaces(services.db, now)) keep.add(path.basename(workspace));
   }
 
   const killed = [...buildProcesses(jobsDir, keep), ...buildProcesses(legacy, new Set())];

@@ -24,7 +24,7 @@ import { findInconsistencies, reconcile, type Finding, type JournalEntry } from 
 import { createContext, systemActor } from '../domain/context.js';
 import { registerTransactionHandlers } from '../domain/event-handlers.js';
 import { EventBus } from '../domain/events.js';
-import { recoverRefIntents } from '../domain/journal/index.js';
+import { appliedJournalEntriesSince, recoverRefIntents } from '../domain/journal/index.js';
 import { mirrorIncrementally, mirrorRepository, restoreRepository } from '../git/mirror.js';
 
 const run = promisify(execFile);
@@ -163,13 +163,7 @@ async function writeBackup(config: Config, dir: string, previous: string | null)
 async function journalSince(config: Config, since: number): Promise<JournalEntry[]> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
   try {
-    return await database.db
-      .selectFrom('refJournal')
-      .select(['id', 'projectId', 'ref', 'oldHash', 'newHash', 'userId'])
-      .where('date', '>=', since)
-      .where('appliedDate', 'is not', null)
-      .orderBy('id')
-      .execute();
+    return await appliedJournalEntriesSince(database.db, since);
   } finally {
     await database.close();
   }

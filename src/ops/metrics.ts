@@ -11,7 +11,8 @@ import { availabilityOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { configureGit } from '../git/command.js';
 import { journalLag } from '../domain/journal/index.js';
-import { outboxLag } from '../domain/outbox/index.js';
+import { outboxLag, pendingMessageCount } from '../domain/outbox/index.js';
+import { buildsFinishedAfter, unfinishedBuildCounts } from '../domain/builds/index.js';
 
 /** Connection counts of the database pool. */
 export interface PoolStats {
@@ -205,12 +206,7 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     help: 'Webhook deliveries and mails waiting to be sent (due or backing off)',
     registers: [registry],
     collect: fromDatabase(async function (this: client.Gauge) {
-      const row = await db
-        .selectFrom('outboxMessages')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('status', '=', 'PENDING')
-        .executeTakeFirst();
-      this.set(Number(row?.n ?? 0));
+      this.set(await pendingMessageCount(db));
     }),
   });
   new client.Gauge({
@@ -219,13 +215,7 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     labelNames: ['status'],
     registers: [registry],
     collect: fromDatabase(async function (this: client.Gauge) {
-      const rows = await db
-        .selectFrom('builds')
-        .select(['status', (eb) => eb.fn.countAll().as('n')])
-        .where('status', 'in', ['WAITING', 'PENDING', 'RUNNING'])
-        .groupBy('status')
-        .execute();
-      for (const status of ['WAITING', 'PENDING', 'RUNNING']) this.set({ status }, Number(rows.find((r) => r.status === status)?.n ?? 0));
+      for (const [status, count] of await unfinishedBuildCounts(db)) this.set({ status }, count);
     }),
   });
   // Job durations: builds finished since the previous scrape are observed into the histogram.
@@ -237,16 +227,9 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     buckets: JOB_SECONDS,
     registers: [registry],
     collect: fromDatabase(async () => {
-      const rows = await db
-        .selectFrom('builds')
-        .select(['status', 'runningDate', 'finishDate'])
-        .where('finishDate', '>', watermark)
-        .where('runningDate', 'is not', null)
-        .orderBy('finishDate')
-        .execute();
-      for (const row of rows) {
-        jobDuration.observe({ status: row.status }, (row.finishDate! - row.runningDate!) / 1000);
-        watermark = Math.max(watermark, row.finishDate!);
+      for (const row of await buildsFinishedAfter(db, watermark)) {
+        jobDuration.observe({ status: row.status }, (row.finishDate - row.runningDate) / 1000);
+        watermark = Math.max(watermark, row.finishDate);
       }
     }),
   });

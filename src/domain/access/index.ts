@@ -5,3 +5,4 @@ export { createGroup, deleteGroup, getGroup, type GroupData, groupMemberships, q
 export { createMembership, deleteMembership, getMembership, userMemberships } from './memberships.js';
 export { referencedRole, referencedUser } from './references.js';
 export { createRole, deleteRole, getRole, queryRoles, type RoleData, updateRole } from './roles.js';
+export { createDefaultRoles } from './default-roles.js';

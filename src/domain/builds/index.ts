@@ -34,3 +34,4 @@ export {
 export { buildStatusCondition, currentBuildRows, deletePullRequestBuilds, getCurrentBuilds } from './pull-request-builds.js';
 export { BuildScheduler } from './scheduler.js';
 export { triggerJob } from './trigger-job.js';
+export { buildsFinishedAfter, findBuildRow, leasedJobWorkspaces, unfinishedBuildCounts } from './build-monitoring.js';

@@ -7,7 +7,8 @@ import { isObjectId, resolveCommit } from '../../git/repository.js';
 import { UNKNOWN_ID, type Context } from '../context.js';
 import { loadRow, reassignAuthor } from '../entities.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
-import { recordMentions } from '../mentions.js';
+import { recordPullRequestMentions } from '../pulls/index.js';
+import { recordMentionsOnCodeComment } from './code-comment-mentions.js';
 import { loadProjectWith, type ProjectPermissions } from '../projects/index.js';
 import { findPullRequestRow, touchCodeComments } from '../pulls/index.js';
 import { deny, requireUser } from '../actor.js';
@@ -152,8 +153,8 @@ export async function touchPullRequest(db: Db, requestId: number | null, now: nu
 
 /** Records mentions of a code comment's text: on the pull request when attached to one, else on the comment (docs/compatibility.md#mentions-and-notifications). */
 export async function recordCodeCommentMentions(db: Db, comment: Pick<CodeCommentRow, 'id' | 'comparePullRequestId'>, text: string): Promise<void> {
-  if (comment.comparePullRequestId !== null) await recordMentions(db, { kind: 'pullRequest', requestId: comment.comparePullRequestId }, text);
-  else await recordMentions(db, { kind: 'codeComment', commentId: comment.id }, text);
+  if (comment.comparePullRequestId !== null) await recordPullRequestMentions(db, comment.comparePullRequestId, text);
+  else await recordMentionsOnCodeComment(db, comment.id, text);
 }
 
 /**

@@ -13,3 +13,4 @@ export {
   requestCodeComments,
   requestCommentRange,
 } from './request-comments.js';
+export { findCodeCommentRow } from './code-comment-rows.js';

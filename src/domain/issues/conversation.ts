@@ -3,7 +3,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { autoWatchIssue, recordMentions } from '../mentions.js';
+import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
 import { deny, requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
@@ -79,7 +79,7 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
       .where('id', '=', data.issueId)
       .execute();
     await autoWatchIssue(tx, data.issueId, [userId]);
-    await recordMentions(tx, { kind: 'issue', issueId: data.issueId }, content);
+    await recordIssueMentions(tx, data.issueId, content);
     await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, ctx.now(), parseReferences(content, 'markdown'));
     await ctx.events.dispatchInTransaction('activity', {
       db: tx,

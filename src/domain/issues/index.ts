@@ -47,3 +47,4 @@ export {
 } from './issues.js';
 export { kindOf, parseReferences, recordReferences, scanReferences } from './references.js';
 export { codeCommentProjects, pullRequestNumbers, recordPullRequestReferences } from './referencing-work.js';
+export { findIssueRow, issueWatcherIds } from './issue-rows.js';

@@ -4,7 +4,7 @@ import type { IssueRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
-import { autoWatchIssue, recordMentions } from '../mentions.js';
+import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
 import { forkRootId, loadProjectWith, type ProjectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from './references.js';
@@ -183,7 +183,7 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
     for (const milestoneId of milestoneIds) await tx.insertInto('issueSchedules').values({ issueId: id, milestoneId, date: now }).execute();
     await tx.insertInto('issueAuthorizations').values({ issueId: id, userId: submitterId }).execute();
     await autoWatchIssue(tx, id, [submitterId]);
-    await recordMentions(tx, { kind: 'issue', issueId: id }, description);
+    await recordIssueMentions(tx, id, description);
     await recordReferences(tx, { kind: 'issue', issueId: id, projectId: project.id }, submitterId, now, [
       ...parseReferences(title, 'plain'),
       ...parseReferences(description, 'markdown'),
@@ -339,7 +339,7 @@ export async function setIssueDescription(ctx: Context, issueId: number, text: s
       newDescription: description,
     });
     await touch(tx, issueId, ctx.actor.userId, now, 'changed description');
-    await recordMentions(tx, { kind: 'issue', issueId }, description);
+    await recordIssueMentions(tx, issueId, description);
     await recordReferences(tx, { kind: 'issue', issueId, projectId: loaded.issue.projectId }, ctx.actor.userId, now, parseReferences(description, 'markdown'));
   });
 }
@@ -471,7 +471,7 @@ export async function changeState(
         .set((eb) => ({ commentCount: eb('commentCount', '+', 1) }))
         .where('id', '=', issue.id)
         .execute();
-      await recordMentions(tx, { kind: 'issue', issueId: issue.id }, extra.comment);
+      await recordIssueMentions(tx, issue.id, extra.comment);
       await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, now, parseReferences(extra.comment, 'markdown'));
     }
     if (userId !== null) await autoWatchIssue(tx, issue.id, [userId]);

@@ -3,3 +3,11 @@
  */
 export { JournalWorker } from './journal-worker.js';
 export { journaledRefChange, journalLag, journalPush, journalPushIntents, type PushIntent, recoverRefIntents } from './ref-journal.js';
+export {
+  type AppliedJournalEntry,
+  appliedJournalEntriesSince,
+  existingJournalIds,
+  journaledRefHeads,
+  refsWithIntents,
+  unprocessedJournalRefs,
+} from './journal-reads.js';

@@ -9,7 +9,10 @@ import { toWireCodeComment } from '../../wire/code-comments.js';
 import { toWireDate } from '../../wire/dates.js';
 import { toWireIssue } from '../../wire/issues.js';
 import { toWirePullRequest } from '../../wire/pulls.js';
-import { stateOrdinal } from '../issues/index.js';
+import { findBuildRow } from '../builds/index.js';
+import { findCodeCommentRow } from '../code-comments/index.js';
+import { findIssueRow, issueWatcherIds, stateOrdinal } from '../issues/index.js';
+import { findPullRequestRow, pendingReviewerIds, pullRequestWatcherIds } from '../pulls/index.js';
 import type { Activity } from '../events.js';
 
 const TYPE_NAMES: Record<string, string> = {
@@ -47,12 +50,7 @@ export async function enqueueEvent(db: Db, event: Activity): Promise<void> {
     text: event.text ?? null,
     ...(event.type === 'PULL_REQUEST' && event.reviewerId !== undefined && { reviewerId: event.reviewerId }),
   };
-  const reviewerIds =
-    event.type === 'PULL_REQUEST' && event.action === 'OPENED'
-      ? (await db.selectFrom('pullRequestReviews').select('userId').where('requestId', '=', event.requestId).where('status', '=', 'PENDING').execute()).map(
-          (r) => r.userId,
-        )
-      : [];
+  const reviewerIds = event.type === 'PULL_REQUEST' && event.action === 'OPENED' ? await pendingReviewerIds(db, event.requestId) : [];
   const stored: StoredEvent = { body: payload, watcherIds: await watchersNow(db, event), reviewerIds };
   await db
     .insertInto('outboxEvents')
@@ -83,14 +81,8 @@ export interface StoredEvent {
 }
 
 async function watchersNow(db: Db, event: Activity): Promise<number[]> {
-  if (event.type === 'PULL_REQUEST') {
-    return (await db.selectFrom('pullRequestWatches').select('userId').where('requestId', '=', event.requestId).where('watching', '=', 1).execute()).map(
-      (r) => r.userId,
-    );
-  }
-  if (event.type === 'ISSUE') {
-    return (await db.selectFrom('issueWatches').select('userId').where('issueId', '=', event.issueId).where('watching', '=', 1).execute()).map((r) => r.userId);
-  }
+  if (event.type === 'PULL_REQUEST') return pullRequestWatcherIds(db, event.requestId);
+  if (event.type === 'ISSUE') return issueWatcherIds(db, event.issueId);
   return [];
 }
 
@@ -104,7 +96,7 @@ interface Snapshot {
 async function snapshotOf(db: Db, event: Activity): Promise<Snapshot | null> {
   switch (event.type) {
     case 'PULL_REQUEST': {
-      const row = await db.selectFrom('pullRequests').selectAll().where('id', '=', event.requestId).executeTakeFirst();
+      const row = await findPullRequestRow(db, event.requestId);
       if (!row) return null;
       return {
         typeName: TYPE_NAMES[`PULL_REQUEST:${event.action}`],
@@ -114,7 +106,7 @@ async function snapshotOf(db: Db, event: Activity): Promise<Snapshot | null> {
       };
     }
     case 'ISSUE': {
-      const row = await db.selectFrom('issues').selectAll().where('id', '=', event.issueId).executeTakeFirst();
+      const row = await findIssueRow(db, event.issueId);
       if (!row) return null;
       return {
         typeName: TYPE_NAMES[`ISSUE:${event.action}`],
@@ -124,12 +116,12 @@ async function snapshotOf(db: Db, event: Activity): Promise<Snapshot | null> {
       };
     }
     case 'CODE_COMMENT': {
-      const row = await db.selectFrom('codeComments').selectAll().where('id', '=', event.commentId).executeTakeFirst();
+      const row = await findCodeCommentRow(db, event.commentId);
       if (!row) return null;
       return { typeName: TYPE_NAMES['CODE_COMMENT:CREATED'], action: event.action, projectId: row.projectId, body: { codeComment: toWireCodeComment(row) } };
     }
     case 'BUILD': {
-      const row = await db.selectFrom('builds').selectAll().where('id', '=', event.buildId).executeTakeFirst();
+      const row = await findBuildRow(db, event.buildId);
       if (!row) return null;
       return { typeName: 'BuildEvent', action: row.status, projectId: row.projectId, body: { build: toWireBuild(row) } };
     }

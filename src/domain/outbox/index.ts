@@ -4,3 +4,4 @@
 export { listWebhookDeliveries, redeliverWebhook, type WebhookDelivery } from './deliveries.js';
 export { enqueueEvent } from './events.js';
 export { outboxLag, OutboxWorker } from './worker.js';
+export { pendingMessageCount } from './queue-depth.js';

@@ -8,7 +8,9 @@
  */
 import type { Db } from '../../db/database.js';
 import type { OutboxEventRow } from '../../db/schema.js';
-import { parseMentions } from '../mentions.js';
+import { projectPathOf } from '../projects/index.js';
+import { findPullRequestRow } from '../pulls/index.js';
+import { mentionedUserIds, primaryEmails, userDisplayName } from '../users/index.js';
 import type { StoredEvent } from './events.js';
 
 /** A mail ready to queue: recipient address and the stored payload. */
@@ -63,27 +65,9 @@ function compose(parts: { summary: string; text: string | null; link: string }):
   return { text, html };
 }
 
-async function userIdsByName(db: Db, names: string[]): Promise<number[]> {
-  if (names.length === 0) return [];
-  return (await db.selectFrom('users').select('id').where('name', 'in', names).execute()).map((r) => r.id);
-}
-
-async function primaryEmails(db: Db, userIds: number[]): Promise<Map<number, string>> {
-  if (userIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('emailAddresses')
-    .select(['ownerId', 'value'])
-    .where('ownerId', 'in', userIds)
-    .where('primary', '=', 1)
-    .where('verificationCode', 'is', null)
-    .execute();
-  return new Map(rows.map((r) => [r.ownerId, r.value]));
-}
-
 async function actorName(db: Db, actorId: number | null): Promise<string> {
   if (actorId === null) return 'Gitloom';
-  const user = await db.selectFrom('users').select(['name', 'fullName']).where('id', '=', actorId).executeTakeFirst();
-  return user?.fullName || user?.name || 'Someone';
+  return (await userDisplayName(db, actorId)) ?? 'Someone';
 }
 
 interface Plan {
@@ -125,10 +109,10 @@ export async function mailsFor(db: Db, event: OutboxEventRow, serverUrl: string)
 
 async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, any>, stored: StoredEvent, serverUrl: string): Promise<Plan | null> {
   const { watcherIds: watchers, reviewerIds: reviewers } = stored;
-  const project = await db.selectFrom('projects').select('path').where('id', '=', event.projectId).executeTakeFirst();
-  if (!project) return null;
+  const projectPath = await projectPathOf(db, event.projectId);
+  if (projectPath === null) return null;
   const actor = await actorName(db, event.actorId);
-  const mentioned = await userIdsByName(db, parseMentions(payload.text));
+  const mentioned = await mentionedUserIds(db, payload.text);
   const recipients = new Map<number, string>();
   const add = (ids: number[], tag: string) => ids.forEach((id) => recipients.set(id, tag));
   switch (event.type) {
@@ -140,9 +124,9 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
       add(mentioned, 'Mentioned You');
       return {
         recipients,
-        subject: (tag) => `[Pull Request ${project.path}#${pr.number}] (${tag}) ${pr.title}`,
+        subject: (tag) => `[Pull Request ${projectPath}#${pr.number}] (${tag}) ${pr.title}`,
         summary: `${actor} ${VERBS[event.action]} pull request #${pr.number}: ${pr.title}`,
-        link: `${serverUrl}/${project.path}/~pulls/${pr.number}`,
+        link: `${serverUrl}/${projectPath}/~pulls/${pr.number}`,
         thread: `pull-request-${pr.uuid}`,
         opensThread: event.action === 'OPENED',
       };
@@ -154,9 +138,9 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
       const state = event.action === 'STATE_CHANGED' ? ` (now ${issue.state})` : '';
       return {
         recipients,
-        subject: (tag) => `[Issue ${project.path}#${issue.number}] (${tag}) ${issue.title}`,
+        subject: (tag) => `[Issue ${projectPath}#${issue.number}] (${tag}) ${issue.title}`,
         summary: `${actor} ${VERBS[event.action]} issue #${issue.number}: ${issue.title}${state}`,
-        link: `${serverUrl}/${project.path}/~issues/${issue.number}`,
+        link: `${serverUrl}/${projectPath}/~issues/${issue.number}`,
         thread: `issue-${issue.uuid}`,
         opensThread: event.action === 'OPENED',
       };
@@ -166,9 +150,9 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
       add(mentioned, 'Mentioned You');
       return {
         recipients,
-        subject: () => `[Code Comment] ${project.path}:${comment.mark.path}`,
+        subject: () => `[Code Comment] ${projectPath}:${comment.mark.path}`,
         summary: `${actor} added a code comment on ${comment.mark.path}`,
-        link: `${serverUrl}/${project.path}/~code-comments/${comment.id}`,
+        link: `${serverUrl}/${projectPath}/~code-comments/${comment.id}`,
         thread: `code-comment-${comment.uuid}`,
         opensThread: true,
       };
@@ -176,15 +160,15 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
     case 'BUILD': {
       const build = payload.build as { id: number; number: number; jobName: string; status: string; requestId: number | null; uuid: string };
       if (!['FAILED', 'TIMED_OUT'].includes(build.status) || build.requestId === null) return null;
-      const pr = await db.selectFrom('pullRequests').select(['submitterId', 'number', 'title', 'uuid']).where('id', '=', build.requestId).executeTakeFirst();
+      const pr = await findPullRequestRow(db, build.requestId);
       if (!pr) return null;
       recipients.set(pr.submitterId, 'Build Failed');
       const status = build.status === 'FAILED' ? 'failed' : 'timed out';
       return {
         recipients,
-        subject: () => `[Build ${project.path}#${build.number}] ${build.jobName} ${status} for pull request #${pr.number}`,
+        subject: () => `[Build ${projectPath}#${build.number}] ${build.jobName} ${status} for pull request #${pr.number}`,
         summary: `Build #${build.number} (${build.jobName}) of pull request #${pr.number} ${status}: ${pr.title}`,
-        link: `${serverUrl}/${project.path}/~builds/${build.number}`,
+        link: `${serverUrl}/${projectPath}/~builds/${build.number}`,
         thread: `pull-request-${pr.uuid}`,
         opensThread: false,
       };

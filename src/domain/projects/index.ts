@@ -77,3 +77,4 @@ export { secretKey } from './secret-encryption.js';
 export { grantableRoles, groupIdByName, labelSpecChoices, type MemberGrant, projectLabelNames, projectMembers, userIdByName } from './settings-views.js';
 export { getProjectSetting, type ProjectSetting, projectsReferencing, renameReferences, updateProjectSetting } from './settings.js';
 export { WEBHOOK_EVENT_TYPES, webHooksFor } from './webhook-settings.js';
+export { allProjectIds, projectPathOf } from './project-lookups.js';

@@ -3,7 +3,7 @@ import type { PullRequestCommentTable } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
-import { recordMentions } from '../mentions.js';
+import { recordPullRequestMentions } from './pull-request-mentions.js';
 import { loadProjectWith } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
@@ -67,7 +67,7 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
       .where('id', '=', pr.id)
       .execute();
     await autoWatch(tx, pr.id, [userId]);
-    await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, content);
+    await recordPullRequestMentions(tx, pr.id, content);
     await recordReferences(
       tx,
       { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId },
@@ -106,7 +106,7 @@ export async function updateComment(ctx: Context, id: number, patch: CommentData
       .set({ content, date, userId: patch.userId ?? current.userId })
       .where('id', '=', id)
       .execute();
-    await recordMentions(tx, { kind: 'pullRequest', requestId: current.requestId }, content);
+    await recordPullRequestMentions(tx, current.requestId, content);
     await recordReferences(
       tx,
       { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId },

@@ -3,7 +3,7 @@ import { BadRequest, Conflict } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, getDefaultBranch, isAncestor, listRefs, updateRef, updateRefs } from '../../git/repository.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
-import { recordMentions } from '../mentions.js';
+import { recordPullRequestMentions } from './pull-request-mentions.js';
 import { branchProtection, loadProjectWith } from '../projects/index.js';
 import { requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
@@ -68,7 +68,7 @@ export async function setDescription(ctx: Context, requestId: number, text: stri
       oldDescription: pr.description,
       newDescription: description,
     });
-    await recordMentions(tx, { kind: 'pullRequest', requestId: pr.id }, description);
+    await recordPullRequestMentions(tx, pr.id, description);
     await indexTextFixedIssues(tx, pr.id, pr.targetProjectId, 'DESCRIPTION', description);
     await recordReferences(tx, { kind: 'pullRequest', requestId: pr.id, projectId: pr.targetProjectId }, userId, now, parseReferences(description, 'markdown'));
   });

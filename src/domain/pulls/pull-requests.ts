@@ -8,7 +8,7 @@ import { reassignAuthor } from '../entities.js';
 import { forkRootId, loadProjectWith, projectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { isUniqueViolation } from '../unique.js';
-import { recordMentions } from '../mentions.js';
+import { recordPullRequestMentions } from './pull-request-mentions.js';
 import { autoWatch } from './changes.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
 import { commitFixReferences, indexCommits, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
@@ -264,7 +264,7 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
         }
         for (const userId of assigneeIds) await tx.insertInto('pullRequestAssignments').values({ requestId: id, userId }).execute();
         await autoWatch(tx, id, [submitterId, ...reviewerIds, ...assigneeIds]);
-        await recordMentions(tx, { kind: 'pullRequest', requestId: id }, data.description);
+        await recordPullRequestMentions(tx, id, data.description);
         await indexCommits(tx, id, commits);
         await indexFixedIssues(tx, id, target.id, 'COMMIT', fixReferences);
         await indexTextFixedIssues(tx, id, target.id, 'TITLE', storedTitle);

@@ -21,3 +21,4 @@ export {
   setPassword,
   updateUser,
 } from './users.js';
+export { createBuiltInUsers, mentionedUserIds, primaryEmails, userDisplayName, userExists } from './user-lookups.js';
