@@ -11,6 +11,7 @@ export {
   groupAuthorizations,
   projectGroupAuthorizations,
   projectUserAuthorizations,
+  roleUsages,
   updateGroupAuthorization,
   updateUserAuthorization,
   userAuthorizations,
@@ -28,12 +29,24 @@ export {
   deleteProjectLabel,
   getLabelSpec,
   getProjectLabel,
+  labelSpecExists,
   labelSpecIdByName,
   projectLabels,
   queryLabelSpecs,
   updateLabelSpec,
 } from './labels.js';
-export { createMilestone, deleteMilestone, getMilestone, type MilestoneData, type MilestoneRow, queryMilestones, updateMilestone } from './milestones.js';
+export {
+  createMilestone,
+  deleteMilestone,
+  getMilestone,
+  type MilestoneData,
+  milestoneIdsNamed,
+  milestoneProjectPaths,
+  type MilestoneRow,
+  milestonesByIds,
+  queryMilestones,
+  updateMilestone,
+} from './milestones.js';
 export { forkRootId, takeNextNumber } from './numbers.js';
 export {
   accessibleProjectsCondition,
@@ -52,13 +65,17 @@ export {
 export { reviewRequirementItems } from './principal-expressions.js';
 export { queryProjects } from './project-query.js';
 export {
+  allProjectIds,
   cloneUrls,
   createProject,
   deleteProject,
   findProjectByPath,
+  findProjectRow,
   getProject,
   getProjectRow,
   type ProjectData,
+  projectPathsByIds,
+  projectsByLowerPaths,
   recordRefsUpdated,
   updateProject,
 } from './projects.js';
@@ -66,5 +83,5 @@ export { authorizeRepository } from './repository-access.js';
 export { requiredJobs } from './required-jobs.js';
 export { secretKey } from './secret-encryption.js';
 export { grantableRoles, groupIdByName, labelSpecChoices, type MemberGrant, projectLabelNames, projectMembers, userIdByName } from './settings-views.js';
-export { getProjectSetting, type ProjectSetting, projectsReferencing, renameReferences, updateProjectSetting } from './settings.js';
+export { getProjectSetting, type ProjectSetting, projectsReferencing, renameReferences, storedSettingsByPath, updateProjectSetting } from './settings.js';
 export { WEBHOOK_EVENT_TYPES, webHooksFor } from './webhook-settings.js';
