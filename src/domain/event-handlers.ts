@@ -37,7 +37,7 @@ import {
   reassignIssueAuthors,
   recordPullRequestReferences,
 } from './issues/index.js';
-import { issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences } from './projects/index.js';
+import { issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences, roleUsages } from './projects/index.js';
 import { buildCommit } from './repositories/index.js';
 import { endUserSessions } from './auth/index.js';
 import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAuthors } from './code-comments/index.js';
@@ -93,7 +93,7 @@ function provideAnswers(): void {
  * The reactions that run inside the publisher's transaction, part of every writer's consistency
  * (the server, and the command line's password reset and restore): a password change ends the
  * user's web sessions; a renamed user or group is renamed in the protections that name it, and
- * one still named there cannot be deleted; a deleted user's authored records go to the unknown
+ * one still named there cannot be deleted, nor a role still granted or a project's default; a deleted user's authored records go to the unknown
  * user; an activity (a pull request opened, an issue commented, a build finished, a push, …) is
  * written to the outbox, which tells watchers and webhooks; a deleted pull request's builds go with it; a merge the journal
  * recovered marks its request merged; deleting projects discards the requests from them.
@@ -103,6 +103,9 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('principalRenamed', (event) => renameReferences(event.db, event.kind, event.from, event.to));
   events.onTransaction('principalDeleting', async (event) => {
     for (const path of await projectsReferencing(event.db, event.kind, event.name)) event.usages.push(`protections of project '${path}'`);
+  });
+  events.onTransaction('roleDeleting', async (event) => {
+    event.usages.push(...(await roleUsages(event.db, event.roleId)));
   });
   events.onTransaction('activity', (event) => enqueueEvent(event.db, event.activity));
   events.onTransaction('journaledMergeApplied', (event) => onJournaledMergeApplied({ events }, event));

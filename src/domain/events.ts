@@ -49,6 +49,11 @@ export interface TransactionEvents {
    * to `usages` (the publisher refuses the deletion while any is left).
    */
   principalDeleting: { db: Db; kind: 'user' | 'group'; name: string; usages: string[] };
+  /**
+   * A role is about to be deleted: each listener adds the places that still use it to `usages`
+   * (the publisher refuses the deletion while any is left).
+   */
+  roleDeleting: { db: Db; roleId: number; usages: string[] };
   /** A user is being deleted: records they authored and that outlive them move to the unknown user. */
   userDeleting: { db: Db; userId: number };
   /**

@@ -187,23 +187,8 @@ export async function deleteRole(ctx: Context, roleId: number): Promise<void> {
   requireAdmin(ctx.actor);
   const role = await loadRow(ctx.db, 'roles', roleId, 'Role');
   await ctx.db.transaction().execute(async (tx) => {
-    const [users, groups, projects] = await Promise.all([
-      tx
-        .selectFrom('userAuthorizations')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('roleId', '=', roleId)
-        .executeTakeFirstOrThrow(),
-      tx
-        .selectFrom('groupAuthorizations')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('roleId', '=', roleId)
-        .executeTakeFirstOrThrow(),
-      tx.selectFrom('projects').select('path').where('defaultRoleId', '=', roleId).orderBy('path').limit(10).execute(),
-    ]);
     const places: string[] = [];
-    if (Number(users.n) > 0) places.push(`${Number(users.n)} user authorization(s)`);
-    if (Number(groups.n) > 0) places.push(`${Number(groups.n)} group authorization(s)`);
-    for (const p of projects) places.push(`default role of project '${p.path}'`);
+    await ctx.events.dispatchInTransaction('roleDeleting', { db: tx, roleId, usages: places });
     if (places.length > 0) {
       throw new Conflict(`Role '${role.name}' is still being used in below places:\n${places.map((p) => `    -> ${p}`).join('\n')}`);
     }

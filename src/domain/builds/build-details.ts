@@ -11,7 +11,7 @@ import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
 import { defaultBranchHead, refHead, resolveCommit } from '../../git/refs.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { jobPermissions, type JobPermissions, projectPermissions, roleJobPrivileges } from '../projects/index.js';
+import { jobPermissions, type JobPermissions, projectPathsByIds, projectPermissions, roleJobPrivileges } from '../projects/index.js';
 import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';
@@ -183,8 +183,8 @@ export async function branchCommit(ctx: Context, project: Pick<ProjectRow, 'id'>
  * @returns project path by project id.
  */
 export async function buildProjectPaths(ctx: Context, builds: readonly Pick<BuildRow, 'projectId'>[]): Promise<Map<number, string>> {
-  const ids = [...new Set(builds.map((b) => b.projectId))];
-  if (ids.length === 0) return new Map();
-  const rows = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', 'in', ids).execute();
-  return new Map(rows.map((r) => [r.id, r.path]));
+  return projectPathsByIds(
+    ctx.db,
+    builds.map((b) => b.projectId),
+  );
 }

@@ -12,7 +12,7 @@ import { branchesContaining, changedPaths } from '../../git/files.js';
 import { refHead, resolveCommit } from '../../git/refs.js';
 import { SYSTEM_ID, type Context } from '../context.js';
 import { findPullRequestRow, getMergePreview, getPullRequestRow, latestUpdate } from '../pulls/index.js';
-import { requiredJobs } from '../projects/index.js';
+import { findProjectRow, getProjectRow, requiredJobs } from '../projects/index.js';
 import { findJob, lastReadableSpec, specAt } from './spec.js';
 import { readLog } from './storage.js';
 import { createFailedBuild, FINISHED, newPipeline, seededPipeline, submitBuild } from './submit.js';
@@ -174,7 +174,7 @@ async function failUnreadablePush(
  * triggers evaluated once they are checked (`pullRequestChecked`).
  */
 export async function triggerOnRefsUpdated(ctx: Context, projectId: number, changes: readonly RefChange[], pipelineSeed?: string): Promise<void> {
-  const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
+  const project = await findProjectRow(ctx.db, projectId);
   if (!project) return;
   const repo = ctx.repoPath(projectId);
   for (const change of changes) {
@@ -226,7 +226,7 @@ export async function triggerOnPullRequest(ctx: Context, requestId: number): Pro
   const repo = ctx.repoPath(pr.targetProjectId);
   const spec = await specAt(repo, pr.buildCommitHash);
   if (spec.kind === 'absent') return;
-  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
+  const project = await getProjectRow(ctx.db, pr.targetProjectId);
   const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
   const event: TriggerEvent = {
     kind: 'pull-request',
@@ -269,7 +269,7 @@ export async function triggerOnPullRequestClosed(ctx: Context, requestId: number
   if (!commit) return;
   const spec = await specAt(repo, commit);
   if (spec.kind === 'absent') return;
-  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
+  const project = await getProjectRow(ctx.db, pr.targetProjectId);
   const head = (await latestUpdate(ctx.db, pr.id)).headCommitHash;
   const event: TriggerEvent = {
     kind: 'pull-request',
@@ -297,7 +297,7 @@ export async function onBuildFinished(ctx: Context, buildId: number): Promise<vo
   notifySchedulers({ finished: buildId });
   const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
   if (!build || !FINISHED.includes(build.status)) return;
-  const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', build.projectId).executeTakeFirst();
+  const project = await findProjectRow(ctx.db, build.projectId);
   if (!project) return;
   const spec = await specAt(ctx.repoPath(build.projectId), build.commitHash);
   if (spec.kind !== 'valid') return;

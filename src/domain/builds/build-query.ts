@@ -8,7 +8,16 @@ import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyn
 import { gitDir, gitText, value } from '../../git/command.js';
 import { resolveCommit } from '../../git/refs.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { accessibleProjectsCondition, findProjectByPath, forkRootId, jobPermissions, projectIdsMatchingPath, projectPermissions } from '../projects/index.js';
+import {
+  accessibleProjectsCondition,
+  findProjectByPath,
+  forkRootId,
+  jobPermissions,
+  labelSpecIdByName,
+  projectIdsMatchingPath,
+  projectPathsByIds,
+  projectPermissions,
+} from '../projects/index.js';
 import { findIssueAt, fixingCommitsOfIssue } from '../issues/index.js';
 import { findPullRequestAt } from '../pulls/index.js';
 import { always, compileCriteria, type Condition, equals, inIds, type LeafCompiler, likeCondition, never } from '../query/index.js';
@@ -217,11 +226,11 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
       return (eb) => eb('builds.requestId', '=', pr.id);
     }
     case 'Label': {
-      const spec = await ctx.db.selectFrom('labelSpecs').select('id').where('name', '=', v).executeTakeFirst();
-      if (!spec) throw new QuerySyntaxError(`Unable to find label: ${v}`);
+      const specId = await labelSpecIdByName(ctx.db, v);
+      if (specId === null) throw new QuerySyntaxError(`Unable to find label: ${v}`);
       return (eb) =>
         eb.exists(
-          eb.selectFrom('buildLabels').select('buildLabels.id').whereRef('buildLabels.buildId', '=', 'builds.id').where('buildLabels.specId', '=', spec.id),
+          eb.selectFrom('buildLabels').select('buildLabels.id').whereRef('buildLabels.buildId', '=', 'builds.id').where('buildLabels.specId', '=', specId),
         );
     }
     default: {
@@ -270,16 +279,21 @@ async function visibleBuildsCondition(ctx: Context): Promise<Condition | null> {
   if (!accessible) return null;
   const pairs = await ctx.db
     .selectFrom('builds')
-    .innerJoin('projects', 'projects.id', 'builds.projectId')
-    .select(['projects.id', 'projects.path', 'builds.jobName'])
+    .select(['builds.projectId', 'builds.jobName'])
     .distinct()
     .where((eb) => accessible(eb, 'builds.projectId'))
     .execute();
+  const paths = await projectPathsByIds(
+    ctx.db,
+    pairs.map((p) => p.projectId),
+  );
   const byProject = new Map<number, { path: string; jobs: string[] }>();
   for (const p of pairs) {
-    const entry = byProject.get(p.id) ?? { path: p.path, jobs: [] };
+    const path = paths.get(p.projectId);
+    if (path === undefined) continue;
+    const entry = byProject.get(p.projectId) ?? { path, jobs: [] };
     entry.jobs.push(p.jobName);
-    byProject.set(p.id, entry);
+    byProject.set(p.projectId, entry);
   }
   const anonymousCaller = ctx.actor.userId === ANONYMOUS_ID;
   const allowed: { projectId: number; jobs: string[] }[] = [];

@@ -12,7 +12,15 @@ import { uniquely } from '../unique.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
 import { fixedIssueIdsBetween } from '../issues/index.js';
-import { findProjectByPath, jobPermissions, type JobPermissions, loadProjectWith, projectPermissions } from '../projects/index.js';
+import {
+  findProjectByPath,
+  getProjectRow,
+  jobPermissions,
+  type JobPermissions,
+  labelSpecExists,
+  loadProjectWith,
+  projectPermissions,
+} from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { getMergePreview, loadReadablePullRequest } from '../pulls/index.js';
 import { readLogFrom, removeBuildStorage } from './storage.js';
@@ -35,7 +43,7 @@ export async function loadBuild(
 ): Promise<{ build: BuildRow; project: ProjectRow; job: JobPermissions }> {
   const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', buildId).executeTakeFirst();
   if (!build) throw new NotFound(`Build not found: ${buildId}`);
-  const project = await ctx.db.selectFrom('projects').selectAll().where('id', '=', build.projectId).executeTakeFirstOrThrow();
+  const project = await getProjectRow(ctx.db, build.projectId);
   const permissions = await projectPermissions(ctx, project);
   const job = jobPermissions(permissions.access ? permissions : { ...permissions, roles: [] }, build.jobName, ctx.actor.userId === ANONYMOUS_ID);
   if (!permissions.access || !job.accessBuild) throw new NotFound(`Build not found: ${buildId}`);
@@ -62,7 +70,7 @@ export async function getBuildLabels(ctx: Context, buildId: number) {
  */
 export async function createBuildLabel(ctx: Context, data: { buildId: number; specId: number }): Promise<number> {
   await loadBuild(ctx, data.buildId, 'manageJob');
-  if (!(await ctx.db.selectFrom('labelSpecs').select('id').where('id', '=', data.specId).executeTakeFirst())) {
+  if (!(await labelSpecExists(ctx.db, data.specId))) {
     throw new BadRequest(`Label spec not found: ${data.specId}`);
   }
   const message = `Build ${data.buildId} already has label ${data.specId}`;

@@ -26,7 +26,7 @@ import { createContext, systemActor, type Context, type Services } from '../cont
 import { PollingLoop } from '../polling-loop.js';
 import { finishBuild } from './finish.js';
 import { buildJobSecrets } from './secrets.js';
-import { secretKey } from '../projects/index.js';
+import { getProjectRow, secretKey } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { findJob, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
@@ -259,7 +259,7 @@ export class BuildScheduler {
         `Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`,
         'Job failed',
       ]);
-    const project = await this.ctx.db.selectFrom('projects').select(['id', 'name', 'path']).where('id', '=', build.projectId).executeTakeFirstOrThrow();
+    const project = await getProjectRow(this.ctx.db, build.projectId);
     const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
     const { secrets, withheld } = await buildJobSecrets(this.ctx, build, job.secretRefs, secretKey(config));
     if (withheld.length > 0) await appendLog(config, build, ...withheld);

@@ -11,6 +11,7 @@ import { fireTimesBetween } from '../../ci/cron.js';
 import { matchTriggers, type TriggerMatch } from '../../ci/triggers.js';
 import { branchHead, getDefaultBranch } from '../../git/refs.js';
 import { SYSTEM_ID, type Context } from '../context.js';
+import { allProjectIds, findProjectRow } from '../projects/index.js';
 import { specAt } from './spec.js';
 import { newPipeline, submitBuild } from './submit.js';
 
@@ -83,9 +84,9 @@ export class ScheduleRunner {
     if (now - this.refreshedAt >= FULL_REFRESH_MS) {
       this.refreshedAt = now;
       this.dirty.clear();
-      const projects = await this.ctx.db.selectFrom('projects').select('id').execute();
+      const projectIds = await allProjectIds(this.ctx.db);
       this.schedules.clear();
-      for (const { id } of projects) await this.refresh(id);
+      for (const id of projectIds) await this.refresh(id);
       await this.ctx.db
         .deleteFrom('buildScheduleFires')
         .where('fireTime', '<', now - FIRE_RETENTION_MS)
@@ -110,7 +111,7 @@ export class ScheduleRunner {
   private async refresh(projectId: number): Promise<void> {
     this.schedules.delete(projectId);
     try {
-      const project = await this.ctx.db.selectFrom('projects').select('path').where('id', '=', projectId).executeTakeFirst();
+      const project = await findProjectRow(this.ctx.db, projectId);
       if (!project) return;
       const repo = this.ctx.repoPath(projectId);
       const branch = await getDefaultBranch(repo);

@@ -10,7 +10,7 @@ import { branchesContaining } from '../../git/files.js';
 import { refHead } from '../../git/refs.js';
 import { actorOfUser } from '../auth/index.js';
 import { withActor, type Context } from '../context.js';
-import { decryptedSecret, hasValue, hierarchySecrets, projectPermissions, type SecretDefinition } from '../projects/index.js';
+import { decryptedSecret, getProjectRow, hasValue, hierarchySecrets, projectPermissions, type SecretDefinition } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { type JobMatch, jobMatches, parseJobMatch } from '../query/index.js';
 
@@ -154,7 +154,7 @@ export interface BuildSecrets {
  * @throws Error when a stored value does not decrypt with `key` (a server misconfiguration).
  */
 export async function buildJobSecrets(ctx: Context, build: BuildRow, referenced: readonly string[], key: Buffer): Promise<BuildSecrets> {
-  const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', build.projectId).executeTakeFirstOrThrow();
+  const project = await getProjectRow(ctx.db, build.projectId);
   const params = await ctx.db.selectFrom('buildParams').select('value').where('buildId', '=', build.id).where('type', '=', 'Secret').execute();
   const names = [
     ...new Set([...referenced, ...params.map((p) => p.value).filter((v): v is string => v !== null && !v.startsWith(SECRET_LITERAL_PREFIX))]),

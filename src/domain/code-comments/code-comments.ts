@@ -7,10 +7,9 @@ import { isObjectId, resolveCommit } from '../../git/repository.js';
 import { UNKNOWN_ID, type Context } from '../context.js';
 import { loadRow, reassignAuthor } from '../entities.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
-import { recordPullRequestMentions } from '../pulls/index.js';
 import { recordMentionsOnCodeComment } from './code-comment-mentions.js';
-import { loadProjectWith, type ProjectPermissions } from '../projects/index.js';
-import { findPullRequestRow, touchCodeComments } from '../pulls/index.js';
+import { findProjectRow, loadProjectWith, type ProjectPermissions } from '../projects/index.js';
+import { findPullRequestRow, recordPullRequestMentions, touchCodeComments } from '../pulls/index.js';
 import { deny, requireUser } from '../actor.js';
 import { requireSelfOrAdmin } from '../users/index.js';
 
@@ -191,8 +190,7 @@ export async function getCodeComment(ctx: Context, id: number): Promise<CodeComm
 export async function createCodeComment(ctx: Context, data: CodeCommentData): Promise<number> {
   const userId = data.userId ?? requireUser(ctx.actor);
   requireSelfOrAdmin(ctx, userId);
-  const exists = await ctx.db.selectFrom('projects').select('id').where('id', '=', data.projectId).executeTakeFirst();
-  if (!exists) throw new BadRequest(`Project not found: ${data.projectId}`);
+  if (!(await findProjectRow(ctx.db, data.projectId))) throw new BadRequest(`Project not found: ${data.projectId}`);
   await loadProjectWith(ctx, data.projectId, 'readCode');
   const content = checkContent(data.content);
   const compare = await compareContextColumns(ctx.db, data.projectId, data.compareContext);

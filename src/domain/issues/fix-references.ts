@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js';
+import { findProjectRow, projectsByLowerPaths } from '../projects/index.js';
 
 /** One issue reference found in a text: an optional project path and the issue number. */
 export interface FixReference {
@@ -85,14 +86,7 @@ export interface NumberInProject {
  * path. Unknown paths are absent.
  */
 export async function projectsByPath(db: Db, paths: Iterable<string>): Promise<Map<string, { id: number; path: string }>> {
-  const wanted = [...new Set(paths)];
-  if (wanted.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('projects')
-    .select(['id', 'path'])
-    .where((eb) => eb(eb.fn('lower', ['path']), 'in', wanted))
-    .execute();
-  return new Map(rows.map((p) => [p.path.toLowerCase(), p]));
+  return projectsByLowerPaths(db, paths);
 }
 
 /**
@@ -103,7 +97,7 @@ export async function projectsByPath(db: Db, paths: Iterable<string>): Promise<M
  */
 export async function resolveFixPlaces(db: Db, projectId: number, references: readonly FixReference[]): Promise<NumberInProject[]> {
   if (references.length === 0) return [];
-  const project = await db.selectFrom('projects').select(['id', 'path']).where('id', '=', projectId).executeTakeFirst();
+  const project = await findProjectRow(db, projectId);
   if (!project) return [];
   const byPath = await projectsByPath(
     db,

@@ -1,7 +1,7 @@
 import type { IssueRow, PullRequestRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
-import { canAccess } from '../projects/index.js';
+import { canAccess, projectPathsByIds } from '../projects/index.js';
 import { pullRequestsFixingIssue } from './fixing-work.js';
 import { codeCommentProjects, pullRequestNumbers } from './referencing-work.js';
 import {
@@ -45,10 +45,7 @@ export async function userNames(ctx: Context, ids: Iterable<number | null>): Pro
 
 /** Paths of projects by id (one query), for links to the issues of a cross-project list. */
 export async function projectPaths(ctx: Context, ids: Iterable<number>): Promise<Map<number, string>> {
-  const wanted = [...new Set(ids)];
-  if (wanted.length === 0) return new Map();
-  const rows = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', 'in', wanted).execute();
-  return new Map(rows.map((r) => [r.id, r.path]));
+  return projectPathsByIds(ctx.db, ids);
 }
 
 /** An entity whose text references the issue ("referenced from" changes), resolved for display. */

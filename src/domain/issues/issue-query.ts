@@ -4,7 +4,7 @@ import type { IssueRow } from '../../db/schema.js';
 import { readCommit } from '../../git/repository.js';
 import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { accessibleProjectsCondition, findProjectByPath, projectCommit, projectIdsMatchingPath } from '../projects/index.js';
+import { accessibleProjectsCondition, findProjectByPath, milestoneIdsNamed, projectCommit, projectIdsMatchingPath } from '../projects/index.js';
 import { allWords, always, compileCriteria, type Condition, currentUserOrFail, equals, inIds, type LeafCompiler, mentioned, never } from '../query/index.js';
 import { criterionUser, userIdByLogin } from '../users/index.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
@@ -211,10 +211,9 @@ function issueLeaf(ctx: Context): LeafCompiler {
                 eb.exists(
                   eb
                     .selectFrom('issueSchedules')
-                    .innerJoin('milestones', 'milestones.id', 'issueSchedules.milestoneId')
                     .select('issueSchedules.id')
                     .whereRef('issueSchedules.issueId', '=', 'issues.id')
-                    .$if(name !== null, (q) => q.where(sql<SqlBool>`lower(milestones.name) = ${name!.toLowerCase()}`)),
+                    .where('issueSchedules.milestoneId', 'in', milestoneIdsNamed(eb, name)),
                 );
             return c.operator === 'is empty' ? (eb) => eb.not(scheduled(null)(eb)) : scheduled(c.value!);
           }

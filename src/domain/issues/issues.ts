@@ -5,7 +5,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
 import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
-import { forkRootId, loadProjectWith, type ProjectPermissions, takeNextNumber } from '../projects/index.js';
+import { forkRootId, loadProjectWith, milestoneProjectPaths, milestonesByIds, type ProjectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
@@ -118,15 +118,10 @@ export interface IssueOpenData {
 async function checkMilestones(db: Db, project: ProjectRow, ids: readonly number[]): Promise<number[]> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
-  const rows = await db
-    .selectFrom('milestones')
-    .innerJoin('projects', 'projects.id', 'milestones.projectId')
-    .select(['milestones.id', 'projects.path'])
-    .where('milestones.id', 'in', unique)
-    .execute();
+  const paths = await milestoneProjectPaths(db, unique);
   for (const id of unique) {
-    const row = rows.find((r) => r.id === id);
-    if (!row || !(project.path === row.path || project.path.startsWith(`${row.path}/`))) {
+    const path = paths.get(id);
+    if (path === undefined || !(project.path === path || project.path.startsWith(`${path}/`))) {
       throw new BadRequest('Milestone is not defined in project hierarchy of the issue');
     }
   }
@@ -234,13 +229,11 @@ export async function listIssueWatches(ctx: Context, issueId: number) {
 /** The milestones an issue is scheduled into. */
 export async function listIssueMilestones(ctx: Context, issueId: number) {
   await loadAccessibleIssue(ctx, issueId);
-  return ctx.db
-    .selectFrom('milestones')
-    .innerJoin('issueSchedules', 'issueSchedules.milestoneId', 'milestones.id')
-    .selectAll('milestones')
-    .where('issueSchedules.issueId', '=', issueId)
-    .orderBy('milestones.id')
-    .execute();
+  const schedules = await ctx.db.selectFrom('issueSchedules').select('milestoneId').where('issueId', '=', issueId).execute();
+  return milestonesByIds(
+    ctx.db,
+    schedules.map((s) => s.milestoneId),
+  );
 }
 
 /**

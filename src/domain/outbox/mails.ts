@@ -8,7 +8,7 @@
  */
 import type { Db } from '../../db/database.js';
 import type { OutboxEventRow } from '../../db/schema.js';
-import { projectPathOf } from '../projects/index.js';
+import { findProjectRow } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { mentionedUserIds, primaryEmails, userDisplayName } from '../users/index.js';
 import type { StoredEvent } from './events.js';
@@ -109,7 +109,7 @@ export async function mailsFor(db: Db, event: OutboxEventRow, serverUrl: string)
 
 async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, any>, stored: StoredEvent, serverUrl: string): Promise<Plan | null> {
   const { watcherIds: watchers, reviewerIds: reviewers } = stored;
-  const projectPath = await projectPathOf(db, event.projectId);
+  const projectPath = (await findProjectRow(db, event.projectId))?.path ?? null;
   if (projectPath === null) return null;
   const actor = await actorName(db, event.actorId);
   const mentioned = await mentionedUserIds(db, payload.text);

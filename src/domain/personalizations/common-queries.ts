@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { ancestorPaths } from '../projects/index.js';
+import { ancestorPaths, findProjectRow, storedSettingsByPath } from '../projects/index.js';
 
 /** A saved query: a name and a query text (null = all). */
 export interface NamedQuery {
@@ -93,16 +93,16 @@ function storedList(setting: Record<string, any>, kind: PersonalizationKind): un
  * project's own list, else the built-in defaults.
  */
 export async function commonQueryNames(db: Db, projectId: number, kind: PersonalizationKind): Promise<string[]> {
-  const project = await db.selectFrom('projects').select('path').where('id', '=', projectId).executeTakeFirst();
+  const project = await findProjectRow(db, projectId);
   if (!project) return [];
   const chain = kind === 'commit' || kind === 'codeComment' ? [project.path] : ancestorPaths(project.path).reverse();
-  const rows = await db.selectFrom('projects').select(['path', 'setting']).where('path', 'in', chain).execute();
+  const stored = await storedSettingsByPath(db, chain);
   for (const path of chain) {
-    const row = rows.find((r) => r.path === path);
-    if (!row?.setting) continue;
+    const text = stored.get(path);
+    if (!text) continue;
     let setting: Record<string, unknown>;
     try {
-      setting = JSON.parse(row.setting) as Record<string, unknown>;
+      setting = JSON.parse(text) as Record<string, unknown>;
     } catch {
       continue;
     }

@@ -4,7 +4,7 @@ import { parseQuery } from '../../query/index.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../unique.js';
 import type { Context } from '../context.js';
 import { parseIssueQuery } from '../issues/index.js';
-import { loadProjectWith } from '../projects/index.js';
+import { findProjectRow, loadProjectWith } from '../projects/index.js';
 import { requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
 import { commonQueryNames, type NamedQuery, type PersonalizationKind } from './common-queries.js';
@@ -112,8 +112,7 @@ async function columns(ctx: Context, kind: PersonalizationKind, merged: Personal
 
 async function checkScope(ctx: Context, projectId: number, userId: number): Promise<void> {
   requireSelfOrAdmin(ctx, userId);
-  const project = await ctx.db.selectFrom('projects').select('id').where('id', '=', projectId).executeTakeFirst();
-  if (!project) throw new BadRequest(`Project not found: ${projectId}`);
+  if (!(await findProjectRow(ctx.db, projectId))) throw new BadRequest(`Project not found: ${projectId}`);
   const user = await ctx.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
   if (!user) throw new BadRequest(`User not found: ${userId}`);
   await loadProjectWith(ctx, projectId, 'access');

@@ -1,5 +1,6 @@
 import type { Generated, Kysely, Selectable } from 'kysely';
 import { Conflict } from '../../errors.js';
+import type { Db } from '../../db/database.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { loadProjectWith } from './permissions.js';
@@ -184,4 +185,31 @@ export async function userAuthorizations(ctx: Context, userId: number) {
   requireAdmin(ctx.actor);
   await loadRow(ctx.db, 'users', userId, 'User');
   return ctx.db.selectFrom('userAuthorizations').selectAll().where('userId', '=', userId).orderBy('id').execute();
+}
+
+/**
+ * The places that still use a role, for refusing its deletion (docs/compatibility.md#gitloom-differs-errors
+ * "in use"): `N user authorization(s)`, `N group authorization(s)` (each when N > 0), then
+ * `default role of project 'path'` for at most ten projects, by path. Runs in `db` (the
+ * deleting transaction).
+ */
+export async function roleUsages(db: Db, roleId: number): Promise<string[]> {
+  const [users, groups, projects] = await Promise.all([
+    db
+      .selectFrom('userAuthorizations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('roleId', '=', roleId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('groupAuthorizations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('roleId', '=', roleId)
+      .executeTakeFirstOrThrow(),
+    db.selectFrom('projects').select('path').where('defaultRoleId', '=', roleId).orderBy('path').limit(10).execute(),
+  ]);
+  const places: string[] = [];
+  if (Number(users.n) > 0) places.push(`${Number(users.n)} user authorization(s)`);
+  if (Number(groups.n) > 0) places.push(`${Number(groups.n)} group authorization(s)`);
+  for (const p of projects) places.push(`default role of project '${p.path}'`);
+  return places;
 }

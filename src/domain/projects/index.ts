@@ -11,6 +11,7 @@ export {
   groupAuthorizations,
   projectGroupAuthorizations,
   projectUserAuthorizations,
+  roleUsages,
   updateGroupAuthorization,
   updateUserAuthorization,
   userAuthorizations,
@@ -28,6 +29,7 @@ export {
   deleteProjectLabel,
   getLabelSpec,
   getProjectLabel,
+  labelSpecExists,
   labelSpecIdByName,
   projectLabels,
   queryLabelSpecs,
@@ -39,7 +41,10 @@ export {
   getMilestone,
   issuesScheduledOn,
   type MilestoneData,
+  milestoneIdsNamed,
+  milestoneProjectPaths,
   type MilestoneRow,
+  milestonesByIds,
   queryMilestones,
   updateMilestone,
 } from './milestones.js';
@@ -61,13 +66,17 @@ export {
 export { reviewRequirementItems } from './principal-expressions.js';
 export { queryProjects } from './project-query.js';
 export {
+  allProjectIds,
   cloneUrls,
   createProject,
   deleteProject,
   findProjectByPath,
+  findProjectRow,
   getProject,
   getProjectRow,
   type ProjectData,
+  projectPathsByIds,
+  projectsByLowerPaths,
   recordRefsUpdated,
   updateProject,
 } from './projects.js';
@@ -75,6 +84,5 @@ export { authorizeRepository } from './repository-access.js';
 export { requiredJobs } from './required-jobs.js';
 export { secretKey } from './secret-encryption.js';
 export { grantableRoles, groupIdByName, labelSpecChoices, type MemberGrant, projectLabelNames, projectMembers, userIdByName } from './settings-views.js';
-export { getProjectSetting, type ProjectSetting, projectsReferencing, renameReferences, updateProjectSetting } from './settings.js';
+export { getProjectSetting, type ProjectSetting, projectsReferencing, renameReferences, storedSettingsByPath, updateProjectSetting } from './settings.js';
 export { WEBHOOK_EVENT_TYPES, webHooksFor } from './webhook-settings.js';
-export { allProjectIds, projectPathOf } from './project-lookups.js';

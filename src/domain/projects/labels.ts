@@ -96,6 +96,11 @@ export async function deleteLabelSpec(ctx: Context, id: number): Promise<void> {
   });
 }
 
+/** Whether a label spec with this id exists (for attaching labels elsewhere; no permission check). */
+export async function labelSpecExists(db: Db, id: number): Promise<boolean> {
+  return (await db.selectFrom('labelSpecs').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
 /** The id of the label spec with exactly this name, or null (for query languages). */
 export async function labelSpecIdByName(db: Db, name: string): Promise<number | null> {
   const row = await db.selectFrom('labelSpecs').select('id').where('name', '=', name).executeTakeFirst();

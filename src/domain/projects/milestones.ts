@@ -1,6 +1,6 @@
-import type { Selectable } from 'kysely';
+import { type ExpressionBuilder, type Selectable, sql, type SqlBool } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { MilestoneTable } from '../../db/schema.js';
+import type { Database, MilestoneTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import { escapeLike } from '../../query/index.js';
 import { uniquely } from '../unique.js';
@@ -145,4 +145,39 @@ export async function queryMilestones(ctx: Context, projectId: number, filter: M
   if (filter.dueAfter !== undefined) query = query.where('dueDate', '>=', filter.dueAfter);
   if (filter.closed !== undefined) query = query.where('closed', '=', filter.closed ? 1 : 0);
   return query.orderBy('dueDate').orderBy('name').orderBy('id').offset(offset).limit(count).execute();
+}
+
+/**
+ * The paths of the projects defining some milestones, in one query (no permission check), for
+ * checking that an issue's milestones belong to its project hierarchy.
+ *
+ * @returns project path by milestone id; unknown milestones are absent.
+ */
+export async function milestoneProjectPaths(db: Db, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('milestones')
+    .innerJoin('projects', 'projects.id', 'milestones.projectId')
+    .select(['milestones.id', 'projects.path'])
+    .where('milestones.id', 'in', ids)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.path]));
+}
+
+/** The milestones with these ids, by id (one query, no permission check; unknown ids are left out). */
+export async function milestonesByIds(db: Db, ids: readonly number[]): Promise<MilestoneRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('milestones').selectAll().where('id', 'in', ids).orderBy('id').execute();
+}
+
+/**
+ * A subquery of the ids of the milestones named `name` (case-insensitive), or of every milestone
+ * when `name` is null, for a query language filtering schedules in its own statement
+ * (docs/compatibility.md#issues-query-language).
+ */
+export function milestoneIdsNamed(eb: ExpressionBuilder<any, any>, name: string | null) {
+  return (eb as ExpressionBuilder<Database, never>)
+    .selectFrom('milestones')
+    .select('milestones.id')
+    .$if(name !== null, (q) => q.where(sql<SqlBool>`lower(milestones.name) = ${name!.toLowerCase()}`));
 }

@@ -58,6 +58,45 @@ export async function getProjectRow(db: Db, projectId: number): Promise<ProjectR
   return project;
 }
 
+/** Loads a project row by id (no permission check); undefined when missing. */
+export async function findProjectRow(db: Db, projectId: number): Promise<ProjectRow | undefined> {
+  return db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+}
+
+/**
+ * The paths of projects by id, in one query (no permission check), for lists across projects.
+ *
+ * @returns project path by project id; unknown ids are absent.
+ */
+export async function projectPathsByIds(db: Db, ids: Iterable<number>): Promise<Map<number, string>> {
+  const wanted = [...new Set(ids)];
+  if (wanted.length === 0) return new Map();
+  const rows = await db.selectFrom('projects').select(['id', 'path']).where('id', 'in', wanted).execute();
+  return new Map(rows.map((r) => [r.id, r.path]));
+}
+
+/**
+ * The projects named by lower-cased paths, in one case-insensitive query (no permission check),
+ * for references written with a project path (docs/compatibility.md#fixed-issue-references).
+ *
+ * @returns id and stored path by lower-cased path; unknown paths are absent.
+ */
+export async function projectsByLowerPaths(db: Db, paths: Iterable<string>): Promise<Map<string, { id: number; path: string }>> {
+  const wanted = [...new Set(paths)];
+  if (wanted.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('projects')
+    .select(['id', 'path'])
+    .where((eb) => eb(eb.fn('lower', ['path']), 'in', wanted))
+    .execute();
+  return new Map(rows.map((p) => [p.path.toLowerCase(), p]));
+}
+
+/** The ids of every project (no permission check), for background work over all projects. */
+export async function allProjectIds(db: Db): Promise<number[]> {
+  return (await db.selectFrom('projects').select('id').orderBy('id').execute()).map((p) => p.id);
+}
+
 /** Finds a project by path, case-insensitively (docs/compatibility.md#projects-project-json "Path"). */
 export async function findProjectByPath(db: Db, path: string): Promise<ProjectRow | undefined> {
   return db

@@ -141,6 +141,18 @@ export function settingOf(project: Pick<ProjectRow, 'setting' | 'serviceDeskName
   return { ...defaults(), ...stored, serviceDeskName: project.serviceDeskName } as ProjectSetting;
 }
 
+/**
+ * The stored setting JSON of the projects at some paths (exact paths, one query, no permission
+ * check), for readers walking a project's ancestors (docs/compatibility.md#query-personalizations "Keys").
+ *
+ * @returns the stored text (null when never set) by path; unknown paths are absent.
+ */
+export async function storedSettingsByPath(db: Db, paths: readonly string[]): Promise<Map<string, string | null>> {
+  if (paths.length === 0) return new Map();
+  const rows = await db.selectFrom('projects').select(['path', 'setting']).where('path', 'in', paths).execute();
+  return new Map(rows.map((r) => [r.path, r.setting]));
+}
+
 /** Get Setting (docs/compatibility.md#projects-endpoints item 4): manage permission; job secret values decrypted. */
 export async function getProjectSetting(ctx: Context, projectId: number): Promise<ProjectSetting> {
   const { project } = await loadProjectWith(ctx, projectId, 'manage');

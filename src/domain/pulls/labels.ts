@@ -5,6 +5,7 @@ import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../actor.js';
+import { labelSpecExists } from '../projects/index.js';
 import { canModifyPullRequest, loadReadablePullRequest, referencedPullRequest } from './pull-requests.js';
 
 export type PullRequestLabelRow = Selectable<PullRequestLabelTable>;
@@ -27,7 +28,7 @@ async function checkModifiable(ctx: Context, pr: PullRequestRow): Promise<void> 
 export async function createLabel(ctx: Context, data: { requestId: number; specId: number }): Promise<number> {
   const pr = await referencedPullRequest(ctx, data.requestId);
   await checkModifiable(ctx, pr);
-  if (!(await ctx.db.selectFrom('labelSpecs').select('id').where('id', '=', data.specId).executeTakeFirst())) {
+  if (!(await labelSpecExists(ctx.db, data.specId))) {
     throw new BadRequest(`Label spec not found: ${data.specId}`);
   }
   const message = `Pull request ${pr.id} already has label ${data.specId}`;

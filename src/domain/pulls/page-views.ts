@@ -10,7 +10,7 @@ import type { BuildStatus, PullRequestRow, ReviewStatus } from '../../db/schema.
 import { BadRequest, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
 import { currentBuildsOf } from './builds.js';
-import { loadProjectWith, requiredJobs } from '../projects/index.js';
+import { loadProjectWith, projectPathsByIds, requiredJobs } from '../projects/index.js';
 import type { Context } from '../context.js';
 import { objectRead } from '../repositories/index.js';
 import type { PullRequestChangeData } from './changes.js';
@@ -50,10 +50,7 @@ export async function userNames(ctx: Context, ids: readonly (number | null)[]): 
 
 /** Paths of projects by id, in one query (for listing requests whose projects the caller can read). */
 export async function projectPaths(ctx: Context, ids: readonly number[]): Promise<Map<number, string>> {
-  const wanted = [...new Set(ids)];
-  if (wanted.length === 0) return new Map();
-  const rows = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', 'in', wanted).execute();
-  return new Map(rows.map((row) => [row.id, row.path]));
+  return projectPathsByIds(ctx.db, ids);
 }
 
 /** The id of the user with this login name (case-insensitive); 400 `Unable to find user: X`. */

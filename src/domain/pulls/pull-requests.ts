@@ -5,7 +5,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
 import { UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
-import { forkRootId, loadProjectWith, projectPermissions, takeNextNumber } from '../projects/index.js';
+import { forkRootId, getProjectRow, loadProjectWith, projectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { isUniqueViolation } from '../unique.js';
 import { recordPullRequestMentions } from './pull-request-mentions.js';
@@ -320,7 +320,7 @@ export async function canModifyPullRequest(ctx: Context, pr: PullRequestRow): Pr
     .where('userId', '=', ctx.actor.userId)
     .executeTakeFirst();
   if (assigned) return true;
-  const project = await ctx.db.selectFrom('projects').select(['id', 'path']).where('id', '=', pr.targetProjectId).executeTakeFirstOrThrow();
+  const project = await getProjectRow(ctx.db, pr.targetProjectId);
   return (await projectPermissions(ctx, project)).managePullRequests;
 }
 
