@@ -5,3 +5,18 @@ export { createGroup, deleteGroup, getGroup, type GroupData, groupMemberships, q
 export { createMembership, deleteMembership, getMembership, userMemberships } from './memberships.js';
 export { referencedRole, referencedUser } from './references.js';
 export { createRole, deleteRole, getRole, queryRoles, type RoleData, updateRole } from './roles.js';
+export {
+  findGroupIdByName,
+  type GroupFlags,
+  groupFlags,
+  groupFlagsOfUser,
+  groupMemberIds,
+  groupNameOf,
+  groupNamesByIds,
+  groupNamesOfUser,
+  membershipGroupIds,
+  roleExists,
+  roleNameOf,
+  roleNames,
+  rolesWhere,
+} from './lookups.js';
