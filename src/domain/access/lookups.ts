@@ -91,12 +91,12 @@ export function membershipGroupIds(userId: number) {
   return expressionBuilder<Database, never>().selectFrom('memberships').select('memberships.groupId').where('memberships.userId', '=', userId);
 }
 
-/** A query fragment: the name of the role whose id is `roleId`, as a scalar subquery. */
+/** A query fragment: the name of the role whose id is `roleId`, as a scalar subquery (typed non-null: `roleId` must reference a role, as a foreign key does). */
 export function roleNameOf(roleId: Expression<number>) {
   return expressionBuilder<Database, never>().selectFrom('roles').select('roles.name').where('roles.id', '=', roleId).$asScalar().$notNull();
 }
 
-/** A query fragment: the name of the group whose id is `groupId`, as a scalar subquery. */
+/** A query fragment: the name of the group whose id is `groupId`, as a scalar subquery (typed non-null: `groupId` must reference a group, as a foreign key does). */
 export function groupNameOf(groupId: Expression<number>) {
   return expressionBuilder<Database, never>().selectFrom('groups').select('groups.name').where('groups.id', '=', groupId).$asScalar().$notNull();
 }

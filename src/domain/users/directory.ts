@@ -63,7 +63,7 @@ export async function userBySignInName(db: Db, login: string): Promise<Pick<User
     .executeTakeFirst();
 }
 
-/** A query fragment: the login name of the user whose id is `userId`, as a scalar subquery. */
+/** A query fragment: the login name of the user whose id is `userId`, as a scalar subquery (typed non-null: `userId` must reference a user, as a foreign key does). */
 export function userNameOf(userId: Expression<number>) {
   return expressionBuilder<Database, never>().selectFrom('users').select('users.name').where('users.id', '=', userId).$asScalar().$notNull();
 }
