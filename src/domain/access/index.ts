@@ -6,3 +6,18 @@ export { createMembership, deleteMembership, getMembership, userMemberships } fr
 export { referencedRole, referencedUser } from './references.js';
 export { createRole, deleteRole, getRole, queryRoles, type RoleData, updateRole } from './roles.js';
 export { createDefaultRoles } from './default-roles.js';
+export {
+  findGroupIdByName,
+  type GroupFlags,
+  groupFlags,
+  groupFlagsOfUser,
+  groupMemberIds,
+  groupNameOf,
+  groupNamesByIds,
+  groupNamesOfUser,
+  membershipGroupIds,
+  roleExists,
+  roleNameOf,
+  roleNames,
+  rolesWhere,
+} from './lookups.js';

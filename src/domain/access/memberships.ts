@@ -5,6 +5,7 @@ import { referencedUser } from './references.js';
 import { referencedGroup } from './groups.js';
 import { uniquely } from '../unique.js';
 import { Conflict } from '../../errors.js';
+import { getUserRow } from '../users/index.js';
 
 /** Get membership (administrators; docs/compatibility.md#groups-and-memberships). */
 export async function getMembership(ctx: Context, id: number) {
@@ -41,6 +42,6 @@ export async function deleteMembership(ctx: Context, id: number): Promise<void> 
 /** The memberships of a user (administrators only; docs/compatibility.md#users-endpoints). */
 export async function userMemberships(ctx: Context, userId: number) {
   requireAdmin(ctx.actor);
-  await loadRow(ctx.db, 'users', userId, 'User');
+  await getUserRow(ctx.db, userId);
   return ctx.db.selectFrom('memberships').selectAll().where('userId', '=', userId).orderBy('id').execute();
 }

@@ -1,13 +1,14 @@
 import type { Db } from '../../db/database.js';
 import type { RoleRow, UserRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
+import { findUserRow } from '../users/index.js';
 
 /**
  * Loads a user named by a request body, or throws BadRequest `User not found: <id>` (docs/compatibility.md#gitloom-differs-improved-behaviour:
  * creates validate references). The built-in system and unknown users cannot be referenced.
  */
 export async function referencedUser(db: Db, userId: number): Promise<UserRow> {
-  const user = userId > 0 ? await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst() : undefined;
+  const user = userId > 0 ? await findUserRow(db, userId) : undefined;
   if (!user) throw new BadRequest(`User not found: ${userId}`);
   return user;
 }

@@ -7,7 +7,8 @@ import { Unauthorized } from '../../errors.js';
 import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
-import { hashPassword, verifyPassword } from '../users/index.js';
+import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
+import { accessTokenOwner, findUserRow, hashPassword, userBySignInName, verifyPassword } from '../users/index.js';
 import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
 
 /**
@@ -29,13 +30,6 @@ interface Profile {
   id: number;
   name: string;
   fullName: string | null;
-}
-
-/** A group as the actor needs it. */
-interface GroupFlags {
-  id: number;
-  administrator: number;
-  createRootProjects: number;
 }
 
 /**
@@ -117,34 +111,15 @@ async function cachedActor(
 }
 
 /**
- * The owner of an access token with the owner's profile and groups, in one query; null for an
- * unknown or expired token.
+ * The owner of an access token with the owner's profile and groups (the users area reads the
+ * token and its owner, then the access area the groups); null for an unknown or expired token.
  */
 async function actorByToken(db: Db, value: string, now: number): Promise<Resolved | null> {
-  const [rows, security] = await Promise.all([
-    db
-      .selectFrom('accessTokens as t')
-      .innerJoin('users as u', 'u.id', 't.ownerId')
-      .leftJoin('memberships as m', 'm.userId', 't.ownerId')
-      .leftJoin('groups as g', 'g.id', 'm.groupId')
-      .select(['u.id', 'u.name', 'u.fullName', 't.expireDate', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
-      .where('t.hash', '=', hashToken(value))
-      .execute(),
-    getSecuritySetting({ db }),
-  ]);
-  if (rows.length === 0) return null;
-  const { expireDate } = rows[0];
+  const [owner, security] = await Promise.all([accessTokenOwner(db, value), getSecuritySetting({ db })]);
+  if (owner === undefined) return null;
+  const { expireDate } = owner;
   if (expireDate !== null && expireDate <= now) return null;
-  return { actor: await buildActor(db, rows[0], groupsOf(rows), security.defaultLoginGroupId), expireDate, viaPassword: false };
-}
-
-/** The groups of joined membership rows (rows without a group are skipped). */
-function groupsOf(rows: { groupId: number | null; administrator: number | null; createRootProjects: number | null }[]): GroupFlags[] {
-  const groups: GroupFlags[] = [];
-  for (const row of rows) {
-    if (row.groupId !== null) groups.push({ id: row.groupId, administrator: row.administrator ?? 0, createRootProjects: row.createRootProjects ?? 0 });
-  }
-  return groups;
+  return { actor: await buildActor(db, owner, await groupFlagsOfUser(db, owner.id), security.defaultLoginGroupId), expireDate, viaPassword: false };
 }
 
 /**
@@ -193,25 +168,12 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
 export async function authenticatePassword(db: Db, name: string, password: string, now: number, clientAddress: string): Promise<Actor> {
   const login = name.toLowerCase();
   // no user's name or email holds a NUL (and PostgreSQL text cannot even compare one)
-  const [rows, security] = await Promise.all([
-    login.includes('\0')
-      ? []
-      : db
-          .selectFrom('users as u')
-          .leftJoin('memberships as m', 'm.userId', 'u.id')
-          .leftJoin('groups as g', 'g.id', 'm.groupId')
-          .select(['u.id', 'u.name', 'u.fullName', 'u.passwordHash', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
-          .where('u.id', '>', 0)
-          .where((eb) => eb.or([eb('u.name', '=', login), eb('u.id', '=', eb.selectFrom('emailAddresses').select('ownerId').where('value', '=', login))]))
-          .execute(),
-    getSecuritySetting({ db }),
-  ]);
-  const user = rows[0];
+  const [user, security] = await Promise.all([login.includes('\0') ? undefined : userBySignInName(db, login), getSecuritySetting({ db })]);
   const digest = user?.passwordHash ? hash('sha256', `${user.id}\0${user.passwordHash}\0${password}`, 'hex') : null;
   const subjects = signInSubjects(user?.id ?? null, name, clientAddress);
-  if (digest !== null && verifiedPasswords.has(digest)) {
+  if (user && digest !== null && verifiedPasswords.has(digest)) {
     await signInVerified(db, subjects, now);
-    return buildActor(db, user, groupsOf(rows), security.defaultLoginGroupId);
+    return buildActor(db, user, await groupFlagsOfUser(db, user.id), security.defaultLoginGroupId);
   }
   // counted as a failure from here until it turns out right
   const attempt = await beginSignInAttempt(db, subjects, now);
@@ -219,7 +181,7 @@ export async function authenticatePassword(db: Db, name: string, password: strin
     if (await verifyPassword(password, user.passwordHash)) {
       verifiedPasswords.set(digest, true);
       await attempt.succeeded();
-      return buildActor(db, user, groupsOf(rows), security.defaultLoginGroupId);
+      return buildActor(db, user, await groupFlagsOfUser(db, user.id), security.defaultLoginGroupId);
     }
   } else {
     await verifyPassword(password, await dummyPasswordHash());
@@ -241,8 +203,8 @@ export function cachedBearerActor(db: Db, token: string, now: number): Actor | u
 
 /**
  * Bearer token (docs/compatibility.md#gitloom-differs-authentication): the owner's actor (see {@link buildActor}); an unknown or
- * expired token is 401. One query (token, memberships and groups joined), none while the
- * actor cache holds the token.
+ * expired token is 401. Two queries (the token with its owner, then the owner's groups), none
+ * while the actor cache holds the token.
  */
 export async function authenticateBearer(db: Db, token: string, now: number): Promise<Actor> {
   return cachedActor(db, bearerKey(token), now, async () => {
@@ -260,7 +222,7 @@ export async function authenticateBearer(db: Db, token: string, now: number): Pr
  */
 async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
   if (defaultLoginGroupId !== null && !groups.some((g) => g.id === defaultLoginGroupId)) {
-    const group = await db.selectFrom('groups').select(['id', 'administrator', 'createRootProjects']).where('id', '=', defaultLoginGroupId).executeTakeFirst();
+    const group = await groupFlags(db, defaultLoginGroupId);
     if (group) groups.push(group);
   }
   const isAdmin = user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1);
@@ -281,18 +243,12 @@ async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLo
  */
 export async function actorOfUser(db: Db, userId: number, now: number): Promise<Actor> {
   return cachedActor(db, `user:${userId}`, now, async () => {
-    const [rows, security] = await Promise.all([
-      db
-        .selectFrom('users as u')
-        .leftJoin('memberships as m', 'm.userId', 'u.id')
-        .leftJoin('groups as g', 'g.id', 'm.groupId')
-        .select(['u.id', 'u.name', 'u.fullName', 'g.id as groupId', 'g.administrator', 'g.createRootProjects'])
-        .where('u.id', '=', userId)
-        .where('u.id', '>', 0)
-        .execute(),
+    const [user, groups, security] = await Promise.all([
+      userId > 0 ? findUserRow(db, userId) : undefined,
+      groupFlagsOfUser(db, userId),
       getSecuritySetting({ db }),
     ]);
-    if (rows.length === 0) throw new Unauthorized();
-    return { actor: await buildActor(db, rows[0], groupsOf(rows), security.defaultLoginGroupId), expireDate: null, viaPassword: false };
+    if (user === undefined) throw new Unauthorized();
+    return { actor: await buildActor(db, user, groups, security.defaultLoginGroupId), expireDate: null, viaPassword: false };
   });
 }

@@ -8,6 +8,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { Actor } from '../context.js';
+import { userExists } from '../users/index.js';
 import { actorOfUser } from './authenticate.js';
 
 /** How long a session lasts after sign-in: 14 days, in ms. */
@@ -51,8 +52,7 @@ export async function findSession(db: Db, token: string, now: number): Promise<W
     .where('expireDate', '>', now)
     .executeTakeFirst();
   if (!row) return null;
-  const user = await db.selectFrom('users').select('id').where('id', '=', row.userId).executeTakeFirst();
-  if (!user) return null;
+  if (!(await userExists(db, row.userId))) return null;
   return { actor: await actorOfUser(db, row.userId, now), csrfToken: row.csrfToken };
 }
 

@@ -16,6 +16,7 @@ import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';
 import { artifactsDir, logPath, logSize } from './storage.js';
+import { userNamesByIds } from '../users/index.js';
 
 /** The value shown for a `Secret` param (the API's mask, docs/compatibility.md#builds-endpoints getParams). */
 export const SECRET_MASK = '*****';
@@ -52,14 +53,14 @@ export async function buildByNumber(ctx: Context, project: Pick<ProjectRow, 'id'
   }
   const { build, job } = loaded;
   const people = [build.submitterId, ...(build.cancellerId === null ? [] : [build.cancellerId])];
-  const [users, params] = await Promise.all([
-    ctx.db.selectFrom('users').select(['id', 'name']).where('id', 'in', people).execute(),
+  const [userNames, params] = await Promise.all([
+    userNamesByIds(ctx.db, people),
     ctx.db.selectFrom('buildParams').select(['name', 'type', 'value']).where('buildId', '=', build.id).orderBy('id').execute(),
   ]);
   return {
     build,
     job,
-    userNames: new Map(users.map((u) => [u.id, u.name])),
+    userNames,
     params: params.map((p) => ({ ...p, value: p.type === 'Secret' && p.value !== null ? SECRET_MASK : p.value })),
   };
 }

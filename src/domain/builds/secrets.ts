@@ -13,6 +13,7 @@ import { withActor, type Context } from '../context.js';
 import { decryptedSecret, getProjectRow, hasValue, hierarchySecrets, projectPermissions, type SecretDefinition } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { type JobMatch, jobMatches, parseJobMatch } from '../query/index.js';
+import { groupNamesByIds } from '../access/index.js';
 
 /** A Secret-typed param value that is the secret itself rather than a job secret's name (docs/compatibility.md#builds-json). */
 const SECRET_LITERAL_PREFIX = '$OneDev-Secret-Literal$';
@@ -96,8 +97,8 @@ async function userFacts(ctx: Context, userId: number): Promise<UserFacts> {
     if (e instanceof Unauthorized) return { userName: null, groupNames: new Set() };
     throw e;
   }
-  const groups = actor.groupIds.length === 0 ? [] : await ctx.db.selectFrom('groups').select('name').where('id', 'in', actor.groupIds).execute();
-  return { userName: actor.name.toLowerCase(), groupNames: new Set(groups.map((g) => g.name.toLowerCase())) };
+  const groups = await groupNamesByIds(ctx.db, actor.groupIds);
+  return { userName: actor.name.toLowerCase(), groupNames: new Set([...groups.values()].map((name) => name.toLowerCase())) };
 }
 
 /**

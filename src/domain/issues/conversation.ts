@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
 import { deny, requireUser } from '../actor.js';
-import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
+import { getUserRow, requireSelfOrAdmin, userExists } from '../users/index.js';
 import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
 import { parseReferences, recordReferences } from './references.js';
 
@@ -17,8 +17,7 @@ import { parseReferences, recordReferences } from './references.js';
  */
 
 async function assertUser(db: Db, userId: number): Promise<void> {
-  const user = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
-  if (!user) throw new BadRequest(`Unable to find user with id: ${userId}`);
+  if (!(await userExists(db, userId))) throw new BadRequest(`Unable to find user with id: ${userId}`);
 }
 
 /** Loads an issue named in a body: 400 when it does not exist, else canAccess(issue). */

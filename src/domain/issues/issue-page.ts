@@ -15,6 +15,7 @@ import {
   loadAccessibleIssue,
   type LoadedIssue,
 } from './issues.js';
+import { userNamesByIds } from '../users/index.js';
 
 /**
  * Reads of the issue pages (src/web/pages/issues/) over the functions the API's issue
@@ -37,10 +38,10 @@ export async function issueByNumber(ctx: Context, projectId: number, number: num
 
 /** Names of users by id (one query; unknown ids are left out). */
 export async function userNames(ctx: Context, ids: Iterable<number | null>): Promise<Map<number, string>> {
-  const wanted = [...new Set([...ids].filter((id): id is number => id !== null))];
-  if (wanted.length === 0) return new Map();
-  const rows = await ctx.db.selectFrom('users').select(['id', 'name']).where('id', 'in', wanted).execute();
-  return new Map(rows.map((r) => [r.id, r.name]));
+  return userNamesByIds(
+    ctx.db,
+    [...ids].filter((id): id is number => id !== null),
+  );
 }
 
 /** Paths of projects by id (one query), for links to the issues of a cross-project list. */

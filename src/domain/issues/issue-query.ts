@@ -6,7 +6,7 @@ import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyn
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition, findProjectByPath, milestoneIdsNamed, projectCommit, projectIdsMatchingPath } from '../projects/index.js';
 import { allWords, always, compileCriteria, type Condition, currentUserOrFail, equals, inIds, type LeafCompiler, mentioned, never } from '../query/index.js';
-import { criterionUser, userIdByLogin } from '../users/index.js';
+import { criterionUser, getUserRow, userIdByLogin } from '../users/index.js';
 import { parseFixReferences, resolveFixReferences } from './fix-references.js';
 import { fixedIssueIdsBetween } from './fixed-issues.js';
 import { buildByReference, issuesFixedInBuild, issuesFixedInPullRequest } from './fixing-work.js';
@@ -114,7 +114,7 @@ async function customField(ctx: Context, name: string, operator: string, value: 
     }
     case 'User': {
       if (operator === 'is me') {
-        const login = await ctx.db.selectFrom('users').select('name').where('id', '=', currentUserOrFail(ctx)).executeTakeFirstOrThrow();
+        const login = await getUserRow(ctx.db, currentUserOrFail(ctx));
         return hasField(name, (eb) => eb('issueFields.value', '=', login.name));
       }
       if (operator !== 'is') throw notApplicable();

@@ -1,5 +1,6 @@
 import { BadRequest } from '../../errors.js';
 import type { Db } from '../../db/database.js';
+import { findUserIdByName } from '../users/index.js';
 
 /**
  * The issue setting of a fresh install (docs/compatibility.md#issues-default-settings): states in order,
@@ -82,8 +83,7 @@ export async function fieldRows(db: Db, input: Record<string, unknown>): Promise
         rows.push({ name, value, type: spec.type, ordinal });
       } else if (spec.type === 'User') {
         const login = value.toLowerCase();
-        const user = await db.selectFrom('users').select('id').where('name', '=', login).where('id', '>', 0).executeTakeFirst();
-        if (!user) throw new BadRequest(`Unable to find user with login: ${value}`);
+        if ((await findUserIdByName(db, login)) === undefined) throw new BadRequest(`Unable to find user with login: ${value}`);
         rows.push({ name, value: login, type: spec.type, ordinal: -1 });
       } else {
         if (!/^#?\d+$/.test(value)) throw new BadRequest(`Invalid value for field '${name}': ${value}`);

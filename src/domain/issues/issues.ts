@@ -9,6 +9,7 @@ import { forkRootId, loadProjectWith, milestoneProjectPaths, milestonesByIds, ty
 import { deny, requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
+import { userIdsByNames } from '../users/index.js';
 
 export const MAX_TITLE = 255;
 export const MAX_CONTENT = 100_000;
@@ -371,12 +372,7 @@ async function watchNewAssignees(db: Db, issueId: number, before: readonly Field
     }
   }
   if (logins.length === 0) return;
-  const users = await db.selectFrom('users').select('id').where('name', 'in', logins).execute();
-  await autoWatchIssue(
-    db,
-    issueId,
-    users.map((u) => u.id),
-  );
+  await autoWatchIssue(db, issueId, await userIdsByNames(db, logins));
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { parseIssueQuery } from '../issues/index.js';
 import { findProjectRow, loadProjectWith } from '../projects/index.js';
 import { requireUser } from '../actor.js';
-import { getUserRow, requireSelfOrAdmin } from '../users/index.js';
+import { getUserRow, requireSelfOrAdmin, userExists } from '../users/index.js';
 import { commonQueryNames, type NamedQuery, type PersonalizationKind } from './common-queries.js';
 
 /** A query personalization of any kind (docs/compatibility.md#query-personalizations); absent parts are undefined. */
@@ -113,8 +113,7 @@ async function columns(ctx: Context, kind: PersonalizationKind, merged: Personal
 async function checkScope(ctx: Context, projectId: number, userId: number): Promise<void> {
   requireSelfOrAdmin(ctx, userId);
   if (!(await findProjectRow(ctx.db, projectId))) throw new BadRequest(`Project not found: ${projectId}`);
-  const user = await ctx.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
-  if (!user) throw new BadRequest(`User not found: ${userId}`);
+  if (!(await userExists(ctx.db, userId))) throw new BadRequest(`User not found: ${userId}`);
   await loadProjectWith(ctx, projectId, 'access');
 }
 

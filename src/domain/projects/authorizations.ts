@@ -5,8 +5,9 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { loadProjectWith } from './permissions.js';
 import { requireAdmin } from '../actor.js';
-import { referencedGroup, referencedRole, referencedUser } from '../access/index.js';
+import { getGroup, referencedGroup, referencedRole, referencedUser } from '../access/index.js';
 import { uniquely } from '../unique.js';
+import { getUserRow } from '../users/index.js';
 
 /**
  * User and group authorizations (docs/compatibility.md#authorizations): a role granted to a user or group
@@ -176,14 +177,14 @@ export async function projectGroupAuthorizations(ctx: Context, projectId: number
 /** A group's authorizations (administrators; `GET /groups/{id}/authorizations`). */
 export async function groupAuthorizations(ctx: Context, groupId: number) {
   requireAdmin(ctx.actor);
-  await loadRow(ctx.db, 'groups', groupId, 'Group');
+  await getGroup(ctx, groupId);
   return ctx.db.selectFrom('groupAuthorizations').selectAll().where('groupId', '=', groupId).orderBy('id').execute();
 }
 
 /** A user's authorizations (administrators only; docs/compatibility.md#users-endpoints). */
 export async function userAuthorizations(ctx: Context, userId: number) {
   requireAdmin(ctx.actor);
-  await loadRow(ctx.db, 'users', userId, 'User');
+  await getUserRow(ctx.db, userId);
   return ctx.db.selectFrom('userAuthorizations').selectAll().where('userId', '=', userId).orderBy('id').execute();
 }
 

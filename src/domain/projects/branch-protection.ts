@@ -10,6 +10,8 @@ import { ancestorPaths } from './permissions.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { checkCommitMessages, commitMessageRuleOf, type CommitMessageRule } from './commit-messages.js';
 import { userMatchTokens } from './principal-expressions.js';
+import { userNamesByIds } from '../users/index.js';
+import { groupNamesByIds, groupNamesOfUser } from '../access/index.js';
 
 /** A file protection of a branch protection (docs/compatibility.md#projects-branch-protection `fileProtections`). */
 export interface FileProtection {
@@ -55,22 +57,13 @@ interface Who {
 
 async function who(db: Db, userId: number): Promise<Who> {
   if (userId === ANONYMOUS_ID) return { userId, name: null, groups: new Set() };
-  const [user, groups, security] = await Promise.all([
-    db.selectFrom('users').select('name').where('id', '=', userId).executeTakeFirst(),
-    db
-      .selectFrom('memberships')
-      .innerJoin('groups', 'groups.id', 'memberships.groupId')
-      .select('groups.name')
-      .where('memberships.userId', '=', userId)
-      .execute(),
-    getSecuritySetting({ db }),
-  ]);
-  const names = new Set(groups.map((g) => g.name.toLowerCase()));
+  const [users, groups, security] = await Promise.all([userNamesByIds(db, [userId]), groupNamesOfUser(db, userId), getSecuritySetting({ db })]);
+  const names = new Set(groups.map((name) => name.toLowerCase()));
   if (security.defaultLoginGroupId !== null) {
-    const group = await db.selectFrom('groups').select('name').where('id', '=', security.defaultLoginGroupId).executeTakeFirst();
-    if (group) names.add(group.name.toLowerCase());
+    const group = (await groupNamesByIds(db, [security.defaultLoginGroupId])).get(security.defaultLoginGroupId);
+    if (group !== undefined) names.add(group.toLowerCase());
   }
-  return { userId, name: user?.name ?? null, groups: names };
+  return { userId, name: users.get(userId) ?? null, groups: names };
 }
 
 function criterionMatches(token: string, user: Who): boolean {

@@ -4,6 +4,7 @@ import { commitStats, type CommitStat } from '../../git/contributors.js';
 import { branchHead, getDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from './permissions.js';
+import { usersByVerifiedEmails } from '../users/index.js';
 
 /** The ranking metric of Get Top Contributors. */
 export type ContributionType = 'COMMITS' | 'ADDITIONS' | 'DELETIONS';
@@ -70,17 +71,7 @@ export async function topContributors(
   const metric = (t: GitContributor['totalContribution']) => (params.type === 'COMMITS' ? t.commits : params.type === 'ADDITIONS' ? t.additions : t.deletions);
   const ranked = [...byAuthor.values()].sort((a, b) => metric(b.total) - metric(a.total) || a.email.localeCompare(b.email)).slice(0, params.count);
   const emails = ranked.map((r) => r.email.toLowerCase());
-  const users =
-    emails.length === 0
-      ? []
-      : await ctx.db
-          .selectFrom('emailAddresses as e')
-          .innerJoin('users as u', 'u.id', 'e.ownerId')
-          .innerJoin('emailAddresses as p', (join) => join.onRef('p.ownerId', '=', 'u.id').on('p.primary', '=', 1))
-          .select(['e.value as email', 'u.name', 'u.fullName', 'p.value as primaryEmail'])
-          .where('e.value', 'in', emails)
-          .where('e.verificationCode', 'is', null)
-          .execute();
+  const users = await usersByVerifiedEmails(ctx.db, emails);
   const userByEmail = new Map(users.map((u) => [u.email, u]));
   const now = ctx.now();
   return ranked.map((r) => {

@@ -15,6 +15,8 @@ import type { Context } from '../context.js';
 import { type JobMatch, namesIn, parseJobMatch, patternsIn } from '../query/index.js';
 import { ancestorPaths } from './permissions.js';
 import { decryptSecret, encryptSecret, isEncryptedSecret } from './secret-encryption.js';
+import { findUserIdByName } from '../users/index.js';
+import { findGroupIdByName } from '../access/index.js';
 
 export interface StoredSecret {
   name?: unknown;
@@ -176,21 +178,10 @@ export async function validateJobSecrets(db: Db, setting: Record<string, unknown
       }
       const { users, groups } = namesIn(match);
       for (const name of users) {
-        const found = await db
-          .selectFrom('users')
-          .select('id')
-          .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
-          .where('id', '>', 0)
-          .executeTakeFirst();
-        if (!found) throw new BadRequest(`${where}.authorization: Unable to find user with login: ${name}`);
+        if ((await findUserIdByName(db, name)) === undefined) throw new BadRequest(`${where}.authorization: Unable to find user with login: ${name}`);
       }
       for (const name of groups) {
-        const found = await db
-          .selectFrom('groups')
-          .select('id')
-          .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
-          .executeTakeFirst();
-        if (!found) throw new BadRequest(`${where}.authorization: Unable to find group: ${name}`);
+        if ((await findGroupIdByName(db, name)) === undefined) throw new BadRequest(`${where}.authorization: Unable to find group: ${name}`);
       }
     }
   }

@@ -7,6 +7,7 @@ import { deny } from '../actor.js';
 import { ANONYMOUS_ID, memoized, type Context } from '../context.js';
 import { matchesPatterns } from '../../ci/patterns.js';
 import { getSecuritySetting } from '../settings/index.js';
+import { rolesWhere } from '../access/index.js';
 
 /**
  * The one permission module (docs/compatibility.md#platform-permissions). A caller's privileges on a project are
@@ -143,28 +144,24 @@ async function readProjectPermissions(ctx: Context, project: Pick<ProjectRow, 'i
   const userId = ctx.actor.userId;
   const groupIds = ctx.actor.groupIds;
   const withDefaults = await defaultRolesApply(ctx);
-  const roles = await ctx.db
-    .selectFrom('roles')
-    .selectAll('roles')
-    .where((eb) => {
-      const ancestorIds = eb.selectFrom('projects').select('projects.id').where('projects.path', 'in', paths);
-      const grants: Expression<SqlBool>[] = [];
-      if (userId !== ANONYMOUS_ID) {
-        grants.push(
-          eb('roles.id', 'in', eb.selectFrom('userAuthorizations').select('roleId').where('userId', '=', userId).where('projectId', 'in', ancestorIds)),
-        );
-      }
-      if (groupIds.length > 0) {
-        grants.push(
-          eb('roles.id', 'in', eb.selectFrom('groupAuthorizations').select('roleId').where('groupId', 'in', groupIds).where('projectId', 'in', ancestorIds)),
-        );
-      }
-      if (withDefaults) {
-        grants.push(eb('roles.id', 'in', eb.selectFrom('projects').select('defaultRoleId').where('path', 'in', paths).where('defaultRoleId', 'is not', null)));
-      }
-      return grants.length > 0 ? eb.or(grants) : sql<SqlBool>`1 = 0`;
-    })
-    .execute();
+  const roles = await rolesWhere(ctx.db, (eb) => {
+    const ancestorIds = eb.selectFrom('projects').select('projects.id').where('projects.path', 'in', paths);
+    const grants: Expression<SqlBool>[] = [];
+    if (userId !== ANONYMOUS_ID) {
+      grants.push(
+        eb('roles.id', 'in', eb.selectFrom('userAuthorizations').select('roleId').where('userId', '=', userId).where('projectId', 'in', ancestorIds)),
+      );
+    }
+    if (groupIds.length > 0) {
+      grants.push(
+        eb('roles.id', 'in', eb.selectFrom('groupAuthorizations').select('roleId').where('groupId', 'in', groupIds).where('projectId', 'in', ancestorIds)),
+      );
+    }
+    if (withDefaults) {
+      grants.push(eb('roles.id', 'in', eb.selectFrom('projects').select('defaultRoleId').where('path', 'in', paths).where('defaultRoleId', 'is not', null)));
+    }
+    return grants.length > 0 ? eb.or(grants) : sql<SqlBool>`1 = 0`;
+  });
   return permissionsFromRoles(roles, userId === ANONYMOUS_ID);
 }
 

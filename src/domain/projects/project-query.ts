@@ -7,6 +7,7 @@ import { labelSpecIdByName } from './labels.js';
 import { always, compileCriteria, compileOrders, type Condition, currentUserOrFail, inIds, type LeafCompiler, likeCondition, never } from '../query/index.js';
 import { projectIdsMatchingPath } from './criteria.js';
 import { userIdByLogin } from '../users/index.js';
+import { membershipGroupIds } from '../access/index.js';
 
 const SORT_COLUMNS: Record<string, string> = {
   Path: 'projects.path',
@@ -27,8 +28,7 @@ function ownedBy(userId: number): Condition {
         eb
           .selectFrom('groupAuthorizations')
           .select('groupAuthorizations.projectId')
-          .innerJoin('memberships', 'memberships.groupId', 'groupAuthorizations.groupId')
-          .where('memberships.userId', '=', userId)
+          .where('groupAuthorizations.groupId', 'in', membershipGroupIds(userId))
           .where('groupAuthorizations.roleId', '=', OWNER_ROLE_ID),
       ),
     ]);

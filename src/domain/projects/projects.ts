@@ -9,6 +9,7 @@ import { ancestorPaths, loadProjectWith, projectPermissions } from './permission
 import { deny, requireUser } from '../actor.js';
 import { isUniqueViolation } from '../unique.js';
 import { populateFork } from './forks.js';
+import { roleExists } from '../access/index.js';
 
 const NAME_PATTERN = /^\w[\w.-]*$/;
 /** Names that would shadow server paths (docs/compatibility.md#projects-project-json "Name rules"). */
@@ -140,7 +141,7 @@ function siblingNameConflict(parent: ProjectRow | null, name: string, cause?: un
 
 async function assertRoleExists(db: Db, roleId: number | null | undefined): Promise<void> {
   if (roleId == null) return;
-  if (!(await db.selectFrom('roles').select('id').where('id', '=', roleId).executeTakeFirst())) {
+  if (!(await roleExists(db, roleId))) {
     throw new BadRequest(`Role not found: ${roleId}`);
   }
 }

@@ -8,6 +8,8 @@ import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from './permissions.js';
 import { requireAdmin } from '../actor.js';
+import { findUserIdByName, userNameOf } from '../users/index.js';
+import { findGroupIdByName, groupNameOf, roleNameOf, roleNames } from '../access/index.js';
 
 /** A named thing to choose in a form (a role, a label spec). */
 export interface Choice {
@@ -35,20 +37,28 @@ export async function projectMembers(ctx: Context, projectId: number): Promise<{
   await loadProjectWith(ctx, projectId, 'manage');
   const users = await ctx.db
     .selectFrom('userAuthorizations')
-    .innerJoin('users', 'users.id', 'userAuthorizations.userId')
-    .innerJoin('roles', 'roles.id', 'userAuthorizations.roleId')
-    .select(['userAuthorizations.id as id', 'users.id as subjectId', 'users.name as subjectName', 'roles.id as roleId', 'roles.name as roleName'])
+    .select((eb) => [
+      'userAuthorizations.id as id',
+      'userAuthorizations.userId as subjectId',
+      userNameOf(eb.ref('userAuthorizations.userId')).as('subjectName'),
+      'userAuthorizations.roleId as roleId',
+      roleNameOf(eb.ref('userAuthorizations.roleId')).as('roleName'),
+    ])
     .where('userAuthorizations.projectId', '=', projectId)
-    .orderBy('users.name')
+    .orderBy('subjectName')
     .execute();
   const groups = ctx.actor.isAdmin
     ? await ctx.db
         .selectFrom('groupAuthorizations')
-        .innerJoin('groups', 'groups.id', 'groupAuthorizations.groupId')
-        .innerJoin('roles', 'roles.id', 'groupAuthorizations.roleId')
-        .select(['groupAuthorizations.id as id', 'groups.id as subjectId', 'groups.name as subjectName', 'roles.id as roleId', 'roles.name as roleName'])
+        .select((eb) => [
+          'groupAuthorizations.id as id',
+          'groupAuthorizations.groupId as subjectId',
+          groupNameOf(eb.ref('groupAuthorizations.groupId')).as('subjectName'),
+          'groupAuthorizations.roleId as roleId',
+          roleNameOf(eb.ref('groupAuthorizations.roleId')).as('roleName'),
+        ])
         .where('groupAuthorizations.projectId', '=', projectId)
-        .orderBy('groups.name')
+        .orderBy('subjectName')
         .execute()
     : null;
   return { users, groups };
@@ -60,7 +70,7 @@ export async function projectMembers(ctx: Context, projectId: number): Promise<{
  */
 export async function grantableRoles(ctx: Context, projectId: number): Promise<Choice[]> {
   await loadProjectWith(ctx, projectId, 'manage');
-  return ctx.db.selectFrom('roles').select(['id', 'name']).orderBy('name').execute();
+  return roleNames(ctx.db);
 }
 
 /**
@@ -89,9 +99,9 @@ export async function projectLabelNames(ctx: Context, projectId: number): Promis
  * callers. Throws BadRequest `User not found: <name>`.
  */
 export async function userIdByName(ctx: Context, name: string): Promise<number> {
-  const row = await ctx.db.selectFrom('users').select('id').where('name', '=', name.trim().toLowerCase()).where('id', '>', 0).executeTakeFirst();
-  if (!row) throw new BadRequest(`User not found: ${name.trim()}`);
-  return row.id;
+  const id = await findUserIdByName(ctx.db, name.trim());
+  if (id === undefined) throw new BadRequest(`User not found: ${name.trim()}`);
+  return id;
 }
 
 /**
@@ -100,11 +110,7 @@ export async function userIdByName(ctx: Context, name: string): Promise<number> 
  */
 export async function groupIdByName(ctx: Context, name: string): Promise<number> {
   requireAdmin(ctx.actor);
-  const group = await ctx.db
-    .selectFrom('groups')
-    .select('id')
-    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.trim().toLowerCase()))
-    .executeTakeFirst();
-  if (!group) throw new BadRequest(`Group not found: ${name.trim()}`);
-  return group.id;
+  const id = await findGroupIdByName(ctx.db, name.trim());
+  if (id === undefined) throw new BadRequest(`Group not found: ${name.trim()}`);
+  return id;
 }

@@ -9,6 +9,7 @@ import { ensureMergePreview } from './merge-preview.js';
 import { getPullRequestRow, latestUpdate, pullRefs } from './pull-requests.js';
 import { resetRequiredReviews } from './required-reviewers.js';
 import { transitionPullRequest } from './transitions.js';
+import { verifiedEmailOwners } from '../users/index.js';
 
 async function discard(ctx: Context, pr: PullRequestRow): Promise<void> {
   await transitionPullRequest(ctx, pr, { to: 'DISCARDED' }, { userId: null, date: ctx.now() });
@@ -21,20 +22,9 @@ async function discard(ctx: Context, pr: PullRequestRow): Promise<void> {
 async function pushActivity(db: Db, repo: string, commits: readonly string[]): Promise<{ userId: number | null; description: string }> {
   const emails = new Set((await readCommits(repo, commits.slice(0, 1000))).map((c) => c.committer.email.toLowerCase()));
   if (emails.size === 0) return { userId: null, description: 'Commits added' };
-  const owners = await db
-    .selectFrom('emailAddresses')
-    .select('ownerId')
-    .distinct()
-    .where('value', 'in', [...emails])
-    .where('verificationCode', 'is', null)
-    .execute();
-  const verified = await db
-    .selectFrom('emailAddresses')
-    .select('value')
-    .where('value', 'in', [...emails])
-    .where('verificationCode', 'is', null)
-    .execute();
-  if (owners.length === 1 && verified.length === emails.size) return { userId: owners[0].ownerId, description: 'added commits' };
+  const verified = await verifiedEmailOwners(db, [...emails]);
+  const owners = new Set(verified.values());
+  if (owners.size === 1 && verified.size === emails.size) return { userId: [...owners][0], description: 'added commits' };
   return { userId: null, description: 'Commits added' };
 }
 

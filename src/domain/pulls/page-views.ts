@@ -17,6 +17,7 @@ import type { PullRequestChangeData } from './changes.js';
 import { mergeRefusal } from './merge.js';
 import { isPreviewCurrent, storedPreview, type MergePreview } from './merge-preview.js';
 import { canModifyPullRequest, latestUpdate } from './pull-requests.js';
+import { findUserIdByName, userNamesByIds } from '../users/index.js';
 
 /** Row types the pages name (src/web may not import src/db). */
 export type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
@@ -42,10 +43,10 @@ export async function pullRequestByNumber(ctx: Context, projectId: number, numbe
 
 /** Names of users by id, in one query (ids ≤ 0 and deleted users are absent). */
 export async function userNames(ctx: Context, ids: readonly (number | null)[]): Promise<Map<number, string>> {
-  const wanted = [...new Set(ids.filter((id): id is number => id !== null && id > 0))];
-  if (wanted.length === 0) return new Map();
-  const rows = await ctx.db.selectFrom('users').select(['id', 'name']).where('id', 'in', wanted).execute();
-  return new Map(rows.map((row) => [row.id, row.name]));
+  return userNamesByIds(
+    ctx.db,
+    ids.filter((id): id is number => id !== null && id > 0),
+  );
 }
 
 /** Paths of projects by id, in one query (for listing requests whose projects the caller can read). */
@@ -56,9 +57,9 @@ export async function projectPaths(ctx: Context, ids: readonly number[]): Promis
 /** The id of the user with this login name (case-insensitive); 400 `Unable to find user: X`. */
 export async function userIdByName(ctx: Context, name: string): Promise<number> {
   const login = name.trim().toLowerCase();
-  const row = login ? await ctx.db.selectFrom('users').select('id').where('name', '=', login).where('id', '>', 0).executeTakeFirst() : undefined;
-  if (!row) throw new BadRequest(`Unable to find user: ${name.trim()}`);
-  return row.id;
+  const id = login ? await findUserIdByName(ctx.db, login) : undefined;
+  if (id === undefined) throw new BadRequest(`Unable to find user: ${name.trim()}`);
+  return id;
 }
 
 /** A commit as listed on the pages: hash, first line of the message, author and date (ms). */

@@ -13,6 +13,7 @@ import { autoWatch } from './changes.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
 import { commitFixReferences, indexCommits, indexFixedIssues, indexTextFixedIssues, updateCommits } from './commits.js';
 import { resetRequiredReviews } from './required-reviewers.js';
+import { ordinaryUserIds } from '../users/index.js';
 
 /** Longest stored title (docs/compatibility.md#pull-requests-json). */
 export const MAX_TITLE = 255;
@@ -166,8 +167,8 @@ export async function assertNoEffectiveRequest(
 /** Throws 400 `Unable to find <what> user with id: …` unless every id names a real user (ids ≤ 0 never do). */
 export async function assertUsersExist(db: Db, ids: number[], what: string): Promise<void> {
   if (ids.length === 0) return;
-  const found = await db.selectFrom('users').select('id').where('id', 'in', ids).where('id', '>', 0).execute();
-  const missing = ids.filter((id) => !found.some((u) => u.id === id));
+  const found = await ordinaryUserIds(db, ids);
+  const missing = ids.filter((id) => !found.has(id));
   if (missing.length > 0) throw new BadRequest(`Unable to find ${what} user with id: ${missing.join(', ')}`);
 }
 

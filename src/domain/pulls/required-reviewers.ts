@@ -1,6 +1,8 @@
 import type { Db } from '../../db/database.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { branchProtection, reviewRequirementItems } from '../projects/index.js';
+import { userIdsByNames } from '../users/index.js';
+import { groupMemberIds } from '../access/index.js';
 
 /** A parsed review requirement: required users by login, and groups with how many members must review. */
 export interface ReviewRequirement {
@@ -31,25 +33,16 @@ export async function requiredReviewerIds(db: Db, pr: PullRequestRow): Promise<n
   const rule = await branchProtection({ db }, pr.targetProjectId, pr.targetBranch, pr.submitterId);
   const requirement = parseReviewRequirement(rule.reviewRequirements.join(' '));
   const ids = new Set<number>();
-  if (requirement.users.length > 0) {
-    for (const u of await db.selectFrom('users').select('id').where('name', 'in', requirement.users).execute()) ids.add(u.id);
-  }
+  for (const id of await userIdsByNames(db, requirement.users)) ids.add(id);
   for (const group of requirement.groups) {
-    const members = await db
-      .selectFrom('memberships')
-      .innerJoin('groups', 'groups.id', 'memberships.groupId')
-      .select('memberships.userId')
-      .where('groups.name', '=', group.name)
-      .where('memberships.userId', '<>', pr.submitterId)
-      .orderBy('memberships.userId')
-      .execute();
+    const members = await groupMemberIds(db, group.name, pr.submitterId);
     const reviewing = await db
       .selectFrom('pullRequestReviews')
       .select('userId')
       .where('requestId', '=', pr.id)
-      .where('userId', 'in', members.length > 0 ? members.map((m) => m.userId) : [0])
+      .where('userId', 'in', members.length > 0 ? members : [0])
       .execute();
-    const chosen = [...reviewing.map((r) => r.userId), ...members.map((m) => m.userId)];
+    const chosen = [...reviewing.map((r) => r.userId), ...members];
     for (const id of [...new Set(chosen)].slice(0, group.count)) ids.add(id);
   }
   ids.delete(pr.submitterId);

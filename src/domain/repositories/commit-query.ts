@@ -11,6 +11,7 @@ import { parseCommitQuery, type CommitCriterion } from '../../query/commit-query
 import { parseQueryDate, QuerySyntaxError } from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
+import { verifiedEmailAddresses } from '../users/index.js';
 import { Provided } from '../providers.js';
 
 /**
@@ -63,14 +64,9 @@ async function revisionCommit(ctx: Context, projectId: number, repo: string, c: 
 /** The caller's verified email addresses as `<email>` author patterns (`authored-by-me`, `committed-by-me`). */
 async function myEmails(ctx: Context, column: number): Promise<string[]> {
   if (ctx.actor.userId === ANONYMOUS_ID) throw new QuerySyntaxError(`Please login to perform this query at column ${column}`, column);
-  const rows = await ctx.db
-    .selectFrom('emailAddresses')
-    .select('value')
-    .where('ownerId', '=', ctx.actor.userId)
-    .where('verificationCode', 'is', null)
-    .execute();
+  const emails = await verifiedEmailAddresses(ctx.db, ctx.actor.userId);
   // no verified address: a pattern no identity line has, so nothing matches
-  return rows.length > 0 ? rows.map((r) => `<${r.value}>`) : ['<>'];
+  return emails.length > 0 ? emails.map((email) => `<${email}>`) : ['<>'];
 }
 
 function date(text: string, column: number, now: Date): Date {

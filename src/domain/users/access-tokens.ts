@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { Conflict, NotFound } from '../../errors.js';
+import type { Db } from '../../db/database.js';
 import type { Context } from '../context.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
 import { hashToken } from '../token-hash.js';
@@ -78,4 +79,21 @@ export async function deleteAccessTokenById(ctx: Context, userId: number, tokenI
   requireSelfOrAdmin(ctx, userId);
   const result = await ctx.db.deleteFrom('accessTokens').where('ownerId', '=', userId).where('id', '=', tokenId).executeTakeFirst();
   if (Number(result.numDeletedRows) === 0) throw new NotFound(`No access token found: ${tokenId}`);
+}
+
+/**
+ * The owner of an access token by its value (docs/compatibility.md#gitloom-differs-authentication), in one query:
+ * the owner's profile and the token's expiry (epoch ms, null: never); undefined for an unknown
+ * token. Expiry is the caller's to check.
+ */
+export async function accessTokenOwner(
+  db: Db,
+  value: string,
+): Promise<{ id: number; name: string; fullName: string | null; expireDate: number | null } | undefined> {
+  return db
+    .selectFrom('accessTokens as t')
+    .innerJoin('users as u', 'u.id', 't.ownerId')
+    .select(['u.id', 'u.name', 'u.fullName', 't.expireDate'])
+    .where('t.hash', '=', hashToken(value))
+    .executeTakeFirst();
 }

@@ -90,3 +90,41 @@ export async function deleteEmailAddress(ctx: Context, userId: number, addressId
     if (address.git === 1) await tx.updateTable('emailAddresses').set({ git: 1 }).where('ownerId', '=', userId).where('primary', '=', 1).execute();
   });
 }
+
+/** A user's verified email addresses (lower-case values), in one query; none for an unknown user. */
+export async function verifiedEmailAddresses(db: Db, userId: number): Promise<string[]> {
+  const rows = await db.selectFrom('emailAddresses').select('value').where('ownerId', '=', userId).where('verificationCode', 'is', null).execute();
+  return rows.map((row) => row.value);
+}
+
+/** The owners of these verified addresses (lower-case values), in one query: address → user id; unverified and unknown addresses are absent. */
+export async function verifiedEmailOwners(db: Db, emails: readonly string[]): Promise<Map<string, number>> {
+  if (emails.length === 0) return new Map();
+  const rows = await db.selectFrom('emailAddresses').select(['value', 'ownerId']).where('value', 'in', emails).where('verificationCode', 'is', null).execute();
+  return new Map(rows.map((row) => [row.value, row.ownerId]));
+}
+
+/** A user as a verified address of theirs names them: login, full name and primary address. */
+export interface EmailUser {
+  email: string;
+  name: string;
+  fullName: string | null;
+  primaryEmail: string;
+}
+
+/**
+ * The users owning these verified addresses (lower-case values) with their primary address, in
+ * one query (for the top contributors, docs/compatibility.md#projects-endpoints item 11); addresses of no
+ * user, unverified ones and users without a primary address are left out.
+ */
+export async function usersByVerifiedEmails(db: Db, emails: readonly string[]): Promise<EmailUser[]> {
+  if (emails.length === 0) return [];
+  return db
+    .selectFrom('emailAddresses as e')
+    .innerJoin('users as u', 'u.id', 'e.ownerId')
+    .innerJoin('emailAddresses as p', (join) => join.onRef('p.ownerId', '=', 'u.id').on('p.primary', '=', 1))
+    .select(['e.value as email', 'u.name', 'u.fullName', 'p.value as primaryEmail'])
+    .where('e.value', 'in', emails)
+    .where('e.verificationCode', 'is', null)
+    .execute();
+}

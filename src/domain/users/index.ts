@@ -1,9 +1,32 @@
 /**
  * The door of the users area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
-export { createAccessToken, deleteAccessToken, deleteAccessTokenById, listAccessTokens } from './access-tokens.js';
+export { accessTokenOwner, createAccessToken, deleteAccessToken, deleteAccessTokenById, listAccessTokens } from './access-tokens.js';
 export { criterionUser, userIdByLogin } from './criteria.js';
-export { addEmailAddress, deleteEmailAddress, type EmailAddress, listEmailAddresses, setEmailAddressRole } from './email-addresses.js';
+export {
+  addEmailAddress,
+  deleteEmailAddress,
+  type EmailAddress,
+  type EmailUser,
+  listEmailAddresses,
+  setEmailAddressRole,
+  usersByVerifiedEmails,
+  verifiedEmailAddresses,
+  verifiedEmailOwners,
+} from './email-addresses.js';
+export {
+  findUserIdByName,
+  findUserRow,
+  mentionedUserIds,
+  ordinaryUserIds,
+  primaryEmails,
+  userBySignInName,
+  userDisplayName,
+  userExists,
+  userIdsByNames,
+  userNameOf,
+  userNamesByIds,
+} from './directory.js';
 export { gitIdentity, systemIdentity } from './identities.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { resetPassword } from './reset-password.js';
@@ -21,4 +44,4 @@ export {
   setPassword,
   updateUser,
 } from './users.js';
-export { createBuiltInUsers, mentionedUserIds, primaryEmails, userDisplayName, userExists } from './user-lookups.js';
+export { createBuiltInUsers } from './built-in-users.js';

@@ -1,47 +1,7 @@
-/**
- * Users as other areas need them: the ids a text mentions, primary email addresses, display
- * names, and the built-in users of the first boot.
- */
 import type { Db } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { ROOT_ID, SYSTEM_ID, UNKNOWN_ID } from '../context.js';
-import { parseMentions } from '../mentions.js';
 import { normalizeEmail, normalizeUserName } from './users.js';
-
-/**
- * The ids of the users a markdown text mentions (docs/compatibility.md#mentions-and-notifications):
- * the names {@link parseMentions} finds that are logins of real users (ids > 0), unknown names
- * ignored; `[]` for a text without mentions.
- */
-export async function mentionedUserIds(db: Db, markdown: string | null | undefined): Promise<number[]> {
-  const names = parseMentions(markdown);
-  if (names.length === 0) return [];
-  return (await db.selectFrom('users').select('id').where('name', 'in', names).where('id', '>', 0).execute()).map((u) => u.id);
-}
-
-/** The verified primary email address of each of `userIds` that has one, by user id. */
-export async function primaryEmails(db: Db, userIds: readonly number[]): Promise<Map<number, string>> {
-  if (userIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('emailAddresses')
-    .select(['ownerId', 'value'])
-    .where('ownerId', 'in', userIds)
-    .where('primary', '=', 1)
-    .where('verificationCode', 'is', null)
-    .execute();
-  return new Map(rows.map((r) => [r.ownerId, r.value]));
-}
-
-/** A user's full name, else login name; null when the user does not exist. */
-export async function userDisplayName(db: Db, userId: number): Promise<string | null> {
-  const user = await db.selectFrom('users').select(['name', 'fullName']).where('id', '=', userId).executeTakeFirst();
-  return user?.fullName || user?.name || null;
-}
-
-/** Whether the user of id `userId` exists. */
-export async function userExists(db: Db, userId: number): Promise<boolean> {
-  return (await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined;
-}
 
 /**
  * The built-in users of the first boot (docs/compatibility.md#gitloom-differs-permissions-and-first-boot):
