@@ -20,7 +20,7 @@ import path from 'node:path';
 import { chownTree, createJobDirectory, moveInto, relativeSegments, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
 import { attachNetwork, SLIRP_RESOLV_CONF, type NetworkAttachment } from './job-network.js';
 import { LineAssembler, SecretMasker } from './log-masker.js';
-import { runInProcessGroup, terminateProcessGroup } from './process-group.js';
+import { runInProcessGroup, terminateProcessGroup, type ProcessGroupResult } from './process-group.js';
 import { publishArtifacts } from './publish-artifacts.js';
 import {
   acquireJobUid,
@@ -36,6 +36,7 @@ import {
   sandboxArgv,
   type JobSandboxConfig,
   type SandboxFile,
+  type SandboxPlan,
 } from './sandbox.js';
 import { seccompFilter } from './seccomp.js';
 import type { CheckoutStep, CloneCredential, CommandStep, Step } from './spec-types.js';
@@ -156,22 +157,14 @@ export function formatLogLine(date: Date, message: string): string {
  * @throws only for file-system faults of the server's own directories and errors of `prepare`.
  */
 export async function runJob(options: RunJobOptions): Promise<JobResult> {
-  const secrets = [...(options.secrets ?? []), ...Object.values(options.variables?.secrets ?? {})];
-  const masker = new SecretMasker(secrets);
-  const sink = options.log;
-  const log = (line: string): void => {
-    const masked = masker.mask(line);
-    if (typeof sink === 'function') sink(masked);
-    else sink.write(formatLogLine(new Date(), masked) + '\n');
-  };
+  const log = jobLog(options);
   const failed = (...lines: string[]): JobResult => {
-    for (const line of [...lines, 'Job failed']) log(line);
+    for (const line of [...lines, 'Job failed']) log.line(line);
     return { status: 'FAILED', publishedArtifacts: [], failedSteps: [] };
   };
-  const killGraceMs = options.killGraceMs ?? 5000;
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
-  log(plan.kind === 'off' ? SANDBOX_OFF_WARNING : plan.description);
+  log.line(plan.kind === 'off' ? SANDBOX_OFF_WARNING : plan.description);
   const sandbox = plan.kind === 'sandbox' ? plan : null;
   let seccomp: Buffer | null = null;
   try {
@@ -187,43 +180,199 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   }
   // Safe: the workspace was made by the server just now and no step has run (rule 3).
   await options.prepare?.(dir.workspace);
+  const run = new JobRun(options, log, dir, sandbox && seccomp ? { plan: sandbox, seccomp, uid: await acquireJobUid(sandbox.uidBase) } : null);
+  return run.execute();
+}
 
-  const controller = new AbortController();
-  let stopReason: 'CANCELLED' | 'TIMED_OUT' | null = null;
-  const stop = (reason: 'CANCELLED' | 'TIMED_OUT'): void => {
-    if (stopReason) return;
-    stopReason = reason;
-    controller.abort();
+/** A job's log: lines masked and written to the sink (see {@link LogSink}). */
+interface JobLog {
+  readonly masker: SecretMasker;
+  /** Writes a line, its secrets masked. */
+  line(text: string): void;
+  /** Writes a line already masked. */
+  masked(text: string): void;
+}
+
+/** The log of a job: the given secrets and the values of `variables.secrets` are masked. */
+function jobLog(options: RunJobOptions): JobLog {
+  const masker = new SecretMasker([...(options.secrets ?? []), ...Object.values(options.variables?.secrets ?? {})]);
+  const sink = options.log;
+  const masked = (text: string): void => {
+    if (typeof sink === 'function') sink(text);
+    else sink.write(formatLogLine(new Date(), text) + '\n');
   };
-  const onCancel = (): void => stop('CANCELLED');
-  if (options.signal?.aborted) onCancel();
-  options.signal?.addEventListener('abort', onCancel, { once: true });
-  const timer = options.timeoutSeconds !== undefined ? setTimeout(() => stop('TIMED_OUT'), options.timeoutSeconds * 1000) : null;
+  return { masker, masked, line: (text) => masked(masker.mask(text)) };
+}
 
-  const uid = sandbox ? await acquireJobUid(sandbox.uidBase) : null;
+/** The sandbox plan of a confined job. */
+type ConfinedPlan = Extract<SandboxPlan, { kind: 'sandbox' }>;
+
+/** The confinement of a sandboxed job: its plan, seccomp filter and uid. */
+interface JobConfinement {
+  readonly plan: ConfinedPlan;
+  readonly seccomp: Buffer;
+  readonly uid: number;
+}
+
+/** One run of a job's steps in its job directory, from the first step to the cleanup. */
+class JobRun {
+  private readonly controller = new AbortController();
+  private stopReason: 'CANCELLED' | 'TIMED_OUT' | null = null;
+  private readonly killGraceMs: number;
+  private readonly baseEnv: NodeJS.ProcessEnv;
   /** The files of {@link SandboxFile} a step receives besides its script (written once per job). */
-  const serverFiles: Array<{ host: string; path: string }> = [];
-  const baseEnv: NodeJS.ProcessEnv = {
-    PATH: sandbox ? SANDBOX_PATH : (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'),
-    ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
-    ...(process.env.LC_ALL ? { LC_ALL: process.env.LC_ALL } : {}),
-    HOME: dir.home,
-    GIT_HOME: dir.home,
-    ONEDEV_WORKSPACE: dir.workspace,
-    GITLOOM_WORKSPACE: dir.workspace,
-    ...options.env,
-  };
-
-  let version: string | undefined = options.variables?.buildVersion ?? undefined;
-  let versionSet = false;
-  let description: string | undefined;
-  const published: string[] = [];
-  const failedSteps: string[] = [];
-  const groups = new Set<number>();
+  private readonly serverFiles: Array<{ host: string; path: string }> = [];
+  /** Process groups of the job's commands, terminated when the job ends. */
+  private readonly groups = new Set<number>();
   /** Set when processes of the job's uid outlived a step: its tree may change under the server, which then stops. */
-  let tainted = false;
-  const resolver = (): ReturnType<typeof createVariableResolver> => {
-    const v = options.variables;
+  private tainted = false;
+  private version: string | undefined;
+  private versionSet = false;
+  private description: string | undefined;
+  private readonly published: string[] = [];
+  private readonly failedSteps: string[] = [];
+
+  constructor(
+    private readonly options: RunJobOptions,
+    private readonly log: JobLog,
+    private readonly dir: JobDirectory,
+    private readonly confinement: JobConfinement | null,
+  ) {
+    this.killGraceMs = options.killGraceMs ?? 5000;
+    this.version = options.variables?.buildVersion ?? undefined;
+    this.baseEnv = {
+      PATH: confinement ? SANDBOX_PATH : (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'),
+      ...(process.env.LANG ? { LANG: process.env.LANG } : {}),
+      ...(process.env.LC_ALL ? { LC_ALL: process.env.LC_ALL } : {}),
+      HOME: dir.home,
+      GIT_HOME: dir.home,
+      ONEDEV_WORKSPACE: dir.workspace,
+      GITLOOM_WORKSPACE: dir.workspace,
+      ...options.env,
+    };
+  }
+
+  /** Runs the steps under the job's cancel signal and timeout, cleans up, and reports the outcome. */
+  async execute(): Promise<JobResult> {
+    const { signal, timeoutSeconds } = this.options;
+    const onCancel = (): void => this.stop('CANCELLED');
+    if (signal?.aborted) onCancel();
+    signal?.addEventListener('abort', onCancel, { once: true });
+    const timer = timeoutSeconds !== undefined ? setTimeout(() => this.stop('TIMED_OUT'), timeoutSeconds * 1000) : null;
+    let anyFailed = false;
+    try {
+      if (this.confinement) await this.confine(this.confinement);
+      anyFailed = await this.runSteps();
+    } finally {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onCancel);
+      await this.endProcesses();
+    }
+    const status: JobStatus = this.stopReason ?? (anyFailed ? 'FAILED' : 'SUCCESSFUL');
+    this.log.line(status === 'SUCCESSFUL' ? 'Job finished' : status === 'FAILED' ? 'Job failed' : status === 'TIMED_OUT' ? 'Job timed out' : 'Job cancelled');
+    return {
+      status,
+      ...(this.versionSet && this.version !== undefined ? { version: this.version } : {}),
+      ...(this.description !== undefined ? { description: this.description } : {}),
+      publishedArtifacts: this.published,
+      failedSteps: this.failedSteps,
+    };
+  }
+
+  private stop(reason: 'CANCELLED' | 'TIMED_OUT'): void {
+    if (this.stopReason) return;
+    this.stopReason = reason;
+    this.controller.abort();
+  }
+
+  /**
+   * Hands the workspace and HOME to the job's uid and writes the files its steps receive
+   * (accounts, hosts, resolver, seccomp filter) into the server's own directory.
+   */
+  private async confine({ plan, seccomp, uid }: JobConfinement): Promise<void> {
+    const { dir } = this;
+    // Safe: the workspace and HOME hold only what the server made (rule 3); the other files go
+    // into the server's own 0700 directory.
+    await chownTree(dir.workspace, uid);
+    await chownTree(dir.home, uid);
+    const accounts = sandboxAccounts(uid, dir.home);
+    const write = async (name: string, content: string | Buffer, inside: string | null): Promise<void> => {
+      const host = path.join(dir.server, name);
+      await writeFile(host, content, { mode: 0o600, flag: 'wx' });
+      if (inside) this.serverFiles.push({ host, path: inside });
+    };
+    await write('passwd', accounts.passwd, '/etc/passwd');
+    await write('group', accounts.group, '/etc/group');
+    await write('hosts', accounts.hosts, '/etc/hosts');
+    if (plan.network) await write('resolv.conf', SLIRP_RESOLV_CONF, '/etc/resolv.conf');
+    await write('seccomp.bpf', seccomp, null);
+  }
+
+  /** Runs the steps in order by their conditions; resolves whether any failed. */
+  private async runSteps(): Promise<boolean> {
+    let anyFailed = false;
+    for (const [index, step] of this.options.steps.entries()) {
+      if (this.stopReason || this.tainted) break;
+      const run = step.condition === 'ALWAYS' || (step.condition === 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL' && !anyFailed);
+      if (!run) {
+        this.log.line(`Skipping step "${step.name}" (condition ${step.condition})`);
+        continue;
+      }
+      this.log.line(`Running step "${step.name}"...`);
+      let outcome: StepOutcome;
+      try {
+        outcome = await this.runStep(step, index);
+      } catch (e) {
+        // Bad variables, unsafe paths, checkout failures, I/O errors: the step fails with the reason.
+        outcome = { ok: false, message: e instanceof Error ? e.message : String(e) };
+      }
+      if (outcome.ok) {
+        this.log.line(`Step "${step.name}" is successful`);
+      } else if (this.stopReason && outcome.message === null) {
+        this.log.line(`Step "${step.name}" was stopped (${this.stopReason === 'TIMED_OUT' ? 'timed out' : 'cancelled'})`);
+      } else {
+        anyFailed = true;
+        this.failedSteps.push(step.name);
+        this.log.line(`Step "${step.name}" failed${outcome.message ? `: ${outcome.message}` : ''}`);
+      }
+    }
+    return anyFailed;
+  }
+
+  /** Ends what the job left running; a uid whose processes survived is not handed out again. */
+  private async endProcesses(): Promise<void> {
+    await Promise.all([...this.groups].map((g) => terminateProcessGroup(g, this.killGraceMs)));
+    const uid = this.confinement?.uid;
+    if (uid === undefined) return;
+    await waitForJobProcessesToEnd(uid).then(
+      () => releaseJobUid(uid),
+      (e: Error) => this.log.line(e.message),
+    );
+  }
+
+  private runStep(step: Step, index: number): Promise<StepOutcome> {
+    switch (step.type) {
+      case 'CheckoutStep':
+        return this.runCheckout(step, index);
+      case 'CommandStep':
+        return this.runCommand(step, index);
+      case 'PublishArtifactStep':
+        return this.publishArtifacts(step);
+      case 'SetBuildVersionStep': {
+        const value = this.expand(step.buildVersion).trim();
+        if (!value) return Promise.resolve({ ok: false, message: 'Build version is empty' });
+        this.setVersion(value);
+        return Promise.resolve({ ok: true });
+      }
+      case 'SetBuildDescriptionStep':
+        this.description = this.expand(step.buildDescription);
+        return Promise.resolve({ ok: true });
+    }
+  }
+
+  /** `@...@` variables of a step's text, with the version set so far. */
+  private expand(text: string): string {
+    const v = this.options.variables;
     const base = createVariableResolver({
       projectName: v?.projectName ?? '',
       projectPath: v?.projectPath ?? '',
@@ -236,231 +385,167 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
       params: v?.params,
       secrets: v?.secrets,
       properties: v?.properties,
-      buildVersion: version,
-      workspaceDir: dir.workspace,
+      buildVersion: this.version,
+      workspaceDir: this.dir.workspace,
     });
-    return (ref) => (ref.kind === 'job' && !v && ref.name !== 'build_version' ? undefined : base(ref));
-  };
-  const expand = (text: string): string => interpolate(text, resolver());
-  const setVersion = (value: string): void => {
-    version = value;
-    versionSet = true;
-    log(`Build version set to '${value}'`);
-  };
+    return interpolate(text, (ref) => (ref.kind === 'job' && !v && ref.name !== 'build_version' ? undefined : base(ref)));
+  }
 
-  const runCommand = async (step: CommandStep, index: number): Promise<StepOutcome> => {
-    const commands = expand(step.interpreter.commands);
-    const env: NodeJS.ProcessEnv = { ...baseEnv };
-    for (const e of step.envVars) env[e.name] = expand(e.value);
+  private setVersion(value: string): void {
+    this.version = value;
+    this.versionSet = true;
+    this.log.line(`Build version set to '${value}'`);
+  }
+
+  /** A `!CommandStep`: its commands as a script, run as a process group (in the sandbox when confined). */
+  private async runCommand(step: CommandStep, index: number): Promise<StepOutcome> {
+    const commands = this.expand(step.interpreter.commands);
+    const env: NodeJS.ProcessEnv = { ...this.baseEnv };
+    for (const e of step.envVars) env[e.name] = this.expand(e.value);
     // Safe: the server's own 0700 directory, which the job cannot reach; a new file (rule 3).
-    const script = path.join(dir.server, `step-${index + 1}.sh`);
+    const script = path.join(this.dir.server, `step-${index + 1}.sh`);
     await writeFile(script, commands.replace(/\r\n/g, '\n') + '\n', { mode: 0o600, flag: 'wx' });
     const command = step.interpreter.type === 'ShellInterpreter' ? step.interpreter.shell : 'sh';
     const onLine = (masked: string, raw: string): void => {
       const m = SET_VERSION.exec(raw);
-      if (m) setVersion(m[1].replace(/\\(.)/g, '$1'));
-      if (typeof sink === 'function') sink(masked);
-      else sink.write(formatLogLine(new Date(), masked) + '\n');
+      if (m) this.setVersion(m[1].replace(/\\(.)/g, '$1'));
+      this.log.masked(masked);
     };
-    const out = new LineAssembler(masker, onLine);
-    const err = new LineAssembler(masker, onLine);
-    let file = command;
-    let args = [script];
-    let extraStdio: Array<'pipe' | 'ignore' | number> = [];
-    let network: NetworkAttachment | null = null;
+    const out = new LineAssembler(this.log.masker, onLine);
+    const err = new LineAssembler(this.log.masker, onLine);
     const fds: number[] = [];
+    let network: NetworkAttachment | null = null;
     try {
-      if (sandbox && uid !== null) {
+      let invocation: { file: string; args: string[]; stdio: Array<'pipe' | 'ignore' | number> } = { file: command, args: [script], stdio: [] };
+      if (this.confinement) {
         if (!findExecutable(command, SANDBOX_PATH)) return { ok: false, message: `Unable to run '${command}': not found in the job sandbox` };
-        // The files reach bwrap as descriptors of this process: the job's uid never opens them.
-        const openServerFile = (host: string): number => {
-          const fd = openSync(host, 'r');
-          fds.push(fd);
-          return fd;
-        };
-        const inside = `/gitloom/step-${index + 1}.sh`;
-        const files: SandboxFile[] = [...serverFiles, { host: script, path: inside }].map((f) => ({ fd: openServerFile(f.host), path: f.path }));
-        const argv = sandboxArgv(sandbox, {
-          workspace: dir.workspace,
-          home: dir.home,
-          files,
-          seccomp: openServerFile(path.join(dir.server, 'seccomp.bpf')),
-          command,
-          args: [inside],
-        });
-        ({ file, args } = argv);
-        extraStdio = argv.stdio;
+        invocation = this.sandboxInvocation(this.confinement.plan, command, script, index, fds);
       }
+      const confinement = this.confinement;
       const result = await runInProcessGroup({
-        command: file,
-        args,
-        cwd: sandbox ? '/' : dir.workspace,
+        command: invocation.file,
+        args: invocation.args,
+        cwd: confinement ? '/' : this.dir.workspace,
         env,
         onStdout: (c) => out.write(c),
         onStderr: (c) => err.write(c),
-        signal: controller.signal,
-        killGraceMs,
-        onStart: (pgid) => groups.add(pgid),
-        extraStdio,
-        ...(sandbox &&
-          uid !== null && {
-            uid,
-            gid: uid,
-            onSpawn: (child) => {
-              if (sandbox.network) network = attachNetwork(child, sandbox.network, sandbox.networkAllow);
-            },
-          }),
+        signal: this.controller.signal,
+        killGraceMs: this.killGraceMs,
+        onStart: (pgid) => this.groups.add(pgid),
+        extraStdio: invocation.stdio,
+        ...(confinement && {
+          uid: confinement.uid,
+          gid: confinement.uid,
+          onSpawn: (child) => {
+            if (confinement.plan.network) network = attachNetwork(child, confinement.plan.network, confinement.plan.networkAllow);
+          },
+        }),
       });
       (network as NetworkAttachment | null)?.stop();
       out.end();
       err.end();
-      if (uid !== null) {
+      if (confinement) {
         // Rule 1 of src/ci/job-directory.ts: the server touches the job's tree again only once
         // no process of the job runs.
         try {
-          await waitForJobProcessesToEnd(uid);
+          await waitForJobProcessesToEnd(confinement.uid);
         } catch (e) {
-          tainted = true;
+          this.tainted = true;
           return { ok: false, message: (e as Error).message };
         }
       }
-      if (result.kind === 'spawn-error') return { ok: false, message: `Unable to run '${command}': ${result.message}` };
-      if (result.aborted) return { ok: false, message: null };
-      if (result.exitCode === 0) return { ok: true };
-      const networkFailure = (network as NetworkAttachment | null)?.failure();
-      if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
-      if (sandbox) {
-        const exceeded = limitExceeded(result.exitCode, sandbox.limits);
-        if (exceeded) return { ok: false, message: `Command exited with code ${result.exitCode}: ${exceeded}` };
-        log(`The step ran with the job limits: ${describeLimits(sandbox.limits)}`);
-      }
-      return { ok: false, message: result.exitCode !== null ? `Command exited with code ${result.exitCode}` : `Command was killed by ${result.signal}` };
+      return this.commandOutcome(command, result, network);
     } finally {
       for (const fd of fds) closeSync(fd);
     }
-  };
+  }
 
-  const runCheckout = async (step: CheckoutStep, index: number): Promise<StepOutcome> => {
-    const rel = step.checkoutPath ? expand(step.checkoutPath) : '';
+  /**
+   * The bwrap command line of a sandboxed step: its script and the job's server files reach bwrap
+   * as descriptors of this process (added to `fds`, closed by the caller), so the job's uid never
+   * opens them.
+   */
+  private sandboxInvocation(
+    plan: ConfinedPlan,
+    command: string,
+    script: string,
+    index: number,
+    fds: number[],
+  ): { file: string; args: string[]; stdio: Array<'pipe' | 'ignore' | number> } {
+    const openServerFile = (host: string): number => {
+      const fd = openSync(host, 'r');
+      fds.push(fd);
+      return fd;
+    };
+    const inside = `/gitloom/step-${index + 1}.sh`;
+    const files: SandboxFile[] = [...this.serverFiles, { host: script, path: inside }].map((f) => ({ fd: openServerFile(f.host), path: f.path }));
+    return sandboxArgv(plan, {
+      workspace: this.dir.workspace,
+      home: this.dir.home,
+      files,
+      seccomp: openServerFile(path.join(this.dir.server, 'seccomp.bpf')),
+      command,
+      args: [inside],
+    });
+  }
+
+  /** How a finished command step went: its exit, a limit it hit, or the job network's failure. */
+  private commandOutcome(command: string, result: ProcessGroupResult, network: NetworkAttachment | null): StepOutcome {
+    if (result.kind === 'spawn-error') return { ok: false, message: `Unable to run '${command}': ${result.message}` };
+    if (result.aborted) return { ok: false, message: null };
+    if (result.exitCode === 0) return { ok: true };
+    const networkFailure = network?.failure();
+    if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
+    const plan = this.confinement?.plan;
+    if (plan) {
+      const exceeded = limitExceeded(result.exitCode, plan.limits);
+      if (exceeded) return { ok: false, message: `Command exited with code ${result.exitCode}: ${exceeded}` };
+      this.log.line(`The step ran with the job limits: ${describeLimits(plan.limits)}`);
+    }
+    return { ok: false, message: result.exitCode !== null ? `Command exited with code ${result.exitCode}` : `Command was killed by ${result.signal}` };
+  }
+
+  /** A `!CheckoutStep`: cloned by the server into its own directory, then moved into the workspace. */
+  private async runCheckout(step: CheckoutStep, index: number): Promise<StepOutcome> {
+    const { dir } = this;
+    const rel = step.checkoutPath ? this.expand(step.checkoutPath) : '';
     const segments = relativeSegments(rel, 'Checkout path');
     // Safe: a new directory in the server's own 0700 directory, which the job cannot reach (rule 3).
     const staging = path.join(dir.server, `checkout-${index + 1}`);
     await mkdir(path.join(staging, ...segments), { recursive: true });
-    await options.checkout(path.join(staging, ...segments), {
+    await this.options.checkout(path.join(staging, ...segments), {
       cloneDepth: step.cloneDepth,
       withLfs: step.withLfs,
       withSubmodules: step.withSubmodules,
       credential: step.cloneCredential,
-      signal: controller.signal,
-      log,
+      signal: this.controller.signal,
+      log: (line) => this.log.line(line),
     });
-    if (controller.signal.aborted) return { ok: false, message: null };
+    if (this.controller.signal.aborted) return { ok: false, message: null };
     // Safe: the tree was made by the server's git just now, in the server's own directory (rule 3).
-    if (uid !== null) await chownTree(staging, uid);
+    if (this.confinement) await chownTree(staging, this.confinement.uid);
     // Safe: no process of the job runs (rule 1); moveInto renames into real directories only and
     // never follows a link (rule 2).
     await moveInto(staging, dir.workspace).catch((e: Error) => {
       throw new Error(`Unable to check out into '${rel || '.'}': ${e.message}`);
     });
     return { ok: true };
-  };
-
-  const runStep = async (step: Step, index: number): Promise<StepOutcome> => {
-    switch (step.type) {
-      case 'CheckoutStep':
-        return runCheckout(step, index);
-      case 'CommandStep':
-        return runCommand(step, index);
-      case 'PublishArtifactStep': {
-        // Safe: no process of the job runs (rule 1); publishArtifacts reads through
-        // resolveInside / openInside (rule 2) and writes only into the build's artifacts directory.
-        const files = await publishArtifacts(
-          dir.workspace,
-          step.sourcePath === null ? null : expand(step.sourcePath),
-          expand(step.artifacts),
-          options.artifactsDir,
-          (rel, reason) => log(`Skipped '${rel}': ${reason}`),
-          { maxFileBytes: options.artifactMaxBytes },
-        );
-        for (const f of files) if (!published.includes(f)) published.push(f);
-        log(files.length === 0 ? 'No files matched; nothing published' : `Published ${files.length} artifact file(s)`);
-        return { ok: true };
-      }
-      case 'SetBuildVersionStep': {
-        const value = expand(step.buildVersion).trim();
-        if (!value) return { ok: false, message: 'Build version is empty' };
-        setVersion(value);
-        return { ok: true };
-      }
-      case 'SetBuildDescriptionStep':
-        description = expand(step.buildDescription);
-        return { ok: true };
-    }
-  };
-
-  let anyFailed = false;
-  try {
-    if (sandbox && uid !== null && seccomp) {
-      // Safe: the workspace and HOME hold only what the server made (rule 3); the other files go
-      // into the server's own 0700 directory.
-      await chownTree(dir.workspace, uid);
-      await chownTree(dir.home, uid);
-      const accounts = sandboxAccounts(uid, dir.home);
-      const write = async (name: string, content: string | Buffer, inside: string | null): Promise<void> => {
-        const host = path.join(dir.server, name);
-        await writeFile(host, content, { mode: 0o600, flag: 'wx' });
-        if (inside) serverFiles.push({ host, path: inside });
-      };
-      await write('passwd', accounts.passwd, '/etc/passwd');
-      await write('group', accounts.group, '/etc/group');
-      await write('hosts', accounts.hosts, '/etc/hosts');
-      if (sandbox.network) await write('resolv.conf', SLIRP_RESOLV_CONF, '/etc/resolv.conf');
-      await write('seccomp.bpf', seccomp, null);
-    }
-    for (const [index, step] of options.steps.entries()) {
-      if (stopReason || tainted) break;
-      const run = step.condition === 'ALWAYS' || (step.condition === 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL' && !anyFailed);
-      if (!run) {
-        log(`Skipping step "${step.name}" (condition ${step.condition})`);
-        continue;
-      }
-      log(`Running step "${step.name}"...`);
-      let outcome: StepOutcome;
-      try {
-        outcome = await runStep(step, index);
-      } catch (e) {
-        // Bad variables, unsafe paths, checkout failures, I/O errors: the step fails with the reason.
-        outcome = { ok: false, message: e instanceof Error ? e.message : String(e) };
-      }
-      if (outcome.ok) {
-        log(`Step "${step.name}" is successful`);
-      } else if (stopReason && outcome.message === null) {
-        log(`Step "${step.name}" was stopped (${stopReason === 'TIMED_OUT' ? 'timed out' : 'cancelled'})`);
-      } else {
-        anyFailed = true;
-        failedSteps.push(step.name);
-        log(`Step "${step.name}" failed${outcome.message ? `: ${outcome.message}` : ''}`);
-      }
-    }
-  } finally {
-    if (timer) clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onCancel);
-    await Promise.all([...groups].map((g) => terminateProcessGroup(g, killGraceMs)));
-    // a uid whose processes survived is not handed out again
-    if (uid !== null)
-      await waitForJobProcessesToEnd(uid).then(
-        () => releaseJobUid(uid),
-        (e: Error) => log(e.message),
-      );
   }
 
-  const status: JobStatus = stopReason ?? (anyFailed ? 'FAILED' : 'SUCCESSFUL');
-  log(status === 'SUCCESSFUL' ? 'Job finished' : status === 'FAILED' ? 'Job failed' : status === 'TIMED_OUT' ? 'Job timed out' : 'Job cancelled');
-  return {
-    status,
-    ...(versionSet && version !== undefined ? { version } : {}),
-    ...(description !== undefined ? { description } : {}),
-    publishedArtifacts: published,
-    failedSteps,
-  };
+  /** A `!PublishArtifactStep`: the matching workspace files copied into the build's artifacts. */
+  private async publishArtifacts(step: Extract<Step, { type: 'PublishArtifactStep' }>): Promise<StepOutcome> {
+    // Safe: no process of the job runs (rule 1); publishArtifacts reads through
+    // resolveInside / openInside (rule 2) and writes only into the build's artifacts directory.
+    const files = await publishArtifacts(
+      this.dir.workspace,
+      step.sourcePath === null ? null : this.expand(step.sourcePath),
+      this.expand(step.artifacts),
+      this.options.artifactsDir,
+      (rel, reason) => this.log.line(`Skipped '${rel}': ${reason}`),
+      { maxFileBytes: this.options.artifactMaxBytes },
+    );
+    for (const f of files) if (!this.published.includes(f)) this.published.push(f);
+    this.log.line(files.length === 0 ? 'No files matched; nothing published' : `Published ${files.length} artifact file(s)`);
+    return { ok: true };
+  }
 }

@@ -80,12 +80,67 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
   const activity = await issueActivity(page.ctx, loaded);
   const schedulable =
     page.user && permissions.scheduleIssues ? await queryMilestones(page.ctx, page.project.id, { closed: false }, 0, MILESTONE_CHOICES) : null;
-  const base = `/${page.project.path}/~issues/${issue.number}`;
-  const name = (id: number | null) => (id === null ? 'system' : (activity.names.get(id) ?? 'unknown'));
-  const me = page.user?.id;
-  const watching = activity.watches.some((w) => w.userId === me && w.watching);
-  const voted = activity.votes.some((v) => v.userId === me);
-  const watchers = activity.watches.filter((w) => w.watching);
+  const view: IssueView = {
+    page,
+    issue,
+    activity,
+    canManage: Boolean(page.user && permissions.manageIssues),
+    schedulable,
+    base: `/${page.project.path}/~issues/${issue.number}`,
+    name: (id) => (id === null ? 'system' : (activity.names.get(id) ?? 'unknown')),
+  };
+  return (
+    <ProjectLayout page={page} tab="issues" title={`#${issue.number} ${issue.title}`} scripts={['preview.js']}>
+      <h1>
+        {issue.title} <span class="meta">{`#${issue.number}`}</span>
+      </h1>
+      <p class="meta">
+        <span class={`state state-${issue.state.toLowerCase()}`}>{issue.state}</span>
+        {` opened by ${view.name(issue.submitterId)} `}
+        {when(issue.submitDate)}
+        {issue.confidential ? ' · confidential' : ''}
+      </p>
+      <div class="issue-layout">
+        <div class="issue-main">
+          <section aria-labelledby="description">
+            <h2 id="description" class="visually-hidden">
+              Description
+            </h2>
+            {issue.description ? <Markdown text={issue.description} project={page.project.path} /> : <p class="meta">No description.</p>}
+          </section>
+          <IssueTimeline view={view} />
+        </div>
+        <aside class="issue-side" aria-label="Issue details">
+          <IssueState view={view} />
+          <IssueFields view={view} />
+          <IssueMilestones view={view} />
+          <IssueFollowers view={view} />
+          <IssueReferrers view={view} />
+          <IssueFixes view={view} />
+        </aside>
+      </div>
+    </ProjectLayout>
+  );
+}
+
+/** What the parts of an issue page share. */
+interface IssueView {
+  page: ProjectPageContext;
+  issue: Awaited<ReturnType<typeof issueByNumber>>['issue'];
+  activity: Awaited<ReturnType<typeof issueActivity>>;
+  /** The caller may change the issue's state. */
+  canManage: boolean;
+  /** The open milestones the caller may schedule the issue in, or null when they may not. */
+  schedulable: Awaited<ReturnType<typeof queryMilestones>> | null;
+  /** The issue page's path. */
+  base: string;
+  /** A user's name by id (`system` for null). */
+  name: (id: number | null) => string;
+}
+
+/** The comments and state changes in date order, and the comment form. */
+function IssueTimeline({ view }: { view: IssueView }) {
+  const { page, activity, name, base } = view;
   const timeline = [
     ...activity.comments.map((c) => ({
       date: c.date,
@@ -112,154 +167,187 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
       ),
     })),
   ].sort((a, b) => a.date - b.date);
-  const fieldValues = (fieldName: string) => activity.fields.filter((f) => f.name === fieldName && f.value !== null).map((f) => f.value as string);
   return (
-    <ProjectLayout page={page} tab="issues" title={`#${issue.number} ${issue.title}`} scripts={['preview.js']}>
-      <h1>
-        {issue.title} <span class="meta">{`#${issue.number}`}</span>
-      </h1>
-      <p class="meta">
-        <span class={`state state-${issue.state.toLowerCase()}`}>{issue.state}</span>
-        {` opened by ${name(issue.submitterId)} `}
-        {when(issue.submitDate)}
-        {issue.confidential ? ' · confidential' : ''}
+    <section aria-labelledby="activity">
+      <h2 id="activity">Activity</h2>
+      {timeline.length === 0 && <p class="meta">No comment yet.</p>}
+      {timeline.map((entry) => (
+        <div key={entry.key}>{entry.node}</div>
+      ))}
+      {page.user && (
+        <MarkdownForm page={page} action={`${base}/comments`} project={page.project.path} name="content" label="Comment" submit="Add comment" required />
+      )}
+    </section>
+  );
+}
+
+/** The state, and the transitions the caller may make. */
+function IssueState({ view }: { view: IssueView }) {
+  const { page, issue, base } = view;
+  return (
+    <>
+      <h2>State</h2>
+      <p>{issue.state}</p>
+      {view.canManage &&
+        ISSUE_STATES.filter((s) => s !== issue.state).map((state) => (
+          <PostForm page={page} action={`${base}/state`} class="inline" label={`Move to ${state}`} key={state}>
+            <input type="hidden" name="state" value={state} />
+            <button type="submit">{TRANSITION_LABELS[state] ?? `Move to ${state}`}</button>
+          </PostForm>
+        ))}
+    </>
+  );
+}
+
+/** The issue's field values. */
+function IssueFields({ view }: { view: IssueView }) {
+  const fieldValues = (fieldName: string) => view.activity.fields.filter((f) => f.name === fieldName && f.value !== null).map((f) => f.value as string);
+  return (
+    <>
+      <h2>Fields</h2>
+      <dl class="fields">
+        {ISSUE_FIELDS.map((spec) => {
+          const values = fieldValues(spec.name);
+          return [<dt key={`t${spec.name}`}>{spec.name}</dt>, <dd key={`d${spec.name}`}>{values.length ? values.join(', ') : '—'}</dd>];
+        })}
+      </dl>
+    </>
+  );
+}
+
+/** The milestones the issue is scheduled in, and the scheduling form. */
+function IssueMilestones({ view }: { view: IssueView }) {
+  const { page, activity, schedulable, base } = view;
+  return (
+    <>
+      <h2>Milestones</h2>
+      {activity.milestones.length === 0 ? (
+        <p class="meta">None</p>
+      ) : (
+        <ul>
+          {activity.milestones.map((m) => (
+            <li key={m.id}>{m.name}</li>
+          ))}
+        </ul>
+      )}
+      {schedulable && (
+        <PostForm page={page} action={`${base}/milestones`} label="Schedule">
+          <label for="field-milestone">Milestone</label>{' '}
+          <select id="field-milestone" name="milestone">
+            <option value="">None</option>
+            {[...activity.milestones.filter((m) => !schedulable.some((s) => s.id === m.id)), ...schedulable].map((m) => (
+              <option key={m.id} value={String(m.id)} selected={activity.milestones.some((a) => a.id === m.id)}>
+                {m.name}
+              </option>
+            ))}
+          </select>{' '}
+          <button type="submit">Schedule</button>
+        </PostForm>
+      )}
+    </>
+  );
+}
+
+/** Watchers and votes, with the caller's watch and vote toggles. */
+function IssueFollowers({ view }: { view: IssueView }) {
+  const { page, issue, activity, name, base } = view;
+  const me = page.user?.id;
+  const watching = activity.watches.some((w) => w.userId === me && w.watching);
+  const voted = activity.votes.some((v) => v.userId === me);
+  const watchers = activity.watches.filter((w) => w.watching);
+  return (
+    <>
+      <h2>Watchers</h2>
+      <p>{watchers.length === 0 ? 'Nobody' : watchers.map((w) => name(w.userId)).join(', ')}</p>
+      {page.user && (
+        <PostForm page={page} action={`${base}/watch`} class="inline" label="Watch">
+          <input type="hidden" name="watching" value={watching ? 'false' : 'true'} />
+          <button type="submit">{watching ? 'Unwatch' : 'Watch'}</button>
+        </PostForm>
+      )}
+      <h2>Votes</h2>
+      <p>
+        {`${issue.voteCount} ${issue.voteCount === 1 ? 'vote' : 'votes'}`}
+        {activity.votes.length > 0 ? ` (${activity.votes.map((v) => name(v.userId)).join(', ')})` : ''}
       </p>
-      <div class="issue-layout">
-        <div class="issue-main">
-          <section aria-labelledby="description">
-            <h2 id="description" class="visually-hidden">
-              Description
-            </h2>
-            {issue.description ? <Markdown text={issue.description} project={page.project.path} /> : <p class="meta">No description.</p>}
-          </section>
-          <section aria-labelledby="activity">
-            <h2 id="activity">Activity</h2>
-            {timeline.length === 0 && <p class="meta">No comment yet.</p>}
-            {timeline.map((entry) => (
-              <div key={entry.key}>{entry.node}</div>
-            ))}
-            {page.user && (
-              <MarkdownForm page={page} action={`${base}/comments`} project={page.project.path} name="content" label="Comment" submit="Add comment" required />
-            )}
-          </section>
-        </div>
-        <aside class="issue-side" aria-label="Issue details">
-          <h2>State</h2>
-          <p>{issue.state}</p>
-          {page.user &&
-            permissions.manageIssues &&
-            ISSUE_STATES.filter((s) => s !== issue.state).map((state) => (
-              <PostForm page={page} action={`${base}/state`} class="inline" label={`Move to ${state}`} key={state}>
-                <input type="hidden" name="state" value={state} />
-                <button type="submit">{TRANSITION_LABELS[state] ?? `Move to ${state}`}</button>
-              </PostForm>
-            ))}
-          <h2>Fields</h2>
-          <dl class="fields">
-            {ISSUE_FIELDS.map((spec) => {
-              const values = fieldValues(spec.name);
-              return [<dt key={`t${spec.name}`}>{spec.name}</dt>, <dd key={`d${spec.name}`}>{values.length ? values.join(', ') : '—'}</dd>];
-            })}
-          </dl>
-          <h2>Milestones</h2>
-          {activity.milestones.length === 0 ? (
+      {page.user && (
+        <PostForm page={page} action={`${base}/vote`} class="inline" label="Vote">
+          <input type="hidden" name="vote" value={voted ? 'false' : 'true'} />
+          <button type="submit">{voted ? 'Unvote' : 'Vote'}</button>
+        </PostForm>
+      )}
+    </>
+  );
+}
+
+/** What references the issue: issues, pull requests, commits and code comments. */
+function IssueReferrers({ view }: { view: IssueView }) {
+  const { referrers } = view.activity;
+  return (
+    <>
+      <h2>Referenced from</h2>
+      {referrers.length === 0 ? (
+        <p class="meta">Nothing</p>
+      ) : (
+        <ul class="referrers">
+          {referrers.map((r, i) => (
+            <li key={i}>
+              {r.kind === 'issue' && <a href={`/${r.projectPath}/~issues/${r.number}`}>{`issue ${r.projectPath}#${r.number}`}</a>}
+              {r.kind === 'pullRequest' && <a href={`/${r.projectPath}/~pulls/${r.number}`}>{`pull request ${r.projectPath}#${r.number}`}</a>}
+              {r.kind === 'commit' && (
+                <>
+                  {`commit ${r.projectPath}:`}
+                  <code>{(r.key ?? '').slice(0, 10)}</code>
+                </>
+              )}
+              {r.kind === 'codeComment' && `code comment ${r.key} in ${r.projectPath}`}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+/** The commits and pull requests fixing the issue (for callers who read code). */
+function IssueFixes({ view }: { view: IssueView }) {
+  const { fixingCommits, fixingPulls } = view.activity;
+  return (
+    <>
+      {fixingCommits !== null && (
+        <>
+          <h2>Fixing commits</h2>
+          {fixingCommits.length === 0 ? (
             <p class="meta">None</p>
           ) : (
-            <ul>
-              {activity.milestones.map((m) => (
-                <li key={m.id}>{m.name}</li>
-              ))}
-            </ul>
-          )}
-          {schedulable && (
-            <PostForm page={page} action={`${base}/milestones`} label="Schedule">
-              <label for="field-milestone">Milestone</label>{' '}
-              <select id="field-milestone" name="milestone">
-                <option value="">None</option>
-                {[...activity.milestones.filter((m) => !schedulable.some((s) => s.id === m.id)), ...schedulable].map((m) => (
-                  <option key={m.id} value={String(m.id)} selected={activity.milestones.some((a) => a.id === m.id)}>
-                    {m.name}
-                  </option>
-                ))}
-              </select>{' '}
-              <button type="submit">Schedule</button>
-            </PostForm>
-          )}
-          <h2>Watchers</h2>
-          <p>{watchers.length === 0 ? 'Nobody' : watchers.map((w) => name(w.userId)).join(', ')}</p>
-          {page.user && (
-            <PostForm page={page} action={`${base}/watch`} class="inline" label="Watch">
-              <input type="hidden" name="watching" value={watching ? 'false' : 'true'} />
-              <button type="submit">{watching ? 'Unwatch' : 'Watch'}</button>
-            </PostForm>
-          )}
-          <h2>Votes</h2>
-          <p>
-            {`${issue.voteCount} ${issue.voteCount === 1 ? 'vote' : 'votes'}`}
-            {activity.votes.length > 0 ? ` (${activity.votes.map((v) => name(v.userId)).join(', ')})` : ''}
-          </p>
-          {page.user && (
-            <PostForm page={page} action={`${base}/vote`} class="inline" label="Vote">
-              <input type="hidden" name="vote" value={voted ? 'false' : 'true'} />
-              <button type="submit">{voted ? 'Unvote' : 'Vote'}</button>
-            </PostForm>
-          )}
-          <h2>Referenced from</h2>
-          {activity.referrers.length === 0 ? (
-            <p class="meta">Nothing</p>
-          ) : (
-            <ul class="referrers">
-              {activity.referrers.map((r, i) => (
-                <li key={i}>
-                  {r.kind === 'issue' && <a href={`/${r.projectPath}/~issues/${r.number}`}>{`issue ${r.projectPath}#${r.number}`}</a>}
-                  {r.kind === 'pullRequest' && <a href={`/${r.projectPath}/~pulls/${r.number}`}>{`pull request ${r.projectPath}#${r.number}`}</a>}
-                  {r.kind === 'commit' && (
-                    <>
-                      {`commit ${r.projectPath}:`}
-                      <code>{(r.key ?? '').slice(0, 10)}</code>
-                    </>
-                  )}
-                  {r.kind === 'codeComment' && `code comment ${r.key} in ${r.projectPath}`}
+            <ul class="fixing-commits">
+              {fixingCommits.map((c) => (
+                <li key={c.commitHash}>
+                  <code title={c.commitHash}>{c.commitHash.slice(0, 10)}</code>
                 </li>
               ))}
             </ul>
           )}
-          {activity.fixingCommits !== null && (
-            <>
-              <h2>Fixing commits</h2>
-              {activity.fixingCommits.length === 0 ? (
-                <p class="meta">None</p>
-              ) : (
-                <ul class="fixing-commits">
-                  {activity.fixingCommits.map((c) => (
-                    <li key={c.commitHash}>
-                      <code title={c.commitHash}>{c.commitHash.slice(0, 10)}</code>
-                    </li>
-                  ))}
-                </ul>
-              )}
-            </>
+        </>
+      )}
+      {fixingPulls !== null && (
+        <>
+          <h2>Fixing pull requests</h2>
+          {fixingPulls.length === 0 ? (
+            <p class="meta">None</p>
+          ) : (
+            <ul>
+              {fixingPulls.map((p) => (
+                <li key={p.row.id}>
+                  <a href={`/${p.projectPath}/~pulls/${p.row.number}`}>{`#${p.row.number} ${p.row.title}`}</a>
+                  {` (${p.row.status})`}
+                </li>
+              ))}
+            </ul>
           )}
-          {activity.fixingPulls !== null && (
-            <>
-              <h2>Fixing pull requests</h2>
-              {activity.fixingPulls.length === 0 ? (
-                <p class="meta">None</p>
-              ) : (
-                <ul>
-                  {activity.fixingPulls.map((p) => (
-                    <li key={p.row.id}>
-                      <a href={`/${p.projectPath}/~pulls/${p.row.number}`}>{`#${p.row.number} ${p.row.title}`}</a>
-                      {` (${p.row.status})`}
-                    </li>
-                  ))}
-                </ul>
-              )}
-            </>
-          )}
-        </aside>
-      </div>
-    </ProjectLayout>
+        </>
+      )}
+    </>
   );
 }
 
