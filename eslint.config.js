@@ -7,21 +7,24 @@ import tseslint from 'typescript-eslint';
 const layer = (files, forbidden, more = []) => ({
   files,
   rules: {
-    'no-restricted-imports': ['error', {
-      patterns: [
-        ...forbidden.map((area) => ({
-          group: [`**/${area}/*`, `**/${area}/**`, `**/${area}.js`],
-          message: `${files[0].split('/')[1]} may not depend on src/${area} (docs/architecture.md#dependency-rules).`,
-        })),
-        ...more,
-      ],
-    }],
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          ...forbidden.map((area) => ({
+            group: [`**/${area}/*`, `**/${area}/**`, `**/${area}.js`],
+            message: `${files[0].split('/')[1]} may not depend on src/${area} (docs/architecture.md#dependency-rules).`,
+          })),
+          ...more,
+        ],
+      },
+    ],
   },
 });
 
 // Each table belongs to one domain area, which alone reads and writes it (docs/architecture.md#domain-areas):
 // other modules ask the owning area through its door. The table names a query builder, `loadRow`,
-// `queryByName` or `assertNameFree` is given are checked; SQL text is not.
+// `insertMissing`, `queryByName` or `assertNameFree` is given are checked; SQL text is not.
 const TABLE_OWNERS = {
   users: ['users', 'emailAddresses', 'accessTokens', 'sshKeys'],
   auth: ['webSessions', 'signInFailures'],
@@ -29,10 +32,31 @@ const TABLE_OWNERS = {
   settings: ['settings'],
   projects: ['projects', 'projectLabels', 'labelSpecs', 'milestones', 'numberSequences', 'userAuthorizations', 'groupAuthorizations'],
   journal: ['refJournal'],
-  issues: ['issues', 'issueAuthorizations', 'issueChanges', 'issueComments', 'issueCommits', 'issueFields', 'issueMentions', 'issueSchedules', 'issueVotes', 'issueWatches'],
+  issues: [
+    'issues',
+    'issueAuthorizations',
+    'issueChanges',
+    'issueComments',
+    'issueCommits',
+    'issueFields',
+    'issueMentions',
+    'issueSchedules',
+    'issueVotes',
+    'issueWatches',
+  ],
   pulls: [
-    'pullRequests', 'pullRequestAssignments', 'pullRequestChanges', 'pullRequestComments', 'pullRequestCommits', 'pullRequestFixedIssueBacklog',
-    'pullRequestFixedIssues', 'pullRequestLabels', 'pullRequestMentions', 'pullRequestReviews', 'pullRequestUpdates', 'pullRequestWatches',
+    'pullRequests',
+    'pullRequestAssignments',
+    'pullRequestChanges',
+    'pullRequestComments',
+    'pullRequestCommits',
+    'pullRequestFixedIssueBacklog',
+    'pullRequestFixedIssues',
+    'pullRequestLabels',
+    'pullRequestMentions',
+    'pullRequestReviews',
+    'pullRequestUpdates',
+    'pullRequestWatches',
   ],
   builds: ['builds', 'buildDependences', 'buildLabels', 'buildParams', 'buildScheduleFires'],
   'code-comments': ['codeComments', 'codeCommentReplies', 'codeCommentMentions'],
@@ -40,7 +64,7 @@ const TABLE_OWNERS = {
   outbox: ['outboxEvents', 'outboxAttempts', 'outboxMessages'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
-const TABLE_HELPERS = 'loadRow|queryByName|assertNameFree';
+const TABLE_HELPERS = 'loadRow|insertMissing|queryByName|assertNameFree';
 /** `no-restricted-syntax` entries refusing the tables of every area but `area` (all of them when null). */
 function foreignTables(area) {
   return Object.entries(TABLE_OWNERS)
@@ -79,10 +103,17 @@ export default tseslint.config(
   layer(['src/http/**/*.ts'], ['db', 'git', 'ci', 'web']),
   layer(['src/plugins/**/*.ts'], ['db', 'git', 'ci', 'http', 'web']),
   // domain functions take dates as epoch milliseconds: reading the wire's date formats is the routes' work
-  layer(['src/domain/**/*.ts'], ['http'], [{
-    group: ['**/wire/dates.js'], importNames: ['fromWireDate'],
-    message: 'domain inputs are not wire formats: the route reads the date (docs/architecture.md#dependency-rules).',
-  }]),
+  layer(
+    ['src/domain/**/*.ts'],
+    ['http'],
+    [
+      {
+        group: ['**/wire/dates.js'],
+        importNames: ['fromWireDate'],
+        message: 'domain inputs are not wire formats: the route reads the date (docs/architecture.md#dependency-rules).',
+      },
+    ],
+  ),
   layer(['src/db/**/*.ts'], ['domain', 'http']),
   layer(['src/git/**/*.ts'], ['domain', 'http']),
   layer(['src/ci/**/*.ts'], ['domain', 'http']),

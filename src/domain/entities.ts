@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { NotFound } from '../errors.js';
@@ -26,4 +26,23 @@ export async function reassignAuthor(db: Db, columns: readonly { table: keyof Da
       .where(column, '=', userId)
       .execute();
   }
+}
+
+/**
+ * Inserts `rows` into `table`, leaving out those whose `key` columns match a row already there
+ * (`on conflict (key) do nothing`): relation rows written again and again, such as mentions and
+ * watches. Runs in the caller's transaction `db`; each area passes its own table.
+ */
+export async function insertMissing<T extends keyof Database & string>(
+  db: Db,
+  table: T,
+  rows: Insertable<Database[T]>[],
+  key: readonly string[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await (db as any)
+    .insertInto(table)
+    .values(rows)
+    .onConflict((oc: any) => oc.columns(key).doNothing())
+    .execute();
 }

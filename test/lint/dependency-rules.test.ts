@@ -124,4 +124,18 @@ describe('dependency rules (npm run lint)', () => {
     );
     expect(allowed.code, allowed.output).toBe(0);
   });
+  it("reports a query of another area's table, by a builder or a row helper; control: the owning area's query passes", async () => {
+    const source = [
+      "import type { Db } from '../../../db/database.js';",
+      "import { loadRow } from '../../entities.js';",
+      "export const open = (db: Db) => db.selectFrom('pullRequests as pr').select('pr.id').execute();",
+      "export const one = (db: Db) => loadRow(db, 'pullRequests', 1, 'Pull request');",
+      '',
+    ].join('\n');
+    const refused = await tool('eslint', ['--stdin', '--stdin-filename', 'src/domain/issues/lint-fixture.ts'], source);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output.match(/the tables of pulls are read and written by src\/domain\/pulls only/g)).toHaveLength(2);
+    const owner = await tool('eslint', ['--stdin', '--stdin-filename', 'src/domain/pulls/lint-fixture.ts'], source);
+    expect(owner.code, owner.output).toBe(0);
+  });
 });

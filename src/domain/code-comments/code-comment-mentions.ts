@@ -2,6 +2,7 @@
  * Mentions on code comments (docs/compatibility.md#mentions-and-notifications).
  */
 import type { Db } from '../../db/database.js';
+import { insertMissing } from '../entities.js';
 import { mentionedUserIds } from '../users/index.js';
 
 /**
@@ -11,10 +12,10 @@ import { mentionedUserIds } from '../users/index.js';
  */
 export async function recordMentionsOnCodeComment(db: Db, commentId: number, text: string | null | undefined): Promise<void> {
   const ids = await mentionedUserIds(db, text);
-  if (ids.length === 0) return;
-  await db
-    .insertInto('codeCommentMentions')
-    .values(ids.map((userId) => ({ commentId, userId })))
-    .onConflict((oc) => oc.columns(['commentId', 'userId']).doNothing())
-    .execute();
+  await insertMissing(
+    db,
+    'codeCommentMentions',
+    ids.map((userId) => ({ commentId, userId })),
+    ['commentId', 'userId'],
+  );
 }

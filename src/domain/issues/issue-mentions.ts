@@ -3,6 +3,7 @@
  * docs/compatibility.md#issue-watches-and-votes).
  */
 import type { Db } from '../../db/database.js';
+import { insertMissing } from '../entities.js';
 import { mentionedUserIds } from '../users/index.js';
 
 /**
@@ -14,16 +15,18 @@ import { mentionedUserIds } from '../users/index.js';
 export async function recordIssueMentions(db: Db, issueId: number, text: string | null | undefined): Promise<void> {
   const ids = await mentionedUserIds(db, text);
   if (ids.length === 0) return;
-  await db
-    .insertInto('issueMentions')
-    .values(ids.map((userId) => ({ issueId, userId })))
-    .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
-    .execute();
-  await db
-    .insertInto('issueAuthorizations')
-    .values(ids.map((userId) => ({ issueId, userId })))
-    .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
-    .execute();
+  await insertMissing(
+    db,
+    'issueMentions',
+    ids.map((userId) => ({ issueId, userId })),
+    ['issueId', 'userId'],
+  );
+  await insertMissing(
+    db,
+    'issueAuthorizations',
+    ids.map((userId) => ({ issueId, userId })),
+    ['issueId', 'userId'],
+  );
   await autoWatchIssue(db, issueId, ids);
 }
 
@@ -34,10 +37,10 @@ export async function recordIssueMentions(db: Db, issueId: number, text: string 
  */
 export async function autoWatchIssue(db: Db, issueId: number, userIds: readonly number[]): Promise<void> {
   const ids = [...new Set(userIds.filter((id) => id > 0))];
-  if (ids.length === 0) return;
-  await db
-    .insertInto('issueWatches')
-    .values(ids.map((userId) => ({ issueId, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['issueId', 'userId']).doNothing())
-    .execute();
+  await insertMissing(
+    db,
+    'issueWatches',
+    ids.map((userId) => ({ issueId, userId, watching: 1 })),
+    ['issueId', 'userId'],
+  );
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { insertMissing } from '../entities.js';
 import { type NumberInProject, rowsAtPlaces } from '../issues/index.js';
 
 /** Change data of docs/compatibility.md#pull-requests-sub-entities: `@type` first, then the type's own fields. */
@@ -51,12 +52,12 @@ export function activityOf(data: PullRequestChangeData): string | null {
  */
 export async function autoWatch(db: Db, requestId: number, userIds: readonly (number | null)[]): Promise<void> {
   const ids = [...new Set(userIds.filter((id): id is number => id !== null && id > 0))];
-  if (ids.length === 0) return;
-  await db
-    .insertInto('pullRequestWatches')
-    .values(ids.map((userId) => ({ requestId, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
-    .execute();
+  await insertMissing(
+    db,
+    'pullRequestWatches',
+    ids.map((userId) => ({ requestId, userId, watching: 1 })),
+    ['requestId', 'userId'],
+  );
 }
 
 /**

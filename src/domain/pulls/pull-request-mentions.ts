@@ -2,7 +2,9 @@
  * Mentions on pull requests (docs/compatibility.md#mentions-and-notifications).
  */
 import type { Db } from '../../db/database.js';
+import { insertMissing } from '../entities.js';
 import { mentionedUserIds } from '../users/index.js';
+import { autoWatch } from './changes.js';
 
 /**
  * Records the users mentioned in `text` (a pull request's description, comment, or code comment
@@ -14,14 +16,11 @@ import { mentionedUserIds } from '../users/index.js';
 export async function recordPullRequestMentions(db: Db, requestId: number, text: string | null | undefined): Promise<void> {
   const ids = await mentionedUserIds(db, text);
   if (ids.length === 0) return;
-  await db
-    .insertInto('pullRequestMentions')
-    .values(ids.map((userId) => ({ requestId, userId })))
-    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
-    .execute();
-  await db
-    .insertInto('pullRequestWatches')
-    .values(ids.map((userId) => ({ requestId, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
-    .execute();
+  await insertMissing(
+    db,
+    'pullRequestMentions',
+    ids.map((userId) => ({ requestId, userId })),
+    ['requestId', 'userId'],
+  );
+  await autoWatch(db, requestId, ids);
 }

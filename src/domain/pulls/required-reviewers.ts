@@ -3,6 +3,7 @@ import type { PullRequestRow } from '../../db/schema.js';
 import { branchProtection, reviewRequirementItems } from '../projects/index.js';
 import { userIdsByNames } from '../users/index.js';
 import { groupMemberIds } from '../access/index.js';
+import { autoWatch } from './changes.js';
 
 /** A parsed review requirement: required users by login, and groups with how many members must review. */
 export interface ReviewRequirement {
@@ -69,9 +70,5 @@ export async function resetRequiredReviews(db: Db, pr: PullRequestRow, date: num
     .values(required.map((userId) => ({ requestId: pr.id, userId, status: 'PENDING' as const, statusDate: date })))
     .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
     .execute();
-  await db
-    .insertInto('pullRequestWatches')
-    .values(required.map((userId) => ({ requestId: pr.id, userId, watching: 1 })))
-    .onConflict((oc) => oc.columns(['requestId', 'userId']).doNothing())
-    .execute();
+  await autoWatch(db, pr.id, required);
 }
