@@ -268,9 +268,10 @@ describe('backup and restore', () => {
     const pushes = { feature: 0, main: 0 };
     const { db } = server.server.services;
     /**
-     * Commits and pushes to `branch` over HTTP until stopped. After a push it waits while the
-     * journal worker has three or more entries to go: pushes keep arriving, and the backlog a
-     * backup copies (which the restored server works off first) stays small on a loaded machine.
+     * Commits and pushes to `branch` over HTTP until stopped. After a push it pauses, then waits
+     * while the journal worker has three or more entries to go: pushes keep arriving, and the
+     * backlog a backup copies (which the restored server works off first) stays small on a loaded
+     * machine.
      */
     const loop = async (branch: 'feature' | 'main') => {
       const dir = await freshClone(server, repo.path);
@@ -279,6 +280,8 @@ describe('backup and restore', () => {
         const n = ++pushes[branch];
         await commitFiles(dir, { [`${branch}.txt`]: `${n}\n` }, `${branch} ${n}`);
         await git(dir, ['push', '-q', gitUrl(server, repo.path, ADMIN), `HEAD:refs/heads/${branch}`]);
+        // a pause leaves the machine to the backup and the restored servers, whose speed is under test
+        await new Promise((resolve) => setTimeout(resolve, 250));
         while ((await db.selectFrom('refJournal').select('id').where('processedDate', 'is', null).execute()).length >= 3) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
