@@ -91,12 +91,16 @@ function provideAnswers(): void {
 
 /**
  * The reactions that run inside the publisher's transaction, part of every writer's consistency
- * (the server, and the command line's password reset and restore): a password change ends the
- * user's web sessions; a renamed user or group is renamed in the protections that name it, and
- * one still named there cannot be deleted, nor a role still granted or a project's default; a deleted user's authored records go to the unknown
- * user; an activity (a pull request opened, an issue commented, a build finished, a push, …) is
- * written to the outbox, which tells watchers and webhooks; a deleted pull request's builds go with it; a merge the journal
- * recovered marks its request merged; deleting projects discards the requests from them.
+ * (the server, and the command line's password reset and restore):
+ *
+ * - a password change ends the user's web sessions;
+ * - a renamed user or group is renamed in the protections that name it; one still named there
+ *   cannot be deleted, nor a role still granted or a project's default;
+ * - a deleted user's authored records go to the unknown user;
+ * - an activity (a pull request opened, an issue commented, a build finished, a push, …) is
+ *   written to the outbox, which tells watchers and webhooks;
+ * - a deleted pull request's builds go with it; a merge the journal recovered marks its request
+ *   merged; deleting projects discards the requests from them.
  */
 export function registerTransactionHandlers({ events, config }: Pick<Services, 'events' | 'config'>): void {
   events.onTransaction('passwordChanged', (event) => endUserSessions(event.db, event.userId, event.keepSession));

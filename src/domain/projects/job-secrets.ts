@@ -13,7 +13,7 @@ import { BadRequest } from '../../errors.js';
 import { checkPatternLength, QuerySyntaxError, UserPatternError } from '../../query/index.js';
 import type { Context } from '../context.js';
 import { type JobMatch, namesIn, parseJobMatch, patternsIn } from '../query/index.js';
-import { ancestorPaths } from './permissions.js';
+import { ancestorSettings } from './ancestor-settings.js';
 import { decryptSecret, encryptSecret, isEncryptedSecret } from './secret-encryption.js';
 import { findUserIdByName } from '../users/index.js';
 import { findGroupIdByName } from '../access/index.js';
@@ -98,8 +98,7 @@ const blankToNull = (text: unknown): string | null => (typeof text === 'string' 
 
 /** The job secrets of a project and its ancestors by name, the nearest project winning; archived ones left out. */
 export async function hierarchySecrets(ctx: Context, projectPath: string): Promise<Map<string, SecretDefinition>> {
-  const rows = await ctx.db.selectFrom('projects').select(['path', 'setting']).where('path', 'in', ancestorPaths(projectPath)).execute();
-  rows.sort((a, b) => a.path.length - b.path.length);
+  const rows = await ancestorSettings(ctx.db, projectPath);
   const result = new Map<string, SecretDefinition>();
   for (const row of rows) {
     if (!row.setting) continue;

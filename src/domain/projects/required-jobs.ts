@@ -4,7 +4,7 @@
  */
 import { matchesPatterns } from '../../ci/patterns.js';
 import type { Context } from '../context.js';
-import { ancestorPaths } from './permissions.js';
+import { ancestorSettings } from './ancestor-settings.js';
 
 interface StoredProtection {
   enabled?: unknown;
@@ -19,8 +19,7 @@ interface StoredProtection {
 export async function requiredJobs(ctx: Context, projectId: number, branch: string): Promise<string[]> {
   const project = await ctx.db.selectFrom('projects').select('path').where('id', '=', projectId).executeTakeFirst();
   if (!project) return [];
-  const rows = await ctx.db.selectFrom('projects').select(['path', 'setting']).where('path', 'in', ancestorPaths(project.path)).execute();
-  rows.sort((a, b) => b.path.length - a.path.length);
+  const rows = (await ancestorSettings(ctx.db, project.path)).reverse();
   const jobs = new Set<string>();
   for (const row of rows) {
     if (!row.setting) continue;

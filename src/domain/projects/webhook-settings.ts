@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
-import { ancestorPaths } from './permissions.js';
+import { ancestorSettings } from './ancestor-settings.js';
 
 /** The webhook event types of docs/compatibility.md#projects-settings (`webHooks[].eventTypes`). */
 export const WEBHOOK_EVENT_TYPES = ['CODE_PUSH', 'PULL_REQUEST', 'ISSUE', 'CODE_COMMENT', 'BUILD'] as const;
@@ -57,8 +57,7 @@ function isHttpUrl(text: string): boolean {
 export async function webHooksFor(db: Db, projectId: number, eventType: string): Promise<WebHook[]> {
   const project = await db.selectFrom('projects').select('path').where('id', '=', projectId).executeTakeFirst();
   if (!project) return [];
-  const rows = await db.selectFrom('projects').select(['path', 'setting']).where('path', 'in', ancestorPaths(project.path)).execute();
-  rows.sort((a, b) => a.path.length - b.path.length);
+  const rows = await ancestorSettings(db, project.path);
   const hooks: WebHook[] = [];
   for (const row of rows) {
     const setting = row.setting ? (JSON.parse(row.setting) as { webHooks?: unknown }) : {};
