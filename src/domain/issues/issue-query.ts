@@ -2,7 +2,16 @@ import { sql, type SqlBool } from 'kysely';
 import { dialectOf, ISSUE_COMMENT_TEXT, ISSUE_TEXT } from '../../db/dialect.js';
 import type { IssueRow } from '../../db/schema.js';
 import { readCommit } from '../../git/repository.js';
-import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, type ParsedQuery } from '../../query/index.js';
+import {
+  containsToLike,
+  parseIntegerValue,
+  parseQuery,
+  parseQueryDate,
+  QuerySyntaxError,
+  type FieldCriteria,
+  type OperatorCriteria,
+  type ParsedQuery,
+} from '../../query/index.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { accessibleProjectsCondition, findProjectByPath, milestoneIdsNamed, projectCommit, projectIdsMatchingPath } from '../projects/index.js';
 import { allWords, always, compileCriteria, type Condition, currentUserOrFail, equals, inIds, type LeafCompiler, mentioned, never } from '../query/index.js';
@@ -127,6 +136,90 @@ async function customField(ctx: Context, name: string, operator: string, value: 
   }
 }
 
+/** A criterion without a field (`confidential`, `submitted by "alice"`, `fixed in build "p#1"` …; docs/compatibility.md#issues-query-language). */
+async function operatorCondition(ctx: Context, c: OperatorCriteria): Promise<Condition> {
+  const user = async () => criterionUser(ctx, c.value);
+  switch (c.operator) {
+    case 'confidential':
+      return (eb) => eb('issues.confidential', '=', 1);
+    case 'submitted by me':
+    case 'submitted by':
+      return equals('issues.submitterId', await user());
+    case 'commented by me':
+    case 'commented by':
+      return commentedBy(await user());
+    case 'mentioned me':
+    case 'mentioned':
+      return mentioned('issueMentions', 'issueId', 'issues.id', await user());
+    case 'fixed in commit': {
+      const { projectId, commit } = await projectCommit(ctx, c.value!);
+      const message = (await readCommit(ctx.repoPath(projectId), commit)).message;
+      return inIds('issues.id', await resolveFixReferences(ctx.db, projectId, parseFixReferences(message)));
+    }
+    case 'fixed in pull request':
+      return inIds('issues.id', await issuesFixedInPullRequest.ask(ctx, c.value!));
+    case 'fixed in build':
+      return inIds('issues.id', await issuesFixedInBuild.ask(ctx, (await buildByReference.ask(ctx, c.value!)).id));
+    case 'has any':
+      if (!KNOWN_LINKS.includes(c.value!)) throw new QuerySyntaxError(`Link not found: ${c.value}`);
+      return never;
+    default:
+      throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`);
+  }
+}
+
+/** A `"Field" operator "value"` criterion (docs/compatibility.md#issues-query-language); dates relative to `now`. */
+async function fieldCondition(ctx: Context, c: FieldCriteria, now: Date): Promise<Condition> {
+  switch (c.field) {
+    case 'Project':
+      return inIds('issues.projectId', await projectIdsMatchingPath(ctx.db, c.value!));
+    case 'Number':
+      return numberCondition(ctx, c.operator, c.value!);
+    case 'State': {
+      const index = ISSUE_STATES.findIndex((s) => s.toLowerCase() === c.value!.toLowerCase());
+      if (index < 0) throw new QuerySyntaxError(`Undefined state: ${c.value}`);
+      const states = ISSUE_STATES.filter((_, i) => (c.operator === 'is' ? i === index : c.operator === 'is after' ? i > index : i < index));
+      return states.length === 0 ? never : (eb) => eb('issues.state', 'in', states);
+    }
+    case 'Title':
+    case 'Description': {
+      const matches = dialectOf(ctx.db).textMatches(ISSUE_TEXT, containsToLike(c.value!), [c.field === 'Title' ? 'title' : 'description']);
+      return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
+    }
+    case 'Comment': {
+      const matches = commentMatches(ctx, containsToLike(c.value!));
+      return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
+    }
+    case 'Submit Date':
+    case 'Last Activity Date': {
+      const column = c.field === 'Submit Date' ? 'issues.submitDate' : 'issues.lastActivityDate';
+      const date = parseQueryDate(c.value!, now).getTime();
+      return (eb) => eb(column, c.operator === 'is since' ? '>' : '<', date);
+    }
+    case 'Vote Count':
+    case 'Comment Count': {
+      const value = parseIntegerValue(c.field, c.value!);
+      const column = c.field === 'Vote Count' ? 'issues.voteCount' : 'issues.commentCount';
+      return (eb) => eb(column, compare(c.operator), value);
+    }
+    case 'Milestone': {
+      const scheduled =
+        (name: string | null): Condition =>
+        (eb) =>
+          eb.exists(
+            eb
+              .selectFrom('issueSchedules')
+              .select('issueSchedules.id')
+              .whereRef('issueSchedules.issueId', '=', 'issues.id')
+              .where('issueSchedules.milestoneId', 'in', milestoneIdsNamed(eb, name)),
+          );
+      return c.operator === 'is empty' ? (eb) => eb.not(scheduled(null)(eb)) : scheduled(c.value!);
+    }
+    default:
+      return customField(ctx, c.field, c.operator, c.value);
+  }
+}
+
 function issueLeaf(ctx: Context): LeafCompiler {
   const now = new Date(ctx.now());
   return async (c) => {
@@ -141,85 +234,10 @@ function issueLeaf(ctx: Context): LeafCompiler {
         if (!KNOWN_LINKS.includes(c.link)) throw new QuerySyntaxError(`Link not found: ${c.link}`);
         await compileCriteria(c.criteria, issueLeaf(ctx));
         return c.quantifier === 'all' ? always : never;
-      case 'operator': {
-        const user = async () => criterionUser(ctx, c.value);
-        switch (c.operator) {
-          case 'confidential':
-            return (eb) => eb('issues.confidential', '=', 1);
-          case 'submitted by me':
-          case 'submitted by':
-            return equals('issues.submitterId', await user());
-          case 'commented by me':
-          case 'commented by':
-            return commentedBy(await user());
-          case 'mentioned me':
-          case 'mentioned':
-            return mentioned('issueMentions', 'issueId', 'issues.id', await user());
-          case 'fixed in commit': {
-            const { projectId, commit } = await projectCommit(ctx, c.value!);
-            const message = (await readCommit(ctx.repoPath(projectId), commit)).message;
-            return inIds('issues.id', await resolveFixReferences(ctx.db, projectId, parseFixReferences(message)));
-          }
-          case 'fixed in pull request':
-            return inIds('issues.id', await issuesFixedInPullRequest.ask(ctx, c.value!));
-          case 'fixed in build':
-            return inIds('issues.id', await issuesFixedInBuild.ask(ctx, (await buildByReference.ask(ctx, c.value!)).id));
-          case 'has any':
-            if (!KNOWN_LINKS.includes(c.value!)) throw new QuerySyntaxError(`Link not found: ${c.value}`);
-            return never;
-          default:
-            throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`);
-        }
-      }
+      case 'operator':
+        return operatorCondition(ctx, c);
       case 'field':
-        switch (c.field) {
-          case 'Project':
-            return inIds('issues.projectId', await projectIdsMatchingPath(ctx.db, c.value!));
-          case 'Number':
-            return numberCondition(ctx, c.operator, c.value!);
-          case 'State': {
-            const index = ISSUE_STATES.findIndex((s) => s.toLowerCase() === c.value!.toLowerCase());
-            if (index < 0) throw new QuerySyntaxError(`Undefined state: ${c.value}`);
-            const states = ISSUE_STATES.filter((_, i) => (c.operator === 'is' ? i === index : c.operator === 'is after' ? i > index : i < index));
-            return states.length === 0 ? never : (eb) => eb('issues.state', 'in', states);
-          }
-          case 'Title':
-          case 'Description': {
-            const matches = dialectOf(ctx.db).textMatches(ISSUE_TEXT, containsToLike(c.value!), [c.field === 'Title' ? 'title' : 'description']);
-            return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
-          }
-          case 'Comment': {
-            const matches = commentMatches(ctx, containsToLike(c.value!));
-            return () => sql<SqlBool>`${sql.ref('issues.id')} in (${matches})`;
-          }
-          case 'Submit Date':
-          case 'Last Activity Date': {
-            const column = c.field === 'Submit Date' ? 'issues.submitDate' : 'issues.lastActivityDate';
-            const date = parseQueryDate(c.value!, now).getTime();
-            return (eb) => eb(column, c.operator === 'is since' ? '>' : '<', date);
-          }
-          case 'Vote Count':
-          case 'Comment Count': {
-            const value = parseIntegerValue(c.field, c.value!);
-            const column = c.field === 'Vote Count' ? 'issues.voteCount' : 'issues.commentCount';
-            return (eb) => eb(column, compare(c.operator), value);
-          }
-          case 'Milestone': {
-            const scheduled =
-              (name: string | null): Condition =>
-              (eb) =>
-                eb.exists(
-                  eb
-                    .selectFrom('issueSchedules')
-                    .select('issueSchedules.id')
-                    .whereRef('issueSchedules.issueId', '=', 'issues.id')
-                    .where('issueSchedules.milestoneId', 'in', milestoneIdsNamed(eb, name)),
-                );
-            return c.operator === 'is empty' ? (eb) => eb.not(scheduled(null)(eb)) : scheduled(c.value!);
-          }
-          default:
-            return customField(ctx, c.field, c.operator, c.value);
-        }
+        return fieldCondition(ctx, c, now);
       default:
         throw new QuerySyntaxError('Unsupported criteria');
     }

@@ -2,7 +2,17 @@ import { sql, type SqlBool } from 'kysely';
 import { dialectOf, PULL_REQUEST_COMMENT_TEXT, PULL_REQUEST_TEXT } from '../../db/dialect.js';
 import type { BuildStatus, PullRequestRow } from '../../db/schema.js';
 import { resolveCommit } from '../../git/repository.js';
-import { containsToLike, parseIntegerValue, parseQuery, parseQueryDate, QuerySyntaxError, wildcardToLike, type ParsedQuery } from '../../query/index.js';
+import {
+  containsToLike,
+  parseIntegerValue,
+  parseQuery,
+  parseQueryDate,
+  QuerySyntaxError,
+  wildcardToLike,
+  type FieldCriteria,
+  type OperatorCriteria,
+  type ParsedQuery,
+} from '../../query/index.js';
 import type { Context } from '../context.js';
 import { pullRequestIdsFixingIssue } from './fixed-issues.js';
 import { accessibleProjectsCondition, findProjectByPath, labelSpecIdByName, projectIdsMatchingPath } from '../projects/index.js';
@@ -123,6 +133,117 @@ async function includesCommit(ctx: Context, value: string): Promise<Condition> {
     ]);
 }
 
+/** A criterion without a field (`open`, `submitted by "alice"`, `has merge conflicts` …; docs/compatibility.md#pull-requests-query-language). */
+async function operatorCondition(ctx: Context, c: OperatorCriteria): Promise<Condition> {
+  const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
+  switch (c.operator) {
+    case 'open':
+      return (eb) => eb('pullRequests.status', '=', 'OPEN');
+    case 'merged':
+      return (eb) => eb('pullRequests.status', '=', 'MERGED');
+    case 'discarded':
+      return (eb) => eb('pullRequests.status', '=', 'DISCARDED');
+    case 'assigned to me':
+    case 'assigned to':
+      return relatedBy('pullRequestAssignments', await user());
+    case 'submitted by me':
+    case 'submitted by': {
+      const id = await user();
+      return (eb) => eb('pullRequests.submitterId', '=', id);
+    }
+    case 'commented by me':
+    case 'commented by':
+      return relatedBy('pullRequestComments', await user());
+    case 'mentioned me':
+    case 'mentioned':
+      return relatedBy('pullRequestMentions', await user());
+    case 'to be reviewed by me':
+    case 'to be reviewed by':
+      return reviewBy(await user(), 'PENDING');
+    case 'approved by me':
+    case 'approved by':
+      return reviewBy(await user(), 'APPROVED');
+    case 'requested for changes by me':
+    case 'requested for changes by':
+      return reviewBy(await user(), 'REQUESTED_FOR_CHANGES');
+    case 'someone requested for changes':
+      return reviewBy(null, 'REQUESTED_FOR_CHANGES');
+    case 'has pending reviews':
+      return reviewBy(null, 'PENDING');
+    case 'has merge conflicts':
+      return (eb) => eb.and([eb('pullRequests.previewHeadCommitHash', 'is not', null), eb('pullRequests.previewMergeCommitHash', 'is', null)]);
+    case 'has failed builds':
+      return buildStatusCondition.ask(FAILED_BUILD_STATUSES);
+    case 'to be verified by builds':
+      return buildStatusCondition.ask(PENDING_BUILD_STATUSES);
+    case 'includes commit':
+      return includesCommit(ctx, c.value!);
+    case 'includes issue':
+      return inIds('pullRequests.id', await pullRequestIdsFixingIssue(ctx, c.value!));
+    default:
+      throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`, c.column);
+  }
+}
+
+/** A `"Field" operator "value"` criterion (docs/compatibility.md#pull-requests-query-language); dates relative to `now`. */
+async function fieldCondition(ctx: Context, c: FieldCriteria, now: Date): Promise<Condition> {
+  const value = c.value!;
+  switch (c.field) {
+    case 'Number': {
+      const ref = await numberReference(ctx, value);
+      const op = COMPARE[c.operator];
+      return (eb) => eb.and([eb('pullRequests.targetProjectId', '=', ref.projectId), eb('pullRequests.number', op, ref.number)]);
+    }
+    case 'Status': {
+      const status = value.trim().toUpperCase();
+      if (!STATUSES.includes(status)) throw new QuerySyntaxError(`Invalid status: ${value}`, c.column);
+      return (eb) => eb('pullRequests.status', '=', status);
+    }
+    case 'Merge Strategy': {
+      const strategy = value.trim().toUpperCase().replace(/\s+/g, '_');
+      if (!STRATEGIES.includes(strategy)) throw new QuerySyntaxError(`Invalid merge strategy: ${value}`, c.column);
+      return (eb) => eb('pullRequests.mergeStrategy', '=', strategy);
+    }
+    case 'Title':
+      return textContains(ctx, 'title', containsToLike(value));
+    case 'Description':
+      return textContains(ctx, 'description', containsToLike(value));
+    case 'Comment':
+      return commentContains(ctx, containsToLike(value, { wildcard: false }));
+    case 'Target Project':
+      return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, value));
+    case 'Source Project':
+      return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, value));
+    case 'Target Branch':
+      return branchMatches('pullRequests.targetBranch', value);
+    case 'Source Branch':
+      return branchMatches('pullRequests.sourceBranch', value);
+    case 'Label': {
+      const specId = await labelSpecIdByName(ctx.db, value);
+      if (specId === null) throw new QuerySyntaxError(`Undefined label: ${value}`, c.column);
+      return (eb) =>
+        eb.exists(
+          eb
+            .selectFrom('pullRequestLabels')
+            .select('pullRequestLabels.id')
+            .whereRef('pullRequestLabels.requestId', '=', 'pullRequests.id')
+            .where('pullRequestLabels.specId', '=', specId),
+        );
+    }
+    case 'Comment Count': {
+      const count = parseIntegerValue(c.field, value);
+      const op = COMPARE[c.operator];
+      return (eb) => eb('pullRequests.commentCount', op, count);
+    }
+    default: {
+      const column = DATE_COLUMNS[c.field];
+      if (!column) throw new QuerySyntaxError(`Field not found: ${c.field}`, c.column);
+      const date = parseQueryDate(value, now).getTime();
+      return (eb) => eb(column, c.operator === 'is since' ? '>' : '<', date);
+    }
+  }
+}
+
 function pullRequestLeaf(ctx: Context): LeafCompiler {
   const now = new Date(ctx.now());
   return async (c) => {
@@ -131,113 +252,10 @@ function pullRequestLeaf(ctx: Context): LeafCompiler {
         return (eb) => eb('pullRequests.number', '=', c.number);
       case 'fuzzy':
         return fuzzy(ctx, c.text);
-      case 'operator': {
-        const user = async () => (c.value === null ? currentUserOrFail(ctx) : userIdByLogin(ctx.db, c.value));
-        switch (c.operator) {
-          case 'open':
-            return (eb) => eb('pullRequests.status', '=', 'OPEN');
-          case 'merged':
-            return (eb) => eb('pullRequests.status', '=', 'MERGED');
-          case 'discarded':
-            return (eb) => eb('pullRequests.status', '=', 'DISCARDED');
-          case 'assigned to me':
-          case 'assigned to':
-            return relatedBy('pullRequestAssignments', await user());
-          case 'submitted by me':
-          case 'submitted by': {
-            const id = await user();
-            return (eb) => eb('pullRequests.submitterId', '=', id);
-          }
-          case 'commented by me':
-          case 'commented by':
-            return relatedBy('pullRequestComments', await user());
-          case 'mentioned me':
-          case 'mentioned':
-            return relatedBy('pullRequestMentions', await user());
-          case 'to be reviewed by me':
-          case 'to be reviewed by':
-            return reviewBy(await user(), 'PENDING');
-          case 'approved by me':
-          case 'approved by':
-            return reviewBy(await user(), 'APPROVED');
-          case 'requested for changes by me':
-          case 'requested for changes by':
-            return reviewBy(await user(), 'REQUESTED_FOR_CHANGES');
-          case 'someone requested for changes':
-            return reviewBy(null, 'REQUESTED_FOR_CHANGES');
-          case 'has pending reviews':
-            return reviewBy(null, 'PENDING');
-          case 'has merge conflicts':
-            return (eb) => eb.and([eb('pullRequests.previewHeadCommitHash', 'is not', null), eb('pullRequests.previewMergeCommitHash', 'is', null)]);
-          case 'has failed builds':
-            return buildStatusCondition.ask(FAILED_BUILD_STATUSES);
-          case 'to be verified by builds':
-            return buildStatusCondition.ask(PENDING_BUILD_STATUSES);
-          case 'includes commit':
-            return includesCommit(ctx, c.value!);
-          case 'includes issue':
-            return inIds('pullRequests.id', await pullRequestIdsFixingIssue(ctx, c.value!));
-          default:
-            throw new QuerySyntaxError(`Unsupported criteria: ${c.operator}`, c.column);
-        }
-      }
-      case 'field': {
-        const value = c.value!;
-        switch (c.field) {
-          case 'Number': {
-            const ref = await numberReference(ctx, value);
-            const op = COMPARE[c.operator];
-            return (eb) => eb.and([eb('pullRequests.targetProjectId', '=', ref.projectId), eb('pullRequests.number', op, ref.number)]);
-          }
-          case 'Status': {
-            const status = value.trim().toUpperCase();
-            if (!STATUSES.includes(status)) throw new QuerySyntaxError(`Invalid status: ${value}`, c.column);
-            return (eb) => eb('pullRequests.status', '=', status);
-          }
-          case 'Merge Strategy': {
-            const strategy = value.trim().toUpperCase().replace(/\s+/g, '_');
-            if (!STRATEGIES.includes(strategy)) throw new QuerySyntaxError(`Invalid merge strategy: ${value}`, c.column);
-            return (eb) => eb('pullRequests.mergeStrategy', '=', strategy);
-          }
-          case 'Title':
-            return textContains(ctx, 'title', containsToLike(value));
-          case 'Description':
-            return textContains(ctx, 'description', containsToLike(value));
-          case 'Comment':
-            return commentContains(ctx, containsToLike(value, { wildcard: false }));
-          case 'Target Project':
-            return inIds('pullRequests.targetProjectId', await projectIdsMatchingPath(ctx.db, value));
-          case 'Source Project':
-            return inIds('pullRequests.sourceProjectId', await projectIdsMatchingPath(ctx.db, value));
-          case 'Target Branch':
-            return branchMatches('pullRequests.targetBranch', value);
-          case 'Source Branch':
-            return branchMatches('pullRequests.sourceBranch', value);
-          case 'Label': {
-            const specId = await labelSpecIdByName(ctx.db, value);
-            if (specId === null) throw new QuerySyntaxError(`Undefined label: ${value}`, c.column);
-            return (eb) =>
-              eb.exists(
-                eb
-                  .selectFrom('pullRequestLabels')
-                  .select('pullRequestLabels.id')
-                  .whereRef('pullRequestLabels.requestId', '=', 'pullRequests.id')
-                  .where('pullRequestLabels.specId', '=', specId),
-              );
-          }
-          case 'Comment Count': {
-            const count = parseIntegerValue(c.field, value);
-            const op = COMPARE[c.operator];
-            return (eb) => eb('pullRequests.commentCount', op, count);
-          }
-          default: {
-            const column = DATE_COLUMNS[c.field];
-            if (!column) throw new QuerySyntaxError(`Field not found: ${c.field}`, c.column);
-            const date = parseQueryDate(value, now).getTime();
-            return (eb) => eb(column, c.operator === 'is since' ? '>' : '<', date);
-          }
-        }
-      }
+      case 'operator':
+        return operatorCondition(ctx, c);
+      case 'field':
+        return fieldCondition(ctx, c, now);
       default:
         throw new QuerySyntaxError('Unsupported criteria');
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
-import type { MergeStrategy, PullRequestRow, PullRequestUpdateRow } from '../../db/schema.js';
+import type { Transaction } from 'kysely';
+import type { Database, MergeStrategy, ProjectRow, PullRequestRow, PullRequestUpdateRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
 import { UNKNOWN_ID, type Context } from '../context.js';
@@ -181,6 +182,35 @@ export async function assertUsersExist(db: Db, ids: number[], what: string): Pro
  * Returns the new id.
  */
 export async function openPullRequest(ctx: Context, data: PullRequestOpenData): Promise<number> {
+  const opening = await checkOpening(ctx, data);
+  const { target, source, targetRepo } = opening;
+  const stagingRef = `refs/pulls-staging/${opening.uuid}`;
+  if (source.id !== target.id) await fetchCommits(targetRepo, opening.sourceRepo, opening.sourceHead, stagingRef);
+  try {
+    return await recordOpening(ctx, opening, await readOpenedChange(ctx, opening));
+  } finally {
+    if (source.id !== target.id) await deleteRef(targetRepo, stagingRef).catch(() => undefined);
+  }
+}
+
+/** An opening whose caller, projects, title, users and branches passed the checks of {@link openPullRequest}. */
+interface Opening {
+  data: PullRequestOpenData;
+  submitterId: number;
+  target: ProjectRow;
+  source: ProjectRow;
+  title: string;
+  reviewerIds: number[];
+  assigneeIds: number[];
+  targetRepo: string;
+  sourceRepo: string;
+  sourceHead: string;
+  targetHead: string;
+  uuid: string;
+}
+
+/** The checks of {@link openPullRequest} before any writing, in OneDev's order; the errors it documents. */
+async function checkOpening(ctx: Context, data: PullRequestOpenData): Promise<Opening> {
   const submitterId = requireUser(ctx.actor);
   const { project: target } = await loadProjectWith(ctx, data.targetProjectId, 'readCode');
   const source = data.sourceProjectId === target.id ? target : (await loadProjectWith(ctx, data.sourceProjectId, 'readCode')).project;
@@ -200,110 +230,149 @@ export async function openPullRequest(ctx: Context, data: PullRequestOpenData): 
   await assertNoEffectiveRequest(ctx.db, { ...data, sourceProjectId: source.id }, sourceHead);
   const targetHead = await branchHead(targetRepo, data.targetBranch);
   if (!targetHead) throw new NotFound(`Branch not found: ${data.targetBranch}`);
+  return { data, submitterId, target, source, title, reviewerIds, assigneeIds, targetRepo, sourceRepo, sourceHead, targetHead, uuid: randomUUID() };
+}
 
-  const uuid = randomUUID();
-  const stagingRef = `refs/pulls-staging/${uuid}`;
-  if (source.id !== target.id) await fetchCommits(targetRepo, sourceRepo, sourceHead, stagingRef);
+/** What an opening records, read from the target repository (the source head fetched into it) before the transaction. */
+interface OpenedChange {
+  base: string;
+  commits: string[];
+  fixReferences: Awaited<ReturnType<typeof commitFixReferences>>;
+  storedTitle: string;
+  description: string | null;
+  numberScopeId: number;
+  submitDate: number;
+}
+
+/** The merge base and the commits of an opening: `No common base for target and source` (400), `Change already merged` (409). */
+async function readOpenedChange(ctx: Context, opening: Opening): Promise<OpenedChange> {
+  const { targetRepo, sourceHead, targetHead } = opening;
+  const base = await mergeBase(targetRepo, targetHead, sourceHead);
+  if (!base) throw new BadRequest('No common base for target and source');
+  if (base === sourceHead || (await isAncestor(targetRepo, sourceHead, targetHead))) throw new Conflict('Change already merged');
+  const commits = await updateCommits(targetRepo, sourceHead, [targetHead]);
+  const fixReferences = await commitFixReferences(targetRepo, commits);
+  const storedTitle = truncateTitle(opening.title);
+  const description = opening.data.description ? opening.data.description.slice(0, MAX_DESCRIPTION) : null;
+  const numberScopeId = await forkRootId(ctx.db, opening.target.id);
+  return { base, commits, fixReferences, storedTitle, description, numberScopeId, submitDate: ctx.now() };
+}
+
+/**
+ * Records an opening in one transaction with its refs, all or nothing: the refs written are
+ * deleted again when the transaction fails. A unique violation is a lost race, answered 409.
+ */
+async function recordOpening(ctx: Context, opening: Opening, change: OpenedChange): Promise<number> {
+  const { data, source, targetRepo, sourceHead } = opening;
+  const writtenRefs: string[] = [];
   try {
-    const base = await mergeBase(targetRepo, targetHead, sourceHead);
-    if (!base) throw new BadRequest('No common base for target and source');
-    if (base === sourceHead || (await isAncestor(targetRepo, sourceHead, targetHead))) throw new Conflict('Change already merged');
-    const commits = await updateCommits(targetRepo, sourceHead, [targetHead]);
-    const fixReferences = await commitFixReferences(targetRepo, commits);
-    const storedTitle = truncateTitle(title);
-    const description = data.description ? data.description.slice(0, MAX_DESCRIPTION) : null;
-    const numberScopeId = await forkRootId(ctx.db, target.id);
-    const submitDate = ctx.now();
-    const writtenRefs: string[] = [];
-    try {
-      const id = await ctx.db.transaction().execute(async (tx) => {
-        const number = await takeNextNumber(tx, numberScopeId, 'pull-request');
-        const { id } = await tx
-          .insertInto('pullRequests')
-          .values({
-            numberScopeId,
-            number,
-            status: 'OPEN',
-            title: storedTitle,
-            description,
-            submitterId,
-            targetProjectId: target.id,
-            targetBranch: data.targetBranch,
-            sourceProjectId: source.id,
-            sourceBranch: data.sourceBranch,
-            baseCommitHash: base,
-            buildCommitHash: null,
-            submitDate,
-            mergeStrategy: data.mergeStrategy ?? 'CREATE_MERGE_COMMIT',
-            uuid,
-            commentCount: 0,
-            lastActivityUserId: submitterId,
-            lastActivityDate: submitDate,
-            lastActivityDescription: 'opened',
-            codeCommentsUpdateDate: null,
-            checkError: null,
-            closeDate: null,
-            previewTargetHeadCommitHash: null,
-            previewHeadCommitHash: null,
-            previewMergeStrategy: null,
-            previewMergeCommitHash: null,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const update = await tx
-          .insertInto('pullRequestUpdates')
-          .values({
-            requestId: id,
-            headCommitHash: sourceHead,
-            targetHeadCommitHash: targetHead,
-            date: submitDate + 1,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        for (const userId of reviewerIds) {
-          await tx.insertInto('pullRequestReviews').values({ requestId: id, userId, status: 'PENDING', statusDate: submitDate }).execute();
-        }
-        for (const userId of assigneeIds) await tx.insertInto('pullRequestAssignments').values({ requestId: id, userId }).execute();
-        await autoWatch(tx, id, [submitterId, ...reviewerIds, ...assigneeIds]);
-        await recordPullRequestMentions(tx, id, data.description);
-        await indexCommits(tx, id, commits);
-        await indexFixedIssues(tx, id, target.id, 'COMMIT', fixReferences);
-        await indexTextFixedIssues(tx, id, target.id, 'TITLE', storedTitle);
-        await indexTextFixedIssues(tx, id, target.id, 'DESCRIPTION', description);
-        await recordReferences(tx, { kind: 'pullRequest', requestId: id, projectId: target.id }, submitterId, submitDate, [
-          ...parseReferences(storedTitle, 'plain'),
-          ...parseReferences(description, 'markdown'),
-        ]);
-        await resetRequiredReviews(tx, await getPullRequestRow(tx, id), submitDate);
-        await ctx.events.dispatchInTransaction('activity', {
-          db: tx,
-          activity: { type: 'PULL_REQUEST', action: 'OPENED', requestId: id, actorId: submitterId, date: submitDate, text: description },
-        });
-        // No compare-and-swap: the number and update id are this transaction's (a row lock holds
-        // the number), so a ref already there is a leftover of a transaction a crash rolled back,
-        // whose number and id are handed out again.
-        const refs = [
-          { ref: pullRefs.base(number), newHash: base },
-          { ref: pullRefs.head(number), newHash: sourceHead },
-          { ref: pullRefs.update(update.id), newHash: sourceHead },
-        ];
-        await updateRefs(targetRepo, refs);
-        writtenRefs.push(...refs.map((r) => r.ref));
-        return id;
-      });
-      ctx.events.emit('pullRequestChanged', { requestId: id });
+    const id = await ctx.db.transaction().execute(async (tx) => {
+      const { id, number, updateId } = await insertOpenedRequest(tx, opening, change);
+      await recordOpenedRelations(ctx, tx, id, opening, change);
+      // No compare-and-swap: the number and update id are this transaction's (a row lock holds
+      // the number), so a ref already there is a leftover of a transaction a crash rolled back,
+      // whose number and id are handed out again.
+      const refs = [
+        { ref: pullRefs.base(number), newHash: change.base },
+        { ref: pullRefs.head(number), newHash: sourceHead },
+        { ref: pullRefs.update(updateId), newHash: sourceHead },
+      ];
+      await updateRefs(targetRepo, refs);
+      writtenRefs.push(...refs.map((r) => r.ref));
       return id;
-    } catch (error) {
-      for (const ref of writtenRefs) await deleteRef(targetRepo, ref).catch(() => undefined);
-      if (!isUniqueViolation(error)) throw error;
-      // Lost a race: another process opened the same change (the one-open-request index) or took
-      // the scope's next number first.
-      await assertNoEffectiveRequest(ctx.db, { ...data, sourceProjectId: source.id }, sourceHead);
-      throw new Conflict('Another pull request was opened at the same time, please retry', { cause: error });
-    }
-  } finally {
-    if (source.id !== target.id) await deleteRef(targetRepo, stagingRef).catch(() => undefined);
+    });
+    ctx.events.emit('pullRequestChanged', { requestId: id });
+    return id;
+  } catch (error) {
+    for (const ref of writtenRefs) await deleteRef(targetRepo, ref).catch(() => undefined);
+    if (!isUniqueViolation(error)) throw error;
+    // Lost a race: another process opened the same change (the one-open-request index) or took
+    // the scope's next number first.
+    await assertNoEffectiveRequest(ctx.db, { ...data, sourceProjectId: source.id }, sourceHead);
+    throw new Conflict('Another pull request was opened at the same time, please retry', { cause: error });
   }
+}
+
+/** Inserts the opened request, numbered in its scope, and its first update. */
+async function insertOpenedRequest(
+  tx: Transaction<Database>,
+  opening: Opening,
+  change: OpenedChange,
+): Promise<{ id: number; number: number; updateId: number }> {
+  const { data, submitterId } = opening;
+  const { submitDate } = change;
+  const number = await takeNextNumber(tx, change.numberScopeId, 'pull-request');
+  const { id } = await tx
+    .insertInto('pullRequests')
+    .values({
+      numberScopeId: change.numberScopeId,
+      number,
+      status: 'OPEN',
+      title: change.storedTitle,
+      description: change.description,
+      submitterId,
+      targetProjectId: opening.target.id,
+      targetBranch: data.targetBranch,
+      sourceProjectId: opening.source.id,
+      sourceBranch: data.sourceBranch,
+      baseCommitHash: change.base,
+      buildCommitHash: null,
+      submitDate,
+      mergeStrategy: data.mergeStrategy ?? 'CREATE_MERGE_COMMIT',
+      uuid: opening.uuid,
+      commentCount: 0,
+      lastActivityUserId: submitterId,
+      lastActivityDate: submitDate,
+      lastActivityDescription: 'opened',
+      codeCommentsUpdateDate: null,
+      checkError: null,
+      closeDate: null,
+      previewTargetHeadCommitHash: null,
+      previewHeadCommitHash: null,
+      previewMergeStrategy: null,
+      previewMergeCommitHash: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const update = await tx
+    .insertInto('pullRequestUpdates')
+    .values({
+      requestId: id,
+      headCommitHash: opening.sourceHead,
+      targetHeadCommitHash: opening.targetHead,
+      date: submitDate + 1,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id, number, updateId: update.id };
+}
+
+/**
+ * The rows an opened request `id` brings along: reviews, assignments, watches, mentions,
+ * commits, fixed issues, references, required reviews, and the `OPENED` activity.
+ */
+async function recordOpenedRelations(ctx: Context, tx: Db, id: number, opening: Opening, change: OpenedChange): Promise<void> {
+  const { submitterId, reviewerIds, assigneeIds, target } = opening;
+  const { storedTitle, description, submitDate } = change;
+  for (const userId of reviewerIds) {
+    await tx.insertInto('pullRequestReviews').values({ requestId: id, userId, status: 'PENDING', statusDate: submitDate }).execute();
+  }
+  for (const userId of assigneeIds) await tx.insertInto('pullRequestAssignments').values({ requestId: id, userId }).execute();
+  await autoWatch(tx, id, [submitterId, ...reviewerIds, ...assigneeIds]);
+  await recordPullRequestMentions(tx, id, opening.data.description);
+  await indexCommits(tx, id, change.commits);
+  await indexFixedIssues(tx, id, target.id, 'COMMIT', change.fixReferences);
+  await indexTextFixedIssues(tx, id, target.id, 'TITLE', storedTitle);
+  await indexTextFixedIssues(tx, id, target.id, 'DESCRIPTION', description);
+  await recordReferences(tx, { kind: 'pullRequest', requestId: id, projectId: target.id }, submitterId, submitDate, [
+    ...parseReferences(storedTitle, 'plain'),
+    ...parseReferences(description, 'markdown'),
+  ]);
+  await resetRequiredReviews(tx, await getPullRequestRow(tx, id), submitDate);
+  await ctx.events.dispatchInTransaction('activity', {
+    db: tx,
+    activity: { type: 'PULL_REQUEST', action: 'OPENED', requestId: id, actorId: submitterId, date: submitDate, text: description },
+  });
 }
 
 /** Get Basic Info (docs/compatibility.md#pull-requests-endpoints item 1): read code on the target project. */
