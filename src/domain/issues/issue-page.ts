@@ -107,65 +107,19 @@ export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<
   ]);
   const readCode = loaded.permissions.readCode;
   const [commits, pulls] = readCode ? await Promise.all([listIssueCommits(ctx, issueId), pullRequestsFixingIssue.ask(ctx, issueId)]) : [null, null];
-
-  const stateChanges: IssueActivity['stateChanges'] = [];
-  const refs: { data: ChangeData; date: number }[] = [];
-  for (const change of changes) {
-    const data = JSON.parse(change.data) as ChangeData;
-    if (data['@type'] === 'IssueStateChangeData') {
-      stateChanges.push({
-        userId: change.userId,
-        date: change.date,
-        oldState: data.oldState ?? '',
-        newState: data.newState ?? '',
-        reason: data.reason ?? null,
-      });
-    } else if (data['@type'].startsWith('IssueReferencedFrom')) refs.push({ data, date: change.date });
-  }
-  const issueIds = refs.map((r) => r.data.issueId).filter((id): id is number => id !== undefined);
-  const requestIds = refs.map((r) => r.data.requestId).filter((id): id is number => id !== undefined);
-  const commentIds = refs.map((r) => r.data.commentId).filter((id): id is number => id !== undefined);
-  const [issues, requests, codeComments] = await Promise.all([
-    issueIds.length ? ctx.db.selectFrom('issues').select(['id', 'projectId', 'number']).where('id', 'in', issueIds).execute() : [],
-    requestIds.length ? pullRequestNumbers.ask(ctx.db, requestIds) : [],
-    commentIds.length ? codeCommentProjects.ask(ctx.db, commentIds) : [],
-  ]);
+  const { stateChanges, refs } = readChanges(changes);
+  const rows = await referencingRows(ctx, refs);
   const projectIds = new Set<number>([
-    ...issues.map((i) => i.projectId),
-    ...requests.map((r) => r.targetProjectId),
-    ...codeComments.map((c) => c.projectId),
+    ...rows.issues.map((i) => i.projectId),
+    ...rows.requests.map((r) => r.targetProjectId),
+    ...rows.codeComments.map((c) => c.projectId),
     ...refs.map((r) => r.data.projectId).filter((id): id is number => id !== undefined),
     ...(commits ?? []).map((c) => c.projectId),
     ...(pulls ?? []).map((p) => p.targetProjectId),
   ]);
   const paths = await projectPaths(ctx, projectIds);
-  const visible = new Set<number>();
-  for (const id of projectIds) {
-    const path = paths.get(id);
-    if (path !== undefined && (await canAccess(ctx, { id, path }))) visible.add(id);
-  }
-  const referrers: IssueReferrer[] = [];
-  for (const { data, date } of refs) {
-    let referrer: IssueReferrer | null = null;
-    if (data.issueId !== undefined) {
-      const issue = issues.find((i) => i.id === data.issueId);
-      if (issue) referrer = { kind: 'issue', projectPath: paths.get(issue.projectId) ?? '', number: issue.number, key: null, date };
-      if (issue && !visible.has(issue.projectId)) referrer = null;
-    } else if (data.requestId !== undefined) {
-      const request = requests.find((r) => r.id === data.requestId);
-      if (request && visible.has(request.targetProjectId)) {
-        referrer = { kind: 'pullRequest', projectPath: paths.get(request.targetProjectId) ?? '', number: request.number, key: null, date };
-      }
-    } else if (data.commentId !== undefined) {
-      const comment = codeComments.find((c) => c.id === data.commentId);
-      if (comment && visible.has(comment.projectId)) {
-        referrer = { kind: 'codeComment', projectPath: paths.get(comment.projectId) ?? '', number: null, key: String(comment.id), date };
-      }
-    } else if (data.projectId !== undefined && data.commitHash && visible.has(data.projectId)) {
-      referrer = { kind: 'commit', projectPath: paths.get(data.projectId) ?? '', number: null, key: data.commitHash, date };
-    }
-    if (referrer) referrers.push(referrer);
-  }
+  const visible = await accessibleProjects(ctx, projectIds, paths);
+  const referrers = refs.map((ref) => referrerOf(ref, rows, paths, visible)).filter((referrer): referrer is IssueReferrer => referrer !== null);
   const names = await userNames(ctx, [
     loaded.issue.submitterId,
     ...comments.map((c) => c.userId),
@@ -185,6 +139,85 @@ export async function issueActivity(ctx: Context, loaded: LoadedIssue): Promise<
     fixingCommits: commits && commits.map((c) => ({ projectPath: paths.get(c.projectId) ?? '', commitHash: c.commitHash })),
     fixingPulls: pulls && pulls.map((row) => ({ projectPath: paths.get(row.targetProjectId) ?? '', row })),
   };
+}
+
+/** A "referenced from" change of the issue: its data and date. */
+interface ReferenceChange {
+  data: ChangeData;
+  date: number;
+}
+
+/** The issue's changes split into its state changes and its "referenced from" changes, oldest first. */
+function readChanges(changes: readonly { userId: number | null; date: number; data: string }[]): {
+  stateChanges: IssueActivity['stateChanges'];
+  refs: ReferenceChange[];
+} {
+  const stateChanges: IssueActivity['stateChanges'] = [];
+  const refs: ReferenceChange[] = [];
+  for (const change of changes) {
+    const data = JSON.parse(change.data) as ChangeData;
+    if (data['@type'] === 'IssueStateChangeData') {
+      stateChanges.push({
+        userId: change.userId,
+        date: change.date,
+        oldState: data.oldState ?? '',
+        newState: data.newState ?? '',
+        reason: data.reason ?? null,
+      });
+    } else if (data['@type'].startsWith('IssueReferencedFrom')) refs.push({ data, date: change.date });
+  }
+  return { stateChanges, refs };
+}
+
+/** The issues, pull requests and code comments the "referenced from" changes name (one query each). */
+async function referencingRows(ctx: Context, refs: readonly ReferenceChange[]) {
+  const issueIds = refs.map((r) => r.data.issueId).filter((id): id is number => id !== undefined);
+  const requestIds = refs.map((r) => r.data.requestId).filter((id): id is number => id !== undefined);
+  const commentIds = refs.map((r) => r.data.commentId).filter((id): id is number => id !== undefined);
+  const [issues, requests, codeComments] = await Promise.all([
+    issueIds.length ? ctx.db.selectFrom('issues').select(['id', 'projectId', 'number']).where('id', 'in', issueIds).execute() : [],
+    requestIds.length ? pullRequestNumbers.ask(ctx.db, requestIds) : [],
+    commentIds.length ? codeCommentProjects.ask(ctx.db, commentIds) : [],
+  ]);
+  return { issues, requests, codeComments };
+}
+
+/** The projects among `projectIds` (with their `paths`) the caller can access. */
+async function accessibleProjects(ctx: Context, projectIds: Iterable<number>, paths: Map<number, string>): Promise<Set<number>> {
+  const visible = new Set<number>();
+  for (const id of projectIds) {
+    const path = paths.get(id);
+    if (path !== undefined && (await canAccess(ctx, { id, path }))) visible.add(id);
+  }
+  return visible;
+}
+
+/** The entity a "referenced from" change names, or null when it is gone or in a project the caller can not access. */
+function referrerOf(
+  { data, date }: ReferenceChange,
+  rows: Awaited<ReturnType<typeof referencingRows>>,
+  paths: Map<number, string>,
+  visible: Set<number>,
+): IssueReferrer | null {
+  if (data.issueId !== undefined) {
+    const issue = rows.issues.find((i) => i.id === data.issueId);
+    if (!issue || !visible.has(issue.projectId)) return null;
+    return { kind: 'issue', projectPath: paths.get(issue.projectId) ?? '', number: issue.number, key: null, date };
+  }
+  if (data.requestId !== undefined) {
+    const request = rows.requests.find((r) => r.id === data.requestId);
+    if (!request || !visible.has(request.targetProjectId)) return null;
+    return { kind: 'pullRequest', projectPath: paths.get(request.targetProjectId) ?? '', number: request.number, key: null, date };
+  }
+  if (data.commentId !== undefined) {
+    const comment = rows.codeComments.find((c) => c.id === data.commentId);
+    if (!comment || !visible.has(comment.projectId)) return null;
+    return { kind: 'codeComment', projectPath: paths.get(comment.projectId) ?? '', number: null, key: String(comment.id), date };
+  }
+  if (data.projectId !== undefined && data.commitHash && visible.has(data.projectId)) {
+    return { kind: 'commit', projectPath: paths.get(data.projectId) ?? '', number: null, key: data.commitHash, date };
+  }
+  return null;
 }
 
 /** The issues of a list page with the paths of their projects and their submitters' names. */
