@@ -2,6 +2,7 @@ import type { CodeCommentReplyRow } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
+import { insertComment } from '../conversations.js';
 import { deny, requireUser } from '../actor.js';
 import { requireSelfOrAdmin } from '../users/index.js';
 import {
@@ -54,21 +55,8 @@ export async function createCodeCommentReply(ctx: Context, data: CodeCommentRepl
   const compare = await compareContextColumns(ctx.db, comment.projectId, data.compareContext);
   const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
-    const { id } = await tx
-      .insertInto('codeCommentReplies')
-      .values({ commentId: comment.id, userId, content, date, ...compare })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await tx
-      .updateTable('codeComments')
-      .set((eb) => ({
-        replyCount: eb('replyCount', '+', 1),
-        lastActivityUserId: userId,
-        lastActivityDate: date,
-        lastActivityDescription: 'replied',
-      }))
-      .where('id', '=', comment.id)
-      .execute();
+    const conversation = { table: 'codeComments', id: comment.id, counter: 'replyCount', activity: 'replied' } as const;
+    const id = await insertComment(tx, 'codeCommentReplies', { commentId: comment.id, userId, content, date, ...compare }, conversation);
     await recordCodeCommentMentions(tx, comment, content);
     await recordCodeCommentReferences(tx, comment, userId, ctx.now(), content);
     await touchPullRequest(tx, comment.comparePullRequestId, date);

@@ -3,6 +3,7 @@ import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
+import { insertComment } from '../conversations.js';
 import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
 import { deny, requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin, userExists } from '../users/index.js';
@@ -66,17 +67,8 @@ export async function createIssueComment(ctx: Context, data: IssueCommentData): 
   const content = checkContent(data.content);
   const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
-    const { id } = await tx.insertInto('issueComments').values({ issueId: data.issueId, userId, content, date }).returning('id').executeTakeFirstOrThrow();
-    await tx
-      .updateTable('issues')
-      .set((eb) => ({
-        commentCount: eb('commentCount', '+', 1),
-        lastActivityUserId: userId,
-        lastActivityDate: date,
-        lastActivityDescription: 'commented',
-      }))
-      .where('id', '=', data.issueId)
-      .execute();
+    const conversation = { table: 'issues', id: data.issueId, counter: 'commentCount', activity: 'commented' } as const;
+    const id = await insertComment(tx, 'issueComments', { issueId: data.issueId, userId, content, date }, conversation);
     await autoWatchIssue(tx, data.issueId, [userId]);
     await recordIssueMentions(tx, data.issueId, content);
     await recordReferences(tx, { kind: 'issue', issueId: issue.id, projectId: issue.projectId }, userId, ctx.now(), parseReferences(content, 'markdown'));

@@ -3,6 +3,7 @@ import type { PullRequestCommentTable } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
+import { insertComment } from '../conversations.js';
 import { recordPullRequestMentions } from './pull-request-mentions.js';
 import { loadProjectWith } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
@@ -55,17 +56,8 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
   const content = validContent(data.content);
   const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
-    const row = await tx.insertInto('pullRequestComments').values({ requestId: pr.id, userId, content, date }).returning('id').executeTakeFirstOrThrow();
-    await tx
-      .updateTable('pullRequests')
-      .set((eb) => ({
-        commentCount: eb('commentCount', '+', 1),
-        lastActivityUserId: userId,
-        lastActivityDate: date,
-        lastActivityDescription: 'commented',
-      }))
-      .where('id', '=', pr.id)
-      .execute();
+    const conversation = { table: 'pullRequests', id: pr.id, counter: 'commentCount', activity: 'commented' } as const;
+    const id = await insertComment(tx, 'pullRequestComments', { requestId: pr.id, userId, content, date }, conversation);
     await autoWatch(tx, pr.id, [userId]);
     await recordPullRequestMentions(tx, pr.id, content);
     await recordReferences(
@@ -79,7 +71,7 @@ export async function createComment(ctx: Context, data: CommentData): Promise<nu
       db: tx,
       activity: { type: 'PULL_REQUEST', action: 'COMMENTED', requestId: pr.id, actorId: userId, date, text: content },
     });
-    return row.id;
+    return id;
   });
 }
 
