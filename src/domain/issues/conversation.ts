@@ -1,4 +1,3 @@
-import type { Db } from '../../db/database.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
@@ -7,7 +6,7 @@ import { insertComment } from '../conversations.js';
 import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
 import { deny, requireUser } from '../actor.js';
 import { getUserRow, requireSelfOrAdmin, userExists } from '../users/index.js';
-import { loadAccessibleIssue, MAX_CONTENT } from './issues.js';
+import { loadAccessibleIssue, MAX_CONTENT, type LoadedIssue } from './issues.js';
 import { parseReferences, recordReferences } from './references.js';
 
 /**
@@ -17,15 +16,25 @@ import { parseReferences, recordReferences } from './references.js';
  * transaction as the row.
  */
 
-async function assertUser(db: Db, userId: number): Promise<void> {
-  if (!(await userExists(db, userId))) throw new BadRequest(`Unable to find user with id: ${userId}`);
+/**
+ * The user and issue a create body names: `userId` (the caller by default) must be the caller
+ * unless an administrator (401/403), the issue must exist (400) and be accessible, the user
+ * must exist (400).
+ */
+async function bodyUserAndIssue(ctx: Context, data: { issueId: number; userId?: number }): Promise<LoadedIssue & { userId: number }> {
+  const userId = data.userId ?? requireUser(ctx.actor);
+  requireSelfOrAdmin(ctx, userId);
+  const exists = await ctx.db.selectFrom('issues').select('id').where('id', '=', data.issueId).executeTakeFirst();
+  if (!exists) throw new BadRequest(`Issue not found: ${data.issueId}`);
+  const loaded = await loadAccessibleIssue(ctx, data.issueId);
+  if (!(await userExists(ctx.db, userId))) throw new BadRequest(`Unable to find user with id: ${userId}`);
+  return { ...loaded, userId };
 }
 
-/** Loads an issue named in a body: 400 when it does not exist, else canAccess(issue). */
-async function issueOfBody(ctx: Context, issueId: number) {
-  const exists = await ctx.db.selectFrom('issues').select('id').where('id', '=', issueId).executeTakeFirst();
-  if (!exists) throw new BadRequest(`Issue not found: ${issueId}`);
-  return loadAccessibleIssue(ctx, issueId);
+/** `row` (one naming its issue) when its issue is accessible: canAccess(issue). */
+async function withAccessibleIssue<R extends { issueId: number }>(ctx: Context, row: R): Promise<R> {
+  await loadAccessibleIssue(ctx, row.issueId);
+  return row;
 }
 
 function checkContent(content: unknown): string {
@@ -49,9 +58,7 @@ export interface IssueCommentData {
 
 /** Get: canAccess(issue). */
 export async function getIssueComment(ctx: Context, id: number) {
-  const comment = await loadRow(ctx.db, 'issueComments', id, 'Issue comment');
-  await loadAccessibleIssue(ctx, comment.issueId);
-  return comment;
+  return withAccessibleIssue(ctx, await loadRow(ctx.db, 'issueComments', id, 'Issue comment'));
 }
 
 /**
@@ -60,10 +67,7 @@ export async function getIssueComment(ctx: Context, id: number) {
  * mentioned users are recorded and watch it. Returns the id.
  */
 export async function createIssueComment(ctx: Context, data: IssueCommentData): Promise<number> {
-  const userId = data.userId ?? requireUser(ctx.actor);
-  requireSelfOrAdmin(ctx, userId);
-  const { issue } = await issueOfBody(ctx, data.issueId);
-  await assertUser(ctx.db, userId);
+  const { userId, issue } = await bodyUserAndIssue(ctx, data);
   const content = checkContent(data.content);
   const date = data.date ?? ctx.now();
   return ctx.db.transaction().execute(async (tx) => {
@@ -135,17 +139,12 @@ export interface IssueWatchData {
 
 /** Get: canAccess(issue). */
 export async function getIssueWatch(ctx: Context, id: number) {
-  const watch = await loadRow(ctx.db, 'issueWatches', id, 'Issue watch');
-  await loadAccessibleIssue(ctx, watch.issueId);
-  return watch;
+  return withAccessibleIssue(ctx, await loadRow(ctx.db, 'issueWatches', id, 'Issue watch'));
 }
 
 /** Create (docs/compatibility.md#issue-watches-and-votes): canAccess(issue) and (administrator or self); one per issue and user (409). */
 export async function createIssueWatch(ctx: Context, data: IssueWatchData): Promise<number> {
-  const userId = data.userId ?? requireUser(ctx.actor);
-  requireSelfOrAdmin(ctx, userId);
-  await issueOfBody(ctx, data.issueId);
-  await assertUser(ctx.db, userId);
+  const { userId } = await bodyUserAndIssue(ctx, data);
   return uniquely('The user already has a watch on this issue', () =>
     ctx.db.transaction().execute(async (tx) => {
       const existing = await tx.selectFrom('issueWatches').select('id').where('issueId', '=', data.issueId).where('userId', '=', userId).executeTakeFirst();
@@ -191,17 +190,12 @@ export interface IssueVoteData {
 
 /** Get: canAccess(issue). */
 export async function getIssueVote(ctx: Context, id: number) {
-  const vote = await loadRow(ctx.db, 'issueVotes', id, 'Issue vote');
-  await loadAccessibleIssue(ctx, vote.issueId);
-  return vote;
+  return withAccessibleIssue(ctx, await loadRow(ctx.db, 'issueVotes', id, 'Issue vote'));
 }
 
 /** Create (docs/compatibility.md#issue-watches-and-votes): canAccess(issue) and (administrator or self); one per issue and user (409); `voteCount` +1; date defaults to now. */
 export async function createIssueVote(ctx: Context, data: IssueVoteData): Promise<number> {
-  const userId = data.userId ?? requireUser(ctx.actor);
-  requireSelfOrAdmin(ctx, userId);
-  await issueOfBody(ctx, data.issueId);
-  await assertUser(ctx.db, userId);
+  const { userId } = await bodyUserAndIssue(ctx, data);
   // a concurrent twin passes the check too: the unique key decides, still 409
   return uniquely('The user already voted for this issue', () =>
     ctx.db.transaction().execute(async (tx) => {
