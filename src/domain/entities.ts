@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { NotFound } from '../errors.js';
+import { UNKNOWN_ID } from './context.js';
 
 /**
  * Loads one row by id from `table`, or throws NotFound(`<label> not found: <id>`).
@@ -26,6 +27,16 @@ export async function reassignAuthor(db: Db, columns: readonly { table: keyof Da
       .where(column, '=', userId)
       .execute();
   }
+}
+
+/**
+ * An area's `userDeleting` reaction (docs/compatibility.md#users-deletion): the records a deleted
+ * user authored go to the unknown user through {@link reassignAuthor}. `columns` names the author
+ * columns of each of the area's tables, updated in the order given.
+ */
+export function authorReassignment(columns: { [T in keyof Database]?: readonly (keyof Database[T] & string)[] }): (db: Db, userId: number) => Promise<void> {
+  const list = Object.entries(columns).flatMap(([table, names]) => (names ?? []).map((column) => ({ table: table as keyof Database, column })));
+  return (db, userId) => reassignAuthor(db, list, userId, UNKNOWN_ID);
 }
 
 /**

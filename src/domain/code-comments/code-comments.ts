@@ -4,8 +4,8 @@ import type { CodeCommentRow, CompareContextColumns, ProjectRow } from '../../db
 import { BadRequest } from '../../errors.js';
 import { readBlob } from '../../git/files.js';
 import { isObjectId, resolveCommit } from '../../git/repository.js';
-import { UNKNOWN_ID, type Context } from '../context.js';
-import { loadRow, reassignAuthor } from '../entities.js';
+import type { Context } from '../context.js';
+import { loadRow, authorReassignment } from '../entities.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
 import { recordMentionsOnCodeComment } from './code-comment-mentions.js';
 import { findProjectRow, loadProjectWith, type ProjectPermissions } from '../projects/index.js';
@@ -280,15 +280,4 @@ export async function deleteCodeComment(ctx: Context, id: number): Promise<void>
 }
 
 /** A deleted user's code comments and their replies go to the unknown user (the `userDeleting` reaction, docs/compatibility.md#users-deletion). */
-export function reassignCodeCommentAuthors(db: Db, userId: number): Promise<void> {
-  return reassignAuthor(
-    db,
-    [
-      { table: 'codeComments', column: 'userId' },
-      { table: 'codeComments', column: 'lastActivityUserId' },
-      { table: 'codeCommentReplies', column: 'userId' },
-    ],
-    userId,
-    UNKNOWN_ID,
-  );
-}
+export const reassignCodeCommentAuthors = authorReassignment({ codeComments: ['userId', 'lastActivityUserId'], codeCommentReplies: ['userId'] });

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { IssueRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
-import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
-import { reassignAuthor } from '../entities.js';
+import { ANONYMOUS_ID, type Context } from '../context.js';
+import { authorReassignment } from '../entities.js';
 import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
 import { forkRootId, loadProjectWith, milestoneProjectPaths, milestonesByIds, type ProjectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
@@ -481,16 +481,4 @@ export async function deleteIssue(ctx: Context, issueId: number): Promise<void> 
 }
 
 /** A deleted user's issues, their comments and changes go to the unknown user (the `userDeleting` reaction, docs/compatibility.md#users-deletion). */
-export function reassignIssueAuthors(db: Db, userId: number): Promise<void> {
-  return reassignAuthor(
-    db,
-    [
-      { table: 'issues', column: 'submitterId' },
-      { table: 'issues', column: 'lastActivityUserId' },
-      { table: 'issueComments', column: 'userId' },
-      { table: 'issueChanges', column: 'userId' },
-    ],
-    userId,
-    UNKNOWN_ID,
-  );
-}
+export const reassignIssueAuthors = authorReassignment({ issues: ['submitterId', 'lastActivityUserId'], issueComments: ['userId'], issueChanges: ['userId'] });

@@ -4,8 +4,8 @@ import type { Transaction } from 'kysely';
 import type { Database, MergeStrategy, ProjectRow, PullRequestRow, PullRequestUpdateRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, isAncestor, mergeBase, updateRefs } from '../../git/repository.js';
-import { UNKNOWN_ID, type Context } from '../context.js';
-import { reassignAuthor } from '../entities.js';
+import type { Context } from '../context.js';
+import { authorReassignment } from '../entities.js';
 import { forkRootId, getProjectRow, loadProjectWith, projectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { isUniqueViolation } from '../unique.js';
@@ -417,16 +417,8 @@ export async function referencedPullRequest(ctx: Context, requestId: number): Pr
 }
 
 /** A deleted user's pull requests, their changes and comments go to the unknown user (the `userDeleting` reaction, docs/compatibility.md#users-deletion). */
-export function reassignPullRequestAuthors(db: Db, userId: number): Promise<void> {
-  return reassignAuthor(
-    db,
-    [
-      { table: 'pullRequests', column: 'submitterId' },
-      { table: 'pullRequests', column: 'lastActivityUserId' },
-      { table: 'pullRequestChanges', column: 'userId' },
-      { table: 'pullRequestComments', column: 'userId' },
-    ],
-    userId,
-    UNKNOWN_ID,
-  );
-}
+export const reassignPullRequestAuthors = authorReassignment({
+  pullRequests: ['submitterId', 'lastActivityUserId'],
+  pullRequestChanges: ['userId'],
+  pullRequestComments: ['userId'],
+});
