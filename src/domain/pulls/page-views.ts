@@ -6,6 +6,7 @@
  * comments.ts, reviews.ts, assignments.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type { SelectQueryBuilder } from 'kysely';
 import type { BuildStatus, PullRequestRow, ReviewStatus } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
@@ -96,6 +97,11 @@ export type ActivityEntry =
   | { kind: 'change'; id: number; date: number; userId: number | null; data: PullRequestChangeData }
   | { kind: 'update'; id: number; date: number; headCommitHash: string; commits: CommitSummary[]; more: boolean };
 
+/** The newest {@link MAX_ACTIVITY_ROWS} rows of an activity query, newest first. */
+function newest<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB {
+  return query.orderBy('id', 'desc').limit(MAX_ACTIVITY_ROWS) as QB;
+}
+
 /**
  * The activity of a readable request (as returned by {@link pullRequestByNumber}) in time order:
  * comments, recorded changes (reviews, status changes, title, strategy, branch deletion …) and
@@ -105,20 +111,8 @@ export type ActivityEntry =
  */
 export async function pullRequestActivity(ctx: Context, pr: PullRequestRow): Promise<ActivityEntry[]> {
   const [comments, changes, updates] = await Promise.all([
-    ctx.db
-      .selectFrom('pullRequestComments')
-      .select(['id', 'date', 'userId', 'content'])
-      .where('requestId', '=', pr.id)
-      .orderBy('id', 'desc')
-      .limit(MAX_ACTIVITY_ROWS)
-      .execute(),
-    ctx.db
-      .selectFrom('pullRequestChanges')
-      .select(['id', 'date', 'userId', 'data'])
-      .where('requestId', '=', pr.id)
-      .orderBy('id', 'desc')
-      .limit(MAX_ACTIVITY_ROWS)
-      .execute(),
+    ctx.db.selectFrom('pullRequestComments').select(['id', 'date', 'userId', 'content']).where('requestId', '=', pr.id).$call(newest).execute(),
+    ctx.db.selectFrom('pullRequestChanges').select(['id', 'date', 'userId', 'data']).where('requestId', '=', pr.id).$call(newest).execute(),
     ctx.db.selectFrom('pullRequestUpdates').selectAll().where('requestId', '=', pr.id).orderBy('id').execute(),
   ]);
   const repo = ctx.repoPath(pr.targetProjectId);
