@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../actor.js';
 import { autoWatch } from './changes.js';
-import { assertUsersExist, canModifyPullRequest, loadReadablePullRequest, referencedPullRequest } from './pull-requests.js';
+import { assertUsersExist, canModifyPullRequest, loadReadablePullRequest, referencedPullRequest, withReadablePullRequest } from './pull-requests.js';
 
 export type PullRequestAssignmentRow = Selectable<PullRequestAssignmentTable>;
 
@@ -18,9 +18,7 @@ export async function listAssignments(ctx: Context, requestId: number): Promise<
 
 /** `GET /pull-request-assignments/{id}`: read code. */
 export async function getAssignment(ctx: Context, id: number): Promise<PullRequestAssignmentRow> {
-  const row = await loadRow(ctx.db, 'pullRequestAssignments', id, 'Pull request assignment');
-  await loadReadablePullRequest(ctx, row.requestId);
-  return row;
+  return withReadablePullRequest(ctx, await loadRow(ctx.db, 'pullRequestAssignments', id, 'Pull request assignment'));
 }
 
 async function checkModifiable(ctx: Context, pr: PullRequestRow): Promise<void> {

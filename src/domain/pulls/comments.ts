@@ -9,7 +9,7 @@ import { loadProjectWith } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
 import { autoWatch } from './changes.js';
-import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest } from './pull-requests.js';
+import { assertUsersExist, loadReadablePullRequest, MAX_DESCRIPTION, referencedPullRequest, withReadablePullRequest } from './pull-requests.js';
 
 export type PullRequestCommentRow = Selectable<PullRequestCommentTable>;
 
@@ -35,9 +35,7 @@ export async function listComments(ctx: Context, requestId: number): Promise<Pul
 
 /** `GET /pull-request-comments/{id}`: read code. */
 export async function getComment(ctx: Context, id: number): Promise<PullRequestCommentRow> {
-  const row = await loadRow(ctx.db, 'pullRequestComments', id, 'Pull request comment');
-  await loadReadablePullRequest(ctx, row.requestId);
-  return row;
+  return withReadablePullRequest(ctx, await loadRow(ctx.db, 'pullRequestComments', id, 'Pull request comment'));
 }
 
 /**

@@ -123,6 +123,15 @@ export async function loadReadablePullRequest(ctx: Context, requestId: number): 
   return pr;
 }
 
+/**
+ * `row` (a review, assignment, comment or watch, naming its request) when the caller may read
+ * its request: read code on the target project (404/401/403).
+ */
+export async function withReadablePullRequest<R extends { requestId: number }>(ctx: Context, row: R): Promise<R> {
+  await loadReadablePullRequest(ctx, row.requestId);
+  return row;
+}
+
 /** Get Updates (docs/compatibility.md#pull-requests-endpoints item 8): read code; the updates of a request, oldest first. */
 export async function getUpdates(ctx: Context, requestId: number): Promise<PullRequestUpdateRow[]> {
   const pr = await loadReadablePullRequest(ctx, requestId);

@@ -6,7 +6,7 @@ import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../actor.js';
 import { autoWatch, recordChange } from './changes.js';
-import { assertUsersExist, loadReadablePullRequest, referencedPullRequest } from './pull-requests.js';
+import { assertUsersExist, loadReadablePullRequest, referencedPullRequest, withReadablePullRequest } from './pull-requests.js';
 
 export type PullRequestReviewRow = Selectable<PullRequestReviewTable>;
 
@@ -27,9 +27,7 @@ export async function listReviews(ctx: Context, requestId: number): Promise<Pull
 
 /** `GET /pull-request-reviews/{id}`: read code on the request's target project. */
 export async function getReview(ctx: Context, id: number): Promise<PullRequestReviewRow> {
-  const row = await loadRow(ctx.db, 'pullRequestReviews', id, 'Pull request review');
-  await loadReadablePullRequest(ctx, row.requestId);
-  return row;
+  return withReadablePullRequest(ctx, await loadRow(ctx.db, 'pullRequestReviews', id, 'Pull request review'));
 }
 
 /**

@@ -5,7 +5,7 @@ import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { deny, requireUser } from '../actor.js';
-import { assertUsersExist, loadReadablePullRequest, referencedPullRequest } from './pull-requests.js';
+import { assertUsersExist, loadReadablePullRequest, referencedPullRequest, withReadablePullRequest } from './pull-requests.js';
 
 export type PullRequestWatchRow = Selectable<PullRequestWatchTable>;
 
@@ -24,9 +24,7 @@ export async function listWatches(ctx: Context, requestId: number): Promise<Pull
 
 /** `GET /pull-request-watches/{id}`: read code. */
 export async function getWatch(ctx: Context, id: number): Promise<PullRequestWatchRow> {
-  const row = await loadRow(ctx.db, 'pullRequestWatches', id, 'Pull request watch');
-  await loadReadablePullRequest(ctx, row.requestId);
-  return row;
+  return withReadablePullRequest(ctx, await loadRow(ctx.db, 'pullRequestWatches', id, 'Pull request watch'));
 }
 
 async function checkWatch(ctx: Context, requestId: number, userId: number): Promise<void> {
