@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
-import type { IssueRow, ProjectRow } from '../../db/schema.js';
+import type { Selectable } from 'kysely';
+import type { Database, IssueRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { authorReassignment } from '../entities.js';
@@ -197,34 +198,39 @@ export async function getIssue(ctx: Context, issueId: number): Promise<IssueRow>
   return (await loadAccessibleIssue(ctx, issueId)).issue;
 }
 
+/** The rows of one of an issue's sub-tables in id order: canAccess(issue). */
+async function listOfIssue<T extends 'issueFields' | 'issueChanges' | 'issueComments' | 'issueVotes' | 'issueWatches'>(
+  ctx: Context,
+  table: T,
+  issueId: number,
+): Promise<Selectable<Database[T]>[]> {
+  await loadAccessibleIssue(ctx, issueId);
+  return (ctx.db as any).selectFrom(table).selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+}
+
 /** Sub-lists of docs/compatibility.md#issues (`/fields`, `/changes`, `/comments`, `/votes`, `/watches`): canAccess(issue), in id order. */
 export async function listIssueFields(ctx: Context, issueId: number) {
-  await loadAccessibleIssue(ctx, issueId);
-  return ctx.db.selectFrom('issueFields').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+  return listOfIssue(ctx, 'issueFields', issueId);
 }
 
 /** The change records of an issue, oldest first. */
 export async function listIssueChanges(ctx: Context, issueId: number) {
-  await loadAccessibleIssue(ctx, issueId);
-  return ctx.db.selectFrom('issueChanges').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+  return listOfIssue(ctx, 'issueChanges', issueId);
 }
 
 /** The comments of an issue, oldest first. */
 export async function listIssueComments(ctx: Context, issueId: number) {
-  await loadAccessibleIssue(ctx, issueId);
-  return ctx.db.selectFrom('issueComments').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+  return listOfIssue(ctx, 'issueComments', issueId);
 }
 
 /** The votes of an issue. */
 export async function listIssueVotes(ctx: Context, issueId: number) {
-  await loadAccessibleIssue(ctx, issueId);
-  return ctx.db.selectFrom('issueVotes').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+  return listOfIssue(ctx, 'issueVotes', issueId);
 }
 
 /** The watches of an issue. */
 export async function listIssueWatches(ctx: Context, issueId: number) {
-  await loadAccessibleIssue(ctx, issueId);
-  return ctx.db.selectFrom('issueWatches').selectAll().where('issueId', '=', issueId).orderBy('id').execute();
+  return listOfIssue(ctx, 'issueWatches', issueId);
 }
 
 /** The milestones an issue is scheduled into. */
