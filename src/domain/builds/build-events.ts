@@ -15,7 +15,7 @@ import { findPullRequestRow, getMergePreview, getPullRequestRow, latestUpdate } 
 import { findProjectRow, getProjectRow, requiredJobs } from '../projects/index.js';
 import { findJob, lastReadableSpec, specAt } from './spec.js';
 import { readLog } from './storage.js';
-import { createFailedBuild, FINISHED, newPipeline, seededPipeline, submitBuild } from './submit.js';
+import { createFailedBuild, FINISHED, jobRefBuilds, newPipeline, seededPipeline, submitBuild } from './submit.js';
 import { notifySchedulers } from './wakeup.js';
 
 /**
@@ -325,12 +325,8 @@ export async function onBuildFinished(ctx: Context, buildId: number): Promise<vo
 
   const job = findJob(spec.spec, build.jobName);
   if (!job || job.postBuildActions.length === 0) return;
-  const previous = await ctx.db
-    .selectFrom('builds')
+  const previous = await jobRefBuilds(ctx.db, build)
     .select('status')
-    .where('projectId', '=', build.projectId)
-    .where('jobName', '=', build.jobName)
-    .where('refName', '=', build.refName)
     .where('number', '<', build.number)
     .where('status', 'in', FINISHED)
     .orderBy('number', 'desc')
