@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { BuildSpec, Job, ParamSpec } from '../../ci/build-spec.js';
-import { expandParams, type ParamMap } from '../../ci/triggers.js';
+import { expandParams, type ParamMap, type TriggerMatch } from '../../ci/triggers.js';
 import type { Transaction } from 'kysely';
 import type { BuildRow, BuildStatus, Database } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
@@ -14,7 +14,7 @@ import { isAncestor } from '../../git/merge.js';
 import { isObjectId } from '../../git/names.js';
 import { refHead, resolveCommit } from '../../git/refs.js';
 import type { Db } from '../../db/database.js';
-import type { Context } from '../context.js';
+import { SYSTEM_ID, type Context } from '../context.js';
 import { forkRootId, takeNextNumber } from '../projects/index.js';
 import { setBuildCommit } from '../pulls/index.js';
 import { appendLog, resetBuildStorage } from './storage.js';
@@ -160,6 +160,31 @@ async function paramKeys(ctx: Context, buildIds: readonly number[]): Promise<Map
   const byBuild = new Map<number, ParamRow[]>(buildIds.map((id) => [id, []]));
   for (const r of rows) byBuild.get(r.buildId)!.push(r);
   return new Map([...byBuild].map(([id, list]) => [id, paramKey(list)]));
+}
+
+/**
+ * The submission of one param set of a trigger match: by the system, for the match's job and
+ * reason, the params the trigger declares secret taken as secret names, and a submission the
+ * spec refuses giving a FAILED build (`failWhenRefused`).
+ */
+export function triggeredRequest(
+  match: TriggerMatch,
+  params: ParamMap,
+  at: { projectId: number; commitHash: string; refName: string; requestId: number | null; pipeline: string },
+): SubmitRequest {
+  return {
+    projectId: at.projectId,
+    commitHash: at.commitHash,
+    refName: at.refName,
+    jobName: match.job.name,
+    params,
+    secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
+    reason: match.reason,
+    pipeline: at.pipeline,
+    submitterId: SYSTEM_ID,
+    requestId: at.requestId,
+    failWhenRefused: true,
+  };
 }
 
 /**
