@@ -165,7 +165,7 @@ async function paramKeys(ctx: Context, buildIds: readonly number[]): Promise<Map
 /**
  * The submission of one param set of a trigger match: by the system, for the match's job and
  * reason, the params the trigger declares secret taken as secret names, and a submission the
- * spec refuses giving a FAILED build (`failWhenRefused`).
+ * spec refuses giving a FAILED build (`failWhenRefused`; docs/compatibility.md#builds-triggers).
  */
 export function triggeredRequest(
   match: TriggerMatch,
@@ -232,7 +232,9 @@ async function refusedBuild(ctx: Context, spec: BuildSpec, req: SubmitRequest, r
 
 /**
  * The builds of one job on one ref of a project: the stream in which a build's predecessors
- * (its previous status, the older builds it cancels) and duplicates are looked up.
+ * (its previous status, the older builds it cancels) and duplicates are looked up
+ * (docs/compatibility.md#builds-lifecycle, docs/compatibility.md#builds-creating-builds). A query
+ * to select from and narrow further.
  */
 export function jobRefBuilds(db: Db, of: { projectId: number; jobName: string; refName: string }) {
   return db.selectFrom('builds').where('projectId', '=', of.projectId).where('jobName', '=', of.jobName).where('refName', '=', of.refName);
