@@ -64,7 +64,7 @@ const TABLE_OWNERS = {
   outbox: ['outboxEvents', 'outboxAttempts', 'outboxMessages'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
-const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree';
+const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree|namedEntity';
 /** `no-restricted-syntax` entries refusing the tables of every area but `area` (all of them when null). */
 function foreignTables(area) {
   return Object.entries(TABLE_OWNERS)

@@ -200,6 +200,17 @@ function tagged(node: SpecNode, where: string, what: string, problems: Problems)
   return node.tag.slice(1);
 }
 
+/** One step being read: its map, place, node, name and condition; `interp` collects a field's text for the `@...@` check. */
+interface StepReading {
+  sr: MapReader;
+  w: string;
+  node: SpecNode;
+  base: { name: string; condition: StepCondition };
+  problems: Problems;
+  interpolated: Interpolated[];
+  interp: (key: string, text: string | null) => void;
+}
+
 function readStep(node: SpecNode, where: string, problems: Problems, interpolated: Interpolated[], secrets: Set<string>): Step | null {
   const type = tagged(node, where, 'step', problems);
   if (!type) return null;
@@ -216,60 +227,15 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
   const interp = (key: string, text: string | null): void => {
     if (text !== null) interpolated.push({ where: `${w} › ${key}`, node: sr.raw(key) ?? node, text });
   };
+  const reading: StepReading = { sr, w, node, base: { name, condition: cond }, problems, interpolated, interp };
   let step: Step | null = null;
   switch (type) {
-    case 'CheckoutStep': {
-      const cloneDepth = sr.optionalInteger('cloneDepth', 1);
-      const checkoutPath = sr.string('checkoutPath');
-      interp('checkoutPath', checkoutPath);
-      const s: CheckoutStep = {
-        type,
-        name,
-        condition: cond,
-        cloneCredential: readCredential(sr, w, problems, secrets),
-        withLfs: sr.boolean('withLfs', false),
-        withSubmodules: sr.boolean('withSubmodules', false),
-        cloneDepth,
-        checkoutPath,
-      };
-      step = s;
+    case 'CheckoutStep':
+      step = readCheckoutStep(reading, secrets);
       break;
-    }
-    case 'CommandStep': {
-      const runInContainer = sr.boolean('runInContainer', true);
-      sr.ignore('image', 'runAs', 'registryLogins');
-      if (runInContainer) {
-        problems.add(
-          w,
-          node,
-          "runInContainer: true is not supported (jobs run on the server's shell executor, no container image is pulled); set 'runInContainer: false' on this step and install what its commands need on the server",
-        );
-      }
-      const interpreter = readInterpreter(sr, w, problems);
-      if (interpreter) interp('interpreter', interpreter.commands);
-      const envVars = sr.list('envVars').flatMap((n, i) => {
-        const er = asMap(n, `${w} › envVars[${i}]`, problems);
-        if (!er) return [];
-        const envName = er.string('name', { required: true });
-        const value = er.string('value') ?? '';
-        er.finish();
-        if (envName === null) return [];
-        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(envName)) problems.add(er.where, n, `invalid environment variable name '${envName}'`);
-        interpolated.push({ where: `${er.where} › value`, node: n, text: value });
-        return [{ name: envName, value }];
-      });
-      const s: CommandStep = {
-        type,
-        name,
-        condition: cond,
-        runInContainer: false,
-        interpreter: interpreter ?? { type: 'DefaultInterpreter', commands: '' },
-        envVars,
-        useTTY: sr.boolean('useTTY', false),
-      };
-      step = s;
+    case 'CommandStep':
+      step = readCommandStep(reading);
       break;
-    }
     case 'PublishArtifactStep': {
       const sourcePath = sr.string('sourcePath');
       const artifacts = sr.string('artifacts', { required: true }) ?? '';
@@ -297,6 +263,54 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
   }
   sr.finish();
   return step;
+}
+
+function readCheckoutStep({ sr, w, base, problems, interp }: StepReading, secrets: Set<string>): CheckoutStep {
+  const cloneDepth = sr.optionalInteger('cloneDepth', 1);
+  const checkoutPath = sr.string('checkoutPath');
+  interp('checkoutPath', checkoutPath);
+  return {
+    type: 'CheckoutStep',
+    ...base,
+    cloneCredential: readCredential(sr, w, problems, secrets),
+    withLfs: sr.boolean('withLfs', false),
+    withSubmodules: sr.boolean('withSubmodules', false),
+    cloneDepth,
+    checkoutPath,
+  };
+}
+
+function readCommandStep({ sr, w, node, base, problems, interpolated, interp }: StepReading): CommandStep {
+  const runInContainer = sr.boolean('runInContainer', true);
+  sr.ignore('image', 'runAs', 'registryLogins');
+  if (runInContainer) {
+    problems.add(
+      w,
+      node,
+      "runInContainer: true is not supported (jobs run on the server's shell executor, no container image is pulled); set 'runInContainer: false' on this step and install what its commands need on the server",
+    );
+  }
+  const interpreter = readInterpreter(sr, w, problems);
+  if (interpreter) interp('interpreter', interpreter.commands);
+  const envVars = sr.list('envVars').flatMap((n, i) => {
+    const er = asMap(n, `${w} › envVars[${i}]`, problems);
+    if (!er) return [];
+    const envName = er.string('name', { required: true });
+    const value = er.string('value') ?? '';
+    er.finish();
+    if (envName === null) return [];
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(envName)) problems.add(er.where, n, `invalid environment variable name '${envName}'`);
+    interpolated.push({ where: `${er.where} › value`, node: n, text: value });
+    return [{ name: envName, value }];
+  });
+  return {
+    type: 'CommandStep',
+    ...base,
+    runInContainer: false,
+    interpreter: interpreter ?? { type: 'DefaultInterpreter', commands: '' },
+    envVars,
+    useTTY: sr.boolean('useTTY', false),
+  };
 }
 
 function readCredential(sr: MapReader, where: string, problems: Problems, secrets: Set<string>): CloneCredential {

@@ -147,12 +147,29 @@ function fromDatabase<T>(read: (this: T) => Promise<void>): (this: T) => Promise
  * observer): the last server created in a process records them.
  */
 export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats): Metrics {
-  const availability = availabilityOf(db);
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'gitloom_' });
   const requests = new RequestHistogram(SECONDS);
   registry.registerMetric(requests.histogram('gitloom_http_request_duration_seconds', 'HTTP request latency by method, route pattern and status'));
   registry.registerMetric(requests.counter('gitloom_http_requests_total', 'HTTP requests by method, route pattern and status'));
+  const observeGitTransfer = registerGitMetrics(registry);
+  const observeOutboxAttempt = registerOutboxAttemptMetrics(registry);
+  registerBacklogGauges(registry, db);
+  registerDatabaseGauges(registry, db, poolStats);
+  return {
+    registry,
+    observeRequest: (method, route, status, seconds) => requests.observe(method, route, status, seconds),
+    observeGitTransfer,
+    observeOutboxAttempt,
+  };
+}
+
+/**
+ * Registers the git metrics: commands by subcommand and outcome with their durations (observed
+ * from the git runner, process-wide) and the bytes moved by smart HTTP, which the returned
+ * recorder counts.
+ */
+function registerGitMetrics(registry: client.Registry): Metrics['observeGitTransfer'] {
   const gitCommands = new client.Counter({
     name: 'gitloom_git_commands_total',
     help: 'git processes run, by subcommand and outcome',
@@ -172,6 +189,20 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     labelNames: ['direction'],
     registers: [registry],
   });
+  configureGit({
+    onCommand(args, ms, exitCode) {
+      const command = subcommand(args);
+      gitCommands.inc({ command, outcome: exitCode === 0 ? 'ok' : 'error' });
+      gitDuration.observe({ command }, ms / 1000);
+    },
+  });
+  return (direction, bytes) => {
+    if (bytes > 0) gitBytes.inc({ direction }, bytes);
+  };
+}
+
+/** Registers the outbox's send attempts by kind and outcome with their durations; returns their recorder. */
+function registerOutboxAttemptMetrics(registry: client.Registry): Metrics['observeOutboxAttempt'] {
   const outboxAttempts = new client.Counter({
     name: 'gitloom_outbox_attempts_total',
     help: 'Webhook and mail send attempts by kind and outcome',
@@ -185,6 +216,18 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
     buckets: SECONDS,
     registers: [registry],
   });
+  return (kind, succeeded, ms) => {
+    outboxAttempts.inc({ kind, outcome: succeeded ? 'delivered' : 'failed' });
+    outboxDuration.observe({ kind }, ms / 1000);
+  };
+}
+
+/**
+ * Registers what is read from the database at each scrape: the journal's and the outbox's lag,
+ * the pending messages, the unfinished builds by status, and the durations of the jobs
+ * finished since the previous scrape.
+ */
+function registerBacklogGauges(registry: client.Registry, db: Kysely<Database>): void {
   new client.Gauge({
     name: 'gitloom_journal_lag_seconds',
     help: 'Age of the oldest ref change (push, merge, API edit) whose reactions have not run',
@@ -233,6 +276,11 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
       }
     }),
   });
+}
+
+/** Registers the database's health: whether it answered the last statement, and its pool's connections. */
+function registerDatabaseGauges(registry: client.Registry, db: Kysely<Database>, poolStats: () => PoolStats): void {
+  const availability = availabilityOf(db);
   new client.Gauge({
     name: 'gitloom_database_up',
     help: 'Whether the database answered the last statement (0 during an outage)',
@@ -253,24 +301,4 @@ export function createMetrics(db: Kysely<Database>, poolStats: () => PoolStats):
       this.set({ state: 'waiting' }, stats.waiting);
     },
   });
-
-  configureGit({
-    onCommand(args, ms, exitCode) {
-      const command = subcommand(args);
-      gitCommands.inc({ command, outcome: exitCode === 0 ? 'ok' : 'error' });
-      gitDuration.observe({ command }, ms / 1000);
-    },
-  });
-
-  return {
-    registry,
-    observeRequest: (method, route, status, seconds) => requests.observe(method, route, status, seconds),
-    observeGitTransfer(direction, bytes) {
-      if (bytes > 0) gitBytes.inc({ direction }, bytes);
-    },
-    observeOutboxAttempt(kind, succeeded, ms) {
-      outboxAttempts.inc({ kind, outcome: succeeded ? 'delivered' : 'failed' });
-      outboxDuration.observe({ kind }, ms / 1000);
-    },
-  };
 }

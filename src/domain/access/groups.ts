@@ -3,11 +3,8 @@ import type { Db } from '../../db/database.js';
 import type { GroupTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
-import { loadRow } from '../entities.js';
-import { requireAdmin } from '../actor.js';
 import { getSecuritySetting } from '../settings/index.js';
-import { assertNameFree as assertNamed, queryByName } from '../query/index.js';
-import { uniquely } from '../unique.js';
+import { namedEntity } from '../query/index.js';
 
 export type GroupRow = Selectable<GroupTable>;
 
@@ -25,9 +22,7 @@ function validateGroupName(name: unknown): string {
   return name.trim();
 }
 
-function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
-  return assertNamed(db, 'groups', name, `Group name already used: ${name}`, { ignoringCase: true, exceptId });
-}
+const groups = namedEntity('Group', 'groups', { taken: 'Group', ignoringCase: true });
 
 /** Loads a group or throws BadRequest — for references inside request bodies. */
 export async function referencedGroup(db: Db, groupId: number): Promise<GroupRow> {
@@ -38,62 +33,44 @@ export async function referencedGroup(db: Db, groupId: number): Promise<GroupRow
 
 /** Get group (administrators; docs/compatibility.md#groups-and-memberships). */
 export async function getGroup(ctx: Context, groupId: number): Promise<GroupRow> {
-  requireAdmin(ctx.actor);
-  return loadRow(ctx.db, 'groups', groupId, 'Group');
+  return groups.get(ctx, groupId);
 }
 
 /** Query groups (administrators): `name` case-insensitive whole-name match with `*`; by name. */
 export async function queryGroups(ctx: Context, name: string | undefined, offset: number, count: number): Promise<GroupRow[]> {
-  requireAdmin(ctx.actor);
-  return queryByName(ctx.db, 'groups', name, offset, count);
+  return groups.query(ctx, name, offset, count);
 }
 
 /** Create a group (administrators). Name required and unique case-insensitively (409). */
 export async function createGroup(ctx: Context, data: GroupData): Promise<number> {
-  requireAdmin(ctx.actor);
-  const name = validateGroupName(data.name);
-  return uniquely(`Group name already used: ${name}`, () =>
-    ctx.db.transaction().execute(async (tx) => {
-      await assertNameFree(tx, name);
-      const { id } = await tx
-        .insertInto('groups')
-        .values({
-          name,
-          description: data.description ?? null,
-          administrator: data.administrator ? 1 : 0,
-          createRootProjects: data.createRootProjects ? 1 : 0,
-          enforce2fa: data.enforce2FA ? 1 : 0,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return id;
-    }),
-  );
+  return groups.create(ctx, () => ({
+    name: validateGroupName(data.name),
+    description: data.description ?? null,
+    administrator: data.administrator ? 1 : 0,
+    createRootProjects: data.createRootProjects ? 1 : 0,
+    enforce2fa: data.enforce2FA ? 1 : 0,
+  }));
 }
 
 /** Update a group (administrators): partial merge; a new name must be unique (409); a rename is carried into protections. */
 export async function updateGroup(ctx: Context, groupId: number, data: GroupData): Promise<void> {
-  requireAdmin(ctx.actor);
-  const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
+  const group = await groups.get(ctx, groupId);
   const name = data.name === undefined ? group.name : validateGroupName(data.name);
   const flag = (v: boolean | undefined, current: number) => (v === undefined ? current : v ? 1 : 0);
-  await uniquely(`Group name already used: ${name}`, () =>
-    ctx.db.transaction().execute(async (tx) => {
-      if (name.toLowerCase() !== group.name.toLowerCase()) await assertNameFree(tx, name, groupId);
-      if (name !== group.name) await ctx.events.dispatchInTransaction('principalRenamed', { db: tx, kind: 'group', from: group.name, to: name });
-      await tx
-        .updateTable('groups')
-        .set({
-          name,
-          description: data.description === undefined ? group.description : data.description,
-          administrator: flag(data.administrator, group.administrator),
-          createRootProjects: flag(data.createRootProjects, group.createRootProjects),
-          enforce2fa: flag(data.enforce2FA, group.enforce2fa),
-        })
-        .where('id', '=', groupId)
-        .execute();
-    }),
-  );
+  await groups.update(ctx, group, name, async (tx) => {
+    if (name !== group.name) await ctx.events.dispatchInTransaction('principalRenamed', { db: tx, kind: 'group', from: group.name, to: name });
+    await tx
+      .updateTable('groups')
+      .set({
+        name,
+        description: data.description === undefined ? group.description : data.description,
+        administrator: flag(data.administrator, group.administrator),
+        createRootProjects: flag(data.createRootProjects, group.createRootProjects),
+        enforce2fa: flag(data.enforce2FA, group.enforce2fa),
+      })
+      .where('id', '=', groupId)
+      .execute();
+  });
 }
 
 /**
@@ -102,8 +79,7 @@ export async function updateGroup(ctx: Context, groupId: number, data: GroupData
  * memberships cascade.
  */
 export async function deleteGroup(ctx: Context, groupId: number): Promise<void> {
-  requireAdmin(ctx.actor);
-  const group = await loadRow(ctx.db, 'groups', groupId, 'Group');
+  const group = await groups.get(ctx, groupId);
   const places: string[] = [];
   await ctx.events.dispatchInTransaction('principalDeleting', { db: ctx.db, kind: 'group', name: group.name, usages: places });
   if ((await getSecuritySetting(ctx)).defaultLoginGroupId === groupId) places.unshift('default login group of the security setting');
@@ -115,7 +91,6 @@ export async function deleteGroup(ctx: Context, groupId: number): Promise<void> 
 
 /** The memberships of a group (administrators). */
 export async function groupMemberships(ctx: Context, groupId: number) {
-  requireAdmin(ctx.actor);
-  await loadRow(ctx.db, 'groups', groupId, 'Group');
+  await groups.get(ctx, groupId);
   return ctx.db.selectFrom('memberships').selectAll().where('groupId', '=', groupId).orderBy('id').execute();
 }

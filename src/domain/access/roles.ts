@@ -1,13 +1,9 @@
-import type { Db } from '../../db/database.js';
 import type { RoleRow } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
-import { loadRow } from '../entities.js';
 import type { JobPrivilege } from '../projects/index.js';
-import { requireAdmin } from '../actor.js';
 import { validatePatternSet } from '../pattern-sets.js';
-import { assertNameFree as assertNamed, queryByName } from '../query/index.js';
-import { uniquely } from '../unique.js';
+import { namedEntity } from '../query/index.js';
 
 /** Role JSON as input (docs/compatibility.md#roles); every field optional for the partial merge. */
 export interface RoleData {
@@ -88,9 +84,7 @@ function validateRoleName(name: unknown): string {
   return name.trim();
 }
 
-function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
-  return assertNamed(db, 'roles', name, `Role name already used: ${name}`, { ignoringCase: true, exceptId });
-}
+const roles = namedEntity('Role', 'roles', { taken: 'Role', ignoringCase: true });
 
 function validateCodePrivilege(value: unknown): 'NONE' | 'READ' | 'WRITE' {
   if (value !== 'NONE' && value !== 'READ' && value !== 'WRITE') throw new BadRequest('codePrivilege must be one of NONE, READ, WRITE');
@@ -130,8 +124,7 @@ function toColumns(data: RoleData, current: RoleRow | null) {
 
 /** Get role (administrators; docs/compatibility.md#roles). NotFound for an unknown id. */
 export async function getRole(ctx: Context, roleId: number): Promise<RoleRow> {
-  requireAdmin(ctx.actor);
-  return loadRow(ctx.db, 'roles', roleId, 'Role');
+  return roles.get(ctx, roleId);
 }
 
 /**
@@ -139,43 +132,28 @@ export async function getRole(ctx: Context, roleId: number): Promise<RoleRow> {
  * wildcard; ordered by name.
  */
 export async function queryRoles(ctx: Context, name: string | undefined, offset: number, count: number): Promise<RoleRow[]> {
-  requireAdmin(ctx.actor);
-  return queryByName(ctx.db, 'roles', name, offset, count);
+  return roles.query(ctx, name, offset, count);
 }
 
 /** Create a role (administrators). Name required and unique (409); `@type` validated (400). Returns the id. */
 export async function createRole(ctx: Context, data: RoleData): Promise<number> {
-  requireAdmin(ctx.actor);
-  const name = validateRoleName(data.name);
-  const columns = toColumns(data, null);
-  return uniquely(`Role name already used: ${name}`, () =>
-    ctx.db.transaction().execute(async (tx) => {
-      await assertNameFree(tx, name);
-      const { id } = await tx
-        .insertInto('roles')
-        .values({ name, ...columns })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return id;
-    }),
-  );
+  return roles.create(ctx, () => {
+    const name = validateRoleName(data.name);
+    return { name, ...toColumns(data, null) };
+  });
 }
 
 /** Update a role (administrators): partial merge; a new name must be unique (409). */
 export async function updateRole(ctx: Context, roleId: number, data: RoleData): Promise<void> {
-  requireAdmin(ctx.actor);
-  const role = await loadRow(ctx.db, 'roles', roleId, 'Role');
+  const role = await roles.get(ctx, roleId);
   const name = data.name === undefined ? role.name : validateRoleName(data.name);
   const columns = toColumns(data, role);
-  await uniquely(`Role name already used: ${name}`, () =>
-    ctx.db.transaction().execute(async (tx) => {
-      if (name.toLowerCase() !== role.name.toLowerCase()) await assertNameFree(tx, name, roleId);
-      await tx
-        .updateTable('roles')
-        .set({ name, ...columns })
-        .where('id', '=', roleId)
-        .execute();
-    }),
+  await roles.update(ctx, role, name, (tx) =>
+    tx
+      .updateTable('roles')
+      .set({ name, ...columns })
+      .where('id', '=', roleId)
+      .execute(),
   );
 }
 
@@ -184,8 +162,7 @@ export async function updateRole(ctx: Context, roleId: number, data: RoleData): 
  * project's default role is refused with 409 (docs/compatibility.md#gitloom-differs-errors "in use"), naming the places.
  */
 export async function deleteRole(ctx: Context, roleId: number): Promise<void> {
-  requireAdmin(ctx.actor);
-  const role = await loadRow(ctx.db, 'roles', roleId, 'Role');
+  const role = await roles.get(ctx, roleId);
   await ctx.db.transaction().execute(async (tx) => {
     const places: string[] = [];
     await ctx.events.dispatchInTransaction('roleDeleting', { db: tx, roleId, usages: places });

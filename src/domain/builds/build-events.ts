@@ -15,7 +15,7 @@ import { findPullRequestRow, getMergePreview, getPullRequestRow, latestUpdate } 
 import { findProjectRow, getProjectRow, requiredJobs } from '../projects/index.js';
 import { findJob, lastReadableSpec, specAt } from './spec.js';
 import { readLog } from './storage.js';
-import { createFailedBuild, FINISHED, newPipeline, seededPipeline, submitBuild } from './submit.js';
+import { createFailedBuild, FINISHED, jobRefBuilds, newPipeline, seededPipeline, submitBuild, triggeredRequest } from './submit.js';
 import { notifySchedulers } from './wakeup.js';
 
 /**
@@ -35,21 +35,8 @@ async function submitMatches(
     const pipeline = base.pipeline ?? (base.pipelineSeed !== undefined ? seededPipeline(base.pipelineSeed, index) : newPipeline());
     for (const params of match.paramSets) {
       try {
-        ids.push(
-          await submitBuild(ctx, {
-            projectId: base.projectId,
-            commitHash: base.commitHash,
-            refName: match.refName,
-            jobName: match.job.name,
-            params,
-            secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
-            reason: match.reason,
-            pipeline,
-            submitterId: SYSTEM_ID,
-            requestId: base.requestId,
-            failWhenRefused: true,
-          }),
-        );
+        const at = { projectId: base.projectId, commitHash: base.commitHash, refName: match.refName, requestId: base.requestId, pipeline };
+        ids.push(await submitBuild(ctx, triggeredRequest(match, params, at)));
       } catch (error) {
         errors.push(error);
       }
@@ -325,12 +312,8 @@ export async function onBuildFinished(ctx: Context, buildId: number): Promise<vo
 
   const job = findJob(spec.spec, build.jobName);
   if (!job || job.postBuildActions.length === 0) return;
-  const previous = await ctx.db
-    .selectFrom('builds')
+  const previous = await jobRefBuilds(ctx.db, build)
     .select('status')
-    .where('projectId', '=', build.projectId)
-    .where('jobName', '=', build.jobName)
-    .where('refName', '=', build.refName)
     .where('number', '<', build.number)
     .where('status', 'in', FINISHED)
     .orderBy('number', 'desc')

@@ -200,71 +200,84 @@ async function fieldCriteria(ctx: Context, field: string, operator: string, raw:
       const op = operator === 'is' ? '=' : operator === 'is greater than' ? '>' : '<';
       return (eb) => eb.and([eb('builds.numberScopeId', '=', ref.numberScopeId), eb('builds.number', op, ref.number)]);
     }
-    case 'Commit': {
-      const sep = v.indexOf(':');
-      if (sep < 0 && /^[0-9a-f]{7,64}$/i.test(v.trim())) {
-        // A bare hash (docs/compatibility.md#builds-query-language): a commit of any project; abbreviated = prefix.
-        const hash = v.trim().toLowerCase();
-        return hash.length === 40 || hash.length === 64 ? (eb) => eb('builds.commitHash', '=', hash) : likeCondition('builds.commitHash', `${hash}%`);
-      }
-      if (sep <= 0) throw new QuerySyntaxError(`Invalid commit: ${v} (expected a commit hash or projectPath:revision)`);
-      const project = await findProjectByPath(ctx.db, v.slice(0, sep));
-      if (!project) throw new QuerySyntaxError(`Unable to find project: ${v.slice(0, sep)}`);
-      const revision = v.slice(sep + 1);
-      const commit = revision && !revision.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), revision) : null;
-      if (!commit) throw new QuerySyntaxError(`Unable to find commit: ${v}`);
-      return (eb) => eb.and([eb('builds.projectId', '=', project.id), eb('builds.commitHash', '=', commit)]);
-    }
-    case 'Pull Request': {
-      if (empty) return (eb) => eb('builds.requestId', 'is', null);
-      const match = /^(.*)#(\d+)$/.exec(v.trim());
-      if (!match || !match[1]) throw new QuerySyntaxError(`Invalid pull request reference: ${v}`);
-      const project = await findProjectByPath(ctx.db, match[1]);
-      if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
-      const pr = await findPullRequestAt(ctx.db, project.id, parseIntegerValue('Number', match[2]));
-      if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${v}`);
-      return (eb) => eb('builds.requestId', '=', pr.id);
-    }
-    case 'Label': {
-      const specId = await labelSpecIdByName(ctx.db, v);
-      if (specId === null) throw new QuerySyntaxError(`Unable to find label: ${v}`);
-      return (eb) =>
-        eb.exists(
-          eb.selectFrom('buildLabels').select('buildLabels.id').whereRef('buildLabels.buildId', '=', 'builds.id').where('buildLabels.specId', '=', specId),
-        );
-    }
+    case 'Commit':
+      return commitCriterion(ctx, v);
+    case 'Pull Request':
+      return empty ? (eb) => eb('builds.requestId', 'is', null) : pullRequestCriterion(ctx, v);
+    case 'Label':
+      return labelCriterion(ctx, v);
     default: {
       const dateColumn = DATE_COLUMNS[field];
       if (dateColumn) {
         const date = parseQueryDate(v, now).getTime();
         return (eb) => eb(dateColumn, operator === 'is since' ? '>' : '<', date);
       }
-      // A job param (extra field): exact value, or no non-null value.
-      if (empty) {
-        return (eb) =>
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('buildParams')
-                .select('buildParams.id')
-                .whereRef('buildParams.buildId', '=', 'builds.id')
-                .where('buildParams.name', '=', field)
-                .where('buildParams.value', 'is not', null),
-            ),
-          );
-      }
-      return (eb) =>
+      return paramCriterion(field, empty, v);
+    }
+  }
+}
+
+/** `Commit is "v"`: a bare hash (any project; abbreviated = prefix) or `projectPath:revision`. */
+async function commitCriterion(ctx: Context, v: string): Promise<Condition> {
+  const sep = v.indexOf(':');
+  if (sep < 0 && /^[0-9a-f]{7,64}$/i.test(v.trim())) {
+    // A bare hash (docs/compatibility.md#builds-query-language): a commit of any project; abbreviated = prefix.
+    const hash = v.trim().toLowerCase();
+    return hash.length === 40 || hash.length === 64 ? (eb) => eb('builds.commitHash', '=', hash) : likeCondition('builds.commitHash', `${hash}%`);
+  }
+  if (sep <= 0) throw new QuerySyntaxError(`Invalid commit: ${v} (expected a commit hash or projectPath:revision)`);
+  const project = await findProjectByPath(ctx.db, v.slice(0, sep));
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${v.slice(0, sep)}`);
+  const revision = v.slice(sep + 1);
+  const commit = revision && !revision.startsWith('-') ? await resolveCommit(ctx.repoPath(project.id), revision) : null;
+  if (!commit) throw new QuerySyntaxError(`Unable to find commit: ${v}`);
+  return (eb) => eb.and([eb('builds.projectId', '=', project.id), eb('builds.commitHash', '=', commit)]);
+}
+
+/** `Pull Request is "proj#N"`: the builds of that pull request. */
+async function pullRequestCriterion(ctx: Context, v: string): Promise<Condition> {
+  const match = /^(.*)#(\d+)$/.exec(v.trim());
+  if (!match || !match[1]) throw new QuerySyntaxError(`Invalid pull request reference: ${v}`);
+  const project = await findProjectByPath(ctx.db, match[1]);
+  if (!project) throw new QuerySyntaxError(`Unable to find project: ${match[1]}`);
+  const pr = await findPullRequestAt(ctx.db, project.id, parseIntegerValue('Number', match[2]));
+  if (!pr) throw new QuerySyntaxError(`Unable to find pull request: ${v}`);
+  return (eb) => eb('builds.requestId', '=', pr.id);
+}
+
+/** `Label is "name"`: the builds carrying that label. */
+async function labelCriterion(ctx: Context, v: string): Promise<Condition> {
+  const specId = await labelSpecIdByName(ctx.db, v);
+  if (specId === null) throw new QuerySyntaxError(`Unable to find label: ${v}`);
+  return (eb) =>
+    eb.exists(eb.selectFrom('buildLabels').select('buildLabels.id').whereRef('buildLabels.buildId', '=', 'builds.id').where('buildLabels.specId', '=', specId));
+}
+
+/** A job param (an extra field): its exact value (secret params never match), or, `is empty`, no non-null value. */
+function paramCriterion(field: string, empty: boolean, v: string): Condition {
+  if (empty) {
+    return (eb) =>
+      eb.not(
         eb.exists(
           eb
             .selectFrom('buildParams')
             .select('buildParams.id')
             .whereRef('buildParams.buildId', '=', 'builds.id')
             .where('buildParams.name', '=', field)
-            .where('buildParams.type', '<>', 'Secret')
-            .where('buildParams.value', '=', v),
-        );
-    }
+            .where('buildParams.value', 'is not', null),
+        ),
+      );
   }
+  return (eb) =>
+    eb.exists(
+      eb
+        .selectFrom('buildParams')
+        .select('buildParams.id')
+        .whereRef('buildParams.buildId', '=', 'builds.id')
+        .where('buildParams.name', '=', field)
+        .where('buildParams.type', '<>', 'Secret')
+        .where('buildParams.value', '=', v),
+    );
 }
 
 /**

@@ -14,13 +14,14 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { evaluateCondition } from '../../ci/conditions.js';
-import { formatLogLine, runJob, type JobStatus } from '../../ci/executor.js';
+import type { BuildSpec, Job } from '../../ci/build-spec.js';
+import { formatLogLine, runJob, type CheckoutOptions, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
 import { recordWhenAvailable } from '../../db/availability.js';
 import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
-import type { BuildRow } from '../../db/schema.js';
+import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
@@ -245,127 +246,138 @@ export class BuildScheduler {
     );
   }
 
+  /**
+   * Runs a claimed build: reads its job and inputs (failing the build when they cannot be had),
+   * runs the job in a fresh job directory with the build's log open, and records the outcome.
+   */
   private async execute(build: BuildRow, execution: Execution): Promise<void> {
     const { config } = this.ctx;
-    const repo = this.ctx.repoPath(build.projectId);
-    const spec = await specAt(repo, build.commitHash);
-    if (spec.kind !== 'valid') {
-      const message = spec.kind === 'absent' ? `Build spec not defined (project: ${build.projectId}, commit: ${build.commitHash})` : spec.message;
-      return this.finish(build, 'FAILED', {}, [...message.split('\n'), 'Job failed']);
-    }
-    const job = findJob(spec.spec, build.jobName);
-    if (!job)
-      return this.finish(build, 'FAILED', {}, [
-        `Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`,
-        'Job failed',
-      ]);
-    const project = await getProjectRow(this.ctx.db, build.projectId);
-    const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
-    const { secrets, withheld } = await buildJobSecrets(this.ctx, build, job.secretRefs, secretKey(config));
-    if (withheld.length > 0) await appendLog(config, build, ...withheld);
-    const params: Record<string, string[]> = {};
-    const secretValues: string[] = [];
-    for (const row of paramRows) {
-      params[row.name] ??= [];
-      if (row.value === null) continue;
-      if (row.type === 'Secret') {
-        const literal = row.value.startsWith('$OneDev-Secret-Literal$') ? row.value.slice('$OneDev-Secret-Literal$'.length) : secrets[row.value];
-        if (literal !== undefined) {
-          params[row.name].push(literal);
-          secretValues.push(literal);
-        }
-      } else params[row.name].push(row.value);
-    }
-    const missing = job.secretRefs.filter((name) => secrets[name] === undefined);
-    if (missing.length > 0) return this.finish(build, 'FAILED', {}, [`Job secret not found: ${missing.join(', ')}`, 'Job failed']);
-
+    const inputs = await this.jobInputs(build);
+    if (!('job' in inputs)) return this.finish(build, 'FAILED', {}, inputs.failure);
     const request = build.requestId === null ? null : await findPullRequestRow(this.ctx.db, build.requestId);
     const jobDir = path.join(config.jobsDir, `${build.id}-${randomUUID()}`);
     // the build's directory (log, artifacts) lies in the private data dir, out of any job's reach
     await mkdir(buildDir(config, build), { recursive: true });
     await this.ctx.db.updateTable('builds').set({ jobWorkspace: jobDir }).where('id', '=', build.id).execute();
-    const log = createWriteStream(logPath(config, build), { flags: 'a' });
-    const logClosed = new Promise<void>((resolve) => log.once('close', () => resolve()));
-    // a log that cannot be written (its directory removed, the disk full) must not end the server
-    log.once('error', (e) => console.error(`Build ${build.id}: log not written: ${e.message}`));
-    const logLine = (line: string): void => {
-      log.write(`${formatLogLine(new Date(), line)}\n`);
-    };
+    const log = openBuildLog(logPath(config, build), build.id);
     try {
-      logLine(`Executing job (executor: server shell, job directory: ${jobDir})...`);
-      const deps = await this.ctx.db
-        .selectFrom('buildDependences')
-        .innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
-        .select(['builds.projectId', 'builds.number', 'builds.jobName', 'buildDependences.artifacts', 'buildDependences.destinationPath'])
-        .where('buildDependences.dependentId', '=', build.id)
-        .execute();
-      /**
-       * Retrieves the artifacts of dependency jobs into the workspace. Safe: runJob calls it
-       * before any step ran, while the server alone has touched the workspace, and hands what it
-       * made to the job's uid afterwards (src/ci/job-directory.ts rule 3).
-       */
-      const prepare = async (workspace: string): Promise<void> => {
-        for (const dep of deps) {
-          if (dep.artifacts === null) continue;
-          const dest = path.join(workspace, ...relativeSegments(dep.destinationPath ?? '', 'Destination path'));
-          await mkdir(dest, { recursive: true });
-          const source = artifactsDir(config, dep);
-          await mkdir(source, { recursive: true });
-          const copied = await publishArtifacts(source, null, dep.artifacts, dest);
-          logLine(`Retrieved ${copied.length} artifact file(s) of dependency job '${dep.jobName}'`);
-        }
-      };
-      const started = build.pendingDate ?? build.runningDate ?? this.ctx.now();
-      const remaining = Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000);
+      log.line(`Executing job (executor: server shell, job directory: ${jobDir})...`);
+      const prepare = await this.dependencyRetriever(build, log.line);
       const result = await runJob({
+        ...this.runOptions(build, inputs, request?.number ?? null),
         jobDir,
         prepare,
-        steps: job.steps,
-        artifactsDir: artifactsDir(config, build),
-        artifactMaxBytes: config.artifactMaxBytes,
-        log,
+        log: log.stream,
         signal: execution.controller.signal,
-        timeoutSeconds: remaining,
-        killGraceMs: 2000,
-        sandbox: config.jobSandbox,
-        secrets: secretValues,
-        env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
-        variables: {
-          projectName: project.name,
-          projectPath: project.path,
-          jobName: job.name,
-          ref: build.refName,
-          commitHash: build.commitHash,
-          buildNumber: build.number,
-          pullRequestNumber: request?.number ?? null,
-          params,
-          secrets,
-          properties: Object.fromEntries(spec.spec.properties.map((p) => [p.name, p.value])),
-        },
-        checkout: (target, o) => checkoutCommit(repo, target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
       });
-      log.end();
-      await logClosed;
-      if (execution.stop === 'cancelled') return;
-      if (execution.stop === 'shutdown') {
-        return this.finish(build, 'FAILED', { version: result.version, description: result.description }, ['Server stopped while the build was running']);
-      }
-      if (result.status === 'FAILED' && build.retryCount < job.maxRetries) {
-        const text = await readLog(config, build);
-        if (evaluateCondition(job.retryConditionAst, { logContains: (t) => text.includes(t), params, branch: branchOf(build.refName) })) {
-          return this.retry(build, job.retryDelay);
-        }
-      }
-      await this.finish(build, result.status, { version: result.version, description: result.description });
+      await log.close();
+      await this.conclude(build, execution, inputs, result);
     } finally {
-      if (!log.closed) {
-        log.end();
-        await logClosed;
-      }
+      await log.close();
       // Safe: runJob returned only once no process of the job's uid runs (src/ci/job-directory.ts
       // rule 1), and fs.rm removes links themselves, never what they point to.
       await rm(jobDir, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * What a build's job needs before it runs: the spec and job at the build's commit, the
+   * project, the parameters and the secrets (withheld ones are logged); or the log lines of why
+   * the build fails (no spec, an invalid spec, no such job, a secret not found).
+   */
+  private async jobInputs(build: BuildRow): Promise<JobInputs | { failure: string[] }> {
+    const spec = await specAt(this.ctx.repoPath(build.projectId), build.commitHash);
+    if (spec.kind !== 'valid') {
+      const message = spec.kind === 'absent' ? `Build spec not defined (project: ${build.projectId}, commit: ${build.commitHash})` : spec.message;
+      return { failure: [...message.split('\n'), 'Job failed'] };
+    }
+    const job = findJob(spec.spec, build.jobName);
+    if (!job) return { failure: [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed'] };
+    const project = await getProjectRow(this.ctx.db, build.projectId);
+    const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
+    const { secrets, withheld } = await buildJobSecrets(this.ctx, build, job.secretRefs, secretKey(this.ctx.config));
+    if (withheld.length > 0) await appendLog(this.ctx.config, build, ...withheld);
+    const { params, secretValues } = paramValues(paramRows, secrets);
+    const missing = job.secretRefs.filter((name) => secrets[name] === undefined);
+    if (missing.length > 0) return { failure: [`Job secret not found: ${missing.join(', ')}`, 'Job failed'] };
+    return { spec: spec.spec, job, project, params, secrets, secretValues };
+  }
+
+  /**
+   * The step that retrieves the artifacts of a build's dependency jobs into the workspace. Safe:
+   * runJob calls it before any step ran, while the server alone has touched the workspace, and
+   * hands what it made to the job's uid afterwards (src/ci/job-directory.ts rule 3).
+   */
+  private async dependencyRetriever(build: BuildRow, logLine: (line: string) => void): Promise<(workspace: string) => Promise<void>> {
+    const { config } = this.ctx;
+    const deps = await this.ctx.db
+      .selectFrom('buildDependences')
+      .innerJoin('builds', 'builds.id', 'buildDependences.dependencyId')
+      .select(['builds.projectId', 'builds.number', 'builds.jobName', 'buildDependences.artifacts', 'buildDependences.destinationPath'])
+      .where('buildDependences.dependentId', '=', build.id)
+      .execute();
+    return async (workspace) => {
+      for (const dep of deps) {
+        if (dep.artifacts === null) continue;
+        const dest = path.join(workspace, ...relativeSegments(dep.destinationPath ?? '', 'Destination path'));
+        await mkdir(dest, { recursive: true });
+        const source = artifactsDir(config, dep);
+        await mkdir(source, { recursive: true });
+        const copied = await publishArtifacts(source, null, dep.artifacts, dest);
+        logLine(`Retrieved ${copied.length} artifact file(s) of dependency job '${dep.jobName}'`);
+      }
+    };
+  }
+
+  /** The executor's options for a build's job, but for its directory, log, preparation and signal. */
+  private runOptions(build: BuildRow, inputs: JobInputs, pullRequestNumber: number | null) {
+    const { config } = this.ctx;
+    const { spec, job, project, params, secrets, secretValues } = inputs;
+    const started = build.pendingDate ?? build.runningDate ?? this.ctx.now();
+    return {
+      steps: job.steps,
+      artifactsDir: artifactsDir(config, build),
+      artifactMaxBytes: config.artifactMaxBytes,
+      timeoutSeconds: Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000),
+      killGraceMs: 2000,
+      sandbox: config.jobSandbox,
+      secrets: secretValues,
+      env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
+      variables: {
+        projectName: project.name,
+        projectPath: project.path,
+        jobName: job.name,
+        ref: build.refName,
+        commitHash: build.commitHash,
+        buildNumber: build.number,
+        pullRequestNumber,
+        params,
+        secrets,
+        properties: Object.fromEntries(spec.properties.map((p) => [p.name, p.value])),
+      },
+      checkout: (target: string, o: CheckoutOptions) =>
+        checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
+    };
+  }
+
+  /**
+   * Records a job's outcome: nothing when the build was cancelled (its cancel recorded it),
+   * FAILED when the server stopped, a retry when a failed job's retry condition holds, else the
+   * job's status.
+   */
+  private async conclude(build: BuildRow, execution: Execution, inputs: JobInputs, result: JobResult): Promise<void> {
+    const { job, params } = inputs;
+    if (execution.stop === 'cancelled') return;
+    if (execution.stop === 'shutdown') {
+      return this.finish(build, 'FAILED', { version: result.version, description: result.description }, ['Server stopped while the build was running']);
+    }
+    if (result.status === 'FAILED' && build.retryCount < job.maxRetries) {
+      const text = await readLog(this.ctx.config, build);
+      if (evaluateCondition(job.retryConditionAst, { logContains: (t) => text.includes(t), params, branch: branchOf(build.refName) })) {
+        return this.retry(build, job.retryDelay);
+      }
+    }
+    await this.finish(build, result.status, { version: result.version, description: result.description });
   }
 
   /** Puts a failed build back to WAITING for retry k = retryCount + 1 after `retryDelay × 2^k` seconds. */
@@ -390,4 +402,59 @@ export class BuildScheduler {
 
 function branchOf(refName: string): string | null {
   return refName.startsWith('refs/heads/') ? refName.slice('refs/heads/'.length) : null;
+}
+
+/** What a build's job runs with (see `BuildScheduler.jobInputs`). */
+interface JobInputs {
+  spec: BuildSpec;
+  job: Job;
+  project: ProjectRow;
+  params: Record<string, string[]>;
+  secrets: Record<string, string>;
+  /** The values of the secret parameters, masked in the log. */
+  secretValues: string[];
+}
+
+/**
+ * A build's parameter values by name, in order: a secret parameter's value is a literal
+ * (`$OneDev-Secret-Literal$…`) or the name of a job secret, left out when that secret is not
+ * available; a null value gives the name with no value.
+ */
+function paramValues(rows: readonly { name: string; type: string; value: string | null }[], secrets: Record<string, string>) {
+  const params: Record<string, string[]> = {};
+  const secretValues: string[] = [];
+  for (const row of rows) {
+    params[row.name] ??= [];
+    if (row.value === null) continue;
+    if (row.type === 'Secret') {
+      const literal = row.value.startsWith('$OneDev-Secret-Literal$') ? row.value.slice('$OneDev-Secret-Literal$'.length) : secrets[row.value];
+      if (literal !== undefined) {
+        params[row.name].push(literal);
+        secretValues.push(literal);
+      }
+    } else params[row.name].push(row.value);
+  }
+  return { params, secretValues };
+}
+
+/**
+ * A build's log file opened for appending while its job runs: `line` writes a timestamped line,
+ * `close` ends the file and waits until it is closed (nothing when it already is).
+ */
+function openBuildLog(file: string, buildId: number) {
+  const stream = createWriteStream(file, { flags: 'a' });
+  const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  // a log that cannot be written (its directory removed, the disk full) must not end the server
+  stream.once('error', (e) => console.error(`Build ${buildId}: log not written: ${e.message}`));
+  return {
+    stream,
+    line: (line: string): void => {
+      stream.write(`${formatLogLine(new Date(), line)}\n`);
+    },
+    close: async (): Promise<void> => {
+      if (stream.closed) return;
+      stream.end();
+      await closed;
+    },
+  };
 }

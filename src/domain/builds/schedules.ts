@@ -10,10 +10,10 @@ import { DatabaseUnavailable } from '../../db/availability.js';
 import { fireTimesBetween } from '../../ci/cron.js';
 import { matchTriggers, type TriggerMatch } from '../../ci/triggers.js';
 import { branchHead, getDefaultBranch } from '../../git/refs.js';
-import { SYSTEM_ID, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import { allProjectIds, findProjectRow } from '../projects/index.js';
 import { specAt } from './spec.js';
-import { newPipeline, submitBuild } from './submit.js';
+import { newPipeline, submitBuild, triggeredRequest } from './submit.js';
 
 interface ProjectSchedule {
   commit: string;
@@ -141,19 +141,7 @@ export class ScheduleRunner {
     if (!claimed) return;
     const pipeline = newPipeline();
     for (const params of match.paramSets) {
-      await submitBuild(this.ctx, {
-        projectId,
-        commitHash: commit,
-        refName: match.refName!,
-        jobName: match.job.name,
-        params,
-        secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
-        reason: match.reason,
-        pipeline,
-        submitterId: SYSTEM_ID,
-        requestId: null,
-        failWhenRefused: true,
-      });
+      await submitBuild(this.ctx, triggeredRequest(match, params, { projectId, commitHash: commit, refName: match.refName!, requestId: null, pipeline }));
     }
   }
 }

@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { BuildSpec, Job, ParamSpec } from '../../ci/build-spec.js';
-import { expandParams, type ParamMap } from '../../ci/triggers.js';
+import { expandParams, type ParamMap, type TriggerMatch } from '../../ci/triggers.js';
 import type { Transaction } from 'kysely';
 import type { BuildRow, BuildStatus, Database } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
@@ -13,7 +13,8 @@ import { compileUserRegex, UserPatternError } from '../../query/index.js';
 import { isAncestor } from '../../git/merge.js';
 import { isObjectId } from '../../git/names.js';
 import { refHead, resolveCommit } from '../../git/refs.js';
-import type { Context } from '../context.js';
+import type { Db } from '../../db/database.js';
+import { SYSTEM_ID, type Context } from '../context.js';
 import { forkRootId, takeNextNumber } from '../projects/index.js';
 import { setBuildCommit } from '../pulls/index.js';
 import { appendLog, resetBuildStorage } from './storage.js';
@@ -162,6 +163,31 @@ async function paramKeys(ctx: Context, buildIds: readonly number[]): Promise<Map
 }
 
 /**
+ * The submission of one param set of a trigger match: by the system, for the match's job and
+ * reason, the params the trigger declares secret taken as secret names, and a submission the
+ * spec refuses giving a FAILED build (`failWhenRefused`; docs/compatibility.md#builds-triggers).
+ */
+export function triggeredRequest(
+  match: TriggerMatch,
+  params: ParamMap,
+  at: { projectId: number; commitHash: string; refName: string; requestId: number | null; pipeline: string },
+): SubmitRequest {
+  return {
+    projectId: at.projectId,
+    commitHash: at.commitHash,
+    refName: at.refName,
+    jobName: match.job.name,
+    params,
+    secretParams: new Set(match.trigger.params.filter((p) => p.secret).map((p) => p.name)),
+    reason: match.reason,
+    pipeline: at.pipeline,
+    submitterId: SYSTEM_ID,
+    requestId: at.requestId,
+    failWhenRefused: true,
+  };
+}
+
+/**
  * Submits a job (docs/compatibility.md#builds-creating-builds steps 1–6): reads the spec at the commit, validates the
  * params, de-duplicates inside the pipeline, submits dependencies recursively, creates the build
  * (WAITING) with a fresh storage dir, auto-cancels superseded builds and, for a pull-request
@@ -199,23 +225,38 @@ export async function submitBuild(ctx: Context, req: SubmitRequest): Promise<num
 async function refusedBuild(ctx: Context, spec: BuildSpec, req: SubmitRequest, reason: string): Promise<number> {
   const job = findJob(spec, req.jobName);
   const rows = job ? suppliedParamRows(job, req.params, req.secretParams ?? new Set()) : [];
-  const same = await ctx.db
-    .selectFrom('builds')
+  const same = await samePipelineBuild(ctx, req, paramKey(rows));
+  if (same !== null) return same;
+  return createFailedBuild(ctx, req, `Job '${req.jobName}' could not be submitted: ${reason}`, rows);
+}
+
+/**
+ * The builds of one job on one ref of a project: the stream in which a build's predecessors
+ * (its previous status, the older builds it cancels) and duplicates are looked up
+ * (docs/compatibility.md#builds-lifecycle, docs/compatibility.md#builds-creating-builds). A query
+ * to select from and narrow further.
+ */
+export function jobRefBuilds(db: Db, of: { projectId: number; jobName: string; refName: string }) {
+  return db.selectFrom('builds').where('projectId', '=', of.projectId).where('jobName', '=', of.jobName).where('refName', '=', of.refName);
+}
+
+/**
+ * De-duplication inside the pipeline (docs/compatibility.md#builds-creating-builds step 3): the
+ * build of the submission's job, ref, request and pipeline on its commit whose params have `key`,
+ * or null.
+ */
+async function samePipelineBuild(ctx: Context, req: SubmitRequest, key: string): Promise<number | null> {
+  const same = await jobRefBuilds(ctx.db, req)
     .select('id')
-    .where('projectId', '=', req.projectId)
     .where('commitHash', '=', req.commitHash)
-    .where('jobName', '=', req.jobName)
-    .where('refName', '=', req.refName)
     .where('pipeline', '=', req.pipeline)
     .where((eb) => (req.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', req.requestId)))
     .execute();
-  const key = paramKey(rows);
   const keys = await paramKeys(
     ctx,
     same.map((b) => b.id),
   );
-  for (const b of same) if (keys.get(b.id) === key) return b.id;
-  return createFailedBuild(ctx, req, `Job '${req.jobName}' could not be submitted: ${reason}`, rows);
+  return same.find((b) => keys.get(b.id) === key)?.id ?? null;
 }
 
 async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest, depth: number): Promise<number> {
@@ -226,22 +267,8 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
   const rows = await paramRows(job, req.params, secretParams, req.strictParams === true);
   const key = paramKey(rows);
 
-  // De-duplication inside the pipeline (docs/compatibility.md#builds-creating-builds step 3).
-  const same = await ctx.db
-    .selectFrom('builds')
-    .select('id')
-    .where('projectId', '=', req.projectId)
-    .where('commitHash', '=', req.commitHash)
-    .where('jobName', '=', job.name)
-    .where('refName', '=', req.refName)
-    .where('pipeline', '=', req.pipeline)
-    .where((eb) => (req.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', req.requestId)))
-    .execute();
-  const keys = await paramKeys(
-    ctx,
-    same.map((b) => b.id),
-  );
-  for (const b of same) if (keys.get(b.id) === key) return b.id;
+  const same = await samePipelineBuild(ctx, req, key);
+  if (same !== null) return same;
 
   const dependences: { dependencyId: number; requireSuccessful: number; artifacts: string | null; destinationPath: string | null }[] = [];
   const sourceParams = Object.fromEntries(Object.entries(req.params));
@@ -359,12 +386,8 @@ export async function createFailedBuild(ctx: Context, req: SubmitRequest, messag
  * build or the old commit is an ancestor of (or equal to) the new one.
  */
 async function autoCancel(ctx: Context, build: BuildRow, key: string): Promise<void> {
-  const older = await ctx.db
-    .selectFrom('builds')
+  const older = await jobRefBuilds(ctx.db, build)
     .select(['id', 'commitHash'])
-    .where('projectId', '=', build.projectId)
-    .where('jobName', '=', build.jobName)
-    .where('refName', '=', build.refName)
     .where((eb) => (build.requestId === null ? eb('requestId', 'is', null) : eb('requestId', '=', build.requestId)))
     .where('issueId', 'is', null)
     .where('status', 'in', UNFINISHED)

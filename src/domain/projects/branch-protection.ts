@@ -6,7 +6,7 @@ import { ZERO_HASH } from '../../git/names.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
 import { getProjectRow } from './projects.js';
 import { settingOf, type BranchProtection, type TagProtection } from './settings.js';
-import { ancestorPaths } from './permissions.js';
+import { ancestorSettings } from './ancestor-settings.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { checkCommitMessages, commitMessageRuleOf, type CommitMessageRule } from './commit-messages.js';
 import { userMatchTokens } from './principal-expressions.js';
@@ -99,9 +99,7 @@ function safeMatch(patterns: string, value: string): boolean {
 /** Branch and tag protections of a project followed by those of its ancestors (docs/compatibility.md#projects-settings). */
 async function hierarchyProtections(db: Db, projectId: number): Promise<{ branches: BranchProtection[]; tags: TagProtection[] }> {
   const project = await getProjectRow(db, projectId);
-  const rows = await db.selectFrom('projects').select(['path', 'setting', 'serviceDeskName']).where('path', 'in', ancestorPaths(project.path)).execute();
-  rows.sort((a, b) => b.path.length - a.path.length);
-  const settings = rows.map(settingOf);
+  const settings = (await ancestorSettings(db, project.path)).reverse().map(settingOf);
   return { branches: settings.flatMap((s) => s.branchProtections), tags: settings.flatMap((s) => s.tagProtections) };
 }
 

@@ -2,12 +2,11 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { LabelSpecTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
-import { assertNameFree as assertNamed, queryByName } from '../query/index.js';
+import { namedEntity } from '../query/index.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { loadProjectWith } from './permissions.js';
-import { requireAdmin } from '../actor.js';
 
 export type LabelSpecRow = Selectable<LabelSpecTable>;
 
@@ -29,33 +28,24 @@ function validateColor(color: unknown): string {
   return color;
 }
 
-function assertNameFree(db: Db, name: string, exceptId?: number): Promise<void> {
-  return assertNamed(db, 'labelSpecs', name, `Label name already used: ${name}`, { ignoringCase: false, exceptId });
-}
+const labelSpecs = namedEntity('Label spec', 'labelSpecs', { taken: 'Label', ignoringCase: false });
 
 /** Get label spec (administrators). */
 export async function getLabelSpec(ctx: Context, id: number): Promise<LabelSpecRow> {
-  requireAdmin(ctx.actor);
-  return loadRow(ctx.db, 'labelSpecs', id, 'Label spec');
+  return labelSpecs.get(ctx, id);
 }
 
 /** Query label specs (administrators): `name` case-insensitive with `*` wildcard; by name. */
 export async function queryLabelSpecs(ctx: Context, name: string | undefined, offset: number, count: number): Promise<LabelSpecRow[]> {
-  requireAdmin(ctx.actor);
-  return queryByName(ctx.db, 'labelSpecs', name, offset, count);
+  return labelSpecs.query(ctx, name, offset, count);
 }
 
 /** Create a label spec (administrators); the name is unique (409, docs/compatibility.md#gitloom-differs-improved-behaviour). Returns the id. */
 export async function createLabelSpec(ctx: Context, data: LabelSpecData): Promise<number> {
-  requireAdmin(ctx.actor);
-  const name = validateName(data.name);
-  const color = data.color === undefined ? DEFAULT_COLOR : validateColor(data.color);
-  return uniquely(`Label name already used: ${name}`, () =>
-    ctx.db.transaction().execute(async (tx) => {
-      await assertNameFree(tx, name);
-      return (await tx.insertInto('labelSpecs').values({ name, color }).returning('id').executeTakeFirstOrThrow()).id;
-    }),
-  );
+  return labelSpecs.create(ctx, () => {
+    const name = validateName(data.name);
+    return { name, color: data.color === undefined ? DEFAULT_COLOR : validateColor(data.color) };
+  });
 }
 
 /** Update a label spec (administrators; partial merge; unique name). */
@@ -63,12 +53,7 @@ export async function updateLabelSpec(ctx: Context, id: number, data: LabelSpecD
   const spec = await getLabelSpec(ctx, id);
   const name = data.name === undefined ? spec.name : validateName(data.name);
   const color = data.color === undefined ? spec.color : validateColor(data.color);
-  await uniquely(`Label name already used: ${name}`, () =>
-    ctx.db.transaction().execute(async (tx) => {
-      await assertNameFree(tx, name, id);
-      await tx.updateTable('labelSpecs').set({ name, color }).where('id', '=', id).execute();
-    }),
-  );
+  await labelSpecs.update(ctx, spec, name, (tx) => tx.updateTable('labelSpecs').set({ name, color }).where('id', '=', id).execute());
 }
 
 /**

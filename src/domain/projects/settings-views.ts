@@ -4,11 +4,13 @@
  * and the ids behind names typed in forms. Reads only — every change goes through the functions
  * the API routes call (authorizations.ts, projects.ts, settings.ts, labels.ts, milestones.ts).
  */
+import type { Kysely } from 'kysely';
+import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from './permissions.js';
 import { requireAdmin } from '../actor.js';
-import { findUserIdByName, userNameOf } from '../users/index.js';
+import { userIdByName as namedUserId, userNameOf } from '../users/index.js';
 import { findGroupIdByName, groupNameOf, roleNameOf, roleNames } from '../access/index.js';
 
 /** A named thing to choose in a form (a role, a label spec). */
@@ -35,33 +37,28 @@ export interface MemberGrant {
  */
 export async function projectMembers(ctx: Context, projectId: number): Promise<{ users: MemberGrant[]; groups: MemberGrant[] | null }> {
   await loadProjectWith(ctx, projectId, 'manage');
-  const users = await ctx.db
-    .selectFrom('userAuthorizations')
-    .select((eb) => [
-      'userAuthorizations.id as id',
-      'userAuthorizations.userId as subjectId',
-      userNameOf(eb.ref('userAuthorizations.userId')).as('subjectName'),
-      'userAuthorizations.roleId as roleId',
-      roleNameOf(eb.ref('userAuthorizations.roleId')).as('roleName'),
-    ])
-    .where('userAuthorizations.projectId', '=', projectId)
-    .orderBy('subjectName')
-    .execute();
-  const groups = ctx.actor.isAdmin
-    ? await ctx.db
-        .selectFrom('groupAuthorizations')
-        .select((eb) => [
-          'groupAuthorizations.id as id',
-          'groupAuthorizations.groupId as subjectId',
-          groupNameOf(eb.ref('groupAuthorizations.groupId')).as('subjectName'),
-          'groupAuthorizations.roleId as roleId',
-          roleNameOf(eb.ref('groupAuthorizations.roleId')).as('roleName'),
-        ])
-        .where('groupAuthorizations.projectId', '=', projectId)
-        .orderBy('subjectName')
-        .execute()
-    : null;
+  const users = await grantsOf(ctx.db, projectId, 'user');
+  const groups = ctx.actor.isAdmin ? await grantsOf(ctx.db, projectId, 'group') : null;
   return { users, groups };
+}
+
+/** The user or group authorizations of a project, with the grantee's and the role's names, by grantee name. */
+function grantsOf(db: Db, projectId: number, grantee: 'user' | 'group'): Promise<MemberGrant[]> {
+  const table = `${grantee}Authorizations` as const;
+  const nameOf = grantee === 'user' ? userNameOf : groupNameOf;
+  return (db as Kysely<any>)
+    .selectFrom(table)
+    .select((eb) => [
+      `${table}.id as id`,
+      `${table}.${grantee}Id as subjectId`,
+      nameOf(eb.ref(`${table}.${grantee}Id`)).as('subjectName'),
+      `${table}.roleId as roleId`,
+      roleNameOf(eb.ref(`${table}.roleId`)).as('roleName'),
+    ])
+    .where(`${table}.projectId`, '=', projectId)
+    .orderBy('subjectName')
+    .$castTo<MemberGrant>()
+    .execute();
 }
 
 /**
@@ -99,9 +96,7 @@ export async function projectLabelNames(ctx: Context, projectId: number): Promis
  * callers. Throws BadRequest `User not found: <name>`.
  */
 export async function userIdByName(ctx: Context, name: string): Promise<number> {
-  const id = await findUserIdByName(ctx.db, name.trim());
-  if (id === undefined) throw new BadRequest(`User not found: ${name.trim()}`);
-  return id;
+  return namedUserId(ctx.db, name, 'User not found');
 }
 
 /**

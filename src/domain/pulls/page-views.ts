@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SelectQueryBuilder } from 'kysely';
 import type { BuildStatus, PullRequestRow, ReviewStatus } from '../../db/schema.js';
-import { BadRequest, NotFound } from '../../errors.js';
+import { NotFound } from '../../errors.js';
 import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits, revList } from '../../git/repository.js';
 import { currentBuildsOf } from './builds.js';
 import { loadProjectWith, projectPathsByIds, requiredJobs } from '../projects/index.js';
@@ -18,7 +18,7 @@ import type { PullRequestChangeData } from './changes.js';
 import { mergeRefusal } from './merge.js';
 import { isPreviewCurrent, storedPreview, type MergePreview } from './merge-preview.js';
 import { canModifyPullRequest, latestUpdate } from './pull-requests.js';
-import { findUserIdByName, userNamesByIds } from '../users/index.js';
+import { userIdByName as namedUserId, userNamesByIds } from '../users/index.js';
 
 /** Row types the pages name (src/web may not import src/db). */
 export type { MergeStrategy, PullRequestRow } from '../../db/schema.js';
@@ -57,10 +57,7 @@ export async function projectPaths(ctx: Context, ids: readonly number[]): Promis
 
 /** The id of the user with this login name (case-insensitive); 400 `Unable to find user: X`. */
 export async function userIdByName(ctx: Context, name: string): Promise<number> {
-  const login = name.trim().toLowerCase();
-  const id = login ? await findUserIdByName(ctx.db, login) : undefined;
-  if (id === undefined) throw new BadRequest(`Unable to find user: ${name.trim()}`);
-  return id;
+  return namedUserId(ctx.db, name, 'Unable to find user');
 }
 
 /** A commit as listed on the pages: hash, first line of the message, author and date (ms). */

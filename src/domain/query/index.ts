@@ -16,4 +16,4 @@ export {
   never,
 } from './compile.js';
 export { type JobMatch, jobMatches, namesIn, parseJobMatch, patternsIn } from './job-match.js';
-export { assertNameFree, queryByName } from './named.js';
+export { assertNameFree, namedEntity, queryByName } from './named.js';

@@ -1,8 +1,12 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { Conflict } from '../../errors.js';
 import { wildcardToLike } from '../../query/index.js';
+import { requireAdmin } from '../actor.js';
+import type { Context } from '../context.js';
+import { loadRow } from '../entities.js';
+import { uniquely } from '../unique.js';
 import { likeCondition } from './compile.js';
 
 /** The administrator-managed entities whose `name` is unique: roles, groups and label specs. */
@@ -43,4 +47,54 @@ export async function queryByName<T extends NamedTable>(
   let query = (db as unknown as Kysely<NamedDatabase>).selectFrom(table as NamedTable).selectAll();
   if (name) query = query.where((eb) => likeCondition(`${table as NamedTable}.name`, wildcardToLike(name))(eb));
   return (await query.orderBy('name').orderBy('id').offset(offset).limit(count).execute()) as unknown as Selectable<Database[T]>[];
+}
+
+/**
+ * The administrators' operations every named entity shares, over the calling area's own `table`
+ * (docs/compatibility.md#roles, docs/compatibility.md#groups-and-memberships,
+ * docs/compatibility.md#projects-labels).
+ *
+ * - `get`: the row with that id, for administrators; NotFound `<label> not found: <id>`.
+ * - `query`: a page by name ({@link queryByName}), for administrators.
+ * - `create`: for administrators, inserts the row `values()` gives (it validates the input,
+ *   throwing BadRequest) in a transaction, returning its id; Conflict `<taken> name already
+ *   used: <name>` when the name is not free ({@link assertNameFree}, compared `ignoringCase` or
+ *   exactly), also when a concurrent writer took it first.
+ * - `update`: `write`s the changes of `row` (read through `get`) in a transaction, once its new
+ *   `name`, when changed, is found free; the same Conflict.
+ */
+export function namedEntity<T extends NamedTable>(label: string, table: T, options: { taken: string; ignoringCase: boolean }) {
+  const { taken, ignoringCase } = options;
+  const nameFree = (db: Db, name: string, exceptId?: number) =>
+    assertNameFree(db, table, name, `${taken} name already used: ${name}`, { ignoringCase, exceptId });
+  const same = (a: string, b: string) => (ignoringCase ? a.toLowerCase() === b.toLowerCase() : a === b);
+  return {
+    async get(ctx: Context, id: number): Promise<Selectable<Database[T]>> {
+      requireAdmin(ctx.actor);
+      return loadRow(ctx.db, table, id, label);
+    },
+    async query(ctx: Context, name: string | undefined, offset: number, count: number): Promise<Selectable<Database[T]>[]> {
+      requireAdmin(ctx.actor);
+      return queryByName(ctx.db, table, name, offset, count);
+    },
+    async create(ctx: Context, values: () => Insertable<Database[T]> & { name: string }): Promise<number> {
+      requireAdmin(ctx.actor);
+      const row = values();
+      return uniquely(`${taken} name already used: ${row.name}`, () =>
+        ctx.db.transaction().execute(async (tx) => {
+          await nameFree(tx, row.name);
+          const inserted: { id: number } = await (tx as any).insertInto(table).values(row).returning('id').executeTakeFirstOrThrow();
+          return inserted.id;
+        }),
+      );
+    },
+    async update(ctx: Context, row: { id: number; name: string }, name: string, write: (tx: Db) => Promise<unknown>): Promise<void> {
+      await uniquely(`${taken} name already used: ${name}`, () =>
+        ctx.db.transaction().execute(async (tx) => {
+          if (!same(name, row.name)) await nameFree(tx, name, row.id);
+          await write(tx);
+        }),
+      );
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { expressionBuilder, type Expression } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Database, UserRow } from '../../db/schema.js';
+import { BadRequest } from '../../errors.js';
 import { parseMentions } from '../mentions.js';
 
 /**
@@ -48,6 +49,19 @@ export async function userIdsByNames(db: Db, names: readonly string[]): Promise<
 export async function findUserIdByName(db: Db, name: string): Promise<number | undefined> {
   const row = await db.selectFrom('users').select('id').where('name', '=', name.toLowerCase()).where('id', '>', 0).executeTakeFirst();
   return row?.id;
+}
+
+/**
+ * The id of the ordinary user (id > 0) a form names by login name: trimmed, compared
+ * case-insensitively. Throws BadRequest `<notFound>: <name>` (the trimmed name) when there is
+ * none, each page wording its own (`User not found` on the project settings, `Unable to find
+ * user` on the pull request and group pages).
+ */
+export async function userIdByName(db: Db, name: string, notFound: string): Promise<number> {
+  const login = name.trim();
+  const id = login ? await findUserIdByName(db, login) : undefined;
+  if (id === undefined) throw new BadRequest(`${notFound}: ${login}`);
+  return id;
 }
 
 /**

@@ -23,6 +23,7 @@ export {
   userBySignInName,
   userDisplayName,
   userExists,
+  userIdByName,
   userIdsByNames,
   userNameOf,
   userNamesByIds,
