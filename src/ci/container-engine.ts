@@ -184,12 +184,15 @@ export class ContainerEngine {
     }
   }
 
-  /** Removes every container whose label `name` has a value `accept` returns true for; resolves the ids removed. */
-  async removeLabelled(name: string, accept: (value: string) => boolean): Promise<string[]> {
-    const found = await this.docker.listContainers({ all: true, filters: { label: [name] } });
+  /**
+   * Removes every container of the jobs dir `jobsDir` (label {@link JOBS_DIR_LABEL}) whose job
+   * directory (label {@link JOB_DIR_LABEL}) `keep` does not name; resolves the ids removed.
+   */
+  async removeJobContainers(jobsDir: string, keep: (jobDir: string) => boolean): Promise<string[]> {
+    const found = await this.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${jobsDir}`] } });
     const removed: string[] = [];
     for (const c of found) {
-      if (!accept(c.Labels[name] ?? '')) continue;
+      if (keep(c.Labels[JOB_DIR_LABEL] ?? '')) continue;
       await this.removeContainer(c.Id);
       removed.push(c.Id);
     }
@@ -213,6 +216,48 @@ export class ContainerEngine {
         (error: Error | null, value: unknown) => (error ? reject(error) : resolve(value as T)),
       ),
     );
+  }
+}
+
+/**
+ * The server's container engine, connected on first use (most servers run shell jobs only, and
+ * a Podman service costs a process): {@link ContainerEngines.get} connects once and shares the
+ * connection; a failed connection is tried again by the next call.
+ */
+export class ContainerEngines {
+  private connecting: Promise<ContainerEngine | { unavailable: string }> | null = null;
+  private closed = false;
+
+  /**
+   * @param options.host `GITLOOM_CONTAINER_HOST`, or null for a supervised Podman service.
+   * @param options.stateDir the service's directory (`<data dir>/containers`): socket, pid file, `containers.conf`.
+   */
+  constructor(private readonly options: { host: string | null; stateDir: string; log: (message: string) => void }) {}
+
+  /**
+   * The connected engine, or `{ unavailable }` saying what to install.
+   *
+   * @throws Error when the engine does not answer (see {@link ContainerEngine.connect}).
+   */
+  get(): Promise<ContainerEngine | { unavailable: string }> {
+    if (this.closed) return Promise.resolve({ unavailable: 'The server is stopping' });
+    this.connecting ??= ContainerEngine.connect(this.options).catch((e: Error) => {
+      this.connecting = null;
+      throw e;
+    });
+    return this.connecting;
+  }
+
+  /** Whether a previous run of this data dir left its Podman service (its pid file is there). */
+  leftBehind(): boolean {
+    return !this.options.host && existsSync(path.join(this.options.stateDir, 'podman.pid'));
+  }
+
+  /** Stops the engine's service when this process started one. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const engine = await this.connecting?.catch(() => null);
+    if (engine && !('unavailable' in engine)) await engine.close();
   }
 }
 

@@ -17,7 +17,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ENGINE_UNAVAILABLE, type ContainerEngine } from './container-engine.js';
+import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
 import { CONTAINER_COMMANDS, runContainerStep } from './container-step.js';
 import { chownTree, createJobDirectory, moveInto, relativeSegments, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
 import { attachNetwork, openNetworkNamespace, SLIRP_DNS, SLIRP_RESOLV_CONF, type NetworkAttachment, type NetworkNamespace } from './job-network.js';
@@ -117,10 +117,11 @@ export interface RunJobOptions {
   /** How command steps are confined (default {@link DEFAULT_JOB_SANDBOX}: sandboxed). */
   readonly sandbox?: JobSandboxConfig;
   /**
-   * The engine of command steps with `runInContainer: true` (src/ci/container-engine.ts); without
-   * one a job that has such a step fails before its first step, saying what to install.
+   * The engine of command steps with `runInContainer: true` (src/ci/container-engine.ts),
+   * connected when the job has such a step; when there is none, the job fails before its first
+   * step, saying what to install.
    */
-  readonly containers?: ContainerEngine | null;
+  readonly containers?: Pick<ContainerEngines, 'get'> | null;
 }
 
 /** Result of {@link runJob}. */
@@ -182,7 +183,13 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
   const usesContainers = options.steps.some((s) => s.type === 'CommandStep' && s.runInContainer);
-  if (usesContainers && !options.containers) return failed(ENGINE_UNAVAILABLE);
+  let engine: ContainerEngine | null = null;
+  if (usesContainers) {
+    const connected = await connectEngine(options.containers);
+    if ('unavailable' in connected) return failed(connected.unavailable);
+    engine = connected;
+    log.line(`Container engine: ${await connected.describe().catch((e: Error) => `unknown (${e.message})`)}`);
+  }
   log.line(plan.kind === 'off' ? SANDBOX_OFF_WARNING : plan.description);
   const sandbox = plan.kind === 'sandbox' ? plan : null;
   let seccomp: Buffer | null = null;
@@ -200,8 +207,18 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   // Safe: the workspace was made by the server just now and no step has run (rule 3).
   await options.prepare?.(dir.workspace);
   const confinement = sandbox && seccomp ? { plan: sandbox, seccomp, uid: await acquireJobUid(sandbox.uidBase, usesContainers) } : null;
-  const run = new JobRun(options, log, dir, confinement);
+  const run = new JobRun(options, log, dir, confinement, engine);
   return run.execute();
+}
+
+/** The engine of a job's container steps, or why there is none. */
+async function connectEngine(engines: RunJobOptions['containers']): Promise<ContainerEngine | { unavailable: string }> {
+  if (!engines) return { unavailable: ENGINE_UNAVAILABLE };
+  try {
+    return await engines.get();
+  } catch (e) {
+    return { unavailable: (e as Error).message };
+  }
 }
 
 /** A job's log: lines masked and written to the sink (see {@link LogSink}). */
@@ -259,6 +276,8 @@ class JobRun {
     private readonly log: JobLog,
     private readonly dir: JobDirectory,
     private readonly confinement: JobConfinement | null,
+    /** The container engine, when the job has container steps. */
+    private readonly engine: ContainerEngine | null,
   ) {
     this.killGraceMs = options.killGraceMs ?? 5000;
     this.version = options.variables?.buildVersion ?? undefined;
@@ -451,7 +470,7 @@ class JobRun {
    * network namespace (opened by the first container step) or none.
    */
   private async runInContainer(step: CommandStep, index: number, run: CommandRun): Promise<StepOutcome> {
-    const engine = this.options.containers as ContainerEngine;
+    const engine = this.engine as ContainerEngine;
     const image = this.expand(step.image ?? '').trim();
     if (!image) return { ok: false, message: 'Image is empty' };
     const confinement = this.confinement;

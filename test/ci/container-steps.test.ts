@@ -29,7 +29,7 @@ async function exec(yaml: string, extra: Partial<RunJobOptions> = {}): Promise<{
     artifactsDir: path.join(tmp, `artifacts-${caseNo}`),
     log: (l) => lines.push(l),
     killGraceMs: 500,
-    containers: engine,
+    containers: { get: () => Promise.resolve(engine) },
     ...extra,
   });
   return { status: result.status, lines, jobDir };
