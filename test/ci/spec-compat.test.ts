@@ -48,7 +48,9 @@ describe('build spec forms of newer OneDev', () => {
   });
 
   it('reads a command step without runInContainer as a container step of its image, as OneDev does', () => {
-    const spec = parseBuildSpec('version: 25\njobs:\n- name: CI\n  steps:\n  - !CommandStep\n    name: build\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n');
+    const spec = parseBuildSpec(
+      'version: 25\njobs:\n- name: CI\n  steps:\n  - !CommandStep\n    name: build\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n',
+    );
     expect(spec.jobs[0].steps[0]).toMatchObject({ type: 'CommandStep', runInContainer: true, image: 'alpine' });
   });
 });
