@@ -478,7 +478,7 @@ class JobRun {
     // job's uid, container root can read it through its read-only mount.
     if (confinement) await chown(run.script, confinement.uid, confinement.uid);
     const plan = confinement?.plan;
-    if (plan?.network && !this.containerNetwork) this.containerNetwork = await openNetworkNamespace(plan.network, plan.networkAllow);
+    if (plan?.network && !this.containerNetwork) this.containerNetwork = await openNetworkNamespace(plan.network, plan.networkAllow, this.dir.root);
     const network = this.containerNetwork;
     let result;
     try {

@@ -19,6 +19,9 @@ import { readFile, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 
+/** Where the holder of a job's network namespace finds `sh` and `cat`. */
+const SANDBOX_TOOLS_PATH = '/usr/local/bin:/usr/bin:/bin';
+
 /** slirp4netns's DNS forwarder, the name server of an outward sandbox or container. */
 export const SLIRP_DNS = '10.0.2.3';
 
@@ -250,15 +253,20 @@ export interface NetworkNamespace {
 }
 
 /**
- * Opens the outward network of a job's containers: a holder process (`unshare --net`) keeps a
- * new network namespace alive, the job firewall ({@link jobFirewall}) is installed in it, and
+ * Opens the outward network of a job's containers: a holder process (`unshare --net`, named by
+ * `jobDir` in its arguments, ending when this process does) keeps a new network namespace alive, the job firewall ({@link jobFirewall}) is installed in it, and
  * slirp4netns attached — the same policy as a sandboxed step's network, set up before any
  * container joins it.
  *
  * @throws Error when the namespace, the firewall or slirp4netns cannot be set up.
  */
-export async function openNetworkNamespace(tools: NetworkTools, allow: readonly string[]): Promise<NetworkNamespace> {
-  const holder = spawn(tools.unshare, ['--net', '--', 'sleep', 'infinity'], { stdio: 'ignore' });
+export async function openNetworkNamespace(tools: NetworkTools, allow: readonly string[], jobDir: string): Promise<NetworkNamespace> {
+  // `cat` of a pipe from this process: the holder ends when the server does, crashed or not; the
+  // job directory in its arguments names it in the process list
+  const holder = spawn(tools.unshare, ['--net', '--', 'sh', '-c', 'cat > /dev/null', 'gitloom-job-network', jobDir], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: { PATH: SANDBOX_TOOLS_PATH },
+  });
   let failure: string | null = null;
   let closed = false;
   holder.once('exit', (code, signal) => {
@@ -267,6 +275,7 @@ export async function openNetworkNamespace(tools: NetworkTools, allow: readonly 
   const close = (): void => {
     closed = true;
     slirp?.stop();
+    holder.stdin?.destroy();
     holder.kill('SIGKILL');
   };
   let slirp: Slirp | null = null;

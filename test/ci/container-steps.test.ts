@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBuildSpec } from '../../src/ci/build-spec.js';
 import { ContainerEngine, JOB_DIR_LABEL } from '../../src/ci/container-engine.js';
 import { runJob, type RunJobOptions } from '../../src/ci/executor.js';
+import { DEFAULT_JOB_SANDBOX } from '../../src/ci/sandbox.js';
 import { buildBusyboxImage } from '../helpers/images.js';
 
 let tmp: string;
@@ -46,6 +47,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await engine?.docker.getImage(image).remove({ force: true });
+  await engine?.docker.getImage(other).remove({ force: true });
   await engine?.close();
   await rm(tmp, { recursive: true, force: true });
 });
@@ -113,6 +116,16 @@ describe('command steps in containers', () => {
     expect(status).toBe('CANCELLED');
     const left = await engine.docker.listContainers({ all: true, filters: { label: [`${JOB_DIR_LABEL}=${jobDir}`] } });
     expect(left).toEqual([]);
+  }, 120_000);
+
+  it('holds a container to the job limits: memory and processes', async () => {
+    const sandbox = { ...DEFAULT_JOB_SANDBOX, limits: { memoryMb: 64, processes: 40, cpuSeconds: 60 } };
+    const memory = await exec(step('bomb', ['echo start', 'x=0123456789; while true; do x="$x$x"; done'], `    image: ${image}\n`), { sandbox });
+    expect(memory.status).toBe('FAILED');
+    expect(memory.lines).toContain('Step "bomb" failed: Command exited with code 137');
+    expect(memory.lines.join('\n')).toContain('The step ran with the job limits: memory 64 MiB');
+    const forks = await exec(step('forks', ['n=0; while [ $n -lt 100 ]; do sleep 30 & n=$((n+1)); done', 'echo done'], `    image: ${image}\n`), { sandbox });
+    expect(forks.lines.join('\n')).toMatch(/can't fork|Resource temporarily unavailable/);
   }, 120_000);
 
   it('fails a job with a container step at once when no engine is configured, saying what to install', async () => {

@@ -7,9 +7,12 @@ import { ContainerEngine, JOBS_DIR_LABEL } from '../../src/ci/container-engine.j
 import { loadConfig } from '../../src/config.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { buildBusyboxImage } from '../helpers/images.js';
+import { processesWith, waitGone } from '../helpers/processes.js';
 import { ADMIN, basic, createPostgresDatabase, git, makeWorkTree, serveChild, startTestServer, type ChildServer, type TestServer } from '../helpers/server.js';
 
 const IMAGE = 'localhost/gitloom-test/build-environment:1';
+/** The Sleep job's sleep, unique to this run so its processes can be found on the host. */
+const MARKER = `600.${process.pid}`;
 
 /** A OneDev 8.6-style spec: checkout, a command step in an image, the version from a file, artifacts, a shell step after. */
 const SPEC = `version: 25
@@ -57,7 +60,7 @@ jobs:
     interpreter: !DefaultInterpreter
       commands:
       - echo sleeping
-      - sleep 600
+      - sleep ${MARKER}
 `;
 
 let engine: ContainerEngine;
@@ -72,6 +75,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await engine?.docker.getImage(IMAGE).remove({ force: true });
   await engine?.close();
   await fs.rm(engineDir, { recursive: true, force: true });
   await removeWorkTrees();
@@ -175,13 +179,18 @@ describe('a server killed during a container step', () => {
     const service = Number(readFileSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'), 'utf8'));
     expect(alive(service)).toBe(true);
 
+    expect(processesWith(MARKER).length).toBeGreaterThan(0);
+    expect(processesWith(jobsDir).length, 'the job network namespace holder').toBeGreaterThan(0);
+
     await kill(first);
-    // the container outlives the killed server
+    // the container outlives the killed server; the network namespace holder does not
     expect(await containersOf()).toHaveLength(1);
+    expect(await waitGone(jobsDir)).toBe(true);
 
     const second = await serveChild(env);
     cleanup.push(() => kill(second));
     expect(await containersOf()).toEqual([]);
+    expect(processesWith(MARKER)).toEqual([]);
     expect(alive(service)).toBe(false);
     const final = await eventually(async () => {
       const b = (await call(second, 'GET', `/builds/${build.json}`)).json;
