@@ -49,6 +49,12 @@ export interface Config {
   /** How job steps are confined (`GITLOOM_JOB_SANDBOX`, `GITLOOM_BWRAP_PATH`, `GITLOOM_JOB_NETWORK`, limits; docs/compatibility.md#gitloom-differs-untrusted-builds). */
   jobSandbox: JobSandboxConfig;
   /**
+   * The Docker Engine API socket of container steps (`GITLOOM_CONTAINER_HOST`: a path, or
+   * `unix://` and a path), or null to start a Podman service of the server's own when Podman is
+   * installed (docs/compatibility.md#builds-containers).
+   */
+  containerHost: string | null;
+  /**
    * Where running jobs' directories (workspace, `HOME`) live: `<GITLOOM_JOB_DIR>/<instance>`,
    * `<instance>` being 12 hex digits naming the data dir, so that servers of several data dirs
    * share one machine. `GITLOOM_JOB_DIR` defaults to `/var/lib/gitloom/jobs` for root (job uids
@@ -205,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: env.GITLOOM_LOG_LEVEL ?? 'info',
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),
+    containerHost: env.GITLOOM_CONTAINER_HOST || null,
     jobsDir: path.join(
       path.resolve(env.GITLOOM_JOB_DIR || (process.getuid?.() === 0 ? '/var/lib/gitloom/jobs' : path.join(dataDir, JOBS_DIR))),
       createHash('sha256').update(dataDir).digest('hex').slice(0, 12),

@@ -33,6 +33,12 @@ async function fixTree(dir: string): Promise<void> {
  */
 export const LEGACY_WORKSPACES_DIR = 'workspaces';
 
+/**
+ * Name of the directory of the server's own container engine service (its socket, pid file and
+ * `containers.conf`; src/ci/container-engine.ts). Nothing in it is data: backups skip it.
+ */
+export const CONTAINERS_DIR = 'containers';
+
 /** Name of the jobs dir inside the data dir, used when the server does not run as root (config.ts). */
 export const JOBS_DIR = 'jobs';
 

@@ -1,9 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { ContainerEngines } from './ci/container-engine.js';
 import { prepareJobsDir } from './ci/job-directory.js';
 import { planSandbox, SANDBOX_OFF_WARNING } from './ci/sandbox.js';
 import type { Config } from './config.js';
-import { GIT_HOME_DIR, makeDataDirPrivate } from './data-dir.js';
+import { CONTAINERS_DIR, GIT_HOME_DIR, makeDataDirPrivate } from './data-dir.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { configureGit } from './git/command.js';
 import { administratorExists, bootstrap } from './domain/bootstrap.js';
@@ -91,14 +92,19 @@ export async function startServer(config: Config, options: { logger?: boolean; l
       down: (cause) => running.log.error(`Database unavailable (${cause}): requests answer 503 and background work pauses until it is back`),
       up: (downMs) => running.log.warn(`Database is back after ${Math.round(downMs / 1000)} s`),
     };
-    await recoverAtStartup(services, (message) => running.log.warn(message));
+    const containers = new ContainerEngines({
+      host: config.containerHost,
+      stateDir: path.join(config.dataDir, CONTAINERS_DIR),
+      log: (message) => running.log.warn(message),
+    });
+    await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
     const journal = new JournalWorker(services, {
       onError: (error) => running.log.error({ err: error }, 'journal worker failed'),
       onRepair: (message) => running.log.warn(message),
     });
     await journal.start();
-    const scheduler = new BuildScheduler(services, { onError: (error) => running.log.error({ err: error }, 'build scheduler failed') });
+    const scheduler = new BuildScheduler(services, { onError: (error) => running.log.error({ err: error }, 'build scheduler failed'), containers });
     await scheduler.start();
     const outbox = new OutboxWorker(services, {
       onError: (error) => running.log.error({ err: error }, 'outbox worker failed'),
@@ -115,6 +121,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         await running.close();
         await journal.stop();
         await scheduler.stop();
+        await containers.close();
         await outbox.stop();
         await events.idle();
         await database.close();

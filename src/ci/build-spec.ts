@@ -282,14 +282,10 @@ function readCheckoutStep({ sr, w, base, problems, interp }: StepReading, secret
 
 function readCommandStep({ sr, w, node, base, problems, interpolated, interp }: StepReading): CommandStep {
   const runInContainer = sr.boolean('runInContainer', true);
-  sr.ignore('image', 'runAs', 'registryLogins');
-  if (runInContainer) {
-    problems.add(
-      w,
-      node,
-      "runInContainer: true is not supported (jobs run on the server's shell executor, no container image is pulled); set 'runInContainer: false' on this step and install what its commands need on the server",
-    );
-  }
+  const image = sr.string('image');
+  sr.ignore('runAs', 'registryLogins');
+  if (runInContainer && !image?.trim()) problems.add(w, node, 'image is required when runInContainer is true');
+  interp('image', image);
   const interpreter = readInterpreter(sr, w, problems);
   if (interpreter) interp('interpreter', interpreter.commands);
   const envVars = sr.list('envVars').flatMap((n, i) => {
@@ -306,7 +302,8 @@ function readCommandStep({ sr, w, node, base, problems, interpolated, interp }: 
   return {
     type: 'CommandStep',
     ...base,
-    runInContainer: false,
+    runInContainer,
+    image: runInContainer ? (image ?? '') : null,
     interpreter: interpreter ?? { type: 'DefaultInterpreter', commands: '' },
     envVars,
     useTTY: sr.boolean('useTTY', false),

@@ -15,16 +15,19 @@
  * made), and says at the call why it is safe.
  */
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
+import { CONTAINER_COMMANDS, runContainerStep } from './container-step.js';
 import { chownTree, createJobDirectory, moveInto, relativeSegments, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
-import { attachNetwork, SLIRP_RESOLV_CONF, type NetworkAttachment } from './job-network.js';
+import { attachNetwork, openNetworkNamespace, SLIRP_DNS, SLIRP_RESOLV_CONF, type NetworkAttachment, type NetworkNamespace } from './job-network.js';
 import { LineAssembler, SecretMasker } from './log-masker.js';
 import { runInProcessGroup, terminateProcessGroup, type ProcessGroupResult } from './process-group.js';
 import { publishArtifacts } from './publish-artifacts.js';
 import {
   acquireJobUid,
   DEFAULT_JOB_SANDBOX,
+  JOB_UID_RANGE,
   describeLimits,
   findExecutable,
   limitExceeded,
@@ -113,6 +116,12 @@ export interface RunJobOptions {
   readonly killGraceMs?: number;
   /** How command steps are confined (default {@link DEFAULT_JOB_SANDBOX}: sandboxed). */
   readonly sandbox?: JobSandboxConfig;
+  /**
+   * The engine of command steps with `runInContainer: true` (src/ci/container-engine.ts),
+   * connected when the job has such a step; when there is none, the job fails before its first
+   * step, saying what to install.
+   */
+  readonly containers?: Pick<ContainerEngines, 'get'> | null;
 }
 
 /** Result of {@link runJob}. */
@@ -131,6 +140,15 @@ export interface JobResult {
 const SET_VERSION = /##onedev\[SetBuildVersion\s+'((?:[^'\\]|\\.)*)'\]/;
 
 type StepOutcome = { ok: true } | { ok: false; message: string | null };
+
+/** A command step's script (the server's file), interpreter, extra environment and output. */
+interface CommandRun {
+  readonly script: string;
+  readonly command: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly out: LineAssembler;
+  readonly err: LineAssembler;
+}
 
 /** Formats a log line the way the build log download shows it: `HH:mm:ss message` (local time). */
 export function formatLogLine(date: Date, message: string): string {
@@ -164,6 +182,14 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   };
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
+  const usesContainers = options.steps.some((s) => s.type === 'CommandStep' && s.runInContainer);
+  let engine: ContainerEngine | null = null;
+  if (usesContainers) {
+    const connected = await connectEngine(options.containers);
+    if ('unavailable' in connected) return failed(connected.unavailable);
+    engine = connected;
+    log.line(`Container engine: ${await connected.describe().catch((e: Error) => `unknown (${e.message})`)}`);
+  }
   log.line(plan.kind === 'off' ? SANDBOX_OFF_WARNING : plan.description);
   const sandbox = plan.kind === 'sandbox' ? plan : null;
   let seccomp: Buffer | null = null;
@@ -180,8 +206,19 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   }
   // Safe: the workspace was made by the server just now and no step has run (rule 3).
   await options.prepare?.(dir.workspace);
-  const run = new JobRun(options, log, dir, sandbox && seccomp ? { plan: sandbox, seccomp, uid: await acquireJobUid(sandbox.uidBase) } : null);
+  const confinement = sandbox && seccomp ? { plan: sandbox, seccomp, uid: await acquireJobUid(sandbox.uidBase, usesContainers) } : null;
+  const run = new JobRun(options, log, dir, confinement, engine);
   return run.execute();
+}
+
+/** The engine of a job's container steps, or why there is none. */
+async function connectEngine(engines: RunJobOptions['containers']): Promise<ContainerEngine | { unavailable: string }> {
+  if (!engines) return { unavailable: ENGINE_UNAVAILABLE };
+  try {
+    return await engines.get();
+  } catch (e) {
+    return { unavailable: (e as Error).message };
+  }
 }
 
 /** A job's log: lines masked and written to the sink (see {@link LogSink}). */
@@ -231,12 +268,16 @@ class JobRun {
   private description: string | undefined;
   private readonly published: string[] = [];
   private readonly failedSteps: string[] = [];
+  /** The outward network of the job's containers, opened by the first container step. */
+  private containerNetwork: NetworkNamespace | null = null;
 
   constructor(
     private readonly options: RunJobOptions,
     private readonly log: JobLog,
     private readonly dir: JobDirectory,
     private readonly confinement: JobConfinement | null,
+    /** The container engine, when the job has container steps. */
+    private readonly engine: ContainerEngine | null,
   ) {
     this.killGraceMs = options.killGraceMs ?? 5000;
     this.version = options.variables?.buildVersion ?? undefined;
@@ -342,6 +383,7 @@ class JobRun {
   /** Ends what the job left running; a uid whose processes survived is not handed out again. */
   private async endProcesses(): Promise<void> {
     await Promise.all([...this.groups].map((g) => terminateProcessGroup(g, this.killGraceMs)));
+    this.containerNetwork?.close();
     const uid = this.confinement?.uid;
     if (uid === undefined) return;
     await waitForJobProcessesToEnd(uid).then(
@@ -397,11 +439,14 @@ class JobRun {
     this.log.line(`Build version set to '${value}'`);
   }
 
-  /** A `!CommandStep`: its commands as a script, run as a process group (in the sandbox when confined). */
+  /**
+   * A `!CommandStep`: its commands as a script, run by its interpreter in a container of its image
+   * (`runInContainer: true`) or as a process group (in the sandbox when confined).
+   */
   private async runCommand(step: CommandStep, index: number): Promise<StepOutcome> {
     const commands = this.expand(step.interpreter.commands);
-    const env: NodeJS.ProcessEnv = { ...this.baseEnv };
-    for (const e of step.envVars) env[e.name] = this.expand(e.value);
+    const stepEnv: Record<string, string> = {};
+    for (const e of step.envVars) stepEnv[e.name] = this.expand(e.value);
     // Safe: the server's own 0700 directory, which the job cannot reach; a new file (rule 3).
     const script = path.join(this.dir.server, `step-${index + 1}.sh`);
     await writeFile(script, commands.replace(/\r\n/g, '\n') + '\n', { mode: 0o600, flag: 'wx' });
@@ -413,6 +458,70 @@ class JobRun {
     };
     const out = new LineAssembler(this.log.masker, onLine);
     const err = new LineAssembler(this.log.masker, onLine);
+    // Each runner ends the output (flushing a last unterminated line) before it reports the outcome.
+    if (step.runInContainer) return this.runInContainer(step, index, { script, command, env: stepEnv, out, err });
+    return this.runInProcessGroup(index, { script, command, env: stepEnv, out, err });
+  }
+
+  /**
+   * A command step in a container of its image ({@link runContainerStep}): the workspace at
+   * OneDev's path, the script mounted read-only, container root mapped onto the job's uid and the
+   * containers' other ids onto the job's own uid range, the job limits, and the job's outward
+   * network namespace (opened by the first container step) or none.
+   */
+  private async runInContainer(step: CommandStep, index: number, run: CommandRun): Promise<StepOutcome> {
+    const engine = this.engine as ContainerEngine;
+    const image = this.expand(step.image ?? '').trim();
+    if (!image) return { ok: false, message: 'Image is empty' };
+    const confinement = this.confinement;
+    // Safe: the script is the server's new file in its own 0700 directory (rule 3); owned by the
+    // job's uid, container root can read it through its read-only mount.
+    if (confinement) await chown(run.script, confinement.uid, confinement.uid);
+    const plan = confinement?.plan;
+    if (plan?.network && !this.containerNetwork) this.containerNetwork = await openNetworkNamespace(plan.network, plan.networkAllow, this.dir.root);
+    const network = this.containerNetwork;
+    let result;
+    try {
+      result = await runContainerStep({
+        engine,
+        image,
+        command: [run.command, `${CONTAINER_COMMANDS}/step-${index + 1}.sh`],
+        script: run.script,
+        workspace: this.dir.workspace,
+        jobDir: this.dir.root,
+        jobsDir: path.dirname(this.dir.root),
+        env: { ...this.options.env, ...run.env },
+        idMapping: confinement ? { hostId: confinement.uid, size: JOB_UID_RANGE } : null,
+        networkNamespace: network?.path ?? null,
+        dns: network ? [SLIRP_DNS] : [],
+        limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
+        onStdout: (c) => run.out.write(c),
+        onStderr: (c) => run.err.write(c),
+        log: (line) => this.log.line(line),
+        signal: this.controller.signal,
+        killGraceMs: this.killGraceMs,
+      });
+    } catch (e) {
+      // The container could not be removed: what runs in it may still change the workspace.
+      this.tainted = true;
+      return { ok: false, message: (e as Error).message };
+    } finally {
+      run.out.end();
+      run.err.end();
+    }
+    if (result.kind === 'aborted' || (result.kind === 'exited' && result.aborted)) return { ok: false, message: null };
+    if (result.kind === 'engine-error') return { ok: false, message: result.message };
+    if (result.exitCode === 0) return { ok: true };
+    const networkFailure = network?.failure();
+    if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
+    if (plan) this.log.line(`The step ran with the job limits: ${describeLimits(plan.limits)}`);
+    return { ok: false, message: `Command exited with code ${result.exitCode}` };
+  }
+
+  /** A command step as a process group on the server, in the job sandbox when confined. */
+  private async runInProcessGroup(index: number, run: CommandRun): Promise<StepOutcome> {
+    const { script, command, out, err } = run;
+    const env: NodeJS.ProcessEnv = { ...this.baseEnv, ...run.env };
     const fds: number[] = [];
     let network: NetworkAttachment | null = null;
     try {

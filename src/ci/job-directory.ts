@@ -224,8 +224,11 @@ async function removeEmptyTree(dir: string): Promise<void> {
   await rmdir(dir);
 }
 
-/** Host pids of live (non-zombie) processes whose real uid is `uid`, from `/proc`. */
-export async function processesOf(uid: number): Promise<number[]> {
+/**
+ * Host pids of live (non-zombie) processes whose real uid is `uid` — or, with `count`, any of
+ * the uids `[uid, uid + count)` — from `/proc`.
+ */
+export async function processesOf(uid: number, count = 1): Promise<number[]> {
   const found: number[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -236,8 +239,8 @@ export async function processesOf(uid: number): Promise<number[]> {
       continue; // ended meanwhile
     }
     const state = /^State:\s+(\S)/m.exec(status)?.[1];
-    const realUid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (realUid === String(uid) && state !== 'Z' && state !== 'X') found.push(Number(name));
+    const realUid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    if (realUid >= uid && realUid < uid + count && state !== 'Z' && state !== 'X') found.push(Number(name));
   }
   return found;
 }

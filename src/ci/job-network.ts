@@ -15,12 +15,18 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 
-/** Contents of the `/etc/resolv.conf` of an outward sandbox: slirp4netns's DNS forwarder. */
-export const SLIRP_RESOLV_CONF = 'nameserver 10.0.2.3\n';
+/** Where the holder of a job's network namespace finds `sh` and `cat`. */
+const SANDBOX_TOOLS_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/** slirp4netns's DNS forwarder, the name server of an outward sandbox or container. */
+export const SLIRP_DNS = '10.0.2.3';
+
+/** Contents of the `/etc/resolv.conf` of an outward sandbox. */
+export const SLIRP_RESOLV_CONF = `nameserver ${SLIRP_DNS}\n`;
 
 /** Child fds bwrap uses to report the sandbox pid and to wait for the network. */
 export const INFO_FD = 3;
@@ -114,6 +120,8 @@ export interface NetworkTools {
   readonly slirp4netns: string;
   readonly nsenter: string;
   readonly nft: string;
+  /** Holds the network namespace of a job's containers ({@link openNetworkNamespace}). */
+  readonly unshare: string;
 }
 
 /** A slirp4netns attached to a sandbox; {@link NetworkAttachment.stop} ends it. */
@@ -148,7 +156,7 @@ function installFirewall(tools: NetworkTools, pid: string, rules: string): Promi
  */
 export function attachNetwork(child: ChildProcess, tools: NetworkTools, allow: readonly string[]): NetworkAttachment {
   let failure: string | null = null;
-  let slirp: ChildProcess | null = null;
+  let slirp: Slirp | null = null;
   let started = false;
   let stopped = false;
   const info = child.stdio[INFO_FD] as NodeJS.ReadableStream | null;
@@ -156,35 +164,6 @@ export function attachNetwork(child: ChildProcess, tools: NetworkTools, allow: r
   const fail = (message: string): void => {
     failure ??= message;
     child.kill('SIGKILL');
-  };
-  const startSlirp = (pid: string): void => {
-    slirp = spawn(
-      tools.slirp4netns,
-      [
-        '--configure',
-        '--mtu=65520',
-        '--disable-host-loopback',
-        '--enable-sandbox',
-        '--enable-seccomp',
-        '--ready-fd=3',
-        '--exit-fd=4',
-        '--netns-type=path',
-        `/proc/${pid}/ns/net`,
-        'tap0',
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    slirp.stderr?.on('data', (c: Buffer) => {
-      if (stderr.length < 2000) stderr += c.toString('utf8');
-    });
-    (slirp.stdio[3] as NodeJS.ReadableStream).once('data', () => block?.write('1'));
-    slirp.once('error', (e) => fail(`Unable to start slirp4netns: ${e.message}`));
-    slirp.once('exit', (code) => {
-      if (!stopped) fail(`slirp4netns exited (code ${code}): ${stderr.trim()}`);
-    });
   };
   let buffer = '';
   info?.on('data', (chunk: Buffer) => {
@@ -200,7 +179,13 @@ export function attachNetwork(child: ChildProcess, tools: NetworkTools, allow: r
       if (stopped) return;
       const refused = await installFirewall(tools, match[1], jobFirewall(allow));
       if (refused) return fail(`Unable to install the job firewall: ${refused}`);
-      if (!stopped) startSlirp(match[1]);
+      if (!stopped)
+        slirp = startSlirp(
+          tools,
+          `/proc/${match[1]}/ns/net`,
+          () => block?.write('1'),
+          (message) => !stopped && fail(message),
+        );
     })();
   });
   info?.on('error', (e: Error) => fail(`Sandbox info pipe failed: ${e.message}`));
@@ -209,13 +194,115 @@ export function attachNetwork(child: ChildProcess, tools: NetworkTools, allow: r
     failure: () => failure,
     stop() {
       stopped = true;
-      const running = slirp as ChildProcess | null;
-      if (running) {
-        (running.stdio[4] as NodeJS.WritableStream & { destroy(): void }).destroy();
-        running.kill('SIGTERM');
-      }
+      (slirp as Slirp | null)?.stop();
     },
   };
+}
+
+/** A running slirp4netns. */
+interface Slirp {
+  stop(): void;
+}
+
+/**
+ * Starts `slirp4netns --configure --disable-host-loopback` on the network namespace at
+ * `namespace`: `onReady` once it reports ready, `onExit` with the reason when it exits or cannot
+ * start (also after {@link Slirp.stop}; the caller ignores that one). It exits when stopped or
+ * when this process dies (its exit fd closes).
+ */
+function startSlirp(tools: NetworkTools, namespace: string, onReady: () => void, onExit: (message: string) => void): Slirp {
+  const slirp = spawn(
+    tools.slirp4netns,
+    [
+      '--configure',
+      '--mtu=65520',
+      '--disable-host-loopback',
+      '--enable-sandbox',
+      '--enable-seccomp',
+      '--ready-fd=3',
+      '--exit-fd=4',
+      '--netns-type=path',
+      namespace,
+      'tap0',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  slirp.stderr?.on('data', (c: Buffer) => {
+    if (stderr.length < 2000) stderr += c.toString('utf8');
+  });
+  (slirp.stdio[3] as NodeJS.ReadableStream).once('data', onReady);
+  slirp.once('error', (e) => onExit(`Unable to start slirp4netns: ${e.message}`));
+  slirp.once('exit', (code) => onExit(`slirp4netns exited (code ${code}): ${stderr.trim()}`));
+  return {
+    stop() {
+      (slirp.stdio[4] as NodeJS.WritableStream & { destroy(): void }).destroy();
+      slirp.kill('SIGTERM');
+    },
+  };
+}
+
+/** A network namespace of its own for a job's containers (see {@link openNetworkNamespace}). */
+export interface NetworkNamespace {
+  /** The namespace's path for the engine to join (`/proc/<pid>/ns/net` of its holder). */
+  readonly path: string;
+  /** Why the network failed since it was opened, or null. */
+  readonly failure: () => string | null;
+  /** Ends slirp4netns and the holder process: the namespace goes with its last member. */
+  close(): void;
+}
+
+/**
+ * Opens the outward network of a job's containers: a holder process (`unshare --net`, named by
+ * `jobDir` in its arguments, ending when this process does) keeps a new network namespace alive, the job firewall ({@link jobFirewall}) is installed in it, and
+ * slirp4netns attached — the same policy as a sandboxed step's network, set up before any
+ * container joins it.
+ *
+ * @throws Error when the namespace, the firewall or slirp4netns cannot be set up.
+ */
+export async function openNetworkNamespace(tools: NetworkTools, allow: readonly string[], jobDir: string): Promise<NetworkNamespace> {
+  // `cat` of a pipe from this process: the holder ends when the server does, crashed or not; the
+  // job directory in its arguments names it in the process list
+  const holder = spawn(tools.unshare, ['--net', '--', 'sh', '-c', 'cat > /dev/null', 'gitloom-job-network', jobDir], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: { PATH: SANDBOX_TOOLS_PATH },
+  });
+  let failure: string | null = null;
+  let closed = false;
+  holder.once('exit', (code, signal) => {
+    if (!closed) failure ??= `the network namespace holder exited (${code ?? signal})`;
+  });
+  const close = (): void => {
+    closed = true;
+    slirp?.stop();
+    holder.stdin?.destroy();
+    holder.kill('SIGKILL');
+  };
+  let slirp: Slirp | null = null;
+  try {
+    const pid = await new Promise<number>((resolve, reject) => {
+      holder.once('error', reject);
+      holder.once('spawn', () => resolve(holder.pid as number));
+    });
+    const namespace = `/proc/${pid}/ns/net`;
+    const own = await readlink('/proc/self/ns/net');
+    for (let i = 0; (await readlink(namespace).catch(() => own)) === own; i++) {
+      if (i > 500 || failure) throw new Error(failure ?? 'the network namespace was not created');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const refused = await installFirewall(tools, String(pid), jobFirewall(allow));
+    if (refused) throw new Error(`Unable to install the job firewall: ${refused}`);
+    await new Promise<void>((resolve, reject) => {
+      slirp = startSlirp(tools, namespace, resolve, (message) => {
+        if (!closed) failure ??= message;
+        reject(new Error(message));
+      });
+    });
+    return { path: namespace, failure: () => failure, close };
+  } catch (e) {
+    close();
+    throw new Error(`Job network unavailable: ${(e as Error).message}`);
+  }
 }
 
 /** Number of the `read` system call per architecture (as `/proc/<pid>/syscall` shows it). */

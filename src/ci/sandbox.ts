@@ -203,13 +203,15 @@ export function planSandbox(config: JobSandboxConfig): SandboxPlan {
   const slirp4netns = findExecutable('slirp4netns');
   const nsenter = findExecutable('nsenter');
   const nft = findExecutable('nft');
+  const unshare = findExecutable('unshare');
   let network: NetworkTools | null = null;
   let why: string;
   if (config.network === 'none') why = 'GITLOOM_JOB_NETWORK=none';
   else if (!slirp4netns) why = 'slirp4netns is not installed';
-  else if (!nft || !nsenter) why = 'nftables is not installed';
+  else if (!nft) why = 'nftables is not installed';
+  else if (!nsenter || !unshare) why = 'util-linux is not installed';
   else {
-    network = { slirp4netns, nsenter, nft };
+    network = { slirp4netns, nsenter, nft, unshare };
     why = `slirp4netns; the host, private and link-local addresses refused${config.networkAllow.length > 0 ? ` except ${config.networkAllow.join(', ')}` : ''}`;
   }
   const l = config.limits;
@@ -241,17 +243,25 @@ const uidOffset = randomInt(0, JOB_UID_RANGE);
  * per process so that processes sharing a host rarely try the same one. Release it with
  * {@link releaseJobUid}.
  *
- * @throws Error when all 65,536 uids are in use.
+ * With `range`, the job runs containers: it takes instead the first uid of a free range of 65,536
+ * uids above the pool (`base + 65536 × k`, k ≥ 1, below 2³¹), the host ids of its containers'
+ * user namespace — container root is the job's uid, and the containers' other users are the
+ * range's other uids, which no other job shares.
+ *
+ * @throws Error when all uids (or ranges) are in use.
  */
-export async function acquireJobUid(base: number): Promise<number> {
-  for (let i = 0; i < JOB_UID_RANGE; i++) {
-    const uid = base + ((uidOffset + i) % JOB_UID_RANGE);
+export async function acquireJobUid(base: number, range = false): Promise<number> {
+  const slots = range ? Math.floor((2 ** 31 - base) / JOB_UID_RANGE) - 1 : JOB_UID_RANGE;
+  const offset = uidOffset % Math.max(slots, 1);
+  for (let i = 0; i < slots; i++) {
+    const slot = (offset + i) % slots;
+    const uid = range ? base + JOB_UID_RANGE * (slot + 1) : base + slot;
     if (uidsInUse.has(uid)) continue;
     uidsInUse.add(uid);
-    if ((await processesOf(uid)).length === 0) return uid;
+    if ((await processesOf(uid, range ? JOB_UID_RANGE : 1)).length === 0) return uid;
     uidsInUse.delete(uid);
   }
-  throw new Error('No free job uid');
+  throw new Error(range ? 'No free uid range for a container job' : 'No free job uid');
 }
 
 /** Returns a uid taken with {@link acquireJobUid} to the pool. */

@@ -1,6 +1,6 @@
 /**
  * Typed model of a parsed `.onedev-buildspec.yml` (docs/compatibility.md#builds-build-spec), restricted to the
- * subset Gitloom runs: shell executor, no containers. Produced by `parseBuildSpec`
+ * subset Gitloom runs (command steps in containers or the job sandbox). Produced by `parseBuildSpec`
  * (src/ci/build-spec.ts); every default of OneDev is already filled in.
  */
 import type { Condition } from './conditions.js';
@@ -37,10 +37,15 @@ export interface CheckoutStep extends StepBase {
 export type Interpreter =
   { readonly type: 'DefaultInterpreter'; readonly commands: string } | { readonly type: 'ShellInterpreter'; readonly shell: string; readonly commands: string };
 
-/** `!CommandStep` with `runInContainer: false` (the only form the shell executor runs). */
+/**
+ * `!CommandStep`: its commands in the step's `image` (`runInContainer: true`, OneDev's default)
+ * or in the job sandbox on the server (`runInContainer: false`).
+ */
 export interface CommandStep extends StepBase {
   readonly type: 'CommandStep';
-  readonly runInContainer: false;
+  readonly runInContainer: boolean;
+  /** Image of a container step (interpolated); null when `runInContainer` is false. */
+  readonly image: string | null;
   readonly interpreter: Interpreter;
   /** Extra environment variables; values are interpolated. */
   readonly envVars: readonly { readonly name: string; readonly value: string }[];

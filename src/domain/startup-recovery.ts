@@ -5,6 +5,9 @@
  * - processes of its builds: any process whose environment names a job directory of this data
  *   dir (`GITLOOM_WORKSPACE=<jobs dir>/…`; bubblewrap and everything in its sandbox carry it) is
  *   killed (SIGKILL), and the job directories are removed only once those processes are gone;
+ * - containers of its builds (labelled with the jobs dir and their job directory), when a job
+ *   directory or the container engine service of a previous run is left: removed through the
+ *   engine, which also ends the service that run left;
  * - job directories (`<jobs dir>/*`: workspaces, `HOME`s, step scripts), and the
  *   `<data dir>/workspaces/` of versions before the jobs dir;
  * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`);
@@ -24,6 +27,7 @@ import { LEGACY_WORKSPACES_DIR } from '../data-dir.js';
 import { dialectOf } from '../db/dialect.js';
 import { leasedJobWorkspaces } from './builds/index.js';
 import type { Services } from './context.js';
+import type { ContainerEngines } from '../ci/container-engine.js';
 
 /** Age after which, on PostgreSQL, a temp file or quarantine directory counts as abandoned. */
 export const STALE_AFTER_MS = 60 * 60 * 1000;
@@ -32,6 +36,8 @@ export const STALE_AFTER_MS = 60 * 60 * 1000;
 export interface RecoveryReport {
   /** Host pids killed. */
   readonly killedProcesses: readonly number[];
+  /** Ids of the containers removed. */
+  readonly containers: readonly string[];
   /** Absolute paths removed, by kind. */
   readonly workspaces: readonly string[];
   readonly uploadTempFiles: readonly string[];
@@ -94,7 +100,7 @@ async function uploadTempFiles(dir: string): Promise<string[]> {
  * Runs the recovery described above and logs one line per removal through `log`.
  * Call it after migrations and before the build scheduler starts.
  */
-export async function recoverAtStartup(services: Services, log: (message: string) => void): Promise<RecoveryReport> {
+export async function recoverAtStartup(services: Services, log: (message: string) => void, containers?: ContainerEngines): Promise<RecoveryReport> {
   const { dataDir } = services.config;
   const now = Date.now();
   const everything = dialectOf(services.db).ownedByOneProcess;
@@ -118,6 +124,21 @@ export async function recoverAtStartup(services: Services, log: (message: string
       if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
     }
   }
+  const jobDirs = await listDir(jobsDir);
+  const removedContainers: string[] = [];
+  if (containers && (jobDirs.some((entry) => !keep.has(entry.name)) || containers.leftBehind())) {
+    // without an engine (none installed) no container can be left; one that fails to answer is reported
+    const engine = await containers.get().catch((e: Error) => {
+      log(`Start-up recovery: containers of interrupted builds not removed: ${e.message}`);
+      return { unavailable: e.message };
+    });
+    if (!('unavailable' in engine)) {
+      for (const id of await engine.removeJobContainers(jobsDir, (jobDir) => keep.has(path.basename(jobDir)))) {
+        removedContainers.push(id);
+        log(`Start-up recovery: removed container ${id.slice(0, 12)} of an interrupted build`);
+      }
+    }
+  }
   // A job's tree is removed only once nothing of the job runs (src/ci/job-directory.ts rule 1).
   for (const deadline = Date.now() + 10_000; killed.some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < deadline;) {
     await new Promise((r) => setTimeout(r, 20));
@@ -125,7 +146,7 @@ export async function recoverAtStartup(services: Services, log: (message: string
 
   const workspaces: string[] = [];
   for (const [root, entries] of [
-    [jobsDir, await listDir(jobsDir)],
+    [jobsDir, jobDirs],
     [legacy, await listDir(legacy)],
   ] as const) {
     for (const entry of entries) {
@@ -162,5 +183,5 @@ export async function recoverAtStartup(services: Services, log: (message: string
     }
   }
 
-  return { killedProcesses: killed, workspaces, uploadTempFiles: uploads, quarantineDirs: quarantines };
+  return { killedProcesses: killed, containers: removedContainers, workspaces, uploadTempFiles: uploads, quarantineDirs: quarantines };
 }

@@ -254,9 +254,9 @@ describe('parseBuildSpec: invalid specs', () => {
     ['step without tag', job('  steps:\n  - name: x\n'), /step needs a type tag such as !CommandStep/],
     ['unsupported step', job('  steps:\n  - !RunContainerStep\n    name: x\n'), /unsupported step type '!RunContainerStep'/],
     [
-      'container command step',
-      job('  steps:\n  - !CommandStep\n    name: x\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n'),
-      /runInContainer: true is not supported/,
+      'container command step without image',
+      job('  steps:\n  - !CommandStep\n    name: x\n    interpreter: !DefaultInterpreter {commands: [ls]}\n'),
+      /image is required when runInContainer is true/,
     ],
     ['missing interpreter', job('  steps:\n  - !CommandStep\n    name: x\n    runInContainer: false\n'), /'interpreter' is required/],
     [

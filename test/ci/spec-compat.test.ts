@@ -47,11 +47,11 @@ describe('build spec forms of newer OneDev', () => {
     expect(messages[0]).toMatch(/'imports' is not supported$/);
   });
 
-  it('names what to change for a container step', () => {
-    const messages = specError(
+  it('reads a command step without runInContainer as a container step of its image, as OneDev does', () => {
+    const spec = parseBuildSpec(
       'version: 25\njobs:\n- name: CI\n  steps:\n  - !CommandStep\n    name: build\n    image: alpine\n    interpreter: !DefaultInterpreter {commands: [ls]}\n',
     );
-    expect(messages.join('\n')).toContain("set 'runInContainer: false' on this step");
+    expect(spec.jobs[0].steps[0]).toMatchObject({ type: 'CommandStep', runInContainer: true, image: 'alpine' });
   });
 });
 

@@ -15,6 +15,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { evaluateCondition } from '../../ci/conditions.js';
 import type { BuildSpec, Job } from '../../ci/build-spec.js';
+import type { ContainerEngines } from '../../ci/container-engine.js';
 import { formatLogLine, runJob, type CheckoutOptions, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
@@ -44,6 +45,8 @@ export interface SchedulerOptions {
   onError?: (error: unknown) => void;
   /** Milliseconds between evaluations of `!ScheduleTrigger` cron expressions (default 1000). */
   scheduleMs?: number;
+  /** The engine of container steps; without it jobs with container steps fail, saying what to install. */
+  containers?: ContainerEngines | null;
 }
 
 interface Execution {
@@ -341,6 +344,7 @@ export class BuildScheduler {
       timeoutSeconds: Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000),
       killGraceMs: 2000,
       sandbox: config.jobSandbox,
+      containers: this.options.containers,
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
       variables: {

@@ -1,0 +1,162 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseBuildSpec } from '../../src/ci/build-spec.js';
+import { ContainerEngine, JOB_DIR_LABEL } from '../../src/ci/container-engine.js';
+import { runJob, type RunJobOptions } from '../../src/ci/executor.js';
+import { DEFAULT_JOB_SANDBOX } from '../../src/ci/sandbox.js';
+import { buildBusyboxImage } from '../helpers/images.js';
+
+let tmp: string;
+let engine: ContainerEngine;
+let image: string;
+let other: string;
+let caseNo = 0;
+
+const steps = (yaml: string): RunJobOptions['steps'] => parseBuildSpec(`version: 25\njobs:\n- name: J\n  steps:\n${yaml}`).jobs[0].steps;
+const step = (name: string, commands: string[], more = ''): string =>
+  `  - !CommandStep\n    name: ${name}\n${more}    interpreter: !DefaultInterpreter\n      commands:\n${commands.map((c) => `      - ${JSON.stringify(c)}\n`).join('')}`;
+
+async function exec(yaml: string, extra: Partial<RunJobOptions> = {}): Promise<{ status: string; lines: string[]; jobDir: string }> {
+  const lines: string[] = [];
+  const jobDir = path.join(tmp, 'jobs', `job-${++caseNo}`);
+  const result = await runJob({
+    jobDir,
+    steps: steps(yaml),
+    checkout: () => Promise.reject(new Error('no checkout')),
+    artifactsDir: path.join(tmp, `artifacts-${caseNo}`),
+    log: (l) => lines.push(l),
+    killGraceMs: 500,
+    containers: { get: () => Promise.resolve(engine) },
+    ...extra,
+  });
+  return { status: result.status, lines, jobDir };
+}
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'gitloom-containers-'));
+  await chmod(tmp, 0o711);
+  const connected = await ContainerEngine.connect({ host: null, stateDir: path.join(tmp, 'engine'), log: () => undefined });
+  if ('unavailable' in connected) throw new Error(connected.unavailable);
+  engine = connected;
+  image = await buildBusyboxImage(engine.docker, 'localhost/gitloom-test/busybox:1', 'Gitloom Test Busybox');
+  other = await buildBusyboxImage(engine.docker, 'localhost/gitloom-test/other:1', 'Other Image');
+}, 120_000);
+
+afterAll(async () => {
+  await engine?.docker.getImage(image).remove({ force: true });
+  await engine?.docker.getImage(other).remove({ force: true });
+  await engine?.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+describe('command steps in containers', () => {
+  it("runs a step in its image: the image's /etc/os-release, OneDev's workspace path, root mapped onto the job's uid", async () => {
+    const { status, lines } = await exec(
+      step(
+        'probe',
+        ['cat /etc/os-release', 'pwd', 'echo "ws=$ONEDEV_WORKSPACE"', 'id -u', 'cat /proc/self/uid_map', 'grep CapEff /proc/self/status'],
+        `    image: ${image}\n`,
+      ),
+    );
+    expect(status, lines.join('\n')).toBe('SUCCESSFUL');
+    expect(lines).toContain('PRETTY_NAME="Gitloom Test Busybox"');
+    expect(lines).toContain('/onedev-build/workspace');
+    expect(lines).toContain('ws=/onedev-build/workspace');
+    expect(lines).toContain('0');
+    const map = lines.find((l) => /^\s*0\s+\d+\s+65536$/.test(l));
+    expect(map, 'container root is a job uid of the host, with a range of its own').toBeDefined();
+    expect(Number(map!.trim().split(/\s+/)[1])).toBeGreaterThan(1_900_000_000);
+    expect(lines).toContain('CapEff:\t0000000000000000');
+  }, 120_000);
+
+  it('shares the workspace between steps of different images and shell steps', async () => {
+    const { status, lines } = await exec(
+      [
+        step('write', ['echo from-container > made-in-container.txt'], `    image: ${image}\n`),
+        step('shell', ['cat made-in-container.txt', 'echo from-shell > made-in-shell.txt'], '    runInContainer: false\n'),
+        step('read', ['cat made-in-shell.txt', 'cat /etc/os-release | grep PRETTY'], `    image: ${other}\n`),
+      ].join(''),
+    );
+    expect(status, lines.join('\n')).toBe('SUCCESSFUL');
+    expect(lines).toContain('from-container');
+    expect(lines).toContain('from-shell');
+    expect(lines).toContain('PRETTY_NAME="Other Image"');
+  }, 120_000);
+
+  it('fails a step on a non-zero exit and leaves no container behind', async () => {
+    const { status, lines, jobDir } = await exec(step('fail', ['echo before', 'exit 3'], `    image: ${image}\n`));
+    expect(status).toBe('FAILED');
+    expect(lines).toContain('before');
+    expect(lines).toContain('Step "fail" failed: Command exited with code 3');
+    const left = await engine.docker.listContainers({ all: true, filters: { label: [`${JOB_DIR_LABEL}=${jobDir}`] } });
+    expect(left).toEqual([]);
+  }, 120_000);
+
+  it('fails clearly when the image cannot be had', async () => {
+    const { status, lines } = await exec(step('missing', ['true'], '    image: 127.0.0.1:9/nothing/here:1\n'));
+    expect(status).toBe('FAILED');
+    expect(lines.join('\n')).toMatch(/Step "missing" failed: Unable to pull image '127\.0\.0\.1:9\/nothing\/here:1': .+/);
+  }, 120_000);
+
+  it('stops a running container on cancel', async () => {
+    const controller = new AbortController();
+    const running = exec(step('sleep', ['echo started', 'sleep 600'], `    image: ${image}\n`), { signal: controller.signal });
+    const deadline = Date.now() + 60_000;
+    let labelled: unknown[] = [];
+    while (Date.now() < deadline && labelled.length === 0) {
+      labelled = await engine.docker.listContainers({ filters: { label: [JOB_DIR_LABEL] } });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    controller.abort();
+    const { status, jobDir } = await running;
+    expect(status).toBe('CANCELLED');
+    const left = await engine.docker.listContainers({ all: true, filters: { label: [`${JOB_DIR_LABEL}=${jobDir}`] } });
+    expect(left).toEqual([]);
+  }, 120_000);
+
+  it('holds a container to the job limits: memory and processes', async () => {
+    const sandbox = { ...DEFAULT_JOB_SANDBOX, limits: { memoryMb: 64, processes: 40, cpuSeconds: 60 } };
+    const memory = await exec(step('bomb', ['echo start', 'x=0123456789; while true; do x="$x$x"; done'], `    image: ${image}\n`), { sandbox });
+    expect(memory.status).toBe('FAILED');
+    expect(memory.lines).toContain('Step "bomb" failed: Command exited with code 137');
+    expect(memory.lines.join('\n')).toContain('The step ran with the job limits: memory 64 MiB');
+    const forks = await exec(step('forks', ['n=0; while [ $n -lt 100 ]; do sleep 30 & n=$((n+1)); done', 'echo done'], `    image: ${image}\n`), { sandbox });
+    expect(forks.lines.join('\n')).toMatch(/can't fork|Resource temporarily unavailable/);
+  }, 120_000);
+
+  it('fails a job with a container step at once when no engine is configured, saying what to install', async () => {
+    const { status, lines } = await exec(step('probe', ['true'], `    image: ${image}\n`), { containers: null });
+    expect(status).toBe('FAILED');
+    expect(lines.join('\n')).toContain('install podman');
+    expect(existsSync(path.join(tmp, 'jobs', `job-${caseNo}`))).toBe(false);
+  });
+
+  it('keeps the job network policy: neither the host nor its addresses are reached, DNS is slirp4netns', async () => {
+    let connections = 0;
+    const server = net.createServer((socket) => {
+      connections++;
+      socket.end('HTTP/1.0 200 OK\r\n\r\nreached\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const hostAddress = Object.values(os.networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    try {
+      const targets = ['10.0.2.2', '127.0.0.1', ...(hostAddress ? [hostAddress] : [])];
+      const { lines } = await exec(
+        step('net', [...targets.map((t) => `wget -T 3 -q -O- http://${t}:${port}/ || echo "refused ${t}"`), 'cat /etc/resolv.conf'], `    image: ${image}\n`),
+      );
+      for (const t of targets) expect(lines).toContain(`refused ${t}`);
+      expect(lines).not.toContain('reached');
+      expect(lines.join('\n')).toContain('nameserver 10.0.2.3');
+      expect(connections).toBe(0);
+    } finally {
+      server.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,74 @@
+/**
+ * Container images for tests, built offline: a root file system of Debian's `busybox-static`
+ * (its applets as links), an `/etc/os-release` naming the image, imported into the engine
+ * through the Docker Engine API (`POST /images/create?fromSrc=-`). Nothing is pulled.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import type Docker from 'dockerode';
+
+const run = promisify(execFile);
+
+/** The busybox applets linked into test images. */
+const APPLETS = [
+  'sh',
+  'ls',
+  'cat',
+  'echo',
+  'id',
+  'touch',
+  'mkdir',
+  'rm',
+  'sleep',
+  'wget',
+  'httpd',
+  'nc',
+  'grep',
+  'head',
+  'tail',
+  'env',
+  'pwd',
+  'dd',
+  'yes',
+  'true',
+  'false',
+  'ping',
+];
+
+/**
+ * Builds image `name` (e.g. `localhost/gitloom-test/busybox:1`) from busybox-static with
+ * `/etc/os-release` saying `PRETTY_NAME="<osName>"`, and `files` (path → content) added.
+ * Resolves the image name.
+ */
+export async function buildBusyboxImage(docker: Docker, name: string, osName: string, files: Record<string, string> = {}): Promise<string> {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'gitloom-image-'));
+  try {
+    await mkdir(path.join(root, 'bin'));
+    await mkdir(path.join(root, 'etc'));
+    await mkdir(path.join(root, 'tmp'), { mode: 0o1777 });
+    await mkdir(path.join(root, 'root'), { mode: 0o700 });
+    await copyFile('/bin/busybox', path.join(root, 'bin/busybox'));
+    for (const applet of APPLETS) await symlink('busybox', path.join(root, 'bin', applet));
+    await writeFile(path.join(root, 'etc/os-release'), `NAME="${osName}"\nPRETTY_NAME="${osName}"\n`);
+    await writeFile(path.join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
+    await writeFile(path.join(root, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
+    for (const [file, content] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+      await writeFile(path.join(root, file), content, { mode: 0o755 });
+    }
+    const { stdout } = await run('tar', ['--numeric-owner', '--owner=0', '--group=0', '-C', root, '-cf', '-', '.'], {
+      encoding: 'buffer',
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    // the whole reference as `repo`: Podman's compatible API ignores `tag`
+    const stream = await docker.importImage(new PassThrough().end(stdout), { repo: name });
+    await new Promise((resolve, reject) => docker.modem.followProgress(stream, (e: Error | null) => (e ? reject(e) : resolve(null))));
+    return name;
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,205 @@
+import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContainerEngine, JOBS_DIR_LABEL } from '../../src/ci/container-engine.js';
+import { loadConfig } from '../../src/config.js';
+import { eventually, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
+import { buildBusyboxImage } from '../helpers/images.js';
+import { processesWith, waitGone } from '../helpers/processes.js';
+import { ADMIN, basic, createPostgresDatabase, git, makeWorkTree, serveChild, startTestServer, type ChildServer, type TestServer } from '../helpers/server.js';
+
+const IMAGE = 'localhost/gitloom-test/build-environment:1';
+/** The Sleep job's sleep, unique to this run so its processes can be found on the host. */
+const MARKER = `600.${process.pid}`;
+
+/** A OneDev 8.6-style spec: checkout, a command step in an image, the version from a file, artifacts, a shell step after. */
+const SPEC = `version: 25
+jobs:
+- name: CI
+  steps:
+  - !CheckoutStep
+    name: checkout
+    cloneCredential: !DefaultCredential {}
+    withLfs: false
+    withSubmodules: false
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  - !CommandStep
+    name: build
+    runInContainer: true
+    image: ${IMAGE}
+    interpreter: !DefaultInterpreter
+      commands:
+      - cat /etc/os-release
+      - echo "workspace $ONEDEV_WORKSPACE in $(pwd)"
+      - cat README.md
+      - mkdir -p target && echo "1.2.@build_number@" > target/version && build-tool > target/app.txt
+    useTTY: false
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  - !SetBuildVersionStep
+    name: set version
+    buildVersion: '@file:target/version@'
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  - !PublishArtifactStep
+    name: publish
+    artifacts: target/*.txt
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+  - !CommandStep
+    name: on the server
+    runInContainer: false
+    interpreter: !DefaultInterpreter
+      commands:
+      - cat target/app.txt
+    condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
+- name: Sleep
+  steps:
+  - !CommandStep
+    name: sleep
+    image: ${IMAGE}
+    interpreter: !DefaultInterpreter
+      commands:
+      - echo sleeping
+      - sleep ${MARKER}
+`;
+
+let engine: ContainerEngine;
+let engineDir: string;
+
+beforeAll(async () => {
+  engineDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-engine-'));
+  const connected = await ContainerEngine.connect({ host: null, stateDir: engineDir, log: () => undefined });
+  if ('unavailable' in connected) throw new Error(connected.unavailable);
+  engine = connected;
+  await buildBusyboxImage(engine.docker, IMAGE, 'Build Environment', { 'bin/build-tool': '#!/bin/sh\necho "built by the image\'s tool"\n' });
+}, 120_000);
+
+afterAll(async () => {
+  await engine?.docker.getImage(IMAGE).remove({ force: true });
+  await engine?.close();
+  await fs.rm(engineDir, { recursive: true, force: true });
+  await removeWorkTrees();
+});
+
+describe('builds with container steps', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server?.close());
+
+  it('runs a OneDev-style spec: a command step in its image shares the workspace with checkout, version, artifacts and shell steps', async () => {
+    const repo = await givenRepo(server, 'containers', { files: { 'README.md': 'readme of the project\n', '.onedev-buildspec.yml': SPEC } });
+    const res = await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'CI' });
+    expect(res.status, res.text).toBe(200);
+    type Build = { status: string; version: string | null; number: number };
+    const build = (await eventually(async () => {
+      const b = (await server.call('GET', `/builds/${res.json}`)).json as Build;
+      return ['SUCCESSFUL', 'FAILED'].includes(b.status) ? b : null;
+    }, 120_000)) as Build;
+    const log = (await server.call('GET', `/builds/${res.json}/log`)).text;
+    expect(build.status, log).toBe('SUCCESSFUL');
+    expect(log).toContain('PRETTY_NAME="Build Environment"');
+    expect(log).toContain('workspace /onedev-build/workspace in /onedev-build/workspace');
+    expect(log).toContain('readme of the project');
+    expect(log).toMatch(/Container engine: .*\d/);
+    expect(build.version).toBe(`1.2.${build.number}`);
+    expect((await server.call('GET', `/artifacts/${res.json}/contents/target/app.txt`)).text).toBe("built by the image's tool\n");
+    const lines = log.split('\n');
+    expect(lines.filter((l) => l.endsWith("built by the image's tool"))).toHaveLength(1);
+    expect(await engine.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${server.server.services.config.jobsDir}`] } })).toEqual([]);
+  }, 180_000);
+});
+
+describe('a server killed during a container step', () => {
+  const cleanup: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step();
+  });
+
+  const call = async (server: ChildServer, method: string, route: string, body?: unknown): Promise<{ status: number; json: any; text: string }> => {
+    const res = await fetch(`${server.url}/~api${route}`, {
+      method,
+      headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined, text };
+  };
+  const kill = async (server: ChildServer): Promise<void> => {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => server.child.once('exit', resolve));
+    server.child.kill('SIGKILL');
+    await exited;
+  };
+  const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+
+  it('leaves no container and no engine service once the server started again', async () => {
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-killed-'));
+    cleanup.push(() => fs.rm(home, { recursive: true, force: true }));
+    await fs.chmod(home, 0o700);
+    const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
+    const database = pgBase ? await createPostgresDatabase(pgBase) : null;
+    if (database) cleanup.push(() => database.drop());
+    const env = {
+      GITLOOM_DATA_DIR: path.join(home, 'data'),
+      GITLOOM_PORT: '0',
+      GITLOOM_HOST: '127.0.0.1',
+      GITLOOM_INITIAL_USER: ADMIN.name,
+      GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+      GITLOOM_INITIAL_EMAIL: ADMIN.email,
+      GITLOOM_LOG_LEVEL: 'warn',
+      ...(database && { GITLOOM_DATABASE_URL: database.url }),
+    };
+    const jobsDir = loadConfig(env).jobsDir;
+    const containersOf = () => engine.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${jobsDir}`] } });
+
+    const first = await serveChild(env);
+    cleanup.push(() => kill(first));
+    const work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
+    cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
+    const id = (await call(first, 'POST', '/projects', { name: 'killed' })).json as number;
+    const remote = new URL(`${first.url}/killed`);
+    remote.username = ADMIN.name;
+    remote.password = ADMIN.password;
+    await git(work, ['push', '-q', remote.toString(), 'main']);
+    const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
+    const build = await call(first, 'POST', '/job-runs', {
+      '@type': 'JobRunOnCommit',
+      projectId: id,
+      commitHash: head,
+      refName: 'refs/heads/main',
+      jobName: 'Sleep',
+      params: {},
+      reason: 'kill',
+    });
+    expect(build.status, build.text).toBe(200);
+    await eventually(async () => (await call(first, 'GET', `/builds/${build.json}/log`)).text.includes('sleeping'), 120_000);
+    expect(await containersOf()).toHaveLength(1);
+    const service = Number(readFileSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'), 'utf8'));
+    expect(alive(service)).toBe(true);
+
+    expect(processesWith(MARKER).length).toBeGreaterThan(0);
+    expect(processesWith(jobsDir).length, 'the job network namespace holder').toBeGreaterThan(0);
+
+    await kill(first);
+    // the container outlives the killed server; the network namespace holder does not
+    expect(await containersOf()).toHaveLength(1);
+    expect(await waitGone(jobsDir)).toBe(true);
+
+    const second = await serveChild(env);
+    cleanup.push(() => kill(second));
+    expect(await containersOf()).toEqual([]);
+    expect(processesWith(MARKER)).toEqual([]);
+    expect(alive(service)).toBe(false);
+    const final = await eventually(async () => {
+      const b = (await call(second, 'GET', `/builds/${build.json}`)).json;
+      return b.status === 'RUNNING' ? null : b;
+    }, 60_000);
+    expect(['FAILED', 'CANCELLED']).toContain(final.status);
+    second.child.kill('SIGTERM');
+    await new Promise((resolve) => second.child.once('exit', resolve));
+    // a server stopped in order stops its engine service and removes its pid file
+    expect(existsSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'))).toBe(false);
+  }, 240_000);
+});
