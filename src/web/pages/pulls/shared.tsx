@@ -13,6 +13,11 @@ export function pullUrl(projectPath: string, number: number, rest = ''): string 
   return `/${projectPath}/~pulls/${number}${rest}`;
 }
 
+/** The URL of an action of a request's pages (`comment`, `merge`, …): `/<project>/~pulls/<number>/<action>`. */
+export function pullActionUrl(page: ProjectPageContext, pr: PullRequestRow, action: string): string {
+  return pullUrl(page.project.path, pr.number, `/${action}`);
+}
+
 /** The request named by the `:number` path parameter of a project page (404 when none). */
 export function requestOfPage(page: ProjectPageContext): Promise<PullRequestRow> {
   const number = /^\d{1,9}$/.test(page.params.number ?? '') ? Number(page.params.number) : Number.NaN;
