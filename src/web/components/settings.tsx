@@ -1,14 +1,15 @@
 /**
  * The frame and form parts of the settings areas: administration (`/~administration/…`) and
  * personal settings (`/~my/…`). A settings page is a `<SettingsLayout>` (the area's section
- * list beside the page), its forms use `<Field>`, `<CheckField>`, `<TextField>`; a POST runs
+ * list beside the page), its forms use `<Field>` and the controls of controls.tsx; a POST runs
  * its change through {@link attempt}, which shows a refusal in the page with the domain's
  * message and the submitted values.
  */
 import type { ComponentChildren } from 'preact';
-import { BadRequest, GitloomError, NotFound, Unauthorized } from '../../errors.js';
-import type { PageContext, PageResult, PageRoute } from '../page.js';
+import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
+import { submitForm, type PageContext, type PageResult, type PageRoute } from '../page.js';
 import { Layout } from './layout.js';
+import { Flash } from './flash.js';
 
 /** The two settings areas and their sections (path under the area, label). */
 const AREAS = {
@@ -70,11 +71,7 @@ export function SettingsLayout({ page, area, section, title, error, children }: 
         </nav>
         <div class="settings-body">
           <h1>{title}</h1>
-          {error && (
-            <p class="flash error" role="alert">
-              {error}
-            </p>
-          )}
+          <Flash error={error} />
           {children}
         </div>
       </div>
@@ -85,20 +82,14 @@ export function SettingsLayout({ page, area, section, title, error, children }: 
 /**
  * Runs a form's change. A refusal (a 4xx domain error other than 401) is answered with
  * `again(message)` — the form shown again with the message — under the error's status; other
- * errors propagate to the error page.
+ * errors propagate to the error page ({@link submitForm}, answered with the change's own page).
  */
 export async function attempt(
   page: PageContext,
   change: () => Promise<PageResult>,
   again: (message: string) => Promise<PageResult> | PageResult,
 ): Promise<PageResult> {
-  try {
-    return await change();
-  } catch (error) {
-    if (!(error instanceof GitloomError) || error.status >= 500 || error.status === 401) throw error;
-    page.reply.code(error.status);
-    return again(error.message);
-  }
+  return submitForm(page, change, (result) => result, again);
 }
 
 /** The signed-in user's id on a settings page (their routes are for signed-in users only). */
@@ -126,76 +117,9 @@ export function formId(page: PageContext, what: string, field = 'id'): number {
   return id;
 }
 
-/** A labelled checkbox, checked when `checked`; submits `on` when ticked (see {@link checked}). */
-export function CheckField({ name, label, checked: on, id }: { name: string; label: string; checked: boolean; id?: string }) {
-  const fieldId = id ?? `field-${name}`;
-  return (
-    <p class="check">
-      <input type="checkbox" id={fieldId} name={name} value="on" checked={on} />
-      <label for={fieldId}>{label}</label>
-    </p>
-  );
-}
-
 /** Whether a checkbox of a submitted form was ticked. */
 export function checked(form: Record<string, string>, name: string): boolean {
   return form[name] === 'on';
-}
-
-/** A labelled multi-line text field. */
-export function TextField({
-  name,
-  label,
-  value,
-  rows = 3,
-  required,
-  id,
-}: {
-  name: string;
-  label: string;
-  value?: string;
-  rows?: number;
-  required?: boolean;
-  id?: string;
-}) {
-  const fieldId = id ?? `field-${name}`;
-  return (
-    <p class="field">
-      <label for={fieldId}>{label}</label>
-      <textarea id={fieldId} name={name} rows={rows} required={required}>
-        {value ?? ''}
-      </textarea>
-    </p>
-  );
-}
-
-/** A labelled `<select>` of `[value, label]` options. */
-export function SelectField({
-  name,
-  label,
-  value,
-  options,
-  id,
-}: {
-  name: string;
-  label: string;
-  value: string;
-  options: readonly (readonly [string, string])[];
-  id?: string;
-}) {
-  const fieldId = id ?? `field-${name}`;
-  return (
-    <p class="field">
-      <label for={fieldId}>{label}</label>
-      <select id={fieldId} name={name}>
-        {options.map(([v, text]) => (
-          <option key={v} value={v} selected={v === value}>
-            {text}
-          </option>
-        ))}
-      </select>
-    </p>
-  );
 }
 
 /**

@@ -18,6 +18,7 @@ import { codeUrl, commitUrl, DateTime, subjectOf } from '../components/code.js';
 import { Field, PostForm } from '../components/forms.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { redirect, submitForm, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
+import { Flash } from '../components/flash.js';
 
 type Kind = 'branch' | 'tag';
 
@@ -73,11 +74,7 @@ async function refsPage(page: ProjectPageContext, kind: Kind, error: string | nu
   return (
     <ProjectLayout page={page} tab={TAB[kind]} title={TITLES[kind]}>
       <h1>{TITLES[kind]}</h1>
-      {error && (
-        <p class="flash error" role="alert">
-          {error}
-        </p>
-      )}
+      <Flash error={error} />
       {page.permissions.writeCode && names.defaultBranch !== null && (
         <details class="create-ref" open={error !== null}>
           <summary>{kind === 'branch' ? 'New branch' : 'New tag'}</summary>

@@ -19,7 +19,8 @@ import { userIdByName } from '../../../domain/pulls/index.js';
 import { getUser } from '../../../domain/users/index.js';
 import { toWireGroup } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, CheckField, checked, idParam, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';
+import { Checkbox, TextArea } from '../../components/controls.js';
+import { attempt, checked, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most groups listed (the API's page size). */
@@ -52,10 +53,10 @@ function GroupFields({ values }: { values: GroupValues }) {
   return (
     <>
       <Field name="name" label="Name" value={values.name} required autocomplete="off" />
-      <TextField name="description" label="Description (optional)" value={values.description} />
-      <CheckField name="administrator" label="Members are administrators" checked={values.administrator} />
-      <CheckField name="createRootProjects" label="Members may create root projects" checked={values.createRootProjects} />
-      <CheckField name="enforce2FA" label="Members must use two-factor authentication" checked={values.enforce2FA} />
+      <TextArea name="description" label="Description (optional)" value={values.description} />
+      <Checkbox name="administrator" label="Members are administrators" checked={values.administrator} />
+      <Checkbox name="createRootProjects" label="Members may create root projects" checked={values.createRootProjects} />
+      <Checkbox name="enforce2FA" label="Members must use two-factor authentication" checked={values.enforce2FA} />
     </>
   );
 }

@@ -9,7 +9,8 @@ import { createRole, deleteRole, getRole, queryRoles, type RoleData, updateRole 
 import type { JobPrivilege } from '../../../domain/projects/index.js';
 import { toWireRole } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, CheckField, checked, idParam, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { Checkbox, Select } from '../../components/controls.js';
+import { attempt, checked, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most roles listed (the API's page size). */
@@ -30,16 +31,16 @@ const FLAGS = [
 type Flag = (typeof FLAGS)[number][0];
 
 const CODE_PRIVILEGES = [
-  ['NONE', 'None'],
-  ['READ', 'Read'],
-  ['WRITE', 'Write'],
-] as const;
+  { value: 'NONE', label: 'None' },
+  { value: 'READ', label: 'Read' },
+  { value: 'WRITE', label: 'Write' },
+];
 const FIELD_SETS = [
-  ['AllIssueFields', 'All fields'],
-  ['NoneIssueFields', 'No field'],
-  ['IncludeIssueFields', 'Only the fields listed'],
-  ['ExcludeIssueFields', 'All but the fields listed'],
-] as const;
+  { value: 'AllIssueFields', label: 'All fields' },
+  { value: 'NoneIssueFields', label: 'No field' },
+  { value: 'IncludeIssueFields', label: 'Only the fields listed' },
+  { value: 'ExcludeIssueFields', label: 'All but the fields listed' },
+];
 const JOB_FLAGS = [
   ['manageJob', 'Manage job'],
   ['runJob', 'Run job'],
@@ -116,13 +117,13 @@ function RoleForm({ page, action, values, submit }: { page: PageContext; action:
       <fieldset>
         <legend>Privileges</legend>
         {FLAGS.map(([flag, label]) => (
-          <CheckField key={flag} name={flag} label={label} checked={values.flags[flag]} />
+          <Checkbox key={flag} name={flag} label={label} checked={values.flags[flag]} />
         ))}
-        <SelectField name="codePrivilege" label="Code" value={values.codePrivilege} options={CODE_PRIVILEGES} />
+        <Select name="codePrivilege" label="Code" value={values.codePrivilege} options={CODE_PRIVILEGES} />
       </fieldset>
       <fieldset>
         <legend>Editable issue fields</legend>
-        <SelectField name="fieldSet" label="Issue fields the role may edit" value={values.fieldSet} options={FIELD_SETS} />
+        <Select name="fieldSet" label="Issue fields the role may edit" value={values.fieldSet} options={FIELD_SETS} />
         <Field name="fields" label="Fields listed (comma-separated)" value={values.fields} autocomplete="off" />
       </fieldset>
       <fieldset>
@@ -140,7 +141,7 @@ function RoleForm({ page, action, values, submit }: { page: PageContext; action:
               autocomplete="off"
             />
             {JOB_FLAGS.map(([flag, label]) => (
-              <CheckField key={flag} name={`job${i}.${flag}`} id={`field-job${i}-${flag}`} label={label} checked={job[flag]} />
+              <Checkbox key={flag} name={`job${i}.${flag}`} id={`field-job${i}-${flag}`} label={label} checked={job[flag]} />
             ))}
             <Field
               name={`job${i}.accessibleReports`}

@@ -10,8 +10,10 @@ import { requireAdmin } from '../../../domain/actor.js';
 import { getSecuritySetting, type SecuritySetting, setSecuritySetting } from '../../../domain/settings/index.js';
 import { BadRequest } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, formId, CheckField, checked, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { Checkbox, Select } from '../../components/controls.js';
+import { attempt, formId, checked, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+import { Notice } from '../../components/flash.js';
 
 /** Most groups offered as default login group and label specs listed (the API's page size). */
 const LIMIT = 100;
@@ -27,20 +29,16 @@ async function securityPage(page: PageContext, notice: string | null = null, err
   const [setting, groups] = await Promise.all([getSecuritySetting(page.ctx), queryGroups(page.ctx, undefined, 0, LIMIT)]);
   return (
     <SettingsLayout page={page} area="administration" section="security" title="Security" error={error}>
-      {notice && (
-        <p class="flash notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice notice={notice} />
       <PostForm page={page} action="/~administration/security" class="settings-form" label="Security setting">
         {SECURITY_FLAGS.map(([name, label]) => (
-          <CheckField key={name} name={name} label={label} checked={setting[name]} />
+          <Checkbox key={name} name={name} label={label} checked={setting[name]} />
         ))}
-        <SelectField
+        <Select
           name="defaultLoginGroupId"
           label="Default group of every signed-in user"
           value={String(setting.defaultLoginGroupId ?? '')}
-          options={[['', 'None'], ...groups.map((g) => [String(g.id), g.name] as const)]}
+          options={[{ value: '', label: 'None' }, ...groups.map((g) => ({ value: String(g.id), label: g.name }))]}
         />
         <p>
           <button type="submit" class="primary">

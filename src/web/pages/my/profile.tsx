@@ -12,6 +12,7 @@ import { emailAddressChange, EmailAddressList } from '../../components/email-add
 import { Field, PostForm } from '../../components/forms.js';
 import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+import { Notice } from '../../components/flash.js';
 
 async function profilePage(page: PageContext, error: string | null = null): Promise<PageResult> {
   const [user, emails] = await Promise.all([getUser(page.ctx, me(page)), listEmailAddresses(page.ctx, me(page))]);
@@ -39,11 +40,7 @@ async function profilePage(page: PageContext, error: string | null = null): Prom
 function passwordPage(page: PageContext, error: string | null = null, notice: string | null = null): PageResult {
   return (
     <SettingsLayout page={page} area="my" section="password" title="Password" error={error}>
-      {notice && (
-        <p class="flash notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice notice={notice} />
       <PostForm page={page} action="/~my/password" class="settings-form" label="Change password">
         <Field name="current" label="Current password" type="password" required autocomplete="current-password" />
         <Field name="password" label="New password" type="password" required autocomplete="new-password" />

@@ -7,7 +7,8 @@ import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../../domain
 import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
 import { PostForm } from '../../components/forms.js';
-import { attempt, formId, me, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';
+import { TextArea } from '../../components/controls.js';
+import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 async function keysPage(page: PageContext, error: string | null = null): Promise<PageResult> {
@@ -43,7 +44,7 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
       <section aria-labelledby="add-key-heading">
         <h2 id="add-key-heading">Add an SSH key</h2>
         <PostForm page={page} action="/~my/ssh-keys" class="settings-form" label="Add an SSH key">
-          <TextField name="content" label="Public key (the line of your .pub file)" value={error ? page.form.content : undefined} rows={4} required />
+          <TextArea name="content" label="Public key (the line of your .pub file)" value={error ? page.form.content : undefined} rows={4} required />
           <p>
             <button type="submit" class="primary">
               Add key

@@ -23,9 +23,11 @@ import { NotFound } from '../../../errors.js';
 import { DiffView, diffFileKey, diffLineId } from '../../components/diff.js';
 import { Markdown } from '../../components/markdown.js';
 import { PostForm } from '../../components/forms.js';
+import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { act, Flash, PullHeader, pullUrl, requestOfPage, TextArea, When } from './shared.js';
+import { act, PullHeader, pullUrl, requestOfPage, When } from './shared.js';
+import { TextArea } from '../../components/controls.js';
 
 /** The view of the changes tab a URL or form names: `update=<id>`, `comment=<id>` or all changes (''). */
 function viewOf(fields: Record<string, string>): { updateId?: number; commentId?: number; query: string } {

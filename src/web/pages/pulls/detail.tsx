@@ -34,10 +34,12 @@ import {
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
+import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
 import { MergeBox, STRATEGY_LABELS } from './merge-box.js';
-import { act, Flash, PullHeader, pullActionUrl, pullUrl, requestOfPage, TextArea, When } from './shared.js';
+import { act, PullHeader, pullActionUrl, pullUrl, requestOfPage, When } from './shared.js';
+import { TextArea } from '../../components/controls.js';
 
 /** The words of a change in the activity list. */
 function changeText(data: PullRequestChangeData): string {

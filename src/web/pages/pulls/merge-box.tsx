@@ -7,7 +7,8 @@
 import { defaultMergeMessage, type MergeBoxView, type MergeStrategy, type PullRequestRow } from '../../../domain/pulls/index.js';
 import { PostForm } from '../../components/forms.js';
 import type { ProjectPageContext } from '../../page.js';
-import { pullActionUrl, Select, TextArea } from './shared.js';
+import { pullActionUrl } from './shared.js';
+import { Select, TextArea } from '../../components/controls.js';
 
 /** The merge strategies with their display names (docs/compatibility.md#pull-requests-merge-strategies-and-preview). */
 export const STRATEGY_LABELS: Record<MergeStrategy, string> = {

@@ -11,9 +11,11 @@ import { type BranchComparison, compareBranches, getPullRequest, openPullRequest
 import { BadRequest, GitloomError } from '../../../errors.js';
 import { DiffView } from '../../components/diff.js';
 import { Field, PostForm } from '../../components/forms.js';
+import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
-import { Flash, pullUrl, Select, TextArea, When } from './shared.js';
+import { pullUrl, When } from './shared.js';
+import { Select, TextArea } from '../../components/controls.js';
 
 interface SourceChoice {
   value: string;

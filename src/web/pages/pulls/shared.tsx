@@ -1,6 +1,6 @@
 /**
  * Pieces shared by the pull request pages: the request's header with its tabs, status badges,
- * dates, labelled text areas and selects, and {@link act} — the one way a pull request form is
+ * dates, and {@link act} — the one way a pull request form is
  * answered (the domain call, then 303 back; a refused call shows the domain's message on the page
  * with its status).
  */
@@ -33,36 +33,6 @@ export function When({ date }: { date: number }) {
 /** The status of a request as a badge. */
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status.toLowerCase()}`}>{status.charAt(0) + status.slice(1).toLowerCase()}</span>;
-}
-
-/** A labelled `<textarea>`. */
-export function TextArea(props: { name: string; label: string; value?: string; rows?: number; required?: boolean; id?: string }) {
-  const id = props.id ?? `field-${props.name}`;
-  return (
-    <p class="field">
-      <label for={id}>{props.label}</label>
-      <textarea id={id} name={props.name} rows={props.rows ?? 4} required={props.required}>
-        {props.value ?? ''}
-      </textarea>
-    </p>
-  );
-}
-
-/** A labelled `<select>`. */
-export function Select(props: { name: string; label: string; value: string; options: { value: string; label: string }[]; id?: string }) {
-  const id = props.id ?? `field-${props.name}`;
-  return (
-    <p class="field">
-      <label for={id}>{props.label}</label>
-      <select id={id} name={props.name}>
-        {props.options.map((o) => (
-          <option key={o.value} value={o.value} selected={o.value === props.value}>
-            {o.label}
-          </option>
-        ))}
-      </select>
-    </p>
-  );
 }
 
 /** The tabs of a request's pages. */
@@ -117,15 +87,6 @@ export function PullHeader({
       </ul>
     </header>
   );
-}
-
-/** A refused action's message above the page content. */
-export function Flash({ error }: { error?: string | null }) {
-  return error ? (
-    <p class="flash error" role="alert">
-      {error}
-    </p>
-  ) : null;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { ComponentChildren } from 'preact';
 import { BadRequest } from '../../../errors.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
+import { Flash } from '../../components/flash.js';
 
 /** The sections of the settings, in navigation order; `path` is relative to `/<project>/~settings`. */
 const SECTIONS = [
@@ -56,11 +57,7 @@ export function SettingsLayout({
         </nav>
         <div class="settings-body">
           <h1>{`${label} settings`}</h1>
-          {error && (
-            <p class="flash error" role="alert">
-              {error}
-            </p>
-          )}
+          <Flash error={error} />
           {children}
         </div>
       </div>
