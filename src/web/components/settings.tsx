@@ -3,7 +3,8 @@
  * personal settings (`/~my/…`). A settings page is a `<SettingsLayout>` (the area's section
  * list beside the page), its forms use `<Field>` and the controls of controls.tsx; a POST runs
  * its change through {@link attempt}, which shows a refusal in the page with the domain's
- * message and the submitted values.
+ * message and the submitted values. The frame itself ({@link SettingsFrame}) serves a
+ * project's settings too.
  */
 import type { ComponentChildren } from 'preact';
 import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
@@ -51,30 +52,58 @@ export interface SettingsLayoutProps {
   children: ComponentChildren;
 }
 
+/**
+ * The frame of every settings page (the two areas here, a project's settings): the sections as a
+ * navigation list named `navLabel` (under the heading `area`, when given; `current` marks the
+ * page's), then the page's `<h1>`, its refusal and its content.
+ */
+export function SettingsFrame({
+  navLabel,
+  area,
+  links,
+  title,
+  error,
+  children,
+}: {
+  navLabel: string;
+  area?: string;
+  links: { href: string; label: string; current: boolean }[];
+  title: string;
+  error?: string | null;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="settings">
+      <nav class="settings-nav" aria-label={navLabel}>
+        {area && <p class="settings-area">{area}</p>}
+        <ul>
+          {links.map((link) => (
+            <li key={link.href}>
+              <a href={link.href} aria-current={link.current ? 'page' : undefined}>
+                {link.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div class="settings-body">
+        <h1>{title}</h1>
+        <Flash error={error} />
+        {children}
+      </div>
+    </div>
+  );
+}
+
 /** A settings page: the area's sections as a navigation list, then the page with its `<h1>`. */
 export function SettingsLayout({ page, area, section, title, error, children }: SettingsLayoutProps) {
   const { base, label, sections } = AREAS[area];
+  const links = sections.map(([path, name]) => ({ href: `${base}/${path}`, label: name, current: path === section }));
   return (
     <Layout page={page} title={`${title} · ${label}`} styles={['admin.css']}>
-      <div class="settings">
-        <nav class="settings-nav" aria-label={label}>
-          <p class="settings-area">{label}</p>
-          <ul>
-            {sections.map(([path, name]) => (
-              <li key={path}>
-                <a href={`${base}/${path}`} aria-current={path === section ? 'page' : undefined}>
-                  {name}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <div class="settings-body">
-          <h1>{title}</h1>
-          <Flash error={error} />
-          {children}
-        </div>
-      </div>
+      <SettingsFrame navLabel={label} area={label} links={links} title={title} error={error}>
+        {children}
+      </SettingsFrame>
     </Layout>
   );
 }

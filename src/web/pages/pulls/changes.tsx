@@ -26,7 +26,7 @@ import { PostForm } from '../../components/forms.js';
 import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { act, PullHeader, pullUrl, requestOfPage, When } from './shared.js';
+import { pullAction, PullHeader, pullUrl, requestOfPage, When } from './shared.js';
 import { TextArea } from '../../components/controls.js';
 
 /** The view of the changes tab a URL or form names: `update=<id>`, `comment=<id>` or all changes (''). */
@@ -300,18 +300,12 @@ async function commentOfRequest(page: ProjectPageContext, pr: PullRequestRow): P
  * form came from, at the anchor `anchor` names for `run`'s result; a refusal shows the tab with the message.
  */
 function changesAction<T>(path: string, run: (page: ProjectPageContext, pr: PullRequestRow) => Promise<T>, anchor: (result: T) => string): ProjectPageRoute {
-  return {
-    method: 'POST',
-    path: `/~pulls/:number/${path}`,
-    access: 'user',
-    handler: (page) =>
-      act(
-        page,
-        (pr) => run(page, pr),
-        (pr, result) => backTo(page, pr, anchor(result)),
-        (pr, error) => changesPage(page, pr, page.form, error),
-      ),
-  };
+  return pullAction(
+    path,
+    run,
+    (page, pr, result) => backTo(page, pr, anchor(result)),
+    (page, pr, error) => changesPage(page, pr, page.form, error),
+  );
 }
 
 /** The routes of the changes tab. */

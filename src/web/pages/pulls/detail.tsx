@@ -38,7 +38,7 @@ import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
 import { MergeBox, STRATEGY_LABELS } from './merge-box.js';
-import { act, PullHeader, pullActionUrl, pullUrl, requestOfPage, When } from './shared.js';
+import { pullAction, PullHeader, pullActionUrl, pullUrl, requestOfPage, When } from './shared.js';
 import { TextArea } from '../../components/controls.js';
 
 /** The words of a change in the activity list. */
@@ -307,18 +307,12 @@ async function review(page: ProjectPageContext, pr: PullRequestRow): Promise<voi
 
 /** A POST action of the detail page: `run` with the request, then back to the page (or `anchor` on it). */
 function action(path: string, run: (page: ProjectPageContext, pr: PullRequestRow) => Promise<unknown>, anchor = ''): ProjectPageRoute {
-  return {
-    method: 'POST',
-    path: `/~pulls/:number/${path}`,
-    access: 'user',
-    handler: (page) =>
-      act(
-        page,
-        (pr) => run(page, pr),
-        (pr) => pullUrl(page.project.path, pr.number, anchor),
-        (pr, error) => detailPage(page, pr, error, path === 'comment' ? page.form.content : ''),
-      ),
-  };
+  return pullAction(
+    path,
+    run,
+    (page, pr) => pullUrl(page.project.path, pr.number, anchor),
+    (page, pr, error) => detailPage(page, pr, error, path === 'comment' ? page.form.content : ''),
+  );
 }
 
 /** The routes of the detail page. */

@@ -1,12 +1,12 @@
 /**
  * Pieces shared by the pull request pages: the request's header with its tabs, status badges,
- * dates, and {@link act} — the one way a pull request form is
+ * dates, and {@link pullAction} — the one way a pull request form is
  * answered (the domain call, then 303 back; a refused call shows the domain's message on the page
  * with its status).
  */
 import type { ComponentChildren, VNode } from 'preact';
 import { pullRequestByNumber, type PullRequestRow } from '../../../domain/pulls/index.js';
-import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
+import { redirect, submitForm, type PageResult, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
 
 /** `/<project>/~pulls/<number>` of a request. */
 export function pullUrl(projectPath: string, number: number, rest = ''): string {
@@ -90,22 +90,30 @@ export function PullHeader({
 }
 
 /**
- * Answers a pull request form: runs `action` (a domain function the API route calls too) on the
- * page's request and redirects (303) to `back` (given the action's result); when the domain refuses (400, 403, 409, …) the
- * page `render` draws is shown with the domain's message and status instead. A missing request
- * or project stays a 404 page and an anonymous visitor is sent to sign in.
+ * A form action of a request's pages, `POST /<project>/~pulls/<number>/<path>` for signed-in
+ * users: runs `run` (a domain function the API route calls too) on the page's request and
+ * redirects (303) to `back` (given the action's result); when the domain refuses (400, 403,
+ * 409, …) the page `render` draws is shown with the domain's message and status instead. A
+ * missing request or project stays a 404 page and an anonymous visitor is sent to sign in.
  */
-export async function act<T>(
-  page: ProjectPageContext,
-  action: (pr: PullRequestRow) => Promise<T>,
-  back: (pr: PullRequestRow, result: T) => string,
-  render: (pr: PullRequestRow, error: string) => Promise<VNode>,
-): Promise<PageResult> {
-  const pr = await requestOfPage(page);
-  return submitForm(
-    page,
-    () => action(pr),
-    (result) => redirect(back(pr, result)),
-    async (message) => render(await requestOfPage(page), message),
-  );
+export function pullAction<T>(
+  path: string,
+  run: (page: ProjectPageContext, pr: PullRequestRow) => Promise<T>,
+  back: (page: ProjectPageContext, pr: PullRequestRow, result: T) => string,
+  render: (page: ProjectPageContext, pr: PullRequestRow, error: string) => Promise<VNode>,
+): ProjectPageRoute {
+  return {
+    method: 'POST',
+    path: `/~pulls/:number/${path}`,
+    access: 'user',
+    handler: async (page): Promise<PageResult> => {
+      const pr = await requestOfPage(page);
+      return submitForm(
+        page,
+        () => run(page, pr),
+        (result) => redirect(back(page, pr, result)),
+        async (message) => render(page, await requestOfPage(page), message),
+      );
+    },
+  };
 }

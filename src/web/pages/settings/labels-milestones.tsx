@@ -20,7 +20,7 @@ import { BadRequest, NotFound } from '../../../errors.js';
 import { Checkbox, Select, TextArea } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';
 import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { checked, chosenId, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
+import { checked, chosenId, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl, SaveButtons } from './shared.js';
 
 async function showLabels(page: ProjectPageContext, error: string | null) {
   const [labels, specs] = await Promise.all([projectLabelNames(page.ctx, page.project.id), labelSpecChoices(page.ctx, page.project.id)]);
@@ -103,16 +103,7 @@ function MilestoneForm({ page, index, id, values }: { page: ProjectPageContext; 
         <input type="date" id={fieldId('dueDate')} name="dueDate" value={values.dueDate} />
       </p>
       {id !== null && <Checkbox name="closed" id={fieldId('closed')} label="Closed" checked={values.closed === 'on'} />}
-      <p class="buttons">
-        <button type="submit" name="op" value="save">
-          {id === null ? 'Create milestone' : 'Save'}
-        </button>
-        {id !== null && (
-          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
-            Delete
-          </button>
-        )}
-      </p>
+      <SaveButtons add="Create milestone" editing={id !== null} />
     </PostForm>
   );
 }
