@@ -1,8 +1,8 @@
 /**
  * The frame and form parts of the settings areas: administration (`/~administration/…`) and
  * personal settings (`/~my/…`). A settings page is a `<SettingsLayout>` (the area's section
- * list beside the page), its forms use `<Field>` and the controls of controls.tsx; a POST runs
- * its change through {@link attempt}, which shows a refusal in the page with the domain's
+ * list beside the page), its forms use `<Field>` and the controls of controls.tsx; a POST route
+ * is a {@link settingsPost}, which shows a refusal in the page with the domain's
  * message and the submitted values. The frame itself ({@link SettingsFrame}) serves a
  * project's settings too.
  */
@@ -108,19 +108,6 @@ export function SettingsLayout({ page, area, section, title, error, children }: 
   );
 }
 
-/**
- * Runs a form's change. A refusal (a 4xx domain error other than 401) is answered with
- * `again(message)` — the form shown again with the message — under the error's status; other
- * errors propagate to the error page ({@link submitForm}, answered with the change's own page).
- */
-export async function attempt(
-  page: PageContext,
-  change: () => Promise<PageResult>,
-  again: (message: string) => Promise<PageResult> | PageResult,
-): Promise<PageResult> {
-  return submitForm(page, change, (result) => result, again);
-}
-
 /** The signed-in user's id on a settings page (their routes are for signed-in users only). */
 export function me(page: PageContext): number {
   if (!page.user) throw new Unauthorized();
@@ -167,4 +154,26 @@ export function settingsRoute(area: SettingsArea, method: 'GET' | 'POST', path: 
       return handler(page);
     },
   };
+}
+
+/**
+ * A POST route of a settings area at `path` (see {@link settingsRoute}): runs `change`, which
+ * answers (usually a redirect). A refusal (a 4xx domain error other than 401) is answered with
+ * `again(page, message)` — the form shown again with the message — under the error's status;
+ * other errors propagate to the error page ({@link submitForm}).
+ */
+export function settingsPost(
+  area: SettingsArea,
+  path: string,
+  change: (page: PageContext) => Promise<PageResult>,
+  again: (page: PageContext, message: string) => Promise<PageResult> | PageResult,
+): PageRoute {
+  return settingsRoute(area, 'POST', path, (page) =>
+    submitForm(
+      page,
+      () => change(page),
+      (result) => result,
+      (message) => again(page, message),
+    ),
+  );
 }

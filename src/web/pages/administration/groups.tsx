@@ -20,7 +20,7 @@ import { getUser } from '../../../domain/users/index.js';
 import { toWireGroup } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Checkbox, TextArea } from '../../components/controls.js';
-import { attempt, checked, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most groups listed (the API's page size). */
@@ -160,62 +160,57 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
 export const groupAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/groups', (page) => groupList(page)),
-    settingsRoute('administration', 'POST', '/groups', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = await createGroup(page.ctx, groupData(submitted(page.form)));
-          return redirect(`/~administration/groups/${id}`);
-        },
-        (message) => groupList(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/groups',
+      async (page) => {
+        const id = await createGroup(page.ctx, groupData(submitted(page.form)));
+        return redirect(`/~administration/groups/${id}`);
+      },
+      (page, message) => groupList(page, message),
     ),
     settingsRoute('administration', 'GET', '/groups/:id', (page) => groupPage(page)),
-    settingsRoute('administration', 'POST', '/groups/:id', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await updateGroup(page.ctx, id, groupData(submitted(page.form)));
-          return redirect(`/~administration/groups/${id}`);
-        },
-        (message) => groupPage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/groups/:id',
+      async (page) => {
+        const id = idParam(page, 'id');
+        await updateGroup(page.ctx, id, groupData(submitted(page.form)));
+        return redirect(`/~administration/groups/${id}`);
+      },
+      (page, message) => groupPage(page, message),
     ),
-    settingsRoute('administration', 'POST', '/groups/:id/members', (page) =>
-      attempt(
-        page,
-        async () => {
-          const groupId = idParam(page, 'id');
-          await createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') });
-          return redirect(`/~administration/groups/${groupId}`);
-        },
-        (message) => groupPage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/groups/:id/members',
+      async (page) => {
+        const groupId = idParam(page, 'id');
+        await createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') });
+        return redirect(`/~administration/groups/${groupId}`);
+      },
+      (page, message) => groupPage(page, message),
     ),
-    settingsRoute('administration', 'POST', '/groups/:id/members/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          const groupId = idParam(page, 'id');
-          const membership = Number(page.form.membership);
-          const own = (await groupMemberships(page.ctx, groupId)).some((m) => m.id === membership);
-          // a membership of another group is not this page's to remove
-          if (own) await deleteMembership(page.ctx, membership);
-          return redirect(`/~administration/groups/${groupId}`);
-        },
-        (message) => groupPage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/groups/:id/members/delete',
+      async (page) => {
+        const groupId = idParam(page, 'id');
+        const membership = Number(page.form.membership);
+        const own = (await groupMemberships(page.ctx, groupId)).some((m) => m.id === membership);
+        // a membership of another group is not this page's to remove
+        if (own) await deleteMembership(page.ctx, membership);
+        return redirect(`/~administration/groups/${groupId}`);
+      },
+      (page, message) => groupPage(page, message),
     ),
-    settingsRoute('administration', 'POST', '/groups/:id/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          await deleteGroup(page.ctx, idParam(page, 'id'));
-          return redirect('/~administration/groups');
-        },
-        (message) => groupPage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/groups/:id/delete',
+      async (page) => {
+        await deleteGroup(page.ctx, idParam(page, 'id'));
+        return redirect('/~administration/groups');
+      },
+      (page, message) => groupPage(page, message),
     ),
   ],
 };

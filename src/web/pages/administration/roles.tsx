@@ -10,7 +10,7 @@ import type { JobPrivilege } from '../../../domain/projects/index.js';
 import { toWireRole } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Checkbox, Select } from '../../components/controls.js';
-import { attempt, checked, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most roles listed (the API's page size). */
@@ -215,37 +215,34 @@ export const roleAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/roles', roleList),
     settingsRoute('administration', 'GET', '/roles/new', async (page) => newRolePage(page)),
-    settingsRoute('administration', 'POST', '/roles/new', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = await createRole(page.ctx, roleData(fromForm(page.form)));
-          return redirect(`/~administration/roles/${id}`);
-        },
-        (message) => newRolePage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/roles/new',
+      async (page) => {
+        const id = await createRole(page.ctx, roleData(fromForm(page.form)));
+        return redirect(`/~administration/roles/${id}`);
+      },
+      (page, message) => newRolePage(page, message),
     ),
     settingsRoute('administration', 'GET', '/roles/:id', (page) => rolePage(page)),
-    settingsRoute('administration', 'POST', '/roles/:id', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await updateRole(page.ctx, id, roleData(fromForm(page.form)));
-          return redirect(`/~administration/roles/${id}`);
-        },
-        (message) => rolePage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/roles/:id',
+      async (page) => {
+        const id = idParam(page, 'id');
+        await updateRole(page.ctx, id, roleData(fromForm(page.form)));
+        return redirect(`/~administration/roles/${id}`);
+      },
+      (page, message) => rolePage(page, message),
     ),
-    settingsRoute('administration', 'POST', '/roles/:id/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          await deleteRole(page.ctx, idParam(page, 'id'));
-          return redirect('/~administration/roles');
-        },
-        (message) => rolePage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/roles/:id/delete',
+      async (page) => {
+        await deleteRole(page.ctx, idParam(page, 'id'));
+        return redirect('/~administration/roles');
+      },
+      (page, message) => rolePage(page, message),
     ),
   ],
 };

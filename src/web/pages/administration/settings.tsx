@@ -11,7 +11,7 @@ import { getSecuritySetting, type SecuritySetting, setSecuritySetting } from '..
 import { BadRequest } from '../../../errors.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Checkbox, Select } from '../../components/controls.js';
-import { attempt, formId, checked, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { formId, checked, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 import { Notice } from '../../components/flash.js';
 
@@ -135,20 +135,18 @@ async function changeLabelSpec(page: PageContext): Promise<PageResult> {
 export const settingAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/security', (page) => securityPage(page)),
-    settingsRoute('administration', 'POST', '/security', (page) =>
-      attempt(
-        page,
-        () => saveSecurity(page),
-        (message) => securityPage(page, null, message),
-      ),
+    settingsPost(
+      'administration',
+      '/security',
+      (page) => saveSecurity(page),
+      (page, message) => securityPage(page, null, message),
     ),
     settingsRoute('administration', 'GET', '/label-specs', (page) => labelSpecsPage(page)),
-    settingsRoute('administration', 'POST', '/label-specs', (page) =>
-      attempt(
-        page,
-        () => changeLabelSpec(page),
-        (message) => labelSpecsPage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/label-specs',
+      (page) => changeLabelSpec(page),
+      (page, message) => labelSpecsPage(page, message),
     ),
   ],
 };

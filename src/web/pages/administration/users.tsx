@@ -23,8 +23,8 @@ import {
 import { DateTime } from '../../components/code.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, formId, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
-import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+import { formId, idParam, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { redirect, type PageContext, type PageModule, type PageResult, type PageRoute } from '../../page.js';
 import { Notice } from '../../components/flash.js';
 
 const PAGE_SIZE = 50;
@@ -222,87 +222,58 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
   );
 }
 
+/** A change of user `:id` posted from their page (at `path` under it): `run`, then back to the page; a refusal shows the page with the message. */
+function userChange(path: string, run: (page: PageContext, id: number) => Promise<unknown>): PageRoute {
+  return settingsPost(
+    'administration',
+    `/users/:id${path}`,
+    async (page) => {
+      const id = idParam(page, 'id');
+      await run(page, id);
+      return redirect(`/~administration/users/${id}`);
+    },
+    (page, message) => userPage(page, message),
+  );
+}
+
 export const userAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '', async () => redirect('/~administration/users')),
     settingsRoute('administration', 'GET', '/users', userList),
     settingsRoute('administration', 'GET', '/users/new', async (page) => <NewUserPage page={page} />),
-    settingsRoute('administration', 'POST', '/users/new', (page) =>
-      attempt(
-        page,
-        async () => {
-          const { name = '', emailAddress = '', password = '' } = page.form;
-          const id = await createUser(page.ctx, { name: name.trim(), emailAddress: emailAddress.trim(), password, fullName: fullNameOf(page.form) });
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => <NewUserPage page={page} error={message} />,
-      ),
+    settingsPost(
+      'administration',
+      '/users/new',
+      async (page) => {
+        const { name = '', emailAddress = '', password = '' } = page.form;
+        const id = await createUser(page.ctx, { name: name.trim(), emailAddress: emailAddress.trim(), password, fullName: fullNameOf(page.form) });
+        return redirect(`/~administration/users/${id}`);
+      },
+      (page, message) => <NewUserPage page={page} error={message} />,
     ),
     settingsRoute('administration', 'GET', '/users/:id', (page) => userPage(page)),
-    settingsRoute('administration', 'POST', '/users/:id', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) });
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
+    userChange('', (page, id) => updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) })),
+    settingsPost(
+      'administration',
+      '/users/:id/password',
+      async (page) => {
+        // ends the user's sessions (an administrator changing their own keeps this one)
+        await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '', page.request.webVisitor.sessionToken);
+        return userPage(page, null, 'Password changed.');
+      },
+      (page, message) => userPage(page, message),
     ),
-    settingsRoute('administration', 'POST', '/users/:id/password', (page) =>
-      attempt(
-        page,
-        async () => {
-          // ends the user's sessions (an administrator changing their own keeps this one)
-          await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '', page.request.webVisitor.sessionToken);
-          return userPage(page, null, 'Password changed.');
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/access-tokens/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await deleteAccessTokenById(page.ctx, id, formId(page, 'token'));
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/email-addresses', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await addEmailAddress(page.ctx, id, page.form.value ?? '');
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/email-addresses/:op', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await emailAddressChange(page, id);
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          await deleteUser(page.ctx, idParam(page, 'id'));
-          return redirect('/~administration/users');
-        },
-        (message) => userPage(page, message),
-      ),
+    userChange('/access-tokens/delete', (page, id) => deleteAccessTokenById(page.ctx, id, formId(page, 'token'))),
+    userChange('/email-addresses', (page, id) => addEmailAddress(page.ctx, id, page.form.value ?? '')),
+    userChange('/email-addresses/:op', (page, id) => emailAddressChange(page, id)),
+    settingsPost(
+      'administration',
+      '/users/:id/delete',
+      async (page) => {
+        await deleteUser(page.ctx, idParam(page, 'id'));
+        return redirect('/~administration/users');
+      },
+      (page, message) => userPage(page, message),
     ),
   ],
 };

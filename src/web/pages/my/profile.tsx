@@ -10,7 +10,7 @@ import { getUser, listEmailAddresses, setPassword, updateUser } from '../../../d
 import { BadRequest, Unauthorized } from '../../../errors.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 import { Notice } from '../../components/flash.js';
 
@@ -75,33 +75,30 @@ export const profilePages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '', (page) => profilePage(page)),
     settingsRoute('my', 'GET', '/profile', (page) => profilePage(page)),
-    settingsRoute('my', 'POST', '/profile', (page) =>
-      attempt(
-        page,
-        async () => {
-          await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
-          return redirect('/~my/profile');
-        },
-        (message) => profilePage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/profile',
+      async (page) => {
+        await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
+        return redirect('/~my/profile');
+      },
+      (page, message) => profilePage(page, message),
     ),
-    settingsRoute('my', 'POST', '/email-addresses/:op', (page) =>
-      attempt(
-        page,
-        async () => {
-          await emailAddressChange(page, me(page));
-          return redirect('/~my/profile');
-        },
-        (message) => profilePage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/email-addresses/:op',
+      async (page) => {
+        await emailAddressChange(page, me(page));
+        return redirect('/~my/profile');
+      },
+      (page, message) => profilePage(page, message),
     ),
     settingsRoute('my', 'GET', '/password', async (page) => passwordPage(page)),
-    settingsRoute('my', 'POST', '/password', (page) =>
-      attempt(
-        page,
-        () => changePassword(page),
-        (message) => passwordPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/password',
+      (page) => changePassword(page),
+      (page, message) => passwordPage(page, message),
     ),
   ],
 };

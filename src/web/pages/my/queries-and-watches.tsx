@@ -18,7 +18,7 @@ import {
 import { getPullRequest, getWatch, projectPaths, updateWatch, userPullRequestLists } from '../../../domain/pulls/index.js';
 import { BadRequest, GitloomError, NotFound } from '../../../errors.js';
 import { PostForm } from '../../components/forms.js';
-import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** The cross-project lists: kind, heading, list page. */
@@ -253,12 +253,11 @@ export const queryAndWatchPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/saved-queries', savedQueriesPage),
     settingsRoute('my', 'GET', '/watches', (page) => watchesPage(page)),
-    settingsRoute('my', 'POST', '/watches', (page) =>
-      attempt(
-        page,
-        () => changeWatch(page),
-        (message) => watchesPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/watches',
+      (page) => changeWatch(page),
+      (page, message) => watchesPage(page, message),
     ),
   ],
 };

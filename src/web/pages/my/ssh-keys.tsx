@@ -8,7 +8,7 @@ import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
 import { PostForm } from '../../components/forms.js';
 import { TextArea } from '../../components/controls.js';
-import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 async function keysPage(page: PageContext, error: string | null = null): Promise<PageResult> {
@@ -59,28 +59,26 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
 export const sshKeyPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/ssh-keys', (page) => keysPage(page)),
-    settingsRoute('my', 'POST', '/ssh-keys', (page) =>
-      attempt(
-        page,
-        async () => {
-          await addSshKey(page.ctx, me(page), page.form.content ?? '');
-          return redirect('/~my/ssh-keys');
-        },
-        (message) => keysPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/ssh-keys',
+      async (page) => {
+        await addSshKey(page.ctx, me(page), page.form.content ?? '');
+        return redirect('/~my/ssh-keys');
+      },
+      (page, message) => keysPage(page, message),
     ),
-    settingsRoute('my', 'POST', '/ssh-keys/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = formId(page, 'key');
-          // this page changes the signed-in user's keys only, administrators included
-          if ((await getSshKey(page.ctx, id)).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
-          await deleteSshKey(page.ctx, id);
-          return redirect('/~my/ssh-keys');
-        },
-        (message) => keysPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/ssh-keys/delete',
+      async (page) => {
+        const id = formId(page, 'key');
+        // this page changes the signed-in user's keys only, administrators included
+        if ((await getSshKey(page.ctx, id)).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
+        await deleteSshKey(page.ctx, id);
+        return redirect('/~my/ssh-keys');
+      },
+      (page, message) => keysPage(page, message),
     ),
   ],
 };
