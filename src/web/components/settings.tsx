@@ -8,7 +8,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
-import { submitForm, type PageContext, type PageResult, type PageRoute } from '../page.js';
+import { redirect, submitForm, type PageContext, type PageResult, type PageRoute } from '../page.js';
 import { Layout } from './layout.js';
 import { Flash } from './flash.js';
 
@@ -175,5 +175,29 @@ export function settingsPost(
       (result) => result,
       (message) => again(page, message),
     ),
+  );
+}
+
+/**
+ * A POST of an administration entry's page, `/~administration/<kind>/:id<path>` (kind `users`,
+ * `groups`, `roles`): `run` with the entry's id, then back to the entry's page — or, for a
+ * deletion (`back` `list`), to the kind's list; a refusal shows `again(page, message)`.
+ */
+export function entryChange(
+  kind: string,
+  path: string,
+  run: (page: PageContext, id: number) => Promise<unknown>,
+  again: (page: PageContext, message: string) => Promise<PageResult> | PageResult,
+  back: 'entry' | 'list' = 'entry',
+): PageRoute {
+  return settingsPost(
+    'administration',
+    `/${kind}/:id${path}`,
+    async (page) => {
+      const id = idParam(page, 'id');
+      await run(page, id);
+      return redirect(back === 'list' ? `/~administration/${kind}` : `/~administration/${kind}/${id}`);
+    },
+    again,
   );
 }

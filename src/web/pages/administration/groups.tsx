@@ -20,7 +20,7 @@ import { getUser } from '../../../domain/users/index.js';
 import { toWireGroup } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Checkbox, TextArea } from '../../components/controls.js';
-import { checked, idParam, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most groups listed (the API's page size). */
@@ -170,47 +170,24 @@ export const groupAdministrationPages: PageModule = {
       (page, message) => groupList(page, message),
     ),
     settingsRoute('administration', 'GET', '/groups/:id', (page) => groupPage(page)),
-    settingsPost(
-      'administration',
-      '/groups/:id',
-      async (page) => {
-        const id = idParam(page, 'id');
-        await updateGroup(page.ctx, id, groupData(submitted(page.form)));
-        return redirect(`/~administration/groups/${id}`);
-      },
-      (page, message) => groupPage(page, message),
+    entryChange('groups', '', (page, id) => updateGroup(page.ctx, id, groupData(submitted(page.form))), groupPage),
+    entryChange(
+      'groups',
+      '/members',
+      async (page, groupId) => createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') }),
+      groupPage,
     ),
-    settingsPost(
-      'administration',
-      '/groups/:id/members',
-      async (page) => {
-        const groupId = idParam(page, 'id');
-        await createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') });
-        return redirect(`/~administration/groups/${groupId}`);
-      },
-      (page, message) => groupPage(page, message),
-    ),
-    settingsPost(
-      'administration',
-      '/groups/:id/members/delete',
-      async (page) => {
-        const groupId = idParam(page, 'id');
+    entryChange(
+      'groups',
+      '/members/delete',
+      async (page, groupId) => {
         const membership = Number(page.form.membership);
         const own = (await groupMemberships(page.ctx, groupId)).some((m) => m.id === membership);
         // a membership of another group is not this page's to remove
         if (own) await deleteMembership(page.ctx, membership);
-        return redirect(`/~administration/groups/${groupId}`);
       },
-      (page, message) => groupPage(page, message),
+      groupPage,
     ),
-    settingsPost(
-      'administration',
-      '/groups/:id/delete',
-      async (page) => {
-        await deleteGroup(page.ctx, idParam(page, 'id'));
-        return redirect('/~administration/groups');
-      },
-      (page, message) => groupPage(page, message),
-    ),
+    entryChange('groups', '/delete', (page, id) => deleteGroup(page.ctx, id), groupPage, 'list'),
   ],
 };

@@ -10,7 +10,7 @@ import type { JobPrivilege } from '../../../domain/projects/index.js';
 import { toWireRole } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Checkbox, Select } from '../../components/controls.js';
-import { checked, idParam, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most roles listed (the API's page size). */
@@ -225,24 +225,7 @@ export const roleAdministrationPages: PageModule = {
       (page, message) => newRolePage(page, message),
     ),
     settingsRoute('administration', 'GET', '/roles/:id', (page) => rolePage(page)),
-    settingsPost(
-      'administration',
-      '/roles/:id',
-      async (page) => {
-        const id = idParam(page, 'id');
-        await updateRole(page.ctx, id, roleData(fromForm(page.form)));
-        return redirect(`/~administration/roles/${id}`);
-      },
-      (page, message) => rolePage(page, message),
-    ),
-    settingsPost(
-      'administration',
-      '/roles/:id/delete',
-      async (page) => {
-        await deleteRole(page.ctx, idParam(page, 'id'));
-        return redirect('/~administration/roles');
-      },
-      (page, message) => rolePage(page, message),
-    ),
+    entryChange('roles', '', (page, id) => updateRole(page.ctx, id, roleData(fromForm(page.form))), rolePage),
+    entryChange('roles', '/delete', (page, id) => deleteRole(page.ctx, id), rolePage, 'list'),
   ],
 };

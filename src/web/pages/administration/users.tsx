@@ -23,8 +23,8 @@ import {
 import { DateTime } from '../../components/code.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { formId, idParam, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
-import { redirect, type PageContext, type PageModule, type PageResult, type PageRoute } from '../../page.js';
+import { formId, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange } from '../../components/settings.js';
+import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 import { Notice } from '../../components/flash.js';
 
 const PAGE_SIZE = 50;
@@ -222,20 +222,6 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
   );
 }
 
-/** A change of user `:id` posted from their page (at `path` under it): `run`, then back to the page; a refusal shows the page with the message. */
-function userChange(path: string, run: (page: PageContext, id: number) => Promise<unknown>): PageRoute {
-  return settingsPost(
-    'administration',
-    `/users/:id${path}`,
-    async (page) => {
-      const id = idParam(page, 'id');
-      await run(page, id);
-      return redirect(`/~administration/users/${id}`);
-    },
-    (page, message) => userPage(page, message),
-  );
-}
-
 export const userAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '', async () => redirect('/~administration/users')),
@@ -252,7 +238,7 @@ export const userAdministrationPages: PageModule = {
       (page, message) => <NewUserPage page={page} error={message} />,
     ),
     settingsRoute('administration', 'GET', '/users/:id', (page) => userPage(page)),
-    userChange('', (page, id) => updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) })),
+    entryChange('users', '', (page, id) => updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) }), userPage),
     settingsPost(
       'administration',
       '/users/:id/password',
@@ -263,17 +249,9 @@ export const userAdministrationPages: PageModule = {
       },
       (page, message) => userPage(page, message),
     ),
-    userChange('/access-tokens/delete', (page, id) => deleteAccessTokenById(page.ctx, id, formId(page, 'token'))),
-    userChange('/email-addresses', (page, id) => addEmailAddress(page.ctx, id, page.form.value ?? '')),
-    userChange('/email-addresses/:op', (page, id) => emailAddressChange(page, id)),
-    settingsPost(
-      'administration',
-      '/users/:id/delete',
-      async (page) => {
-        await deleteUser(page.ctx, idParam(page, 'id'));
-        return redirect('/~administration/users');
-      },
-      (page, message) => userPage(page, message),
-    ),
+    entryChange('users', '/access-tokens/delete', (page, id) => deleteAccessTokenById(page.ctx, id, formId(page, 'token')), userPage),
+    entryChange('users', '/email-addresses', (page, id) => addEmailAddress(page.ctx, id, page.form.value ?? ''), userPage),
+    entryChange('users', '/email-addresses/:op', (page, id) => emailAddressChange(page, id), userPage),
+    entryChange('users', '/delete', (page, id) => deleteUser(page.ctx, id), userPage, 'list'),
   ],
 };
