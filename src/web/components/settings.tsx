@@ -11,6 +11,7 @@ import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
 import { redirect, submitForm, type PageContext, type PageResult, type PageRoute } from '../page.js';
 import { Layout } from './layout.js';
 import { Flash } from './flash.js';
+import { PostForm } from './forms.js';
 
 /** The two settings areas and their sections (path under the area, label). */
 const AREAS = {
@@ -105,6 +106,41 @@ export function SettingsLayout({ page, area, section, title, error, children }: 
         {children}
       </SettingsFrame>
     </Layout>
+  );
+}
+
+/**
+ * The deletion of an administration entry (a user, a group, a role): a heading, what `children`
+ * say of it, and the form posting to `action` (with the `hidden` fields).
+ */
+export function DeleteSection({
+  page,
+  action,
+  what,
+  name,
+  hidden = {},
+  children,
+}: {
+  page: PageContext;
+  action: string;
+  what: string;
+  name: string;
+  hidden?: Record<string, string>;
+  children?: ComponentChildren;
+}) {
+  return (
+    <section aria-labelledby="delete-heading">
+      <h2 id="delete-heading">{`Delete ${what}`}</h2>
+      {children}
+      <PostForm page={page} action={action} label={`Delete ${what}`}>
+        {Object.entries(hidden).map(([key, value]) => (
+          <input key={key} type="hidden" name={key} value={value} />
+        ))}
+        <p>
+          <button type="submit" class="danger">{`Delete ${what} ${name}`}</button>
+        </p>
+      </PostForm>
+    </section>
   );
 }
 

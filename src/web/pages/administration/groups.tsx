@@ -20,7 +20,7 @@ import { getUser } from '../../../domain/users/index.js';
 import { toWireGroup } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Checkbox, TextArea } from '../../components/controls.js';
-import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange } from '../../components/settings.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most groups listed (the API's page size). */
@@ -145,14 +145,7 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
           </p>
         </PostForm>
       </section>
-      <section aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete group</h2>
-        <PostForm page={page} action={`${base}/delete`} label="Delete group">
-          <p>
-            <button type="submit" class="danger">{`Delete group ${group.name}`}</button>
-          </p>
-        </PostForm>
-      </section>
+      <DeleteSection page={page} action={`${base}/delete`} what="group" name={group.name} />
     </SettingsLayout>
   );
 }

@@ -10,7 +10,7 @@ import type { JobPrivilege } from '../../../domain/projects/index.js';
 import { toWireRole } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Checkbox, Select } from '../../components/controls.js';
-import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange } from '../../components/settings.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most roles listed (the API's page size). */
@@ -198,15 +198,7 @@ async function rolePage(page: PageContext, error: string | null = null): Promise
   return (
     <SettingsLayout page={page} area="administration" section="roles" title={`Role ${role.name}`} error={error}>
       <RoleForm page={page} action={`/~administration/roles/${id}`} values={values} submit="Save role" />
-      <section aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete role</h2>
-        <PostForm page={page} action={`/~administration/roles/${id}/delete`} label="Delete role">
-          <input type="hidden" name="op" value="delete" />
-          <p>
-            <button type="submit" class="danger">{`Delete role ${role.name}`}</button>
-          </p>
-        </PostForm>
-      </section>
+      <DeleteSection page={page} action={`/~administration/roles/${id}/delete`} what="role" name={role.name} hidden={{ op: 'delete' }} />
     </SettingsLayout>
   );
 }

@@ -23,7 +23,7 @@ import {
 import { DateTime } from '../../components/code.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { formId, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange } from '../../components/settings.js';
+import { formId, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 import { Notice } from '../../components/flash.js';
 
@@ -209,15 +209,9 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
           </p>
         </PostForm>
       </section>
-      <section aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete user</h2>
+      <DeleteSection page={page} action={`${base}/delete`} what="user" name={user.name}>
         <p class="meta">What the user wrote stays, credited to the unknown user; tokens, keys, memberships and authorizations go.</p>
-        <PostForm page={page} action={`${base}/delete`} label="Delete user">
-          <p>
-            <button type="submit" class="danger">{`Delete user ${user.name}`}</button>
-          </p>
-        </PostForm>
-      </section>
+      </DeleteSection>
     </SettingsLayout>
   );
 }
