@@ -11,7 +11,7 @@ import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
 import { redirect, submitForm, type PageContext, type PageResult, type PageRoute } from '../page.js';
 import { Layout } from './layout.js';
 import { Flash } from './flash.js';
-import { PostForm } from './forms.js';
+import { HiddenFields, PostForm } from './forms.js';
 
 /** The two settings areas and their sections (path under the area, label). */
 const AREAS = {
@@ -133,9 +133,7 @@ export function DeleteSection({
       <h2 id="delete-heading">{`Delete ${what}`}</h2>
       {children}
       <PostForm page={page} action={action} label={`Delete ${what}`}>
-        {Object.entries(hidden).map(([key, value]) => (
-          <input key={key} type="hidden" name={key} value={value} />
-        ))}
+        <HiddenFields fields={hidden} />
         <p>
           <button type="submit" class="danger">{`Delete ${what} ${name}`}</button>
         </p>

@@ -15,7 +15,7 @@ import {
   tagSummaries,
 } from '../../domain/repositories/index.js';
 import { codeUrl, commitUrl, DateTime, subjectOf } from '../components/code.js';
-import { Field, PostForm } from '../components/forms.js';
+import { Field, PostForm, InlineForm } from '../components/forms.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { redirect, submitForm, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
 import { Flash } from '../components/flash.js';
@@ -50,12 +50,16 @@ function RefList({ page, kind, refs, defaultBranch }: { page: ProjectPageContext
               <a href={`/${project}/~compare?${new URLSearchParams({ left: defaultBranch, right: name })}`}>Compare</a>
             )}
             {page.permissions.writeCode && !(kind === 'branch' && name === defaultBranch) && (
-              <PostForm page={page} action={`/${project}/~${TAB[kind]}/delete`} class="inline" label={`Delete ${kind} ${name}`}>
-                <input type="hidden" name="name" value={name} />
-                <button type="submit" class="danger" aria-label={`Delete ${kind} ${name}`}>
-                  Delete
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action={`/${project}/~${TAB[kind]}/delete`}
+                label={`Delete ${kind} ${name}`}
+                fields={{ name: name }}
+                buttonClass="danger"
+                buttonLabel={`Delete ${kind} ${name}`}
+              >
+                Delete
+              </InlineForm>
             )}
           </span>
         </li>

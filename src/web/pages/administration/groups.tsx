@@ -18,7 +18,7 @@ import {
 import { userIdByName } from '../../../domain/pulls/index.js';
 import { getUser } from '../../../domain/users/index.js';
 import { toWireGroup } from '../../../wire/access.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
 import { Checkbox, TextArea } from '../../components/controls.js';
 import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
@@ -120,12 +120,16 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
             {members.map(({ membership, user }) => (
               <li key={membership} class="row">
                 <a href={`/~administration/users/${user.id}`}>{user.name}</a>
-                <PostForm page={page} action={`${base}/members/delete`} class="inline" label={`Remove ${user.name}`}>
-                  <input type="hidden" name="membership" value={String(membership)} />
-                  <button type="submit" class="link" aria-label={`Remove ${user.name} from the group`}>
-                    Remove
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action={`${base}/members/delete`}
+                  label={`Remove ${user.name}`}
+                  fields={{ membership: String(membership) }}
+                  buttonClass="link"
+                  buttonLabel={`Remove ${user.name} from the group`}
+                >
+                  Remove
+                </InlineForm>
               </li>
             ))}
           </ul>

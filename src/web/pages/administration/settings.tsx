@@ -9,7 +9,7 @@ import { createLabelSpec, deleteLabelSpec, queryLabelSpecs, updateLabelSpec } fr
 import { requireAdmin } from '../../../domain/actor.js';
 import { getSecuritySetting, type SecuritySetting, setSecuritySetting } from '../../../domain/settings/index.js';
 import { BadRequest } from '../../../errors.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
 import { Checkbox, Select } from '../../components/controls.js';
 import { formId, checked, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
@@ -89,13 +89,16 @@ async function labelSpecsPage(page: PageContext, error: string | null = null): P
                     <button type="submit">Save</button>
                   </p>
                 </PostForm>
-                <PostForm page={page} action="/~administration/label-specs" class="inline" label={`Delete label ${spec.name}`}>
-                  <input type="hidden" name="op" value="delete" />
-                  <input type="hidden" name="id" value={String(spec.id)} />
-                  <button type="submit" class="danger" aria-label={`Delete label ${spec.name}`}>
-                    Delete
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action="/~administration/label-specs"
+                  label={`Delete label ${spec.name}`}
+                  fields={{ op: 'delete', id: String(spec.id) }}
+                  buttonClass="danger"
+                  buttonLabel={`Delete label ${spec.name}`}
+                >
+                  Delete
+                </InlineForm>
               </li>
             );
           })}

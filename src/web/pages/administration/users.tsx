@@ -22,7 +22,7 @@ import {
 } from '../../../domain/users/index.js';
 import { DateTime } from '../../components/code.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
 import { formId, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 import { Notice } from '../../components/flash.js';
@@ -161,12 +161,16 @@ function AccessTokens({ page, base, tokens }: { page: PageContext; base: string;
                   <DateTime date={new Date(t.createDate)} />
                 </span>
               </span>
-              <PostForm page={page} action={`${base}/access-tokens/delete`} class="inline" label={`Revoke token ${t.value}`}>
-                <input type="hidden" name="id" value={String(t.id)} />
-                <button type="submit" class="danger" aria-label={`Revoke access token ${t.description ?? t.value}`}>
-                  Revoke
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action={`${base}/access-tokens/delete`}
+                label={`Revoke token ${t.value}`}
+                fields={{ id: String(t.id) }}
+                buttonClass="danger"
+                buttonLabel={`Revoke access token ${t.description ?? t.value}`}
+              >
+                Revoke
+              </InlineForm>
             </li>
           ))}
         </ul>

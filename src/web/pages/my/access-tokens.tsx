@@ -8,7 +8,7 @@ import { createAccessToken, deleteAccessTokenById, listAccessTokens } from '../.
 import { BadRequest } from '../../../errors.js';
 import { fromWireDate } from '../../../wire/dates.js';
 import { DateTime } from '../../components/code.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
 import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
@@ -53,12 +53,16 @@ async function tokensPage(page: PageContext, created: string | null = null, erro
                   )}
                 </span>
               </span>
-              <PostForm page={page} action="/~my/access-tokens/delete" class="inline" label={`Delete token ${t.value}`}>
-                <input type="hidden" name="id" value={String(t.id)} />
-                <button type="submit" class="danger" aria-label={`Delete access token ${t.description ?? t.value}`}>
-                  Delete
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action="/~my/access-tokens/delete"
+                label={`Delete token ${t.value}`}
+                fields={{ id: String(t.id) }}
+                buttonClass="danger"
+                buttonLabel={`Delete access token ${t.description ?? t.value}`}
+              >
+                Delete
+              </InlineForm>
             </li>
           ))}
         </ul>

@@ -6,7 +6,7 @@
 import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../../domain/users/index.js';
 import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
-import { PostForm } from '../../components/forms.js';
+import { PostForm, InlineForm } from '../../components/forms.js';
 import { TextArea } from '../../components/controls.js';
 import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
@@ -30,12 +30,16 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
                     <DateTime date={new Date(key.createdAt)} />
                   </span>
                 </span>
-                <PostForm page={page} action="/~my/ssh-keys/delete" class="inline" label={`Delete key ${key.fingerprint}`}>
-                  <input type="hidden" name="id" value={String(key.id)} />
-                  <button type="submit" class="danger" aria-label={`Delete SSH key ${comment.join(' ') || key.fingerprint}`}>
-                    Delete
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action="/~my/ssh-keys/delete"
+                  label={`Delete key ${key.fingerprint}`}
+                  fields={{ id: String(key.id) }}
+                  buttonClass="danger"
+                  buttonLabel={`Delete SSH key ${comment.join(' ') || key.fingerprint}`}
+                >
+                  Delete
+                </InlineForm>
               </li>
             );
           })}

@@ -32,7 +32,7 @@ import {
   userNames,
 } from '../../../domain/pulls/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, InlineForm, PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
 import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
@@ -246,16 +246,14 @@ function Assignees({
             <li key={a.id}>
               {names.get(a.userId) ?? 'unknown'}
               {editable && (
-                <PostForm
+                <InlineForm
                   page={page}
                   action={pullActionUrl(page, pr, `assignees/${a.id}/delete`)}
                   label={`Unassign ${names.get(a.userId) ?? ''}`}
-                  class="inline"
+                  buttonClass="link"
                 >
-                  <button type="submit" class="link">
-                    remove
-                  </button>
-                </PostForm>
+                  remove
+                </InlineForm>
               )}
             </li>
           ))}

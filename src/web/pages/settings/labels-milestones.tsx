@@ -18,7 +18,7 @@ import {
 } from '../../../domain/projects/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Checkbox, Select, TextArea } from '../../components/controls.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
 import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
 import { checked, chosenId, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl, SaveButtons } from './shared.js';
 
@@ -35,12 +35,16 @@ async function showLabels(page: ProjectPageContext, error: string | null) {
           {labels.map((l) => (
             <li key={l.id} class="settings-row">
               <span class="badge">{l.name}</span>
-              <PostForm page={page} action={`${action}/delete`} class="inline" label={`Remove label ${l.name}`}>
-                <input type="hidden" name="id" value={String(l.id)} />
-                <button type="submit" class="danger" aria-label={`Remove label ${l.name}`}>
-                  Remove
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action={`${action}/delete`}
+                label={`Remove label ${l.name}`}
+                fields={{ id: String(l.id) }}
+                buttonClass="danger"
+                buttonLabel={`Remove label ${l.name}`}
+              >
+                Remove
+              </InlineForm>
             </li>
           ))}
         </ul>
