@@ -178,16 +178,13 @@ async function runPage(page: PageContext, access: Access, handler: (page: PageCo
   return sendResult(page, await handler(page));
 }
 
-/** The web UI plugin (encapsulated): sessions, assets, pages and their error page. */
-export async function webPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
-  await app.register(cookie, { secret: signingKey(services.config.dataDir) });
-  app.addConstraintStrategy(webPageStrategy);
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
-  });
-  app.decorateRequest('webVisitor', null as unknown as FastifyRequest['webVisitor']);
-
-  app.addHook('onRequest', async (request) => {
+/**
+ * The `onRequest` step resolving the web visitor: a signed session cookie of an anonymous
+ * request makes the request its user's (actor and context); `request.webVisitor` holds the user
+ * and the session's tokens.
+ */
+function visitorResolver(services: Services) {
+  return async (request: FastifyRequest): Promise<void> => {
     if (request.url.startsWith('/~assets/')) return;
     let sessionCsrfToken: string | null = null;
     let sessionToken: string | null = null;
@@ -204,44 +201,41 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
     const { actor } = request;
     const user: PageUser | null = actor.userId === ANONYMOUS_ID ? null : { id: actor.userId, name: actor.name, isAdmin: actor.isAdmin };
     request.webVisitor = { user, sessionCsrfToken, sessionToken };
-  });
+  };
+}
 
-  app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const page = pageContext(request, reply);
-    // a visitor who sent no credentials is sent to sign in; wrong credentials sent with every
-    // request (a script, a stale header) get the 401 page, as the sign-in page would refuse them too
-    if (error instanceof Unauthorized && page.user === null && !credentialsHeader(request)) return reply.redirect(loginUrl(request));
-    let status: number;
-    let title: string;
-    let message: string;
-    if (error instanceof GitloomError) {
-      ({ status, title, message } = error);
-      sendRetryAfter(reply, error);
-    } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      status = error.statusCode;
-      title = STATUS_CODES[status] ?? 'Bad Request';
-      message = error.message;
-    } else {
-      request.log.error({ err: error }, 'unexpected error');
-      status = 500;
-      title = 'Internal Server Error';
-      message = 'Internal server error';
-    }
-    reply.code(status);
-    return sendHtml(reply, renderDocument(<ErrorPage page={page} status={status} title={title} message={message} />));
-  });
+/** The pages' error handler: the error page with the error's status and message (or the sign-in redirect). */
+async function sendErrorPage(error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const page = pageContext(request, reply);
+  // a visitor who sent no credentials is sent to sign in; wrong credentials sent with every
+  // request (a script, a stale header) get the 401 page, as the sign-in page would refuse them too
+  if (error instanceof Unauthorized && page.user === null && !credentialsHeader(request)) return reply.redirect(loginUrl(request));
+  let status: number;
+  let title: string;
+  let message: string;
+  if (error instanceof GitloomError) {
+    ({ status, title, message } = error);
+    sendRetryAfter(reply, error);
+  } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    status = error.statusCode;
+    title = STATUS_CODES[status] ?? 'Bad Request';
+    message = error.message;
+  } else {
+    request.log.error({ err: error }, 'unexpected error');
+    status = 500;
+    title = 'Internal Server Error';
+    message = 'Internal server error';
+  }
+  reply.code(status);
+  return sendHtml(reply, renderDocument(<ErrorPage page={page} status={status} title={title} message={message} />));
+}
 
-  // pages are not part of the REST API: none of them appears in its OpenAPI document
-  app.addHook('onRoute', (route) => {
-    route.schema = { ...route.schema, hide: true };
-  });
-
-  app.get('/~assets/*', async (request, reply) => {
-    const asset = assetAt(request.url.split('?')[0]);
-    if (!asset) throw new NotFound('No such asset');
-    return reply.type(asset.contentType).header('Cache-Control', 'public, max-age=31536000, immutable').send(asset.body);
-  });
-
+/**
+ * Registers the page modules' routes: `pages` as Fastify routes, `projectPages` behind one
+ * catch-all route that splits the URL at its first `~` segment into the project path and the
+ * page's path, resolves the project and runs the matching page.
+ */
+function registerPages(app: FastifyInstance): void {
   const projectRouter = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 1000 });
   for (const module of pageModules) {
     for (const route of module.pages ?? []) {
@@ -275,4 +269,29 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
       });
     },
   });
+}
+
+/** The web UI plugin (encapsulated): sessions, assets, pages and their error page. */
+export async function webPlugin(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  await app.register(cookie, { secret: signingKey(services.config.dataDir) });
+  app.addConstraintStrategy(webPageStrategy);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.decorateRequest('webVisitor', null as unknown as FastifyRequest['webVisitor']);
+  app.addHook('onRequest', visitorResolver(services));
+  app.setErrorHandler(sendErrorPage);
+
+  // pages are not part of the REST API: none of them appears in its OpenAPI document
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
+
+  app.get('/~assets/*', async (request, reply) => {
+    const asset = assetAt(request.url.split('?')[0]);
+    if (!asset) throw new NotFound('No such asset');
+    return reply.type(asset.contentType).header('Cache-Control', 'public, max-age=31536000, immutable').send(asset.body);
+  });
+
+  registerPages(app);
 }

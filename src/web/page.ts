@@ -142,6 +142,32 @@ export interface PageModule {
   projectPages?: ProjectPageRoute[];
 }
 
+/**
+ * The pages of a kind of conversation (`issues`, `pulls`): the list across projects at `/~<kind>`,
+ * the project's list at `/<project>/~<kind>`, the new form at `/<project>/~<kind>/new` and its
+ * POST (signed-in users), then the kind's own `more` project pages (its detail page and actions).
+ */
+export function conversationPages(
+  kind: string,
+  pages: {
+    all: PageRoute['handler'];
+    project: ProjectPageRoute['handler'];
+    newForm: ProjectPageRoute['handler'];
+    create: ProjectPageRoute['handler'];
+  },
+  more: ProjectPageRoute[],
+): PageModule {
+  return {
+    pages: [{ method: 'GET', path: `/~${kind}`, handler: pages.all }],
+    projectPages: [
+      { method: 'GET', path: `/~${kind}`, handler: pages.project },
+      { method: 'GET', path: `/~${kind}/new`, access: 'user', handler: pages.newForm },
+      { method: 'POST', path: `/~${kind}/new`, access: 'user', handler: pages.create },
+      ...more,
+    ],
+  };
+}
+
 /** The base redirect targets are resolved against: any origin would do, this one is nobody's. */
 const REDIRECT_BASE = new URL('http://gitloom.invalid/');
 

@@ -39,6 +39,24 @@ export function DateTime({ date }: { date: Date }) {
   return <time datetime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>;
 }
 
+/** The branches and tags as the suggestions (`<datalist id>`) of a revision input. */
+export function RevisionOptions({ id, branches, tags }: { id: string; branches: string[]; tags: string[] }) {
+  return (
+    <datalist id={id}>
+      {branches.map((b) => (
+        <option key={`b:${b}`} value={b}>
+          branch
+        </option>
+      ))}
+      {tags.map((t) => (
+        <option key={`t:${t}`} value={t}>
+          tag
+        </option>
+      ))}
+    </datalist>
+  );
+}
+
 /**
  * A GET form choosing a revision: a labelled input with the branches and tags as suggestions
  * (`<datalist>`, so any commit hash works too); submits `name` to `action`, keeping `hidden`.
@@ -58,18 +76,7 @@ export function RevisionSelector(props: {
     <form method="get" action={props.action} class="query revision-selector">
       <label for={id}>{props.label}</label>
       <input id={id} name={props.name} value={props.value} list={`${id}-list`} autocomplete="off" />
-      <datalist id={`${id}-list`}>
-        {props.branches.map((b) => (
-          <option key={`b:${b}`} value={b}>
-            branch
-          </option>
-        ))}
-        {props.tags.map((t) => (
-          <option key={`t:${t}`} value={t}>
-            tag
-          </option>
-        ))}
-      </datalist>
+      <RevisionOptions id={`${id}-list`} branches={props.branches} tags={props.tags} />
       {Object.entries(props.hidden ?? {}).map(([k, v]) => (
         <input key={k} type="hidden" name={k} value={v} />
       ))}
@@ -79,7 +86,7 @@ export function RevisionSelector(props: {
 }
 
 /** One commit in a list: subject linked to its page, author, date and short hash. */
-export function CommitItem({ projectPath, commit }: { projectPath: string; commit: Commit }) {
+function CommitItem({ projectPath, commit }: { projectPath: string; commit: Commit }) {
   return (
     <li class="commit">
       <a href={commitUrl(projectPath, commit.hash)} class="commit-subject">
@@ -90,5 +97,16 @@ export function CommitItem({ projectPath, commit }: { projectPath: string; commi
         {commit.author.name} · <DateTime date={commit.committer.date} /> · <code>{commit.hash.slice(0, 8)}</code>
       </span>
     </li>
+  );
+}
+
+/** Commits, newest first, as the list of the log and compare pages. */
+export function CommitList({ projectPath, commits }: { projectPath: string; commits: Commit[] }) {
+  return (
+    <ol class="list commits" aria-label="Commits">
+      {commits.map((c) => (
+        <CommitItem key={c.hash} projectPath={projectPath} commit={c} />
+      ))}
+    </ol>
   );
 }

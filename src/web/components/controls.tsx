@@ -4,12 +4,12 @@
  * several forms with the same field.
  */
 /** A labelled `<textarea>`. */
-export function TextArea(props: { name: string; label: string; id?: string; value?: string | null; rows?: number }) {
+export function TextArea(props: { name: string; label: string; id?: string; value?: string | null; rows?: number; required?: boolean }) {
   const id = props.id ?? `field-${props.name}`;
   return (
     <p class="field">
       <label for={id}>{props.label}</label>
-      <textarea id={id} name={props.name} rows={props.rows ?? 3}>
+      <textarea id={id} name={props.name} rows={props.rows ?? 3} required={props.required}>
         {props.value ?? ''}
       </textarea>
     </p>

@@ -7,18 +7,22 @@
 import { deleteEmailAddress, type EmailAddress, setEmailAddressRole } from '../../domain/users/index.js';
 import { NotFound } from '../../errors.js';
 import type { PageContext } from '../page.js';
-import { PostForm } from './forms.js';
+import { InlineForm } from './forms.js';
 import { formId } from './settings.js';
 
 /** A button posting `op` (primary, git, delete) for email address `id` of the user at `base`. */
 function EmailAction({ page, base, id, op, label, children }: { page: PageContext; base: string; id: number; op: string; label: string; children: string }) {
   return (
-    <PostForm page={page} action={`${base}/email-addresses/${op}`} class="inline" label={label}>
-      <input type="hidden" name="id" value={String(id)} />
-      <button type="submit" class={op === 'delete' ? 'danger' : undefined} aria-label={label}>
-        {children}
-      </button>
-    </PostForm>
+    <InlineForm
+      page={page}
+      action={`${base}/email-addresses/${op}`}
+      label={label}
+      fields={{ id: String(id) }}
+      buttonClass={op === 'delete' ? 'danger' : undefined}
+      buttonLabel={label}
+    >
+      {children}
+    </InlineForm>
   );
 }
 

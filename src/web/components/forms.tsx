@@ -50,3 +50,46 @@ export function Field(props: {
     </p>
   );
 }
+
+/** Hidden inputs, one per entry of `fields` (name → value), in their order. */
+export function HiddenFields({ fields }: { fields: Record<string, string> }) {
+  return (
+    <>
+      {Object.entries(fields).map(([name, value]) => (
+        <input key={name} type="hidden" name={name} value={value} />
+      ))}
+    </>
+  );
+}
+
+/**
+ * A one-button form within a line (`class="inline"`: remove, revoke, watch, …): posts the hidden
+ * `fields` to `action`; the button shows `children`, with `buttonClass` (`danger`, `link`) and
+ * `buttonLabel` as its accessible name when the text alone is ambiguous.
+ */
+export function InlineForm({
+  page,
+  action,
+  label,
+  fields = {},
+  buttonClass,
+  buttonLabel,
+  children,
+}: {
+  page: PageContext;
+  action: string;
+  label: string;
+  fields?: Record<string, string>;
+  buttonClass?: string;
+  buttonLabel?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <PostForm page={page} action={action} class="inline" label={label}>
+      <HiddenFields fields={fields} />
+      <button type="submit" class={buttonClass} aria-label={buttonLabel}>
+        {children}
+      </button>
+    </PostForm>
+  );
+}

@@ -12,7 +12,7 @@
 import type { VNode } from 'preact';
 import { listSavedQueries, type SavedQueryKind } from '../../domain/personalizations/index.js';
 import type { PageContext, ProjectPageContext } from '../page.js';
-import { PostForm } from './forms.js';
+import { HiddenFields, InlineForm, PostForm } from './forms.js';
 
 export interface SavedQueriesProps {
   /** The list page (a project page lists the project's personalization). */
@@ -34,15 +34,13 @@ export async function SavedQueries({ page, kind, action }: SavedQueriesProps): P
   const projectId = projectIdOf(page);
   const { queries, watched } = await listSavedQueries(page.ctx, kind, projectId);
   const current = page.query.query ?? '';
-  const hidden = (op: string, name?: string) => (
-    <>
-      <input type="hidden" name="op" value={op} />
-      <input type="hidden" name="kind" value={kind} />
-      <input type="hidden" name="project" value={projectId === null ? '' : String(projectId)} />
-      <input type="hidden" name="return" value={action} />
-      {name !== undefined && <input type="hidden" name="name" value={name} />}
-    </>
-  );
+  const fields = (op: string, name?: string) => ({
+    op,
+    kind,
+    project: projectId === null ? '' : String(projectId),
+    return: action,
+    ...(name !== undefined && { name }),
+  });
   return (
     <section class="saved-queries" aria-labelledby="saved-queries-heading">
       <h2 id="saved-queries-heading">Saved queries</h2>
@@ -58,25 +56,33 @@ export async function SavedQueries({ page, kind, action }: SavedQueriesProps): P
                 {q.name}
               </a>
               {watched && (
-                <PostForm page={page} action="/~saved-queries" class="inline" label={`Watch ${q.name}`}>
-                  {hidden(watched.has(q.name) ? 'unwatch' : 'watch', q.name)}
-                  <button type="submit" class="link" aria-label={`${watched.has(q.name) ? 'Unwatch' : 'Watch'} saved query ${q.name}`}>
-                    {watched.has(q.name) ? 'Unwatch' : 'Watch'}
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action="/~saved-queries"
+                  label={`Watch ${q.name}`}
+                  fields={fields(watched.has(q.name) ? 'unwatch' : 'watch', q.name)}
+                  buttonClass="link"
+                  buttonLabel={`${watched.has(q.name) ? 'Unwatch' : 'Watch'} saved query ${q.name}`}
+                >
+                  {watched.has(q.name) ? 'Unwatch' : 'Watch'}
+                </InlineForm>
               )}
-              <PostForm page={page} action="/~saved-queries" class="inline" label={`Delete ${q.name}`}>
-                {hidden('delete', q.name)}
-                <button type="submit" class="link" aria-label={`Delete saved query ${q.name}`}>
-                  Delete
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action="/~saved-queries"
+                label={`Delete ${q.name}`}
+                fields={fields('delete', q.name)}
+                buttonClass="link"
+                buttonLabel={`Delete saved query ${q.name}`}
+              >
+                Delete
+              </InlineForm>
             </li>
           ))}
         </ul>
       )}
       <PostForm page={page} action="/~saved-queries" class="save-query" label="Save the current query">
-        {hidden('save')}
+        <HiddenFields fields={fields('save')} />
         <input type="hidden" name="query" value={current} />
         <label for="saved-query-name">Save the current query as</label>
         <input id="saved-query-name" name="name" required maxLength={255} />

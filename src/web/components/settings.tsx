@@ -1,14 +1,17 @@
 /**
  * The frame and form parts of the settings areas: administration (`/~administration/…`) and
  * personal settings (`/~my/…`). A settings page is a `<SettingsLayout>` (the area's section
- * list beside the page), its forms use `<Field>`, `<CheckField>`, `<TextField>`; a POST runs
- * its change through {@link attempt}, which shows a refusal in the page with the domain's
- * message and the submitted values.
+ * list beside the page), its forms use `<Field>` and the controls of controls.tsx; a POST route
+ * is a {@link settingsPost}, which shows a refusal in the page with the domain's
+ * message and the submitted values. The frame itself ({@link SettingsFrame}) serves a
+ * project's settings too.
  */
 import type { ComponentChildren } from 'preact';
-import { BadRequest, GitloomError, NotFound, Unauthorized } from '../../errors.js';
-import type { PageContext, PageResult, PageRoute } from '../page.js';
+import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
+import { redirect, submitForm, type PageContext, type PageResult, type PageRoute } from '../page.js';
 import { Layout } from './layout.js';
+import { Flash } from './flash.js';
+import { HiddenFields, PostForm } from './forms.js';
 
 /** The two settings areas and their sections (path under the area, label). */
 const AREAS = {
@@ -50,55 +53,93 @@ export interface SettingsLayoutProps {
   children: ComponentChildren;
 }
 
+/**
+ * The frame of every settings page (the two areas here, a project's settings): the sections as a
+ * navigation list named `navLabel` (under the heading `area`, when given; `current` marks the
+ * page's), then the page's `<h1>`, its refusal and its content.
+ */
+export function SettingsFrame({
+  navLabel,
+  area,
+  links,
+  title,
+  error,
+  children,
+}: {
+  navLabel: string;
+  area?: string;
+  links: { href: string; label: string; current: boolean }[];
+  title: string;
+  error?: string | null;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="settings">
+      <nav class="settings-nav" aria-label={navLabel}>
+        {area && <p class="settings-area">{area}</p>}
+        <ul>
+          {links.map((link) => (
+            <li key={link.href}>
+              <a href={link.href} aria-current={link.current ? 'page' : undefined}>
+                {link.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div class="settings-body">
+        <h1>{title}</h1>
+        <Flash error={error} />
+        {children}
+      </div>
+    </div>
+  );
+}
+
 /** A settings page: the area's sections as a navigation list, then the page with its `<h1>`. */
 export function SettingsLayout({ page, area, section, title, error, children }: SettingsLayoutProps) {
   const { base, label, sections } = AREAS[area];
+  const links = sections.map(([path, name]) => ({ href: `${base}/${path}`, label: name, current: path === section }));
   return (
     <Layout page={page} title={`${title} · ${label}`} styles={['admin.css']}>
-      <div class="settings">
-        <nav class="settings-nav" aria-label={label}>
-          <p class="settings-area">{label}</p>
-          <ul>
-            {sections.map(([path, name]) => (
-              <li key={path}>
-                <a href={`${base}/${path}`} aria-current={path === section ? 'page' : undefined}>
-                  {name}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <div class="settings-body">
-          <h1>{title}</h1>
-          {error && (
-            <p class="flash error" role="alert">
-              {error}
-            </p>
-          )}
-          {children}
-        </div>
-      </div>
+      <SettingsFrame navLabel={label} area={label} links={links} title={title} error={error}>
+        {children}
+      </SettingsFrame>
     </Layout>
   );
 }
 
 /**
- * Runs a form's change. A refusal (a 4xx domain error other than 401) is answered with
- * `again(message)` — the form shown again with the message — under the error's status; other
- * errors propagate to the error page.
+ * The deletion of an administration entry (a user, a group, a role): a heading, what `children`
+ * say of it, and the form posting to `action` (with the `hidden` fields).
  */
-export async function attempt(
-  page: PageContext,
-  change: () => Promise<PageResult>,
-  again: (message: string) => Promise<PageResult> | PageResult,
-): Promise<PageResult> {
-  try {
-    return await change();
-  } catch (error) {
-    if (!(error instanceof GitloomError) || error.status >= 500 || error.status === 401) throw error;
-    page.reply.code(error.status);
-    return again(error.message);
-  }
+export function DeleteSection({
+  page,
+  action,
+  what,
+  name,
+  hidden = {},
+  children,
+}: {
+  page: PageContext;
+  action: string;
+  what: string;
+  name: string;
+  hidden?: Record<string, string>;
+  children?: ComponentChildren;
+}) {
+  return (
+    <section aria-labelledby="delete-heading">
+      <h2 id="delete-heading">{`Delete ${what}`}</h2>
+      {children}
+      <PostForm page={page} action={action} label={`Delete ${what}`}>
+        <HiddenFields fields={hidden} />
+        <p>
+          <button type="submit" class="danger">{`Delete ${what} ${name}`}</button>
+        </p>
+      </PostForm>
+    </section>
+  );
 }
 
 /** The signed-in user's id on a settings page (their routes are for signed-in users only). */
@@ -126,76 +167,9 @@ export function formId(page: PageContext, what: string, field = 'id'): number {
   return id;
 }
 
-/** A labelled checkbox, checked when `checked`; submits `on` when ticked (see {@link checked}). */
-export function CheckField({ name, label, checked: on, id }: { name: string; label: string; checked: boolean; id?: string }) {
-  const fieldId = id ?? `field-${name}`;
-  return (
-    <p class="check">
-      <input type="checkbox" id={fieldId} name={name} value="on" checked={on} />
-      <label for={fieldId}>{label}</label>
-    </p>
-  );
-}
-
 /** Whether a checkbox of a submitted form was ticked. */
 export function checked(form: Record<string, string>, name: string): boolean {
   return form[name] === 'on';
-}
-
-/** A labelled multi-line text field. */
-export function TextField({
-  name,
-  label,
-  value,
-  rows = 3,
-  required,
-  id,
-}: {
-  name: string;
-  label: string;
-  value?: string;
-  rows?: number;
-  required?: boolean;
-  id?: string;
-}) {
-  const fieldId = id ?? `field-${name}`;
-  return (
-    <p class="field">
-      <label for={fieldId}>{label}</label>
-      <textarea id={fieldId} name={name} rows={rows} required={required}>
-        {value ?? ''}
-      </textarea>
-    </p>
-  );
-}
-
-/** A labelled `<select>` of `[value, label]` options. */
-export function SelectField({
-  name,
-  label,
-  value,
-  options,
-  id,
-}: {
-  name: string;
-  label: string;
-  value: string;
-  options: readonly (readonly [string, string])[];
-  id?: string;
-}) {
-  const fieldId = id ?? `field-${name}`;
-  return (
-    <p class="field">
-      <label for={fieldId}>{label}</label>
-      <select id={fieldId} name={name}>
-        {options.map(([v, text]) => (
-          <option key={v} value={v} selected={v === value}>
-            {text}
-          </option>
-        ))}
-      </select>
-    </p>
-  );
 }
 
 /**
@@ -214,4 +188,50 @@ export function settingsRoute(area: SettingsArea, method: 'GET' | 'POST', path: 
       return handler(page);
     },
   };
+}
+
+/**
+ * A POST route of a settings area at `path` (see {@link settingsRoute}): runs `change`, which
+ * answers (usually a redirect). A refusal (a 4xx domain error other than 401) is answered with
+ * `again(page, message)` — the form shown again with the message — under the error's status;
+ * other errors propagate to the error page ({@link submitForm}).
+ */
+export function settingsPost(
+  area: SettingsArea,
+  path: string,
+  change: (page: PageContext) => Promise<PageResult>,
+  again: (page: PageContext, message: string) => Promise<PageResult> | PageResult,
+): PageRoute {
+  return settingsRoute(area, 'POST', path, (page) =>
+    submitForm(
+      page,
+      () => change(page),
+      (result) => result,
+      (message) => again(page, message),
+    ),
+  );
+}
+
+/**
+ * A POST of an administration entry's page, `/~administration/<kind>/:id<path>` (kind `users`,
+ * `groups`, `roles`): `run` with the entry's id, then back to the entry's page — or, for a
+ * deletion (`back` `list`), to the kind's list; a refusal shows `again(page, message)`.
+ */
+export function entryChange(
+  kind: string,
+  path: string,
+  run: (page: PageContext, id: number) => Promise<unknown>,
+  again: (page: PageContext, message: string) => Promise<PageResult> | PageResult,
+  back: 'entry' | 'list' = 'entry',
+): PageRoute {
+  return settingsPost(
+    'administration',
+    `/${kind}/:id${path}`,
+    async (page) => {
+      const id = idParam(page, 'id');
+      await run(page, id);
+      return redirect(back === 'list' ? `/~administration/${kind}` : `/~administration/${kind}/${id}`);
+    },
+    again,
+  );
 }

@@ -6,7 +6,7 @@
  */
 import { commitLog, diffCommits, getCommit, revisionNames } from '../../domain/repositories/index.js';
 import { BadRequest } from '../../errors.js';
-import { codeUrl, CommitItem, commitUrl, DateTime, RevisionSelector, subjectOf } from '../components/code.js';
+import { codeUrl, CommitList, commitUrl, DateTime, RevisionSelector, subjectOf } from '../components/code.js';
 import { DiffView } from '../components/diff.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { QueryBox } from '../components/query-box.js';
@@ -58,13 +58,7 @@ export const commitPages: PageModule = {
                 />
                 <QueryBox action={`/${project}/~commits`} query={query} example="author(alice*) path(src)" error={error} hidden={{ revision }} />
                 {!error && log.commits.length === 0 && <p class="empty">No commits.</p>}
-                {log.commits.length > 0 && (
-                  <ol class="list commits" aria-label="Commits">
-                    {log.commits.map((c) => (
-                      <CommitItem key={c.hash} projectPath={project} commit={c} />
-                    ))}
-                  </ol>
-                )}
+                {log.commits.length > 0 && <CommitList projectPath={project} commits={log.commits} />}
                 {(pageNumber > 1 || log.hasMore) && (
                   <nav aria-label="Pages" class="pager">
                     {pageNumber > 1 && (

@@ -25,9 +25,9 @@ import {
   revisionNames,
   trimSlashes,
 } from '../../domain/repositories/index.js';
-import { codeUrl, commitUrl, markdownBase, RevisionSelector } from '../components/code.js';
-import { Markdown } from '../components/markdown.js';
+import { codeUrl, commitUrl, RevisionSelector } from '../components/code.js';
 import { ProjectLayout } from '../components/project-layout.js';
+import { Readme } from '../components/readme.js';
 import { highlightFile } from '../highlight.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
 
@@ -84,6 +84,19 @@ function historyUrl(projectPath: string, at: { revision: string; path: string })
   return `/${projectPath}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
 }
 
+/** The links to the history of the path shown and to the commit the revision names. */
+function HistoryAndCommit({ projectPath, at }: { projectPath: string; at: { revision: string; path: string; commitHash: string } }) {
+  return (
+    <>
+      <a href={historyUrl(projectPath, at)}>History</a>
+      {' · '}commit{' '}
+      <a href={commitUrl(projectPath, at.commitHash)}>
+        <code>{at.commitHash.slice(0, 8)}</code>
+      </a>
+    </>
+  );
+}
+
 async function filesPage(page: ProjectPageContext, tail: string) {
   const project = page.project.path;
   const result = await browseAt(page.ctx, page.project, tail);
@@ -96,11 +109,7 @@ async function filesPage(page: ProjectPageContext, tail: string) {
       {selectorOf(page, 'files', at, names)}
       <Crumbs page={page} revision={at.revision} path={at.path} />
       <p class="meta">
-        <a href={historyUrl(project, at)}>History</a>
-        {' · '}commit{' '}
-        <a href={commitUrl(project, at.commitHash)}>
-          <code>{at.commitHash.slice(0, 8)}</code>
-        </a>
+        <HistoryAndCommit projectPath={project} at={at} />
       </p>
       {result.entries.length === 0 ? (
         <p class="empty">This directory is empty.</p>
@@ -123,18 +132,7 @@ async function filesPage(page: ProjectPageContext, tail: string) {
           })}
         </ul>
       )}
-      {result.readme && (
-        <section aria-labelledby="readme" class="readme">
-          <h2 id="readme">{result.readme.name}</h2>
-          {/\.(md|markdown)$/i.test(result.readme.name) ? (
-            <Markdown text={result.readme.text} base={markdownBase(project, at.revision, at.path)} />
-          ) : (
-            <pre>
-              <code dangerouslySetInnerHTML={{ __html: highlightFile(result.readme.hash, result.readme.name, result.readme.text) }} />
-            </pre>
-          )}
-        </section>
-      )}
+      {result.readme && <Readme readme={result.readme} projectPath={project} revision={at.revision} path={at.path} />}
     </ProjectLayout>
   );
 }
@@ -160,15 +158,13 @@ function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame
   );
 }
 
-/** A file of the file pages: its normal view (`files`) or its blame (`blame`, with `blame` read). */
-function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Extract<BrowseResult, { kind: 'file' }>, blame: Blame | null) {
-  const project = page.project.path;
-  const { at } = result;
-  const name = at.path.split('/').pop()!;
-  const raw = codeUrl(project, 'raw', at.revision, at.path);
-  let body;
+type FileResult = Extract<BrowseResult, { kind: 'file' }>;
+
+/** The content of a file page: a binary file's download, a too large file's notice, or the numbered (and blamed) lines. */
+function FileBody({ projectPath, result, blame, raw }: { projectPath: string; result: FileResult; blame: Blame | null; raw: string }) {
+  const name = result.at.path.split('/').pop()!;
   if (result.binary) {
-    body = (
+    return (
       <p class="file-notice">
         Binary file ({plural(result.size, 'byte', 'bytes')}).{' '}
         <a href={raw} download={name}>
@@ -176,38 +172,46 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Ext
         </a>
       </p>
     );
-  } else if (result.text === null) {
-    body = (
+  }
+  if (result.text === null) {
+    return (
       <p class="file-notice" role="note">
         This file is too large to show ({plural(result.size, 'byte', 'bytes')}; the limit is {plural(MAX_VIEW_BYTES, 'byte', 'bytes')}).{' '}
         <a href={raw}>View it raw</a>
       </p>
     );
-  } else {
-    const text = result.text;
-    const numbers = Array.from({ length: lineCount(text) }, (_, i) => i + 1);
-    body = (
-      <>
-        {result.omittedLines > 0 && (
-          <p class="file-notice" role="note">
-            Only the first {plural(MAX_VIEW_LINES, 'line', 'lines')} are shown ({plural(result.omittedLines, 'more line', 'more lines')}).{' '}
-            <a href={raw}>View it raw</a>
-          </p>
-        )}
-        <div class="file-view">
-          {blame && <BlameGutter projectPath={project} blame={blame} />}
-          <pre class="line-numbers">
-            {numbers.map((n) => (
-              <a key={n} id={`L${n}`} href={`#L${n}`}>{`${n}\n`}</a>
-            ))}
-          </pre>
-          <pre class="file-code">
-            <code dangerouslySetInnerHTML={{ __html: highlightFile(result.entry.oid, at.path, text) }} />
-          </pre>
-        </div>
-      </>
-    );
   }
+  const text = result.text;
+  const numbers = Array.from({ length: lineCount(text) }, (_, i) => i + 1);
+  return (
+    <>
+      {result.omittedLines > 0 && (
+        <p class="file-notice" role="note">
+          Only the first {plural(MAX_VIEW_LINES, 'line', 'lines')} are shown ({plural(result.omittedLines, 'more line', 'more lines')}).{' '}
+          <a href={raw}>View it raw</a>
+        </p>
+      )}
+      <div class="file-view">
+        {blame && <BlameGutter projectPath={projectPath} blame={blame} />}
+        <pre class="line-numbers">
+          {numbers.map((n) => (
+            <a key={n} id={`L${n}`} href={`#L${n}`}>{`${n}\n`}</a>
+          ))}
+        </pre>
+        <pre class="file-code">
+          <code dangerouslySetInnerHTML={{ __html: highlightFile(result.entry.oid, result.at.path, text) }} />
+        </pre>
+      </div>
+    </>
+  );
+}
+
+/** A file of the file pages: its normal view (`files`) or its blame (`blame`, with `blame` read). */
+function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: FileResult, blame: Blame | null) {
+  const project = page.project.path;
+  const { at } = result;
+  const name = at.path.split('/').pop()!;
+  const raw = codeUrl(project, 'raw', at.revision, at.path);
   const other =
     view === 'files' ? (
       !result.binary &&
@@ -234,13 +238,9 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Ext
         <a href={raw}>Raw</a>
         {other}
         {' · '}
-        <a href={historyUrl(project, at)}>History</a>
-        {' · '}commit{' '}
-        <a href={commitUrl(project, at.commitHash)}>
-          <code>{at.commitHash.slice(0, 8)}</code>
-        </a>
+        <HistoryAndCommit projectPath={project} at={at} />
       </p>
-      {body}
+      <FileBody projectPath={project} result={result} blame={blame} raw={raw} />
     </ProjectLayout>
   );
 }

@@ -9,6 +9,7 @@ import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedCookie } from '../session.js';
+import { Flash } from '../components/flash.js';
 
 function LoginPage({ page, name, error }: { page: PageContext; name?: string; error?: string }) {
   const target = safeRedirect(page.query.redirect);
@@ -16,11 +17,7 @@ function LoginPage({ page, name, error }: { page: PageContext; name?: string; er
     <Layout page={page} title="Sign in">
       <section class="narrow">
         <h1>Sign in to Gitloom</h1>
-        {error && (
-          <p class="flash error" role="alert">
-            {error}
-          </p>
-        )}
+        <Flash error={error} />
         <PostForm page={page} action={`/~login?${new URLSearchParams({ redirect: target })}`} label="Sign in">
           <Field name="name" label="User name or email" value={name} required autocomplete="username" autofocus />
           <Field name="password" label="Password or access token" type="password" required autocomplete="current-password" />

@@ -11,6 +11,7 @@ import { Layout } from '../components/layout.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { redirect, submitForm, type PageContext, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
 import { parentIdOf } from './settings/general.js';
+import { Flash } from '../components/flash.js';
 
 /** Creates the project the form describes (forking `forkOf` when given) and redirects to it; a refusal shows the form again. */
 async function create(page: PageContext, show: (error: string) => PageResult, forkOf: number | null): Promise<PageResult> {
@@ -45,11 +46,7 @@ function newProjectPage(page: PageContext, error: string | null) {
   return (
     <Layout page={page} title="New project" styles={['settings.css']}>
       <h1>New project</h1>
-      {error && (
-        <p class="flash error" role="alert">
-          {error}
-        </p>
-      )}
+      <Flash error={error} />
       <ProjectForm page={page} action="/~projects/new" button="Create project" values={error ? page.form : { parent: page.query.parent ?? '' }} />
     </Layout>
   );
@@ -65,11 +62,7 @@ function forkPage(page: ProjectPageContext, error: string | null) {
     <ProjectLayout page={page} tab="code" title="Fork" styles={['settings.css']}>
       <h1>{`Fork ${page.project.path}`}</h1>
       <p class="meta">The fork starts with every branch and tag of this project; pull requests can go back to it.</p>
-      {error && (
-        <p class="flash error" role="alert">
-          {error}
-        </p>
-      )}
+      <Flash error={error} />
       <ProjectForm
         page={page}
         action={`/${page.project.path}/~fork`}

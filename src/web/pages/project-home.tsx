@@ -5,10 +5,8 @@
  */
 import { cloneUrls, forkOrigin } from '../../domain/projects/index.js';
 import { repositoryOverview } from '../../domain/repositories/index.js';
-import { markdownBase } from '../components/code.js';
 import { ProjectLayout } from '../components/project-layout.js';
-import { Markdown } from '../components/markdown.js';
-import { highlightFile } from '../highlight.js';
+import { Readme } from '../components/readme.js';
 import type { PageModule } from '../page.js';
 
 export const projectHomePages: PageModule = {
@@ -68,18 +66,7 @@ export const projectHomePages: PageModule = {
                         ))}
                       </ul>
                     </section>
-                    {overview.readme && (
-                      <section aria-labelledby="readme" class="readme">
-                        <h2 id="readme">{overview.readme.name}</h2>
-                        {/\.(md|markdown)$/i.test(overview.readme.name) ? (
-                          <Markdown text={overview.readme.text} base={markdownBase(project.path, overview.defaultBranch!, '')} />
-                        ) : (
-                          <pre>
-                            <code dangerouslySetInnerHTML={{ __html: highlightFile(overview.readme.hash, overview.readme.name, overview.readme.text) }} />
-                          </pre>
-                        )}
-                      </section>
-                    )}
+                    {overview.readme && <Readme readme={overview.readme} projectPath={project.path} revision={overview.defaultBranch!} path="" />}
                   </>
                 )}
               </>

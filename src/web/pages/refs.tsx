@@ -15,9 +15,10 @@ import {
   tagSummaries,
 } from '../../domain/repositories/index.js';
 import { codeUrl, commitUrl, DateTime, subjectOf } from '../components/code.js';
-import { Field, PostForm } from '../components/forms.js';
+import { Field, PostForm, InlineForm } from '../components/forms.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { redirect, submitForm, type PageModule, type PageResult, type ProjectPageContext } from '../page.js';
+import { Flash } from '../components/flash.js';
 
 type Kind = 'branch' | 'tag';
 
@@ -49,12 +50,16 @@ function RefList({ page, kind, refs, defaultBranch }: { page: ProjectPageContext
               <a href={`/${project}/~compare?${new URLSearchParams({ left: defaultBranch, right: name })}`}>Compare</a>
             )}
             {page.permissions.writeCode && !(kind === 'branch' && name === defaultBranch) && (
-              <PostForm page={page} action={`/${project}/~${TAB[kind]}/delete`} class="inline" label={`Delete ${kind} ${name}`}>
-                <input type="hidden" name="name" value={name} />
-                <button type="submit" class="danger" aria-label={`Delete ${kind} ${name}`}>
-                  Delete
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action={`/${project}/~${TAB[kind]}/delete`}
+                label={`Delete ${kind} ${name}`}
+                fields={{ name: name }}
+                buttonClass="danger"
+                buttonLabel={`Delete ${kind} ${name}`}
+              >
+                Delete
+              </InlineForm>
             )}
           </span>
         </li>
@@ -73,11 +78,7 @@ async function refsPage(page: ProjectPageContext, kind: Kind, error: string | nu
   return (
     <ProjectLayout page={page} tab={TAB[kind]} title={TITLES[kind]}>
       <h1>{TITLES[kind]}</h1>
-      {error && (
-        <p class="flash error" role="alert">
-          {error}
-        </p>
-      )}
+      <Flash error={error} />
       {page.permissions.writeCode && names.defaultBranch !== null && (
         <details class="create-ref" open={error !== null}>
           <summary>{kind === 'branch' ? 'New branch' : 'New tag'}</summary>

@@ -18,8 +18,9 @@ import {
 import { userIdByName } from '../../../domain/pulls/index.js';
 import { getUser } from '../../../domain/users/index.js';
 import { toWireGroup } from '../../../wire/access.js';
-import { Field, PostForm } from '../../components/forms.js';
-import { attempt, CheckField, checked, idParam, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
+import { Checkbox, TextArea } from '../../components/controls.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most groups listed (the API's page size). */
@@ -52,10 +53,10 @@ function GroupFields({ values }: { values: GroupValues }) {
   return (
     <>
       <Field name="name" label="Name" value={values.name} required autocomplete="off" />
-      <TextField name="description" label="Description (optional)" value={values.description} />
-      <CheckField name="administrator" label="Members are administrators" checked={values.administrator} />
-      <CheckField name="createRootProjects" label="Members may create root projects" checked={values.createRootProjects} />
-      <CheckField name="enforce2FA" label="Members must use two-factor authentication" checked={values.enforce2FA} />
+      <TextArea name="description" label="Description (optional)" value={values.description} />
+      <Checkbox name="administrator" label="Members are administrators" checked={values.administrator} />
+      <Checkbox name="createRootProjects" label="Members may create root projects" checked={values.createRootProjects} />
+      <Checkbox name="enforce2FA" label="Members must use two-factor authentication" checked={values.enforce2FA} />
     </>
   );
 }
@@ -119,12 +120,16 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
             {members.map(({ membership, user }) => (
               <li key={membership} class="row">
                 <a href={`/~administration/users/${user.id}`}>{user.name}</a>
-                <PostForm page={page} action={`${base}/members/delete`} class="inline" label={`Remove ${user.name}`}>
-                  <input type="hidden" name="membership" value={String(membership)} />
-                  <button type="submit" class="link" aria-label={`Remove ${user.name} from the group`}>
-                    Remove
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action={`${base}/members/delete`}
+                  label={`Remove ${user.name}`}
+                  fields={{ membership: String(membership) }}
+                  buttonClass="link"
+                  buttonLabel={`Remove ${user.name} from the group`}
+                >
+                  Remove
+                </InlineForm>
               </li>
             ))}
           </ul>
@@ -144,14 +149,7 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
           </p>
         </PostForm>
       </section>
-      <section aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete group</h2>
-        <PostForm page={page} action={`${base}/delete`} label="Delete group">
-          <p>
-            <button type="submit" class="danger">{`Delete group ${group.name}`}</button>
-          </p>
-        </PostForm>
-      </section>
+      <DeleteSection page={page} action={`${base}/delete`} what="group" name={group.name} />
     </SettingsLayout>
   );
 }
@@ -159,62 +157,34 @@ async function groupPage(page: PageContext, error: string | null = null): Promis
 export const groupAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/groups', (page) => groupList(page)),
-    settingsRoute('administration', 'POST', '/groups', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = await createGroup(page.ctx, groupData(submitted(page.form)));
-          return redirect(`/~administration/groups/${id}`);
-        },
-        (message) => groupList(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/groups',
+      async (page) => {
+        const id = await createGroup(page.ctx, groupData(submitted(page.form)));
+        return redirect(`/~administration/groups/${id}`);
+      },
+      (page, message) => groupList(page, message),
     ),
     settingsRoute('administration', 'GET', '/groups/:id', (page) => groupPage(page)),
-    settingsRoute('administration', 'POST', '/groups/:id', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await updateGroup(page.ctx, id, groupData(submitted(page.form)));
-          return redirect(`/~administration/groups/${id}`);
-        },
-        (message) => groupPage(page, message),
-      ),
+    entryChange('groups', '', (page, id) => updateGroup(page.ctx, id, groupData(submitted(page.form))), groupPage),
+    entryChange(
+      'groups',
+      '/members',
+      async (page, groupId) => createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') }),
+      groupPage,
     ),
-    settingsRoute('administration', 'POST', '/groups/:id/members', (page) =>
-      attempt(
-        page,
-        async () => {
-          const groupId = idParam(page, 'id');
-          await createMembership(page.ctx, { groupId, userId: await userIdByName(page.ctx, page.form.user ?? '') });
-          return redirect(`/~administration/groups/${groupId}`);
-        },
-        (message) => groupPage(page, message),
-      ),
+    entryChange(
+      'groups',
+      '/members/delete',
+      async (page, groupId) => {
+        const membership = Number(page.form.membership);
+        const own = (await groupMemberships(page.ctx, groupId)).some((m) => m.id === membership);
+        // a membership of another group is not this page's to remove
+        if (own) await deleteMembership(page.ctx, membership);
+      },
+      groupPage,
     ),
-    settingsRoute('administration', 'POST', '/groups/:id/members/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          const groupId = idParam(page, 'id');
-          const membership = Number(page.form.membership);
-          const own = (await groupMemberships(page.ctx, groupId)).some((m) => m.id === membership);
-          // a membership of another group is not this page's to remove
-          if (own) await deleteMembership(page.ctx, membership);
-          return redirect(`/~administration/groups/${groupId}`);
-        },
-        (message) => groupPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/groups/:id/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          await deleteGroup(page.ctx, idParam(page, 'id'));
-          return redirect('/~administration/groups');
-        },
-        (message) => groupPage(page, message),
-      ),
-    ),
+    entryChange('groups', '/delete', (page, id) => deleteGroup(page.ctx, id), groupPage, 'list'),
   ],
 };

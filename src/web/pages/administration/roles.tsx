@@ -9,7 +9,8 @@ import { createRole, deleteRole, getRole, queryRoles, type RoleData, updateRole 
 import type { JobPrivilege } from '../../../domain/projects/index.js';
 import { toWireRole } from '../../../wire/access.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, CheckField, checked, idParam, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { Checkbox, Select } from '../../components/controls.js';
+import { checked, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Most roles listed (the API's page size). */
@@ -30,16 +31,16 @@ const FLAGS = [
 type Flag = (typeof FLAGS)[number][0];
 
 const CODE_PRIVILEGES = [
-  ['NONE', 'None'],
-  ['READ', 'Read'],
-  ['WRITE', 'Write'],
-] as const;
+  { value: 'NONE', label: 'None' },
+  { value: 'READ', label: 'Read' },
+  { value: 'WRITE', label: 'Write' },
+];
 const FIELD_SETS = [
-  ['AllIssueFields', 'All fields'],
-  ['NoneIssueFields', 'No field'],
-  ['IncludeIssueFields', 'Only the fields listed'],
-  ['ExcludeIssueFields', 'All but the fields listed'],
-] as const;
+  { value: 'AllIssueFields', label: 'All fields' },
+  { value: 'NoneIssueFields', label: 'No field' },
+  { value: 'IncludeIssueFields', label: 'Only the fields listed' },
+  { value: 'ExcludeIssueFields', label: 'All but the fields listed' },
+];
 const JOB_FLAGS = [
   ['manageJob', 'Manage job'],
   ['runJob', 'Run job'],
@@ -116,13 +117,13 @@ function RoleForm({ page, action, values, submit }: { page: PageContext; action:
       <fieldset>
         <legend>Privileges</legend>
         {FLAGS.map(([flag, label]) => (
-          <CheckField key={flag} name={flag} label={label} checked={values.flags[flag]} />
+          <Checkbox key={flag} name={flag} label={label} checked={values.flags[flag]} />
         ))}
-        <SelectField name="codePrivilege" label="Code" value={values.codePrivilege} options={CODE_PRIVILEGES} />
+        <Select name="codePrivilege" label="Code" value={values.codePrivilege} options={CODE_PRIVILEGES} />
       </fieldset>
       <fieldset>
         <legend>Editable issue fields</legend>
-        <SelectField name="fieldSet" label="Issue fields the role may edit" value={values.fieldSet} options={FIELD_SETS} />
+        <Select name="fieldSet" label="Issue fields the role may edit" value={values.fieldSet} options={FIELD_SETS} />
         <Field name="fields" label="Fields listed (comma-separated)" value={values.fields} autocomplete="off" />
       </fieldset>
       <fieldset>
@@ -140,7 +141,7 @@ function RoleForm({ page, action, values, submit }: { page: PageContext; action:
               autocomplete="off"
             />
             {JOB_FLAGS.map(([flag, label]) => (
-              <CheckField key={flag} name={`job${i}.${flag}`} id={`field-job${i}-${flag}`} label={label} checked={job[flag]} />
+              <Checkbox key={flag} name={`job${i}.${flag}`} id={`field-job${i}-${flag}`} label={label} checked={job[flag]} />
             ))}
             <Field
               name={`job${i}.accessibleReports`}
@@ -197,15 +198,7 @@ async function rolePage(page: PageContext, error: string | null = null): Promise
   return (
     <SettingsLayout page={page} area="administration" section="roles" title={`Role ${role.name}`} error={error}>
       <RoleForm page={page} action={`/~administration/roles/${id}`} values={values} submit="Save role" />
-      <section aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete role</h2>
-        <PostForm page={page} action={`/~administration/roles/${id}/delete`} label="Delete role">
-          <input type="hidden" name="op" value="delete" />
-          <p>
-            <button type="submit" class="danger">{`Delete role ${role.name}`}</button>
-          </p>
-        </PostForm>
-      </section>
+      <DeleteSection page={page} action={`/~administration/roles/${id}/delete`} what="role" name={role.name} hidden={{ op: 'delete' }} />
     </SettingsLayout>
   );
 }
@@ -214,37 +207,17 @@ export const roleAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/roles', roleList),
     settingsRoute('administration', 'GET', '/roles/new', async (page) => newRolePage(page)),
-    settingsRoute('administration', 'POST', '/roles/new', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = await createRole(page.ctx, roleData(fromForm(page.form)));
-          return redirect(`/~administration/roles/${id}`);
-        },
-        (message) => newRolePage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/roles/new',
+      async (page) => {
+        const id = await createRole(page.ctx, roleData(fromForm(page.form)));
+        return redirect(`/~administration/roles/${id}`);
+      },
+      (page, message) => newRolePage(page, message),
     ),
     settingsRoute('administration', 'GET', '/roles/:id', (page) => rolePage(page)),
-    settingsRoute('administration', 'POST', '/roles/:id', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await updateRole(page.ctx, id, roleData(fromForm(page.form)));
-          return redirect(`/~administration/roles/${id}`);
-        },
-        (message) => rolePage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/roles/:id/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          await deleteRole(page.ctx, idParam(page, 'id'));
-          return redirect('/~administration/roles');
-        },
-        (message) => rolePage(page, message),
-      ),
-    ),
+    entryChange('roles', '', (page, id) => updateRole(page.ctx, id, roleData(fromForm(page.form))), rolePage),
+    entryChange('roles', '/delete', (page, id) => deleteRole(page.ctx, id), rolePage, 'list'),
   ],
 };

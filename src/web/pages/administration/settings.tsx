@@ -9,9 +9,11 @@ import { createLabelSpec, deleteLabelSpec, queryLabelSpecs, updateLabelSpec } fr
 import { requireAdmin } from '../../../domain/actor.js';
 import { getSecuritySetting, type SecuritySetting, setSecuritySetting } from '../../../domain/settings/index.js';
 import { BadRequest } from '../../../errors.js';
-import { Field, PostForm } from '../../components/forms.js';
-import { attempt, formId, CheckField, checked, SelectField, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
+import { Checkbox, Select } from '../../components/controls.js';
+import { formId, checked, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+import { Notice } from '../../components/flash.js';
 
 /** Most groups offered as default login group and label specs listed (the API's page size). */
 const LIMIT = 100;
@@ -27,20 +29,16 @@ async function securityPage(page: PageContext, notice: string | null = null, err
   const [setting, groups] = await Promise.all([getSecuritySetting(page.ctx), queryGroups(page.ctx, undefined, 0, LIMIT)]);
   return (
     <SettingsLayout page={page} area="administration" section="security" title="Security" error={error}>
-      {notice && (
-        <p class="flash notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice notice={notice} />
       <PostForm page={page} action="/~administration/security" class="settings-form" label="Security setting">
         {SECURITY_FLAGS.map(([name, label]) => (
-          <CheckField key={name} name={name} label={label} checked={setting[name]} />
+          <Checkbox key={name} name={name} label={label} checked={setting[name]} />
         ))}
-        <SelectField
+        <Select
           name="defaultLoginGroupId"
           label="Default group of every signed-in user"
           value={String(setting.defaultLoginGroupId ?? '')}
-          options={[['', 'None'], ...groups.map((g) => [String(g.id), g.name] as const)]}
+          options={[{ value: '', label: 'None' }, ...groups.map((g) => ({ value: String(g.id), label: g.name }))]}
         />
         <p>
           <button type="submit" class="primary">
@@ -91,13 +89,16 @@ async function labelSpecsPage(page: PageContext, error: string | null = null): P
                     <button type="submit">Save</button>
                   </p>
                 </PostForm>
-                <PostForm page={page} action="/~administration/label-specs" class="inline" label={`Delete label ${spec.name}`}>
-                  <input type="hidden" name="op" value="delete" />
-                  <input type="hidden" name="id" value={String(spec.id)} />
-                  <button type="submit" class="danger" aria-label={`Delete label ${spec.name}`}>
-                    Delete
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action="/~administration/label-specs"
+                  label={`Delete label ${spec.name}`}
+                  fields={{ op: 'delete', id: String(spec.id) }}
+                  buttonClass="danger"
+                  buttonLabel={`Delete label ${spec.name}`}
+                >
+                  Delete
+                </InlineForm>
               </li>
             );
           })}
@@ -137,20 +138,18 @@ async function changeLabelSpec(page: PageContext): Promise<PageResult> {
 export const settingAdministrationPages: PageModule = {
   pages: [
     settingsRoute('administration', 'GET', '/security', (page) => securityPage(page)),
-    settingsRoute('administration', 'POST', '/security', (page) =>
-      attempt(
-        page,
-        () => saveSecurity(page),
-        (message) => securityPage(page, null, message),
-      ),
+    settingsPost(
+      'administration',
+      '/security',
+      (page) => saveSecurity(page),
+      (page, message) => securityPage(page, null, message),
     ),
     settingsRoute('administration', 'GET', '/label-specs', (page) => labelSpecsPage(page)),
-    settingsRoute('administration', 'POST', '/label-specs', (page) =>
-      attempt(
-        page,
-        () => changeLabelSpec(page),
-        (message) => labelSpecsPage(page, message),
-      ),
+    settingsPost(
+      'administration',
+      '/label-specs',
+      (page) => changeLabelSpec(page),
+      (page, message) => labelSpecsPage(page, message),
     ),
   ],
 };

@@ -12,6 +12,7 @@ import {
   createUser,
   deleteAccessTokenById,
   deleteUser,
+  type EmailAddress,
   getUser,
   listAccessTokens,
   listEmailAddresses,
@@ -21,9 +22,10 @@ import {
 } from '../../../domain/users/index.js';
 import { DateTime } from '../../components/code.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
-import { Field, PostForm } from '../../components/forms.js';
-import { attempt, formId, idParam, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
+import { formId, idParam, settingsPost, settingsRoute, SettingsLayout, entryChange, DeleteSection } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+import { Notice } from '../../components/flash.js';
 
 const PAGE_SIZE = 50;
 
@@ -89,21 +91,24 @@ function NewUserPage({ page, error }: { page: PageContext; error?: string }) {
 /** `fullName` of a form: blank clears it (null), as `"fullName": null` does in the API. */
 const fullNameOf = (form: Record<string, string>) => (form.fullName ?? '').trim() || null;
 
-async function userPage(page: PageContext, error: string | null = null, notice: string | null = null): Promise<PageResult> {
-  const id = idParam(page, 'id');
-  const user = await getUser(page.ctx, id);
-  const [emails, memberships, tokens] = await Promise.all([listEmailAddresses(page.ctx, id), userMemberships(page.ctx, id), listAccessTokens(page.ctx, id)]);
-  const groups = await Promise.all(memberships.map((m) => getGroup(page.ctx, m.groupId)));
-  const base = `/~administration/users/${id}`;
+/** The profile form of a user's page and the email address form: what was typed when refused, else the stored profile. */
+function ProfileAndEmails({
+  page,
+  base,
+  user,
+  emails,
+  error,
+}: {
+  page: PageContext;
+  base: string;
+  user: { name: string; fullName: string | null };
+  emails: EmailAddress[];
+  error: string | null;
+}) {
   // a refused profile change shows what was typed; any other page the stored profile
   const profile = error && page.form.op === 'profile' ? page.form : { name: user.name, fullName: user.fullName ?? '' };
   return (
-    <SettingsLayout page={page} area="administration" section="users" title={`User ${user.name}`} error={error}>
-      {notice && (
-        <p class="flash notice" role="status">
-          {notice}
-        </p>
-      )}
+    <>
       <section aria-labelledby="profile-heading">
         <h2 id="profile-heading">Profile</h2>
         <PostForm page={page} action={base} class="settings-form" label="Profile">
@@ -133,6 +138,57 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
           </p>
         </PostForm>
       </section>
+    </>
+  );
+}
+
+/** A user's access tokens, masked, each with its revoke form. */
+function AccessTokens({ page, base, tokens }: { page: PageContext; base: string; tokens: Awaited<ReturnType<typeof listAccessTokens>> }) {
+  return (
+    <section aria-labelledby="tokens-heading">
+      <h2 id="tokens-heading">Access tokens</h2>
+      {tokens.length === 0 ? (
+        <p class="empty">No access token.</p>
+      ) : (
+        <ul class="list" aria-label="Access tokens">
+          {tokens.map((t) => (
+            <li key={t.id} class="row">
+              <span>
+                <code>{t.value}</code>
+                {` ${t.description ?? ''}`}
+                <span class="meta">
+                  {' · created '}
+                  <DateTime date={new Date(t.createDate)} />
+                </span>
+              </span>
+              <InlineForm
+                page={page}
+                action={`${base}/access-tokens/delete`}
+                label={`Revoke token ${t.value}`}
+                fields={{ id: String(t.id) }}
+                buttonClass="danger"
+                buttonLabel={`Revoke access token ${t.description ?? t.value}`}
+              >
+                Revoke
+              </InlineForm>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+async function userPage(page: PageContext, error: string | null = null, notice: string | null = null): Promise<PageResult> {
+  const id = idParam(page, 'id');
+  const user = await getUser(page.ctx, id);
+  const [emails, memberships, tokens] = await Promise.all([listEmailAddresses(page.ctx, id), userMemberships(page.ctx, id), listAccessTokens(page.ctx, id)]);
+  const groups = await Promise.all(memberships.map((m) => getGroup(page.ctx, m.groupId)));
+  const base = `/~administration/users/${id}`;
+  return (
+    <SettingsLayout page={page} area="administration" section="users" title={`User ${user.name}`} error={error}>
+      <Notice notice={notice} />
+      <ProfileAndEmails page={page} base={base} user={user} emails={emails} error={error} />
       <section aria-labelledby="groups-heading">
         <h2 id="groups-heading">Groups</h2>
         {groups.length === 0 ? (
@@ -147,33 +203,7 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
           </ul>
         )}
       </section>
-      <section aria-labelledby="tokens-heading">
-        <h2 id="tokens-heading">Access tokens</h2>
-        {tokens.length === 0 ? (
-          <p class="empty">No access token.</p>
-        ) : (
-          <ul class="list" aria-label="Access tokens">
-            {tokens.map((t) => (
-              <li key={t.id} class="row">
-                <span>
-                  <code>{t.value}</code>
-                  {` ${t.description ?? ''}`}
-                  <span class="meta">
-                    {' · created '}
-                    <DateTime date={new Date(t.createDate)} />
-                  </span>
-                </span>
-                <PostForm page={page} action={`${base}/access-tokens/delete`} class="inline" label={`Revoke token ${t.value}`}>
-                  <input type="hidden" name="id" value={String(t.id)} />
-                  <button type="submit" class="danger" aria-label={`Revoke access token ${t.description ?? t.value}`}>
-                    Revoke
-                  </button>
-                </PostForm>
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
+      <AccessTokens page={page} base={base} tokens={tokens} />
       <section aria-labelledby="password-heading">
         <h2 id="password-heading">Reset password</h2>
         <PostForm page={page} action={`${base}/password`} class="settings-form" label="Reset password">
@@ -183,15 +213,9 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
           </p>
         </PostForm>
       </section>
-      <section aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete user</h2>
+      <DeleteSection page={page} action={`${base}/delete`} what="user" name={user.name}>
         <p class="meta">What the user wrote stays, credited to the unknown user; tokens, keys, memberships and authorizations go.</p>
-        <PostForm page={page} action={`${base}/delete`} label="Delete user">
-          <p>
-            <button type="submit" class="danger">{`Delete user ${user.name}`}</button>
-          </p>
-        </PostForm>
-      </section>
+      </DeleteSection>
     </SettingsLayout>
   );
 }
@@ -201,82 +225,31 @@ export const userAdministrationPages: PageModule = {
     settingsRoute('administration', 'GET', '', async () => redirect('/~administration/users')),
     settingsRoute('administration', 'GET', '/users', userList),
     settingsRoute('administration', 'GET', '/users/new', async (page) => <NewUserPage page={page} />),
-    settingsRoute('administration', 'POST', '/users/new', (page) =>
-      attempt(
-        page,
-        async () => {
-          const { name = '', emailAddress = '', password = '' } = page.form;
-          const id = await createUser(page.ctx, { name: name.trim(), emailAddress: emailAddress.trim(), password, fullName: fullNameOf(page.form) });
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => <NewUserPage page={page} error={message} />,
-      ),
+    settingsPost(
+      'administration',
+      '/users/new',
+      async (page) => {
+        const { name = '', emailAddress = '', password = '' } = page.form;
+        const id = await createUser(page.ctx, { name: name.trim(), emailAddress: emailAddress.trim(), password, fullName: fullNameOf(page.form) });
+        return redirect(`/~administration/users/${id}`);
+      },
+      (page, message) => <NewUserPage page={page} error={message} />,
     ),
     settingsRoute('administration', 'GET', '/users/:id', (page) => userPage(page)),
-    settingsRoute('administration', 'POST', '/users/:id', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) });
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
+    entryChange('users', '', (page, id) => updateUser(page.ctx, id, { name: (page.form.name ?? '').trim(), fullName: fullNameOf(page.form) }), userPage),
+    settingsPost(
+      'administration',
+      '/users/:id/password',
+      async (page) => {
+        // ends the user's sessions (an administrator changing their own keeps this one)
+        await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '', page.request.webVisitor.sessionToken);
+        return userPage(page, null, 'Password changed.');
+      },
+      (page, message) => userPage(page, message),
     ),
-    settingsRoute('administration', 'POST', '/users/:id/password', (page) =>
-      attempt(
-        page,
-        async () => {
-          // ends the user's sessions (an administrator changing their own keeps this one)
-          await setPassword(page.ctx, idParam(page, 'id'), page.form.password ?? '', page.request.webVisitor.sessionToken);
-          return userPage(page, null, 'Password changed.');
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/access-tokens/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await deleteAccessTokenById(page.ctx, id, formId(page, 'token'));
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/email-addresses', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await addEmailAddress(page.ctx, id, page.form.value ?? '');
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/email-addresses/:op', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = idParam(page, 'id');
-          await emailAddressChange(page, id);
-          return redirect(`/~administration/users/${id}`);
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
-    settingsRoute('administration', 'POST', '/users/:id/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          await deleteUser(page.ctx, idParam(page, 'id'));
-          return redirect('/~administration/users');
-        },
-        (message) => userPage(page, message),
-      ),
-    ),
+    entryChange('users', '/access-tokens/delete', (page, id) => deleteAccessTokenById(page.ctx, id, formId(page, 'token')), userPage),
+    entryChange('users', '/email-addresses', (page, id) => addEmailAddress(page.ctx, id, page.form.value ?? ''), userPage),
+    entryChange('users', '/email-addresses/:op', (page, id) => emailAddressChange(page, id), userPage),
+    entryChange('users', '/delete', (page, id) => deleteUser(page.ctx, id), userPage, 'list'),
   ],
 };

@@ -14,6 +14,7 @@ import { SavedQueries } from '../../components/saved-queries.js';
 import { redirect, submitForm, type PageResult, type PageRoute, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
 import { Pager, queryPage } from '../../components/query-list.js';
 import { BuildTable } from './build-parts.js';
+import { Flash } from '../../components/flash.js';
 
 const EXAMPLE = '"Job" is "CI" and successful';
 /** The submit reason of builds run from the web UI (OneDev's text). */
@@ -113,11 +114,7 @@ async function projectList(page: ProjectPageContext, runError: string | null = n
   return (
     <ProjectLayout page={page} tab="builds" title="Builds">
       <h1>Builds</h1>
-      {runError && (
-        <p class="flash error" role="alert">
-          {runError}
-        </p>
-      )}
+      <Flash error={runError} />
       {runnable.branch && runnable.jobs.length > 0 && <RunJobs page={page} branch={runnable.branch} jobs={runnable.jobs} />}
       <QueryBox action={base} query={list.query} example={EXAMPLE} error={list.error} />
       {await SavedQueries({ page, kind: 'build', action: base })}

@@ -20,7 +20,7 @@ import {
 } from '../../../domain/issues/index.js';
 import { queryMilestones } from '../../../domain/projects/index.js';
 import { BadRequest } from '../../../errors.js';
-import { PostForm } from '../../components/forms.js';
+import { PostForm, InlineForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { redirect, type PageContext, type PageResult, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
@@ -190,10 +190,9 @@ function IssueState({ view }: { view: IssueView }) {
       <p>{issue.state}</p>
       {view.canManage &&
         ISSUE_STATES.filter((s) => s !== issue.state).map((state) => (
-          <PostForm page={page} action={`${base}/state`} class="inline" label={`Move to ${state}`} key={state}>
-            <input type="hidden" name="state" value={state} />
-            <button type="submit">{TRANSITION_LABELS[state] ?? `Move to ${state}`}</button>
-          </PostForm>
+          <InlineForm page={page} action={`${base}/state`} label={`Move to ${state}`} key={state} fields={{ state }}>
+            {TRANSITION_LABELS[state] ?? `Move to ${state}`}
+          </InlineForm>
         ))}
     </>
   );
@@ -260,10 +259,9 @@ function IssueFollowers({ view }: { view: IssueView }) {
       <h2>Watchers</h2>
       <p>{watchers.length === 0 ? 'Nobody' : watchers.map((w) => name(w.userId)).join(', ')}</p>
       {page.user && (
-        <PostForm page={page} action={`${base}/watch`} class="inline" label="Watch">
-          <input type="hidden" name="watching" value={watching ? 'false' : 'true'} />
-          <button type="submit">{watching ? 'Unwatch' : 'Watch'}</button>
-        </PostForm>
+        <InlineForm page={page} action={`${base}/watch`} label="Watch" fields={{ watching: watching ? 'false' : 'true' }}>
+          {watching ? 'Unwatch' : 'Watch'}
+        </InlineForm>
       )}
       <h2>Votes</h2>
       <p>
@@ -271,10 +269,9 @@ function IssueFollowers({ view }: { view: IssueView }) {
         {activity.votes.length > 0 ? ` (${activity.votes.map((v) => name(v.userId)).join(', ')})` : ''}
       </p>
       {page.user && (
-        <PostForm page={page} action={`${base}/vote`} class="inline" label="Vote">
-          <input type="hidden" name="vote" value={voted ? 'false' : 'true'} />
-          <button type="submit">{voted ? 'Unvote' : 'Vote'}</button>
-        </PostForm>
+        <InlineForm page={page} action={`${base}/vote`} label="Vote" fields={{ vote: voted ? 'false' : 'true' }}>
+          {voted ? 'Unvote' : 'Vote'}
+        </InlineForm>
       )}
     </>
   );

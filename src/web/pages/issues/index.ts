@@ -4,17 +4,13 @@
  * change goes through the domain functions the `/~api/issues…` routes call, so permissions and
  * messages are the API's.
  */
-import type { PageModule } from '../../page.js';
+import { conversationPages, type PageModule } from '../../page.js';
 import { issueDetailRoutes } from './detail.js';
 import { allIssueList, projectIssueList } from './list.js';
 import { newIssueForm, openIssueFromForm } from './new.js';
 
-export const issuePages: PageModule = {
-  pages: [{ method: 'GET', path: '/~issues', handler: allIssueList }],
-  projectPages: [
-    { method: 'GET', path: '/~issues', handler: projectIssueList },
-    { method: 'GET', path: '/~issues/new', access: 'user', handler: newIssueForm },
-    { method: 'POST', path: '/~issues/new', access: 'user', handler: openIssueFromForm },
-    ...issueDetailRoutes,
-  ],
-};
+export const issuePages: PageModule = conversationPages(
+  'issues',
+  { all: allIssueList, project: projectIssueList, newForm: newIssueForm, create: openIssueFromForm },
+  issueDetailRoutes,
+);

@@ -3,17 +3,14 @@ import { getIssue, ISSUE_FIELDS, openIssue } from '../../../domain/issues/index.
 import { Field, PostForm } from '../../components/forms.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
+import { Flash } from '../../components/flash.js';
 
 function NewIssueForm({ page, values, error }: { page: ProjectPageContext; values: Record<string, string>; error?: string }) {
   const enums = ISSUE_FIELDS.filter((f) => f.type === 'Enumeration');
   return (
     <ProjectLayout page={page} tab="issues" title="New issue" scripts={['preview.js']}>
       <h1>New issue</h1>
-      {error && (
-        <p class="flash error" role="alert">
-          {error}
-        </p>
-      )}
+      <Flash error={error} />
       <PostForm page={page} action={`/${page.project.path}/~issues/new`} label="New issue">
         <Field name="title" label="Title" value={values.title} required />
         <p class="field">

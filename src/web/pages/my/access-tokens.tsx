@@ -8,8 +8,8 @@ import { createAccessToken, deleteAccessTokenById, listAccessTokens } from '../.
 import { BadRequest } from '../../../errors.js';
 import { fromWireDate } from '../../../wire/dates.js';
 import { DateTime } from '../../components/code.js';
-import { Field, PostForm } from '../../components/forms.js';
-import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
+import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Milliseconds in a day: a token expiring on a date works until that day ends (UTC). */
@@ -53,12 +53,16 @@ async function tokensPage(page: PageContext, created: string | null = null, erro
                   )}
                 </span>
               </span>
-              <PostForm page={page} action="/~my/access-tokens/delete" class="inline" label={`Delete token ${t.value}`}>
-                <input type="hidden" name="id" value={String(t.id)} />
-                <button type="submit" class="danger" aria-label={`Delete access token ${t.description ?? t.value}`}>
-                  Delete
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action="/~my/access-tokens/delete"
+                label={`Delete token ${t.value}`}
+                fields={{ id: String(t.id) }}
+                buttonClass="danger"
+                buttonLabel={`Delete access token ${t.description ?? t.value}`}
+              >
+                Delete
+              </InlineForm>
             </li>
           ))}
         </ul>
@@ -94,22 +98,20 @@ async function createToken(page: PageContext): Promise<PageResult> {
 export const accessTokenPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/access-tokens', (page) => tokensPage(page)),
-    settingsRoute('my', 'POST', '/access-tokens', (page) =>
-      attempt(
-        page,
-        () => createToken(page),
-        (message) => tokensPage(page, null, message),
-      ),
+    settingsPost(
+      'my',
+      '/access-tokens',
+      (page) => createToken(page),
+      (page, message) => tokensPage(page, null, message),
     ),
-    settingsRoute('my', 'POST', '/access-tokens/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          await deleteAccessTokenById(page.ctx, me(page), formId(page, 'token'));
-          return redirect('/~my/access-tokens');
-        },
-        (message) => tokensPage(page, null, message),
-      ),
+    settingsPost(
+      'my',
+      '/access-tokens/delete',
+      async (page) => {
+        await deleteAccessTokenById(page.ctx, me(page), formId(page, 'token'));
+        return redirect('/~my/access-tokens');
+      },
+      (page, message) => tokensPage(page, null, message),
     ),
   ],
 };

@@ -10,8 +10,9 @@ import { getUser, listEmailAddresses, setPassword, updateUser } from '../../../d
 import { BadRequest, Unauthorized } from '../../../errors.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { attempt, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
+import { Notice } from '../../components/flash.js';
 
 async function profilePage(page: PageContext, error: string | null = null): Promise<PageResult> {
   const [user, emails] = await Promise.all([getUser(page.ctx, me(page)), listEmailAddresses(page.ctx, me(page))]);
@@ -39,11 +40,7 @@ async function profilePage(page: PageContext, error: string | null = null): Prom
 function passwordPage(page: PageContext, error: string | null = null, notice: string | null = null): PageResult {
   return (
     <SettingsLayout page={page} area="my" section="password" title="Password" error={error}>
-      {notice && (
-        <p class="flash notice" role="status">
-          {notice}
-        </p>
-      )}
+      <Notice notice={notice} />
       <PostForm page={page} action="/~my/password" class="settings-form" label="Change password">
         <Field name="current" label="Current password" type="password" required autocomplete="current-password" />
         <Field name="password" label="New password" type="password" required autocomplete="new-password" />
@@ -78,33 +75,30 @@ export const profilePages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '', (page) => profilePage(page)),
     settingsRoute('my', 'GET', '/profile', (page) => profilePage(page)),
-    settingsRoute('my', 'POST', '/profile', (page) =>
-      attempt(
-        page,
-        async () => {
-          await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
-          return redirect('/~my/profile');
-        },
-        (message) => profilePage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/profile',
+      async (page) => {
+        await updateUser(page.ctx, me(page), { name: (page.form.name ?? '').trim(), fullName: (page.form.fullName ?? '').trim() || null });
+        return redirect('/~my/profile');
+      },
+      (page, message) => profilePage(page, message),
     ),
-    settingsRoute('my', 'POST', '/email-addresses/:op', (page) =>
-      attempt(
-        page,
-        async () => {
-          await emailAddressChange(page, me(page));
-          return redirect('/~my/profile');
-        },
-        (message) => profilePage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/email-addresses/:op',
+      async (page) => {
+        await emailAddressChange(page, me(page));
+        return redirect('/~my/profile');
+      },
+      (page, message) => profilePage(page, message),
     ),
     settingsRoute('my', 'GET', '/password', async (page) => passwordPage(page)),
-    settingsRoute('my', 'POST', '/password', (page) =>
-      attempt(
-        page,
-        () => changePassword(page),
-        (message) => passwordPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/password',
+      (page) => changePassword(page),
+      (page, message) => passwordPage(page, message),
     ),
   ],
 };

@@ -17,8 +17,8 @@ import {
 } from '../../../domain/personalizations/index.js';
 import { getPullRequest, getWatch, projectPaths, updateWatch, userPullRequestLists } from '../../../domain/pulls/index.js';
 import { BadRequest, GitloomError, NotFound } from '../../../errors.js';
-import { PostForm } from '../../components/forms.js';
-import { attempt, formId, me, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { InlineForm } from '../../components/forms.js';
+import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** The cross-project lists: kind, heading, list page. */
@@ -66,16 +66,22 @@ function QueryGroupList({ page, group }: { page: PageContext; group: QueryGroup 
               )}
               {group.watched.has(q.name) && <span class="badge">watched</span>} <code class="meta">{q.query ?? 'all'}</code>
             </span>
-            <PostForm page={page} action="/~saved-queries" class="inline" label={`Delete ${q.name}`}>
-              <input type="hidden" name="op" value="delete" />
-              <input type="hidden" name="kind" value={group.kind} />
-              <input type="hidden" name="project" value={group.projectId === null ? '' : String(group.projectId)} />
-              <input type="hidden" name="name" value={q.name} />
-              <input type="hidden" name="return" value="/~my/saved-queries" />
-              <button type="submit" class="danger" aria-label={`Delete saved query ${q.name} of ${group.heading}`}>
-                Delete
-              </button>
-            </PostForm>
+            <InlineForm
+              page={page}
+              action="/~saved-queries"
+              label={`Delete ${q.name}`}
+              fields={{
+                op: 'delete',
+                kind: group.kind,
+                project: group.projectId === null ? '' : String(group.projectId),
+                name: q.name,
+                return: '/~my/saved-queries',
+              }}
+              buttonClass="danger"
+              buttonLabel={`Delete saved query ${q.name} of ${group.heading}`}
+            >
+              Delete
+            </InlineForm>
           </li>
         ))}
       </ul>
@@ -210,14 +216,16 @@ async function watchesPage(page: PageContext, error: string | null = null): Prom
                   <a href={item.href}>{item.label}</a>
                   {!item.watching && <span class="badge">ignored</span>}
                 </span>
-                <PostForm page={page} action="/~my/watches" class="inline" label={`${item.watching ? 'Unwatch' : 'Watch'} ${item.label}`}>
-                  <input type="hidden" name="kind" value={item.kind} />
-                  <input type="hidden" name="id" value={String(item.id)} />
-                  <input type="hidden" name="watching" value={item.watching ? 'false' : 'true'} />
-                  <button type="submit" class="link" aria-label={`${item.watching ? 'Unwatch' : 'Watch'} ${item.label}`}>
-                    {item.watching ? 'Unwatch' : 'Watch'}
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action="/~my/watches"
+                  label={`${item.watching ? 'Unwatch' : 'Watch'} ${item.label}`}
+                  fields={{ kind: item.kind, id: String(item.id), watching: item.watching ? 'false' : 'true' }}
+                  buttonClass="link"
+                  buttonLabel={`${item.watching ? 'Unwatch' : 'Watch'} ${item.label}`}
+                >
+                  {item.watching ? 'Unwatch' : 'Watch'}
+                </InlineForm>
               </li>
             ))}
           </ul>
@@ -253,12 +261,11 @@ export const queryAndWatchPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/saved-queries', savedQueriesPage),
     settingsRoute('my', 'GET', '/watches', (page) => watchesPage(page)),
-    settingsRoute('my', 'POST', '/watches', (page) =>
-      attempt(
-        page,
-        () => changeWatch(page),
-        (message) => watchesPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/watches',
+      (page) => changeWatch(page),
+      (page, message) => watchesPage(page, message),
     ),
   ],
 };

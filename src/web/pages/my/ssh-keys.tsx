@@ -6,8 +6,9 @@
 import { addSshKey, deleteSshKey, getSshKey, listSshKeys } from '../../../domain/users/index.js';
 import { NotFound } from '../../../errors.js';
 import { DateTime } from '../../components/code.js';
-import { PostForm } from '../../components/forms.js';
-import { attempt, formId, me, settingsRoute, SettingsLayout, TextField } from '../../components/settings.js';
+import { PostForm, InlineForm } from '../../components/forms.js';
+import { TextArea } from '../../components/controls.js';
+import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 async function keysPage(page: PageContext, error: string | null = null): Promise<PageResult> {
@@ -29,12 +30,16 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
                     <DateTime date={new Date(key.createdAt)} />
                   </span>
                 </span>
-                <PostForm page={page} action="/~my/ssh-keys/delete" class="inline" label={`Delete key ${key.fingerprint}`}>
-                  <input type="hidden" name="id" value={String(key.id)} />
-                  <button type="submit" class="danger" aria-label={`Delete SSH key ${comment.join(' ') || key.fingerprint}`}>
-                    Delete
-                  </button>
-                </PostForm>
+                <InlineForm
+                  page={page}
+                  action="/~my/ssh-keys/delete"
+                  label={`Delete key ${key.fingerprint}`}
+                  fields={{ id: String(key.id) }}
+                  buttonClass="danger"
+                  buttonLabel={`Delete SSH key ${comment.join(' ') || key.fingerprint}`}
+                >
+                  Delete
+                </InlineForm>
               </li>
             );
           })}
@@ -43,7 +48,7 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
       <section aria-labelledby="add-key-heading">
         <h2 id="add-key-heading">Add an SSH key</h2>
         <PostForm page={page} action="/~my/ssh-keys" class="settings-form" label="Add an SSH key">
-          <TextField name="content" label="Public key (the line of your .pub file)" value={error ? page.form.content : undefined} rows={4} required />
+          <TextArea name="content" label="Public key (the line of your .pub file)" value={error ? page.form.content : undefined} rows={4} required />
           <p>
             <button type="submit" class="primary">
               Add key
@@ -58,28 +63,26 @@ async function keysPage(page: PageContext, error: string | null = null): Promise
 export const sshKeyPages: PageModule = {
   pages: [
     settingsRoute('my', 'GET', '/ssh-keys', (page) => keysPage(page)),
-    settingsRoute('my', 'POST', '/ssh-keys', (page) =>
-      attempt(
-        page,
-        async () => {
-          await addSshKey(page.ctx, me(page), page.form.content ?? '');
-          return redirect('/~my/ssh-keys');
-        },
-        (message) => keysPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/ssh-keys',
+      async (page) => {
+        await addSshKey(page.ctx, me(page), page.form.content ?? '');
+        return redirect('/~my/ssh-keys');
+      },
+      (page, message) => keysPage(page, message),
     ),
-    settingsRoute('my', 'POST', '/ssh-keys/delete', (page) =>
-      attempt(
-        page,
-        async () => {
-          const id = formId(page, 'key');
-          // this page changes the signed-in user's keys only, administrators included
-          if ((await getSshKey(page.ctx, id)).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
-          await deleteSshKey(page.ctx, id);
-          return redirect('/~my/ssh-keys');
-        },
-        (message) => keysPage(page, message),
-      ),
+    settingsPost(
+      'my',
+      '/ssh-keys/delete',
+      async (page) => {
+        const id = formId(page, 'key');
+        // this page changes the signed-in user's keys only, administrators included
+        if ((await getSshKey(page.ctx, id)).ownerId !== me(page)) throw new NotFound(`SSH key not found: ${id}`);
+        await deleteSshKey(page.ctx, id);
+        return redirect('/~my/ssh-keys');
+      },
+      (page, message) => keysPage(page, message),
     ),
   ],
 };

@@ -23,9 +23,11 @@ import { NotFound } from '../../../errors.js';
 import { DiffView, diffFileKey, diffLineId } from '../../components/diff.js';
 import { Markdown } from '../../components/markdown.js';
 import { PostForm } from '../../components/forms.js';
+import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { act, Flash, PullHeader, pullUrl, requestOfPage, TextArea, When } from './shared.js';
+import { pullAction, PullHeader, pullUrl, requestOfPage, When } from './shared.js';
+import { TextArea } from '../../components/controls.js';
 
 /** The view of the changes tab a URL or form names: `update=<id>`, `comment=<id>` or all changes (''). */
 function viewOf(fields: Record<string, string>): { updateId?: number; commentId?: number; query: string } {
@@ -153,25 +155,19 @@ function LineCommentForm({
   );
 }
 
-/** Renders the changes tab of `pr`, with a refused action's message. */
-export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, fields: Record<string, string>, error: string | null = null): Promise<VNode> {
-  const view = viewOf(fields);
-  const comment = view.commentId === undefined ? undefined : await requestCommentRange(page.ctx, pr, view.commentId);
-  const range = await changesRange(page.ctx, pr, { updateId: view.updateId, comment });
-  const [diff, threads, source] = await Promise.all([
-    diffCommits(page.ctx, pr.targetProjectId, range.oldCommitHash, range.newCommitHash),
-    requestCodeComments(page.ctx, pr),
-    pr.sourceProjectId === null ? Promise.resolve(null) : getProjectRow(page.ctx.db, pr.sourceProjectId),
-  ]);
-  const names = await userNames(page.ctx, [
-    pr.submitterId,
-    ...threads.comments.map((c) => c.userId),
-    ...[...threads.replies.values()].flat().map((r) => r.userId),
-  ]);
+/**
+ * Places the request's code comments in `diff`: each thread under the first shown line it marks
+ * (by diff line id), the others — marked in other commits or on lines not shown — in `elsewhere`.
+ */
+function placeThreads(
+  comments: Awaited<ReturnType<typeof requestCodeComments>>,
+  range: ChangesRange,
+  diff: { files: FileDiff[] },
+): { atLine: Map<string, Thread[]>; elsewhere: Thread[] } {
   const placed = new Map<string, Thread[]>();
   const elsewhere: Thread[] = [];
-  for (const comment of threads.comments) {
-    const thread = { comment, replies: threads.replies.get(comment.id) ?? [] };
+  for (const comment of comments.comments) {
+    const thread = { comment, replies: comments.replies.get(comment.id) ?? [] };
     const side = comment.markCommitHash === range.newCommitHash ? 'new' : comment.markCommitHash === range.oldCommitHash ? 'old' : null;
     if (side === null) {
       elsewhere.push(thread);
@@ -180,7 +176,6 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
     const key = placeKey(side, comment.markPath, comment.markToRow + 1);
     placed.set(key, [...(placed.get(key) ?? []), thread]);
   }
-  // each thread under the first shown line it marks; the others listed after the diff
   const atLine = new Map<string, Thread[]>();
   for (const file of diff.files) {
     for (const hunk of file.hunks) {
@@ -200,15 +195,13 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
     }
   }
   for (const list of placed.values()) elsewhere.push(...list);
-  const below = (file: FileDiff, line: DiffLine) =>
-    atLine
-      .get(diffLineId(file, line))
-      ?.map((thread) => <CommentThread key={thread.comment.id} page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />);
-  const base = pullUrl(page.project.path, pr.number, '/changes');
+  return { atLine, elsewhere };
+}
+
+/** The form choosing the changes shown (all, or one update's), and the two commits compared. */
+function RangeChooser({ base, range }: { base: string; range: ChangesRange }) {
   return (
-    <ProjectLayout page={page} tab="pulls" title={`Changes · #${pr.number} ${pr.title}`} scripts={page.user ? ['pull-changes.js'] : []}>
-      <PullHeader page={page} pr={pr} tab="changes" submitter={names.get(pr.submitterId) ?? 'unknown'} sourcePath={source?.path ?? null} />
-      <Flash error={error} />
+    <>
       <form method="get" action={base} class="compare" aria-label="Changes to show">
         <p class="field">
           <label for="field-update">Changes of</label>
@@ -231,6 +224,36 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
         {' with '}
         <code>{range.newCommitHash.slice(0, 8)}</code>
       </p>
+    </>
+  );
+}
+
+/** Renders the changes tab of `pr`, with a refused action's message. */
+export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, fields: Record<string, string>, error: string | null = null): Promise<VNode> {
+  const view = viewOf(fields);
+  const comment = view.commentId === undefined ? undefined : await requestCommentRange(page.ctx, pr, view.commentId);
+  const range = await changesRange(page.ctx, pr, { updateId: view.updateId, comment });
+  const [diff, threads, source] = await Promise.all([
+    diffCommits(page.ctx, pr.targetProjectId, range.oldCommitHash, range.newCommitHash),
+    requestCodeComments(page.ctx, pr),
+    pr.sourceProjectId === null ? Promise.resolve(null) : getProjectRow(page.ctx.db, pr.sourceProjectId),
+  ]);
+  const names = await userNames(page.ctx, [
+    pr.submitterId,
+    ...threads.comments.map((c) => c.userId),
+    ...[...threads.replies.values()].flat().map((r) => r.userId),
+  ]);
+  const { atLine, elsewhere } = placeThreads(threads, range, diff);
+  const threadView = (thread: Thread) => (
+    <CommentThread key={thread.comment.id} page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />
+  );
+  const below = (file: FileDiff, line: DiffLine) => atLine.get(diffLineId(file, line))?.map(threadView);
+  const base = pullUrl(page.project.path, pr.number, '/changes');
+  return (
+    <ProjectLayout page={page} tab="pulls" title={`Changes · #${pr.number} ${pr.title}`} scripts={page.user ? ['pull-changes.js'] : []}>
+      <PullHeader page={page} pr={pr} tab="changes" submitter={names.get(pr.submitterId) ?? 'unknown'} sourcePath={source?.path ?? null} />
+      <Flash error={error} />
+      <RangeChooser base={base} range={range} />
       <section aria-labelledby="diff">
         <h2 id="diff">Files</h2>
         <DiffView
@@ -250,7 +273,7 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
                   <code>{`${thread.comment.markPath}:${thread.comment.markToRow + 1}`}</code>
                 </a>
               </p>
-              <CommentThread page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />
+              {threadView(thread)}
             </div>
           ))}
         </section>
@@ -272,7 +295,18 @@ async function commentOfRequest(page: ProjectPageContext, pr: PullRequestRow): P
   return comment;
 }
 
-const render = (page: ProjectPageContext) => (pr: PullRequestRow, error: string) => changesPage(page, pr, page.form, error);
+/**
+ * A POST action of the changes tab: `run` with the request, then back to the tab in the view the
+ * form came from, at the anchor `anchor` names for `run`'s result; a refusal shows the tab with the message.
+ */
+function changesAction<T>(path: string, run: (page: ProjectPageContext, pr: PullRequestRow) => Promise<T>, anchor: (result: T) => string): ProjectPageRoute {
+  return pullAction(
+    path,
+    run,
+    (page, pr, result) => backTo(page, pr, anchor(result)),
+    (page, pr, error) => changesPage(page, pr, page.form, error),
+  );
+}
 
 /** The routes of the changes tab. */
 export const changesRoutes: ProjectPageRoute[] = [
@@ -281,69 +315,48 @@ export const changesRoutes: ProjectPageRoute[] = [
     path: '/~pulls/:number/changes',
     handler: async (page): Promise<PageResult> => changesPage(page, await requestOfPage(page), page.query),
   },
-  {
-    method: 'POST',
-    path: '/~pulls/:number/changes/comments',
-    access: 'user',
-    handler: (page) =>
-      act(
-        page,
-        async (pr) => {
-          const { form } = page;
-          const side = form.side === 'old' ? 'old' : 'new';
-          const path = (side === 'old' ? form.oldPath : form.newPath) ?? '';
-          const commitHash = (side === 'old' ? form.old : form.new) ?? '';
-          const line = /^\d{1,9}$/.test(form.line ?? '') ? Number(form.line) : Number.NaN;
-          const range = await wholeLineRange(page.ctx, pr.targetProjectId, commitHash, path, line);
-          return createCodeComment(page.ctx, {
-            projectId: pr.targetProjectId,
-            content: form.content ?? '',
-            mark: { commitHash, path, range },
-            compareContext: { pullRequestId: pr.id, oldCommitHash: form.old ?? '', newCommitHash: form.new ?? '', currentFile: path },
-          });
+  changesAction(
+    'changes/comments',
+    async (page, pr) => {
+      const { form } = page;
+      const side = form.side === 'old' ? 'old' : 'new';
+      const path = (side === 'old' ? form.oldPath : form.newPath) ?? '';
+      const commitHash = (side === 'old' ? form.old : form.new) ?? '';
+      const line = /^\d{1,9}$/.test(form.line ?? '') ? Number(form.line) : Number.NaN;
+      const range = await wholeLineRange(page.ctx, pr.targetProjectId, commitHash, path, line);
+      return createCodeComment(page.ctx, {
+        projectId: pr.targetProjectId,
+        content: form.content ?? '',
+        mark: { commitHash, path, range },
+        compareContext: { pullRequestId: pr.id, oldCommitHash: form.old ?? '', newCommitHash: form.new ?? '', currentFile: path },
+      });
+    },
+    (id) => `code-comment-${id}`,
+  ),
+  changesAction(
+    'code-comments/:commentId/replies',
+    async (page, pr) => {
+      const comment = await commentOfRequest(page, pr);
+      return createCodeCommentReply(page.ctx, {
+        commentId: comment.id,
+        content: page.form.content ?? '',
+        compareContext: {
+          pullRequestId: pr.id,
+          oldCommitHash: comment.compareOldCommitHash,
+          newCommitHash: comment.compareNewCommitHash,
+          currentFile: comment.markPath,
         },
-        (pr, id) => backTo(page, pr, `code-comment-${id}`),
-        render(page),
-      ),
-  },
-  {
-    method: 'POST',
-    path: '/~pulls/:number/code-comments/:commentId/replies',
-    access: 'user',
-    handler: (page) =>
-      act(
-        page,
-        async (pr) => {
-          const comment = await commentOfRequest(page, pr);
-          return createCodeCommentReply(page.ctx, {
-            commentId: comment.id,
-            content: page.form.content ?? '',
-            compareContext: {
-              pullRequestId: pr.id,
-              oldCommitHash: comment.compareOldCommitHash,
-              newCommitHash: comment.compareNewCommitHash,
-              currentFile: comment.markPath,
-            },
-          });
-        },
-        (pr, id) => backTo(page, pr, `code-comment-reply-${id}`),
-        render(page),
-      ),
-  },
-  {
-    method: 'POST',
-    path: '/~pulls/:number/code-comments/:commentId/resolve',
-    access: 'user',
-    handler: (page) =>
-      act(
-        page,
-        async (pr) => {
-          const comment = await commentOfRequest(page, pr);
-          await updateCodeComment(page.ctx, comment.id, { resolved: page.form.resolved === 'true' });
-          return comment.id;
-        },
-        (pr, id) => backTo(page, pr, `code-comment-${id}`),
-        render(page),
-      ),
-  },
+      });
+    },
+    (id) => `code-comment-reply-${id}`,
+  ),
+  changesAction(
+    'code-comments/:commentId/resolve',
+    async (page, pr) => {
+      const comment = await commentOfRequest(page, pr);
+      await updateCodeComment(page.ctx, comment.id, { resolved: page.form.resolved === 'true' });
+      return comment.id;
+    },
+    (id) => `code-comment-${id}`,
+  ),
 ];

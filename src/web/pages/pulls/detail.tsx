@@ -17,6 +17,7 @@ import {
   discardPullRequest,
   listAssignments,
   mergeBox,
+  type MergeBoxView,
   mergePullRequest,
   parseMergeStrategy,
   pullRequestActivity,
@@ -31,12 +32,14 @@ import {
   userNames,
 } from '../../../domain/pulls/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, InlineForm, PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
+import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
 import { MergeBox, STRATEGY_LABELS } from './merge-box.js';
-import { act, Flash, PullHeader, pullUrl, requestOfPage, TextArea, When } from './shared.js';
+import { pullAction, PullHeader, pullActionUrl, pullUrl, requestOfPage, When } from './shared.js';
+import { TextArea } from '../../components/controls.js';
 
 /** The words of a change in the activity list. */
 function changeText(data: PullRequestChangeData): string {
@@ -128,6 +131,139 @@ function Activity({ entries, names, projectPath }: { entries: ActivityEntry[]; n
   );
 }
 
+/** The description, the activity and the comment form (or an invitation to sign in) of the detail page. */
+function Conversation({
+  page,
+  pr,
+  entries,
+  names,
+  draft,
+}: {
+  page: ProjectPageContext;
+  pr: PullRequestRow;
+  entries: ActivityEntry[];
+  names: Map<number, string>;
+  draft: string;
+}) {
+  return (
+    <div class="pr-main">
+      <section aria-labelledby="description" class="description">
+        <h2 id="description">Description</h2>
+        {pr.description ? <Markdown text={pr.description} /> : <p class="empty">No description.</p>}
+      </section>
+      <section aria-labelledby="activity">
+        <h2 id="activity">Activity</h2>
+        <Activity entries={entries} names={names} projectPath={page.project.path} />
+      </section>
+      {page.user ? (
+        <PostForm page={page} action={pullActionUrl(page, pr, 'comment')} label="Add a comment">
+          <TextArea name="content" label="Comment (Markdown)" value={draft} rows={5} required />
+          <p>
+            <button type="submit">Comment</button>
+          </p>
+        </PostForm>
+      ) : (
+        <p>
+          <a href={`/~login?${new URLSearchParams({ redirect: page.request.url })}`}>Sign in</a> to comment.
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** A form of the side column posting one user name (a reviewer, an assignee) to `action`. */
+function UserNameForm({ page, action, name, label, button }: { page: ProjectPageContext; action: string; name: string; label: string; button: string }) {
+  return (
+    <PostForm page={page} action={action} label={button}>
+      <Field name={name} label={label} required />
+      <p>
+        <button type="submit">{button}</button>
+      </p>
+    </PostForm>
+  );
+}
+
+/** The reviewers, the signed-in user's approve / request changes buttons and, for administrators, the add-reviewer form. */
+function Reviewers({ page, pr, box, names }: { page: ProjectPageContext; pr: PullRequestRow; box: MergeBoxView; names: Map<number, string> }) {
+  const me = page.user?.id;
+  const myReview = box.reviews.find((r) => r.userId === me);
+  const verdict = (status: 'APPROVED' | 'REQUESTED_FOR_CHANGES', label: string) => (
+    <PostForm page={page} action={pullActionUrl(page, pr, 'review')} label={label}>
+      <input type="hidden" name="status" value={status} />
+      <button type="submit" disabled={myReview?.status === status}>
+        {label}
+      </button>
+    </PostForm>
+  );
+  return (
+    <section aria-labelledby="reviewers">
+      <h2 id="reviewers">Reviewers</h2>
+      {box.reviews.length === 0 ? (
+        <p class="empty">No reviewer yet.</p>
+      ) : (
+        <ul class="plain">
+          {box.reviews.map((r) => (
+            <li key={r.id}>{names.get(r.userId) ?? 'unknown'}</li>
+          ))}
+        </ul>
+      )}
+      {page.user && me !== pr.submitterId && pr.status !== 'MERGED' && (
+        <div class="review-actions">
+          {verdict('APPROVED', 'Approve')}
+          {verdict('REQUESTED_FOR_CHANGES', 'Request changes')}
+        </div>
+      )}
+      {page.user?.isAdmin && pr.status !== 'MERGED' && (
+        <UserNameForm page={page} action={pullActionUrl(page, pr, 'reviewers')} name="reviewer" label="Add reviewer (user name)" button="Add reviewer" />
+      )}
+    </section>
+  );
+}
+
+/** The assignees, each removable, and the assign form, for those who may modify the request. */
+function Assignees({
+  page,
+  pr,
+  assignments,
+  canModify,
+  names,
+}: {
+  page: ProjectPageContext;
+  pr: PullRequestRow;
+  assignments: { id: number; userId: number }[];
+  canModify: boolean;
+  names: Map<number, string>;
+}) {
+  const editable = canModify && pr.status !== 'MERGED';
+  return (
+    <section aria-labelledby="assignees">
+      <h2 id="assignees">Assignees</h2>
+      {assignments.length === 0 ? (
+        <p class="empty">Nobody assigned.</p>
+      ) : (
+        <ul class="plain">
+          {assignments.map((a) => (
+            <li key={a.id}>
+              {names.get(a.userId) ?? 'unknown'}
+              {editable && (
+                <InlineForm
+                  page={page}
+                  action={pullActionUrl(page, pr, `assignees/${a.id}/delete`)}
+                  label={`Unassign ${names.get(a.userId) ?? ''}`}
+                  buttonClass="link"
+                >
+                  remove
+                </InlineForm>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {editable && <UserNameForm page={page} action={pullActionUrl(page, pr, 'assignees')} name="assignee" label="Assign to (user name)" button="Assign" />}
+    </section>
+  );
+}
+
 /** Renders the detail page of `pr`, with a refused action's message and the comment draft. */
 export async function detailPage(page: ProjectPageContext, pr: PullRequestRow, error: string | null = null, draft = ''): Promise<VNode> {
   const [entries, box, assignments, source] = await Promise.all([
@@ -142,102 +278,15 @@ export async function detailPage(page: ProjectPageContext, pr: PullRequestRow, e
     ...box.reviews.map((r) => r.userId),
     ...assignments.map((a) => a.userId),
   ]);
-  const url = (action: string) => pullUrl(page.project.path, pr.number, `/${action}`);
-  const me = page.user?.id;
-  const myReview = box.reviews.find((r) => r.userId === me);
   return (
     <ProjectLayout page={page} tab="pulls" title={`#${pr.number} ${pr.title}`}>
       <PullHeader page={page} pr={pr} tab="overview" submitter={names.get(pr.submitterId) ?? 'unknown'} sourcePath={source?.path ?? null} />
       <Flash error={error} />
       <div class="pr-grid">
-        <div class="pr-main">
-          <section aria-labelledby="description" class="description">
-            <h2 id="description">Description</h2>
-            {pr.description ? <Markdown text={pr.description} /> : <p class="empty">No description.</p>}
-          </section>
-          <section aria-labelledby="activity">
-            <h2 id="activity">Activity</h2>
-            <Activity entries={entries} names={names} projectPath={page.project.path} />
-          </section>
-          {page.user ? (
-            <PostForm page={page} action={url('comment')} label="Add a comment">
-              <TextArea name="content" label="Comment (Markdown)" value={draft} rows={5} required />
-              <p>
-                <button type="submit">Comment</button>
-              </p>
-            </PostForm>
-          ) : (
-            <p>
-              <a href={`/~login?${new URLSearchParams({ redirect: page.request.url })}`}>Sign in</a> to comment.
-            </p>
-          )}
-        </div>
+        <Conversation page={page} pr={pr} entries={entries} names={names} draft={draft} />
         <aside class="pr-side">
-          <section aria-labelledby="reviewers">
-            <h2 id="reviewers">Reviewers</h2>
-            {box.reviews.length === 0 ? (
-              <p class="empty">No reviewer yet.</p>
-            ) : (
-              <ul class="plain">
-                {box.reviews.map((r) => (
-                  <li key={r.id}>{names.get(r.userId) ?? 'unknown'}</li>
-                ))}
-              </ul>
-            )}
-            {page.user && me !== pr.submitterId && pr.status !== 'MERGED' && (
-              <div class="review-actions">
-                <PostForm page={page} action={url('review')} label="Approve">
-                  <input type="hidden" name="status" value="APPROVED" />
-                  <button type="submit" disabled={myReview?.status === 'APPROVED'}>
-                    Approve
-                  </button>
-                </PostForm>
-                <PostForm page={page} action={url('review')} label="Request changes">
-                  <input type="hidden" name="status" value="REQUESTED_FOR_CHANGES" />
-                  <button type="submit" disabled={myReview?.status === 'REQUESTED_FOR_CHANGES'}>
-                    Request changes
-                  </button>
-                </PostForm>
-              </div>
-            )}
-            {page.user?.isAdmin && pr.status !== 'MERGED' && (
-              <PostForm page={page} action={url('reviewers')} label="Add reviewer">
-                <Field name="reviewer" label="Add reviewer (user name)" required />
-                <p>
-                  <button type="submit">Add reviewer</button>
-                </p>
-              </PostForm>
-            )}
-          </section>
-          <section aria-labelledby="assignees">
-            <h2 id="assignees">Assignees</h2>
-            {assignments.length === 0 ? (
-              <p class="empty">Nobody assigned.</p>
-            ) : (
-              <ul class="plain">
-                {assignments.map((a) => (
-                  <li key={a.id}>
-                    {names.get(a.userId) ?? 'unknown'}
-                    {box.canModify && pr.status !== 'MERGED' && (
-                      <PostForm page={page} action={url(`assignees/${a.id}/delete`)} label={`Unassign ${names.get(a.userId) ?? ''}`} class="inline">
-                        <button type="submit" class="link">
-                          remove
-                        </button>
-                      </PostForm>
-                    )}
-                  </li>
-                ))}
-              </ul>
-            )}
-            {box.canModify && pr.status !== 'MERGED' && (
-              <PostForm page={page} action={url('assignees')} label="Assign">
-                <Field name="assignee" label="Assign to (user name)" required />
-                <p>
-                  <button type="submit">Assign</button>
-                </p>
-              </PostForm>
-            )}
-          </section>
+          <Reviewers page={page} pr={pr} box={box} names={names} />
+          <Assignees page={page} pr={pr} assignments={assignments} canModify={box.canModify} names={names} />
           <MergeBox page={page} pr={pr} box={box} names={names} />
         </aside>
       </div>
@@ -256,18 +305,12 @@ async function review(page: ProjectPageContext, pr: PullRequestRow): Promise<voi
 
 /** A POST action of the detail page: `run` with the request, then back to the page (or `anchor` on it). */
 function action(path: string, run: (page: ProjectPageContext, pr: PullRequestRow) => Promise<unknown>, anchor = ''): ProjectPageRoute {
-  return {
-    method: 'POST',
-    path: `/~pulls/:number/${path}`,
-    access: 'user',
-    handler: (page) =>
-      act(
-        page,
-        (pr) => run(page, pr),
-        (pr) => pullUrl(page.project.path, pr.number, anchor),
-        (pr, error) => detailPage(page, pr, error, path === 'comment' ? page.form.content : ''),
-      ),
-  };
+  return pullAction(
+    path,
+    run,
+    (page, pr) => pullUrl(page.project.path, pr.number, anchor),
+    (page, pr, error) => detailPage(page, pr, error, path === 'comment' ? page.form.content : ''),
+  );
 }
 
 /** The routes of the detail page. */

@@ -7,7 +7,8 @@
 import { defaultMergeMessage, type MergeBoxView, type MergeStrategy, type PullRequestRow } from '../../../domain/pulls/index.js';
 import { PostForm } from '../../components/forms.js';
 import type { ProjectPageContext } from '../../page.js';
-import { pullUrl, Select, TextArea } from './shared.js';
+import { pullActionUrl } from './shared.js';
+import { Select, TextArea } from '../../components/controls.js';
 
 /** The merge strategies with their display names (docs/compatibility.md#pull-requests-merge-strategies-and-preview). */
 export const STRATEGY_LABELS: Record<MergeStrategy, string> = {
@@ -61,15 +62,10 @@ function PreviewState({ pr, box }: { pr: PullRequestRow; box: MergeBoxView }) {
   );
 }
 
-/** The merge box; `names` resolves reviewer ids. */
-export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; pr: PullRequestRow; box: MergeBoxView; names: Map<number, string> }) {
-  const url = (action: string) => pullUrl(page.project.path, pr.number, `/${action}`);
-  const open = pr.status === 'OPEN';
-  const signedIn = page.user !== null;
+/** The reviews of the request with their verdicts, and the builds its merge requires with their status. */
+function Checks({ page, box, names }: { page: ProjectPageContext; box: MergeBoxView; names: Map<number, string> }) {
   return (
-    <section class="merge-box" aria-labelledby="merge-box">
-      <h2 id="merge-box">Merge</h2>
-      <PreviewState pr={pr} box={box} />
+    <>
       <h3>Reviews</h3>
       {box.reviews.length === 0 ? (
         <p class="empty">No reviewer.</p>
@@ -99,64 +95,90 @@ export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; p
           ))}
         </ul>
       )}
-      {signedIn && box.canModify && (
-        <PostForm page={page} action={url('merge-strategy')} label="Merge strategy" class="inline-form">
-          <Select
-            name="strategy"
-            label="Merge strategy"
-            value={pr.mergeStrategy}
-            options={Object.entries(STRATEGY_LABELS).map(([value, label]) => ({ value, label }))}
-          />
-          <p>
-            <button type="submit">Change strategy</button>
-          </p>
-        </PostForm>
+    </>
+  );
+}
+
+/** The merge form: the commit message where the strategy makes one, the blocker, the merge button (disabled while blocked). */
+function MergeForm({ page, pr, box }: { page: ProjectPageContext; pr: PullRequestRow; box: MergeBoxView }) {
+  return (
+    <PostForm page={page} action={pullActionUrl(page, pr, 'merge')} label="Merge pull request">
+      {(pr.mergeStrategy === 'CREATE_MERGE_COMMIT' ||
+        pr.mergeStrategy === 'CREATE_MERGE_COMMIT_IF_NECESSARY' ||
+        pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS') && <TextArea name="message" label="Commit message" value={defaultMergeMessage(pr)} rows={3} />}
+      {box.blocker && (
+        <p id="merge-blocker" class="flash error">
+          {box.blocker}
+        </p>
       )}
-      {signedIn && open && (
-        <PostForm page={page} action={url('merge')} label="Merge pull request">
-          {(pr.mergeStrategy === 'CREATE_MERGE_COMMIT' ||
-            pr.mergeStrategy === 'CREATE_MERGE_COMMIT_IF_NECESSARY' ||
-            pr.mergeStrategy === 'SQUASH_SOURCE_BRANCH_COMMITS') && <TextArea name="message" label="Commit message" value={defaultMergeMessage(pr)} rows={3} />}
-          {box.blocker && (
-            <p id="merge-blocker" class="flash error">
-              {box.blocker}
-            </p>
-          )}
-          <p>
-            <button type="submit" class="primary" disabled={box.blocker !== null} aria-describedby={box.blocker ? 'merge-blocker' : undefined}>
-              Merge
-            </button>
-          </p>
-        </PostForm>
+      <p>
+        <button type="submit" class="primary" disabled={box.blocker !== null} aria-describedby={box.blocker ? 'merge-blocker' : undefined}>
+          Merge
+        </button>
+      </p>
+    </PostForm>
+  );
+}
+
+/** A form of one button posting to the request's `action`. */
+function ButtonForm({ page, pr, action, label, button }: { page: ProjectPageContext; pr: PullRequestRow; action: string; label: string; button: string }) {
+  return (
+    <PostForm page={page} action={pullActionUrl(page, pr, action)} label={label}>
+      <p>
+        <button type="submit">{button}</button>
+      </p>
+    </PostForm>
+  );
+}
+
+/** The merge strategy form. */
+function StrategyForm({ page, pr }: { page: ProjectPageContext; pr: PullRequestRow }) {
+  return (
+    <PostForm page={page} action={pullActionUrl(page, pr, 'merge-strategy')} label="Merge strategy" class="inline-form">
+      <Select
+        name="strategy"
+        label="Merge strategy"
+        value={pr.mergeStrategy}
+        options={Object.entries(STRATEGY_LABELS).map(([value, label]) => ({ value, label }))}
+      />
+      <p>
+        <button type="submit">Change strategy</button>
+      </p>
+    </PostForm>
+  );
+}
+
+/** Discard or reopen the request, delete or restore its source branch: for those who may modify it. */
+function LifecycleForms({ page, pr, box }: { page: ProjectPageContext; pr: PullRequestRow; box: MergeBoxView }) {
+  const open = pr.status === 'OPEN';
+  return (
+    <>
+      {open ? (
+        <ButtonForm page={page} pr={pr} action="discard" label="Discard pull request" button="Discard" />
+      ) : (
+        <ButtonForm page={page} pr={pr} action="reopen" label="Reopen pull request" button="Reopen" />
       )}
-      {signedIn && box.canModify && open && (
-        <PostForm page={page} action={url('discard')} label="Discard pull request">
-          <p>
-            <button type="submit">Discard</button>
-          </p>
-        </PostForm>
+      {pr.status === 'MERGED' && box.sourceBranchExists && (
+        <ButtonForm page={page} pr={pr} action="delete-source-branch" label="Delete source branch" button={`Delete source branch ${pr.sourceBranch}`} />
       )}
-      {signedIn && box.canModify && !open && (
-        <PostForm page={page} action={url('reopen')} label="Reopen pull request">
-          <p>
-            <button type="submit">Reopen</button>
-          </p>
-        </PostForm>
+      {!open && !box.sourceBranchExists && pr.sourceProjectId !== null && (
+        <ButtonForm page={page} pr={pr} action="restore-source-branch" label="Restore source branch" button={`Restore source branch ${pr.sourceBranch}`} />
       )}
-      {signedIn && box.canModify && pr.status === 'MERGED' && box.sourceBranchExists && (
-        <PostForm page={page} action={url('delete-source-branch')} label="Delete source branch">
-          <p>
-            <button type="submit">{`Delete source branch ${pr.sourceBranch}`}</button>
-          </p>
-        </PostForm>
-      )}
-      {signedIn && box.canModify && !open && !box.sourceBranchExists && pr.sourceProjectId !== null && (
-        <PostForm page={page} action={url('restore-source-branch')} label="Restore source branch">
-          <p>
-            <button type="submit">{`Restore source branch ${pr.sourceBranch}`}</button>
-          </p>
-        </PostForm>
-      )}
+    </>
+  );
+}
+
+/** The merge box; `names` resolves reviewer ids. */
+export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; pr: PullRequestRow; box: MergeBoxView; names: Map<number, string> }) {
+  const signedIn = page.user !== null;
+  return (
+    <section class="merge-box" aria-labelledby="merge-box">
+      <h2 id="merge-box">Merge</h2>
+      <PreviewState pr={pr} box={box} />
+      <Checks page={page} box={box} names={names} />
+      {signedIn && box.canModify && <StrategyForm page={page} pr={pr} />}
+      {signedIn && pr.status === 'OPEN' && <MergeForm page={page} pr={pr} box={box} />}
+      {signedIn && box.canModify && <LifecycleForms page={page} pr={pr} box={box} />}
     </section>
   );
 }

@@ -11,9 +11,11 @@ import { type BranchComparison, compareBranches, getPullRequest, openPullRequest
 import { BadRequest, GitloomError } from '../../../errors.js';
 import { DiffView } from '../../components/diff.js';
 import { Field, PostForm } from '../../components/forms.js';
+import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
-import { Flash, pullUrl, Select, TextArea, When } from './shared.js';
+import { pullUrl, When } from './shared.js';
+import { Select, TextArea } from '../../components/controls.js';
 
 interface SourceChoice {
   value: string;
@@ -43,6 +45,83 @@ interface Draft {
   description?: string;
 }
 
+/**
+ * Compares `targetBranch` with the chosen source: the comparison and, when the source brings
+ * commits, their diff; a refusal of the comparison (unknown branch, unreadable fork) is its message.
+ */
+async function compareChoice(
+  page: ProjectPageContext,
+  targetBranch: string,
+  chosen: { projectId: number; branch: string },
+): Promise<{ comparison: BranchComparison | null; diff: CommitDiff | null; compareError: string | null }> {
+  try {
+    const comparison = await compareBranches(page.ctx, {
+      targetProjectId: page.project.id,
+      targetBranch,
+      sourceProjectId: chosen.projectId,
+      sourceBranch: chosen.branch,
+    });
+    const diff = comparison.base && comparison.commits.length > 0 ? await diffCommits(page.ctx, page.project.id, comparison.base, comparison.sourceHead) : null;
+    return { comparison, diff, compareError: null };
+  } catch (failure) {
+    if (!(failure instanceof GitloomError) || failure.status >= 500) throw failure;
+    return { comparison: null, diff: null, compareError: failure.message };
+  }
+}
+
+/** The commits the source brings (with `more` when the list was cut). */
+function Commits({ comparison }: { comparison: BranchComparison }) {
+  return (
+    <section aria-labelledby="commits">
+      <h2 id="commits">{`Commits (${comparison.commits.length}${comparison.more ? '+' : ''})`}</h2>
+      <ul class="list commits">
+        {comparison.commits.map((c) => (
+          <li key={c.hash}>
+            <code>{c.hash.slice(0, 8)}</code>
+            {` ${c.subject} `}
+            <span class="meta">
+              {`${c.authorName} · `}
+              <When date={c.date} />
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** The form opening the request from the compared branches, with the draft's title and description. */
+function OpenForm({
+  page,
+  base,
+  target,
+  source,
+  title,
+  description,
+}: {
+  page: ProjectPageContext;
+  base: string;
+  target: string;
+  source?: string;
+  title: string;
+  description?: string;
+}) {
+  return (
+    <section aria-labelledby="open">
+      <h2 id="open">Open the pull request</h2>
+      <PostForm page={page} action={base} label="Open pull request">
+        <input type="hidden" name="target" value={target} />
+        <input type="hidden" name="source" value={source} />
+        <Field name="title" label="Title" value={title} required />
+        <TextArea name="description" label="Description (Markdown)" value={description} rows={8} />
+        <p>
+          <button type="submit">Open pull request</button>
+        </p>
+      </PostForm>
+    </section>
+  );
+}
+
 async function newPage(page: ProjectPageContext, target: string | undefined, source: string | undefined, draft: Draft, error: string | null): Promise<VNode> {
   const base = `/${page.project.path}/~pulls/new`;
   const [branches, defaultBranch, sources] = await Promise.all([
@@ -52,23 +131,8 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
   ]);
   const targetBranch = target ?? defaultBranch ?? branches[0] ?? '';
   const chosen = parseSource(source);
-  let comparison: BranchComparison | null = null;
-  let diff: CommitDiff | null = null;
-  let compareError: string | null = null;
-  if (chosen && targetBranch) {
-    try {
-      comparison = await compareBranches(page.ctx, {
-        targetProjectId: page.project.id,
-        targetBranch,
-        sourceProjectId: chosen.projectId,
-        sourceBranch: chosen.branch,
-      });
-      if (comparison.base && comparison.commits.length > 0) diff = await diffCommits(page.ctx, page.project.id, comparison.base, comparison.sourceHead);
-    } catch (failure) {
-      if (!(failure instanceof GitloomError) || failure.status >= 500) throw failure;
-      compareError = failure.message;
-    }
-  }
+  const { comparison, diff, compareError } =
+    chosen && targetBranch ? await compareChoice(page, targetBranch, chosen) : { comparison: null, diff: null, compareError: null };
   const title = draft.title ?? (comparison?.commits.length === 1 ? comparison.commits[0].subject : (chosen?.branch ?? ''));
   return (
     <ProjectLayout page={page} tab="pulls" title="New pull request">
@@ -91,23 +155,7 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
           )}
           {comparison.base === null && <p class="flash error">No common base for target and source</p>}
           {comparison.base !== null && comparison.commits.length === 0 && <p class="empty">{`${chosen!.branch} has no commit that ${targetBranch} lacks.`}</p>}
-          {comparison.commits.length > 0 && (
-            <section aria-labelledby="commits">
-              <h2 id="commits">{`Commits (${comparison.commits.length}${comparison.more ? '+' : ''})`}</h2>
-              <ul class="list commits">
-                {comparison.commits.map((c) => (
-                  <li key={c.hash}>
-                    <code>{c.hash.slice(0, 8)}</code>
-                    {` ${c.subject} `}
-                    <span class="meta">
-                      {`${c.authorName} · `}
-                      <When date={c.date} />
-                    </span>
-                  </li>
-                ))}
-              </ul>
-            </section>
-          )}
+          {comparison.commits.length > 0 && <Commits comparison={comparison} />}
           {diff && (
             <section aria-labelledby="changes">
               <h2 id="changes">Changes</h2>
@@ -115,18 +163,7 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
             </section>
           )}
           {!comparison.openRequest && comparison.commits.length > 0 && (
-            <section aria-labelledby="open">
-              <h2 id="open">Open the pull request</h2>
-              <PostForm page={page} action={base} label="Open pull request">
-                <input type="hidden" name="target" value={targetBranch} />
-                <input type="hidden" name="source" value={source} />
-                <Field name="title" label="Title" value={title} required />
-                <TextArea name="description" label="Description (Markdown)" value={draft.description} rows={8} />
-                <p>
-                  <button type="submit">Open pull request</button>
-                </p>
-              </PostForm>
-            </section>
+            <OpenForm page={page} base={base} target={targetBranch} source={source} title={title} description={draft.description} />
           )}
         </>
       )}

@@ -1,16 +1,21 @@
 /**
  * Pieces shared by the pull request pages: the request's header with its tabs, status badges,
- * dates, labelled text areas and selects, and {@link act} — the one way a pull request form is
+ * dates, and {@link pullAction} — the one way a pull request form is
  * answered (the domain call, then 303 back; a refused call shows the domain's message on the page
  * with its status).
  */
 import type { ComponentChildren, VNode } from 'preact';
 import { pullRequestByNumber, type PullRequestRow } from '../../../domain/pulls/index.js';
-import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
+import { redirect, submitForm, type PageResult, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
 
 /** `/<project>/~pulls/<number>` of a request. */
 export function pullUrl(projectPath: string, number: number, rest = ''): string {
   return `/${projectPath}/~pulls/${number}${rest}`;
+}
+
+/** The URL of an action of a request's pages (`comment`, `merge`, …): `/<project>/~pulls/<number>/<action>`. */
+export function pullActionUrl(page: ProjectPageContext, pr: PullRequestRow, action: string): string {
+  return pullUrl(page.project.path, pr.number, `/${action}`);
 }
 
 /** The request named by the `:number` path parameter of a project page (404 when none). */
@@ -28,36 +33,6 @@ export function When({ date }: { date: number }) {
 /** The status of a request as a badge. */
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status.toLowerCase()}`}>{status.charAt(0) + status.slice(1).toLowerCase()}</span>;
-}
-
-/** A labelled `<textarea>`. */
-export function TextArea(props: { name: string; label: string; value?: string; rows?: number; required?: boolean; id?: string }) {
-  const id = props.id ?? `field-${props.name}`;
-  return (
-    <p class="field">
-      <label for={id}>{props.label}</label>
-      <textarea id={id} name={props.name} rows={props.rows ?? 4} required={props.required}>
-        {props.value ?? ''}
-      </textarea>
-    </p>
-  );
-}
-
-/** A labelled `<select>`. */
-export function Select(props: { name: string; label: string; value: string; options: { value: string; label: string }[]; id?: string }) {
-  const id = props.id ?? `field-${props.name}`;
-  return (
-    <p class="field">
-      <label for={id}>{props.label}</label>
-      <select id={id} name={props.name}>
-        {props.options.map((o) => (
-          <option key={o.value} value={o.value} selected={o.value === props.value}>
-            {o.label}
-          </option>
-        ))}
-      </select>
-    </p>
-  );
 }
 
 /** The tabs of a request's pages. */
@@ -114,32 +89,31 @@ export function PullHeader({
   );
 }
 
-/** A refused action's message above the page content. */
-export function Flash({ error }: { error?: string | null }) {
-  return error ? (
-    <p class="flash error" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
-
 /**
- * Answers a pull request form: runs `action` (a domain function the API route calls too) on the
- * page's request and redirects (303) to `back` (given the action's result); when the domain refuses (400, 403, 409, …) the
- * page `render` draws is shown with the domain's message and status instead. A missing request
- * or project stays a 404 page and an anonymous visitor is sent to sign in.
+ * A form action of a request's pages, `POST /<project>/~pulls/<number>/<path>` for signed-in
+ * users: runs `run` (a domain function the API route calls too) on the page's request and
+ * redirects (303) to `back` (given the action's result); when the domain refuses (400, 403,
+ * 409, …) the page `render` draws is shown with the domain's message and status instead. A
+ * missing request or project stays a 404 page and an anonymous visitor is sent to sign in.
  */
-export async function act<T>(
-  page: ProjectPageContext,
-  action: (pr: PullRequestRow) => Promise<T>,
-  back: (pr: PullRequestRow, result: T) => string,
-  render: (pr: PullRequestRow, error: string) => Promise<VNode>,
-): Promise<PageResult> {
-  const pr = await requestOfPage(page);
-  return submitForm(
-    page,
-    () => action(pr),
-    (result) => redirect(back(pr, result)),
-    async (message) => render(await requestOfPage(page), message),
-  );
+export function pullAction<T>(
+  path: string,
+  run: (page: ProjectPageContext, pr: PullRequestRow) => Promise<T>,
+  back: (page: ProjectPageContext, pr: PullRequestRow, result: T) => string,
+  render: (page: ProjectPageContext, pr: PullRequestRow, error: string) => Promise<VNode>,
+): ProjectPageRoute {
+  return {
+    method: 'POST',
+    path: `/~pulls/:number/${path}`,
+    access: 'user',
+    handler: async (page): Promise<PageResult> => {
+      const pr = await requestOfPage(page);
+      return submitForm(
+        page,
+        () => run(page, pr),
+        (result) => redirect(back(page, pr, result)),
+        async (message) => render(page, await requestOfPage(page), message),
+      );
+    },
+  };
 }

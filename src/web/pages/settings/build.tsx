@@ -7,7 +7,7 @@ import { BadRequest } from '../../../errors.js';
 import { Checkbox } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';
 import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { checked, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
+import { checked, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl, SaveButtons } from './shared.js';
 
 type Kind = 'secret' | 'property';
 type Entry = Record<string, unknown>;
@@ -67,16 +67,7 @@ function EntryForm({ page, kind, index, values }: { page: ProjectPageContext; ki
         />
       )}
       <Checkbox name="archived" id={id('archived')} label="Archived" checked={values.archived === 'on'} />
-      <p class="buttons">
-        <button type="submit" name="op" value="save">
-          {index === null ? `Add ${KINDS[kind].noun}` : 'Save'}
-        </button>
-        {index !== null && (
-          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
-            Delete
-          </button>
-        )}
-      </p>
+      <SaveButtons add={`Add ${KINDS[kind].noun}`} editing={index !== null} />
     </PostForm>
   );
 }

@@ -18,9 +18,9 @@ import {
 } from '../../../domain/projects/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Checkbox, Select, TextArea } from '../../components/controls.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
 import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { checked, chosenId, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
+import { checked, chosenId, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl, SaveButtons } from './shared.js';
 
 async function showLabels(page: ProjectPageContext, error: string | null) {
   const [labels, specs] = await Promise.all([projectLabelNames(page.ctx, page.project.id), labelSpecChoices(page.ctx, page.project.id)]);
@@ -35,12 +35,16 @@ async function showLabels(page: ProjectPageContext, error: string | null) {
           {labels.map((l) => (
             <li key={l.id} class="settings-row">
               <span class="badge">{l.name}</span>
-              <PostForm page={page} action={`${action}/delete`} class="inline" label={`Remove label ${l.name}`}>
-                <input type="hidden" name="id" value={String(l.id)} />
-                <button type="submit" class="danger" aria-label={`Remove label ${l.name}`}>
-                  Remove
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action={`${action}/delete`}
+                label={`Remove label ${l.name}`}
+                fields={{ id: String(l.id) }}
+                buttonClass="danger"
+                buttonLabel={`Remove label ${l.name}`}
+              >
+                Remove
+              </InlineForm>
             </li>
           ))}
         </ul>
@@ -103,16 +107,7 @@ function MilestoneForm({ page, index, id, values }: { page: ProjectPageContext; 
         <input type="date" id={fieldId('dueDate')} name="dueDate" value={values.dueDate} />
       </p>
       {id !== null && <Checkbox name="closed" id={fieldId('closed')} label="Closed" checked={values.closed === 'on'} />}
-      <p class="buttons">
-        <button type="submit" name="op" value="save">
-          {id === null ? 'Create milestone' : 'Save'}
-        </button>
-        {id !== null && (
-          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
-            Delete
-          </button>
-        )}
-      </p>
+      <SaveButtons add="Create milestone" editing={id !== null} />
     </PostForm>
   );
 }

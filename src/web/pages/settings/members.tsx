@@ -18,7 +18,7 @@ import {
 } from '../../../domain/projects/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Select } from '../../components/controls.js';
-import { Field, PostForm } from '../../components/forms.js';
+import { Field, PostForm, InlineForm } from '../../components/forms.js';
 import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
 import { chosenId, FormName, formValues, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
 
@@ -67,12 +67,16 @@ function Grants({
                   <button type="submit">Change role</button>
                 </p>
               </PostForm>
-              <PostForm page={page} action={`${action}/delete`} class="inline" label={`Remove ${g.subjectName}`}>
-                <input type="hidden" name="id" value={String(g.id)} />
-                <button type="submit" class="danger" aria-label={`Remove ${g.subjectName}`}>
-                  Remove
-                </button>
-              </PostForm>
+              <InlineForm
+                page={page}
+                action={`${action}/delete`}
+                label={`Remove ${g.subjectName}`}
+                fields={{ id: String(g.id) }}
+                buttonClass="danger"
+                buttonLabel={`Remove ${g.subjectName}`}
+              >
+                Remove
+              </InlineForm>
             </li>
           ))}
         </ul>

@@ -11,7 +11,7 @@ import { BadRequest } from '../../../errors.js';
 import { Checkbox } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';
 import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { checked, FormName, formValues, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
+import { checked, FormName, formValues, SettingsLayout, settingsChange, settingsUrl, SaveButtons } from './shared.js';
 
 type Kind = 'branch' | 'tag';
 
@@ -193,16 +193,7 @@ function RuleForm({ page, kind, index, values }: { page: ProjectPageContext; kin
         </fieldset>
       )}
       {kind === 'branch' && <FileProtectionFields values={values} id={id} />}
-      <p class="buttons">
-        <button type="submit" name="op" value="save">
-          {index === null ? `Add ${kind} protection` : 'Save'}
-        </button>
-        {index !== null && (
-          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
-            Delete
-          </button>
-        )}
-      </p>
+      <SaveButtons add={`Add ${kind} protection`} editing={index !== null} />
     </PostForm>
   );
 }

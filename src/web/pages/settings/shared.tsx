@@ -6,6 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { BadRequest } from '../../../errors.js';
 import { ProjectLayout } from '../../components/project-layout.js';
+import { SettingsFrame } from '../../components/settings.js';
 import { redirect, submitForm, type PageResult, type ProjectPageContext } from '../../page.js';
 
 /** The sections of the settings, in navigation order; `path` is relative to `/<project>/~settings`. */
@@ -40,30 +41,12 @@ export function SettingsLayout({
   children: ComponentChildren;
 }) {
   const label = SECTIONS.find((s) => s.section === section)!.label;
+  const links = SECTIONS.map((s) => ({ href: settingsUrl(page, s.section), label: s.label, current: s.section === section }));
   return (
     <ProjectLayout page={page} tab="settings" title={`${label} settings`} styles={['settings.css']}>
-      <div class="settings">
-        <nav aria-label="Settings" class="settings-nav">
-          <ul>
-            {SECTIONS.map((s) => (
-              <li key={s.section}>
-                <a href={settingsUrl(page, s.section)} aria-current={s.section === section ? 'page' : undefined}>
-                  {s.label}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <div class="settings-body">
-          <h1>{`${label} settings`}</h1>
-          {error && (
-            <p class="flash error" role="alert">
-              {error}
-            </p>
-          )}
-          {children}
-        </div>
-      </div>
+      <SettingsFrame navLabel="Settings" links={links} title={`${label} settings`} error={error}>
+        {children}
+      </SettingsFrame>
     </ProjectLayout>
   );
 }
@@ -102,6 +85,25 @@ export function formValues(page: ProjectPageContext, error: string | null, form:
 /** Hidden field naming which form of a page was submitted (see {@link formValues}). */
 export function FormName({ name }: { name: string }) {
   return <input type="hidden" name="form" value={name} />;
+}
+
+/**
+ * The buttons of an entry's form (a protection, a secret, a webhook, a milestone): `add` on a new
+ * entry; Save and Delete (`op=save` / `op=delete`, Delete skipping validation) on an existing one.
+ */
+export function SaveButtons({ add, editing }: { add: string; editing: boolean }) {
+  return (
+    <p class="buttons">
+      <button type="submit" name="op" value="save">
+        {editing ? 'Save' : add}
+      </button>
+      {editing && (
+        <button type="submit" name="op" value="delete" class="danger" formnovalidate>
+          Delete
+        </button>
+      )}
+    </p>
+  );
 }
 
 /** Whether a checkbox of the submitted form was checked. */

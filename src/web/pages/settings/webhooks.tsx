@@ -11,7 +11,7 @@ import { DateTime } from '../../components/code.js';
 import { Checkbox } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';
 import type { ProjectPageContext, ProjectPageRoute } from '../../page.js';
-import { checked, chosenId, FormName, formValues, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
+import { checked, chosenId, FormName, formValues, SettingsLayout, settingsChange, settingsUrl, SaveButtons } from './shared.js';
 
 type Hook = Record<string, unknown>;
 
@@ -49,16 +49,7 @@ function HookForm({ page, index, values }: { page: ProjectPageContext; index: nu
         <label for={id('secret')}>{index === null ? 'Secret (leave empty to generate one)' : 'New secret (leave empty to keep the current one)'}</label>
         <input id={id('secret')} name="secret" type="password" autocomplete="new-password" />
       </p>
-      <p class="buttons">
-        <button type="submit" name="op" value="save">
-          {index === null ? 'Add webhook' : 'Save'}
-        </button>
-        {index !== null && (
-          <button type="submit" name="op" value="delete" class="danger" formnovalidate>
-            Delete
-          </button>
-        )}
-      </p>
+      <SaveButtons add="Add webhook" editing={index !== null} />
     </PostForm>
   );
 }
