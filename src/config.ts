@@ -54,6 +54,8 @@ export interface Config {
    * installed (docs/compatibility.md#builds-containers).
    */
   containerHost: string | null;
+  /** Bound of all job caches together, bytes (`GITLOOM_JOB_CACHE_MB`, default 4096 MiB; docs/compatibility.md#builds-caches). */
+  jobCacheBytes: number;
   /**
    * Where running jobs' directories (workspace, `HOME`) live: `<GITLOOM_JOB_DIR>/<instance>`,
    * `<instance>` being 12 hex digits naming the data dir, so that servers of several data dirs
@@ -212,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),
     containerHost: env.GITLOOM_CONTAINER_HOST || null,
+    jobCacheBytes: megabytesFromEnv(env, 'GITLOOM_JOB_CACHE_MB', 4096),
     jobsDir: path.join(
       path.resolve(env.GITLOOM_JOB_DIR || (process.getuid?.() === 0 ? '/var/lib/gitloom/jobs' : path.join(dataDir, JOBS_DIR))),
       createHash('sha256').update(dataDir).digest('hex').slice(0, 12),

@@ -39,6 +39,9 @@ export const LEGACY_WORKSPACES_DIR = 'workspaces';
  */
 export const CONTAINERS_DIR = 'containers';
 
+/** Name of the directory of job caches (src/ci/job-caches.ts): `<project id>/<key>/`. Backups skip it. */
+export const CACHES_DIR = 'caches';
+
 /** Name of the jobs dir inside the data dir, used when the server does not run as root (config.ts). */
 export const JOBS_DIR = 'jobs';
 

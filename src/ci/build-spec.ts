@@ -15,6 +15,7 @@ import { asMap, MapReader, parseYamlTree, Problems, type SpecNode } from './spec
 import type {
   BuildSpec,
   CheckoutStep,
+  JobCache,
   CloneCredential,
   CommandStep,
   Interpreter,
@@ -153,6 +154,10 @@ function readJob(node: SpecNode, index: number, problems: Problems): JobDraft | 
     const t = readTrigger(n, `${where} › triggers[${i}]`, problems, secretNames);
     return t ? [t] : [];
   });
+  const caches = jr.list('caches').flatMap((n, i) => {
+    const c = readCache(n, `${where} › caches[${i}]`, problems, interpolated);
+    return c ? [c] : [];
+  });
   const postBuildActions = jr.list('postBuildActions').flatMap((n, i) => {
     const a = readAction(n, `${where} › postBuildActions[${i}]`, problems, secretNames);
     return a ? [a] : [];
@@ -169,6 +174,7 @@ function readJob(node: SpecNode, index: number, problems: Problems): JobDraft | 
     paramSpecs,
     jobDependencies,
     triggers,
+    caches,
     timeout: jr.integer('timeout', 3600, 1),
     postBuildActions,
     retryCondition,
@@ -177,7 +183,7 @@ function readJob(node: SpecNode, index: number, problems: Problems): JobDraft | 
     retryDelay: jr.integer('retryDelay', 30, 0),
     secretRefs: [],
   };
-  jr.ignore('caches', 'cpuRequirement', 'memoryRequirement');
+  jr.ignore('cpuRequirement', 'memoryRequirement');
   jr.finish();
   return { job, node, where, interpolated, secretNames };
 }
@@ -308,6 +314,23 @@ function readCommandStep({ sr, w, node, base, problems, interpolated, interp }: 
     envVars,
     useTTY: sr.boolean('useTTY', false),
   };
+}
+
+/**
+ * A `caches` item: `key` (interpolated; what is not a letter, digit, `-`, `_` or `.` becomes `-`,
+ * as OneDev normalizes it) and `path` (interpolated; relative to the workspace, or absolute for a
+ * path of the job's containers), both required; `path` may not be the workspace itself.
+ */
+function readCache(node: SpecNode, where: string, problems: Problems, interpolated: Interpolated[]): JobCache | null {
+  const r = asMap(node, where, problems);
+  if (!r) return null;
+  const key = r.string('key', { required: true });
+  const cachePath = r.string('path', { required: true });
+  r.finish();
+  if (key === null || cachePath === null) return null;
+  interpolated.push({ where: `${where} › key`, node, text: key }, { where: `${where} › path`, node, text: cachePath });
+  if (/^[./\\]*$/.test(cachePath)) problems.add(where, node, `invalid cache path '${cachePath}'`);
+  return { key, path: cachePath };
 }
 
 function readCredential(sr: MapReader, where: string, problems: Problems, secrets: Set<string>): CloneCredential {

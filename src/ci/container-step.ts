@@ -22,6 +22,8 @@ export interface ContainerStepOptions {
   /** Host path of the script, mounted at the command's last argument. */
   readonly script: string;
   readonly workspace: string;
+  /** More directories of the job mounted read-write (caches at absolute paths). */
+  readonly mounts: ReadonlyArray<{ readonly source: string; readonly destination: string }>;
   readonly jobDir: string;
   readonly jobsDir: string;
   readonly env: Readonly<Record<string, string>>;
@@ -70,6 +72,7 @@ export async function runContainerStep(o: ContainerStepOptions): Promise<Contain
       mounts: [
         { source: o.workspace, destination: CONTAINER_WORKSPACE, readOnly: false },
         { source: o.script, destination: o.command[o.command.length - 1], readOnly: true },
+        ...o.mounts.map((m) => ({ ...m, readOnly: false })),
       ],
       labels: { [JOB_DIR_LABEL]: o.jobDir, [JOBS_DIR_LABEL]: o.jobsDir },
       idMapping: o.idMapping,

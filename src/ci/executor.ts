@@ -15,11 +15,13 @@
  * made), and says at the call why it is safe.
  */
 import { closeSync, openSync } from 'node:fs';
-import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
 import { CONTAINER_COMMANDS, runContainerStep } from './container-step.js';
-import { chownTree, createJobDirectory, moveInto, relativeSegments, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
+import { describeBytes } from './artifacts.js';
+import { normalizeCacheKey, type CacheStore } from './job-caches.js';
+import { chownTree, createJobDirectory, moveInto, relativeSegments, resolveInside, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
 import { attachNetwork, openNetworkNamespace, SLIRP_DNS, SLIRP_RESOLV_CONF, type NetworkAttachment, type NetworkNamespace } from './job-network.js';
 import { LineAssembler, SecretMasker } from './log-masker.js';
 import { runInProcessGroup, terminateProcessGroup, type ProcessGroupResult } from './process-group.js';
@@ -42,7 +44,7 @@ import {
   type SandboxPlan,
 } from './sandbox.js';
 import { seccompFilter } from './seccomp.js';
-import type { CheckoutStep, CloneCredential, CommandStep, Step } from './spec-types.js';
+import type { CheckoutStep, CloneCredential, CommandStep, JobCache, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
 /** Final status of a job run (the build status names of docs/compatibility.md#builds-json). */
@@ -122,6 +124,8 @@ export interface RunJobOptions {
    * step, saying what to install.
    */
   readonly containers?: Pick<ContainerEngines, 'get'> | null;
+  /** The job's `caches`, restored before the first step and saved after a successful run. */
+  readonly caches?: { readonly store: CacheStore; readonly projectId: number; readonly specs: readonly JobCache[] };
 }
 
 /** Result of {@link runJob}. */
@@ -270,6 +274,8 @@ class JobRun {
   private readonly failedSteps: string[] = [];
   /** The outward network of the job's containers, opened by the first container step. */
   private containerNetwork: NetworkNamespace | null = null;
+  /** Caches at absolute paths: directories of the job mounted into its containers. */
+  private readonly cacheMounts: Array<{ source: string; destination: string }> = [];
 
   constructor(
     private readonly options: RunJobOptions,
@@ -303,7 +309,13 @@ class JobRun {
     let anyFailed = false;
     try {
       if (this.confinement) await this.confine(this.confinement);
-      anyFailed = await this.runSteps();
+      const restoreFailure = await this.restoreCaches().then(
+        () => null,
+        (e: Error) => e.message,
+      );
+      if (restoreFailure) this.log.line(`Unable to restore the job's caches: ${restoreFailure}`);
+      anyFailed = restoreFailure !== null || (await this.runSteps());
+      if (!anyFailed && !this.stopReason && !this.tainted) await this.saveCaches();
     } finally {
       if (timer) clearTimeout(timer);
       signal?.removeEventListener('abort', onCancel);
@@ -347,6 +359,88 @@ class JobRun {
     await write('hosts', accounts.hosts, '/etc/hosts');
     if (plan.network) await write('resolv.conf', SLIRP_RESOLV_CONF, '/etc/resolv.conf');
     await write('seccomp.bpf', seccomp, null);
+  }
+
+  /** The job's caches with their key and path interpolated, the key normalized. */
+  private cacheUses(): Array<{ key: string; path: string; index: number }> {
+    return (this.options.caches?.specs ?? []).map((c, index) => ({ key: normalizeCacheKey(this.expand(c.key)), path: this.expand(c.path), index }));
+  }
+
+  /**
+   * Restores the job's caches before its first step: each is copied from the store into the
+   * server's own directory, handed to the job's uid there and moved into the workspace (rule 3) —
+   * or, for an absolute path, kept in the job's directory and mounted at that path into every
+   * container step. A cache not stored yet starts empty.
+   *
+   * @throws Error for a path that leaves the workspace, or one that clashes with its content.
+   */
+  private async restoreCaches(): Promise<void> {
+    const caches = this.options.caches;
+    if (!caches) return;
+    for (const cache of this.cacheUses()) {
+      const absolute = path.isAbsolute(cache.path);
+      if (absolute && !this.engine) {
+        this.log.line(`Cache '${cache.key}' not restored: '${cache.path}' is a path in containers, and this job runs none`);
+        continue;
+      }
+      const segments = absolute ? [] : relativeSegments(cache.path, 'Cache path');
+      // Safe: new directories in the server's own 0700 directory, which the job cannot reach (rule 3).
+      const staging = path.join(this.dir.server, `cache-${cache.index + 1}`);
+      if (!absolute) await mkdir(path.join(staging, ...segments.slice(0, -1)), { recursive: true });
+      const tree = path.join(staging, ...segments);
+      const restored = await caches.store.restore(caches.projectId, cache.key, tree);
+      if (!restored) await mkdir(tree);
+      if (this.confinement) await chownTree(staging, this.confinement.uid);
+      if (absolute) {
+        // Safe: the job's directory root is root's; the new `caches/` holds only what the server made.
+        const mounted = path.join(this.dir.root, 'caches', String(cache.index + 1));
+        await mkdir(path.dirname(mounted), { mode: 0o711 }).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'EEXIST') throw e;
+        });
+        await rename(tree, mounted);
+        this.cacheMounts.push({ source: mounted, destination: cache.path });
+      } else {
+        // Safe: no process of the job has run yet (rule 1); moveInto never follows a link (rule 2).
+        await moveInto(staging, this.dir.workspace);
+      }
+      this.log.line(restored ? `Restored cache '${cache.key}' into '${cache.path}'` : `Cache '${cache.key}' is empty; it is saved after a successful run`);
+    }
+  }
+
+  /**
+   * Saves the job's caches after a successful run. Each is read where the job left it — its
+   * workspace path, which must be a real directory, or its mounted directory — while no process
+   * of the job runs (rule 1), without following links (rule 2). A cache that cannot be saved
+   * leaves the run successful and says why in the log.
+   */
+  private async saveCaches(): Promise<void> {
+    const caches = this.options.caches;
+    if (!caches) return;
+    for (const cache of this.cacheUses()) {
+      try {
+        let source: string;
+        if (path.isAbsolute(cache.path)) {
+          const mount = this.cacheMounts.find((m) => m.destination === cache.path);
+          if (!mount) continue;
+          source = mount.source;
+        } else {
+          const resolved = await resolveInside(this.dir.workspace, cache.path, 'Cache path');
+          if (!resolved.exists) {
+            this.log.line(`Cache '${cache.key}' not saved: '${cache.path}' does not exist`);
+            continue;
+          }
+          source = resolved.path;
+        }
+        const size = await caches.store.save(caches.projectId, cache.key, source);
+        this.log.line(
+          size === null
+            ? `Cache '${cache.key}' not saved: larger than the cache limit of ${describeBytes(caches.store.maxBytes)} (GITLOOM_JOB_CACHE_MB)`
+            : `Saved cache '${cache.key}' (${describeBytes(size)})`,
+        );
+      } catch (e) {
+        this.log.line(`Cache '${cache.key}' not saved: ${(e as Error).message}`);
+      }
+    }
   }
 
   /** Runs the steps in order by their conditions; resolves whether any failed. */
@@ -488,6 +582,7 @@ class JobRun {
         command: [run.command, `${CONTAINER_COMMANDS}/step-${index + 1}.sh`],
         script: run.script,
         workspace: this.dir.workspace,
+        mounts: this.cacheMounts,
         jobDir: this.dir.root,
         jobsDir: path.dirname(this.dir.root),
         env: { ...this.options.env, ...run.env },

@@ -193,6 +193,8 @@ export interface Job {
   readonly paramSpecs: readonly ParamSpec[];
   readonly jobDependencies: readonly JobDependency[];
   readonly triggers: readonly JobTrigger[];
+  /** What the job's builds keep from one to the next (docs/compatibility.md#builds-caches). */
+  readonly caches: readonly JobCache[];
   /** Seconds; default 3600. */
   readonly timeout: number;
   readonly postBuildActions: readonly PostBuildAction[];
@@ -209,6 +211,14 @@ export interface Job {
    * credentials), sorted and unique — the caller checks they exist before running.
    */
   readonly secretRefs: readonly string[];
+}
+
+/** A `caches` item of a job: both texts still to interpolate. */
+export interface JobCache {
+  /** Names the cache within the project. */
+  readonly key: string;
+  /** Relative to the workspace, or absolute: a path in the job's containers. */
+  readonly path: string;
 }
 
 /** A parsed and validated build spec. */

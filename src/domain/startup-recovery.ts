@@ -11,6 +11,7 @@
  * - job directories (`<jobs dir>/*`: workspaces, `HOME`s, step scripts), and the
  *   `<data dir>/workspaces/` of versions before the jobs dir;
  * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`);
+ * - unfinished or replaced job cache snapshots (`<data dir>/caches/<project>/.tmp-*`, `.old-*`);
  * - push quarantine directories git's receive-pack left in bare repositories
  *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`).
  *
@@ -23,7 +24,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UPLOAD_PREFIX } from '../ci/artifacts.js';
-import { LEGACY_WORKSPACES_DIR } from '../data-dir.js';
+import { CACHES_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.js';
+import { CACHE_LEFTOVER } from '../ci/job-caches.js';
 import { dialectOf } from '../db/dialect.js';
 import { leasedJobWorkspaces } from './builds/index.js';
 import type { Services } from './context.js';
@@ -41,6 +43,7 @@ export interface RecoveryReport {
   /** Absolute paths removed, by kind. */
   readonly workspaces: readonly string[];
   readonly uploadTempFiles: readonly string[];
+  readonly cacheSnapshots: readonly string[];
   readonly quarantineDirs: readonly string[];
 }
 
@@ -168,6 +171,18 @@ export async function recoverAtStartup(services: Services, log: (message: string
     log(`Start-up recovery: removed artifact upload temp file ${file}`);
   }
 
+  const snapshots: string[] = [];
+  const cachesDir = path.join(dataDir, CACHES_DIR);
+  for (const project of await listDir(cachesDir)) {
+    for (const entry of await listDir(path.join(cachesDir, project.name))) {
+      const full = path.join(cachesDir, project.name, entry.name);
+      if (!CACHE_LEFTOVER.test(entry.name) || !(await isStale(full, everything, now))) continue;
+      await rm(full, { recursive: true, force: true });
+      snapshots.push(full);
+      log(`Start-up recovery: removed unfinished job cache snapshot ${full}`);
+    }
+  }
+
   const quarantines: string[] = [];
   const reposDir = path.join(dataDir, 'repos');
   for (const repo of await listDir(reposDir)) {
@@ -183,5 +198,12 @@ export async function recoverAtStartup(services: Services, log: (message: string
     }
   }
 
-  return { killedProcesses: killed, containers: removedContainers, workspaces, uploadTempFiles: uploads, quarantineDirs: quarantines };
+  return {
+    killedProcesses: killed,
+    containers: removedContainers,
+    workspaces,
+    uploadTempFiles: uploads,
+    cacheSnapshots: snapshots,
+    quarantineDirs: quarantines,
+  };
 }

@@ -16,6 +16,8 @@ import path from 'node:path';
 import { evaluateCondition } from '../../ci/conditions.js';
 import type { BuildSpec, Job } from '../../ci/build-spec.js';
 import type { ContainerEngines } from '../../ci/container-engine.js';
+import { CacheStore } from '../../ci/job-caches.js';
+import { CACHES_DIR } from '../../data-dir.js';
 import { formatLogLine, runJob, type CheckoutOptions, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
@@ -345,6 +347,7 @@ export class BuildScheduler {
       killGraceMs: 2000,
       sandbox: config.jobSandbox,
       containers: this.options.containers,
+      caches: { store: new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes), projectId: build.projectId, specs: job.caches },
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
       variables: {

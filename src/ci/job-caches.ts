@@ -1,0 +1,163 @@
+/**
+ * Job caches (docs/compatibility.md#builds-caches): what a job's `caches` name is restored before
+ * its first step and saved after a successful run, per project and key, under
+ * `<data dir>/caches/<project id>/<key>/` — its files in `tree/`, their size in bytes in `size`;
+ * the directory's modification time is its last use. The caches of all projects together are
+ * bounded (`GITLOOM_JOB_CACHE_MB`): after a save, the least recently used go first.
+ *
+ * Saving reads a tree the job wrote, as root, by the rules of src/ci/job-directory.ts: only when
+ * no process of the job runs, walking by directory entry type, links copied as links and never
+ * followed, files opened with `O_NOFOLLOW` and checked to be regular. A snapshot is written
+ * beside the cache and swapped in with `rename`, so a reader sees the old cache or the new one;
+ * what a crash leaves (`.tmp-*`, `.old-*`) start-up recovery removes.
+ */
+import { randomUUID } from 'node:crypto';
+import { constants, createReadStream, createWriteStream } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+
+/** Names in a project's cache directory that a crash may leave: unfinished and replaced snapshots. */
+export const CACHE_LEFTOVER = /^\.(tmp|old)-/;
+
+/**
+ * A cache key as a directory name: what is not a letter, digit, `-`, `_` or `.` becomes `-` (as
+ * OneDev normalizes keys).
+ *
+ * @throws Error for a key that is empty or only dots.
+ */
+export function normalizeCacheKey(key: string): string {
+  const normalized = key.replace(/[^a-zA-Z0-9\-_.]/g, '-');
+  if (/^\.*$/.test(normalized)) throw new Error(`Invalid cache key '${key}'`);
+  return normalized;
+}
+
+/** The caches of all projects in `root` (`<data dir>/caches`), at most `maxBytes` together. */
+export class CacheStore {
+  constructor(
+    readonly root: string,
+    readonly maxBytes: number,
+  ) {}
+
+  /**
+   * Copies cache `key` of project `projectId` into `into` (which must not exist; made 0700) and
+   * marks it used; resolves false, creating nothing, when there is no such cache.
+   */
+  async restore(projectId: number, key: string, into: string): Promise<boolean> {
+    const dir = this.cacheDir(projectId, key);
+    const tree = path.join(dir, 'tree');
+    if (!(await isDirectory(tree))) return false;
+    await copyTree(tree, into, { left: Number.POSITIVE_INFINITY });
+    const now = new Date();
+    await utimes(dir, now, now).catch(() => undefined); // replaced meanwhile: its successor is as new
+    return true;
+  }
+
+  /**
+   * Saves the tree `from` (a directory no process of the job can change any more) as cache `key`
+   * of project `projectId`, replacing the previous one, then evicts the least recently used
+   * caches beyond the bound. Resolves the bytes saved, or null when the tree alone exceeds the
+   * bound (nothing is saved then).
+   */
+  async save(projectId: number, key: string, from: string): Promise<number | null> {
+    const project = path.join(this.root, String(projectId));
+    await mkdir(project, { recursive: true, mode: 0o700 });
+    const temp = path.join(project, `.tmp-${randomUUID()}`);
+    try {
+      await mkdir(temp, { mode: 0o700 });
+      const budget = { left: this.maxBytes };
+      if (!(await copyTree(from, path.join(temp, 'tree'), budget))) return null;
+      const size = this.maxBytes - budget.left;
+      await writeFile(path.join(temp, 'size'), String(size), { mode: 0o600 });
+      await this.swapIn(temp, this.cacheDir(projectId, key));
+      await this.evict();
+      return size;
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
+  }
+
+  private cacheDir(projectId: number, key: string): string {
+    return path.join(this.root, String(projectId), normalizeCacheKey(key));
+  }
+
+  /** Puts the snapshot `temp` in place of `dir`: the old one is renamed aside, then removed. */
+  private async swapIn(temp: string, dir: string): Promise<void> {
+    const old = path.join(path.dirname(dir), `.old-${randomUUID()}`);
+    await rename(dir, old).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
+    try {
+      await rename(temp, dir);
+    } catch (e) {
+      // another save of the same key came first: its snapshot stays
+      if ((e as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    await rm(old, { recursive: true, force: true });
+  }
+
+  /** Removes the least recently used caches until all together fit in the bound. */
+  private async evict(): Promise<void> {
+    const caches: Array<{ dir: string; size: number; used: number }> = [];
+    for (const project of await readdir(this.root).catch(() => [])) {
+      const projectDir = path.join(this.root, project);
+      for (const key of await readdir(projectDir).catch(() => [])) {
+        if (CACHE_LEFTOVER.test(key)) continue;
+        const dir = path.join(projectDir, key);
+        const size = Number(await readFile(path.join(dir, 'size'), 'utf8').catch(() => '0')) || 0;
+        const used = (await stat(dir).catch(() => null))?.mtimeMs ?? 0;
+        caches.push({ dir, size, used });
+      }
+    }
+    let total = caches.reduce((sum, c) => sum + c.size, 0);
+    for (const cache of caches.sort((a, b) => a.used - b.used)) {
+      if (total <= this.maxBytes) break;
+      await rm(cache.dir, { recursive: true, force: true });
+      total -= cache.size;
+    }
+  }
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  return (await lstat(p).catch(() => null))?.isDirectory() ?? false;
+}
+
+/**
+ * Copies the tree `from` to `to` (which must not exist), never following a link: directories by
+ * their entry type, links recreated as links, regular files opened with `O_NOFOLLOW |
+ * O_NONBLOCK` and checked with `fstat`; anything else (FIFOs, sockets, devices) is left out.
+ * Files count against `budget.left` (bytes); resolves false as soon as it would go below zero.
+ */
+export async function copyTree(from: string, to: string, budget: { left: number }): Promise<boolean> {
+  await mkdir(to, { mode: 0o700 });
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) {
+      if (!(await copyTree(source, target, budget))) return false;
+    } else if (entry.isSymbolicLink()) {
+      await symlink(await readlink(source), target);
+    } else if (entry.isFile()) {
+      if (!(await copyFile(source, target, budget))) return false;
+    }
+  }
+  return true;
+}
+
+/** Copies one regular file for {@link copyTree}; false when it exceeds the budget. */
+async function copyFile(source: string, target: string, budget: { left: number }): Promise<boolean> {
+  const handle = await open(source, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return true;
+    budget.left -= info.size;
+    if (budget.left < 0) return false;
+    await pipeline(
+      createReadStream('', { fd: handle.fd, autoClose: false, start: 0, end: Math.max(0, info.size - 1) }),
+      createWriteStream(target, { mode: info.mode & 0o755, flags: 'wx' }),
+    );
+    return true;
+  } finally {
+    await handle.close();
+  }
+}
