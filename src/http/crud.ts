@@ -20,16 +20,14 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
   schema: TSchema;
   /** Row → wire JSON. */
   toWire(row: Row): unknown;
-  /** Create body (`additionalProperties: false`; an `id` is therefore refused). */
-  createBody: Create;
-  /** Update body: the partial-merge shape (every field optional). */
-  updateBody: Update;
-  get(ctx: Context, id: number): Promise<Row>;
-  /** Returns the new id. */
-  create(ctx: Context, body: Static<Create>): Promise<number>;
-  /** Partial merge onto the stored entity. Returns the id when OneDev answers with it. */
-  update(ctx: Context, id: number, body: Static<Update>): Promise<number | void>;
-  delete(ctx: Context, id: number): Promise<void>;
+  /** Get (GET on an item); absent for resources without it. */
+  get?(ctx: Context, id: number): Promise<Row>;
+  /** Create (POST on the collection): the body (`additionalProperties: false`; an `id` is therefore refused) and the operation, which returns the new id. */
+  create?: { body: Create; run(ctx: Context, body: Static<Create>): Promise<number> };
+  /** Update (POST on an item): the partial-merge body (every field optional) merged onto the stored entity; returns the id when OneDev answers with it. */
+  update?: { body: Update; run(ctx: Context, id: number, body: Static<Update>): Promise<number | void> };
+  /** Delete (DELETE on an item). */
+  delete?(ctx: Context, id: number): Promise<void>;
   /** Query (GET on the collection) for resources that have it: extra query params and the lookup. */
   query?: {
     params: TProperties;
@@ -37,7 +35,7 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
   };
 }
 
-/** Builds the routes of standard resources: Get, Create, Update, Delete and optional Query. */
+/** Builds the routes of standard resources: those of Get, Create, Update, Delete and Query that each resource has, in that order. */
 export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): FastifyPluginAsync {
   return async (app) => {
     for (const resource of resources) {
@@ -46,23 +44,32 @@ export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): Fa
       const item = `${resource.collection}/:${resource.idParam}`;
       const idOf = (request: { params: unknown }) => (request.params as Record<string, number>)[resource.idParam];
 
-      app.get(item, { schema: { tags, summary: 'Get', params, response: { 200: resource.schema } } }, async (request) =>
-        resource.toWire(await resource.get(request.ctx, idOf(request))),
-      );
+      const { get, create, update, delete: remove } = resource;
+      if (get) {
+        app.get(item, { schema: { tags, summary: 'Get', params, response: { 200: resource.schema } } }, async (request) =>
+          resource.toWire(await get(request.ctx, idOf(request))),
+        );
+      }
 
-      app.post(resource.collection, { schema: { tags, summary: 'Create', body: resource.createBody, response: { 200: CreatedId } } }, async (request) =>
-        resource.create(request.ctx, request.body as never),
-      );
+      if (create) {
+        app.post(resource.collection, { schema: { tags, summary: 'Create', body: create.body, response: { 200: CreatedId } } }, async (request) =>
+          create.run(request.ctx, request.body as never),
+        );
+      }
 
-      app.post(item, { schema: { tags, summary: 'Update', params, body: resource.updateBody } }, async (request) => {
-        const id = await resource.update(request.ctx, idOf(request), request.body as never);
-        return id === undefined ? '' : id;
-      });
+      if (update) {
+        app.post(item, { schema: { tags, summary: 'Update', params, body: update.body } }, async (request) => {
+          const id = await update.run(request.ctx, idOf(request), request.body as never);
+          return id === undefined ? '' : id;
+        });
+      }
 
-      app.delete(item, { schema: { tags, summary: 'Delete', params } }, async (request) => {
-        await resource.delete(request.ctx, idOf(request));
-        return '';
-      });
+      if (remove) {
+        app.delete(item, { schema: { tags, summary: 'Delete', params } }, async (request) => {
+          await remove(request.ctx, idOf(request));
+          return '';
+        });
+      }
 
       const query = resource.query;
       if (query) {

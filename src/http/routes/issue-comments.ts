@@ -38,11 +38,9 @@ const comments: CrudResource<Parameters<typeof toWireIssueComment>[0], typeof Co
   idParam: 'commentId',
   schema: IssueCommentSchema,
   toWire: toWireIssueComment,
-  createBody: CommentCreate,
-  updateBody: CommentUpdate,
   get: getIssueComment,
-  create: (ctx, body) => createIssueComment(ctx, { ...body, date: inputDate(body.date, 'date') }),
-  update: (ctx, id, body) => updateIssueComment(ctx, id, { ...body, date: inputDate(body.date, 'date') }),
+  create: { body: CommentCreate, run: (ctx, body) => createIssueComment(ctx, { ...body, date: inputDate(body.date, 'date') }) },
+  update: { body: CommentUpdate, run: (ctx, id, body) => updateIssueComment(ctx, id, { ...body, date: inputDate(body.date, 'date') }) },
   delete: deleteIssueComment,
 };
 
@@ -52,11 +50,9 @@ const watches: CrudResource<Parameters<typeof toWireIssueWatch>[0], typeof Watch
   idParam: 'watchId',
   schema: IssueWatchSchema,
   toWire: toWireIssueWatch,
-  createBody: WatchCreate,
-  updateBody: WatchUpdate,
   get: getIssueWatch,
-  create: createIssueWatch,
-  update: updateIssueWatch,
+  create: { body: WatchCreate, run: createIssueWatch },
+  update: { body: WatchUpdate, run: updateIssueWatch },
   delete: deleteIssueWatch,
 };
 

@@ -39,16 +39,16 @@ import {
 } from '../../wire/issues.js';
 import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
 import { textBody } from '../../plugins/bodies.js';
+import { type ApiApp, childList, childListRoutes } from '../child-lists.js';
 import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const IssueId = Type.Object({ issueId: Type.Integer() });
 const tags = ['Issue'];
 const FieldValues = Type.Record(Type.String(), Nullable(Type.Union([Type.String(), Type.Array(Type.String())])));
+const wire = (row: Parameters<typeof toWireIssue>[0]) => toWireIssue(row, stateOrdinal(row.state));
 
-/** `/~api/issues` (docs/compatibility.md#gitloom-differs-additions-to-the-interface, docs/compatibility.md#issues). */
-export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const wire = (row: Parameters<typeof toWireIssue>[0]) => toWireIssue(row, stateOrdinal(row.state));
-
+/** Get, query and create (docs/compatibility.md#issues). */
+function issueEntityRoutes(app: ApiApp): void {
   app.get('/issues/:issueId', { schema: { tags, summary: 'Get Basic Info', params: IssueId, response: { 200: IssueSchema } } }, async (request) =>
     wire(await getIssue(request.ctx, request.params.issueId)),
   );
@@ -91,49 +91,24 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => openIssue(request.ctx, request.body),
   );
+}
 
-  app.get(
-    '/issues/:issueId/fields',
-    { schema: { tags, summary: 'Get Fields', params: IssueId, response: { 200: Type.Array(IssueFieldSchema) } } },
-    async (request) => (await listIssueFields(request.ctx, request.params.issueId)).map(toWireIssueField),
-  );
-  app.get(
-    '/issues/:issueId/changes',
-    { schema: { tags, summary: 'Get Changes', params: IssueId, response: { 200: Type.Array(IssueChangeSchema) } } },
-    async (request) => (await listIssueChanges(request.ctx, request.params.issueId)).map(toWireIssueChange),
-  );
-  app.get(
-    '/issues/:issueId/comments',
-    { schema: { tags, summary: 'Get Comments', params: IssueId, response: { 200: Type.Array(IssueCommentSchema) } } },
-    async (request) => (await listIssueComments(request.ctx, request.params.issueId)).map(toWireIssueComment),
-  );
-  app.get(
-    '/issues/:issueId/votes',
-    { schema: { tags, summary: 'Get Votes', params: IssueId, response: { 200: Type.Array(IssueVoteSchema) } } },
-    async (request) => (await listIssueVotes(request.ctx, request.params.issueId)).map(toWireIssueVote),
-  );
-  app.get(
-    '/issues/:issueId/watches',
-    { schema: { tags, summary: 'Get Watches', params: IssueId, response: { 200: Type.Array(IssueWatchSchema) } } },
-    async (request) => (await listIssueWatches(request.ctx, request.params.issueId)).map(toWireIssueWatch),
-  );
-  app.get(
-    '/issues/:issueId/milestones',
-    { schema: { tags, summary: 'Get Milestones', params: IssueId, response: { 200: Type.Array(MilestoneSchema) } } },
-    async (request) => (await listIssueMilestones(request.ctx, request.params.issueId)).map(toWireMilestone),
-  );
-  app.get(
-    '/issues/:issueId/commits',
-    { schema: { tags, summary: 'Get Commits', params: IssueId, response: { 200: Type.Array(IssueCommitSchema) } } },
-    async (request) => listIssueCommits(request.ctx, request.params.issueId),
-  );
+/** The issue's lists: fields, changes, comments, votes, watches, milestones, commits and pull requests (docs/compatibility.md#issues). */
+function issueListRoutes(app: ApiApp): void {
+  childListRoutes(app, { path: '/issues', idParam: 'issueId', tags }, [
+    childList('fields', 'Get Fields', IssueFieldSchema, listIssueFields, toWireIssueField),
+    childList('changes', 'Get Changes', IssueChangeSchema, listIssueChanges, toWireIssueChange),
+    childList('comments', 'Get Comments', IssueCommentSchema, listIssueComments, toWireIssueComment),
+    childList('votes', 'Get Votes', IssueVoteSchema, listIssueVotes, toWireIssueVote),
+    childList('watches', 'Get Watches', IssueWatchSchema, listIssueWatches, toWireIssueWatch),
+    childList('milestones', 'Get Milestones', MilestoneSchema, listIssueMilestones, toWireMilestone),
+    childList('commits', 'Get Commits', IssueCommitSchema, listIssueCommits),
+    childList('pulls', 'Get Pull Requests', PullRequestSchema, listIssuePullRequests, toWirePullRequest),
+  ]);
+}
 
-  app.get(
-    '/issues/:issueId/pulls',
-    { schema: { tags, summary: 'Get Pull Requests', params: IssueId, response: { 200: Type.Array(PullRequestSchema) } } },
-    async (request) => (await listIssuePullRequests(request.ctx, request.params.issueId)).map(toWirePullRequest),
-  );
-
+/** The setters: title, description, confidentiality, milestones, fields, state transition; and delete (docs/compatibility.md#issues). */
+function issueChangeRoutes(app: ApiApp): void {
   app.post(
     '/issues/:issueId/title',
     { config: { textBody: true }, schema: { tags, summary: 'Set Title', params: IssueId, body: TextBody } },
@@ -193,4 +168,11 @@ export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await deleteIssue(request.ctx, request.params.issueId);
     return '';
   });
+}
+
+/** `/~api/issues` (docs/compatibility.md#gitloom-differs-additions-to-the-interface, docs/compatibility.md#issues). */
+export const issueRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  issueEntityRoutes(app);
+  issueListRoutes(app);
+  issueChangeRoutes(app);
 };

@@ -48,22 +48,20 @@ import {
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
 import { textBody } from '../../plugins/bodies.js';
+import { type ApiApp, childList, childListRoutes } from '../child-lists.js';
 import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });
 const tags = ['Pull Request'];
 
-/** `/~api/pulls` (docs/compatibility.md#pull-requests-endpoints): the 22 pull request operations. */
-export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** Get, the merge preview and the lists (docs/compatibility.md#pull-requests-endpoints). */
+function pullRequestReadRoutes(app: ApiApp): void {
+  const parent = { path: '/pulls', idParam: 'requestId', tags };
   app.get('/pulls/:requestId', { schema: { tags, summary: 'Get Basic Info', params: RequestId, response: { 200: PullRequestSchema } } }, async (request) =>
     toWirePullRequest(await getPullRequest(request.ctx, request.params.requestId)),
   );
 
-  app.get(
-    '/pulls/:requestId/labels',
-    { schema: { tags, summary: 'Get Labels', params: RequestId, response: { 200: Type.Array(PullRequestLabelSchema) } } },
-    async (request) => (await listLabels(request.ctx, request.params.requestId)).map(toWirePullRequestLabel),
-  );
+  childListRoutes(app, parent, [childList('labels', 'Get Labels', PullRequestLabelSchema, listLabels, toWirePullRequestLabel)]);
 
   app.get(
     '/pulls/:requestId/merge-preview',
@@ -74,54 +72,20 @@ export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.get(
-    '/pulls/:requestId/assignments',
-    { schema: { tags, summary: 'Get Assignments', params: RequestId, response: { 200: Type.Array(PullRequestAssignmentSchema) } } },
-    async (request) => (await listAssignments(request.ctx, request.params.requestId)).map(toWirePullRequestAssignment),
-  );
+  childListRoutes(app, parent, [
+    childList('assignments', 'Get Assignments', PullRequestAssignmentSchema, listAssignments, toWirePullRequestAssignment),
+    childList('reviews', 'Get Reviews', PullRequestReviewSchema, listReviews, toWirePullRequestReview),
+    childList('comments', 'Get Comments', PullRequestCommentSchema, listComments, toWirePullRequestComment),
+    childList('watches', 'Get Watches', PullRequestWatchSchema, listWatches, toWirePullRequestWatch),
+    childList('updates', 'Get Updates', PullRequestUpdateSchema, getUpdates, toWirePullRequestUpdate),
+    childList('current-builds', 'Get Current Builds', BuildSchema, getCurrentBuilds, toWireBuild),
+    childList('changes', 'Get Changes', PullRequestChangeSchema, listChanges, toWirePullRequestChange),
+    childList('fixed-issue-ids', 'Get Fixed Issue Ids', Type.Integer(), getPullRequestFixedIssueIds),
+  ]);
+}
 
-  app.get(
-    '/pulls/:requestId/reviews',
-    { schema: { tags, summary: 'Get Reviews', params: RequestId, response: { 200: Type.Array(PullRequestReviewSchema) } } },
-    async (request) => (await listReviews(request.ctx, request.params.requestId)).map(toWirePullRequestReview),
-  );
-
-  app.get(
-    '/pulls/:requestId/comments',
-    { schema: { tags, summary: 'Get Comments', params: RequestId, response: { 200: Type.Array(PullRequestCommentSchema) } } },
-    async (request) => (await listComments(request.ctx, request.params.requestId)).map(toWirePullRequestComment),
-  );
-
-  app.get(
-    '/pulls/:requestId/watches',
-    { schema: { tags, summary: 'Get Watches', params: RequestId, response: { 200: Type.Array(PullRequestWatchSchema) } } },
-    async (request) => (await listWatches(request.ctx, request.params.requestId)).map(toWirePullRequestWatch),
-  );
-
-  app.get(
-    '/pulls/:requestId/updates',
-    { schema: { tags, summary: 'Get Updates', params: RequestId, response: { 200: Type.Array(PullRequestUpdateSchema) } } },
-    async (request) => (await getUpdates(request.ctx, request.params.requestId)).map(toWirePullRequestUpdate),
-  );
-
-  app.get(
-    '/pulls/:requestId/current-builds',
-    { schema: { tags, summary: 'Get Current Builds', params: RequestId, response: { 200: Type.Array(BuildSchema) } } },
-    async (request) => (await getCurrentBuilds(request.ctx, request.params.requestId)).map(toWireBuild),
-  );
-
-  app.get(
-    '/pulls/:requestId/changes',
-    { schema: { tags, summary: 'Get Changes', params: RequestId, response: { 200: Type.Array(PullRequestChangeSchema) } } },
-    async (request) => (await listChanges(request.ctx, request.params.requestId)).map(toWirePullRequestChange),
-  );
-
-  app.get(
-    '/pulls/:requestId/fixed-issue-ids',
-    { schema: { tags, summary: 'Get Fixed Issue Ids', params: RequestId, response: { 200: Type.Array(Type.Integer()) } } },
-    async (request) => getPullRequestFixedIssueIds(request.ctx, request.params.requestId),
-  );
-
+/** Query and create (docs/compatibility.md#pull-requests-endpoints). */
+function pullRequestQueryCreateRoutes(app: ApiApp): void {
   app.get(
     '/pulls',
     {
@@ -163,7 +127,10 @@ export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => openPullRequest(request.ctx, request.body),
   );
+}
 
+/** The text-bodied setters and state changes, and delete (docs/compatibility.md#pull-requests-endpoints). */
+function pullRequestActionRoutes(app: ApiApp): void {
   const textAction = (path: string, summary: string, action: (ctx: Context, id: number, text: string) => Promise<void>) =>
     app.post(path, { config: { textBody: true }, schema: { tags, summary, params: RequestId, body: TextBody } }, async (request) => {
       await action(request.ctx, request.params.requestId, textBody(request.body));
@@ -183,4 +150,11 @@ export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await deletePullRequest(request.ctx, request.params.requestId);
     return '';
   });
+}
+
+/** `/~api/pulls` (docs/compatibility.md#pull-requests-endpoints): the 22 pull request operations. */
+export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  pullRequestReadRoutes(app);
+  pullRequestQueryCreateRoutes(app);
+  pullRequestActionRoutes(app);
 };
