@@ -13,6 +13,8 @@ import {
   updateCodeCommentReply,
 } from '../../domain/code-comments/index.js';
 import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
+import { childList, childListRoutes } from '../child-lists.js';
+import { crudRoutes, type CrudResource } from '../crud.js';
 import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 
 const strict = { additionalProperties: false } as const;
@@ -64,7 +66,19 @@ const ReplyCreate = Type.Object({ ...ReplyFields, userId: Type.Optional(ReplyFie
 const ReplyUpdate = Type.Partial(Type.Object(ReplyFields, strict));
 
 const CommentId = Type.Object({ commentId: Type.Integer() });
-const ReplyId = Type.Object({ replyId: Type.Integer() });
+
+/** `/code-comment-replies` (docs/compatibility.md#code-comment-replies): the standard resource. */
+const replies: CrudResource<Parameters<typeof toWireCodeCommentReply>[0], typeof ReplyCreate, typeof ReplyUpdate> = {
+  tag: 'Code Comment Reply',
+  collection: '/code-comment-replies',
+  idParam: 'replyId',
+  schema: CodeCommentReplySchema,
+  toWire: toWireCodeCommentReply,
+  get: getCodeCommentReply,
+  create: { body: ReplyCreate, run: (ctx, body) => createCodeCommentReply(ctx, { ...body, date: inputDate(body.date, 'date') }) },
+  update: { body: ReplyUpdate, run: (ctx, id, body) => updateCodeCommentReply(ctx, id, { ...body, date: inputDate(body.date, 'date') }) },
+  delete: deleteCodeCommentReply,
+};
 
 /** `/~api/code-comments` (docs/compatibility.md#code-comments) and `/code-comment-replies` (docs/compatibility.md#code-comment-replies). */
 export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -74,11 +88,9 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, summary: 'Get Basic Info', params: CommentId, response: { 200: CodeCommentSchema } } },
     async (request) => toWireCodeComment(await getCodeComment(request.ctx, request.params.commentId)),
   );
-  app.get(
-    '/code-comments/:commentId/replies',
-    { schema: { tags, summary: 'Get Replies', params: CommentId, response: { 200: Type.Array(CodeCommentReplySchema) } } },
-    async (request) => (await listCodeCommentReplies(request.ctx, request.params.commentId)).map(toWireCodeCommentReply),
-  );
+  childListRoutes(app, { path: '/code-comments', idParam: 'commentId', tags }, [
+    childList('replies', 'Get Replies', CodeCommentReplySchema, listCodeCommentReplies, toWireCodeCommentReply),
+  ]);
   app.get(
     '/code-comments',
     {
@@ -112,21 +124,5 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return '';
   });
 
-  const replyTags = ['Code Comment Reply'];
-  app.get(
-    '/code-comment-replies/:replyId',
-    { schema: { tags: replyTags, summary: 'Get', params: ReplyId, response: { 200: CodeCommentReplySchema } } },
-    async (request) => toWireCodeCommentReply(await getCodeCommentReply(request.ctx, request.params.replyId)),
-  );
-  app.post('/code-comment-replies', { schema: { tags: replyTags, summary: 'Create', body: ReplyCreate, response: { 200: CreatedId } } }, async (request) =>
-    createCodeCommentReply(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }),
-  );
-  app.post('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Update', params: ReplyId, body: ReplyUpdate } }, async (request) => {
-    await updateCodeCommentReply(request.ctx, request.params.replyId, { ...request.body, date: inputDate(request.body.date, 'date') });
-    return '';
-  });
-  app.delete('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Delete', params: ReplyId } }, async (request) => {
-    await deleteCodeCommentReply(request.ctx, request.params.replyId);
-    return '';
-  });
+  await app.register(crudRoutes([replies]));
 };

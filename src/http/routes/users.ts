@@ -15,13 +15,15 @@ import {
 } from '../../domain/users/index.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
 import { textBody } from '../../plugins/bodies.js';
+import { type ApiApp, childList, childListRoutes } from '../child-lists.js';
 import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
+const UserParent = { path: '/users', idParam: 'userId', tags };
 
-/** `/~api/users` (docs/compatibility.md#users-endpoints). */
-export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** My profile, a profile, and the query (docs/compatibility.md#users-endpoints). */
+function userReadRoutes(app: ApiApp): void {
   app.get('/users/me', { schema: { tags, summary: 'Get My Profile', response: { 200: UserSchema } } }, async (request) =>
     toWireUser(getMyProfile(request.ctx)),
   );
@@ -45,7 +47,10 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return (await queryUsers(request.ctx, request.query.term, offset, count)).map(toWireUser);
     },
   );
+}
 
+/** Create, update, set the password, delete (docs/compatibility.md#users-endpoints). */
+function userWriteRoutes(app: ApiApp): void {
   app.post(
     '/users',
     {
@@ -99,14 +104,11 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await deleteUser(request.ctx, request.params.userId);
     return '';
   });
+}
 
-  app.get(
-    '/users/:userId/access-tokens',
-    {
-      schema: { tags, summary: 'Get Access Tokens', params: UserId, response: { 200: Type.Array(AccessTokenSchema) } },
-    },
-    async (request) => (await listAccessTokens(request.ctx, request.params.userId)).map(toWireAccessToken),
-  );
+/** Access tokens (list, create, delete; docs/compatibility.md#users-access-tokens) and email addresses (list; docs/compatibility.md#email-addresses-and-ssh-keys). */
+function userCredentialRoutes(app: ApiApp): void {
+  childListRoutes(app, UserParent, [childList('access-tokens', 'Get Access Tokens', AccessTokenSchema, listAccessTokens, toWireAccessToken)]);
 
   app.post(
     '/users/:userId/access-tokens',
@@ -145,11 +147,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.get(
-    '/users/:userId/email-addresses',
-    {
-      schema: { tags, summary: 'Get Email Addresses', params: UserId, response: { 200: Type.Array(EmailAddressSchema) } },
-    },
-    async (request) => (await listEmailAddresses(request.ctx, request.params.userId)).map(toWireEmailAddress),
-  );
+  childListRoutes(app, UserParent, [childList('email-addresses', 'Get Email Addresses', EmailAddressSchema, listEmailAddresses, toWireEmailAddress)]);
+}
+
+/** `/~api/users` (docs/compatibility.md#users-endpoints). */
+export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  userReadRoutes(app);
+  userWriteRoutes(app);
+  userCredentialRoutes(app);
 };
