@@ -1,7 +1,8 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../domain/context.js';
-import { CreatedId, page, PageQuery } from './schemas/common.js';
+import { queryRoute } from './resource-routes.js';
+import { CreatedId } from './schemas/common.js';
 
 /**
  * One standard create/read/update/delete resource (the generic resources of the API: roles, groups, memberships, authorizations, label specs, milestones, personalizations, watches, …): its wire schema, body schemas
@@ -36,7 +37,7 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
 }
 
 /** Builds the routes of standard resources: those of Get, Create, Update, Delete and Query that each resource has, in that order. */
-export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): FastifyPluginAsync {
+export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): FastifyPluginAsyncTypebox {
   return async (app) => {
     for (const resource of resources) {
       const tags = [resource.tag];
@@ -71,19 +72,8 @@ export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): Fa
         });
       }
 
-      const query = resource.query;
-      if (query) {
-        app.get(
-          resource.collection,
-          {
-            schema: { tags, summary: 'Query', querystring: Type.Object({ ...query.params, ...PageQuery }), response: { 200: Type.Array(resource.schema) } },
-          },
-          async (request) => {
-            const { offset, count } = page(request.query as { offset?: number; count?: number });
-            const rows = await query.run(request.ctx, request.query as Record<string, unknown>, offset, count);
-            return rows.map((row) => resource.toWire(row));
-          },
-        );
+      if (resource.query) {
+        queryRoute(app, { path: resource.collection, tags, summary: 'Query', schema: resource.schema, toWire: resource.toWire, ...resource.query });
       }
     }
   };

@@ -40,7 +40,7 @@ import {
   toWireUserAuthorization,
   UserAuthorizationSchema,
 } from '../../wire/access.js';
-import { childList, childListRoutes } from '../child-lists.js';
+import { childList, childListRoutes } from '../resource-routes.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 import { Nullable } from '../schemas/common.js';
 

@@ -23,9 +23,8 @@ import {
   toWireBuildLabel,
   toWireBuildParam,
 } from '../../wire/builds.js';
-import { childList, childListRoutes } from '../child-lists.js';
+import { childList, childListRoutes, queryRoute } from '../resource-routes.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
-import { page, PageQuery } from '../schemas/common.js';
 
 const BuildId = Type.Object({ buildId: Type.Integer() });
 const tags = ['Build'];
@@ -56,21 +55,15 @@ export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
     childList('fixed-issue-ids', 'Get Fixed Issue Ids', Type.Integer(), fixedIssueIds),
   ]);
 
-  app.get(
-    '/builds',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(BuildSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryBuilds(request.ctx, request.query.query ?? '', offset, count)).map(toWireBuild);
-    },
-  );
+  queryRoute(app, {
+    path: '/builds',
+    tags,
+    summary: 'Query Basic Info',
+    params: { query: Type.Optional(Type.String()) },
+    schema: BuildSchema,
+    run: (ctx, params, offset, count) => queryBuilds(ctx, params.query ?? '', offset, count),
+    toWire: toWireBuild,
+  });
 
   app.delete('/builds/:buildId', { schema: { tags, summary: 'Delete', params: BuildId } }, async (request) => {
     await deleteBuild(request.ctx, request.params.buildId);

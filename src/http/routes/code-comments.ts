@@ -13,9 +13,9 @@ import {
   updateCodeCommentReply,
 } from '../../domain/code-comments/index.js';
 import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
-import { childList, childListRoutes } from '../child-lists.js';
+import { childList, childListRoutes, queryRoute } from '../resource-routes.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
-import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const strict = { additionalProperties: false } as const;
 const RangeBody = Type.Object(
@@ -91,27 +91,15 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   childListRoutes(app, { path: '/code-comments', idParam: 'commentId', tags }, [
     childList('replies', 'Get Replies', CodeCommentReplySchema, listCodeCommentReplies, toWireCodeCommentReply),
   ]);
-  app.get(
-    '/code-comments',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({
-          projectId: Type.Optional(Type.Integer()),
-          pullRequestId: Type.Optional(Type.Integer()),
-          query: Type.Optional(Type.String()),
-          ...PageQuery,
-        }),
-        response: { 200: Type.Array(CodeCommentSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      const { projectId, pullRequestId, query } = request.query;
-      return (await queryCodeComments(request.ctx, { projectId, pullRequestId }, query ?? '', offset, count)).map(toWireCodeComment);
-    },
-  );
+  queryRoute(app, {
+    path: '/code-comments',
+    tags,
+    summary: 'Query Basic Info',
+    params: { projectId: Type.Optional(Type.Integer()), pullRequestId: Type.Optional(Type.Integer()), query: Type.Optional(Type.String()) },
+    schema: CodeCommentSchema,
+    run: (ctx, { projectId, pullRequestId, query }, offset, count) => queryCodeComments(ctx, { projectId, pullRequestId }, query ?? '', offset, count),
+    toWire: toWireCodeComment,
+  });
   app.post('/code-comments', { schema: { tags, summary: 'Create', body: CommentCreate, response: { 200: CreatedId } } }, async (request) =>
     createCodeComment(request.ctx, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') }),
   );

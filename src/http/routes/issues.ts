@@ -38,12 +38,12 @@ import {
   toWireIssueWatch,
 } from '../../wire/issues.js';
 import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
-import { textBody } from '../../plugins/bodies.js';
-import { type ApiApp, childList, childListRoutes } from '../child-lists.js';
-import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
+import { type ApiApp, childList, childListRoutes, queryRoute, textActionRoutes } from '../resource-routes.js';
+import { CreatedId, Nullable } from '../schemas/common.js';
 
 const IssueId = Type.Object({ issueId: Type.Integer() });
 const tags = ['Issue'];
+const IssueParent = { path: '/issues', idParam: 'issueId', tags };
 const FieldValues = Type.Record(Type.String(), Nullable(Type.Union([Type.String(), Type.Array(Type.String())])));
 const wire = (row: Parameters<typeof toWireIssue>[0]) => toWireIssue(row, stateOrdinal(row.state));
 
@@ -53,21 +53,15 @@ function issueEntityRoutes(app: ApiApp): void {
     wire(await getIssue(request.ctx, request.params.issueId)),
   );
 
-  app.get(
-    '/issues',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(IssueSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryIssues(request.ctx, request.query.query ?? '', offset, count)).map(wire);
-    },
-  );
+  queryRoute(app, {
+    path: '/issues',
+    tags,
+    summary: 'Query Basic Info',
+    params: { query: Type.Optional(Type.String()) },
+    schema: IssueSchema,
+    run: (ctx, params, offset, count) => queryIssues(ctx, params.query ?? '', offset, count),
+    toWire: wire,
+  });
 
   app.post(
     '/issues',
@@ -95,7 +89,7 @@ function issueEntityRoutes(app: ApiApp): void {
 
 /** The issue's lists: fields, changes, comments, votes, watches, milestones, commits and pull requests (docs/compatibility.md#issues). */
 function issueListRoutes(app: ApiApp): void {
-  childListRoutes(app, { path: '/issues', idParam: 'issueId', tags }, [
+  childListRoutes(app, IssueParent, [
     childList('fields', 'Get Fields', IssueFieldSchema, listIssueFields, toWireIssueField),
     childList('changes', 'Get Changes', IssueChangeSchema, listIssueChanges, toWireIssueChange),
     childList('comments', 'Get Comments', IssueCommentSchema, listIssueComments, toWireIssueComment),
@@ -109,22 +103,10 @@ function issueListRoutes(app: ApiApp): void {
 
 /** The setters: title, description, confidentiality, milestones, fields, state transition; and delete (docs/compatibility.md#issues). */
 function issueChangeRoutes(app: ApiApp): void {
-  app.post(
-    '/issues/:issueId/title',
-    { config: { textBody: true }, schema: { tags, summary: 'Set Title', params: IssueId, body: TextBody } },
-    async (request) => {
-      await setIssueTitle(request.ctx, request.params.issueId, textBody(request.body));
-      return '';
-    },
-  );
-  app.post(
-    '/issues/:issueId/description',
-    { config: { textBody: true }, schema: { tags, summary: 'Set Description', params: IssueId, body: TextBody } },
-    async (request) => {
-      await setIssueDescription(request.ctx, request.params.issueId, textBody(request.body));
-      return '';
-    },
-  );
+  textActionRoutes(app, IssueParent, [
+    { path: 'title', summary: 'Set Title', run: setIssueTitle },
+    { path: 'description', summary: 'Set Description', run: setIssueDescription },
+  ]);
   app.post('/issues/:issueId/confidential', { schema: { tags, summary: 'Set Confidential', params: IssueId, body: Type.Boolean() } }, async (request) => {
     await setIssueConfidential(request.ctx, request.params.issueId, request.body);
     return '';

@@ -22,7 +22,7 @@ import {
   UserAuthorizationSchema,
 } from '../../wire/access.js';
 import { ProjectSchema, toWireProject } from '../../wire/projects.js';
-import { type ApiApp, childList, childListRoutes } from '../child-lists.js';
+import { type ApiApp, childList, childListRoutes } from '../resource-routes.js';
 import { inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });

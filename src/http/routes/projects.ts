@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { cloneUrls, createProject, deleteProject, getProject, type ProjectData, queryProjects, updateProject } from '../../domain/projects/index.js';
 import { CloneUrlSchema, CodeAnalysisSettingSchema, GitPackConfigSchema, ProjectSchema, toWireProject } from '../../wire/projects.js';
-import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+import { queryRoute } from '../resource-routes.js';
+import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });
 const tags = ['Project'];
@@ -51,21 +52,15 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.type('text/plain; charset=utf-8').send((await getProject(request.ctx, request.params.projectId)).path),
   );
 
-  app.get(
-    '/projects',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(ProjectSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryProjects(request.ctx, request.query.query ?? '', offset, count)).map(toWireProject);
-    },
-  );
+  queryRoute(app, {
+    path: '/projects',
+    tags,
+    summary: 'Query Basic Info',
+    params: { query: Type.Optional(Type.String()) },
+    schema: ProjectSchema,
+    run: (ctx, params, offset, count) => queryProjects(ctx, params.query ?? '', offset, count),
+    toWire: toWireProject,
+  });
 
   app.post('/projects', { schema: { tags, summary: 'Create', body: ProjectBody, response: { 200: CreatedId } } }, async (request) => {
     return createProject(request.ctx, projectData(request.body));

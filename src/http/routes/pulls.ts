@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Context } from '../../domain/context.js';
 import {
   deletePullRequest,
   deleteSourceBranch,
@@ -47,21 +46,20 @@ import {
   toWirePullRequestUpdate,
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
-import { textBody } from '../../plugins/bodies.js';
-import { type ApiApp, childList, childListRoutes } from '../child-lists.js';
-import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
+import { type ApiApp, childList, childListRoutes, queryRoute, textActionRoutes } from '../resource-routes.js';
+import { CreatedId, Nullable } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });
 const tags = ['Pull Request'];
+const PullParent = { path: '/pulls', idParam: 'requestId', tags };
 
 /** Get, the merge preview and the lists (docs/compatibility.md#pull-requests-endpoints). */
 function pullRequestReadRoutes(app: ApiApp): void {
-  const parent = { path: '/pulls', idParam: 'requestId', tags };
   app.get('/pulls/:requestId', { schema: { tags, summary: 'Get Basic Info', params: RequestId, response: { 200: PullRequestSchema } } }, async (request) =>
     toWirePullRequest(await getPullRequest(request.ctx, request.params.requestId)),
   );
 
-  childListRoutes(app, parent, [childList('labels', 'Get Labels', PullRequestLabelSchema, listLabels, toWirePullRequestLabel)]);
+  childListRoutes(app, PullParent, [childList('labels', 'Get Labels', PullRequestLabelSchema, listLabels, toWirePullRequestLabel)]);
 
   app.get(
     '/pulls/:requestId/merge-preview',
@@ -72,7 +70,7 @@ function pullRequestReadRoutes(app: ApiApp): void {
     },
   );
 
-  childListRoutes(app, parent, [
+  childListRoutes(app, PullParent, [
     childList('assignments', 'Get Assignments', PullRequestAssignmentSchema, listAssignments, toWirePullRequestAssignment),
     childList('reviews', 'Get Reviews', PullRequestReviewSchema, listReviews, toWirePullRequestReview),
     childList('comments', 'Get Comments', PullRequestCommentSchema, listComments, toWirePullRequestComment),
@@ -86,21 +84,15 @@ function pullRequestReadRoutes(app: ApiApp): void {
 
 /** Query and create (docs/compatibility.md#pull-requests-endpoints). */
 function pullRequestQueryCreateRoutes(app: ApiApp): void {
-  app.get(
-    '/pulls',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(PullRequestSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryPullRequests(request.ctx, request.query.query ?? '', offset, count)).map(toWirePullRequest);
-    },
-  );
+  queryRoute(app, {
+    path: '/pulls',
+    tags,
+    summary: 'Query Basic Info',
+    params: { query: Type.Optional(Type.String()) },
+    schema: PullRequestSchema,
+    run: (ctx, params, offset, count) => queryPullRequests(ctx, params.query ?? '', offset, count),
+    toWire: toWirePullRequest,
+  });
 
   app.post(
     '/pulls',
@@ -131,20 +123,16 @@ function pullRequestQueryCreateRoutes(app: ApiApp): void {
 
 /** The text-bodied setters and state changes, and delete (docs/compatibility.md#pull-requests-endpoints). */
 function pullRequestActionRoutes(app: ApiApp): void {
-  const textAction = (path: string, summary: string, action: (ctx: Context, id: number, text: string) => Promise<void>) =>
-    app.post(path, { config: { textBody: true }, schema: { tags, summary, params: RequestId, body: TextBody } }, async (request) => {
-      await action(request.ctx, request.params.requestId, textBody(request.body));
-      return '';
-    });
-
-  textAction('/pulls/:requestId/title', 'Set Title', setTitle);
-  textAction('/pulls/:requestId/description', 'Set Description', setDescription);
-  textAction('/pulls/:requestId/merge-strategy', 'Set Merge Strategy', (ctx, id, text) => setMergeStrategy(ctx, id, parseMergeStrategy(text)));
-  textAction('/pulls/:requestId/reopen', 'Reopen', reopenPullRequest);
-  textAction('/pulls/:requestId/discard', 'Discard', discardPullRequest);
-  textAction('/pulls/:requestId/merge', 'Merge', mergePullRequest);
-  textAction('/pulls/:requestId/delete-source-branch', 'Delete Source Branch', deleteSourceBranch);
-  textAction('/pulls/:requestId/restore-source-branch', 'Restore Source Branch', restoreSourceBranch);
+  textActionRoutes(app, PullParent, [
+    { path: 'title', summary: 'Set Title', run: setTitle },
+    { path: 'description', summary: 'Set Description', run: setDescription },
+    { path: 'merge-strategy', summary: 'Set Merge Strategy', run: (ctx, id, text) => setMergeStrategy(ctx, id, parseMergeStrategy(text)) },
+    { path: 'reopen', summary: 'Reopen', run: reopenPullRequest },
+    { path: 'discard', summary: 'Discard', run: discardPullRequest },
+    { path: 'merge', summary: 'Merge', run: mergePullRequest },
+    { path: 'delete-source-branch', summary: 'Delete Source Branch', run: deleteSourceBranch },
+    { path: 'restore-source-branch', summary: 'Restore Source Branch', run: restoreSourceBranch },
+  ]);
 
   app.delete('/pulls/:requestId', { schema: { tags, summary: 'Delete', params: RequestId } }, async (request) => {
     await deletePullRequest(request.ctx, request.params.requestId);

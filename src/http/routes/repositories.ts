@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type ApiApp } from '../child-lists.js';
-import { TextBody } from '../schemas/common.js';
-import { textBody } from '../../plugins/bodies.js';
+import { type ApiApp, textActionRoutes } from '../resource-routes.js';
 import {
   commitFile,
   createBranch,
@@ -58,17 +56,9 @@ function repositoryRefRoutes(app: ApiApp): void {
     return reply.type('text/plain; charset=utf-8').send(branch);
   });
 
-  app.post(
-    '/repositories/:projectId/default-branch',
-    {
-      config: { textBody: true },
-      schema: { tags, summary: 'Set Default Branch', params: ProjectId, body: TextBody },
-    },
-    async (request) => {
-      await setRepositoryDefaultBranch(request.ctx, request.params.projectId, textBody(request.body).trim());
-      return '';
-    },
-  );
+  textActionRoutes(app, { path: '/repositories', idParam: 'projectId', tags }, [
+    { path: 'default-branch', summary: 'Set Default Branch', run: (ctx, id, text) => setRepositoryDefaultBranch(ctx, id, text.trim()) },
+  ]);
 
   for (const kind of REF_KINDS) {
     app.get(`/repositories/:projectId/${kind.path}`, { schema: { tags, summary: `Get ${kind.plural}`, params: ProjectId, response: Names } }, async (request) =>

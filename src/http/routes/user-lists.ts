@@ -14,7 +14,7 @@ import {
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
 import { textBody } from '../../plugins/bodies.js';
-import { childList, childListRoutes } from '../child-lists.js';
+import { childList, childListRoutes } from '../resource-routes.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 import { CreatedId, TextBody } from '../schemas/common.js';
 

@@ -14,9 +14,8 @@ import {
   updateUser,
 } from '../../domain/users/index.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
-import { textBody } from '../../plugins/bodies.js';
-import { type ApiApp, childList, childListRoutes } from '../child-lists.js';
-import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
+import { type ApiApp, childList, childListRoutes, queryRoute, textActionRoutes } from '../resource-routes.js';
+import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
@@ -32,21 +31,15 @@ function userReadRoutes(app: ApiApp): void {
     toWireUser(await getUser(request.ctx, request.params.userId)),
   );
 
-  app.get(
-    '/users',
-    {
-      schema: {
-        tags,
-        summary: 'Query Profile',
-        querystring: Type.Object({ term: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(UserSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryUsers(request.ctx, request.query.term, offset, count)).map(toWireUser);
-    },
-  );
+  queryRoute(app, {
+    path: '/users',
+    tags,
+    summary: 'Query Profile',
+    params: { term: Type.Optional(Type.String()) },
+    schema: UserSchema,
+    run: (ctx, params, offset, count) => queryUsers(ctx, params.term, offset, count),
+    toWire: toWireUser,
+  });
 }
 
 /** Create, update, set the password, delete (docs/compatibility.md#users-endpoints). */
@@ -88,17 +81,7 @@ function userWriteRoutes(app: ApiApp): void {
     },
   );
 
-  app.post(
-    '/users/:userId/password',
-    {
-      config: { textBody: true },
-      schema: { tags, summary: 'Set Password', params: UserId, body: TextBody },
-    },
-    async (request) => {
-      await setPassword(request.ctx, request.params.userId, textBody(request.body));
-      return '';
-    },
-  );
+  textActionRoutes(app, UserParent, [{ path: 'password', summary: 'Set Password', run: setPassword }]);
 
   app.delete('/users/:userId', { schema: { tags, summary: 'Delete', params: UserId } }, async (request) => {
     await deleteUser(request.ctx, request.params.userId);

@@ -1,0 +1,137 @@
+import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Context } from '../domain/context.js';
+import { textBody } from '../plugins/bodies.js';
+import { page, PageQuery, TextBody } from './schemas/common.js';
+
+/**
+ * Route builders shared by the resource modules: a collection's query, an item's child lists and
+ * an item's text-bodied actions, each with one implementation of the HTTP conventions
+ * (docs/compatibility.md#gitloom-differs-json, docs/compatibility.md#gitloom-differs-success-responses).
+ */
+
+/** The instance a route module registers its routes on (the `/~api` scope, TypeBox-typed). */
+export type ApiApp = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/** An item of a collection, e.g. `{ path: '/issues', idParam: 'issueId', tags: ['Issue'] }`: routes below it take its integer id. */
+export interface ItemParent {
+  /** Collection path under `/~api`. */
+  path: string;
+  /** Name of the id path parameter. */
+  idParam: string;
+  /** OpenAPI tags. */
+  tags: string[];
+}
+
+/** A collection's query (GET on the collection, docs/compatibility.md#platform-pagination): its filters and the lookup. */
+export interface CollectionQuery<P extends TProperties, Row> {
+  path: string;
+  tags: string[];
+  /** OpenAPI summary, e.g. `Query Basic Info`. */
+  summary: string;
+  /** The filters; `offset` and `count` are added. */
+  params: P;
+  /** Wire schema of one element. */
+  schema: TSchema;
+  /** The page `offset`/`count` of the rows matching the filters; throws what the domain query throws (e.g. a malformed query). */
+  run(ctx: Context, params: Static<TObject<P>>, offset: number, count: number): Promise<Row[]>;
+  toWire(row: Row): unknown;
+}
+
+/** Registers `GET <query.path>?<filters>&offset&count`, answering the page of matching rows as a wire JSON array. */
+export function queryRoute<P extends TProperties, Row>(app: ApiApp, query: CollectionQuery<P, Row>): void {
+  app.get(
+    query.path,
+    {
+      schema: {
+        tags: query.tags,
+        summary: query.summary,
+        querystring: Type.Object({ ...query.params, ...PageQuery }),
+        response: { 200: Type.Array(query.schema) },
+      },
+    },
+    async (request) => {
+      const { offset, count } = page(request.query as { offset?: number; count?: number });
+      const rows = await query.run(request.ctx, request.query as Static<TObject<P>>, offset, count);
+      return rows.map((row) => query.toWire(row));
+    },
+  );
+}
+
+/** One list of an item's children, answered by `GET <parent>/{id}/<path>` as a JSON array. */
+export interface ChildList {
+  /** Path below the item, e.g. `fields`. */
+  path: string;
+  /** OpenAPI summary, e.g. `Get Fields`. */
+  summary: string;
+  /** Wire schema of one element. */
+  schema: TSchema;
+  /** The wire elements of item `id`'s list; throws what the domain lookup throws. */
+  read(ctx: Context, id: number): Promise<unknown[]>;
+}
+
+/**
+ * A child list read by `list` (which throws the domain's errors, e.g. an unknown or unreadable
+ * item) and turned to wire JSON row by row through `toWire`, or answered as read when the rows
+ * are already wire values.
+ */
+export function childList<Row>(
+  path: string,
+  summary: string,
+  schema: TSchema,
+  list: (ctx: Context, id: number) => Promise<Row[]>,
+  toWire?: (row: Row) => unknown,
+): ChildList {
+  return {
+    path,
+    summary,
+    schema,
+    read: async (ctx, id) => {
+      const rows = await list(ctx, id);
+      return toWire ? rows.map(toWire) : rows;
+    },
+  };
+}
+
+/**
+ * Registers the child lists of `parent`'s items, in the given order: `GET <parent.path>/:<parent.idParam>/<list.path>`
+ * with a `200` array response. The item's errors (not found, not readable) are the lists' own.
+ */
+export function childListRoutes(app: ApiApp, parent: ItemParent, lists: ChildList[]): void {
+  const params = Type.Object({ [parent.idParam]: Type.Integer() });
+  for (const list of lists) {
+    app.get(
+      `${parent.path}/:${parent.idParam}/${list.path}`,
+      { schema: { tags: parent.tags, summary: list.summary, params, response: { 200: Type.Array(list.schema) } } },
+      async (request) => list.read(request.ctx, (request.params as Record<string, number>)[parent.idParam]),
+    );
+  }
+}
+
+/** One action on an item taking a `text/plain` body (a title, a password, a merge commit message, …). */
+export interface TextAction {
+  /** Path below the item, e.g. `title`. */
+  path: string;
+  /** OpenAPI summary, e.g. `Set Title`. */
+  summary: string;
+  /** Runs the action on item `id` with the body's text; throws what the domain throws. */
+  run(ctx: Context, id: number, text: string): Promise<void>;
+}
+
+/**
+ * Registers the text-bodied actions on `parent`'s items, in the given order: `POST <parent.path>/:<parent.idParam>/<action.path>`
+ * with a `text/plain` body (docs/compatibility.md#gitloom-differs-mount-and-media-types), answered by an empty `200`.
+ */
+export function textActionRoutes(app: ApiApp, parent: ItemParent, actions: TextAction[]): void {
+  const params = Type.Object({ [parent.idParam]: Type.Integer() });
+  for (const action of actions) {
+    app.post(
+      `${parent.path}/:${parent.idParam}/${action.path}`,
+      { config: { textBody: true }, schema: { tags: parent.tags, summary: action.summary, params, body: TextBody } },
+      async (request) => {
+        await action.run(request.ctx, (request.params as Record<string, number>)[parent.idParam], textBody(request.body));
+        return '';
+      },
+    );
+  }
+}
