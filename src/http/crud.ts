@@ -36,6 +36,13 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
   };
 }
 
+/** The Query of resources filtered by an optional `name` (roles, groups, label specs; docs/compatibility.md#roles, docs/compatibility.md#groups-and-memberships). */
+export function nameQuery<Row>(
+  search: (ctx: Context, name: string | undefined, offset: number, count: number) => Promise<Row[]>,
+): NonNullable<CrudResource<Row, TObject, TObject>['query']> {
+  return { params: { name: Type.Optional(Type.String()) }, run: (ctx, params, offset, count) => search(ctx, params.name as string | undefined, offset, count) };
+}
+
 /** Builds the routes of standard resources: those of Get, Create, Update, Delete and Query that each resource has, in that order. */
 export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): FastifyPluginAsyncTypebox {
   return async (app) => {

@@ -23,7 +23,7 @@ export interface ItemParent {
   tags: string[];
 }
 
-/** A collection's query (GET on the collection, docs/compatibility.md#platform-pagination): its filters and the lookup. */
+/** A collection's query (GET on the collection; docs/compatibility.md#platform-pagination, docs/compatibility.md#gitloom-differs-pagination-and-query-parameters): its filters and the lookup. */
 export interface CollectionQuery<P extends TProperties, Row> {
   path: string;
   tags: string[];
@@ -56,6 +56,31 @@ export function queryRoute<P extends TProperties, Row>(app: ApiApp, query: Colle
       return rows.map((row) => query.toWire(row));
     },
   );
+}
+
+/**
+ * Registers `GET <path>?query&offset&count` (`Query Basic Info`) of a collection searched with the
+ * query language (docs/compatibility.md#issues-query-language, docs/compatibility.md#pull-requests-query-language,
+ * docs/compatibility.md#builds-query-language, docs/compatibility.md#projects-query-language): an absent `query` is the
+ * empty query, which matches all.
+ */
+export function basicInfoQueryRoute<Row>(
+  app: ApiApp,
+  path: string,
+  tags: string[],
+  schema: TSchema,
+  search: (ctx: Context, query: string, offset: number, count: number) => Promise<Row[]>,
+  toWire: (row: Row) => unknown,
+): void {
+  queryRoute(app, {
+    path,
+    tags,
+    summary: 'Query Basic Info',
+    params: { query: Type.Optional(Type.String()) },
+    schema,
+    run: (ctx, params, offset, count) => search(ctx, params.query ?? '', offset, count),
+    toWire,
+  });
 }
 
 /** One list of an item's children, answered by `GET <parent>/{id}/<path>` as a JSON array. */

@@ -41,7 +41,7 @@ import {
   UserAuthorizationSchema,
 } from '../../wire/access.js';
 import { childList, childListRoutes } from '../resource-routes.js';
-import { crudRoutes, type CrudResource } from '../crud.js';
+import { crudRoutes, type CrudResource, nameQuery } from '../crud.js';
 import { Nullable } from '../schemas/common.js';
 
 const RoleFields = {
@@ -76,7 +76,6 @@ const GroupBody = Type.Partial(
 
 const UserAuthorizationBody = Type.Object({ projectId: Type.Integer(), userId: Type.Integer(), roleId: Type.Integer() }, { additionalProperties: false });
 const GroupAuthorizationBody = Type.Object({ projectId: Type.Integer(), groupId: Type.Integer(), roleId: Type.Integer() }, { additionalProperties: false });
-const NameQuery = { name: Type.Optional(Type.String()) };
 
 /** Roles, groups and user/group authorizations: the standard resources (docs/compatibility.md#roles, docs/compatibility.md#authorizations, docs/compatibility.md#groups-and-memberships). */
 const resources: CrudResource<any, TObject, TObject>[] = [
@@ -90,7 +89,7 @@ const resources: CrudResource<any, TObject, TObject>[] = [
     create: { body: RoleBody, run: createRole },
     update: { body: RoleBody, run: updateRole },
     delete: deleteRole,
-    query: { params: NameQuery, run: (ctx, params, offset, count) => queryRoles(ctx, params.name as string | undefined, offset, count) },
+    query: nameQuery(queryRoles),
   },
   {
     tag: 'Group',
@@ -102,7 +101,7 @@ const resources: CrudResource<any, TObject, TObject>[] = [
     create: { body: GroupBody, run: createGroup },
     update: { body: GroupBody, run: updateGroup },
     delete: deleteGroup,
-    query: { params: NameQuery, run: (ctx, params, offset, count) => queryGroups(ctx, params.name as string | undefined, offset, count) },
+    query: nameQuery(queryGroups),
   },
   {
     tag: 'User Authorization',

@@ -23,7 +23,7 @@ import {
   toWireBuildLabel,
   toWireBuildParam,
 } from '../../wire/builds.js';
-import { childList, childListRoutes, queryRoute } from '../resource-routes.js';
+import { childList, childListRoutes, basicInfoQueryRoute } from '../resource-routes.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 
 const BuildId = Type.Object({ buildId: Type.Integer() });
@@ -55,15 +55,7 @@ export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
     childList('fixed-issue-ids', 'Get Fixed Issue Ids', Type.Integer(), fixedIssueIds),
   ]);
 
-  queryRoute(app, {
-    path: '/builds',
-    tags,
-    summary: 'Query Basic Info',
-    params: { query: Type.Optional(Type.String()) },
-    schema: BuildSchema,
-    run: (ctx, params, offset, count) => queryBuilds(ctx, params.query ?? '', offset, count),
-    toWire: toWireBuild,
-  });
+  basicInfoQueryRoute(app, '/builds', tags, BuildSchema, queryBuilds, toWireBuild);
 
   app.delete('/builds/:buildId', { schema: { tags, summary: 'Delete', params: BuildId } }, async (request) => {
     await deleteBuild(request.ctx, request.params.buildId);

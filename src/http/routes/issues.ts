@@ -38,7 +38,7 @@ import {
   toWireIssueWatch,
 } from '../../wire/issues.js';
 import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
-import { type ApiApp, childList, childListRoutes, queryRoute, textActionRoutes } from '../resource-routes.js';
+import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, textActionRoutes } from '../resource-routes.js';
 import { CreatedId, Nullable } from '../schemas/common.js';
 
 const IssueId = Type.Object({ issueId: Type.Integer() });
@@ -53,15 +53,7 @@ function issueEntityRoutes(app: ApiApp): void {
     wire(await getIssue(request.ctx, request.params.issueId)),
   );
 
-  queryRoute(app, {
-    path: '/issues',
-    tags,
-    summary: 'Query Basic Info',
-    params: { query: Type.Optional(Type.String()) },
-    schema: IssueSchema,
-    run: (ctx, params, offset, count) => queryIssues(ctx, params.query ?? '', offset, count),
-    toWire: wire,
-  });
+  basicInfoQueryRoute(app, '/issues', tags, IssueSchema, queryIssues, wire);
 
   app.post(
     '/issues',

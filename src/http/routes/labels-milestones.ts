@@ -17,7 +17,7 @@ import {
 } from '../../domain/projects/index.js';
 import type { Context } from '../../domain/context.js';
 import { LabelSpecSchema, MilestoneSchema, ProjectLabelSchema, toWireLabelSpec, toWireMilestone, toWireProjectLabel } from '../../wire/access.js';
-import { crudRoutes } from '../crud.js';
+import { crudRoutes, nameQuery } from '../crud.js';
 import { InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const LabelSpecBody = Type.Partial(Type.Object({ name: Type.String(), color: Type.String() }), { additionalProperties: false });
@@ -53,10 +53,7 @@ export const labelMilestoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
         create: { body: LabelSpecBody, run: createLabelSpec },
         update: { body: LabelSpecBody, run: updateLabelSpec },
         delete: deleteLabelSpec,
-        query: {
-          params: { name: Type.Optional(Type.String()) },
-          run: (ctx, params, offset, count) => queryLabelSpecs(ctx, params.name as string | undefined, offset, count),
-        },
+        query: nameQuery(queryLabelSpecs),
       },
       {
         tag: 'Milestone',

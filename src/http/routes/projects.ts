@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { cloneUrls, createProject, deleteProject, getProject, type ProjectData, queryProjects, updateProject } from '../../domain/projects/index.js';
 import { CloneUrlSchema, CodeAnalysisSettingSchema, GitPackConfigSchema, ProjectSchema, toWireProject } from '../../wire/projects.js';
-import { queryRoute } from '../resource-routes.js';
+import { basicInfoQueryRoute } from '../resource-routes.js';
 import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });
@@ -52,15 +52,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.type('text/plain; charset=utf-8').send((await getProject(request.ctx, request.params.projectId)).path),
   );
 
-  queryRoute(app, {
-    path: '/projects',
-    tags,
-    summary: 'Query Basic Info',
-    params: { query: Type.Optional(Type.String()) },
-    schema: ProjectSchema,
-    run: (ctx, params, offset, count) => queryProjects(ctx, params.query ?? '', offset, count),
-    toWire: toWireProject,
-  });
+  basicInfoQueryRoute(app, '/projects', tags, ProjectSchema, queryProjects, toWireProject);
 
   app.post('/projects', { schema: { tags, summary: 'Create', body: ProjectBody, response: { 200: CreatedId } } }, async (request) => {
     return createProject(request.ctx, projectData(request.body));

@@ -46,7 +46,7 @@ import {
   toWirePullRequestUpdate,
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
-import { type ApiApp, childList, childListRoutes, queryRoute, textActionRoutes } from '../resource-routes.js';
+import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, textActionRoutes } from '../resource-routes.js';
 import { CreatedId, Nullable } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });
@@ -84,15 +84,7 @@ function pullRequestReadRoutes(app: ApiApp): void {
 
 /** Query and create (docs/compatibility.md#pull-requests-endpoints). */
 function pullRequestQueryCreateRoutes(app: ApiApp): void {
-  queryRoute(app, {
-    path: '/pulls',
-    tags,
-    summary: 'Query Basic Info',
-    params: { query: Type.Optional(Type.String()) },
-    schema: PullRequestSchema,
-    run: (ctx, params, offset, count) => queryPullRequests(ctx, params.query ?? '', offset, count),
-    toWire: toWirePullRequest,
-  });
+  basicInfoQueryRoute(app, '/pulls', tags, PullRequestSchema, queryPullRequests, toWirePullRequest);
 
   app.post(
     '/pulls',
