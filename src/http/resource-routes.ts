@@ -6,7 +6,7 @@ import { page, PageQuery, TextBody } from './schemas/common.js';
 
 /**
  * Route builders shared by the resource modules: a collection's query, an item's child lists and
- * an item's text-bodied actions, each with one implementation of the HTTP conventions
+ * an item's actions, each with one implementation of the HTTP conventions
  * (docs/compatibility.md#gitloom-differs-json, docs/compatibility.md#gitloom-differs-success-responses).
  */
 
@@ -133,28 +133,43 @@ export function childListRoutes(app: ApiApp, parent: ItemParent, lists: ChildLis
   }
 }
 
-/** One action on an item taking a `text/plain` body (a title, a password, a merge commit message, …). */
-export interface TextAction {
+/** One action on an item: `POST <parent>/{id}/<path>` with a body, answered by an empty `200`. */
+export interface ItemAction {
   /** Path below the item, e.g. `title`. */
   path: string;
   /** OpenAPI summary, e.g. `Set Title`. */
   summary: string;
-  /** Runs the action on item `id` with the body's text; throws what the domain throws. */
-  run(ctx: Context, id: number, text: string): Promise<void>;
+  /** `text` for a `text/plain` body (docs/compatibility.md#gitloom-differs-mount-and-media-types), else the JSON body's schema. */
+  body: TSchema | 'text';
+  /** Runs the action on item `id` with the body (its text for a `text/plain` body); throws what the domain throws. */
+  run(ctx: Context, id: number, body: unknown): Promise<void>;
 }
 
-/**
- * Registers the text-bodied actions on `parent`'s items, in the given order: `POST <parent.path>/:<parent.idParam>/<action.path>`
- * with a `text/plain` body (docs/compatibility.md#gitloom-differs-mount-and-media-types), answered by an empty `200`.
- */
-export function textActionRoutes(app: ApiApp, parent: ItemParent, actions: TextAction[]): void {
+/** An action taking a `text/plain` body: a title, a description, a password, a merge commit message, …. */
+export function textAction(path: string, summary: string, run: (ctx: Context, id: number, text: string) => Promise<void>): ItemAction {
+  return { path, summary, body: 'text', run: (ctx, id, body) => run(ctx, id, textBody(body)) };
+}
+
+/** An action taking a JSON body of schema `body` (validated before `run` sees it). */
+export function jsonAction<S extends TSchema>(
+  path: string,
+  summary: string,
+  body: S,
+  run: (ctx: Context, id: number, value: Static<S>) => Promise<void>,
+): ItemAction {
+  return { path, summary, body, run: (ctx, id, value) => run(ctx, id, value as Static<S>) };
+}
+
+/** Registers the actions on `parent`'s items, in the given order: `POST <parent.path>/:<parent.idParam>/<action.path>`, answered by an empty `200`. */
+export function itemActionRoutes(app: ApiApp, parent: ItemParent, actions: ItemAction[]): void {
   const params = Type.Object({ [parent.idParam]: Type.Integer() });
   for (const action of actions) {
+    const schema = { tags: parent.tags, summary: action.summary, params, body: action.body === 'text' ? TextBody : action.body };
     app.post(
       `${parent.path}/:${parent.idParam}/${action.path}`,
-      { config: { textBody: true }, schema: { tags: parent.tags, summary: action.summary, params, body: TextBody } },
+      action.body === 'text' ? { config: { textBody: true }, schema } : { schema },
       async (request) => {
-        await action.run(request.ctx, (request.params as Record<string, number>)[parent.idParam], textBody(request.body));
+        await action.run(request.ctx, (request.params as Record<string, number>)[parent.idParam], request.body);
         return '';
       },
     );

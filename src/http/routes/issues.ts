@@ -38,13 +38,22 @@ import {
   toWireIssueWatch,
 } from '../../wire/issues.js';
 import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
-import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, textActionRoutes } from '../resource-routes.js';
+import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, itemActionRoutes, jsonAction, textAction } from '../resource-routes.js';
 import { CreatedId, Nullable } from '../schemas/common.js';
 
 const IssueId = Type.Object({ issueId: Type.Integer() });
 const tags = ['Issue'];
 const IssueParent = { path: '/issues', idParam: 'issueId', tags };
 const FieldValues = Type.Record(Type.String(), Nullable(Type.Union([Type.String(), Type.Array(Type.String())])));
+const StateTransition = Type.Object(
+  {
+    state: Type.String(),
+    fields: Type.Optional(FieldValues),
+    removeFields: Type.Optional(Type.Array(Type.String())),
+    comment: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: false },
+);
 const wire = (row: Parameters<typeof toWireIssue>[0]) => toWireIssue(row, stateOrdinal(row.state));
 
 /** Get, query and create (docs/compatibility.md#issues). */
@@ -95,49 +104,14 @@ function issueListRoutes(app: ApiApp): void {
 
 /** The setters: title, description, confidentiality, milestones, fields, state transition; and delete (docs/compatibility.md#issues). */
 function issueChangeRoutes(app: ApiApp): void {
-  textActionRoutes(app, IssueParent, [
-    { path: 'title', summary: 'Set Title', run: setIssueTitle },
-    { path: 'description', summary: 'Set Description', run: setIssueDescription },
+  itemActionRoutes(app, IssueParent, [
+    textAction('title', 'Set Title', setIssueTitle),
+    textAction('description', 'Set Description', setIssueDescription),
+    jsonAction('confidential', 'Set Confidential', Type.Boolean(), setIssueConfidential),
+    jsonAction('milestones', 'Set Milestones', Type.Array(Type.Integer()), setIssueMilestones),
+    jsonAction('fields', 'Set Fields', FieldValues, setIssueFields),
+    jsonAction('state-transitions', 'Transit State', StateTransition, transitIssueState),
   ]);
-  app.post('/issues/:issueId/confidential', { schema: { tags, summary: 'Set Confidential', params: IssueId, body: Type.Boolean() } }, async (request) => {
-    await setIssueConfidential(request.ctx, request.params.issueId, request.body);
-    return '';
-  });
-  app.post(
-    '/issues/:issueId/milestones',
-    { schema: { tags, summary: 'Set Milestones', params: IssueId, body: Type.Array(Type.Integer()) } },
-    async (request) => {
-      await setIssueMilestones(request.ctx, request.params.issueId, request.body);
-      return '';
-    },
-  );
-  app.post('/issues/:issueId/fields', { schema: { tags, summary: 'Set Fields', params: IssueId, body: FieldValues } }, async (request) => {
-    await setIssueFields(request.ctx, request.params.issueId, request.body);
-    return '';
-  });
-  app.post(
-    '/issues/:issueId/state-transitions',
-    {
-      schema: {
-        tags,
-        summary: 'Transit State',
-        params: IssueId,
-        body: Type.Object(
-          {
-            state: Type.String(),
-            fields: Type.Optional(FieldValues),
-            removeFields: Type.Optional(Type.Array(Type.String())),
-            comment: Type.Optional(Nullable(Type.String())),
-          },
-          { additionalProperties: false },
-        ),
-      },
-    },
-    async (request) => {
-      await transitIssueState(request.ctx, request.params.issueId, request.body);
-      return '';
-    },
-  );
   app.delete('/issues/:issueId', { schema: { tags, summary: 'Delete', params: IssueId } }, async (request) => {
     await deleteIssue(request.ctx, request.params.issueId);
     return '';

@@ -46,7 +46,7 @@ import {
   toWirePullRequestUpdate,
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
-import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, textActionRoutes } from '../resource-routes.js';
+import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, itemActionRoutes, textAction } from '../resource-routes.js';
 import { CreatedId, Nullable } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });
@@ -115,15 +115,15 @@ function pullRequestQueryCreateRoutes(app: ApiApp): void {
 
 /** The text-bodied setters and state changes, and delete (docs/compatibility.md#pull-requests-endpoints). */
 function pullRequestActionRoutes(app: ApiApp): void {
-  textActionRoutes(app, PullParent, [
-    { path: 'title', summary: 'Set Title', run: setTitle },
-    { path: 'description', summary: 'Set Description', run: setDescription },
-    { path: 'merge-strategy', summary: 'Set Merge Strategy', run: (ctx, id, text) => setMergeStrategy(ctx, id, parseMergeStrategy(text)) },
-    { path: 'reopen', summary: 'Reopen', run: reopenPullRequest },
-    { path: 'discard', summary: 'Discard', run: discardPullRequest },
-    { path: 'merge', summary: 'Merge', run: mergePullRequest },
-    { path: 'delete-source-branch', summary: 'Delete Source Branch', run: deleteSourceBranch },
-    { path: 'restore-source-branch', summary: 'Restore Source Branch', run: restoreSourceBranch },
+  itemActionRoutes(app, PullParent, [
+    textAction('title', 'Set Title', setTitle),
+    textAction('description', 'Set Description', setDescription),
+    textAction('merge-strategy', 'Set Merge Strategy', (ctx, id, text) => setMergeStrategy(ctx, id, parseMergeStrategy(text))),
+    textAction('reopen', 'Reopen', reopenPullRequest),
+    textAction('discard', 'Discard', discardPullRequest),
+    textAction('merge', 'Merge', mergePullRequest),
+    textAction('delete-source-branch', 'Delete Source Branch', deleteSourceBranch),
+    textAction('restore-source-branch', 'Restore Source Branch', restoreSourceBranch),
   ]);
 
   app.delete('/pulls/:requestId', { schema: { tags, summary: 'Delete', params: RequestId } }, async (request) => {

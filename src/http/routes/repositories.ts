@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type ApiApp, textActionRoutes } from '../resource-routes.js';
+import { type ApiApp, itemActionRoutes, textAction } from '../resource-routes.js';
 import {
   commitFile,
   createBranch,
@@ -56,8 +56,8 @@ function repositoryRefRoutes(app: ApiApp): void {
     return reply.type('text/plain; charset=utf-8').send(branch);
   });
 
-  textActionRoutes(app, { path: '/repositories', idParam: 'projectId', tags }, [
-    { path: 'default-branch', summary: 'Set Default Branch', run: (ctx, id, text) => setRepositoryDefaultBranch(ctx, id, text.trim()) },
+  itemActionRoutes(app, { path: '/repositories', idParam: 'projectId', tags }, [
+    textAction('default-branch', 'Set Default Branch', (ctx, id, text) => setRepositoryDefaultBranch(ctx, id, text.trim())),
   ]);
 
   for (const kind of REF_KINDS) {

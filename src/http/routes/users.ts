@@ -14,7 +14,7 @@ import {
   updateUser,
 } from '../../domain/users/index.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
-import { type ApiApp, childList, childListRoutes, queryRoute, textActionRoutes } from '../resource-routes.js';
+import { type ApiApp, childList, childListRoutes, queryRoute, itemActionRoutes, textAction } from '../resource-routes.js';
 import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
@@ -81,7 +81,7 @@ function userWriteRoutes(app: ApiApp): void {
     },
   );
 
-  textActionRoutes(app, UserParent, [{ path: 'password', summary: 'Set Password', run: setPassword }]);
+  itemActionRoutes(app, UserParent, [textAction('password', 'Set Password', setPassword)]);
 
   app.delete('/users/:userId', { schema: { tags, summary: 'Delete', params: UserId } }, async (request) => {
     await deleteUser(request.ctx, request.params.userId);
