@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../domain/context.js';
-import { queryRoute } from './resource-routes.js';
+import { itemDeleteRoute, itemGetRoute, itemId, itemParams, queryRoute } from './resource-routes.js';
 import { CreatedId } from './schemas/common.js';
 
 /**
@@ -48,16 +48,9 @@ export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): Fa
   return async (app) => {
     for (const resource of resources) {
       const tags = [resource.tag];
-      const params = Type.Object({ [resource.idParam]: Type.Integer() });
-      const item = `${resource.collection}/:${resource.idParam}`;
-      const idOf = (request: { params: unknown }) => (request.params as Record<string, number>)[resource.idParam];
-
+      const parent = { path: resource.collection, idParam: resource.idParam, tags };
       const { get, create, update, delete: remove } = resource;
-      if (get) {
-        app.get(item, { schema: { tags, summary: 'Get', params, response: { 200: resource.schema } } }, async (request) =>
-          resource.toWire(await get(request.ctx, idOf(request))),
-        );
-      }
+      if (get) itemGetRoute(app, parent, 'Get', resource.schema, get, resource.toWire);
 
       if (create) {
         app.post(resource.collection, { schema: { tags, summary: 'Create', body: create.body, response: { 200: CreatedId } } }, async (request) =>
@@ -66,18 +59,17 @@ export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): Fa
       }
 
       if (update) {
-        app.post(item, { schema: { tags, summary: 'Update', params, body: update.body } }, async (request) => {
-          const id = await update.run(request.ctx, idOf(request), request.body as never);
-          return id === undefined ? '' : id;
-        });
+        app.post(
+          `${resource.collection}/:${resource.idParam}`,
+          { schema: { tags, summary: 'Update', params: itemParams(parent), body: update.body } },
+          async (request) => {
+            const id = await update.run(request.ctx, itemId(parent, request), request.body as never);
+            return id === undefined ? '' : id;
+          },
+        );
       }
 
-      if (remove) {
-        app.delete(item, { schema: { tags, summary: 'Delete', params } }, async (request) => {
-          await remove(request.ctx, idOf(request));
-          return '';
-        });
-      }
+      if (remove) itemDeleteRoute(app, parent, remove);
 
       if (resource.query) {
         queryRoute(app, { path: resource.collection, tags, summary: 'Query', schema: resource.schema, toWire: resource.toWire, ...resource.query });

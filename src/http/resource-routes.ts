@@ -23,6 +23,40 @@ export interface ItemParent {
   tags: string[];
 }
 
+/** The integer id path parameter of `parent`'s items. */
+export function itemParams(parent: ItemParent) {
+  return Type.Object({ [parent.idParam]: Type.Integer() });
+}
+
+/** The id of the item a request addresses. */
+export function itemId(parent: ItemParent, request: { params: unknown }): number {
+  return (request.params as Record<string, number>)[parent.idParam];
+}
+
+/** Registers `GET <parent.path>/:<parent.idParam>`: the item read by `get` (which throws the domain's errors, e.g. not found) as wire JSON. */
+export function itemGetRoute<Row>(
+  app: ApiApp,
+  parent: ItemParent,
+  summary: string,
+  schema: TSchema,
+  get: (ctx: Context, id: number) => Promise<Row>,
+  toWire: (row: Row) => unknown,
+): void {
+  app.get(
+    `${parent.path}/:${parent.idParam}`,
+    { schema: { tags: parent.tags, summary, params: itemParams(parent), response: { 200: schema } } },
+    async (request) => toWire(await get(request.ctx, itemId(parent, request))),
+  );
+}
+
+/** Registers `DELETE <parent.path>/:<parent.idParam>` (`Delete`), answered by an empty `200`; throws what `remove` throws. */
+export function itemDeleteRoute(app: ApiApp, parent: ItemParent, remove: (ctx: Context, id: number) => Promise<void>): void {
+  app.delete(`${parent.path}/:${parent.idParam}`, { schema: { tags: parent.tags, summary: 'Delete', params: itemParams(parent) } }, async (request) => {
+    await remove(request.ctx, itemId(parent, request));
+    return '';
+  });
+}
+
 /** A collection's query (GET on the collection; docs/compatibility.md#platform-pagination, docs/compatibility.md#gitloom-differs-pagination-and-query-parameters): its filters and the lookup. */
 export interface CollectionQuery<P extends TProperties, Row> {
   path: string;
@@ -123,12 +157,12 @@ export function childList<Row>(
  * with a `200` array response. The item's errors (not found, not readable) are the lists' own.
  */
 export function childListRoutes(app: ApiApp, parent: ItemParent, lists: ChildList[]): void {
-  const params = Type.Object({ [parent.idParam]: Type.Integer() });
+  const params = itemParams(parent);
   for (const list of lists) {
     app.get(
       `${parent.path}/:${parent.idParam}/${list.path}`,
       { schema: { tags: parent.tags, summary: list.summary, params, response: { 200: Type.Array(list.schema) } } },
-      async (request) => list.read(request.ctx, (request.params as Record<string, number>)[parent.idParam]),
+      async (request) => list.read(request.ctx, itemId(parent, request)),
     );
   }
 }
@@ -162,14 +196,14 @@ export function jsonAction<S extends TSchema>(
 
 /** Registers the actions on `parent`'s items, in the given order: `POST <parent.path>/:<parent.idParam>/<action.path>`, answered by an empty `200`. */
 export function itemActionRoutes(app: ApiApp, parent: ItemParent, actions: ItemAction[]): void {
-  const params = Type.Object({ [parent.idParam]: Type.Integer() });
+  const params = itemParams(parent);
   for (const action of actions) {
     const schema = { tags: parent.tags, summary: action.summary, params, body: action.body === 'text' ? TextBody : action.body };
     app.post(
       `${parent.path}/:${parent.idParam}/${action.path}`,
       action.body === 'text' ? { config: { textBody: true }, schema } : { schema },
       async (request) => {
-        await action.run(request.ctx, (request.params as Record<string, number>)[parent.idParam], request.body);
+        await action.run(request.ctx, itemId(parent, request), request.body);
         return '';
       },
     );

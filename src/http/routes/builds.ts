@@ -23,11 +23,12 @@ import {
   toWireBuildLabel,
   toWireBuildParam,
 } from '../../wire/builds.js';
-import { childList, childListRoutes, basicInfoQueryRoute } from '../resource-routes.js';
+import { childList, childListRoutes, basicInfoQueryRoute, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 
 const BuildId = Type.Object({ buildId: Type.Integer() });
 const tags = ['Build'];
+const BuildParent = { path: '/builds', idParam: 'buildId', tags };
 const BuildLabelCreate = Type.Object({ buildId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false });
 
 /** `/build-labels`: create and delete (docs/compatibility.md#builds-endpoints). */
@@ -43,11 +44,9 @@ const buildLabels: CrudResource<Parameters<typeof toWireBuildLabel>[0], typeof B
 
 /** `/~api/builds` (docs/compatibility.md#builds-endpoints), and the build log. */
 export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/builds/:buildId', { schema: { tags, summary: 'Get Basic Info', params: BuildId, response: { 200: BuildSchema } } }, async (request) =>
-    toWireBuild(await getBuild(request.ctx, request.params.buildId)),
-  );
+  itemGetRoute(app, BuildParent, 'Get Basic Info', BuildSchema, getBuild, toWireBuild);
 
-  childListRoutes(app, { path: '/builds', idParam: 'buildId', tags }, [
+  childListRoutes(app, BuildParent, [
     childList('labels', 'Get Labels', BuildLabelSchema, getBuildLabels, toWireBuildLabel),
     childList('params', 'Get Params', BuildParamSchema, getBuildParams, toWireBuildParam),
     childList('dependencies', 'Get Dependencies', BuildDependenceSchema, (ctx, id) => getBuildDependences(ctx, id, 'dependencies'), toWireBuildDependence),
@@ -57,10 +56,7 @@ export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   basicInfoQueryRoute(app, '/builds', tags, BuildSchema, queryBuilds, toWireBuild);
 
-  app.delete('/builds/:buildId', { schema: { tags, summary: 'Delete', params: BuildId } }, async (request) => {
-    await deleteBuild(request.ctx, request.params.buildId);
-    return '';
-  });
+  itemDeleteRoute(app, BuildParent, deleteBuild);
 
   app.get(
     '/builds/:buildId/log',

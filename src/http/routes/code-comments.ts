@@ -13,7 +13,7 @@ import {
   updateCodeCommentReply,
 } from '../../domain/code-comments/index.js';
 import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
-import { childList, childListRoutes, queryRoute } from '../resource-routes.js';
+import { childList, childListRoutes, queryRoute, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
 import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
@@ -65,6 +65,8 @@ const ReplyFields = { commentId: Type.Integer(), userId: Type.Integer(), content
 const ReplyCreate = Type.Object({ ...ReplyFields, userId: Type.Optional(ReplyFields.userId), date: Type.Optional(InputDate) }, strict);
 const ReplyUpdate = Type.Partial(Type.Object(ReplyFields, strict));
 
+const tags = ['Code Comment'];
+const CommentParent = { path: '/code-comments', idParam: 'commentId', tags };
 const CommentId = Type.Object({ commentId: Type.Integer() });
 
 /** `/code-comment-replies` (docs/compatibility.md#code-comment-replies): the standard resource. */
@@ -82,15 +84,8 @@ const replies: CrudResource<Parameters<typeof toWireCodeCommentReply>[0], typeof
 
 /** `/~api/code-comments` (docs/compatibility.md#code-comments) and `/code-comment-replies` (docs/compatibility.md#code-comment-replies). */
 export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const tags = ['Code Comment'];
-  app.get(
-    '/code-comments/:commentId',
-    { schema: { tags, summary: 'Get Basic Info', params: CommentId, response: { 200: CodeCommentSchema } } },
-    async (request) => toWireCodeComment(await getCodeComment(request.ctx, request.params.commentId)),
-  );
-  childListRoutes(app, { path: '/code-comments', idParam: 'commentId', tags }, [
-    childList('replies', 'Get Replies', CodeCommentReplySchema, listCodeCommentReplies, toWireCodeCommentReply),
-  ]);
+  itemGetRoute(app, CommentParent, 'Get Basic Info', CodeCommentSchema, getCodeComment, toWireCodeComment);
+  childListRoutes(app, CommentParent, [childList('replies', 'Get Replies', CodeCommentReplySchema, listCodeCommentReplies, toWireCodeCommentReply)]);
   queryRoute(app, {
     path: '/code-comments',
     tags,
@@ -107,10 +102,7 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await updateCodeComment(request.ctx, request.params.commentId, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') });
     return '';
   });
-  app.delete('/code-comments/:commentId', { schema: { tags, summary: 'Delete', params: CommentId } }, async (request) => {
-    await deleteCodeComment(request.ctx, request.params.commentId);
-    return '';
-  });
+  itemDeleteRoute(app, CommentParent, deleteCodeComment);
 
   await app.register(crudRoutes([replies]));
 };

@@ -38,10 +38,19 @@ import {
   toWireIssueWatch,
 } from '../../wire/issues.js';
 import { PullRequestSchema, toWirePullRequest } from '../../wire/pulls.js';
-import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, itemActionRoutes, jsonAction, textAction } from '../resource-routes.js';
+import {
+  type ApiApp,
+  childList,
+  childListRoutes,
+  basicInfoQueryRoute,
+  itemActionRoutes,
+  jsonAction,
+  textAction,
+  itemDeleteRoute,
+  itemGetRoute,
+} from '../resource-routes.js';
 import { CreatedId, Nullable } from '../schemas/common.js';
 
-const IssueId = Type.Object({ issueId: Type.Integer() });
 const tags = ['Issue'];
 const IssueParent = { path: '/issues', idParam: 'issueId', tags };
 const FieldValues = Type.Record(Type.String(), Nullable(Type.Union([Type.String(), Type.Array(Type.String())])));
@@ -58,9 +67,7 @@ const wire = (row: Parameters<typeof toWireIssue>[0]) => toWireIssue(row, stateO
 
 /** Get, query and create (docs/compatibility.md#issues). */
 function issueEntityRoutes(app: ApiApp): void {
-  app.get('/issues/:issueId', { schema: { tags, summary: 'Get Basic Info', params: IssueId, response: { 200: IssueSchema } } }, async (request) =>
-    wire(await getIssue(request.ctx, request.params.issueId)),
-  );
+  itemGetRoute(app, IssueParent, 'Get Basic Info', IssueSchema, getIssue, wire);
 
   basicInfoQueryRoute(app, '/issues', tags, IssueSchema, queryIssues, wire);
 
@@ -112,10 +119,7 @@ function issueChangeRoutes(app: ApiApp): void {
     jsonAction('fields', 'Set Fields', FieldValues, setIssueFields),
     jsonAction('state-transitions', 'Transit State', StateTransition, transitIssueState),
   ]);
-  app.delete('/issues/:issueId', { schema: { tags, summary: 'Delete', params: IssueId } }, async (request) => {
-    await deleteIssue(request.ctx, request.params.issueId);
-    return '';
-  });
+  itemDeleteRoute(app, IssueParent, deleteIssue);
 }
 
 /** `/~api/issues` (docs/compatibility.md#gitloom-differs-additions-to-the-interface, docs/compatibility.md#issues). */

@@ -46,7 +46,16 @@ import {
   toWirePullRequestUpdate,
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
-import { type ApiApp, childList, childListRoutes, basicInfoQueryRoute, itemActionRoutes, textAction } from '../resource-routes.js';
+import {
+  type ApiApp,
+  childList,
+  childListRoutes,
+  basicInfoQueryRoute,
+  itemActionRoutes,
+  textAction,
+  itemDeleteRoute,
+  itemGetRoute,
+} from '../resource-routes.js';
 import { CreatedId, Nullable } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });
@@ -55,9 +64,7 @@ const PullParent = { path: '/pulls', idParam: 'requestId', tags };
 
 /** Get, the merge preview and the lists (docs/compatibility.md#pull-requests-endpoints). */
 function pullRequestReadRoutes(app: ApiApp): void {
-  app.get('/pulls/:requestId', { schema: { tags, summary: 'Get Basic Info', params: RequestId, response: { 200: PullRequestSchema } } }, async (request) =>
-    toWirePullRequest(await getPullRequest(request.ctx, request.params.requestId)),
-  );
+  itemGetRoute(app, PullParent, 'Get Basic Info', PullRequestSchema, getPullRequest, toWirePullRequest);
 
   childListRoutes(app, PullParent, [childList('labels', 'Get Labels', PullRequestLabelSchema, listLabels, toWirePullRequestLabel)]);
 
@@ -126,10 +133,7 @@ function pullRequestActionRoutes(app: ApiApp): void {
     textAction('restore-source-branch', 'Restore Source Branch', restoreSourceBranch),
   ]);
 
-  app.delete('/pulls/:requestId', { schema: { tags, summary: 'Delete', params: RequestId } }, async (request) => {
-    await deletePullRequest(request.ctx, request.params.requestId);
-    return '';
-  });
+  itemDeleteRoute(app, PullParent, deletePullRequest);
 }
 
 /** `/~api/pulls` (docs/compatibility.md#pull-requests-endpoints): the 22 pull request operations. */

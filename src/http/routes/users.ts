@@ -14,7 +14,7 @@ import {
   updateUser,
 } from '../../domain/users/index.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
-import { type ApiApp, childList, childListRoutes, queryRoute, itemActionRoutes, textAction } from '../resource-routes.js';
+import { type ApiApp, childList, childListRoutes, queryRoute, itemActionRoutes, textAction, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
 import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
@@ -27,9 +27,7 @@ function userReadRoutes(app: ApiApp): void {
     toWireUser(getMyProfile(request.ctx)),
   );
 
-  app.get('/users/:userId', { schema: { tags, summary: 'Get Profile', params: UserId, response: { 200: UserSchema } } }, async (request) =>
-    toWireUser(await getUser(request.ctx, request.params.userId)),
-  );
+  itemGetRoute(app, UserParent, 'Get Profile', UserSchema, getUser, toWireUser);
 
   queryRoute(app, {
     path: '/users',
@@ -83,10 +81,7 @@ function userWriteRoutes(app: ApiApp): void {
 
   itemActionRoutes(app, UserParent, [textAction('password', 'Set Password', setPassword)]);
 
-  app.delete('/users/:userId', { schema: { tags, summary: 'Delete', params: UserId } }, async (request) => {
-    await deleteUser(request.ctx, request.params.userId);
-    return '';
-  });
+  itemDeleteRoute(app, UserParent, deleteUser);
 }
 
 /** Access tokens (list, create, delete; docs/compatibility.md#users-access-tokens) and email addresses (list; docs/compatibility.md#email-addresses-and-ssh-keys). */
