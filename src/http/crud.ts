@@ -1,7 +1,8 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../domain/context.js';
-import { CreatedId, page, PageQuery } from './schemas/common.js';
+import { itemDeleteRoute, itemGetRoute, itemId, itemParams, queryRoute } from './resource-routes.js';
+import { CreatedId } from './schemas/common.js';
 
 /**
  * One standard create/read/update/delete resource (the generic resources of the API: roles, groups, memberships, authorizations, label specs, milestones, personalizations, watches, …): its wire schema, body schemas
@@ -20,16 +21,14 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
   schema: TSchema;
   /** Row → wire JSON. */
   toWire(row: Row): unknown;
-  /** Create body (`additionalProperties: false`; an `id` is therefore refused). */
-  createBody: Create;
-  /** Update body: the partial-merge shape (every field optional). */
-  updateBody: Update;
-  get(ctx: Context, id: number): Promise<Row>;
-  /** Returns the new id. */
-  create(ctx: Context, body: Static<Create>): Promise<number>;
-  /** Partial merge onto the stored entity. Returns the id when OneDev answers with it. */
-  update(ctx: Context, id: number, body: Static<Update>): Promise<number | void>;
-  delete(ctx: Context, id: number): Promise<void>;
+  /** Get (GET on an item); absent for resources without it. */
+  get?(ctx: Context, id: number): Promise<Row>;
+  /** Create (POST on the collection): the body (`additionalProperties: false`; an `id` is therefore refused) and the operation, which returns the new id. */
+  create?: { body: Create; run(ctx: Context, body: Static<Create>): Promise<number> };
+  /** Update (POST on an item): the partial-merge body (every field optional) merged onto the stored entity; returns the id when OneDev answers with it. */
+  update?: { body: Update; run(ctx: Context, id: number, body: Static<Update>): Promise<number | void> };
+  /** Delete (DELETE on an item). */
+  delete?(ctx: Context, id: number): Promise<void>;
   /** Query (GET on the collection) for resources that have it: extra query params and the lookup. */
   query?: {
     params: TProperties;
@@ -37,46 +36,43 @@ export interface CrudResource<Row, Create extends TObject, Update extends TObjec
   };
 }
 
-/** Builds the routes of standard resources: Get, Create, Update, Delete and optional Query. */
-export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): FastifyPluginAsync {
+/** The Query of resources filtered by an optional `name` (roles, groups, label specs; docs/compatibility.md#roles, docs/compatibility.md#groups-and-memberships). */
+export function nameQuery<Row>(
+  search: (ctx: Context, name: string | undefined, offset: number, count: number) => Promise<Row[]>,
+): NonNullable<CrudResource<Row, TObject, TObject>['query']> {
+  return { params: { name: Type.Optional(Type.String()) }, run: (ctx, params, offset, count) => search(ctx, params.name as string | undefined, offset, count) };
+}
+
+/** Builds the routes of standard resources: those of Get, Create, Update, Delete and Query that each resource has, in that order. */
+export function crudRoutes(resources: CrudResource<any, TObject, TObject>[]): FastifyPluginAsyncTypebox {
   return async (app) => {
     for (const resource of resources) {
       const tags = [resource.tag];
-      const params = Type.Object({ [resource.idParam]: Type.Integer() });
-      const item = `${resource.collection}/:${resource.idParam}`;
-      const idOf = (request: { params: unknown }) => (request.params as Record<string, number>)[resource.idParam];
+      const parent = { path: resource.collection, idParam: resource.idParam, tags };
+      const { get, create, update, delete: remove } = resource;
+      if (get) itemGetRoute(app, parent, 'Get', resource.schema, get, resource.toWire);
 
-      app.get(item, { schema: { tags, summary: 'Get', params, response: { 200: resource.schema } } }, async (request) =>
-        resource.toWire(await resource.get(request.ctx, idOf(request))),
-      );
+      if (create) {
+        app.post(resource.collection, { schema: { tags, summary: 'Create', body: create.body, response: { 200: CreatedId } } }, async (request) =>
+          create.run(request.ctx, request.body as never),
+        );
+      }
 
-      app.post(resource.collection, { schema: { tags, summary: 'Create', body: resource.createBody, response: { 200: CreatedId } } }, async (request) =>
-        resource.create(request.ctx, request.body as never),
-      );
-
-      app.post(item, { schema: { tags, summary: 'Update', params, body: resource.updateBody } }, async (request) => {
-        const id = await resource.update(request.ctx, idOf(request), request.body as never);
-        return id === undefined ? '' : id;
-      });
-
-      app.delete(item, { schema: { tags, summary: 'Delete', params } }, async (request) => {
-        await resource.delete(request.ctx, idOf(request));
-        return '';
-      });
-
-      const query = resource.query;
-      if (query) {
-        app.get(
-          resource.collection,
-          {
-            schema: { tags, summary: 'Query', querystring: Type.Object({ ...query.params, ...PageQuery }), response: { 200: Type.Array(resource.schema) } },
-          },
+      if (update) {
+        app.post(
+          `${resource.collection}/:${resource.idParam}`,
+          { schema: { tags, summary: 'Update', params: itemParams(parent), body: update.body } },
           async (request) => {
-            const { offset, count } = page(request.query as { offset?: number; count?: number });
-            const rows = await query.run(request.ctx, request.query as Record<string, unknown>, offset, count);
-            return rows.map((row) => resource.toWire(row));
+            const id = await update.run(request.ctx, itemId(parent, request), request.body as never);
+            return id === undefined ? '' : id;
           },
         );
+      }
+
+      if (remove) itemDeleteRoute(app, parent, remove);
+
+      if (resource.query) {
+        queryRoute(app, { path: resource.collection, tags, summary: 'Query', schema: resource.schema, toWire: resource.toWire, ...resource.query });
       }
     }
   };

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TObject } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   createGroupAuthorization,
@@ -40,8 +40,9 @@ import {
   toWireUserAuthorization,
   UserAuthorizationSchema,
 } from '../../wire/access.js';
-import { crudRoutes } from '../crud.js';
-import { CreatedId, Nullable } from '../schemas/common.js';
+import { childList, childListRoutes } from '../resource-routes.js';
+import { crudRoutes, type CrudResource, nameQuery } from '../crud.js';
+import { Nullable } from '../schemas/common.js';
 
 const RoleFields = {
   ...RoleLeadingFields,
@@ -75,105 +76,79 @@ const GroupBody = Type.Partial(
 
 const UserAuthorizationBody = Type.Object({ projectId: Type.Integer(), userId: Type.Integer(), roleId: Type.Integer() }, { additionalProperties: false });
 const GroupAuthorizationBody = Type.Object({ projectId: Type.Integer(), groupId: Type.Integer(), roleId: Type.Integer() }, { additionalProperties: false });
-const NameQuery = { name: Type.Optional(Type.String()) };
+
+/** Roles, groups and user/group authorizations: the standard resources (docs/compatibility.md#roles, docs/compatibility.md#authorizations, docs/compatibility.md#groups-and-memberships). */
+const resources: CrudResource<any, TObject, TObject>[] = [
+  {
+    tag: 'Role',
+    collection: '/roles',
+    idParam: 'roleId',
+    schema: RoleSchema,
+    toWire: toWireRole,
+    get: getRole,
+    create: { body: RoleBody, run: createRole },
+    update: { body: RoleBody, run: updateRole },
+    delete: deleteRole,
+    query: nameQuery(queryRoles),
+  },
+  {
+    tag: 'Group',
+    collection: '/groups',
+    idParam: 'groupId',
+    schema: GroupSchema,
+    toWire: toWireGroup,
+    get: getGroup,
+    create: { body: GroupBody, run: createGroup },
+    update: { body: GroupBody, run: updateGroup },
+    delete: deleteGroup,
+    query: nameQuery(queryGroups),
+  },
+  {
+    tag: 'User Authorization',
+    collection: '/user-authorizations',
+    idParam: 'authorizationId',
+    schema: UserAuthorizationSchema,
+    toWire: toWireUserAuthorization,
+    get: getUserAuthorization,
+    create: { body: UserAuthorizationBody, run: (ctx, body) => createUserAuthorization(ctx, body as never) },
+    update: { body: Type.Partial(UserAuthorizationBody), run: updateUserAuthorization },
+    delete: deleteUserAuthorization,
+  },
+  {
+    tag: 'Group Authorization',
+    collection: '/group-authorizations',
+    idParam: 'authorizationId',
+    schema: GroupAuthorizationSchema,
+    toWire: toWireGroupAuthorization,
+    get: getGroupAuthorization,
+    create: { body: GroupAuthorizationBody, run: (ctx, body) => createGroupAuthorization(ctx, body as never) },
+    update: { body: Type.Partial(GroupAuthorizationBody), run: updateGroupAuthorization },
+    delete: deleteGroupAuthorization,
+  },
+];
+
+/** Memberships: get, create, delete (docs/compatibility.md#gitloom-differs-additions-to-the-interface). */
+const memberships: CrudResource<any, TObject, TObject> = {
+  tag: 'Membership',
+  collection: '/memberships',
+  idParam: 'membershipId',
+  schema: MembershipSchema,
+  toWire: toWireMembership,
+  get: getMembership,
+  create: { body: Type.Object({ userId: Type.Integer(), groupId: Type.Integer() }, { additionalProperties: false }), run: createMembership },
+  delete: deleteMembership,
+};
 
 /**
  * Roles, groups, user/group authorizations (docs/compatibility.md#roles, docs/compatibility.md#authorizations, docs/compatibility.md#groups-and-memberships) and
  * memberships (docs/compatibility.md#gitloom-differs-additions-to-the-interface).
  */
 export const accessRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  await app.register(
-    crudRoutes([
-      {
-        tag: 'Role',
-        collection: '/roles',
-        idParam: 'roleId',
-        schema: RoleSchema,
-        toWire: toWireRole,
-        createBody: RoleBody,
-        updateBody: RoleBody,
-        get: getRole,
-        create: createRole,
-        update: updateRole,
-        delete: deleteRole,
-        query: { params: NameQuery, run: (ctx, params, offset, count) => queryRoles(ctx, params.name as string | undefined, offset, count) },
-      },
-      {
-        tag: 'Group',
-        collection: '/groups',
-        idParam: 'groupId',
-        schema: GroupSchema,
-        toWire: toWireGroup,
-        createBody: GroupBody,
-        updateBody: GroupBody,
-        get: getGroup,
-        create: createGroup,
-        update: updateGroup,
-        delete: deleteGroup,
-        query: { params: NameQuery, run: (ctx, params, offset, count) => queryGroups(ctx, params.name as string | undefined, offset, count) },
-      },
-      {
-        tag: 'User Authorization',
-        collection: '/user-authorizations',
-        idParam: 'authorizationId',
-        schema: UserAuthorizationSchema,
-        toWire: toWireUserAuthorization,
-        createBody: UserAuthorizationBody,
-        updateBody: Type.Partial(UserAuthorizationBody),
-        get: getUserAuthorization,
-        create: (ctx, body) => createUserAuthorization(ctx, body as never),
-        update: updateUserAuthorization,
-        delete: deleteUserAuthorization,
-      },
-      {
-        tag: 'Group Authorization',
-        collection: '/group-authorizations',
-        idParam: 'authorizationId',
-        schema: GroupAuthorizationSchema,
-        toWire: toWireGroupAuthorization,
-        createBody: GroupAuthorizationBody,
-        updateBody: Type.Partial(GroupAuthorizationBody),
-        get: getGroupAuthorization,
-        create: (ctx, body) => createGroupAuthorization(ctx, body as never),
-        update: updateGroupAuthorization,
-        delete: deleteGroupAuthorization,
-      },
-    ]),
-  );
+  await app.register(crudRoutes(resources));
+  childListRoutes(app, { path: '/groups', idParam: 'groupId', tags: ['Group'] }, [
+    childList('authorizations', 'Get Authorizations', GroupAuthorizationSchema, groupAuthorizations, toWireGroupAuthorization),
+    childList('memberships', 'Get Memberships', MembershipSchema, groupMemberships, toWireMembership),
+  ]);
 
-  const GroupId = Type.Object({ groupId: Type.Integer() });
-  app.get(
-    '/groups/:groupId/authorizations',
-    { schema: { tags: ['Group'], summary: 'Get Authorizations', params: GroupId, response: { 200: Type.Array(GroupAuthorizationSchema) } } },
-    async (request) => (await groupAuthorizations(request.ctx, request.params.groupId)).map(toWireGroupAuthorization),
-  );
-  app.get(
-    '/groups/:groupId/memberships',
-    { schema: { tags: ['Group'], summary: 'Get Memberships', params: GroupId, response: { 200: Type.Array(MembershipSchema) } } },
-    async (request) => (await groupMemberships(request.ctx, request.params.groupId)).map(toWireMembership),
-  );
-
-  const MembershipId = Type.Object({ membershipId: Type.Integer() });
-  const mtags = ['Membership'];
-  app.get(
-    '/memberships/:membershipId',
-    { schema: { tags: mtags, summary: 'Get', params: MembershipId, response: { 200: MembershipSchema } } },
-    async (request) => toWireMembership(await getMembership(request.ctx, request.params.membershipId)),
-  );
-  app.post(
-    '/memberships',
-    {
-      schema: {
-        tags: mtags,
-        summary: 'Create',
-        body: Type.Object({ userId: Type.Integer(), groupId: Type.Integer() }, { additionalProperties: false }),
-        response: { 200: CreatedId },
-      },
-    },
-    async (request) => createMembership(request.ctx, request.body),
-  );
-  app.delete('/memberships/:membershipId', { schema: { tags: mtags, summary: 'Delete', params: MembershipId } }, async (request) => {
-    await deleteMembership(request.ctx, request.params.membershipId);
-    return '';
-  });
+  await app.register(crudRoutes([memberships]));
 };

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
+import { Type, type TObject } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   buildLog,
@@ -23,67 +23,40 @@ import {
   toWireBuildLabel,
   toWireBuildParam,
 } from '../../wire/builds.js';
-import { CreatedId, page, PageQuery } from '../schemas/common.js';
+import { childList, childListRoutes, basicInfoQueryRoute, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
+import { crudRoutes, type CrudResource } from '../crud.js';
 
 const BuildId = Type.Object({ buildId: Type.Integer() });
 const tags = ['Build'];
+const BuildParent = { path: '/builds', idParam: 'buildId', tags };
+const BuildLabelCreate = Type.Object({ buildId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false });
+
+/** `/build-labels`: create and delete (docs/compatibility.md#builds-endpoints). */
+const buildLabels: CrudResource<Parameters<typeof toWireBuildLabel>[0], typeof BuildLabelCreate, TObject> = {
+  tag: 'Build Label',
+  collection: '/build-labels',
+  idParam: 'labelId',
+  schema: BuildLabelSchema,
+  toWire: toWireBuildLabel,
+  create: { body: BuildLabelCreate, run: createBuildLabel },
+  delete: deleteBuildLabel,
+};
 
 /** `/~api/builds` (docs/compatibility.md#builds-endpoints), and the build log. */
 export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/builds/:buildId', { schema: { tags, summary: 'Get Basic Info', params: BuildId, response: { 200: BuildSchema } } }, async (request) =>
-    toWireBuild(await getBuild(request.ctx, request.params.buildId)),
-  );
+  itemGetRoute(app, BuildParent, 'Get Basic Info', BuildSchema, getBuild, toWireBuild);
 
-  app.get(
-    '/builds/:buildId/labels',
-    { schema: { tags, summary: 'Get Labels', params: BuildId, response: { 200: Type.Array(BuildLabelSchema) } } },
-    async (request) => (await getBuildLabels(request.ctx, request.params.buildId)).map(toWireBuildLabel),
-  );
+  childListRoutes(app, BuildParent, [
+    childList('labels', 'Get Labels', BuildLabelSchema, getBuildLabels, toWireBuildLabel),
+    childList('params', 'Get Params', BuildParamSchema, getBuildParams, toWireBuildParam),
+    childList('dependencies', 'Get Dependencies', BuildDependenceSchema, (ctx, id) => getBuildDependences(ctx, id, 'dependencies'), toWireBuildDependence),
+    childList('dependents', 'Get Dependents', BuildDependenceSchema, (ctx, id) => getBuildDependences(ctx, id, 'dependents'), toWireBuildDependence),
+    childList('fixed-issue-ids', 'Get Fixed Issue Ids', Type.Integer(), fixedIssueIds),
+  ]);
 
-  app.get(
-    '/builds/:buildId/params',
-    { schema: { tags, summary: 'Get Params', params: BuildId, response: { 200: Type.Array(BuildParamSchema) } } },
-    async (request) => (await getBuildParams(request.ctx, request.params.buildId)).map(toWireBuildParam),
-  );
+  basicInfoQueryRoute(app, '/builds', tags, BuildSchema, queryBuilds, toWireBuild);
 
-  app.get(
-    '/builds/:buildId/dependencies',
-    { schema: { tags, summary: 'Get Dependencies', params: BuildId, response: { 200: Type.Array(BuildDependenceSchema) } } },
-    async (request) => (await getBuildDependences(request.ctx, request.params.buildId, 'dependencies')).map(toWireBuildDependence),
-  );
-
-  app.get(
-    '/builds/:buildId/dependents',
-    { schema: { tags, summary: 'Get Dependents', params: BuildId, response: { 200: Type.Array(BuildDependenceSchema) } } },
-    async (request) => (await getBuildDependences(request.ctx, request.params.buildId, 'dependents')).map(toWireBuildDependence),
-  );
-
-  app.get(
-    '/builds/:buildId/fixed-issue-ids',
-    { schema: { tags, summary: 'Get Fixed Issue Ids', params: BuildId, response: { 200: Type.Array(Type.Integer()) } } },
-    async (request) => fixedIssueIds(request.ctx, request.params.buildId),
-  );
-
-  app.get(
-    '/builds',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(BuildSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryBuilds(request.ctx, request.query.query ?? '', offset, count)).map(toWireBuild);
-    },
-  );
-
-  app.delete('/builds/:buildId', { schema: { tags, summary: 'Delete', params: BuildId } }, async (request) => {
-    await deleteBuild(request.ctx, request.params.buildId);
-    return '';
-  });
+  itemDeleteRoute(app, BuildParent, deleteBuild);
 
   app.get(
     '/builds/:buildId/log',
@@ -102,25 +75,5 @@ export const buildRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  const labelTags = ['Build Label'];
-  app.post(
-    '/build-labels',
-    {
-      schema: {
-        tags: labelTags,
-        summary: 'Create',
-        body: Type.Object({ buildId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false }),
-        response: { 200: CreatedId },
-      },
-    },
-    async (request) => createBuildLabel(request.ctx, request.body),
-  );
-  app.delete(
-    '/build-labels/:labelId',
-    { schema: { tags: labelTags, summary: 'Delete', params: Type.Object({ labelId: Type.Integer() }) } },
-    async (request) => {
-      await deleteBuildLabel(request.ctx, request.params.labelId);
-      return '';
-    },
-  );
+  await app.register(crudRoutes([buildLabels]));
 };

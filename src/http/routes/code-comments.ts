@@ -13,7 +13,9 @@ import {
   updateCodeCommentReply,
 } from '../../domain/code-comments/index.js';
 import { CodeCommentReplySchema, CodeCommentSchema, toWireCodeComment, toWireCodeCommentReply } from '../../wire/code-comments.js';
-import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+import { childList, childListRoutes, queryRoute, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
+import { crudRoutes, type CrudResource } from '../crud.js';
+import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const strict = { additionalProperties: false } as const;
 const RangeBody = Type.Object(
@@ -63,43 +65,36 @@ const ReplyFields = { commentId: Type.Integer(), userId: Type.Integer(), content
 const ReplyCreate = Type.Object({ ...ReplyFields, userId: Type.Optional(ReplyFields.userId), date: Type.Optional(InputDate) }, strict);
 const ReplyUpdate = Type.Partial(Type.Object(ReplyFields, strict));
 
+const tags = ['Code Comment'];
+const CommentParent = { path: '/code-comments', idParam: 'commentId', tags };
 const CommentId = Type.Object({ commentId: Type.Integer() });
-const ReplyId = Type.Object({ replyId: Type.Integer() });
+
+/** `/code-comment-replies` (docs/compatibility.md#code-comment-replies): the standard resource. */
+const replies: CrudResource<Parameters<typeof toWireCodeCommentReply>[0], typeof ReplyCreate, typeof ReplyUpdate> = {
+  tag: 'Code Comment Reply',
+  collection: '/code-comment-replies',
+  idParam: 'replyId',
+  schema: CodeCommentReplySchema,
+  toWire: toWireCodeCommentReply,
+  get: getCodeCommentReply,
+  create: { body: ReplyCreate, run: (ctx, body) => createCodeCommentReply(ctx, { ...body, date: inputDate(body.date, 'date') }) },
+  update: { body: ReplyUpdate, run: (ctx, id, body) => updateCodeCommentReply(ctx, id, { ...body, date: inputDate(body.date, 'date') }) },
+  delete: deleteCodeCommentReply,
+};
 
 /** `/~api/code-comments` (docs/compatibility.md#code-comments) and `/code-comment-replies` (docs/compatibility.md#code-comment-replies). */
 export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const tags = ['Code Comment'];
-  app.get(
-    '/code-comments/:commentId',
-    { schema: { tags, summary: 'Get Basic Info', params: CommentId, response: { 200: CodeCommentSchema } } },
-    async (request) => toWireCodeComment(await getCodeComment(request.ctx, request.params.commentId)),
-  );
-  app.get(
-    '/code-comments/:commentId/replies',
-    { schema: { tags, summary: 'Get Replies', params: CommentId, response: { 200: Type.Array(CodeCommentReplySchema) } } },
-    async (request) => (await listCodeCommentReplies(request.ctx, request.params.commentId)).map(toWireCodeCommentReply),
-  );
-  app.get(
-    '/code-comments',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({
-          projectId: Type.Optional(Type.Integer()),
-          pullRequestId: Type.Optional(Type.Integer()),
-          query: Type.Optional(Type.String()),
-          ...PageQuery,
-        }),
-        response: { 200: Type.Array(CodeCommentSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      const { projectId, pullRequestId, query } = request.query;
-      return (await queryCodeComments(request.ctx, { projectId, pullRequestId }, query ?? '', offset, count)).map(toWireCodeComment);
-    },
-  );
+  itemGetRoute(app, CommentParent, 'Get Basic Info', CodeCommentSchema, getCodeComment, toWireCodeComment);
+  childListRoutes(app, CommentParent, [childList('replies', 'Get Replies', CodeCommentReplySchema, listCodeCommentReplies, toWireCodeCommentReply)]);
+  queryRoute(app, {
+    path: '/code-comments',
+    tags,
+    summary: 'Query Basic Info',
+    params: { projectId: Type.Optional(Type.Integer()), pullRequestId: Type.Optional(Type.Integer()), query: Type.Optional(Type.String()) },
+    schema: CodeCommentSchema,
+    run: (ctx, { projectId, pullRequestId, query }, offset, count) => queryCodeComments(ctx, { projectId, pullRequestId }, query ?? '', offset, count),
+    toWire: toWireCodeComment,
+  });
   app.post('/code-comments', { schema: { tags, summary: 'Create', body: CommentCreate, response: { 200: CreatedId } } }, async (request) =>
     createCodeComment(request.ctx, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') }),
   );
@@ -107,26 +102,7 @@ export const codeCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await updateCodeComment(request.ctx, request.params.commentId, { ...request.body, createDate: inputDate(request.body.createDate, 'createDate') });
     return '';
   });
-  app.delete('/code-comments/:commentId', { schema: { tags, summary: 'Delete', params: CommentId } }, async (request) => {
-    await deleteCodeComment(request.ctx, request.params.commentId);
-    return '';
-  });
+  itemDeleteRoute(app, CommentParent, deleteCodeComment);
 
-  const replyTags = ['Code Comment Reply'];
-  app.get(
-    '/code-comment-replies/:replyId',
-    { schema: { tags: replyTags, summary: 'Get', params: ReplyId, response: { 200: CodeCommentReplySchema } } },
-    async (request) => toWireCodeCommentReply(await getCodeCommentReply(request.ctx, request.params.replyId)),
-  );
-  app.post('/code-comment-replies', { schema: { tags: replyTags, summary: 'Create', body: ReplyCreate, response: { 200: CreatedId } } }, async (request) =>
-    createCodeCommentReply(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }),
-  );
-  app.post('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Update', params: ReplyId, body: ReplyUpdate } }, async (request) => {
-    await updateCodeCommentReply(request.ctx, request.params.replyId, { ...request.body, date: inputDate(request.body.date, 'date') });
-    return '';
-  });
-  app.delete('/code-comment-replies/:replyId', { schema: { tags: replyTags, summary: 'Delete', params: ReplyId } }, async (request) => {
-    await deleteCodeCommentReply(request.ctx, request.params.replyId);
-    return '';
-  });
+  await app.register(crudRoutes([replies]));
 };

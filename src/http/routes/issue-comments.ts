@@ -15,7 +15,7 @@ import {
 } from '../../domain/issues/index.js';
 import { IssueCommentSchema, IssueVoteSchema, IssueWatchSchema, toWireIssueComment, toWireIssueVote, toWireIssueWatch } from '../../wire/issues.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
-import { CreatedId, InputDate, inputDate } from '../schemas/common.js';
+import { InputDate, inputDate } from '../schemas/common.js';
 
 const CommentBody = { issueId: Type.Integer(), userId: Type.Integer(), content: Type.String(), date: InputDate };
 const WatchBody = { issueId: Type.Integer(), userId: Type.Integer(), watching: Type.Boolean() };
@@ -38,11 +38,9 @@ const comments: CrudResource<Parameters<typeof toWireIssueComment>[0], typeof Co
   idParam: 'commentId',
   schema: IssueCommentSchema,
   toWire: toWireIssueComment,
-  createBody: CommentCreate,
-  updateBody: CommentUpdate,
   get: getIssueComment,
-  create: (ctx, body) => createIssueComment(ctx, { ...body, date: inputDate(body.date, 'date') }),
-  update: (ctx, id, body) => updateIssueComment(ctx, id, { ...body, date: inputDate(body.date, 'date') }),
+  create: { body: CommentCreate, run: (ctx, body) => createIssueComment(ctx, { ...body, date: inputDate(body.date, 'date') }) },
+  update: { body: CommentUpdate, run: (ctx, id, body) => updateIssueComment(ctx, id, { ...body, date: inputDate(body.date, 'date') }) },
   delete: deleteIssueComment,
 };
 
@@ -52,28 +50,24 @@ const watches: CrudResource<Parameters<typeof toWireIssueWatch>[0], typeof Watch
   idParam: 'watchId',
   schema: IssueWatchSchema,
   toWire: toWireIssueWatch,
-  createBody: WatchCreate,
-  updateBody: WatchUpdate,
   get: getIssueWatch,
-  create: createIssueWatch,
-  update: updateIssueWatch,
+  create: { body: WatchCreate, run: createIssueWatch },
+  update: { body: WatchUpdate, run: updateIssueWatch },
   delete: deleteIssueWatch,
+};
+
+const votes: CrudResource<Parameters<typeof toWireIssueVote>[0], typeof VoteBody, TObject> = {
+  tag: 'Issue Vote',
+  collection: '/issue-votes',
+  idParam: 'voteId',
+  schema: IssueVoteSchema,
+  toWire: toWireIssueVote,
+  get: getIssueVote,
+  create: { body: VoteBody, run: (ctx, body) => createIssueVote(ctx, { ...body, date: inputDate(body.date, 'date') }) },
+  delete: deleteIssueVote,
 };
 
 /** `/~api/issue-comments`, `/issue-watches` (docs/compatibility.md#issue-watches-and-votes) and `/issue-votes` (docs/compatibility.md#gitloom-differs-additions-to-the-interface; docs/compatibility.md#issue-comments, docs/compatibility.md#issue-watches-and-votes). */
 export const issueCommentRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  await app.register(crudRoutes([comments, watches] as CrudResource<any, TObject, TObject>[]));
-
-  const tags = ['Issue Vote'];
-  const VoteId = Type.Object({ voteId: Type.Integer() });
-  app.get('/issue-votes/:voteId', { schema: { tags, summary: 'Get', params: VoteId, response: { 200: IssueVoteSchema } } }, async (request) =>
-    toWireIssueVote(await getIssueVote(request.ctx, request.params.voteId)),
-  );
-  app.post('/issue-votes', { schema: { tags, summary: 'Create', body: VoteBody, response: { 200: CreatedId } } }, async (request) =>
-    createIssueVote(request.ctx, { ...request.body, date: inputDate(request.body.date, 'date') }),
-  );
-  app.delete('/issue-votes/:voteId', { schema: { tags, summary: 'Delete', params: VoteId } }, async (request) => {
-    await deleteIssueVote(request.ctx, request.params.voteId);
-    return '';
-  });
+  await app.register(crudRoutes([comments, watches, votes] as CrudResource<any, TObject, TObject>[]));
 };

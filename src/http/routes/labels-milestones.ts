@@ -17,8 +17,8 @@ import {
 } from '../../domain/projects/index.js';
 import type { Context } from '../../domain/context.js';
 import { LabelSpecSchema, MilestoneSchema, ProjectLabelSchema, toWireLabelSpec, toWireMilestone, toWireProjectLabel } from '../../wire/access.js';
-import { crudRoutes } from '../crud.js';
-import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
+import { crudRoutes, nameQuery } from '../crud.js';
+import { InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const LabelSpecBody = Type.Partial(Type.Object({ name: Type.String(), color: Type.String() }), { additionalProperties: false });
 const MilestoneBody = Type.Partial(
@@ -49,16 +49,11 @@ export const labelMilestoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
         idParam: 'labelSpecId',
         schema: LabelSpecSchema,
         toWire: toWireLabelSpec,
-        createBody: LabelSpecBody,
-        updateBody: LabelSpecBody,
         get: getLabelSpec,
-        create: createLabelSpec,
-        update: updateLabelSpec,
+        create: { body: LabelSpecBody, run: createLabelSpec },
+        update: { body: LabelSpecBody, run: updateLabelSpec },
         delete: deleteLabelSpec,
-        query: {
-          params: { name: Type.Optional(Type.String()) },
-          run: (ctx, params, offset, count) => queryLabelSpecs(ctx, params.name as string | undefined, offset, count),
-        },
+        query: nameQuery(queryLabelSpecs),
       },
       {
         tag: 'Milestone',
@@ -66,37 +61,21 @@ export const labelMilestoneRoutes: FastifyPluginAsyncTypebox = async (app) => {
         idParam: 'milestoneId',
         schema: MilestoneSchema,
         toWire: toWireMilestone,
-        createBody: MilestoneBody,
-        updateBody: MilestoneBody,
         get: getMilestone,
-        create: (ctx: Context, body) => createMilestone(ctx, milestoneData(body as MilestoneBodyType)),
-        update: (ctx: Context, id, body) => updateMilestone(ctx, id, milestoneData(body as MilestoneBodyType)),
+        create: { body: MilestoneBody, run: (ctx: Context, body) => createMilestone(ctx, milestoneData(body as MilestoneBodyType)) },
+        update: { body: MilestoneBody, run: (ctx: Context, id, body) => updateMilestone(ctx, id, milestoneData(body as MilestoneBodyType)) },
         delete: deleteMilestone,
+      },
+      {
+        tag: 'Project Label',
+        collection: '/project-labels',
+        idParam: 'projectLabelId',
+        schema: ProjectLabelSchema,
+        toWire: toWireProjectLabel,
+        get: getProjectLabel,
+        create: { body: Type.Object({ projectId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false }), run: createProjectLabel },
+        delete: deleteProjectLabel,
       },
     ]),
   );
-
-  const ProjectLabelId = Type.Object({ projectLabelId: Type.Integer() });
-  const tags = ['Project Label'];
-  app.get(
-    '/project-labels/:projectLabelId',
-    { schema: { tags, summary: 'Get', params: ProjectLabelId, response: { 200: ProjectLabelSchema } } },
-    async (request) => toWireProjectLabel(await getProjectLabel(request.ctx, request.params.projectLabelId)),
-  );
-  app.post(
-    '/project-labels',
-    {
-      schema: {
-        tags,
-        summary: 'Create',
-        body: Type.Object({ projectId: Type.Integer(), specId: Type.Integer() }, { additionalProperties: false }),
-        response: { 200: CreatedId },
-      },
-    },
-    async (request) => createProjectLabel(request.ctx, request.body),
-  );
-  app.delete('/project-labels/:projectLabelId', { schema: { tags, summary: 'Delete', params: ProjectLabelId } }, async (request) => {
-    await deleteProjectLabel(request.ctx, request.params.projectLabelId);
-    return '';
-  });
 };

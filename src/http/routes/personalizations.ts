@@ -47,11 +47,15 @@ function resource(entry: (typeof KINDS)[number]): CrudResource<Personalization, 
     idParam: 'queryPersonalizationId',
     schema,
     toWire: toWirePersonalization,
-    createBody: Type.Object({ ...Type.Partial(Type.Object(fields)).properties, projectId: fields.projectId }, { additionalProperties: false }),
-    updateBody: Type.Partial(Type.Object(fields, { additionalProperties: false })),
     get: (ctx, id) => getPersonalization(ctx, entry.kind, id),
-    create: (ctx, body) => createPersonalization(ctx, entry.kind, body),
-    update: (ctx, id, body) => updatePersonalization(ctx, entry.kind, id, body),
+    create: {
+      body: Type.Object({ ...Type.Partial(Type.Object(fields)).properties, projectId: fields.projectId }, { additionalProperties: false }),
+      run: (ctx, body) => createPersonalization(ctx, entry.kind, body),
+    },
+    update: {
+      body: Type.Partial(Type.Object(fields, { additionalProperties: false })),
+      run: (ctx, id, body) => updatePersonalization(ctx, entry.kind, id, body),
+    },
     delete: (ctx, id) => deletePersonalization(ctx, entry.kind, id),
   };
 }

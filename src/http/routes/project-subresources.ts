@@ -22,6 +22,7 @@ import {
   UserAuthorizationSchema,
 } from '../../wire/access.js';
 import { ProjectSchema, toWireProject } from '../../wire/projects.js';
+import { type ApiApp, childList, childListRoutes } from '../resource-routes.js';
 import { inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });
@@ -44,48 +45,8 @@ const SettingBody = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * The project sub-resources beyond basic info (docs/compatibility.md#projects-endpoints items 4–8,
- * #10, #11, #14): setting, forks, authorizations, labels, milestones, top contributors.
- */
-export const projectSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/projects/:projectId/setting', { schema: { tags, summary: 'Get Setting', params: ProjectId } }, async (request) =>
-    getProjectSetting(request.ctx, request.params.projectId),
-  );
-
-  app.post('/projects/:projectId/setting', { schema: { tags, summary: 'Update Setting', params: ProjectId, body: SettingBody } }, async (request) => {
-    await updateProjectSetting(request.ctx, request.params.projectId, request.body as Record<string, unknown>);
-    return '';
-  });
-
-  app.get(
-    '/projects/:projectId/forks',
-    { schema: { tags, summary: 'Get Forks', params: ProjectId, response: { 200: Type.Array(ProjectSchema) } } },
-    async (request) => (await projectForks(request.ctx, request.params.projectId)).map(toWireProject),
-  );
-
-  app.get(
-    '/projects/:projectId/user-authorizations',
-    {
-      schema: { tags, summary: 'Get User Authorizations', params: ProjectId, response: { 200: Type.Array(UserAuthorizationSchema) } },
-    },
-    async (request) => (await projectUserAuthorizations(request.ctx, request.params.projectId)).map(toWireUserAuthorization),
-  );
-
-  app.get(
-    '/projects/:projectId/group-authorizations',
-    {
-      schema: { tags, summary: 'Get Group Authorizations', params: ProjectId, response: { 200: Type.Array(GroupAuthorizationSchema) } },
-    },
-    async (request) => (await projectGroupAuthorizations(request.ctx, request.params.projectId)).map(toWireGroupAuthorization),
-  );
-
-  app.get(
-    '/projects/:projectId/labels',
-    { schema: { tags, summary: 'Get Labels', params: ProjectId, response: { 200: Type.Array(ProjectLabelSchema) } } },
-    async (request) => (await projectLabels(request.ctx, request.params.projectId)).map(toWireProjectLabel),
-  );
-
+/** The project's milestones, filtered by name, dates and state, a page at a time (docs/compatibility.md#projects-milestones). */
+function milestoneQueryRoute(app: ApiApp): void {
   app.get(
     '/projects/:projectId/milestones',
     {
@@ -125,7 +86,10 @@ export const projectSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) =
       return rows.map(toWireMilestone);
     },
   );
+}
 
+/** The project's top contributors by commits, additions or deletions over a period (docs/compatibility.md#projects-endpoints). */
+function topContributorsRoute(app: ApiApp): void {
   app.get(
     '/projects/:projectId/top-contributors',
     {
@@ -147,4 +111,28 @@ export const projectSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) =
       return topContributors(request.ctx, request.params.projectId, { ...request.query, count });
     },
   );
+}
+
+/**
+ * The project sub-resources beyond basic info (docs/compatibility.md#projects-endpoints items 4–8,
+ * #10, #11, #14): setting, forks, authorizations, labels, milestones, top contributors.
+ */
+export const projectSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/projects/:projectId/setting', { schema: { tags, summary: 'Get Setting', params: ProjectId } }, async (request) =>
+    getProjectSetting(request.ctx, request.params.projectId),
+  );
+
+  app.post('/projects/:projectId/setting', { schema: { tags, summary: 'Update Setting', params: ProjectId, body: SettingBody } }, async (request) => {
+    await updateProjectSetting(request.ctx, request.params.projectId, request.body as Record<string, unknown>);
+    return '';
+  });
+
+  childListRoutes(app, { path: '/projects', idParam: 'projectId', tags }, [
+    childList('forks', 'Get Forks', ProjectSchema, projectForks, toWireProject),
+    childList('user-authorizations', 'Get User Authorizations', UserAuthorizationSchema, projectUserAuthorizations, toWireUserAuthorization),
+    childList('group-authorizations', 'Get Group Authorizations', GroupAuthorizationSchema, projectGroupAuthorizations, toWireGroupAuthorization),
+    childList('labels', 'Get Labels', ProjectLabelSchema, projectLabels, toWireProjectLabel),
+  ]);
+  milestoneQueryRoute(app);
+  topContributorsRoute(app);
 };

@@ -2,10 +2,12 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { cloneUrls, createProject, deleteProject, getProject, type ProjectData, queryProjects, updateProject } from '../../domain/projects/index.js';
 import { CloneUrlSchema, CodeAnalysisSettingSchema, GitPackConfigSchema, ProjectSchema, toWireProject } from '../../wire/projects.js';
-import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery } from '../schemas/common.js';
+import { basicInfoQueryRoute, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
+import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const ProjectId = Type.Object({ projectId: Type.Integer() });
 const tags = ['Project'];
+const ProjectParent = { path: '/projects', idParam: 'projectId', tags };
 
 /** Project JSON as input: every field optional (partial merge on update). */
 const ProjectBody = Type.Object(
@@ -37,9 +39,7 @@ function projectData(body: typeof ProjectBody.static): ProjectData {
 
 /** `/~api/projects` (docs/compatibility.md#projects-endpoints). */
 export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/projects/:projectId', { schema: { tags, summary: 'Get Basic Info', params: ProjectId, response: { 200: ProjectSchema } } }, async (request) =>
-    toWireProject(await getProject(request.ctx, request.params.projectId)),
-  );
+  itemGetRoute(app, ProjectParent, 'Get Basic Info', ProjectSchema, getProject, toWireProject);
 
   app.get(
     '/projects/:projectId/clone-url',
@@ -51,21 +51,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     reply.type('text/plain; charset=utf-8').send((await getProject(request.ctx, request.params.projectId)).path),
   );
 
-  app.get(
-    '/projects',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(ProjectSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryProjects(request.ctx, request.query.query ?? '', offset, count)).map(toWireProject);
-    },
-  );
+  basicInfoQueryRoute(app, '/projects', tags, ProjectSchema, queryProjects, toWireProject);
 
   app.post('/projects', { schema: { tags, summary: 'Create', body: ProjectBody, response: { 200: CreatedId } } }, async (request) => {
     return createProject(request.ctx, projectData(request.body));
@@ -76,8 +62,5 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return '';
   });
 
-  app.delete('/projects/:projectId', { schema: { tags, summary: 'Delete', params: ProjectId } }, async (request) => {
-    await deleteProject(request.ctx, request.params.projectId);
-    return '';
-  });
+  itemDeleteRoute(app, ProjectParent, deleteProject);
 };

@@ -21,15 +21,17 @@ import {
 import {
   PullRequestAssignmentSchema,
   PullRequestCommentSchema,
+  PullRequestLabelSchema,
   PullRequestReviewSchema,
   PullRequestWatchSchema,
   toWirePullRequestAssignment,
   toWirePullRequestComment,
+  toWirePullRequestLabel,
   toWirePullRequestReview,
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
 import { crudRoutes, type CrudResource } from '../crud.js';
-import { CreatedId, InputDate, inputDate } from '../schemas/common.js';
+import { InputDate, inputDate } from '../schemas/common.js';
 
 const ReviewStatusSchema = Type.Union([Type.Literal('PENDING'), Type.Literal('APPROVED'), Type.Literal('REQUESTED_FOR_CHANGES'), Type.Literal('EXCLUDED')]);
 const ReviewFields = { requestId: Type.Integer(), userId: Type.Integer(), status: ReviewStatusSchema, statusDate: InputDate };
@@ -44,6 +46,18 @@ const WatchCreate = Type.Object(
   closed,
 );
 const WatchUpdate = Type.Partial(Type.Object(WatchFields), closed);
+const ReviewCreate = Type.Object(
+  {
+    requestId: ReviewFields.requestId,
+    userId: Type.Optional(ReviewFields.userId),
+    status: Type.Optional(ReviewStatusSchema),
+    statusDate: Type.Optional(InputDate),
+  },
+  closed,
+);
+const ReviewUpdate = Type.Partial(Type.Object(ReviewFields), closed);
+const AssignmentCreate = Type.Object({ requestId: Type.Integer(), userId: Type.Integer() }, closed);
+const LabelCreate = Type.Object({ requestId: Type.Integer(), specId: Type.Integer() }, closed);
 
 const comments: CrudResource<Parameters<typeof toWirePullRequestComment>[0], typeof CommentCreate, typeof CommentUpdate> = {
   tag: 'Pull Request Comment',
@@ -51,11 +65,9 @@ const comments: CrudResource<Parameters<typeof toWirePullRequestComment>[0], typ
   idParam: 'commentId',
   schema: PullRequestCommentSchema,
   toWire: toWirePullRequestComment,
-  createBody: CommentCreate,
-  updateBody: CommentUpdate,
   get: getComment,
-  create: (ctx, body) => createComment(ctx, { ...body, date: inputDate(body.date, 'date') }),
-  update: (ctx, id, body) => updateComment(ctx, id, { ...body, date: inputDate(body.date, 'date') }),
+  create: { body: CommentCreate, run: (ctx, body) => createComment(ctx, { ...body, date: inputDate(body.date, 'date') }) },
+  update: { body: CommentUpdate, run: (ctx, id, body) => updateComment(ctx, id, { ...body, date: inputDate(body.date, 'date') }) },
   delete: deleteComment,
 };
 
@@ -65,102 +77,49 @@ const watches: CrudResource<Parameters<typeof toWirePullRequestWatch>[0], typeof
   idParam: 'watchId',
   schema: PullRequestWatchSchema,
   toWire: toWirePullRequestWatch,
-  createBody: WatchCreate,
-  updateBody: WatchUpdate,
   get: getWatch,
-  create: createWatch,
-  update: updateWatch,
+  create: { body: WatchCreate, run: createWatch },
+  update: { body: WatchUpdate, run: updateWatch },
   delete: deleteWatch,
 };
 
+const reviews: CrudResource<Parameters<typeof toWirePullRequestReview>[0], typeof ReviewCreate, typeof ReviewUpdate> = {
+  tag: 'Pull Request Review',
+  collection: '/pull-request-reviews',
+  idParam: 'reviewId',
+  schema: PullRequestReviewSchema,
+  toWire: toWirePullRequestReview,
+  get: getReview,
+  create: { body: ReviewCreate, run: (ctx, body) => createReview(ctx, { ...body, statusDate: inputDate(body.statusDate, 'statusDate') }) },
+  update: { body: ReviewUpdate, run: (ctx, id, body) => updateReview(ctx, id, { ...body, statusDate: inputDate(body.statusDate, 'statusDate') }) },
+};
+
+const assignments: CrudResource<Parameters<typeof toWirePullRequestAssignment>[0], typeof AssignmentCreate, TObject> = {
+  tag: 'Pull Request Assignment',
+  collection: '/pull-request-assignments',
+  idParam: 'assignmentId',
+  schema: PullRequestAssignmentSchema,
+  toWire: toWirePullRequestAssignment,
+  get: getAssignment,
+  create: { body: AssignmentCreate, run: createAssignment },
+  delete: deleteAssignment,
+};
+
+const labels: CrudResource<Parameters<typeof toWirePullRequestLabel>[0], typeof LabelCreate, TObject> = {
+  tag: 'Pull Request Label',
+  collection: '/pull-request-labels',
+  idParam: 'labelId',
+  schema: PullRequestLabelSchema,
+  toWire: toWirePullRequestLabel,
+  create: { body: LabelCreate, run: createLabel },
+  delete: deleteLabel,
+};
+
 /**
- * The pull request sub-resources (docs/compatibility.md#gitloom-differs-additions-to-the-interface, docs/compatibility.md#pull-requests-sub-resources): reviews (get,
- * create, update), assignments (get, create, delete), labels (create, delete), and the standard
- * resources — comments and watches — through the CRUD factory.
+ * The pull request sub-resources (docs/compatibility.md#gitloom-differs-additions-to-the-interface, docs/compatibility.md#pull-requests-sub-resources), all
+ * through the CRUD factory: comments and watches (the standard resources), reviews (get, create,
+ * update), assignments (get, create, delete) and labels (create, delete).
  */
 export const pullRequestSubresourceRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  await app.register(crudRoutes([comments, watches] as CrudResource<any, TObject, TObject>[]));
-
-  const reviewTags = ['Pull Request Review'];
-  const ReviewId = Type.Object({ reviewId: Type.Integer() });
-  app.get(
-    '/pull-request-reviews/:reviewId',
-    { schema: { tags: reviewTags, summary: 'Get', params: ReviewId, response: { 200: PullRequestReviewSchema } } },
-    async (request) => toWirePullRequestReview(await getReview(request.ctx, request.params.reviewId)),
-  );
-  app.post(
-    '/pull-request-reviews',
-    {
-      schema: {
-        tags: reviewTags,
-        summary: 'Create',
-        body: Type.Object(
-          {
-            requestId: ReviewFields.requestId,
-            userId: Type.Optional(ReviewFields.userId),
-            status: Type.Optional(ReviewStatusSchema),
-            statusDate: Type.Optional(InputDate),
-          },
-          closed,
-        ),
-        response: { 200: CreatedId },
-      },
-    },
-    async (request) => createReview(request.ctx, { ...request.body, statusDate: inputDate(request.body.statusDate, 'statusDate') }),
-  );
-  app.post(
-    '/pull-request-reviews/:reviewId',
-    {
-      schema: { tags: reviewTags, summary: 'Update', params: ReviewId, body: Type.Partial(Type.Object(ReviewFields), closed) },
-    },
-    async (request) => {
-      await updateReview(request.ctx, request.params.reviewId, { ...request.body, statusDate: inputDate(request.body.statusDate, 'statusDate') });
-      return '';
-    },
-  );
-
-  const assignmentTags = ['Pull Request Assignment'];
-  const AssignmentId = Type.Object({ assignmentId: Type.Integer() });
-  app.get(
-    '/pull-request-assignments/:assignmentId',
-    {
-      schema: { tags: assignmentTags, summary: 'Get', params: AssignmentId, response: { 200: PullRequestAssignmentSchema } },
-    },
-    async (request) => toWirePullRequestAssignment(await getAssignment(request.ctx, request.params.assignmentId)),
-  );
-  app.post(
-    '/pull-request-assignments',
-    {
-      schema: {
-        tags: assignmentTags,
-        summary: 'Create',
-        body: Type.Object({ requestId: Type.Integer(), userId: Type.Integer() }, closed),
-        response: { 200: CreatedId },
-      },
-    },
-    async (request) => createAssignment(request.ctx, request.body),
-  );
-  app.delete('/pull-request-assignments/:assignmentId', { schema: { tags: assignmentTags, summary: 'Delete', params: AssignmentId } }, async (request) => {
-    await deleteAssignment(request.ctx, request.params.assignmentId);
-    return '';
-  });
-
-  const labelTags = ['Pull Request Label'];
-  const LabelId = Type.Object({ labelId: Type.Integer() });
-  app.post(
-    '/pull-request-labels',
-    {
-      schema: {
-        tags: labelTags,
-        summary: 'Create',
-        body: Type.Object({ requestId: Type.Integer(), specId: Type.Integer() }, closed),
-        response: { 200: CreatedId },
-      },
-    },
-    async (request) => createLabel(request.ctx, request.body),
-  );
-  app.delete('/pull-request-labels/:labelId', { schema: { tags: labelTags, summary: 'Delete', params: LabelId } }, async (request) => {
-    await deleteLabel(request.ctx, request.params.labelId);
-    return '';
-  });
+  await app.register(crudRoutes([comments, watches, reviews, assignments, labels] as CrudResource<any, TObject, TObject>[]));
 };

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Context } from '../../domain/context.js';
 import {
   deletePullRequest,
   deleteSourceBranch,
@@ -47,23 +46,27 @@ import {
   toWirePullRequestUpdate,
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
-import { textBody } from '../../plugins/bodies.js';
-import { CreatedId, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
+import {
+  type ApiApp,
+  childList,
+  childListRoutes,
+  basicInfoQueryRoute,
+  itemActionRoutes,
+  textAction,
+  itemDeleteRoute,
+  itemGetRoute,
+} from '../resource-routes.js';
+import { CreatedId, Nullable } from '../schemas/common.js';
 
 const RequestId = Type.Object({ requestId: Type.Integer() });
 const tags = ['Pull Request'];
+const PullParent = { path: '/pulls', idParam: 'requestId', tags };
 
-/** `/~api/pulls` (docs/compatibility.md#pull-requests-endpoints): the 22 pull request operations. */
-export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/pulls/:requestId', { schema: { tags, summary: 'Get Basic Info', params: RequestId, response: { 200: PullRequestSchema } } }, async (request) =>
-    toWirePullRequest(await getPullRequest(request.ctx, request.params.requestId)),
-  );
+/** Get, the merge preview and the lists (docs/compatibility.md#pull-requests-endpoints). */
+function pullRequestReadRoutes(app: ApiApp): void {
+  itemGetRoute(app, PullParent, 'Get Basic Info', PullRequestSchema, getPullRequest, toWirePullRequest);
 
-  app.get(
-    '/pulls/:requestId/labels',
-    { schema: { tags, summary: 'Get Labels', params: RequestId, response: { 200: Type.Array(PullRequestLabelSchema) } } },
-    async (request) => (await listLabels(request.ctx, request.params.requestId)).map(toWirePullRequestLabel),
-  );
+  childListRoutes(app, PullParent, [childList('labels', 'Get Labels', PullRequestLabelSchema, listLabels, toWirePullRequestLabel)]);
 
   app.get(
     '/pulls/:requestId/merge-preview',
@@ -74,69 +77,21 @@ export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.get(
-    '/pulls/:requestId/assignments',
-    { schema: { tags, summary: 'Get Assignments', params: RequestId, response: { 200: Type.Array(PullRequestAssignmentSchema) } } },
-    async (request) => (await listAssignments(request.ctx, request.params.requestId)).map(toWirePullRequestAssignment),
-  );
+  childListRoutes(app, PullParent, [
+    childList('assignments', 'Get Assignments', PullRequestAssignmentSchema, listAssignments, toWirePullRequestAssignment),
+    childList('reviews', 'Get Reviews', PullRequestReviewSchema, listReviews, toWirePullRequestReview),
+    childList('comments', 'Get Comments', PullRequestCommentSchema, listComments, toWirePullRequestComment),
+    childList('watches', 'Get Watches', PullRequestWatchSchema, listWatches, toWirePullRequestWatch),
+    childList('updates', 'Get Updates', PullRequestUpdateSchema, getUpdates, toWirePullRequestUpdate),
+    childList('current-builds', 'Get Current Builds', BuildSchema, getCurrentBuilds, toWireBuild),
+    childList('changes', 'Get Changes', PullRequestChangeSchema, listChanges, toWirePullRequestChange),
+    childList('fixed-issue-ids', 'Get Fixed Issue Ids', Type.Integer(), getPullRequestFixedIssueIds),
+  ]);
+}
 
-  app.get(
-    '/pulls/:requestId/reviews',
-    { schema: { tags, summary: 'Get Reviews', params: RequestId, response: { 200: Type.Array(PullRequestReviewSchema) } } },
-    async (request) => (await listReviews(request.ctx, request.params.requestId)).map(toWirePullRequestReview),
-  );
-
-  app.get(
-    '/pulls/:requestId/comments',
-    { schema: { tags, summary: 'Get Comments', params: RequestId, response: { 200: Type.Array(PullRequestCommentSchema) } } },
-    async (request) => (await listComments(request.ctx, request.params.requestId)).map(toWirePullRequestComment),
-  );
-
-  app.get(
-    '/pulls/:requestId/watches',
-    { schema: { tags, summary: 'Get Watches', params: RequestId, response: { 200: Type.Array(PullRequestWatchSchema) } } },
-    async (request) => (await listWatches(request.ctx, request.params.requestId)).map(toWirePullRequestWatch),
-  );
-
-  app.get(
-    '/pulls/:requestId/updates',
-    { schema: { tags, summary: 'Get Updates', params: RequestId, response: { 200: Type.Array(PullRequestUpdateSchema) } } },
-    async (request) => (await getUpdates(request.ctx, request.params.requestId)).map(toWirePullRequestUpdate),
-  );
-
-  app.get(
-    '/pulls/:requestId/current-builds',
-    { schema: { tags, summary: 'Get Current Builds', params: RequestId, response: { 200: Type.Array(BuildSchema) } } },
-    async (request) => (await getCurrentBuilds(request.ctx, request.params.requestId)).map(toWireBuild),
-  );
-
-  app.get(
-    '/pulls/:requestId/changes',
-    { schema: { tags, summary: 'Get Changes', params: RequestId, response: { 200: Type.Array(PullRequestChangeSchema) } } },
-    async (request) => (await listChanges(request.ctx, request.params.requestId)).map(toWirePullRequestChange),
-  );
-
-  app.get(
-    '/pulls/:requestId/fixed-issue-ids',
-    { schema: { tags, summary: 'Get Fixed Issue Ids', params: RequestId, response: { 200: Type.Array(Type.Integer()) } } },
-    async (request) => getPullRequestFixedIssueIds(request.ctx, request.params.requestId),
-  );
-
-  app.get(
-    '/pulls',
-    {
-      schema: {
-        tags,
-        summary: 'Query Basic Info',
-        querystring: Type.Object({ query: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(PullRequestSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryPullRequests(request.ctx, request.query.query ?? '', offset, count)).map(toWirePullRequest);
-    },
-  );
+/** Query and create (docs/compatibility.md#pull-requests-endpoints). */
+function pullRequestQueryCreateRoutes(app: ApiApp): void {
+  basicInfoQueryRoute(app, '/pulls', tags, PullRequestSchema, queryPullRequests, toWirePullRequest);
 
   app.post(
     '/pulls',
@@ -163,24 +118,27 @@ export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => openPullRequest(request.ctx, request.body),
   );
+}
 
-  const textAction = (path: string, summary: string, action: (ctx: Context, id: number, text: string) => Promise<void>) =>
-    app.post(path, { config: { textBody: true }, schema: { tags, summary, params: RequestId, body: TextBody } }, async (request) => {
-      await action(request.ctx, request.params.requestId, textBody(request.body));
-      return '';
-    });
+/** The text-bodied setters and state changes, and delete (docs/compatibility.md#pull-requests-endpoints). */
+function pullRequestActionRoutes(app: ApiApp): void {
+  itemActionRoutes(app, PullParent, [
+    textAction('title', 'Set Title', setTitle),
+    textAction('description', 'Set Description', setDescription),
+    textAction('merge-strategy', 'Set Merge Strategy', (ctx, id, text) => setMergeStrategy(ctx, id, parseMergeStrategy(text))),
+    textAction('reopen', 'Reopen', reopenPullRequest),
+    textAction('discard', 'Discard', discardPullRequest),
+    textAction('merge', 'Merge', mergePullRequest),
+    textAction('delete-source-branch', 'Delete Source Branch', deleteSourceBranch),
+    textAction('restore-source-branch', 'Restore Source Branch', restoreSourceBranch),
+  ]);
 
-  textAction('/pulls/:requestId/title', 'Set Title', setTitle);
-  textAction('/pulls/:requestId/description', 'Set Description', setDescription);
-  textAction('/pulls/:requestId/merge-strategy', 'Set Merge Strategy', (ctx, id, text) => setMergeStrategy(ctx, id, parseMergeStrategy(text)));
-  textAction('/pulls/:requestId/reopen', 'Reopen', reopenPullRequest);
-  textAction('/pulls/:requestId/discard', 'Discard', discardPullRequest);
-  textAction('/pulls/:requestId/merge', 'Merge', mergePullRequest);
-  textAction('/pulls/:requestId/delete-source-branch', 'Delete Source Branch', deleteSourceBranch);
-  textAction('/pulls/:requestId/restore-source-branch', 'Restore Source Branch', restoreSourceBranch);
+  itemDeleteRoute(app, PullParent, deletePullRequest);
+}
 
-  app.delete('/pulls/:requestId', { schema: { tags, summary: 'Delete', params: RequestId } }, async (request) => {
-    await deletePullRequest(request.ctx, request.params.requestId);
-    return '';
-  });
+/** `/~api/pulls` (docs/compatibility.md#pull-requests-endpoints): the 22 pull request operations. */
+export const pullRequestRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  pullRequestReadRoutes(app);
+  pullRequestQueryCreateRoutes(app);
+  pullRequestActionRoutes(app);
 };

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { TextBody } from '../schemas/common.js';
-import { textBody } from '../../plugins/bodies.js';
+import { type ApiApp, itemActionRoutes, textAction } from '../resource-routes.js';
 import {
   commitFile,
   createBranch,
@@ -49,28 +48,17 @@ const REF_KINDS = [
 ] as const;
 const CommitsQuery = Type.Object({ query: Type.Optional(Type.String()), count: Type.Optional(Type.Integer({ minimum: 0, default: 100 })) });
 
-/**
- * `/repositories/{projectId}/…` (OneDev 8.6 RepositoryResource, docs/compatibility.md#projects-repository-and-default-branch,
- * docs/compatibility.md#gitloom-differs-additions-to-the-interface): default branch, branches, tags, commits, directories and files.
- */
-export const repositoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** The default branch, and the branches and tags: list, get, delete, create (docs/compatibility.md#projects-repository-and-default-branch). */
+function repositoryRefRoutes(app: ApiApp): void {
   app.get('/repositories/:projectId/default-branch', { schema: { tags, summary: 'Get Default Branch', params: ProjectId } }, async (request, reply) => {
     const branch = await getRepositoryDefaultBranch(request.ctx, request.params.projectId);
     if (branch === null) return reply.code(204).send();
     return reply.type('text/plain; charset=utf-8').send(branch);
   });
 
-  app.post(
-    '/repositories/:projectId/default-branch',
-    {
-      config: { textBody: true },
-      schema: { tags, summary: 'Set Default Branch', params: ProjectId, body: TextBody },
-    },
-    async (request) => {
-      await setRepositoryDefaultBranch(request.ctx, request.params.projectId, textBody(request.body).trim());
-      return '';
-    },
-  );
+  itemActionRoutes(app, { path: '/repositories', idParam: 'projectId', tags }, [
+    textAction('default-branch', 'Set Default Branch', (ctx, id, text) => setRepositoryDefaultBranch(ctx, id, text.trim())),
+  ]);
 
   for (const kind of REF_KINDS) {
     app.get(`/repositories/:projectId/${kind.path}`, { schema: { tags, summary: `Get ${kind.plural}`, params: ProjectId, response: Names } }, async (request) =>
@@ -97,7 +85,10 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { tags, summary: 'Create Tag', params: ProjectId, body: TagCreateRequest } },
     async (request) => (await createTag(request.ctx, request.params.projectId, request.body), ''),
   );
+}
 
+/** Commits (query, get), directories and files (get, edit) (docs/compatibility.md#gitloom-differs-additions-to-the-interface). */
+function repositoryContentRoutes(app: ApiApp): void {
   app.get(
     '/repositories/:projectId/commits',
     { schema: { tags, summary: 'Query Commits', params: ProjectId, querystring: CommitsQuery, response: Names } },
@@ -134,4 +125,13 @@ export const repositoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => commitFile(request.ctx, request.params.projectId, request.params['*'], fromWireFileEdit(request.body)),
   );
+}
+
+/**
+ * `/repositories/{projectId}/…` (OneDev 8.6 RepositoryResource, docs/compatibility.md#projects-repository-and-default-branch,
+ * docs/compatibility.md#gitloom-differs-additions-to-the-interface): default branch, branches, tags, commits, directories and files.
+ */
+export const repositoryRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  repositoryRefRoutes(app);
+  repositoryContentRoutes(app);
 };

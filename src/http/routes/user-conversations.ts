@@ -10,6 +10,7 @@ import {
   toWirePersonalization,
   WatchedPersonalizationSchema,
 } from '../../wire/personalizations.js';
+import { childList, childListRoutes } from '../resource-routes.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
@@ -32,26 +33,19 @@ const PERSONALIZATION_LISTS: {
 
 /** The conversation parts of `/~api/users/{userId}` (docs/compatibility.md#users-endpoints). */
 export const userConversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get(
-    '/users/:userId/issue-votes',
-    { schema: { tags, summary: 'Get Issue Votes', params: UserId, response: { 200: Type.Array(IssueVoteSchema) } } },
-    async (request) => (await listUserIssueVotes(request.ctx, request.params.userId)).map(toWireIssueVote),
-  );
-  app.get(
-    '/users/:userId/issue-watches',
-    { schema: { tags, summary: 'Get Issue Watches', params: UserId, response: { 200: Type.Array(IssueWatchSchema) } } },
-    async (request) => (await listUserIssueWatches(request.ctx, request.params.userId)).map(toWireIssueWatch),
-  );
-
-  for (const list of PERSONALIZATION_LISTS) {
-    app.get(
-      `/users/:userId/project-${list.path}-query-personalizations`,
-      {
-        schema: { tags, summary: list.summary, params: UserId, response: { 200: Type.Array(list.schema) } },
-      },
-      async (request) => (await listUserPersonalizations(request.ctx, list.kind, request.params.userId)).map(toWirePersonalization),
-    );
-  }
+  childListRoutes(app, { path: '/users', idParam: 'userId', tags }, [
+    childList('issue-votes', 'Get Issue Votes', IssueVoteSchema, listUserIssueVotes, toWireIssueVote),
+    childList('issue-watches', 'Get Issue Watches', IssueWatchSchema, listUserIssueWatches, toWireIssueWatch),
+    ...PERSONALIZATION_LISTS.map((list) =>
+      childList(
+        `project-${list.path}-query-personalizations`,
+        list.summary,
+        list.schema,
+        (ctx, userId) => listUserPersonalizations(ctx, list.kind, userId),
+        toWirePersonalization,
+      ),
+    ),
+  ]);
 
   app.get(
     '/users/:userId/queries-and-watches',

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TObject } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { userAuthorizations } from '../../domain/projects/index.js';
 import { userMemberships } from '../../domain/access/index.js';
@@ -14,48 +14,52 @@ import {
   toWirePullRequestWatch,
 } from '../../wire/pulls.js';
 import { textBody } from '../../plugins/bodies.js';
+import { childList, childListRoutes } from '../resource-routes.js';
+import { crudRoutes, type CrudResource } from '../crud.js';
 import { CreatedId, TextBody } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
 
+/** `/ssh-keys/{sshKeyId}`: get and delete (docs/compatibility.md#email-addresses-and-ssh-keys). */
+const sshKeys: CrudResource<Parameters<typeof toWireSshKey>[0], TObject, TObject> = {
+  tag: 'SSH Key',
+  collection: '/ssh-keys',
+  idParam: 'sshKeyId',
+  schema: SshKeySchema,
+  toWire: toWireSshKey,
+  get: getSshKey,
+  delete: deleteSshKey,
+};
+
 /** The per-user lists (docs/compatibility.md#users-endpoints) and `/ssh-keys/{id}`. */
 export const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get(
-    '/users/:userId/authorizations',
-    { schema: { tags, summary: 'Get Authorizations', params: UserId, response: { 200: Type.Array(UserAuthorizationSchema) } } },
-    async (request) => (await userAuthorizations(request.ctx, request.params.userId)).map(toWireUserAuthorization),
-  );
-
-  app.get(
-    '/users/:userId/memberships',
-    { schema: { tags, summary: 'Get Memberships', params: UserId, response: { 200: Type.Array(MembershipSchema) } } },
-    async (request) => (await userMemberships(request.ctx, request.params.userId)).map(toWireMembership),
-  );
-
-  app.get(
-    '/users/:userId/pull-request-reviews',
-    { schema: { tags, summary: 'Get Pull Request Reviews', params: UserId, response: { 200: Type.Array(PullRequestReviewSchema) } } },
-    async (request) => (await userPullRequestLists(request.ctx, request.params.userId, 'pullRequestReviews')).map(toWirePullRequestReview),
-  );
-
-  app.get(
-    '/users/:userId/pull-request-assignments',
-    { schema: { tags, summary: 'Get Pull Request Assignments', params: UserId, response: { 200: Type.Array(PullRequestAssignmentSchema) } } },
-    async (request) => (await userPullRequestLists(request.ctx, request.params.userId, 'pullRequestAssignments')).map(toWirePullRequestAssignment),
-  );
-
-  app.get(
-    '/users/:userId/pull-request-watches',
-    { schema: { tags, summary: 'Get Pull Request Watches', params: UserId, response: { 200: Type.Array(PullRequestWatchSchema) } } },
-    async (request) => (await userPullRequestLists(request.ctx, request.params.userId, 'pullRequestWatches')).map(toWirePullRequestWatch),
-  );
-
-  app.get(
-    '/users/:userId/ssh-keys',
-    { schema: { tags, summary: 'Get Ssh Keys', params: UserId, response: { 200: Type.Array(SshKeySchema) } } },
-    async (request) => (await listSshKeys(request.ctx, request.params.userId)).map(toWireSshKey),
-  );
+  childListRoutes(app, { path: '/users', idParam: 'userId', tags }, [
+    childList('authorizations', 'Get Authorizations', UserAuthorizationSchema, userAuthorizations, toWireUserAuthorization),
+    childList('memberships', 'Get Memberships', MembershipSchema, userMemberships, toWireMembership),
+    childList(
+      'pull-request-reviews',
+      'Get Pull Request Reviews',
+      PullRequestReviewSchema,
+      (ctx, id) => userPullRequestLists(ctx, id, 'pullRequestReviews'),
+      toWirePullRequestReview,
+    ),
+    childList(
+      'pull-request-assignments',
+      'Get Pull Request Assignments',
+      PullRequestAssignmentSchema,
+      (ctx, id) => userPullRequestLists(ctx, id, 'pullRequestAssignments'),
+      toWirePullRequestAssignment,
+    ),
+    childList(
+      'pull-request-watches',
+      'Get Pull Request Watches',
+      PullRequestWatchSchema,
+      (ctx, id) => userPullRequestLists(ctx, id, 'pullRequestWatches'),
+      toWirePullRequestWatch,
+    ),
+    childList('ssh-keys', 'Get Ssh Keys', SshKeySchema, listSshKeys, toWireSshKey),
+  ]);
 
   app.post(
     '/users/:userId/ssh-keys',
@@ -66,12 +70,5 @@ export const userListRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => addSshKey(request.ctx, request.params.userId, textBody(request.body)),
   );
 
-  const SshKeyId = Type.Object({ sshKeyId: Type.Integer() });
-  app.get('/ssh-keys/:sshKeyId', { schema: { tags: ['SSH Key'], summary: 'Get', params: SshKeyId, response: { 200: SshKeySchema } } }, async (request) =>
-    toWireSshKey(await getSshKey(request.ctx, request.params.sshKeyId)),
-  );
-  app.delete('/ssh-keys/:sshKeyId', { schema: { tags: ['SSH Key'], summary: 'Delete', params: SshKeyId } }, async (request) => {
-    await deleteSshKey(request.ctx, request.params.sshKeyId);
-    return '';
-  });
+  await app.register(crudRoutes([sshKeys]));
 };

@@ -14,38 +14,34 @@ import {
   updateUser,
 } from '../../domain/users/index.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
-import { textBody } from '../../plugins/bodies.js';
-import { CreatedId, InputDate, inputDate, Nullable, page, PageQuery, TextBody } from '../schemas/common.js';
+import { type ApiApp, childList, childListRoutes, queryRoute, itemActionRoutes, textAction, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
+import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
 
 const UserId = Type.Object({ userId: Type.Integer() });
 const tags = ['User'];
+const UserParent = { path: '/users', idParam: 'userId', tags };
 
-/** `/~api/users` (docs/compatibility.md#users-endpoints). */
-export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** My profile, a profile, and the query (docs/compatibility.md#users-endpoints). */
+function userReadRoutes(app: ApiApp): void {
   app.get('/users/me', { schema: { tags, summary: 'Get My Profile', response: { 200: UserSchema } } }, async (request) =>
     toWireUser(getMyProfile(request.ctx)),
   );
 
-  app.get('/users/:userId', { schema: { tags, summary: 'Get Profile', params: UserId, response: { 200: UserSchema } } }, async (request) =>
-    toWireUser(await getUser(request.ctx, request.params.userId)),
-  );
+  itemGetRoute(app, UserParent, 'Get Profile', UserSchema, getUser, toWireUser);
 
-  app.get(
-    '/users',
-    {
-      schema: {
-        tags,
-        summary: 'Query Profile',
-        querystring: Type.Object({ term: Type.Optional(Type.String()), ...PageQuery }),
-        response: { 200: Type.Array(UserSchema) },
-      },
-    },
-    async (request) => {
-      const { offset, count } = page(request.query);
-      return (await queryUsers(request.ctx, request.query.term, offset, count)).map(toWireUser);
-    },
-  );
+  queryRoute(app, {
+    path: '/users',
+    tags,
+    summary: 'Query Profile',
+    params: { term: Type.Optional(Type.String()) },
+    schema: UserSchema,
+    run: (ctx, params, offset, count) => queryUsers(ctx, params.term, offset, count),
+    toWire: toWireUser,
+  });
+}
 
+/** Create, update, set the password, delete (docs/compatibility.md#users-endpoints). */
+function userWriteRoutes(app: ApiApp): void {
   app.post(
     '/users',
     {
@@ -83,30 +79,14 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.post(
-    '/users/:userId/password',
-    {
-      config: { textBody: true },
-      schema: { tags, summary: 'Set Password', params: UserId, body: TextBody },
-    },
-    async (request) => {
-      await setPassword(request.ctx, request.params.userId, textBody(request.body));
-      return '';
-    },
-  );
+  itemActionRoutes(app, UserParent, [textAction('password', 'Set Password', setPassword)]);
 
-  app.delete('/users/:userId', { schema: { tags, summary: 'Delete', params: UserId } }, async (request) => {
-    await deleteUser(request.ctx, request.params.userId);
-    return '';
-  });
+  itemDeleteRoute(app, UserParent, deleteUser);
+}
 
-  app.get(
-    '/users/:userId/access-tokens',
-    {
-      schema: { tags, summary: 'Get Access Tokens', params: UserId, response: { 200: Type.Array(AccessTokenSchema) } },
-    },
-    async (request) => (await listAccessTokens(request.ctx, request.params.userId)).map(toWireAccessToken),
-  );
+/** Access tokens (list, create, delete; docs/compatibility.md#users-access-tokens) and email addresses (list; docs/compatibility.md#email-addresses-and-ssh-keys). */
+function userCredentialRoutes(app: ApiApp): void {
+  childListRoutes(app, UserParent, [childList('access-tokens', 'Get Access Tokens', AccessTokenSchema, listAccessTokens, toWireAccessToken)]);
 
   app.post(
     '/users/:userId/access-tokens',
@@ -145,11 +125,12 @@ export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
-  app.get(
-    '/users/:userId/email-addresses',
-    {
-      schema: { tags, summary: 'Get Email Addresses', params: UserId, response: { 200: Type.Array(EmailAddressSchema) } },
-    },
-    async (request) => (await listEmailAddresses(request.ctx, request.params.userId)).map(toWireEmailAddress),
-  );
+  childListRoutes(app, UserParent, [childList('email-addresses', 'Get Email Addresses', EmailAddressSchema, listEmailAddresses, toWireEmailAddress)]);
+}
+
+/** `/~api/users` (docs/compatibility.md#users-endpoints). */
+export const userRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  userReadRoutes(app);
+  userWriteRoutes(app);
+  userCredentialRoutes(app);
 };
