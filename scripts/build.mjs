@@ -15,7 +15,17 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 
 /** Loaded from node_modules at run time: native addons, worker-thread transports, static files. */
-const EXTERNAL = ['better-sqlite3', 'pg-native', 'pino', 'pino-*', 'thread-stream', '@fastify/swagger-ui', '@fastify/fast-json-stringify-compiler'];
+const EXTERNAL = [
+  'better-sqlite3',
+  'pg-native',
+  'pino',
+  'pino-*',
+  'thread-stream',
+  '@fastify/swagger-ui',
+  '@fastify/fast-json-stringify-compiler',
+  // the container engine client: its SSH transport (ssh2) ships native addons
+  'dockerode',
+];
 
 fs.rmSync(dist, { recursive: true, force: true });
 await build({

@@ -63,26 +63,10 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     registerEventHandlers(services);
     const metrics = createMetrics(database.db, database.poolStats);
     app = await buildApp(services, { logger: options.logger !== false, logDestination: options.logDestination, metrics });
-    const existed = await administratorExists(database.db);
-    const generated = await bootstrap(database.db, config, Date.now());
-    if (generated) app.log.warn(`Created administrator '${config.initialUser.name}' with generated password: ${generated}`);
-    const initialPasswordIgnored = existed && config.initialUser.password !== null;
-    if (initialPasswordIgnored) {
-      app.log.warn(
-        'GITLOOM_INITIAL_PASSWORD is set but the administrator already exists: it was not applied ' +
-          '(to change the password run: gitloom admin reset-password <login>)',
-      );
-    }
+    const { generated, initialPasswordIgnored } = await bootstrapAdministrator(database.db, config, app.log);
     const encrypted = await encryptPlaintextJobSecrets(database.db, secretKey(config));
     if (encrypted > 0) app.log.info(`Encrypted the job secrets of ${encrypted} project(s) stored in plain text`);
-    const sandbox = planSandbox(config.jobSandbox);
-    if (sandbox.kind === 'off') app.log.warn(SANDBOX_OFF_WARNING);
-    else if (sandbox.kind === 'unavailable') app.log.warn(`${sandbox.message}: builds fail until it is installed (or GITLOOM_JOB_SANDBOX=off)`);
-    else app.log.info(sandbox.description);
-    if (sandbox.kind !== 'unavailable') {
-      const jobsDir = await prepareJobsDir(config.jobsDir, sandbox.kind === 'sandbox').catch((e: Error) => e);
-      if (jobsDir instanceof Error) app.log.warn(`${jobsDir.message}: builds fail until it is fixed`);
-    }
+    await announceJobSandbox(config, app.log);
     const logger = app.log;
     configureGit({ onSlowCommand: (args, ms) => logger.warn({ git: args.map(redactUrl), ms }, 'slow git command') });
     const address = await app.listen({ port: config.port, host: config.host });
@@ -99,18 +83,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     });
     await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
-    const journal = new JournalWorker(services, {
-      onError: (error) => running.log.error({ err: error }, 'journal worker failed'),
-      onRepair: (message) => running.log.warn(message),
-    });
-    await journal.start();
-    const scheduler = new BuildScheduler(services, { onError: (error) => running.log.error({ err: error }, 'build scheduler failed'), containers });
-    await scheduler.start();
-    const outbox = new OutboxWorker(services, {
-      onError: (error) => running.log.error({ err: error }, 'outbox worker failed'),
-      onAttempt: (kind, succeeded, ms) => metrics.observeOutboxAttempt(kind, succeeded, ms),
-    });
-    await outbox.start();
+    const { journal, scheduler, outbox } = await startWorkers(services, running.log, metrics, containers);
     return {
       app: running,
       services,
@@ -132,4 +105,59 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     await database.close();
     throw error;
   }
+}
+
+/**
+ * Creates the administrator on the first boot (logging a generated password) and says when
+ * `GITLOOM_INITIAL_PASSWORD` was ignored because the administrator already exists.
+ */
+async function bootstrapAdministrator(
+  db: Services['db'],
+  config: Config,
+  log: App['log'],
+): Promise<{ generated: string | null; initialPasswordIgnored: boolean }> {
+  const existed = await administratorExists(db);
+  const generated = await bootstrap(db, config, Date.now());
+  if (generated) log.warn(`Created administrator '${config.initialUser.name}' with generated password: ${generated}`);
+  const initialPasswordIgnored = existed && config.initialUser.password !== null;
+  if (initialPasswordIgnored) {
+    log.warn(
+      'GITLOOM_INITIAL_PASSWORD is set but the administrator already exists: it was not applied ' +
+        '(to change the password run: gitloom admin reset-password <login>)',
+    );
+  }
+  return { generated, initialPasswordIgnored };
+}
+
+/** Logs how jobs will be confined (or why they cannot run) and prepares the jobs dir. */
+async function announceJobSandbox(config: Config, log: App['log']): Promise<void> {
+  const sandbox = planSandbox(config.jobSandbox);
+  if (sandbox.kind === 'off') log.warn(SANDBOX_OFF_WARNING);
+  else if (sandbox.kind === 'unavailable') log.warn(`${sandbox.message}: builds fail until it is installed (or GITLOOM_JOB_SANDBOX=off)`);
+  else log.info(sandbox.description);
+  if (sandbox.kind === 'unavailable') return;
+  const jobsDir = await prepareJobsDir(config.jobsDir, sandbox.kind === 'sandbox').catch((e: Error) => e);
+  if (jobsDir instanceof Error) log.warn(`${jobsDir.message}: builds fail until it is fixed`);
+}
+
+/** Starts the background workers: the ref journal's, the build scheduler and the outbox. */
+async function startWorkers(
+  services: Services,
+  log: App['log'],
+  metrics: ReturnType<typeof createMetrics>,
+  containers: ContainerEngines,
+): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker }> {
+  const journal = new JournalWorker(services, {
+    onError: (error) => log.error({ err: error }, 'journal worker failed'),
+    onRepair: (message) => log.warn(message),
+  });
+  await journal.start();
+  const scheduler = new BuildScheduler(services, { onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
+  await scheduler.start();
+  const outbox = new OutboxWorker(services, {
+    onError: (error) => log.error({ err: error }, 'outbox worker failed'),
+    onAttempt: (kind, succeeded, ms) => metrics.observeOutboxAttempt(kind, succeeded, ms),
+  });
+  await outbox.start();
+  return { journal, scheduler, outbox };
 }

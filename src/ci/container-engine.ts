@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { findExecutable } from './sandbox.js';
 
 /** Label every container of a job carries: the job directory (its basename names the build's run). */
@@ -71,6 +71,8 @@ export class ContainerEngine {
    * @throws Error when the named socket or the started service does not answer the API's `_ping`.
    */
   static async connect(options: { host: string | null; stateDir: string; log: (message: string) => void }): Promise<ContainerEngine | { unavailable: string }> {
+    // loaded on first use: most servers never run a container step
+    const { default: Docker } = await import('dockerode');
     if (options.host) {
       const socketPath = options.host.replace(/^unix:\/\//, '');
       const docker = new Docker({ socketPath });
@@ -79,8 +81,9 @@ export class ContainerEngine {
     }
     const podman = findExecutable('podman');
     if (!podman) return { unavailable: ENGINE_UNAVAILABLE };
-    const service = await PodmanService.start(podman, options.stateDir, options.log);
-    return new ContainerEngine(new Docker({ socketPath: service.socketPath }), service.socketPath, service);
+    const docker = new Docker({ socketPath: PodmanService.socketPath(options.stateDir) });
+    const service = await PodmanService.start(podman, options.stateDir, options.log, docker);
+    return new ContainerEngine(docker, service.socketPath, service);
   }
 
   /** The engine's name and version for log lines, e.g. `Podman Engine 4.3.1`. */
@@ -296,15 +299,22 @@ class PodmanService {
     private readonly podman: string,
     private readonly stateDir: string,
     private readonly log: (message: string) => void,
+    private readonly docker: Docker,
   ) {}
 
-  get socketPath(): string {
-    return path.join(this.stateDir, 'podman.sock');
+  /** The service's socket in `stateDir`. */
+  static socketPath(stateDir: string): string {
+    return path.join(stateDir, 'podman.sock');
   }
 
-  static async start(podman: string, stateDir: string, log: (message: string) => void): Promise<PodmanService> {
+  get socketPath(): string {
+    return PodmanService.socketPath(this.stateDir);
+  }
+
+  /** Starts the service and waits until it answers through `docker` (a client of its socket). */
+  static async start(podman: string, stateDir: string, log: (message: string) => void, docker: Docker): Promise<PodmanService> {
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const service = new PodmanService(podman, stateDir, log);
+    const service = new PodmanService(podman, stateDir, log, docker);
     if (Buffer.byteLength(service.socketPath) > 100) throw new Error(`Container engine socket path is too long for a Unix socket: ${service.socketPath}`);
     await service.endStale();
     await writeFile(path.join(stateDir, 'containers.conf'), containersConf(), { mode: 0o600 });
@@ -360,7 +370,7 @@ class PodmanService {
       }, 1000).unref();
     });
     await writeFile(path.join(this.stateDir, 'podman.pid'), String(child.pid ?? ''), { mode: 0o600 });
-    await ping(new Docker({ socketPath: this.socketPath }), this.socketPath, 30_000, () => exit);
+    await ping(this.docker, this.socketPath, 30_000, () => exit);
   }
 }
 

@@ -107,12 +107,32 @@ export async function recoverAtStartup(services: Services, log: (message: string
   const { dataDir } = services.config;
   const now = Date.now();
   const everything = dialectOf(services.db).ownedByOneProcess;
+  const interrupted = await removeInterruptedJobs(services, log, containers, { now, everything });
+  const stale = (paths: string[], what: string): Promise<string[]> => removeStale(paths, what, log, everything, now);
+  return {
+    ...interrupted,
+    uploadTempFiles: await stale(await uploadTempFiles(path.join(dataDir, 'builds')), 'artifact upload temp file'),
+    cacheSnapshots: await stale(await cacheLeftovers(path.join(dataDir, CACHES_DIR)), 'unfinished job cache snapshot'),
+    quarantineDirs: await stale(await quarantineDirs(path.join(dataDir, 'repos')), 'push quarantine directory'),
+  };
+}
+
+/**
+ * Ends what interrupted builds left: their processes (killed), their containers (removed through
+ * the engine), then — once nothing of them runs — their job directories. On PostgreSQL the jobs of
+ * builds RUNNING under an unexpired lease are kept.
+ */
+async function removeInterruptedJobs(
+  services: Services,
+  log: (message: string) => void,
+  containers: ContainerEngines | undefined,
+  { now, everything }: { now: number; everything: boolean },
+): Promise<Pick<RecoveryReport, 'killedProcesses' | 'containers' | 'workspaces'>> {
   const jobsDir = await realpath(services.config.jobsDir).catch((e: NodeJS.ErrnoException) => {
     if (e.code === 'ENOENT') return services.config.jobsDir;
     throw e;
   });
-  const legacy = path.join(dataDir, LEGACY_WORKSPACES_DIR);
-
+  const legacy = path.join(services.config.dataDir, LEGACY_WORKSPACES_DIR);
   const keep = new Set<string>();
   if (!everything) {
     for (const workspace of await leasedJobWorkspaces(services.db, now)) keep.add(path.basename(workspace));
@@ -128,20 +148,8 @@ export async function recoverAtStartup(services: Services, log: (message: string
     }
   }
   const jobDirs = await listDir(jobsDir);
-  const removedContainers: string[] = [];
-  if (containers && (jobDirs.some((entry) => !keep.has(entry.name)) || containers.leftBehind())) {
-    // without an engine (none installed) no container can be left; one that fails to answer is reported
-    const engine = await containers.get().catch((e: Error) => {
-      log(`Start-up recovery: containers of interrupted builds not removed: ${e.message}`);
-      return { unavailable: e.message };
-    });
-    if (!('unavailable' in engine)) {
-      for (const id of await engine.removeJobContainers(jobsDir, (jobDir) => keep.has(path.basename(jobDir)))) {
-        removedContainers.push(id);
-        log(`Start-up recovery: removed container ${id.slice(0, 12)} of an interrupted build`);
-      }
-    }
-  }
+  const interrupted = jobDirs.some((entry) => !keep.has(entry.name));
+  const removedContainers = containers && (interrupted || containers.leftBehind()) ? await removeInterruptedContainers(containers, jobsDir, keep, log) : [];
   // A job's tree is removed only once nothing of the job runs (src/ci/job-directory.ts rule 1).
   for (const deadline = Date.now() + 10_000; killed.some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < deadline;) {
     await new Promise((r) => setTimeout(r, 20));
@@ -162,48 +170,61 @@ export async function recoverAtStartup(services: Services, log: (message: string
     }
   }
   if (everything) await rm(legacy, { recursive: true, force: true });
+  return { killedProcesses: killed, containers: removedContainers, workspaces };
+}
 
-  const uploads: string[] = [];
-  for (const file of await uploadTempFiles(path.join(dataDir, 'builds'))) {
-    if (!(await isStale(file, everything, now))) continue;
-    await rm(file, { force: true });
-    uploads.push(file);
-    log(`Start-up recovery: removed artifact upload temp file ${file}`);
+/**
+ * Removes the containers of the jobs dir whose job directory `keep` does not name. Without an
+ * engine (none installed) no container can be left; an engine that fails to answer is reported.
+ */
+async function removeInterruptedContainers(
+  containers: ContainerEngines,
+  jobsDir: string,
+  keep: ReadonlySet<string>,
+  log: (message: string) => void,
+): Promise<string[]> {
+  const engine = await containers.get().catch((e: Error) => {
+    log(`Start-up recovery: containers of interrupted builds not removed: ${e.message}`);
+    return { unavailable: e.message };
+  });
+  if ('unavailable' in engine) return [];
+  const removed = await engine.removeJobContainers(jobsDir, (jobDir) => keep.has(path.basename(jobDir)));
+  for (const id of removed) log(`Start-up recovery: removed container ${id.slice(0, 12)} of an interrupted build`);
+  return removed;
+}
+
+/** Removes each of `paths` that is stale (see {@link isStale}), logging it as a `what`; resolves those removed. */
+async function removeStale(paths: string[], what: string, log: (message: string) => void, everything: boolean, now: number): Promise<string[]> {
+  const removed: string[] = [];
+  for (const full of paths) {
+    if (!(await isStale(full, everything, now))) continue;
+    await rm(full, { recursive: true, force: true });
+    removed.push(full);
+    log(`Start-up recovery: removed ${what} ${full}`);
   }
+  return removed;
+}
 
-  const snapshots: string[] = [];
-  const cachesDir = path.join(dataDir, CACHES_DIR);
+/** Unfinished and replaced cache snapshots (`<caches>/<project>/.tmp-*`, `.old-*`). */
+async function cacheLeftovers(cachesDir: string): Promise<string[]> {
+  const found: string[] = [];
   for (const project of await listDir(cachesDir)) {
     for (const entry of await listDir(path.join(cachesDir, project.name))) {
-      const full = path.join(cachesDir, project.name, entry.name);
-      if (!CACHE_LEFTOVER.test(entry.name) || !(await isStale(full, everything, now))) continue;
-      await rm(full, { recursive: true, force: true });
-      snapshots.push(full);
-      log(`Start-up recovery: removed unfinished job cache snapshot ${full}`);
+      if (CACHE_LEFTOVER.test(entry.name)) found.push(path.join(cachesDir, project.name, entry.name));
     }
   }
+  return found;
+}
 
-  const quarantines: string[] = [];
-  const reposDir = path.join(dataDir, 'repos');
+/** Push quarantine directories git's receive-pack left in the bare repositories of `reposDir`. */
+async function quarantineDirs(reposDir: string): Promise<string[]> {
+  const found: string[] = [];
   for (const repo of await listDir(reposDir)) {
     if (!repo.isDirectory()) continue;
     const objects = path.join(reposDir, repo.name, 'objects');
     for (const entry of await listDir(objects)) {
-      if (!entry.isDirectory() || !QUARANTINE.test(entry.name)) continue;
-      const full = path.join(objects, entry.name);
-      if (!(await isStale(full, everything, now))) continue;
-      await rm(full, { recursive: true, force: true });
-      quarantines.push(full);
-      log(`Start-up recovery: removed push quarantine directory ${full}`);
+      if (entry.isDirectory() && QUARANTINE.test(entry.name)) found.push(path.join(objects, entry.name));
     }
   }
-
-  return {
-    killedProcesses: killed,
-    containers: removedContainers,
-    workspaces,
-    uploadTempFiles: uploads,
-    cacheSnapshots: snapshots,
-    quarantineDirs: quarantines,
-  };
+  return found;
 }
