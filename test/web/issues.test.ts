@@ -97,6 +97,8 @@ describe('issue pages', () => {
     const second = await (await get('/app/~issues?page=2', aliceWeb)).text();
     expect((second.match(/class="state state-/g) ?? []).length).toBe(1);
     expect(second).toContain('rel="prev"');
+    // a page number that is not one is refused, as on every paged list
+    for (const page of ['0', 'two', '100001']) expect((await get(`/app/~issues?page=${page}`, aliceWeb)).status).toBe(400);
     const everywhere = await (await get(`/~issues?query=${encodeURIComponent('"Type" is "Bug"')}`, aliceWeb)).text();
     expect(everywhere).toContain('href="/app/~issues/1"');
     expect(everywhere).toContain('app#1 Parser crashes');

@@ -1,9 +1,9 @@
 import { BadRequest } from '../../errors.js';
 import type { PageContext } from '../page.js';
 
-/** Rows per page of the query lists (pull requests, builds, issues, code comments). */
+/** Rows per page of every paged list (pull requests, builds, issues, code comments, commits). */
 export const PAGE_SIZE = 25;
-/** The highest page number a link may name; beyond it a list shows its first page. */
+/** The highest page number a link may name. */
 const MAX_PAGE = 100_000;
 
 /** One page of a query list, as {@link queryPage} reads it. */
@@ -19,10 +19,16 @@ export interface QueryPage<T> {
   error: string | null;
 }
 
-/** The 1-based page number of a `page` query parameter: 1 when absent or not an integer in 1…100,000. */
+/**
+ * The 1-based page number of a `page` query parameter: 1 when absent.
+ *
+ * @throws BadRequest `Invalid page: <text>` when it is not an integer in 1…100,000.
+ */
 export function pageNumber(text: string | undefined): number {
+  if (text === undefined) return 1;
   const n = Number(text);
-  return Number.isSafeInteger(n) && n >= 1 && n <= MAX_PAGE ? n : 1;
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_PAGE) throw new BadRequest(`Invalid page: ${text}`);
+  return n;
 }
 
 /**

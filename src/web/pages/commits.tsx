@@ -10,10 +10,8 @@ import { codeUrl, CommitList, commitUrl, DateTime, RevisionSelector, subjectOf }
 import { DiffView } from '../components/diff.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { QueryBox } from '../components/query-box.js';
+import { PAGE_SIZE, pageNumber } from '../components/query-list.js';
 import type { PageModule } from '../page.js';
-
-/** Commits per page of the log. */
-const PAGE_SIZE = 50;
 
 export const commitPages: PageModule = {
   projectPages: [
@@ -25,13 +23,12 @@ export const commitPages: PageModule = {
         const names = await revisionNames(page.ctx, page.project);
         const revision = page.query.revision?.trim() || names.defaultBranch;
         const query = page.query.query ?? '';
-        const pageNumber = page.query.page === undefined ? 1 : Number(page.query.page);
-        if (!Number.isInteger(pageNumber) || pageNumber < 1) throw new BadRequest(`Invalid page: ${page.query.page}`);
+        const number = pageNumber(page.query.page);
         let error: string | null = null;
         let log: Awaited<ReturnType<typeof commitLog>> = { commits: [], hasMore: false };
         if (revision !== null) {
           try {
-            log = await commitLog(page.ctx, page.project, { revision, query, page: pageNumber, pageSize: PAGE_SIZE });
+            log = await commitLog(page.ctx, page.project, { revision, query, page: number, pageSize: PAGE_SIZE });
           } catch (e) {
             // a query the domain refuses is shown under the box, as on the other list pages
             if (!(e instanceof BadRequest)) throw e;
@@ -59,16 +56,16 @@ export const commitPages: PageModule = {
                 <QueryBox action={`/${project}/~commits`} query={query} example="author(alice*) path(src)" error={error} hidden={{ revision }} />
                 {!error && log.commits.length === 0 && <p class="empty">No commits.</p>}
                 {log.commits.length > 0 && <CommitList projectPath={project} commits={log.commits} />}
-                {(pageNumber > 1 || log.hasMore) && (
+                {(number > 1 || log.hasMore) && (
                   <nav aria-label="Pages" class="pager">
-                    {pageNumber > 1 && (
-                      <a href={link(pageNumber - 1)} rel="prev">
+                    {number > 1 && (
+                      <a href={link(number - 1)} rel="prev">
                         Newer
                       </a>
                     )}
-                    <span>Page {pageNumber}</span>
+                    <span>Page {number}</span>
                     {log.hasMore && (
-                      <a href={link(pageNumber + 1)} rel="next">
+                      <a href={link(number + 1)} rel="next">
                         Older
                       </a>
                     )}
