@@ -16,6 +16,7 @@ import type {
   BuildSpec,
   CheckoutStep,
   JobCache,
+  JobService,
   CloneCredential,
   CommandStep,
   Interpreter,
@@ -114,15 +115,20 @@ export function parseBuildSpec(text: string): BuildSpec {
   });
   // Constructs this server does not read are said once, before anything they would cause.
   const unsupported = new Problems();
-  for (const key of ['imports', 'stepTemplates', 'services'] as const) {
+  for (const key of ['imports', 'stepTemplates'] as const) {
     if (top.list(key).length > 0) unsupported.add('', top.raw(key), `'${key}' is not supported`);
   }
   if (unsupported.messages.length > 0) throw new BuildSpecError(unsupported.messages);
+  const services = top.list('services').flatMap((n, i) => {
+    const service = readService(n, `services[${i}]`, problems);
+    return service ? [service] : [];
+  });
   const drafts = top.list('jobs').flatMap((n, i) => {
     const d = readJob(n, i, problems);
     return d ? [d] : [];
   });
   top.finish();
+  attachServices(drafts, services, problems);
   crossCheck(drafts, properties, problems);
   const spec = { version: version ?? 0, jobs: drafts.map((d) => d.job), properties };
   if (problems.messages.length > 0) throw new BuildSpecError(problems.messages, spec);
@@ -162,9 +168,12 @@ function readJob(node: SpecNode, index: number, problems: Problems): JobDraft | 
     const a = readAction(n, `${where} › postBuildActions[${i}]`, problems, secretNames);
     return a ? [a] : [];
   });
-  for (const key of ['projectDependencies', 'requiredServices'] as const) {
-    if (jr.list(key).length > 0) problems.add(where, jr.raw(key), `'${key}' is not supported`);
-  }
+  if (jr.list('projectDependencies').length > 0) problems.add(where, jr.raw('projectDependencies'), "'projectDependencies' is not supported");
+  const requiredServices = jr.list('requiredServices').flatMap((n, i) => {
+    if (n.kind === 'scalar' && n.value !== null && n.value !== '') return [String(n.value)];
+    problems.add(`${where} › requiredServices[${i}]`, n, 'expected a service name');
+    return [];
+  });
   const retryCondition = jr.string('retryCondition') ?? 'never';
   const retryConditionAst = condition(retryCondition, 'retry', `${where} › retryCondition`, jr.raw('retryCondition') ?? node, problems);
   const job: Job = {
@@ -175,6 +184,7 @@ function readJob(node: SpecNode, index: number, problems: Problems): JobDraft | 
     jobDependencies,
     triggers,
     caches,
+    services: requiredServices.map((name) => ({ name, image: '', arguments: null, envVars: [], readinessCheckCommand: '' })),
     timeout: jr.integer('timeout', 3600, 1),
     postBuildActions,
     retryCondition,
@@ -213,7 +223,6 @@ interface StepReading {
   node: SpecNode;
   base: { name: string; condition: StepCondition };
   problems: Problems;
-  interpolated: Interpolated[];
   interp: (key: string, text: string | null) => void;
 }
 
@@ -233,7 +242,7 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
   const interp = (key: string, text: string | null): void => {
     if (text !== null) interpolated.push({ where: `${w} › ${key}`, node: sr.raw(key) ?? node, text });
   };
-  const reading: StepReading = { sr, w, node, base: { name, condition: cond }, problems, interpolated, interp };
+  const reading: StepReading = { sr, w, node, base: { name, condition: cond }, problems, interp };
   let step: Step | null = null;
   switch (type) {
     case 'CheckoutStep':
@@ -286,7 +295,7 @@ function readCheckoutStep({ sr, w, base, problems, interp }: StepReading, secret
   };
 }
 
-function readCommandStep({ sr, w, node, base, problems, interpolated, interp }: StepReading): CommandStep {
+function readCommandStep({ sr, w, node, base, problems, interp }: StepReading): CommandStep {
   const runInContainer = sr.boolean('runInContainer', true);
   const image = sr.string('image');
   sr.ignore('runAs', 'registryLogins');
@@ -294,17 +303,8 @@ function readCommandStep({ sr, w, node, base, problems, interpolated, interp }: 
   interp('image', image);
   const interpreter = readInterpreter(sr, w, problems);
   if (interpreter) interp('interpreter', interpreter.commands);
-  const envVars = sr.list('envVars').flatMap((n, i) => {
-    const er = asMap(n, `${w} › envVars[${i}]`, problems);
-    if (!er) return [];
-    const envName = er.string('name', { required: true });
-    const value = er.string('value') ?? '';
-    er.finish();
-    if (envName === null) return [];
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(envName)) problems.add(er.where, n, `invalid environment variable name '${envName}'`);
-    interpolated.push({ where: `${er.where} › value`, node: n, text: value });
-    return [{ name: envName, value }];
-  });
+  const envVars = readEnvVars(sr, w, problems);
+  for (const e of envVars) interp('envVars', e.value);
   return {
     type: 'CommandStep',
     ...base,
@@ -331,6 +331,71 @@ function readCache(node: SpecNode, where: string, problems: Problems, interpolat
   interpolated.push({ where: `${where} › key`, node, text: key }, { where: `${where} › path`, node, text: cachePath });
   if (/^[./\\]*$/.test(cachePath)) problems.add(where, node, `invalid cache path '${cachePath}'`);
   return { key, path: cachePath };
+}
+
+/** An `envVars` list (`name`, `value`): names must be shell variable names. */
+function readEnvVars(r: MapReader, where: string, problems: Problems): Array<{ name: string; value: string }> {
+  return r.list('envVars').flatMap((n, i) => {
+    const er = asMap(n, `${where} › envVars[${i}]`, problems);
+    if (!er) return [];
+    const envName = er.string('name', { required: true });
+    const value = er.string('value') ?? '';
+    er.finish();
+    if (envName === null) return [];
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(envName)) problems.add(er.where, n, `invalid environment variable name '${envName}'`);
+    return [{ name: envName, value }];
+  });
+}
+
+/**
+ * A top-level `services` item: `name` (a host name: what steps connect to), `image`,
+ * `readinessCheckCommand` (required), `arguments` and `envVars`; the texts are interpolated in
+ * the context of each job that requires the service.
+ */
+function readService(
+  node: SpecNode,
+  where: string,
+  problems: Problems,
+): { service: JobService; node: SpecNode; where: string; interpolated: Interpolated[] } | null {
+  const r = asMap(node, where, problems);
+  if (!r) return null;
+  const name = r.string('name', { required: true });
+  const image = r.string('image', { required: true });
+  const readinessCheckCommand = r.string('readinessCheckCommand', { required: true });
+  const args = r.string('arguments');
+  const envVars = readEnvVars(r, where, problems);
+  r.ignore('cpuRequirement', 'memoryRequirement');
+  r.finish();
+  if (name === null || image === null || readinessCheckCommand === null) return null;
+  if (!/^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/.test(name))
+    problems.add(where, node, `service name '${name}' is not a host name (letters, digits and '-')`);
+  const interpolated: Interpolated[] = [image, readinessCheckCommand, args, ...envVars.map((e) => e.value)].flatMap((text) =>
+    text === null ? [] : [{ where, node, text }],
+  );
+  return { service: { name, image, arguments: args, envVars, readinessCheckCommand }, node, where, interpolated };
+}
+
+/**
+ * Gives each job the services its `requiredServices` names (refusing unknown and duplicate
+ * names), and the services' interpolated texts to check in the job's context.
+ */
+function attachServices(drafts: JobDraft[], services: NonNullable<ReturnType<typeof readService>>[], problems: Problems): void {
+  const byName = new Map<string, NonNullable<ReturnType<typeof readService>>>();
+  for (const s of services) {
+    if (byName.has(s.service.name)) problems.add(s.where, s.node, `duplicate service name '${s.service.name}'`);
+    byName.set(s.service.name, s);
+  }
+  for (const d of drafts) {
+    const required = d.job.services.map((s) => s.name);
+    const found = required.flatMap((name) => {
+      const s = byName.get(name);
+      if (!s) problems.add(d.where, d.node, `required service '${name}' not found`);
+      return s ? [s] : [];
+    });
+    if (new Set(required).size !== required.length) problems.add(d.where, d.node, 'a service is required twice');
+    for (const s of found) d.interpolated.push(...s.interpolated);
+    d.job = { ...d.job, services: found.map((s) => s.service) };
+  }
 }
 
 function readCredential(sr: MapReader, where: string, problems: Problems, secrets: Set<string>): CloneCredential {

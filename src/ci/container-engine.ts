@@ -36,9 +36,11 @@ export interface IdMapping {
 /** What {@link ContainerEngine.createContainer} creates. */
 export interface ContainerSpec {
   readonly image: string;
+  /** The command, or empty for the image's own. */
   readonly command: readonly string[];
   readonly env: Readonly<Record<string, string>>;
-  readonly workingDir: string;
+  /** The working directory, or null for the image's own. */
+  readonly workingDir: string | null;
   /** Bind mounts: host path → container path. */
   readonly mounts: ReadonlyArray<{ readonly source: string; readonly destination: string; readonly readOnly: boolean }>;
   readonly labels: Readonly<Record<string, string>>;
@@ -138,9 +140,9 @@ export class ContainerEngine {
     const { memoryMb, processes, cpuSeconds } = spec.limits;
     const body = {
       image: spec.image,
-      command: spec.command,
+      ...(spec.command.length > 0 && { command: spec.command }),
       env: spec.env,
-      work_dir: spec.workingDir,
+      ...(spec.workingDir && { work_dir: spec.workingDir }),
       labels: spec.labels,
       mounts: spec.mounts.map((m) => ({ destination: m.destination, source: m.source, type: 'bind', options: ['rbind', m.readOnly ? 'ro' : 'rw'] })),
       ...(ids && { idmappings: { UIDMap: ids, GIDMap: ids }, userns: { nsmode: 'private' } }),

@@ -5,7 +5,7 @@
  * when the step ends, is cancelled or times out.
  */
 import { PassThrough } from 'node:stream';
-import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, type ContainerEngine, type IdMapping } from './container-engine.js';
+import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
 import type { JobLimits } from './sandbox.js';
 
 /** Where a container step sees the job's workspace (OneDev's `/onedev-build/workspace`): its working directory and `ONEDEV_WORKSPACE`. */
@@ -13,9 +13,42 @@ export const CONTAINER_WORKSPACE = '/onedev-build/workspace';
 /** Where a container step's script is mounted, read-only (`step-<n>.sh`). */
 export const CONTAINER_COMMANDS = '/onedev-build/command';
 
-/** What {@link runContainerStep} runs. */
-export interface ContainerStepOptions {
+/** What every container of a job shares: its engine, labels, confinement, network and log. */
+export interface JobContainers {
   readonly engine: ContainerEngine;
+  readonly jobDir: string;
+  readonly jobsDir: string;
+  /** Host ids of the containers' user namespace; null runs a container's root as the host's (sandbox off). */
+  readonly idMapping: IdMapping | null;
+  /** The job's network namespace, or null for none (each container's own loopback). */
+  readonly networkNamespace: string | null;
+  /** DNS servers for `/etc/resolv.conf` (slirp4netns's forwarder on an outward network). */
+  readonly dns: readonly string[];
+  /** The job's services by name, all at the shared namespace's loopback. */
+  readonly hosts: ReadonlyArray<{ readonly name: string; readonly address: string }>;
+  readonly limits: JobLimits;
+  readonly log: (line: string) => void;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * The engine's spec of a container of the job: `image` with `command` (the image's own when
+ * empty), `env`, working directory and mounts, confined and labelled as every container of the job.
+ */
+export function jobContainerSpec(job: JobContainers, container: Pick<ContainerSpec, 'image' | 'command' | 'env' | 'workingDir' | 'mounts'>): ContainerSpec {
+  return {
+    ...container,
+    labels: { [JOB_DIR_LABEL]: job.jobDir, [JOBS_DIR_LABEL]: job.jobsDir },
+    idMapping: job.idMapping,
+    networkNamespace: job.networkNamespace,
+    dns: job.dns,
+    hosts: job.hosts,
+    limits: job.limits,
+  };
+}
+
+/** What {@link runContainerStep} runs, besides what the job's containers share. */
+export interface ContainerStepOptions {
   readonly image: string;
   /** Interpreter and its arguments, the script's container path last (`sh /onedev-build/command/step-1.sh`). */
   readonly command: readonly string[];
@@ -24,20 +57,10 @@ export interface ContainerStepOptions {
   readonly workspace: string;
   /** More directories of the job mounted read-write (caches at absolute paths). */
   readonly mounts: ReadonlyArray<{ readonly source: string; readonly destination: string }>;
-  readonly jobDir: string;
-  readonly jobsDir: string;
   readonly env: Readonly<Record<string, string>>;
-  /** Host ids of the container's user namespace; null runs the container's root as the host's (sandbox off). */
-  readonly idMapping: IdMapping | null;
-  readonly networkNamespace: string | null;
-  /** DNS servers for `/etc/resolv.conf` (slirp4netns's forwarder on an outward network). */
-  readonly dns: readonly string[];
-  readonly limits: JobLimits;
   readonly onStdout: (chunk: Buffer) => void;
   readonly onStderr: (chunk: Buffer) => void;
-  readonly log: (line: string) => void;
-  readonly signal: AbortSignal;
-  /** Milliseconds between SIGTERM and removal when stopped. */
+  /** Milliseconds between SIGTERM and SIGKILL when stopped. */
   readonly killGraceMs: number;
 }
 
@@ -53,47 +76,44 @@ export type ContainerStepResult =
  * exits, and removes it. Aborting `signal` stops the container (SIGTERM, then SIGKILL after
  * `killGraceMs`). The container is removed before this resolves, whatever happened.
  */
-export async function runContainerStep(o: ContainerStepOptions): Promise<ContainerStepResult> {
-  const { engine } = o;
+export async function runContainerStep(job: JobContainers, o: ContainerStepOptions): Promise<ContainerStepResult> {
+  const { engine } = job;
   try {
-    await engine.ensureImage(o.image, o.log, o.signal);
+    await engine.ensureImage(o.image, job.log, job.signal);
   } catch (e) {
-    if (o.signal.aborted) return { kind: 'aborted' };
+    if (job.signal.aborted) return { kind: 'aborted' };
     return { kind: 'engine-error', message: (e as Error).message };
   }
-  if (o.signal.aborted) return { kind: 'aborted' };
+  if (job.signal.aborted) return { kind: 'aborted' };
   let id: string;
   try {
-    id = await engine.createContainer({
-      image: o.image,
-      command: o.command,
-      env: { ...o.env, ONEDEV_WORKSPACE: CONTAINER_WORKSPACE, GITLOOM_WORKSPACE: CONTAINER_WORKSPACE },
-      workingDir: CONTAINER_WORKSPACE,
-      mounts: [
-        { source: o.workspace, destination: CONTAINER_WORKSPACE, readOnly: false },
-        { source: o.script, destination: o.command[o.command.length - 1], readOnly: true },
-        ...o.mounts.map((m) => ({ ...m, readOnly: false })),
-      ],
-      labels: { [JOB_DIR_LABEL]: o.jobDir, [JOBS_DIR_LABEL]: o.jobsDir },
-      idMapping: o.idMapping,
-      networkNamespace: o.networkNamespace,
-      dns: o.dns,
-      hosts: [],
-      limits: o.limits,
-    });
+    id = await engine.createContainer(
+      jobContainerSpec(job, {
+        image: o.image,
+        command: o.command,
+        env: { ...o.env, ONEDEV_WORKSPACE: CONTAINER_WORKSPACE, GITLOOM_WORKSPACE: CONTAINER_WORKSPACE },
+        workingDir: CONTAINER_WORKSPACE,
+        mounts: [
+          { source: o.workspace, destination: CONTAINER_WORKSPACE, readOnly: false },
+          { source: o.script, destination: o.command[o.command.length - 1], readOnly: true },
+          ...o.mounts.map((m) => ({ ...m, readOnly: false })),
+        ],
+      }),
+    );
   } catch (e) {
     return { kind: 'engine-error', message: `Unable to create a container of image '${o.image}': ${(e as Error).message}` };
   }
   try {
-    return await runCreated(o, id);
+    return await runCreated(job, o, id);
   } finally {
-    await engine.removeContainer(id).catch((e: Error) => o.log(`Unable to remove container ${id.slice(0, 12)}: ${e.message}`));
+    // a container that cannot be removed may still run: the caller must not touch the workspace
+    await engine.removeContainer(id);
   }
 }
 
 /** Starts container `id`, follows its output and waits for its exit (or the abort). */
-async function runCreated(o: ContainerStepOptions, id: string): Promise<ContainerStepResult> {
-  const container = o.engine.docker.getContainer(id);
+async function runCreated(job: JobContainers, o: ContainerStepOptions, id: string): Promise<ContainerStepResult> {
+  const container = job.engine.docker.getContainer(id);
   let aborted = false;
   const onAbort = (): void => {
     aborted = true;
@@ -106,8 +126,8 @@ async function runCreated(o: ContainerStepOptions, id: string): Promise<Containe
   } catch (e) {
     return { kind: 'engine-error', message: `Unable to start a container of image '${o.image}': ${engineReason(e)}` };
   }
-  o.signal.addEventListener('abort', onAbort, { once: true });
-  if (o.signal.aborted) onAbort();
+  job.signal.addEventListener('abort', onAbort, { once: true });
+  if (job.signal.aborted) onAbort();
   try {
     const stdout = new PassThrough().on('data', o.onStdout);
     const stderr = new PassThrough().on('data', o.onStderr);
@@ -117,7 +137,7 @@ async function runCreated(o: ContainerStepOptions, id: string): Promise<Containe
       output.once('close', resolve);
       output.once('error', () => resolve());
     });
-    o.engine.docker.modem.demuxStream(output, stdout, stderr);
+    job.engine.docker.modem.demuxStream(output, stdout, stderr);
     const exit = (await container.wait()) as { StatusCode: number };
     await Promise.race([drained, new Promise((r) => setTimeout(r, 1000))]);
     return { kind: 'exited', exitCode: exit.StatusCode, aborted };
@@ -125,6 +145,6 @@ async function runCreated(o: ContainerStepOptions, id: string): Promise<Containe
     if (aborted) return { kind: 'aborted' };
     return { kind: 'engine-error', message: `Container of image '${o.image}' failed: ${engineReason(e)}` };
   } finally {
-    o.signal.removeEventListener('abort', onAbort);
+    job.signal.removeEventListener('abort', onAbort);
   }
 }

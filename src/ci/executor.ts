@@ -18,7 +18,8 @@ import { closeSync, openSync } from 'node:fs';
 import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
-import { CONTAINER_COMMANDS, runContainerStep } from './container-step.js';
+import { CONTAINER_COMMANDS, runContainerStep, type JobContainers } from './container-step.js';
+import { startService } from './job-services.js';
 import { describeBytes } from './artifacts.js';
 import { normalizeCacheKey, type CacheStore } from './job-caches.js';
 import { chownTree, createJobDirectory, moveInto, relativeSegments, resolveInside, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
@@ -44,7 +45,7 @@ import {
   type SandboxPlan,
 } from './sandbox.js';
 import { seccompFilter } from './seccomp.js';
-import type { CheckoutStep, CloneCredential, CommandStep, JobCache, Step } from './spec-types.js';
+import type { CheckoutStep, CloneCredential, CommandStep, JobCache, JobService, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
 /** Final status of a job run (the build status names of docs/compatibility.md#builds-json). */
@@ -124,6 +125,8 @@ export interface RunJobOptions {
    * step, saying what to install.
    */
   readonly containers?: Pick<ContainerEngines, 'get'> | null;
+  /** The job's services (`requiredServices`), started before the first step. */
+  readonly services?: readonly JobService[];
   /** The job's `caches`, restored before the first step and saved after a successful run. */
   readonly caches?: { readonly store: CacheStore; readonly projectId: number; readonly specs: readonly JobCache[] };
 }
@@ -186,7 +189,7 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   };
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
-  const usesContainers = options.steps.some((s) => s.type === 'CommandStep' && s.runInContainer);
+  const usesContainers = options.steps.some((s) => s.type === 'CommandStep' && s.runInContainer) || (options.services?.length ?? 0) > 0;
   let engine: ContainerEngine | null = null;
   if (usesContainers) {
     const connected = await connectEngine(options.containers);
@@ -274,6 +277,10 @@ class JobRun {
   private readonly failedSteps: string[] = [];
   /** The outward network of the job's containers, opened by the first container step. */
   private containerNetwork: NetworkNamespace | null = null;
+  /** What the job's containers share, made by the first one. */
+  private containers: JobContainers | null = null;
+  /** The containers of the job's services, removed when the job ends. */
+  private readonly serviceContainers: string[] = [];
   /** Caches at absolute paths: directories of the job mounted into its containers. */
   private readonly cacheMounts: Array<{ source: string; destination: string }> = [];
 
@@ -309,12 +316,17 @@ class JobRun {
     let anyFailed = false;
     try {
       if (this.confinement) await this.confine(this.confinement);
-      const restoreFailure = await this.restoreCaches().then(
-        () => null,
-        (e: Error) => e.message,
-      );
-      if (restoreFailure) this.log.line(`Unable to restore the job's caches: ${restoreFailure}`);
-      anyFailed = restoreFailure !== null || (await this.runSteps());
+      const failure =
+        (await this.restoreCaches().then(
+          () => null,
+          (e: Error) => `Unable to restore the job's caches: ${e.message}`,
+        )) ??
+        (await this.startServices().then(
+          () => null,
+          (e: Error) => e.message,
+        ));
+      if (failure) this.log.line(failure);
+      anyFailed = failure !== null || (await this.runSteps());
       if (!anyFailed && !this.stopReason && !this.tainted) await this.saveCaches();
     } finally {
       if (timer) clearTimeout(timer);
@@ -477,6 +489,12 @@ class JobRun {
   /** Ends what the job left running; a uid whose processes survived is not handed out again. */
   private async endProcesses(): Promise<void> {
     await Promise.all([...this.groups].map((g) => terminateProcessGroup(g, this.killGraceMs)));
+    for (const id of this.serviceContainers) {
+      await this.engine?.removeContainer(id).catch((e: Error) => {
+        this.tainted = true;
+        this.log.line(`Unable to remove the container of a service: ${e.message}`);
+      });
+    }
     this.containerNetwork?.close();
     const uid = this.confinement?.uid;
     if (uid === undefined) return;
@@ -558,42 +576,84 @@ class JobRun {
   }
 
   /**
+   * What the job's containers share ({@link JobContainers}), made by the first container of the
+   * job: its network namespace — outward with the job firewall, or, for a job with services
+   * whose network is `none`, a loopback of its own — and the names of its services.
+   */
+  private async jobContainers(): Promise<JobContainers> {
+    if (this.containers) return this.containers;
+    const plan = this.confinement?.plan;
+    const services = this.options.services ?? [];
+    let network: NetworkNamespace | null = null;
+    if (plan?.network) network = await openNetworkNamespace(this.dir.root, { kind: 'outward', tools: plan.network, allow: plan.networkAllow });
+    else if (plan && services.length > 0) {
+      if (!plan.loopback) throw new Error('Services need a network namespace of the job: install util-linux and iproute2');
+      network = await openNetworkNamespace(this.dir.root, { kind: 'loopback', tools: plan.loopback });
+    }
+    this.containerNetwork = network;
+    this.containers = {
+      engine: this.engine as ContainerEngine,
+      jobDir: this.dir.root,
+      jobsDir: path.dirname(this.dir.root),
+      idMapping: this.confinement ? { hostId: this.confinement.uid, size: JOB_UID_RANGE } : null,
+      networkNamespace: network?.path ?? null,
+      dns: network && plan?.network ? [SLIRP_DNS] : [],
+      hosts: network ? services.map((s) => ({ name: s.name, address: '127.0.0.1' })) : [],
+      limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
+      log: (line) => this.log.line(line),
+      signal: this.controller.signal,
+    };
+    return this.containers;
+  }
+
+  /**
+   * Starts the job's services before its first step and waits until each is ready
+   * ({@link startService}); they run until the job ends.
+   *
+   * @throws Error naming the service that could not start or become ready.
+   */
+  private async startServices(): Promise<void> {
+    const services = this.options.services ?? [];
+    if (services.length === 0) return;
+    const job = await this.jobContainers();
+    for (const service of services) {
+      const env = Object.fromEntries(service.envVars.map((e) => [e.name, this.expand(e.value)]));
+      const toStart = {
+        name: service.name,
+        image: this.expand(service.image).trim(),
+        arguments: service.arguments === null ? null : this.expand(service.arguments),
+        env,
+        readinessCheckCommand: this.expand(service.readinessCheckCommand),
+      };
+      await startService(job, toStart, (id) => this.serviceContainers.push(id));
+    }
+  }
+
+  /**
    * A command step in a container of its image ({@link runContainerStep}): the workspace at
    * OneDev's path, the script mounted read-only, container root mapped onto the job's uid and the
    * containers' other ids onto the job's own uid range, the job limits, and the job's outward
    * network namespace (opened by the first container step) or none.
    */
   private async runInContainer(step: CommandStep, index: number, run: CommandRun): Promise<StepOutcome> {
-    const engine = this.engine as ContainerEngine;
     const image = this.expand(step.image ?? '').trim();
     if (!image) return { ok: false, message: 'Image is empty' };
     const confinement = this.confinement;
     // Safe: the script is the server's new file in its own 0700 directory (rule 3); owned by the
     // job's uid, container root can read it through its read-only mount.
     if (confinement) await chown(run.script, confinement.uid, confinement.uid);
-    const plan = confinement?.plan;
-    if (plan?.network && !this.containerNetwork) this.containerNetwork = await openNetworkNamespace(plan.network, plan.networkAllow, this.dir.root);
-    const network = this.containerNetwork;
+    const job = await this.jobContainers();
     let result;
     try {
-      result = await runContainerStep({
-        engine,
+      result = await runContainerStep(job, {
         image,
         command: [run.command, `${CONTAINER_COMMANDS}/step-${index + 1}.sh`],
         script: run.script,
         workspace: this.dir.workspace,
         mounts: this.cacheMounts,
-        jobDir: this.dir.root,
-        jobsDir: path.dirname(this.dir.root),
         env: { ...this.options.env, ...run.env },
-        idMapping: confinement ? { hostId: confinement.uid, size: JOB_UID_RANGE } : null,
-        networkNamespace: network?.path ?? null,
-        dns: network ? [SLIRP_DNS] : [],
-        limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
         onStdout: (c) => run.out.write(c),
         onStderr: (c) => run.err.write(c),
-        log: (line) => this.log.line(line),
-        signal: this.controller.signal,
         killGraceMs: this.killGraceMs,
       });
     } catch (e) {
@@ -607,9 +667,9 @@ class JobRun {
     if (result.kind === 'aborted' || (result.kind === 'exited' && result.aborted)) return { ok: false, message: null };
     if (result.kind === 'engine-error') return { ok: false, message: result.message };
     if (result.exitCode === 0) return { ok: true };
-    const networkFailure = network?.failure();
+    const networkFailure = this.containerNetwork?.failure();
     if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
-    if (plan) this.log.line(`The step ran with the job limits: ${describeLimits(plan.limits)}`);
+    if (confinement) this.log.line(`The step ran with the job limits: ${describeLimits(confinement.plan.limits)}`);
     return { ok: false, message: `Command exited with code ${result.exitCode}` };
   }
 

@@ -133,16 +133,21 @@ export interface NetworkAttachment {
 
 /** Runs `nft -f -` with `rules` inside the network namespace of `pid`; resolves with an error message or null. */
 function installFirewall(tools: NetworkTools, pid: string, rules: string): Promise<string | null> {
+  return runIn('nft', tools.nsenter, ['--target', pid, '--net', '--', tools.nft, '-f', '-'], rules);
+}
+
+/** Runs `command args` (which runs `name`) with `input` on its stdin; resolves null when it exits 0, else what went wrong. */
+function runIn(name: string, command: string, args: string[], input = ''): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = spawn(tools.nsenter, ['--target', pid, '--net', '--', tools.nft, '-f', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => {
       if (stderr.length < 2000) stderr += c.toString('utf8');
     });
-    child.once('error', (e) => resolve(`Unable to start nft: ${e.message}`));
-    child.once('close', (code) => resolve(code === 0 ? null : `nft exited with code ${code}: ${stderr.trim()}`));
-    child.stdin.on('error', () => undefined); // a failed nft reports through its exit code
-    child.stdin.end(rules);
+    child.once('error', (e) => resolve(`Unable to start ${name}: ${e.message}`));
+    child.once('close', (code) => resolve(code === 0 ? null : `${name} exited with code ${code}: ${stderr.trim()}`));
+    child.stdin.on('error', () => undefined); // a failed command reports through its exit code
+    child.stdin.end(input);
   });
 }
 
@@ -242,6 +247,17 @@ function startSlirp(tools: NetworkTools, namespace: string, onReady: () => void,
   };
 }
 
+/** The tools of a loopback-only namespace for a job's containers (GITLOOM_JOB_NETWORK=none). */
+export interface LoopbackTools {
+  readonly unshare: string;
+  readonly nsenter: string;
+  readonly ip: string;
+}
+
+/** What {@link openNetworkNamespace} sets up: the outward network, or a loopback only. */
+export type NamespaceSetup =
+  { readonly kind: 'outward'; readonly tools: NetworkTools; readonly allow: readonly string[] } | { readonly kind: 'loopback'; readonly tools: LoopbackTools };
+
 /** A network namespace of its own for a job's containers (see {@link openNetworkNamespace}). */
 export interface NetworkNamespace {
   /** The namespace's path for the engine to join (`/proc/<pid>/ns/net` of its holder). */
@@ -253,17 +269,19 @@ export interface NetworkNamespace {
 }
 
 /**
- * Opens the outward network of a job's containers: a holder process (`unshare --net`, named by
- * `jobDir` in its arguments, ending when this process does) keeps a new network namespace alive, the job firewall ({@link jobFirewall}) is installed in it, and
- * slirp4netns attached — the same policy as a sandboxed step's network, set up before any
- * container joins it.
+ * Opens the network namespace of a job's containers: a holder process (`unshare --net`, named by
+ * `jobDir` in its arguments, ending when this process does) keeps a new network namespace alive.
+ * Outward, the job firewall ({@link jobFirewall}) is installed in it and slirp4netns attached —
+ * the same policy as a sandboxed step's network, set up before any container joins it; loopback,
+ * only its loopback is brought up (the job's services and steps share it).
  *
- * @throws Error when the namespace, the firewall or slirp4netns cannot be set up.
+ * @throws Error when the namespace, its loopback, the firewall or slirp4netns cannot be set up.
  */
-export async function openNetworkNamespace(tools: NetworkTools, allow: readonly string[], jobDir: string): Promise<NetworkNamespace> {
+export async function openNetworkNamespace(jobDir: string, setup: NamespaceSetup): Promise<NetworkNamespace> {
+  const { unshare, nsenter } = setup.tools;
   // `cat` of a pipe from this process: the holder ends when the server does, crashed or not; the
   // job directory in its arguments names it in the process list
-  const holder = spawn(tools.unshare, ['--net', '--', 'sh', '-c', 'cat > /dev/null', 'gitloom-job-network', jobDir], {
+  const holder = spawn(unshare, ['--net', '--', 'sh', '-c', 'cat > /dev/null', 'gitloom-job-network', jobDir], {
     stdio: ['pipe', 'ignore', 'ignore'],
     env: { PATH: SANDBOX_TOOLS_PATH },
   });
@@ -290,10 +308,17 @@ export async function openNetworkNamespace(tools: NetworkTools, allow: readonly 
       if (i > 500 || failure) throw new Error(failure ?? 'the network namespace was not created');
       await new Promise((r) => setTimeout(r, 2));
     }
-    const refused = await installFirewall(tools, String(pid), jobFirewall(allow));
+    if (setup.kind === 'loopback') {
+      // what slirp4netns's --configure does for an outward namespace
+      const down = await runIn('ip', nsenter, ['--target', String(pid), '--net', '--', setup.tools.ip, 'link', 'set', 'lo', 'up']);
+      if (down) throw new Error(`Unable to bring up the loopback: ${down}`);
+      return { path: namespace, failure: () => failure, close };
+    }
+    const outward = setup;
+    const refused = await installFirewall(outward.tools, String(pid), jobFirewall(outward.allow));
     if (refused) throw new Error(`Unable to install the job firewall: ${refused}`);
     await new Promise<void>((resolve, reject) => {
-      slirp = startSlirp(tools, namespace, resolve, (message) => {
+      slirp = startSlirp(outward.tools, namespace, resolve, (message) => {
         if (!closed) failure ??= message;
         reject(new Error(message));
       });

@@ -34,7 +34,7 @@ import { randomInt } from 'node:crypto';
 import { accessSync, constants, existsSync, lstatSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { processesOf } from './job-directory.js';
-import { BLOCK_FD, INFO_FD, type NetworkTools } from './job-network.js';
+import { BLOCK_FD, INFO_FD, type LoopbackTools, type NetworkTools } from './job-network.js';
 import { DEFAULT_SECCOMP_PROFILE, SECCOMP_PACKAGES, SECCOMP_PYTHON } from './seccomp.js';
 
 /** Network of a job: `none` (private loopback only) or `outward` (the internet, through slirp4netns). */
@@ -173,6 +173,8 @@ export type SandboxPlan =
       readonly prlimit: string;
       /** The tools of an outward network, or null when the network is `none`. */
       readonly network: NetworkTools | null;
+      /** The tools of a loopback-only namespace shared by a job's containers (its services), or null when missing. */
+      readonly loopback: LoopbackTools | null;
       readonly networkAllow: readonly string[];
       readonly seccompProfile: string;
       /** One line for the build log describing the sandbox (network and limits). */
@@ -214,12 +216,14 @@ export function planSandbox(config: JobSandboxConfig): SandboxPlan {
     network = { slirp4netns, nsenter, nft, unshare };
     why = `slirp4netns; the host, private and link-local addresses refused${config.networkAllow.length > 0 ? ` except ${config.networkAllow.join(', ')}` : ''}`;
   }
+  const ip = findExecutable('ip');
   const l = config.limits;
   return {
     kind: 'sandbox',
     bwrap,
     prlimit,
     network,
+    loopback: unshare && nsenter && ip ? { unshare, nsenter, ip } : null,
     networkAllow: config.networkAllow,
     seccompProfile: config.seccompProfile,
     description: `Job sandbox: bubblewrap; network: ${network ? 'outward' : 'none'} (${why}); limits: ${describeLimits(l)}`,

@@ -195,6 +195,8 @@ export interface Job {
   readonly triggers: readonly JobTrigger[];
   /** What the job's builds keep from one to the next (docs/compatibility.md#builds-caches). */
   readonly caches: readonly JobCache[];
+  /** The services of `requiredServices`, in order (docs/compatibility.md#builds-services). */
+  readonly services: readonly JobService[];
   /** Seconds; default 3600. */
   readonly timeout: number;
   readonly postBuildActions: readonly PostBuildAction[];
@@ -219,6 +221,17 @@ export interface JobCache {
   readonly key: string;
   /** Relative to the workspace, or absolute: a path in the job's containers. */
   readonly path: string;
+}
+
+/** A top-level `services` item: a container the job's steps reach by `name`; texts still to interpolate. */
+export interface JobService {
+  readonly name: string;
+  readonly image: string;
+  /** Arguments of the image's entry point (quoted as in a shell), or null for the image's own. */
+  readonly arguments: string | null;
+  readonly envVars: readonly { readonly name: string; readonly value: string }[];
+  /** Run by `sh -c` in the service's container until it exits 0. */
+  readonly readinessCheckCommand: string;
 }
 
 /** A parsed and validated build spec. */

@@ -16,8 +16,18 @@ const MARKER = `600.${process.pid}`;
 
 /** A OneDev 8.6-style spec: checkout, a command step in an image, the version from a file, artifacts, a shell step after. */
 const SPEC = `version: 25
+services:
+- name: web
+  image: ${IMAGE}
+  arguments: httpd -f -p 8080 -h /www
+  readinessCheckCommand: wget -q -O /dev/null http://localhost:8080/index.html
 jobs:
 - name: CI
+  requiredServices:
+  - web
+  caches:
+  - key: deps-@project_name@
+    path: /root/.deps
   steps:
   - !CheckoutStep
     name: checkout
@@ -35,6 +45,9 @@ jobs:
       - echo "workspace $ONEDEV_WORKSPACE in $(pwd)"
       - cat README.md
       - mkdir -p target && echo "1.2.@build_number@" > target/version && build-tool > target/app.txt
+      - wget -q -O- http://web:8080/index.html
+      - cat /root/.deps/count 2>/dev/null || echo "no cache yet"
+      - echo "cached by build @build_number@" > /root/.deps/count
     useTTY: false
     condition: ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL
   - !SetBuildVersionStep
@@ -71,7 +84,10 @@ beforeAll(async () => {
   const connected = await ContainerEngine.connect({ host: null, stateDir: engineDir, log: () => undefined });
   if ('unavailable' in connected) throw new Error(connected.unavailable);
   engine = connected;
-  await buildBusyboxImage(engine.docker, IMAGE, 'Build Environment', { 'bin/build-tool': '#!/bin/sh\necho "built by the image\'s tool"\n' });
+  await buildBusyboxImage(engine.docker, IMAGE, 'Build Environment', {
+    'bin/build-tool': '#!/bin/sh\necho "built by the image\'s tool"\n',
+    'www/index.html': 'answered by the web service\n',
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -88,7 +104,7 @@ describe('builds with container steps', () => {
   });
   afterAll(() => server?.close());
 
-  it('runs a OneDev-style spec: a command step in its image shares the workspace with checkout, version, artifacts and shell steps', async () => {
+  it('runs a OneDev-style spec: a command step in its image with a service and a cache shares the workspace with checkout, version, artifacts and shell steps', async () => {
     const repo = await givenRepo(server, 'containers', { files: { 'README.md': 'readme of the project\n', '.onedev-buildspec.yml': SPEC } });
     const res = await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'CI' });
     expect(res.status, res.text).toBe(200);
@@ -102,13 +118,22 @@ describe('builds with container steps', () => {
     expect(log).toContain('PRETTY_NAME="Build Environment"');
     expect(log).toContain('workspace /onedev-build/workspace in /onedev-build/workspace');
     expect(log).toContain('readme of the project');
+    expect(log).toContain("Service 'web' is ready");
+    expect(log).toContain('answered by the web service');
+    expect(log).toContain('no cache yet');
+    expect(log).toContain("Saved cache 'deps-containers'");
     expect(log).toMatch(/Container engine: .*\d/);
     expect(build.version).toBe(`1.2.${build.number}`);
     expect((await server.call('GET', `/artifacts/${res.json}/contents/target/app.txt`)).text).toBe("built by the image's tool\n");
     const lines = log.split('\n');
     expect(lines.filter((l) => l.endsWith("built by the image's tool"))).toHaveLength(1);
     expect(await engine.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${server.server.services.config.jobsDir}`] } })).toEqual([]);
-  }, 180_000);
+
+    // the next build sees what the first one cached
+    const next = await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'CI' });
+    await eventually(async () => ['SUCCESSFUL', 'FAILED'].includes((await server.call('GET', `/builds/${next.json}`)).json.status), 120_000);
+    expect((await server.call('GET', `/builds/${next.json}/log`)).text).toContain(`cached by build ${build.number}`);
+  }, 240_000);
 });
 
 describe('a server killed during a container step', () => {

@@ -347,6 +347,7 @@ export class BuildScheduler {
       killGraceMs: 2000,
       sandbox: config.jobSandbox,
       containers: this.options.containers,
+      services: job.services,
       caches: { store: new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes), projectId: build.projectId, specs: job.caches },
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
