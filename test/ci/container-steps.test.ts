@@ -5,13 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBuildSpec } from '../../src/ci/build-spec.js';
-import { ContainerEngine, JOB_DIR_LABEL } from '../../src/ci/container-engine.js';
+import { JOB_DIR_LABEL, type ContainerEngine } from '../../src/ci/container-engine.js';
 import { runJob, type RunJobOptions } from '../../src/ci/executor.js';
 import { DEFAULT_JOB_SANDBOX } from '../../src/ci/sandbox.js';
-import { buildBusyboxImage } from '../helpers/images.js';
+import { testEngine } from '../helpers/images.js';
 
 let tmp: string;
 let engine: ContainerEngine;
+let images: Awaited<ReturnType<typeof testEngine>>;
 let image: string;
 let other: string;
 let caseNo = 0;
@@ -39,17 +40,14 @@ async function exec(yaml: string, extra: Partial<RunJobOptions> = {}): Promise<{
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'gitloom-containers-'));
   await chmod(tmp, 0o711);
-  const connected = await ContainerEngine.connect({ host: null, stateDir: path.join(tmp, 'engine'), log: () => undefined });
-  if ('unavailable' in connected) throw new Error(connected.unavailable);
-  engine = connected;
-  image = await buildBusyboxImage(engine.docker, 'localhost/gitloom-test/busybox:1', 'Gitloom Test Busybox');
-  other = await buildBusyboxImage(engine.docker, 'localhost/gitloom-test/other:1', 'Other Image');
+  image = 'localhost/gitloom-test/busybox:1';
+  other = 'localhost/gitloom-test/other:1';
+  images = await testEngine({ [image]: { osName: 'Gitloom Test Busybox' }, [other]: { osName: 'Other Image' } });
+  engine = images.engine;
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.docker.getImage(image).remove({ force: true });
-  await engine?.docker.getImage(other).remove({ force: true });
-  await engine?.close();
+  await images?.close();
   await rm(tmp, { recursive: true, force: true });
 });
 

@@ -4,15 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBuildSpec } from '../../src/ci/build-spec.js';
-import { ContainerEngine } from '../../src/ci/container-engine.js';
+import type { ContainerEngine } from '../../src/ci/container-engine.js';
 import { runJob, type RunJobOptions } from '../../src/ci/executor.js';
 import { CacheStore } from '../../src/ci/job-caches.js';
-import { buildBusyboxImage } from '../helpers/images.js';
+import { testEngine } from '../helpers/images.js';
 
 let tmp: string;
 let store: CacheStore;
 let caseNo = 0;
 let engine: ContainerEngine;
+let images: Awaited<ReturnType<typeof testEngine>>;
 const IMAGE = 'localhost/gitloom-test/caches:1';
 
 const shell = (name: string, commands: string[]): string =>
@@ -40,15 +41,12 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'gitloom-caches-'));
   await chmod(tmp, 0o711);
   store = new CacheStore(path.join(tmp, 'caches'), 64 * 1024 * 1024);
-  const connected = await ContainerEngine.connect({ host: null, stateDir: path.join(tmp, 'engine'), log: () => undefined });
-  if ('unavailable' in connected) throw new Error(connected.unavailable);
-  engine = connected;
-  await buildBusyboxImage(engine.docker, IMAGE, 'Caches');
+  images = await testEngine({ [IMAGE]: { osName: 'Caches' } });
+  engine = images.engine;
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.docker.getImage(IMAGE).remove({ force: true });
-  await engine?.close();
+  await images?.close();
   await rm(tmp, { recursive: true, force: true });
 });
 

@@ -3,13 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBuildSpec } from '../../src/ci/build-spec.js';
-import { ContainerEngine, JOB_DIR_LABEL } from '../../src/ci/container-engine.js';
+import { JOB_DIR_LABEL, type ContainerEngine } from '../../src/ci/container-engine.js';
 import { runJob } from '../../src/ci/executor.js';
 import { DEFAULT_JOB_SANDBOX } from '../../src/ci/sandbox.js';
-import { buildBusyboxImage } from '../helpers/images.js';
+import { testEngine } from '../helpers/images.js';
 
 let tmp: string;
 let engine: ContainerEngine;
+let images: Awaited<ReturnType<typeof testEngine>>;
 let caseNo = 0;
 const IMAGE = 'localhost/gitloom-test/services:1';
 
@@ -58,15 +59,12 @@ const left = (jobDir: string) => engine.docker.listContainers({ all: true, filte
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'gitloom-services-'));
   await chmod(tmp, 0o711);
-  const connected = await ContainerEngine.connect({ host: null, stateDir: path.join(tmp, 'engine'), log: () => undefined });
-  if ('unavailable' in connected) throw new Error(connected.unavailable);
-  engine = connected;
-  await buildBusyboxImage(engine.docker, IMAGE, 'Services', { 'www/index.html': 'served by the web service\n' });
+  images = await testEngine({ [IMAGE]: { osName: 'Services', files: { 'www/index.html': 'served by the web service\n' } } });
+  engine = images.engine;
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.docker.getImage(IMAGE).remove({ force: true });
-  await engine?.close();
+  await images?.close();
   await rm(tmp, { recursive: true, force: true });
 });
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
+import { ContainerEngine } from '../../src/ci/container-engine.js';
 
 const run = promisify(execFile);
 
@@ -71,4 +72,26 @@ export async function buildBusyboxImage(docker: Docker, name: string, osName: st
   } finally {
     await rm(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * A container engine of the test's own (a Podman service with its state in a new temporary
+ * directory) and `images` built in it with {@link buildBusyboxImage} (name → PRETTY_NAME and
+ * files). `close` removes the images and stops the service.
+ */
+export async function testEngine(
+  images: Record<string, { osName: string; files?: Record<string, string> }>,
+): Promise<{ engine: ContainerEngine; close(): Promise<void> }> {
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), 'gitloom-engine-'));
+  const connected = await ContainerEngine.connect({ host: null, stateDir, log: () => undefined });
+  if ('unavailable' in connected) throw new Error(connected.unavailable);
+  for (const [name, image] of Object.entries(images)) await buildBusyboxImage(connected.docker, name, image.osName, image.files);
+  return {
+    engine: connected,
+    async close() {
+      for (const name of Object.keys(images)) await connected.docker.getImage(name).remove({ force: true });
+      await connected.close();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
 }

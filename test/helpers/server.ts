@@ -267,3 +267,55 @@ export async function serveChild(env: Record<string, string>, command: string[] 
   });
   return { child, url };
 }
+
+/** Kills a child server with SIGKILL (nothing when it has exited) and waits for its exit. */
+export async function killChild(server: ChildServer): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGKILL');
+  await exited;
+}
+
+/**
+ * The environment of child servers of one installation: a fresh data dir below a private (0700)
+ * directory and, when GITLOOM_TEST_DATABASE_URL is set, a fresh PostgreSQL database; both are
+ * removed by the `cleanup` steps it adds.
+ */
+export async function givenInstallation(cleanup: (() => Promise<unknown>)[], extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-child-'));
+  cleanup.push(() => fs.rm(home, { recursive: true, force: true }));
+  await fs.chmod(home, 0o700);
+  const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
+  const database = pgBase ? await createPostgresDatabase(pgBase) : null;
+  if (database) cleanup.push(() => database.drop());
+  return {
+    GITLOOM_DATA_DIR: path.join(home, 'data'),
+    GITLOOM_PORT: '0',
+    GITLOOM_HOST: '127.0.0.1',
+    GITLOOM_INITIAL_USER: ADMIN.name,
+    GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+    GITLOOM_INITIAL_EMAIL: ADMIN.email,
+    GITLOOM_LOG_LEVEL: 'warn',
+    ...(database && { GITLOOM_DATABASE_URL: database.url }),
+    ...extra,
+  };
+}
+
+/** Calls the API of a child server as the administrator; the JSON body parsed when it is JSON. */
+export async function callChild(server: ChildServer, method: string, route: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
+  const res = await fetch(`${server.url}/~api${route}`, {
+    method,
+    headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined, text };
+}
+
+/** The administrator's clone URL of `project` on a child server. */
+export function remoteOf(server: ChildServer, project: string): string {
+  const url = new URL(`${server.url}/${project}`);
+  url.username = ADMIN.name;
+  url.password = ADMIN.password;
+  return url.toString();
+}

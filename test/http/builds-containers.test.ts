@@ -1,14 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContainerEngine, JOBS_DIR_LABEL } from '../../src/ci/container-engine.js';
+import { JOBS_DIR_LABEL, type ContainerEngine } from '../../src/ci/container-engine.js';
 import { loadConfig } from '../../src/config.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
-import { buildBusyboxImage } from '../helpers/images.js';
+import { testEngine } from '../helpers/images.js';
 import { processesWith, waitGone } from '../helpers/processes.js';
-import { ADMIN, basic, createPostgresDatabase, git, makeWorkTree, serveChild, startTestServer, type ChildServer, type TestServer } from '../helpers/server.js';
+import { callChild, git, givenInstallation, killChild, makeWorkTree, remoteOf, serveChild, startTestServer, type TestServer } from '../helpers/server.js';
 
 const IMAGE = 'localhost/gitloom-test/build-environment:1';
 /** The Sleep job's sleep, unique to this run so its processes can be found on the host. */
@@ -77,23 +76,20 @@ jobs:
 `;
 
 let engine: ContainerEngine;
-let engineDir: string;
+let images: Awaited<ReturnType<typeof testEngine>>;
 
 beforeAll(async () => {
-  engineDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-engine-'));
-  const connected = await ContainerEngine.connect({ host: null, stateDir: engineDir, log: () => undefined });
-  if ('unavailable' in connected) throw new Error(connected.unavailable);
-  engine = connected;
-  await buildBusyboxImage(engine.docker, IMAGE, 'Build Environment', {
-    'bin/build-tool': '#!/bin/sh\necho "built by the image\'s tool"\n',
-    'www/index.html': 'answered by the web service\n',
+  images = await testEngine({
+    [IMAGE]: {
+      osName: 'Build Environment',
+      files: { 'bin/build-tool': '#!/bin/sh\necho "built by the image\'s tool"\n', 'www/index.html': 'answered by the web service\n' },
+    },
   });
+  engine = images.engine;
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.docker.getImage(IMAGE).remove({ force: true });
-  await engine?.close();
-  await fs.rm(engineDir, { recursive: true, force: true });
+  await images?.close();
   await removeWorkTrees();
 });
 
@@ -142,54 +138,21 @@ describe('a server killed during a container step', () => {
     for (const step of cleanup.reverse()) await step();
   });
 
-  const call = async (server: ChildServer, method: string, route: string, body?: unknown): Promise<{ status: number; json: any; text: string }> => {
-    const res = await fetch(`${server.url}/~api${route}`, {
-      method,
-      headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined, text };
-  };
-  const kill = async (server: ChildServer): Promise<void> => {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-    const exited = new Promise((resolve) => server.child.once('exit', resolve));
-    server.child.kill('SIGKILL');
-    await exited;
-  };
   const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
 
   it('leaves no container and no engine service once the server started again', async () => {
-    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-killed-'));
-    cleanup.push(() => fs.rm(home, { recursive: true, force: true }));
-    await fs.chmod(home, 0o700);
-    const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
-    const database = pgBase ? await createPostgresDatabase(pgBase) : null;
-    if (database) cleanup.push(() => database.drop());
-    const env = {
-      GITLOOM_DATA_DIR: path.join(home, 'data'),
-      GITLOOM_PORT: '0',
-      GITLOOM_HOST: '127.0.0.1',
-      GITLOOM_INITIAL_USER: ADMIN.name,
-      GITLOOM_INITIAL_PASSWORD: ADMIN.password,
-      GITLOOM_INITIAL_EMAIL: ADMIN.email,
-      GITLOOM_LOG_LEVEL: 'warn',
-      ...(database && { GITLOOM_DATABASE_URL: database.url }),
-    };
+    const env = await givenInstallation(cleanup);
     const jobsDir = loadConfig(env).jobsDir;
     const containersOf = () => engine.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${jobsDir}`] } });
 
     const first = await serveChild(env);
-    cleanup.push(() => kill(first));
+    cleanup.push(() => killChild(first));
     const work = await makeWorkTree({ '.onedev-buildspec.yml': SPEC });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
-    const id = (await call(first, 'POST', '/projects', { name: 'killed' })).json as number;
-    const remote = new URL(`${first.url}/killed`);
-    remote.username = ADMIN.name;
-    remote.password = ADMIN.password;
-    await git(work, ['push', '-q', remote.toString(), 'main']);
+    const id = (await callChild(first, 'POST', '/projects', { name: 'killed' })).json as number;
+    await git(work, ['push', '-q', remoteOf(first, 'killed'), 'main']);
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
-    const build = await call(first, 'POST', '/job-runs', {
+    const build = await callChild(first, 'POST', '/job-runs', {
       '@type': 'JobRunOnCommit',
       projectId: id,
       commitHash: head,
@@ -199,7 +162,7 @@ describe('a server killed during a container step', () => {
       reason: 'kill',
     });
     expect(build.status, build.text).toBe(200);
-    await eventually(async () => (await call(first, 'GET', `/builds/${build.json}/log`)).text.includes('sleeping'), 120_000);
+    await eventually(async () => (await callChild(first, 'GET', `/builds/${build.json}/log`)).text.includes('sleeping'), 120_000);
     expect(await containersOf()).toHaveLength(1);
     const service = Number(readFileSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'), 'utf8'));
     expect(alive(service)).toBe(true);
@@ -207,18 +170,18 @@ describe('a server killed during a container step', () => {
     expect(processesWith(MARKER).length).toBeGreaterThan(0);
     expect(processesWith(jobsDir).length, 'the job network namespace holder').toBeGreaterThan(0);
 
-    await kill(first);
+    await killChild(first);
     // the container outlives the killed server; the network namespace holder does not
     expect(await containersOf()).toHaveLength(1);
     expect(await waitGone(jobsDir)).toBe(true);
 
     const second = await serveChild(env);
-    cleanup.push(() => kill(second));
+    cleanup.push(() => killChild(second));
     expect(await containersOf()).toEqual([]);
     expect(processesWith(MARKER)).toEqual([]);
     expect(alive(service)).toBe(false);
     const final = await eventually(async () => {
-      const b = (await call(second, 'GET', `/builds/${build.json}`)).json;
+      const b = (await callChild(second, 'GET', `/builds/${build.json}`)).json;
       return b.status === 'RUNNING' ? null : b;
     }, 60_000);
     expect(['FAILED', 'CANCELLED']).toContain(final.status);

@@ -1,60 +1,15 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandSpec, eventually } from '../helpers/fixtures.js';
 import { startHttpReceiver } from '../helpers/receivers.js';
-import { ADMIN, basic, commitFiles, createPostgresDatabase, git, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
+import { callChild, commitFiles, git, givenInstallation, killChild, makeWorkTree, remoteOf, serveChild, type ChildServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
 
-async function kill(server: ChildServer): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGKILL');
-  await exited;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A data dir (and a fresh PostgreSQL database when GITLOOM_TEST_DATABASE_URL is set) for child servers. */
-async function givenInstallation(cleanup: (() => Promise<unknown>)[], extra: Record<string, string> = {}): Promise<Record<string, string>> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-crash-'));
-  cleanup.push(() => fs.rm(dataDir, { recursive: true, force: true }));
-  const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
-  const database = pgBase ? await createPostgresDatabase(pgBase) : null;
-  if (database) cleanup.push(() => database.drop());
-  return {
-    GITLOOM_DATA_DIR: dataDir,
-    GITLOOM_PORT: '0',
-    GITLOOM_HOST: '127.0.0.1',
-    GITLOOM_INITIAL_USER: ADMIN.name,
-    GITLOOM_INITIAL_PASSWORD: ADMIN.password,
-    GITLOOM_INITIAL_EMAIL: ADMIN.email,
-    GITLOOM_LOG_LEVEL: 'warn',
-    ...(database && { GITLOOM_DATABASE_URL: database.url }),
-    ...extra,
-  };
-}
-
-async function call(server: ChildServer, method: string, route: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(`${server.url}/~api${route}`, {
-    method,
-    headers: { authorization: basic(ADMIN.name, ADMIN.password), ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined, text };
-}
-
-function remoteOf(server: ChildServer, project: string): string {
-  const url = new URL(`${server.url}/${project}`);
-  url.username = ADMIN.name;
-  url.password = ADMIN.password;
-  return url.toString();
-}
 
 /** Whether `a` is an ancestor of (or equal to) `b` in a bare repository. */
 async function contains(repo: string, b: string, a: string): Promise<boolean> {
@@ -77,25 +32,25 @@ async function headOf(repo: string, branch: string): Promise<string | null> {
  * build RUNNING, every journal entry processed.
  */
 async function assertRecovered(server: ChildServer, repo: string, project: number): Promise<void> {
-  const requests = (await call(server, 'GET', '/pulls?count=100')).json as any[];
+  const requests = (await callChild(server, 'GET', '/pulls?count=100')).json as any[];
   expect(requests.length).toBeGreaterThan(0);
   for (const pr of requests) {
     const source = await headOf(repo, pr.sourceBranch);
     const main = (await headOf(repo, 'main'))!;
-    const latest = async () => ((await call(server, 'GET', `/pulls/${pr.id}/updates`)).json as any[]).at(-1)?.headCommitHash;
+    const latest = async () => ((await callChild(server, 'GET', `/pulls/${pr.id}/updates`)).json as any[]).at(-1)?.headCommitHash;
     if (source !== null && (await contains(repo, main, source))) {
-      expect(await eventually(async () => (await call(server, 'GET', `/pulls/${pr.id}`)).json.status === 'MERGED', 30_000), `#${pr.number}`).toBe(true);
-    } else if ((await call(server, 'GET', `/pulls/${pr.id}`)).json.status === 'MERGED') {
+      expect(await eventually(async () => (await callChild(server, 'GET', `/pulls/${pr.id}`)).json.status === 'MERGED', 30_000), `#${pr.number}`).toBe(true);
+    } else if ((await callChild(server, 'GET', `/pulls/${pr.id}`)).json.status === 'MERGED') {
       // merged before its last push was reacted to: the target has what was merged
       expect(await contains(repo, main, await latest()), `#${pr.number}`).toBe(true);
     } else {
-      expect((await call(server, 'GET', `/pulls/${pr.id}`)).json.status, `#${pr.number}`).toBe('OPEN');
+      expect((await callChild(server, 'GET', `/pulls/${pr.id}`)).json.status, `#${pr.number}`).toBe('OPEN');
       await eventually(async () => (await latest()) === source, 30_000);
       expect(await latest(), `#${pr.number} shows the last push`).toBe(source);
     }
-    expect((await call(server, 'GET', `/pulls/${pr.id}`)).json.checkError, `#${pr.number}`).toBeNull();
+    expect((await callChild(server, 'GET', `/pulls/${pr.id}`)).json.checkError, `#${pr.number}`).toBeNull();
   }
-  const builds = (await call(server, 'GET', `/builds?count=100`)).json as any[];
+  const builds = (await callChild(server, 'GET', `/builds?count=100`)).json as any[];
   expect(builds.filter((b) => b.status === 'RUNNING')).toEqual([]);
   const fsck = await run('git', ['--git-dir', repo, 'fsck', '--no-progress']);
   expect(fsck.stderr.replace(/^(dangling|Checking).*\n?/gm, '')).toBe('');
@@ -109,14 +64,14 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
   });
 
   async function givenProject(server: ChildServer, work: string): Promise<{ id: number; repo: string; remote: string }> {
-    const id = (await call(server, 'POST', '/projects', { name: 'crash' })).json as number;
+    const id = (await callChild(server, 'POST', '/projects', { name: 'crash' })).json as number;
     const remote = remoteOf(server, 'crash');
     await git(work, ['push', '-q', remote, 'main']);
     return { id, repo: '', remote };
   }
 
   async function openRequest(server: ChildServer, project: number, branch: string): Promise<number> {
-    const res = await call(server, 'POST', '/pulls', {
+    const res = await callChild(server, 'POST', '/pulls', {
       targetProjectId: project,
       sourceProjectId: project,
       targetBranch: 'main',
@@ -133,7 +88,7 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     const work = await makeWorkTree({ 'a.txt': 'a\n' });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
     const first = await serveChild({ ...env, GITLOOM_FAULT_POINT: 'merge-ref-moved' });
-    cleanup.push(() => kill(first));
+    cleanup.push(() => killChild(first));
     const project = await givenProject(first, work);
     const repo = path.join(env.GITLOOM_DATA_DIR, 'repos', `${project.id}.git`);
     await git(work, ['checkout', '-q', '-b', 'topic']);
@@ -142,20 +97,20 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     const request = await openRequest(first, project.id, 'topic');
 
     // the process dies inside the merge: the target moved, the request is still OPEN in the database
-    await expect(call(first, 'POST', `/pulls/${request}/merge`, 'Merge it')).rejects.toThrow();
+    await expect(callChild(first, 'POST', `/pulls/${request}/merge`, 'Merge it')).rejects.toThrow();
     await new Promise((resolve) => (first.child.exitCode !== null || first.child.signalCode !== null ? resolve(null) : first.child.once('exit', resolve)));
     expect(first.child.signalCode).toBe('SIGKILL');
     const main = (await headOf(repo, 'main'))!;
     expect(await contains(repo, main, head)).toBe(true);
 
     const second = await serveChild(env);
-    cleanup.push(() => kill(second));
+    cleanup.push(() => killChild(second));
     // SQLite: repaired at start-up; PostgreSQL (other processes may be mid-merge): once the intent
     // is a few seconds old and no live process holds it
-    const status = async () => (await call(second, 'GET', `/pulls/${request}`)).json.status;
+    const status = async () => (await callChild(second, 'GET', `/pulls/${request}`)).json.status;
     await eventually(async () => (await status()) === 'MERGED', 30_000);
     expect(await status()).toBe('MERGED');
-    const changes = (await call(second, 'GET', `/pulls/${request}/changes`)).json as any[];
+    const changes = (await callChild(second, 'GET', `/pulls/${request}/changes`)).json as any[];
     const merged = changes.filter((c) => c.data['@type'] === 'PullRequestMergeData');
     // finished once, by its merger, with the merge's own message commit
     expect(merged).toHaveLength(1);
@@ -163,7 +118,7 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     expect(merged[0].data.reason).toBeNull();
     expect(await run('git', ['--git-dir', repo, 'log', '-1', '--format=%B', 'main']).then((r) => r.stdout.trim())).toBe('Merge it');
     // a second merge is refused; the branch can still be worked on
-    expect((await call(second, 'POST', `/pulls/${request}/merge`, '')).status).toBe(409);
+    expect((await callChild(second, 'POST', `/pulls/${request}/merge`, '')).status).toBe(409);
     await assertRecovered(second, repo, project.id);
   }, 90_000);
 
@@ -174,19 +129,19 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     const work = await makeWorkTree({ '.onedev-buildspec.yml': commandSpec({ name: 'Slow', commands: ['sleep 60'] }) });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
     const first = await serveChild({ ...env, GITLOOM_FAULT_POINT: 'build-finish-written' });
-    cleanup.push(() => kill(first));
+    cleanup.push(() => killChild(first));
     const project = await givenProject(first, work);
-    const setting = (await call(first, 'GET', `/projects/${project.id}/setting`)).json;
+    const setting = (await callChild(first, 'GET', `/projects/${project.id}/setting`)).json;
     expect(
       (
-        await call(first, 'POST', `/projects/${project.id}/setting`, {
+        await callChild(first, 'POST', `/projects/${project.id}/setting`, {
           ...setting,
           webHooks: [{ postUrl: `${receiver.url}/hook`, eventTypes: ['BUILD'], secret: 'k' }],
         })
       ).status,
     ).toBe(200);
     const head = (await git(work, ['rev-parse', 'HEAD'])).trim();
-    const build = await call(first, 'POST', '/job-runs', {
+    const build = await callChild(first, 'POST', '/job-runs', {
       '@type': 'JobRunOnCommit',
       projectId: project.id,
       commitHash: head,
@@ -196,18 +151,18 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
       reason: 'crash',
     });
     expect(build.status, build.text).toBe(200);
-    await eventually(async () => (await call(first, 'GET', `/builds/${build.json}`)).json.status === 'RUNNING', 30_000);
+    await eventually(async () => (await callChild(first, 'GET', `/builds/${build.json}`)).json.status === 'RUNNING', 30_000);
 
     // the cancel kills the process between the status update and the event, before the commit
-    await expect(call(first, 'DELETE', `/job-runs/${build.json}`)).rejects.toThrow();
+    await expect(callChild(first, 'DELETE', `/job-runs/${build.json}`)).rejects.toThrow();
     await new Promise((resolve) => (first.child.exitCode !== null || first.child.signalCode !== null ? resolve(null) : first.child.once('exit', resolve)));
     expect(first.child.signalCode).toBe('SIGKILL');
 
     const second = await serveChild(env);
-    cleanup.push(() => kill(second));
+    cleanup.push(() => killChild(second));
     const finished = async () => receiver.received.map((r) => JSON.parse(r.body).build).filter((b) => b.id === build.json && b.finishDate);
     await eventually(async () => (await finished()).length > 0, 60_000);
-    const final = (await call(second, 'GET', `/builds/${build.json}`)).json;
+    const final = (await callChild(second, 'GET', `/builds/${build.json}`)).json;
     expect(['FAILED', 'CANCELLED']).toContain(final.status);
     await sleep(500);
     expect((await finished()).map((b) => b.status)).toEqual([final.status]);
@@ -218,7 +173,7 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
     const work = await makeWorkTree({ 'a.txt': 'a\n' });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
     let server = await serveChild(env);
-    cleanup.push(() => kill(server));
+    cleanup.push(() => killChild(server));
     const project = await givenProject(server, work);
     const repo = path.join(env.GITLOOM_DATA_DIR, 'repos', `${project.id}.git`);
     const requests: { id: number; branch: string }[] = [];
@@ -236,13 +191,13 @@ describe('crash recovery: kill -9 during merges and right after pushes', () => {
       const victim = round % 2 === 1 ? requests[round - 1] : null;
       // the connection may be cut by the kill (fetch rejects with a TypeError); any other fault surfaces
       const merging = victim
-        ? call(server, 'POST', `/pulls/${victim.id}/merge`, '').catch((error: unknown) => {
+        ? callChild(server, 'POST', `/pulls/${victim.id}/merge`, '').catch((error: unknown) => {
             if (!(error instanceof TypeError)) throw error;
             return null;
           })
         : Promise.resolve(null);
       await sleep(delays[round]);
-      await kill(server);
+      await killChild(server);
       await merging;
       server = await serveChild(env);
       await git(work, ['checkout', '-q', 'main']);
