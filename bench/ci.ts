@@ -6,7 +6,10 @@
  * - artifact upload and download throughput vs `cp` on the same disk (ratio, target ≥ 0.7);
  * - server RSS during the transfers (target < 200 MB);
  * - the job sandbox's start-up cost per command step (target < 20 ms): the same job of trivial
- *   steps run by the executor unconfined, then in bubblewrap without and with outward network.
+ *   steps run by the executor unconfined, then in bubblewrap without and with outward network;
+ * - container steps (a Podman service of the bench's own, an image built offline): the cost per
+ *   step (target < 150 ms) and per job (the job's network namespace, target < 500 ms) beside the
+ *   bubblewrap figures, and the check of an image the engine has (target < 100 ms).
  * The same two curl transfers against a bare node:http server that only streams the body to or
  * from a file (1 MiB chunks) give the ceiling of HTTP over loopback on the machine.
  */
@@ -17,7 +20,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseBuildSpec } from '../src/ci/build-spec.js';
 import { runJob } from '../src/ci/executor.js';
+import type { ContainerEngine } from '../src/ci/container-engine.js';
 import { DEFAULT_JOB_SANDBOX, type JobNetwork } from '../src/ci/sandbox.js';
+import { testEngine } from '../test/helpers/images.js';
 import { build, git, report, rssMiB, startBenchServer, time } from './lib.js';
 
 const run = promisify(execFile);
@@ -61,13 +66,21 @@ jobs:
   - !BranchUpdateTrigger {}
 `;
 
-/** Milliseconds per step of a job of `steps` trivial command steps (median of 3 runs). */
-async function perStep(sandbox: { enabled: boolean; network?: JobNetwork }, steps: number): Promise<number> {
+/**
+ * Milliseconds per step of a job of `steps` trivial command steps (median of 3 runs): on the
+ * server, or in containers of `image` when an engine is given.
+ */
+async function perStep(
+  sandbox: { enabled: boolean; network?: JobNetwork },
+  steps: number,
+  containers?: { engine: ContainerEngine; image: string },
+): Promise<number> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-sandbox-'));
   await fs.chmod(dir, 0o711);
   const yaml = Array.from(
     { length: steps },
-    (_, i) => `  - !CommandStep\n    name: s${i}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands: |\n        true\n`,
+    (_, i) =>
+      `  - !CommandStep\n    name: s${i}\n    ${containers ? `image: ${containers.image}` : 'runInContainer: false'}\n    interpreter: !DefaultInterpreter\n      commands: |\n        true\n`,
   ).join('');
   const jobSteps = parseBuildSpec(`version: 25\njobs:\n- name: J\n  steps:\n${yaml}`).jobs[0].steps;
   const times: number[] = [];
@@ -83,6 +96,7 @@ async function perStep(sandbox: { enabled: boolean; network?: JobNetwork }, step
             log: () => undefined,
             checkout: async () => undefined,
             sandbox: { ...DEFAULT_JOB_SANDBOX, enabled: sandbox.enabled, network: sandbox.network ?? null },
+            ...(containers && { containers: { get: () => Promise.resolve(containers.engine) } }),
           });
           if (result.status !== 'SUCCESSFUL') throw new Error(`bench job ended ${result.status}`);
         }),
@@ -101,6 +115,21 @@ const outward = await perStep({ enabled: true, network: 'outward' }, STEPS);
 report('command step, unconfined', `${unconfined.toFixed(1)} ms`, '');
 report('sandbox start-up per step, network none', `${(isolated - unconfined).toFixed(1)} ms`, '< 20 ms');
 report('sandbox start-up per step, outward network (slirp4netns, nftables)', `${(outward - unconfined).toFixed(1)} ms`, '< 20 ms');
+
+const images = await testEngine({ 'localhost/gitloom-bench/busybox:1': { osName: 'Bench' } });
+try {
+  const containers = { engine: images.engine, image: 'localhost/gitloom-bench/busybox:1' };
+  await perStep({ enabled: true, network: 'outward' }, 1, containers); // the image's first use maps its layers to job uids
+  const inContainers = await perStep({ enabled: true, network: 'outward' }, STEPS, containers);
+  const oneStepJob = await perStep({ enabled: true, network: 'outward' }, 1, containers);
+  const present = await time(() => images.engine.ensureImage(containers.image, () => undefined, new AbortController().signal));
+  report('container start-up per step, outward network', `${(inContainers - unconfined).toFixed(1)} ms`, '< 150 ms');
+  report('container step vs bubblewrap step (ratio)', (inContainers / outward).toFixed(1), '');
+  report('container job start-up (network namespace, first container)', `${(oneStepJob - inContainers).toFixed(1)} ms`, '< 500 ms');
+  report('image check of a present image', `${present.toFixed(1)} ms`, '< 100 ms');
+} finally {
+  await images.close();
+}
 
 await build();
 const server = await startBenchServer(6721);

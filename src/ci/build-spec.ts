@@ -16,6 +16,7 @@ import type {
   BuildSpec,
   CheckoutStep,
   JobCache,
+  RunContainerStep,
   JobService,
   CloneCredential,
   CommandStep,
@@ -59,7 +60,7 @@ export class BuildSpecError extends Error {
 }
 
 const STEP_CONDITIONS: readonly StepCondition[] = ['ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL', 'ALWAYS', 'NEVER'];
-const SUPPORTED_STEPS = '!CheckoutStep, !CommandStep, !PublishArtifactStep, !SetBuildVersionStep, !SetBuildDescriptionStep';
+const SUPPORTED_STEPS = '!CheckoutStep, !CommandStep, !RunContainerStep, !PublishArtifactStep, !SetBuildVersionStep, !SetBuildDescriptionStep';
 const SUPPORTED_TRIGGERS =
   '!BranchUpdateTrigger, !TagCreateTrigger, !PullRequestUpdateTrigger, !PullRequestMergeTrigger, !PullRequestDiscardTrigger, !DependencyFinishedTrigger, !ScheduleTrigger';
 
@@ -251,6 +252,9 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
     case 'CommandStep':
       step = readCommandStep(reading);
       break;
+    case 'RunContainerStep':
+      step = readRunContainerStep(reading);
+      break;
     case 'PublishArtifactStep': {
       const sourcePath = sr.string('sourcePath');
       const artifacts = sr.string('artifacts', { required: true }) ?? '';
@@ -331,6 +335,35 @@ function readCache(node: SpecNode, where: string, problems: Problems, interpolat
   interpolated.push({ where: `${where} › key`, node, text: key }, { where: `${where} › path`, node, text: cachePath });
   if (/^[./\\]*$/.test(cachePath)) problems.add(where, node, `invalid cache path '${cachePath}'`);
   return { key, path: cachePath };
+}
+
+/** A `!RunContainerStep` (src/ci/spec-types.ts): its image required, its paths absolute in the container. */
+function readRunContainerStep({ sr, w, node, base, problems, interp }: StepReading): RunContainerStep {
+  const image = sr.string('image', { required: true }) ?? '';
+  const args = sr.string('args');
+  const workingDir = sr.string('workingDir');
+  for (const [key, text] of [
+    ['image', image],
+    ['args', args],
+    ['workingDir', workingDir],
+  ] as const)
+    interp(key, text);
+  const envVars = readEnvVars(sr, w, problems);
+  for (const e of envVars) interp('envVars', e.value);
+  const volumeMounts = sr.list('volumeMounts').flatMap((n, i) => {
+    const mr = asMap(n, `${w} › volumeMounts[${i}]`, problems);
+    if (!mr) return [];
+    const sourcePath = mr.string('sourcePath');
+    const targetPath = mr.string('targetPath', { required: true });
+    mr.finish();
+    if (targetPath === null) return [];
+    interp('volumeMounts', sourcePath);
+    interp('volumeMounts', targetPath);
+    return [{ sourcePath, targetPath }];
+  });
+  if (workingDir !== null && !workingDir.startsWith('/') && !workingDir.includes('@'))
+    problems.add(w, node, `workingDir must be an absolute path in the container: '${workingDir}'`);
+  return { type: 'RunContainerStep', ...base, image, args, envVars, workingDir, volumeMounts, useTTY: sr.boolean('useTTY', false) };
 }
 
 /** An `envVars` list (`name`, `value`): names must be shell variable names. */

@@ -1,10 +1,11 @@
 /**
- * One command step in a container (docs/compatibility.md#builds-containers): the step's image,
- * the job's workspace mounted where OneDev's docker executors mount it, its commands run by the
- * step's interpreter, the output streamed as it comes, and the container removed afterwards —
- * when the step ends, is cancelled or times out.
+ * One step in a container (docs/compatibility.md#builds-containers): the step's image, the job's
+ * workspace mounted where OneDev's docker executors mount it, a command step's commands run by
+ * its interpreter (or a `!RunContainerStep`'s image with its arguments), the output streamed as
+ * it comes, and the container removed afterwards — when the step ends, is cancelled or times out.
  */
 import { PassThrough } from 'node:stream';
+import { parse } from 'shell-quote';
 import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
 import type { JobLimits } from './sandbox.js';
 
@@ -12,6 +13,19 @@ import type { JobLimits } from './sandbox.js';
 export const CONTAINER_WORKSPACE = '/onedev-build/workspace';
 /** Where a container step's script is mounted, read-only (`step-<n>.sh`). */
 export const CONTAINER_COMMANDS = '/onedev-build/command';
+
+/**
+ * The words of a container's `arguments` (a service's, a `!RunContainerStep`'s), quoted as in a shell.
+ *
+ * @throws Error for shell operators (`|`, `;`, `>`, …) or globs, which no shell will run.
+ */
+export function containerArguments(text: string | null): string[] {
+  if (text === null || text.trim() === '') return [];
+  return parse(text).map((word) => {
+    if (typeof word !== 'string') throw new Error(`Arguments must be plain words, not shell operators: ${text}`);
+    return word;
+  });
+}
 
 /** What every container of a job shares: its engine, labels, confinement, network and log. */
 export interface JobContainers {
@@ -50,12 +64,14 @@ export function jobContainerSpec(job: JobContainers, container: Pick<ContainerSp
 /** What {@link runContainerStep} runs, besides what the job's containers share. */
 export interface ContainerStepOptions {
   readonly image: string;
-  /** Interpreter and its arguments, the script's container path last (`sh /onedev-build/command/step-1.sh`). */
+  /** The command (`sh /onedev-build/command/step-1.sh`), or empty for the image's own. */
   readonly command: readonly string[];
-  /** Host path of the script, mounted at the command's last argument. */
-  readonly script: string;
+  /** A script the server made (`host`), mounted read-only at `path` in the container; or null. */
+  readonly script: { readonly host: string; readonly path: string } | null;
   readonly workspace: string;
-  /** More directories of the job mounted read-write (caches at absolute paths). */
+  /** The working directory in the container, or null for the image's own. */
+  readonly workingDir: string | null;
+  /** More paths of the job mounted read-write (caches at absolute paths, a step's volume mounts). */
   readonly mounts: ReadonlyArray<{ readonly source: string; readonly destination: string }>;
   readonly env: Readonly<Record<string, string>>;
   readonly onStdout: (chunk: Buffer) => void;
@@ -92,10 +108,10 @@ export async function runContainerStep(job: JobContainers, o: ContainerStepOptio
         image: o.image,
         command: o.command,
         env: { ...o.env, ONEDEV_WORKSPACE: CONTAINER_WORKSPACE, GITLOOM_WORKSPACE: CONTAINER_WORKSPACE },
-        workingDir: CONTAINER_WORKSPACE,
+        workingDir: o.workingDir,
         mounts: [
           { source: o.workspace, destination: CONTAINER_WORKSPACE, readOnly: false },
-          { source: o.script, destination: o.command[o.command.length - 1], readOnly: true },
+          ...(o.script ? [{ source: o.script.host, destination: o.script.path, readOnly: true }] : []),
           ...o.mounts.map((m) => ({ ...m, readOnly: false })),
         ],
       }),

@@ -18,7 +18,15 @@ import { closeSync, openSync } from 'node:fs';
 import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
-import { CONTAINER_COMMANDS, runContainerStep, type JobContainers } from './container-step.js';
+import {
+  CONTAINER_COMMANDS,
+  CONTAINER_WORKSPACE,
+  containerArguments,
+  runContainerStep,
+  type ContainerStepOptions,
+  type ContainerStepResult,
+  type JobContainers,
+} from './container-step.js';
 import { startService } from './job-services.js';
 import { describeBytes } from './artifacts.js';
 import { normalizeCacheKey, type CacheStore } from './job-caches.js';
@@ -45,7 +53,7 @@ import {
   type SandboxPlan,
 } from './sandbox.js';
 import { seccompFilter } from './seccomp.js';
-import type { CheckoutStep, CloneCredential, CommandStep, JobCache, JobService, Step } from './spec-types.js';
+import type { CheckoutStep, CloneCredential, CommandStep, JobCache, JobService, RunContainerStep, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
 /** Final status of a job run (the build status names of docs/compatibility.md#builds-json). */
@@ -189,7 +197,8 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   };
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
-  const usesContainers = options.steps.some((s) => s.type === 'CommandStep' && s.runInContainer) || (options.services?.length ?? 0) > 0;
+  const usesContainers =
+    options.steps.some((s) => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep') || (options.services?.length ?? 0) > 0;
   let engine: ContainerEngine | null = null;
   if (usesContainers) {
     const connected = await connectEngine(options.containers);
@@ -510,6 +519,8 @@ class JobRun {
         return this.runCheckout(step, index);
       case 'CommandStep':
         return this.runCommand(step, index);
+      case 'RunContainerStep':
+        return this.runContainer(step);
       case 'PublishArtifactStep':
         return this.publishArtifacts(step);
       case 'SetBuildVersionStep': {
@@ -563,13 +574,7 @@ class JobRun {
     const script = path.join(this.dir.server, `step-${index + 1}.sh`);
     await writeFile(script, commands.replace(/\r\n/g, '\n') + '\n', { mode: 0o600, flag: 'wx' });
     const command = step.interpreter.type === 'ShellInterpreter' ? step.interpreter.shell : 'sh';
-    const onLine = (masked: string, raw: string): void => {
-      const m = SET_VERSION.exec(raw);
-      if (m) this.setVersion(m[1].replace(/\\(.)/g, '$1'));
-      this.log.masked(masked);
-    };
-    const out = new LineAssembler(this.log.masker, onLine);
-    const err = new LineAssembler(this.log.masker, onLine);
+    const { out, err } = this.outputAssemblers();
     // Each runner ends the output (flushing a last unterminated line) before it reports the outcome.
     if (step.runInContainer) return this.runInContainer(step, index, { script, command, env: stepEnv, out, err });
     return this.runInProcessGroup(index, { script, command, env: stepEnv, out, err });
@@ -638,39 +643,91 @@ class JobRun {
   private async runInContainer(step: CommandStep, index: number, run: CommandRun): Promise<StepOutcome> {
     const image = this.expand(step.image ?? '').trim();
     if (!image) return { ok: false, message: 'Image is empty' };
-    const confinement = this.confinement;
     // Safe: the script is the server's new file in its own 0700 directory (rule 3); owned by the
     // job's uid, container root can read it through its read-only mount.
-    if (confinement) await chown(run.script, confinement.uid, confinement.uid);
+    if (this.confinement) await chown(run.script, this.confinement.uid, this.confinement.uid);
+    const inside = `${CONTAINER_COMMANDS}/step-${index + 1}.sh`;
+    return this.inContainer('Command', run, {
+      image,
+      command: [run.command, inside],
+      script: { host: run.script, path: inside },
+      workingDir: CONTAINER_WORKSPACE,
+      mounts: this.cacheMounts,
+      env: run.env,
+    });
+  }
+
+  /**
+   * A `!RunContainerStep`: its image with its arguments, environment and working directory, the
+   * workspace at OneDev's path and each volume mount's workspace path (resolved without following
+   * a link, rule 2) at its target.
+   */
+  private async runContainer(step: RunContainerStep): Promise<StepOutcome> {
+    const image = this.expand(step.image).trim();
+    if (!image) return { ok: false, message: 'Image is empty' };
+    const mounts = [...this.cacheMounts];
+    for (const mount of step.volumeMounts) {
+      const source = mount.sourcePath === null ? '' : this.expand(mount.sourcePath);
+      const destination = this.expand(mount.targetPath);
+      if (!path.isAbsolute(destination)) return { ok: false, message: `Volume mount target must be an absolute path: '${destination}'` };
+      const resolved = await resolveInside(this.dir.workspace, source, 'Volume mount source', false);
+      if (!resolved.exists) return { ok: false, message: `Volume mount source does not exist: '${source}'` };
+      mounts.push({ source: resolved.path, destination });
+    }
+    const args = step.args === null ? [] : containerArguments(this.expand(step.args));
+    const workingDir = step.workingDir === null ? null : this.expand(step.workingDir);
+    if (workingDir !== null && !path.isAbsolute(workingDir))
+      return { ok: false, message: `Working directory must be an absolute path in the container: '${workingDir}'` };
+    const env = Object.fromEntries(step.envVars.map((e) => [e.name, this.expand(e.value)]));
+    const { out, err } = this.outputAssemblers();
+    return this.inContainer('Container', { out, err }, { image, command: args, script: null, workingDir, mounts, env });
+  }
+
+  /**
+   * Runs a step's container ({@link runContainerStep}) with the job's environment added to
+   * `env`, and judges how it ended. A container that cannot be removed taints the job: what runs
+   * in it may still change the workspace.
+   */
+  private async inContainer(
+    what: 'Command' | 'Container',
+    output: Pick<CommandRun, 'out' | 'err'>,
+    o: Pick<ContainerStepOptions, 'image' | 'command' | 'script' | 'workingDir' | 'mounts' | 'env'>,
+  ): Promise<StepOutcome> {
     const job = await this.jobContainers();
-    let result;
+    let result: ContainerStepResult;
     try {
       result = await runContainerStep(job, {
-        image,
-        command: [run.command, `${CONTAINER_COMMANDS}/step-${index + 1}.sh`],
-        script: run.script,
+        ...o,
         workspace: this.dir.workspace,
-        mounts: this.cacheMounts,
-        env: { ...this.options.env, ...run.env },
-        onStdout: (c) => run.out.write(c),
-        onStderr: (c) => run.err.write(c),
+        env: { ...this.options.env, ...o.env },
+        onStdout: (c) => output.out.write(c),
+        onStderr: (c) => output.err.write(c),
         killGraceMs: this.killGraceMs,
       });
     } catch (e) {
-      // The container could not be removed: what runs in it may still change the workspace.
       this.tainted = true;
       return { ok: false, message: (e as Error).message };
     } finally {
-      run.out.end();
-      run.err.end();
+      output.out.end();
+      output.err.end();
     }
     if (result.kind === 'aborted' || (result.kind === 'exited' && result.aborted)) return { ok: false, message: null };
     if (result.kind === 'engine-error') return { ok: false, message: result.message };
     if (result.exitCode === 0) return { ok: true };
     const networkFailure = this.containerNetwork?.failure();
     if (networkFailure) return { ok: false, message: `Job network unavailable: ${networkFailure}` };
-    if (confinement) this.log.line(`The step ran with the job limits: ${describeLimits(confinement.plan.limits)}`);
-    return { ok: false, message: `Command exited with code ${result.exitCode}` };
+    if (this.confinement) this.log.line(`The step ran with the job limits: ${describeLimits(this.confinement.plan.limits)}`);
+    return { ok: false, message: `${what} exited with code ${result.exitCode}` };
+  }
+
+  /** Line assemblers of a step's stdout and stderr: lines masked into the log, `##onedev[SetBuildVersion …]` obeyed. */
+  private outputAssemblers(): { out: LineAssembler; err: LineAssembler } {
+    const onLine = (masked: string, raw: string): void => {
+      const m = SET_VERSION.exec(raw);
+      if (m) this.setVersion(m[1].replace(/\\(.)/g, '$1'));
+      this.log.masked(masked);
+    };
+    return { out: new LineAssembler(this.log.masker, onLine), err: new LineAssembler(this.log.masker, onLine) };
   }
 
   /** A command step as a process group on the server, in the job sandbox when confined. */

@@ -6,9 +6,8 @@
  * every container of the job, and removed with it.
  */
 import { PassThrough } from 'node:stream';
-import { parse } from 'shell-quote';
 import { engineReason } from './container-engine.js';
-import { jobContainerSpec, type JobContainers } from './container-step.js';
+import { containerArguments, jobContainerSpec, type JobContainers } from './container-step.js';
 
 /** A service with its texts interpolated. */
 export interface ServiceToStart {
@@ -23,19 +22,6 @@ export interface ServiceToStart {
 const READINESS_INTERVAL_MS = 1000;
 /** Lines of a service's log shown when it fails. */
 const LOG_TAIL_LINES = 30;
-
-/**
- * The words of a service's `arguments`, quoted as in a shell.
- *
- * @throws Error for shell operators (`|`, `;`, `>`, …) or globs, which no shell will run.
- */
-export function serviceArguments(text: string | null): string[] {
-  if (text === null || text.trim() === '') return [];
-  return parse(text).map((word) => {
-    if (typeof word !== 'string') throw new Error(`Service arguments must be plain words, not shell operators: ${text}`);
-    return word;
-  });
-}
 
 /**
  * Starts `service` and waits until it is ready: pulls its image when missing, creates and starts
@@ -53,7 +39,7 @@ export async function startService(job: JobContainers, service: ServiceToStart, 
   let id: string;
   try {
     id = await engine.createContainer(
-      jobContainerSpec(job, { image: service.image, command: serviceArguments(service.arguments), env: service.env, workingDir: null, mounts: [] }),
+      jobContainerSpec(job, { image: service.image, command: containerArguments(service.arguments), env: service.env, workingDir: null, mounts: [] }),
     );
   } catch (e) {
     throw new Error(`Unable to create the container of service '${service.name}': ${(e as Error).message}`);

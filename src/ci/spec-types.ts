@@ -76,7 +76,23 @@ export interface SetBuildDescriptionStep extends StepBase {
 }
 
 /** Any step Gitloom can run. */
-export type Step = CheckoutStep | CommandStep | PublishArtifactStep | SetBuildVersionStep | SetBuildDescriptionStep;
+/**
+ * `!RunContainerStep`: a container of `image` with `args` as its command (the image's own when
+ * null), `envVars`, `workingDir` and `volumeMounts` of workspace paths; all texts interpolated.
+ */
+export interface RunContainerStep extends StepBase {
+  readonly type: 'RunContainerStep';
+  readonly image: string;
+  readonly args: string | null;
+  readonly envVars: readonly { readonly name: string; readonly value: string }[];
+  /** Working directory in the container; null = the image's. */
+  readonly workingDir: string | null;
+  /** `sourcePath` relative to the workspace (null = the workspace itself), `targetPath` in the container. */
+  readonly volumeMounts: readonly { readonly sourcePath: string | null; readonly targetPath: string }[];
+  readonly useTTY: boolean;
+}
+
+export type Step = CheckoutStep | CommandStep | RunContainerStep | PublishArtifactStep | SetBuildVersionStep | SetBuildDescriptionStep;
 
 /** Param spec types supported (`!TextParam`, `!BooleanParam`, `!ChoiceParam`). */
 export type ParamType = 'TextParam' | 'BooleanParam' | 'ChoiceParam';

@@ -252,7 +252,13 @@ describe('parseBuildSpec: invalid specs', () => {
     ['job without name', 'version: 25\njobs:\n- timeout: 5\n', /'name' is required/],
     ['unknown job property', job('  foo: 1\n'), /unknown property 'foo'/],
     ['step without tag', job('  steps:\n  - name: x\n'), /step needs a type tag such as !CommandStep/],
-    ['unsupported step', job('  steps:\n  - !RunContainerStep\n    name: x\n'), /unsupported step type '!RunContainerStep'/],
+    ['unsupported step', job('  steps:\n  - !BuildImageStep\n    name: x\n'), /unsupported step type '!BuildImageStep'/],
+    ['container step without image', job('  steps:\n  - !RunContainerStep\n    name: x\n'), /'image' is required/],
+    [
+      'relative container working directory',
+      job('  steps:\n  - !RunContainerStep\n    name: x\n    image: alpine\n    workingDir: src\n'),
+      /workingDir must be an absolute path in the container: 'src'/,
+    ],
     [
       'container command step without image',
       job('  steps:\n  - !CommandStep\n    name: x\n    interpreter: !DefaultInterpreter {commands: [ls]}\n'),

@@ -85,6 +85,44 @@ describe('command steps in containers', () => {
     expect(lines).toContain('PRETTY_NAME="Other Image"');
   }, 120_000);
 
+  it('runs a !RunContainerStep: its arguments, environment, working directory and volume mounts of workspace paths', async () => {
+    const run = `  - !RunContainerStep
+    name: container
+    image: ${image}
+    args: sh -c 'cat /data/in.txt > /out/result.txt && echo "$GREETING in $(pwd), workspace $ONEDEV_WORKSPACE"'
+    workingDir: /tmp
+    envVars:
+    - name: GREETING
+      value: hello
+    volumeMounts:
+    - sourcePath: in
+      targetPath: /data
+    - sourcePath: out
+      targetPath: /out
+`;
+    const { status, lines } = await exec(
+      [
+        step('prepare', ['mkdir in out', 'echo input > in/in.txt'], '    runInContainer: false\n'),
+        run,
+        step('read', ['cat out/result.txt'], '    runInContainer: false\n'),
+      ].join(''),
+    );
+    expect(status, lines.join('\n')).toBe('SUCCESSFUL');
+    expect(lines).toContain('hello in /tmp, workspace /onedev-build/workspace');
+    expect(lines).toContain('input');
+
+    const linked = await exec(
+      [
+        step('prepare', ['ln -s /etc in'], '    runInContainer: false\n'),
+        `  - !RunContainerStep\n    name: container\n    image: ${image}\n    volumeMounts:\n    - sourcePath: in\n      targetPath: /data\n`,
+      ].join(''),
+    );
+    expect(linked.status).toBe('FAILED');
+    expect(linked.lines).toContain('Step "container" failed: Volume mount source must not go through a symbolic link: \'in\'');
+    const failing = await exec(`  - !RunContainerStep\n    name: container\n    image: ${image}\n    args: sh -c 'exit 4'\n`);
+    expect(failing.lines).toContain('Step "container" failed: Container exited with code 4');
+  }, 120_000);
+
   it('fails a step on a non-zero exit and leaves no container behind', async () => {
     const { status, lines, jobDir } = await exec(step('fail', ['echo before', 'exit 3'], `    image: ${image}\n`));
     expect(status).toBe('FAILED');
