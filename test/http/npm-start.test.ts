@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN, basic, git, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
+import { ADMIN, basic, git, givenInstallation, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -18,24 +17,11 @@ describe('npm start: the bundled server', () => {
   });
 
   it('builds dist/, serves pushes through its hooks, pages with their assets, and the API documentation', async () => {
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-start-'));
-    cleanup.push(() => fs.rm(dataDir, { recursive: true, force: true }));
+    // the embedded default: SQLite
+    const env = await givenInstallation(cleanup, { GITLOOM_DATABASE_URL: '' });
     // sources newer than the stamp: `npm start` builds first
     await fs.rm(path.join(root, 'dist', '.build-stamp'), { force: true });
-    let server: ChildServer;
-    server = await serveChild(
-      {
-        GITLOOM_DATA_DIR: dataDir,
-        GITLOOM_PORT: '0',
-        GITLOOM_HOST: '127.0.0.1',
-        GITLOOM_INITIAL_USER: ADMIN.name,
-        GITLOOM_INITIAL_PASSWORD: ADMIN.password,
-        GITLOOM_INITIAL_EMAIL: ADMIN.email,
-        GITLOOM_LOG_LEVEL: 'warn',
-        GITLOOM_DATABASE_URL: '',
-      },
-      ['npm', 'start', '--silent'],
-    );
+    const server: ChildServer = await serveChild(env, ['npm', 'start', '--silent']);
     cleanup.push(async () => {
       const exited = new Promise((resolve) => server.child.once('exit', resolve));
       process.kill(-server.child.pid!, 'SIGTERM');
