@@ -297,9 +297,11 @@ async function submitWithSpec(ctx: Context, spec: BuildSpec, req: SubmitRequest,
         .values(dependences.map((d) => ({ dependentId: row.id, ...d })))
         .execute();
     if (req.requestId !== null) await setBuildCommit(tx, req.requestId, req.commitHash);
+    // Before the build becomes visible: a scheduler that claims it at once must not find its
+    // fresh log removed under it.
+    await resetBuildStorage(ctx.config, row);
     return row;
   });
-  await resetBuildStorage(ctx.config, build);
   await autoCancel(ctx, build, key);
   return build.id;
 }
@@ -461,33 +463,37 @@ export async function resubmitBuild(ctx: Context, build: BuildRow, reason: strin
   for (const dep of deps) {
     if (FINISHED.includes(dep.status)) await resubmitBuild(ctx, dep, 'Resubmitted by dependent build', submitterId);
   }
-  const updated = await ctx.db
-    .updateTable('builds')
-    .set({
-      status: spec.kind === 'invalid' ? 'FAILED' : 'WAITING',
-      submitDate: ctx.now(),
-      pendingDate: null,
-      runningDate: null,
-      finishDate: spec.kind === 'invalid' ? ctx.now() : null,
-      retryDate: null,
-      submitterId,
-      submitReason: reason.slice(0, 1000),
-      cancellerId: null,
-      agentId: null,
-      version: null,
-      description: null,
-      paused: 0,
-      retryCount: 0,
-      leaseOwner: null,
-      leaseExpires: null,
-      jobWorkspace: null,
-    })
-    .where('id', '=', build.id)
-    .where('status', 'in', FINISHED)
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) !== 1) throw new Conflict(`Build #${build.number} not finished yet`);
-  await resetBuildStorage(ctx.config, build);
-  if (spec.kind === 'invalid') await appendLog(ctx.config, build, ...spec.message.split('\n'), 'Job failed');
+  // One transaction: no scheduler sees the build WAITING before its storage is wiped (a log it
+  // opened at once would be removed under it), and a build not finished keeps its storage.
+  await ctx.db.transaction().execute(async (tx) => {
+    const updated = await tx
+      .updateTable('builds')
+      .set({
+        status: spec.kind === 'invalid' ? 'FAILED' : 'WAITING',
+        submitDate: ctx.now(),
+        pendingDate: null,
+        runningDate: null,
+        finishDate: spec.kind === 'invalid' ? ctx.now() : null,
+        retryDate: null,
+        submitterId,
+        submitReason: reason.slice(0, 1000),
+        cancellerId: null,
+        agentId: null,
+        version: null,
+        description: null,
+        paused: 0,
+        retryCount: 0,
+        leaseOwner: null,
+        leaseExpires: null,
+        jobWorkspace: null,
+      })
+      .where('id', '=', build.id)
+      .where('status', 'in', FINISHED)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) !== 1) throw new Conflict(`Build #${build.number} not finished yet`);
+    await resetBuildStorage(ctx.config, build);
+    if (spec.kind === 'invalid') await appendLog(ctx.config, build, ...spec.message.split('\n'), 'Job failed');
+  });
   notifySchedulers();
 }
 
