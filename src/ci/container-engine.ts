@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type Docker from 'dockerode';
+import { ifMissing } from './job-directory.js';
 import { findExecutable } from './sandbox.js';
 
 /** Label every container of a job carries: the job directory (its basename names the build's run). */
@@ -176,7 +177,8 @@ export class ContainerEngine {
    */
   async removeContainer(id: string): Promise<void> {
     const container = this.docker.getContainer(id);
-    await container.kill({ signal: 'SIGKILL' }).catch(() => undefined); // not running, or gone: removed below
+    // stopped at once (SIGKILL, no grace): a removal would give it the engine's grace period
+    await container.stop({ t: 0 }).catch(unlessEngineSays(304, 404)); // not running, or gone
     for (let attempt = 0; ; attempt++) {
       try {
         await container.remove({ force: true, v: true });
@@ -231,6 +233,8 @@ export class ContainerEngine {
  */
 export class ContainerEngines {
   private connecting: Promise<ContainerEngine | { unavailable: string }> | null = null;
+  /** The engine once connected. */
+  private connected: ContainerEngine | null = null;
   private closed = false;
 
   /**
@@ -246,10 +250,16 @@ export class ContainerEngines {
    */
   get(): Promise<ContainerEngine | { unavailable: string }> {
     if (this.closed) return Promise.resolve({ unavailable: 'The server is stopping' });
-    this.connecting ??= ContainerEngine.connect(this.options).catch((e: Error) => {
-      this.connecting = null;
-      throw e;
-    });
+    this.connecting ??= ContainerEngine.connect(this.options).then(
+      (engine) => {
+        if (!('unavailable' in engine)) this.connected = engine;
+        return engine;
+      },
+      (e: Error) => {
+        this.connecting = null;
+        throw e;
+      },
+    );
     return this.connecting;
   }
 
@@ -261,9 +271,20 @@ export class ContainerEngines {
   /** Stops the engine's service when this process started one. */
   async close(): Promise<void> {
     this.closed = true;
-    const engine = await this.connecting?.catch(() => null);
-    if (engine && !('unavailable' in engine)) await engine.close();
+    // a connection under way finishes first; one that failed was reported to its caller
+    await Promise.allSettled([this.connecting]);
+    await this.connected?.close();
   }
+}
+
+/**
+ * A rejection handler that ignores the engine's answers with one of `statuses` (a container
+ * already gone: 404; already stopped: 304) and rethrows every other error.
+ */
+export function unlessEngineSays(...statuses: number[]): (error: unknown) => void {
+  return (error) => {
+    if (!statuses.includes((error as { statusCode?: number }).statusCode ?? 0)) throw error;
+  };
 }
 
 /** The engine's own words for a failed call (its JSON `message`), or the error's message. */
@@ -339,9 +360,9 @@ class PodmanService {
   /** Ends the service a previous run of this data dir left (its pid file names a live podman). */
   private async endStale(): Promise<void> {
     const pidFile = path.join(this.stateDir, 'podman.pid');
-    const pid = Number(await readFile(pidFile, 'utf8').catch(() => ''));
+    const pid = Number(await readFile(pidFile, 'utf8').catch(ifMissing('')));
     if (Number.isInteger(pid) && pid > 0) {
-      const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(ifMissing(''));
       if (command.includes('podman') && command.includes(this.socketPath)) {
         process.kill(pid, 'SIGKILL');
         for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 20));

@@ -6,7 +6,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { parse } from 'shell-quote';
-import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
+import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, unlessEngineSays, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
 import type { JobLimits } from './sandbox.js';
 
 /** Where a container step sees the job's workspace (OneDev's `/onedev-build/workspace`): its working directory and `ONEDEV_WORKSPACE`. */
@@ -133,9 +133,11 @@ async function runCreated(job: JobContainers, o: ContainerStepOptions, id: strin
   let aborted = false;
   const onAbort = (): void => {
     aborted = true;
-    // either may find the container ended already
-    void container.kill({ signal: 'SIGTERM' }).catch(() => undefined);
-    setTimeout(() => void container.kill({ signal: 'SIGKILL' }).catch(() => undefined), o.killGraceMs).unref();
+    // SIGTERM, then SIGKILL after the grace period; a container that ended meanwhile answers 304
+    container
+      .stop({ t: Math.ceil(o.killGraceMs / 1000) })
+      .catch(unlessEngineSays(304, 404))
+      .catch((e: Error) => job.log(`Unable to stop the container: ${engineReason(e)}`));
   };
   try {
     await container.start();

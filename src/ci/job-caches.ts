@@ -16,6 +16,7 @@ import { constants, createReadStream, createWriteStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { ifMissing } from './job-directory.js';
 
 /** Names in a project's cache directory that a crash may leave: unfinished and replaced snapshots. */
 export const CACHE_LEFTOVER = /^\.(tmp|old)-/;
@@ -49,7 +50,7 @@ export class CacheStore {
     if (!(await isDirectory(tree))) return false;
     await copyTree(tree, into, { left: Number.POSITIVE_INFINITY });
     const now = new Date();
-    await utimes(dir, now, now).catch(() => undefined); // replaced meanwhile: its successor is as new
+    await utimes(dir, now, now).catch(ifMissing(undefined)); // replaced meanwhile: its successor is as new
     return true;
   }
 
@@ -99,13 +100,13 @@ export class CacheStore {
   /** Removes the least recently used caches until all together fit in the bound. */
   private async evict(): Promise<void> {
     const caches: Array<{ dir: string; size: number; used: number }> = [];
-    for (const project of await readdir(this.root).catch(() => [])) {
+    for (const project of await readdir(this.root).catch(ifMissing([]))) {
       const projectDir = path.join(this.root, project);
-      for (const key of await readdir(projectDir).catch(() => [])) {
+      for (const key of await readdir(projectDir).catch(ifMissing([]))) {
         if (CACHE_LEFTOVER.test(key)) continue;
         const dir = path.join(projectDir, key);
-        const size = Number(await readFile(path.join(dir, 'size'), 'utf8').catch(() => '0')) || 0;
-        const used = (await stat(dir).catch(() => null))?.mtimeMs ?? 0;
+        const size = Number(await readFile(path.join(dir, 'size'), 'utf8').catch(ifMissing('0'))) || 0;
+        const used = (await stat(dir).catch(ifMissing(null)))?.mtimeMs ?? 0;
         caches.push({ dir, size, used });
       }
     }
@@ -119,7 +120,7 @@ export class CacheStore {
 }
 
 async function isDirectory(p: string): Promise<boolean> {
-  return (await lstat(p).catch(() => null))?.isDirectory() ?? false;
+  return (await lstat(p).catch(ifMissing(null)))?.isDirectory() ?? false;
 }
 
 /**

@@ -49,6 +49,17 @@ export function jobDirectory(root: string): JobDirectory {
   return { root, workspace: path.join(root, JOB_WORKSPACE), home: path.join(root, JOB_HOME), server: path.join(root, JOB_SERVER) };
 }
 
+/**
+ * A rejection handler that turns a missing path (`ENOENT`) into `fallback` and rethrows every
+ * other error: `await readFile(p).catch(ifMissing(null))`.
+ */
+export function ifMissing<T>(fallback: T): (error: NodeJS.ErrnoException) => T {
+  return (error) => {
+    if (error.code === 'ENOENT') return fallback;
+    throw error;
+  };
+}
+
 /** A user-supplied relative path (checkout path, artifact source, `@file:…@`) that is refused. */
 export class UnsafePathError extends Error {
   /** @param reason why, e.g. `points outside the workspace` (the message names `what` and `rel` too). */
