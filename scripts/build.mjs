@@ -2,7 +2,7 @@
 // command), dist/hook-program.js (what git's pre- and post-receive hooks run) and, for what the
 // server loads only on first use (the PostgreSQL driver, swagger-ui, the backup code, …), chunks
 // beside them — and copies the web UI's static assets to dist/assets and the seccomp compiler
-// (src/ci/seccomp-bpf.py) beside them. One file instead of some
+// and the image build launcher (src/ci/seccomp-bpf.py, src/ci/userns-exec.py) beside them. One file instead of some
 // 3,000 ES modules is most of the server's start-up time and a good part of its memory.
 // Packages that ship native code or read their own files at run time stay in node_modules.
 // Then stamps dist/.build-stamp (what `npm start` compares with the sources).
@@ -53,5 +53,5 @@ await build({
   banner: { js: "import { createRequire as __gitloomRequire } from 'node:module'; const require = __gitloomRequire(import.meta.url);" },
 });
 fs.cpSync(path.join(root, 'src', 'web', 'assets'), path.join(dist, 'assets'), { recursive: true });
-fs.cpSync(path.join(root, 'src', 'ci', 'seccomp-bpf.py'), path.join(dist, 'seccomp-bpf.py'));
+for (const script of ['seccomp-bpf.py', 'userns-exec.py']) fs.cpSync(path.join(root, 'src', 'ci', script), path.join(dist, script));
 fs.writeFileSync(path.join(dist, '.build-stamp'), `${new Date().toISOString()}\n`);

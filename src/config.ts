@@ -54,6 +54,8 @@ export interface Config {
    * installed (docs/compatibility.md#builds-containers).
    */
   containerHost: string | null;
+  /** Registries (`host[:port]`) container steps reach over plain HTTP besides loopback ones (`GITLOOM_CONTAINER_INSECURE_REGISTRIES`, comma-separated; docs/compatibility.md#builds-images). */
+  containerInsecureRegistries: string[];
   /** Bound of all job caches together, bytes (`GITLOOM_JOB_CACHE_MB`, default 4096 MiB; docs/compatibility.md#builds-caches). */
   jobCacheBytes: number;
   /**
@@ -214,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),
     containerHost: env.GITLOOM_CONTAINER_HOST || null,
+    containerInsecureRegistries: (env.GITLOOM_CONTAINER_INSECURE_REGISTRIES ?? '').split(/[\s,]+/).filter(Boolean),
     jobCacheBytes: megabytesFromEnv(env, 'GITLOOM_JOB_CACHE_MB', 4096),
     jobsDir: path.join(
       path.resolve(env.GITLOOM_JOB_DIR || (process.getuid?.() === 0 ? '/var/lib/gitloom/jobs' : path.join(dataDir, JOBS_DIR))),

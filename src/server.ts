@@ -78,6 +78,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     };
     const containers = new ContainerEngines({
       host: config.containerHost,
+      insecureRegistries: config.containerInsecureRegistries,
       stateDir: path.join(config.dataDir, CONTAINERS_DIR),
       log: (message) => running.log.warn(message),
     });

@@ -13,6 +13,7 @@ import { parsePatternSet, PatternSyntaxError } from './patterns.js';
 import { readParamSpec, readSupplies } from './spec-params.js';
 import { asMap, MapReader, parseYamlTree, Problems, type SpecNode } from './spec-reader.js';
 import type {
+  BuildImageStep,
   BuildSpec,
   CheckoutStep,
   JobCache,
@@ -26,6 +27,7 @@ import type {
   JobTrigger,
   ParamSupply,
   PostBuildAction,
+  RegistryLoginSpec,
   Step,
   StepCondition,
 } from './spec-types.js';
@@ -60,7 +62,7 @@ export class BuildSpecError extends Error {
 }
 
 const STEP_CONDITIONS: readonly StepCondition[] = ['ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL', 'ALWAYS', 'NEVER'];
-const SUPPORTED_STEPS = '!CheckoutStep, !CommandStep, !RunContainerStep, !PublishArtifactStep, !SetBuildVersionStep, !SetBuildDescriptionStep';
+const SUPPORTED_STEPS = '!CheckoutStep, !CommandStep, !RunContainerStep, !BuildImageStep, !PublishArtifactStep, !SetBuildVersionStep, !SetBuildDescriptionStep';
 const SUPPORTED_TRIGGERS =
   '!BranchUpdateTrigger, !TagCreateTrigger, !PullRequestUpdateTrigger, !PullRequestMergeTrigger, !PullRequestDiscardTrigger, !DependencyFinishedTrigger, !ScheduleTrigger';
 
@@ -225,6 +227,8 @@ interface StepReading {
   base: { name: string; condition: StepCondition };
   problems: Problems;
   interp: (key: string, text: string | null) => void;
+  /** Names of the job secrets the job's steps use. */
+  secrets: Set<string>;
 }
 
 function readStep(node: SpecNode, where: string, problems: Problems, interpolated: Interpolated[], secrets: Set<string>): Step | null {
@@ -243,17 +247,20 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
   const interp = (key: string, text: string | null): void => {
     if (text !== null) interpolated.push({ where: `${w} › ${key}`, node: sr.raw(key) ?? node, text });
   };
-  const reading: StepReading = { sr, w, node, base: { name, condition: cond }, problems, interp };
+  const reading: StepReading = { sr, w, node, base: { name, condition: cond }, problems, interp, secrets };
   let step: Step | null = null;
   switch (type) {
     case 'CheckoutStep':
-      step = readCheckoutStep(reading, secrets);
+      step = readCheckoutStep(reading);
       break;
     case 'CommandStep':
       step = readCommandStep(reading);
       break;
     case 'RunContainerStep':
       step = readRunContainerStep(reading);
+      break;
+    case 'BuildImageStep':
+      step = readBuildImageStep(reading);
       break;
     case 'PublishArtifactStep': {
       const sourcePath = sr.string('sourcePath');
@@ -284,7 +291,7 @@ function readStep(node: SpecNode, where: string, problems: Problems, interpolate
   return step;
 }
 
-function readCheckoutStep({ sr, w, base, problems, interp }: StepReading, secrets: Set<string>): CheckoutStep {
+function readCheckoutStep({ sr, w, base, problems, interp, secrets }: StepReading): CheckoutStep {
   const cloneDepth = sr.optionalInteger('cloneDepth', 1);
   const checkoutPath = sr.string('checkoutPath');
   interp('checkoutPath', checkoutPath);
@@ -299,10 +306,12 @@ function readCheckoutStep({ sr, w, base, problems, interp }: StepReading, secret
   };
 }
 
-function readCommandStep({ sr, w, node, base, problems, interp }: StepReading): CommandStep {
+function readCommandStep(reading: StepReading): CommandStep {
+  const { sr, w, node, base, problems, interp } = reading;
   const runInContainer = sr.boolean('runInContainer', true);
   const image = sr.string('image');
-  sr.ignore('runAs', 'registryLogins');
+  const registryLogins = readRegistryLogins(reading);
+  sr.ignore('runAs');
   if (runInContainer && !image?.trim()) problems.add(w, node, 'image is required when runInContainer is true');
   interp('image', image);
   const interpreter = readInterpreter(sr, w, problems);
@@ -317,6 +326,7 @@ function readCommandStep({ sr, w, node, base, problems, interp }: StepReading): 
     interpreter: interpreter ?? { type: 'DefaultInterpreter', commands: '' },
     envVars,
     useTTY: sr.boolean('useTTY', false),
+    registryLogins: runInContainer ? registryLogins : [],
   };
 }
 
@@ -338,7 +348,8 @@ function readCache(node: SpecNode, where: string, problems: Problems, interpolat
 }
 
 /** A `!RunContainerStep` (src/ci/spec-types.ts): its image required, its paths absolute in the container. */
-function readRunContainerStep({ sr, w, node, base, problems, interp }: StepReading): RunContainerStep {
+function readRunContainerStep(reading: StepReading): RunContainerStep {
+  const { sr, w, node, base, problems, interp } = reading;
   const image = sr.string('image', { required: true }) ?? '';
   const args = sr.string('args');
   const workingDir = sr.string('workingDir');
@@ -363,7 +374,48 @@ function readRunContainerStep({ sr, w, node, base, problems, interp }: StepReadi
   });
   if (workingDir !== null && !workingDir.startsWith('/') && !workingDir.includes('@'))
     problems.add(w, node, `workingDir must be an absolute path in the container: '${workingDir}'`);
-  return { type: 'RunContainerStep', ...base, image, args, envVars, workingDir, volumeMounts, useTTY: sr.boolean('useTTY', false) };
+  const useTTY = sr.boolean('useTTY', false);
+  return { type: 'RunContainerStep', ...base, image, args, envVars, workingDir, volumeMounts, useTTY, registryLogins: readRegistryLogins(reading) };
+}
+
+/** A `!BuildImageStep` (src/ci/spec-types.ts): `tags` required; paths relative to the workspace. */
+function readBuildImageStep(reading: StepReading): BuildImageStep {
+  const { sr, base, interp } = reading;
+  const texts = {
+    buildPath: sr.string('buildPath'),
+    dockerfile: sr.string('dockerfile'),
+    tags: sr.string('tags', { required: true }) ?? '',
+    moreOptions: sr.string('moreOptions'),
+  };
+  for (const [key, text] of Object.entries(texts)) interp(key, text);
+  return {
+    type: 'BuildImageStep',
+    ...base,
+    ...texts,
+    publish: sr.boolean('publish', true),
+    removeDanglingImages: sr.boolean('removeDanglingImages', true),
+    registryLogins: readRegistryLogins(reading),
+  };
+}
+
+/**
+ * A container step's `registryLogins` (`registryUrl`, `userName` and `passwordSecret`, the name of
+ * a job secret, which the job then needs); the URL and user name are interpolated.
+ */
+function readRegistryLogins({ sr, w, problems, interp, secrets }: StepReading): RegistryLoginSpec[] {
+  return sr.list('registryLogins').flatMap((n, i) => {
+    const r = asMap(n, `${w} › registryLogins[${i}]`, problems);
+    if (!r) return [];
+    const registryUrl = r.string('registryUrl');
+    const userName = r.string('userName', { required: true });
+    const passwordSecret = r.string('passwordSecret', { required: true });
+    r.finish();
+    if (userName === null || passwordSecret === null) return [];
+    interp('registryLogins', registryUrl);
+    interp('registryLogins', userName);
+    secrets.add(passwordSecret);
+    return [{ registryUrl: registryUrl?.trim() || null, userName, passwordSecret }];
+  });
 }
 
 /** An `envVars` list (`name`, `value`): names must be shell variable names. */

@@ -12,17 +12,28 @@
  * mapping; everything else — images, pulls, logs, waits, removal — is the Docker Engine API.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
 import { ifMissing } from './job-directory.js';
+import { loginFor, registryAuthHeader, registryOf, verifiesTls, type RegistryLogin } from './image-registries.js';
 import { findExecutable } from './sandbox.js';
 
 /** Label every container of a job carries: the job directory (its basename names the build's run). */
 export const JOB_DIR_LABEL = 'io.gitloom.job-dir';
 /** Label every container of a job carries: the server's jobs dir, so start-up recovery finds its leftovers. */
 export const JOBS_DIR_LABEL = 'io.gitloom.jobs-dir';
+
+/** Label of every image a `!BuildImageStep` builds: the project whose job built it. */
+export const BUILT_BY_LABEL = 'io.gitloom.built-by-project';
+
+/** Who asks for an image: the job's project (null outside one) and its registry logins, tried in order. */
+export interface ImageRequest {
+  readonly project: string | null;
+  readonly logins: readonly RegistryLogin[];
+}
 
 /** Build log line when a container step meets a server without a container engine. */
 export const ENGINE_UNAVAILABLE =
@@ -56,6 +67,19 @@ export interface ContainerSpec {
   readonly limits: { readonly memoryMb: number; readonly processes: number; readonly cpuSeconds: number };
 }
 
+/** Where the engine is and how it reaches registries (see {@link ContainerEngine.connect}). */
+export interface EngineOptions {
+  /** `GITLOOM_CONTAINER_HOST`, or null for a supervised Podman service. */
+  readonly host: string | null;
+  /** The service's directory (`<data dir>/containers`): socket, pid file, `containers.conf`. */
+  readonly stateDir: string;
+  readonly log: (message: string) => void;
+  /** `GITLOOM_CONTAINER_INSECURE_REGISTRIES`: registries (`host[:port]`) reached without TLS. */
+  readonly insecureRegistries?: readonly string[];
+}
+
+export type { RegistryLogin } from './image-registries.js';
+
 /** A connected engine: the Docker Engine API client and, when this process started it, the Podman service. */
 export class ContainerEngine {
   private constructor(
@@ -63,6 +87,8 @@ export class ContainerEngine {
     /** Where the engine listens (a Unix socket path), for log lines. */
     readonly socketPath: string,
     private readonly service: PodmanService | null,
+    /** Registries reached without TLS besides loopback ones (`GITLOOM_CONTAINER_INSECURE_REGISTRIES`). */
+    private readonly insecureRegistries: readonly string[],
   ) {}
 
   /**
@@ -73,20 +99,20 @@ export class ContainerEngine {
    *
    * @throws Error when the named socket or the started service does not answer the API's `_ping`.
    */
-  static async connect(options: { host: string | null; stateDir: string; log: (message: string) => void }): Promise<ContainerEngine | { unavailable: string }> {
+  static async connect(options: EngineOptions): Promise<ContainerEngine | { unavailable: string }> {
     // loaded on first use: most servers never run a container step
     const { default: Docker } = await import('dockerode');
     if (options.host) {
       const socketPath = options.host.replace(/^unix:\/\//, '');
       const docker = new Docker({ socketPath });
       await ping(docker, socketPath, 10_000);
-      return new ContainerEngine(docker, socketPath, null);
+      return new ContainerEngine(docker, socketPath, null, options.insecureRegistries ?? []);
     }
     const podman = findExecutable('podman');
     if (!podman) return { unavailable: ENGINE_UNAVAILABLE };
     const docker = new Docker({ socketPath: PodmanService.socketPath(options.stateDir) });
     const service = await PodmanService.start(podman, options.stateDir, options.log, docker);
-    return new ContainerEngine(docker, service.socketPath, service);
+    return new ContainerEngine(docker, service.socketPath, service, options.insecureRegistries ?? []);
   }
 
   /** The engine's name and version for log lines, e.g. `Podman Engine 4.3.1`. */
@@ -97,36 +123,152 @@ export class ContainerEngine {
   }
 
   /**
-   * Makes `image` present: nothing when the engine has it, otherwise pulls it and reports each
-   * distinct progress status through `log`.
+   * Makes `image` present for a job of `request.project`: nothing when the engine has it and no
+   * other project's build made it (label {@link BUILT_BY_LABEL}), otherwise pulls it — with the
+   * first of `request.logins` for its registry, over TLS unless the registry is loopback or listed
+   * as insecure (src/ci/image-registries.ts) — reporting each distinct progress line through
+   * `log`. So a build cannot plant an image under a name another project's jobs use.
    *
    * @throws Error `Unable to pull image '<image>': <engine's reason>`.
    */
-  async ensureImage(image: string, log: (line: string) => void, signal: AbortSignal): Promise<void> {
+  async ensureImage(image: string, request: ImageRequest, log: (line: string) => void, signal: AbortSignal): Promise<void> {
+    const present = await this.inspectImage(image);
+    const builtBy = present?.Config?.Labels?.[BUILT_BY_LABEL];
+    if (present && (builtBy === undefined || builtBy === request.project)) return;
+    log(present ? `Image ${image} was built by another project's job: pulling it from its registry...` : `Pulling image ${image}...`);
     try {
-      await this.docker.getImage(image).inspect();
-      return;
-    } catch (e) {
-      if ((e as { statusCode?: number }).statusCode !== 404) throw e;
-    }
-    log(`Pulling image ${image}...`);
-    try {
-      const stream = (await this.docker.pull(image, { abortSignal: signal })) as NodeJS.ReadableStream;
-      await new Promise<void>((resolve, reject) => {
-        let last = '';
-        this.docker.modem.followProgress(
-          stream,
-          (error: Error | null) => (error ? reject(error) : resolve()),
-          (event: { status?: string; error?: string; id?: string }) => {
-            if (event.error) return reject(new Error(event.error));
-            const line = [event.id, event.status].filter(Boolean).join(': ');
-            if (line && line !== last) log((last = line));
-          },
-        );
-      });
+      await this.stream('POST', '/v4.0.0/libpod/images/pull?', { reference: image, ...this.registryAccess(image, request.logins) }, log, signal);
     } catch (e) {
       throw new Error(`Unable to pull image '${image}': ${engineReason(e)}`);
     }
+  }
+
+  /**
+   * Pushes `image` (a full reference) to its registry with the first of `logins` for it (TLS as
+   * for {@link ensureImage}), reporting progress through `log`.
+   *
+   * @throws Error `Unable to push image '<image>': <engine's reason>`.
+   */
+  async pushImage(image: string, logins: readonly RegistryLogin[], log: (line: string) => void, signal: AbortSignal): Promise<void> {
+    log(`Pushing image ${image}...`);
+    try {
+      await this.stream(
+        'POST',
+        `/v4.0.0/libpod/images/${encodeURIComponent(image)}/push?`,
+        { destination: image, ...this.registryAccess(image, logins) },
+        log,
+        signal,
+      );
+    } catch (e) {
+      throw new Error(`Unable to push image '${image}': ${engineReason(e)}`);
+    }
+  }
+
+  /** Writes image `image` as a `docker save` archive to the new file `file` (mode 0644). */
+  async exportImage(image: string, file: string): Promise<void> {
+    const archive = (await this.docker.getImage(image).get()) as NodeJS.ReadableStream;
+    await pipeline(archive, createWriteStream(file, { flags: 'wx', mode: 0o644 }));
+  }
+
+  /**
+   * Loads a `docker save` archive (read from `fd`, which is closed) whose image is named
+   * `tags[0]`, and gives it the other `tags` too.
+   *
+   * @throws Error with the engine's reason.
+   */
+  async loadImage(fd: number, tags: readonly string[]): Promise<void> {
+    try {
+      const output = (await this.docker.loadImage(createReadStream('', { fd }))) as NodeJS.ReadableStream;
+      await new Promise((resolve, reject) => this.docker.modem.followProgress(output, (e: Error | null) => (e ? reject(e) : resolve(null))));
+      for (const tag of tags.slice(1)) {
+        const colon = tag.lastIndexOf(':');
+        const named = colon > tag.lastIndexOf('/') ? { repo: tag.slice(0, colon), tag: tag.slice(colon + 1) } : { repo: tag, tag: 'latest' };
+        await this.docker.getImage(tags[0]).tag(named);
+      }
+    } catch (e) {
+      throw new Error(`Unable to load the built image: ${engineReason(e)}`);
+    }
+  }
+
+  /** The id of the image `reference` names, or null when the engine has none. */
+  async imageId(reference: string): Promise<string | null> {
+    return (await this.inspectImage(reference))?.Id ?? null;
+  }
+
+  private async inspectImage(reference: string): Promise<Docker.ImageInspectInfo | null> {
+    try {
+      return await this.docker.getImage(reference).inspect();
+    } catch (e) {
+      if ((e as { statusCode?: number }).statusCode === 404) return null;
+      throw e;
+    }
+  }
+
+  /**
+   * Removes image `id` unless a tag or a container still uses it (the engine refuses, and the
+   * image stays); resolves whether it was removed.
+   */
+  async removeUnusedImage(id: string): Promise<boolean> {
+    try {
+      const image = await this.docker.getImage(id).inspect();
+      if ((image.RepoTags ?? []).some((t) => t !== '<none>:<none>')) return false;
+      await this.docker.getImage(id).remove();
+      return true;
+    } catch (e) {
+      unlessEngineSays(404, 409)(e); // gone already, or in use
+      return false;
+    }
+  }
+
+  /** The query and header values of a pull or push of `image`: `tlsVerify`, and `X-Registry-Auth` when a login applies. */
+  private registryAccess(image: string, logins: readonly RegistryLogin[]): { tlsVerify: boolean; auth?: RegistryLogin & { registry: string } } {
+    const registry = registryOf(image);
+    const login = loginFor(image, logins);
+    return { tlsVerify: verifiesTls(registry, this.insecureRegistries), ...(login && { auth: { ...login, registry } }) };
+  }
+
+  /**
+   * Calls a streaming endpoint of the Podman API (JSON lines: `stream` text, `error`) and
+   * resolves when it ends; each distinct non-empty line of text goes to `log`.
+   *
+   * @throws Error with the engine's reason (an HTTP error or an `error` line).
+   */
+  private stream(
+    method: string,
+    apiPath: string,
+    query: { tlsVerify: boolean; auth?: RegistryLogin & { registry: string }; [key: string]: unknown },
+    log: (line: string) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { auth, ...options } = query;
+    const headers = auth ? { 'X-Registry-Auth': registryAuthHeader(auth, auth.registry) } : {};
+    return new Promise((resolve, reject) => {
+      this.docker.modem.dial(
+        {
+          path: apiPath,
+          method,
+          options,
+          headers,
+          isStream: true,
+          abortSignal: signal,
+          statusCodes: { 200: true, 400: 'bad parameter', 401: 'unauthorized', 404: 'no such image', 500: 'server error' },
+        },
+        (error: Error | null, stream: unknown) => {
+          if (error) return reject(error);
+          let last = '';
+          this.docker.modem.followProgress(
+            stream as NodeJS.ReadableStream,
+            (e: Error | null) => (e ? reject(e) : resolve()),
+            (event: { stream?: string; status?: string; error?: string; id?: string }) => {
+              if (event.error) return reject(new Error(event.error.trim()));
+              for (const line of (event.stream ?? [event.id, event.status].filter(Boolean).join(': ')).split('\n')) {
+                if (line.trim() && line !== last) log((last = line));
+              }
+            },
+          );
+        },
+      );
+    });
   }
 
   /**
@@ -237,11 +379,7 @@ export class ContainerEngines {
   private connected: ContainerEngine | null = null;
   private closed = false;
 
-  /**
-   * @param options.host `GITLOOM_CONTAINER_HOST`, or null for a supervised Podman service.
-   * @param options.stateDir the service's directory (`<data dir>/containers`): socket, pid file, `containers.conf`.
-   */
-  constructor(private readonly options: { host: string | null; stateDir: string; log: (message: string) => void }) {}
+  constructor(private readonly options: EngineOptions) {}
 
   /**
    * The connected engine, or `{ unavailable }` saying what to install.
@@ -334,13 +472,18 @@ class PodmanService {
     return PodmanService.socketPath(this.stateDir);
   }
 
+  /** The service's `containers.conf`. */
+  get configFile(): string {
+    return path.join(this.stateDir, 'containers.conf');
+  }
+
   /** Starts the service and waits until it answers through `docker` (a client of its socket). */
   static async start(podman: string, stateDir: string, log: (message: string) => void, docker: Docker): Promise<PodmanService> {
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
     const service = new PodmanService(podman, stateDir, log, docker);
     if (Buffer.byteLength(service.socketPath) > 100) throw new Error(`Container engine socket path is too long for a Unix socket: ${service.socketPath}`);
     await service.endStale();
-    await writeFile(path.join(stateDir, 'containers.conf'), containersConf(), { mode: 0o600 });
+    await writeFile(service.configFile, containersConf(), { mode: 0o600 });
     await service.spawn();
     return service;
   }
@@ -376,7 +519,7 @@ class PodmanService {
     let exit: string | null = null;
     let stderr = '';
     const child = spawn(this.podman, ['system', 'service', '--time=0', `unix://${this.socketPath}`], {
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', CONTAINERS_CONF: path.join(this.stateDir, 'containers.conf'), HOME: this.stateDir },
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', CONTAINERS_CONF: this.configFile, HOME: this.stateDir },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     this.child = child;

@@ -7,6 +7,7 @@
 import { PassThrough } from 'node:stream';
 import { parse } from 'shell-quote';
 import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, unlessEngineSays, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
+import type { RegistryLogin } from './image-registries.js';
 import type { JobLimits } from './sandbox.js';
 
 /** Where a container step sees the job's workspace (OneDev's `/onedev-build/workspace`): its working directory and `ONEDEV_WORKSPACE`. */
@@ -41,6 +42,10 @@ export interface JobContainers {
   /** The job's services by name, all at the shared namespace's loopback. */
   readonly hosts: ReadonlyArray<{ readonly name: string; readonly address: string }>;
   readonly limits: JobLimits;
+  /** The project of the job (whose built images it may use, src/ci/container-engine.ts ensureImage), or null. */
+  readonly project: string | null;
+  /** The executor's registry logins (after the step's own, for the step's image). */
+  readonly registryLogins: readonly RegistryLogin[];
   readonly log: (line: string) => void;
   readonly signal: AbortSignal;
 }
@@ -64,6 +69,8 @@ export function jobContainerSpec(job: JobContainers, container: Pick<ContainerSp
 /** What {@link runContainerStep} runs, besides what the job's containers share. */
 export interface ContainerStepOptions {
   readonly image: string;
+  /** The step's registry logins, tried before the job's for its image's registry. */
+  readonly registryLogins: readonly RegistryLogin[];
   /** The command (`sh /onedev-build/command/step-1.sh`), or empty for the image's own. */
   readonly command: readonly string[];
   /** A script the server made (`host`), mounted read-only at `path` in the container; or null. */
@@ -95,7 +102,7 @@ export type ContainerStepResult =
 export async function runContainerStep(job: JobContainers, o: ContainerStepOptions): Promise<ContainerStepResult> {
   const { engine } = job;
   try {
-    await engine.ensureImage(o.image, job.log, job.signal);
+    await engine.ensureImage(o.image, { project: job.project, logins: [...o.registryLogins, ...job.registryLogins] }, job.log, job.signal);
   } catch (e) {
     if (job.signal.aborted) return { kind: 'aborted' };
     return { kind: 'engine-error', message: (e as Error).message };

@@ -18,6 +18,8 @@ import { closeSync, openSync } from 'node:fs';
 import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
+import { buildImage, parseBuildOptions } from './image-build.js';
+import type { RegistryLogin } from './image-registries.js';
 import {
   CONTAINER_COMMANDS,
   CONTAINER_WORKSPACE,
@@ -53,7 +55,17 @@ import {
   type SandboxPlan,
 } from './sandbox.js';
 import { seccompFilter } from './seccomp.js';
-import type { CheckoutStep, CloneCredential, CommandStep, JobCache, JobService, RunContainerStep, Step } from './spec-types.js';
+import type {
+  BuildImageStep,
+  CheckoutStep,
+  CloneCredential,
+  CommandStep,
+  JobCache,
+  JobService,
+  RegistryLoginSpec,
+  RunContainerStep,
+  Step,
+} from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
 /** Final status of a job run (the build status names of docs/compatibility.md#builds-json). */
@@ -135,8 +147,12 @@ export interface RunJobOptions {
   readonly containers?: Pick<ContainerEngines, 'get'> | null;
   /** The job's services (`requiredServices`), started before the first step. */
   readonly services?: readonly JobService[];
+  /** The executor's registry logins (OneDev's server docker executor `registryLogins`), for every image of the job. */
+  readonly registryLogins?: readonly RegistryLogin[];
   /** The job's `caches`, restored before the first step and saved after a successful run. */
-  readonly caches?: { readonly store: CacheStore; readonly projectId: number; readonly specs: readonly JobCache[] };
+  readonly caches?: { readonly store: CacheStore; readonly specs: readonly JobCache[] };
+  /** The project of the job: the owner of its caches and of the images its builds make (label BUILT_BY_LABEL). */
+  readonly projectId?: number;
 }
 
 /** Result of {@link runJob}. */
@@ -198,7 +214,8 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
   const usesContainers =
-    options.steps.some((s) => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep') || (options.services?.length ?? 0) > 0;
+    options.steps.some((s) => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep' || s.type === 'BuildImageStep') ||
+    (options.services?.length ?? 0) > 0;
   let engine: ContainerEngine | null = null;
   if (usesContainers) {
     const connected = await connectEngine(options.containers);
@@ -409,7 +426,7 @@ class JobRun {
       const staging = path.join(this.dir.server, `cache-${cache.index + 1}`);
       if (!absolute) await mkdir(path.join(staging, ...segments.slice(0, -1)), { recursive: true });
       const tree = path.join(staging, ...segments);
-      const restored = await caches.store.restore(caches.projectId, cache.key, tree);
+      const restored = await caches.store.restore(this.options.projectId ?? 0, cache.key, tree);
       if (!restored) await mkdir(tree);
       if (this.confinement) await chownTree(staging, this.confinement.uid);
       if (absolute) {
@@ -452,7 +469,7 @@ class JobRun {
           }
           source = resolved.path;
         }
-        const size = await caches.store.save(caches.projectId, cache.key, source);
+        const size = await caches.store.save(this.options.projectId ?? 0, cache.key, source);
         this.log.line(
           size === null
             ? `Cache '${cache.key}' not saved: larger than the cache limit of ${describeBytes(caches.store.maxBytes)} (GITLOOM_JOB_CACHE_MB)`
@@ -521,6 +538,8 @@ class JobRun {
         return this.runCommand(step, index);
       case 'RunContainerStep':
         return this.runContainer(step);
+      case 'BuildImageStep':
+        return this.buildImage(step);
       case 'PublishArtifactStep':
         return this.publishArtifacts(step);
       case 'SetBuildVersionStep': {
@@ -605,6 +624,8 @@ class JobRun {
       dns: network && plan?.network ? [SLIRP_DNS] : [],
       hosts: network ? services.map((s) => ({ name: s.name, address: '127.0.0.1' })) : [],
       limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
+      project: this.options.projectId === undefined ? null : String(this.options.projectId),
+      registryLogins: this.options.registryLogins ?? [],
       log: (line) => this.log.line(line),
       signal: this.controller.signal,
     };
@@ -649,6 +670,7 @@ class JobRun {
     const inside = `${CONTAINER_COMMANDS}/step-${index + 1}.sh`;
     return this.inContainer('Command', run, {
       image,
+      registryLogins: this.registryLogins(step.registryLogins),
       command: [run.command, inside],
       script: { host: run.script, path: inside },
       workingDir: CONTAINER_WORKSPACE,
@@ -680,7 +702,65 @@ class JobRun {
       return { ok: false, message: `Working directory must be an absolute path in the container: '${workingDir}'` };
     const env = Object.fromEntries(step.envVars.map((e) => [e.name, this.expand(e.value)]));
     const { out, err } = this.outputAssemblers();
-    return this.inContainer('Container', { out, err }, { image, command: args, script: null, workingDir, mounts, env });
+    const registryLogins = this.registryLogins(step.registryLogins);
+    return this.inContainer('Container', { out, err }, { image, registryLogins, command: args, script: null, workingDir, mounts, env });
+  }
+
+  /**
+   * A `!BuildImageStep` ({@link buildImage}): built with `RUN` confined as the job's containers,
+   * each tag pushed when `publish`, and, when `removeDanglingImages`, the images its tags named
+   * before removed once nothing else uses them.
+   */
+  private async buildImage(step: BuildImageStep): Promise<StepOutcome> {
+    const tags = this.expand(step.tags).split(/\s+/).filter(Boolean);
+    if (tags.length === 0) return { ok: false, message: 'No image tag given' };
+    const logins = [...this.registryLogins(step.registryLogins), ...(this.options.registryLogins ?? [])];
+    const job = await this.jobContainers();
+    const previous = new Set<string>();
+    for (const tag of tags) previous.add((await job.engine.imageId(tag)) ?? '');
+    const { out, err } = this.outputAssemblers();
+    let built;
+    try {
+      built = await buildImage(job, {
+        workspace: this.dir.workspace,
+        jobDir: this.dir.root,
+        buildPath: step.buildPath === null ? null : this.expand(step.buildPath),
+        dockerfile: step.dockerfile === null ? null : this.expand(step.dockerfile),
+        tags,
+        options: parseBuildOptions(step.moreOptions === null ? null : this.expand(step.moreOptions)),
+        logins,
+        uid: this.confinement?.uid ?? null,
+        killGraceMs: this.killGraceMs,
+        onStdout: (c) => out.write(c),
+        onStderr: (c) => err.write(c),
+      });
+    } catch (e) {
+      return { ok: false, message: (e as Error).message };
+    } finally {
+      out.end();
+      err.end();
+    }
+    if (!built.ok) return built;
+    if (step.removeDanglingImages) {
+      for (const id of previous) if (id && (await job.engine.removeUnusedImage(id))) this.log.line(`Removed image ${id.slice(0, 12)}, no longer tagged`);
+    }
+    if (!step.publish) return { ok: true };
+    try {
+      for (const tag of tags) await job.engine.pushImage(tag, logins, job.log, job.signal);
+    } catch (e) {
+      return { ok: false, message: job.signal.aborted ? null : (e as Error).message };
+    }
+    return { ok: true };
+  }
+
+  /** A step's `registryLogins` with their texts expanded and their passwords read from the job's secrets. */
+  private registryLogins(specs: readonly RegistryLoginSpec[]): RegistryLogin[] {
+    const secrets = this.options.variables?.secrets ?? {};
+    return specs.map((l) => ({
+      registryUrl: l.registryUrl === null ? null : this.expand(l.registryUrl),
+      userName: this.expand(l.userName),
+      password: secrets[l.passwordSecret] ?? '',
+    }));
   }
 
   /**
@@ -691,7 +771,7 @@ class JobRun {
   private async inContainer(
     what: 'Command' | 'Container',
     output: Pick<CommandRun, 'out' | 'err'>,
-    o: Pick<ContainerStepOptions, 'image' | 'command' | 'script' | 'workingDir' | 'mounts' | 'env'>,
+    o: Pick<ContainerStepOptions, 'image' | 'registryLogins' | 'command' | 'script' | 'workingDir' | 'mounts' | 'env'>,
   ): Promise<StepOutcome> {
     const job = await this.jobContainers();
     let result: ContainerStepResult;

@@ -35,7 +35,7 @@ const LOG_TAIL_LINES = 30;
 export async function startService(job: JobContainers, service: ServiceToStart, created: (id: string) => void): Promise<string> {
   const { engine } = job;
   job.log(`Starting service '${service.name}' (${service.image})...`);
-  await engine.ensureImage(service.image, job.log, job.signal);
+  await engine.ensureImage(service.image, { project: job.project, logins: job.registryLogins }, job.log, job.signal);
   let id: string;
   try {
     id = await engine.createContainer(

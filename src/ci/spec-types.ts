@@ -50,6 +50,35 @@ export interface CommandStep extends StepBase {
   /** Extra environment variables; values are interpolated. */
   readonly envVars: readonly { readonly name: string; readonly value: string }[];
   readonly useTTY: boolean;
+  /** Logins for pulling the step's image (null when `runInContainer` is false). */
+  readonly registryLogins: readonly RegistryLoginSpec[];
+}
+
+/**
+ * A `registryLogins` item of a container step: the registry (`registryUrl`: host and optional
+ * port, or null for Docker Hub), the user and the job secret holding the password or token.
+ */
+export interface RegistryLoginSpec {
+  readonly registryUrl: string | null;
+  readonly userName: string;
+  readonly passwordSecret: string;
+}
+
+/**
+ * `!BuildImageStep`: builds an image from `dockerfile` (default `Dockerfile` of `buildPath`) with
+ * `buildPath` (relative to the workspace; null = the workspace) as its context, tags it with each
+ * of `tags` (whitespace-separated full references) and pushes them when `publish`.
+ */
+export interface BuildImageStep extends StepBase {
+  readonly type: 'BuildImageStep';
+  readonly buildPath: string | null;
+  readonly dockerfile: string | null;
+  readonly tags: string;
+  readonly publish: boolean;
+  readonly removeDanglingImages: boolean;
+  /** Extra `docker build` options; only the ones listed in docs/compatibility.md#builds-images are accepted. */
+  readonly moreOptions: string | null;
+  readonly registryLogins: readonly RegistryLoginSpec[];
 }
 
 /** `!PublishArtifactStep`: copy workspace files matching `artifacts` (relative to `sourcePath`). */
@@ -90,9 +119,10 @@ export interface RunContainerStep extends StepBase {
   /** `sourcePath` relative to the workspace (null = the workspace itself), `targetPath` in the container. */
   readonly volumeMounts: readonly { readonly sourcePath: string | null; readonly targetPath: string }[];
   readonly useTTY: boolean;
+  readonly registryLogins: readonly RegistryLoginSpec[];
 }
 
-export type Step = CheckoutStep | CommandStep | RunContainerStep | PublishArtifactStep | SetBuildVersionStep | SetBuildDescriptionStep;
+export type Step = CheckoutStep | CommandStep | RunContainerStep | BuildImageStep | PublishArtifactStep | SetBuildVersionStep | SetBuildDescriptionStep;
 
 /** Param spec types supported (`!TextParam`, `!BooleanParam`, `!ChoiceParam`). */
 export type ParamType = 'TextParam' | 'BooleanParam' | 'ChoiceParam';

@@ -181,6 +181,49 @@ describe('parseBuildSpec: valid spec', () => {
     expect(ci.secretRefs).toEqual(['deploy-token']);
   });
 
+  it("reads an image build and container steps' registry logins, whose password secrets the job needs", () => {
+    const parsed = parseBuildSpec(
+      [
+        'version: 25',
+        'jobs:',
+        '- name: Image',
+        '  steps:',
+        '  - !BuildImageStep',
+        '    name: build',
+        '    buildPath: docker',
+        '    tags: registry.example.com/team/app:@build_number@ registry.example.com/team/app:latest',
+        '    moreOptions: --build-arg A=1',
+        '    registryLogins:',
+        '    - registryUrl: registry.example.com',
+        '      userName: ci',
+        '      passwordSecret: registry-token',
+        '  - !CommandStep',
+        '    name: use',
+        '    image: registry.example.com/team/app:latest',
+        '    registryLogins:',
+        '    - userName: hub-user',
+        '      passwordSecret: hub-token',
+        '    interpreter: !DefaultInterpreter',
+        '      commands: [true]',
+      ].join('\n'),
+    );
+    const [build, use] = parsed.jobs[0].steps;
+    expect(build).toEqual({
+      type: 'BuildImageStep',
+      name: 'build',
+      condition: 'ALL_PREVIOUS_STEPS_WERE_SUCCESSFUL',
+      buildPath: 'docker',
+      dockerfile: null,
+      tags: 'registry.example.com/team/app:@build_number@ registry.example.com/team/app:latest',
+      moreOptions: '--build-arg A=1',
+      publish: true,
+      removeDanglingImages: true,
+      registryLogins: [{ registryUrl: 'registry.example.com', userName: 'ci', passwordSecret: 'registry-token' }],
+    });
+    expect(use).toMatchObject({ registryLogins: [{ registryUrl: null, userName: 'hub-user', passwordSecret: 'hub-token' }] });
+    expect(parsed.jobs[0].secretRefs).toEqual(['hub-token', 'registry-token']);
+  });
+
   it('reads dependencies, artifacts steps and post-build actions', () => {
     const release = spec.jobs[1];
     expect(release.jobDependencies).toEqual([
@@ -252,7 +295,8 @@ describe('parseBuildSpec: invalid specs', () => {
     ['job without name', 'version: 25\njobs:\n- timeout: 5\n', /'name' is required/],
     ['unknown job property', job('  foo: 1\n'), /unknown property 'foo'/],
     ['step without tag', job('  steps:\n  - name: x\n'), /step needs a type tag such as !CommandStep/],
-    ['unsupported step', job('  steps:\n  - !BuildImageStep\n    name: x\n'), /unsupported step type '!BuildImageStep'/],
+    ['unsupported step', job('  steps:\n  - !PublishSiteStep\n    name: x\n'), /unsupported step type '!PublishSiteStep'/],
+    ['an image build without tags', job('  steps:\n  - !BuildImageStep\n    name: x\n'), /'tags' is required/],
     ['container step without image', job('  steps:\n  - !RunContainerStep\n    name: x\n'), /'image' is required/],
     [
       'relative container working directory',

@@ -31,7 +31,8 @@ async function exec(steps: string, caches: string, options: { store?: CacheStore
     log: (l) => lines.push(l),
     killGraceMs: 500,
     containers: { get: () => Promise.resolve(engine) },
-    caches: { store: options.store ?? store, projectId: options.projectId ?? 1, specs: job.caches },
+    projectId: options.projectId ?? 1,
+    caches: { store: options.store ?? store, specs: job.caches },
     variables: { projectName: 'demo', projectPath: 'demo', jobName: 'J', ref: 'refs/heads/main', commitHash: '0'.repeat(40), buildNumber: caseNo },
   } satisfies RunJobOptions);
   return { status: result.status, lines };

@@ -51,6 +51,7 @@ export async function buildBusyboxImage(docker: Docker, name: string, osName: st
     await mkdir(path.join(root, 'bin'));
     await mkdir(path.join(root, 'etc'));
     await mkdir(path.join(root, 'tmp'), { mode: 0o1777 });
+    for (const dir of ['proc', 'sys', 'dev']) await mkdir(path.join(root, dir));
     await mkdir(path.join(root, 'root'), { mode: 0o700 });
     await copyFile('/bin/busybox', path.join(root, 'bin/busybox'));
     for (const applet of APPLETS) await symlink('busybox', path.join(root, 'bin', applet));

@@ -348,7 +348,8 @@ export class BuildScheduler {
       sandbox: config.jobSandbox,
       containers: this.options.containers,
       services: job.services,
-      caches: { store: new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes), projectId: build.projectId, specs: job.caches },
+      projectId: build.projectId,
+      caches: { store: new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes), specs: job.caches },
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
       variables: {
