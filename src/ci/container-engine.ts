@@ -311,9 +311,23 @@ export class ContainerEngine {
   }
 
   /**
+   * Waits until container `id` has exited and resolves its exit code. Podman's own wait, which
+   * looks every 10 ms (the Docker API's looks every 250 ms: a quarter of a second on every step).
+   *
+   * @throws Error with the engine's reason.
+   */
+  async waitForExit(id: string): Promise<number> {
+    const code = await this.dial<number | string>('POST', `/v4.0.0/libpod/containers/${encodeURIComponent(id)}/wait?`, {
+      condition: ['exited', 'stopped'],
+      interval: '10ms',
+    });
+    return Number(code);
+  }
+
+  /**
    * Removes a container, killing what runs in it. The first removal after a container ended can
-   * fail with `device or resource busy` (its shm is still mounted); it is tried again for up to
-   * five seconds. A container already gone counts as removed.
+   * fail with `device or resource busy` (its shm is still mounted); it is tried again every 25 ms
+   * for up to five seconds. A container already gone counts as removed.
    *
    * @throws Error with the engine's reason when it still cannot be removed.
    */
@@ -327,8 +341,8 @@ export class ContainerEngine {
         return;
       } catch (e) {
         if ((e as { statusCode?: number }).statusCode === 404) return;
-        if (attempt >= 25) throw new Error(engineReason(e));
-        await new Promise((r) => setTimeout(r, 200));
+        if (attempt >= 200) throw new Error(engineReason(e));
+        await new Promise((r) => setTimeout(r, 25));
       }
     }
   }

@@ -4,7 +4,6 @@
  * its interpreter (or a `!RunContainerStep`'s image with its arguments), the output streamed as
  * it comes, and the container removed afterwards — when the step ends, is cancelled or times out.
  */
-import { PassThrough } from 'node:stream';
 import { parse } from 'shell-quote';
 import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, unlessEngineSays, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
 import type { RegistryLogin } from './image-registries.js';
@@ -48,6 +47,11 @@ export interface JobContainers {
   readonly registryLogins: readonly RegistryLogin[];
   readonly log: (line: string) => void;
   readonly signal: AbortSignal;
+  /**
+   * Removes a container whose processes all ended (it exited) while the job goes on; the job
+   * waits for these removals before it ends.
+   */
+  readonly removeLater: (id: string) => void;
 }
 
 /**
@@ -126,11 +130,16 @@ export async function runContainerStep(job: JobContainers, o: ContainerStepOptio
   } catch (e) {
     return { kind: 'engine-error', message: `Unable to create a container of image '${o.image}': ${(e as Error).message}` };
   }
+  let result: ContainerStepResult | null = null;
   try {
-    return await runCreated(job, o, id);
+    result = await runCreated(job, o, id);
+    return result;
   } finally {
-    // a container that cannot be removed may still run: the caller must not touch the workspace
-    await engine.removeContainer(id);
+    // An exited container runs nothing (its PID namespace is gone): it is removed while the job
+    // goes on. Any other may still run, and the caller must not touch the workspace before it is
+    // removed.
+    if (result?.kind === 'exited' && !result.aborted) job.removeLater(id);
+    else await engine.removeContainer(id);
   }
 }
 
@@ -154,22 +163,63 @@ async function runCreated(job: JobContainers, o: ContainerStepOptions, id: strin
   job.signal.addEventListener('abort', onAbort, { once: true });
   if (job.signal.aborted) onAbort();
   try {
-    const stdout = new PassThrough().on('data', o.onStdout);
-    const stderr = new PassThrough().on('data', o.onStderr);
-    const output = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream;
+    const seen = { stdout: 0, stderr: 0 };
+    const frames = new FrameSplitter((stream, payload) => {
+      if (stream === 1) ((seen.stdout += payload.length), o.onStdout(payload));
+      else if (stream === 2) ((seen.stderr += payload.length), o.onStderr(payload));
+    });
+    const output = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
     const drained = new Promise<void>((resolve) => {
       output.once('end', resolve);
       output.once('close', resolve);
       output.once('error', () => resolve());
     });
-    job.engine.docker.modem.demuxStream(output, stdout, stderr);
-    const exit = (await container.wait()) as { StatusCode: number };
-    await Promise.race([drained, new Promise((r) => setTimeout(r, 1000))]);
-    return { kind: 'exited', exitCode: exit.StatusCode, aborted };
+    output.on('data', (chunk: Buffer) => frames.push(chunk));
+    const exitCode = await job.engine.waitForExit(id);
+    // Podman ends a follow only when it next looks (about every quarter second): what the follow
+    // has not delivered yet is the rest of the whole log
+    if (!(await Promise.race([drained.then(() => true), new Promise((r) => setTimeout(() => r(false), 20))]))) {
+      output.destroy();
+      const whole = demuxed((await container.logs({ follow: false, stdout: true, stderr: true })) as Buffer);
+      if (whole.stdout.length > seen.stdout) o.onStdout(whole.stdout.subarray(seen.stdout));
+      if (whole.stderr.length > seen.stderr) o.onStderr(whole.stderr.subarray(seen.stderr));
+    }
+    return { kind: 'exited', exitCode, aborted };
   } catch (e) {
     if (aborted) return { kind: 'aborted' };
     return { kind: 'engine-error', message: `Container of image '${o.image}' failed: ${engineReason(e)}` };
   } finally {
     job.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Splits a multiplexed log, chunk by chunk, into its streams: frames of an 8-byte header (stream
+ * 1 for stdout or 2 for stderr, three zero bytes, the payload's length, big-endian) and the
+ * payload (Docker Engine API, "Attach to a container", stream format).
+ */
+export class FrameSplitter {
+  private pending = Buffer.alloc(0);
+
+  /** @param onFrame receives each frame's stream (1 stdout, 2 stderr) and payload, in order. */
+  constructor(private readonly onFrame: (stream: number, payload: Buffer) => void) {}
+
+  /** Takes the next bytes of the log; a frame split across chunks is delivered once whole. */
+  push(chunk: Buffer): void {
+    let data = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
+    while (data.length >= 8) {
+      const size = data.readUInt32BE(4);
+      if (data.length < 8 + size) break;
+      this.onFrame(data[0], data.subarray(8, 8 + size));
+      data = data.subarray(8 + size);
+    }
+    this.pending = Buffer.from(data);
+  }
+}
+
+/** The stdout and stderr of a whole multiplexed log ({@link FrameSplitter}). */
+function demuxed(log: Buffer): { stdout: Buffer; stderr: Buffer } {
+  const parts: Record<number, Buffer[]> = { 1: [], 2: [] };
+  new FrameSplitter((stream, payload) => parts[stream]?.push(payload)).push(log); // other streams dropped
+  return { stdout: Buffer.concat(parts[1]), stderr: Buffer.concat(parts[2]) };
 }

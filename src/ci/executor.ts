@@ -307,6 +307,8 @@ class JobRun {
   private containers: JobContainers | null = null;
   /** The containers of the job's services, removed when the job ends. */
   private readonly serviceContainers: string[] = [];
+  /** Removals of the job's exited containers under way; the job ends once they are done. */
+  private readonly removals: Array<Promise<void>> = [];
   /** Caches at absolute paths: directories of the job mounted into its containers. */
   private readonly cacheMounts: Array<{ source: string; destination: string }> = [];
 
@@ -515,12 +517,8 @@ class JobRun {
   /** Ends what the job left running; a uid whose processes survived is not handed out again. */
   private async endProcesses(): Promise<void> {
     await Promise.all([...this.groups].map((g) => terminateProcessGroup(g, this.killGraceMs)));
-    for (const id of this.serviceContainers) {
-      await this.engine?.removeContainer(id).catch((e: Error) => {
-        this.tainted = true;
-        this.log.line(`Unable to remove the container of a service: ${e.message}`);
-      });
-    }
+    for (const id of this.serviceContainers) this.removeContainer(id, 'a service');
+    await Promise.all(this.removals);
     this.containerNetwork?.close();
     const uid = this.confinement?.uid;
     if (uid === undefined) return;
@@ -528,6 +526,15 @@ class JobRun {
       () => releaseJobUid(uid),
       (e: Error) => this.log.line(e.message),
     );
+  }
+
+  /** Starts removing container `id` (of `what`) at once; a container that cannot be removed taints the job. */
+  private removeContainer(id: string, what: string): void {
+    const removal = (this.engine as ContainerEngine).removeContainer(id).catch((e: Error) => {
+      this.tainted = true;
+      this.log.line(`Unable to remove the container of ${what}: ${e.message}`);
+    });
+    this.removals.push(removal);
   }
 
   private runStep(step: Step, index: number): Promise<StepOutcome> {
@@ -628,6 +635,7 @@ class JobRun {
       registryLogins: this.options.registryLogins ?? [],
       log: (line) => this.log.line(line),
       signal: this.controller.signal,
+      removeLater: (id) => this.removeContainer(id, 'a step'),
     };
     return this.containers;
   }

@@ -5,9 +5,8 @@
  * waited for until their `readinessCheckCommand` succeeds. They are confined and labelled as
  * every container of the job, and removed with it.
  */
-import { PassThrough } from 'node:stream';
 import { engineReason } from './container-engine.js';
-import { containerArguments, jobContainerSpec, type JobContainers } from './container-step.js';
+import { containerArguments, FrameSplitter, jobContainerSpec, type JobContainers } from './container-step.js';
 
 /** A service with its texts interpolated. */
 export interface ServiceToStart {
@@ -74,12 +73,15 @@ async function readinessExit(job: JobContainers, service: ServiceToStart): Promi
   const id = await job.engine.createContainer(
     jobContainerSpec(job, { image: service.image, command: ['sh', '-c', service.readinessCheckCommand], env: service.env, workingDir: null, mounts: [] }),
   );
+  let exited = false;
   try {
-    const container = job.engine.docker.getContainer(id);
-    await container.start();
-    return ((await container.wait()) as { StatusCode: number }).StatusCode;
+    await job.engine.docker.getContainer(id).start();
+    const code = await job.engine.waitForExit(id);
+    exited = true;
+    return code;
   } finally {
-    await job.engine.removeContainer(id);
+    if (exited) job.removeLater(id);
+    else await job.engine.removeContainer(id);
   }
 }
 
@@ -87,8 +89,6 @@ async function readinessExit(job: JobContainers, service: ServiceToStart): Promi
 async function logTail(job: JobContainers, id: string): Promise<string> {
   const raw = (await job.engine.docker.getContainer(id).logs({ stdout: true, stderr: true, follow: false, tail: LOG_TAIL_LINES })) as Buffer;
   const chunks: Buffer[] = [];
-  const output = new PassThrough().on('data', (c: Buffer) => chunks.push(c));
-  job.engine.docker.modem.demuxStream(new PassThrough().end(raw), output, output);
-  await new Promise((r) => setImmediate(r));
+  new FrameSplitter((_, payload) => chunks.push(payload)).push(raw);
   return Buffer.concat(chunks).toString('utf8').trimEnd();
 }

@@ -85,6 +85,22 @@ describe('command steps in containers', () => {
     expect(lines).toContain('PRETTY_NAME="Other Image"');
   }, 120_000);
 
+  it('delivers every line a step writes, in order per stream, also when it exits right after writing', async () => {
+    const { status, lines } = await exec(
+      step(
+        'burst',
+        ['i=0; while [ $i -lt 3000 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done; printf "no newline at the end"'],
+        `    image: ${image}\n`,
+      ),
+    );
+    expect(status, lines.slice(-5).join('\n')).toBe('SUCCESSFUL');
+    const out = lines.filter((l) => l.startsWith('out '));
+    const err = lines.filter((l) => l.startsWith('err '));
+    expect(out).toEqual(Array.from({ length: 3000 }, (_, i) => `out ${i}`));
+    expect(err).toEqual(Array.from({ length: 3000 }, (_, i) => `err ${i}`));
+    expect(lines).toContain('no newline at the end');
+  }, 120_000);
+
   it('runs a !RunContainerStep: its arguments, environment, working directory and volume mounts of workspace paths', async () => {
     const run = `  - !RunContainerStep
     name: container
