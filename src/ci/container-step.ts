@@ -41,6 +41,8 @@ export interface JobContainers {
   /** The job's services by name, all at the shared namespace's loopback. */
   readonly hosts: ReadonlyArray<{ readonly name: string; readonly address: string }>;
   readonly limits: JobLimits;
+  /** The containers' seccomp profile: a file the engine reads ({@link ContainerSpec.seccompProfile}), or null for the engine's default. */
+  readonly seccompProfile: string | null;
   readonly log: (line: string) => void;
   readonly signal: AbortSignal;
 }
@@ -58,6 +60,7 @@ export function jobContainerSpec(job: JobContainers, container: Pick<ContainerSp
     dns: job.dns,
     hosts: job.hosts,
     limits: job.limits,
+    seccompProfile: job.seccompProfile,
   };
 }
 

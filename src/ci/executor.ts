@@ -15,7 +15,7 @@
  * made), and says at the call why it is safe.
  */
 import { closeSync, openSync } from 'node:fs';
-import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
 import {
@@ -52,7 +52,7 @@ import {
   type SandboxFile,
   type SandboxPlan,
 } from './sandbox.js';
-import { seccompFilter } from './seccomp.js';
+import { containerSeccompProfile, seccompFilter } from './seccomp.js';
 import type { CheckoutStep, CloneCredential, CommandStep, JobCache, JobService, RunContainerStep, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
 
@@ -583,12 +583,19 @@ class JobRun {
   /**
    * What the job's containers share ({@link JobContainers}), made by the first container of the
    * job: its network namespace — outward with the job firewall, or, for a job with services
-   * whose network is `none`, a loopback of its own — and the names of its services.
+   * whose network is `none`, a loopback of its own —, the names of its services and, confined,
+   * the seccomp profile of its containers (the sandbox's, without new user namespaces).
    */
   private async jobContainers(): Promise<JobContainers> {
     if (this.containers) return this.containers;
     const plan = this.confinement?.plan;
     const services = this.options.services ?? [];
+    let seccompProfile: string | null = null;
+    if (plan) {
+      seccompProfile = path.join(this.dir.server, 'seccomp.json');
+      // Safe: the server's own 0700 directory, which the job cannot reach (rule 3).
+      await writeFile(seccompProfile, containerSeccompProfile(await readFile(plan.seccompProfile, 'utf8')), { mode: 0o600 });
+    }
     let network: NetworkNamespace | null = null;
     if (plan?.network) network = await openNetworkNamespace(this.dir.root, { kind: 'outward', tools: plan.network, allow: plan.networkAllow });
     else if (plan && services.length > 0) {
@@ -605,6 +612,7 @@ class JobRun {
       dns: network && plan?.network ? [SLIRP_DNS] : [],
       hosts: network ? services.map((s) => ({ name: s.name, address: '127.0.0.1' })) : [],
       limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
+      seccompProfile,
       log: (line) => this.log.line(line),
       signal: this.controller.signal,
     };

@@ -151,7 +151,7 @@ describe('a server killed during a container step', () => {
 
   const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
 
-  it('leaves no container and no engine service once the server started again', async () => {
+  it('leaves no container, engine service, conmon or job process within seconds, without a restart; the next start finds nothing left', async () => {
     const env = await givenInstallation(cleanup);
     const jobsDir = loadConfig(env).jobsDir;
     const containersOf = () => engine.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${jobsDir}`] } });
@@ -174,17 +174,25 @@ describe('a server killed during a container step', () => {
     });
     expect(build.status, build.text).toBe(200);
     await eventually(async () => (await callChild(first, 'GET', `/builds/${build.json}/log`)).text.includes('sleeping'), 120_000);
-    expect(await containersOf()).toHaveLength(1);
+    const containers = await containersOf();
+    expect(containers).toHaveLength(1);
+    const socket = path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.sock');
     const service = Number(readFileSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'), 'utf8'));
     expect(alive(service)).toBe(true);
-
     expect(processesWith(MARKER).length).toBeGreaterThan(0);
     expect(processesWith(jobsDir).length, 'the job network namespace holder').toBeGreaterThan(0);
+    // conmon, which supervises the container, names it in its arguments
+    expect(processesWith(containers[0].Id).length, 'the conmon of the container').toBeGreaterThan(0);
 
     await killChild(first);
-    // the container outlives the killed server; the network namespace holder does not
-    expect(await containersOf()).toHaveLength(1);
+    // the reaper removes the killed server's container and ends its engine service
+    expect(await eventually(async () => ((await containersOf()).length === 0 ? true : null), 15_000)).toBe(true);
+    expect(await waitGone(MARKER)).toBe(true);
+    expect(await waitGone(containers[0].Id)).toBe(true);
     expect(await waitGone(jobsDir)).toBe(true);
+    // the service and the reaper name the socket in their arguments
+    expect(await waitGone(socket, 10_000)).toBe(true);
+    expect(alive(service)).toBe(false);
 
     const stop = async (server: ChildServer): Promise<void> => {
       server.child.kill('SIGTERM');
@@ -192,8 +200,6 @@ describe('a server killed during a container step', () => {
     };
     let second = await serveChild(env);
     cleanup.push(() => killChild(second));
-    // the killed run's engine service is ended before the restarted server starts its own
-    expect(alive(service)).toBe(false);
     const final = await eventually(async () => {
       const b = (await callChild(second, 'GET', `/builds/${build.json}`)).json;
       return b.status === 'RUNNING' ? null : b;
