@@ -38,6 +38,7 @@ const call = (method, url) => new Promise((resolve) => {
     res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
   });
   req.on('timeout', () => req.destroy(new Error('timeout')));
+  // an engine that is gone or does not answer: nothing more can be removed through it
   req.on('error', () => resolve({ status: 0, body: '' }));
   req.end();
 });
@@ -62,7 +63,7 @@ async function endService(pid) {
   if (!command.includes(socketPath)) return;
   try { process.kill(pid, 'SIGTERM'); } catch (e) { gone(e); }
   for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  if (alive(pid)) try { process.kill(pid, 'SIGKILL'); } catch (e) { gone(e); }
   const pidFile = path.join(path.dirname(socketPath), 'podman.pid');
   try { if (fs.readFileSync(pidFile, 'utf8').trim() === String(pid)) fs.unlinkSync(pidFile); } catch (e) { gone(e); }
 }

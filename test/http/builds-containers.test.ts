@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOBS_DIR_LABEL, type ContainerEngine } from '../../src/ci/container-engine.js';
+import { ContainerEngine, JOB_DIR_LABEL, JOBS_DIR_LABEL } from '../../src/ci/container-engine.js';
 import { loadConfig } from '../../src/config.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { testEngine } from '../helpers/images.js';
@@ -217,4 +218,43 @@ describe('a server killed during a container step', () => {
     // a server stopped in order stops its engine service and removes its pid file
     expect(existsSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'))).toBe(false);
   }, 240_000);
+
+  it("a server process's reaper removes only that process's containers: another's on the same engine and jobs dir stay", async () => {
+    // two server processes of one data dir (PostgreSQL) on one engine; the end of the first ends its reaper's wait
+    const stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-reapers-'));
+    cleanup.push(() => fs.rm(stateDir, { recursive: true, force: true }));
+    const connect = async (): Promise<ContainerEngine> => {
+      const connected = await ContainerEngine.connect({ host: engine.socketPath, stateDir, log: () => undefined });
+      if ('unavailable' in connected) throw new Error(connected.unavailable);
+      return connected;
+    };
+    const [first, second] = [await connect(), await connect()];
+    cleanup.push(() => second.close());
+    const sleeper = async (server: ContainerEngine, n: number): Promise<string> => {
+      const id = await server.createContainer({
+        image: IMAGE,
+        command: ['sleep', `${MARKER}${n}`],
+        env: {},
+        workingDir: null,
+        mounts: [],
+        labels: { [JOB_DIR_LABEL]: path.join(stateDir, 'jobs', `${n}-job`), [JOBS_DIR_LABEL]: path.join(stateDir, 'jobs') },
+        idMapping: null,
+        networkNamespace: null,
+        dns: [],
+        hosts: [],
+        limits: { memoryMb: 64, processes: 16, cpuSeconds: 60 },
+        seccompProfile: null,
+      });
+      await server.docker.getContainer(id).start();
+      return id;
+    };
+    const [mine, theirs] = [await sleeper(first, 1), await sleeper(second, 2)];
+    await first.close();
+    await expect(engine.docker.getContainer(mine).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect((await engine.docker.getContainer(theirs).inspect()).State.Running).toBe(true);
+    expect(processesWith(`${MARKER}1`)).toEqual([]);
+    await second.close();
+    await expect(engine.docker.getContainer(theirs).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(processesWith(`${MARKER}2`)).toEqual([]);
+  });
 });
