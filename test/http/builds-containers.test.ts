@@ -181,7 +181,9 @@ describe('a server killed during a container step', () => {
     const service = Number(readFileSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'), 'utf8'));
     expect(alive(service)).toBe(true);
     expect(processesWith(MARKER).length).toBeGreaterThan(0);
-    expect(processesWith(jobsDir).length, 'the job network namespace holder').toBeGreaterThan(0);
+    const holders = processesWith(jobsDir);
+    expect(holders.length, 'the job network namespace holder').toBeGreaterThan(0);
+    expect(processesWith(`/proc/${holders[0]}/ns/net`).length, 'slirp4netns').toBeGreaterThan(0);
     // conmon, which supervises the container, names it in its arguments
     expect(processesWith(containers[0].Id).length, 'the conmon of the container').toBeGreaterThan(0);
 
@@ -191,6 +193,8 @@ describe('a server killed during a container step', () => {
     expect(await waitGone(MARKER)).toBe(true);
     expect(await waitGone(containers[0].Id)).toBe(true);
     expect(await waitGone(jobsDir)).toBe(true);
+    // slirp4netns names the holder's network namespace
+    for (const holder of holders) expect(await waitGone(`/proc/${holder}/ns/net`)).toBe(true);
     // the service and the reaper name the socket in their arguments
     expect(await waitGone(socket, 10_000)).toBe(true);
     expect(alive(service)).toBe(false);
