@@ -12,11 +12,12 @@
  * mapping; everything else — images, pulls, logs, waits, removal — is the Docker Engine API.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, createReadStream, createWriteStream, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type Docker from 'dockerode';
+import { ContainerReaper, SERVER_LABEL } from './container-reaper.js';
 import { ifMissing } from './job-directory.js';
 import { loginFor, registryAuthHeader, registryOf, verifiesTls, type RegistryLogin } from './image-registries.js';
 import { findExecutable } from './sandbox.js';
@@ -65,6 +66,8 @@ export interface ContainerSpec {
   /** `/etc/hosts` entries added to the image's. */
   readonly hosts: ReadonlyArray<{ readonly name: string; readonly address: string }>;
   readonly limits: { readonly memoryMb: number; readonly processes: number; readonly cpuSeconds: number };
+  /** Path of the seccomp profile (containers-common's JSON format) the engine reads, or null for the engine's default. */
+  readonly seccompProfile: string | null;
 }
 
 /** Where the engine is and how it reaches registries (see {@link ContainerEngine.connect}). */
@@ -80,7 +83,10 @@ export interface EngineOptions {
 
 export type { RegistryLogin } from './image-registries.js';
 
-/** A connected engine: the Docker Engine API client and, when this process started it, the Podman service. */
+/**
+ * A connected engine: the Docker Engine API client, the reaper of this process's containers
+ * (src/ci/container-reaper.ts) and, when this process started it, the Podman service.
+ */
 export class ContainerEngine {
   private constructor(
     readonly docker: Docker,
@@ -89,30 +95,38 @@ export class ContainerEngine {
     private readonly service: PodmanService | null,
     /** Registries reached without TLS besides loopback ones (`GITLOOM_CONTAINER_INSECURE_REGISTRIES`). */
     private readonly insecureRegistries: readonly string[],
+    private readonly reaper: ContainerReaper,
   ) {}
 
   /**
    * Connects to the engine: `host` (`GITLOOM_CONTAINER_HOST`: a socket path, or `unix://` and
    * the path) when set, otherwise a Podman service started on `<stateDir>/podman.sock`.
    * Resolves null when no engine can be had (neither set nor Podman installed), with the reason
-   * for the server's log.
+   * for the server's log. The reaper of this process's containers starts first: from then on the
+   * end of this process, however it ends, removes them and the service.
    *
    * @throws Error when the named socket or the started service does not answer the API's `_ping`.
    */
   static async connect(options: EngineOptions): Promise<ContainerEngine | { unavailable: string }> {
     // loaded on first use: most servers never run a container step
     const { default: Docker } = await import('dockerode');
-    if (options.host) {
-      const socketPath = options.host.replace(/^unix:\/\//, '');
-      const docker = new Docker({ socketPath });
-      await ping(docker, socketPath, 10_000);
-      return new ContainerEngine(docker, socketPath, null, options.insecureRegistries ?? []);
+    const podman = options.host ? null : findExecutable('podman');
+    if (!options.host && !podman) return { unavailable: ENGINE_UNAVAILABLE };
+    const socketPath = options.host ? options.host.replace(/^unix:\/\//, '') : PodmanService.socketPath(options.stateDir);
+    const docker = new Docker({ socketPath });
+    const reaper = new ContainerReaper(socketPath, options.log);
+    reaper.start();
+    try {
+      if (!podman) {
+        await ping(docker, socketPath, 10_000);
+        return new ContainerEngine(docker, socketPath, null, options.insecureRegistries ?? [], reaper);
+      }
+      const service = await PodmanService.start(podman, options.stateDir, options.log, docker, (pid) => reaper.service(pid));
+      return new ContainerEngine(docker, socketPath, service, options.insecureRegistries ?? [], reaper);
+    } catch (e) {
+      await reaper.close();
+      throw e;
     }
-    const podman = findExecutable('podman');
-    if (!podman) return { unavailable: ENGINE_UNAVAILABLE };
-    const docker = new Docker({ socketPath: PodmanService.socketPath(options.stateDir) });
-    const service = await PodmanService.start(podman, options.stateDir, options.log, docker);
-    return new ContainerEngine(docker, service.socketPath, service, options.insecureRegistries ?? []);
   }
 
   /** The engine's name and version for log lines, e.g. `Podman Engine 4.3.1`. */
@@ -273,8 +287,9 @@ export class ContainerEngine {
 
   /**
    * Creates a container from `spec` (not started): all capabilities dropped, no new privileges,
-   * its ids mapped by `spec.idMapping`, cgroup memory and pids limits and the rlimits of the
-   * job limits, its network namespace or none. Resolves the container's id.
+   * `spec.seccompProfile`, its ids mapped by `spec.idMapping`, cgroup memory and pids limits and
+   * the rlimits of the job limits, its network namespace or none, labelled as this process's
+   * ({@link SERVER_LABEL}) for the reaper. Resolves the container's id.
    *
    * @throws Error with the engine's reason.
    */
@@ -286,11 +301,12 @@ export class ContainerEngine {
       ...(spec.command.length > 0 && { command: spec.command }),
       env: spec.env,
       ...(spec.workingDir && { work_dir: spec.workingDir }),
-      labels: spec.labels,
+      labels: { ...spec.labels, [SERVER_LABEL]: this.reaper.owner },
       mounts: spec.mounts.map((m) => ({ destination: m.destination, source: m.source, type: 'bind', options: ['rbind', m.readOnly ? 'ro' : 'rw'] })),
       ...(ids && { idmappings: { UIDMap: ids, GIDMap: ids }, userns: { nsmode: 'private' } }),
       cap_drop: ['ALL'],
       no_new_privileges: true,
+      ...(spec.seccompProfile && { seccomp_profile_path: spec.seccompProfile }),
       netns: spec.networkNamespace ? { nsmode: 'path', value: spec.networkNamespace } : { nsmode: 'none' },
       ...(spec.dns.length > 0 && { dns_server: spec.dns }),
       hostadd: spec.hosts.map((h) => `${h.name}:${h.address}`),
@@ -362,8 +378,14 @@ export class ContainerEngine {
     return removed;
   }
 
-  /** Stops the Podman service this process started (containers it runs are removed by their jobs first). */
+  /**
+   * Ends the reaper, which removes what is left of this process's containers (their jobs removed
+   * them first) and ends the Podman service this process started; then stops that service
+   * should it still run.
+   */
   async close(): Promise<void> {
+    this.service?.stopping();
+    await this.reaper.close();
     await this.service?.stop();
   }
 
@@ -463,18 +485,20 @@ async function ping(docker: Docker, socketPath: string, timeoutMs: number, exite
 
 /**
  * A `podman system service` on `<stateDir>/podman.sock`, started with a `containers.conf` of its
- * own (`<stateDir>/containers.conf`) and restarted when it exits. Its pid is kept in
- * `<stateDir>/podman.pid` so that the service of a killed server is ended by the next start.
+ * own (`<stateDir>/containers.conf`) in a session of its own and restarted when it exits. Each
+ * start's pid goes to `onStart` (the reaper, which ends the service when this process ends) and
+ * to `<stateDir>/podman.pid`, so that a service the reaper could not end is ended by the next start.
  */
 class PodmanService {
   private child: ChildProcess | null = null;
-  private stopping = false;
+  private ending = false;
 
   private constructor(
     private readonly podman: string,
     private readonly stateDir: string,
     private readonly log: (message: string) => void,
     private readonly docker: Docker,
+    private readonly onStart: (pid: number) => void,
   ) {}
 
   /** The service's socket in `stateDir`. */
@@ -486,31 +510,39 @@ class PodmanService {
     return PodmanService.socketPath(this.stateDir);
   }
 
-  /** The service's `containers.conf`. */
-  get configFile(): string {
-    return path.join(this.stateDir, 'containers.conf');
-  }
-
-  /** Starts the service and waits until it answers through `docker` (a client of its socket). */
-  static async start(podman: string, stateDir: string, log: (message: string) => void, docker: Docker): Promise<PodmanService> {
+  /** Starts the service and waits until it answers through `docker` (a client of its socket); `onStart` receives each start's pid. */
+  static async start(podman: string, stateDir: string, log: (message: string) => void, docker: Docker, onStart: (pid: number) => void): Promise<PodmanService> {
     await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const service = new PodmanService(podman, stateDir, log, docker);
+    const service = new PodmanService(podman, stateDir, log, docker, onStart);
     if (Buffer.byteLength(service.socketPath) > 100) throw new Error(`Container engine socket path is too long for a Unix socket: ${service.socketPath}`);
     await service.endStale();
-    await writeFile(service.configFile, containersConf(), { mode: 0o600 });
-    await service.spawn();
+    await writeFile(path.join(stateDir, 'containers.conf'), containersConf(), { mode: 0o600 });
+    try {
+      await service.spawn();
+    } catch (e) {
+      // a service that does not answer is not restarted by a supervisor nobody holds
+      await service.stop();
+      throw e;
+    }
     return service;
   }
 
+  /** From now on an exit of the service is not answered by a restart. */
+  stopping(): void {
+    this.ending = true;
+  }
+
+  /** Stops the service (SIGTERM, SIGKILL after five seconds) unless it ended already, and removes its pid file. */
   async stop(): Promise<void> {
-    this.stopping = true;
+    this.ending = true;
     const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
     await rm(path.join(this.stateDir, 'podman.pid'), { force: true });
   }
 
@@ -529,28 +561,58 @@ class PodmanService {
     await rm(this.socketPath, { force: true });
   }
 
+  /**
+   * Spawns the service with its standard error in `<stateDir>/podman.log` — not a pipe: Go ends
+   * a program whose write to a standard stream meets a closed pipe, and the service must outlive
+   * a killed server until the reaper removed the containers through it.
+   */
   private async spawn(): Promise<void> {
     let exit: string | null = null;
-    let stderr = '';
-    const child = spawn(this.podman, ['system', 'service', '--time=0', `unix://${this.socketPath}`], {
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', CONTAINERS_CONF: this.configFile, HOME: this.stateDir },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const logFile = path.join(this.stateDir, 'podman.log');
+    const stderr = await open(logFile, 'w', 0o600);
+    let child: ChildProcess;
+    try {
+      child = spawn(this.podman, ['system', 'service', '--time=0', `unix://${this.socketPath}`], {
+        env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', CONTAINERS_CONF: path.join(this.stateDir, 'containers.conf'), HOME: this.stateDir },
+        stdio: ['ignore', 'ignore', stderr.fd],
+        // a signal to the server's process group (Ctrl-C) leaves it to the server or the reaper,
+        // which remove the containers through it first
+        detached: true,
+      });
+    } finally {
+      await stderr.close();
+    }
     this.child = child;
-    child.stderr?.on('data', (c: Buffer) => {
-      stderr = (stderr + c.toString('utf8')).slice(-2000);
-    });
     child.once('error', (e) => (exit = e.message));
     child.once('exit', (code, signal) => {
-      exit = `code ${code ?? signal}: ${stderr.trim().split('\n').slice(-3).join(' ')}`;
-      if (this.stopping) return;
+      exit = `code ${code ?? signal}: ${lastLines(logFile, 3)}`;
+      if (this.ending) return;
       this.log(`Container engine (podman system service) exited (${exit}); restarting it`);
       setTimeout(() => {
-        if (!this.stopping) this.spawn().catch((e: Error) => this.log(e.message));
+        if (!this.ending) this.spawn().catch((e: Error) => this.log(e.message));
       }, 1000).unref();
     });
+    if (child.pid !== undefined) this.onStart(child.pid);
     await writeFile(path.join(this.stateDir, 'podman.pid'), String(child.pid ?? ''), { mode: 0o600 });
     await ping(this.docker, this.socketPath, 30_000, () => exit);
+  }
+}
+
+/** The last `count` lines of the end (2,000 bytes at most) of `file`, joined by spaces; empty when it cannot be read. */
+function lastLines(file: string, count: number): string {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (e) {
+    return ifMissing('')(e as NodeJS.ErrnoException);
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const tail = Buffer.alloc(Math.min(size, 2000));
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+    return tail.toString('utf8').trim().split('\n').slice(-count).join(' ');
+  } finally {
+    closeSync(fd);
   }
 }
 

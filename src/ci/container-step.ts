@@ -45,6 +45,8 @@ export interface JobContainers {
   readonly project: string | null;
   /** The executor's registry logins (after the step's own, for the step's image). */
   readonly registryLogins: readonly RegistryLogin[];
+  /** The containers' seccomp profile: a file the engine reads ({@link ContainerSpec.seccompProfile}), or null for the engine's default. */
+  readonly seccompProfile: string | null;
   readonly log: (line: string) => void;
   readonly signal: AbortSignal;
   /**
@@ -67,6 +69,7 @@ export function jobContainerSpec(job: JobContainers, container: Pick<ContainerSp
     dns: job.dns,
     hosts: job.hosts,
     limits: job.limits,
+    seccompProfile: job.seccompProfile,
   };
 }
 
@@ -165,8 +168,13 @@ async function runCreated(job: JobContainers, o: ContainerStepOptions, id: strin
   try {
     const seen = { stdout: 0, stderr: 0 };
     const frames = new FrameSplitter((stream, payload) => {
-      if (stream === 1) ((seen.stdout += payload.length), o.onStdout(payload));
-      else if (stream === 2) ((seen.stderr += payload.length), o.onStderr(payload));
+      if (stream === 1) {
+        seen.stdout += payload.length;
+        o.onStdout(payload);
+      } else if (stream === 2) {
+        seen.stderr += payload.length;
+        o.onStderr(payload);
+      }
     });
     const output = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
     const drained = new Promise<void>((resolve) => {

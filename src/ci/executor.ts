@@ -15,7 +15,7 @@
  * made), and says at the call why it is safe.
  */
 import { closeSync, openSync } from 'node:fs';
-import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
 import { buildImage, parseBuildOptions } from './image-build.js';
@@ -54,7 +54,7 @@ import {
   type SandboxFile,
   type SandboxPlan,
 } from './sandbox.js';
-import { seccompFilter } from './seccomp.js';
+import { containerSeccompProfile, seccompFilter } from './seccomp.js';
 import type {
   BuildImageStep,
   CheckoutStep,
@@ -609,12 +609,19 @@ class JobRun {
   /**
    * What the job's containers share ({@link JobContainers}), made by the first container of the
    * job: its network namespace — outward with the job firewall, or, for a job with services
-   * whose network is `none`, a loopback of its own — and the names of its services.
+   * whose network is `none`, a loopback of its own —, the names of its services and, confined,
+   * the seccomp profile of its containers (the sandbox's, without new user namespaces).
    */
   private async jobContainers(): Promise<JobContainers> {
     if (this.containers) return this.containers;
     const plan = this.confinement?.plan;
     const services = this.options.services ?? [];
+    let seccompProfile: string | null = null;
+    if (plan) {
+      seccompProfile = path.join(this.dir.server, 'seccomp.json');
+      // Safe: the server's own 0700 directory, which the job cannot reach (rule 3).
+      await writeFile(seccompProfile, containerSeccompProfile(await readFile(plan.seccompProfile, 'utf8')), { mode: 0o600 });
+    }
     let network: NetworkNamespace | null = null;
     if (plan?.network) network = await openNetworkNamespace(this.dir.root, { kind: 'outward', tools: plan.network, allow: plan.networkAllow });
     else if (plan && services.length > 0) {
@@ -633,6 +640,7 @@ class JobRun {
       limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
       project: this.options.projectId === undefined ? null : String(this.options.projectId),
       registryLogins: this.options.registryLogins ?? [],
+      seccompProfile,
       log: (line) => this.log.line(line),
       signal: this.controller.signal,
       removeLater: (id) => this.removeContainer(id, 'a step'),

@@ -52,3 +52,53 @@ export function seccompFilter(profile: string): Promise<Buffer> {
   }
   return program;
 }
+
+/** `CLONE_NEWUSER`: the flag of `clone(2)` and `unshare(2)` that makes a user namespace. */
+const CLONE_NEWUSER = 0x10000000;
+
+/** One rule of a containers-common seccomp profile (the JSON format Podman reads). */
+interface ProfileRule {
+  names?: string[];
+  action: string;
+  args?: Array<{ index: number; value: number; valueTwo: number; op: string }> | null;
+  errnoRet?: number;
+  includes?: { arches?: string[] };
+  excludes?: { arches?: string[] };
+  [key: string]: unknown;
+}
+
+/**
+ * The seccomp profile of container steps (docs/security.md#container-steps): the profile
+ * `profileText` (containers-common's JSON format) with new user namespaces refused, as the job
+ * sandbox refuses them (bubblewrap's `--disable-userns`). containers-common allows `unshare`,
+ * `clone` and `clone3` whatever their flags, and a process in a nested user namespace holds every
+ * capability over the namespaces it makes there (mounts, a network stack, …), a kernel surface the
+ * job must not reach. Here `clone` and `unshare` are allowed without `CLONE_NEWUSER` and refused
+ * with `EPERM` with it; `clone3`, whose flags a filter cannot read, answers `ENOSYS`, which makes
+ * the C libraries fall back to `clone` (Docker's default profile does the same). Returns the
+ * profile's JSON text.
+ *
+ * @throws Error when `profileText` is not a profile (no `syscalls` list).
+ */
+export function containerSeccompProfile(profileText: string): string {
+  const profile = JSON.parse(profileText) as { syscalls?: ProfileRule[] };
+  if (!Array.isArray(profile.syscalls)) throw new Error('A seccomp profile must have a "syscalls" list');
+  const restricted = new Set(['clone', 'clone3', 'unshare']);
+  const kept = profile.syscalls
+    .map((rule) => ({ ...rule, names: (rule.names ?? []).filter((name) => !restricted.has(name)) }))
+    .filter((rule) => rule.names.length > 0);
+  // the flags are the first argument of both, except clone's on s390 and s390x (the second)
+  const s390 = ['s390', 's390x'];
+  const flags = (index: number, valueTwo: number) => [{ index, value: CLONE_NEWUSER, valueTwo, op: 'SCMP_CMP_MASKED_EQ' }];
+  const rules = (names: string[], index: number, arches: Pick<ProfileRule, 'includes' | 'excludes'>): ProfileRule[] => [
+    { names, action: 'SCMP_ACT_ALLOW', args: flags(index, 0), ...arches },
+    { names, action: 'SCMP_ACT_ERRNO', errnoRet: 1, args: flags(index, CLONE_NEWUSER), ...arches },
+  ];
+  const added: ProfileRule[] = [
+    ...rules(['unshare'], 0, {}),
+    ...rules(['clone'], 0, { excludes: { arches: s390 } }),
+    ...rules(['clone'], 1, { includes: { arches: s390 } }),
+    { names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: 38 },
+  ];
+  return JSON.stringify({ ...profile, syscalls: [...kept, ...added] }, null, 1);
+}

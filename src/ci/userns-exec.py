@@ -1,14 +1,18 @@
 # Runs a command as root of a new user namespace whose ids 0..SIZE-1 are the host's BASE..BASE+SIZE-1
 # (a job's uid range), in a given network namespace (or a new one), with new mount and PID
-# namespaces (everything it leaves running ends with it) and resource limits: what a job's
-# image build runs in (src/ci/image-build.ts). Started by root: only root may write a mapping
+# namespaces (everything it leaves running ends with it), resource limits and a seccomp filter
+# (python3-seccomp) that refuses new user namespaces, as the job's containers' profile does
+# (src/ci/seccomp.ts): what a job's image build runs in (src/ci/image-build.ts). Started by root: only root may write a mapping
 # onto ids it does not own without newuidmap. Usage:
 #   userns-exec.py BASE SIZE NETNS|- MEMORY_MB PROCESSES CPU_SECONDS COMMAND [ARG...]
 # Exit status: the command's, or 125 when the namespaces cannot be made.
 import ctypes
+import errno
 import os
 import resource
 import sys
+
+import seccomp
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -23,6 +27,16 @@ libc = ctypes.CDLL(None, use_errno=True)
 def fail(what):
     sys.stderr.write('Image build namespaces: %s: %s\n' % (what, os.strerror(ctypes.get_errno())))
     os._exit(125)
+
+
+def no_user_namespaces():
+    # clone3 takes its flags in memory, out of a filter's reach: it answers ENOSYS and the C
+    # library falls back to clone, whose flags the filter sees
+    f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for call in ('clone', 'unshare'):
+        f.add_rule(seccomp.ERRNO(errno.EPERM), call, seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))
+    f.add_rule(seccomp.ERRNO(errno.ENOSYS), 'clone3')
+    f.load()
 
 
 def child(base_ready, mapped, netns, limits, command):
@@ -48,6 +62,7 @@ def child(base_ready, mapped, netns, limits, command):
     resource.setrlimit(resource.RLIMIT_NPROC, (processes,) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    no_user_namespaces()
     # the command is PID 1 of the new PID namespace: when it ends, everything it left ends too
     pid = os.fork()
     if pid == 0:

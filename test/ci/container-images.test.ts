@@ -119,7 +119,13 @@ describe('!BuildImageStep', () => {
   it("builds from a Dockerfile of the workspace with RUN in the job's uid range, pushes with the login, and a later step runs the image", async () => {
     const base = `${registry.address}/test/busybox:1`;
     const built = `${registry.address}/test/built:1`;
-    const dockerfile = [`FROM ${base}`, 'ARG GREETING', 'RUN cat /proc/self/uid_map && echo "$GREETING from the build" > /greeting', 'COPY note.txt /note.txt'];
+    const dockerfile = [
+      `FROM ${base}`,
+      'ARG GREETING',
+      'RUN cat /proc/self/uid_map && echo "$GREETING from the build" > /greeting',
+      'COPY note.txt /note.txt',
+      'RUN unshare -U true 2>/dev/null && echo nested || echo "no nested user namespace"',
+    ];
     const yaml =
       command(
         'write',
@@ -135,6 +141,7 @@ describe('!BuildImageStep', () => {
     expect(Number(map!.trim().split(/\s+/)[1])).toBeGreaterThan(1_900_000_000);
     expect(lines, lines.join('\n')).toContain('hello from the build');
     expect(lines).toContain('noted');
+    expect(lines, "RUN runs under the job containers' seccomp profile").toContain('no nested user namespace');
     expect(lines).toContain(`Pushing image ${built}...`);
     expect(await registry.tags('test/built')).toEqual(['1']);
     const first = await engine.imageId(built);

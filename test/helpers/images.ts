@@ -14,35 +14,20 @@ import { ContainerEngine } from '../../src/ci/container-engine.js';
 
 const run = promisify(execFile);
 
-/** The busybox applets linked into test images. */
-const APPLETS = [
-  'sh',
-  'ls',
-  'cat',
-  'echo',
-  'id',
-  'touch',
-  'mkdir',
-  'rm',
-  'sleep',
-  'wget',
-  'httpd',
-  'nc',
-  'grep',
-  'head',
-  'tail',
-  'env',
-  'pwd',
-  'dd',
-  'yes',
-  'true',
-  'false',
-  'ping',
-];
+/**
+ * Links every applet of the host's busybox (`busybox --list`) into `dir` as `<dir>/<applet>` →
+ * `target` (the busybox binary: `busybox` beside them in an image, `/bin/busybox` on the host).
+ */
+export async function linkApplets(dir: string, target: string): Promise<void> {
+  const { stdout } = await run('/bin/busybox', ['--list']);
+  for (const applet of stdout.split('\n')) {
+    if (applet && applet !== 'busybox') await symlink(target, path.join(dir, applet));
+  }
+}
 
 /**
- * Builds image `name` (e.g. `localhost/gitloom-test/busybox:1`) from busybox-static with
- * `/etc/os-release` saying `PRETTY_NAME="<osName>"`, and `files` (path → content) added.
+ * Builds image `name` (e.g. `localhost/gitloom-test/busybox:1`) from busybox-static (every
+ * applet in `/bin`) with `/etc/os-release` saying `PRETTY_NAME="<osName>"`, and `files` (path → content) added.
  * Resolves the image name.
  */
 export async function buildBusyboxImage(docker: Docker, name: string, osName: string, files: Record<string, string> = {}): Promise<string> {
@@ -54,12 +39,14 @@ export async function buildBusyboxImage(docker: Docker, name: string, osName: st
     for (const dir of ['proc', 'sys', 'dev']) await mkdir(path.join(root, dir));
     await mkdir(path.join(root, 'root'), { mode: 0o700 });
     await copyFile('/bin/busybox', path.join(root, 'bin/busybox'));
-    for (const applet of APPLETS) await symlink('busybox', path.join(root, 'bin', applet));
+    await linkApplets(path.join(root, 'bin'), 'busybox');
     await writeFile(path.join(root, 'etc/os-release'), `NAME="${osName}"\nPRETTY_NAME="${osName}"\n`);
     await writeFile(path.join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
     await writeFile(path.join(root, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n');
     for (const [file, content] of Object.entries(files)) {
       await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+      // a file named like an applet replaces its link (writing through it would replace busybox)
+      await rm(path.join(root, file), { force: true });
       await writeFile(path.join(root, file), content, { mode: 0o755 });
     }
     const { stdout } = await run('tar', ['--numeric-owner', '--owner=0', '--group=0', '-C', root, '-cf', '-', '.'], {

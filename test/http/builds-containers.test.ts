@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOBS_DIR_LABEL, type ContainerEngine } from '../../src/ci/container-engine.js';
+import { ContainerEngine, JOB_DIR_LABEL, JOBS_DIR_LABEL } from '../../src/ci/container-engine.js';
 import { loadConfig } from '../../src/config.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { testEngine } from '../helpers/images.js';
@@ -151,7 +152,7 @@ describe('a server killed during a container step', () => {
 
   const alive = (pid: number): boolean => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
 
-  it('leaves no container and no engine service once the server started again', async () => {
+  it('leaves no container, engine service, conmon or job process within seconds, without a restart; the next start finds nothing left', async () => {
     const env = await givenInstallation(cleanup);
     const jobsDir = loadConfig(env).jobsDir;
     const containersOf = () => engine.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${jobsDir}`] } });
@@ -174,17 +175,29 @@ describe('a server killed during a container step', () => {
     });
     expect(build.status, build.text).toBe(200);
     await eventually(async () => (await callChild(first, 'GET', `/builds/${build.json}/log`)).text.includes('sleeping'), 120_000);
-    expect(await containersOf()).toHaveLength(1);
+    const containers = await containersOf();
+    expect(containers).toHaveLength(1);
+    const socket = path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.sock');
     const service = Number(readFileSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'), 'utf8'));
     expect(alive(service)).toBe(true);
-
     expect(processesWith(MARKER).length).toBeGreaterThan(0);
-    expect(processesWith(jobsDir).length, 'the job network namespace holder').toBeGreaterThan(0);
+    const holders = processesWith(jobsDir);
+    expect(holders.length, 'the job network namespace holder').toBeGreaterThan(0);
+    expect(processesWith(`/proc/${holders[0]}/ns/net`).length, 'slirp4netns').toBeGreaterThan(0);
+    // conmon, which supervises the container, names it in its arguments
+    expect(processesWith(containers[0].Id).length, 'the conmon of the container').toBeGreaterThan(0);
 
     await killChild(first);
-    // the container outlives the killed server; the network namespace holder does not
-    expect(await containersOf()).toHaveLength(1);
+    // the reaper removes the killed server's container and ends its engine service
+    expect(await eventually(async () => ((await containersOf()).length === 0 ? true : null), 15_000)).toBe(true);
+    expect(await waitGone(MARKER)).toBe(true);
+    expect(await waitGone(containers[0].Id)).toBe(true);
     expect(await waitGone(jobsDir)).toBe(true);
+    // slirp4netns names the holder's network namespace
+    for (const holder of holders) expect(await waitGone(`/proc/${holder}/ns/net`)).toBe(true);
+    // the service and the reaper name the socket in their arguments
+    expect(await waitGone(socket, 10_000)).toBe(true);
+    expect(alive(service)).toBe(false);
 
     const stop = async (server: ChildServer): Promise<void> => {
       server.child.kill('SIGTERM');
@@ -192,8 +205,6 @@ describe('a server killed during a container step', () => {
     };
     let second = await serveChild(env);
     cleanup.push(() => killChild(second));
-    // the killed run's engine service is ended before the restarted server starts its own
-    expect(alive(service)).toBe(false);
     const final = await eventually(async () => {
       const b = (await callChild(second, 'GET', `/builds/${build.json}`)).json;
       return b.status === 'RUNNING' ? null : b;
@@ -211,4 +222,43 @@ describe('a server killed during a container step', () => {
     // a server stopped in order stops its engine service and removes its pid file
     expect(existsSync(path.join(env.GITLOOM_DATA_DIR, 'containers', 'podman.pid'))).toBe(false);
   }, 240_000);
+
+  it("a server process's reaper removes only that process's containers: another's on the same engine and jobs dir stay", async () => {
+    // two server processes of one data dir (PostgreSQL) on one engine; the end of the first ends its reaper's wait
+    const stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-reapers-'));
+    cleanup.push(() => fs.rm(stateDir, { recursive: true, force: true }));
+    const connect = async (): Promise<ContainerEngine> => {
+      const connected = await ContainerEngine.connect({ host: engine.socketPath, stateDir, log: () => undefined });
+      if ('unavailable' in connected) throw new Error(connected.unavailable);
+      return connected;
+    };
+    const [first, second] = [await connect(), await connect()];
+    cleanup.push(() => second.close());
+    const sleeper = async (server: ContainerEngine, n: number): Promise<string> => {
+      const id = await server.createContainer({
+        image: IMAGE,
+        command: ['sleep', `${MARKER}${n}`],
+        env: {},
+        workingDir: null,
+        mounts: [],
+        labels: { [JOB_DIR_LABEL]: path.join(stateDir, 'jobs', `${n}-job`), [JOBS_DIR_LABEL]: path.join(stateDir, 'jobs') },
+        idMapping: null,
+        networkNamespace: null,
+        dns: [],
+        hosts: [],
+        limits: { memoryMb: 64, processes: 16, cpuSeconds: 60 },
+        seccompProfile: null,
+      });
+      await server.docker.getContainer(id).start();
+      return id;
+    };
+    const [mine, theirs] = [await sleeper(first, 1), await sleeper(second, 2)];
+    await first.close();
+    await expect(engine.docker.getContainer(mine).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect((await engine.docker.getContainer(theirs).inspect()).State.Running).toBe(true);
+    expect(processesWith(`${MARKER}1`)).toEqual([]);
+    await second.close();
+    await expect(engine.docker.getContainer(theirs).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(processesWith(`${MARKER}2`)).toEqual([]);
+  });
 });

@@ -13,6 +13,7 @@ import { secretKey } from '../../src/domain/projects/secret-encryption.js';
 import { eventually, givenRepo, removeWorkTrees, type Repo, runJobOnCommit } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { processesWith, waitGone } from '../helpers/processes.js';
+import { attackLeftovers, attackPrelude, privilegeAttacks, serverAttacks, verdicts, type ServerTargets } from '../helpers/attacks.js';
 
 const run = promisify(execFile);
 
@@ -51,35 +52,19 @@ ${step('bomb', 'while :; do :; done')}- name: Secrets
 ${step('leak', 'printf %s "@secret:token@" | base64\nprintf "Basic %s\\n" "$(printf "ci:%s" "@secret:token@" | base64)"\nnode -e "console.log(\'https://x/?t=\' + encodeURIComponent(process.argv[1]))" "@secret:token@"\necho "plain @secret:token@"')}`;
 
 /**
- * Each attempt prints `ESCAPE <name>` when it worked and `BLOCKED <name>` when it failed. The same
- * script runs as a build step (everything must be BLOCKED) and directly on the host (the control:
- * everything but an absent PostgreSQL must be ESCAPE, so the sandbox assertions are not vacuous).
+ * The shared attacks (test/helpers/attacks.ts) on the server and on becoming root, then processes
+ * left behind. The same script runs as a build step (everything must be BLOCKED) and directly on
+ * the host (the control: everything but an absent PostgreSQL must be ESCAPE, so the sandbox
+ * assertions are not vacuous).
  */
-function attackScript(o: { dataDir: string; victimRepo: string; serverPid: number; port: number; hostDir: string; marker: string; sqlite: boolean }): string {
-  const connect = (port: number, host = '127.0.0.1') =>
-    `node -e 'const s = require("net").connect(${port}, "${host}"); s.on("connect", () => process.exit(0)); s.on("error", () => process.exit(1)); setTimeout(() => process.exit(1), 3000)'`;
+function attackScript(t: ServerTargets): string {
   return [
-    'set +e',
-    'attempt() { name=$1; shift; if "$@" > /dev/null 2>&1; then echo "ESCAPE $name"; else echo "BLOCKED $name"; fi; }',
-    `attempt read-secret-key cat ${o.dataDir}/secret.key`,
-    ...(o.sqlite ? [`attempt read-database head -c 100 ${o.dataDir}/gitloom.db`] : []),
-    `attempt list-repositories ls ${o.dataDir}/repos`,
-    `attempt read-other-repository git --git-dir=${o.victimRepo} log -1`,
-    `attempt read-server-environ cat /proc/${o.serverPid}/environ`,
-    'attempt read-server-home ls /root',
-    `attempt connect-server ${connect(o.port)}`,
-    `attempt connect-postgres ${connect(5432)}`,
-    // slirp4netns's gateway is the host: with host loopback disabled it must not lead there
-    `attempt connect-server-through-gateway ${connect(o.port, '10.0.2.2')}`,
-    `attempt write-data-dir touch ${o.dataDir}/pwned`,
-    `attempt write-outside-workspace touch ${o.hostDir}/pwned`,
-    `attempt write-system touch /usr/pwned-${o.marker}`,
-    `attempt write-root touch /pwned-${o.marker}`,
-    'attempt read-shadow head -c 1 /etc/shadow',
-    "attempt hook-secret-in-env sh -c 'env | grep -q GITLOOM_HOOK'",
-    `sleep 300.${o.marker}1 > /dev/null 2>&1 &`,
-    `nohup sleep 300.${o.marker}2 > /dev/null 2>&1 &`,
-    `setsid sleep 300.${o.marker}3 > /dev/null 2>&1 &`,
+    attackPrelude('host'),
+    ...serverAttacks(t),
+    ...privilegeAttacks({ serverPid: t.serverPid, marker: t.marker, sockets: [] }),
+    `sleep 300.${t.marker}1 > /dev/null 2>&1 &`,
+    `nohup sleep 300.${t.marker}2 > /dev/null 2>&1 &`,
+    `setsid sleep 300.${t.marker}3 > /dev/null 2>&1 &`,
     'echo ATTACK-DONE',
     '',
   ].join('\n');
@@ -114,6 +99,7 @@ describe('job sandbox: builds are untrusted code', () => {
       victimRepo: path.join(server.dataDir, 'repos', `${victim.id}.git`),
       serverPid: process.pid,
       port: Number(new URL(server.url).port),
+      home: os.homedir(),
       hostDir,
       marker,
       sqlite: dialectOf(server.server.services.db).engine === 'sqlite',
@@ -141,10 +127,7 @@ describe('job sandbox: builds are untrusted code', () => {
     expect(stdout).toContain('ESCAPE read-other-repository');
     for (const n of [1, 2, 3]) expect(processesWith(`300.${marker}${n}`).length).toBeGreaterThan(0);
     for (const pid of processesWith(`300.${marker}`)) process.kill(pid, 'SIGKILL');
-    await fs.rm(path.join(server.dataDir, 'pwned'), { force: true });
-    await fs.rm(path.join(hostDir, 'pwned'), { force: true });
-    await fs.rm(`/usr/pwned-${marker}`, { force: true });
-    await fs.rm(`/pwned-${marker}`, { force: true });
+    for (const file of attackLeftovers({ dataDir: server.dataDir, hostDir, marker })) await fs.rm(file, { recursive: true, force: true });
     expect(await waitGone(`300.${marker}`)).toBe(true);
   });
 
@@ -154,22 +137,16 @@ describe('job sandbox: builds are untrusted code', () => {
     const log = await logOf(id);
     expect(log).toContain('ATTACK-DONE');
     expect(build.status).toBe('SUCCESSFUL');
-    const verdicts = log
-      .split('\n')
-      .map((l) => /(ESCAPE|BLOCKED) (\S+)$/.exec(l))
-      .filter((m) => m !== null);
-    expect(verdicts.length).toBeGreaterThanOrEqual(12);
-    for (const m of verdicts) {
+    const found = Object.entries(verdicts(log));
+    expect(found.length).toBeGreaterThanOrEqual(25);
+    for (const [name, verdict] of found) {
       // The test data dir lives under /tmp, which in the sandbox is a private tmpfs: there the
       // write lands in that tmpfs (checked below: nothing reaches the host's data dir).
-      if (m[2] === 'write-data-dir' && server.dataDir.startsWith(os.tmpdir() + path.sep)) continue;
-      expect(`${m[1]} ${m[2]}`).toBe(`BLOCKED ${m[2]}`);
+      if (/^write-data-dir/.test(name) && server.dataDir.startsWith(os.tmpdir() + path.sep)) continue;
+      expect(`${verdict} ${name}`).toBe(`BLOCKED ${name}`);
     }
     expect(log).toMatch(/Job sandbox: bubblewrap; network: (outward|none)/);
-    expect(existsSync(path.join(server.dataDir, 'pwned'))).toBe(false);
-    expect(existsSync(path.join(hostDir, 'pwned'))).toBe(false);
-    expect(existsSync(`/usr/pwned-${marker}`)).toBe(false);
-    expect(existsSync(`/pwned-${marker}`)).toBe(false);
+    for (const file of attackLeftovers({ dataDir: server.dataDir, hostDir, marker })) expect(existsSync(file), file).toBe(false);
     expect(await waitGone(`300.${marker}`)).toBe(true);
     expect(processesWith(server.server.services.config.jobsDir)).toEqual([]);
   });
