@@ -17,7 +17,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines } from './container-engine.js';
+import { ENGINE_UNAVAILABLE, type ContainerEngine, type ContainerEngines, type RegistryLogin } from './container-engine.js';
 import {
   CONTAINER_COMMANDS,
   CONTAINER_WORKSPACE,
@@ -48,6 +48,7 @@ import {
   SANDBOX_PATH,
   sandboxAccounts,
   sandboxArgv,
+  type JobLimits,
   type JobSandboxConfig,
   type SandboxFile,
   type SandboxPlan,
@@ -55,6 +56,13 @@ import {
 import { seccompFilter } from './seccomp.js';
 import type { CheckoutStep, CloneCredential, CommandStep, JobCache, JobService, RunContainerStep, Step } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
+
+/**
+ * The kind of job executor running a job (docs/compatibility.md#builds-job-executors): a server
+ * docker executor runs container steps, services and (unlike OneDev's) `runInContainer: false`
+ * steps in the job sandbox; a server shell executor refuses a job with container steps or services.
+ */
+export type ExecutorKind = 'ServerDockerExecutor' | 'ServerShellExecutor';
 
 /** Final status of a job run (the build status names of docs/compatibility.md#builds-json). */
 export type JobStatus = 'SUCCESSFUL' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
@@ -135,8 +143,20 @@ export interface RunJobOptions {
   readonly containers?: Pick<ContainerEngines, 'get'> | null;
   /** The job's services (`requiredServices`), started before the first step. */
   readonly services?: readonly JobService[];
-  /** The job's `caches`, restored before the first step and saved after a successful run. */
-  readonly caches?: { readonly store: CacheStore; readonly projectId: number; readonly specs: readonly JobCache[] };
+  /**
+   * The job's `caches`, restored before the first step and saved after a successful run; with
+   * `ttlDays` (the executor's `cacheTTL`), the caches unused for that many days are removed first.
+   */
+  readonly caches?: { readonly store: CacheStore; readonly projectId: number; readonly specs: readonly JobCache[]; readonly ttlDays?: number };
+  /** The kind of executor running the job (default `ServerDockerExecutor`). */
+  readonly executorKind?: ExecutorKind;
+  /**
+   * The executor's limits of the job's containers (`memoryLimit` in MiB, `cpuLimit` in CPUs);
+   * a memory limit applies when stricter than the sandbox's. Null or absent: the sandbox's only.
+   */
+  readonly containerLimits?: { readonly memoryMb: number | null; readonly cpus: number | null };
+  /** The registry logins of the job's docker executor, for pulling its images. */
+  readonly registryLogins?: readonly RegistryLogin[];
 }
 
 /** Result of {@link runJob}. */
@@ -195,10 +215,13 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     for (const line of [...lines, 'Job failed']) log.line(line);
     return { status: 'FAILED', publishedArtifacts: [], failedSteps: [] };
   };
+  if (options.executorKind === 'ServerShellExecutor') {
+    const refusal = shellExecutorRefusal(options);
+    if (refusal) return failed(refusal);
+  }
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
-  const usesContainers =
-    options.steps.some((s) => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep') || (options.services?.length ?? 0) > 0;
+  const usesContainers = options.steps.some(inContainer) || (options.services?.length ?? 0) > 0;
   let engine: ContainerEngine | null = null;
   if (usesContainers) {
     const connected = await connectEngine(options.containers);
@@ -227,6 +250,20 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   return run.execute();
 }
 
+/** Whether a step runs in a container. */
+const inContainer = (s: Step): boolean => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep';
+
+/**
+ * Why a server shell executor cannot run a job, in OneDev 8.6 `ServerShellExecutor`'s words: it
+ * has services, or a step that runs in a container (named); null when it can run it.
+ */
+function shellExecutorRefusal(options: RunJobOptions): string | null {
+  if ((options.services?.length ?? 0) > 0) return 'This job requires services, which can only be supported by docker aware executors';
+  const step = options.steps.find(inContainer);
+  if (!step) return null;
+  return `Step "${step.name}" failed: This step can only be executed by server docker executor, remote docker executor, or kubernetes executor`;
+}
+
 /** The engine of a job's container steps, or why there is none. */
 async function connectEngine(engines: RunJobOptions['containers']): Promise<ContainerEngine | { unavailable: string }> {
   if (!engines) return { unavailable: ENGINE_UNAVAILABLE };
@@ -235,6 +272,15 @@ async function connectEngine(engines: RunJobOptions['containers']): Promise<Cont
   } catch (e) {
     return { unavailable: (e as Error).message };
   }
+}
+
+/**
+ * The limits of a job's containers: the sandbox's, with the executor's memory limit when it is
+ * stricter and its CPU limit.
+ */
+function containerLimits(sandbox: JobLimits, executor: RunJobOptions['containerLimits']): JobLimits & { cpus: number | null } {
+  const memoryMb = executor?.memoryMb != null ? Math.min(sandbox.memoryMb, executor.memoryMb) : sandbox.memoryMb;
+  return { ...sandbox, memoryMb, cpus: executor?.cpus ?? null };
 }
 
 /** A job's log: lines masked and written to the sink (see {@link LogSink}). */
@@ -398,6 +444,10 @@ class JobRun {
   private async restoreCaches(): Promise<void> {
     const caches = this.options.caches;
     if (!caches) return;
+    if (caches.ttlDays !== undefined) {
+      const removed = await caches.store.evictUnused(caches.ttlDays);
+      if (removed > 0) this.log.line(`Removed ${removed} job cache(s) unused for ${caches.ttlDays} days (cache TTL of the job executor)`);
+    }
     for (const cache of this.cacheUses()) {
       const absolute = path.isAbsolute(cache.path);
       if (absolute && !this.engine) {
@@ -604,7 +654,7 @@ class JobRun {
       networkNamespace: network?.path ?? null,
       dns: network && plan?.network ? [SLIRP_DNS] : [],
       hosts: network ? services.map((s) => ({ name: s.name, address: '127.0.0.1' })) : [],
-      limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
+      limits: containerLimits(plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits, this.options.containerLimits),
       log: (line) => this.log.line(line),
       signal: this.controller.signal,
     };
