@@ -36,6 +36,7 @@ export { BuildScheduler } from './scheduler.js';
 export { triggerJob } from './trigger-job.js';
 export { buildsFinishedAfter, findBuildRow, leasedJobWorkspaces, unfinishedBuildCounts } from './build-monitoring.js';
 export {
+  executorEngineSockets,
   getJobExecutors,
   type JobExecutor,
   type JobExecutorType,

@@ -325,6 +325,15 @@ export async function loadJobExecutors(ctx: Pick<Context, 'db' | 'config'>): Pro
   return stored.length === 0 ? [] : reveal(stored, secretKey(ctx.config));
 }
 
+/**
+ * The engine sockets named by server docker executors (`dockerSockPath`, without `unix://`), each
+ * once: the engines besides the server's that may hold containers of interrupted builds.
+ */
+export async function executorEngineSockets(ctx: Pick<Context, 'db'>): Promise<string[]> {
+  const paths = (await getStoredJobExecutors(ctx)).map((e) => e.dockerSockPath).filter((p): p is string => typeof p === 'string');
+  return [...new Set(paths.map((p) => p.replace(/^unix:\/\//, '')))];
+}
+
 /** `GET /~api/settings/job-executors`: the job executors (administrators only; docs/compatibility.md#builds-job-executors). */
 export async function getJobExecutors(ctx: Context): Promise<JobExecutor[]> {
   requireAdmin(ctx.actor);
