@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit, type Repo } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -24,6 +26,7 @@ ${job('Named', ['echo named ran'], { executor: 'shell-b' })}
 ${job('Missing', ['echo never'], { executor: 'nope' })}
 ${job('Container', ['echo never'], { executor: 'shell-a', image: 'localhost/gitloom-test/none:1' })}
 ${job('Sleepy', ['echo sleeping', 'sleep 600'], { executor: 'shell-one' })}
+${job('Sleepy2', ['echo sleeping', 'sleep 600'], { executor: 'shell-one' })}
 ${job('Quick', ['echo quick ran'], { executor: 'shell-one' })}
 ${job('ByParam', ['echo by param'], { executor: '@project_name@-a' })}
 `;
@@ -105,6 +108,30 @@ describe('job executors: which executor runs a build', () => {
     expect(none.log).not.toContain('Executing job');
   });
 
+  it("matches a pull request build's requirement as its source branch and as its target branch", async () => {
+    await repo.commitOn('feature', { 'feature.txt': 'x\n' }, 'feature work');
+    const pr = await server.call('POST', '/pulls', {
+      body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'feature', title: 'Feature' },
+    });
+    expect(pr.status, pr.text).toBe(200);
+    const runOnPr = async () => {
+      const res = await server.call('POST', '/job-runs', {
+        body: { '@type': 'JobRunOnPullRequest', pullRequestId: pr.json, jobName: 'Plain', params: {}, reason: 'pr' },
+      });
+      expect(res.status, res.text).toBe(200);
+      return finished(res.json as number);
+    };
+    await setExecutors([shell('main-only', { jobRequirement: 'on branch "main"' })]);
+    expect((await runOnPr()).log).toContain('No applicable job executor');
+    await setExecutors([
+      shell('main-only', { jobRequirement: 'on branch "main"' }),
+      shell('both', { jobRequirement: 'on branch "main" or on branch "feature"' }),
+    ]);
+    const both = await runOnPr();
+    expect(both.status, both.log).toBe('SUCCESSFUL');
+    expect(both.log).toContain('Executing job (executor: both, ');
+  });
+
   it('refuses a container step on a server shell executor before the first step', async () => {
     await setExecutors([shell('shell-a')]);
     const { status, log } = await finished(await run('Container'));
@@ -129,5 +156,32 @@ describe('job executors: which executor runs a build', () => {
     const after = await finished(quick);
     expect(after.status, after.log).toBe('SUCCESSFUL');
     expect(after.log).toContain('quick ran');
+  });
+
+  it("counts an executor's concurrency per server process: two processes each run one, a third build waits, each runs once", async () => {
+    const config = server.server.services.config;
+    const other = await startServer(
+      loadConfig(
+        { GITLOOM_HOST: '127.0.0.1', GITLOOM_JOB_CONCURRENCY: '2', ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }) },
+        { port: 0, dataDir: config.dataDir },
+      ),
+      { logger: false },
+    );
+    try {
+      await setExecutors([shell('shell-one', { concurrency: '1' })]);
+      const sleepers = [await run('Sleepy'), await run('Sleepy2')];
+      for (const id of sleepers) await eventually(async () => (await server.call('GET', `/builds/${id}/log`)).text.includes('sleeping'), 60_000);
+      const quick = await run('Quick');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await status(quick)).toBe('PENDING');
+      const owners = await server.server.services.db.selectFrom('builds').select('leaseOwner').where('id', 'in', sleepers).execute();
+      expect(new Set(owners.map((o) => o.leaseOwner)).size).toBe(2);
+      for (const id of sleepers) expect((await server.call('DELETE', `/job-runs/${id}`)).status).toBe(200);
+      const after = await finished(quick);
+      expect(after.status, after.log).toBe('SUCCESSFUL');
+      expect(after.log.split('Executing job').length - 1).toBe(1);
+    } finally {
+      await other.close();
+    }
   });
 });
