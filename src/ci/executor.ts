@@ -1,8 +1,9 @@
 /**
- * The local shell executor (docs/compatibility.md#builds-build-spec "Server Shell Executor"): runs a job's steps
- * serially on this machine — checkout through a callback, command steps as process groups,
- * publish-artifact and set-build-version steps on the server side — and reports the final
- * status. No database: the scheduler owns build rows, logs and retries.
+ * The server executors (docs/compatibility.md#builds-job-executors: server docker and server
+ * shell, told apart by `executorKind`): runs a job's steps serially on this machine — checkout
+ * through a callback, command steps as process groups or in containers, publish-artifact and
+ * set-build-version steps on the server side — and reports the final status. No database: the
+ * scheduler owns build rows, logs, retries and the choice of the executor.
  *
  * Directory ownership: the executor creates the job directory (src/ci/job-directory.ts: the
  * workspace, the job's `HOME` and a root-only directory for what the server gives the steps); the
