@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseBuildSpec } from '../../src/ci/build-spec.js';
+import { ENGINE_UNAVAILABLE } from '../../src/ci/container-engine.js';
 import { loadConfig } from '../../src/config.js';
+import { createContext, systemActor } from '../../src/domain/context.js';
+import { chooseJobExecutor } from '../../src/domain/builds/executor-selection.js';
 import { startServer } from '../../src/server.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit, type Repo } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -28,6 +32,7 @@ ${job('Container', ['echo never'], { executor: 'shell-a', image: 'localhost/gitl
 ${job('Sleepy', ['echo sleeping', 'sleep 600'], { executor: 'shell-one' })}
 ${job('Sleepy2', ['echo sleeping', 'sleep 600'], { executor: 'shell-one' })}
 ${job('Quick', ['echo quick ran'], { executor: 'shell-one' })}
+${job('InImage', ['echo never'], { image: 'localhost/gitloom-test/none:1' })}
 ${job('ByParam', ['echo by param'], { executor: '@project_name@-a' })}
 `;
 
@@ -72,6 +77,30 @@ describe('job executors: which executor runs a build', () => {
     // podman is installed here: a container engine can be had
     expect(log).toContain('Discovered job executor type: Server Docker Executor');
     expect(log).toContain('Executing job (executor: auto-discovered, ');
+  });
+
+  it('auto-discovers a server shell executor where no container engine can be had, telling a job that needs one what to install', async () => {
+    const id = await run('Plain');
+    await finished(id);
+    const ctx = createContext(server.server.services, systemActor);
+    const build = await ctx.db.selectFrom('builds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const spec = parseBuildSpec(SPEC);
+    const choose = (jobName: string) =>
+      chooseJobExecutor(
+        ctx,
+        build,
+        spec,
+        spec.jobs.find((j) => j.name === jobName)!,
+        () => 'ServerShellExecutor',
+      );
+    const plain = await choose('Plain');
+    expect(plain).toMatchObject({ executor: { kind: 'ServerShellExecutor', name: 'auto-discovered' } });
+    expect('executor' in plain && plain.executor.discovery).toEqual([
+      'No job executor defined, auto-discovering...',
+      'Discovered job executor type: Server Shell Executor',
+    ]);
+    const inImage = await choose('InImage');
+    expect('executor' in inImage && inImage.executor.discovery).toContain(ENGINE_UNAVAILABLE);
   });
 
   it('runs a job on the executor its jobExecutor names, else on the first enabled one whose requirement accepts it', async () => {

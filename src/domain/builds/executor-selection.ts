@@ -3,11 +3,12 @@
  * `DefaultJobManager.getJobExecutor` and `isApplicable`): the one the job's `jobExecutor` names,
  * which must exist, be enabled and accept the build; else the first enabled executor whose
  * `jobRequirement` accepts it; with no executor configured, one auto-discovered — server docker
- * when a container engine can be had, else server shell.
+ * when a container engine can be had, else server shell (and a job that needs containers is told
+ * what to install).
  */
 import os from 'node:os';
 import type { BuildSpec, Job } from '../../ci/build-spec.js';
-import type { RegistryLogin } from '../../ci/container-engine.js';
+import { ENGINE_UNAVAILABLE, type RegistryLogin } from '../../ci/container-engine.js';
 import type { ExecutorKind } from '../../ci/executor.js';
 import { createVariableResolver, interpolate, VariableError } from '../../ci/variables.js';
 import type { BuildRow } from '../../db/schema.js';
@@ -157,10 +158,9 @@ export async function chooseJobExecutor(ctx: Context, build: BuildRow, spec: Bui
     return { failure: 'No applicable job executor' };
   }
   const kind = discover();
-  return {
-    executor: placementOf(newJobExecutor(kind, AUTO_DISCOVERED), [
-      'No job executor defined, auto-discovering...',
-      `Discovered job executor type: ${DISPLAY_NAMES[kind]}`,
-    ]),
-  };
+  const discovery = ['No job executor defined, auto-discovering...', `Discovered job executor type: ${DISPLAY_NAMES[kind]}`];
+  // a job that needs containers learns what would have given it a server docker executor
+  const needsContainers = job.services.length > 0 || job.steps.some((s) => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep');
+  if (kind === 'ServerShellExecutor' && needsContainers) discovery.push(ENGINE_UNAVAILABLE);
+  return { executor: placementOf(newJobExecutor(kind, AUTO_DISCOVERED), discovery) };
 }
