@@ -25,7 +25,7 @@ import { CACHES_DIR, CONTAINERS_DIR } from '../../data-dir.js';
 import { formatLogLine, runJob, type CheckoutOptions, type ExecutorKind, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
-import { recordWhenAvailable } from '../../db/availability.js';
+import { DatabaseUnavailable, recordWhenAvailable } from '../../db/availability.js';
 import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
@@ -179,6 +179,9 @@ export class BuildScheduler {
     try {
       plan = await this.choosePlan(build);
     } catch (error) {
+      // an outage ends the tick (the build is chosen again once the database is back); any other
+      // fault fails the build, as a fault running it would, rather than holding up the builds after it
+      if (error instanceof DatabaseUnavailable) throw error;
       this.options.onError?.(error);
       plan = { failure: [`Build failed: ${error instanceof Error ? error.message : String(error)}`] };
     }
