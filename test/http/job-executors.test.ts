@@ -159,6 +159,7 @@ describe('job executors setting', () => {
     await refused(shell('"Status" is "x"'), 'GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT', 'Field not found: Status');
     await refused(shell('submitted by user "nobody"'), 'GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT', 'Unable to find user with login: nobody');
     await refused(shell('submitted by group "nogroup"'), 'GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT', 'Unable to find group: nogroup');
+    await refused(shell(`on branch "${'*a'.repeat(600)}"`), 'GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT', 'jobExecutors[0].jobRequirement:');
     expect((await set(shell('"Job" is "Release" or submitted by user "plain"'))).status).toBe(200);
     expect((await set(shell('   '))).status).toBe(200);
     expect((await get())[0].jobRequirement).toBeNull();
