@@ -59,6 +59,25 @@ export const ERROR_CODES = {
   GITLOOM_ERR_MERGE_BUILD_REQUIRED: { status: 409, description: 'A build the target branch requires has not succeeded.' },
   GITLOOM_ERR_MERGE_SIGNATURE_REQUIRED: { status: 409, description: 'The target branch requires signed commits.' },
   GITLOOM_ERR_MERGE_COMMIT_MESSAGE: { status: 409, description: "A commit message breaks the target branch's rules; `detail` names the commit." },
+
+  // job executors (docs/compatibility.md#builds-job-executors)
+  GITLOOM_ERR_JOB_EXECUTOR_TYPE: {
+    status: 400,
+    description: "A job executor's `@type` is missing, unknown, or an executor type Gitloom does not have yet (Kubernetes, remote executors).",
+  },
+  GITLOOM_ERR_JOB_EXECUTOR_NAME: { status: 400, description: "A job executor's name is missing, not a DNS-style name, or used by another executor." },
+  GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT: {
+    status: 400,
+    description: "A job executor's `jobRequirement` does not parse in the job match language or names an unknown user or group.",
+  },
+  GITLOOM_ERR_JOB_EXECUTOR_UNSUPPORTED: {
+    status: 400,
+    description: 'A job executor setting Gitloom does not act on (`mountDockerSock`, `runOptions`, …) is set away from its default; `detail` says why.',
+  },
+  GITLOOM_ERR_JOB_EXECUTOR_VALUE: {
+    status: 400,
+    description: "A job executor's concurrency, CPU or memory limit, cache TTL, socket path or registry login does not read; `detail` names the field.",
+  },
 } as const satisfies Record<`GITLOOM_ERR_${string}`, { status: number; description: string }>;
 
 /** A registered error code. */

@@ -65,10 +65,17 @@ export interface ContainerSpec {
   readonly dns: readonly string[];
   /** `/etc/hosts` entries added to the image's. */
   readonly hosts: ReadonlyArray<{ readonly name: string; readonly address: string }>;
-  readonly limits: { readonly memoryMb: number; readonly processes: number; readonly cpuSeconds: number };
+  /**
+   * Memory (MiB), processes and CPU time (seconds) as the job sandbox's limits; `cpus`, when
+   * set, the CPUs the container may use at once (a job executor's `cpuLimit`, docker's `--cpus`).
+   */
+  readonly limits: { readonly memoryMb: number; readonly processes: number; readonly cpuSeconds: number; readonly cpus?: number | null };
   /** Path of the seccomp profile (containers-common's JSON format) the engine reads, or null for the engine's default. */
   readonly seccompProfile: string | null;
 }
+
+/** The period of a container's CPU quota, microseconds (docker's `--cpus` is quota / period). */
+const CPU_PERIOD_US = 100_000;
 
 /** Where the engine is and how it reaches registries (see {@link ContainerEngine.connect}). */
 export interface EngineOptions {
@@ -287,15 +294,16 @@ export class ContainerEngine {
 
   /**
    * Creates a container from `spec` (not started): all capabilities dropped, no new privileges,
-   * `spec.seccompProfile`, its ids mapped by `spec.idMapping`, cgroup memory and pids limits and
-   * the rlimits of the job limits, its network namespace or none, labelled as this process's
-   * ({@link SERVER_LABEL}) for the reaper. Resolves the container's id.
+   * `spec.seccompProfile`, its ids mapped by `spec.idMapping`, cgroup memory, pids and (with
+   * `cpus`) CPU quota limits and the rlimits of the job limits, its network namespace or none,
+   * labelled as this process's ({@link SERVER_LABEL}) for the reaper. Resolves the container's id.
    *
    * @throws Error with the engine's reason.
    */
   async createContainer(spec: ContainerSpec): Promise<string> {
     const ids = spec.idMapping && [{ container_id: 0, host_id: spec.idMapping.hostId, size: spec.idMapping.size }];
-    const { memoryMb, processes, cpuSeconds } = spec.limits;
+    const { memoryMb, processes, cpuSeconds, cpus } = spec.limits;
+    const cpu = cpus ? { cpu: { quota: Math.max(1000, Math.round(cpus * CPU_PERIOD_US)), period: CPU_PERIOD_US } } : {};
     const body = {
       image: spec.image,
       ...(spec.command.length > 0 && { command: spec.command }),
@@ -310,7 +318,7 @@ export class ContainerEngine {
       netns: spec.networkNamespace ? { nsmode: 'path', value: spec.networkNamespace } : { nsmode: 'none' },
       ...(spec.dns.length > 0 && { dns_server: spec.dns }),
       hostadd: spec.hosts.map((h) => `${h.name}:${h.address}`),
-      resource_limits: { memory: { limit: memoryMb * 1024 * 1024, swap: memoryMb * 1024 * 1024 }, pids: { limit: processes } },
+      resource_limits: { memory: { limit: memoryMb * 1024 * 1024, swap: memoryMb * 1024 * 1024 }, pids: { limit: processes }, ...cpu },
       r_limits: [
         { type: 'nproc', soft: processes, hard: processes },
         { type: 'cpu', soft: cpuSeconds, hard: cpuSeconds + 5 },
@@ -435,6 +443,14 @@ export class ContainerEngines {
       },
     );
     return this.connecting;
+  }
+
+  /**
+   * Whether an engine can be had without connecting to it: a socket is named, or Podman is
+   * installed (the auto-discovery of a server docker executor, docs/compatibility.md#builds-job-executors).
+   */
+  discoverable(): boolean {
+    return !this.closed && (this.options.host !== null || findExecutable('podman') !== null);
   }
 
   /** Whether a previous run of this data dir left its Podman service (its pid file is there). */

@@ -7,7 +7,6 @@
 import { parse } from 'shell-quote';
 import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, unlessEngineSays, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
 import type { RegistryLogin } from './image-registries.js';
-import type { JobLimits } from './sandbox.js';
 
 /** Where a container step sees the job's workspace (OneDev's `/onedev-build/workspace`): its working directory and `ONEDEV_WORKSPACE`. */
 export const CONTAINER_WORKSPACE = '/onedev-build/workspace';
@@ -40,7 +39,8 @@ export interface JobContainers {
   readonly dns: readonly string[];
   /** The job's services by name, all at the shared namespace's loopback. */
   readonly hosts: ReadonlyArray<{ readonly name: string; readonly address: string }>;
-  readonly limits: JobLimits;
+  /** The job sandbox's limits, and the executor's CPU limit (src/ci/container-engine.ts `ContainerSpec`). */
+  readonly limits: ContainerSpec['limits'];
   /** The project of the job (whose built images it may use, src/ci/container-engine.ts ensureImage), or null. */
   readonly project: string | null;
   /** The executor's registry logins (after the step's own, for the step's image). */

@@ -1,8 +1,9 @@
 /**
- * The local shell executor (docs/compatibility.md#builds-build-spec "Server Shell Executor"): runs a job's steps
- * serially on this machine — checkout through a callback, command steps as process groups,
- * publish-artifact and set-build-version steps on the server side — and reports the final
- * status. No database: the scheduler owns build rows, logs and retries.
+ * The server executors (docs/compatibility.md#builds-job-executors: server docker and server
+ * shell, told apart by `executorKind`): runs a job's steps serially on this machine — checkout
+ * through a callback, command steps as process groups or in containers, publish-artifact and
+ * set-build-version steps on the server side — and reports the final status. No database: the
+ * scheduler owns build rows, logs, retries and the choice of the executor.
  *
  * Directory ownership: the executor creates the job directory (src/ci/job-directory.ts: the
  * workspace, the job's `HOME` and a root-only directory for what the server gives the steps); the
@@ -50,6 +51,7 @@ import {
   SANDBOX_PATH,
   sandboxAccounts,
   sandboxArgv,
+  type JobLimits,
   type JobSandboxConfig,
   type SandboxFile,
   type SandboxPlan,
@@ -67,6 +69,13 @@ import type {
   Step,
 } from './spec-types.js';
 import { createVariableResolver, interpolate, type VariableContext } from './variables.js';
+
+/**
+ * The kind of job executor running a job (docs/compatibility.md#builds-job-executors): a server
+ * docker executor runs container steps, services and (unlike OneDev's) `runInContainer: false`
+ * steps in the job sandbox; a server shell executor refuses a job with container steps or services.
+ */
+export type ExecutorKind = 'ServerDockerExecutor' | 'ServerShellExecutor';
 
 /** Final status of a job run (the build status names of docs/compatibility.md#builds-json). */
 export type JobStatus = 'SUCCESSFUL' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
@@ -147,12 +156,22 @@ export interface RunJobOptions {
   readonly containers?: Pick<ContainerEngines, 'get'> | null;
   /** The job's services (`requiredServices`), started before the first step. */
   readonly services?: readonly JobService[];
-  /** The executor's registry logins (OneDev's server docker executor `registryLogins`), for every image of the job. */
-  readonly registryLogins?: readonly RegistryLogin[];
-  /** The job's `caches`, restored before the first step and saved after a successful run. */
-  readonly caches?: { readonly store: CacheStore; readonly specs: readonly JobCache[] };
+  /**
+   * The job's `caches`, restored before the first step and saved after a successful run; with
+   * `ttlDays` (the executor's `cacheTTL`), the caches unused for that many days are removed first.
+   */
+  readonly caches?: { readonly store: CacheStore; readonly specs: readonly JobCache[]; readonly ttlDays?: number };
   /** The project of the job: the owner of its caches and of the images its builds make (label BUILT_BY_LABEL). */
   readonly projectId?: number;
+  /** The kind of executor running the job (default `ServerDockerExecutor`). */
+  readonly executorKind?: ExecutorKind;
+  /**
+   * The executor's limits of the job's containers (`memoryLimit` in MiB, `cpuLimit` in CPUs);
+   * a memory limit applies when stricter than the sandbox's. Null or absent: the sandbox's only.
+   */
+  readonly containerLimits?: { readonly memoryMb: number | null; readonly cpus: number | null };
+  /** The executor's registry logins (OneDev's server docker executor `registryLogins`), for every image of the job. */
+  readonly registryLogins?: readonly RegistryLogin[];
 }
 
 /** Result of {@link runJob}. */
@@ -211,11 +230,13 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
     for (const line of [...lines, 'Job failed']) log.line(line);
     return { status: 'FAILED', publishedArtifacts: [], failedSteps: [] };
   };
+  if (options.executorKind === 'ServerShellExecutor') {
+    const refusal = shellExecutorRefusal(options);
+    if (refusal) return failed(refusal);
+  }
   const plan = planSandbox(options.sandbox ?? DEFAULT_JOB_SANDBOX);
   if (plan.kind === 'unavailable') return failed(plan.message);
-  const usesContainers =
-    options.steps.some((s) => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep' || s.type === 'BuildImageStep') ||
-    (options.services?.length ?? 0) > 0;
+  const usesContainers = options.steps.some(inContainer) || (options.services?.length ?? 0) > 0;
   let engine: ContainerEngine | null = null;
   if (usesContainers) {
     const connected = await connectEngine(options.containers);
@@ -244,6 +265,20 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   return run.execute();
 }
 
+/** Whether a step runs in a container. */
+const inContainer = (s: Step): boolean => (s.type === 'CommandStep' && s.runInContainer) || s.type === 'RunContainerStep' || s.type === 'BuildImageStep';
+
+/**
+ * Why a server shell executor cannot run a job, in OneDev 8.6 `ServerShellExecutor`'s words: it
+ * has services, or a step that runs in a container (named); null when it can run it.
+ */
+function shellExecutorRefusal(options: RunJobOptions): string | null {
+  if ((options.services?.length ?? 0) > 0) return 'This job requires services, which can only be supported by docker aware executors';
+  const step = options.steps.find(inContainer);
+  if (!step) return null;
+  return `Step "${step.name}" failed: This step can only be executed by server docker executor, remote docker executor, or kubernetes executor`;
+}
+
 /** The engine of a job's container steps, or why there is none. */
 async function connectEngine(engines: RunJobOptions['containers']): Promise<ContainerEngine | { unavailable: string }> {
   if (!engines) return { unavailable: ENGINE_UNAVAILABLE };
@@ -252,6 +287,15 @@ async function connectEngine(engines: RunJobOptions['containers']): Promise<Cont
   } catch (e) {
     return { unavailable: (e as Error).message };
   }
+}
+
+/**
+ * The limits of a job's containers: the sandbox's, with the executor's memory limit when it is
+ * stricter and its CPU limit.
+ */
+function containerLimits(sandbox: JobLimits, executor: RunJobOptions['containerLimits']): JobLimits & { cpus: number | null } {
+  const memoryMb = executor?.memoryMb != null ? Math.min(sandbox.memoryMb, executor.memoryMb) : sandbox.memoryMb;
+  return { ...sandbox, memoryMb, cpus: executor?.cpus ?? null };
 }
 
 /** A job's log: lines masked and written to the sink (see {@link LogSink}). */
@@ -417,6 +461,10 @@ class JobRun {
   private async restoreCaches(): Promise<void> {
     const caches = this.options.caches;
     if (!caches) return;
+    if (caches.ttlDays !== undefined) {
+      const removed = await caches.store.evictUnused(caches.ttlDays);
+      if (removed > 0) this.log.line(`Removed ${removed} job cache(s) unused for ${caches.ttlDays} days (cache TTL of the job executor)`);
+    }
     for (const cache of this.cacheUses()) {
       const absolute = path.isAbsolute(cache.path);
       if (absolute && !this.engine) {
@@ -637,7 +685,7 @@ class JobRun {
       networkNamespace: network?.path ?? null,
       dns: network && plan?.network ? [SLIRP_DNS] : [],
       hosts: network ? services.map((s) => ({ name: s.name, address: '127.0.0.1' })) : [],
-      limits: plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits,
+      limits: containerLimits(plan?.limits ?? (this.options.sandbox ?? DEFAULT_JOB_SANDBOX).limits, this.options.containerLimits),
       project: this.options.projectId === undefined ? null : String(this.options.projectId),
       registryLogins: this.options.registryLogins ?? [],
       seccompProfile,

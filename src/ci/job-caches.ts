@@ -3,7 +3,9 @@
  * its first step and saved after a successful run, per project and key, under
  * `<data dir>/caches/<project id>/<key>/` — its files in `tree/`, their size in bytes in `size`;
  * the directory's modification time is its last use. The caches of all projects together are
- * bounded (`GITLOOM_JOB_CACHE_MB`): after a save, the least recently used go first.
+ * bounded (`GITLOOM_JOB_CACHE_MB`): after a save, the least recently used go first. A job also
+ * removes, before restoring its own, the caches unused for its executor's `cacheTTL` days
+ * (docs/compatibility.md#builds-job-executors).
  *
  * Saving reads a tree the job wrote, as root, by the rules of src/ci/job-directory.ts: only when
  * no process of the job runs, walking by directory entry type, links copied as links and never
@@ -48,10 +50,31 @@ export class CacheStore {
     const dir = this.cacheDir(projectId, key);
     const tree = path.join(dir, 'tree');
     if (!(await isDirectory(tree))) return false;
+    // marked used first, so that no eviction of unused caches takes it while it is copied
+    await this.markUsed(dir);
     await copyTree(tree, into, { left: Number.POSITIVE_INFINITY });
+    await this.markUsed(dir);
+    return true;
+  }
+
+  private async markUsed(dir: string): Promise<void> {
     const now = new Date();
     await utimes(dir, now, now).catch(ifMissing(undefined)); // replaced meanwhile: its successor is as new
-    return true;
+  }
+
+  /**
+   * Removes the caches of every project not used (restored or saved) for `ttlDays` days (a job
+   * executor's `cacheTTL`, OneDev's "caches inactive for the period"). Resolves how many went.
+   */
+  async evictUnused(ttlDays: number, now = Date.now()): Promise<number> {
+    const before = now - ttlDays * 24 * 3600 * 1000;
+    let removed = 0;
+    for (const cache of await this.caches()) {
+      if (cache.used >= before) continue;
+      await rm(cache.dir, { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
   }
 
   /**
@@ -97,8 +120,8 @@ export class CacheStore {
     await rm(old, { recursive: true, force: true });
   }
 
-  /** Removes the least recently used caches until all together fit in the bound. */
-  private async evict(): Promise<void> {
+  /** Every cache of every project: its directory, size in bytes and last use (epoch ms). */
+  private async caches(): Promise<Array<{ dir: string; size: number; used: number }>> {
     const caches: Array<{ dir: string; size: number; used: number }> = [];
     for (const project of await readdir(this.root).catch(ifMissing([]))) {
       const projectDir = path.join(this.root, project);
@@ -110,6 +133,12 @@ export class CacheStore {
         caches.push({ dir, size, used });
       }
     }
+    return caches;
+  }
+
+  /** Removes the least recently used caches until all together fit in the bound. */
+  private async evict(): Promise<void> {
+    const caches = await this.caches();
     let total = caches.reduce((sum, c) => sum + c.size, 0);
     for (const cache of caches.sort((a, b) => a.used - b.used)) {
       if (total <= this.maxBytes) break;

@@ -7,7 +7,8 @@
  *   killed (SIGKILL), and the job directories are removed only once those processes are gone;
  * - containers of its builds (labelled with the jobs dir and their job directory), when a job
  *   directory or the container engine service of a previous run is left: removed through the
- *   engine, which also ends the service that run left;
+ *   engine, which also ends the service that run left — and through the engines that server
+ *   docker executors name by `dockerSockPath`;
  * - job directories (`<jobs dir>/*`: workspaces, `HOME`s, step scripts), and the
  *   `<data dir>/workspaces/` of versions before the jobs dir;
  * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`);
@@ -24,12 +25,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UPLOAD_PREFIX } from '../ci/artifacts.js';
-import { CACHES_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.js';
+import { CACHES_DIR, CONTAINERS_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.js';
 import { CACHE_LEFTOVER } from '../ci/job-caches.js';
 import { dialectOf } from '../db/dialect.js';
-import { leasedJobWorkspaces } from './builds/index.js';
+import { executorEngineSockets, leasedJobWorkspaces } from './builds/index.js';
 import type { Services } from './context.js';
-import type { ContainerEngines } from '../ci/container-engine.js';
+import { ContainerEngines } from '../ci/container-engine.js';
 
 /** Age after which, on PostgreSQL, a temp file or quarantine directory counts as abandoned. */
 export const STALE_AFTER_MS = 60 * 60 * 1000;
@@ -150,6 +151,7 @@ async function removeInterruptedJobs(
   const jobDirs = await listDir(jobsDir);
   const interrupted = jobDirs.some((entry) => !keep.has(entry.name));
   const removedContainers = containers && (interrupted || containers.leftBehind()) ? await removeInterruptedContainers(containers, jobsDir, keep, log) : [];
+  if (containers && interrupted) removedContainers.push(...(await removeExecutorContainers(services, jobsDir, keep, log)));
   // A job's tree is removed only once nothing of the job runs (src/ci/job-directory.ts rule 1).
   for (const deadline = Date.now() + 10_000; killed.some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < deadline;) {
     await new Promise((r) => setTimeout(r, 20));
@@ -190,6 +192,23 @@ async function removeInterruptedContainers(
   if ('unavailable' in engine) return [];
   const removed = await engine.removeJobContainers(jobsDir, (jobDir) => keep.has(path.basename(jobDir)));
   for (const id of removed) log(`Start-up recovery: removed container ${id.slice(0, 12)} of an interrupted build`);
+  return removed;
+}
+
+/**
+ * Removes the containers of interrupted builds from the engines that server docker executors name
+ * by socket (docs/compatibility.md#builds-job-executors `dockerSockPath`), each connected for this.
+ */
+async function removeExecutorContainers(services: Services, jobsDir: string, keep: ReadonlySet<string>, log: (message: string) => void): Promise<string[]> {
+  const removed: string[] = [];
+  for (const host of await executorEngineSockets({ db: services.db })) {
+    const engines = new ContainerEngines({ host, stateDir: path.join(services.config.dataDir, CONTAINERS_DIR), log });
+    try {
+      removed.push(...(await removeInterruptedContainers(engines, jobsDir, keep, log)));
+    } finally {
+      await engines.close();
+    }
+  }
   return removed;
 }
 

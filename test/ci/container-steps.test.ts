@@ -8,6 +8,7 @@ import { parseBuildSpec } from '../../src/ci/build-spec.js';
 import { JOB_DIR_LABEL, type ContainerEngine } from '../../src/ci/container-engine.js';
 import { runJob, type RunJobOptions } from '../../src/ci/executor.js';
 import { DEFAULT_JOB_SANDBOX } from '../../src/ci/sandbox.js';
+import { eventually } from '../helpers/fixtures.js';
 import { testEngine } from '../helpers/images.js';
 
 let tmp: string;
@@ -179,6 +180,44 @@ describe('command steps in containers', () => {
     const forks = await exec(step('forks', ['n=0; while [ $n -lt 100 ]; do sleep 30 & n=$((n+1)); done', 'echo done'], `    image: ${image}\n`), { sandbox });
     expect(forks.lines.join('\n')).toMatch(/can't fork|Resource temporarily unavailable/);
   }, 120_000);
+
+  it("holds a container to its job executor's limits: the stricter memory limit and a CPU quota", async () => {
+    /** The memory and CPU quota the engine gave the container of a job run with `extra`. */
+    const limitsOf = async (extra: Partial<RunJobOptions>): Promise<{ memory: number; quota: number; period: number }> => {
+      const job = exec(step('limits', ['echo started', 'sleep 30'], `    image: ${image}\n`), extra);
+      const id = await eventually(
+        async () => (await engine.docker.listContainers({ filters: { label: [`${JOB_DIR_LABEL}=${path.join(tmp, 'jobs', `job-${caseNo}`)}`] } }))[0]?.Id,
+        60_000,
+      );
+      const { HostConfig } = await engine.docker.getContainer(id).inspect();
+      await engine.removeContainer(id);
+      await job;
+      return { memory: HostConfig.Memory ?? 0, quota: HostConfig.CpuQuota ?? 0, period: HostConfig.CpuPeriod ?? 0 };
+    };
+    expect(await limitsOf({ containerLimits: { memoryMb: 96, cpus: 0.5 } })).toEqual({ memory: 96 * 1024 * 1024, quota: 50_000, period: 100_000 });
+    // the sandbox's memory limit when it is the stricter one; no CPU quota without a CPU limit
+    const sandbox = { ...DEFAULT_JOB_SANDBOX, limits: { ...DEFAULT_JOB_SANDBOX.limits, memoryMb: 80 } };
+    const stricter = await limitsOf({ sandbox, containerLimits: { memoryMb: 1024, cpus: null } });
+    expect(stricter.memory).toBe(80 * 1024 * 1024);
+    expect(stricter.quota).toBe(0);
+  }, 120_000);
+
+  it('refuses container steps and services under a server shell executor before the first step, in OneDev words', async () => {
+    const yaml = step('first', ['echo ran'], '    runInContainer: false\n') + step('build', ['true'], `    image: ${image}\n`);
+    const refused = await exec(yaml, { executorKind: 'ServerShellExecutor' });
+    expect(refused.status).toBe('FAILED');
+    expect(refused.lines).toContain(
+      'Step "build" failed: This step can only be executed by server docker executor, remote docker executor, or kubernetes executor',
+    );
+    expect(refused.lines).not.toContain('ran');
+    const services = await exec(step('first', ['echo ran'], '    runInContainer: false\n'), {
+      executorKind: 'ServerShellExecutor',
+      services: [{ name: 'db', image, arguments: null, envVars: [], readinessCheckCommand: 'true' }],
+    });
+    expect(services.lines).toContain('This job requires services, which can only be supported by docker aware executors');
+    const shellOnly = await exec(step('first', ['echo ran'], '    runInContainer: false\n'), { executorKind: 'ServerShellExecutor', containers: null });
+    expect(shellOnly.status).toBe('SUCCESSFUL');
+  });
 
   it('fails a job with a container step at once when no engine is configured, saying what to install', async () => {
     const { status, lines } = await exec(step('probe', ['true'], `    image: ${image}\n`), { containers: null });

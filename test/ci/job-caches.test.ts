@@ -1,5 +1,5 @@
 import { existsSync, readlinkSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,11 @@ const shell = (name: string, commands: string[]): string =>
   `  - !CommandStep\n    name: ${name}\n    runInContainer: false\n    interpreter: !DefaultInterpreter\n      commands:\n${commands.map((c) => `      - ${JSON.stringify(c)}\n`).join('')}`;
 const inImage = (name: string, commands: string[]): string => shell(name, commands).replace('    runInContainer: false\n', `    image: ${IMAGE}\n`);
 
-async function exec(steps: string, caches: string, options: { store?: CacheStore; projectId?: number } = {}): Promise<{ status: string; lines: string[] }> {
+async function exec(
+  steps: string,
+  caches: string,
+  options: { store?: CacheStore; projectId?: number; ttlDays?: number } = {},
+): Promise<{ status: string; lines: string[] }> {
   const lines: string[] = [];
   const job = parseBuildSpec(`version: 25\njobs:\n- name: J\n  steps:\n${steps}  caches:\n${caches}`).jobs[0];
   const result = await runJob({
@@ -32,7 +36,7 @@ async function exec(steps: string, caches: string, options: { store?: CacheStore
     killGraceMs: 500,
     containers: { get: () => Promise.resolve(engine) },
     projectId: options.projectId ?? 1,
-    caches: { store: options.store ?? store, specs: job.caches },
+    caches: { store: options.store ?? store, specs: job.caches, ttlDays: options.ttlDays },
     variables: { projectName: 'demo', projectPath: 'demo', jobName: 'J', ref: 'refs/heads/main', commitHash: '0'.repeat(40), buildNumber: caseNo },
   } satisfies RunJobOptions);
   return { status: result.status, lines };
@@ -108,5 +112,23 @@ describe('job caches', () => {
     await new Promise((r) => setTimeout(r, 20));
     await exec(fill(1500), '  - key: c\n    path: c\n', { store: small });
     expect((await readdir(path.join(tmp, 'small', '1'))).sort()).toEqual(['a', 'c']);
+  }, 120_000);
+
+  it("removes the caches unused for the executor's cache TTL before a job restores its own", async () => {
+    const aging = new CacheStore(path.join(tmp, 'aging'), 64 * 1024 * 1024);
+    const save = (key: string, projectId: number) => exec(shell('fill', ['echo x > c/f']), `  - key: ${key}\n    path: c\n`, { store: aging, projectId });
+    await save('old', 1);
+    await save('other-project', 2);
+    await save('recent', 1);
+    const eightDaysAgo = new Date(Date.now() - 8 * 24 * 3600 * 1000);
+    for (const dir of ['1/old', '2/other-project']) await utimes(path.join(tmp, 'aging', dir), eightDaysAgo, eightDaysAgo);
+    const kept = await exec(shell('use', ['true']), '  - key: recent\n    path: c\n', { store: aging, ttlDays: 10 });
+    expect(kept.lines.join('\n')).not.toContain('unused');
+    expect(await readdir(path.join(tmp, 'aging', '2'))).toEqual(['other-project']);
+    const run = await exec(shell('use', ['cat c/f']), '  - key: recent\n    path: c\n', { store: aging, ttlDays: 7 });
+    expect(run.lines).toContain('Removed 2 job cache(s) unused for 7 days (cache TTL of the job executor)');
+    expect(run.lines).toContain('x');
+    expect(await readdir(path.join(tmp, 'aging', '1'))).toEqual(['recent']);
+    expect(await readdir(path.join(tmp, 'aging', '2'))).toEqual([]);
   }, 120_000);
 });

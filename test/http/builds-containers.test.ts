@@ -142,6 +142,35 @@ describe('builds with container steps', () => {
     await eventually(async () => ['SUCCESSFUL', 'FAILED'].includes((await server.call('GET', `/builds/${next.json}`)).json.status), 120_000);
     expect((await server.call('GET', `/builds/${next.json}/log`)).text).toContain(`cached by build ${build.number}`);
   }, 240_000);
+
+  it("runs a docker executor's jobs on the engine at its dockerSockPath, within its limits", async () => {
+    const own = await startTestServer();
+    try {
+      const executors = [
+        { '@type': 'ServerDockerExecutor', name: 'elsewhere', dockerSockPath: `unix://${engine.socketPath}`, memoryLimit: '256m', cpuLimit: '1' },
+      ];
+      expect((await own.call('POST', '/settings/job-executors', { body: executors })).status).toBe(200);
+      const repo = await givenRepo(own, 'socket', { files: { 'README.md': 'readme\n', '.onedev-buildspec.yml': SPEC } });
+      const res = await runJobOnCommit(own, { projectId: repo.id, commitHash: await repo.head('main'), jobName: 'Sleep' });
+      await eventually(async () => (await own.call('GET', `/builds/${res.json}/log`)).text.includes('sleeping'), 120_000);
+      const [container] = await engine.docker.listContainers({ filters: { label: [`${JOBS_DIR_LABEL}=${own.server.services.config.jobsDir}`] } });
+      const { HostConfig } = await engine.docker.getContainer(container.Id).inspect();
+      expect(HostConfig.Memory).toBe(256 * 1024 * 1024);
+      expect(HostConfig.CpuQuota).toBe(100_000);
+      expect((await own.call('DELETE', `/job-runs/${res.json}`)).status).toBe(200);
+      const log = (await own.call('GET', `/builds/${res.json}/log`)).text;
+      expect(log).toContain('Executing job (executor: elsewhere, ');
+      // the server's own engine service was never started
+      expect(existsSync(path.join(own.dataDir, 'containers', 'podman.pid'))).toBe(false);
+      await eventually(
+        async () =>
+          (await engine.docker.listContainers({ all: true, filters: { label: [`${JOBS_DIR_LABEL}=${own.server.services.config.jobsDir}`] } })).length === 0,
+        30_000,
+      );
+    } finally {
+      await own.close();
+    }
+  }, 240_000);
 });
 
 describe('a server killed during a container step', () => {

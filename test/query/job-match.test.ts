@@ -143,6 +143,15 @@ describe('job match language: evaluation', () => {
     expect(matches('"Project" is "other/**"')).toBe(false);
   });
 
+  it('"Job" is, allowed in a job executor\'s requirement, takes a * wildcard of the whole job name', () => {
+    const job = (text: string, jobName?: string) => jobMatches(parseJobMatch(text, { jobCriteria: true }), subject({ jobName }));
+    expect(job('"Job" is "CI*"', 'CI build')).toBe(true);
+    expect(job('"Job" is "ci"', 'CI')).toBe(true);
+    expect(job('"Job" is "CI"', 'Release')).toBe(false);
+    expect(job('"Job" is "CI"')).toBe(false);
+    expect(job('"Project" is "acme/**" and not("Job" is "Deploy")', 'Build')).toBe(true);
+  });
+
   it('combines with and (tighter), or and not', () => {
     expect(matches('on branch "dev" or on branch "main" and submitted by user "alice"')).toBe(true);
     expect(matches('on branch "dev" or on branch "main" and submitted by user "bob"')).toBe(false);

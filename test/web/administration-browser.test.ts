@@ -46,6 +46,38 @@ describe('administration and personal settings in a browser', () => {
     }
   });
 
+  it('an administrator adds a job executor, disables it and moves it, as the API then shows', async () => {
+    const page = await web.signedIn(ADMIN.name, ADMIN.password);
+    await page.goto(`${web.server.url}/~administration/users`);
+    await page.getByRole('link', { name: 'Job executors' }).click();
+    await page.getByRole('link', { name: 'New server shell executor' }).click();
+    await page.getByLabel('Name (letters, digits and -)').fill('trusted shell');
+    await page.getByLabel('Job requirement (a job match; empty for any job)').fill('on branch "main"');
+    await page.getByRole('button', { name: 'Save job executor' }).click();
+    expect(await page.getByRole('alert').textContent()).toContain("Should only contain alphanumberic characters or '-'");
+    expect(await page.getByLabel('Job requirement (a job match; empty for any job)').inputValue()).toBe('on branch "main"');
+    await page.getByLabel('Name (letters, digits and -)').fill('trusted-shell');
+    await page.getByRole('button', { name: 'Save job executor' }).click();
+    await page.waitForURL(`${web.server.url}/~administration/job-executors`);
+    await page.getByRole('link', { name: 'New server docker executor' }).click();
+    await page.getByLabel('Name (letters, digits and -)').fill('containers');
+    await page.getByLabel(/^Memory limit/).fill('2g');
+    await page.getByRole('button', { name: 'Save job executor' }).click();
+    await page.waitForURL(`${web.server.url}/~administration/job-executors`);
+    await page.getByRole('button', { name: 'Disable trusted-shell' }).click();
+    await page.getByRole('button', { name: 'Move containers up' }).click();
+    expect(await page.getByRole('list', { name: 'Job executors' }).getByRole('link').allTextContents()).toEqual(['containers', 'trusted-shell']);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await page.getByRole('link', { name: 'containers' }).click();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+
+    const api = (await web.server.call('GET', '/settings/job-executors')).json;
+    expect(api).toMatchObject([
+      { '@type': 'ServerDockerExecutor', name: 'containers', enabled: true, memoryLimit: '2g' },
+      { '@type': 'ServerShellExecutor', name: 'trusted-shell', enabled: false, jobRequirement: 'on branch "main"' },
+    ]);
+  });
+
   it('a token created at /~my/access-tokens works against the REST API', async () => {
     const page = await web.signedIn('erin', erin.password);
     await page.goto(`${web.server.url}/~my/access-tokens`);

@@ -138,7 +138,7 @@ function buildLeaf(ctx: Context): LeafCompiler {
             return (eb) => eb('builds.pipeline', '=', b.pipeline);
           }
           case 'ran on':
-            // Gitloom runs jobs on the server shell executor only; no agent exists.
+            // Gitloom runs jobs on server executors only (docs/compatibility.md#builds-job-executors); no agent exists.
             throw new QuerySyntaxError(`Unable to find agent: ${c.value}`);
           case 'fixed issue':
             return fixedIssue(ctx, c.value!);

@@ -35,3 +35,14 @@ export { buildStatusCondition, currentBuildRows, deletePullRequestBuilds, getCur
 export { BuildScheduler } from './scheduler.js';
 export { triggerJob } from './trigger-job.js';
 export { buildsFinishedAfter, findBuildRow, leasedJobWorkspaces, unfinishedBuildCounts } from './build-monitoring.js';
+export {
+  executorEngineSockets,
+  getJobExecutors,
+  type JobExecutor,
+  type JobExecutorType,
+  JOB_EXECUTOR_TYPES,
+  newJobExecutor,
+  type ServerDockerExecutor,
+  type ServerShellExecutor,
+  setJobExecutors,
+} from './job-executors.js';

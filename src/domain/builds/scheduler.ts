@@ -1,13 +1,17 @@
 /**
  * The build scheduler (docs/compatibility.md#builds-lifecycle): a loop in every server process that
- * moves WAITING builds to PENDING (or FAILED) when their dependencies finish, claims PENDING
- * builds from the database with a lease and runs them on the local shell executor, renews the
+ * moves WAITING builds to PENDING (or FAILED) when their dependencies finish, chooses the job
+ * executor of each PENDING build (docs/compatibility.md#builds-job-executors), claims those whose
+ * executor has room in this process from the database with a lease and runs them, renews the
  * leases of its running builds, notices cancels and deletions, and fails builds whose owner
  * died (lease expired) so no build stays RUNNING after a crash or restart.
  *
- * Claiming: `UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED)` on PostgreSQL, so several
- * processes share the work and each build runs once; a conditional `UPDATE … WHERE
- * status = 'PENDING'` on SQLite, whose file one process owns.
+ * Claiming, one build at a time: `UPDATE … WHERE id = (SELECT … WHERE id = ? AND status =
+ * 'PENDING' FOR UPDATE SKIP LOCKED)` on PostgreSQL, so several processes share the work and each
+ * build runs once; a conditional `UPDATE … WHERE status = 'PENDING'` on SQLite, whose file one
+ * process owns. Room is counted per process, as OneDev counts it per server: the executor's
+ * `concurrency` (its CPU count when blank) within `GITLOOM_JOB_CONCURRENCY`; a build whose
+ * executor is full stays PENDING, and another process with room may take it.
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -15,19 +19,20 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { evaluateCondition } from '../../ci/conditions.js';
 import type { BuildSpec, Job } from '../../ci/build-spec.js';
-import type { ContainerEngines } from '../../ci/container-engine.js';
+import { ContainerEngines } from '../../ci/container-engine.js';
 import { CacheStore } from '../../ci/job-caches.js';
-import { CACHES_DIR } from '../../data-dir.js';
-import { formatLogLine, runJob, type CheckoutOptions, type JobResult, type JobStatus } from '../../ci/executor.js';
+import { CACHES_DIR, CONTAINERS_DIR } from '../../data-dir.js';
+import { formatLogLine, runJob, type CheckoutOptions, type ExecutorKind, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { publishArtifacts } from '../../ci/publish-artifacts.js';
-import { recordWhenAvailable } from '../../db/availability.js';
+import { DatabaseUnavailable, recordWhenAvailable } from '../../db/availability.js';
 import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
+import { chooseJobExecutor, type ExecutorPlacement } from './executor-selection.js';
 import { finishBuild } from './finish.js';
 import { buildJobSecrets } from './secrets.js';
 import { getProjectRow, secretKey } from '../projects/index.js';
@@ -52,6 +57,9 @@ export interface SchedulerOptions {
 }
 
 interface Execution {
+  /** The executor running it and the slots of it the job takes (1, plus one per service on docker, as OneDev). */
+  executor: string;
+  slots: number;
   controller: AbortController;
   /** Why the execution was stopped from outside: cancelled/deleted, or the server stops. */
   stop: 'cancelled' | 'shutdown' | null;
@@ -72,6 +80,10 @@ export class BuildScheduler {
   private unsubscribe: (() => void) | null = null;
   private readonly schedules: ScheduleRunner;
   private listening = false;
+  /** The executor chosen for each PENDING build lately: chosen again after {@link PLAN_MS}. */
+  private readonly plans = new Map<number, { plan: Plan; until: number }>();
+  /** The engines of docker executors with a `dockerSockPath`, by socket. */
+  private readonly engines = new Map<string, ContainerEngines>();
 
   constructor(
     private readonly services: Services,
@@ -111,17 +123,80 @@ export class BuildScheduler {
       execution.controller.abort();
     }
     await Promise.all([...this.executions.values()].map((e) => e.done));
+    await Promise.all([...this.engines.values()].map((e) => e.close()));
   }
 
   private async tick(): Promise<void> {
     await this.failInterrupted(true);
     await this.watchRunning();
     await this.promoteWaiting();
-    while (!this.loop.stopped && this.executions.size < Math.max(1, this.services.config.jobConcurrency)) {
-      const build = await this.claim();
-      if (!build) break;
-      this.launch(build);
+    await this.claimPending();
+  }
+
+  /** Whether this process runs fewer jobs than `GITLOOM_JOB_CONCURRENCY`. */
+  private hasRoom(): boolean {
+    return !this.loop.stopped && this.executions.size < Math.max(1, this.services.config.jobConcurrency);
+  }
+
+  /** Whether `slots` more fit on an executor in this process (a job larger than the whole executor runs alone on it). */
+  private fits(executor: ExecutorPlacement, slots: number): boolean {
+    let used = 0;
+    for (const e of this.executions.values()) if (e.executor === executor.name) used += e.slots;
+    return used === 0 || used + slots <= executor.concurrency;
+  }
+
+  /**
+   * Claims the PENDING builds, oldest first, whose executor has room in this process and runs
+   * them; a build without an executor (none found, disabled, not authorized…) is claimed and
+   * fails with the reason in its log.
+   */
+  private async claimPending(): Promise<void> {
+    if (!this.hasRoom()) return;
+    const pending = await this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'PENDING').orderBy('id').limit(PENDING_LOOKAHEAD).execute();
+    const ids = new Set(pending.map((b) => b.id));
+    for (const id of this.plans.keys()) if (!ids.has(id)) this.plans.delete(id);
+    for (const build of pending) {
+      if (!this.hasRoom()) break;
+      const plan = await this.planOf(build);
+      if ('executor' in plan && !this.fits(plan.executor, plan.slots)) continue;
+      const claimed = await this.claim(build.id);
+      this.plans.delete(build.id);
+      if (!claimed) continue;
+      if ('failure' in plan) await this.finish(claimed, 'FAILED', {}, plan.failure);
+      else this.launch(claimed, plan);
     }
+  }
+
+  /**
+   * The executor of a PENDING build and the slots its job takes, or the log lines of why it
+   * cannot run (no spec, no such job, no executor, a fault reading them); kept for
+   * {@link PLAN_MS} while the build waits for room.
+   */
+  private async planOf(build: BuildRow): Promise<Plan> {
+    const known = this.plans.get(build.id);
+    if (known && known.until > Date.now()) return known.plan;
+    let plan: Plan;
+    try {
+      plan = await this.choosePlan(build);
+    } catch (error) {
+      // an outage ends the tick (the build is chosen again once the database is back); any other
+      // fault fails the build, as a fault running it would, rather than holding up the builds after it
+      if (error instanceof DatabaseUnavailable) throw error;
+      this.options.onError?.(error);
+      plan = { failure: [`Build failed: ${error instanceof Error ? error.message : String(error)}`] };
+    }
+    this.plans.set(build.id, { plan, until: Date.now() + PLAN_MS });
+    return plan;
+  }
+
+  private async choosePlan(build: BuildRow): Promise<Plan> {
+    const found = await this.jobOf(build);
+    if ('failure' in found) return found;
+    const discover = (): ExecutorKind => (this.options.containers?.discoverable() ? 'ServerDockerExecutor' : 'ServerShellExecutor');
+    const choice = await chooseJobExecutor(this.ctx, build, found.spec, found.job, discover);
+    if ('failure' in choice) return { failure: [choice.failure, 'Job failed'] };
+    const slots = choice.executor.kind === 'ServerDockerExecutor' ? 1 + found.job.services.length : 1;
+    return { executor: choice.executor, slots };
   }
 
   /**
@@ -211,21 +286,27 @@ export class BuildScheduler {
     }
   }
 
-  /** Claims the oldest PENDING build for this process (RUNNING, leased), or null. */
-  private async claim(): Promise<BuildRow | null> {
+  /** Claims PENDING build `id` for this process (RUNNING, leased), or null when it is no longer PENDING or another process holds it. */
+  private async claim(id: number): Promise<BuildRow | null> {
     const now = this.ctx.now();
     const set = { status: 'RUNNING' as const, runningDate: now, leaseOwner: this.owner, leaseExpires: now + this.leaseMs, paused: 0 };
     const [row] = await dialectOf(this.ctx.db).claim(
-      this.ctx.db.selectFrom('builds').select('id').where('status', '=', 'PENDING').orderBy('id').limit(1),
+      this.ctx.db.selectFrom('builds').select('id').where('id', '=', id).where('status', '=', 'PENDING'),
       (ids) => this.ctx.db.updateTable('builds').set(set).where('id', 'in', ids).where('status', '=', 'PENDING').returningAll().execute(),
     );
     return row ?? null;
   }
 
-  private launch(build: BuildRow): void {
-    const execution: Execution = { controller: new AbortController(), stop: null, done: Promise.resolve() };
+  private launch(build: BuildRow, placed: Extract<Plan, { executor: unknown }>): void {
+    const execution: Execution = {
+      executor: placed.executor.name,
+      slots: placed.slots,
+      controller: new AbortController(),
+      stop: null,
+      done: Promise.resolve(),
+    };
     this.executions.set(build.id, execution);
-    execution.done = this.execute(build, execution)
+    execution.done = this.execute(build, execution, placed.executor)
       .catch(async (error) => {
         this.options.onError?.(error);
         await this.finish(build, 'FAILED', {}, [`Build failed: ${error instanceof Error ? error.message : String(error)}`]).catch((fault) =>
@@ -255,7 +336,7 @@ export class BuildScheduler {
    * Runs a claimed build: reads its job and inputs (failing the build when they cannot be had),
    * runs the job in a fresh job directory with the build's log open, and records the outcome.
    */
-  private async execute(build: BuildRow, execution: Execution): Promise<void> {
+  private async execute(build: BuildRow, execution: Execution, executor: ExecutorPlacement): Promise<void> {
     const { config } = this.ctx;
     const inputs = await this.jobInputs(build);
     if (!('job' in inputs)) return this.finish(build, 'FAILED', {}, inputs.failure);
@@ -266,10 +347,11 @@ export class BuildScheduler {
     await this.ctx.db.updateTable('builds').set({ jobWorkspace: jobDir }).where('id', '=', build.id).execute();
     const log = openBuildLog(logPath(config, build), build.id);
     try {
-      log.line(`Executing job (executor: server shell, job directory: ${jobDir})...`);
+      for (const line of executor.discovery) log.line(line);
+      log.line(`Executing job (executor: ${executor.name}, job directory: ${jobDir})...`);
       const prepare = await this.dependencyRetriever(build, log.line);
       const result = await runJob({
-        ...this.runOptions(build, inputs, request?.number ?? null),
+        ...this.runOptions(build, inputs, request?.number ?? null, executor),
         jobDir,
         prepare,
         log: log.stream,
@@ -291,13 +373,9 @@ export class BuildScheduler {
    * the build fails (no spec, an invalid spec, no such job, a secret not found).
    */
   private async jobInputs(build: BuildRow): Promise<JobInputs | { failure: string[] }> {
-    const spec = await specAt(this.ctx.repoPath(build.projectId), build.commitHash);
-    if (spec.kind !== 'valid') {
-      const message = spec.kind === 'absent' ? `Build spec not defined (project: ${build.projectId}, commit: ${build.commitHash})` : spec.message;
-      return { failure: [...message.split('\n'), 'Job failed'] };
-    }
-    const job = findJob(spec.spec, build.jobName);
-    if (!job) return { failure: [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed'] };
+    const found = await this.jobOf(build);
+    if ('failure' in found) return found;
+    const { job } = found;
     const project = await getProjectRow(this.ctx.db, build.projectId);
     const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
     const { secrets, withheld } = await buildJobSecrets(this.ctx, build, job.secretRefs, secretKey(this.ctx.config));
@@ -305,7 +383,19 @@ export class BuildScheduler {
     const { params, secretValues } = paramValues(paramRows, secrets);
     const missing = job.secretRefs.filter((name) => secrets[name] === undefined);
     if (missing.length > 0) return { failure: [`Job secret not found: ${missing.join(', ')}`, 'Job failed'] };
-    return { spec: spec.spec, job, project, params, secrets, secretValues };
+    return { spec: found.spec, job, project, params, secrets, secretValues };
+  }
+
+  /** The spec and job of a build at its commit, or the log lines of why there are none. */
+  private async jobOf(build: BuildRow): Promise<{ spec: BuildSpec; job: Job } | { failure: string[] }> {
+    const spec = await specAt(this.ctx.repoPath(build.projectId), build.commitHash);
+    if (spec.kind !== 'valid') {
+      const message = spec.kind === 'absent' ? `Build spec not defined (project: ${build.projectId}, commit: ${build.commitHash})` : spec.message;
+      return { failure: [...message.split('\n'), 'Job failed'] };
+    }
+    const job = findJob(spec.spec, build.jobName);
+    if (!job) return { failure: [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed'] };
+    return { spec: spec.spec, job };
   }
 
   /**
@@ -334,8 +424,21 @@ export class BuildScheduler {
     };
   }
 
+  /** The engine of a docker executor's jobs: the one at its `dockerSockPath`, else the server's. */
+  private enginesOf(executor: ExecutorPlacement): ContainerEngines | null | undefined {
+    if (executor.kind === 'ServerShellExecutor') return null;
+    if (executor.dockerSockPath === null) return this.options.containers;
+    let engines = this.engines.get(executor.dockerSockPath);
+    if (!engines) {
+      const stateDir = path.join(this.ctx.config.dataDir, CONTAINERS_DIR);
+      engines = new ContainerEngines({ host: executor.dockerSockPath, stateDir, log: (message) => this.options.onError?.(new Error(message)) });
+      this.engines.set(executor.dockerSockPath, engines);
+    }
+    return engines;
+  }
+
   /** The executor's options for a build's job, but for its directory, log, preparation and signal. */
-  private runOptions(build: BuildRow, inputs: JobInputs, pullRequestNumber: number | null) {
+  private runOptions(build: BuildRow, inputs: JobInputs, pullRequestNumber: number | null, executor: ExecutorPlacement) {
     const { config } = this.ctx;
     const { spec, job, project, params, secrets, secretValues } = inputs;
     const started = build.pendingDate ?? build.runningDate ?? this.ctx.now();
@@ -346,10 +449,17 @@ export class BuildScheduler {
       timeoutSeconds: Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000),
       killGraceMs: 2000,
       sandbox: config.jobSandbox,
-      containers: this.options.containers,
+      executorKind: executor.kind,
+      containers: this.enginesOf(executor),
+      containerLimits: executor.containerLimits,
+      registryLogins: executor.registryLogins,
       services: job.services,
       projectId: build.projectId,
-      caches: { store: new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes), specs: job.caches },
+      caches: {
+        store: new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes),
+        specs: job.caches,
+        ttlDays: executor.cacheTTL,
+      },
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
       variables: {
@@ -408,6 +518,14 @@ export class BuildScheduler {
     return this.executions.size;
   }
 }
+
+/** How many PENDING builds, oldest first, a tick looks at for one it can run. */
+const PENDING_LOOKAHEAD = 200;
+/** Milliseconds the executor chosen for a waiting build is kept before it is chosen again (settings may change). */
+const PLAN_MS = 3000;
+
+/** A PENDING build's executor and the slots of it its job takes, or the log lines of why it cannot run. */
+type Plan = { readonly executor: ExecutorPlacement; readonly slots: number } | { readonly failure: string[] };
 
 function branchOf(refName: string): string | null {
   return refName.startsWith('refs/heads/') ? refName.slice('refs/heads/'.length) : null;

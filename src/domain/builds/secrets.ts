@@ -84,12 +84,13 @@ async function audienceOf(ctx: Context, build: BuildRow, project: { id: number; 
 }
 
 /** The login name (lower case) and group names (lower case) of a user, for `submitted by` criteria. */
-interface UserFacts {
+export interface UserFacts {
   userName: string | null;
   groupNames: Set<string>;
 }
 
-async function userFacts(ctx: Context, userId: number): Promise<UserFacts> {
+/** The {@link UserFacts} of a user; no name and no group for a user who no longer exists. */
+export async function userFacts(ctx: Context, userId: number): Promise<UserFacts> {
   let actor;
   try {
     actor = await actorOfUser(ctx.db, userId, ctx.now());

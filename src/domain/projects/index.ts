@@ -21,7 +21,7 @@ export { checkCommitMessages } from './commit-messages.js';
 export { topContributors } from './contributors.js';
 export { projectCommit, projectIdsMatchingPath } from './criteria.js';
 export { forkOrigin, projectForks } from './forks.js';
-export { decryptedSecret, encryptPlaintextJobSecrets, hasValue, hierarchySecrets, type SecretDefinition } from './job-secrets.js';
+export { checkJobMatch, decryptedSecret, encryptPlaintextJobSecrets, hasValue, hierarchySecrets, type SecretDefinition } from './job-secrets.js';
 export {
   createLabelSpec,
   createProjectLabel,
@@ -82,7 +82,7 @@ export {
 } from './projects.js';
 export { authorizeRepository } from './repository-access.js';
 export { requiredJobs } from './required-jobs.js';
-export { secretKey } from './secret-encryption.js';
+export { decryptSecret, encryptSecret, isEncryptedSecret, secretKey } from './secret-encryption.js';
 export { grantableRoles, groupIdByName, labelSpecChoices, type MemberGrant, projectLabelNames, projectMembers, userIdByName } from './settings-views.js';
 export { getProjectSetting, type ProjectSetting, projectsReferencing, renameReferences, storedSettingsByPath, updateProjectSetting } from './settings.js';
 export { WEBHOOK_EVENT_TYPES, webHooksFor } from './webhook-settings.js';

@@ -9,6 +9,7 @@
  */
 import { parsePatternSet, PatternSyntaxError } from '../../ci/patterns.js';
 import type { Db } from '../../db/database.js';
+import type { ErrorCode } from '../../error-codes.js';
 import { BadRequest } from '../../errors.js';
 import { checkPatternLength, QuerySyntaxError, UserPatternError } from '../../query/index.js';
 import type { Context } from '../context.js';
@@ -159,29 +160,44 @@ export async function validateJobSecrets(db: Db, setting: Record<string, unknown
         throw new BadRequest(`${where}.authorizedBranches: ${e.message}`);
       }
     }
-    if (typeof authorization === 'string' && authorization.trim() !== '') {
-      let match: JobMatch;
-      try {
-        match = parseJobMatch(authorization);
-      } catch (e) {
-        if (!(e instanceof QuerySyntaxError)) throw e;
-        throw new BadRequest(`${where}.authorization: ${e.message}`);
-      }
-      for (const pattern of patternsIn(match)) {
-        try {
-          checkPatternLength(pattern);
-        } catch (e) {
-          if (!(e instanceof UserPatternError)) throw e;
-          throw new BadRequest(`${where}.authorization: ${e.message}`);
-        }
-      }
-      const { users, groups } = namesIn(match);
-      for (const name of users) {
-        if ((await findUserIdByName(db, name)) === undefined) throw new BadRequest(`${where}.authorization: Unable to find user with login: ${name}`);
-      }
-      for (const name of groups) {
-        if ((await findGroupIdByName(db, name)) === undefined) throw new BadRequest(`${where}.authorization: Unable to find group: ${name}`);
-      }
+    if (typeof authorization === 'string' && authorization.trim() !== '') await checkJobMatch(db, authorization, `${where}.authorization`);
+  }
+}
+
+/**
+ * Parses and checks a stored job match (a job secret's `authorization`, a job executor's
+ * `jobRequirement`): it must parse (job-match.ts; `"Job" is` only with `options.jobCriteria`),
+ * its branch, project and job wildcards must be at most 1,000 characters
+ * (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input) and the users and groups
+ * it names must exist.
+ *
+ * @param where the field's name, prefixed to every message (`buildSetting.jobSecrets[0].authorization`).
+ * @param options.code the stable code of the refusal (default the generic one of 400).
+ * @throws BadRequest `<where>: <reason>`, e.g. `jobExecutors[0].jobRequirement: Unable to find user with login: bob`.
+ */
+export async function checkJobMatch(db: Db, text: string, where: string, options: { jobCriteria?: boolean; code?: ErrorCode } = {}): Promise<JobMatch> {
+  const refuse = (message: string): BadRequest => new BadRequest(`${where}: ${message}`, options.code && { code: options.code });
+  let match: JobMatch;
+  try {
+    match = parseJobMatch(text, { jobCriteria: options.jobCriteria });
+  } catch (e) {
+    if (!(e instanceof QuerySyntaxError)) throw e;
+    throw refuse(e.message);
+  }
+  for (const pattern of patternsIn(match)) {
+    try {
+      checkPatternLength(pattern);
+    } catch (e) {
+      if (!(e instanceof UserPatternError)) throw e;
+      throw refuse(e.message);
     }
   }
+  const { users, groups } = namesIn(match);
+  for (const name of users) {
+    if ((await findUserIdByName(db, name)) === undefined) throw refuse(`Unable to find user with login: ${name}`);
+  }
+  for (const name of groups) {
+    if ((await findGroupIdByName(db, name)) === undefined) throw refuse(`Unable to find group: ${name}`);
+  }
+  return match;
 }

@@ -49,27 +49,31 @@ export function isEncryptedSecret(text: unknown): text is string {
   return typeof text === 'string' && text.startsWith(VERSION);
 }
 
-/** Encrypts a secret value: `v1:` + base64(IV ‖ tag ‖ ciphertext), a fresh random IV each time. */
-export function encryptSecret(key: Buffer, plaintext: string): string {
+/**
+ * Encrypts a secret value: `v1:` + base64(IV ‖ tag ‖ ciphertext), a fresh random IV each time.
+ * `purpose` (authenticated, default a job secret's) keeps a value made for one purpose (a
+ * registry password of a job executor) from decrypting as another.
+ */
+export function encryptSecret(key: Buffer, plaintext: string, purpose: Buffer = AAD): string {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(AAD);
+  cipher.setAAD(purpose);
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return VERSION + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
 }
 
 /**
- * Decrypts a value made by {@link encryptSecret}.
+ * Decrypts a value made by {@link encryptSecret} for the same `purpose`.
  *
  * @throws Error when the value is malformed or was encrypted with another key (GCM
  *   authentication fails) — a server misconfiguration, never user input.
  */
-export function decryptSecret(key: Buffer, stored: string): string {
+export function decryptSecret(key: Buffer, stored: string, purpose: Buffer = AAD): string {
   if (!isEncryptedSecret(stored)) throw new Error('Not an encrypted job secret');
   const raw = Buffer.from(stored.slice(VERSION.length), 'base64');
   if (raw.length < IV_BYTES + TAG_BYTES) throw new Error('Encrypted job secret is truncated');
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
-  decipher.setAAD(AAD);
+  decipher.setAAD(purpose);
   decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
   try {
     return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');

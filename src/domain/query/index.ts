@@ -15,5 +15,5 @@ export {
   mentioned,
   never,
 } from './compile.js';
-export { type JobMatch, jobMatches, namesIn, parseJobMatch, patternsIn } from './job-match.js';
+export { type JobMatch, jobMatches, type JobMatchSubject, namesIn, parseJobMatch, patternsIn } from './job-match.js';
 export { assertNameFree, namedEntity, queryByName } from './named.js';

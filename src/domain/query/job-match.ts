@@ -6,7 +6,7 @@
  * {@link JobMatch} and evaluates it.
  */
 import { matchPath } from '../../ci/patterns.js';
-import { chainOperands, JOB_MATCH, parseQuery, QuerySyntaxError, type Criteria } from '../../query/index.js';
+import { chainOperands, JOB_MATCH, parseQuery, QuerySyntaxError, wildcardMatcher, type Criteria } from '../../query/index.js';
 
 /**
  * A parsed job match. A chain `a or b or c` is one `or` with three operands, so the depth of the
@@ -16,16 +16,17 @@ export type JobMatch =
   | { readonly type: 'onBranch'; readonly branch: string }
   | { readonly type: 'user' | 'group'; readonly name: string }
   | { readonly type: 'project'; readonly path: string }
+  | { readonly type: 'job'; readonly name: string }
   | { readonly type: 'and' | 'or'; readonly operands: readonly JobMatch[] }
   | { readonly type: 'not'; readonly operand: JobMatch };
 
-function toJobMatch(criteria: Criteria): JobMatch {
+function toJobMatch(criteria: Criteria, jobCriteria: boolean): JobMatch {
   switch (criteria.kind) {
     case 'and':
     case 'or':
-      return { type: criteria.kind, operands: chainOperands(criteria).map(toJobMatch) };
+      return { type: criteria.kind, operands: chainOperands(criteria).map((c) => toJobMatch(c, jobCriteria)) };
     case 'not':
-      return { type: 'not', operand: toJobMatch(criteria.operand) };
+      return { type: 'not', operand: toJobMatch(criteria.operand, jobCriteria) };
     case 'operator':
       if (criteria.value !== null) {
         if (criteria.operator === 'on branch') return { type: 'onBranch', branch: criteria.value };
@@ -37,7 +38,10 @@ function toJobMatch(criteria: Criteria): JobMatch {
       if (criteria.value !== null) {
         if (criteria.field === 'Project') return { type: 'project', path: criteria.value };
         // part of the language, but OneDev refuses job criteria in a job secret's authorization
-        if (criteria.field === 'Job') throw new QuerySyntaxError('Job criteria is not supported here', criteria.column);
+        if (criteria.field === 'Job') {
+          if (!jobCriteria) throw new QuerySyntaxError('Job criteria is not supported here', criteria.column);
+          return { type: 'job', name: criteria.value };
+        }
       }
       break;
   }
@@ -54,12 +58,14 @@ function toJobMatch(criteria: Criteria): JobMatch {
  *   `Unexpected end of job match at column N`, `Unterminated quoted string at column N`,
  *   `Field not found: X` for a field other than "Project" and "Job", `Unexpected 'order' at
  *   column N` for an `order by`, `Job match is empty` for a blank text, and `Job criteria is not
- *   supported here` for `"Job" is`, which OneDev refuses in a secret's authorization.
+ *   supported here` for `"Job" is`, which OneDev refuses in a secret's authorization — and
+ *   accepts (`options.jobCriteria`) in a job executor's `jobRequirement`
+ *   (docs/compatibility.md#builds-job-executors).
  */
-export function parseJobMatch(source: string): JobMatch {
+export function parseJobMatch(source: string, options: { jobCriteria?: boolean } = {}): JobMatch {
   const { criteria } = parseQuery(JOB_MATCH, source);
   if (criteria === null) throw new QuerySyntaxError('Job match is empty', 1);
-  return toJobMatch(criteria);
+  return toJobMatch(criteria, options.jobCriteria ?? false);
 }
 
 /** The users and groups a job match names, for checking that they exist. */
@@ -76,13 +82,15 @@ export function namesIn(match: JobMatch): { users: string[]; groups: string[] } 
   return { users, groups };
 }
 
-/** The path wildcards a job match holds: its `on branch` and `"Project" is` values. */
+/** The wildcards a job match holds: its `on branch`, `"Project" is` and `"Job" is` values. */
 export function patternsIn(match: JobMatch): string[] {
   switch (match.type) {
     case 'onBranch':
       return [match.branch];
     case 'project':
       return [match.path];
+    case 'job':
+      return [match.name];
     case 'and':
     case 'or':
       return match.operands.flatMap(patternsIn);
@@ -103,11 +111,14 @@ export interface JobMatchSubject {
   readonly userName: string | null;
   /** Names of that user's groups (lower case). */
   readonly groupNames: ReadonlySet<string>;
+  /** The job's name, for `"Job" is` (job executors' requirements only); a match naming a job fails without it. */
+  readonly jobName?: string;
 }
 
 /**
  * Evaluates a parsed job match. `on branch` and `"Project" is` use path wildcards (`*`, `**`,
- * `?`; OneDev `WildcardUtils.matchPath`); user and group names compare case-insensitively.
+ * `?`; OneDev `WildcardUtils.matchPath`); `"Job" is` a `*` wildcard of the whole name; user,
+ * group and job names compare case-insensitively.
  */
 export function jobMatches(match: JobMatch, subject: JobMatchSubject): boolean {
   switch (match.type) {
@@ -119,6 +130,8 @@ export function jobMatches(match: JobMatch, subject: JobMatchSubject): boolean {
       return subject.groupNames.has(match.name.toLowerCase());
     case 'project':
       return matchPath(match.path, subject.projectPath);
+    case 'job':
+      return subject.jobName !== undefined && wildcardMatcher(match.name).test(subject.jobName);
     case 'and':
       return match.operands.every((m) => jobMatches(m, subject));
     case 'or':

@@ -1,4 +1,4 @@
 /**
  * The door of the settings area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
-export { getSecuritySetting, type SecuritySetting, setSecuritySetting } from './settings.js';
+export { getSecuritySetting, getStoredJobExecutors, type SecuritySetting, setSecuritySetting, setStoredJobExecutors } from './settings.js';

@@ -31,12 +31,13 @@ function cacheOf(db: object): Map<string, { value: unknown; until: number }> {
   return cache;
 }
 
-async function readSetting<T extends object>(ctx: Pick<Context, 'db'>, key: string, defaults: T): Promise<T> {
+/** A setting's value: `read` turns the stored JSON (undefined when none is stored) into it. */
+async function readSetting<T>(ctx: Pick<Context, 'db'>, key: string, read: (stored: unknown) => T): Promise<T> {
   const cache = cacheOf(ctx.db);
   const cached = cache.get(key);
   if (cached && cached.until > Date.now()) return cached.value as T;
   const row = await ctx.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
-  const value = row ? { ...defaults, ...(JSON.parse(row.value) as Partial<T>) } : defaults;
+  const value = read(row ? JSON.parse(row.value) : undefined);
   cache.set(key, { value, until: Date.now() + CACHE_MS });
   return value;
 }
@@ -52,10 +53,23 @@ async function writeSetting(ctx: Pick<Context, 'db'>, key: string, value: object
 
 /** The security setting, defaults filled in. */
 export function getSecuritySetting(ctx: Pick<Context, 'db'>): Promise<SecuritySetting> {
-  return readSetting(ctx, 'security', DEFAULT_SECURITY);
+  return readSetting(ctx, 'security', (stored) => ({ ...DEFAULT_SECURITY, ...(stored as Partial<SecuritySetting> | undefined) }));
 }
 
 /** Replaces the security setting (administrators only; checked by the caller's route). */
 export async function setSecuritySetting(ctx: Pick<Context, 'db'>, setting: SecuritySetting): Promise<void> {
   await writeSetting(ctx, 'security', setting);
+}
+
+/**
+ * The job executors as stored (docs/compatibility.md#builds-job-executors): a list of JSON
+ * objects in order, empty when none was ever set. The builds area checks, seals and reads them.
+ */
+export function getStoredJobExecutors(ctx: Pick<Context, 'db'>): Promise<readonly Record<string, unknown>[]> {
+  return readSetting(ctx, 'jobExecutors', (stored) => (Array.isArray(stored) ? (stored as Record<string, unknown>[]) : []));
+}
+
+/** Replaces the stored job executors (checked by the builds area; administrators only, checked by the caller). */
+export async function setStoredJobExecutors(ctx: Pick<Context, 'db'>, executors: readonly Record<string, unknown>[]): Promise<void> {
+  await writeSetting(ctx, 'jobExecutors', executors);
 }

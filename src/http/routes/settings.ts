@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAdmin } from '../../domain/actor.js';
+import { getJobExecutors, setJobExecutors } from '../../domain/builds/index.js';
 import { getSecuritySetting, setSecuritySetting } from '../../domain/settings/index.js';
 import { Nullable } from '../schemas/common.js';
 
@@ -16,7 +17,37 @@ const SecuritySettingSchema = Type.Object(
 );
 const tags = ['Setting'];
 
-/** `/~api/settings/security`: the security setting (administrators; docs/compatibility.md#platform-first-boot). */
+/** The fields every job executor has (OneDev `JobExecutor`), in OneDev's order. */
+const executorBase = {
+  enabled: Type.Boolean(),
+  name: Type.String(),
+  jobRequirement: Nullable(Type.String()),
+  shellAccessEnabled: Type.Boolean(),
+  sitePublishEnabled: Type.Boolean(),
+  cacheTTL: Type.Integer(),
+};
+const RegistryLoginSchema = Type.Object({ registryUrl: Nullable(Type.String()), userName: Type.String(), password: Type.String() });
+const ServerDockerExecutorSchema = Type.Object({
+  '@type': Type.Literal('ServerDockerExecutor'),
+  ...executorBase,
+  registryLogins: Type.Array(RegistryLoginSchema),
+  runOptions: Nullable(Type.String()),
+  dockerExecutable: Nullable(Type.String()),
+  mountDockerSock: Type.Boolean(),
+  dockerSockPath: Nullable(Type.String()),
+  networkOptions: Nullable(Type.String()),
+  cpuLimit: Nullable(Type.String()),
+  memoryLimit: Nullable(Type.String()),
+  concurrency: Nullable(Type.String()),
+  imageMappings: Type.Array(Type.Unknown()),
+});
+const ServerShellExecutorSchema = Type.Object({ '@type': Type.Literal('ServerShellExecutor'), ...executorBase, concurrency: Nullable(Type.String()) });
+const JobExecutorsSchema = Type.Array(Type.Union([ServerDockerExecutorSchema, ServerShellExecutorSchema]));
+
+/**
+ * `/~api/settings/security`: the security setting (administrators; docs/compatibility.md#platform-first-boot);
+ * `/~api/settings/job-executors`: the job executors (administrators; docs/compatibility.md#builds-job-executors).
+ */
 export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/settings/security', { schema: { tags, summary: 'Get Security Setting', response: { 200: SecuritySettingSchema } } }, async (request) => {
     requireAdmin(request.actor);
@@ -28,4 +59,26 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await setSecuritySetting(request.ctx, { ...(await getSecuritySetting(request.ctx)), ...request.body });
     return '';
   });
+
+  app.get('/settings/job-executors', { schema: { tags, summary: 'Get Job Executors', response: { 200: JobExecutorsSchema } } }, async (request) =>
+    getJobExecutors(request.ctx),
+  );
+
+  app.post(
+    '/settings/job-executors',
+    {
+      schema: {
+        tags,
+        summary: 'Set Job Executors',
+        description:
+          'Replaces the job executors with the list given: ServerDockerExecutor and ServerShellExecutor objects as GET answers them; absent fields take their defaults. Settings Gitloom does not act on must keep their defaults (docs/compatibility.md#builds-job-executors).',
+        // checked by the domain (one check for the API and the page), which names the field refused
+        body: Type.Array(Type.Unknown(), { description: 'JobExecutor[]' }),
+      },
+    },
+    async (request) => {
+      await setJobExecutors(request.ctx, request.body);
+      return '';
+    },
+  );
 };

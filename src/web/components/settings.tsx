@@ -24,6 +24,7 @@ const AREAS = {
       ['roles', 'Roles'],
       ['security', 'Security'],
       ['label-specs', 'Labels'],
+      ['job-executors', 'Job executors'],
     ],
   },
   my: {

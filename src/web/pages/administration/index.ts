@@ -1,10 +1,13 @@
 /** The administration pages (`/~administration/…`), for administrators only. */
 import type { PageModule } from '../../page.js';
 import { groupAdministrationPages } from './groups.js';
+import { jobExecutorAdministrationPages } from './job-executors.js';
 import { roleAdministrationPages } from './roles.js';
 import { settingAdministrationPages } from './settings.js';
 import { userAdministrationPages } from './users.js';
 
 export const administrationPages: PageModule = {
-  pages: [userAdministrationPages, groupAdministrationPages, roleAdministrationPages, settingAdministrationPages].flatMap((m) => m.pages ?? []),
+  pages: [userAdministrationPages, groupAdministrationPages, roleAdministrationPages, settingAdministrationPages, jobExecutorAdministrationPages].flatMap(
+    (m) => m.pages ?? [],
+  ),
 };
