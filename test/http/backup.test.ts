@@ -86,6 +86,7 @@ describe('backup and restore', () => {
       loadConfig(
         {
           GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_SSH_PORT: '0',
           ...(restored.databaseUrl && { GITLOOM_DATABASE_URL: restored.databaseUrl }),
         },
         { port: 0, dataDir: restored.dataDir },

@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import ssh2 from 'ssh2';
+import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
 import { isUniqueViolation } from '../unique.js';
 import type { Context } from '../context.js';
@@ -53,6 +54,25 @@ export function parsePublicKey(text: string): { content: string; fingerprint: st
   const blob = keyBlob(line);
   if (blob === null) throw new BadRequest('Invalid OpenSSH public key', { code: 'GITLOOM_ERR_SSH_KEY_INVALID' });
   return { content: [type, data, ...comment].join(' '), fingerprint: sshKeyFingerprint(blob) };
+}
+
+/**
+ * The owner of the SSH key whose blob is `blob` (the public key a client authenticates with over
+ * SSH, docs/compatibility.md#git-over-ssh): found by fingerprint, then the stored key's blob
+ * compared byte for byte. Read anew for every call, so a deleted key or user stops
+ * authenticating at once. Returns the owner's id and login and the stored key line, or null.
+ */
+export async function sshKeyOwner(db: Db, blob: Buffer): Promise<{ userId: number; login: string; content: string } | null> {
+  const row = await db
+    .selectFrom('sshKeys')
+    .innerJoin('users', 'users.id', 'sshKeys.ownerId')
+    .select(['sshKeys.ownerId', 'sshKeys.content', 'users.name'])
+    .where('sshKeys.fingerprint', '=', sshKeyFingerprint(blob))
+    .executeTakeFirst();
+  if (!row) return null;
+  const stored = keyBlob(row.content);
+  if (stored === null || stored.length !== blob.length || !timingSafeEqual(stored, blob)) return null;
+  return { userId: row.ownerId, login: row.name, content: row.content };
 }
 
 /** Get Ssh Keys of a user: administrator or self. */

@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { NotFound, Unauthorized } from '../../errors.js';
-import { advertiseRefs, type GitProtocolResponse, gitServiceAccess, serviceRpc } from '../../domain/repositories/index.js';
+import { advertiseRefs, checkGitProjectPath, type GitProtocolResponse, gitServiceAccess, serviceRpc } from '../../domain/repositories/index.js';
 import { offerBasicChallenge } from '../../plugins/cross-site.js';
 
 /** What `resolveRepository` returns for an accessible project. */
@@ -40,13 +40,6 @@ export interface GitHttpPluginOptions {
 const REQUEST_TYPES = ['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'];
 const INFO_REFS = /^(.+?)(?:\.git)?\/info\/refs$/;
 const RPC = /^(.+?)(?:\.git)?\/(git-upload-pack|git-receive-pack)$/;
-
-/** Checks the project part of the URL: non-empty segments, no `.`/`..`, none starting with `~`. */
-function projectPathOf(path: string): string {
-  const segments = path.split('/');
-  if (segments.some((s) => s === '' || s === '.' || s === '..' || s.startsWith('~'))) throw new NotFound('Not found');
-  return segments.join('/');
-}
 
 function noCache(reply: FastifyReply): void {
   reply.header('Cache-Control', 'no-cache, max-age=0, must-revalidate').header('Pragma', 'no-cache').header('Expires', 'Fri, 01 Jan 1980 00:00:00 GMT');
@@ -103,7 +96,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     const path = (request.params as { '*': string })['*'];
     const match = INFO_REFS.exec(path);
     if (!match) throw new NotFound('Not found');
-    const projectPath = projectPathOf(match[1]);
+    const projectPath = checkGitProjectPath(match[1]);
     const { service, access } = gitServiceAccess((request.query as Record<string, string | undefined>).service);
     const repo = await resolve(opts, request, reply, projectPath, access);
     const res = await advertiseRefs(repo, service, {
@@ -117,7 +110,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     const path = (request.params as { '*': string })['*'];
     const match = RPC.exec(path);
     if (!match) throw new NotFound('Not found');
-    const projectPath = projectPathOf(match[1]);
+    const projectPath = checkGitProjectPath(match[1]);
     const { service, access } = gitServiceAccess(match[2]);
     const repo = await resolve(opts, request, reply, projectPath, access);
     return send(
