@@ -20,8 +20,8 @@ import { createMetrics } from './ops/metrics.js';
 import { redactUrl, type LogDestination } from './plugins/logging.js';
 import { createContext, systemActor, type Services } from './domain/context.js';
 import { type GitAccess, HOOKS_PATH, prepareGitAccess } from './domain/repositories/index.js';
-import { type HostKeyInfo, sshHostKeys } from './domain/ssh/index.js';
-import { startSshServer, type SshServer } from './ssh/server.js';
+import type { HostKeyInfo } from './domain/ssh/index.js';
+import type { SshServer } from './ssh/server.js';
 
 export interface RunningServer {
   app: App;
@@ -60,9 +60,6 @@ export async function startServer(config: Config, options: { logger?: boolean; l
   const gitHome = path.join(config.dataDir, GIT_HOME_DIR);
   await fs.mkdir(gitHome, { recursive: true });
   configureGit({ homeDir: gitHome, globalConfigFile: path.join(gitHome, '.gitconfig'), slowMs: config.gitSlowMs, onSlowCommand: null });
-  // a first start makes the SSH host keys (an RSA key takes a fraction of a second) while the
-  // database opens and migrates; a failure surfaces when the SSH server asks for them again
-  if (config.sshPort !== null) sshHostKeys(config).catch(() => {});
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let app: App | undefined;
   let ssh: SshServer | null = null;
@@ -126,8 +123,9 @@ export async function startServer(config: Config, options: { logger?: boolean; l
 }
 
 /**
- * Starts git over SSH unless it is off (docs/compatibility.md#git-over-ssh): host keys made on
- * first start, the port it took written back to `config.sshPort` (tests ask for any free port)
+ * Starts git over SSH unless it is off (docs/compatibility.md#git-over-ssh), once HTTP answers:
+ * host keys made on first start (an RSA key takes a second of CPU, which the HTTP start-up does
+ * not wait for), the port it took written back to `config.sshPort` (tests ask for any free port)
  * so that clone URLs name it, fingerprints logged.
  *
  * @throws Error when the SSH port cannot be bound.
@@ -135,6 +133,8 @@ export async function startServer(config: Config, options: { logger?: boolean; l
 async function startSsh(services: Services, gitAccess: GitAccess, httpUrl: string, log: App['log']): Promise<SshServer | null> {
   const { config } = services;
   if (config.sshPort === null) return null;
+  // loaded only when SSH is on: ssh2 costs memory a server without SSH never needs
+  const { startSshServer } = await import('./ssh/server.js');
   const ssh = await startSshServer({ services, gitAccess, httpUrl, hooksPath: HOOKS_PATH, log }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
       throw new Error(

@@ -9,7 +9,6 @@
 import { createPublicKey, randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import ssh2 from 'ssh2';
 import type { Config } from '../../config.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../data-dir.js';
 import { sshKeyFingerprint } from '../users/index.js';
@@ -39,15 +38,20 @@ export interface HostKey extends HostKeyInfo {
 /** The host keys of each data dir, read (or made) once per process. */
 const loaded = new Map<string, Promise<HostKey[]>>();
 
+/** ssh2, loaded when SSH starts (or an administrator looks at it), not with the server. */
+const ssh2 = async () => (await import('ssh2')).default;
+
 const KINDS = [
-  { file: 'ssh_host_ed25519_key', label: 'ED25519', generate: () => ssh2.utils.generateKeyPairSync('ed25519') },
+  { file: 'ssh_host_ed25519_key', label: 'ED25519', generate: async () => (await ssh2()).utils.generateKeyPairSync('ed25519') },
   {
     file: 'ssh_host_rsa_key',
     label: 'RSA',
-    generate: () =>
-      new Promise<{ private: string; public: string }>((resolve, reject) =>
-        ssh2.utils.generateKeyPair('rsa', { bits: 3072 }, (error, keys) => (error ? reject(error) : resolve(keys))),
-      ),
+    generate: async () => {
+      const { utils } = await ssh2();
+      return new Promise<{ private: string; public: string }>((resolve, reject) =>
+        utils.generateKeyPair('rsa', { bits: 3072 }, (error, keys) => (error ? reject(error) : resolve(keys))),
+      );
+    },
   },
 ] as const;
 
@@ -75,7 +79,7 @@ async function hostKey(dir: string, kind: (typeof KINDS)[number]): Promise<HostK
     await createOnce(file, (await kind.generate()).private);
     text = await readFile(file, 'utf8');
   }
-  const parsed = ssh2.utils.parseKey(text);
+  const parsed = (await ssh2()).utils.parseKey(text);
   const key = Array.isArray(parsed) ? parsed[0] : parsed;
   if (key instanceof Error || key.getPrivatePEM() === null) throw new Error(`${file} is not an OpenSSH private key: remove it to have a new one made`);
   const blob = key.getPublicSSH();

@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import ssh2 from 'ssh2';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
 import { isUniqueViolation } from '../unique.js';
@@ -27,8 +26,17 @@ export function sshKeyFingerprint(blob: Buffer): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
 
+/**
+ * ssh2's key parser, loaded on first use: the library (and its WebAssembly) costs memory a server
+ * with SSH off and no key added never needs.
+ */
+async function parseKey(line: string): Promise<unknown> {
+  const { default: ssh2 } = await import('ssh2');
+  return ssh2.utils.parseKey(line);
+}
+
 /** The key blob of a public key line `<type> <base64> [comment]`, or null when it does not read as one. */
-function keyBlob(line: string): Buffer | null {
+async function keyBlob(line: string): Promise<Buffer | null> {
   const [type, data] = line.split(/\s+/);
   if (!type || !data || !KEY_TYPES.has(type) || !/^[A-Za-z0-9+/]+={0,2}$/.test(data)) return null;
   const blob = Buffer.from(data, 'base64');
@@ -37,7 +45,7 @@ function keyBlob(line: string): Buffer | null {
   if (length + 4 > blob.length || blob.subarray(4, 4 + length).toString('latin1') !== type) return null;
   // the key itself must parse too (its numbers, points and lengths); ssh2 reads no security-key
   // (`sk-`) type, whose blobs are only checked to name their type
-  if (!type.startsWith('sk-') && ssh2.utils.parseKey(line) instanceof Error) return null;
+  if (!type.startsWith('sk-') && (await parseKey(line)) instanceof Error) return null;
   return blob;
 }
 
@@ -48,10 +56,10 @@ function keyBlob(line: string): Buffer | null {
  *
  * @throws BadRequest `Invalid OpenSSH public key` (`GITLOOM_ERR_SSH_KEY_INVALID`) otherwise.
  */
-export function parsePublicKey(text: string): { content: string; fingerprint: string } {
+export async function parsePublicKey(text: string): Promise<{ content: string; fingerprint: string }> {
   const line = text.trim().split(/\r?\n/)[0]?.trim() ?? '';
   const [type, data, ...comment] = line.split(/\s+/);
-  const blob = keyBlob(line);
+  const blob = await keyBlob(line);
   if (blob === null) throw new BadRequest('Invalid OpenSSH public key', { code: 'GITLOOM_ERR_SSH_KEY_INVALID' });
   return { content: [type, data, ...comment].join(' '), fingerprint: sshKeyFingerprint(blob) };
 }
@@ -70,7 +78,7 @@ export async function sshKeyOwner(db: Db, blob: Buffer): Promise<{ userId: numbe
     .where('sshKeys.fingerprint', '=', sshKeyFingerprint(blob))
     .executeTakeFirst();
   if (!row) return null;
-  const stored = keyBlob(row.content);
+  const stored = await keyBlob(row.content);
   if (stored === null || stored.length !== blob.length || !timingSafeEqual(stored, blob)) return null;
   return { userId: row.ownerId, login: row.name, content: row.content };
 }
@@ -93,7 +101,7 @@ export async function addSshKey(ctx: Context, userId: number, text: string): Pro
   requireUser(ctx.actor);
   requireSelfOrAdmin(ctx, userId);
   await getUserRow(ctx.db, userId);
-  const { content, fingerprint } = parsePublicKey(text);
+  const { content, fingerprint } = await parsePublicKey(text);
   const inUse = () => new BadRequest('This key is already in use', { code: 'GITLOOM_ERR_SSH_KEY_IN_USE' });
   try {
     return await ctx.db.transaction().execute(async (tx) => {
