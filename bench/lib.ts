@@ -49,8 +49,8 @@ export async function build(): Promise<void> {
 
 /**
  * Starts `node [nodeArgs] dist/cli.js serve` (or `command`, e.g. `npm start`, in its own process
- * group) on `port` with a temp data dir and waits until it answers `/~health/live`. The log
- * level is `warn` unless `env` says otherwise.
+ * group) on `port` (git over SSH on `port + 1000`) with a temp data dir and waits until it
+ * answers `/~health/live`. The log level is `warn` unless `env` says otherwise.
  */
 export async function startBenchServer(port: number, env: Record<string, string> = {}, nodeArgs: string[] = [], command?: string[]): Promise<BenchServer> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-'));
@@ -66,6 +66,8 @@ export async function startBenchServer(port: number, env: Record<string, string>
       GITLOOM_INITIAL_PASSWORD: ADMIN_PASSWORD,
       GITLOOM_LOG_LEVEL: 'warn',
       GITLOOM_SERVER_URL: url,
+      // SSH beside HTTP, one port above the HTTP ports bench servers use
+      GITLOOM_SSH_PORT: String(port + 1000),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -201,6 +203,7 @@ export async function startInProcessServer(label: string, password: string, logg
       GITLOOM_INITIAL_EMAIL: 'admin@example.com',
       GITLOOM_HOST: '127.0.0.1',
       GITLOOM_LOG_LEVEL: 'warn',
+      GITLOOM_SSH_PORT: '0',
       ...(databaseUrl && { GITLOOM_DATABASE_URL: databaseUrl }),
     },
     { port: 0, dataDir },

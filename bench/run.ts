@@ -10,7 +10,9 @@
  * - idle RSS 2 s after start (the bare Fastify process beside it);
  * - `npm start` (dist/ already built) to the first `/~health/live` answer, against
  *   `node dist/cli.js serve` (median of 3 each, fresh data directory each time);
- * - a push returned → the pull request's new update visible through the API (p50 of 10).
+ * - a push returned → the pull request's new update visible through the API (p50 of 10);
+ * - `git clone` over SSH and over HTTP beside `git clone --no-local`, on the bench repository and
+ *   on 64 MiB of incompressible files (bench/ssh.ts).
  * The server runs from dist/ as its own process at the default log level (info, to /dev/null).
  * Pass `--markdown` for the README's form.
  */
@@ -19,6 +21,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { build, cpuMs, git, load, rssMiB, startBenchServer, startScript, time, waitForAnswer, type BenchServer } from './lib.js';
+import { cloneRows } from './ssh.js';
 
 const COMMITS = 3000;
 const ROUNDS = 3;
@@ -279,6 +282,7 @@ try {
   const clone = path.join(work, 'clone');
   await mergeRow(server, headers, clone, projectId);
   await pushRow(server, headers, clone, projectId);
+  for (const row of await cloneRows(server, headers, work, projectId, 6742 + 1000)) add(row);
 } finally {
   bare?.kill('SIGTERM');
   await server.stop();
