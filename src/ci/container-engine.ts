@@ -88,8 +88,6 @@ export interface EngineOptions {
   readonly insecureRegistries?: readonly string[];
 }
 
-export type { RegistryLogin } from './image-registries.js';
-
 /**
  * A connected engine: the Docker Engine API client, the reaper of this process's containers
  * (src/ci/container-reaper.ts) and, when this process started it, the Podman service.

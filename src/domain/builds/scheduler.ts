@@ -37,7 +37,7 @@ import { finishBuild } from './finish.js';
 import { buildJobSecrets } from './secrets.js';
 import { getProjectRow, secretKey } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
-import { findJob, specAt } from './spec.js';
+import { findJob, jobVariables, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
 import { ScheduleRunner } from './schedules.js';
 import { onWakeup } from './wakeup.js';
@@ -462,18 +462,7 @@ export class BuildScheduler {
       },
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
-      variables: {
-        projectName: project.name,
-        projectPath: project.path,
-        jobName: job.name,
-        ref: build.refName,
-        commitHash: build.commitHash,
-        buildNumber: build.number,
-        pullRequestNumber,
-        params,
-        secrets,
-        properties: Object.fromEntries(spec.properties.map((p) => [p.name, p.value])),
-      },
+      variables: { ...jobVariables(build, project, spec, job, params), pullRequestNumber, secrets },
       checkout: (target: string, o: CheckoutOptions) =>
         checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
     };
