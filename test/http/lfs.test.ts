@@ -62,4 +62,134 @@ describe('Git LFS over HTTP', () => {
     await lfs(clone, ['clone', '-q', gitUrl(server, 'media.git', ADMIN), '.']);
     expect((await fs.readFile(path.join(clone, 'big.bin'))).equals(big)).toBe(true);
   });
+
+  it('refuses a push whose pointers name objects the server does not have, in git-lfs words', async () => {
+    await createProject('pointers');
+    const missing = randomBytes(1000);
+    const work = await lfsWorkTree({ 'README.md': '# p\n' });
+    // a pointer committed without its object (as a client without the LFS hooks would push it)
+    await fs.writeFile(path.join(work, 'lost.bin'), pointer(missing));
+    await git(work, ['add', '-A']);
+    await git(work, ['commit', '-q', '-m', 'pointer only']);
+    const stderr = await gitFails(work, ['push', '--no-verify', gitUrl(server, 'pointers', ADMIN), 'main']);
+    expect(stderr).toContain(`Your push referenced 1 unknown Git LFS object: ${sha256(missing)}`);
+    expect(stderr).toContain("git lfs push --all");
+    expect((await server.call('GET', `/repositories/${(await projectId('pointers'))}/branches`)).json).toEqual([]);
+  });
+
+  it('locks, lists and unlocks files with git lfs lock; another user needs --force and the manage privilege', async () => {
+    const id = await createProject('locked');
+    const work = await lfsWorkTree({ 'a.bin': randomBytes(100), 'b.bin': randomBytes(100) });
+    const url = gitUrl(server, 'locked', ADMIN);
+    await lfs(work, ['push', '-q', url, 'main']);
+    await lfs(work, ['remote', 'add', 'origin', url]);
+    await lfs(work, ['config', 'lfs.locksverify', 'true']);
+    expect(await lfs(work, ['lfs', 'lock', 'a.bin'])).toContain("Locked a.bin");
+    const listed = JSON.parse(await lfs(work, ['lfs', 'locks', '--json']));
+    expect(listed).toEqual([expect.objectContaining({ path: 'a.bin', owner: { name: ADMIN.name } })]);
+
+    const writer = await server.createUser('lock-writer');
+    await server.call('POST', '/user-authorizations', { body: { projectId: id, userId: writer.id, roleId: 2 } });
+    const other = await tempDir('gitloom-lfs-other-');
+    await lfs(other, ['clone', '-q', gitUrl(server, 'locked', writer), '.']);
+    expect(await lfs(other, ['lfs', 'locks'])).toContain('a.bin');
+    const refused = await lfs(other, ['lfs', 'unlock', 'a.bin']).then(
+      () => '',
+      (e: { stderr: string }) => e.stderr,
+    );
+    expect(refused).toMatch(/another user|--force/);
+    const forced = await lfs(other, ['lfs', 'unlock', '--force', 'a.bin']).then(
+      () => '',
+      (e: { stderr: string }) => e.stderr,
+    );
+    expect(forced).toMatch(/manage the project/);
+    expect(await lfs(other, ['lfs', 'lock', 'b.bin'])).toContain('Locked b.bin');
+    // the owner may force another user's lock away
+    expect(await lfs(work, ['lfs', 'unlock', '--force', 'b.bin'])).toContain('Unlocked b.bin');
+    expect(await lfs(work, ['lfs', 'unlock', 'a.bin'])).toContain('Unlocked a.bin');
+    expect(JSON.parse(await lfs(work, ['lfs', 'locks', '--json']))).toEqual([]);
+  });
+});
+
+async function projectId(name: string): Promise<number> {
+  const res = await server.call('GET', `/projects?query=${encodeURIComponent(`"Name" is "${name}"`)}`);
+  return res.json[0].id;
+}
+
+describe('Git LFS endpoints over raw HTTP', () => {
+  const lfsHeaders = (auth: string | null) => ({
+    accept: 'application/vnd.git-lfs+json',
+    'content-type': 'application/vnd.git-lfs+json',
+    ...(auth && { authorization: auth }),
+  });
+  const post = (project: string, rest: string, body: unknown, auth: string | null) =>
+    fetch(`${server.url}/${project}.git/info/lfs/${rest}`, { method: 'POST', headers: lfsHeaders(auth), body: JSON.stringify(body) });
+  const adminAuth = basic(ADMIN.name, ADMIN.password);
+
+  it('asks anonymous callers for credentials with LFS-Authenticate and answers errors in the LFS shape', async () => {
+    await createProject('private-media');
+    const res = await post('private-media', 'objects/batch', { operation: 'download', objects: [] }, null);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('lfs-authenticate')).toBe('Basic realm="Gitloom"');
+    expect(res.headers.get('content-type')).toContain('application/vnd.git-lfs+json');
+    const body = await res.json();
+    expect(body).toEqual({ message: expect.any(String), documentation_url: expect.any(String), request_id: expect.any(String) });
+    expect((await post('no-such-project', 'objects/batch', { operation: 'download', objects: [] }, adminAuth)).status).toBe(404);
+    const bad = await post('private-media', 'objects/batch', { operation: 'download', objects: [{ oid: 'xyz', size: 1 }] }, adminAuth);
+    expect((await bad.json()).objects[0].error.code).toBe(422);
+    expect((await post('private-media', 'objects/batch', { operation: 'download', objects: [], hash_algo: 'sha512' }, adminAuth)).status).toBe(409);
+  });
+
+  it("refuses a reader's upload (403) and lets the reader download", async () => {
+    const id = await createProject('read-only');
+    const reader = await server.createUser('lfs-reader');
+    await server.call('POST', '/user-authorizations', { body: { projectId: id, userId: reader.id, roleId: 3 } });
+    const data = randomBytes(2048);
+    const object = { oid: sha256(data), size: data.length };
+    const refused = await post('read-only', 'objects/batch', { operation: 'upload', objects: [object] }, reader.auth);
+    expect(refused.status).toBe(403);
+    const put = await fetch(`${server.url}/read-only/info/lfs/objects/${object.oid}`, {
+      method: 'PUT',
+      headers: { authorization: reader.auth, 'content-type': 'application/octet-stream' },
+      body: data,
+    });
+    expect(put.status).toBe(403);
+
+    const upload = await (await post('read-only', 'objects/batch', { operation: 'upload', objects: [object] }, adminAuth)).json();
+    const action = upload.objects[0].actions.upload;
+    expect(action.header.Authorization).toMatch(/^Gitloom-LFS /);
+    const stored = await fetch(action.href, { method: 'PUT', headers: { ...action.header, 'content-type': 'application/octet-stream' }, body: data });
+    expect(stored.status).toBe(200);
+    // the upload token writes objects only: the API does not take it
+    expect((await server.call('GET', '/projects', { auth: action.header.Authorization })).status).toBe(401);
+
+    const download = await (await post('read-only', 'objects/batch', { operation: 'download', objects: [object] }, reader.auth)).json();
+    const get = download.objects[0].actions.download;
+    const fetched = Buffer.from(await (await fetch(get.href, { headers: get.header })).arrayBuffer());
+    expect(fetched.equals(data)).toBe(true);
+    // a download token does not upload
+    const again = await fetch(action.href.replace(/\/\d+$/, ''), { method: 'PUT', headers: { ...get.header, 'content-type': 'application/octet-stream' }, body: data });
+    expect(again.status).toBe(403);
+  });
+
+  it('refuses a corrupt or wrong-size upload and keeps nothing', async () => {
+    await createProject('corrupt');
+    const data = randomBytes(4096);
+    const oid = sha256(data);
+    const put = (body: Buffer, size = data.length) =>
+      fetch(`${server.url}/corrupt/info/lfs/objects/${oid}/${size}`, { method: 'PUT', headers: { authorization: adminAuth, 'content-type': 'application/octet-stream' }, body });
+    const flipped = Buffer.from(data);
+    flipped[100] ^= 1;
+    const corrupt = await put(flipped);
+    expect(corrupt.status).toBe(422);
+    expect((await corrupt.json()).message).toContain('does not match');
+    expect((await put(data.subarray(0, 4000))).status).toBe(422);
+    expect((await put(data, 4000)).status).toBe(422);
+    const objectFile = path.join(server.dataDir, 'lfs', oid.slice(0, 2), oid.slice(2, 4), oid);
+    await expect(fs.stat(objectFile)).rejects.toThrow();
+    expect(await fs.readdir(path.join(server.dataDir, 'lfs', 'tmp'))).toEqual([]);
+    const batch = await (await post('corrupt', 'objects/batch', { operation: 'download', objects: [{ oid, size: data.length }] }, adminAuth)).json();
+    expect(batch.objects[0].error.code).toBe(404);
+    expect((await put(data)).status).toBe(200);
+  });
 });
