@@ -73,8 +73,8 @@ describe('Git LFS over HTTP', () => {
     await git(work, ['commit', '-q', '-m', 'pointer only']);
     const stderr = await gitFails(work, ['push', '--no-verify', gitUrl(server, 'pointers', ADMIN), 'main']);
     expect(stderr).toContain(`Your push referenced 1 unknown Git LFS object: ${sha256(missing)}`);
-    expect(stderr).toContain("git lfs push --all");
-    expect((await server.call('GET', `/repositories/${(await projectId('pointers'))}/branches`)).json).toEqual([]);
+    expect(stderr).toContain('git lfs push --all');
+    expect((await server.call('GET', `/repositories/${await projectId('pointers')}/branches`)).json).toEqual([]);
   });
 
   it('locks, lists and unlocks files with git lfs lock; another user needs --force and the manage privilege', async () => {
@@ -84,7 +84,7 @@ describe('Git LFS over HTTP', () => {
     await lfs(work, ['push', '-q', url, 'main']);
     await lfs(work, ['remote', 'add', 'origin', url]);
     await lfs(work, ['config', 'lfs.locksverify', 'true']);
-    expect(await lfs(work, ['lfs', 'lock', 'a.bin'])).toContain("Locked a.bin");
+    expect(await lfs(work, ['lfs', 'lock', 'a.bin'])).toContain('Locked a.bin');
     const listed = JSON.parse(await lfs(work, ['lfs', 'locks', '--json']));
     expect(listed).toEqual([expect.objectContaining({ path: 'a.bin', owner: { name: ADMIN.name } })]);
 
@@ -168,7 +168,11 @@ describe('Git LFS endpoints over raw HTTP', () => {
     const fetched = Buffer.from(await (await fetch(get.href, { headers: get.header })).arrayBuffer());
     expect(fetched.equals(data)).toBe(true);
     // a download token does not upload
-    const again = await fetch(action.href.replace(/\/\d+$/, ''), { method: 'PUT', headers: { ...get.header, 'content-type': 'application/octet-stream' }, body: data });
+    const again = await fetch(action.href.replace(/\/\d+$/, ''), {
+      method: 'PUT',
+      headers: { ...get.header, 'content-type': 'application/octet-stream' },
+      body: data,
+    });
     expect(again.status).toBe(403);
   });
 
@@ -177,7 +181,11 @@ describe('Git LFS endpoints over raw HTTP', () => {
     const data = randomBytes(4096);
     const oid = sha256(data);
     const put = (body: Buffer, size = data.length) =>
-      fetch(`${server.url}/corrupt/info/lfs/objects/${oid}/${size}`, { method: 'PUT', headers: { authorization: adminAuth, 'content-type': 'application/octet-stream' }, body });
+      fetch(`${server.url}/corrupt/info/lfs/objects/${oid}/${size}`, {
+        method: 'PUT',
+        headers: { authorization: adminAuth, 'content-type': 'application/octet-stream' },
+        body: new Uint8Array(body),
+      });
     const flipped = Buffer.from(data);
     flipped[100] ^= 1;
     const corrupt = await put(flipped);

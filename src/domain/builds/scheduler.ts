@@ -30,6 +30,7 @@ import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
+import { checkoutLfsObjects } from '../lfs/index.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
 import { chooseJobExecutor, type ExecutorPlacement } from './executor-selection.js';
@@ -474,8 +475,11 @@ export class BuildScheduler {
         secrets,
         properties: Object.fromEntries(spec.properties.map((p) => [p.name, p.value])),
       },
-      checkout: (target: string, o: CheckoutOptions) =>
-        checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
+      checkout: async (target: string, o: CheckoutOptions) => {
+        await checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth });
+        // the objects of Git LFS files come from the server's store (docs/compatibility.md#git-lfs)
+        if (o.withLfs) await checkoutLfsObjects(this.ctx, build.projectId, build.commitHash, target, o.log);
+      },
     };
   }
 

@@ -7,7 +7,9 @@
 export { authorizeLfs, type LfsRepository } from './access.js';
 export { batch, type BatchRequest, type BatchResponse } from './batch.js';
 export { createLock, listLocks, LockExists, unlock, verifyLocks, type LfsLock } from './locks.js';
-export { onProjectsDeleting as onLfsProjectsDeleting, type LfsUsage } from './objects.js';
+export { lfsUsage, onProjectsDeleting as onLfsProjectsDeleting, type LfsUsage } from './objects.js';
 export { checkLfsPush } from './push-check.js';
 export { issueLfsToken, LFS_TOKEN_SCHEME, LFS_TOKEN_TTL_S, type LfsAuthentication, type LfsOperation } from './tokens.js';
 export { downloadObject, uploadObject } from './transfer.js';
+export { lfsContentOf, type LfsContent } from './content.js';
+export { checkoutLfsObjects } from './checkout.js';

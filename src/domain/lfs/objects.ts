@@ -8,7 +8,7 @@
 import type { Db } from '../../db/database.js';
 import type { Config } from '../../config.js';
 import type { Context } from '../context.js';
-import { directForkIds, forkAncestorIds } from '../projects/index.js';
+import { directForkIds, forkAncestorIds, loadProjectWith } from '../projects/index.js';
 import { removeObject, storedSize } from './store.js';
 
 /**
@@ -51,9 +51,15 @@ export interface LfsUsage {
   bytes: number;
 }
 
-/** The LFS usage of a project (no permission check; see the door's `lfsUsage`). */
-export async function usageOf(db: Db, projectId: number): Promise<LfsUsage> {
-  const row = await db
+/**
+ * The LFS usage of a project (who may see the project may see it): the objects it references
+ * and their total size — shared objects count in full for every project referencing them.
+ *
+ * @throws NotFound/Unauthorized for a project the caller cannot see.
+ */
+export async function lfsUsage(ctx: Context, projectId: number): Promise<LfsUsage> {
+  await loadProjectWith(ctx, projectId, 'access');
+  const row = await ctx.db
     .selectFrom('lfsObjects')
     .select((eb) => [eb.fn.countAll().as('objects'), eb.fn.sum('size').as('bytes')])
     .where('projectId', '=', projectId)

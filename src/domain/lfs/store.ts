@@ -62,14 +62,16 @@ export async function storeObject(config: Pick<Config, 'dataDir'>, oid: string, 
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const tmp = path.join(tmpDir, randomUUID());
   const handle = await open(tmp, 'wx', 0o600);
+  let isOpen = true;
   try {
     const digest = await hashInto(handle, body, size);
+    isOpen = false;
     await handle.close();
     if (digest !== oid) throw new UnprocessableEntity(`Content does not match the object id ${oid} (its SHA-256 is ${digest})`);
     await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     await rename(tmp, target);
   } catch (error) {
-    await handle.close().catch(() => undefined);
+    if (isOpen) await handle.close();
     await rm(tmp, { force: true });
     throw error;
   }
@@ -125,7 +127,13 @@ export async function openObject(config: Pick<Config, 'dataDir'>, oid: string): 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  const { size } = await handle.stat();
+  let size: number;
+  try {
+    ({ size } = await handle.stat());
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
   return { stream: handle.createReadStream({ highWaterMark: WRITE_BATCH }), size };
 }
 
