@@ -36,7 +36,7 @@ const pointer = (data: Buffer) => `version https://git-lfs.github.com/spec/v1\no
 async function lfsWorkTree(files: Record<string, Buffer | string>): Promise<string> {
   const dir = await tempDir('gitloom-lfs-wt-');
   await lfs(dir, ['init', '-q', '-b', 'main']);
-  await lfs(dir, ['lfs', 'track', '*.bin']);
+  await lfs(dir, ['lfs', 'track', '*.bin', '*.txt']);
   for (const [name, content] of Object.entries(files)) await fs.writeFile(path.join(dir, name), content);
   await lfs(dir, ['add', '-A']);
   await lfs(dir, ['commit', '-q', '-m', 'files']);
@@ -199,5 +199,148 @@ describe('Git LFS endpoints over raw HTTP', () => {
     const batch = await (await post('corrupt', 'objects/batch', { operation: 'download', objects: [{ oid, size: data.length }] }, adminAuth)).json();
     expect(batch.objects[0].error.code).toBe(404);
     expect((await put(data)).status).toBe(200);
+  });
+});
+
+describe('Git LFS files in pages, forks, deletion and builds', () => {
+  const adminAuth = basic(ADMIN.name, ADMIN.password);
+  const page = async (url: string) => {
+    const res = await fetch(`${server.url}${url}`, { headers: { authorization: adminAuth } });
+    return { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()) };
+  };
+  const objectFile = (data: Buffer) => path.join(server.dataDir, 'lfs', sha256(data).slice(0, 2), sha256(data).slice(2, 4), sha256(data));
+
+  it('shows the content and size of LFS files in the file view, raw downloads and diffs', async () => {
+    const id = await createProject('viewer');
+    const notes = Buffer.from('first line of the notes\nsecond line\n'.repeat(50));
+    const work = await lfsWorkTree({ 'notes.txt': notes, 'blob.bin': randomBytes(5000) });
+    await lfs(work, ['push', '-q', gitUrl(server, 'viewer', ADMIN), 'main']);
+
+    const view = await page('/viewer/~files/main/notes.txt');
+    expect(view.status).toBe(200);
+    const html = view.body.toString('utf8');
+    expect(html).toContain('first line of the notes');
+    expect(html).toContain(`${notes.length.toLocaleString('en-US')} bytes`);
+    expect(html).toContain('stored with Git LFS');
+    const raw = await page('/viewer/~raw/main/notes.txt');
+    expect(raw.type).toBe('text/plain; charset=utf-8');
+    expect(raw.body.equals(notes)).toBe(true);
+    const binary = await page('/viewer/~files/main/blob.bin');
+    expect(binary.body.toString('utf8')).toContain('5,000 bytes');
+
+    const longer = Buffer.concat([notes, Buffer.from('x'.repeat(2048))]);
+    await fs.writeFile(path.join(work, 'notes.txt'), longer);
+    await lfs(work, ['commit', '-q', '-am', 'longer notes']);
+    await lfs(work, ['push', '-q', gitUrl(server, 'viewer', ADMIN), 'main']);
+    const head = (await lfs(work, ['rev-parse', 'HEAD'])).trim();
+    const commit = (await page(`/viewer/~commits/${head}`)).body.toString('utf8');
+    expect(commit).toContain('Stored with Git LFS: 1.8 KiB → 3.8 KiB');
+    expect(commit).not.toContain('oid sha256:');
+
+    const settings = (await page('/viewer/~settings')).body.toString('utf8');
+    expect(settings).toMatch(/3 objects stored with Git LFS/);
+    expect(id).toBeGreaterThan(0);
+  });
+
+  it("lets a fork read its origin's objects without a copy, keeps them when the origin goes and removes them with the last project", async () => {
+    const originId = await createProject('lfs-origin');
+    const shared = randomBytes(10_000);
+    const own = randomBytes(3000);
+    const work = await lfsWorkTree({ 'shared.bin': shared });
+    await lfs(work, ['push', '-q', gitUrl(server, 'lfs-origin', ADMIN), 'main']);
+    const forkId = (await server.call('POST', '/projects', { body: { name: 'lfs-fork', forkedFromId: originId } })).json;
+
+    const clone = await tempDir('gitloom-lfs-fork-');
+    await lfs(clone, ['clone', '-q', gitUrl(server, 'lfs-fork', ADMIN), '.']);
+    expect((await fs.readFile(path.join(clone, 'shared.bin'))).equals(shared)).toBe(true);
+    // a push to the fork naming the origin's object needs no upload
+    await fs.writeFile(path.join(clone, 'copy.bin'), shared);
+    await fs.writeFile(path.join(clone, 'own.bin'), own);
+    await lfs(clone, ['add', '-A']);
+    await lfs(clone, ['commit', '-q', '-m', 'fork work']);
+    await lfs(clone, ['push', '-q', 'origin', 'main']);
+    expect(await fs.readFile(objectFile(own))).toEqual(own);
+
+    expect((await server.call('DELETE', `/projects/${originId}`)).status).toBe(200);
+    await expect(fs.stat(objectFile(shared))).resolves.toBeTruthy();
+    const again = await tempDir('gitloom-lfs-fork-again-');
+    await lfs(again, ['clone', '-q', gitUrl(server, 'lfs-fork', ADMIN), '.']);
+    expect((await fs.readFile(path.join(again, 'shared.bin'))).equals(shared)).toBe(true);
+
+    expect((await server.call('DELETE', `/projects/${forkId}`)).status).toBe(200);
+    await expect(fs.stat(objectFile(shared))).rejects.toThrow();
+    await expect(fs.stat(objectFile(own))).rejects.toThrow();
+  });
+
+  it('issues short-lived tokens for git-lfs-authenticate, scoped to one project and operation', async () => {
+    const { issueLfsToken } = await import('../../src/domain/lfs/index.js');
+    const { createContext, systemActor } = await import('../../src/domain/context.js');
+    const id = await createProject('token-target');
+    const otherId = await createProject('token-other');
+    const reader = await server.createUser('token-reader');
+    await server.call('POST', '/user-authorizations', { body: { projectId: id, userId: reader.id, roleId: 3 } });
+    const ctx = createContext(server.server.services, systemActor);
+    const auth = await issueLfsToken(ctx, { userId: reader.id, projectId: id, operation: 'download' });
+    expect(auth).toEqual({
+      href: `${server.url}/token-target.git/info/lfs`,
+      header: { Authorization: expect.stringMatching(/^Gitloom-LFS /) },
+      expires_in: 600,
+    });
+    await expect(issueLfsToken(ctx, { userId: reader.id, projectId: id, operation: 'upload' })).rejects.toThrow(/permission/i);
+    await expect(issueLfsToken(ctx, { userId: reader.id, projectId: otherId, operation: 'download' })).rejects.toThrow(/not found/i);
+
+    const batch = (project: string, operation: string, authorization: string) =>
+      fetch(`${server.url}/${project}.git/info/lfs/objects/batch`, {
+        method: 'POST',
+        headers: { accept: 'application/vnd.git-lfs+json', 'content-type': 'application/vnd.git-lfs+json', authorization },
+        body: JSON.stringify({ operation, objects: [] }),
+      });
+    expect((await batch('token-target', 'download', auth.header.Authorization)).status).toBe(200);
+    expect((await batch('token-target', 'upload', auth.header.Authorization)).status).toBe(403);
+    expect((await batch('token-other', 'download', auth.header.Authorization)).status).toBe(404);
+    const forged = auth.header.Authorization.slice(0, -2) + (auth.header.Authorization.endsWith('A') ? 'BB' : 'AA');
+    expect((await batch('token-target', 'download', forged)).status).toBe(401);
+    const expired = await issueLfsToken({ ...ctx, now: () => Date.now() - 601_000 }, { userId: reader.id, projectId: id, operation: 'download' });
+    expect((await batch('token-target', 'download', expired.header.Authorization)).status).toBe(401);
+  });
+
+  it('copies the LFS objects into the workspace of a build whose checkout says withLfs', async () => {
+    const id = await createProject('lfs-build');
+    const data = Buffer.from('real content of the model\n');
+    const spec = [
+      'version: 25',
+      'jobs:',
+      '- name: CI',
+      '  steps:',
+      '  - !CheckoutStep',
+      '    name: checkout',
+      '    cloneCredential: !DefaultCredential {}',
+      '    withLfs: true',
+      '  - !CommandStep',
+      '    name: check',
+      '    runInContainer: false',
+      '    interpreter: !DefaultInterpreter',
+      '      commands:',
+      '      - cat model.bin',
+      '',
+    ].join('\n');
+    const work = await lfsWorkTree({ 'model.bin': data, '.onedev-buildspec.yml': spec });
+    await lfs(work, ['push', '-q', gitUrl(server, 'lfs-build', ADMIN), 'main']);
+    const commitHash = (await lfs(work, ['rev-parse', 'HEAD'])).trim();
+    const run = await server.call('POST', '/job-runs', {
+      body: { '@type': 'JobRunOnCommit', projectId: id, commitHash, jobName: 'CI', refName: 'refs/heads/main', params: {}, reason: 'test' },
+    });
+    expect(run.status, run.text).toBe(200);
+    const deadline = Date.now() + 60_000;
+    let status = '';
+    while (Date.now() < deadline) {
+      status = (await server.call('GET', `/builds/${run.json}`)).json.status;
+      if (['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status)) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const log = (await server.call('GET', `/builds/${run.json}/log`)).text;
+    expect(status, log).toBe('SUCCESSFUL');
+    expect(log).toContain('real content of the model');
+    expect(log).toContain('Fetched 1 Git LFS file');
   });
 });

@@ -24,7 +24,11 @@ export async function forkRootId(db: Db, projectId: number): Promise<number> {
 export async function forkAncestorIds(db: Db, projectId: number): Promise<number[]> {
   const ids = [projectId];
   for (let depth = 0; depth < 100; depth++) {
-    const row = await db.selectFrom('projects').select('forkedFromId').where('id', '=', ids[ids.length - 1]).executeTakeFirst();
+    const row = await db
+      .selectFrom('projects')
+      .select('forkedFromId')
+      .where('id', '=', ids[ids.length - 1])
+      .executeTakeFirst();
     if (!row?.forkedFromId || ids.includes(row.forkedFromId)) break;
     ids.push(row.forkedFromId);
   }

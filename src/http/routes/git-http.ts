@@ -41,7 +41,6 @@ export interface GitHttpPluginOptions {
   lfs?(request: FastifyRequest, reply: FastifyReply, target: LfsTarget): Promise<FastifyReply>;
 }
 
-const REQUEST_TYPES = ['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'];
 const INFO_REFS = /^(.+?)(?:\.git)?\/info\/refs$/;
 const RPC = /^(.+?)(?:\.git)?\/(git-upload-pack|git-receive-pack)$/;
 const LFS = /^((.+?)(?:\.git)?)\/info\/lfs\/(.+)$/;
@@ -111,8 +110,11 @@ function send(reply: FastifyReply, res: GitProtocolResponse): FastifyReply {
  * @example await app.register(gitHttpPlugin, { resolveRepository });
  */
 export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOptions): Promise<void> {
-  app.addContentTypeParser([...REQUEST_TYPES, 'application/octet-stream'], (_request, payload, done) => done(null, payload));
-  app.addContentTypeParser(LFS_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+  // git's bodies and LFS uploads (whatever type git-lfs detected in the content) are raw
+  // streams; LFS JSON bodies are parsed as the API's are
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser([LFS_MEDIA_TYPE, 'application/json'], { parseAs: 'string' }, (_request, body, done) => {
     try {
       done(null, parseLfsJson(body as string));
     } catch (error) {
