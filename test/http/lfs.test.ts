@@ -343,4 +343,18 @@ describe('Git LFS files in pages, forks, deletion and builds', () => {
     expect(log).toContain('real content of the model');
     expect(log).toContain('Fetched 1 Git LFS file');
   });
+
+  it('backs up the LFS objects, hard-linking those an earlier backup holds', async () => {
+    const { backup } = await import('../../src/ops/backup.js');
+    await createProject('backed-up');
+    const data = randomBytes(20_000);
+    const work = await lfsWorkTree({ 'data.bin': data });
+    await lfs(work, ['push', '-q', gitUrl(server, 'backed-up', ADMIN), 'main']);
+    const dir = await tempDir('gitloom-lfs-backup-');
+    const rel = path.join('lfs', sha256(data).slice(0, 2), sha256(data).slice(2, 4), sha256(data));
+    await backup(server.server.services.config, path.join(dir, 'full'));
+    expect((await fs.readFile(path.join(dir, 'full', rel))).equals(data)).toBe(true);
+    await backup(server.server.services.config, path.join(dir, 'next'), { incrementalFrom: path.join(dir, 'full') });
+    expect((await fs.stat(path.join(dir, 'next', rel))).ino).toBe((await fs.stat(path.join(dir, 'full', rel))).ino);
+  });
 });
