@@ -357,4 +357,17 @@ describe('Git LFS files in pages, forks, deletion and builds', () => {
     await backup(server.server.services.config, path.join(dir, 'next'), { incrementalFrom: path.join(dir, 'full') });
     expect((await fs.stat(path.join(dir, 'next', rel))).ino).toBe((await fs.stat(path.join(dir, 'full', rel))).ino);
   });
+
+  it('removes the upload temp files a crash left at start-up', async () => {
+    const { recoverAtStartup } = await import('../../src/domain/startup-recovery.js');
+    const tmp = path.join(server.dataDir, 'lfs', 'tmp', 'left-by-a-crash');
+    await fs.mkdir(path.dirname(tmp), { recursive: true });
+    await fs.writeFile(tmp, 'partial');
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await fs.utimes(tmp, old, old);
+    const removed: string[] = [];
+    await recoverAtStartup(server.server.services, (message) => removed.push(message));
+    expect(removed).toContain(`Start-up recovery: removed Git LFS upload temp file ${tmp}`);
+    await expect(fs.stat(tmp)).rejects.toThrow();
+  });
 });

@@ -13,3 +13,4 @@ export { issueLfsToken, LFS_TOKEN_SCHEME, LFS_TOKEN_TTL_S, type LfsAuthenticatio
 export { downloadObject, uploadObject } from './transfer.js';
 export { lfsContentOf, type LfsContent } from './content.js';
 export { checkoutLfsObjects } from './checkout.js';
+export { lfsTempDir } from './store.js';

@@ -26,6 +26,11 @@ export function lfsRoot(config: Pick<Config, 'dataDir'>): string {
   return path.join(config.dataDir, 'lfs');
 }
 
+/** Where uploads in flight are written, `<data dir>/lfs/tmp` (start-up recovery removes what a crash left). */
+export function lfsTempDir(config: Pick<Config, 'dataDir'>): string {
+  return path.join(lfsRoot(config), 'tmp');
+}
+
 /**
  * Where an object lives: `<data dir>/lfs/<oid[0..2]>/<oid[2..4]>/<oid>`.
  *
@@ -58,7 +63,7 @@ export async function storedSize(config: Pick<Config, 'dataDir'>, oid: string): 
 export async function storeObject(config: Pick<Config, 'dataDir'>, oid: string, size: number, body: Readable, maxBytes: number): Promise<void> {
   const target = objectPath(config, oid);
   if (size > maxBytes) throw new PayloadTooLarge(`Object is larger than the limit of ${maxBytes} bytes`);
-  const tmpDir = path.join(lfsRoot(config), 'tmp');
+  const tmpDir = lfsTempDir(config);
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const tmp = path.join(tmpDir, randomUUID());
   const handle = await open(tmp, 'wx', 0o600);
