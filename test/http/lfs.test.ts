@@ -126,6 +126,26 @@ describe('Git LFS endpoints over raw HTTP', () => {
     fetch(`${server.url}/${project}.git/info/lfs/${rest}`, { method: 'POST', headers: lfsHeaders(auth), body: JSON.stringify(body) });
   const adminAuth = basic(ADMIN.name, ADMIN.password);
 
+  it('lets anonymous callers download from a project anonymous access may read, without a token', async () => {
+    await createProject('public-media', { defaultRoleId: 2 });
+    const data = randomBytes(4096);
+    const work = await lfsWorkTree({ 'pic.bin': data });
+    await lfs(work, ['push', '-q', gitUrl(server, 'public-media', ADMIN), 'main']);
+    await server.call('POST', '/settings/security', { body: { enableAnonymousAccess: true } });
+    try {
+      const object = { oid: sha256(data), size: data.length };
+      const answer = await (await post('public-media', 'objects/batch', { operation: 'download', objects: [object] }, null)).json();
+      expect(answer.objects[0].actions.download.header).toBeUndefined();
+      expect(answer.objects[0].authenticated).toBeUndefined();
+      const clone = await tempDir('gitloom-lfs-anon-');
+      await lfs(clone, ['clone', '-q', gitUrl(server, 'public-media'), '.']);
+      expect((await fs.readFile(path.join(clone, 'pic.bin'))).equals(data)).toBe(true);
+      expect((await post('public-media', 'objects/batch', { operation: 'upload', objects: [object] }, null)).status).toBe(401);
+    } finally {
+      await server.call('POST', '/settings/security', { body: { enableAnonymousAccess: false } });
+    }
+  });
+
   it('asks anonymous callers for credentials with LFS-Authenticate and answers errors in the LFS shape', async () => {
     await createProject('private-media');
     const res = await post('private-media', 'objects/batch', { operation: 'download', objects: [] }, null);

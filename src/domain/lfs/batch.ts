@@ -81,6 +81,8 @@ export async function batch(repo: LfsRepository, body: BatchRequest, base: strin
   );
   const header = transferHeader(repo, operation);
   const action = (href: string): BatchAction => ({ href, ...(header && { header }), expires_in: LFS_TOKEN_TTL_S });
+  // `authenticated`: the actions carry the credentials they need (the spec's meaning)
+  const authenticated = header ? { authenticated: true } : {};
   return {
     transfer: 'basic',
     hash_algo: 'sha256',
@@ -89,12 +91,12 @@ export async function batch(repo: LfsRepository, body: BatchRequest, base: strin
       const stored = known.get(o.oid);
       if (operation === 'download') {
         if (stored === undefined) return { oid: o.oid, size: o.size, error: { code: 404, message: 'Object does not exist' } };
-        return { oid: o.oid, size: stored, authenticated: true, actions: { download: action(`${base}/objects/${o.oid}`) } };
+        return { oid: o.oid, size: stored, ...authenticated, actions: { download: action(`${base}/objects/${o.oid}`) } };
       }
       if (o.size > ctx.config.lfsMaxBytes)
         return { oid: o.oid, size: o.size, error: { code: 422, message: `Object is larger than the limit of ${ctx.config.lfsMaxBytes} bytes` } };
-      if (stored === o.size) return { oid: o.oid, size: o.size, authenticated: true };
-      return { oid: o.oid, size: o.size, authenticated: true, actions: { upload: action(`${base}/objects/${o.oid}/${o.size}`) } };
+      if (stored === o.size) return { oid: o.oid, size: o.size };
+      return { oid: o.oid, size: o.size, ...authenticated, actions: { upload: action(`${base}/objects/${o.oid}/${o.size}`) } };
     }),
   };
 }
