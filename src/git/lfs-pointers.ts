@@ -3,11 +3,15 @@
  * text, and finding the pointers a push adds or a commit holds. Only blobs smaller than
  * {@link POINTER_MAX_BYTES} are read, so the work is bounded by what could be a pointer.
  */
-import { gitDir, runGit, value } from './command.js';
+import { createInterface } from 'node:readline';
+import { gitDir, runGit, spawnGit, value } from './command.js';
 import { assertObjectId } from './names.js';
 
 /** A pointer file is smaller than this (git-lfs's own bound). */
 export const POINTER_MAX_BYTES = 1024;
+
+/** Small blobs read per `cat-file --batch` run: at most ~1 MiB of pointer-sized content in memory at once. */
+const READ_CHUNK = 1000;
 
 /** What a pointer names. */
 export interface LfsPointer {
@@ -36,26 +40,32 @@ export function parseLfsPointer(content: Buffer | string): LfsPointer | null {
 }
 
 /**
- * Reads blobs (`git cat-file --batch`) and returns the pointers among them, by blob id.
+ * Reads blobs (`git cat-file --batch`, {@link READ_CHUNK} at a time) and returns the pointers
+ * among them, by blob id.
  *
  * @param blobs 40-hex blob ids, each smaller than {@link POINTER_MAX_BYTES}.
  */
 async function readPointers(repo: string, blobs: readonly string[], env: Record<string, string>): Promise<Map<string, LfsPointer>> {
   const found = new Map<string, LfsPointer>();
-  if (blobs.length === 0) return found;
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { env, input: blobs.map((b) => `${b}\n`).join('') });
-  let at = 0;
-  while (at < stdout.length) {
-    const eol = stdout.indexOf(10, at);
-    const [id, type, size] = stdout.subarray(at, eol).toString('utf8').split(' ');
-    if (type === undefined || type === 'missing') {
-      at = eol + 1;
-      continue;
+  for (let i = 0; i < blobs.length; i += READ_CHUNK) {
+    const input = blobs
+      .slice(i, i + READ_CHUNK)
+      .map((b) => `${b}\n`)
+      .join('');
+    const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { env, input });
+    let at = 0;
+    while (at < stdout.length) {
+      const eol = stdout.indexOf(10, at);
+      const [id, type, size] = stdout.subarray(at, eol).toString('utf8').split(' ');
+      if (type === undefined || type === 'missing') {
+        at = eol + 1;
+        continue;
+      }
+      const length = Number(size);
+      const pointer = type === 'blob' ? parseLfsPointer(stdout.subarray(eol + 1, eol + 1 + length)) : null;
+      if (pointer) found.set(id, pointer);
+      at = eol + 1 + length + 1;
     }
-    const length = Number(size);
-    const pointer = type === 'blob' ? parseLfsPointer(stdout.subarray(eol + 1, eol + 1 + length)) : null;
-    if (pointer) found.set(id, pointer);
-    at = eol + 1 + length + 1;
   }
   return found;
 }
@@ -63,13 +73,15 @@ async function readPointers(repo: string, blobs: readonly string[], env: Record<
 /**
  * The pointers among the blobs that the commits `newCommits` bring and no existing ref reaches
  * (`git rev-list --objects --filter=blob:limit=1024 <new…> --not --all`, in the push's
- * quarantine `env`): what a push adds.
+ * quarantine `env`): what a push adds. The object list streams through `cat-file
+ * --batch-check`, so only the ids of pointer-sized blobs are kept, and those are read a chunk
+ * at a time.
  *
  * @param newCommits 40-hex commit ids the push moves refs to.
  */
 export async function pushedLfsPointers(repo: string, newCommits: readonly string[], env: Record<string, string>): Promise<LfsPointer[]> {
   if (newCommits.length === 0) return [];
-  const listed = await runGit(
+  const listing = spawnGit(
     [
       gitDir(repo),
       'rev-list',
@@ -82,27 +94,21 @@ export async function pushedLfsPointers(repo: string, newCommits: readonly strin
     ],
     { env },
   );
-  const ids = listed.stdout
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.length >= 40);
-  const small = await smallBlobs(repo, ids, env);
+  listing.stdin.end();
+  const check = spawnGit([gitDir(repo), 'cat-file', '--batch-check=%(objecttype) %(objectsize) %(objectname)'], { env });
+  listing.stdout.pipe(check.stdin);
+  const small: string[] = [];
+  try {
+    for await (const line of createInterface({ input: check.stdout, crlfDelay: Infinity })) {
+      const [type, size, id] = line.split(' ');
+      if (type === 'blob' && Number(size) < POINTER_MAX_BYTES) small.push(id);
+    }
+    await Promise.all([listing.done, check.done]);
+  } finally {
+    listing.kill();
+    check.kill();
+  }
   return [...(await readPointers(repo, small, env)).values()];
-}
-
-/** The blobs among `ids` (`git cat-file --batch-check`) smaller than a pointer's bound. */
-async function smallBlobs(repo: string, ids: readonly string[], env: Record<string, string>): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch-check=%(objecttype) %(objectsize) %(objectname)'], {
-    env,
-    input: ids.map((i) => `${i}\n`).join(''),
-  });
-  return stdout
-    .toString('utf8')
-    .split('\n')
-    .map((line) => line.split(' '))
-    .filter(([type, size]) => type === 'blob' && Number(size) < POINTER_MAX_BYTES)
-    .map(([, , id]) => id);
 }
 
 /** A pointer file of a commit. */
