@@ -32,6 +32,7 @@ const TABLE_OWNERS = {
   settings: ['settings'],
   projects: ['projects', 'projectLabels', 'labelSpecs', 'milestones', 'numberSequences', 'userAuthorizations', 'groupAuthorizations'],
   journal: ['refJournal'],
+  lfs: ['lfsObjects', 'lfsLocks'],
   issues: [
     'issues',
     'issueAuthorizations',

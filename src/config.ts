@@ -42,6 +42,12 @@ export interface Config {
    * (`GITLOOM_ARTIFACT_MAX_MB`, default 1024 MiB).
    */
   artifactMaxBytes: number;
+  /**
+   * Largest Git LFS object, in bytes: a batch naming a bigger one answers it with error 422
+   * and an upload over it is cut off (`GITLOOM_LFS_MAX_MB`, default 10240 MiB;
+   * docs/security.md#git-lfs).
+   */
+  lfsMaxBytes: number;
   /** Log level for pino (`GITLOOM_LOG_LEVEL`, default info). */
   logLevel: string;
   /** git commands running longer than this many ms are logged as slow (`GITLOOM_GIT_SLOW_MS`, default 5000). */
@@ -212,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestTimeoutMs: intFromEnv(env, 'GITLOOM_REQUEST_TIMEOUT_MS', 60_000),
     pushMaxBytes: megabytesFromEnv(env, 'GITLOOM_PUSH_MAX_MB', 2048),
     artifactMaxBytes: megabytesFromEnv(env, 'GITLOOM_ARTIFACT_MAX_MB', 1024),
+    lfsMaxBytes: megabytesFromEnv(env, 'GITLOOM_LFS_MAX_MB', 10240),
     logLevel: env.GITLOOM_LOG_LEVEL ?? 'info',
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),

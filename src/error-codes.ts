@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   GITLOOM_ERR_URI_TOO_LONG: { status: 414, description: 'The request line or a path segment is too long.' },
   GITLOOM_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The body has a content type the operation does not take.' },
   GITLOOM_ERR_RANGE_NOT_SATISFIABLE: { status: 416, description: 'The requested byte range does not overlap the file.' },
+  GITLOOM_ERR_UNPROCESSABLE_ENTITY: {
+    status: 422,
+    description: 'The input is well-formed but invalid (a Git LFS object whose bytes do not match its id or size).',
+  },
   GITLOOM_ERR_TOO_MANY_REQUESTS: { status: 429, description: 'Too many requests; retry after `Retry-After` seconds.' },
   GITLOOM_ERR_REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, description: 'The header fields are too large.' },
   GITLOOM_ERR_INTERNAL: { status: 500, description: 'A fault of the server (logged); never caused by input by design.' },

@@ -67,6 +67,8 @@ export interface Database {
   outboxMessages: OutboxMessageTable;
   outboxAttempts: OutboxAttemptTable;
   refJournal: RefJournalTable;
+  lfsObjects: LfsObjectTable;
+  lfsLocks: LfsLockTable;
 }
 
 type Id = Generated<number>;
@@ -704,3 +706,28 @@ export interface RefJournalTable {
   retryDate: number | null;
 }
 export type RefJournalRow = Selectable<RefJournalTable>;
+
+/** A project's reference to an object of the LFS store (docs/compatibility.md#git-lfs). */
+export interface LfsObjectTable {
+  projectId: number;
+  /** SHA-256 of the content, 64 lower-case hex digits. */
+  oid: string;
+  /** Bytes. */
+  size: number;
+  /** Epoch ms the project first referenced it. */
+  createDate: number;
+}
+
+/** A file lock of the LFS locking API (docs/compatibility.md#git-lfs). */
+export interface LfsLockTable {
+  id: Id;
+  projectId: number;
+  /** Repository-relative path of the locked file. */
+  path: string;
+  ownerId: number;
+  /** The ref the lock was taken for (`refs/heads/main`), when the client named one. */
+  refName: string | null;
+  /** Epoch ms. */
+  lockedAt: number;
+}
+export type LfsLockRow = Selectable<LfsLockTable>;

@@ -42,6 +42,7 @@ import { buildCommit } from './repositories/index.js';
 import { endUserSessions } from './auth/index.js';
 import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAuthors } from './code-comments/index.js';
 import { enqueueEvent } from './outbox/index.js';
+import { onLfsProjectsDeleting } from './lfs/index.js';
 
 /**
  * The one place where areas subscribe to each other's events (docs/architecture.md), so that no
@@ -114,6 +115,7 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('activity', (event) => enqueueEvent(event.db, event.activity));
   events.onTransaction('journaledMergeApplied', (event) => onJournaledMergeApplied({ events }, event));
   events.onTransaction('projectsDeleting', (event) => onProjectsDeleting({ events }, event));
+  events.onTransaction('projectsDeleting', (event) => onLfsProjectsDeleting(config, event));
   events.onTransaction('pullRequestDeleting', (event) => deletePullRequestBuilds(config, event.db, event.requestId, event.afterCommit));
   for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {
     events.onTransaction('userDeleting', (event) => reassign(event.db, event.userId));

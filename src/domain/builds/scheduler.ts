@@ -30,6 +30,7 @@ import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
+import { checkoutLfsObjects } from '../lfs/index.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
 import { chooseJobExecutor, type ExecutorPlacement } from './executor-selection.js';
@@ -463,8 +464,11 @@ export class BuildScheduler {
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
       variables: { ...jobVariables(build, project, spec, job, params), pullRequestNumber, secrets },
-      checkout: (target: string, o: CheckoutOptions) =>
-        checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
+      checkout: async (target: string, o: CheckoutOptions) => {
+        await checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth });
+        // the objects of Git LFS files come from the server's store (docs/compatibility.md#git-lfs)
+        if (o.withLfs) await checkoutLfsObjects(this.ctx, build.projectId, build.commitHash, target, o.log);
+      },
     };
   }
 

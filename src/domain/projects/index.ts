@@ -48,7 +48,7 @@ export {
   queryMilestones,
   updateMilestone,
 } from './milestones.js';
-export { forkRootId, takeNextNumber } from './numbers.js';
+export { directForkIds, forkAncestorIds, forkRootId, takeNextNumber } from './numbers.js';
 export {
   accessibleProjectsCondition,
   ancestorPaths,

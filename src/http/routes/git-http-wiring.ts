@@ -6,7 +6,9 @@ import { authorizeRepository, checkPush } from '../../domain/projects/index.js';
 import { NotFound } from '../../errors.js';
 import { createContext, systemActor, type Services } from '../../domain/context.js';
 import { HOOK_SECRET_HEADER, preparePushHooks } from '../../domain/repositories/index.js';
+import { checkLfsPush } from '../../domain/lfs/index.js';
 import { gitHttpPlugin } from './git-http.js';
+import { lfsRoute } from './lfs.js';
 
 const HOOK_ROUTE = '/~internal/hooks';
 
@@ -44,7 +46,9 @@ const PostReceiveBody = Type.Object({
  * ref changes to the ref-change journal as intents (a database that cannot take them refuses the
  * push before any ref moves); the post-receive hook reports the exact ref changes and the pusher
  * to `POST /~internal/hooks/post-receive`, which confirms them in the journal before the push
- * returns. The push environment also caps the
+ * returns. A push whose new LFS pointers name objects the project cannot read is refused
+ * (docs/compatibility.md#git-lfs); the Git LFS endpoints under `<clone URL>/info/lfs/` are served
+ * by src/http/routes/lfs.ts. The push environment also caps the
  * pack at `GITLOOM_PUSH_MAX_MB` (src/domain/repositories/push-hooks.ts). The receive-pack body is
  * a raw stream (src/http/routes/git-http.ts), so Fastify's `bodyLimit` does not apply to it; the
  * whole request must still arrive within `GITLOOM_REQUEST_TIMEOUT_MS`.
@@ -64,6 +68,7 @@ export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (
     const body = request.body as typeof PreReceiveBody.static;
     const ctx = createContext(services, systemActor);
     const errors = await checkPush(ctx, body.projectId, body.userId, body.updates, body.quarantine);
+    if (errors.length === 0) errors.push(...(await checkLfsPush(ctx, body.projectId, body.updates, body.quarantine)));
     if (errors.length === 0) intentsOfPush.set(body.pushId, await journalPushIntents(ctx, body.projectId, body.userId, body.updates));
     return { errors };
   });
@@ -77,6 +82,7 @@ export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (
   });
 
   await app.register(gitHttpPlugin, {
+    lfs: lfsRoute,
     resolveRepository: async (request, projectPath, access) => {
       const repo = await authorizeRepository(request.ctx, projectPath, access);
       if (access === 'read') return repo;
