@@ -13,6 +13,7 @@ import { commitFiles, git, gitFails, gitUrl, makeWorkTree, startTestServer, ADMI
 import { eventually, givenProject, givenRepo, grantRole, removeWorkTrees, type Repo } from '../helpers/fixtures.js';
 import { startHttpReceiver } from '../helpers/receivers.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { MirrorWorker } from '../../src/domain/mirrors/index.js';
 
 type Receiver = Awaited<ReturnType<typeof startHttpReceiver>>;
 
@@ -308,8 +309,32 @@ describe('repository mirrors between two servers', () => {
         const stored = await local.server.services.db.selectFrom('repositoryMirrors').select('password').where('id', '=', mirrorId).executeTakeFirstOrThrow();
         expect(stored.password).toMatch(/^v1:/);
         expect(stored.password).not.toContain(secret);
+        expect((await local.call('DELETE', `/projects/${projectId}/mirrors/${mirrorId}`)).status).toBe(200);
       } finally {
         await hanging.close();
+      }
+    });
+  });
+
+  describe('leases', () => {
+    it('let one worker at a time sync a mirror, however many processes poll the database', async () => {
+      const hanging = await startHttpReceiver(() => null);
+      // a second worker on the same database, as a second server process would run it
+      const second = new MirrorWorker(local.server.services, { tickMs: 50 });
+      await second.start();
+      try {
+        const projectId = await givenProject(local, { name: 'leased' });
+        const mirrorId = await addMirror(local, projectId, { direction: 'PULL', url: `${hanging.url}/slow.git` });
+        await eventually(() => Promise.resolve(hanging.received.length > 0));
+        await new Promise((r) => setTimeout(r, 1500));
+        expect(hanging.received.length).toBe(1);
+        const row = await local.server.services.db.selectFrom('repositoryMirrors').selectAll().where('id', '=', mirrorId).executeTakeFirstOrThrow();
+        expect(row.leaseOwner).not.toBeNull();
+        expect(row.leaseExpires).toBeGreaterThan(Date.now());
+        expect((await local.call('DELETE', `/projects/${projectId}/mirrors/${mirrorId}`)).status).toBe(200);
+      } finally {
+        await hanging.close();
+        await second.stop();
       }
     });
   });
