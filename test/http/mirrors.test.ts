@@ -153,6 +153,22 @@ describe('repository mirrors between two servers', () => {
       expect((await refsOf(local, 'follower'))['refs/heads/main']).toBe(rewritten);
     });
 
+    it('keeps its branches when the remote lists none, saying why', async () => {
+      const vanishing = await givenRepo(upstream, 'vanishing');
+      const followerId = await givenProject(local, { name: 'keeper' });
+      const id = await addMirror(local, followerId, { direction: 'PULL', url: `${upstream.url}/vanishing`, userName: ADMIN.name, password: ADMIN.password });
+      const first = await mirrorWhen(local, followerId, id, (m) => m.lastSuccessDate !== null);
+      // a remote emptied behind its server's back (its default branch cannot be deleted otherwise)
+      await git('/', [`--git-dir=${upstream.dataDir}/repos/${vanishing.id}.git`, 'update-ref', '-d', 'refs/heads/main']);
+      expect(await refsOf(upstream, 'vanishing')).toEqual({});
+      await local.call('POST', `/projects/${followerId}/mirrors/${id}/sync`);
+      const refused = await afterAttempt(local, followerId, id, first.attemptCount);
+      expect(refused.lastError).toContain('The remote has no branches or tags');
+      expect(Object.keys(await refsOf(local, 'keeper'))).toEqual(['refs/heads/main']);
+      // the journal's reactions to the mirrored changes ran without a fault
+      expect(logs.filter((line) => /journal worker failed|event handler failed/.test(line))).toEqual([]);
+    });
+
     it('refuses pushes, ref edits and a second pull mirror; deleting the mirror lifts the refusal', async () => {
       const clone = await makeWorkTree({ 'x.txt': 'x\n' });
       const stderr = await gitFails(clone, ['push', gitUrl(local, 'follower', ADMIN), 'main:other']);

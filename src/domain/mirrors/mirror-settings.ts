@@ -4,11 +4,13 @@
  * and the view that never holds the password. Everything needs the manage-project privilege.
  */
 import type { RepositoryMirrorRow } from '../../db/schema.js';
+import { deleteRefsUnder } from '../../git/remotes.js';
 import { listRefs } from '../../git/repository.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../unique.js';
+import { stagingPrefix } from './pull-sync.js';
 import { checkMirrorUrl, sealPassword } from './remote-connection.js';
 
 /** Shortest interval between two syncs of a pull mirror, minutes (Gitea's default minimum). */
@@ -199,11 +201,15 @@ export async function updateMirror(ctx: Context, projectId: number, mirrorId: nu
   ctx.events.emit('mirrorsDue', { mirrorId });
 }
 
-/** Deletes a mirror (manage project). A pull-mirrored project becomes an ordinary one: pushes are taken again. */
+/**
+ * Deletes a mirror (manage project). A pull-mirrored project becomes an ordinary one: pushes are
+ * taken again. A pull mirror's staging refs a crashed sync may have left go with it.
+ */
 export async function deleteMirror(ctx: Context, projectId: number, mirrorId: number): Promise<void> {
   await loadProjectWith(ctx, projectId, 'manage');
-  await mirrorRow(ctx, projectId, mirrorId);
+  const row = await mirrorRow(ctx, projectId, mirrorId);
   await ctx.db.deleteFrom('repositoryMirrors').where('id', '=', mirrorId).execute();
+  if (row.direction === 'PULL') await deleteRefsUnder(ctx.repoPath(projectId), stagingPrefix(mirrorId));
 }
 
 /**

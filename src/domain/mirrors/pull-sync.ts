@@ -12,8 +12,16 @@ import type { Context } from '../context.js';
 import type { RefChange } from '../events.js';
 import { journaledRefChange } from '../journal/index.js';
 
+/** A remote that lists no branch and no tag while the project has some: never a reason to delete them all. */
+export class EmptyRemote extends Error {}
+
 /** Ref changes written to the journal and applied in one git transaction, at most. */
 const CHUNK = 200;
+
+/** The namespace a pull mirror's sync fetches into, removed when the sync ends: `refs/mirror-staging/<mirror id>/`. */
+export function stagingPrefix(mirrorId: number): string {
+  return `refs/mirror-staging/${mirrorId}/`;
+}
 
 /** The branches and tags of a repository, by full name. */
 async function branchesAndTags(repo: string): Promise<Map<string, string>> {
@@ -68,11 +76,12 @@ async function followRemoteHead(repo: string, remoteHead: string | null): Promis
 
 /**
  * Syncs a pull mirror's project with its remote: lists the remote's branches and tags (nothing
- * more happens when they equal the project's), fetches them into a staging namespace of the
+ * more happens when they equal the project's; a remote with none while the project has some is
+ * refused, {@link EmptyRemote}: an empty remote never empties a project), fetches them into a staging namespace of the
  * repository (`refs/mirror-staging/<mirror id>/`, removed again whatever happens), applies the
  * differences through the journal and makes HEAD follow the remote's.
  *
- * @throws GitError when git cannot reach or read the remote, or a ref moved meanwhile.
+ * @throws GitError when git cannot reach or read the remote, or a ref moved meanwhile; EmptyRemote.
  */
 export async function syncPullMirror(
   ctx: Context,
@@ -83,8 +92,10 @@ export async function syncPullMirror(
   const repo = ctx.repoPath(mirror.projectId);
   const remote = await listRemoteRefs(connection, signal);
   const local = await branchesAndTags(repo);
+  if (remote.refs.size === 0 && local.size > 0)
+    throw new EmptyRemote('The remote has no branches or tags: the mirror keeps its own rather than delete them all');
   if (!sameRefs(local, remote.refs)) {
-    const staging = `refs/mirror-staging/${mirror.id}/`;
+    const staging = stagingPrefix(mirror.id);
     await deleteRefsUnder(repo, staging);
     try {
       await fetchRemoteRefs(repo, connection, staging, signal);

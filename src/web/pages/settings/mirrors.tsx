@@ -109,7 +109,7 @@ function MirrorEntry({ page, mirror, error }: { page: ProjectPageContext; mirror
   const form = `mirror-${mirror.id}`;
   return (
     <div class="rule-item">
-      <p class="settings-row">
+      <div class="settings-row">
         <code>{mirror.url}</code>
         <PostForm page={page} action={`${settingsUrl(page, 'mirrors')}/sync`} label={`Sync mirror ${mirror.id} now`} class="inline">
           <input type="hidden" name="mirror" value={String(mirror.id)} />
@@ -117,7 +117,7 @@ function MirrorEntry({ page, mirror, error }: { page: ProjectPageContext; mirror
             Sync now
           </button>
         </PostForm>
-      </p>
+      </div>
       <Status mirror={mirror} />
       <details open={error !== null && page.form.form === form}>
         <summary>Settings</summary>
