@@ -89,7 +89,7 @@ function sameOrigin(a: string, b: string): boolean {
 }
 
 /** The settings of a mirror once `input` is applied to `stored` (or to nothing: a create), checked. */
-async function settled(ctx: Context, input: MirrorInput, stored: RepositoryMirrorRow | null) {
+async function mergedSettings(ctx: Context, input: MirrorInput, stored: RepositoryMirrorRow | null) {
   const direction = stored ? stored.direction : checkDirection(input.direction);
   if (stored && input.direction !== undefined && input.direction !== stored.direction) {
     throw invalid('direction cannot change: delete the mirror and add another');
@@ -152,7 +152,7 @@ async function checkRoom(ctx: Context, projectId: number, direction: MirrorDirec
  */
 export async function createMirror(ctx: Context, projectId: number, input: MirrorInput): Promise<number> {
   await loadProjectWith(ctx, projectId, 'manage');
-  const settings = await settled(ctx, input, null);
+  const settings = await mergedSettings(ctx, input, null);
   await checkRoom(ctx, projectId, settings.direction);
   const now = ctx.now();
   try {
@@ -191,7 +191,7 @@ export async function createMirror(ctx: Context, projectId: number, input: Mirro
 export async function updateMirror(ctx: Context, projectId: number, mirrorId: number, input: MirrorInput): Promise<void> {
   await loadProjectWith(ctx, projectId, 'manage');
   const stored = await mirrorRow(ctx, projectId, mirrorId);
-  const settings = await settled(ctx, input, stored);
+  const settings = await mergedSettings(ctx, input, stored);
   const now = ctx.now();
   await ctx.db
     .updateTable('repositoryMirrors')
