@@ -88,6 +88,11 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** Outbox retries: first delay in ms, doubled each try (`GITLOOM_OUTBOX_BACKOFF_MS`, default 120000 — 6 tries over ~1 h). */
   outboxBackoffMs: number;
+  /**
+   * Repository mirrors: delay in ms before the first retry of a failed sync, doubled with each
+   * further failure up to an hour (or a pull mirror's interval when longer) (`GITLOOM_MIRROR_BACKOFF_MS`, default 60000).
+   */
+  mirrorBackoffMs: number;
   /** Ref-change journal: first retry delay in ms of an entry whose reactions failed, doubled each pass (`GITLOOM_JOURNAL_RETRY_MS`, default 5000). */
   journalRetryMs: number;
   /** Bearer token that may read `/~metrics` besides administrators (`GITLOOM_METRICS_TOKEN`). */
@@ -234,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowPrivate: env.GITLOOM_WEBHOOK_ALLOW_PRIVATE === 'true',
     outboxBackoffMs: intFromEnv(env, 'GITLOOM_OUTBOX_BACKOFF_MS', 120_000),
     journalRetryMs: intFromEnv(env, 'GITLOOM_JOURNAL_RETRY_MS', 5000),
+    mirrorBackoffMs: positiveIntFromEnv(env, 'GITLOOM_MIRROR_BACKOFF_MS', 60_000),
     metricsToken: env.GITLOOM_METRICS_TOKEN || null,
     trustProxy: trustProxyFromEnv(env.GITLOOM_TRUST_PROXY),
     ...overrides,

@@ -82,6 +82,25 @@ export const ERROR_CODES = {
     status: 400,
     description: "A job executor's concurrency, CPU or memory limit, cache TTL, socket path or registry login does not read; `detail` names the field.",
   },
+
+  // repository mirrors (docs/compatibility.md#repository-mirrors)
+  GITLOOM_ERR_MIRROR_URL: {
+    status: 400,
+    description:
+      'A mirror URL is not an http(s) URL, carries credentials (they go in `userName` and `password`), or names an address the outbound rules refuse.',
+  },
+  GITLOOM_ERR_MIRROR_VALUE: {
+    status: 400,
+    description: "A mirror's direction, credentials, interval or another field does not read; `detail` names the field.",
+  },
+  GITLOOM_ERR_MIRROR_CONFLICT: {
+    status: 409,
+    description: 'The project already has a pull mirror, its repository is not empty (a pull mirror needs an empty one), or the mirror is disabled.',
+  },
+  GITLOOM_ERR_PULL_MIRRORED: {
+    status: 409,
+    description: 'The project is a pull mirror: its branches and tags follow the remote, so pushes, merges and ref edits are refused.',
+  },
 } as const satisfies Record<`GITLOOM_ERR_${string}`, { status: number; description: string }>;
 
 /** A registered error code. */

@@ -69,6 +69,7 @@ export interface Database {
   refJournal: RefJournalTable;
   lfsObjects: LfsObjectTable;
   lfsLocks: LfsLockTable;
+  repositoryMirrors: RepositoryMirrorTable;
 }
 
 type Id = Generated<number>;
@@ -731,3 +732,37 @@ export interface LfsLockTable {
   lockedAt: number;
 }
 export type LfsLockRow = Selectable<LfsLockTable>;
+
+/**
+ * A pull or push mirror of a project's repository (migration 0020, docs/compatibility.md#repository-mirrors),
+ * with the mirror worker's lease and the outcome of its attempts. Times in epoch ms.
+ */
+export interface RepositoryMirrorTable {
+  id: Id;
+  projectId: number;
+  direction: 'PULL' | 'PUSH';
+  /** The remote's http(s) URL, never with credentials in it. */
+  url: string;
+  userName: string | null;
+  /** The password or access token, encrypted (`v1:…`, src/domain/projects/secret-encryption.ts); null: none. */
+  password: string | null;
+  /** Minutes between two syncs of a pull mirror; null for a push mirror. */
+  intervalMinutes: number | null;
+  enabled: Flag;
+  createDate: number;
+  /** When the mirror is due; null: nothing to do (a push mirror with nothing unpushed). */
+  nextAttemptDate: number | null;
+  /** Push mirror: the latest ref change not pushed yet; null: none. */
+  pendingDate: number | null;
+  lastAttemptDate: number | null;
+  lastSuccessDate: number | null;
+  /** Why the last attempt failed (credentials never in it); null after a success. */
+  lastError: string | null;
+  /** Failed attempts since the last success (the backoff's exponent). */
+  failureCount: Generated<number>;
+  /** Every attempt so far. */
+  attemptCount: Generated<number>;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+}
+export type RepositoryMirrorRow = Selectable<RepositoryMirrorTable>;

@@ -65,6 +65,7 @@ export {
 } from './permissions.js';
 export { reviewRequirementItems } from './principal-expressions.js';
 export { queryProjects } from './project-query.js';
+export { assertNotPullMirror, hasPullMirror, PULL_MIRROR_REFUSAL } from './pull-mirror-guard.js';
 export {
   allProjectIds,
   cloneUrls,
