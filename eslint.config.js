@@ -1,4 +1,4 @@
-// The dependency rules of docs/architecture.md#dependency-rules, checked: http → domain → db | git | ci | query | wire;
+// The dependency rules of docs/architecture.md#dependency-rules, checked: http | ssh → domain → db | git | ci | query | wire;
 // src/ops (health, metrics, backup) sits beside domain and never imports http.
 import js from '@eslint/js';
 import globals from 'globals';
@@ -104,6 +104,8 @@ export default tseslint.config(
   // pages share src/plugins, never each other (src/app.ts registers both)
   layer(['src/http/**/*.ts'], ['db', 'git', 'ci', 'web']),
   layer(['src/plugins/**/*.ts'], ['db', 'git', 'ci', 'http', 'web']),
+  // git over SSH is a transport like HTTP: it authenticates and calls domain functions only
+  layer(['src/ssh/**/*.ts'], ['db', 'git', 'ci', 'http', 'web']),
   // domain functions take dates as epoch milliseconds: reading the wire's date formats is the routes' work
   layer(
     ['src/domain/**/*.ts'],

@@ -25,6 +25,8 @@ const EXTERNAL = [
   '@fastify/fast-json-stringify-compiler',
   // the container engine client: its SSH transport (ssh2) ships native addons
   'dockerode',
+  // SSH keys and git over SSH: ssh2 loads its native crypto binding (and cpu-features) beside its own files
+  'ssh2',
 ];
 
 fs.rmSync(dist, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from './domain/context.js';
+import type { GitAccess } from './domain/repositories/index.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
 import { batchedWritesPlugin } from './plugins/batched-writes.js';
 import { bodiesPlugin } from './plugins/bodies.js';
@@ -100,10 +101,14 @@ function apiDocsRoutes(app: FastifyInstance, document: () => unknown): void {
  * `options.logger`: false for no logs, else pino at `config.logLevel`, written to
  * `options.logDestination` (default stdout), a line per request as {@link RequestLog} decides,
  * credentials redacted from logged URLs. Every completed request is counted in
- * `options.metrics` (see {@link requestMetrics}), logs or not.
+ * `options.metrics` (see {@link requestMetrics}), logs or not. `options.gitAccess` authorizes
+ * git over HTTP and answers the push hooks (shared with git over SSH).
  * A request (headers and body) must arrive within `config.requestTimeoutMs` (408 otherwise).
  */
-export async function buildApp(services: Services, options: { logger?: boolean; logDestination?: LogDestination; metrics: Metrics }): Promise<App> {
+export async function buildApp(
+  services: Services,
+  options: { logger?: boolean; logDestination?: LogDestination; metrics: Metrics; gitAccess: GitAccess },
+): Promise<App> {
   const { config } = services;
   const app = Fastify({
     // silenced, the logger still exists: Fastify reports completed requests (to the metrics) only with one
@@ -155,7 +160,7 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
     );
     authenticated.get('/~api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     apiDocsRoutes(authenticated, () => app.swagger());
-    await authenticated.register(gitHttpRoutes, { services });
+    await authenticated.register(gitHttpRoutes, { services, gitAccess: options.gitAccess });
     await authenticated.register(webPlugin, { services });
   });
   return app;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import path from 'node:path';
 import { Command } from 'commander';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, sshRootUrlOf, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { resetPassword } from './domain/users/index.js';
 import { EventBus } from './domain/events.js';
@@ -19,6 +19,16 @@ function configFrom(options: { port?: string; dataDir?: string }): Config {
   });
 }
 
+/** The banner's lines about git over SSH: port, clone URL root, host key fingerprints as `ssh-keygen -l` prints them. */
+function sshLines(config: Config, server: RunningServer): string[] {
+  if (!server.ssh) return ['  Git over SSH: off (GITLOOM_SSH_PORT=0)'];
+  return [
+    `  Git over SSH on port ${server.ssh.port}, clone URLs ${sshRootUrlOf(config)}/<project path>`,
+    '  SSH host key fingerprints:',
+    ...server.ssh.hostKeys.map((key) => `    ${key.bits} ${key.fingerprint} (${key.label})`),
+  ];
+}
+
 /** The start-up banner: where to go, how to sign in the first time. */
 function banner(config: Config, server: RunningServer): string {
   const port = new URL(server.url).port;
@@ -30,6 +40,7 @@ function banner(config: Config, server: RunningServer): string {
     `  Data directory: ${config.dataDir}`,
     `  Database: ${config.databaseUrl ? 'PostgreSQL' : 'SQLite (gitloom.db in the data directory)'}`,
     `  API documentation: ${publicUrl}/~help/api`,
+    ...sshLines(config, server),
   ];
   if (server.generatedPassword) {
     lines.push(

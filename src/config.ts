@@ -17,8 +17,34 @@ export interface Config {
   databaseUrl: string | null;
   /** Public base URL used for clone URLs (`GITLOOM_SERVER_URL`, default http://localhost:<port>). */
   serverUrl: string;
-  /** SSH root URL for clone URLs (`GITLOOM_SSH_ROOT_URL`), derived from the server URL when unset. */
+  /**
+   * SSH root URL for clone URLs (`GITLOOM_SSH_ROOT_URL`, e.g. `ssh://git.example.com:2222`), or
+   * null to derive it from the server URL's host and `sshPort` ({@link sshRootUrlOf}).
+   */
   sshRootUrl: string | null;
+  /**
+   * TCP port of the built-in SSH server serving git (`GITLOOM_SSH_PORT`, default 6611, OneDev's),
+   * or null when SSH is off (`GITLOOM_SSH_PORT=0`). `0` given as an override (tests) asks for any
+   * free port; the server writes the port it took back here once it listens.
+   */
+  sshPort: number | null;
+  /** Interface the SSH server binds (`GITLOOM_SSH_HOST`, default the HTTP server's `GITLOOM_HOST`). */
+  sshHost: string;
+  /**
+   * Git commands one user may run over SSH at once, over all their connections
+   * (`GITLOOM_SSH_MAX_SESSIONS_PER_USER`, default 10); one more is refused with a message.
+   */
+  sshMaxSessionsPerUser: number;
+  /**
+   * An SSH connection that moved no data through its channels for this many ms is closed
+   * (`GITLOOM_SSH_IDLE_TIMEOUT_MS`, default 600000 — 10 minutes; 0 disables).
+   */
+  sshIdleTimeoutMs: number;
+  /**
+   * SSH connections that have not authenticated yet, at most, beyond which new ones are dropped
+   * at once (`GITLOOM_SSH_MAX_UNAUTHENTICATED`, default 50; OpenSSH's `MaxStartups` in spirit).
+   */
+  sshMaxUnauthenticated: number;
   /** First-boot administrator (`GITLOOM_INITIAL_USER`, `…_PASSWORD`, `…_EMAIL`). */
   initialUser: { name: string; password: string | null; email: string };
   /** Concurrent CI jobs per process (`GITLOOM_JOB_CONCURRENCY`, default: number of cores). */
@@ -199,6 +225,28 @@ function jobSandboxFromEnv(env: NodeJS.ProcessEnv): JobSandboxConfig {
   return sandbox;
 }
 
+function sshRootUrlFromEnv(raw: string | undefined): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const url = raw.trim().replace(/\/+$/, '');
+  // OneDev's rule (SystemSetting): the SSH root is an ssh:// URL
+  if (!url.startsWith('ssh://')) throw new Error(`GITLOOM_SSH_ROOT_URL must start with ssh://, got '${raw}'`);
+  return url;
+}
+
+/**
+ * The SSH root of clone URLs (docs/compatibility.md#git-over-ssh): `GITLOOM_SSH_ROOT_URL` when
+ * set, else `ssh://<host of the server URL>:<SSH port>` (no port when it is 22); null when SSH
+ * is off and no root is configured.
+ *
+ * @example sshRootUrlOf({ sshRootUrl: null, sshPort: 6611, serverUrl: 'https://git.example.com' }) // 'ssh://git.example.com:6611'
+ */
+export function sshRootUrlOf(config: Pick<Config, 'sshRootUrl' | 'sshPort' | 'serverUrl'>): string | null {
+  if (config.sshRootUrl !== null) return config.sshRootUrl.replace(/\/+$/, '');
+  if (config.sshPort === null) return null;
+  const host = new URL(config.serverUrl).hostname;
+  return config.sshPort === 22 ? `ssh://${host}` : `ssh://${host}:${config.sshPort}`;
+}
+
 /**
  * Reads the configuration from environment variables; `overrides` win (tests use them).
  * Throws a plain Error naming the variable when a value is malformed.
@@ -206,13 +254,21 @@ function jobSandboxFromEnv(env: NodeJS.ProcessEnv): JobSandboxConfig {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const port = overrides.port ?? intFromEnv(env, 'GITLOOM_PORT', 6610);
   const dataDir = path.resolve(overrides.dataDir ?? env.GITLOOM_DATA_DIR ?? 'data');
+  const host = env.GITLOOM_HOST ?? '0.0.0.0';
+  const sshPort = intFromEnv(env, 'GITLOOM_SSH_PORT', 6611);
+  if (sshPort > 65535) throw new Error(`GITLOOM_SSH_PORT must be at most 65535, got '${env.GITLOOM_SSH_PORT}'`);
   return {
     port,
-    host: env.GITLOOM_HOST ?? '0.0.0.0',
+    host,
     dataDir,
     databaseUrl: env.GITLOOM_DATABASE_URL || null,
     serverUrl: (env.GITLOOM_SERVER_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
-    sshRootUrl: env.GITLOOM_SSH_ROOT_URL || null,
+    sshRootUrl: sshRootUrlFromEnv(env.GITLOOM_SSH_ROOT_URL),
+    sshPort: sshPort === 0 ? null : sshPort,
+    sshHost: env.GITLOOM_SSH_HOST || host,
+    sshMaxSessionsPerUser: positiveIntFromEnv(env, 'GITLOOM_SSH_MAX_SESSIONS_PER_USER', 10),
+    sshIdleTimeoutMs: intFromEnv(env, 'GITLOOM_SSH_IDLE_TIMEOUT_MS', 600_000),
+    sshMaxUnauthenticated: positiveIntFromEnv(env, 'GITLOOM_SSH_MAX_UNAUTHENTICATED', 50),
     initialUser: {
       name: env.GITLOOM_INITIAL_USER ?? 'admin',
       password: env.GITLOOM_INITIAL_PASSWORD || null,

@@ -42,6 +42,9 @@ export const ERROR_CODES = {
   GITLOOM_ERR_NO_ROUTE: { status: 404, description: 'No route takes this path.' },
   GITLOOM_ERR_ARTIFACT_TOO_LARGE: { status: 413, description: 'An artifact file is over `GITLOOM_ARTIFACT_MAX_MB`.' },
 
+  GITLOOM_ERR_SSH_KEY_INVALID: { status: 400, description: 'An SSH key is not one OpenSSH public key line of a supported type (`<type> <base64> [comment]`).' },
+  GITLOOM_ERR_SSH_KEY_IN_USE: { status: 400, description: 'An SSH key is already registered, by this user or another: a key names one user.' },
+
   // callers and their limits
   GITLOOM_ERR_CROSS_SITE: { status: 403, description: 'A write sent by a browser from another site.' },
   GITLOOM_ERR_SIGN_IN_LIMIT: {

@@ -20,6 +20,9 @@ import { buildApp, type App } from './app.js';
 import { createMetrics } from './ops/metrics.js';
 import { redactUrl, type LogDestination } from './plugins/logging.js';
 import { createContext, systemActor, type Services } from './domain/context.js';
+import { type GitAccess, HOOKS_PATH, prepareGitAccess } from './domain/repositories/index.js';
+import { type HostKeyInfo, sshHostKeys } from './domain/ssh/index.js';
+import { startSshServer, type SshServer } from './ssh/server.js';
 
 export interface RunningServer {
   app: App;
@@ -30,6 +33,8 @@ export interface RunningServer {
   generatedPassword: string | null;
   /** The administrator existed and `GITLOOM_INITIAL_PASSWORD` was set: the variable was not applied. */
   initialPasswordIgnored: boolean;
+  /** Git over SSH: its port and host keys, or null when SSH is off (`GITLOOM_SSH_PORT=0`). */
+  ssh: { port: number; hostKeys: HostKeyInfo[] } | null;
   /** Stops accepting requests, finishes background work and closes the database. */
   close(): Promise<void>;
 }
@@ -40,7 +45,8 @@ export interface RunningServer {
  * credentials in URLs redacted), opens the database
  * (SQLite in the data dir, or PostgreSQL), applies migrations, creates the secret key and
  * encrypts job secrets still stored in plain text, creates first-boot records (a generated
- * administrator password is returned and logged once), builds the HTTP app and listens, then runs
+ * administrator password is returned and logged once), builds the HTTP app and listens, starts
+ * git over SSH on `GITLOOM_SSH_PORT` unless it is 0 (src/ssh/server.ts), then runs
  * start-up recovery (src/domain/startup-recovery.ts, then the journal intents of
  * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler, the
  * outbox worker and the mirror worker. Warns when the job sandbox is off or unavailable. A database outage while it
@@ -55,15 +61,20 @@ export async function startServer(config: Config, options: { logger?: boolean; l
   const gitHome = path.join(config.dataDir, GIT_HOME_DIR);
   await fs.mkdir(gitHome, { recursive: true });
   configureGit({ homeDir: gitHome, globalConfigFile: path.join(gitHome, '.gitconfig'), slowMs: config.gitSlowMs, onSlowCommand: null });
+  // a first start makes the SSH host keys (an RSA key takes a fraction of a second) while the
+  // database opens and migrates; a failure surfaces when the SSH server asks for them again
+  if (config.sshPort !== null) sshHostKeys(config).catch(() => {});
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   let app: App | undefined;
+  let ssh: SshServer | null = null;
   try {
     await migrateToLatest(database.db);
     const events = new EventBus((error, kind) => app?.log.error({ err: error, event: kind }, 'event handler failed'));
     const services: Services = { db: database.db, config, events };
     registerEventHandlers(services);
     const metrics = createMetrics(database.db, database.poolStats);
-    app = await buildApp(services, { logger: options.logger !== false, logDestination: options.logDestination, metrics });
+    const gitAccess = await prepareGitAccess(config);
+    app = await buildApp(services, { logger: options.logger !== false, logDestination: options.logDestination, metrics, gitAccess });
     const { generated, initialPasswordIgnored } = await bootstrapAdministrator(database.db, config, app.log);
     const encrypted = await encryptPlaintextJobSecrets(database.db, secretKey(config));
     if (encrypted > 0) app.log.info(`Encrypted the job secrets of ${encrypted} project(s) stored in plain text`);
@@ -73,6 +84,8 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     const address = await app.listen({ port: config.port, host: config.host });
     const url = address.replace('[::]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
     const running = app;
+    ssh = await startSsh(services, gitAccess, url, running.log);
+    const sshServer = ssh;
     database.availability.log = {
       down: (cause) => running.log.error(`Database unavailable (${cause}): requests answer 503 and background work pauses until it is back`),
       up: (downMs) => running.log.warn(`Database is back after ${Math.round(downMs / 1000)} s`),
@@ -92,7 +105,10 @@ export async function startServer(config: Config, options: { logger?: boolean; l
       url,
       generatedPassword: generated,
       initialPasswordIgnored,
+      ssh: sshServer && { port: sshServer.port, hostKeys: sshServer.hostKeys },
       async close() {
+        // SSH first: a push over SSH still running reports to the HTTP port's hook endpoints
+        await sshServer?.close();
         await running.close();
         await mirrors.stop();
         await journal.stop();
@@ -104,10 +120,35 @@ export async function startServer(config: Config, options: { logger?: boolean; l
       },
     };
   } catch (error) {
+    await ssh?.close();
     await app?.close();
     await database.close();
     throw error;
   }
+}
+
+/**
+ * Starts git over SSH unless it is off (docs/compatibility.md#git-over-ssh): host keys made on
+ * first start, the port it took written back to `config.sshPort` (tests ask for any free port)
+ * so that clone URLs name it, fingerprints logged.
+ *
+ * @throws Error when the SSH port cannot be bound.
+ */
+async function startSsh(services: Services, gitAccess: GitAccess, httpUrl: string, log: App['log']): Promise<SshServer | null> {
+  const { config } = services;
+  if (config.sshPort === null) return null;
+  const ssh = await startSshServer({ services, gitAccess, httpUrl, hooksPath: HOOKS_PATH, log }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE' || error.code === 'EACCES') {
+      throw new Error(
+        `SSH port ${config.sshHost}:${config.sshPort} cannot be bound (${error.code}): set GITLOOM_SSH_PORT to another port, or 0 to turn SSH off`,
+        { cause: error },
+      );
+    }
+    throw error;
+  });
+  config.sshPort = ssh.port;
+  log.info({ port: ssh.port, hostKeys: ssh.hostKeys.map((key) => `${key.bits} ${key.fingerprint} (${key.label})`) }, 'Git over SSH listening');
+  return ssh;
 }
 
 /**

@@ -153,6 +153,8 @@ export interface GitProcessOptions {
   timeoutMs?: number;
   /** Kill the process when this signal aborts. */
   signal?: AbortSignal;
+  /** Receives what git writes on stderr as it comes (also kept, capped, for its GitError). */
+  onStderr?: (chunk: string) => void;
 }
 
 /** Options of {@link runGit}. */
@@ -191,6 +193,7 @@ function start(args: readonly GitArg[], opts: GitProcessOptions, defaultTimeout:
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => {
     if (stderr.length < STDERR_CAP) stderr += chunk.slice(0, STDERR_CAP - stderr.length);
+    opts.onStderr?.(chunk);
   });
   // A git process that exits early must not crash the server with EPIPE on its stdin.
   child.stdin!.on('error', () => {});

@@ -61,17 +61,31 @@ export async function firstUnreachableWant(repo: string, wants: readonly string[
 
 type Phase = 'command' | 'arguments' | 'through';
 
+/** Options of {@link reachableWantsGate}. */
+export interface ReachableWantsOptions {
+  /** Decides the wants (default {@link firstUnreachableWant}). */
+  check?: (repo: string, wants: readonly string[]) => Promise<string | null>;
+  /**
+   * The stream is a whole upload-pack session (git over SSH) rather than one smart-HTTP request:
+   * every request in it is checked — a v2 session sends `ls-refs`, then one `fetch` per
+   * negotiation round, each ending with a flush — not only the first.
+   */
+  session?: boolean;
+}
+
 /**
  * A pass-through stream for an upload-pack request body that refuses a protocol v2 `fetch`
  * wanting an object `repo` does not serve (see the module): it errors with
  * {@link UnreachableWant} before git has seen the end of the request, so git sends nothing.
- * Every other byte is forwarded as it arrives; at most one pkt-line is held.
+ * Every other byte is forwarded as it arrives; at most one pkt-line is held. Without
+ * `options.session` only the first request is read and the rest passes untouched.
  *
  * @param repo absolute path of the bare repository the request is for.
- * @param check decides the wants (default {@link firstUnreachableWant}).
+ * @param options the check of the wants, and whether the stream is a whole session.
  * @example pipeline(body, reachableWantsGate(repo), git.stdin, done)
  */
-export function reachableWantsGate(repo: string, check: (repo: string, wants: readonly string[]) => Promise<string | null> = firstUnreachableWant): Transform {
+export function reachableWantsGate(repo: string, options: ReachableWantsOptions = {}): Transform {
+  const check = options.check ?? firstUnreachableWant;
   let phase: Phase = 'command';
   let fetch = false;
   let pending: Buffer = Buffer.alloc(0);
@@ -121,25 +135,42 @@ export function reachableWantsGate(repo: string, check: (repo: string, wants: re
     return false;
   };
 
+  /**
+   * Scans what is pending up to the flush ending a request, checks a fetch's wants there, then
+   * forwards the flush: and the rest untouched (one request), or goes on with the next request
+   * (a session). Calls `done` once the pending bytes are handled or refused.
+   */
+  const advance = (gate: Transform, done: TransformCallback): void => {
+    let atFlush: boolean;
+    try {
+      atFlush = scan(gate);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (!atFlush) return done();
+    const wanted = fetch ? [...wants] : null;
+    const flushed = options.session ? pending.subarray(0, 4) : pending;
+    pending = options.session ? pending.subarray(4) : Buffer.alloc(0);
+    phase = options.session ? 'command' : 'through';
+    fetch = false;
+    wants.clear();
+    const forward = () => {
+      gate.push(flushed);
+      if (options.session) advance(gate, done);
+      else done();
+    };
+    if (wanted === null) return forward();
+    check(repo, wanted).then(
+      (refused) => (refused === null ? forward() : done(new UnreachableWant(refused))),
+      (error: unknown) => done(error as Error),
+    );
+  };
+
   return new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
       if (phase === 'through') return done(null, chunk);
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      let atFlush: boolean;
-      try {
-        atFlush = scan(this);
-      } catch (error) {
-        return done(error as Error);
-      }
-      if (!atFlush) return done();
-      phase = 'through';
-      const rest = pending;
-      pending = Buffer.alloc(0);
-      if (!fetch) return done(null, rest);
-      check(repo, [...wants]).then(
-        (refused) => (refused === null ? done(null, rest) : done(new UnreachableWant(refused))),
-        (error: unknown) => done(error as Error),
-      );
+      advance(this, done);
     },
     flush(done: TransformCallback) {
       done(null, pending);

@@ -25,11 +25,12 @@ export function parseService(service: string | undefined | null): GitService {
 }
 
 /**
- * Keeps a client's `Git-Protocol` header when it is well-formed (`version=2`, `key=value:…`).
+ * Keeps a client's `Git-Protocol` header (or, over SSH, its `GIT_PROTOCOL` variable) when it is
+ * well-formed (`version=2`, `key=value:…`).
  *
- * @returns the value to pass as `GIT_PROTOCOL`, or undefined.
+ * @returns `{ GIT_PROTOCOL }` to add to git's environment, or nothing.
  */
-function protocolEnv(gitProtocol: string | undefined): Record<string, string> {
+export function protocolEnv(gitProtocol: string | undefined): Record<string, string> {
   if (!gitProtocol || !/^[A-Za-z0-9=:._-]{1,256}$/.test(gitProtocol)) return {};
   return { GIT_PROTOCOL: gitProtocol };
 }
@@ -56,13 +57,13 @@ const UPLOAD_PACK_CONFIG = [
   'uploadpack.allowReachableSHA1InWant=true',
 ] as const;
 
-/** The git arguments that start a service: its `-c` settings, then the subcommand. */
-function serviceCommand(service: GitService): string[] {
+/** The git arguments that start a service, whatever the transport: its `-c` settings, then the subcommand. */
+export function serviceCommand(service: GitService): string[] {
   return service === 'git-upload-pack' ? [...UPLOAD_PACK_CONFIG, 'upload-pack'] : ['receive-pack'];
 }
 
 /** Encodes one pkt-line: 4 hex digits of total length, then the payload. */
-function pktLine(payload: string): string {
+export function pktLine(payload: string): string {
   return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, '0') + payload;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Backup and restore (docs/backup.md; `gitloom backup <target>`, `gitloom restore <source>`): the
- * database, every repository, the build logs and artifacts and the keys of the data directory,
+ * database, every repository, the build logs and artifacts and the keys of the data directory
+ * (the secret key, the SSH host keys),
  * as a directory or that directory in one gzipped tar archive.
  *
  * Consistency while the server runs (docs/backup.md "Consistency"): the database is copied first
@@ -31,8 +32,17 @@ const run = promisify(execFile);
 
 /** Backup layout version (`manifest.json`): 2 added `journal.json`; 1 is still restored. */
 const FORMAT = 2;
-/** Files of the data directory's top level copied as they are (keys). */
-const KEY_FILES = ['secret.key'];
+/** Files of the data directory copied as they are (keys): the secret key, the SSH host keys. */
+const KEY_FILES = ['secret.key', 'ssh/ssh_host_ed25519_key', 'ssh/ssh_host_rsa_key'];
+
+/** Copies the key files found in `from` to `to`, making their directories. */
+async function copyKeys(from: string, to: string): Promise<void> {
+  for (const key of KEY_FILES) {
+    if (!(await exists(path.join(from, key)))) continue;
+    await fs.mkdir(path.dirname(path.join(to, key)), { recursive: true });
+    await fs.copyFile(path.join(from, key), path.join(to, key));
+  }
+}
 /**
  * `journal.json` holds the entries written from this long before the database copy began: an
  * entry is dated when it is inserted, a moment before it commits.
@@ -177,9 +187,7 @@ async function writeBackup(config: Config, dir: string, previous: string | null)
   const builds = path.join(config.dataDir, 'builds');
   if (await exists(builds)) await fs.cp(builds, path.join(dir, 'builds'), { recursive: true });
   await copyLfsObjects(path.join(config.dataDir, 'lfs'), path.join(dir, 'lfs'), previous === null ? null : path.join(previous, 'lfs'));
-  for (const key of KEY_FILES) {
-    if (await exists(path.join(config.dataDir, key))) await fs.copyFile(path.join(config.dataDir, key), path.join(dir, key));
-  }
+  await copyKeys(config.dataDir, dir);
   const manifest: Manifest = { format: FORMAT, engine, createDate: new Date().toISOString(), repositories: names.length, incrementalFrom: previous };
   await fs.writeFile(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
@@ -241,9 +249,7 @@ async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> 
   }
   if (await exists(path.join(dir, 'builds'))) await fs.cp(path.join(dir, 'builds'), path.join(config.dataDir, 'builds'), { recursive: true });
   if (await exists(path.join(dir, 'lfs'))) await fs.cp(path.join(dir, 'lfs'), path.join(config.dataDir, 'lfs'), { recursive: true });
-  for (const key of KEY_FILES) {
-    if (await exists(path.join(dir, key))) await fs.copyFile(path.join(dir, key), path.join(config.dataDir, key));
-  }
+  await copyKeys(dir, config.dataDir);
   const journal = (await exists(path.join(dir, 'journal.json')))
     ? (JSON.parse(await fs.readFile(path.join(dir, 'journal.json'), 'utf8')) as JournalEntry[])
     : [];

@@ -74,5 +74,5 @@ export function toWireProject(row: {
   };
 }
 
-/** Clone URLs (docs/compatibility.md#projects-endpoints item 2). */
-export const CloneUrlSchema = Type.Object({ http: Type.String(), ssh: Type.String() });
+/** Clone URLs (docs/compatibility.md#projects-endpoints item 2); `ssh` is null when SSH is off. */
+export const CloneUrlSchema = Type.Object({ http: Type.String(), ssh: Nullable(Type.String()) });

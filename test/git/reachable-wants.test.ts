@@ -15,7 +15,7 @@ const v2 = (command: string, args: string[]): string =>
   pkt(`command=${command}`) + pkt('agent=git/2.39.5') + pkt('object-format=sha1') + '0001' + args.map(pkt).join('') + '0000';
 
 /** Sends `request` through the gate in chunks of `chunkSize` bytes; returns what passed or the refusal. */
-async function gate(repo: string, request: string, chunkSize = request.length): Promise<{ passed: string } | { refused: string }> {
+async function gate(repo: string, request: string, chunkSize = request.length, session = false): Promise<{ passed: string } | { refused: string }> {
   const bytes = Buffer.from(request, 'latin1');
   const chunks: Buffer[] = [];
   for (let i = 0; i < bytes.length; i += chunkSize) chunks.push(bytes.subarray(i, i + chunkSize));
@@ -23,7 +23,7 @@ async function gate(repo: string, request: string, chunkSize = request.length): 
   let passed = '';
   out.on('data', (c: Buffer) => (passed += c.toString('latin1')));
   try {
-    await pipeline(Readable.from(chunks), reachableWantsGate(repo), out);
+    await pipeline(Readable.from(chunks), reachableWantsGate(repo, { session }), out);
     return { passed };
   } catch (error) {
     if (error instanceof UnreachableWant) return { refused: error.objectId };
@@ -84,5 +84,17 @@ describe('reachable wants: protocol v2 fetches of unreachable commits are refuse
     expect(await gate(repo, v0)).toEqual({ passed: v0 });
     const malformed = 'zzzz garbage';
     expect(await gate(repo, malformed)).toEqual({ passed: malformed });
+  });
+
+  it('checks every request of a session (git over SSH), not only the first', async () => {
+    const lsRefs = v2('ls-refs', ['peel\n']);
+    const rounds = v2('fetch', [`want ${tip}\n`, `have ${root}\n`]) + v2('fetch', [`want ${tip}\n`, 'done\n']);
+    for (const size of [1, 9, 1000]) expect(await gate(repo, lsRefs + rounds, size, true)).toEqual({ passed: lsRefs + rounds });
+    const sneaky = lsRefs + v2('fetch', [`want ${tip}\n`]) + v2('fetch', [`want ${gone}\n`, 'done\n']);
+    expect(await gate(repo, sneaky, 11, true)).toEqual({ refused: gone });
+    // one smart-HTTP request: what follows its first request is not read
+    expect(await gate(repo, sneaky)).toEqual({ passed: sneaky });
+    const v0 = `${pkt(`want ${tip} multi_ack_detailed side-band-64k\n`)}0000${pkt(`have ${root}\n`)}0000${pkt('done\n')}`;
+    expect(await gate(repo, v0, 5, true)).toEqual({ passed: v0 });
   });
 });

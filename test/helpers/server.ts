@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -35,6 +36,8 @@ export interface TestServer {
    * left unprocessed and no event listener is pending (the journal worker runs on its own loop).
    */
   settled(): Promise<void>;
+  /** Stops the server and starts it again on the same data dir and database (new ports; `url` and `server` follow). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -96,34 +99,41 @@ export async function settled(server: RunningServer): Promise<void> {
  * directory, as it does below root's home after `git clone && npm start`. Logs are off unless
  * GITLOOM_TEST_LOG=1 or `options.logDestination` is given (it then receives the server's JSON
  * log lines). `options.databaseVia` rewrites the PostgreSQL URL the server is given (through a
- * proxy: test/helpers/tcp-proxy.ts).
+ * proxy: test/helpers/tcp-proxy.ts). Git over SSH is off unless `options.ssh` (then on any free
+ * port of 127.0.0.1: `server.server.ssh.port`) or `env` names a `GITLOOM_SSH_PORT`.
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { logDestination?: LogDestination; databaseVia?: (url: string) => string } = {},
+  options: { logDestination?: LogDestination; databaseVia?: (url: string) => string; ssh?: boolean } = {},
 ): Promise<TestServer> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
   const dataDir = path.join(home, 'data');
   const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
   const database = pgBase ? await createPostgresDatabase(pgBase) : null;
-  const config = loadConfig(
-    {
-      GITLOOM_INITIAL_USER: ADMIN.name,
-      GITLOOM_INITIAL_PASSWORD: ADMIN.password,
-      GITLOOM_INITIAL_EMAIL: ADMIN.email,
-      GITLOOM_HOST: '127.0.0.1',
-      GITLOOM_JOB_CONCURRENCY: '2',
-      ...(database && { GITLOOM_DATABASE_URL: options.databaseVia?.(database.url) ?? database.url }),
-      ...env,
-    },
-    { port: 0, dataDir },
-  );
-  const server = await startServer(config, {
-    logger: process.env.GITLOOM_TEST_LOG === '1' || options.logDestination !== undefined,
-    logDestination: options.logDestination,
-  });
-  // clone URLs must name the real port
-  server.services.config.serverUrl = server.url;
+  const config = () =>
+    loadConfig(
+      {
+        GITLOOM_INITIAL_USER: ADMIN.name,
+        GITLOOM_INITIAL_PASSWORD: ADMIN.password,
+        GITLOOM_INITIAL_EMAIL: ADMIN.email,
+        GITLOOM_HOST: '127.0.0.1',
+        GITLOOM_JOB_CONCURRENCY: '2',
+        GITLOOM_SSH_PORT: '0',
+        ...(database && { GITLOOM_DATABASE_URL: options.databaseVia?.(database.url) ?? database.url }),
+        ...env,
+      },
+      { port: 0, dataDir, ...(options.ssh && { sshPort: 0 }) },
+    );
+  const start = async () => {
+    const started = await startServer(config(), {
+      logger: process.env.GITLOOM_TEST_LOG === '1' || options.logDestination !== undefined,
+      logDestination: options.logDestination,
+    });
+    // clone URLs must name the real port
+    started.services.config.serverUrl = started.url;
+    return started;
+  };
+  let server = await start();
   const adminAuth = basic(ADMIN.name, ADMIN.password);
 
   const call: TestServer['call'] = async (method, route, options = {}) => {
@@ -150,11 +160,21 @@ export async function startTestServer(
   };
 
   return {
-    url: server.url,
-    api: `${server.url}/~api`,
+    get url() {
+      return server.url;
+    },
+    get api() {
+      return `${server.url}/~api`;
+    },
     dataDir,
-    server,
+    get server() {
+      return server;
+    },
     call,
+    async restart() {
+      await server.close();
+      server = await start();
+    },
     async createUser(name, password = `${name}-pass`) {
       const res = await call('POST', '/users', { body: { name, password, emailAddress: `${name}@example.com`, fullName: `${name} Full` } });
       if (res.status !== 200) throw new Error(`createUser ${name}: ${res.status} ${res.text}`);
@@ -233,6 +253,8 @@ export async function commitFiles(dir: string, files: Record<string, string>, me
 export interface ChildServer {
   child: ChildProcess;
   url: string;
+  /** Everything it has written so far, stdout and stderr (its banner first). */
+  output(): string;
 }
 
 /** `gitloom serve` from the TypeScript sources. */
@@ -265,7 +287,7 @@ export async function serveChild(env: Record<string, string>, command: string[] 
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
   });
-  return { child, url };
+  return { child, url, output: () => output };
 }
 
 /** Kills a child server with SIGKILL (nothing when it has exited) and waits for its exit. */
@@ -296,6 +318,7 @@ export async function givenInstallation(cleanup: (() => Promise<unknown>)[], ext
     GITLOOM_INITIAL_PASSWORD: ADMIN.password,
     GITLOOM_INITIAL_EMAIL: ADMIN.email,
     GITLOOM_LOG_LEVEL: 'warn',
+    GITLOOM_SSH_PORT: '0',
     ...(database && { GITLOOM_DATABASE_URL: database.url }),
     ...extra,
   };
@@ -318,4 +341,13 @@ export function remoteOf(server: ChildServer, project: string): string {
   url.username = ADMIN.name;
   url.password = ADMIN.password;
   return url.toString();
+}
+
+/** A TCP port of 127.0.0.1 nothing listens on right now (for a child server's `GITLOOM_SSH_PORT`). */
+export async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }

@@ -323,8 +323,17 @@ describe('user lists and SSH keys', () => {
     const key = ed25519Key();
     const id = (await server.call('POST', `/users/${user.id}/ssh-keys`, { text: key, auth: user.auth })).json;
     expect((await server.call('GET', `/users/${user.id}/ssh-keys`, { auth: user.auth })).json).toEqual([{ id, content: key, ownerId: user.id }]);
-    expect((await server.call('POST', `/users/${user.id}/ssh-keys`, { text: key })).status).toBe(409);
-    expect((await server.call('POST', `/users/${user.id}/ssh-keys`, { text: 'ssh-rsa notbase64!', auth: user.auth })).status).toBe(400);
+    // a key names one user: added twice (by its owner or anybody) is 400, as an unparsable one (OneDev: 500)
+    for (const auth of [user.auth, undefined]) {
+      const twice = await server.call('POST', `/users/${user.id}/ssh-keys`, { text: key, auth });
+      expect([twice.status, twice.json.code, twice.json.detail]).toEqual([400, 'GITLOOM_ERR_SSH_KEY_IN_USE', 'This key is already in use']);
+    }
+    const invalid = await server.call('POST', `/users/${user.id}/ssh-keys`, { text: 'ssh-rsa notbase64!', auth: user.auth });
+    expect([invalid.status, invalid.json.code, invalid.json.detail]).toEqual([400, 'GITLOOM_ERR_SSH_KEY_INVALID', 'Invalid OpenSSH public key']);
+    // a blob that names its type but holds no key of it (a 5-byte Ed25519 point)
+    const part = (b: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, b.length]), b]);
+    const truncated = `ssh-ed25519 ${Buffer.concat([part(Buffer.from('ssh-ed25519')), part(randomBytes(5))]).toString('base64')}`;
+    expect((await server.call('POST', `/users/${user.id}/ssh-keys`, { text: truncated, auth: user.auth })).json.code).toBe('GITLOOM_ERR_SSH_KEY_INVALID');
     expect((await server.call('POST', `/users/${user.id}/ssh-keys`, { text: `ssh-rsa ${ed25519Key().split(' ')[1]}`, auth: user.auth })).status).toBe(400);
     expect((await server.call('POST', `/users/${user.id}/ssh-keys`, { text: '', auth: user.auth })).status).toBe(400);
     expect((await server.call('POST', `/users/${user.id}/ssh-keys`, { text: ed25519Key(), auth: other.auth })).status).toBe(403);

@@ -86,6 +86,7 @@ describe('backup and restore', () => {
       loadConfig(
         {
           GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_SSH_PORT: '0',
           ...(restored.databaseUrl && { GITLOOM_DATABASE_URL: restored.databaseUrl }),
         },
         { port: 0, dataDir: restored.dataDir },
@@ -131,7 +132,7 @@ describe('backup and restore', () => {
   }
 
   it('restores every project, pull request, ref and build log from a backup taken while the server runs', async () => {
-    const server: TestServer = await startTestServer();
+    const server: TestServer = await startTestServer({}, { ssh: true });
     cleanup.push(() => server.close());
     const repo = await givenRepo(server, 'kept', { files: { 'README.md': '# kept\n', '.onedev-buildspec.yml': SPEC } });
     const other = await givenRepo(server, 'other');
@@ -170,6 +171,10 @@ describe('backup and restore', () => {
     await expect(cli(['restore', archive], copy.env)).rejects.toMatchObject({ stderr: expect.stringContaining('is not empty') });
 
     expect(await allRefs(target)).toEqual(refs);
+    // the SSH host keys go with the data: clients' known_hosts entries hold for the restored server
+    for (const key of ['ssh_host_ed25519_key', 'ssh_host_rsa_key']) {
+      expect(await fs.readFile(path.join(target, 'ssh', key), 'utf8')).toBe(await fs.readFile(path.join(server.dataDir, 'ssh', key), 'utf8'));
+    }
     const restored = await startRestored(copy);
     const auth = { authorization: basic(ADMIN.name, ADMIN.password) };
     const get = async (route: string) => (await fetch(`${restored.url}/~api${route}`, { headers: auth })).json();

@@ -191,7 +191,12 @@ describe('job executors: which executor runs a build', () => {
     const config = server.server.services.config;
     const other = await startServer(
       loadConfig(
-        { GITLOOM_HOST: '127.0.0.1', GITLOOM_JOB_CONCURRENCY: '2', ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }) },
+        {
+          GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_SSH_PORT: '0',
+          GITLOOM_JOB_CONCURRENCY: '2',
+          ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }),
+        },
         { port: 0, dataDir: config.dataDir },
       ),
       { logger: false },

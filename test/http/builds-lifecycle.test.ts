@@ -118,6 +118,7 @@ describe('build lifecycle: pull requests, required builds, restart, several serv
       loadConfig(
         {
           GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_SSH_PORT: '0',
           GITLOOM_JOB_CONCURRENCY: '2',
           GITLOOM_INITIAL_PASSWORD: 'admin-secret',
           ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }),

@@ -39,6 +39,7 @@ describe('first run', () => {
           GITLOOM_INITIAL_USER: ADMIN.name,
           GITLOOM_INITIAL_PASSWORD: 'too-late',
           GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_SSH_PORT: '0',
           ...(server.server.services.config.databaseUrl && { GITLOOM_DATABASE_URL: server.server.services.config.databaseUrl }),
         },
         { port: 0, dataDir: server.dataDir },

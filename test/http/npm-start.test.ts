@@ -1,9 +1,12 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN, basic, git, givenInstallation, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
+import { ADMIN, basic, freePort, git, givenInstallation, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
 
 /**
  * `npm start` runs the bundle scripts/build.mjs writes to dist/ (README "Start"): what only the
@@ -18,7 +21,8 @@ describe('npm start: the bundled server', () => {
 
   it('builds dist/, serves pushes through its hooks, pages with their assets, and the API documentation', async () => {
     // the embedded default: SQLite
-    const env = await givenInstallation(cleanup, { GITLOOM_DATABASE_URL: '' });
+    const sshPort = await freePort();
+    const env = await givenInstallation(cleanup, { GITLOOM_DATABASE_URL: '', GITLOOM_SSH_PORT: String(sshPort) });
     // sources newer than the stamp: `npm start` builds first
     await fs.rm(path.join(root, 'dist', '.build-stamp'), { force: true });
     const server: ChildServer = await serveChild(env, ['npm', 'start', '--silent']);
@@ -52,6 +56,11 @@ describe('npm start: the bundled server', () => {
     expect((await fetch(`${server.url}${stylesheet}`)).status).toBe(200);
     const file = await (await fetch(`${server.url}/bundled/~files/main/main.ts`, { headers: auth })).text();
     expect(file).toMatch(/class="hljs-keyword">export</);
+
+    // git over SSH: ssh2 and its native crypto binding load beside the bundle
+    expect(server.output()).toContain(`Git over SSH on port ${sshPort}`);
+    const scanned = await run('ssh-keyscan', ['-p', String(sshPort), '-t', 'ed25519', '127.0.0.1']);
+    expect(scanned.stdout).toContain(`[127.0.0.1]:${sshPort} ssh-ed25519 `);
 
     const docs = await fetch(`${server.url}/~help/api/`);
     expect(docs.status).toBe(200);

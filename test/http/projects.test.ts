@@ -209,25 +209,30 @@ describe('projects', () => {
       expect(res.text).toBe('top/mid/Nested');
     });
 
-    it('returns http and ssh clone URLs', async () => {
+    it('returns http and ssh clone URLs; ssh is null while SSH is off', async () => {
       const res = await server.call('GET', `/projects/${nested}/clone-url`, { auth: reader.auth });
       expect(res.status).toBe(200);
-      const { hostname, port } = new URL(server.url);
-      expect(res.json).toEqual({ http: `${server.url}/top/mid/Nested`, ssh: `ssh://${hostname}:6611/top/mid/Nested` });
+      // this server runs without SSH (GITLOOM_SSH_PORT=0)
+      expect(res.json).toEqual({ http: `${server.url}/top/mid/Nested`, ssh: null });
       expect(Object.keys(res.json)).toEqual(['http', 'ssh']);
-      expect(port).not.toBe('');
     });
 
-    it('derives the ssh URL from the server URL, or takes the configured SSH root', async () => {
+    it('derives the ssh URL from the server URL and the SSH port, or takes the configured SSH root', async () => {
       const config = server.server.services.config;
-      const saved = { serverUrl: config.serverUrl, sshRootUrl: config.sshRootUrl };
+      const saved = { serverUrl: config.serverUrl, sshRootUrl: config.sshRootUrl, sshPort: config.sshPort };
       try {
         config.serverUrl = 'https://git.example.com';
+        config.sshPort = 6611;
         expect((await server.call('GET', `/projects/${nested}/clone-url`)).json).toEqual({
           http: 'https://git.example.com/top/mid/Nested',
-          ssh: 'ssh://git.example.com/top/mid/Nested',
+          ssh: 'ssh://git.example.com:6611/top/mid/Nested',
         });
-        config.sshRootUrl = 'ssh://git.example.com:2222/';
+        config.sshPort = 22;
+        expect((await server.call('GET', `/projects/${nested}/clone-url`)).json.ssh).toBe('ssh://git.example.com/top/mid/Nested');
+        config.sshRootUrl = 'ssh://git.example.com:2222';
+        expect((await server.call('GET', `/projects/${nested}/clone-url`)).json.ssh).toBe('ssh://git.example.com:2222/top/mid/Nested');
+        // a root given while the built-in server is off (an SSH server of one's own) is still named
+        config.sshPort = null;
         expect((await server.call('GET', `/projects/${nested}/clone-url`)).json.ssh).toBe('ssh://git.example.com:2222/top/mid/Nested');
       } finally {
         Object.assign(config, saved);

@@ -259,6 +259,7 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
       loadConfig(
         {
           GITLOOM_HOST: '127.0.0.1',
+          GITLOOM_SSH_PORT: '0',
           GITLOOM_JOB_CONCURRENCY: '1',
           GITLOOM_INITIAL_PASSWORD: 'admin-secret',
           ...(config.databaseUrl && { GITLOOM_DATABASE_URL: config.databaseUrl }),

@@ -26,7 +26,7 @@ describe('administration and personal settings in a browser', () => {
     await page.waitForURL(/\/~administration\/users\/\d+$/);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('User frank');
     // every administration page fits a 360 px screen
-    for (const path of ['users', 'users/new', 'users/1', 'groups', 'roles', 'roles/1', 'roles/new', 'security', 'label-specs']) {
+    for (const path of ['users', 'users/new', 'users/1', 'groups', 'roles', 'roles/1', 'roles/new', 'security', 'label-specs', 'ssh']) {
       await page.goto(`${web.server.url}/~administration/${path}`);
       expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(360);
     }

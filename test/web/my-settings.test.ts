@@ -177,7 +177,7 @@ describe('personal settings pages', () => {
     expect(keys).toMatchObject([{ content: line }]);
     expect(await (await get('/~my/ssh-keys')).text()).toContain('bob@laptop');
     const twice = await post('/~my/ssh-keys', { content: line });
-    expect(twice.status).toBe(409);
+    expect(twice.status).toBe(400);
     expect(await twice.text()).toContain('This key is already in use');
     const invalid = await post('/~my/ssh-keys', { content: 'ssh-rsa not-a-key' });
     expect(invalid.status).toBe(400);

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import { sql } from 'kysely';
+import { sshRootUrlOf } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
@@ -313,11 +314,14 @@ export async function recordRefsUpdated(ctx: Context, projectId: number, changes
     .execute();
 }
 
-/** Clone URLs (docs/compatibility.md#projects-endpoints item 2): http from the server URL, ssh from the SSH root. */
-export function cloneUrls(ctx: Context, project: ProjectRow): { http: string; ssh: string } {
-  const server = new URL(ctx.config.serverUrl);
-  const sshRoot = ctx.config.sshRootUrl ?? (['', '80', '443'].includes(server.port) ? `ssh://${server.hostname}` : `ssh://${server.hostname}:6611`);
-  return { http: `${ctx.config.serverUrl}/${project.path}`, ssh: `${sshRoot.replace(/\/+$/, '')}/${project.path}` };
+/**
+ * Clone URLs (docs/compatibility.md#projects-endpoints item 2): http from the server URL, ssh
+ * from the SSH root ({@link sshRootUrlOf}: the configured one, else the server's host and the
+ * port the SSH server listens on), null when SSH is off and no root is configured.
+ */
+export function cloneUrls(ctx: Context, project: ProjectRow): { http: string; ssh: string | null } {
+  const sshRoot = sshRootUrlOf(ctx.config);
+  return { http: `${ctx.config.serverUrl}/${project.path}`, ssh: sshRoot === null ? null : `${sshRoot}/${project.path}` };
 }
 
 /** Ancestors' paths, re-exported for path-based lookups. */

@@ -1,11 +1,18 @@
 /**
- * Serving the git smart-HTTP protocol for an authorized repository (docs/architecture.md#git-smart-http): which service a request names and the access it needs, the request's content type,
- * and the streamed exchange with git (src/git/smart-http.ts). The HTTP route
- * (src/http/routes/git-http.ts) matches URLs, authorizes, and sends what these functions return.
+ * Serving git's protocol for an authorized repository, over either transport: which service a
+ * request names and the access it needs, the project path of a git URL, the request's content
+ * type, and the streamed exchange with git — smart HTTP (docs/architecture.md#git-smart-http,
+ * src/git/smart-http.ts) or one SSH command (docs/compatibility.md#git-over-ssh,
+ * src/git/service-session.ts). The HTTP route (src/http/routes/git-http.ts) and the SSH server
+ * (src/ssh/) match URLs or commands, authorize (src/domain/repositories/git-access.ts), and hand
+ * over to these functions.
  */
-import type { Readable } from 'node:stream';
-import { BadRequest } from '../../errors.js';
+import type { Readable, Writable } from 'node:stream';
+import { BadRequest, NotFound } from '../../errors.js';
+import { serveSession } from '../../git/service-session.js';
 import { advertiseRefs as advertise, parseService, serviceRpc as rpc, type GitService } from '../../git/smart-http.js';
+
+export type { GitService };
 
 /** A repository a request was authorized for: its bare repository and extra environment for git. */
 export interface ServedRepository {
@@ -46,6 +53,36 @@ export function gitServiceAccess(name: string | undefined): GitServiceAccess {
 }
 
 /**
+ * Checks the project part of a git URL (`group/app`): non-empty segments, no `.`/`..`, none
+ * starting with `~` (the server's own routes), no control character (an SSH command may carry a
+ * NUL, which no project path holds and PostgreSQL cannot even compare).
+ *
+ * @returns the path unchanged.
+ * @throws NotFound `Project not found: <path>` otherwise (control characters shown as `?`).
+ */
+export function checkGitProjectPath(path: string): string {
+  const invalid = /[\x00-\x1f\x7f]/.test(path) || path.split('/').some((s) => s === '' || s === '.' || s === '..' || s.startsWith('~'));
+  if (invalid) throw new NotFound(`Project not found: ${path.replace(/[\x00-\x1f\x7f]/g, '?')}`);
+  return path;
+}
+
+/**
+ * The project path an SSH command names (`group/app` of `/group/app.git`, `group/app/` or
+ * `group/app`): one leading and one trailing `/` and a trailing `.git` dropped, as the HTTP
+ * clone URL's path, then checked by {@link checkGitProjectPath}.
+ *
+ * @throws NotFound `Project not found: <path>`.
+ */
+export function gitProjectPath(path: string): string {
+  return checkGitProjectPath(
+    path
+      .replace(/^\//, '')
+      .replace(/\/$/, '')
+      .replace(/\.git$/, ''),
+  );
+}
+
+/**
  * `GET …/info/refs?service=…`: the ref advertisement of `repo` (protocol v2 capabilities when the
  * client asks for them), streamed.
  *
@@ -79,4 +116,23 @@ export async function serviceRpc(
     env: repo.env,
     signal: request.signal,
   });
+}
+
+/** A two-way connection's streams for {@link serveGitSession}: the client's bytes, git's answer, git's messages. */
+export interface GitSessionStreams {
+  input: Readable;
+  output: Writable;
+  errors: Writable;
+}
+
+/**
+ * One git command over SSH (`git-upload-pack '<path>'`, `git-receive-pack '<path>'`): runs the
+ * service on `repo` for the whole connection, streamed both ways, with the client's
+ * `GIT_PROTOCOL` (`version=2`) and the repository's environment (a push's hooks).
+ *
+ * @returns git's exit code, for the channel's exit status.
+ * @throws GitError when git could not start or ran out of time.
+ */
+export async function serveGitSession(repo: ServedRepository, service: GitService, streams: GitSessionStreams, request: GitProtocolRequest): Promise<number> {
+  return serveSession(repo.repoPath, service, streams, { gitProtocol: request.gitProtocol, env: repo.env, signal: request.signal });
 }

@@ -26,8 +26,18 @@ export { getCommit } from './commits.js';
 export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
 export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
 export { commitFile, listDirectoryAt, readFile } from './files.js';
-export { advertiseRefs, type GitProtocolResponse, gitServiceAccess, serviceRpc } from './git-protocol.js';
+export { type AuthorizedRepository, type GitAccess, prepareGitAccess, type PreReceiveReport, type PushReport } from './git-access.js';
+export {
+  advertiseRefs,
+  checkGitProjectPath,
+  type GitProtocolResponse,
+  type GitService,
+  gitProjectPath,
+  gitServiceAccess,
+  serveGitSession,
+  serviceRpc,
+} from './git-protocol.js';
 export { objectRead } from './object-reads.js';
-export { HOOK_SECRET_HEADER, preparePushHooks } from './push-hooks.js';
+export { HOOK_SECRET_HEADER, HOOKS_PATH } from './push-hooks.js';
 export { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from './refs.js';
 export { trimSlashes } from './revisions.js';

@@ -11,6 +11,9 @@ import { HOOK_ENV, HOOK_SECRET_HEADER, installHooks, receivePackEnv } from '../.
 
 export { HOOK_SECRET_HEADER };
 
+/** Where the server answers the hooks (`<path>/pre-receive`, `<path>/post-receive`), on its HTTP port. */
+export const HOOKS_PATH = '/~internal/hooks';
+
 /** The hooks of this process. */
 export interface PushHooks {
   /**

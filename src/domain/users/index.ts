@@ -31,7 +31,7 @@ export {
 export { gitIdentity, systemIdentity } from './identities.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { resetPassword } from './reset-password.js';
-export { addSshKey, deleteSshKey, getSshKey, listSshKeys } from './ssh-keys.js';
+export { addSshKey, deleteSshKey, getSshKey, listSshKeys, sshKeyFingerprint, sshKeyOwner } from './ssh-keys.js';
 export {
   createUser,
   deleteUser,

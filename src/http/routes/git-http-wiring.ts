@@ -1,22 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
-import { journalPush, journalPushIntents, type PushIntent } from '../../domain/journal/index.js';
-import { authorizeRepository, checkPush } from '../../domain/projects/index.js';
 import { NotFound } from '../../errors.js';
 import { createContext, systemActor, type Services } from '../../domain/context.js';
-import { HOOK_SECRET_HEADER, preparePushHooks } from '../../domain/repositories/index.js';
-import { checkLfsPush } from '../../domain/lfs/index.js';
+import { type GitAccess, HOOK_SECRET_HEADER, HOOKS_PATH } from '../../domain/repositories/index.js';
 import { gitHttpPlugin } from './git-http.js';
 import { lfsRoute } from './lfs.js';
-
-const HOOK_ROUTE = '/~internal/hooks';
 
 /** The loopback URL of this server as seen by a process on the same host. */
 function loopbackUrl(request: FastifyRequest): string {
   const address = request.socket.localAddress ?? '127.0.0.1';
   const host = address.includes(':') ? (address.startsWith('::ffff:') ? address.slice(7) : `[${address}]`) : address;
-  return `http://${host}:${request.socket.localPort}${HOOK_ROUTE}`;
+  return `http://${host}:${request.socket.localPort}${HOOKS_PATH}`;
 }
 
 const HookUpdates = Type.Array(Type.Object({ oldHash: Type.String(), newHash: Type.String(), ref: Type.String() }));
@@ -38,8 +32,9 @@ const PostReceiveBody = Type.Object({
 
 /**
  * Mounts git smart HTTP at `/<project path>[.git]`: the caller resolved by the auth plugin is
- * authorized per project; pushes run the pre-receive hook (installed under `<data dir>/hooks`,
- * activated through `core.hooksPath` in git's environment), which asks
+ * authorized per project through `gitAccess` (src/domain/repositories/git-access.ts, shared with
+ * git over SSH); pushes run the pre-receive hook (installed under `<data dir>/hooks`, activated
+ * through `core.hooksPath` in git's environment), which asks
  * `POST /~internal/hooks/pre-receive` — guarded by a per-process secret — to enforce branch and
  * tag protection and to keep every ref outside `refs/heads/*` and `refs/tags/*` the server's
  * (docs/architecture.md#a-push, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input) and, when it allows them, to write the
@@ -48,48 +43,28 @@ const PostReceiveBody = Type.Object({
  * to `POST /~internal/hooks/post-receive`, which confirms them in the journal before the push
  * returns. A push whose new LFS pointers name objects the project cannot read is refused
  * (docs/compatibility.md#git-lfs); the Git LFS endpoints under `<clone URL>/info/lfs/` are served
- * by src/http/routes/lfs.ts. The push environment also caps the
+ * by src/http/routes/lfs.ts. Pushes over SSH post to the same endpoints. The push environment also caps the
  * pack at `GITLOOM_PUSH_MAX_MB` (src/domain/repositories/push-hooks.ts). The receive-pack body is
  * a raw stream (src/http/routes/git-http.ts), so Fastify's `bodyLimit` does not apply to it; the
  * whole request must still arrive within `GITLOOM_REQUEST_TIMEOUT_MS`.
  */
-export const gitHttpRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const hooks = await preparePushHooks(services.config);
-  // the intents each push's pre-receive wrote, by push id, for its post-receive (a push whose
-  // post-receive never comes leaves them to recovery)
-  const intentsOfPush = new LRUCache<string, PushIntent[]>({ max: 10_000, ttl: 60 * 60_000 });
-
+export const gitHttpRoutes: FastifyPluginAsync<{ services: Services; gitAccess: GitAccess }> = async (app, { services, gitAccess }) => {
   // the secret is checked before the body is: without it the endpoints do not exist
   const onRequest = async (request: FastifyRequest) => {
-    if (!hooks.accepts(request.headers[HOOK_SECRET_HEADER])) throw new NotFound('Not found');
+    if (!gitAccess.accepts(request.headers[HOOK_SECRET_HEADER])) throw new NotFound('Not found');
   };
 
-  app.post(`${HOOK_ROUTE}/pre-receive`, { schema: { hide: true, body: PreReceiveBody }, onRequest }, async (request) => {
-    const body = request.body as typeof PreReceiveBody.static;
-    const ctx = createContext(services, systemActor);
-    const errors = await checkPush(ctx, body.projectId, body.userId, body.updates, body.quarantine);
-    if (errors.length === 0) errors.push(...(await checkLfsPush(ctx, body.projectId, body.updates, body.quarantine)));
-    if (errors.length === 0) intentsOfPush.set(body.pushId, await journalPushIntents(ctx, body.projectId, body.userId, body.updates));
-    return { errors };
-  });
+  app.post(`${HOOKS_PATH}/pre-receive`, { schema: { hide: true, body: PreReceiveBody }, onRequest }, async (request) =>
+    gitAccess.preReceive(createContext(services, systemActor), request.body as typeof PreReceiveBody.static),
+  );
 
-  app.post(`${HOOK_ROUTE}/post-receive`, { schema: { hide: true, body: PostReceiveBody }, onRequest }, async (request) => {
-    const body = request.body as typeof PostReceiveBody.static;
-    const intents = intentsOfPush.get(body.pushId) ?? [];
-    intentsOfPush.delete(body.pushId);
-    await journalPush(createContext(services, systemActor), body.projectId, body.userId, body.updates, intents);
+  app.post(`${HOOKS_PATH}/post-receive`, { schema: { hide: true, body: PostReceiveBody }, onRequest }, async (request) => {
+    await gitAccess.postReceive(createContext(services, systemActor), request.body as typeof PostReceiveBody.static);
     return {};
   });
 
   await app.register(gitHttpPlugin, {
     lfs: lfsRoute,
-    resolveRepository: async (request, projectPath, access) => {
-      const repo = await authorizeRepository(request.ctx, projectPath, access);
-      if (access === 'read') return repo;
-      return {
-        ...repo,
-        env: hooks.envFor(loopbackUrl(request), repo.projectId, request.actor.userId),
-      };
-    },
+    resolveRepository: (request, projectPath, access) => gitAccess.authorize(request.ctx, projectPath, access, loopbackUrl(request)),
   });
 };

@@ -13,7 +13,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { NotFound, Unauthorized } from '../../errors.js';
-import { advertiseRefs, type GitProtocolResponse, gitServiceAccess, serviceRpc } from '../../domain/repositories/index.js';
+import { advertiseRefs, checkGitProjectPath, type GitProtocolResponse, gitServiceAccess, serviceRpc } from '../../domain/repositories/index.js';
 import { offerBasicChallenge } from '../../plugins/cross-site.js';
 import { isLfsUrl, LFS_MEDIA_TYPE, parseLfsJson, sendLfsError, type LfsTarget } from './lfs.js';
 
@@ -45,13 +45,6 @@ const INFO_REFS = /^(.+?)(?:\.git)?\/info\/refs$/;
 const RPC = /^(.+?)(?:\.git)?\/(git-upload-pack|git-receive-pack)$/;
 const LFS = /^((.+?)(?:\.git)?)\/info\/lfs\/(.+)$/;
 
-/** Checks the project part of the URL: non-empty segments, no `.`/`..`, none starting with `~`. */
-function projectPathOf(path: string): string {
-  const segments = path.split('/');
-  if (segments.some((s) => s === '' || s === '.' || s === '..' || s.startsWith('~'))) throw new NotFound('Not found');
-  return segments.join('/');
-}
-
 /**
  * Passes a request under `…/info/lfs/` to the LFS handler; false when the path is not one.
  * The href base the LFS answers use is the server URL and the path as the client wrote it.
@@ -60,7 +53,7 @@ async function serveLfs(opts: GitHttpPluginOptions, request: FastifyRequest, rep
   const match = LFS.exec(path);
   if (!match) return false;
   if (!opts.lfs) throw new NotFound('Not found');
-  const projectPath = projectPathOf(match[2]);
+  const projectPath = checkGitProjectPath(match[2]);
   await opts.lfs(request, reply, { projectPath, base: `${request.ctx.config.serverUrl}/${match[1]}/info/lfs`, rest: match[3] });
   return true;
 }
@@ -136,7 +129,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     if (await serveLfs(opts, request, reply, path)) return reply;
     const match = INFO_REFS.exec(path);
     if (!match) throw new NotFound('Not found');
-    const projectPath = projectPathOf(match[1]);
+    const projectPath = checkGitProjectPath(match[1]);
     const { service, access } = gitServiceAccess((request.query as Record<string, string | undefined>).service);
     const repo = await resolve(opts, request, reply, projectPath, access);
     const res = await advertiseRefs(repo, service, {
@@ -151,7 +144,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     if (await serveLfs(opts, request, reply, path)) return reply;
     const match = RPC.exec(path);
     if (!match) throw new NotFound('Not found');
-    const projectPath = projectPathOf(match[1]);
+    const projectPath = checkGitProjectPath(match[1]);
     const { service, access } = gitServiceAccess(match[2]);
     const repo = await resolve(opts, request, reply, projectPath, access);
     return send(

@@ -4,10 +4,16 @@ import { groupAdministrationPages } from './groups.js';
 import { jobExecutorAdministrationPages } from './job-executors.js';
 import { roleAdministrationPages } from './roles.js';
 import { settingAdministrationPages } from './settings.js';
+import { sshAdministrationPages } from './ssh.js';
 import { userAdministrationPages } from './users.js';
 
 export const administrationPages: PageModule = {
-  pages: [userAdministrationPages, groupAdministrationPages, roleAdministrationPages, settingAdministrationPages, jobExecutorAdministrationPages].flatMap(
-    (m) => m.pages ?? [],
-  ),
+  pages: [
+    userAdministrationPages,
+    groupAdministrationPages,
+    roleAdministrationPages,
+    settingAdministrationPages,
+    jobExecutorAdministrationPages,
+    sshAdministrationPages,
+  ].flatMap((m) => m.pages ?? []),
 };
