@@ -32,6 +32,7 @@ const TABLE_OWNERS = {
   settings: ['settings'],
   projects: ['projects', 'projectLabels', 'labelSpecs', 'milestones', 'numberSequences', 'userAuthorizations', 'groupAuthorizations'],
   journal: ['refJournal'],
+  lfs: ['lfsObjects', 'lfsLocks'],
   issues: [
     'issues',
     'issueAuthorizations',
@@ -62,6 +63,7 @@ const TABLE_OWNERS = {
   'code-comments': ['codeComments', 'codeCommentReplies', 'codeCommentMentions'],
   personalizations: ['userQueriesAndWatches'],
   outbox: ['outboxEvents', 'outboxAttempts', 'outboxMessages'],
+  mirrors: ['repositoryMirrors'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
 const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree|namedEntity';

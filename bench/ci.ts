@@ -23,26 +23,10 @@ import { runJob } from '../src/ci/executor.js';
 import type { ContainerEngine } from '../src/ci/container-engine.js';
 import { DEFAULT_JOB_SANDBOX, type JobNetwork } from '../src/ci/sandbox.js';
 import { testEngine } from '../test/helpers/images.js';
-import { build, git, report, rssMiB, startBenchServer, time } from './lib.js';
+import { BARE_FILE_SERVER as BARE_SERVER, build, git, report, rssMiB, startBenchServer, time } from './lib.js';
 
 const run = promisify(execFile);
 const SIZE = Number(process.env.BENCH_BYTES ?? 1024 ** 3);
-/** The bare node:http server of the ceiling figures: POST /f stores the body, GET /f streams it. */
-const BARE_SERVER = `
-import http from 'node:http';
-import fs from 'node:fs';
-import { pipeline } from 'node:stream/promises';
-const file = process.argv[1];
-http.createServer(async (req, res) => {
-  if (req.method === 'POST') {
-    await pipeline(req, fs.createWriteStream(file, { highWaterMark: 1 << 20 }));
-    res.end('');
-  } else {
-    res.writeHead(200, { 'content-length': fs.statSync(file).size });
-    await pipeline(fs.createReadStream(file, { highWaterMark: 1 << 20 }), res);
-  }
-}).listen(6722, '127.0.0.1', () => console.log('ready'));
-`;
 
 /** Upload and download times (ms) of `source` with curl: `upload` URL, then `download` URL. */
 async function transfer(source: string, upload: string, download: string, target: string, headers: string[] = []): Promise<{ up: number; down: number }> {

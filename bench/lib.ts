@@ -219,3 +219,20 @@ export async function startInProcessServer(label: string, password: string, logg
     },
   };
 }
+
+/** The bare node:http server of the ceiling figures: POST (or PUT) /f stores the body, GET /f streams it; argv[1] is the file, argv[2] the port (default 6722). */
+export const BARE_FILE_SERVER = `
+import http from 'node:http';
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+const file = process.argv[1];
+http.createServer(async (req, res) => {
+  if (req.method !== 'GET') {
+    await pipeline(req, fs.createWriteStream(file, { highWaterMark: 1 << 20 }));
+    res.end('');
+  } else {
+    res.writeHead(200, { 'content-length': fs.statSync(file).size });
+    await pipeline(fs.createReadStream(file, { highWaterMark: 1 << 20 }), res);
+  }
+}).listen(Number(process.argv[2] ?? 6722), '127.0.0.1', () => console.log('ready'));
+`;

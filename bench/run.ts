@@ -12,7 +12,9 @@
  *   `node dist/cli.js serve` (median of 3 each, fresh data directory each time);
  * - a push returned → the pull request's new update visible through the API (p50 of 10);
  * - `git clone` over SSH and over HTTP beside `git clone --no-local`, on the bench repository and
- *   on 64 MiB of incompressible files (bench/ssh.ts).
+ *   on 64 MiB of incompressible files (bench/ssh.ts);
+ * - a Git LFS object of BENCH_LFS_BYTES (default 1 GiB) uploaded and downloaded through the batch
+ *   API's hrefs against `cp` of the file, with the server's peak RSS meanwhile (bench/lfs.ts).
  * The server runs from dist/ as its own process at the default log level (info, to /dev/null).
  * Pass `--markdown` for the README's form.
  */
@@ -22,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build, cpuMs, git, load, rssMiB, startBenchServer, startScript, time, waitForAnswer, type BenchServer } from './lib.js';
 import { cloneRows } from './ssh.js';
+import { LFS_BENCH_BYTES, lfsTransfers, rate } from './lfs.js';
 
 const COMMITS = 3000;
 const ROUNDS = 3;
@@ -224,6 +227,28 @@ async function startUp(command: string[] | undefined, port: number): Promise<num
   return p50(times);
 }
 
+/** The Git LFS rows (bench/lfs.ts): upload and download against `cp`, and the server's peak RSS meanwhile. */
+async function lfsRows(server: BenchServer): Promise<void> {
+  const f = await lfsTransfers(server, LFS_BENCH_BYTES);
+  const size = `${(f.bytes / 1024 ** 2).toFixed(0)} MiB`;
+  const ceiling = (ms: number) => `bare node:http ${rate(f.bytes, ms)}`;
+  add({
+    measure: `Git LFS upload of ${size} (PUT)`,
+    gitloom: rate(f.bytes, f.uploadMs),
+    limit: `cp ${rate(f.bytes, f.cpMs)}; ${ceiling(f.ceilingUploadMs)}`,
+    ratio: (f.cpMs / f.uploadMs).toFixed(2),
+    target: '≥ 0.8',
+  });
+  add({
+    measure: `Git LFS download of ${size} (GET)`,
+    gitloom: rate(f.bytes, f.downloadMs),
+    limit: `cp ${rate(f.bytes, f.cpMs)}; ${ceiling(f.ceilingDownloadMs)}`,
+    ratio: (f.cpMs / f.downloadMs).toFixed(2),
+    target: '≥ 0.8',
+  });
+  add({ measure: 'server peak RSS during the LFS transfers', gitloom: `${f.peakRssMiB.toFixed(0)} MiB`, limit: '—', ratio: '—', target: '< 200 MiB' });
+}
+
 await build();
 const loadBefore = os.loadavg()[0];
 console.error('measuring…');
@@ -283,6 +308,7 @@ try {
   await mergeRow(server, headers, clone, projectId);
   await pushRow(server, headers, clone, projectId);
   for (const row of await cloneRows(server, headers, work, projectId, 6742 + 1000)) add(row);
+  await lfsRows(server);
 } finally {
   bare?.kill('SIGTERM');
   await server.stop();

@@ -68,6 +68,12 @@ export interface Config {
    * (`GITLOOM_ARTIFACT_MAX_MB`, default 1024 MiB).
    */
   artifactMaxBytes: number;
+  /**
+   * Largest Git LFS object, in bytes: a batch naming a bigger one answers it with error 422
+   * and an upload over it is cut off (`GITLOOM_LFS_MAX_MB`, default 10240 MiB;
+   * docs/security.md#git-lfs).
+   */
+  lfsMaxBytes: number;
   /** Log level for pino (`GITLOOM_LOG_LEVEL`, default info). */
   logLevel: string;
   /** git commands running longer than this many ms are logged as slow (`GITLOOM_GIT_SLOW_MS`, default 5000). */
@@ -108,6 +114,11 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** Outbox retries: first delay in ms, doubled each try (`GITLOOM_OUTBOX_BACKOFF_MS`, default 120000 — 6 tries over ~1 h). */
   outboxBackoffMs: number;
+  /**
+   * Repository mirrors: delay in ms before the first retry of a failed sync, doubled with each
+   * further failure up to an hour (or a pull mirror's interval when longer) (`GITLOOM_MIRROR_BACKOFF_MS`, default 60000).
+   */
+  mirrorBackoffMs: number;
   /** Ref-change journal: first retry delay in ms of an entry whose reactions failed, doubled each pass (`GITLOOM_JOURNAL_RETRY_MS`, default 5000). */
   journalRetryMs: number;
   /** Bearer token that may read `/~metrics` besides administrators (`GITLOOM_METRICS_TOKEN`). */
@@ -268,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     requestTimeoutMs: intFromEnv(env, 'GITLOOM_REQUEST_TIMEOUT_MS', 60_000),
     pushMaxBytes: megabytesFromEnv(env, 'GITLOOM_PUSH_MAX_MB', 2048),
     artifactMaxBytes: megabytesFromEnv(env, 'GITLOOM_ARTIFACT_MAX_MB', 1024),
+    lfsMaxBytes: megabytesFromEnv(env, 'GITLOOM_LFS_MAX_MB', 10240),
     logLevel: env.GITLOOM_LOG_LEVEL ?? 'info',
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),
@@ -283,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookAllowPrivate: env.GITLOOM_WEBHOOK_ALLOW_PRIVATE === 'true',
     outboxBackoffMs: intFromEnv(env, 'GITLOOM_OUTBOX_BACKOFF_MS', 120_000),
     journalRetryMs: intFromEnv(env, 'GITLOOM_JOURNAL_RETRY_MS', 5000),
+    mirrorBackoffMs: positiveIntFromEnv(env, 'GITLOOM_MIRROR_BACKOFF_MS', 60_000),
     metricsToken: env.GITLOOM_METRICS_TOKEN || null,
     trustProxy: trustProxyFromEnv(env.GITLOOM_TRUST_PROXY),
     ...overrides,

@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   GITLOOM_ERR_URI_TOO_LONG: { status: 414, description: 'The request line or a path segment is too long.' },
   GITLOOM_ERR_UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The body has a content type the operation does not take.' },
   GITLOOM_ERR_RANGE_NOT_SATISFIABLE: { status: 416, description: 'The requested byte range does not overlap the file.' },
+  GITLOOM_ERR_UNPROCESSABLE_ENTITY: {
+    status: 422,
+    description: 'The input is well-formed but invalid (a Git LFS object whose bytes do not match its id or size).',
+  },
   GITLOOM_ERR_TOO_MANY_REQUESTS: { status: 429, description: 'Too many requests; retry after `Retry-After` seconds.' },
   GITLOOM_ERR_REQUEST_HEADER_FIELDS_TOO_LARGE: { status: 431, description: 'The header fields are too large.' },
   GITLOOM_ERR_INTERNAL: { status: 500, description: 'A fault of the server (logged); never caused by input by design.' },
@@ -80,6 +84,25 @@ export const ERROR_CODES = {
   GITLOOM_ERR_JOB_EXECUTOR_VALUE: {
     status: 400,
     description: "A job executor's concurrency, CPU or memory limit, cache TTL, socket path or registry login does not read; `detail` names the field.",
+  },
+
+  // repository mirrors (docs/compatibility.md#repository-mirrors)
+  GITLOOM_ERR_MIRROR_URL: {
+    status: 400,
+    description:
+      'A mirror URL is not an http(s) URL, carries credentials (they go in `userName` and `password`), or names an address the outbound rules refuse.',
+  },
+  GITLOOM_ERR_MIRROR_VALUE: {
+    status: 400,
+    description: "A mirror's direction, credentials, interval or another field does not read; `detail` names the field.",
+  },
+  GITLOOM_ERR_MIRROR_CONFLICT: {
+    status: 409,
+    description: 'The project already has a pull mirror, its repository is not empty (a pull mirror needs an empty one), or the mirror is disabled.',
+  },
+  GITLOOM_ERR_PULL_MIRRORED: {
+    status: 409,
+    description: 'The project is a pull mirror: its branches and tags follow the remote, so pushes, merges and ref edits are refused.',
   },
 } as const satisfies Record<`GITLOOM_ERR_${string}`, { status: number; description: string }>;
 

@@ -88,6 +88,16 @@ export class RangeNotSatisfiable extends GitloomError {
   }
 }
 
+/**
+ * 422: the input is well-formed but names something invalid — a Git LFS object id that is no
+ * SHA-256, an upload whose bytes do not hash to its id or have another size
+ * (docs/compatibility.md#git-lfs).
+ */
+export class UnprocessableEntity extends GitloomError {
+  readonly status = 422;
+  readonly title = 'Unprocessable Entity';
+}
+
 /** An error that says when to try again: `retryAfter` whole seconds, sent as `Retry-After`. */
 export abstract class RetryLater extends GitloomError {
   constructor(

@@ -15,6 +15,7 @@ import { JournalWorker, recoverRefIntents } from './domain/journal/index.js';
 import { EventBus } from './domain/events.js';
 import { registerEventHandlers } from './domain/event-handlers.js';
 import { OutboxWorker } from './domain/outbox/index.js';
+import { MirrorWorker } from './domain/mirrors/index.js';
 import { buildApp, type App } from './app.js';
 import { createMetrics } from './ops/metrics.js';
 import { redactUrl, type LogDestination } from './plugins/logging.js';
@@ -47,8 +48,8 @@ export interface RunningServer {
  * administrator password is returned and logged once), builds the HTTP app and listens, starts
  * git over SSH on `GITLOOM_SSH_PORT` unless it is 0 (src/ssh/server.ts), then runs
  * start-up recovery (src/domain/startup-recovery.ts, then the journal intents of
- * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler and the
- * outbox worker. Warns when the job sandbox is off or unavailable. A database outage while it
+ * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler, the
+ * outbox worker and the mirror worker. Warns when the job sandbox is off or unavailable. A database outage while it
  * runs is logged once when it starts and once when it ends (src/db/availability.ts); the process
  * answers 503 meanwhile and recovers by itself. `options.logger` false
  * silences logs (tests); `options.logDestination` receives the JSON log lines instead of stdout.
@@ -94,7 +95,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     });
     await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
-    const { journal, scheduler, outbox } = await startWorkers(services, running.log, metrics, containers);
+    const { journal, scheduler, outbox, mirrors } = await startWorkers(services, running.log, metrics, containers);
     return {
       app: running,
       services,
@@ -106,6 +107,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         // SSH first: a push over SSH still running reports to the HTTP port's hook endpoints
         await sshServer?.close();
         await running.close();
+        await mirrors.stop();
         await journal.stop();
         await scheduler.stop();
         await containers.close();
@@ -182,13 +184,13 @@ async function announceJobSandbox(config: Config, log: App['log']): Promise<void
   if (jobsDir instanceof Error) log.warn(`${jobsDir.message}: builds fail until it is fixed`);
 }
 
-/** Starts the background workers: the ref journal's, the build scheduler and the outbox. */
+/** Starts the background workers: the ref journal's, the build scheduler, the outbox and the repository mirrors'. */
 async function startWorkers(
   services: Services,
   log: App['log'],
   metrics: ReturnType<typeof createMetrics>,
   containers: ContainerEngines,
-): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker }> {
+): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker }> {
   const journal = new JournalWorker(services, {
     onError: (error) => log.error({ err: error }, 'journal worker failed'),
     onRepair: (message) => log.warn(message),
@@ -201,5 +203,11 @@ async function startWorkers(
     onAttempt: (kind, succeeded, ms) => metrics.observeOutboxAttempt(kind, succeeded, ms),
   });
   await outbox.start();
-  return { journal, scheduler, outbox };
+  const mirrors = new MirrorWorker(services, {
+    onError: (error) => log.error({ err: error }, 'mirror worker failed'),
+    onFailure: (mirror, text) =>
+      log.warn({ mirrorId: mirror.id, projectId: mirror.projectId, direction: mirror.direction, reason: text }, 'mirror sync failed'),
+  });
+  await mirrors.start();
+  return { journal, scheduler, outbox, mirrors };
 }

@@ -262,8 +262,8 @@ export async function writeArtifact(
   return { length };
 }
 
-/** Writes every byte of `buffers` at the file position (writev may write less than asked). */
-async function writeFully(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
+/** Writes every byte of `buffers` at the file position (writev may write less than asked), for streamed uploads. */
+export async function writeFully(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
   let pending = buffers;
   while (pending.length > 0) {
     let { bytesWritten } = await handle.writev(pending);

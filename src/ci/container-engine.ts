@@ -88,8 +88,6 @@ export interface EngineOptions {
   readonly insecureRegistries?: readonly string[];
 }
 
-export type { RegistryLogin } from './image-registries.js';
-
 /**
  * A connected engine: the Docker Engine API client, the reaper of this process's containers
  * (src/ci/container-reaper.ts) and, when this process started it, the Podman service.
@@ -126,6 +124,11 @@ export class ContainerEngine {
     try {
       if (!podman) {
         await ping(docker, socketPath, 10_000);
+        const notPodman = await otherThanPodman(docker, socketPath);
+        if (notPodman) {
+          await reaper.close();
+          return { unavailable: notPodman };
+        }
         return new ContainerEngine(docker, socketPath, null, options.insecureRegistries ?? [], reaper);
       }
       const service = await PodmanService.start(podman, options.stateDir, options.log, docker, (pid) => reaper.service(pid));
@@ -481,6 +484,17 @@ export function unlessEngineSays(...statuses: number[]): (error: unknown) => voi
 export function engineReason(e: unknown): string {
   const json = (e as { json?: { message?: string; cause?: string } | null }).json;
   return (json?.message ?? (e as Error).message ?? String(e)).trim();
+}
+
+/**
+ * Why the engine at `socketPath` cannot run jobs when it is not Podman (dockerd): a container of
+ * a job needs a user namespace mapped onto the job's own uid range, which only Podman's API gives
+ * per container (dockerd's `userns-remap` maps every container onto one range); null for Podman.
+ */
+async function otherThanPodman(docker: Docker, socketPath: string): Promise<string | null> {
+  const version = await docker.version();
+  if ((version.Components ?? []).some((c) => /podman/i.test(c.Name))) return null;
+  return `The container engine at ${socketPath} is not Podman (${version.Version ?? 'unknown version'}): container steps need Podman's API, which maps each container's user namespace onto the job's own uids; install podman or point GITLOOM_CONTAINER_HOST at a Podman service`;
 }
 
 /** Waits until the engine answers `_ping`, up to `timeoutMs`. @throws Error naming the socket. */

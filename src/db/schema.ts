@@ -67,6 +67,9 @@ export interface Database {
   outboxMessages: OutboxMessageTable;
   outboxAttempts: OutboxAttemptTable;
   refJournal: RefJournalTable;
+  lfsObjects: LfsObjectTable;
+  lfsLocks: LfsLockTable;
+  repositoryMirrors: RepositoryMirrorTable;
 }
 
 type Id = Generated<number>;
@@ -704,3 +707,62 @@ export interface RefJournalTable {
   retryDate: number | null;
 }
 export type RefJournalRow = Selectable<RefJournalTable>;
+
+/** A project's reference to an object of the LFS store (docs/compatibility.md#git-lfs). */
+export interface LfsObjectTable {
+  projectId: number;
+  /** SHA-256 of the content, 64 lower-case hex digits. */
+  oid: string;
+  /** Bytes. */
+  size: number;
+  /** Epoch ms the project first referenced it. */
+  createDate: number;
+}
+
+/** A file lock of the LFS locking API (docs/compatibility.md#git-lfs). */
+export interface LfsLockTable {
+  id: Id;
+  projectId: number;
+  /** Repository-relative path of the locked file. */
+  path: string;
+  ownerId: number;
+  /** The ref the lock was taken for (`refs/heads/main`), when the client named one. */
+  refName: string | null;
+  /** Epoch ms. */
+  lockedAt: number;
+}
+export type LfsLockRow = Selectable<LfsLockTable>;
+
+/**
+ * A pull or push mirror of a project's repository (migration 0020, docs/compatibility.md#repository-mirrors),
+ * with the mirror worker's lease and the outcome of its attempts. Times in epoch ms.
+ */
+export interface RepositoryMirrorTable {
+  id: Id;
+  projectId: number;
+  direction: 'PULL' | 'PUSH';
+  /** The remote's http(s) URL, never with credentials in it. */
+  url: string;
+  userName: string | null;
+  /** The password or access token, encrypted (`v1:…`, src/domain/projects/secret-encryption.ts); null: none. */
+  password: string | null;
+  /** Minutes between two syncs of a pull mirror; null for a push mirror. */
+  intervalMinutes: number | null;
+  enabled: Flag;
+  createDate: number;
+  /** When the mirror is due; null: nothing to do (a push mirror with nothing unpushed). */
+  nextAttemptDate: number | null;
+  /** Push mirror: the latest ref change not pushed yet; null: none. */
+  pendingDate: number | null;
+  lastAttemptDate: number | null;
+  lastSuccessDate: number | null;
+  /** Why the last attempt failed (credentials never in it); null after a success. */
+  lastError: string | null;
+  /** Failed attempts since the last success (the backoff's exponent). */
+  failureCount: Generated<number>;
+  /** Every attempt so far. */
+  attemptCount: Generated<number>;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+}
+export type RepositoryMirrorRow = Selectable<RepositoryMirrorTable>;

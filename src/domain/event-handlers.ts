@@ -37,11 +37,13 @@ import {
   reassignIssueAuthors,
   recordPullRequestReferences,
 } from './issues/index.js';
-import { issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences, roleUsages } from './projects/index.js';
+import { hasPullMirror, issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences, roleUsages } from './projects/index.js';
+import { markPushMirrorsPending, projectHasPullMirror } from './mirrors/index.js';
 import { buildCommit } from './repositories/index.js';
 import { endUserSessions } from './auth/index.js';
 import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAuthors } from './code-comments/index.js';
 import { enqueueEvent } from './outbox/index.js';
+import { onLfsProjectsDeleting } from './lfs/index.js';
 
 /**
  * The one place where areas subscribe to each other's events (docs/architecture.md), so that no
@@ -50,7 +52,8 @@ import { enqueueEvent } from './outbox/index.js';
  * - An entry of the ref-change journal (awaited, in this order): open requests whose branches
  *   moved are checked (docs/compatibility.md#pull-requests-background-check), the project's last
  *   activity and commit dates recorded, fixing commits close issues, and the pushed branches and
- *   tags trigger their jobs (docs/compatibility.md#builds-triggers).
+ *   tags trigger their jobs (docs/compatibility.md#builds-triggers), and the project's push mirrors
+ *   have something to push (docs/compatibility.md#repository-mirrors).
  * - A request opened or changed is checked; a checked request evaluates its pull request
  *   triggers — once per check, whatever caused it; a merged or discarded one its close triggers.
  * - A finished build wakes the schedulers and runs its dependency-finished triggers and post-build
@@ -65,6 +68,7 @@ export function registerEventHandlers(services: Services): void {
   events.on('refsJournalEntry', (entry) => recordRefsUpdated(ctx, entry.projectId, entry.changes));
   events.on('refsJournalEntry', (entry) => onFixingCommitsPushed(ctx, entry.projectId, entry.changes, entry.userId));
   events.on('refsJournalEntry', (entry) => triggerOnRefsUpdated(ctx, entry.projectId, entry.changes, `ref-journal:${entry.journalId}`));
+  events.on('refsJournalEntry', (entry) => markPushMirrorsPending(ctx, entry.projectId));
   events.on('pullRequestChanged', (event) => checkPullRequest(ctx, event.requestId));
   events.on('pullRequestChecked', (event) => triggerOnPullRequest(ctx, event.requestId));
   events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));
@@ -87,6 +91,7 @@ function provideAnswers(): void {
   codeCommentProjects.provide(projectsOfCodeComments);
   issuesScheduledOn.provide(countIssuesScheduledOn);
   buildCommit.provide(buildCommitOf);
+  hasPullMirror.provide(projectHasPullMirror);
 }
 
 /**
@@ -114,6 +119,7 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('activity', (event) => enqueueEvent(event.db, event.activity));
   events.onTransaction('journaledMergeApplied', (event) => onJournaledMergeApplied({ events }, event));
   events.onTransaction('projectsDeleting', (event) => onProjectsDeleting({ events }, event));
+  events.onTransaction('projectsDeleting', (event) => onLfsProjectsDeleting(config, event));
   events.onTransaction('pullRequestDeleting', (event) => deletePullRequestBuilds(config, event.db, event.requestId, event.afterCommit));
   for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {
     events.onTransaction('userDeleting', (event) => reassign(event.db, event.userId));

@@ -32,6 +32,8 @@ export interface DomainEvents {
   buildFinished: { buildId: number };
   /** A pull request was merged or discarded (build triggers, docs/compatibility.md#builds-triggers). */
   pullRequestClosed: { requestId: number };
+  /** A mirror became due now ("sync now", a new or changed mirror): the mirror worker should look (docs/compatibility.md#repository-mirrors). */
+  mirrorsDue: { mirrorId: number };
 }
 
 /**

@@ -11,7 +11,8 @@
  *   docker executors name by `dockerSockPath`;
  * - job directories (`<jobs dir>/*`: workspaces, `HOME`s, step scripts), and the
  *   `<data dir>/workspaces/` of versions before the jobs dir;
- * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`);
+ * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`) and Git LFS
+ *   uploads in flight (`<data dir>/lfs/tmp/*`);
  * - unfinished or replaced job cache snapshots (`<data dir>/caches/<project>/.tmp-*`, `.old-*`);
  * - push quarantine directories git's receive-pack left in bare repositories
  *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`).
@@ -29,6 +30,7 @@ import { CACHES_DIR, CONTAINERS_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.j
 import { CACHE_LEFTOVER } from '../ci/job-caches.js';
 import { dialectOf } from '../db/dialect.js';
 import { executorEngineSockets, leasedJobWorkspaces } from './builds/index.js';
+import { lfsTempDir } from './lfs/index.js';
 import type { Services } from './context.js';
 import { ContainerEngines } from '../ci/container-engine.js';
 
@@ -100,6 +102,11 @@ async function uploadTempFiles(dir: string): Promise<string[]> {
   return found;
 }
 
+/** The files of Git LFS uploads that were in flight (`<data dir>/lfs/tmp/*`). */
+async function lfsUploadTempFiles(dir: string): Promise<string[]> {
+  return (await listDir(dir)).filter((entry) => entry.isFile()).map((entry) => path.join(dir, entry.name));
+}
+
 /**
  * Runs the recovery described above and logs one line per removal through `log`.
  * Call it after migrations and before the build scheduler starts.
@@ -112,7 +119,10 @@ export async function recoverAtStartup(services: Services, log: (message: string
   const stale = (paths: string[], what: string): Promise<string[]> => removeStale(paths, what, log, everything, now);
   return {
     ...interrupted,
-    uploadTempFiles: await stale(await uploadTempFiles(path.join(dataDir, 'builds')), 'artifact upload temp file'),
+    uploadTempFiles: [
+      ...(await stale(await uploadTempFiles(path.join(dataDir, 'builds')), 'artifact upload temp file')),
+      ...(await stale(await lfsUploadTempFiles(lfsTempDir(services.config)), 'Git LFS upload temp file')),
+    ],
     cacheSnapshots: await stale(await cacheLeftovers(path.join(dataDir, CACHES_DIR)), 'unfinished job cache snapshot'),
     quarantineDirs: await stale(await quarantineDirs(path.join(dataDir, 'repos')), 'push quarantine directory'),
   };

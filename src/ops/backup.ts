@@ -143,6 +143,31 @@ export async function backup(config: Config, target: string, options: { incremen
   }
 }
 
+/**
+ * Copies the Git LFS store `from` (`<aa>/<bb>/<oid>`, uploads in flight under `tmp/` left out)
+ * to `to`. Objects never change, so an object the earlier backup `previous` holds is hard-linked
+ * from it (copied when the link fails, e.g. across file systems). The database is copied first:
+ * every object it references was stored before its row committed, so it is here.
+ */
+async function copyLfsObjects(from: string, to: string, previous: string | null): Promise<void> {
+  if (!(await exists(from))) return;
+  for (const entry of await fs.readdir(from, { recursive: true, withFileTypes: true })) {
+    const rel = path.relative(from, path.join(entry.parentPath, entry.name));
+    if (!entry.isFile() || !/^[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(rel)) continue;
+    await fs.mkdir(path.dirname(path.join(to, rel)), { recursive: true, mode: 0o700 });
+    const earlier = previous === null ? null : path.join(previous, rel);
+    if (earlier !== null && (await exists(earlier))) {
+      try {
+        await fs.link(earlier, path.join(to, rel));
+        continue;
+      } catch (error) {
+        if (!['EXDEV', 'EPERM', 'EMLINK'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      }
+    }
+    await fs.copyFile(path.join(from, rel), path.join(to, rel));
+  }
+}
+
 /** Writes the backup's files into the empty directory `dir` (docs/backup.md "Format"). */
 async function writeBackup(config: Config, dir: string, previous: string | null): Promise<Manifest> {
   const since = Date.now() - JOURNAL_MARGIN_MS;
@@ -161,6 +186,7 @@ async function writeBackup(config: Config, dir: string, previous: string | null)
   await fs.writeFile(path.join(dir, 'journal.json'), `${JSON.stringify(await journalSince(config, since))}\n`);
   const builds = path.join(config.dataDir, 'builds');
   if (await exists(builds)) await fs.cp(builds, path.join(dir, 'builds'), { recursive: true });
+  await copyLfsObjects(path.join(config.dataDir, 'lfs'), path.join(dir, 'lfs'), previous === null ? null : path.join(previous, 'lfs'));
   await copyKeys(config.dataDir, dir);
   const manifest: Manifest = { format: FORMAT, engine, createDate: new Date().toISOString(), repositories: names.length, incrementalFrom: previous };
   await fs.writeFile(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -222,6 +248,7 @@ async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> 
     await restoreRepository(path.join(dir, 'repos', name), path.join(reposDir, name));
   }
   if (await exists(path.join(dir, 'builds'))) await fs.cp(path.join(dir, 'builds'), path.join(config.dataDir, 'builds'), { recursive: true });
+  if (await exists(path.join(dir, 'lfs'))) await fs.cp(path.join(dir, 'lfs'), path.join(config.dataDir, 'lfs'), { recursive: true });
   await copyKeys(dir, config.dataDir);
   const journal = (await exists(path.join(dir, 'journal.json')))
     ? (JSON.parse(await fs.readFile(path.join(dir, 'journal.json'), 'utf8')) as JournalEntry[])

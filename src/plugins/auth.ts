@@ -2,6 +2,7 @@ import basicAuth from 'basic-auth';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../domain/auth/index.js';
+import { LFS_TOKEN_SCHEME } from '../domain/lfs/index.js';
 import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Context, type Services } from '../domain/context.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
 import { Unauthorized } from '../errors.js';
@@ -28,7 +29,8 @@ export function credentialsHeader(request: FastifyRequest): string | undefined {
 /**
  * Resolves the caller from `Authorization: Basic …` (login name or email + password, or any
  * name + access token) or `Authorization: Bearer <token>` (docs/compatibility.md#gitloom-differs-authentication; schemes are
- * case-insensitive). Wrong, malformed or incomplete credentials are 401; no credentials mean
+ * case-insensitive). A Git LFS token (`Gitloom-LFS …`) counts as no credentials here. Wrong,
+ * malformed or incomplete credentials are 401; no credentials mean
  * anonymous; failed password sign-ins are limited per (account, client address) pair, with
  * ceilings per address and per account (429 or a delay, docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input). Decorates
  * `request.actor` and `request.ctx`.
@@ -49,6 +51,9 @@ export async function resolveActor(services: Services, request: FastifyRequest):
   if (/^bearer /i.test(header)) {
     return authenticateBearer(services.db, header.slice(7).trim(), now);
   }
+  // a Git LFS token is checked by the LFS endpoints alone (src/http/routes/lfs.ts): anywhere
+  // else it is no credential at all
+  if (header.toLowerCase().startsWith(`${LFS_TOKEN_SCHEME.toLowerCase()} `)) return anonymous;
   throw new Unauthorized('Unsupported authorization scheme');
 }
 

@@ -2,13 +2,15 @@
  * One SSH session channel of an authenticated user (docs/compatibility.md#git-over-ssh): the
  * `GIT_PROTOCOL` environment request, then either an exec request — a git service run through
  * the same authorization, hooks and journal as git over HTTP (src/domain/repositories/git-access.ts),
- * a Git LFS command (not served yet), or anything else, refused — or a shell request, answered
+ * `git-lfs-authenticate` (a short-lived token for Git LFS over HTTP(S)), or anything else,
+ * refused — or a shell request, answered
  * with a greeting and exit status 1. Every refusal is one line on the channel's stderr, prefixed
  * `Gitloom: `, and a non-zero exit status.
  */
 import type { ServerChannel, Session } from 'ssh2';
 import { actorOfUser } from '../domain/auth/index.js';
 import { createContext, type Services } from '../domain/context.js';
+import { issueLfsToken } from '../domain/lfs/index.js';
 import { type GitAccess, gitProjectPath, gitServiceAccess, serveGitSession } from '../domain/repositories/index.js';
 import { GitloomError } from '../errors.js';
 import { parseSshCommand, type SshCommand } from './commands.js';
@@ -79,13 +81,39 @@ async function runGit(
     else scope.log.debug(line, 'git over SSH');
     if (!aborted.signal.aborted) finish(channel, code);
   } catch (error) {
-    if (aborted.signal.aborted) return;
-    if (error instanceof GitloomError && error.status < 500) return finish(channel, 1, `Gitloom: ${error.message}`);
-    if (error instanceof GitloomError && error.status === 503) return finish(channel, 1, `Gitloom: ${error.message}; try again shortly`);
-    scope.log.error({ err: error, userId: scope.userId, command: command.service, path: command.path }, 'git over SSH failed');
-    finish(channel, 1, 'Gitloom: internal server error');
+    if (!aborted.signal.aborted) refuse(scope, channel, error, { command: command.service, path: command.path });
   } finally {
     scope.release();
+  }
+}
+
+/** Ends a command that failed: a refusal's own message, or an internal error (logged with `what`). */
+function refuse(scope: SessionScope, channel: ServerChannel, error: unknown, what: Record<string, unknown>): void {
+  if (error instanceof GitloomError && error.status < 500) return finish(channel, 1, `Gitloom: ${error.message}`);
+  if (error instanceof GitloomError && error.status === 503) return finish(channel, 1, `Gitloom: ${error.message}; try again shortly`);
+  scope.log.error({ err: error, userId: scope.userId, ...what }, 'git over SSH failed');
+  finish(channel, 1, 'Gitloom: internal server error');
+}
+
+/**
+ * `git-lfs-authenticate <path> <download|upload>` (Git LFS's SSH authentication): the LFS
+ * endpoint of the project and a short-lived token for the operation (src/domain/lfs/tokens.ts),
+ * as JSON on stdout, when the key's owner may read (download) or write (upload) its code.
+ */
+async function lfsAuthenticate(scope: SessionScope, channel: ServerChannel, args: string[]): Promise<void> {
+  const [path, operation] = args;
+  if (args.length !== 2 || (operation !== 'download' && operation !== 'upload')) {
+    return finish(channel, 1, 'Gitloom: usage: git-lfs-authenticate <path> download|upload');
+  }
+  try {
+    const { services } = scope;
+    const ctx = createContext(services, await actorOfUser(services.db, scope.userId, Date.now()));
+    const repo = await scope.gitAccess.authorize(ctx, gitProjectPath(path), operation === 'upload' ? 'write' : 'read', scope.hooksUrl);
+    const answer = await issueLfsToken(ctx, { userId: scope.userId, projectId: repo.projectId, operation });
+    channel.write(`${JSON.stringify(answer)}\n`);
+    finish(channel, 0);
+  } catch (error) {
+    refuse(scope, channel, error, { command: 'git-lfs-authenticate', path });
   }
 }
 
@@ -97,7 +125,13 @@ function exec(scope: SessionScope, channel: ServerChannel, text: string, gitProt
     void runGit(scope, channel, command, gitProtocol);
     return;
   }
-  if (command.kind === 'lfs') return finish(channel, 1, `Gitloom: ${command.name} is not supported yet: Git LFS is served over HTTP(S) only for now`);
+  if (command.kind === 'lfs' && command.name === 'git-lfs-authenticate') {
+    void lfsAuthenticate(scope, channel, command.args);
+    return;
+  }
+  // git-lfs falls back to git-lfs-authenticate and HTTP(S) when this fails
+  if (command.kind === 'lfs')
+    return finish(channel, 1, `Gitloom: ${command.name} is not supported: Git LFS objects move over HTTP(S), with the token git-lfs-authenticate gives`);
   finish(channel, 1, `Gitloom: unknown command '${command.name}': only git-upload-pack and git-receive-pack are served`);
 }
 

@@ -88,7 +88,7 @@ export function isPageUrl(url: string): boolean {
   if (url.startsWith('/~api/')) return false;
   const path = url.split('?')[0];
   if (path === '/~api') return false;
-  if (!/\/(info\/refs|git-upload-pack|git-receive-pack)$/.test(path)) return true;
+  if (!/\/(info\/refs|git-upload-pack|git-receive-pack)$/.test(path) && !/\/info\/lfs\//.test(path)) return true;
   // a git endpoint path inside a `~` sub-route (e.g. a file named info/refs) is a page
   return path.split('/').some((segment) => segment.startsWith('~'));
 }

@@ -60,10 +60,11 @@ describe('container steps: the escapes of the job sandbox fail in containers too
   const marker = `${process.pid}${Date.now() % 100000}`;
 
   /**
-   * The attack script: the shared attacks, then memory and process bombs of twice the job limits
-   * and processes left running. In a container the fork bomb's processes are killed at once
-   * (`kill -9 -1` spares the script and the container's init, and the script waits until they are
-   * reaped: they count against the limits until then); on the host the test kills them.
+   * The attack script: the shared attacks and processes left running; then, in a step of its own
+   * (`bombs`), memory and process bombs of twice the job limits — a step of their own because
+   * what a fork bomb left counts against the job's process limit until the kernel released it,
+   * which under load outlasts the script. In a container the bomb's processes are killed at once
+   * (`kill -9 -1` spares the script and the container's init); on the host the test kills them.
    */
   const script = (where: 'container' | 'host'): string =>
     [
@@ -72,17 +73,20 @@ describe('container steps: the escapes of the job sandbox fail in containers too
       ...networkAttacks({ hostAddress: hostAddress(), listenerPort: (listener.address() as net.AddressInfo).port, lan }),
       ...systemAttacks(),
       ...privilegeAttacks({ serverPid: process.pid, marker, sockets }),
-      `attempt memory-beyond-limit dd if=/dev/zero of=/dev/null bs=${2 * MEMORY_MB}M count=1`,
-      'set -- /proc/[0-9]*; running=$#',
-      `attempt processes-beyond-limit sh -c 'n=0; while [ $n -lt ${2 * PROCESSES} ]; do sleep 60.${marker}9 & n=$((n+1)); done'`,
-      // with builtins only (no process can start): kill what the bomb left and wait until init reaped it
-      ...(where === 'container'
-        ? ['kill -9 -1 2> /dev/null; i=0; while [ $# -gt $running ] && [ $i -lt 1000000 ]; do set -- /proc/[0-9]*; i=$((i+1)); done']
-        : []),
-      'echo "uid map: $(cat /proc/self/uid_map)"',
+      'read -r map < /proc/self/uid_map; echo "uid map: $map"',
       `sleep 300.${marker}1 > /dev/null 2>&1 &`,
       `setsid sleep 300.${marker}2 > /dev/null 2>&1 &`,
       'echo ATTACK-DONE',
+      '',
+    ].join('\n');
+  const bombs = (where: 'container' | 'host'): string =>
+    [
+      attackPrelude('busybox'),
+      `attempt memory-beyond-limit dd if=/dev/zero of=/dev/null bs=${2 * MEMORY_MB}M count=1`,
+      `attempt processes-beyond-limit sh -c 'n=0; while [ $n -lt ${2 * PROCESSES} ]; do sleep 60.${marker}9 & n=$((n+1)); done'`,
+      // a builtin (no process can start): kill what the bomb left
+      ...(where === 'container' ? ['kill -9 -1 2> /dev/null'] : []),
+      'echo BOMBS-DONE',
       '',
     ].join('\n');
   const attacks = (text: string): string[] => [...text.matchAll(/^attempt (\S+)/gm)].map((m) => m[1]);
@@ -124,6 +128,15 @@ jobs:
       commands: |
         sh attack.sh
     useTTY: false
+  - !CommandStep
+    name: bombs
+    condition: ALWAYS
+    runInContainer: true
+    image: ${IMAGE}
+    interpreter: !DefaultInterpreter
+      commands: |
+        sh bombs.sh
+    useTTY: false
   - !RunContainerStep
     name: mount the planted link
     image: ${IMAGE}
@@ -133,7 +146,9 @@ jobs:
       targetPath: /mnt/data
     useTTY: false
 `;
-    attacker = await givenRepo(server, 'attacker', { files: { '.onedev-buildspec.yml': spec, 'attack.sh': script('container') } });
+    attacker = await givenRepo(server, 'attacker', {
+      files: { '.onedev-buildspec.yml': spec, 'attack.sh': script('container'), 'bombs.sh': bombs('container') },
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -153,12 +168,12 @@ jobs:
     await fs.mkdir(workspace);
     await linkApplets(bin, '/bin/busybox');
     const control = path.join(hostDir, 'control.sh');
-    await fs.writeFile(control, script('host'));
+    await fs.writeFile(control, script('host') + bombs('host'));
     const { stdout } = await run('/bin/busybox', ['sh', control], { cwd: workspace, env: { PATH: `${bin}:/usr/bin:/bin` } });
     try {
       const postgres = await reachable(5432);
       const found = verdicts(stdout);
-      expect(Object.keys(found).sort()).toEqual(attacks(script('host')).sort());
+      expect(Object.keys(found).sort()).toEqual(attacks(script('host') + bombs('host')).sort());
       for (const [name, verdict] of Object.entries(found)) {
         if (name === 'connect-postgres' && !postgres) continue;
         if (name === 'hook-secret-in-env') continue; // the server never has it in its environment either
@@ -185,7 +200,8 @@ jobs:
     expect(log).toContain('ATTACK-DONE');
 
     const found = verdicts(log);
-    expect(Object.keys(found).sort(), log).toEqual(attacks(script('container')).sort());
+    expect(log).toContain('BOMBS-DONE');
+    expect(Object.keys(found).sort(), log).toEqual(attacks(script('container') + bombs('container')).sort());
     for (const [name, verdict] of Object.entries(found)) {
       // the container's own root file system, a layer of its image (the host's / is checked below)
       if (name === 'write-root') continue;

@@ -345,7 +345,7 @@ describe('refusals are those of git over HTTP', () => {
 });
 
 describe('commands', () => {
-  it('greets `ssh host` as GitHub does and exits 1; gives no shell, no other command, no LFS yet', async () => {
+  it('greets `ssh host` as GitHub does and exits 1; gives no shell, no other command, no LFS transfer', async () => {
     const shell = await ssh(users.writer.key);
     expect(shell.code).toBe(1);
     expect(shell.stderr).toContain("Hi writer! You've successfully authenticated, but Gitloom does not provide shell access.");
@@ -360,8 +360,11 @@ describe('commands', () => {
     expect(sneaky.stderr.trim()).toBe("Gitloom: unknown command 'git-upload-pack '/app.git'; rm -rf /': only git-upload-pack and git-receive-pack are served");
     const control = await ssh(users.writer.key, "git-upload-pack 'app\u0001'");
     expect([control.code, control.stderr.trim()]).toEqual([1, 'Gitloom: Project not found: app?']);
-    const lfs = await ssh(users.writer.key, "git-lfs-authenticate '/app.git' download");
-    expect([lfs.code, lfs.stderr.trim()]).toEqual([1, 'Gitloom: git-lfs-authenticate is not supported yet: Git LFS is served over HTTP(S) only for now']);
+    const transfer = await ssh(users.writer.key, "git-lfs-transfer '/app.git' upload");
+    expect([transfer.code, transfer.stderr.trim()]).toEqual([
+      1,
+      'Gitloom: git-lfs-transfer is not supported: Git LFS objects move over HTTP(S), with the token git-lfs-authenticate gives',
+    ]);
     const sftp = await exec(
       'sftp',
       [
@@ -382,6 +385,49 @@ describe('commands', () => {
       { input: 'ls\n' },
     );
     expect(sftp.code).not.toBe(0);
+  });
+});
+
+describe('Git LFS over SSH', () => {
+  it('git-lfs-authenticate gives a token of the operation the key owner may do, for the project only', async () => {
+    const download = await ssh(users.reader.key, "git-lfs-authenticate '/app.git' download");
+    expect(download.code, download.stderr).toBe(0);
+    const answer = JSON.parse(download.stdout) as { href: string; header: { Authorization: string }; expires_in: number };
+    expect(answer.href).toBe(`${server.url}/app.git/info/lfs`);
+    expect(answer.expires_in).toBeGreaterThan(0);
+    const batch = await fetch(`${answer.href}/objects/batch`, {
+      method: 'POST',
+      headers: { ...answer.header, 'content-type': 'application/vnd.git-lfs+json', accept: 'application/vnd.git-lfs+json' },
+      body: JSON.stringify({ operation: 'download', objects: [{ oid: 'a'.repeat(64), size: 1 }] }),
+    });
+    expect(batch.status).toBe(200);
+    const upload = await ssh(users.reader.key, "git-lfs-authenticate '/app.git' upload");
+    expect([upload.code, upload.stderr.trim()]).toEqual([1, 'Gitloom: No permission to push code']);
+    const outsider = await ssh(users.outsider.key, "git-lfs-authenticate '/app.git' download");
+    expect(outsider.code).toBe(1);
+    expect(outsider.stderr).toContain('Project not found');
+    const usage = await ssh(users.writer.key, "git-lfs-authenticate '/app.git' delete");
+    expect([usage.code, usage.stderr.trim()]).toEqual([1, 'Gitloom: usage: git-lfs-authenticate <path> download|upload']);
+  });
+
+  it('pushes and clones LFS files with git and git-lfs over SSH', async () => {
+    const home = await freshDir('lfs-home');
+    const env = { HOME: home, GIT_CONFIG_GLOBAL: path.join(home, '.gitconfig') };
+    await gitSsh(home, users.writer.key, ['lfs', 'install', '--skip-repo'], env);
+    const dir = await freshDir('lfs-push');
+    const url = await sshUrl();
+    expect((await gitSsh(dir, users.writer.key, ['clone', '-q', url, '.'], env)).code).toBe(0);
+    await gitSsh(dir, users.writer.key, ['lfs', 'track', '*.bin'], env);
+    const content = Buffer.from(`binary ${'x'.repeat(5000)} ${Date.now()}`);
+    await fs.writeFile(path.join(dir, 'asset.bin'), content);
+    await gitSsh(dir, users.writer.key, ['add', '.gitattributes', 'asset.bin'], env);
+    await gitSsh(dir, users.writer.key, ['commit', '-q', '-m', 'an LFS asset'], env);
+    const pushed = await gitSsh(dir, users.writer.key, ['push', '-q', 'origin', 'HEAD:refs/heads/lfs-over-ssh'], env);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const other = await freshDir('lfs-clone');
+    const cloned = await gitSsh(other, users.reader.key, ['clone', '-q', '-b', 'lfs-over-ssh', url, '.'], env);
+    expect(cloned.code, cloned.stderr).toBe(0);
+    expect((await fs.readFile(path.join(other, 'asset.bin'))).equals(content)).toBe(true);
   });
 });
 

@@ -53,7 +53,7 @@ describe('project settings pages', () => {
       body: new URLSearchParams({ _csrf: session.csrfToken, ...fields }).toString(),
     });
   const setting = async (projectId = repo.id) => (await server.call('GET', `/projects/${projectId}/setting`)).json;
-  const SECTIONS = ['', '/members', '/branch-protection', '/tag-protection', '/build', '/labels', '/milestones', '/webhooks'];
+  const SECTIONS = ['', '/members', '/branch-protection', '/tag-protection', '/build', '/labels', '/milestones', '/webhooks', '/mirrors'];
 
   it('shows every section to a manager, with the Settings tab, and refuses others as the API does', async () => {
     for (const section of SECTIONS) {

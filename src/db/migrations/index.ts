@@ -14,6 +14,8 @@ import * as m0015 from './0015-web-sessions.js';
 import * as m0016 from './0016-outbox.js';
 import * as m0017 from './0017-ref-journal.js';
 import * as m0018 from './0018-sign-in-failure-pruning.js';
+import * as m0019 from './0019-lfs.js';
+import * as m0020 from './0020-repository-mirrors.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +34,6 @@ export const migrations: Record<string, Migration> = {
   '0016-outbox': m0016,
   '0017-ref-journal': m0017,
   '0018-sign-in-failure-pruning': m0018,
+  '0019-lfs': m0019,
+  '0020-repository-mirrors': m0020,
 };

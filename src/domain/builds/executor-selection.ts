@@ -8,7 +8,8 @@
  */
 import os from 'node:os';
 import type { BuildSpec, Job } from '../../ci/build-spec.js';
-import { ENGINE_UNAVAILABLE, type RegistryLogin } from '../../ci/container-engine.js';
+import { ENGINE_UNAVAILABLE } from '../../ci/container-engine.js';
+import type { RegistryLogin } from '../../ci/image-registries.js';
 import type { ExecutorKind } from '../../ci/executor.js';
 import { createVariableResolver, interpolate, VariableError } from '../../ci/variables.js';
 import type { BuildRow } from '../../db/schema.js';
@@ -20,6 +21,7 @@ import { findPullRequestRow } from '../pulls/index.js';
 import { jobMatches, parseJobMatch, type JobMatchSubject } from '../query/index.js';
 import { loadJobExecutors, newJobExecutor, parseConcurrency, parseCpuLimit, parseMemoryLimit, type JobExecutor } from './job-executors.js';
 import { userFacts } from './secrets.js';
+import { jobVariables } from './spec.js';
 
 /** OneDev's name of an auto-discovered executor. */
 export const AUTO_DISCOVERED = 'auto-discovered';
@@ -111,16 +113,7 @@ async function requestedName(ctx: Context, build: BuildRow, spec: BuildSpec, job
   const rows = await ctx.db.selectFrom('buildParams').select(['name', 'value']).where('buildId', '=', build.id).where('type', '<>', 'Secret').execute();
   const params: Record<string, string[]> = {};
   for (const row of rows) (params[row.name] ??= []).push(...(row.value === null ? [] : [row.value]));
-  const resolve = createVariableResolver({
-    projectName: project.name,
-    projectPath: project.path,
-    jobName: job.name,
-    ref: build.refName,
-    commitHash: build.commitHash,
-    buildNumber: build.number,
-    params,
-    properties: Object.fromEntries(spec.properties.map((p) => [p.name, p.value])),
-  });
+  const resolve = createVariableResolver(jobVariables(build, project, spec, job, params));
   const name = interpolate(job.jobExecutor, resolve).trim();
   return name === '' ? null : name;
 }

@@ -11,7 +11,7 @@
  * (src/domain/projects/secret-encryption.ts), under `encryptedPassword`; the API reads and writes
  * it in clear, as OneDev does.
  */
-import type { RegistryLogin } from '../../ci/container-engine.js';
+import type { RegistryLogin } from '../../ci/image-registries.js';
 import type { ErrorCode } from '../../error-codes.js';
 import { BadRequest } from '../../errors.js';
 import { requireAdmin } from '../actor.js';

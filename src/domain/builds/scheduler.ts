@@ -30,6 +30,7 @@ import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
+import { checkoutLfsObjects } from '../lfs/index.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
 import { chooseJobExecutor, type ExecutorPlacement } from './executor-selection.js';
@@ -37,7 +38,7 @@ import { finishBuild } from './finish.js';
 import { buildJobSecrets } from './secrets.js';
 import { getProjectRow, secretKey } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
-import { findJob, specAt } from './spec.js';
+import { findJob, jobVariables, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
 import { ScheduleRunner } from './schedules.js';
 import { onWakeup } from './wakeup.js';
@@ -462,20 +463,12 @@ export class BuildScheduler {
       },
       secrets: secretValues,
       env: { GITLOOM_BUILD_NUMBER: String(build.number), GITLOOM_COMMIT_HASH: build.commitHash, GITLOOM_REF: build.refName },
-      variables: {
-        projectName: project.name,
-        projectPath: project.path,
-        jobName: job.name,
-        ref: build.refName,
-        commitHash: build.commitHash,
-        buildNumber: build.number,
-        pullRequestNumber,
-        params,
-        secrets,
-        properties: Object.fromEntries(spec.properties.map((p) => [p.name, p.value])),
+      variables: { ...jobVariables(build, project, spec, job, params), pullRequestNumber, secrets },
+      checkout: async (target: string, o: CheckoutOptions) => {
+        await checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth });
+        // the objects of Git LFS files come from the server's store (docs/compatibility.md#git-lfs)
+        if (o.withLfs) await checkoutLfsObjects(this.ctx, build.projectId, build.commitHash, target, o.log);
       },
-      checkout: (target: string, o: CheckoutOptions) =>
-        checkoutCommit(this.ctx.repoPath(build.projectId), target, build.commitHash, build.refName, { signal: o.signal, depth: o.cloneDepth }),
     };
   }
 

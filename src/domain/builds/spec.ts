@@ -3,6 +3,7 @@
  * `.onedev-buildspec`) read at the commit through src/git and parsed by src/ci/build-spec.ts.
  */
 import { BUILD_SPEC_FILE, BuildSpecError, LEGACY_BUILD_SPEC_FILE, parseBuildSpec, type BuildSpec, type Job } from '../../ci/build-spec.js';
+import type { VariableContext } from '../../ci/variables.js';
 import { logCommits } from '../../git/commit-log.js';
 import { readBlob } from '../../git/files.js';
 
@@ -75,4 +76,28 @@ export async function lastReadableSpec(repo: string, commit: string): Promise<Bu
     if (spec.kind === 'valid') return spec.spec;
   }
   return null;
+}
+
+/**
+ * The `@...@` variables of a build's job (src/ci/variables.ts `VariableContext`;
+ * docs/compatibility.md#builds-build-spec): the project, job, ref, commit, number, params and spec
+ * properties; the caller adds what only it knows (pull request number, secrets).
+ */
+export function jobVariables(
+  build: { refName: string; commitHash: string; number: number },
+  project: { name: string; path: string },
+  spec: BuildSpec,
+  job: Job,
+  params: Record<string, string[]>,
+): VariableContext {
+  return {
+    projectName: project.name,
+    projectPath: project.path,
+    jobName: job.name,
+    ref: build.refName,
+    commitHash: build.commitHash,
+    buildNumber: build.number,
+    params,
+    properties: Object.fromEntries(spec.properties.map((p) => [p.name, p.value])),
+  };
 }

@@ -3,32 +3,13 @@
  * signed POST of one delivery with its SSRF guard (the setting is src/domain/projects/webhook-settings.ts).
  */
 import { createHmac } from 'node:crypto';
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import ipaddr from 'ipaddr.js';
+import { guardedLookup, isPublicAddress, OutboundTargetRefused } from '../outbound.js';
 
-/** A webhook target refused before any byte was sent (SSRF guard). */
-export class WebhookTargetRefused extends Error {}
-
-/** Whether an address is a public unicast one (not loopback, private, link-local, reserved…). */
-export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
-}
-
-function guardedLookup(allowPrivate: boolean): net.LookupFunction {
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return (callback as (e: Error) => void)(error);
-      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
-      if (refused) return (callback as (e: Error) => void)(new WebhookTargetRefused(`${hostname} resolves to a non-public address (${refused.address})`));
-      if ((options as { all?: boolean }).all) return (callback as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
-      return callback(null, addresses[0].address, addresses[0].family);
-    });
-  };
-}
+/** A webhook target refused before any byte was sent (SSRF guard): the outbound policy's refusal (src/domain/outbound.ts). */
+export { OutboundTargetRefused as WebhookTargetRefused };
 
 /** Outcome of one POST: the HTTP status and the start of the response body. */
 export interface PostResult {
@@ -50,7 +31,7 @@ export async function postWebhook(
 ): Promise<PostResult> {
   const url = new URL(target.url);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (net.isIP(host) && !options.allowPrivate && !isPublicAddress(host)) throw new WebhookTargetRefused(`${host} is not a public address`);
+  if (net.isIP(host) && !options.allowPrivate && !isPublicAddress(host)) throw new OutboundTargetRefused(`${host} is not a public address`);
   const signature = createHmac('sha256', target.secret).update(target.body).digest('hex');
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<PostResult>((resolve, reject) => {

@@ -10,6 +10,7 @@ import { ancestorSettings } from './ancestor-settings.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { checkCommitMessages, commitMessageRuleOf, type CommitMessageRule } from './commit-messages.js';
 import { userMatchTokens } from './principal-expressions.js';
+import { hasPullMirror, PULL_MIRROR_REFUSAL } from './pull-mirror-guard.js';
 import { userNamesByIds } from '../users/index.js';
 import { groupNamesByIds, groupNamesOfUser } from '../access/index.js';
 
@@ -207,7 +208,8 @@ export async function branchProtection(ctx: Pick<Context, 'db'>, projectId: numb
  * branches and tags). One refused update refuses the whole push: the pre-receive hook exits
  * non-zero and git rejects every ref of it (`! [remote rejected] … (pre-receive hook
  * declined)`), so nothing moves. `quarantine` lets git see the pushed objects still in
- * quarantine.
+ * quarantine. A pull-mirrored project refuses every push with one message
+ * ({@link PULL_MIRROR_REFUSAL}, docs/compatibility.md#repository-mirrors).
  */
 export async function checkPush(
   ctx: Pick<Context, 'db' | 'repoPath'>,
@@ -216,6 +218,7 @@ export async function checkPush(
   updates: PushedRef[],
   quarantine: Record<string, unknown>,
 ): Promise<string[]> {
+  if (updates.length > 0 && (await hasPullMirror.ask(ctx.db, projectId))) return [PULL_MIRROR_REFUSAL];
   const [{ branches, tags }, user] = await Promise.all([hierarchyProtections(ctx.db, projectId), who(ctx.db, userId)]);
   const repo = ctx.repoPath(projectId);
   const env = quarantineEnv(repo, quarantine);

@@ -48,7 +48,7 @@ export {
   queryMilestones,
   updateMilestone,
 } from './milestones.js';
-export { forkRootId, takeNextNumber } from './numbers.js';
+export { directForkIds, forkAncestorIds, forkRootId, takeNextNumber } from './numbers.js';
 export {
   accessibleProjectsCondition,
   ancestorPaths,
@@ -65,6 +65,7 @@ export {
 } from './permissions.js';
 export { reviewRequirementItems } from './principal-expressions.js';
 export { queryProjects } from './project-query.js';
+export { assertNotPullMirror, hasPullMirror, PULL_MIRROR_REFUSAL } from './pull-mirror-guard.js';
 export {
   allProjectIds,
   cloneUrls,

@@ -4,7 +4,7 @@ import { branchHead, deleteRef, fetchCommits, getDefaultBranch, isAncestor, list
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { recordPullRequestMentions } from './pull-request-mentions.js';
-import { branchProtection, loadProjectWith } from '../projects/index.js';
+import { assertNotPullMirror, branchProtection, loadProjectWith } from '../projects/index.js';
 import { requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from '../issues/index.js';
 import { recordChange, recordNote } from './changes.js';
@@ -191,7 +191,7 @@ async function checkDeleteSourceBranch(ctx: Context, pr: PullRequestRow): Promis
 
 /**
  * Delete Source Branch (docs/compatibility.md#pull-requests-endpoints item 20, docs/compatibility.md#pull-requests-source-branch): canModify and write code on the source
- * project; branch protection must not prevent the deletion (409); every checkDeleteSourceBranch
+ * project, not a pull mirror (409, docs/compatibility.md#repository-mirrors); branch protection must not prevent the deletion (409); every checkDeleteSourceBranch
  * rule (409). Deletes the branch by compare-and-swap
  * (a concurrent push → 409), records PullRequestSourceBranchDeleteData (minor), stores the note,
  * and announces the ref change (other open requests from that branch get discarded).
@@ -201,6 +201,7 @@ export async function deleteSourceBranch(ctx: Context, requestId: number, note: 
   const initial = await loadModifiablePullRequest(ctx, requestId);
   if (initial.sourceProjectId === null) throw new Conflict('Source project no longer exists');
   await loadProjectWith(ctx, initial.sourceProjectId, 'writeCode');
+  await assertNotPullMirror(ctx, initial.sourceProjectId);
   const protection = await branchProtection(ctx, initial.sourceProjectId, initial.sourceBranch, userId);
   if (protection.protected && protection.preventDeletion) throw new Conflict('Branch protection prevents deleting the source branch');
   await locked(requestId, async () => {
@@ -224,7 +225,7 @@ export async function deleteSourceBranch(ctx: Context, requestId: number, note: 
 
 /**
  * Restore Source Branch (docs/compatibility.md#pull-requests-endpoints item 21, docs/compatibility.md#pull-requests-source-branch): canModify and write code on the source
- * project; 409 when the request is open, the source project is gone or the branch exists.
+ * project; 409 when the request is open, the source project is gone or a pull mirror, or the branch exists.
  * Recreates the branch at the latest update head (fetched from the target repository for
  * cross-project requests), records PullRequestSourceBranchRestoreData (minor), stores the note.
  */
@@ -233,6 +234,7 @@ export async function restoreSourceBranch(ctx: Context, requestId: number, note:
   const initial = await loadModifiablePullRequest(ctx, requestId);
   if (initial.sourceProjectId === null) throw new Conflict('Source project no longer exists');
   await loadProjectWith(ctx, initial.sourceProjectId, 'writeCode');
+  await assertNotPullMirror(ctx, initial.sourceProjectId);
   await locked(requestId, async () => {
     const pr = await getPullRequestRow(ctx.db, requestId);
     if (pr.sourceProjectId === null) throw new Conflict('Source project no longer exists');

@@ -2,7 +2,7 @@ import { updateRefs } from '../../git/repository.js';
 import type { ErrorCode } from '../../error-codes.js';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
-import { branchProtection, checkCommitMessages, loadProjectWith } from '../projects/index.js';
+import { branchProtection, checkCommitMessages, hasPullMirror, loadProjectWith, PULL_MIRROR_REFUSAL } from '../projects/index.js';
 import { requireUser } from '../actor.js';
 import { gitIdentity } from '../users/index.js';
 import { faultPoint } from '../fault-points.js';
@@ -38,7 +38,8 @@ export interface MergeRefusal {
 
 /**
  * checkMerge (docs/compatibility.md#pull-requests-merge-checks) without side effects: the first rule the request breaks,
- * as the 409's message and code (`GITLOOM_ERR_MERGE_*`, src/error-codes.ts), or null. In order: closed, in error, target branch gone, conflicts, reviews
+ * as the 409's message and code (`GITLOOM_ERR_MERGE_*`, src/error-codes.ts), or null. In order: closed, a target project that is a pull
+ * mirror (`GITLOOM_ERR_PULL_MIRRORED`: its branches follow the remote, docs/compatibility.md#repository-mirrors), in error, target branch gone, conflicts, reviews
  * not all approved, required builds not passed, then the target branch's protection (as it
  * applies to the submitter): a required signature — Gitloom stores no GPG keys, so it can verify
  * no signature and never signs its own commits, hence such a merge is always refused with
@@ -49,6 +50,7 @@ export interface MergeRefusal {
  */
 export async function mergeRefusal(ctx: Context, pr: PullRequestRow, state: PreviewState): Promise<MergeRefusal | null> {
   if (pr.status !== 'OPEN') return { message: 'Pull request already closed', code: 'GITLOOM_ERR_MERGE_CLOSED' };
+  if (await hasPullMirror.ask(ctx.db, pr.targetProjectId)) return { message: PULL_MIRROR_REFUSAL, code: 'GITLOOM_ERR_PULL_MIRRORED' };
   if (pr.checkError) return { message: `Pull request is in error: ${pr.checkError}`, code: 'GITLOOM_ERR_MERGE_IN_ERROR' };
   if (!state.updating) {
     if (!state.preview) return { message: 'Target branch no longer exists', code: 'GITLOOM_ERR_MERGE_TARGET_GONE' };

@@ -7,13 +7,14 @@
  * the commit query, branches and tags with their head commits, and the comparison of two
  * revisions. Every function needs read code, the API's rule.
  */
+import type { Readable } from 'node:stream';
 import { BadRequest, NotFound } from '../../errors.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { blameFile, type Blame } from '../../git/blame.js';
 import { listTree, streamBlob, type TreeEntry } from '../../git/browse.js';
-import type { GitStream } from '../../git/command.js';
 import { readCommits, revList, type Commit } from '../../git/commits.js';
 import { readBlob } from '../../git/files.js';
+import { POINTER_MAX_BYTES } from '../../git/lfs-pointers.js';
 import { mergeBase } from '../../git/merge.js';
 import { defaultBranchHead, getDefaultBranch, listBranches, listRefs, resolveCommit } from '../../git/refs.js';
 import { listTags } from '../../git/tags.js';
@@ -22,6 +23,7 @@ import { parseCommitQuery } from '../../query/commit-query.js';
 import type { Context } from '../context.js';
 import { findProjectByPath, projectPermissions, type ProjectPermissions, type ProjectPrivilege } from '../projects/index.js';
 import { deny } from '../actor.js';
+import { lfsContentOf } from '../lfs/index.js';
 import { MAX_COMMITS, queryCommits } from './commit-query.js';
 import { objectRead } from './object-reads.js';
 import { diffCommits, type CommitDiff } from './diff.js';
@@ -148,12 +150,18 @@ export type BrowseResult = { names: RevisionNames } & (
       text: string | null;
       /** Lines left out of `text` past {@link MAX_VIEW_LINES} (0 when complete). */
       omittedLines: number;
+      /**
+       * A Git LFS file: the object its pointer names (`stored`: the server holds it for the
+       * project, and `size`, `binary` and `text` are the object's), else null.
+       */
+      lfs: { oid: string; stored: boolean } | null;
     }
 );
 
 /**
  * Reads what `<revision>[/<path>]` names in a project's repository (read code): the longest
- * prefix naming a branch or tag is the revision (revisions.ts), the rest a directory or file.
+ * prefix naming a branch or tag is the revision (revisions.ts), the rest a directory or file —
+ * for a Git LFS pointer, the object it names (`lfs`).
  * A submodule entry is listed in its directory but cannot be opened. The branch and tag names
  * come from the same ref listing (one git process for both).
  *
@@ -177,19 +185,35 @@ export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPat
     );
     return { kind: 'tree', names, at, entries, readme: await readmeOf(repo, at.commitHash, at.path, entries) };
   }
-  const size = entry.size ?? 0;
-  if (size > MAX_VIEW_BYTES) {
-    const start = await readBlobHead(repo, entry.oid, BINARY_PROBE);
-    return { kind: 'file', names, at, entry, size, binary: isBinary(start), text: null, omittedLines: 0 };
-  }
-  const bytes = await objectRead(
-    repo,
-    `blob-head:${MAX_VIEW_BYTES}`,
-    [entry.oid],
-    () => readBlobHead(repo, entry.oid, MAX_VIEW_BYTES),
-    (b) => b.length,
-  );
-  if (isBinary(bytes)) return { kind: 'file', names, at, entry, size, binary: true, text: null, omittedLines: 0 };
+  const read = (max: number): Promise<Buffer> =>
+    max === MAX_VIEW_BYTES
+      ? objectRead(
+          repo,
+          `blob-head:${MAX_VIEW_BYTES}`,
+          [entry.oid],
+          () => readBlobHead(repo, entry.oid, MAX_VIEW_BYTES),
+          (b) => b.length,
+        )
+      : readBlobHead(repo, entry.oid, max);
+  // a Git LFS pointer shows the object it names (docs/compatibility.md#git-lfs)
+  const lfs = (entry.size ?? 0) < POINTER_MAX_BYTES ? await lfsContentOf(ctx, project.id, await read(MAX_VIEW_BYTES)) : null;
+  if (lfs?.stored) return { kind: 'file', names, at, entry, lfs: { oid: lfs.oid, stored: true }, ...(await fileView(lfs.size, (max) => lfs.head(max))) };
+  if (lfs) return { kind: 'file', names, at, entry, lfs: { oid: lfs.oid, stored: false }, size: lfs.size, binary: true, text: null, omittedLines: 0 };
+  return { kind: 'file', names, at, entry, lfs: null, ...(await fileView(entry.size ?? 0, read)) };
+}
+
+/**
+ * What the file view shows of content of `size` bytes read by `read(max)` (its first `max`
+ * bytes): binary or not, and the text of a text file up to {@link MAX_VIEW_BYTES} and
+ * {@link MAX_VIEW_LINES}.
+ */
+async function fileView(
+  size: number,
+  read: (max: number) => Promise<Buffer>,
+): Promise<{ size: number; binary: boolean; text: string | null; omittedLines: number }> {
+  if (size > MAX_VIEW_BYTES) return { size, binary: isBinary(await read(BINARY_PROBE)), text: null, omittedLines: 0 };
+  const bytes = await read(MAX_VIEW_BYTES);
+  if (isBinary(bytes)) return { size, binary: true, text: null, omittedLines: 0 };
   let text = bytes.toString('utf8');
   let omittedLines = 0;
   let end = -1;
@@ -202,7 +226,7 @@ export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPat
     omittedLines = rest.split('\n').length - (rest.endsWith('\n') ? 1 : 0);
     text = text.slice(0, end + 1);
   }
-  return { kind: 'file', names, at, entry, size, binary: false, text, omittedLines };
+  return { size, binary: false, text, omittedLines };
 }
 
 /** A file of `<revision>/<path>` with the commit that last changed each line it shows. */
@@ -226,7 +250,8 @@ export function lineCount(text: string): number {
 export async function blameAt(ctx: Context, project: ProjectRow, revisionAndPath: string): Promise<BlameResult> {
   const result = await browseAt(ctx, project, revisionAndPath);
   if (result.kind === 'tree') throw new BadRequest(`Specified path is not a file: ${result.at.path}`);
-  const lines = result.text === null ? 0 : lineCount(result.text);
+  // git blames the pointer's lines, not the object's
+  const lines = result.text === null || result.lfs ? 0 : lineCount(result.text);
   if (lines === 0) return { ...result, blame: null };
   const repo = ctx.repoPath(project.id);
   const { commitHash, path } = result.at;
@@ -251,12 +276,15 @@ export interface RawFile {
   size: number;
   /** Whether the content looks binary (a NUL byte in its first 8,000 bytes). */
   binary: boolean;
-  /** Starts streaming the whole content; pipe `stdout` to the response. */
-  open(): GitStream;
+  /** Whether the file is a Git LFS pointer whose object is served instead (`size` and `binary` are the object's). */
+  lfs: boolean;
+  /** Starts streaming the whole content. */
+  open(): Promise<Readable>;
 }
 
 /**
- * A file of `<revision>/<path>` for raw download (read code).
+ * A file of `<revision>/<path>` for raw download (read code); a Git LFS pointer whose object
+ * the project can read stands for that object (docs/compatibility.md#git-lfs).
  *
  * @throws NotFound `Revision not found: X`, `Path not found: X`; BadRequest `Specified path is
  *   not a file: X`, `Invalid path: X`; Forbidden/Unauthorized without read code.
@@ -268,7 +296,10 @@ export async function rawFileAt(ctx: Context, project: ProjectRow, revisionAndPa
   if (entry === null) throw new NotFound(`Path not found: ${at.path}`);
   if (entry.type !== 'blob') throw new BadRequest(`Specified path is not a file: ${at.path}`);
   const start = await readBlobHead(repo, entry.oid, BINARY_PROBE);
-  return { at, path: entry.path, oid: entry.oid, size: entry.size ?? 0, binary: isBinary(start), open: () => streamBlob(repo, entry.oid) };
+  const lfs = (entry.size ?? 0) < POINTER_MAX_BYTES ? await lfsContentOf(ctx, project.id, start) : null;
+  const file = { at, path: entry.path, oid: entry.oid };
+  if (lfs?.stored) return { ...file, size: lfs.size, binary: isBinary(await lfs.head(BINARY_PROBE)), lfs: true, open: () => lfs.open() };
+  return { ...file, size: entry.size ?? 0, binary: isBinary(start), lfs: false, open: async () => streamBlob(repo, entry.oid).stdout };
 }
 
 /** Short branch and tag names, in ref order. */

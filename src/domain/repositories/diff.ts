@@ -7,6 +7,7 @@
 import parseDiff from 'parse-diff';
 import { NotFound } from '../../errors.js';
 import { diffPatch, diffSummary, EMPTY_TREE_HASH, type DiffStat } from '../../git/diff.js';
+import { parseLfsPointer } from '../../git/lfs-pointers.js';
 import { resolveCommit } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
@@ -61,6 +62,12 @@ export interface FileDiff {
    * the hunks are complete.
    */
   truncated: 'file' | 'total' | 'bytes' | null;
+  /**
+   * A Git LFS file (docs/compatibility.md#git-lfs): the sizes of the objects its pointers name
+   * on each side (null where the side is absent or no pointer); its hunks, which would only
+   * show pointer lines, are left out. Null for any other file.
+   */
+  lfs: { oldSize: number | null; newSize: number | null } | null;
 }
 
 /** Caps of {@link parseCommitDiff} and {@link diffCommits}. */
@@ -149,8 +156,8 @@ export function parseCommitDiff(
     };
     // the last parsed file may be cut by the byte cap: treat it as missing
     const complete = file !== undefined && !(patch.truncated && index >= parsed.length - 1);
-    if (!complete) return { ...base, hunks: [], truncated: patch.truncated ? 'bytes' : null };
-    if (budget <= 0 && file.chunks.length > 0) return { ...base, hunks: [], truncated: 'total' };
+    if (!complete) return { ...base, hunks: [], truncated: patch.truncated ? 'bytes' : null, lfs: null };
+    if (budget <= 0 && file.chunks.length > 0) return { ...base, hunks: [], truncated: 'total', lfs: null };
     const hunks: DiffHunk[] = [];
     let shown = 0;
     let truncated: FileDiff['truncated'] = null;
@@ -177,8 +184,27 @@ export function parseCommitDiff(
         break;
       }
     }
-    return { ...base, hunks, truncated };
+    return withLfs({ ...base, hunks, truncated, lfs: null });
   });
+}
+
+/**
+ * A file whose sides are Git LFS pointers (the hunks hold the whole of a pointer: it is three
+ * lines, within the context git shows) says so with the objects' sizes instead of the pointer
+ * lines; any other file is returned as it is.
+ */
+function withLfs(file: FileDiff): FileDiff {
+  if (file.binary || file.truncated !== null || file.hunks.length !== 1) return file;
+  const side = (keep: DiffLine['type']) =>
+    file.hunks[0].lines
+      .filter((l) => l.type === 'context' || l.type === keep)
+      .map((l) => `${l.text}\n`)
+      .join('');
+  const oldPointer = file.oldPath === null ? null : parseLfsPointer(side('delete'));
+  const newPointer = file.newPath === null ? null : parseLfsPointer(side('add'));
+  // every side the file has is a pointer
+  if ((file.oldPath !== null && !oldPointer) || (file.newPath !== null && !newPointer)) return file;
+  return { ...file, hunks: [], additions: 0, deletions: 0, lfs: { oldSize: oldPointer?.size ?? null, newSize: newPointer?.size ?? null } };
 }
 
 /**

@@ -4,7 +4,7 @@
  * {@link GitAccess.authorize} — read code to fetch, write code to push — and run receive-pack
  * with the same hooks, whose requests {@link GitAccess.preReceive} and
  * {@link GitAccess.postReceive} answer: branch and tag protection and the server's ref
- * namespaces, then the ref-change journal (intents before any ref moves, confirmed before the
+ * namespaces, Git LFS objects the pushed pointers name (docs/compatibility.md#git-lfs), then the ref-change journal (intents before any ref moves, confirmed before the
  * push returns). A push therefore meets the same rules, messages and reactions whichever
  * transport carried it.
  */
@@ -13,6 +13,7 @@ import type { Config } from '../../config.js';
 import type { PushedRef } from '../../git/hooks.js';
 import type { Context } from '../context.js';
 import { journalPush, journalPushIntents, type PushIntent } from '../journal/index.js';
+import { checkLfsPush } from '../lfs/index.js';
 import { authorizeRepository, checkPush } from '../projects/index.js';
 import type { ServedRepository } from './git-protocol.js';
 import { preparePushHooks } from './push-hooks.js';
@@ -76,6 +77,7 @@ export async function prepareGitAccess(config: Config): Promise<GitAccess> {
     accepts: (secret) => hooks.accepts(secret),
     async preReceive(ctx, report) {
       const errors = await checkPush(ctx, report.projectId, report.userId, report.updates, report.quarantine);
+      if (errors.length === 0) errors.push(...(await checkLfsPush(ctx, report.projectId, report.updates, report.quarantine)));
       if (errors.length === 0) intentsOfPush.set(report.pushId, await journalPushIntents(ctx, report.projectId, report.userId, report.updates));
       return { errors };
     },

@@ -10,7 +10,7 @@ import { ZERO_HASH } from '../../git/names.js';
 import type { Context } from '../context.js';
 import { requireUser } from '../actor.js';
 import { journaledRefChange } from '../journal/index.js';
-import { checkPush } from '../projects/index.js';
+import { assertNotPullMirror, checkPush } from '../projects/index.js';
 
 /** One ref change: created (`oldHash` null), moved, or deleted (`newHash` null). */
 export interface RefMove {
@@ -34,14 +34,16 @@ export interface RefMove {
  *    (docs/compatibility.md#projects-repository-and-default-branch);
  * 4. the change is written to the ref-change journal (src/domain/journal/ref-journal.ts), so the
  *    reactions of a push follow.
- * The caller has checked write-code permission.
+ * The caller has checked write-code permission. A pull-mirrored project refuses every change
+ * (docs/compatibility.md#repository-mirrors).
  *
- * @throws Unauthorized for an anonymous caller; Conflict (409) for a protection refusal or a
- *   lost race.
+ * @throws Unauthorized for an anonymous caller; Conflict (409) for a pull mirror, a protection
+ *   refusal or a lost race.
  */
 export async function moveRef(ctx: Context, projectId: number, move: RefMove): Promise<void> {
   const userId = requireUser(ctx.actor);
   const repo = ctx.repoPath(projectId);
+  await assertNotPullMirror(ctx, projectId);
   const pushed = { ref: move.ref, oldHash: move.oldHash ?? ZERO_HASH, newHash: move.newHash ?? ZERO_HASH };
   const [refusal] = await checkPush(ctx, projectId, userId, [pushed], {});
   if (refusal !== undefined) {

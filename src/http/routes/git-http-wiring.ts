@@ -4,6 +4,7 @@ import { NotFound } from '../../errors.js';
 import { createContext, systemActor, type Services } from '../../domain/context.js';
 import { type GitAccess, HOOK_SECRET_HEADER, HOOKS_PATH } from '../../domain/repositories/index.js';
 import { gitHttpPlugin } from './git-http.js';
+import { lfsRoute } from './lfs.js';
 
 /** The loopback URL of this server as seen by a process on the same host. */
 function loopbackUrl(request: FastifyRequest): string {
@@ -40,7 +41,9 @@ const PostReceiveBody = Type.Object({
  * ref changes to the ref-change journal as intents (a database that cannot take them refuses the
  * push before any ref moves); the post-receive hook reports the exact ref changes and the pusher
  * to `POST /~internal/hooks/post-receive`, which confirms them in the journal before the push
- * returns. Pushes over SSH post to the same endpoints. The push environment also caps the
+ * returns. A push whose new LFS pointers name objects the project cannot read is refused
+ * (docs/compatibility.md#git-lfs); the Git LFS endpoints under `<clone URL>/info/lfs/` are served
+ * by src/http/routes/lfs.ts. Pushes over SSH post to the same endpoints. The push environment also caps the
  * pack at `GITLOOM_PUSH_MAX_MB` (src/domain/repositories/push-hooks.ts). The receive-pack body is
  * a raw stream (src/http/routes/git-http.ts), so Fastify's `bodyLimit` does not apply to it; the
  * whole request must still arrive within `GITLOOM_REQUEST_TIMEOUT_MS`.
@@ -61,6 +64,7 @@ export const gitHttpRoutes: FastifyPluginAsync<{ services: Services; gitAccess: 
   });
 
   await app.register(gitHttpPlugin, {
+    lfs: lfsRoute,
     resolveRepository: (request, projectPath, access) => gitAccess.authorize(request.ctx, projectPath, access, loopbackUrl(request)),
   });
 };

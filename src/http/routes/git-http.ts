@@ -7,13 +7,15 @@
  *
  * Encapsulated (no fastify-plugin): its raw-stream body parser for the two git request content
  * types does not affect other routes. It claims a wildcard route and answers 404 for any path
- * that is not one of the three smart-HTTP endpoints.
+ * that is not one of the three smart-HTTP endpoints or, with the `lfs` option, a Git LFS path
+ * under `<project path>[.git]/info/lfs/` (docs/compatibility.md#git-lfs; GET, POST and PUT).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { NotFound, Unauthorized } from '../../errors.js';
 import { advertiseRefs, checkGitProjectPath, type GitProtocolResponse, gitServiceAccess, serviceRpc } from '../../domain/repositories/index.js';
 import { offerBasicChallenge } from '../../plugins/cross-site.js';
+import { isLfsUrl, LFS_MEDIA_TYPE, parseLfsJson, sendLfsError, type LfsTarget } from './lfs.js';
 
 /** What `resolveRepository` returns for an accessible project. */
 export interface ResolvedRepository {
@@ -35,11 +37,26 @@ export interface GitHttpPluginOptions {
    * Forbidden.
    */
   resolveRepository(request: FastifyRequest, projectPath: string, access: 'read' | 'write'): Promise<ResolvedRepository>;
+  /** Serves a Git LFS request under `<project path>[.git]/info/lfs/` (src/http/routes/lfs.ts); absent: such paths are 404. */
+  lfs?(request: FastifyRequest, reply: FastifyReply, target: LfsTarget): Promise<FastifyReply>;
 }
 
-const REQUEST_TYPES = ['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request'];
 const INFO_REFS = /^(.+?)(?:\.git)?\/info\/refs$/;
 const RPC = /^(.+?)(?:\.git)?\/(git-upload-pack|git-receive-pack)$/;
+const LFS = /^((.+?)(?:\.git)?)\/info\/lfs\/(.+)$/;
+
+/**
+ * Passes a request under `…/info/lfs/` to the LFS handler; false when the path is not one.
+ * The href base the LFS answers use is the server URL and the path as the client wrote it.
+ */
+async function serveLfs(opts: GitHttpPluginOptions, request: FastifyRequest, reply: FastifyReply, path: string): Promise<boolean> {
+  const match = LFS.exec(path);
+  if (!match) return false;
+  if (!opts.lfs) throw new NotFound('Not found');
+  const projectPath = checkGitProjectPath(match[2]);
+  await opts.lfs(request, reply, { projectPath, base: `${request.ctx.config.serverUrl}/${match[1]}/info/lfs`, rest: match[3] });
+  return true;
+}
 
 function noCache(reply: FastifyReply): void {
   reply.header('Cache-Control', 'no-cache, max-age=0, must-revalidate').header('Pragma', 'no-cache').header('Expires', 'Fri, 01 Jan 1980 00:00:00 GMT');
@@ -86,7 +103,22 @@ function send(reply: FastifyReply, res: GitProtocolResponse): FastifyReply {
  * @example await app.register(gitHttpPlugin, { resolveRepository });
  */
 export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOptions): Promise<void> {
-  app.addContentTypeParser(REQUEST_TYPES, (_request, payload, done) => done(null, payload));
+  // git's bodies and LFS uploads (whatever type git-lfs detected in the content) are raw
+  // streams; LFS JSON bodies are parsed as the API's are
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser([LFS_MEDIA_TYPE, 'application/json'], { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseLfsJson(body as string));
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+  // LFS requests answer errors in the LFS shape; the others go on to the server's error mapper
+  app.setErrorHandler((error, request, reply) => {
+    if (isLfsUrl(request.url)) return sendLfsError(error as FastifyError, request, reply);
+    throw error;
+  });
   // the git protocol is not part of the REST API's OpenAPI document
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
@@ -94,6 +126,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
 
   app.get('/*', async (request, reply) => {
     const path = (request.params as { '*': string })['*'];
+    if (await serveLfs(opts, request, reply, path)) return reply;
     const match = INFO_REFS.exec(path);
     if (!match) throw new NotFound('Not found');
     const projectPath = checkGitProjectPath(match[1]);
@@ -108,6 +141,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
 
   app.post('/*', async (request, reply) => {
     const path = (request.params as { '*': string })['*'];
+    if (await serveLfs(opts, request, reply, path)) return reply;
     const match = RPC.exec(path);
     if (!match) throw new NotFound('Not found');
     const projectPath = checkGitProjectPath(match[1]);
@@ -122,6 +156,11 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
         signal: disconnectSignal(reply),
       }),
     );
+  });
+
+  app.put('/*', async (request, reply) => {
+    if (await serveLfs(opts, request, reply, (request.params as { '*': string })['*'])) return reply;
+    throw new NotFound('Not found');
   });
 }
 

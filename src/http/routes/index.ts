@@ -20,6 +20,7 @@ import { userListRoutes } from './user-lists.js';
 import { userConversationRoutes } from './user-conversations.js';
 import { userRoutes } from './users.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
+import { mirrorRoutes } from './mirrors.js';
 
 /** Every REST resource module, mounted under `/~api`. */
 export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api) => {
@@ -43,4 +44,5 @@ export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api)
   await api.register(artifactRoutes);
   await api.register(triggerJobRoutes);
   await api.register(webhookDeliveryRoutes);
+  await api.register(mirrorRoutes);
 };

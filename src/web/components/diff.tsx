@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { ComponentChildren } from 'preact';
 import type { CommitDiff, DiffLine, FileDiff } from '../../domain/repositories/index.js';
+import { formatBytes } from './sizes.js';
 
 /** {@link diffFileKey} by path: every line's anchor needs its file's key. */
 const fileKeys = new LRUCache<string, string>({ max: 10_000 });
@@ -120,6 +121,13 @@ function Line({ file, line, below }: { file: FileDiff; line: DiffLine; below: Co
   );
 }
 
+/** The sizes of a Git LFS file's objects on each side: `1.0 MiB → 2.0 MiB`, `added, 1.0 MiB`, `deleted, 1.0 MiB`. */
+function lfsSizeChange(lfs: NonNullable<FileDiff['lfs']>): string {
+  if (lfs.oldSize === null) return `added, ${formatBytes(lfs.newSize ?? 0)}`;
+  if (lfs.newSize === null) return `deleted, ${formatBytes(lfs.oldSize)}`;
+  return `${formatBytes(lfs.oldSize)} → ${formatBytes(lfs.newSize)}`;
+}
+
 /** One file of a diff: header and hunks (or a notice for binary, unchanged-content or capped files). */
 export function DiffFile({ file, renderBelowLine, renderFileActions, headingLevel = 3 }: Omit<DiffViewProps, 'diff' | 'emptyMessage'> & { file: FileDiff }) {
   const Heading = `h${headingLevel}` as 'h3';
@@ -140,7 +148,7 @@ export function DiffFile({ file, renderBelowLine, renderFileActions, headingLeve
           </a>
         </Heading>
         <span class={`diff-status diff-status-${file.status}`}>{STATUS_LABEL[file.status]}</span>
-        {!file.binary && (
+        {!file.binary && !file.lfs && (
           <span class="diff-counts">
             <span class="diff-additions" aria-label={count(file.additions, 'addition', 'additions')}>
               +{file.additions}
@@ -158,7 +166,8 @@ export function DiffFile({ file, renderBelowLine, renderFileActions, headingLeve
         {actions}
       </header>
       {file.binary && <p class="diff-notice">Binary file not shown.</p>}
-      {!file.binary && file.hunks.length === 0 && file.truncated === null && <p class="diff-notice">No content changes.</p>}
+      {file.lfs && <p class="diff-notice">Stored with Git LFS: {lfsSizeChange(file.lfs)}.</p>}
+      {!file.binary && !file.lfs && file.hunks.length === 0 && file.truncated === null && <p class="diff-notice">No content changes.</p>}
       {file.hunks.length > 0 && (
         <div class="diff-scroll">
           <table class="diff">

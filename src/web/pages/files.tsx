@@ -3,7 +3,8 @@
  * lines with `#L<n>` anchors; a large file capped with a notice; a binary file offered as a
  * download), `/<project>/~blame/<revision>/<path>`: a text file's lines beside the commit that
  * last changed them, and `/<project>/~raw/<revision>/<path>`: the raw bytes. The revision may contain `/`
- * (`feature/x`): the longest prefix naming a branch or tag wins (domain revisions.ts).
+ * (`feature/x`): the longest prefix naming a branch or tag wins (domain revisions.ts). A Git LFS
+ * file shows, and downloads raw as, the object its pointer names (docs/compatibility.md#git-lfs).
  *
  * Raw bytes never run as a page of our origin: HTML, SVG, XML, JavaScript and CSS go out as
  * `text/plain` (binary ones as `application/octet-stream`), other text as its own text type,
@@ -163,6 +164,13 @@ type FileResult = Extract<BrowseResult, { kind: 'file' }>;
 /** The content of a file page: a binary file's download, a too large file's notice, or the numbered (and blamed) lines. */
 function FileBody({ projectPath, result, blame, raw }: { projectPath: string; result: FileResult; blame: Blame | null; raw: string }) {
   const name = result.at.path.split('/').pop()!;
+  if (result.lfs && !result.lfs.stored) {
+    return (
+      <p class="file-notice" role="note">
+        Stored with Git LFS ({plural(result.size, 'byte', 'bytes')}), but the server does not hold its object <code>{result.lfs.oid}</code>.
+      </p>
+    );
+  }
   if (result.binary) {
     return (
       <p class="file-notice">
@@ -234,6 +242,7 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Fil
       <Crumbs page={page} revision={at.revision} path={at.path} />
       <p class="meta">
         {plural(result.size, 'byte', 'bytes')}
+        {result.lfs && ' · stored with Git LFS'}
         {' · '}
         <a href={raw}>Raw</a>
         {other}
@@ -272,8 +281,7 @@ export const filesPages: PageModule = {
       handler: async (page) => {
         const file = await rawFileAt(page.ctx, page.project, page.params['*'] ?? '');
         const { contentType } = rawContentType(file.path, file.binary);
-        const git = file.open();
-        return rawResponse(contentType, git.stdout, {
+        return rawResponse(contentType, await file.open(), {
           ...userContentHeaders(file.path.split('/').pop()!, contentType),
           'content-length': String(file.size),
           'cache-control': 'private, no-cache',

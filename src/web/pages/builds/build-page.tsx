@@ -28,6 +28,7 @@ import { ProjectLayout } from '../../components/project-layout.js';
 import { rawResponse, redirect, type ProjectPageContext, type ProjectPageRoute } from '../../page.js';
 import { DateTime, duration, isFinished, refOf, runTime, StatusBadge } from './build-parts.js';
 import { REBUILD_REASON } from './build-list.js';
+import { formatBytes } from '../../components/sizes.js';
 
 /** The log shown in the page: its last MiB (the rest through the full-log link). */
 const LOG_TAIL_BYTES = 1024 * 1024;
@@ -41,12 +42,7 @@ async function pageBuild(page: ProjectPageContext): Promise<BuildDetails> {
   return buildByNumber(page.ctx, page.project, Number(text));
 }
 
-/** Bytes as `512 B`, `1.5 KiB`, `2.0 MiB`. */
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
+const size = formatBytes;
 
 /** An artifact path as a URL path (each segment encoded). */
 const artifactHref = (base: string, path: string) => `${base}/artifacts/${path.split('/').map(encodeURIComponent).join('/')}`;

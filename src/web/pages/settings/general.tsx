@@ -1,13 +1,15 @@
 /**
  * `/<project>/~settings`: the project's name, description, parent (moving the project), default
- * role and default branch, a link to fork it, and its deletion — through the functions of the
+ * role and default branch, its Git LFS usage (docs/compatibility.md#git-lfs), a link to fork it, and its deletion — through the functions of the
  * API's Update Basic Info, default-branch and Delete routes (docs/compatibility.md#projects-endpoints items 13, 15, docs/compatibility.md#projects-repository-and-default-branch).
  */
+import { lfsUsage } from '../../../domain/lfs/index.js';
 import { deleteProject, getProject, grantableRoles, updateProject } from '../../../domain/projects/index.js';
 import { projectByPath, revisionNames, setRepositoryDefaultBranch, trimSlashes } from '../../../domain/repositories/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Select, TextArea } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';
+import { formatBytes } from '../../components/sizes.js';
 import type { PageContext, ProjectPageRoute, ProjectPageContext } from '../../page.js';
 import { chosenId, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
 
@@ -28,10 +30,11 @@ export async function parentIdOf(page: PageContext, path: string | undefined): P
 
 async function show(page: ProjectPageContext, error: string | null) {
   const { project } = page;
-  const [roles, names, parent] = await Promise.all([
+  const [roles, names, parent, lfs] = await Promise.all([
     grantableRoles(page.ctx, project.id),
     page.permissions.readCode ? revisionNames(page.ctx, project) : null,
     project.parentId === null ? null : getProject(page.ctx, project.parentId),
+    lfsUsage(page.ctx, project.id),
   ]);
   const general = formValues(page, error, 'general', {
     name: project.name,
@@ -70,6 +73,14 @@ async function show(page: ProjectPageContext, error: string | null) {
           </PostForm>
         </section>
       )}
+      <section aria-labelledby="lfs-usage">
+        <h2 id="lfs-usage">Git LFS</h2>
+        <p>
+          {lfs.objects === 0
+            ? 'No files are stored with Git LFS.'
+            : `${lfs.objects.toLocaleString('en-US')} ${lfs.objects === 1 ? 'object' : 'objects'} stored with Git LFS, ${formatBytes(lfs.bytes)} in all.`}
+        </p>
+      </section>
       <section aria-labelledby="fork">
         <h2 id="fork">Fork and child projects</h2>
         <p>

@@ -4,6 +4,7 @@ import { buildSettingsPages } from './build.js';
 import { generalSettingsPages } from './general.js';
 import { labelMilestoneSettingsPages } from './labels-milestones.js';
 import { memberSettingsPages } from './members.js';
+import { mirrorSettingsPages } from './mirrors.js';
 import { protectionSettingsPages } from './protections.js';
 import { webhookSettingsPages } from './webhooks.js';
 
@@ -15,5 +16,6 @@ export const settingsPages: PageModule = {
     ...buildSettingsPages,
     ...labelMilestoneSettingsPages,
     ...webhookSettingsPages,
+    ...mirrorSettingsPages,
   ],
 };

@@ -19,6 +19,7 @@ const SECTIONS = [
   { section: 'labels', label: 'Labels', path: '/labels' },
   { section: 'milestones', label: 'Milestones', path: '/milestones' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { section: 'mirrors', label: 'Mirrors', path: '/mirrors' },
 ] as const;
 
 export type SettingsSection = (typeof SECTIONS)[number]['section'];
