@@ -65,8 +65,10 @@ export async function lfsTransfers(server: BenchServer, bytes: number): Promise<
     await run('dd', ['if=/dev/urandom', `of=${source}`, 'bs=1M', `count=${Math.max(1, Math.round(bytes / 1024 ** 2))}`]);
     const size = (await fs.stat(source)).size;
     const oid = (await run('sha256sum', [source])).stdout.split(' ')[0];
+    await settle();
     const cpMs = await time(() => run('cp', [source, path.join(dir, 'copy.bin')]));
     await fs.rm(path.join(dir, 'copy.bin'));
+    await settle();
 
     let peak = 0;
     const sampler = setInterval(() => {
@@ -81,11 +83,13 @@ export async function lfsTransfers(server: BenchServer, bytes: number): Promise<
         run('curl', ['-sSf', '-X', 'PUT', ...headerArgs(up), '-H', 'Content-Type: application/octet-stream', '-T', source, up.href]),
       );
       const down = await batchAction(server, 'download', oid, size);
+      await settle();
       const target = path.join(dir, 'down.bin');
       const downloadMs = await time(() => run('curl', ['-sSf', ...headerArgs(down), '-o', target, down.href]));
       if ((await fs.stat(target)).size !== size) throw new Error('downloaded object has the wrong size');
       clearInterval(sampler);
       await fs.rm(target);
+      await settle();
       const ceiling = await bareTransfers(dir, source);
       return { bytes: size, cpMs, uploadMs, downloadMs, peakRssMiB: peak, ceilingUploadMs: ceiling.up, ceilingDownloadMs: ceiling.down };
     } finally {
@@ -105,6 +109,7 @@ async function bareTransfers(dir: string, source: string): Promise<{ up: number;
     await new Promise((r) => bare.stdout.once('data', r));
     const url = `http://127.0.0.1:${BARE_PORT}/f`;
     const up = await time(() => run('curl', ['-sSf', '-X', 'PUT', '-H', 'Content-Type: application/octet-stream', '-T', source, url]));
+    await settle();
     const down = await time(() => run('curl', ['-sSf', '-o', path.join(dir, 'bare-down.bin'), url]));
     return { up, down };
   } finally {
@@ -113,6 +118,13 @@ async function bareTransfers(dir: string, source: string): Promise<{ up: number;
 }
 
 const BARE_PORT = 6752;
+
+/**
+ * Writes the dirty pages of the previous step back to disk before the next is timed: every
+ * transfer here ends in a write of the whole object, so without it each step would also pay for
+ * its predecessor's writeback.
+ */
+const settle = () => run('sync');
 
 /** The size of the object: BENCH_LFS_BYTES, default 1 GiB. */
 export const LFS_BENCH_BYTES = Number(process.env.BENCH_LFS_BYTES ?? 1024 ** 3);
