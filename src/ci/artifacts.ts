@@ -229,29 +229,10 @@ export async function writeArtifact(
   let length = 0;
   const handle = await open(tmp, 'wx');
   try {
-    // Chunks are gathered to STREAM_CHUNK and written with one writev while the next ones are
-    // read: one system call per MiB instead of one per socket read, and at most ~2 MiB held.
-    let batch: Uint8Array[] = [];
-    let batchBytes = 0;
-    let writing: Promise<void> | null = null;
-    const flush = async () => {
-      const buffers = batch;
-      batch = [];
-      batchBytes = 0;
-      await writing;
-      writing = writeFully(handle, buffers);
-      writing.catch(() => undefined);
-    };
     const chunks = source instanceof Readable ? source.iterator({ destroyOnReturn: false }) : source;
-    for await (const chunk of chunks as AsyncIterable<Uint8Array>) {
-      length += chunk.length;
-      if (options.maxBytes !== undefined && length > options.maxBytes) throw artifactTooLarge(options.maxBytes);
-      batch.push(chunk);
-      batchBytes += chunk.length;
-      if (batchBytes >= STREAM_CHUNK) await flush();
-    }
-    await flush();
-    await writing;
+    length = await writeBatched(handle, chunks as AsyncIterable<Uint8Array>, (_chunk, total) => {
+      if (options.maxBytes !== undefined && total > options.maxBytes) throw artifactTooLarge(options.maxBytes);
+    });
     await handle.close();
     await rename(tmp, target);
   } catch (e) {
@@ -262,8 +243,47 @@ export async function writeArtifact(
   return { length };
 }
 
-/** Writes every byte of `buffers` at the file position (writev may write less than asked), for streamed uploads. */
-export async function writeFully(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
+/**
+ * Writes every chunk of `source` to `handle` at its position, for streamed uploads: chunks are
+ * gathered to {@link STREAM_CHUNK} and written with one `writev` while the next ones are read —
+ * one system call per MiB instead of one per socket read, at most about two batches held.
+ *
+ * @param inspect sees each chunk, and the byte count including it, before the chunk is written
+ *   (to count, hash or refuse: what it throws stops the write and is thrown).
+ * @returns the number of bytes written.
+ */
+export async function writeBatched(
+  handle: FileHandle,
+  source: AsyncIterable<Uint8Array>,
+  inspect?: (chunk: Uint8Array, total: number) => void,
+): Promise<number> {
+  let total = 0;
+  let batch: Uint8Array[] = [];
+  let batchBytes = 0;
+  let writing: Promise<void> = Promise.resolve();
+  const flush = async () => {
+    const buffers = batch;
+    batch = [];
+    batchBytes = 0;
+    await writing;
+    writing = writeFully(handle, buffers);
+    // a failed write is thrown by the next flush's await; until then it must not count as unhandled
+    writing.catch(() => undefined);
+  };
+  for await (const chunk of source) {
+    total += chunk.length;
+    inspect?.(chunk, total);
+    batch.push(chunk);
+    batchBytes += chunk.length;
+    if (batchBytes >= STREAM_CHUNK) await flush();
+  }
+  await flush();
+  await writing;
+  return total;
+}
+
+/** Writes every byte of `buffers` at the file position (writev may write less than asked). */
+async function writeFully(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
   let pending = buffers;
   while (pending.length > 0) {
     let { bytesWritten } = await handle.writev(pending);

@@ -196,6 +196,26 @@ describe('Git LFS endpoints over raw HTTP', () => {
     expect(again.status).toBe(403);
   });
 
+  it('serves a byte range of an object, as git-lfs asks when it resumes a download, and 416 past the end', async () => {
+    await createProject('resume');
+    const data = randomBytes(10_000);
+    const oid = sha256(data);
+    const url = `${server.url}/resume/info/lfs/objects/${oid}`;
+    const put = await fetch(url, { method: 'PUT', headers: { authorization: adminAuth, 'content-type': 'application/octet-stream' }, body: data });
+    expect(put.status).toBe(200);
+    const whole = await fetch(url, { headers: { authorization: adminAuth } });
+    expect(whole.headers.get('accept-ranges')).toBe('bytes');
+    expect(Buffer.from(await whole.arrayBuffer()).equals(data)).toBe(true);
+    const rest = await fetch(url, { headers: { authorization: adminAuth, range: 'bytes=6000-' } });
+    expect(rest.status).toBe(206);
+    expect(rest.headers.get('content-range')).toBe('bytes 6000-9999/10000');
+    expect(rest.headers.get('content-length')).toBe('4000');
+    expect(Buffer.from(await rest.arrayBuffer()).equals(data.subarray(6000))).toBe(true);
+    const past = await fetch(url, { headers: { authorization: adminAuth, range: 'bytes=10000-' } });
+    expect(past.status).toBe(416);
+    expect(past.headers.get('content-range')).toBe('bytes */10000');
+  });
+
   it('refuses a corrupt or wrong-size upload and keeps nothing', async () => {
     await createProject('corrupt');
     const data = randomBytes(4096);

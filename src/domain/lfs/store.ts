@@ -8,10 +8,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { ReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { writeFully } from '../../ci/artifacts.js';
+import { type ByteRange, parseByteRange, writeBatched } from '../../ci/artifacts.js';
 import type { Config } from '../../config.js';
 import { PayloadTooLarge, UnprocessableEntity } from '../../errors.js';
 
@@ -82,48 +82,37 @@ export async function storeObject(config: Pick<Config, 'dataDir'>, oid: string, 
   }
 }
 
-/** Writes `body` to `handle` in batches while hashing it; returns the hex SHA-256. Refuses any length but `size`. */
-async function hashInto(handle: Awaited<ReturnType<typeof open>>, body: Readable, size: number): Promise<string> {
+/** Writes `body` to `handle` while hashing it; returns the hex SHA-256. Refuses any length but `size`. */
+async function hashInto(handle: FileHandle, body: Readable, size: number): Promise<string> {
   const hash = createHash('sha256');
-  let length = 0;
-  let batch: Uint8Array[] = [];
-  let batchBytes = 0;
-  let writing: Promise<void> = Promise.resolve();
-  const flush = async () => {
-    const buffers = batch;
-    batch = [];
-    batchBytes = 0;
-    await writing;
-    writing = writeFully(handle, buffers);
-    writing.catch(() => undefined);
-  };
-  for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-    length += chunk.length;
-    if (length > size) throw new UnprocessableEntity(`Content is longer than the announced size of ${size} bytes`);
+  const length = await writeBatched(handle, body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>, (chunk, total) => {
+    if (total > size) throw new UnprocessableEntity(`Content is longer than the announced size of ${size} bytes`);
     hash.update(chunk);
-    batch.push(chunk);
-    batchBytes += chunk.length;
-    if (batchBytes >= WRITE_BATCH) await flush();
-  }
-  await flush();
-  await writing;
+  });
   if (length !== size) throw new UnprocessableEntity(`Content is ${length} bytes, not the announced ${size}`);
   return hash.digest('hex');
 }
 
 /** A stored object opened for reading. */
 export interface OpenedObject {
+  /** The bytes (of `range`, when one was asked). The caller consumes or destroys it. */
   stream: ReadStream;
+  /** The whole object's size in bytes. */
   size: number;
+  /** The bytes in `stream`. */
+  length: number;
+  /** The served range (inclusive offsets), or null for the whole object. */
+  range: ByteRange | null;
 }
 
 /**
- * Opens a stored object for streaming, or null when the store does not hold it. The caller
- * consumes or destroys the stream.
+ * Opens a stored object for streaming — whole, or the single byte range of an HTTP `Range`
+ * header (RFC 9110 §14: how git-lfs resumes an interrupted download) — or null when the store
+ * does not hold it.
  *
- * @throws UnprocessableEntity for a bad id.
+ * @throws UnprocessableEntity for a bad id; RangeNotSatisfiable when the range starts past the end.
  */
-export async function openObject(config: Pick<Config, 'dataDir'>, oid: string): Promise<OpenedObject | null> {
+export async function openObject(config: Pick<Config, 'dataDir'>, oid: string, rangeHeader?: string): Promise<OpenedObject | null> {
   const file = objectPath(config, oid);
   let handle;
   try {
@@ -132,14 +121,15 @@ export async function openObject(config: Pick<Config, 'dataDir'>, oid: string): 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  let size: number;
   try {
-    ({ size } = await handle.stat());
+    const { size } = await handle.stat();
+    const range = parseByteRange(rangeHeader, size);
+    const stream = handle.createReadStream({ highWaterMark: WRITE_BATCH, ...(range && { start: range.start, end: range.end }) });
+    return { stream, size, length: range ? range.end - range.start + 1 : size, range };
   } catch (error) {
     await handle.close();
     throw error;
   }
-  return { stream: handle.createReadStream({ highWaterMark: WRITE_BATCH }), size };
 }
 
 /** Removes a stored object's file (absent already: nothing to do). */

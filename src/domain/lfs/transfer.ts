@@ -10,14 +10,16 @@ import { readableObjects, referenceObject } from './objects.js';
 import { OID_PATTERN, openObject, storeObject, type OpenedObject } from './store.js';
 
 /**
- * Opens object `oid` for a download from `repo` (authorized for read beforehand).
+ * Opens object `oid` for a download from `repo` (authorized for read beforehand): whole, or the
+ * byte range of `rangeHeader` (a resumed download).
  *
- * @throws UnprocessableEntity (malformed id), NotFound (the project may not read it, or the store lacks it).
+ * @throws UnprocessableEntity (malformed id), NotFound (the project may not read it, or the store
+ *   lacks it), RangeNotSatisfiable (a range past the end).
  */
-export async function downloadObject(repo: LfsRepository, oid: string): Promise<OpenedObject> {
+export async function downloadObject(repo: LfsRepository, oid: string, rangeHeader?: string): Promise<OpenedObject> {
   if (!OID_PATTERN.test(oid)) throw new UnprocessableEntity(`Invalid object id: ${oid.slice(0, 80)}`);
   const known = await readableObjects(repo.ctx, repo.projectId, [oid]);
-  const opened = known.has(oid) ? await openObject(repo.ctx.config, oid) : null;
+  const opened = known.has(oid) ? await openObject(repo.ctx.config, oid, rangeHeader) : null;
   if (!opened) throw new NotFound('Object does not exist');
   return opened;
 }

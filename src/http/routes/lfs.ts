@@ -7,7 +7,7 @@
  * with `LFS-Authenticate`).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequest, GitloomError, NotFound } from '../../errors.js';
+import { BadRequest, GitloomError, NotFound, RangeNotSatisfiable } from '../../errors.js';
 import {
   authorizeLfs,
   batch,
@@ -73,8 +73,10 @@ export async function lfsRoute(request: FastifyRequest, reply: FastifyReply, tar
     return reply.code(200).send();
   }
   if (request.method === 'GET' && object && object[1] !== 'batch' && !object[2]) {
-    const opened = await downloadObject(await authorize('read'), object[1]);
-    return reply.type('application/octet-stream').header('Content-Length', opened.size).send(opened.stream);
+    const opened = await downloadObject(await authorize('read'), object[1], request.headers.range);
+    reply.type('application/octet-stream').header('Content-Length', opened.length).header('Accept-Ranges', 'bytes');
+    if (opened.range) reply.code(206).header('Content-Range', `bytes ${opened.range.start}-${opened.range.end}/${opened.size}`);
+    return reply.send(opened.stream);
   }
   if (!acceptsLfsJson(request)) return json(reply, 406, lfsErrorBody(request, `Accept must allow ${LFS_MEDIA_TYPE}`));
   const body = (request.body ?? {}) as Record<string, unknown>;
@@ -112,6 +114,8 @@ export function sendLfsError(error: FastifyError | GitloomError, request: Fastif
     status = 500;
     message = 'Internal server error';
   }
+  // RFC 9110 §15.5.17: a 416 names the current length
+  if (error instanceof RangeNotSatisfiable) reply.header('Content-Range', `bytes */${error.size}`);
   if (status === 401) {
     reply.header('LFS-Authenticate', BASIC_CHALLENGE);
     offerBasicChallenge(request, reply);
