@@ -54,6 +54,7 @@ export async function serveSession(repo: string, service: GitService, streams: S
   });
   g.stdout.pipe(streams.output, { end: false });
   const output = finished(g.stdout);
+  // awaited below, or not at all when the session is refused: never an unhandled rejection
   output.catch(() => {});
   // the client's bytes reach git through a stream of ours, so that a failure on the way (a
   // refusal, git gone) never destroys the caller's channel, which still answers
@@ -98,7 +99,10 @@ export async function serveSession(repo: string, service: GitService, streams: S
     g.stdout.resume();
     return 128;
   }
-  // what git wrote reaches the client before the exit status
-  await output.catch(() => {});
+  // what git wrote reaches the client before the exit status; a stdout closed early (git
+  // stopped) has passed on what it held, any other failure of it is a fault
+  await output.catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+  });
   return code;
 }
