@@ -53,26 +53,28 @@ async function keygen(name: string, type: 'ed25519' | 'rsa' | 'ecdsa'): Promise<
   return file;
 }
 
-/** The ssh command line of git for `key`: nothing but that key, the test's known_hosts checked strictly. */
-function sshCommand(key: string, ...extra: string[]): string {
+/** The options of every OpenSSH client here: nothing but `keys`, the known_hosts file `hosts` checked strictly, no prompt. */
+function sshOptions(keys: string | string[], hosts = knownHosts): string[] {
   return [
-    'ssh',
     '-F',
     '/dev/null',
-    '-i',
-    key,
+    ...[keys].flat().flatMap((key) => ['-i', key]),
     '-o',
     'IdentitiesOnly=yes',
     '-o',
     'BatchMode=yes',
     '-o',
-    `UserKnownHostsFile=${knownHosts}`,
+    `UserKnownHostsFile=${hosts}`,
     '-o',
     'StrictHostKeyChecking=yes',
     '-o',
     `HostKeyAlias=${HOST_ALIAS}`,
-    ...extra,
-  ].join(' ');
+  ];
+}
+
+/** The ssh command line of git for `key`. */
+function sshCommand(key: string, ...extra: string[]): string {
+  return ['ssh', ...sshOptions(key), ...extra].join(' ');
 }
 
 /** Runs a command; never rejects. */
@@ -112,21 +114,7 @@ function gitSsh(cwd: string, key: string, args: string[], env: Record<string, st
 
 /** ssh to the server with `key`, running `command` (none: a shell). */
 function ssh(key: string, command?: string, port = server.server.ssh!.port): Promise<Run> {
-  const args = [
-    '-F',
-    '/dev/null',
-    '-i',
-    key,
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'BatchMode=yes',
-    '-o',
-    `UserKnownHostsFile=${knownHosts}`,
-    '-o',
-    'StrictHostKeyChecking=yes',
-  ];
-  return exec('ssh', [...args, '-o', `HostKeyAlias=${HOST_ALIAS}`, '-p', String(port), 'git@127.0.0.1', ...(command === undefined ? [] : [command])]);
+  return exec('ssh', [...sshOptions(key), '-p', String(port), 'git@127.0.0.1', ...(command === undefined ? [] : [command])]);
 }
 
 /** The SSH clone URL of a project, as `clone-url` names it. */
@@ -365,25 +353,7 @@ describe('commands', () => {
       1,
       'Gitloom: git-lfs-transfer is not supported: Git LFS objects move over HTTP(S), with the token git-lfs-authenticate gives',
     ]);
-    const sftp = await exec(
-      'sftp',
-      [
-        '-F',
-        '/dev/null',
-        '-i',
-        users.writer.key,
-        '-o',
-        'BatchMode=yes',
-        '-o',
-        `UserKnownHostsFile=${knownHosts}`,
-        '-o',
-        `HostKeyAlias=${HOST_ALIAS}`,
-        '-P',
-        String(server.server.ssh!.port),
-        'git@127.0.0.1',
-      ],
-      { input: 'ls\n' },
-    );
+    const sftp = await exec('sftp', [...sshOptions(users.writer.key), '-P', String(server.server.ssh!.port), 'git@127.0.0.1'], { input: 'ls\n' });
     expect(sftp.code).not.toBe(0);
   });
 });
@@ -435,24 +405,7 @@ describe('limits', () => {
   it('runs at most GITLOOM_SSH_MAX_SESSIONS_PER_USER git commands of a user at once', async () => {
     // upload-pack waits for the client after its advertisement: two stay open
     const held = [0, 1].map(() => {
-      const child = spawn('ssh', [
-        '-F',
-        '/dev/null',
-        '-i',
-        users.reader.key,
-        '-o',
-        'IdentitiesOnly=yes',
-        '-o',
-        'BatchMode=yes',
-        '-o',
-        `UserKnownHostsFile=${knownHosts}`,
-        '-o',
-        `HostKeyAlias=${HOST_ALIAS}`,
-        '-p',
-        String(server.server.ssh!.port),
-        'git@127.0.0.1',
-        "git-upload-pack '/app.git'",
-      ]);
+      const child = spawn('ssh', [...sshOptions(users.reader.key), '-p', String(server.server.ssh!.port), 'git@127.0.0.1', "git-upload-pack '/app.git'"]);
       const advertised = new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
       return { child, advertised };
     });
@@ -471,24 +424,7 @@ describe('limits', () => {
 
   it('ends a connection after 6 failed authentication attempts', async () => {
     const strangers = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => keygen(`stranger-${i}`, 'ed25519')));
-    const identities = strangers.flatMap((key) => ['-i', key]);
-    const res = await exec('ssh', [
-      '-v',
-      '-F',
-      '/dev/null',
-      ...identities,
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'BatchMode=yes',
-      '-o',
-      `UserKnownHostsFile=${knownHosts}`,
-      '-o',
-      `HostKeyAlias=${HOST_ALIAS}`,
-      '-p',
-      String(server.server.ssh!.port),
-      'git@127.0.0.1',
-    ]);
+    const res = await exec('ssh', ['-v', ...sshOptions(strangers), '-p', String(server.server.ssh!.port), 'git@127.0.0.1']);
     expect(res.code).toBe(255);
     // the sixth refusal is the disconnection itself, as with OpenSSH's MaxAuthTries
     expect(res.stderr.match(/Offering public key/g)?.length).toBe(6);
@@ -529,18 +465,7 @@ describe('a server with small limits', () => {
     const started = Date.now();
     // upload-pack advertises, then waits for a client that says nothing more
     const child = spawn('ssh', [
-      '-F',
-      '/dev/null',
-      '-i',
-      users.writer.key,
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'BatchMode=yes',
-      '-o',
-      `UserKnownHostsFile=${path.join(home, 'known_hosts_small')}`,
-      '-o',
-      `HostKeyAlias=${HOST_ALIAS}`,
+      ...sshOptions(users.writer.key, path.join(home, 'known_hosts_small')),
       '-p',
       String(small.server.ssh!.port),
       'git@127.0.0.1',
