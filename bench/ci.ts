@@ -13,28 +13,18 @@
  * The same two curl transfers against a bare node:http server that only streams the body to or
  * from a file (1 MiB chunks) give the ceiling of HTTP over loopback on the machine.
  */
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { parseBuildSpec } from '../src/ci/build-spec.js';
 import { runJob } from '../src/ci/executor.js';
 import type { ContainerEngine } from '../src/ci/container-engine.js';
 import { DEFAULT_JOB_SANDBOX, type JobNetwork } from '../src/ci/sandbox.js';
 import { testEngine } from '../test/helpers/images.js';
-import { BARE_FILE_SERVER as BARE_SERVER, build, git, report, rssMiB, startBenchServer, time } from './lib.js';
+import { bareTransfer, build, cpTime, curlTransfer, git, report, samplePeakRss, startBenchServer, time } from './lib.js';
 
-const run = promisify(execFile);
 const SIZE = Number(process.env.BENCH_BYTES ?? 1024 ** 3);
-
-/** Upload and download times (ms) of `source` with curl: `upload` URL, then `download` URL. */
-async function transfer(source: string, upload: string, download: string, target: string, headers: string[] = []): Promise<{ up: number; down: number }> {
-  const up = await time(() => run('curl', ['-sSf', '-X', 'POST', ...headers, '-H', 'Content-Type: application/octet-stream', '-T', source, upload]));
-  const down = await time(() => run('curl', ['-sSf', ...headers, '-o', target, download]));
-  await fs.rm(target);
-  return { up, down };
-}
 
 const SPEC = `version: 25
 jobs:
@@ -134,38 +124,27 @@ try {
   let runningAt = 0;
   while (Date.now() - pushStart < 20_000 && !runningAt) {
     const builds = (await (await fetch(`${server.url}/~api/builds?query=running&count=1`, { headers })).json()) as { id: number; runningDate: string }[];
-    if (builds.length > 0) (({ id: buildId } = builds[0]), (runningAt = Date.parse(builds[0].runningDate)));
-    else await new Promise((r) => setTimeout(r, 5));
+    if (builds.length > 0) {
+      buildId = builds[0].id;
+      runningAt = Date.parse(builds[0].runningDate);
+    } else await new Promise((r) => setTimeout(r, 5));
   }
   report('push to RUNNING (push included)', `${runningAt - pushStart} ms`, '< 500 ms');
   report('push finished to RUNNING', `${runningAt - pushEnd} ms`, '');
 
   const source = path.join(dir, 'big.bin');
   execFileSync('dd', ['if=/dev/urandom', `of=${source}`, 'bs=1M', `count=${Math.round(SIZE / 1024 ** 2)}`], { stdio: 'ignore' });
-  const cpMs = await time(() => run('cp', [source, path.join(dir, 'copy.bin')]));
-  await fs.rm(path.join(dir, 'copy.bin'));
-
-  let peak = 0;
-  const sampler = setInterval(() => {
-    rssMiB(server.process.pid!).then(
-      (v) => (peak = Math.max(peak, v)),
-      () => undefined,
-    );
-  }, 20);
-  const auth = ['-H', `Authorization: Bearer ${server.token}`];
-  const gitloom = await transfer(
+  const cpMs = await cpTime(source, dir);
+  const stopSampling = samplePeakRss(server.process.pid!);
+  const auth = { authorization: `Bearer ${server.token}` };
+  const gitloom = await curlTransfer(
+    dir,
     source,
-    `${server.url}/~api/artifacts/${buildId}/big.bin`,
-    `${server.url}/~api/artifacts/${buildId}/contents/big.bin`,
-    path.join(dir, 'down.bin'),
-    auth,
-  );
-  clearInterval(sampler);
-
-  const bare = spawn(process.execPath, ['--input-type=module', '-e', BARE_SERVER, path.join(dir, 'bare.bin')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise((r) => bare.stdout.once('data', r));
-  const ceiling = await transfer(source, 'http://127.0.0.1:6722/f', 'http://127.0.0.1:6722/f', path.join(dir, 'down.bin'));
-  bare.kill();
+    { url: `${server.url}/~api/artifacts/${buildId}/big.bin`, headers: auth, method: 'POST' },
+    { url: `${server.url}/~api/artifacts/${buildId}/contents/big.bin`, headers: auth },
+  ).finally(stopSampling);
+  const peak = stopSampling();
+  const ceiling = await bareTransfer(dir, source, 6722);
 
   const mb = SIZE / 1024 ** 2;
   const rate = (ms: number) => `${(mb / (ms / 1000)).toFixed(0)} MB/s`;

@@ -7,13 +7,13 @@
  * ceiling of HTTP over loopback on this machine, as in bench/ci.ts).
  * Run alone with `npx tsx bench/lfs.ts`; `npm run bench` (bench/run.ts) adds its rows.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { BARE_FILE_SERVER, build, report, rssMiB, startBenchServer, time, type BenchServer } from './lib.js';
+import { bareTransfer, build, cpTime, curlTransfer, report, samplePeakRss, startBenchServer, type BenchServer } from './lib.js';
 
 const run = promisify(execFile);
 
@@ -47,8 +47,6 @@ async function batchAction(server: BenchServer, operation: 'upload' | 'download'
   return action;
 }
 
-const headerArgs = (action: Action) => Object.entries(action.header ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-
 /**
  * Uploads and downloads one object of `bytes` random bytes on `server` (a project `lfs-bench`
  * is created), timing `cp` of the same file first, and samples the server's RSS every 20 ms.
@@ -65,66 +63,22 @@ export async function lfsTransfers(server: BenchServer, bytes: number): Promise<
     await run('dd', ['if=/dev/urandom', `of=${source}`, 'bs=1M', `count=${Math.max(1, Math.round(bytes / 1024 ** 2))}`]);
     const size = (await fs.stat(source)).size;
     const oid = (await run('sha256sum', [source])).stdout.split(' ')[0];
-    await settle();
-    const cpMs = await time(() => run('cp', [source, path.join(dir, 'copy.bin')]));
-    await fs.rm(path.join(dir, 'copy.bin'));
-    await settle();
-
-    let peak = 0;
-    const sampler = setInterval(() => {
-      rssMiB(server.process.pid!).then(
-        (v) => (peak = Math.max(peak, v)),
-        () => undefined,
-      );
-    }, 20);
-    try {
-      const up = await batchAction(server, 'upload', oid, size);
-      const uploadMs = await time(() =>
-        run('curl', ['-sSf', '-X', 'PUT', ...headerArgs(up), '-H', 'Content-Type: application/octet-stream', '-T', source, up.href]),
-      );
+    const cpMs = await cpTime(source, dir);
+    const up = await batchAction(server, 'upload', oid, size);
+    const stopSampling = samplePeakRss(server.process.pid!);
+    const gitloom = await curlTransfer(dir, source, { url: up.href, headers: up.header, method: 'PUT' }, async () => {
       const down = await batchAction(server, 'download', oid, size);
-      await settle();
-      const target = path.join(dir, 'down.bin');
-      const downloadMs = await time(() => run('curl', ['-sSf', ...headerArgs(down), '-o', target, down.href]));
-      if ((await fs.stat(target)).size !== size) throw new Error('downloaded object has the wrong size');
-      clearInterval(sampler);
-      await fs.rm(target);
-      await settle();
-      const ceiling = await bareTransfers(dir, source);
-      return { bytes: size, cpMs, uploadMs, downloadMs, peakRssMiB: peak, ceilingUploadMs: ceiling.up, ceilingDownloadMs: ceiling.down };
-    } finally {
-      clearInterval(sampler);
-    }
+      return { url: down.href, headers: down.header };
+    }).finally(stopSampling);
+    const peakRssMiB = stopSampling();
+    const ceiling = await bareTransfer(dir, source, BARE_PORT);
+    return { bytes: size, cpMs, uploadMs: gitloom.up, downloadMs: gitloom.down, peakRssMiB, ceilingUploadMs: ceiling.up, ceilingDownloadMs: ceiling.down };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
 
-/** PUT and GET of `source` through the bare file server (bench/lib.ts), in ms. */
-async function bareTransfers(dir: string, source: string): Promise<{ up: number; down: number }> {
-  const bare = spawn(process.execPath, ['--input-type=module', '-e', BARE_FILE_SERVER, path.join(dir, 'bare.bin'), String(BARE_PORT)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    await new Promise((r) => bare.stdout.once('data', r));
-    const url = `http://127.0.0.1:${BARE_PORT}/f`;
-    const up = await time(() => run('curl', ['-sSf', '-X', 'PUT', '-H', 'Content-Type: application/octet-stream', '-T', source, url]));
-    await settle();
-    const down = await time(() => run('curl', ['-sSf', '-o', path.join(dir, 'bare-down.bin'), url]));
-    return { up, down };
-  } finally {
-    bare.kill();
-  }
-}
-
 const BARE_PORT = 6752;
-
-/**
- * Writes the dirty pages of the previous step back to disk before the next is timed: every
- * transfer here ends in a write of the whole object, so without it each step would also pay for
- * its predecessor's writeback.
- */
-const settle = () => run('sync');
 
 /** The size of the object: BENCH_LFS_BYTES, default 1 GiB. */
 export const LFS_BENCH_BYTES = Number(process.env.BENCH_LFS_BYTES ?? 1024 ** 3);

@@ -220,7 +220,90 @@ export async function startInProcessServer(label: string, password: string, logg
   };
 }
 
-/** The bare node:http server of the ceiling figures: POST (or PUT) /f stores the body, GET /f streams it; argv[1] is the file, argv[2] the port (default 6722). */
+/** The times of an upload and a download of one file, ms. */
+export interface TransferTimes {
+  up: number;
+  down: number;
+}
+
+/** One request of {@link curlTransfer}: its URL and headers. */
+export interface CurlRequest {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+const curlHeaders = (request: CurlRequest) => Object.entries(request.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+
+/**
+ * Writes dirty pages back to disk before a step is timed: every transfer here ends in a write of
+ * the whole file, so without it each step would also pay for its predecessor's writeback.
+ */
+export const settle = () => run('sync');
+
+/** `cp` of `source` into `dir`, ms, after {@link settle}; the copy is removed. */
+export async function cpTime(source: string, dir: string): Promise<number> {
+  await settle();
+  const copy = path.join(dir, 'copy.bin');
+  const ms = await time(() => run('cp', [source, copy]));
+  await fs.rm(copy);
+  return ms;
+}
+
+/**
+ * Times, with curl, an upload of `source` (`method` to `upload.url`, `application/octet-stream`)
+ * and then a download of it into `<dir>/down.bin` (checked to be `source`'s size, then removed),
+ * each after {@link settle}. `download` may be asked for once the upload is done (an LFS
+ * download action exists only for a stored object).
+ */
+export async function curlTransfer(
+  dir: string,
+  source: string,
+  upload: CurlRequest & { method: 'PUT' | 'POST' },
+  downloadRequest: CurlRequest | (() => Promise<CurlRequest>),
+): Promise<TransferTimes> {
+  await settle();
+  const up = await time(() =>
+    run('curl', ['-sSf', '-X', upload.method, ...curlHeaders(upload), '-H', 'Content-Type: application/octet-stream', '-T', source, upload.url]),
+  );
+  const download = typeof downloadRequest === 'function' ? await downloadRequest() : downloadRequest;
+  await settle();
+  const target = path.join(dir, 'down.bin');
+  const down = await time(() => run('curl', ['-sSf', ...curlHeaders(download), '-o', target, download.url]));
+  if ((await fs.stat(target)).size !== (await fs.stat(source)).size) throw new Error(`${download.url} sent the wrong size`);
+  await fs.rm(target);
+  return { up, down };
+}
+
+/** {@link curlTransfer} through the bare node:http server of {@link BARE_FILE_SERVER} on `port`: the ceiling of HTTP over loopback on this machine. */
+export async function bareTransfer(dir: string, source: string, port: number): Promise<TransferTimes> {
+  const bare = spawn(process.execPath, ['--input-type=module', '-e', BARE_FILE_SERVER, path.join(dir, 'bare.bin'), String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise((r) => bare.stdout.once('data', r));
+    const url = `http://127.0.0.1:${port}/f`;
+    return await curlTransfer(dir, source, { url, method: 'PUT' }, { url });
+  } finally {
+    bare.kill();
+  }
+}
+
+/** Samples the resident memory of process `pid` every 20 ms until the returned function is called; it (idempotent) returns the peak, MiB. */
+export function samplePeakRss(pid: number): () => number {
+  let peak = 0;
+  const sampler = setInterval(() => {
+    rssMiB(pid).then(
+      (v) => (peak = Math.max(peak, v)),
+      () => undefined,
+    );
+  }, 20);
+  return () => {
+    clearInterval(sampler);
+    return peak;
+  };
+}
+
+/** The bare node:http server of the ceiling figures: POST (or PUT) /f stores the body, GET /f streams it; argv[1] is the file, argv[2] the port. */
 export const BARE_FILE_SERVER = `
 import http from 'node:http';
 import fs from 'node:fs';
@@ -234,5 +317,5 @@ http.createServer(async (req, res) => {
     res.writeHead(200, { 'content-length': fs.statSync(file).size });
     await pipeline(fs.createReadStream(file, { highWaterMark: 1 << 20 }), res);
   }
-}).listen(Number(process.argv[2] ?? 6722), '127.0.0.1', () => console.log('ready'));
+}).listen(Number(process.argv[2]), '127.0.0.1', () => console.log('ready'));
 `;
