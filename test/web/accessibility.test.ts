@@ -112,6 +112,7 @@ describe('accessibility of every page', () => {
       `/${repo.path}/~compare?left=main&right=greetings`,
       `/${repo.path}/~issues/new`,
       `/${repo.path}/~no-such-page`,
+      `/~search?q=${repo.path}`,
     ].map((p) => new URL(p, origin));
     const seen = new Set(queue.map(patternOf));
     const visited: string[] = [];

@@ -1,6 +1,7 @@
 /**
  * The page frame: `<html>` with a real `<title>`, the header (Gitloom, Projects, Pull requests,
- * Builds, Issues, user menu or sign-in link), a skip link and `<main>` holding the page.
+ * Builds, Issues, the search box, user menu or sign-in link), a skip link and `<main>` holding
+ * the page.
  */
 import type { ComponentChildren } from 'preact';
 import { assetUrl } from '../assets.js';
@@ -41,7 +42,7 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
         {styles.map((name) => (
           <link rel="stylesheet" href={assetUrl(name)} key={name} />
         ))}
-        {scripts.map((name) => (
+        {['search.js', ...scripts].map((name) => (
           <script type="module" src={assetUrl(name)} key={name} />
         ))}
       </head>
@@ -64,6 +65,9 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
               ))}
             </ul>
           </nav>
+          <form class="header-search" method="get" action="/~search" role="search">
+            <input type="search" name="q" aria-label="Search (press /)" placeholder="Search (/)" maxLength={200} />
+          </form>
           <div class="user">
             {page.user ? (
               <details class="menu">

@@ -16,6 +16,7 @@ import { projectListPages } from './projects.js';
 import { pullRequestPages } from './pulls/index.js';
 import { refPages } from './refs.js';
 import { savedQueryPages } from './saved-queries.js';
+import { searchPages } from './search.js';
 import { settingsPages } from './settings/index.js';
 
 export const pageModules: PageModule[] = [
@@ -32,6 +33,7 @@ export const pageModules: PageModule[] = [
   issuePages,
   markdownPreviewPages,
   savedQueryPages,
+  searchPages,
   newProjectPages,
   settingsPages,
   administrationPages,
