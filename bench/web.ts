@@ -119,6 +119,30 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'global search, 2,000 issues (two words)',
+    setup: async ({ api, bench, project }) => {
+      const db = bench.server.services.db;
+      const seedId = (await api('POST', '/issues', { projectId: project.id, title: 'Seed issue' })) as number;
+      const seed = await db.selectFrom('issues').selectAll().where('id', '=', seedId).executeTakeFirstOrThrow();
+      const topics = ['parser', 'renderer', 'scheduler', 'cache', 'index', 'router', 'mailer', 'tokenizer', 'importer', 'exporter'];
+      const rows = Array.from({ length: 2000 }, (_, i) => ({
+        ...seed,
+        id: undefined,
+        number: seed.number + 1 + i,
+        uuid: `bench-issue-${i}`,
+        title: `The ${topics[i % topics.length]} fails on input ${i}`,
+        description: `Steps to reproduce the ${topics[(i + 3) % topics.length]} failure number ${i}.`,
+        lastActivityDate: seed.lastActivityDate + i,
+      }));
+      for (let i = 0; i < rows.length; i += 100)
+        await db
+          .insertInto('issues')
+          .values(rows.slice(i, i + 100))
+          .execute();
+      return `/~search?q=${encodeURIComponent('scheduler fails')}`;
+    },
+  },
+  {
     name: 'pull request changes, 2,000-line diff',
     setup: async ({ api, project, pushBranch, openPull }) => {
       const files: Record<string, string> = {};
