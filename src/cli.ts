@@ -163,6 +163,23 @@ admin
     }
   });
 
+admin
+  .command('rebuild-code-index [project]')
+  .description('drop the code search index of a project (by path) or of all projects: the running servers rebuild it from the default branches')
+  .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
+  .action(async (project: string | undefined, options: { dataDir?: string }) => {
+    const config = configFrom(options);
+    const { rebuildCodeIndex } = await import('./domain/code-search/index.js');
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+    try {
+      await migrateToLatest(database.db);
+      const count = await rebuildCodeIndex(database.db, Date.now(), project);
+      process.stdout.write(`Code index of ${count} project${count === 1 ? '' : 's'} dropped: the server rebuilds it in the background\n`);
+    } finally {
+      await database.close();
+    }
+  });
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -16,6 +16,7 @@ import { EventBus } from './domain/events.js';
 import { registerEventHandlers } from './domain/event-handlers.js';
 import { OutboxWorker } from './domain/outbox/index.js';
 import { MirrorWorker } from './domain/mirrors/index.js';
+import { CodeIndexWorker } from './domain/code-search/index.js';
 import { buildApp, type App } from './app.js';
 import { createMetrics } from './ops/metrics.js';
 import { redactUrl, type LogDestination } from './plugins/logging.js';
@@ -95,7 +96,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     });
     await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
-    const { journal, scheduler, outbox, mirrors } = await startWorkers(services, running.log, metrics, containers);
+    const { journal, scheduler, outbox, mirrors, codeIndex } = await startWorkers(services, running.log, metrics, containers);
     return {
       app: running,
       services,
@@ -108,6 +109,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         await sshServer?.close();
         await running.close();
         await mirrors.stop();
+        await codeIndex.stop();
         await journal.stop();
         await scheduler.stop();
         await containers.close();
@@ -184,13 +186,13 @@ async function announceJobSandbox(config: Config, log: App['log']): Promise<void
   if (jobsDir instanceof Error) log.warn(`${jobsDir.message}: builds fail until it is fixed`);
 }
 
-/** Starts the background workers: the ref journal's, the build scheduler, the outbox and the repository mirrors'. */
+/** Starts the background workers: the ref journal's, the build scheduler, the outbox, the repository mirrors' and the code index's. */
 async function startWorkers(
   services: Services,
   log: App['log'],
   metrics: ReturnType<typeof createMetrics>,
   containers: ContainerEngines,
-): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker }> {
+): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker; codeIndex: CodeIndexWorker }> {
   const journal = new JournalWorker(services, {
     onError: (error) => log.error({ err: error }, 'journal worker failed'),
     onRepair: (message) => log.warn(message),
@@ -209,5 +211,7 @@ async function startWorkers(
       log.warn({ mirrorId: mirror.id, projectId: mirror.projectId, direction: mirror.direction, reason: text }, 'mirror sync failed'),
   });
   await mirrors.start();
-  return { journal, scheduler, outbox, mirrors };
+  const codeIndex = new CodeIndexWorker(services, { onError: (error) => log.error({ err: error }, 'code index worker failed') });
+  await codeIndex.start();
+  return { journal, scheduler, outbox, mirrors, codeIndex };
 }

@@ -19,6 +19,8 @@ export interface TextSearch {
   readonly searchTable: string;
 }
 
+/** The text of the files in the code index (migration 0025, docs/compatibility.md#code-search). */
+export const CODE_TEXT: TextSearch = { table: 'code_search_files', columns: ['content'], searchTable: 'code_search_text' };
 /** Pull request titles and descriptions (migration 0007, docs/compatibility.md#pull-requests-query-language). */
 export const PULL_REQUEST_TEXT: TextSearch = { table: 'pull_requests', columns: ['title', 'description'], searchTable: 'pull_request_search' };
 /** Pull request comments (migration 0007). */

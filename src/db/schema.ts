@@ -70,6 +70,8 @@ export interface Database {
   lfsObjects: LfsObjectTable;
   lfsLocks: LfsLockTable;
   repositoryMirrors: RepositoryMirrorTable;
+  codeSearchProjects: CodeSearchProjectTable;
+  codeSearchFiles: CodeSearchFileTable;
 }
 
 type Id = Generated<number>;
@@ -766,3 +768,34 @@ export interface RepositoryMirrorTable {
   leaseExpires: number | null;
 }
 export type RepositoryMirrorRow = Selectable<RepositoryMirrorTable>;
+
+/** The code index's state of a project (migration 0025, docs/compatibility.md#code-search). Times in epoch ms. */
+export interface CodeSearchProjectTable {
+  projectId: number;
+  /** The default branch commit the project's files are indexed at; null: none yet. */
+  indexedCommit: string | null;
+  indexDate: number | null;
+  /** Since when the default branch may differ from the index; null: up to date. */
+  staleDate: number | null;
+  /** Why the last indexing failed; null after a success. */
+  lastError: string | null;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+}
+export type CodeSearchProjectRow = Selectable<CodeSearchProjectTable>;
+
+/** A file of a project's default branch in the code index (migration 0025). */
+export interface CodeSearchFileTable {
+  id: Id;
+  projectId: number;
+  path: string;
+  blobId: string;
+  /** The highlight.js language of the path, or null. */
+  language: string | null;
+  /** Bytes. */
+  size: number;
+  /** Why the text is not indexed (`binary`, `too large`, `vendored`), or null when `content` holds it. */
+  skipped: string | null;
+  content: string | null;
+}
+export type CodeSearchFileRow = Selectable<CodeSearchFileTable>;

@@ -44,6 +44,7 @@ import { endUserSessions } from './auth/index.js';
 import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAuthors } from './code-comments/index.js';
 import { enqueueEvent } from './outbox/index.js';
 import { onLfsProjectsDeleting } from './lfs/index.js';
+import { markCodeIndexStale } from './code-search/index.js';
 
 /**
  * The one place where areas subscribe to each other's events (docs/architecture.md), so that no
@@ -53,7 +54,8 @@ import { onLfsProjectsDeleting } from './lfs/index.js';
  *   moved are checked (docs/compatibility.md#pull-requests-background-check), the project's last
  *   activity and commit dates recorded, fixing commits close issues, and the pushed branches and
  *   tags trigger their jobs (docs/compatibility.md#builds-triggers), and the project's push mirrors
- *   have something to push (docs/compatibility.md#repository-mirrors).
+ *   have something to push (docs/compatibility.md#repository-mirrors), and its code index is
+ *   stale (docs/compatibility.md#code-search).
  * - A request opened or changed is checked; a checked request evaluates its pull request
  *   triggers — once per check, whatever caused it; a merged or discarded one its close triggers.
  * - A finished build wakes the schedulers and runs its dependency-finished triggers and post-build
@@ -69,6 +71,7 @@ export function registerEventHandlers(services: Services): void {
   events.on('refsJournalEntry', (entry) => onFixingCommitsPushed(ctx, entry.projectId, entry.changes, entry.userId));
   events.on('refsJournalEntry', (entry) => triggerOnRefsUpdated(ctx, entry.projectId, entry.changes, `ref-journal:${entry.journalId}`));
   events.on('refsJournalEntry', (entry) => markPushMirrorsPending(ctx, entry.projectId));
+  events.on('refsJournalEntry', (entry) => markCodeIndexStale(ctx.db, entry.projectId, ctx.now()));
   events.on('pullRequestChanged', (event) => checkPullRequest(ctx, event.requestId));
   events.on('pullRequestChecked', (event) => triggerOnPullRequest(ctx, event.requestId));
   events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));

@@ -88,6 +88,13 @@ export interface UserRegex {
    * @throws UserPatternError (`text-too-long`) for a text longer than `maxTextLength`.
    */
   matches(text: string): boolean;
+  /**
+   * Where the pattern matches inside the text (Java's `Matcher.find()`: `b` is found in `abc`),
+   * leftmost first, at most `limit` spans of UTF-16 offsets (an empty match is an empty span).
+   *
+   * @throws UserPatternError (`text-too-long`) for a text longer than `maxTextLength`.
+   */
+  findAll(text: string, limit: number): { start: number; end: number }[];
 }
 
 /**
@@ -131,6 +138,15 @@ export function compileUserRegex(pattern: string): UserRegex {
         throw new UserPatternError('text-too-long', `of ${text.length} characters is too long to match against this pattern (at most ${maxTextLength})`);
       }
       return program.matches(text);
+    },
+    findAll(text: string, limit: number) {
+      if (text.length > maxTextLength) {
+        throw new UserPatternError('text-too-long', `of ${text.length} characters is too long to match against this pattern (at most ${maxTextLength})`);
+      }
+      const spans: { start: number; end: number }[] = [];
+      const matcher = program.matcher(text);
+      while (spans.length < limit && matcher.find()) spans.push({ start: matcher.start(), end: matcher.end() });
+      return spans;
     },
   };
 }

@@ -3,18 +3,10 @@
  * plain text, no guessing on large files), the result cached by blob hash. highlight.js escapes
  * the source text and emits only `<span class="hljs-…">`, styled by site.css.
  */
-import { createRequire } from 'node:module';
-import type { HLJSApi } from 'highlight.js';
 import { LRUCache } from 'lru-cache';
+import { highlighter as hljs, languageOf } from '../domain/repositories/index.js';
 
-const require = createRequire(import.meta.url);
-let hljsApi: HLJSApi | undefined;
-
-/** highlight.js, loaded on first use (≈ 15 MB and a quarter second that start-up does not need). */
-function hljs(): HLJSApi {
-  hljsApi ??= require('highlight.js') as HLJSApi;
-  return hljsApi;
-}
+export { languageOf };
 
 const cache = new LRUCache<string, string>({ max: 5000, maxSize: 64 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
 
@@ -22,19 +14,6 @@ const cache = new LRUCache<string, string>({ max: 5000, maxSize: 64 * 1024 * 102
 const MAX_HIGHLIGHT = 512 * 1024;
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** The highlight.js language of a file name (`app.ts` → `typescript`), or null. */
-export function languageOf(fileName: string): string | null {
-  const base = fileName.split('/').pop() ?? fileName;
-  const ext = base.includes('.') ? base.slice(base.lastIndexOf('.') + 1) : base;
-  const language = hljs().getLanguage(ext.toLowerCase()) ?? hljs().getLanguage(base.toLowerCase());
-  if (!language) return null;
-  return (
-    hljs()
-      .listLanguages()
-      .find((name) => hljs().getLanguage(name) === language) ?? null
-  );
-}
 
 /**
  * Highlighted HTML of a file's text, safe to insert into a `<pre><code>` as is. Spans may cross

@@ -37,6 +37,7 @@ export {
   serveGitSession,
   serviceRpc,
 } from './git-protocol.js';
+export { highlighter, languageOf } from './languages.js';
 export { objectRead } from './object-reads.js';
 export { HOOK_SECRET_HEADER, HOOKS_PATH } from './push-hooks.js';
 export { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from './refs.js';

@@ -2,6 +2,7 @@
 import type { PageModule } from '../page.js';
 import { administrationPages } from './administration/index.js';
 import { buildPages } from './builds/index.js';
+import { codeSearchPages } from './code-search.js';
 import { commitPages } from './commits.js';
 import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
@@ -34,6 +35,7 @@ export const pageModules: PageModule[] = [
   markdownPreviewPages,
   savedQueryPages,
   searchPages,
+  codeSearchPages,
   newProjectPages,
   settingsPages,
   administrationPages,

@@ -120,6 +120,11 @@ export const searchPages: PageModule = {
               </p>
             </form>
             <Flash error={error} />
+            {found && (
+              <p>
+                <a href={`/~code?${new URLSearchParams({ q: found.text })}`}>{`Search code for “${found.text}”`}</a>
+              </p>
+            )}
             {found && <Results found={found} />}
           </Layout>
         );

@@ -1,0 +1,14 @@
+/** Code search (docs/compatibility.md#code-search): the index of each project's default branch, its worker, and the search. */
+export { CodeIndexWorker, markCodeIndexStale, type CodeIndexWorkerOptions } from './index-worker.js';
+export { MAX_INDEXED_BYTES, VENDORED } from './indexer.js';
+export { rebuildCodeIndex } from './rebuild.js';
+export {
+  MAX_LINES_PER_FILE,
+  MAX_RESULT_FILES,
+  requiredLiterals,
+  searchCode,
+  type CodeFileMatch,
+  type CodeLineMatch,
+  type CodeSearchQuery,
+  type CodeSearchResults,
+} from './search.js';

@@ -1,0 +1,143 @@
+/**
+ * Brings a project's code index up to its default branch (docs/compatibility.md#code-search):
+ * from the commit indexed before, only the files that changed (`git diff-tree`); without one (or
+ * when that commit is gone), the whole tree. Each file's text is stored unless it is skipped —
+ * binary (a NUL byte in its first 8,000 bytes, as git decides), larger than
+ * {@link MAX_INDEXED_BYTES}, or vendored ({@link VENDORED}) — and the skip is recorded instead, so
+ * search results can say what they did not look at. Blobs are read in batches of at most
+ * {@link BATCH_BYTES}; each batch is written in one transaction, and the indexed commit last, so
+ * an interrupted run starts again from the same commit and converges.
+ */
+import { diffBlobs, listBlobs, readBlobs, type BlobEntry } from '../../git/blob-batches.js';
+import { gitDir, gitText } from '../../git/command.js';
+import { getDefaultBranch } from '../../git/repository.js';
+import type { Services } from '../context.js';
+import { repositoryPath } from '../context.js';
+import { languageOf } from '../repositories/index.js';
+
+/** Files larger than this are not indexed (bytes). */
+export const MAX_INDEXED_BYTES = 1024 * 1024;
+
+/** Blob bytes read and written per batch. */
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** Paths of third-party or generated code: dependencies, minified files, lock files. */
+export const VENDORED =
+  /(^|\/)(node_modules|vendor|third_party|bower_components)\/|\.min\.(js|css)$|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|go\.sum)$/;
+
+/** What one indexing run did. */
+export interface IndexRun {
+  /** The commit now indexed; null when the project has no default branch (nothing indexed). */
+  commit: string | null;
+  /** Files written (added or changed) and removed. */
+  written: number;
+  removed: number;
+}
+
+/**
+ * Indexes project `projectId` at its default branch's head, starting from `indexedCommit` (null:
+ * from nothing). Does not record the commit: the caller does, once this resolved.
+ *
+ * @throws GitError when git fails (the caller records it and retries later).
+ */
+export async function indexProject(services: Pick<Services, 'db' | 'config'>, projectId: number, indexedCommit: string | null): Promise<IndexRun> {
+  const repo = repositoryPath(services.config, projectId);
+  const branch = await getDefaultBranch(repo);
+  const head =
+    branch === null
+      ? null
+      : (await gitText([gitDir(repo), 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], { okExitCodes: [0, 1] })).trim() || null;
+  if (head === null) {
+    const removed = await services.db.deleteFrom('codeSearchFiles').where('projectId', '=', projectId).executeTakeFirst();
+    return { commit: null, written: 0, removed: Number(removed.numDeletedRows) };
+  }
+  if (head === indexedCommit) return { commit: head, written: 0, removed: 0 };
+  const base = indexedCommit && (await commitExists(repo, indexedCommit)) ? indexedCommit : null;
+  let changed: BlobEntry[];
+  let removed: string[];
+  if (base) ({ changed, removed } = await diffBlobs(repo, base, head));
+  else {
+    changed = await listBlobs(repo, head);
+    const kept = new Set(changed.map((entry) => entry.path));
+    const indexed = await services.db.selectFrom('codeSearchFiles').select('path').where('projectId', '=', projectId).execute();
+    removed = indexed.map((row) => row.path).filter((path) => !kept.has(path));
+  }
+  for (let i = 0; i < removed.length; i += 500) {
+    await services.db
+      .deleteFrom('codeSearchFiles')
+      .where('projectId', '=', projectId)
+      .where('path', 'in', removed.slice(i, i + 500))
+      .execute();
+  }
+  for (const batch of batches(changed)) await writeBatch(services, repo, projectId, batch);
+  return { commit: head, written: changed.length, removed: removed.length };
+}
+
+async function commitExists(repo: string, commit: string): Promise<boolean> {
+  return (await gitText([gitDir(repo), 'cat-file', '-t', commit], { okExitCodes: [0, 128] })).trim() === 'commit';
+}
+
+/** Groups files whose text will be read into batches of at most {@link BATCH_BYTES}. */
+function* batches(entries: readonly BlobEntry[]): Generator<BlobEntry[]> {
+  let batch: BlobEntry[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const read = skipOf(entry) === null ? entry.size : 0;
+    if (batch.length > 0 && bytes + read > BATCH_BYTES) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(entry);
+    bytes += read;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** Why a file is not indexed before its content is read, or null. */
+function skipOf(entry: BlobEntry): string | null {
+  if (VENDORED.test(entry.path)) return 'vendored';
+  if (entry.size > MAX_INDEXED_BYTES) return 'too large';
+  return null;
+}
+
+/** Reads the texts of a batch and upserts its rows in one transaction. */
+async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectId: number, batch: BlobEntry[]): Promise<void> {
+  const toRead = batch.filter((entry) => skipOf(entry) === null);
+  const contents = await readBlobs(
+    repo,
+    toRead.map((entry) => entry.blobId),
+  );
+  const texts = new Map(toRead.map((entry, i) => [entry.path, contents[i]]));
+  const rows = batch.map((entry) => {
+    const bytes = texts.get(entry.path);
+    let skipped = skipOf(entry);
+    if (bytes && bytes.subarray(0, 8000).includes(0)) skipped = 'binary';
+    return {
+      projectId,
+      path: entry.path,
+      blobId: entry.blobId,
+      language: languageOf(entry.path),
+      size: entry.size,
+      skipped,
+      content: skipped === null && bytes ? bytes.toString('utf8') : null,
+    };
+  });
+  await services.db.transaction().execute(async (tx) => {
+    for (let i = 0; i < rows.length; i += 100) {
+      await tx
+        .insertInto('codeSearchFiles')
+        .values(rows.slice(i, i + 100))
+        .onConflict((oc) =>
+          oc.columns(['projectId', 'path']).doUpdateSet((eb) => ({
+            blobId: eb.ref('excluded.blobId'),
+            language: eb.ref('excluded.language'),
+            size: eb.ref('excluded.size'),
+            skipped: eb.ref('excluded.skipped'),
+            content: eb.ref('excluded.content'),
+          })),
+        )
+        .execute();
+    }
+  });
+}

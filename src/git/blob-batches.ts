@@ -1,0 +1,97 @@
+/**
+ * The blobs of a commit's tree, read in bulk — for the code index (docs/compatibility.md#code-search):
+ * every blob of a commit with its size (`git ls-tree -r -l`), the blobs that changed between two
+ * commits (`git diff-tree -r`), and many blobs' contents through one `git cat-file --batch`.
+ * Symbolic links and submodules are not blobs of files and are left out.
+ */
+import { gitDir, runGit, value } from './command.js';
+
+/** A file of a tree: its path, blob id and size in bytes. */
+export interface BlobEntry {
+  path: string;
+  blobId: string;
+  size: number;
+}
+
+/** What changed between two trees: files added or modified (with their new blob) and paths removed. */
+export interface BlobChanges {
+  changed: BlobEntry[];
+  removed: string[];
+}
+
+/** Regular files (`100644`, `100755`): not links (`120000`) nor submodules (`160000`). */
+const FILE_MODE = /^100(644|755)$/;
+
+/**
+ * Every regular file of `commit`'s tree with its blob id and size.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param commit a full commit id.
+ */
+export async function listBlobs(repo: string, commit: string): Promise<BlobEntry[]> {
+  const { stdout } = await runGit([gitDir(repo), 'ls-tree', '-r', '-z', '-l', '--full-tree', value(commit)]);
+  const entries: BlobEntry[] = [];
+  for (const record of stdout.toString('utf8').split('\0')) {
+    // <mode> SP <type> SP <object> SP+ <size> TAB <path>
+    const tab = record.indexOf('\t');
+    if (tab < 0) continue;
+    const [mode, type, blobId, size] = record.slice(0, tab).split(/ +/);
+    if (type === 'blob' && FILE_MODE.test(mode)) entries.push({ path: record.slice(tab + 1), blobId, size: Number(size) });
+  }
+  return entries;
+}
+
+/**
+ * The regular files added or modified from `from` to `to` (with their new blobs and sizes) and the
+ * paths removed — a file that became a link or a submodule counts as removed. No rename detection.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param from, to full commit ids.
+ */
+export async function diffBlobs(repo: string, from: string, to: string): Promise<BlobChanges> {
+  const { stdout } = await runGit([gitDir(repo), 'diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', value(from), value(to)]);
+  const fields = stdout.toString('utf8').split('\0');
+  const changed: { path: string; blobId: string }[] = [];
+  const removed: string[] = [];
+  // records: `:<old mode> <new mode> <old blob> <new blob> <status>` NUL `<path>` NUL
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, newMode, , newBlob, status] = fields[i].slice(1).split(' ');
+    const path = fields[i + 1];
+    if (status === 'D' || !FILE_MODE.test(newMode)) removed.push(path);
+    else changed.push({ path, blobId: newBlob });
+  }
+  const sizes = await blobSizes(
+    repo,
+    changed.map((c) => c.blobId),
+  );
+  return { changed: changed.map((c, i) => ({ ...c, size: sizes[i] })), removed };
+}
+
+/** The sizes of blobs, in bytes, in the order asked. */
+async function blobSizes(repo: string, blobIds: readonly string[]): Promise<number[]> {
+  if (blobIds.length === 0) return [];
+  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch-check=%(objectsize)'], { input: `${blobIds.join('\n')}\n` });
+  return stdout.toString('utf8').trimEnd().split('\n').map(Number);
+}
+
+/**
+ * The contents of blobs, in the order asked, through one `git cat-file --batch`. Callers keep
+ * a batch's total size bounded: the answer is held in memory whole.
+ *
+ * @throws Error when a blob is missing.
+ */
+export async function readBlobs(repo: string, blobIds: readonly string[]): Promise<Buffer[]> {
+  if (blobIds.length === 0) return [];
+  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: `${blobIds.join('\n')}\n` });
+  const contents: Buffer[] = [];
+  let pos = 0;
+  for (const blobId of blobIds) {
+    const eol = stdout.indexOf(0x0a, pos);
+    const header = eol < 0 ? [] : stdout.subarray(pos, eol).toString('utf8').split(' ');
+    if (header.length !== 3 || header[1] !== 'blob') throw new Error(`Blob not found: ${blobId}`);
+    const size = Number(header[2]);
+    contents.push(stdout.subarray(eol + 1, eol + 1 + size));
+    pos = eol + 1 + size + 1;
+  }
+  return contents;
+}

@@ -1,0 +1,121 @@
+/**
+ * `/~code?q=<text>[&regex=1][&project=<path>][&path=<glob>][&lang=<language>]`: code search
+ * (docs/compatibility.md#code-search) over the default branches of the projects whose code the
+ * visitor can read — each file with its first matching lines, the matches marked, linked to the
+ * line in the file at the commit indexed. The global search page links here with its text.
+ */
+import type { CodeLineMatch, CodeSearchResults } from '../../domain/code-search/index.js';
+import { MAX_RESULT_FILES, searchCode } from '../../domain/code-search/index.js';
+import { BadRequest } from '../../errors.js';
+import { Flash } from '../components/flash.js';
+import { Layout } from '../components/layout.js';
+import type { PageModule } from '../page.js';
+
+/** A line's text with its matched spans in `<mark>`. */
+function MarkedLine({ match }: { match: CodeLineMatch }) {
+  const parts = [];
+  let at = 0;
+  for (const span of match.spans) {
+    if (span.start < at || span.end === span.start) continue;
+    parts.push(match.text.slice(at, span.start), <mark key={span.start}>{match.text.slice(span.start, span.end)}</mark>);
+    at = span.end;
+  }
+  parts.push(match.text.slice(at));
+  return <code>{parts}</code>;
+}
+
+function Results({ found }: { found: CodeSearchResults }) {
+  return (
+    <>
+      {found.indexing > 0 && (
+        <p class="flash notice" role="status">
+          {`${found.indexing} project${found.indexing === 1 ? ' is' : 's are'} still being indexed: results may miss their latest changes.`}
+        </p>
+      )}
+      {found.files.length === 0 && <p class="empty">No code matches.</p>}
+      {found.files.map((file) => {
+        const url = `/${file.projectPath}/~files/${file.commit}/${file.path}`;
+        return (
+          <section class="code-result" key={`${file.projectId}:${file.path}`} aria-label={`${file.projectPath}: ${file.path}`}>
+            <h2>
+              <a href={`/${file.projectPath}`}>{file.projectPath}</a>
+              {' · '}
+              <a href={url}>{file.path}</a>
+            </h2>
+            <ol class="code-result-lines search-results">
+              {file.lines.map((match) => (
+                <li key={match.line}>
+                  <a href={`${url}#L${match.line}`} aria-label={`Line ${match.line}`}>
+                    {match.line}
+                  </a>{' '}
+                  <MarkedLine match={match} />
+                </li>
+              ))}
+            </ol>
+            {file.moreLines && (
+              <p class="meta">
+                <a href={url}>More matches in this file</a>
+              </p>
+            )}
+          </section>
+        );
+      })}
+      {found.incomplete && (
+        <p class="meta">{`Only the first ${MAX_RESULT_FILES} files are shown, or the search stopped early: narrow it with a project, a path or a language.`}</p>
+      )}
+    </>
+  );
+}
+
+export const codeSearchPages: PageModule = {
+  pages: [
+    {
+      method: 'GET',
+      path: '/~code',
+      handler: async (page) => {
+        const { q = '', regex = '', project = '', path = '', lang = '' } = page.query;
+        let found: CodeSearchResults | null = null;
+        let error: string | null = null;
+        if (q.trim() !== '') {
+          try {
+            found = await searchCode(page.ctx, {
+              text: q,
+              regex: regex === '1',
+              project: project || undefined,
+              path: path || undefined,
+              language: lang || undefined,
+            });
+          } catch (failure) {
+            if (!(failure instanceof BadRequest)) throw failure;
+            page.reply.code(400);
+            error = failure.message;
+          }
+        }
+        return (
+          <Layout page={page} title={q ? `Code: ${q}` : 'Code search'}>
+            <h1>Code search</h1>
+            <form method="get" action="/~code" role="search" class="search-form code-search-form">
+              <label for="code-q">Search the code of default branches</label>
+              <input id="code-q" type="search" name="q" value={q} maxLength={1000} />
+              <button type="submit">Search</button>
+              <label class="inline">
+                <input type="checkbox" name="regex" value="1" checked={regex === '1'} /> Regular expression (RE2)
+              </label>
+              <label class="inline">
+                Project <input type="text" name="project" value={project} size={16} />
+              </label>
+              <label class="inline">
+                Path <input type="text" name="path" value={path} size={16} placeholder="src/**.ts" />
+              </label>
+              <label class="inline">
+                Language <input type="text" name="lang" value={lang} size={12} placeholder="typescript" />
+              </label>
+            </form>
+            <Flash error={error} />
+            {found && <Results found={found} />}
+          </Layout>
+        );
+      },
+    },
+  ],
+};
