@@ -5,6 +5,7 @@ import { buildPages } from './builds/index.js';
 import { commitPages } from './commits.js';
 import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
+import { editPages } from './edit/index.js';
 import { filesPages } from './files.js';
 import { issuePages } from './issues/index.js';
 import { loginPages } from './login.js';
@@ -24,6 +25,7 @@ export const pageModules: PageModule[] = [
   projectListPages,
   projectHomePages,
   filesPages,
+  editPages,
   commitPages,
   refPages,
   comparePages,
