@@ -20,7 +20,7 @@ describe('editing files in the browser', () => {
     server = await startTestServer({ GITLOOM_BODY_LIMIT: String(BODY_LIMIT) });
     [writer, reader] = await givenUsers(server, 'writer', 'reader');
     repo = await givenRepo(server, 'site', {
-      files: { 'README.md': '# Site\n', 'src/app.ts': APP_TS, 'docs/guide.md': 'Guide\n', 'win.txt': 'one\r\ntwo\r\n', 'data.bin': 'a\0b' },
+      files: { 'README.md': '# Site\n', 'src/app.ts': APP_TS, 'pages/guide.md': 'Guide\n', 'win.txt': 'one\r\ntwo\r\n', 'data.bin': 'a\0b' },
     });
     await grantRole(server, repo.id, writer.id, 'Code Writer');
     await grantRole(server, repo.id, reader.id, 'Code Reader');
@@ -53,9 +53,9 @@ describe('editing files in the browser', () => {
     const file = await (await get('/site/~files/main/src/app.ts')).text();
     expect(file).toContain('href="/site/~edit/main/src/app.ts"');
     expect(file).toContain('href="/site/~delete/main/src/app.ts"');
-    const tree = await (await get('/site/~files/main/docs')).text();
-    expect(tree).toContain('href="/site/~new/main/docs"');
-    expect(tree).toContain('href="/site/~upload/main/docs"');
+    const tree = await (await get('/site/~files/main/pages')).text();
+    expect(tree).toContain('href="/site/~new/main/pages"');
+    expect(tree).toContain('href="/site/~upload/main/pages"');
     const asReader = await (await get('/site/~files/main/src/app.ts', readerWeb)).text();
     expect(asReader).not.toContain('~edit/');
     const atCommit = await (await get(`/site/~files/${await repo.head('main')}/src/app.ts`)).text();
@@ -72,7 +72,7 @@ describe('editing files in the browser', () => {
     expect(baseOf(html)).toBe(await repo.head('main'));
     expect(html).toContain('>Update app.ts</textarea>');
     expect((await get('/site/~edit/main/data.bin')).status).toBe(400);
-    expect((await get('/site/~edit/main/docs')).status).toBe(400);
+    expect((await get('/site/~edit/main/pages')).status).toBe(400);
     expect((await get('/site/~edit/nope/src/app.ts')).status).toBe(404);
     expect((await get('/site/~new/main/src/app.ts')).status).toBe(400);
   });
@@ -163,42 +163,42 @@ describe('editing files in the browser', () => {
   });
 
   it('creates a new file, refusing an existing path', async () => {
-    const form = await (await get('/site/~new/main/docs')).text();
-    expect(form).toMatch(/name="path" type="text" value="docs\/"/);
+    const form = await (await get('/site/~new/main/pages')).text();
+    expect(form).toMatch(/name="path" type="text" value="pages\/"/);
     const base = baseOf(form);
-    const created = await post('/site/~new/main/docs', { base, path: 'docs/new.md', content: 'New page\n', message: 'Add a page' });
+    const created = await post('/site/~new/main/pages', { base, path: 'pages/new.md', content: 'New page\n', message: 'Add a page' });
     expect(created.status).toBe(303);
-    expect(created.headers.get('location')).toBe('/site/~files/main/docs/new.md');
-    expect(await fileAt('main', 'docs/new.md')).toBe('New page\n');
-    const again = await post('/site/~new/main/docs', { base: await repo.head('main'), path: 'docs/guide.md', content: 'Overwrite\n', message: 'Clobber' });
+    expect(created.headers.get('location')).toBe('/site/~files/main/pages/new.md');
+    expect(await fileAt('main', 'pages/new.md')).toBe('New page\n');
+    const again = await post('/site/~new/main/pages', { base: await repo.head('main'), path: 'pages/guide.md', content: 'Overwrite\n', message: 'Clobber' });
     expect(again.status).toBe(409);
-    expect(await again.text()).toContain('A file already exists at docs/guide.md');
-    expect(await fileAt('main', 'docs/guide.md')).toBe('Guide\n');
+    expect(await again.text()).toContain('A file already exists at pages/guide.md');
+    expect(await fileAt('main', 'pages/guide.md')).toBe('Guide\n');
   });
 
   it('renames a file in one commit, refusing a name taken', async () => {
     const base = await repo.head('main');
-    const taken = await post('/site/~edit/main/docs/new.md', { base, path: 'README.md', content: 'New page\n', message: 'Rename onto README' });
+    const taken = await post('/site/~edit/main/pages/new.md', { base, path: 'README.md', content: 'New page\n', message: 'Rename onto README' });
     expect(taken.status).toBe(409);
     expect(await taken.text()).toContain('A file already exists at README.md');
-    const renamed = await post('/site/~edit/main/docs/new.md', { base, path: 'docs/renamed.md', content: 'Renamed page\n', message: 'Rename the page' });
+    const renamed = await post('/site/~edit/main/pages/new.md', { base, path: 'pages/renamed.md', content: 'Renamed page\n', message: 'Rename the page' });
     expect(renamed.status).toBe(303);
-    expect(renamed.headers.get('location')).toBe('/site/~files/main/docs/renamed.md');
-    expect(await fileAt('main', 'docs/new.md')).toBeNull();
-    expect(await fileAt('main', 'docs/renamed.md')).toBe('Renamed page\n');
+    expect(renamed.headers.get('location')).toBe('/site/~files/main/pages/renamed.md');
+    expect(await fileAt('main', 'pages/new.md')).toBeNull();
+    expect(await fileAt('main', 'pages/renamed.md')).toBe('Renamed page\n');
     expect((await commit(await repo.head('main'))).commitMessage.trim()).toBe('Rename the page');
   });
 
   it('deletes a file and refuses a missing one', async () => {
-    const form = await (await get('/site/~delete/main/docs/renamed.md')).text();
+    const form = await (await get('/site/~delete/main/pages/renamed.md')).text();
     expect(form).toContain('>Delete renamed.md</textarea>');
-    const deleted = await post('/site/~delete/main/docs/renamed.md', { base: baseOf(form), message: 'Delete renamed.md' });
+    const deleted = await post('/site/~delete/main/pages/renamed.md', { base: baseOf(form), message: 'Delete renamed.md' });
     expect(deleted.status).toBe(303);
-    expect(deleted.headers.get('location')).toBe('/site/~files/main/docs');
-    expect(await fileAt('main', 'docs/renamed.md')).toBeNull();
-    const missing = await post('/site/~delete/main/docs/renamed.md', { base: await repo.head('main'), message: 'Again' });
+    expect(deleted.headers.get('location')).toBe('/site/~files/main/pages');
+    expect(await fileAt('main', 'pages/renamed.md')).toBeNull();
+    const missing = await post('/site/~delete/main/pages/renamed.md', { base: await repo.head('main'), message: 'Again' });
     expect(missing.status).toBe(404);
-    expect(await missing.text()).toContain('Path not found: docs/renamed.md');
+    expect(await missing.text()).toContain('Path not found: pages/renamed.md');
   });
 
   it('refuses an edit whose file changed in a concurrent push, keeping the text; commits on top when another file changed', async () => {
@@ -221,7 +221,7 @@ describe('editing files in the browser', () => {
   });
 
   it('uploads files into a directory as multipart, one commit, within the body limit', async () => {
-    const form = await (await get('/site/~upload/main/docs')).text();
+    const form = await (await get('/site/~upload/main/pages')).text();
     expect(form).toContain('enctype="multipart/form-data"');
     const upload = async (files: { name: string; content: Buffer }[], fields: Record<string, string> = {}) => {
       const body = new FormData();
@@ -230,7 +230,7 @@ describe('editing files in the browser', () => {
       body.append('message', fields.message ?? 'Upload two files');
       for (const [name, value] of Object.entries(fields)) if (name !== 'message') body.append(name, value);
       for (const file of files) body.append('files', new Blob([new Uint8Array(file.content)]), file.name);
-      return fetch(`${server.url}/site/~upload/main/docs`, { method: 'POST', redirect: 'manual', headers: { cookie: writerWeb.cookie }, body });
+      return fetch(`${server.url}/site/~upload/main/pages`, { method: 'POST', redirect: 'manual', headers: { cookie: writerWeb.cookie }, body });
     };
     const before = await repo.head('main');
     const done = await upload([
@@ -238,11 +238,11 @@ describe('editing files in the browser', () => {
       { name: 'image.bin', content: Buffer.from([0, 1, 2, 255]) },
     ]);
     expect(done.status).toBe(303);
-    expect(done.headers.get('location')).toBe('/site/~files/main/docs');
+    expect(done.headers.get('location')).toBe('/site/~files/main/pages');
     const head = await repo.head('main');
     expect((await commit(head)).commitMessage.trim()).toBe('Upload two files');
-    expect(await fileAt('main', 'docs/a.txt')).toBe('first\n');
-    const binary = await server.call('GET', `/repositories/${repo.id}/files/main/docs/image.bin`);
+    expect(await fileAt('main', 'pages/a.txt')).toBe('first\n');
+    const binary = await server.call('GET', `/repositories/${repo.id}/files/main/pages/image.bin`);
     expect(Buffer.from(binary.json.base64Content, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
     const git = await fetch(`${server.url}/~api/repositories/${repo.id}/commits/${head}`, { headers: { authorization: writer.auth } });
     expect(git.status).toBe(200);
@@ -263,9 +263,9 @@ describe('editing files in the browser', () => {
     expect(setting.status, setting.text).toBe(200);
     try {
       const head = await repo.head('main');
-      const refused = await post('/site/~edit/main/docs/guide.md', {
+      const refused = await post('/site/~edit/main/pages/guide.md', {
         base: head,
-        path: 'docs/guide.md',
+        path: 'pages/guide.md',
         content: 'Better guide\n',
         message: 'Improve the guide',
       });
@@ -275,11 +275,11 @@ describe('editing files in the browser', () => {
       expect(html).toContain('Better guide');
       expect(await repo.head('main')).toBe(head);
 
-      const form = await (await get('/site/~edit/main/docs/guide.md')).text();
+      const form = await (await get('/site/~edit/main/pages/guide.md')).text();
       expect(form).toContain('value="writer-patch-1"');
-      const proposed = await post('/site/~edit/main/docs/guide.md', {
+      const proposed = await post('/site/~edit/main/pages/guide.md', {
         base: head,
-        path: 'docs/guide.md',
+        path: 'pages/guide.md',
         content: 'Better guide\n',
         message: 'Improve the guide\n\nClearer words.',
         target: 'new',
@@ -289,13 +289,13 @@ describe('editing files in the browser', () => {
       const location = proposed.headers.get('location')!;
       expect(location).toMatch(/^\/site\/~pulls\/\d+$/);
       expect(await repo.head('main')).toBe(head);
-      expect(await fileAt('writer-patch-1', 'docs/guide.md')).toBe('Better guide\n');
+      expect(await fileAt('writer-patch-1', 'pages/guide.md')).toBe('Better guide\n');
       const pulls = await server.call('GET', `/pulls?query=${encodeURIComponent('"Source Branch" is "writer-patch-1"')}&offset=0&count=10`);
       expect(pulls.json).toHaveLength(1);
       expect(pulls.json[0]).toMatchObject({ title: 'Improve the guide', description: 'Clearer words.', targetBranch: 'main', sourceBranch: 'writer-patch-1' });
-      const taken = await post('/site/~edit/main/docs/guide.md', {
+      const taken = await post('/site/~edit/main/pages/guide.md', {
         base: head,
-        path: 'docs/guide.md',
+        path: 'pages/guide.md',
         content: 'Again\n',
         message: 'Again',
         target: 'new',
