@@ -210,6 +210,9 @@ describe('editing files in the browser', () => {
     const html = await stale.text();
     expect(html).toContain(`src/app.ts changed on main since commit ${base.slice(0, 8)} (now at ${moved.slice(0, 8)})`);
     expect(html).toContain('my edit of the answer');
+    expect(html).toContain(`href="/site/~compare?left=${base}&amp;right=${moved}">see what changed</a>`);
+    const compare = await (await get(`/site/~compare?left=${base}&right=${moved}`)).text();
+    expect(compare).toContain('export const answer = 44;');
     expect(await repo.head('main')).toBe(moved);
     // the branch moved, but not the edited file: the commit goes on top of the new head
     const onTop = await post('/site/~edit/main/README.md', { base, path: 'README.md', content: '# Site, edited\n', message: 'Edit the README' });

@@ -102,6 +102,7 @@ async function assertWritablePath(repo: string, head: string, path: string): Pro
  */
 export async function commitFile(ctx: Context, projectId: number, branchAndPath: string, request: FileEditRequest): Promise<{ commitHash: string }> {
   const { project } = await loadProjectWith(ctx, projectId, 'writeCode');
+  requireMessage(request.commitMessage);
   const target = await resolveBranchAndPath(ctx.repoPath(project.id), branchAndPath);
   if (target.path === '') throw new BadRequest('Invalid path: a file path is required');
   const change = { path: target.path, content: request.kind === 'delete' ? null : request.content };
@@ -167,9 +168,14 @@ export interface FilesCommitRequest {
  */
 export async function commitFiles(ctx: Context, projectId: number, request: FilesCommitRequest): Promise<{ commitHash: string }> {
   const { project } = await loadProjectWith(ctx, projectId, 'writeCode');
+  requireMessage(request.commitMessage);
   const head = await branchHead(ctx.repoPath(project.id), request.branch);
   if (head === null) throw new NotFound(`Branch not found: ${request.branch}`);
   return commitChanges(ctx, project.id, { branch: request.branch, head }, request);
+}
+
+function requireMessage(message: string): void {
+  if (!message.trim()) throw new BadRequest('Commit message is required');
 }
 
 /** The paths of `changes` whose entry differs between commits `base` and `head`. */
@@ -207,7 +213,6 @@ async function commitChanges(
   allowEmpty = false,
 ): Promise<{ commitHash: string }> {
   const repo = ctx.repoPath(projectId);
-  if (!request.commitMessage.trim()) throw new BadRequest('Commit message is required');
   const { head } = target;
   if (head !== null) {
     await checkChanges(repo, head, request.changes);

@@ -87,8 +87,19 @@ function CommitFields({ branch, values }: { branch: string; values: CommitChoice
   );
 }
 
-/** The editor page of `kind` for `path` on `branch`, with the visitor's values and a refusal's message. */
-function editorPage(page: ProjectPageContext, kind: EditKind, branch: string, path: string, values: FormValues, error: string | null = null): VNode {
+/**
+ * The editor page of `kind` for `path` on `branch`, with the visitor's values and a refusal's
+ * message; `head`, when the branch has moved past the form's base, links to what changed.
+ */
+function editorPage(
+  page: ProjectPageContext,
+  kind: EditKind,
+  branch: string,
+  path: string,
+  values: FormValues,
+  error: string | null = null,
+  head: string | null = null,
+): VNode {
   const { heading, button } = KINDS[kind];
   const action = editUrl(page.project.path, kind, branch, path);
   const textForm = kind === 'edit' || kind === 'new';
@@ -104,6 +115,12 @@ function editorPage(page: ProjectPageContext, kind: EditKind, branch: string, pa
         <code>{branch}</code>
       </p>
       <Flash error={error} />
+      {error && head && values.base && head !== values.base && (
+        <p class="meta">
+          <code>{branch}</code> has moved since this form was shown:{' '}
+          <a href={`/${page.project.path}/~compare?${new URLSearchParams({ left: values.base, right: head })}`}>see what changed</a>.
+        </p>
+      )}
       <PostForm page={page} action={action} class="file-editor" label={heading} enctype={kind === 'upload' ? 'multipart/form-data' : undefined}>
         {textForm && (
           <>
@@ -218,7 +235,7 @@ function doneUrl(page: ProjectPageContext, kind: EditKind, branch: string, path:
  */
 async function saveEditor(page: ProjectPageContext, kind: EditKind): Promise<PageResult> {
   const values = submitted(page.form);
-  let where = { branch: '', path: trimmedTail(page) };
+  let where = { branch: '', head: '', path: trimmedTail(page) };
   return submitForm(
     page,
     async () => {
@@ -249,7 +266,7 @@ async function saveEditor(page: ProjectPageContext, kind: EditKind): Promise<Pag
           ? doneUrl(page, kind, where.branch, where.path, values)
           : pullUrl(page.project.path, (await getPullRequest(page.ctx, requestId)).number),
       ),
-    (message) => editorPage(page, kind, where.branch || where.path, where.branch ? where.path : '', values, message),
+    (message) => editorPage(page, kind, where.branch || where.path, where.branch ? where.path : '', values, message, where.head || null),
   );
 }
 
