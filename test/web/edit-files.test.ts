@@ -75,6 +75,12 @@ describe('editing files in the browser', () => {
     expect((await get('/site/~edit/main/pages')).status).toBe(400);
     expect((await get('/site/~edit/nope/src/app.ts')).status).toBe(404);
     expect((await get('/site/~new/main/src/app.ts')).status).toBe(400);
+    const atCommit = await get(`/site/~edit/${await repo.head('main')}/src/app.ts`);
+    expect(atCommit.status).toBe(400);
+    expect(await atCommit.text()).toContain('Files can be changed on a branch only');
+    const anonymous = await fetch(`${server.url}/site/~edit/main/src/app.ts`, { redirect: 'manual' });
+    expect(anonymous.status).toBe(302);
+    expect(anonymous.headers.get('location')).toMatch(/^\/~login\?redirect=/);
   });
 
   it('commits an edit on the branch as the user and goes to the file', async () => {
@@ -306,6 +312,25 @@ describe('editing files in the browser', () => {
       });
       expect(taken.status).toBe(409);
       expect(await taken.text()).toContain('Branch already exists: writer-patch-1');
+    } finally {
+      await server.call('POST', `/projects/${repo.id}/setting`, { body: { branchProtections: [] } });
+    }
+  });
+
+  it('refuses a change of a protected file with the file protection message', async () => {
+    const setting = await server.call('POST', `/projects/${repo.id}/setting`, {
+      body: { branchProtections: [{ branches: 'main', fileProtections: [{ paths: 'src/**', reviewRequirement: 'user(admin)', jobNames: [] }] }] },
+    });
+    expect(setting.status, setting.text).toBe(200);
+    try {
+      const head = await repo.head('main');
+      const refused = await post('/site/~edit/main/src/app.ts', { base: head, path: 'src/app.ts', content: 'export const answer = 0;\n', message: 'Zero' });
+      expect(refused.status).toBe(409);
+      expect(await refused.text()).toContain('Review required for this change. Please submit pull request instead');
+      expect(await repo.head('main')).toBe(head);
+      // a file outside the protected paths commits
+      const allowed = await post('/site/~edit/main/README.md', { base: head, path: 'README.md', content: '# Site, again\n', message: 'Again' });
+      expect(allowed.status).toBe(303);
     } finally {
       await server.call('POST', `/projects/${repo.id}/setting`, { body: { branchProtections: [] } });
     }
