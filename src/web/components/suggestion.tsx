@@ -99,6 +99,7 @@ export function SuggestionBatch({
   return (
     <section aria-labelledby="suggestion-batch-heading" class="suggestion-batch">
       <h2 id="suggestion-batch-heading">Batch of suggestions</h2>
+      <p class="meta">The suggestions checked with "Add to batch" go in one commit on the source branch.</p>
       <PostForm page={page} action={suggestionsAction(page, pr)} id={BATCH_FORM} label="Commit the suggestions added to the batch">
         <p class="field">
           <label for="batch-message">Commit message (optional)</label>
