@@ -26,6 +26,7 @@ try {
     { name: 'dashboard', url: '/' },
     { name: 'project-home', url: project },
     { name: 'file', url: `${project}/~files/main/src/app.ts` },
+    { name: 'file-edit', url: `${project}/~edit/main/src/app.ts` },
     { name: 'commit', url: `${project}/~commits/${showcase.commitHash}` },
     { name: 'pull-request', url: `${project}/~pulls/${showcase.pullNumber}` },
     { name: 'pull-request-changes', url: `${project}/~pulls/${showcase.pullNumber}/changes` },

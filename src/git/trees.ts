@@ -106,7 +106,7 @@ export async function readBlobHead(repo: string, oid: string, max: number): Prom
   return stdout.length > max ? stdout.subarray(0, max) : stdout;
 }
 
-/** One file change for {@link writeTreeWithChange}: new content, or null to delete the path. */
+/** One file change for {@link writeTreeWithChanges}: new content, or null to delete the path. */
 export interface FileChange {
   /** Repository-relative file path. */
   path: string;
@@ -115,34 +115,41 @@ export interface FileChange {
 }
 
 /**
- * Writes the tree of `base` with one file written or removed, without a work tree: the blob
- * with `hash-object -w --stdin`, then a temporary index (`GIT_INDEX_FILE`) filled by
- * `read-tree <base>` (or `--empty`), changed by `update-index -z --index-info` (keeping an
- * existing file's mode, else `100644`; mode 0 removes), and written with `write-tree`.
+ * Writes the tree of `base` with files written or removed, without a work tree: each blob with
+ * `hash-object -w --stdin`, then a temporary index (`GIT_INDEX_FILE`) filled by
+ * `read-tree <base>` (or `--empty`), changed by one `update-index -z --index-info` (keeping an
+ * existing file's mode, else `100644`; mode 0 removes), and written with `write-tree`. The
+ * changes apply in order, so a rename is a removal and a write.
  *
  * @param repo absolute path of a bare repository.
  * @param base 40-hex commit whose tree is changed, or null for an empty tree (an empty repository).
- * @param change the path and its new content (null = delete).
+ * @param changes the paths and their new content (null = delete).
  * @returns the new tree's id.
  * @throws BadRequest for a malformed hash or path; GitError when git fails.
  */
-export async function writeTreeWithChange(repo: string, base: string | null, change: FileChange): Promise<string> {
-  assertRepositoryPath(change.path);
-  if (change.path === '') throw new BadRequest('Invalid path: a file path is required');
+export async function writeTreeWithChanges(repo: string, base: string | null, changes: readonly FileChange[]): Promise<string> {
+  for (const change of changes) {
+    assertRepositoryPath(change.path);
+    if (change.path === '') throw new BadRequest('Invalid path: a file path is required');
+  }
   const dir = gitDir(repo);
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'gitloom-index-'));
   try {
     const env = { GIT_INDEX_FILE: path.join(scratch, 'index') };
     await runGit([dir, 'read-tree', ...(base === null ? ['--empty'] : [assertObjectId(base)])], { env });
     // `update-index -z --index-info` lines `<mode> SP <oid> TAB <path>`; mode 0 removes the path
-    let line = `0 ${ZERO_HASH}\t${change.path}\0`;
-    if (change.content !== null) {
+    const lines: string[] = [];
+    for (const change of changes) {
+      if (change.content === null) {
+        lines.push(`0 ${ZERO_HASH}\t${change.path}\0`);
+        continue;
+      }
       const blob = (await gitText([dir, 'hash-object', '-w', '--stdin'], { input: change.content })).trim();
       const existing = base === null ? null : await pathEntry(repo, base, change.path);
       const mode = existing?.type === 'blob' ? existing.mode : '100644';
-      line = `${mode} ${blob}\t${change.path}\0`;
+      lines.push(`${mode} ${blob}\t${change.path}\0`);
     }
-    await runGit([dir, 'update-index', '-z', '--index-info'], { env, input: line });
+    await runGit([dir, 'update-index', '-z', '--index-info'], { env, input: lines.join('') });
     return (await gitText([dir, 'write-tree'], { env })).trim();
   } finally {
     await rm(scratch, { recursive: true, force: true });

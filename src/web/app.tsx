@@ -66,6 +66,7 @@ import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';
 import { safeRedirect, type Access, type PageContext, type PageResult, type PageUser, type ProjectPageRoute } from './page.js';
+import { multipartParser } from './multipart.js';
 import { pageModules } from './pages/index.js';
 import { CONTENT_SECURITY_POLICY, renderDocument } from './render.js';
 import { CSRF_FIELD, csrfMatches, preSessionCsrfToken, SESSION_COOKIE, signedCookie, signingKey } from './session.js';
@@ -278,6 +279,7 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
+  app.addContentTypeParser('multipart/form-data', multipartParser(services.config.bodyLimit));
   app.decorateRequest('webVisitor', null as unknown as FastifyRequest['webVisitor']);
   app.addHook('onRequest', visitorResolver(services));
   app.setErrorHandler(sendErrorPage);

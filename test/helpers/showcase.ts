@@ -169,6 +169,18 @@ export async function startShowcase(): Promise<Showcase> {
       }),
       'code comment reply',
     );
+    ok(
+      await server.call('POST', '/code-comments', {
+        auth: alice.auth,
+        body: {
+          projectId: repo.id,
+          content: "German too?\n```suggestion\nconst GREETINGS: Record<string, string> = { en: 'Hello', fr: 'Bonjour', es: 'Hola', de: 'Hallo' };\n```",
+          mark: { commitHash: head, path: 'src/greet.ts', range: { fromRow: 0, fromColumn: 0, toRow: 0, toColumn: 10 } },
+          compareContext: { pullRequestId: pullId, oldCommitHash: commitHash, newCommitHash: head, currentFile: 'src/greet.ts' },
+        },
+      }),
+      'code comment with a suggested change',
+    );
 
     const issueId = ok(
       await server.call('POST', '/issues', {

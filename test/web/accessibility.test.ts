@@ -30,7 +30,7 @@ const SKIPPED = [
  */
 function patternOf(url: URL): string {
   let path = url.pathname.replace(/\/[0-9a-f]{40}(?=\/|$)/g, '/:hash').replace(/\/\d+(?=\/|$)/g, '/:number');
-  const inRevision = /^(.*\/~files)\/[^/]+(\/.*)?$/.exec(path);
+  const inRevision = /^(.*\/~(?:files|edit|new|upload|delete))\/[^/]+(\/.*)?$/.exec(path);
   if (inRevision) {
     const last = inRevision[2]?.split('/').pop() ?? '';
     path = `${inRevision[1]}/:revision/${last.includes('.') ? `*.${last.split('.').pop()}` : last ? '*/' : ''}`;
@@ -148,6 +148,8 @@ describe('accessibility of every page', () => {
       '/demo/~issues/:number',
       '/demo/~commits/:hash',
       '/demo/~files/:revision/*.ts',
+      '/demo/~edit/:revision/*.md',
+      '/demo/~upload/:revision/',
     ]) {
       expect(visited).toContain(expected);
     }

@@ -14,3 +14,12 @@ export {
   requestCommentRange,
 } from './request-comments.js';
 export { findCodeCommentRow } from './code-comment-rows.js';
+export {
+  applySuggestions,
+  type CommentPart,
+  type RequestSuggestions,
+  requestSuggestions,
+  splitSuggestions,
+  suggestionOf,
+  type SuggestionView,
+} from './suggestions.js';

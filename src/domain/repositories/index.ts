@@ -25,7 +25,7 @@ export { buildCommit, queryCommits } from './commit-query.js';
 export { getCommit } from './commits.js';
 export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
 export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
-export { commitFile, listDirectoryAt, readFile } from './files.js';
+export { branchPathAt, commitFile, commitFiles, type FilesCommitRequest, type FileWrite, listDirectoryAt, MAX_FILE_CONTENT, readFile } from './files.js';
 export { type AuthorizedRepository, type GitAccess, prepareGitAccess, type PreReceiveReport, type PushReport } from './git-access.js';
 export {
   advertiseRefs,

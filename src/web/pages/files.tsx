@@ -31,6 +31,7 @@ import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
 import { highlightFile } from '../highlight.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
+import { EditLinks } from './edit/links.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 const OCTET_STREAM = 'application/octet-stream';
@@ -112,6 +113,7 @@ async function filesPage(page: ProjectPageContext, tail: string) {
       <p class="meta">
         <HistoryAndCommit projectPath={project} at={at} />
       </p>
+      <EditLinks page={page} at={at} kind="tree" />
       {result.entries.length === 0 ? (
         <p class="empty">This directory is empty.</p>
       ) : (
@@ -249,6 +251,7 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Fil
         {' · '}
         <HistoryAndCommit projectPath={project} at={at} />
       </p>
+      {view === 'files' && <EditLinks page={page} at={at} kind="file" />}
       <FileBody projectPath={project} result={result} blame={blame} raw={raw} />
     </ProjectLayout>
   );

@@ -6,6 +6,7 @@ import { codeSearchPages } from './code-search.js';
 import { commitPages } from './commits.js';
 import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
+import { editPages } from './edit/index.js';
 import { filesPages } from './files.js';
 import { issuePages } from './issues/index.js';
 import { loginPages } from './login.js';
@@ -26,6 +27,7 @@ export const pageModules: PageModule[] = [
   projectListPages,
   projectHomePages,
   filesPages,
+  editPages,
   commitPages,
   refPages,
   comparePages,

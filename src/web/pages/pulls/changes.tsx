@@ -28,6 +28,9 @@ import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
 import { pullAction, PullHeader, pullUrl, requestOfPage, When } from './shared.js';
 import { TextArea } from '../../components/controls.js';
+// suggested changes (docs/compatibility.md#suggested-changes)
+import { requestSuggestions, type RequestSuggestions } from '../../../domain/code-comments/index.js';
+import { CodeCommentContent, SuggestionBatch } from '../../components/suggestion.js';
 
 /** The view of the changes tab a URL or form names: `update=<id>`, `comment=<id>` or all changes (''). */
 function viewOf(fields: Record<string, string>): { updateId?: number; commentId?: number; query: string } {
@@ -58,6 +61,7 @@ function CommentThread({
   names,
   range,
   commentId,
+  suggestions,
 }: {
   page: ProjectPageContext;
   pr: PullRequestRow;
@@ -65,6 +69,7 @@ function CommentThread({
   names: Map<number, string>;
   range: ChangesRange;
   commentId?: number;
+  suggestions: RequestSuggestions;
 }) {
   const { comment } = thread;
   const url = (rest: string) => pullUrl(page.project.path, pr.number, `/code-comments/${comment.id}/${rest}`);
@@ -75,7 +80,7 @@ function CommentThread({
         {' · '}
         <span class={comment.resolved ? 'status status-successful' : 'status'}>{comment.resolved ? 'Resolved' : 'Unresolved'}</span>
       </p>
-      <Markdown text={comment.content} />
+      <CodeCommentContent page={page} pr={pr} comment={comment} suggestions={suggestions} />
       {thread.replies.map((reply) => (
         <div class="reply" key={reply.id} id={`code-comment-reply-${reply.id}`}>
           <p class="meta">
@@ -244,8 +249,18 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
     ...[...threads.replies.values()].flat().map((r) => r.userId),
   ]);
   const { atLine, elsewhere } = placeThreads(threads, range, diff);
+  const suggestions = await requestSuggestions(page.ctx, pr, threads.comments);
   const threadView = (thread: Thread) => (
-    <CommentThread key={thread.comment.id} page={page} pr={pr} thread={thread} names={names} range={range} commentId={view.commentId} />
+    <CommentThread
+      key={thread.comment.id}
+      page={page}
+      pr={pr}
+      thread={thread}
+      names={names}
+      range={range}
+      commentId={view.commentId}
+      suggestions={suggestions}
+    />
   );
   const below = (file: FileDiff, line: DiffLine) => atLine.get(diffLineId(file, line))?.map(threadView);
   const base = pullUrl(page.project.path, pr.number, '/changes');
@@ -278,6 +293,7 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
           ))}
         </section>
       )}
+      <SuggestionBatch page={page} pr={pr} suggestions={suggestions} comments={threads.comments} />
     </ProjectLayout>
   );
 }
