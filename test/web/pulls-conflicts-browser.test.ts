@@ -53,6 +53,11 @@ describe('resolving merge conflicts in a browser', () => {
     expect(await old.getByText('CONFLICT (modify/delete)').count()).toBe(1);
     await old.getByRole('radio', { name: /Keep the version of feature \(source\)/ }).check();
 
+    // the page fits a phone
+    await page.setViewportSize({ width: 360, height: 740 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await page.setViewportSize(DESKTOP);
+
     await page.getByRole('button', { name: 'Commit resolution' }).click();
     await page.waitForURL(`${prUrl}#merge-box`);
     expect(await page.getByRole('link', { name: 'Resolve conflicts' }).count()).toBe(0);

@@ -213,6 +213,57 @@ describe('pull request conflicts page', () => {
     expect(await closed.text()).toContain('Pull request already closed');
   });
 
+  it('shows renames as git reports them, lets each path take a side, and keeps marker-like text of a file', async () => {
+    const doc = (last: string) => `# Doc\n<<<<<<< HEAD\nexample\n=======\nother\n>>>>>>> topic\n${last}\n`;
+    await commitWith(repo, 'main', { 'ren/a.txt': 'a\nb\nc\nd\n', 'ren/r.txt': 'shared\ncontent\nhere\n', 'ren/doc.md': doc('end') }, 'Base of ren');
+    const source = await commitWith(
+      repo,
+      'ren-feature',
+      {
+        'ren/a.txt': null,
+        'ren/a2.txt': 'a\nb\nc\nd\ne\n',
+        'ren/r.txt': null,
+        'ren/r-feature.txt': 'shared\ncontent\nhere\n',
+        'ren/doc.md': doc('end feature'),
+      },
+      'Renames',
+    );
+    const target = await commitWith(
+      repo,
+      'main',
+      { 'ren/a.txt': null, 'ren/r.txt': null, 'ren/r-main.txt': 'shared\ncontent\nhere\n', 'ren/doc.md': doc('end main') },
+      'Other renames',
+    );
+    const { url } = await open('ren-feature');
+    const html = await (await get(`${url}/conflicts`, asAlice)).text();
+    expect(html).toContain('CONFLICT (rename/delete): ren/a.txt renamed to ren/a2.txt in ren-feature (source), but deleted in main (target).');
+    expect(html).toContain('CONFLICT (rename/rename): ren/r.txt renamed to ren/r-feature.txt in ren-feature (source) and to ren/r-main.txt in main (target).');
+    expect(html).toContain('Both sides removed this path: it stays deleted.');
+    expect(html).toContain('only in source');
+    expect(html).toContain('only in target');
+    const form = formOf(html);
+    const n = (file: string) => indexOf(form, `ren/${file}`);
+    // the file's own 7-character markers are text: this file's markers have 8
+    expect(form[`content-${n('doc.md')}`]).toContain('\n<<<<<<<< #1 ren-feature (source)\nend feature\n');
+    const res = await post(
+      `${url}/conflicts`,
+      {
+        ...form,
+        [`choice-${n('a2.txt')}`]: 'ours',
+        [`choice-${n('r-feature.txt')}`]: 'theirs',
+        [`choice-${n('r-main.txt')}`]: 'theirs',
+        [`choice-${n('doc.md')}`]: 'merge',
+        [`region-${n('doc.md')}-0`]: 'both',
+      },
+      asAlice,
+    );
+    expect(res.status, await res.clone().text()).toBe(303);
+    await git(repo.work, ['fetch', '-q', repo.remote, 'ren-feature']);
+    expect((await git(repo.work, ['log', '-1', '--format=%P', 'FETCH_HEAD'])).trim()).toBe(`${source} ${target}`);
+    expect((await git(repo.work, ['ls-tree', '--name-only', 'FETCH_HEAD', 'ren/'])).trim().split('\n')).toEqual(['ren/a2.txt', 'ren/doc.md', 'ren/r-main.txt']);
+    expect(await git(repo.work, ['show', 'FETCH_HEAD:ren/doc.md'])).toBe(doc('end feature\nend main'));
+  });
+
   it("refuses with the source branch's protection message", async () => {
     const { branch, source } = await givenConflicts(repo, 'guarded');
     const { url } = await open(branch);

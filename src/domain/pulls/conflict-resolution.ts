@@ -216,6 +216,11 @@ async function destinationOf(ctx: Context, pr: PullRequestRow, writesTarget: boo
   return writesTarget ? 'new-branch' : null;
 }
 
+const SOURCE_GONE = 'Source branch no longer exists';
+
+const REBASE_REFUSAL =
+  'A resolution is a merge commit, which the rebase strategy leaves out: change the merge strategy of the pull request to resolve its conflicts here';
+
 /** What {@link conflictState} reads: the page's view, the tree git's merge wrote, and whether the source branch is ahead of the request. */
 interface ConflictState extends PullRequestConflicts {
   mergedTree: string;
@@ -239,7 +244,8 @@ async function conflictState(ctx: Context, pr: PullRequestRow): Promise<Conflict
   const files = details.clean ? [] : await conflictFiles(repo, details, { source: sourceHead, target: targetHead }, labels);
   const sourceMoved = sourceBranchHead !== sourceHead;
   let blocked: string | null = null;
-  if (sourceMoved) blocked = 'The source branch moved: the pull request is being updated, reload in a moment';
+  if (sourceBranchHead === null) blocked = SOURCE_GONE;
+  else if (sourceMoved) blocked = 'The source branch moved: the pull request is being updated, reload in a moment';
   else if (pr.mergeStrategy === 'REBASE_SOURCE_BRANCH_COMMITS') blocked = REBASE_REFUSAL;
   const destination = await destinationOf(ctx, pr, permissions.writeCode);
   return { sourceHead, targetHead, labels, files, blocked, destination, mergedTree: details.tree, sourceMoved };
@@ -255,9 +261,6 @@ export async function pullRequestConflicts(ctx: Context, pr: PullRequestRow): Pr
   const { sourceHead, targetHead, labels, files, blocked, destination } = await conflictState(ctx, pr);
   return { sourceHead, targetHead, labels, files, blocked, destination };
 }
-
-const REBASE_REFUSAL =
-  'A resolution is a merge commit, which the rebase strategy leaves out: change the merge strategy of the pull request to resolve its conflicts here';
 
 const CHOICES: readonly RegionChoice[] = ['ours', 'theirs', 'both'];
 
@@ -348,6 +351,7 @@ export async function resolveConflicts(ctx: Context, pr: PullRequestRow, input: 
   }
   const view = await conflictState(ctx, pr);
   if (view.targetHead === '') throw new Conflict(view.blocked ?? 'Target branch no longer exists');
+  if (view.blocked === SOURCE_GONE) throw new Conflict(SOURCE_GONE);
   if (view.sourceHead !== input.sourceHead || view.sourceMoved) {
     throw new Conflict('The source branch moved since the conflicts were shown: they are shown again as they are now');
   }

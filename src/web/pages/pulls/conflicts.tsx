@@ -136,7 +136,7 @@ function Regions({ file, n, view, submitted }: { file: ConflictFile; n: number; 
 /** The version of a side for a choice label: what keeping it means. */
 function sideLabel(file: ConflictFile, side: 'ours' | 'theirs', branch: string): string {
   const version = file[side];
-  if (!version) return `Delete it (as ${branch} did)`;
+  if (!version) return file.base ? `Delete it (as ${branch} did)` : `Leave it out (${branch} has no such file)`;
   const size = sizeText(version.size);
   return `Keep the version of ${branch}${size ? ` (${size})` : ''}`;
 }
