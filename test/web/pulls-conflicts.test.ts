@@ -276,7 +276,15 @@ describe('pull request conflicts page', () => {
       const choices = Object.fromEntries(Object.entries(form).flatMap(([k]) => (k.startsWith('path-') ? [[`choice-${k.slice(5)}`, 'theirs']] : [])));
       const res = await post(`${url}/conflicts`, { ...form, ...choices }, asAlice);
       expect(res.status).toBe(409);
-      expect(await res.text()).toContain('Review required for this change. Please submit pull request instead');
+      const refused = await res.text();
+      expect(refused).toContain('Review required for this change. Please submit pull request instead');
+      expect(await repo.head(branch)).toBe(source);
+      // the refused page offers a new branch instead, which the protection does not cover
+      expect(refused).toContain('Commit to a new branch instead');
+      const elsewhere = await post(`${url}/conflicts`, { ...form, ...choices, newBranch: 'guarded-resolved' }, asAlice);
+      expect(elsewhere.status, await elsewhere.clone().text()).toBe(303);
+      expect(elsewhere.headers.get('location')).toBe(`${url}/conflicts?branch=guarded-resolved`);
+      expect(await repo.head('guarded-resolved')).toMatch(/^[0-9a-f]{40}$/);
       expect(await repo.head(branch)).toBe(source);
     } finally {
       await server.call('POST', `/projects/${repo.id}/setting`, { body: { branchProtections: [] } });

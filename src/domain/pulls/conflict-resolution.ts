@@ -100,6 +100,8 @@ export interface PullRequestConflicts {
   blocked: string | null;
   /** Where the caller's resolution goes: the source branch, a new branch of the target project, or nowhere (null: no write permission). */
   destination: 'source' | 'new-branch' | null;
+  /** Whether the caller may commit the resolution to a new branch of the target project instead (write code there). */
+  newBranchAllowed: boolean;
 }
 
 /** A file's resolution as submitted: `ours`, `theirs` or `merge` (the text), the text and the region choices by 0-based region index. */
@@ -230,7 +232,7 @@ interface ConflictState extends PullRequestConflicts {
 async function conflictState(ctx: Context, pr: PullRequestRow): Promise<ConflictState> {
   const { permissions } = await loadProjectWith(ctx, pr.targetProjectId, 'readCode');
   const labels = labelsOf(pr);
-  const none = { sourceHead: '', targetHead: '', labels, files: [], destination: null, mergedTree: '', sourceMoved: false };
+  const none = { sourceHead: '', targetHead: '', labels, files: [], destination: null, newBranchAllowed: false, mergedTree: '', sourceMoved: false };
   if (pr.status !== 'OPEN') return { ...none, blocked: 'Pull request already closed' };
   const repo = ctx.repoPath(pr.targetProjectId);
   const [update, targetHead, sourceBranchHead] = await Promise.all([
@@ -248,7 +250,8 @@ async function conflictState(ctx: Context, pr: PullRequestRow): Promise<Conflict
   else if (sourceMoved) blocked = 'The source branch moved: the pull request is being updated, reload in a moment';
   else if (pr.mergeStrategy === 'REBASE_SOURCE_BRANCH_COMMITS') blocked = REBASE_REFUSAL;
   const destination = await destinationOf(ctx, pr, permissions.writeCode);
-  return { sourceHead, targetHead, labels, files, blocked, destination, mergedTree: details.tree, sourceMoved };
+  const newBranchAllowed = ctx.actor.userId > 0 && permissions.writeCode;
+  return { sourceHead, targetHead, labels, files, blocked, destination, newBranchAllowed, mergedTree: details.tree, sourceMoved };
 }
 
 /**
@@ -258,8 +261,8 @@ async function conflictState(ctx: Context, pr: PullRequestRow): Promise<Conflict
  * merge writes unreferenced objects).
  */
 export async function pullRequestConflicts(ctx: Context, pr: PullRequestRow): Promise<PullRequestConflicts> {
-  const { sourceHead, targetHead, labels, files, blocked, destination } = await conflictState(ctx, pr);
-  return { sourceHead, targetHead, labels, files, blocked, destination };
+  const { mergedTree: _tree, sourceMoved: _moved, ...view } = await conflictState(ctx, pr);
+  return view;
 }
 
 const CHOICES: readonly RegionChoice[] = ['ours', 'theirs', 'both'];

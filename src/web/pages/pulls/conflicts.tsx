@@ -218,13 +218,21 @@ function CommitFields({ page, pr, view }: { page: ProjectPageContext; pr: PullRe
     <section class="conflict-commit" aria-labelledby="commit-resolution">
       <h2 id="commit-resolution">Commit resolution</h2>
       {view.destination === 'source' ? (
-        <p>
-          {'Commits a merge of '}
-          <code>{pr.targetBranch}</code>
-          {' into '}
-          <code>{pr.sourceBranch}</code>
-          {' onto the source branch; the pull request then merges without conflicts.'}
-        </p>
+        <>
+          <p>
+            {'Commits a merge of '}
+            <code>{pr.targetBranch}</code>
+            {' into '}
+            <code>{pr.sourceBranch}</code>
+            {' onto the source branch; the pull request then merges without conflicts.'}
+          </p>
+          {view.newBranchAllowed && (
+            <details open={Boolean(page.form.newBranch)}>
+              <summary>Commit to a new branch instead</summary>
+              <Field name="newBranch" label="New branch name (leave empty for the source branch)" value={page.form.newBranch} />
+            </details>
+          )}
+        </>
       ) : (
         <>
           <p>You cannot write the source branch: the resolution is committed to a new branch of this project, from which a pull request can be opened.</p>
