@@ -22,7 +22,7 @@ import { assertValidBranchName, branchHead, commitTree, deleteRef, fetchCommits,
 import { deny, requireUser } from '../actor.js';
 import type { Context } from '../context.js';
 import { getProjectRow, loadProjectWith, projectPermissions } from '../projects/index.js';
-import { MAX_VIEW_BYTES, moveRef } from '../repositories/index.js';
+import { MAX_VIEW_BYTES, moveRef, objectRead } from '../repositories/index.js';
 import { gitIdentity } from '../users/index.js';
 import { checkPullRequest } from './check.js';
 import {
@@ -229,7 +229,18 @@ interface ConflictState extends PullRequestConflicts {
   sourceMoved: boolean;
 }
 
-async function conflictState(ctx: Context, pr: PullRequestRow): Promise<ConflictState> {
+/** The merge of `targetHead` into `sourceHead`: git's tree and the conflicted files (none when clean). */
+async function mergeOf(repo: string, heads: { source: string; target: string }, labels: MarkerLabels): Promise<{ tree: string; files: ConflictFile[] }> {
+  const details = await mergeConflictDetails(repo, heads.source, heads.target);
+  return { tree: details.tree, files: details.clean ? [] : await conflictFiles(repo, details, heads, labels) };
+}
+
+/**
+ * The state of a request's conflicts for the caller. A page's read (`cached`) keeps the merge in
+ * memory by its heads and labels ({@link objectRead}); a resolution merges afresh, so the tree it
+ * builds on is one git has just written.
+ */
+async function conflictState(ctx: Context, pr: PullRequestRow, cached: boolean): Promise<ConflictState> {
   const { permissions } = await loadProjectWith(ctx, pr.targetProjectId, 'readCode');
   const labels = labelsOf(pr);
   const none = { sourceHead: '', targetHead: '', labels, files: [], destination: null, newBranchAllowed: false, mergedTree: '', sourceMoved: false };
@@ -242,8 +253,16 @@ async function conflictState(ctx: Context, pr: PullRequestRow): Promise<Conflict
   ]);
   if (!targetHead) return { ...none, blocked: 'Target branch no longer exists' };
   const sourceHead = update.headCommitHash;
-  const details = await mergeConflictDetails(repo, sourceHead, targetHead);
-  const files = details.clean ? [] : await conflictFiles(repo, details, { source: sourceHead, target: targetHead }, labels);
+  const heads = { source: sourceHead, target: targetHead };
+  const { tree, files } = cached
+    ? await objectRead(
+        repo,
+        `merge-conflicts\0${labels.ours}\0${labels.theirs}`,
+        [sourceHead, targetHead],
+        () => mergeOf(repo, heads, labels),
+        (merge) => 1024 + merge.files.reduce((bytes, f) => bytes + 512 + (f.text ? f.text.unresolved.length * 4 : 0), 0),
+      )
+    : await mergeOf(repo, heads, labels);
   const sourceMoved = sourceBranchHead !== sourceHead;
   let blocked: string | null = null;
   if (sourceBranchHead === null) blocked = SOURCE_GONE;
@@ -251,7 +270,7 @@ async function conflictState(ctx: Context, pr: PullRequestRow): Promise<Conflict
   else if (pr.mergeStrategy === 'REBASE_SOURCE_BRANCH_COMMITS') blocked = REBASE_REFUSAL;
   const destination = await destinationOf(ctx, pr, permissions.writeCode);
   const newBranchAllowed = ctx.actor.userId > 0 && permissions.writeCode;
-  return { sourceHead, targetHead, labels, files, blocked, destination, newBranchAllowed, mergedTree: details.tree, sourceMoved };
+  return { sourceHead, targetHead, labels, files, blocked, destination, newBranchAllowed, mergedTree: tree, sourceMoved };
 }
 
 /**
@@ -261,7 +280,7 @@ async function conflictState(ctx: Context, pr: PullRequestRow): Promise<Conflict
  * merge writes unreferenced objects).
  */
 export async function pullRequestConflicts(ctx: Context, pr: PullRequestRow): Promise<PullRequestConflicts> {
-  const { mergedTree: _tree, sourceMoved: _moved, ...view } = await conflictState(ctx, pr);
+  const { mergedTree: _tree, sourceMoved: _moved, ...view } = await conflictState(ctx, pr, true);
   return view;
 }
 
@@ -352,7 +371,7 @@ export async function resolveConflicts(ctx: Context, pr: PullRequestRow, input: 
     await assertValidBranchName(newBranch);
     if (await branchHead(ctx.repoPath(pr.targetProjectId), newBranch)) throw new Conflict(`Branch already exists: ${newBranch}`);
   }
-  const view = await conflictState(ctx, pr);
+  const view = await conflictState(ctx, pr, false);
   if (view.targetHead === '') throw new Conflict(view.blocked ?? 'Target branch no longer exists');
   if (view.blocked === SOURCE_GONE) throw new Conflict(SOURCE_GONE);
   if (view.sourceHead !== input.sourceHead || view.sourceMoved) {
