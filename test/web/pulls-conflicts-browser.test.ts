@@ -36,15 +36,21 @@ describe('resolving merge conflicts in a browser', () => {
     // the text conflict: keep both sides, the region buttons fill the text
     const notes = page.getByRole('region', { name: /notes\.txt/ });
     const notesText = notes.getByLabel('Result: notes.txt');
-    expect(await notesText.inputValue()).toContain('<<<<<<< #1 feature (source)');
+    const unresolved = await notesText.inputValue();
+    expect(unresolved).toContain('<<<<<<< #1 feature (source)');
+    // an edit by hand elsewhere in the file stays: the choice replaces the region's markers only
+    await notesText.fill(unresolved.replace('alpha', 'ALPHA'));
     await notes.getByRole('group', { name: 'Keep for conflict 1' }).getByLabel('Both (ours, then theirs)').check();
-    expect(await notesText.inputValue()).toBe('alpha\nbeta from feature\nbeta from main\ngamma\n');
+    expect(await notesText.inputValue()).toBe('ALPHA\nbeta from feature\nbeta from main\ngamma\n');
     await expect.poll(() => notes.getByRole('status').textContent()).toBe('Conflict 1: both versions kept.');
 
     // the add/add: their version, then the text edited by hand
     const added = page.getByRole('region', { name: /new\.txt/ });
-    await added.getByRole('group', { name: 'Keep for conflict 1' }).getByLabel('Theirs', { exact: true }).check();
     const addedText = added.getByLabel('Result: new.txt');
+    await added.getByRole('group', { name: 'Keep for conflict 1' }).getByLabel('Ours', { exact: true }).check();
+    expect(await addedText.inputValue()).toBe('feature\n');
+    // another choice rewrites the text the choices made
+    await added.getByRole('group', { name: 'Keep for conflict 1' }).getByLabel('Theirs', { exact: true }).check();
     expect(await addedText.inputValue()).toBe('main\n');
     await addedText.fill('main\nand feature\n');
 
@@ -66,7 +72,7 @@ describe('resolving merge conflicts in a browser', () => {
     expect(await page.getByText('Merged', { exact: true }).first().textContent()).toBe('Merged');
 
     await git(repo.work, ['fetch', '-q', repo.remote, 'main']);
-    expect(await git(repo.work, ['show', 'FETCH_HEAD:notes.txt'])).toBe('alpha\nbeta from feature\nbeta from main\ngamma\n');
+    expect(await git(repo.work, ['show', 'FETCH_HEAD:notes.txt'])).toBe('ALPHA\nbeta from feature\nbeta from main\ngamma\n');
     expect(await git(repo.work, ['show', 'FETCH_HEAD:new.txt'])).toBe('main\nand feature\n');
     expect(await git(repo.work, ['show', 'FETCH_HEAD:old.txt'])).toBe('old changed\n');
     expect(errors).toEqual([]);
