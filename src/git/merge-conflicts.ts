@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { gitDir, gitText, runGit, value } from './command.js';
+import { GitError, gitDir, gitText, runGit, value } from './command.js';
 import { assertObjectId, ZERO_HASH } from './names.js';
 import { assertRepositoryPath } from './trees.js';
 
@@ -113,7 +113,7 @@ export interface BlobRead {
  * @param maxBytes the largest blob whose content is read.
  * @param maxTotalBytes the most bytes read in all.
  * @returns each distinct id's size and content.
- * @throws BadRequest for a malformed id; GitError when git fails; Error when an object is missing.
+ * @throws BadRequest for a malformed id; GitError when git fails or an object is missing.
  */
 export async function readBlobs(repo: string, oids: readonly string[], maxBytes: number, maxTotalBytes: number): Promise<Map<string, BlobRead>> {
   const distinct = [...new Set(oids.map(assertObjectId))];
@@ -126,7 +126,7 @@ export async function readBlobs(repo: string, oids: readonly string[], maxBytes:
   const small: string[] = [];
   let total = 0;
   for (const [oid, size] of sizes) {
-    if (size === 'missing' || size === undefined) throw new Error(`Object not found: ${oid}`);
+    if (size === 'missing' || size === undefined) throw new GitError(['cat-file', '--batch-check'], 0, '', `object ${oid} is missing`);
     const bytes = Number(size);
     if (bytes <= maxBytes && total + bytes <= maxTotalBytes) {
       small.push(oid);

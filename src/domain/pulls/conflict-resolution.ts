@@ -168,7 +168,11 @@ async function conflictFiles(
   heads: { source: string; target: string },
   labels: MarkerLabels,
 ): Promise<ConflictFile[]> {
-  const readable = details.paths.flatMap((p) => [p.base, p.ours, p.theirs]).filter((s): s is StageEntry => s !== null && REGULAR_MODES.has(s.mode));
+  // the versions of paths both sides have come first: the byte budget goes to what can merge as text
+  const bothSides = details.paths.filter((p) => p.ours && p.theirs);
+  const readable = [...bothSides, ...details.paths.filter((p) => !(p.ours && p.theirs))]
+    .flatMap((p) => [p.base, p.ours, p.theirs])
+    .filter((s): s is StageEntry => s !== null && REGULAR_MODES.has(s.mode));
   const blobs = await readBlobs(
     repo,
     readable.map((s) => s.oid),
@@ -324,7 +328,7 @@ export function resolutionMessage(pr: Pick<PullRequestRow, 'number' | 'sourceBra
   return `Merge branch '${pr.targetBranch}' into ${pr.sourceBranch}\n\nResolves the merge conflicts of pull request #${pr.number}.`;
 }
 
-/** Moves `ref` of another project than the one holding `commit`: the commit is fetched there first through staging refs, removed afterwards. */
+/** Moves a ref of project `to` to a commit made in project `from`: the commit is fetched into `to` through staging refs first, which are removed afterwards. */
 async function moveAcross(ctx: Context, from: number, to: number, move: { ref: string; oldHash: string; newHash: string }): Promise<void> {
   const staging = `refs/pulls-staging/resolve-${randomUUID()}`;
   const [fromRepo, toRepo] = [ctx.repoPath(from), ctx.repoPath(to)];
@@ -380,9 +384,10 @@ export async function resolveConflicts(ctx: Context, pr: PullRequestRow, input: 
   if (view.targetHead !== input.targetHead) throw new Conflict('The target branch moved since the conflicts were shown: they are shown again as they are now');
   if (view.files.length === 0) throw new Conflict('There are no merge conflicts to resolve');
 
+  const conflicted = new Set(view.files.map((f) => f.path));
   const byPath = new Map<string, FileResolutionInput>();
   for (const file of input.files) {
-    if (!view.files.some((f) => f.path === file.path)) throw new BadRequest(`Unknown conflicted file: ${file.path}`);
+    if (!conflicted.has(file.path)) throw new BadRequest(`Unknown conflicted file: ${file.path}`);
     if (byPath.has(file.path)) throw new BadRequest(`${file.path} is resolved twice`);
     byPath.set(file.path, file);
   }
