@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
 import { eventually, givenRepo, grantRole, givenUsers, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
@@ -262,6 +264,46 @@ describe('pull request conflicts page', () => {
     expect((await git(repo.work, ['log', '-1', '--format=%P', 'FETCH_HEAD'])).trim()).toBe(`${source} ${target}`);
     expect((await git(repo.work, ['ls-tree', '--name-only', 'FETCH_HEAD', 'ren/'])).trim().split('\n')).toEqual(['ren/a2.txt', 'ren/doc.md', 'ren/r-main.txt']);
     expect(await git(repo.work, ['show', 'FETCH_HEAD:ren/doc.md'])).toBe(doc('end feature\nend main'));
+  });
+
+  it('resolves by choosing a version what cannot merge as text: another encoding, a large file, a symbolic link', async () => {
+    const large = (line: string) => `${line}\n${'x'.repeat(80)}\n`.repeat(13000);
+    const link = async (branch: string, target: string) => {
+      await git(repo.work, ['checkout', '-q', branch]);
+      await fs.rm(path.join(repo.work, 'kinds/link'), { force: true });
+      await fs.symlink(target, path.join(repo.work, 'kinds/link'));
+      await git(repo.work, ['add', 'kinds/link']);
+      await git(repo.work, ['commit', '-q', '-m', `Link to ${target}`]);
+      await git(repo.work, ['push', '-q', repo.remote, branch]);
+    };
+    await commitWith(repo, 'main', { 'kinds/latin1.txt': Buffer.from('caf\xe9\n', 'latin1'), 'kinds/large.txt': large('base') }, 'Base of kinds');
+    await link('main', 'base');
+    await commitWith(repo, 'kinds-feature', { 'kinds/latin1.txt': Buffer.from('caf\xe9 feature\n', 'latin1'), 'kinds/large.txt': large('feature') }, 'Feature');
+    await link('kinds-feature', 'feature');
+    await commitWith(repo, 'main', { 'kinds/latin1.txt': Buffer.from('caf\xe9 main\n', 'latin1'), 'kinds/large.txt': large('main') }, 'Main');
+    await link('main', 'main');
+    const { url } = await open('kinds-feature');
+    const html = await (await get(`${url}/conflicts`, asAlice)).text();
+    for (const why of ['Not UTF-8 text', 'Too large to merge here', 'A symbolic link']) expect(html).toContain(`${why}: choose a version.`);
+    const form = formOf(html);
+    expect(Object.keys(form).filter((k) => k.startsWith('content-'))).toEqual([]);
+    const n = (file: string) => indexOf(form, `kinds/${file}`);
+    const res = await post(
+      `${url}/conflicts`,
+      {
+        ...form,
+        [`choice-${n('latin1.txt')}`]: 'ours',
+
+        [`choice-${n('large.txt')}`]: 'ours',
+        [`choice-${n('link')}`]: 'ours',
+      },
+      asAlice,
+    );
+    expect(res.status, await res.clone().text()).toBe(303);
+    await git(repo.work, ['fetch', '-q', repo.remote, 'kinds-feature']);
+    expect(await git(repo.work, ['ls-tree', 'FETCH_HEAD', 'kinds/link'])).toMatch(/^120000 blob /);
+    expect(await git(repo.work, ['cat-file', 'blob', 'FETCH_HEAD:kinds/link'])).toBe('feature');
+    expect((await git(repo.work, ['show', 'FETCH_HEAD:kinds/large.txt'])).startsWith('feature\n')).toBe(true);
   });
 
   it("refuses with the source branch's protection message", async () => {
