@@ -30,6 +30,7 @@ try {
     { name: 'commit', url: `${project}/~commits/${showcase.commitHash}` },
     { name: 'pull-request', url: `${project}/~pulls/${showcase.pullNumber}` },
     { name: 'pull-request-changes', url: `${project}/~pulls/${showcase.pullNumber}/changes` },
+    { name: 'pull-request-conflicts', url: `${project}/~pulls/${showcase.conflictPullNumber}/conflicts` },
     { name: 'build', url: `${project}/~builds/${showcase.buildNumber}` },
     { name: 'issues', url: `${project}/~issues` },
     { name: 'issue', url: `${project}/~issues/${showcase.issueNumber}` },

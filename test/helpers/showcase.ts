@@ -1,8 +1,8 @@
 /**
  * A server seeded with one of everything the web UI shows, through the API and real git: the
  * `demo` project (README, code in a few languages, a build spec), a pull request with comments,
- * a review and an inline code comment with a reply, a finished build with a log and an
- * artifact, and issues with a comment. Used by the accessibility crawl (test/web) and the
+ * a review and an inline code comment with a reply, a pull request whose merge conflicts, a
+ * finished build with a log and an artifact, and issues with a comment. Used by the accessibility crawl (test/web) and the
  * screenshot script (scripts/screenshots.ts).
  */
 import { eventually, givenRepo, grantRole, removeWorkTrees, type Repo, runJobOnCommit } from './fixtures.js';
@@ -82,6 +82,8 @@ export interface Showcase {
   /** A second user, Code Writer on `demo`, who commented and reviewed. */
   alice: { name: string; password: string };
   pullNumber: number;
+  /** A pull request (`port` into `main`) whose merge conflicts in `src/app.ts` and `docs/guide.md`. */
+  conflictPullNumber: number;
   buildNumber: number;
   issueNumber: number;
   /** The head of `main`. */
@@ -116,6 +118,16 @@ export async function startShowcase(): Promise<Showcase> {
       },
     });
     await grantRole(server, repo.id, alice.id, 'Code Writer');
+    await repo.commitOn(
+      'port',
+      { 'src/app.ts': APP.replace('8080', '3000'), 'docs/guide.md': '# Guide\n\nStart the server on port 3000.\n' },
+      'Serve on port 3000 by default',
+    );
+    await repo.commitOn(
+      'main',
+      { 'src/app.ts': APP.replace('8080', '80'), 'docs/guide.md': '# Guide\n\nStart the server, then open `http://localhost/?name=you`.\n' },
+      'Serve on port 80 by default',
+    );
     const commitHash = await repo.head('main');
 
     const buildId = ok(await runJobOnCommit(server, { projectId: repo.id, commitHash, jobName: 'CI', reason: 'showcase' }), 'run CI');
@@ -182,6 +194,14 @@ export async function startShowcase(): Promise<Showcase> {
       'code comment with a suggested change',
     );
 
+    const conflictPullId = ok(
+      await server.call('POST', '/pulls', {
+        body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'port', title: 'Serve on port 3000' },
+        auth: alice.auth,
+      }),
+      'open conflicting pull request',
+    );
+
     const issueId = ok(
       await server.call('POST', '/issues', {
         body: {
@@ -202,11 +222,13 @@ export async function startShowcase(): Promise<Showcase> {
     if (build?.status !== 'SUCCESSFUL') throw new Error(`showcase build: ${build?.status}`);
     const pull = ok(await server.call('GET', `/pulls/${pullId}`), 'pull request');
     const issue = ok(await server.call('GET', `/issues/${issueId}`), 'issue');
+    const conflictPull = ok(await server.call('GET', `/pulls/${conflictPullId}`), 'conflicting pull request');
     return {
       server,
       repo,
       alice,
       pullNumber: pull.number,
+      conflictPullNumber: conflictPull.number,
       buildNumber: build.number,
       issueNumber: issue.number,
       commitHash,

@@ -111,6 +111,7 @@ describe('accessibility of every page', () => {
       `/${repo.path}/~pulls/new?target=main&source=greetings`,
       `/${repo.path}/~compare?left=main&right=greetings`,
       `/${repo.path}/~issues/new`,
+      `/${repo.path}/~pulls/${showcase.conflictPullNumber}/conflicts`,
       `/${repo.path}/~no-such-page`,
       `/~search?q=${repo.path}`,
     ].map((p) => new URL(p, origin));
@@ -144,6 +145,7 @@ describe('accessibility of every page', () => {
     // the crawl reached the seeded things, not only the first page
     for (const expected of [
       '/demo/~pulls/:number/changes',
+      '/demo/~pulls/:number/conflicts',
       '/demo/~builds/:number',
       '/demo/~issues/:number',
       '/demo/~commits/:hash',

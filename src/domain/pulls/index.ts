@@ -7,6 +7,17 @@ export { changesRange, type ChangesRange, wholeLineRange } from './changes-views
 export { type PullRequestChangeData, recordPullRequestReferences } from './changes.js';
 export { checkPullRequest, onRefsUpdated } from './check.js';
 export { createComment, deleteComment, getComment, listComments, updateComment } from './comments.js';
+export { type RegionChoice } from './conflict-regions.js';
+export {
+  type ConflictFile,
+  type ConflictKind,
+  type ConflictResolutionInput,
+  type FileResolutionInput,
+  pullRequestConflicts,
+  type PullRequestConflicts,
+  resolutionMessage,
+  resolveConflicts,
+} from './conflict-resolution.js';
 export { fixedIssueIdsOfPullRequestReference, getPullRequestFixedIssueIds, listIssuePullRequests } from './fixed-issues.js';
 export { listChanges } from './history.js';
 export { createLabel, deleteLabel, listLabels } from './labels.js';

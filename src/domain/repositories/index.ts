@@ -40,5 +40,6 @@ export {
 export { highlighter, languageOf } from './languages.js';
 export { objectRead } from './object-reads.js';
 export { HOOK_SECRET_HEADER, HOOKS_PATH } from './push-hooks.js';
+export { moveRef, type RefMove } from './ref-updates.js';
 export { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from './refs.js';
 export { trimSlashes } from './revisions.js';

@@ -1,6 +1,6 @@
 /**
  * The merge box of `/<project>/~pulls/<number>` (docs/compatibility.md#gitloom-differs-web-ui): the merge strategy, the preview's
- * state and conflicts, the reviews and required builds with their status, the merge button —
+ * state and conflicts (with a link to resolve them, conflicts.tsx), the reviews and required builds with their status, the merge button —
  * disabled with the reason the merge operation would give — and discard / reopen / delete or
  * restore the source branch, each a form posting to the action the API route calls.
  */
@@ -25,7 +25,7 @@ const REVIEW_LABELS: Record<string, string> = {
   EXCLUDED: 'excluded',
 };
 
-function PreviewState({ pr, box }: { pr: PullRequestRow; box: MergeBoxView }) {
+function PreviewState({ page, pr, box }: { page: ProjectPageContext; pr: PullRequestRow; box: MergeBoxView }) {
   const preview = box.preview;
   if (pr.status !== 'OPEN') {
     return pr.status === 'MERGED' && preview?.mergeCommitHash ? (
@@ -50,6 +50,9 @@ function PreviewState({ pr, box }: { pr: PullRequestRow; box: MergeBoxView }) {
             ))}
           </ul>
         )}
+        <p>
+          <a href={pullActionUrl(page, pr, 'conflicts')}>Resolve conflicts</a>
+        </p>
       </div>
     );
   }
@@ -174,7 +177,7 @@ export function MergeBox({ page, pr, box, names }: { page: ProjectPageContext; p
   return (
     <section class="merge-box" aria-labelledby="merge-box">
       <h2 id="merge-box">Merge</h2>
-      <PreviewState pr={pr} box={box} />
+      <PreviewState page={page} pr={pr} box={box} />
       <Checks page={page} box={box} names={names} />
       {signedIn && box.canModify && <StrategyForm page={page} pr={pr} />}
       {signedIn && pr.status === 'OPEN' && <MergeForm page={page} pr={pr} box={box} />}

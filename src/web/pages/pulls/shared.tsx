@@ -35,8 +35,8 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status.toLowerCase()}`}>{status.charAt(0) + status.slice(1).toLowerCase()}</span>;
 }
 
-/** The tabs of a request's pages. */
-export type PullTab = 'overview' | 'changes' | 'code-comments';
+/** The tabs of a request's pages (`conflicts` is a page of its own, reached from the merge box, with no tab). */
+export type PullTab = 'overview' | 'changes' | 'code-comments' | 'conflicts';
 
 /** Title, number, status, branches and the request's tabs; the page's `<h1>`. */
 export function PullHeader({
