@@ -1,6 +1,6 @@
 /**
  * The page frame: `<html>` with a real `<title>`, the header (Gitloom, Projects, Pull requests,
- * Builds, Issues, user menu or sign-in link), a skip link and `<main>` holding the page.
+ * Builds, Issues, the inbox link with its unread count, user menu or sign-in link), a skip link and `<main>` holding the page.
  */
 import type { ComponentChildren } from 'preact';
 import { assetUrl } from '../assets.js';
@@ -25,6 +25,15 @@ const NAV = [
   { href: '/~builds', label: 'Builds' },
   { href: '/~issues', label: 'Issues' },
 ];
+
+/** The header's link to the inbox with the unread count (docs/compatibility.md#notification-inbox). */
+function InboxLink({ unread }: { unread: number }) {
+  return (
+    <a class="inbox-link" href="/~inbox" aria-label={unread === 0 ? 'Inbox, no unread notification' : `Inbox, ${unread} unread`}>
+      Inbox{unread > 0 && <span class="inbox-count">{unread > 99 ? '99+' : String(unread)}</span>}
+    </a>
+  );
+}
 
 /** A full page: use as the root element a page handler returns. */
 export function Layout({ page, title, scripts = [], styles = [], children }: LayoutProps) {
@@ -65,6 +74,7 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
             </ul>
           </nav>
           <div class="user">
+            {page.user?.unreadNotifications !== undefined && <InboxLink unread={page.user.unreadNotifications} />}
             {page.user ? (
               <details class="menu">
                 <summary>{page.user.name}</summary>

@@ -6,6 +6,7 @@ import { commitPages } from './commits.js';
 import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
 import { filesPages } from './files.js';
+import { inboxPages } from './inbox.js';
 import { issuePages } from './issues/index.js';
 import { loginPages } from './login.js';
 import { markdownPreviewPages } from './markdown-preview.js';
@@ -36,4 +37,5 @@ export const pageModules: PageModule[] = [
   settingsPages,
   administrationPages,
   personalSettingsPages,
+  inboxPages,
 ];
