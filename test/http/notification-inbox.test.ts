@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInByFetch } from '../helpers/browser.js';
-import { eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
+import { commandSpec, eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { startSmtpReceiver } from '../helpers/receivers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -217,5 +217,24 @@ describe('notification inbox', () => {
     expect(await eventually(async () => subjects(alice).includes('[Issue inboxed#2] (Commented) Settings issue'))).toBe(true);
     expect(await threadOf(dave, 'Issue', 'Settings issue')).toMatchObject([{ reason: 'comment', unread: true }]);
     expect(subjects(dave).filter((s) => s.includes('Settings issue'))).toEqual([]);
+  }, 60_000);
+
+  it('tells the submitter of a failed build of their pull request, read when the build page is opened', async () => {
+    const built = await givenRepo(server, 'built', {
+      files: { 'README.md': '# built\n', '.onedev-buildspec.yml': commandSpec({ name: 'Checks', commands: ['exit 1'], trigger: 'PullRequestUpdateTrigger' }) },
+    });
+    await grantRole(server, built.id, erin.id, 'Code Writer');
+    await built.commitOn('fix', { 'fix.txt': 'x\n' }, 'fix');
+    const pr = await server.call('POST', '/pulls', {
+      body: { targetProjectId: built.id, sourceProjectId: built.id, targetBranch: 'main', sourceBranch: 'fix', title: 'Built me' },
+      auth: erin.auth,
+    });
+    expect(pr.status, pr.text).toBe(200);
+    const failed = await eventually(async () => (await inbox(erin)).find((t) => t.subject.type === 'Build') ?? null, 30_000);
+    expect(failed).toMatchObject({ reason: 'ci_activity', unread: true, project: { id: built.id, path: 'built' } });
+    expect(failed!.subject.title).toMatch(/^Build #\d+ \(Checks\) of pull request #1 failed$/);
+    const path = new URL(failed!.subject.url).pathname;
+    expect((await page(erin, path)).status).toBe(200);
+    expect((await server.call('GET', `/notifications/threads/${failed!.id}`, { auth: erin.auth })).json).toMatchObject({ unread: false });
   }, 60_000);
 });

@@ -112,6 +112,8 @@ describe('accessibility of every page', () => {
       `/${repo.path}/~compare?left=main&right=greetings`,
       `/${repo.path}/~issues/new`,
       `/${repo.path}/~no-such-page`,
+      '/~inbox',
+      '/~my/notifications',
     ].map((p) => new URL(p, origin));
     const seen = new Set(queue.map(patternOf));
     const visited: string[] = [];
