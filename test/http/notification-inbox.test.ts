@@ -99,10 +99,10 @@ describe('notification inbox', () => {
 
   it('marks a thread read when its page is opened, and counts unread ones in the header', async () => {
     const before = await page(bob, '/~projects');
-    expect(await before.text()).toMatch(/aria-label="Inbox, 1 unread"/);
+    expect(await before.text()).toContain('<span class="inbox-count">1</span>');
     const opened = await page(bob, '/inboxed/~pulls/1');
     expect(opened.status).toBe(200);
-    expect(await opened.text()).toContain('aria-label="Inbox, no unread notification"');
+    expect(await opened.text()).toMatch(/href="\/~inbox">Inbox<\/a>/);
     const [read] = await threadOf(bob, 'PullRequest', 'Inbox me');
     expect(read.unread).toBe(false);
     expect(read.last_read_at).not.toBeNull();
@@ -175,6 +175,9 @@ describe('notification inbox', () => {
     expect((await server.call('PATCH', `/notifications/threads/${foreign.id}`, { body: { unread: 'yes' }, auth: carol.auth })).status).toBe(400);
     expect((await server.call('PUT', '/notifications', { body: { last_read_at: 'soon' }, auth: alice.auth })).status).toBe(400);
     expect((await server.call('GET', '/notifications', { auth: null })).status).toBe(401);
+    const doc = (await (await fetch(`${server.url}/~api/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(doc.paths['/~api/notifications']).sort()).toEqual(['get', 'put']);
+    expect(Object.keys(doc.paths['/~api/notifications/threads/{threadId}']).sort()).toEqual(['delete', 'get', 'patch']);
     expect((await server.call('PUT', '/notifications', { auth: null })).status).toBe(401);
   });
 

@@ -29,8 +29,15 @@ const NAV = [
 /** The header's link to the inbox with the unread count (docs/compatibility.md#notification-inbox). */
 function InboxLink({ unread }: { unread: number }) {
   return (
-    <a class="inbox-link" href="/~inbox" aria-label={unread === 0 ? 'Inbox, no unread notification' : `Inbox, ${unread} unread`}>
-      Inbox{unread > 0 && <span class="inbox-count">{unread > 99 ? '99+' : String(unread)}</span>}
+    <a class="inbox-link" href="/~inbox">
+      Inbox
+      {unread > 0 && (
+        <>
+          {' '}
+          <span class="inbox-count">{unread > 99 ? '99+' : String(unread)}</span>
+          <span class="visually-hidden"> unread</span>
+        </>
+      )}
     </a>
   );
 }
