@@ -19,7 +19,7 @@ async function notificationsPage(page: PageContext, error: string | null = null,
         Choose, for each kind of notification, whether it lands in your <a href="/~inbox">inbox</a> and whether it is mailed to your primary email address. You
         are never told of your own actions.
       </p>
-      <PostForm page={page} action="/~my/notifications" class="settings-form" label="Notification settings">
+      <PostForm page={page} action="/~my/notifications" class="settings-form notification-settings" label="Notification settings">
         {REASON_GROUPS.map(({ group, label }) => (
           <fieldset key={group}>
             <legend>{label}</legend>
