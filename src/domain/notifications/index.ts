@@ -11,9 +11,8 @@ export {
   type NotificationFilter,
   type NotificationThread,
   recordNotifications,
-  type SubjectType,
   type ThreadMark,
   unreadNotificationCount,
 } from './inbox.js';
-export { type NotificationReason, PARTICIPATING_REASONS, REASON_GROUPS, type ReasonGroup, reasonGroup } from './reasons.js';
-export { deliveriesFor, type DeliveryChoice, getNotificationSettings, setNotificationSettings } from './settings.js';
+export { type NotificationReason, REASON_GROUPS } from './reasons.js';
+export { deliveriesFor, getNotificationSettings, setNotificationSettings } from './settings.js';
