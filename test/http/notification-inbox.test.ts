@@ -240,4 +240,10 @@ describe('notification inbox', () => {
     expect((await page(erin, path)).status).toBe(200);
     expect((await server.call('GET', `/notifications/threads/${failed!.id}`, { auth: erin.auth })).json).toMatchObject({ unread: false });
   }, 60_000);
+
+  it("forgets a deleted pull request's thread", async () => {
+    expect(await threadOf(carol, 'PullRequest', 'Inbox me')).toHaveLength(1);
+    expect((await server.call('DELETE', `/pulls/${prId}`)).status).toBe(200);
+    for (const user of [alice, bob, carol]) expect(await threadOf(user, 'PullRequest', 'Inbox me')).toEqual([]);
+  });
 });

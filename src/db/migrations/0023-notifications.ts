@@ -6,9 +6,10 @@ import { withId } from './schema-helpers.js';
  * (`subject_type` `PullRequest`, `Issue`, `Build` or `CodeComment`, `subject_id` its id), updated
  * by each later event of the thread — its latest `reason`, `title`, `url` (the page's path) and
  * `updated_date`, unread again and out of done. `last_read_date` is when the user last read it.
- * The indexes serve the inbox (`user_id, done, updated_date`), the unread count of the header
- * and the unread-first inbox (`user_id, done, unread, updated_date`) and the thread's upsert and mark-read on opening
- * (`user_id, subject_type, subject_id`, unique).
+ * The indexes serve the inbox by update (`user_id, done, updated_date`); the header's unread
+ * count and the unread-first inbox (`user_id, done, unread, updated_date`); the thread's upsert
+ * and its mark-read on opening (`user_id, subject_type, subject_id`, unique); a deleted thread's
+ * rows (`subject_type, subject_id`); a deleted project's (`project_id`).
  * `notification_settings`: per user and reason group (`participating`, `mentions`,
  * `review_requests`, `watching`, `builds`) whether it goes to the inbox and is mailed; no row:
  * both. Both are deleted with their user; notifications with their project.
@@ -31,6 +32,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('notifications_inbox').on('notifications').columns(['user_id', 'done', 'updated_date']).execute();
   await db.schema.createIndex('notifications_unread').on('notifications').columns(['user_id', 'done', 'unread', 'updated_date']).execute();
   await db.schema.createIndex('notifications_project').on('notifications').column('project_id').execute();
+  await db.schema.createIndex('notifications_subject').on('notifications').columns(['subject_type', 'subject_id']).execute();
 
   await db.schema
     .createTable('notification_settings')

@@ -67,6 +67,11 @@ export async function recordNotifications(db: Db, thread: NotificationThread, re
     .execute();
 }
 
+/** Deletes every user's notification of a thread, inside the caller's transaction (a deleted pull request's). */
+export async function forgetThread(db: Db, subjectType: SubjectType, subjectId: number): Promise<void> {
+  await db.deleteFrom('notifications').where('subjectType', '=', subjectType).where('subjectId', '=', subjectId).execute();
+}
+
 /** Which notifications a list shows (done ones never). */
 export interface NotificationFilter {
   /** Read ones too (GitHub's `all`); else unread only. */

@@ -2,6 +2,7 @@
  * The door of the notifications area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
 export {
+  forgetThread,
   getNotification,
   listNotifications,
   markAllNotificationsRead,
