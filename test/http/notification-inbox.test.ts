@@ -241,6 +241,38 @@ describe('notification inbox', () => {
     expect((await server.call('GET', `/notifications/threads/${failed!.id}`, { auth: erin.auth })).json).toMatchObject({ unread: false });
   }, 60_000);
 
+  it("puts a code comment in its pull request's thread, another one in its own, linked to the file", async () => {
+    const main = await repo.head('main');
+    const feature = await repo.head('feature');
+    const comment = (pullRequestId: number | null, content: string) =>
+      server.call('POST', '/code-comments', {
+        auth: erin.auth,
+        body: {
+          projectId: repo.id,
+          content,
+          mark: { commitHash: feature, path: 'README.md', range: { fromRow: 0, fromColumn: 0, toRow: 0, toColumn: 5 } },
+          compareContext: {
+            pullRequestId,
+            oldCommitHash: main,
+            newCommitHash: feature,
+            pathFilter: null,
+            currentFile: 'README.md',
+            whitespaceOption: 'DEFAULT',
+          },
+        },
+      });
+    expect((await comment(prId, 'On the request, @dave')).status).toBe(200);
+    expect((await comment(null, 'On the file, @dave')).status).toBe(200);
+    const [own] = (await eventually(async () => {
+      const rows = (await inbox(dave)).filter((t) => t.subject.type === 'CodeComment');
+      return rows.length === 1 ? rows : null;
+    }))!;
+    expect(own).toMatchObject({ reason: 'mention', unread: true, subject: { title: 'Code comment on README.md' } });
+    expect(own.subject.url).toBe(`${server.url}/inboxed/~files/${feature}/README.md`);
+    expect((await page(dave, new URL(own.subject.url).pathname)).status).toBe(200);
+    expect(await threadOf(dave, 'PullRequest', 'Inbox me')).toMatchObject([{ reason: 'mention', unread: true }]);
+  });
+
   it("forgets a deleted pull request's thread", async () => {
     expect(await threadOf(carol, 'PullRequest', 'Inbox me')).toHaveLength(1);
     expect((await server.call('DELETE', `/pulls/${prId}`)).status).toBe(200);

@@ -187,10 +187,15 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
       };
     }
     case 'CODE_COMMENT': {
-      const comment = payload.codeComment as { id: number; uuid: string; mark: { path: string }; compareContext: { pullRequestId: number | null } };
+      const comment = payload.codeComment as {
+        id: number;
+        uuid: string;
+        mark: { path: string; commitHash: string };
+        compareContext: { pullRequestId: number | null };
+      };
       mentions();
       const path = `/${projectPath}/~code-comments/${comment.id}`;
-      // a comment on a pull request's changes belongs to the request's thread
+      // a comment on a pull request's changes belongs to the request's thread; another one's page is its file at the commented commit
       const pr = comment.compareContext.pullRequestId === null ? null : await findPullRequestRow(db, comment.compareContext.pullRequestId);
       return {
         recipients,
@@ -201,7 +206,13 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
         opensThread: true,
         inbox: pr
           ? { subjectType: 'PullRequest', subjectId: pr.id, projectId, title: pr.title, url: `/${projectPath}/~pulls/${pr.number}` }
-          : { subjectType: 'CodeComment', subjectId: comment.id, projectId, title: `Code comment on ${comment.mark.path}`, url: path },
+          : {
+              subjectType: 'CodeComment',
+              subjectId: comment.id,
+              projectId,
+              title: `Code comment on ${comment.mark.path}`,
+              url: `/${projectPath}/~files/${comment.mark.commitHash}/${comment.mark.path.split('/').map(encodeURIComponent).join('/')}`,
+            },
         text,
       };
     }
