@@ -162,6 +162,12 @@ export async function time(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
+/** The `p`-th percentile (0–100) of `values`, nearest rank. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
 /** Prints a table row. */
 export function report(name: string, value: string, target: string): void {
   console.log(`${name.padEnd(48)} ${value.padStart(14)}   target ${target}`);

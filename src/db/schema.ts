@@ -72,6 +72,8 @@ export interface Database {
   repositoryMirrors: RepositoryMirrorTable;
   codeSearchProjects: CodeSearchProjectTable;
   codeSearchFiles: CodeSearchFileTable;
+  notifications: NotificationTable;
+  notificationSettings: NotificationSettingTable;
 }
 
 type Id = Generated<number>;
@@ -799,3 +801,32 @@ export interface CodeSearchFileTable {
   content: string | null;
 }
 export type CodeSearchFileRow = Selectable<CodeSearchFileTable>;
+/** A user's notification of one thread (migration 0023, docs/compatibility.md#notification-inbox). */
+export interface NotificationTable {
+  id: Id;
+  userId: number;
+  projectId: number;
+  /** `PullRequest`, `Issue`, `Build` or `CodeComment`. */
+  subjectType: string;
+  subjectId: number;
+  title: string;
+  /** The thread's page, a path of this server (`/<project>/~pulls/3`). */
+  url: string;
+  /** Why the user was told, GitHub's vocabulary (`mention`, `review_requested`, `author`, …). */
+  reason: string;
+  unread: Flag;
+  done: Flag;
+  updatedDate: number;
+  lastReadDate: number | null;
+}
+
+/** Whether a reason group goes to a user's inbox and mail (migration 0023); no row: both. */
+export interface NotificationSettingTable {
+  userId: number;
+  /** `participating`, `mentions`, `review_requests`, `watching` or `builds`. */
+  reasonGroup: string;
+  inbox: Flag;
+  mail: Flag;
+}
+
+export type NotificationRow = Selectable<NotificationTable>;

@@ -37,6 +37,7 @@ import {
   reassignIssueAuthors,
   recordPullRequestReferences,
 } from './issues/index.js';
+import { forgetThread } from './notifications/index.js';
 import { hasPullMirror, issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences, roleUsages } from './projects/index.js';
 import { markPushMirrorsPending, projectHasPullMirror } from './mirrors/index.js';
 import { buildCommit } from './repositories/index.js';
@@ -124,6 +125,7 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('projectsDeleting', (event) => onProjectsDeleting({ events }, event));
   events.onTransaction('projectsDeleting', (event) => onLfsProjectsDeleting(config, event));
   events.onTransaction('pullRequestDeleting', (event) => deletePullRequestBuilds(config, event.db, event.requestId, event.afterCommit));
+  events.onTransaction('pullRequestDeleting', (event) => forgetThread(event.db, 'PullRequest', event.requestId));
   for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {
     events.onTransaction('userDeleting', (event) => reassign(event.db, event.userId));
   }

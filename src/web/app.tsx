@@ -58,6 +58,7 @@ import FindMyWay from 'find-my-way';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findSession } from '../domain/auth/index.js';
 import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js';
+import { unreadNotificationCount } from '../domain/notifications/index.js';
 import { projectByPath } from '../domain/repositories/index.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
 import { credentialsHeader } from '../plugins/auth.js';
@@ -176,7 +177,10 @@ async function runPage(page: PageContext, access: Access, handler: (page: PageCo
   if (page.user === null && access !== 'public') {
     if (access === 'user' || !(await getSecuritySetting(page.ctx)).enableAnonymousAccess) return page.reply.redirect(loginUrl(page.request));
   }
-  return sendResult(page, await handler(page));
+  const result = await handler(page);
+  // counted after the handler, so a thread the page just read is no longer unread
+  if (page.user && !('redirect' in result) && !('raw' in result)) page.user.unreadNotifications = await unreadNotificationCount(page.ctx);
+  return sendResult(page, result);
 }
 
 /**

@@ -16,6 +16,8 @@ export interface PageUser {
   id: number;
   name: string;
   isAdmin: boolean;
+  /** Unread notifications of the inbox, counted once a page is to be rendered (the header shows it). */
+  unreadNotifications?: number;
 }
 
 /** Everything a page handler needs; built once per request by src/web/app.ts. */

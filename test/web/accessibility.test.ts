@@ -114,6 +114,8 @@ describe('accessibility of every page', () => {
       `/${repo.path}/~pulls/${showcase.conflictPullNumber}/conflicts`,
       `/${repo.path}/~no-such-page`,
       `/~search?q=${repo.path}`,
+      '/~inbox',
+      '/~my/notifications',
     ].map((p) => new URL(p, origin));
     const seen = new Set(queue.map(patternOf));
     const visited: string[] = [];

@@ -1,6 +1,6 @@
 /**
  * The outbox worker (docs/compatibility.md#gitloom-differs-webhooks-and-notifications): a loop in every server process that expands committed
- * outbox events into webhook deliveries and mails, then sends the messages that are due — with
+ * outbox events into webhook deliveries, mails and inbox notifications (docs/compatibility.md#notification-inbox), then sends the messages that are due — with
  * a timeout, exponential backoff between tries (6 tries, the first delay
  * `GITLOOM_OUTBOX_BACKOFF_MS`, doubled each time: ~1 h with the default 2 min) and a recorded
  * attempt each time. Rows are leased like builds (src/domain/builds/scheduler.ts): `FOR UPDATE
@@ -17,8 +17,9 @@ import type { Database, OutboxEventRow, OutboxMessageRow } from '../../db/schema
 import type { Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
 import type { StoredEvent } from './events.js';
-import { mailsFor, type MailPayload } from './mails.js';
+import { mailsFor, notificationPlan, type MailPayload } from './mails.js';
 import { postWebhook, WebhookTargetRefused } from './webhooks.js';
+import { deliveriesFor, recordNotifications } from '../notifications/index.js';
 import { webHooksFor } from '../projects/index.js';
 
 /** Tries per message before it is FAILED. */
@@ -116,7 +117,7 @@ export class OutboxWorker {
     );
   }
 
-  /** Turns one event into its messages and marks it expanded, in one transaction. */
+  /** Turns one event into its messages and inbox notifications and marks it expanded, in one transaction. */
   private async expand(event: OutboxEventRow): Promise<void> {
     const { db, config } = this.services;
     const now = Date.now();
@@ -141,12 +142,19 @@ export class OutboxWorker {
           .values({ ...base, kind: 'WEBHOOK', uuid: randomUUID(), target: hook.postUrl, secret: hook.secret, payload: body })
           .execute();
       }
-      if (config.smtp) {
-        for (const draft of await mailsFor(tx, event, config.serverUrl)) {
-          await tx
-            .insertInto('outboxMessages')
-            .values({ ...base, kind: 'MAIL', uuid: randomUUID(), target: draft.to, secret: null, payload: JSON.stringify(draft.mail) })
-            .execute();
+      // one decision of who is told, for the inbox and for mail, each as the recipient's settings choose
+      const plan = await notificationPlan(tx, event, config.serverUrl);
+      if (plan) {
+        const reasons = new Map([...plan.recipients].map(([userId, r]) => [userId, r.reason]));
+        const chosen = await deliveriesFor(tx, reasons);
+        await recordNotifications(tx, plan.inbox, new Map([...reasons].filter(([userId]) => chosen.inbox.has(userId))), event.date);
+        if (config.smtp) {
+          for (const draft of await mailsFor(tx, plan, chosen.mail, config.serverUrl)) {
+            await tx
+              .insertInto('outboxMessages')
+              .values({ ...base, kind: 'MAIL', uuid: randomUUID(), target: draft.to, secret: null, payload: JSON.stringify(draft.mail) })
+              .execute();
+          }
         }
       }
       await tx

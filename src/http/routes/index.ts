@@ -21,6 +21,7 @@ import { userConversationRoutes } from './user-conversations.js';
 import { userRoutes } from './users.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 import { mirrorRoutes } from './mirrors.js';
+import { notificationRoutes } from './notifications.js';
 
 /** Every REST resource module, mounted under `/~api`. */
 export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api) => {
@@ -45,4 +46,5 @@ export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api)
   await api.register(triggerJobRoutes);
   await api.register(webhookDeliveryRoutes);
   await api.register(mirrorRoutes);
+  await api.register(notificationRoutes);
 };

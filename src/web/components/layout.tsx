@@ -1,7 +1,7 @@
 /**
  * The page frame: `<html>` with a real `<title>`, the header (Gitloom, Projects, Pull requests,
- * Builds, Issues, the search box, user menu or sign-in link), a skip link and `<main>` holding
- * the page.
+ * Builds, Issues, the search box, the inbox link with its unread count, user menu or sign-in
+ * link), a skip link and `<main>` holding the page.
  */
 import type { ComponentChildren } from 'preact';
 import { assetUrl } from '../assets.js';
@@ -26,6 +26,22 @@ const NAV = [
   { href: '/~builds', label: 'Builds' },
   { href: '/~issues', label: 'Issues' },
 ];
+
+/** The header's link to the inbox with the unread count (docs/compatibility.md#notification-inbox). */
+function InboxLink({ unread }: { unread: number }) {
+  return (
+    <a class="inbox-link" href="/~inbox">
+      Inbox
+      {unread > 0 && (
+        <>
+          {' '}
+          <span class="inbox-count">{unread > 99 ? '99+' : String(unread)}</span>
+          <span class="visually-hidden"> unread</span>
+        </>
+      )}
+    </a>
+  );
+}
 
 /** A full page: use as the root element a page handler returns. */
 export function Layout({ page, title, scripts = [], styles = [], children }: LayoutProps) {
@@ -69,6 +85,7 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
             <input type="search" name="q" aria-label="Search (press /)" placeholder="Search (/)" maxLength={200} />
           </form>
           <div class="user">
+            {page.user?.unreadNotifications !== undefined && <InboxLink unread={page.user.unreadNotifications} />}
             {page.user ? (
               <details class="menu">
                 <summary>{page.user.name}</summary>

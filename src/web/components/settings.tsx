@@ -38,6 +38,7 @@ const AREAS = {
       ['ssh-keys', 'SSH keys'],
       ['saved-queries', 'Saved queries'],
       ['watches', 'Watches'],
+      ['notifications', 'Notifications'],
     ],
   },
 } as const;

@@ -8,6 +8,7 @@ import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
 import { editPages } from './edit/index.js';
 import { filesPages } from './files.js';
+import { inboxPages } from './inbox.js';
 import { issuePages } from './issues/index.js';
 import { loginPages } from './login.js';
 import { markdownPreviewPages } from './markdown-preview.js';
@@ -42,4 +43,5 @@ export const pageModules: PageModule[] = [
   settingsPages,
   administrationPages,
   personalSettingsPages,
+  inboxPages,
 ];

@@ -8,6 +8,7 @@
  * permission check and the API's headers: attachment unless a safe type, `nosniff`, a sandbox CSP
  * — src/plugins/user-content.ts).
  */
+import { markThreadRead } from '../../../domain/notifications/index.js';
 import { Readable } from 'node:stream';
 import { Fragment } from 'preact';
 import {
@@ -51,6 +52,8 @@ const artifactHref = (base: string, path: string) => `${base}/artifacts/${path.s
 async function buildPage(page: ProjectPageContext) {
   const details = await pageBuild(page);
   const { build, job } = details;
+  // opening the build reads its notification
+  await markThreadRead(page.ctx, 'Build', build.id);
   const base = `/${page.project.path}/~builds/${build.number}`;
   const [log, artifacts] = await Promise.all([
     job.accessLog ? buildLogTail(page.ctx, build.id, LOG_TAIL_BYTES) : null,

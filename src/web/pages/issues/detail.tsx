@@ -3,6 +3,7 @@
  * watchers, votes, comments with a Markdown preview, references and fixing commits and pull
  * requests — and the actions its forms post.
  */
+import { markThreadRead } from '../../../domain/notifications/index.js';
 import {
   createIssueComment,
   createIssueVote,
@@ -77,6 +78,8 @@ function MarkdownForm({
 async function issuePage(page: ProjectPageContext): Promise<PageResult> {
   const loaded = await issueByNumber(page.ctx, page.project.id, Number(page.params.number));
   const { issue, permissions } = loaded;
+  // opening the issue reads its notification
+  await markThreadRead(page.ctx, 'Issue', issue.id);
   const activity = await issueActivity(page.ctx, loaded);
   const schedulable =
     page.user && permissions.scheduleIssues ? await queryMilestones(page.ctx, page.project.id, { closed: false }, 0, MILESTONE_CHOICES) : null;

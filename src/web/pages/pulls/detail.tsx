@@ -38,6 +38,7 @@ import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import type { PageResult, ProjectPageContext, ProjectPageRoute } from '../../page.js';
 import { MergeBox, STRATEGY_LABELS } from './merge-box.js';
+import { markThreadRead } from '../../../domain/notifications/index.js';
 import { pullAction, PullHeader, pullActionUrl, pullUrl, requestOfPage, When } from './shared.js';
 import { TextArea } from '../../components/controls.js';
 
@@ -315,7 +316,16 @@ function action(path: string, run: (page: ProjectPageContext, pr: PullRequestRow
 
 /** The routes of the detail page. */
 export const detailRoutes: ProjectPageRoute[] = [
-  { method: 'GET', path: '/~pulls/:number', handler: async (page): Promise<PageResult> => detailPage(page, await requestOfPage(page)) },
+  {
+    method: 'GET',
+    path: '/~pulls/:number',
+    handler: async (page): Promise<PageResult> => {
+      const pr = await requestOfPage(page);
+      // opening the request reads its notification
+      await markThreadRead(page.ctx, 'PullRequest', pr.id);
+      return detailPage(page, pr);
+    },
+  },
   action('comment', (page, pr) => createComment(page.ctx, { requestId: pr.id, content: page.form.content ?? '' }), '#activity'),
   action('review', review, '#reviewers'),
   action(
