@@ -60,9 +60,10 @@ import { findSession } from '../domain/auth/index.js';
 import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js';
 import { projectByPath } from '../domain/repositories/index.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
+import { avatarVersions } from '../domain/users/index.js';
 import { credentialsHeader } from '../plugins/auth.js';
 import { sendRetryAfter } from '../plugins/errors.js';
-import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
+import { BadRequest, Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';
 import { safeRedirect, type Access, type PageContext, type PageResult, type PageUser, type ProjectPageRoute } from './page.js';
@@ -122,6 +123,12 @@ function firstValues(source: unknown): Record<string, string> {
   return out;
 }
 
+/** The files of a parsed multipart form body: its `File` values by field name. */
+function filesOf(body: unknown): Record<string, File> {
+  if (!body || typeof body !== 'object') return {};
+  return Object.fromEntries(Object.entries(body).filter((entry): entry is [string, File] => entry[1] instanceof File));
+}
+
 function pageContext(request: FastifyRequest, reply: FastifyReply, params: Record<string, string> = {}): PageContext {
   const visitor = request.webVisitor ?? { user: null, sessionCsrfToken: null, sessionToken: null };
   return {
@@ -133,8 +140,12 @@ function pageContext(request: FastifyRequest, reply: FastifyReply, params: Recor
     params,
     query: firstValues(request.query),
     form: request.method === 'POST' ? firstValues(request.body) : {},
+    files: request.method === 'POST' ? filesOf(request.body) : {},
   };
 }
+
+/** Largest multipart form body, bytes: room for a 5 MiB avatar and a bit more, so a larger file gets the avatar's own message. */
+const MULTIPART_BODY_LIMIT = 8 * 1024 * 1024;
 
 const loginUrl = (request: FastifyRequest) => `/~login?${new URLSearchParams({ redirect: request.url })}`;
 
@@ -199,7 +210,15 @@ function visitorResolver(services: Services) {
       }
     }
     const { actor } = request;
-    const user: PageUser | null = actor.userId === ANONYMOUS_ID ? null : { id: actor.userId, name: actor.name, isAdmin: actor.isAdmin };
+    const user: PageUser | null =
+      actor.userId === ANONYMOUS_ID
+        ? null
+        : {
+            id: actor.userId,
+            name: actor.name,
+            isAdmin: actor.isAdmin,
+            avatarVersion: (await avatarVersions(services.db, [actor.userId])).get(actor.userId) ?? 0,
+          };
     request.webVisitor = { user, sessionCsrfToken, sessionToken };
   };
 }
@@ -277,6 +296,14 @@ export async function webPlugin(app: FastifyInstance, { services }: { services: 
   app.addConstraintStrategy(webPageStrategy);
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  // file uploads (an avatar): parsed by the platform's own multipart reader; strings go to
+  // `page.form`, files to `page.files`
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: MULTIPART_BODY_LIMIT }, (request, body, done) => {
+    new Response(new Uint8Array(body as Buffer), { headers: { 'content-type': request.headers['content-type'] ?? '' } })
+      .formData()
+      .then((form) => done(null, Object.fromEntries(form.entries())))
+      .catch(() => done(new BadRequest('Malformed multipart form'), undefined));
   });
   app.decorateRequest('webVisitor', null as unknown as FastifyRequest['webVisitor']);
   app.addHook('onRequest', visitorResolver(services));

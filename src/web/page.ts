@@ -16,6 +16,8 @@ export interface PageUser {
   id: number;
   name: string;
   isAdmin: boolean;
+  /** The version of the user's avatar (its URL, `/~avatars/<id>?v=<version>`). */
+  avatarVersion: number;
 }
 
 /** Everything a page handler needs; built once per request by src/web/app.ts. */
@@ -38,6 +40,8 @@ export interface PageContext {
   query: Record<string, string>;
   /** The fields of a submitted `application/x-www-form-urlencoded` form (POST), else empty. */
   form: Record<string, string>;
+  /** The files of a submitted `multipart/form-data` form (POST) by field name, else empty. */
+  files: Record<string, File>;
 }
 
 /** The context of a page under `/<project path>`: the project, visible to the visitor. */

@@ -10,13 +10,15 @@ export interface PostFormProps {
   class?: string;
   /** Accessible name of the form, when the page has several. */
   label?: string;
+  /** `multipart/form-data` for a form sending a file. */
+  enctype?: 'multipart/form-data';
   children: ComponentChildren;
 }
 
 /** A `<form method="post">` with the hidden `_csrf` field the web plugin checks on every POST. */
-export function PostForm({ page, action, class: className, label, children }: PostFormProps) {
+export function PostForm({ page, action, class: className, label, enctype, children }: PostFormProps) {
   return (
-    <form method="post" action={action} class={className} aria-label={label}>
+    <form method="post" action={action} class={className} aria-label={label} enctype={enctype}>
       <input type="hidden" name={CSRF_FIELD} value={page.csrfToken} />
       {children}
     </form>

@@ -5,6 +5,7 @@
 import type { ComponentChildren } from 'preact';
 import { assetUrl } from '../assets.js';
 import type { PageContext } from '../page.js';
+import { Avatar } from './avatar.js';
 import { PostForm } from './forms.js';
 
 export interface LayoutProps {
@@ -67,8 +68,13 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
           <div class="user">
             {page.user ? (
               <details class="menu">
-                <summary>{page.user.name}</summary>
+                <summary>
+                  <Avatar userId={page.user.id} version={page.user.avatarVersion} /> {page.user.name}
+                </summary>
                 <ul>
+                  <li>
+                    <a href={`/~users/${page.user.name}`}>My profile</a>
+                  </li>
                   <li>
                     <a href="/~my">My settings</a>
                   </li>

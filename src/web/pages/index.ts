@@ -17,6 +17,7 @@ import { pullRequestPages } from './pulls/index.js';
 import { refPages } from './refs.js';
 import { savedQueryPages } from './saved-queries.js';
 import { settingsPages } from './settings/index.js';
+import { userPages } from './users/index.js';
 
 export const pageModules: PageModule[] = [
   loginPages,
@@ -36,4 +37,5 @@ export const pageModules: PageModule[] = [
   settingsPages,
   administrationPages,
   personalSettingsPages,
+  userPages,
 ];

@@ -1,10 +1,11 @@
 /** The personal settings pages (`/~my/…`) of the signed-in user. */
 import type { PageModule } from '../../page.js';
 import { accessTokenPages } from './access-tokens.js';
+import { avatarPages } from './avatar.js';
 import { profilePages } from './profile.js';
 import { queryAndWatchPages } from './queries-and-watches.js';
 import { sshKeyPages } from './ssh-keys.js';
 
 export const personalSettingsPages: PageModule = {
-  pages: [profilePages, accessTokenPages, sshKeyPages, queryAndWatchPages].flatMap((m) => m.pages ?? []),
+  pages: [profilePages, avatarPages, accessTokenPages, sshKeyPages, queryAndWatchPages].flatMap((m) => m.pages ?? []),
 };
