@@ -82,9 +82,10 @@ describe('dashboard, profiles and avatars', () => {
     const open = async (projectId: number, title: string, fields: Record<string, unknown> = {}) => {
       const res = await server.call('POST', '/issues', { body: { projectId, title, fields }, auth: alice.auth });
       expect(res.status, res.text).toBe(200);
+      return res.json as number;
     };
     await open(ids.secret, 'Secret launch plan');
-    await open(ids['open-house'], 'Public roadmap');
+    ids.roadmap = await open(ids['open-house'], 'Public roadmap');
     await open(ids['open-house'], 'Fix the doorbell', { Assignees: ['bob'] });
     bobSession = await signInByFetch(server, 'bob', bob.password);
     aliceSession = await signInByFetch(server, 'alice', alice.password);
@@ -176,6 +177,19 @@ describe('dashboard, profiles and avatars', () => {
       const anonymous = await get('/~users/alice', null);
       expect(anonymous.status).toBe(302);
       expect(anonymous.headers.get('location')).toContain('/~login');
+    });
+
+    it('shows avatars beside authors in issue lists and conversations', async () => {
+      const issue = { id: ids.roadmap, number: 1 };
+      expect((await server.call('POST', '/issue-comments', { body: { issueId: issue.id, content: 'On it', userId: bob.id }, auth: bob.auth })).status).toBe(
+        200,
+      );
+      const list = await (await get('/open-house/~issues')).text();
+      expect(list).toMatch(new RegExp(`opened by <img class="avatar" src="/~avatars/${alice.id}\\?v=\\d+" alt width="16" height="16" loading="lazy"`));
+      const conversation = await (await get(`/open-house/~issues/${issue.number}`)).text();
+      expect(conversation).toMatch(
+        new RegExp(`<img class="avatar" src="/~avatars/${bob.id}\\?v=\\d+" alt width="20" height="20" loading="lazy" decoding="async"/> <strong>bob</strong>`),
+      );
     });
 
     it('is linked from the header menu', async () => {
