@@ -30,6 +30,8 @@ const SKIPPED = [
  */
 function patternOf(url: URL): string {
   let path = url.pathname.replace(/\/[0-9a-f]{40}(?=\/|$)/g, '/:hash').replace(/\/\d+(?=\/|$)/g, '/:number');
+  // one profile stands for every user's
+  path = path.replace(/^\/~users\/[^/]+$/, '/~users/:name');
   const inRevision = /^(.*\/~files)\/[^/]+(\/.*)?$/.exec(path);
   if (inRevision) {
     const last = inRevision[2]?.split('/').pop() ?? '';
@@ -112,6 +114,8 @@ describe('accessibility of every page', () => {
       `/${repo.path}/~compare?left=main&right=greetings`,
       `/${repo.path}/~issues/new`,
       `/${repo.path}/~no-such-page`,
+      '/~users/admin',
+      '/~my/avatar',
     ].map((p) => new URL(p, origin));
     const seen = new Set(queue.map(patternOf));
     const visited: string[] = [];
@@ -147,6 +151,8 @@ describe('accessibility of every page', () => {
       '/demo/~issues/:number',
       '/demo/~commits/:hash',
       '/demo/~files/:revision/*.ts',
+      '/~users/:name',
+      '/~my/avatar',
     ]) {
       expect(visited).toContain(expected);
     }
