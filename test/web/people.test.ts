@@ -193,7 +193,7 @@ describe('dashboard, profiles and avatars', () => {
     });
 
     it('is linked from the header menu', async () => {
-      expect(await (await get('/')).text()).toContain('href="/~users/bob"');
+      expect(await (await get('/')).text()).toContain(`href="/~users/${bob.id}"`);
     });
   });
 

@@ -3,6 +3,7 @@
  * checked by its content and re-encoded by sharp (resized to 256×256, EXIF and every other
  * metadata dropped), kept in the data dir as `avatars/<user id>-<version>`; without one, the
  * identicon of identicon.ts. `users.avatar_version` counts the changes and versions the URL.
+ * Also the user card of the profile page (names and avatar version).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -18,9 +19,9 @@ import { identiconSvg } from './identicon.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
 
 /** Largest accepted upload, bytes (5 MiB). */
-export const AVATAR_MAX_BYTES = 5 * 1024 * 1024;
+const AVATAR_MAX_BYTES = 5 * 1024 * 1024;
 /** Largest accepted image, pixels (width × height, read from its header before decoding). */
-export const AVATAR_MAX_PIXELS = 50_000_000;
+const AVATAR_MAX_PIXELS = 50_000_000;
 /** Side of a stored avatar, pixels. */
 const AVATAR_SIZE = 256;
 
@@ -167,8 +168,9 @@ export interface UserCard {
 
 /**
  * The card of a user for the profile page `/~users/<id or name>`, for any signed-in caller (the
- * names are those shown beside the user's work anyway): `key` is the user's id (digits) or login
- * name (case-insensitive). NotFound for an unknown user; Unauthorized for anonymous callers.
+ * names are those shown beside the user's work anyway): `key` is the user's id (digits — a login
+ * name of digits only is reached by its id) or login name (case-insensitive). NotFound for an
+ * unknown user; Unauthorized for anonymous callers.
  */
 export async function userCard(ctx: Context, key: string): Promise<UserCard> {
   requireUser(ctx.actor);

@@ -3,7 +3,7 @@
  * project, its last activity and the avatar and name of who did it (the dashboard's "Recent
  * activity", a profile's activity). The rows come from the query functions, which keep only what
  * the visitor may read; this adds their paths, names and avatars in three queries whatever the
- * number of rows.
+ * number of rows and lists.
  */
 import { projectPaths, userNames } from '../../domain/pulls/index.js';
 import { avatarVersions } from '../../domain/users/index.js';
@@ -64,19 +64,24 @@ export interface ActivityItem {
   avatarVersion: number;
 }
 
+/** The rows of one activity list. */
+export interface ActivityRows {
+  pulls?: readonly PullLike[];
+  issues?: readonly IssueLike[];
+  builds?: readonly BuildLike[];
+}
+
 /**
- * The activity items of these rows, newest first, at most `limit`: a request or an issue dated
- * by its last activity and shown with whoever did it (its submitter when unknown), a build by
- * its submission and submitter.
+ * The items of several activity lists (`lists`: rows by list name), each newest first and at
+ * most `limit` long: a request or an issue dated by its last activity and shown with whoever did
+ * it (its submitter when unknown), a build by its submission and submitter. The paths, names and
+ * avatar versions of all lists are read together: three queries in all.
  */
-export async function activityItems(
-  page: PageContext,
-  rows: { pulls?: readonly PullLike[]; issues?: readonly IssueLike[]; builds?: readonly BuildLike[] },
-  limit: number,
-): Promise<ActivityItem[]> {
-  const pulls = rows.pulls ?? [];
-  const issues = rows.issues ?? [];
-  const builds = rows.builds ?? [];
+export async function activityLists<K extends string>(page: PageContext, lists: Record<K, ActivityRows>, limit: number): Promise<Record<K, ActivityItem[]>> {
+  const all = Object.values<ActivityRows>(lists);
+  const pulls = all.flatMap((rows) => rows.pulls ?? []);
+  const issues = all.flatMap((rows) => rows.issues ?? []);
+  const builds = all.flatMap((rows) => rows.builds ?? []);
   const actor = (row: { lastActivityUserId: number | null; submitterId: number }) => row.lastActivityUserId ?? row.submitterId;
   const userIds = [...pulls.map(actor), ...issues.map(actor), ...builds.map((b) => b.submitterId)];
   const [paths, names, versions] = await Promise.all([
@@ -87,8 +92,8 @@ export async function activityItems(
   const who = (userId: number) => ({ userId, userName: names.get(userId) ?? 'unknown', avatarVersion: versions.get(userId) ?? 0 });
   const path = (projectId: number) => paths.get(projectId) ?? '';
   const sentence = (text: string) => text.charAt(0) + text.slice(1).toLowerCase();
-  const items: ActivityItem[] = [
-    ...pulls.map((p) => ({
+  const itemsOf = (rows: ActivityRows): ActivityItem[] => [
+    ...(rows.pulls ?? []).map((p) => ({
       key: `pull-${p.id}`,
       date: p.lastActivityDate,
       href: `/${path(p.targetProjectId)}/~pulls/${p.number}`,
@@ -97,7 +102,7 @@ export async function activityItems(
       detail: `${sentence(p.status)} · ${p.lastActivityDescription}`,
       ...who(actor(p)),
     })),
-    ...issues.map((i) => ({
+    ...(rows.issues ?? []).map((i) => ({
       key: `issue-${i.id}`,
       date: i.lastActivityDate,
       href: `/${path(i.projectId)}/~issues/${i.number}`,
@@ -106,7 +111,7 @@ export async function activityItems(
       detail: `${i.state} · ${i.lastActivityDescription}`,
       ...who(actor(i)),
     })),
-    ...builds.map((b) => ({
+    ...(rows.builds ?? []).map((b) => ({
       key: `build-${b.id}`,
       date: b.submitDate,
       href: `/${path(b.projectId)}/~builds/${b.number}`,
@@ -116,7 +121,13 @@ export async function activityItems(
       ...who(b.submitterId),
     })),
   ];
-  return items.sort((a, b) => b.date - a.date || a.key.localeCompare(b.key)).slice(0, limit);
+  const result = {} as Record<K, ActivityItem[]>;
+  for (const name of Object.keys(lists) as K[]) {
+    result[name] = itemsOf(lists[name])
+      .sort((a, b) => b.date - a.date || a.key.localeCompare(b.key))
+      .slice(0, limit);
+  }
+  return result;
 }
 
 /** An activity list, or `empty` when it has no item. */
@@ -132,7 +143,7 @@ export function ActivityList({ items, empty }: { items: ActivityItem[]; empty: s
             <span class="meta">
               {' '}
               <Avatar userId={item.userId} version={item.avatarVersion} size={16} />{' '}
-              {item.userId > 0 ? <a href={`/~users/${item.userName}`}>{item.userName}</a> : item.userName}
+              {item.userId > 0 ? <a href={`/~users/${item.userId}`}>{item.userName}</a> : item.userName}
               {` · ${item.detail} · `}
               <time datetime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>
             </span>

@@ -73,7 +73,7 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
                 </summary>
                 <ul>
                   <li>
-                    <a href={`/~users/${page.user.name}`}>My profile</a>
+                    <a href={`/~users/${page.user.id}`}>My profile</a>
                   </li>
                   <li>
                     <a href="/~my">My settings</a>

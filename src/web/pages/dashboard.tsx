@@ -10,7 +10,7 @@ import { queryBuilds } from '../../domain/builds/index.js';
 import { queryIssues } from '../../domain/issues/index.js';
 import { memberProjects } from '../../domain/projects/index.js';
 import { queryPullRequests } from '../../domain/pulls/index.js';
-import { activityItems, ActivityList } from '../components/activity.js';
+import { activityLists, ActivityList } from '../components/activity.js';
 import { Layout } from '../components/layout.js';
 import { redirect, type PageModule } from '../page.js';
 
@@ -36,12 +36,16 @@ export const dashboardPages: PageModule = {
           queryIssues(page.ctx, '', 0, LIMIT),
           queryBuilds(page.ctx, '', 0, LIMIT),
         ]);
-        const [review, assigned, own, recent] = await Promise.all([
-          activityItems(page, { pulls: toReview }, LIMIT),
-          activityItems(page, { pulls: assignedPulls, issues: assignedIssues }, 2 * LIMIT),
-          activityItems(page, { pulls: mine }, LIMIT),
-          activityItems(page, { pulls: recentPulls, issues: recentIssues, builds: recentBuilds }, 2 * LIMIT),
-        ]);
+        const { review, assigned, own, recent } = await activityLists(
+          page,
+          {
+            review: { pulls: toReview },
+            assigned: { pulls: assignedPulls, issues: assignedIssues },
+            own: { pulls: mine },
+            recent: { pulls: recentPulls, issues: recentIssues, builds: recentBuilds },
+          },
+          2 * LIMIT,
+        );
         return (
           <Layout page={page} title="Dashboard">
             <h1>Dashboard</h1>

@@ -9,7 +9,7 @@ import { queryBuilds } from '../../../domain/builds/index.js';
 import { queryIssues } from '../../../domain/issues/index.js';
 import { queryPullRequests } from '../../../domain/pulls/index.js';
 import { userCard } from '../../../domain/users/index.js';
-import { activityItems, ActivityList } from '../../components/activity.js';
+import { activityLists, ActivityList } from '../../components/activity.js';
 import { Avatar } from '../../components/avatar.js';
 import { Layout } from '../../components/layout.js';
 import type { PageModule } from '../../page.js';
@@ -38,11 +38,11 @@ export const profilePages: PageModule = {
                 queryIssues(page.ctx, by('commented by'), 0, LIMIT),
                 queryBuilds(page.ctx, by('submitted by'), 0, LIMIT),
               ]);
-        const [opened, commented, submitted] = await Promise.all([
-          activityItems(page, { pulls, issues }, LIMIT),
-          activityItems(page, { pulls: commentedPulls, issues: commentedIssues }, LIMIT),
-          activityItems(page, { builds }, LIMIT),
-        ]);
+        const { opened, commented, submitted } = await activityLists(
+          page,
+          { opened: { pulls, issues }, commented: { pulls: commentedPulls, issues: commentedIssues }, submitted: { builds } },
+          LIMIT,
+        );
         const title = user.fullName ? `${user.fullName} (${user.name})` : user.name;
         return (
           <Layout page={page} title={title}>
