@@ -5,7 +5,7 @@ import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
-import { givenProject, givenUsers, grantRole, type TestUser } from '../helpers/fixtures.js';
+import { givenProject, givenRepo, givenUsers, grantRole, removeWorkTrees, type TestUser } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** A PNG chunk: length, type, data, CRC-32. */
@@ -91,6 +91,7 @@ describe('dashboard, profiles and avatars', () => {
     aliceSession = await signInByFetch(server, 'alice', alice.password);
   });
   afterAll(async () => {
+    await removeWorkTrees();
     await server?.close();
   });
 
@@ -187,6 +188,34 @@ describe('dashboard, profiles and avatars', () => {
       const list = await (await get('/open-house/~issues')).text();
       expect(list).toMatch(new RegExp(`opened by <img class="avatar" src="/~avatars/${alice.id}\\?v=\\d+" alt width="16" height="16" loading="lazy"`));
       const conversation = await (await get(`/open-house/~issues/${issue.number}`)).text();
+      expect(conversation).toMatch(
+        new RegExp(`<img class="avatar" src="/~avatars/${bob.id}\\?v=\\d+" alt width="20" height="20" loading="lazy" decoding="async"/> <strong>bob</strong>`),
+      );
+    });
+
+    it('lists pull requests to review and assigned, with avatars in the list and the conversation', async () => {
+      const repo = await givenRepo(server, 'code');
+      await grantRole(server, repo.id, bob.id, 'Code Writer');
+      await grantRole(server, repo.id, alice.id, 'Code Writer');
+      await repo.commitOn('feature', { 'feature.txt': 'new\n' }, 'A feature');
+      const opened = await server.call('POST', '/pulls', {
+        body: { targetProjectId: repo.id, sourceProjectId: repo.id, targetBranch: 'main', sourceBranch: 'feature', title: 'Add the feature' },
+        auth: alice.auth,
+      });
+      expect(opened.status, opened.text).toBe(200);
+      await server.settled();
+      const requestId = opened.json as number;
+      expect((await server.call('POST', '/pull-request-reviews', { body: { requestId, userId: bob.id } })).status).toBe(200);
+      expect((await server.call('POST', '/pull-request-assignments', { body: { requestId, userId: bob.id } })).status).toBe(200);
+      expect((await server.call('POST', '/pull-request-comments', { body: { requestId, content: 'Looking' }, auth: bob.auth })).status).toBe(200);
+      const dashboard = await (await get('/')).text();
+      const review = dashboard.slice(dashboard.indexOf('id="to-review"'), dashboard.indexOf('id="assigned"'));
+      expect(review).toContain('href="/code/~pulls/1"');
+      const assigned = dashboard.slice(dashboard.indexOf('id="assigned"'), dashboard.indexOf('id="my-pulls"'));
+      expect(assigned).toContain('Add the feature');
+      const list = await (await get('/code/~pulls')).text();
+      expect(list).toMatch(new RegExp(`<img class="avatar" src="/~avatars/${alice.id}\\?v=\\d+" alt width="16" height="16"`));
+      const conversation = await (await get('/code/~pulls/1')).text();
       expect(conversation).toMatch(
         new RegExp(`<img class="avatar" src="/~avatars/${bob.id}\\?v=\\d+" alt width="20" height="20" loading="lazy" decoding="async"/> <strong>bob</strong>`),
       );
