@@ -36,7 +36,8 @@
  *
  * **Forms.** Every POST form is a `<PostForm page={page} action="…">`: it carries the CSRF token
  * (`_csrf`), which this plugin checks on every POST before the handler runs (missing or wrong →
- * 403 page). Fields are read from `page.form`; answer a successful POST with a redirect (303).
+ * 403 page). Fields are read from `page.form` (a `multipart/form-data` form's files from
+ * `page.files`); answer a successful POST with a redirect (303).
  * Every input has a `<label>` (`<Field>`).
  *
  * **Access.** `access: 'visitor'` (default) lets anonymous visitors in only when anonymous

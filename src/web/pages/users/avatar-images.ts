@@ -26,7 +26,8 @@ export const avatarImagePages: PageModule = {
           'Content-Security-Policy': AVATAR_CSP,
           'Cache-Control': page.query.v === String(avatar.version) ? 'public, max-age=31536000, immutable' : 'no-cache',
         };
-        if (page.request.headers['if-none-match'] === avatar.etag) {
+        const known = (page.request.headers['if-none-match'] ?? '').split(',').map((tag) => tag.trim());
+        if (known.includes(avatar.etag) || known.includes('*')) {
           page.reply.code(304);
           return rawResponse(avatar.type, '', headers);
         }
