@@ -27,6 +27,8 @@ const EXTERNAL = [
   'dockerode',
   // SSH keys and git over SSH: ssh2 loads its native crypto binding (and cpu-features) beside its own files
   'ssh2',
+  // avatars: sharp loads libvips's binding of the platform's @img/sharp-* package at run time
+  'sharp',
 ];
 
 fs.rmSync(dist, { recursive: true, force: true });

@@ -88,6 +88,10 @@ export interface UserTable {
   /** scrypt hash, or null for users that cannot log in (system, unknown). */
   passwordHash: string | null;
   createDate: number;
+  /** Counts the user's avatar changes: the version in its URL (migration 0024). */
+  avatarVersion: Generated<number>;
+  /** MIME type of the uploaded avatar (`image/jpeg`, `image/png`), null for the identicon. */
+  avatarType: string | null;
 }
 
 export interface EmailAddressTable {

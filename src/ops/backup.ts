@@ -1,6 +1,6 @@
 /**
  * Backup and restore (docs/backup.md; `gitloom backup <target>`, `gitloom restore <source>`): the
- * database, every repository, the build logs and artifacts and the keys of the data directory
+ * database, every repository, the build logs and artifacts, the uploaded avatars and the keys of the data directory
  * (the secret key, the SSH host keys),
  * as a directory or that directory in one gzipped tar archive.
  *
@@ -186,6 +186,8 @@ async function writeBackup(config: Config, dir: string, previous: string | null)
   await fs.writeFile(path.join(dir, 'journal.json'), `${JSON.stringify(await journalSince(config, since))}\n`);
   const builds = path.join(config.dataDir, 'builds');
   if (await exists(builds)) await fs.cp(builds, path.join(dir, 'builds'), { recursive: true });
+  const avatars = path.join(config.dataDir, 'avatars');
+  if (await exists(avatars)) await fs.cp(avatars, path.join(dir, 'avatars'), { recursive: true });
   await copyLfsObjects(path.join(config.dataDir, 'lfs'), path.join(dir, 'lfs'), previous === null ? null : path.join(previous, 'lfs'));
   await copyKeys(config.dataDir, dir);
   const manifest: Manifest = { format: FORMAT, engine, createDate: new Date().toISOString(), repositories: names.length, incrementalFrom: previous };
@@ -248,6 +250,7 @@ async function restoreFrom(config: Config, dir: string): Promise<RestoreReport> 
     await restoreRepository(path.join(dir, 'repos', name), path.join(reposDir, name));
   }
   if (await exists(path.join(dir, 'builds'))) await fs.cp(path.join(dir, 'builds'), path.join(config.dataDir, 'builds'), { recursive: true });
+  if (await exists(path.join(dir, 'avatars'))) await fs.cp(path.join(dir, 'avatars'), path.join(config.dataDir, 'avatars'), { recursive: true });
   if (await exists(path.join(dir, 'lfs'))) await fs.cp(path.join(dir, 'lfs'), path.join(config.dataDir, 'lfs'), { recursive: true });
   await copyKeys(dir, config.dataDir);
   const journal = (await exists(path.join(dir, 'journal.json')))

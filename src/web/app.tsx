@@ -36,7 +36,8 @@
  *
  * **Forms.** Every POST form is a `<PostForm page={page} action="…">`: it carries the CSRF token
  * (`_csrf`), which this plugin checks on every POST before the handler runs (missing or wrong →
- * 403 page). Fields are read from `page.form`; answer a successful POST with a redirect (303).
+ * 403 page). Fields are read from `page.form` (a `multipart/form-data` form's files with
+ * `uploadedFiles(page.request)` of src/web/multipart.ts); answer a successful POST with a redirect (303).
  * Every input has a `<label>` (`<Field>`).
  *
  * **Access.** `access: 'visitor'` (default) lets anonymous visitors in only when anonymous
@@ -61,6 +62,7 @@ import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js
 import { unreadNotificationCount } from '../domain/notifications/index.js';
 import { projectByPath } from '../domain/repositories/index.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
+import { avatarVersions } from '../domain/users/index.js';
 import { credentialsHeader } from '../plugins/auth.js';
 import { sendRetryAfter } from '../plugins/errors.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
@@ -204,7 +206,15 @@ function visitorResolver(services: Services) {
       }
     }
     const { actor } = request;
-    const user: PageUser | null = actor.userId === ANONYMOUS_ID ? null : { id: actor.userId, name: actor.name, isAdmin: actor.isAdmin };
+    const user: PageUser | null =
+      actor.userId === ANONYMOUS_ID
+        ? null
+        : {
+            id: actor.userId,
+            name: actor.name,
+            isAdmin: actor.isAdmin,
+            avatarVersion: (await avatarVersions(services.db, [actor.userId])).get(actor.userId) ?? 0,
+          };
     request.webVisitor = { user, sessionCsrfToken, sessionToken };
   };
 }

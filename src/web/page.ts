@@ -18,6 +18,8 @@ export interface PageUser {
   isAdmin: boolean;
   /** Unread notifications of the inbox, counted once a page is to be rendered (the header shows it). */
   unreadNotifications?: number;
+  /** The version of the user's avatar (its URL, `/~avatars/<id>?v=<version>`). */
+  avatarVersion: number;
 }
 
 /** Everything a page handler needs; built once per request by src/web/app.ts. */

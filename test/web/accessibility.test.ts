@@ -30,6 +30,8 @@ const SKIPPED = [
  */
 function patternOf(url: URL): string {
   let path = url.pathname.replace(/\/[0-9a-f]{40}(?=\/|$)/g, '/:hash').replace(/\/\d+(?=\/|$)/g, '/:number');
+  // one profile stands for every user's
+  path = path.replace(/^\/~users\/[^/]+$/, '/~users/:name');
   const inRevision = /^(.*\/~(?:files|edit|new|upload|delete))\/[^/]+(\/.*)?$/.exec(path);
   if (inRevision) {
     const last = inRevision[2]?.split('/').pop() ?? '';
@@ -116,6 +118,8 @@ describe('accessibility of every page', () => {
       `/~search?q=${repo.path}`,
       '/~inbox',
       '/~my/notifications',
+      '/~users/admin',
+      '/~my/avatar',
     ].map((p) => new URL(p, origin));
     const seen = new Set(queue.map(patternOf));
     const visited: string[] = [];
@@ -154,6 +158,8 @@ describe('accessibility of every page', () => {
       '/demo/~files/:revision/*.ts',
       '/demo/~edit/:revision/*.md',
       '/demo/~upload/:revision/',
+      '/~users/:name',
+      '/~my/avatar',
     ]) {
       expect(visited).toContain(expected);
     }

@@ -17,6 +17,7 @@ import * as m0018 from './0018-sign-in-failure-pruning.js';
 import * as m0019 from './0019-lfs.js';
 import * as m0020 from './0020-repository-mirrors.js';
 import * as m0023 from './0023-notifications.js';
+import * as m0024 from './0024-user-avatars.js';
 import * as m0025 from './0025-code-search.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
@@ -39,5 +40,6 @@ export const migrations: Record<string, Migration> = {
   '0019-lfs': m0019,
   '0020-repository-mirrors': m0020,
   '0023-notifications': m0023,
+  '0024-user-avatars': m0024,
   '0025-code-search': m0025,
 };

@@ -48,6 +48,7 @@ export {
   queryMilestones,
   updateMilestone,
 } from './milestones.js';
+export { type MemberProject, memberProjects, type MemberRole } from './member-projects.js';
 export { directForkIds, forkAncestorIds, forkRootId, takeNextNumber } from './numbers.js';
 export {
   accessibleProjectsCondition,

@@ -1,6 +1,7 @@
 /**
  * The door of the users area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
+export { type Avatar, avatarVersions, deleteAvatar, hasUploadedAvatar, uploadAvatar, userAvatar, type UserCard, userCard } from './avatars.js';
 export { accessTokenOwner, createAccessToken, deleteAccessToken, deleteAccessTokenById, listAccessTokens } from './access-tokens.js';
 export { criterionUser, userIdByLogin } from './criteria.js';
 export {

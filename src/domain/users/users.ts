@@ -5,6 +5,7 @@ import { ROOT_ID, type Context } from '../context.js';
 import { deny, requireAdmin, requireUser } from '../actor.js';
 import { isUniqueViolation } from '../unique.js';
 import { hashPassword } from './passwords.js';
+import { removeAvatarFile } from './avatar-files.js';
 
 /** The wire shape of a user (docs/compatibility.md#users-json-and-names): id, name, fullName only. */
 export type User = Pick<UserRow, 'id' | 'name' | 'fullName'>;
@@ -207,4 +208,5 @@ export async function deleteUser(ctx: Context, userId: number): Promise<void> {
     await ctx.events.dispatchInTransaction('userDeleting', { db: tx, userId });
     await tx.deleteFrom('users').where('id', '=', userId).execute();
   });
+  await removeAvatarFile(ctx.config, user);
 }

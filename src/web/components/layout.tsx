@@ -6,6 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { assetUrl } from '../assets.js';
 import type { PageContext } from '../page.js';
+import { Avatar } from './avatar.js';
 import { PostForm } from './forms.js';
 
 export interface LayoutProps {
@@ -88,8 +89,13 @@ export function Layout({ page, title, scripts = [], styles = [], children }: Lay
             {page.user?.unreadNotifications !== undefined && <InboxLink unread={page.user.unreadNotifications} />}
             {page.user ? (
               <details class="menu">
-                <summary>{page.user.name}</summary>
+                <summary>
+                  <Avatar userId={page.user.id} version={page.user.avatarVersion} /> {page.user.name}
+                </summary>
                 <ul>
+                  <li>
+                    <a href={`/~users/${page.user.id}`}>My profile</a>
+                  </li>
                   <li>
                     <a href="/~my">My settings</a>
                   </li>

@@ -33,6 +33,7 @@ const AREAS = {
     label: 'My settings',
     sections: [
       ['profile', 'Profile'],
+      ['avatar', 'Avatar'],
       ['password', 'Password'],
       ['access-tokens', 'Access tokens'],
       ['ssh-keys', 'SSH keys'],

@@ -1,22 +1,23 @@
 /**
- * The dashboard `/` of a signed-in user (docs/compatibility.md#gitloom-differs-web-ui): their projects, pull requests to
- * review, their own open requests and recent builds, through the API's query functions
- * (the same languages as `/~api/projects?query=…`, `/~api/pulls?query=…`, `/~api/builds?query=…`).
+ * The dashboard `/` of a signed-in user (docs/compatibility.md#gitloom-differs-web-ui "Dashboard"):
+ * the projects they are a member of (by their own authorization, a group's, or as owner) with
+ * their roles; their pending work — pull requests to review, pull requests and issues assigned
+ * to them, their own open requests — through the query languages (the API's
+ * `/~api/pulls?query=…`, `/~api/issues?query=…`); and the recent activity of what they can read.
+ * A fixed number of queries whatever the number of projects.
  */
 import { queryBuilds } from '../../domain/builds/index.js';
-import { getProjectRow, queryProjects } from '../../domain/projects/index.js';
+import { queryIssues } from '../../domain/issues/index.js';
+import { memberProjects } from '../../domain/projects/index.js';
 import { queryPullRequests } from '../../domain/pulls/index.js';
+import { activityLists, ActivityList } from '../components/activity.js';
 import { Layout } from '../components/layout.js';
-import { redirect, type PageContext, type PageModule } from '../page.js';
+import { redirect, type PageModule } from '../page.js';
 
+/** Entries per section. */
 const LIMIT = 10;
-
-/** Paths of the projects with these ids (the rows were already visible to the caller). */
-async function projectPaths(page: PageContext, ids: number[]): Promise<Map<number, string>> {
-  const unique = [...new Set(ids)];
-  const rows = await Promise.all(unique.map((id) => getProjectRow(page.ctx.db, id)));
-  return new Map(rows.map((row) => [row.id, row.path]));
-}
+/** Most member projects listed (the rest through "All projects"). */
+const PROJECT_LIMIT = 50;
 
 export const dashboardPages: PageModule = {
   pages: [
@@ -25,70 +26,65 @@ export const dashboardPages: PageModule = {
       path: '/',
       handler: async (page) => {
         if (!page.user) return redirect('/~projects');
-        const [projects, toReview, mine, builds] = await Promise.all([
-          queryProjects(page.ctx, 'owned by me', 0, LIMIT),
-          queryPullRequests(page.ctx, '"Status" is "Open" and to be reviewed by me', 0, LIMIT),
-          queryPullRequests(page.ctx, '"Status" is "Open" and submitted by me', 0, LIMIT),
+        const [member, toReview, assignedPulls, assignedIssues, mine, recentPulls, recentIssues, recentBuilds] = await Promise.all([
+          memberProjects(page.ctx, PROJECT_LIMIT),
+          queryPullRequests(page.ctx, 'open and to be reviewed by me', 0, LIMIT),
+          queryPullRequests(page.ctx, 'open and assigned to me', 0, LIMIT),
+          queryIssues(page.ctx, '"State" is "Open" and "Assignees" is me', 0, LIMIT),
+          queryPullRequests(page.ctx, 'open and submitted by me', 0, LIMIT),
+          queryPullRequests(page.ctx, '', 0, LIMIT),
+          queryIssues(page.ctx, '', 0, LIMIT),
           queryBuilds(page.ctx, '', 0, LIMIT),
         ]);
-        const paths = await projectPaths(page, [...toReview, ...mine].map((p) => p.targetProjectId).concat(builds.map((b) => b.projectId)));
-        const pullList = (pulls: typeof mine, empty: string) =>
-          pulls.length === 0 ? (
-            <p class="empty">{empty}</p>
-          ) : (
-            <ul class="list">
-              {pulls.map((pull) => (
-                <li key={pull.id}>
-                  <a href={`/${paths.get(pull.targetProjectId)}/~pulls/${pull.number}`}>{pull.title}</a>
-                  <span class="meta">{` ${paths.get(pull.targetProjectId)}#${pull.number}`}</span>
-                </li>
-              ))}
-            </ul>
-          );
+        const { review, assigned, own, recent } = await activityLists(
+          page,
+          {
+            review: { pulls: toReview },
+            assigned: { pulls: assignedPulls, issues: assignedIssues },
+            own: { pulls: mine },
+            recent: { pulls: recentPulls, issues: recentIssues, builds: recentBuilds },
+          },
+          2 * LIMIT,
+        );
         return (
           <Layout page={page} title="Dashboard">
             <h1>Dashboard</h1>
             <div class="grid">
               <section aria-labelledby="my-projects">
                 <h2 id="my-projects">My projects</h2>
-                {projects.length === 0 ? (
-                  <p class="empty">You own no project yet.</p>
+                {member.projects.length === 0 ? (
+                  <p class="empty">You are a member of no project yet.</p>
                 ) : (
-                  <ul class="list">
-                    {projects.map((p) => (
+                  <ul class="list member-projects">
+                    {member.projects.map((p) => (
                       <li key={p.id}>
                         <a href={`/${p.path}`}>{p.path}</a>
+                        <span class="meta">
+                          {` ${p.roles.map((r) => (r.groupName === null ? r.roleName : `${r.roleName} (group ${r.groupName})`)).join(', ')}`}
+                        </span>
                       </li>
                     ))}
                   </ul>
                 )}
                 <p>
-                  <a href="/~projects">All projects</a>
+                  <a href="/~projects">{member.more ? 'All projects (more than listed)' : 'All projects'}</a>
                 </p>
               </section>
               <section aria-labelledby="to-review">
                 <h2 id="to-review">Pull requests to review</h2>
-                {pullList(toReview, 'Nothing to review.')}
+                <ActivityList items={review} empty="Nothing to review." />
+              </section>
+              <section aria-labelledby="assigned">
+                <h2 id="assigned">Assigned to me</h2>
+                <ActivityList items={assigned} empty="Nothing assigned to you." />
               </section>
               <section aria-labelledby="my-pulls">
                 <h2 id="my-pulls">My open pull requests</h2>
-                {pullList(mine, 'No open pull request of yours.')}
+                <ActivityList items={own} empty="No open pull request of yours." />
               </section>
-              <section aria-labelledby="recent-builds">
-                <h2 id="recent-builds">Recent builds</h2>
-                {builds.length === 0 ? (
-                  <p class="empty">No build yet.</p>
-                ) : (
-                  <ul class="list">
-                    {builds.map((b) => (
-                      <li key={b.id}>
-                        <a href={`/${paths.get(b.projectId)}/~builds/${b.number}`}>{`${paths.get(b.projectId)}#${b.number}`}</a>
-                        {` ${b.jobName} `}
-                        <span class={`status status-${b.status.toLowerCase()}`}>{b.status}</span>
-                      </li>
-                    ))}
-                  </ul>
-                )}
+              <section aria-labelledby="recent-activity">
+                <h2 id="recent-activity">Recent activity</h2>
+                <ActivityList items={recent} empty="No activity yet." />
               </section>
             </div>
           </Layout>

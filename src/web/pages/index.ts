@@ -21,6 +21,7 @@ import { refPages } from './refs.js';
 import { savedQueryPages } from './saved-queries.js';
 import { searchPages } from './search.js';
 import { settingsPages } from './settings/index.js';
+import { userPages } from './users/index.js';
 
 export const pageModules: PageModule[] = [
   loginPages,
@@ -44,4 +45,5 @@ export const pageModules: PageModule[] = [
   administrationPages,
   personalSettingsPages,
   inboxPages,
+  userPages,
 ];

@@ -4,6 +4,7 @@
  * requests — and the actions its forms post.
  */
 import { markThreadRead } from '../../../domain/notifications/index.js';
+import type { VNode } from 'preact';
 import {
   createIssueComment,
   createIssueVote,
@@ -20,7 +21,9 @@ import {
   updateIssueWatch,
 } from '../../../domain/issues/index.js';
 import { queryMilestones } from '../../../domain/projects/index.js';
+import { avatarVersions } from '../../../domain/users/index.js';
 import { BadRequest } from '../../../errors.js';
+import { avatarsOf } from '../../components/avatar.js';
 import { PostForm, InlineForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
 import { ProjectLayout } from '../../components/project-layout.js';
@@ -81,6 +84,7 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
   // opening the issue reads its notification
   await markThreadRead(page.ctx, 'Issue', issue.id);
   const activity = await issueActivity(page.ctx, loaded);
+  const avatarOf = avatarsOf(await avatarVersions(page.ctx.db, activity.names.keys()));
   const schedulable =
     page.user && permissions.scheduleIssues ? await queryMilestones(page.ctx, page.project.id, { closed: false }, 0, MILESTONE_CHOICES) : null;
   const view: IssueView = {
@@ -91,6 +95,7 @@ async function issuePage(page: ProjectPageContext): Promise<PageResult> {
     schedulable,
     base: `/${page.project.path}/~issues/${issue.number}`,
     name: (id) => (id === null ? 'system' : (activity.names.get(id) ?? 'unknown')),
+    avatarOf,
   };
   return (
     <ProjectLayout page={page} tab="issues" title={`#${issue.number} ${issue.title}`} scripts={['preview.js']}>
@@ -139,11 +144,13 @@ interface IssueView {
   base: string;
   /** A user's name by id (`system` for null). */
   name: (id: number | null) => string;
+  /** A user's avatar by id (none for null). */
+  avatarOf: (id: number | null) => VNode | null;
 }
 
 /** The comments and state changes in date order, and the comment form. */
 function IssueTimeline({ view }: { view: IssueView }) {
-  const { page, activity, name, base } = view;
+  const { page, activity, name, avatarOf, base } = view;
   const timeline = [
     ...activity.comments.map((c) => ({
       date: c.date,
@@ -151,6 +158,7 @@ function IssueTimeline({ view }: { view: IssueView }) {
       node: (
         <article class="comment" aria-label={`Comment by ${name(c.userId)}`}>
           <p class="meta">
+            {avatarOf(c.userId)}
             <strong>{name(c.userId)}</strong>
             {' commented '}
             {when(c.date)}
@@ -164,6 +172,7 @@ function IssueTimeline({ view }: { view: IssueView }) {
       key: `s${i}`,
       node: (
         <p class="meta change">
+          {avatarOf(s.userId)}
           {`${name(s.userId)} changed the state from ${s.oldState} to ${s.newState}`}
           {s.reason ? ` (${s.reason})` : ''} {when(s.date)}
         </p>

@@ -1,5 +1,7 @@
 /** The issue lists: `/<project>/~issues` and `/~issues`, filtered by the issue query language, paged, with saved and watched queries. */
 import { issueListNames, queryIssues } from '../../../domain/issues/index.js';
+import { avatarVersions } from '../../../domain/users/index.js';
+import { avatarsOf } from '../../components/avatar.js';
 import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';
@@ -12,7 +14,14 @@ const EXAMPLE = '"State" is "Open" and "Priority" is "Major"';
 /** One page of issues for a list with their projects' paths and submitters' names, or the query's error (400). */
 async function listedIssues(page: PageContext, projectId: number | undefined) {
   const list = await queryPage(page, '', (query, offset, count) => queryIssues(page.ctx, query, offset, count, projectId));
-  return { ...list, ...(await issueListNames(page.ctx, list.rows)) };
+  const [names, versions] = await Promise.all([
+    issueListNames(page.ctx, list.rows),
+    avatarVersions(
+      page.ctx.db,
+      list.rows.map((i) => i.submitterId),
+    ),
+  ]);
+  return { ...list, ...names, avatarOf: avatarsOf(versions, 16) };
 }
 
 function IssueList({ list, action, showProject }: { list: Awaited<ReturnType<typeof listedIssues>>; action: string; showProject: boolean }) {
@@ -27,7 +36,11 @@ function IssueList({ list, action, showProject }: { list: Awaited<ReturnType<typ
               <li key={issue.id}>
                 <span class={`state state-${issue.state.toLowerCase()}`}>{issue.state}</span>{' '}
                 <a href={`/${path}/~issues/${issue.number}`}>{`${showProject ? path : ''}#${issue.number} ${issue.title}`}</a>
-                <span class="meta">{` — opened by ${list.names.get(issue.submitterId) ?? 'unknown'}, ${issue.commentCount} comments, ${issue.voteCount} votes`}</span>
+                <span class="meta">
+                  {' — opened by '}
+                  {list.avatarOf(issue.submitterId)}
+                  {`${list.names.get(issue.submitterId) ?? 'unknown'}, ${issue.commentCount} comments, ${issue.voteCount} votes`}
+                </span>
               </li>
             );
           })}

@@ -2,10 +2,11 @@
 import type { PageModule } from '../../page.js';
 import { accessTokenPages } from './access-tokens.js';
 import { notificationSettingPages } from './notifications.js';
+import { avatarPages } from './avatar.js';
 import { profilePages } from './profile.js';
 import { queryAndWatchPages } from './queries-and-watches.js';
 import { sshKeyPages } from './ssh-keys.js';
 
 export const personalSettingsPages: PageModule = {
-  pages: [profilePages, accessTokenPages, sshKeyPages, queryAndWatchPages, notificationSettingPages].flatMap((m) => m.pages ?? []),
+  pages: [profilePages, avatarPages, accessTokenPages, sshKeyPages, queryAndWatchPages, notificationSettingPages].flatMap((m) => m.pages ?? []),
 };

@@ -31,7 +31,9 @@ import {
   userIdByName,
   userNames,
 } from '../../../domain/pulls/index.js';
+import { avatarVersions } from '../../../domain/users/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
+import { avatarsOf } from '../../components/avatar.js';
 import { Field, InlineForm, PostForm } from '../../components/forms.js';
 import { Markdown } from '../../components/markdown.js';
 import { Flash } from '../../components/flash.js';
@@ -78,7 +80,17 @@ function changeText(data: PullRequestChangeData): string {
   }
 }
 
-function Activity({ entries, names, projectPath }: { entries: ActivityEntry[]; names: Map<number, string>; projectPath: string }) {
+function Activity({
+  entries,
+  names,
+  avatarOf,
+  projectPath,
+}: {
+  entries: ActivityEntry[];
+  names: Map<number, string>;
+  avatarOf: (userId: number | null) => VNode | null;
+  projectPath: string;
+}) {
   const who = (id: number | null) => (id === null ? 'Gitloom' : (names.get(id) ?? 'unknown'));
   return (
     <ol class="activity">
@@ -87,6 +99,7 @@ function Activity({ entries, names, projectPath }: { entries: ActivityEntry[]; n
           return (
             <li key={`c${entry.id}`} id={`comment-${entry.id}`} class="comment">
               <p class="meta">
+                {avatarOf(entry.userId)}
                 <strong>{who(entry.userId)}</strong>
                 {' commented '}
                 <When date={entry.date} />
@@ -98,6 +111,7 @@ function Activity({ entries, names, projectPath }: { entries: ActivityEntry[]; n
         if (entry.kind === 'change') {
           return (
             <li key={`x${entry.id}`} class="change">
+              {avatarOf(entry.userId)}
               <strong>{who(entry.userId)}</strong>
               {` ${changeText(entry.data)} `}
               <span class="meta">
@@ -138,12 +152,14 @@ function Conversation({
   pr,
   entries,
   names,
+  avatarOf,
   draft,
 }: {
   page: ProjectPageContext;
   pr: PullRequestRow;
   entries: ActivityEntry[];
   names: Map<number, string>;
+  avatarOf: (userId: number | null) => VNode | null;
   draft: string;
 }) {
   return (
@@ -154,7 +170,7 @@ function Conversation({
       </section>
       <section aria-labelledby="activity">
         <h2 id="activity">Activity</h2>
-        <Activity entries={entries} names={names} projectPath={page.project.path} />
+        <Activity entries={entries} names={names} avatarOf={avatarOf} projectPath={page.project.path} />
       </section>
       {page.user ? (
         <PostForm page={page} action={pullActionUrl(page, pr, 'comment')} label="Add a comment">
@@ -279,12 +295,13 @@ export async function detailPage(page: ProjectPageContext, pr: PullRequestRow, e
     ...box.reviews.map((r) => r.userId),
     ...assignments.map((a) => a.userId),
   ]);
+  const avatarOf = avatarsOf(await avatarVersions(page.ctx.db, names.keys()));
   return (
     <ProjectLayout page={page} tab="pulls" title={`#${pr.number} ${pr.title}`}>
       <PullHeader page={page} pr={pr} tab="overview" submitter={names.get(pr.submitterId) ?? 'unknown'} sourcePath={source?.path ?? null} />
       <Flash error={error} />
       <div class="pr-grid">
-        <Conversation page={page} pr={pr} entries={entries} names={names} draft={draft} />
+        <Conversation page={page} pr={pr} entries={entries} names={names} avatarOf={avatarOf} draft={draft} />
         <aside class="pr-side">
           <Reviewers page={page} pr={pr} box={box} names={names} />
           <Assignees page={page} pr={pr} assignments={assignments} canModify={box.canModify} names={names} />

@@ -5,6 +5,8 @@ import type { VNode } from 'preact';
  * Without a query the open requests are listed.
  */
 import { projectPaths, queryPullRequests, userNames } from '../../../domain/pulls/index.js';
+import { avatarVersions } from '../../../domain/users/index.js';
+import { avatarsOf } from '../../components/avatar.js';
 import { Layout } from '../../components/layout.js';
 import { ProjectLayout } from '../../components/project-layout.js';
 import { QueryBox } from '../../components/query-box.js';
@@ -18,7 +20,7 @@ const DEFAULT_QUERY = 'open';
 /** One page of pull requests with the target projects' paths and the submitters' names. */
 async function listing(page: PageContext, targetProjectId?: number) {
   const list = await queryPage(page, DEFAULT_QUERY, (query, offset, count) => queryPullRequests(page.ctx, query, offset, count, { targetProjectId }));
-  const [paths, names] = await Promise.all([
+  const [paths, names, versions] = await Promise.all([
     projectPaths(
       page.ctx,
       list.rows.map((p) => p.targetProjectId),
@@ -27,8 +29,12 @@ async function listing(page: PageContext, targetProjectId?: number) {
       page.ctx,
       list.rows.map((p) => p.submitterId),
     ),
+    avatarVersions(
+      page.ctx.db,
+      list.rows.map((p) => p.submitterId),
+    ),
   ]);
-  return { ...list, paths, names };
+  return { ...list, paths, names, avatarOf: avatarsOf(versions, 16) };
 }
 
 function PullList({
@@ -55,7 +61,9 @@ function PullList({
               <li key={pr.id}>
                 <StatusBadge status={pr.status} /> <a href={pullUrl(path, pr.number)}>{pr.title}</a>
                 <span class="meta">
-                  {` ${showProject ? path : ''}#${pr.number} · ${list.names.get(pr.submitterId) ?? 'unknown'} · ${pr.sourceBranch} → ${pr.targetBranch} · ${pr.lastActivityDescription} `}
+                  {` ${showProject ? path : ''}#${pr.number} · `}
+                  {list.avatarOf(pr.submitterId)}
+                  {`${list.names.get(pr.submitterId) ?? 'unknown'} · ${pr.sourceBranch} → ${pr.targetBranch} · ${pr.lastActivityDescription} `}
                   <When date={pr.lastActivityDate} />
                   {pr.commentCount > 0 && ` · ${pr.commentCount} ${pr.commentCount === 1 ? 'comment' : 'comments'}`}
                 </span>
