@@ -57,6 +57,7 @@ describe('code search', () => {
     expect(html).not.toContain('node_modules');
     expect(html).not.toContain('logo.bin');
     expect(html).not.toContain('secret');
+    expect(html).toContain('2 files are not searched: binary, larger than 1 MiB, or vendored.');
   });
 
   it('matches RE2 regular expressions in linear time, and refuses invalid ones with 400', async () => {

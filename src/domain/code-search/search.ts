@@ -69,6 +69,8 @@ export interface CodeSearchResults {
   incomplete: boolean;
   /** Projects in scope whose index is not up to their default branch yet. */
   indexing: number;
+  /** Files in scope the index holds no text of (binary, larger than 1 MiB, vendored). */
+  skipped: number;
 }
 
 /**
@@ -135,6 +137,7 @@ export async function searchCode(ctx: Context, query: CodeSearchQuery): Promise<
     files: files.map((file) => ({ ...file, projectPath: paths.get(file.projectId) ?? '' })),
     incomplete,
     indexing: await indexingCount(ctx, projectId, readable),
+    skipped: await skippedCount(ctx, projectId, readable),
   };
 }
 
@@ -269,5 +272,16 @@ async function indexingCount(ctx: Context, projectId: number | undefined, readab
     .where('s.staleDate', 'is not', null);
   if (readable) query = query.where((eb) => readable(eb, 's.projectId'));
   if (projectId !== undefined) query = query.where('s.projectId', '=', projectId);
+  return Number((await query.executeTakeFirstOrThrow()).count);
+}
+
+/** Files in scope recorded without text. */
+async function skippedCount(ctx: Context, projectId: number | undefined, readable: Awaited<ReturnType<typeof accessibleProjectsCondition>>): Promise<number> {
+  let query = ctx.db
+    .selectFrom('codeSearchFiles as f')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('f.skipped', 'is not', null);
+  if (readable) query = query.where((eb) => readable(eb, 'f.projectId'));
+  if (projectId !== undefined) query = query.where('f.projectId', '=', projectId);
   return Number((await query.executeTakeFirstOrThrow()).count);
 }

@@ -60,6 +60,9 @@ function Results({ found }: { found: CodeSearchResults }) {
           </section>
         );
       })}
+      {found.skipped > 0 && (
+        <p class="meta">{`${found.skipped} file${found.skipped === 1 ? ' is' : 's are'} not searched: binary, larger than 1 MiB, or vendored.`}</p>
+      )}
       {found.incomplete && (
         <p class="meta">{`Only the first ${MAX_RESULT_FILES} files are shown, or the search stopped early: narrow it with a project, a path or a language.`}</p>
       )}
