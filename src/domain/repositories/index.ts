@@ -4,6 +4,7 @@
 export {
   type Blame,
   blameAt,
+  type TreeEntry,
   branchSummaries,
   browseAt,
   type BrowseResult,
@@ -24,6 +25,8 @@ export {
 export { buildCommit, queryCommits } from './commit-query.js';
 export { getCommit } from './commits.js';
 export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
+export { type LastCommit, lastCommitsAt } from './last-commits.js';
+export { MAX_FINDER_PATHS, revisionPaths, type RevisionPaths } from './paths.js';
 export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
 export { commitFile, listDirectoryAt, readFile } from './files.js';
 export { type AuthorizedRepository, type GitAccess, prepareGitAccess, type PreReceiveReport, type PushReport } from './git-access.js';

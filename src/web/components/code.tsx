@@ -110,3 +110,92 @@ export function CommitList({ projectPath, commits }: { projectPath: string; comm
     </ol>
   );
 }
+
+const UNITS: [number, string][] = [
+  [365 * 86_400, 'year'],
+  [30 * 86_400, 'month'],
+  [7 * 86_400, 'week'],
+  [86_400, 'day'],
+  [3_600, 'hour'],
+  [60, 'minute'],
+];
+
+/** How long before `now` a date is, in words: `just now`, `5 minutes ago`, `1 year ago` (a future date counts as now). */
+export function relativeDate(date: Date, now = new Date()): string {
+  const seconds = Math.floor((now.getTime() - date.getTime()) / 1000);
+  for (const [size, unit] of UNITS) {
+    const n = Math.floor(seconds / size);
+    if (n >= 1) return `${n} ${unit}${n === 1 ? '' : 's'} ago`;
+  }
+  return 'just now';
+}
+
+/** A date in words relative to now (`3 days ago`), the exact instant in `datetime` and `title`. */
+export function RelativeDate({ date }: { date: Date }) {
+  const iso = date.toISOString();
+  return (
+    <time datetime={iso} title={`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}>
+      {relativeDate(date)}
+    </time>
+  );
+}
+
+/**
+ * The branch and tag switcher: a `<details>` menu listing the branches and tags as links
+ * (`hrefOf(name)`), with a GET form whose input filters the lists as one types (switcher.js) and,
+ * submitted, opens any revision typed (a commit hash too): `name` to `action`, keeping `hidden`.
+ * Without JavaScript the lists are plain links and the form still opens what is typed.
+ */
+export function RevisionSwitcher(props: {
+  action: string;
+  name: string;
+  current: string;
+  branches: string[];
+  tags: string[];
+  hrefOf: (revision: string) => string;
+  hidden?: Record<string, string>;
+}) {
+  const id = `switch-${props.name}`;
+  const kind = props.branches.includes(props.current) ? 'Branch' : props.tags.includes(props.current) ? 'Tag' : 'Revision';
+  const shown = /^[0-9a-f]{40}$/.test(props.current) ? props.current.slice(0, 8) : props.current;
+  const group = (label: string, names: string[]) =>
+    names.length > 0 && (
+      <>
+        <p class="switcher-group">{label}</p>
+        <ul aria-label={label} data-filter-list>
+          {names.map((n) => (
+            <li key={n}>
+              <a href={props.hrefOf(n)} aria-current={n === props.current ? 'true' : undefined}>
+                {n}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </>
+    );
+  return (
+    <details class="revision-switcher" data-switcher>
+      <summary>
+        {`${kind}: `}
+        <strong>{shown}</strong>
+      </summary>
+      <div class="switcher-panel">
+        <form method="get" action={props.action} class="switcher-form">
+          <label for={id}>Branch, tag or commit</label>
+          <span class="switcher-row">
+            <input id={id} name={props.name} autocomplete="off" spellcheck={false} data-filter-input />
+            {Object.entries(props.hidden ?? {}).map(([k, v]) => (
+              <input key={k} type="hidden" name={k} value={v} />
+            ))}
+            <button type="submit">Go</button>
+          </span>
+        </form>
+        {group('Branches', props.branches)}
+        {group('Tags', props.tags)}
+        <p class="switcher-none" hidden data-filter-none>
+          No branch or tag matches.
+        </p>
+      </div>
+    </details>
+  );
+}

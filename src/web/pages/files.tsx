@@ -13,12 +13,14 @@
  * sandboxing Content-Security-Policy).
  */
 import mime from 'mime';
+import type { ComponentChildren } from 'preact';
 import { isActiveType, isSafeType, userContentHeaders } from '../../plugins/user-content.js';
 import {
   type Blame,
   blameAt,
   browseAt,
   type BrowseResult,
+  lastCommitsAt,
   lineCount,
   MAX_VIEW_BYTES,
   MAX_VIEW_LINES,
@@ -26,9 +28,11 @@ import {
   revisionNames,
   trimSlashes,
 } from '../../domain/repositories/index.js';
-import { codeUrl, commitUrl, RevisionSelector } from '../components/code.js';
+import { codeUrl, commitUrl, RevisionSwitcher } from '../components/code.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
+import { TreeTable } from '../components/tree.js';
+import { finderPage, finderUrl, pathsJson } from './finder.js';
 import { highlightFile } from '../highlight.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
 
@@ -67,33 +71,62 @@ function Crumbs({ page, revision, path }: { page: ProjectPageContext; revision: 
 
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
-function selectorOf(page: ProjectPageContext, view: 'files' | 'blame', at: { revision: string; path: string }, names: BrowseResult['names']) {
-  return (
-    <RevisionSelector
-      action={`/${page.project.path}/~${view}`}
-      name="revision"
-      label="Revision"
-      value={at.revision}
-      branches={names.branches}
-      tags={names.tags}
-      hidden={at.path ? { path: at.path } : {}}
-    />
-  );
-}
-
 function historyUrl(projectPath: string, at: { revision: string; path: string }): string {
   return `/${projectPath}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
 }
 
-/** The links to the history of the path shown and to the commit the revision names. */
-function HistoryAndCommit({ projectPath, at }: { projectPath: string; at: { revision: string; path: string; commitHash: string } }) {
+/** The scripts of the code pages: the switcher's filter and the `t` and `y` keys. */
+export const CODE_SCRIPTS = ['switcher.js', 'keys.js'];
+
+/**
+ * The header of every files page (directory, file, blame): the branch and tag switcher, the
+ * path as breadcrumbs, and the page's actions — go to file (`t`), permalink (`y`: the same page
+ * at the commit), history, the commit — with `children` (the view's own links) first.
+ */
+function CodeHeader({
+  page,
+  view,
+  at,
+  names,
+  children,
+}: {
+  page: ProjectPageContext;
+  view: 'files' | 'blame';
+  at: BrowseResult['at'];
+  names: BrowseResult['names'];
+  children?: ComponentChildren;
+}) {
+  const project = page.project.path;
   return (
     <>
-      <a href={historyUrl(projectPath, at)}>History</a>
-      {' · '}commit{' '}
-      <a href={commitUrl(projectPath, at.commitHash)}>
-        <code>{at.commitHash.slice(0, 8)}</code>
-      </a>
+      <div class="code-header">
+        <RevisionSwitcher
+          action={`/${project}/~${view}`}
+          name="revision"
+          current={at.revision}
+          branches={names.branches}
+          tags={names.tags}
+          hrefOf={(revision) => codeUrl(project, view, revision, at.path)}
+          hidden={at.path ? { path: at.path } : {}}
+        />
+        <Crumbs page={page} revision={at.revision} path={at.path} />
+      </div>
+      <p class="meta code-actions">
+        {children}
+        <a href={finderUrl(project, at.revision)} data-key="t" aria-keyshortcuts="t" title="Go to file (t)">
+          Go to file
+        </a>
+        {' · '}
+        <a href={codeUrl(project, view, at.commitHash, at.path)} data-key="y" aria-keyshortcuts="y" title="The page at this commit (y)">
+          Permalink
+        </a>
+        {' · '}
+        <a href={historyUrl(project, at)}>History</a>
+        {' · '}commit{' '}
+        <a href={commitUrl(project, at.commitHash)}>
+          <code>{at.commitHash.slice(0, 8)}</code>
+        </a>
+      </p>
     </>
   );
 }
@@ -104,34 +137,21 @@ async function filesPage(page: ProjectPageContext, tail: string) {
   const { at, names } = result;
   if (result.kind === 'file') return filePage(page, 'files', result, null);
   const name = at.path ? at.path.split('/').pop()! : page.project.name;
+  const lastCommits = await lastCommitsAt(
+    page.ctx,
+    page.project,
+    at.commitHash,
+    at.path,
+    result.entries.map((e) => e.name),
+  );
   return (
-    <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`}>
+    <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`} scripts={CODE_SCRIPTS}>
       <h1>{at.path ? `${name}/` : 'Files'}</h1>
-      {selectorOf(page, 'files', at, names)}
-      <Crumbs page={page} revision={at.revision} path={at.path} />
-      <p class="meta">
-        <HistoryAndCommit projectPath={project} at={at} />
-      </p>
+      <CodeHeader page={page} view="files" at={at} names={names} />
       {result.entries.length === 0 ? (
         <p class="empty">This directory is empty.</p>
       ) : (
-        <ul class="tree" aria-label="Entries">
-          {result.entries.map((entry) => {
-            if (entry.type === 'commit')
-              return (
-                <li key={entry.name} class="file">
-                  {`${entry.name} @ ${entry.hash.slice(0, 8)}`} <span class="meta">(submodule)</span>
-                </li>
-              );
-            return (
-              <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
-                <a href={codeUrl(project, 'files', at.revision, at.path ? `${at.path}/${entry.name}` : entry.name)}>
-                  {entry.type === 'tree' ? `${entry.name}/` : entry.name}
-                </a>
-              </li>
-            );
-          })}
-        </ul>
+        <TreeTable projectPath={project} revision={at.revision} dir={at.path} entries={result.entries} lastCommits={lastCommits} />
       )}
       {result.readme && <Readme readme={result.readme} projectPath={project} revision={at.revision} path={at.path} />}
     </ProjectLayout>
@@ -140,7 +160,9 @@ async function filesPage(page: ProjectPageContext, tail: string) {
 
 /**
  * The gutter of the blame view: one line per file line, the first line of each range naming its
- * commit (short hash linking to it, author, date; the subject as the title).
+ * commit (short hash linking to it, author, date; the subject as the title) and, when git names
+ * the lines' earlier place, a link blaming the file as it was before that commit (at its parent,
+ * under the path it had there: renames are followed).
  */
 function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame }) {
   return (
@@ -151,7 +173,19 @@ function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame
         return (
           <span key={range.from} class="blame-range" title={commit.summary}>
             <a href={commitUrl(projectPath, commit.hash)}>{commit.hash.slice(0, 8)}</a>
-            {` ${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
+            {range.previous ? (
+              <a
+                href={codeUrl(projectPath, 'blame', range.previous.commitHash, range.previous.path)}
+                class="blame-prior"
+                aria-label={`Blame prior to ${commit.hash.slice(0, 8)} (lines ${range.from}–${range.to})`}
+                title="Blame prior to this change"
+              >
+                ⟲
+              </a>
+            ) : (
+              ' '
+            )}
+            {`${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
           </span>
         );
       })}
@@ -236,19 +270,16 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Fil
       </>
     );
   return (
-    <ProjectLayout page={page} tab="code" title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`}>
+    <ProjectLayout page={page} tab="code" title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`} scripts={CODE_SCRIPTS}>
       <h1>{name}</h1>
-      {selectorOf(page, view, at, result.names)}
-      <Crumbs page={page} revision={at.revision} path={at.path} />
-      <p class="meta">
+      <CodeHeader page={page} view={view} at={at} names={result.names}>
         {plural(result.size, 'byte', 'bytes')}
         {result.lfs && ' · stored with Git LFS'}
         {' · '}
         <a href={raw}>Raw</a>
         {other}
         {' · '}
-        <HistoryAndCommit projectPath={project} at={at} />
-      </p>
+      </CodeHeader>
       <FileBody projectPath={project} result={result} blame={blame} raw={raw} />
     </ProjectLayout>
   );
@@ -267,6 +298,8 @@ export const filesPages: PageModule = {
     { method: 'GET', path: '/~files', handler: (page) => chooseRevision(page, 'files') },
     { method: 'GET', path: '/~blame', handler: (page) => chooseRevision(page, 'blame') },
     { method: 'GET', path: '/~files/*', handler: (page) => filesPage(page, page.params['*'] ?? '') },
+    { method: 'GET', path: '/~find/*', handler: (page) => finderPage(page, page.params['*'] ?? '') },
+    { method: 'GET', path: '/~paths/*', handler: (page) => pathsJson(page, page.params['*'] ?? '') },
     {
       method: 'GET',
       path: '/~blame/*',

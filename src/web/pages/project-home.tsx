@@ -1,12 +1,14 @@
 /**
- * `/<project>`: the README of the default branch, its top-level tree, the clone URL with a copy
+ * `/<project>`: the README of the default branch, its top-level tree (each entry with its last
+ * commit), the clone URL with a copy
  * button, a fork link and the branch/tag counts; a fork names its origin; an empty repository
  * shows how to push to it.
  */
 import { cloneUrls, forkOrigin } from '../../domain/projects/index.js';
-import { repositoryOverview } from '../../domain/repositories/index.js';
+import { lastCommitsAt, repositoryOverview } from '../../domain/repositories/index.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
+import { TreeTable } from '../components/tree.js';
 import type { PageModule } from '../page.js';
 
 export const projectHomePages: PageModule = {
@@ -19,6 +21,15 @@ export const projectHomePages: PageModule = {
         const clone = cloneUrls(page.ctx, project).http;
         const [overview, origin] = await Promise.all([page.permissions.readCode ? repositoryOverview(page.ctx, project) : null, forkOrigin(page.ctx, project)]);
         const base = `/${project.path}`;
+        const lastCommits =
+          overview?.commitHash &&
+          (await lastCommitsAt(
+            page.ctx,
+            project,
+            overview.commitHash,
+            '',
+            overview.entries.map((e) => e.name),
+          ));
         return (
           <ProjectLayout page={page} tab="code" scripts={['copy.js']}>
             <h1>{project.name}</h1>
@@ -56,15 +67,13 @@ export const projectHomePages: PageModule = {
                   <>
                     <section aria-labelledby="files">
                       <h2 id="files">Files</h2>
-                      <ul class="tree">
-                        {overview.entries.map((entry) => (
-                          <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
-                            <a href={`${base}/~files/${encodeURIComponent(overview.defaultBranch!)}/${encodeURIComponent(entry.name)}`}>
-                              {entry.type === 'tree' ? `${entry.name}/` : entry.name}
-                            </a>
-                          </li>
-                        ))}
-                      </ul>
+                      <TreeTable
+                        projectPath={project.path}
+                        revision={overview.defaultBranch}
+                        dir=""
+                        entries={overview.entries}
+                        lastCommits={lastCommits || new Map()}
+                      />
                     </section>
                     {overview.readme && <Readme readme={overview.readme} projectPath={project.path} revision={overview.defaultBranch!} path="" />}
                   </>
