@@ -6,8 +6,10 @@
  *
  * The walk uses git's default history simplification for the directory: the first commit the
  * walk reaches that changed a path under an entry is its last commit — `git log -1 -- <entry>`
- * for every entry, except that a merge's own conflict resolutions are credited to the commits
- * of the merged branches (merges list no paths without `--cc`, which doubles the walk's time).
+ * for every entry, except that merges list no paths (`-m` would diff each merge against each
+ * parent, four times the walk's time): a subdirectory both sides of a merge changed is credited
+ * to the newest commit under it rather than to the merge, and a merge's own conflict
+ * resolution to the merged commits.
  */
 import { gitDir, spawnGit, value } from './command.js';
 import { assertObjectId } from './names.js';
@@ -61,7 +63,9 @@ export async function lastCommitsOf(repo: string, commit: string, dir: string, n
   git.stdin.end();
   let current: LastCommit | null = null;
   let rest = '';
-  const take = (token: string): void => {
+  const take = (raw: string): void => {
+    // the first path after a header comes after a newline
+    const token = raw.charCodeAt(0) === 10 ? raw.slice(1) : raw;
     if (token === '') return;
     if (token.charCodeAt(0) === 1) {
       const [hash, authorName, time, subject] = token.slice(1).split('\x1f');

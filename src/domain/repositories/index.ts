@@ -26,6 +26,7 @@ export { buildCommit, queryCommits } from './commit-query.js';
 export { getCommit } from './commits.js';
 export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
 export { type LastCommit, lastCommitsAt } from './last-commits.js';
+export { commitGraph, type GraphLine, type GraphRow } from './commit-graph.js';
 export { MAX_FINDER_PATHS, revisionPaths, type RevisionPaths } from './paths.js';
 export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
 export { commitFile, listDirectoryAt, readFile } from './files.js';

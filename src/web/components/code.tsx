@@ -2,7 +2,7 @@
  * Pieces shared by the code pages (files, commits, branches, tags, compare): their URLs, a
  * revision selector, a commit row and dates.
  */
-import type { Commit } from '../../domain/repositories/index.js';
+import type { Commit, GraphRow } from '../../domain/repositories/index.js';
 
 /** Encodes a repository path or revision for a URL, keeping its `/` separators. */
 export function encodePath(path: string): string {
@@ -85,27 +85,59 @@ export function RevisionSelector(props: {
   );
 }
 
-/** One commit in a list: subject linked to its page, author, date and short hash. */
-function CommitItem({ projectPath, commit }: { projectPath: string; commit: Commit }) {
+/** Width of a graph lane, in the graph's units (a row is 2 units high, stretched to the row). */
+const LANE = 1;
+
+/**
+ * A commit's row of the commit graph: an SVG stretched to the row's height (lines keep their
+ * width: `non-scaling-stroke`), the commit a dot (a round-capped line of no length) on its lane,
+ * coloured by lane (`lane-0` … `lane-5`). Decoration only: hidden from assistive technology.
+ */
+function GraphCell({ row, width }: { row: GraphRow; width: number }) {
+  const x = (lane: number) => (lane + 0.5) * LANE;
   return (
-    <li class="commit">
-      <a href={commitUrl(projectPath, commit.hash)} class="commit-subject">
-        {subjectOf(commit)}
-      </a>
-      <span class="meta">
-        {' '}
-        {commit.author.name} · <DateTime date={commit.committer.date} /> · <code>{commit.hash.slice(0, 8)}</code>
+    <svg class="commit-graph" aria-hidden="true" viewBox={`0 0 ${width * LANE} 2`} preserveAspectRatio="none" width={width * 14}>
+      {row.lines.map((l, i) => (
+        <line
+          key={i}
+          class={`lane-${(l.fromY === 1 ? l.toLane : l.fromLane) % 6}`}
+          x1={x(l.fromLane)}
+          y1={l.fromY}
+          x2={x(l.toLane)}
+          y2={l.toY}
+          vector-effect="non-scaling-stroke"
+        />
+      ))}
+      <line class={`commit-dot lane-${row.lane % 6}`} x1={x(row.lane)} y1={1} x2={x(row.lane)} y2={1} vector-effect="non-scaling-stroke" />
+    </svg>
+  );
+}
+
+/** One commit in a list: subject linked to its page, author, date and short hash (and its graph row). */
+function CommitItem({ projectPath, commit, graph }: { projectPath: string; commit: Commit; graph?: { row: GraphRow; width: number } }) {
+  return (
+    <li class={graph ? 'commit with-graph' : 'commit'}>
+      {graph && <GraphCell row={graph.row} width={graph.width} />}
+      <span>
+        <a href={commitUrl(projectPath, commit.hash)} class="commit-subject">
+          {subjectOf(commit)}
+        </a>
+        <span class="meta">
+          {' '}
+          {commit.author.name} · <DateTime date={commit.committer.date} /> · <code>{commit.hash.slice(0, 8)}</code>
+        </span>
       </span>
     </li>
   );
 }
 
-/** Commits, newest first, as the list of the log and compare pages. */
-export function CommitList({ projectPath, commits }: { projectPath: string; commits: Commit[] }) {
+/** Commits, newest first, as the list of the log and compare pages; with `graph` (one row per commit, commit-graph.ts) the commit graph beside them. */
+export function CommitList({ projectPath, commits, graph }: { projectPath: string; commits: Commit[]; graph?: GraphRow[] }) {
+  const width = graph ? Math.max(1, ...graph.map((r) => r.width)) : 0;
   return (
     <ol class="list commits" aria-label="Commits">
-      {commits.map((c) => (
-        <CommitItem key={c.hash} projectPath={projectPath} commit={c} />
+      {commits.map((c, i) => (
+        <CommitItem key={c.hash} projectPath={projectPath} commit={c} graph={graph && { row: graph[i], width }} />
       ))}
     </ol>
   );
@@ -162,7 +194,7 @@ export function RevisionSwitcher(props: {
     names.length > 0 && (
       <>
         <p class="switcher-group">{label}</p>
-        <ul aria-label={label} data-filter-list>
+        <ul aria-label={label} data-filter-list="">
           {names.map((n) => (
             <li key={n}>
               <a href={props.hrefOf(n)} aria-current={n === props.current ? 'true' : undefined}>
