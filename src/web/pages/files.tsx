@@ -183,7 +183,7 @@ function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame
                 ⟲
               </a>
             ) : (
-              ' '
+              <span class="blame-prior" />
             )}
             {`${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
           </span>
