@@ -1,6 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { h } from 'preact';
+import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pendingLastCommits, TreeTable } from '../../src/web/components/tree.js';
 import { givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
 import { ADMIN, git, startTestServer, type TestServer } from '../helpers/server.js';
@@ -55,7 +58,7 @@ describe('code browsing', () => {
   const get = (path: string, cookie = admin.cookie) => fetch(`${server.url}${path}`, { redirect: 'manual', headers: { cookie } });
   /** The row of a tree entry: its cells' text and links. */
   const rowOf = (html: string, name: string) =>
-    new RegExp(`<tr class="(?:dir|file)"><th scope="row"><a href="[^"]*">${name}</a></th>([\\s\\S]*?)</tr>`).exec(html)?.[1] ?? '';
+    new RegExp(`<tr class="(?:dir|file)" data-entry="[^"]*"><th scope="row"><a href="[^"]*">${name}</a></th>([\\s\\S]*?)</tr>`).exec(html)?.[1] ?? '';
 
   it('shows each tree entry with the subject, author and date of its last commit, linked to the commit', async () => {
     const html = await (await get('/lib/~files/main')).text();
@@ -75,6 +78,26 @@ describe('code browsing', () => {
     // the project home's tree too
     const home = await (await get('/lib')).text();
     expect(rowOf(home, 'LICENSE')).toContain('>initial commit</a>');
+  });
+
+  it('serves the last-commit cells as JSON for a view shown before they were read, and waits for them on request', async () => {
+    const response = await get('/lib/~last-commits/main/src');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const { commit, rows } = await response.json();
+    expect(commit).toBe(merge);
+    expect(Object.keys(rows)).toEqual(['deep', 'helpers.ts']);
+    expect(rows['helpers.ts'].commit).toMatch(/^<a href="\/lib\/~commits\/[0-9a-f]{40}">Fix two<\/a><span class="meta"> Test Author<\/span>$/);
+    expect(rows['helpers.ts'].date).toMatch(/^<time datetime="[^"]+" title="[^"]+">/);
+    expect((await get(`/lib/~last-commits/${root}`)).status).toBe(200);
+    const file = await get('/lib/~last-commits/main/LICENSE');
+    expect(file.status).toBe(400);
+    expect(await file.text()).toContain('Specified path is not a directory: LICENSE');
+    expect((await get('/lib/~last-commits/nope')).status).toBe(404);
+    expect((await get('/lib/~last-commits/main', (await signInByFetch(server, outsider.name, outsider.password)).cookie)).status).toBe(404);
+    const waited = await (await get('/lib/~files/v1?last-commits=wait')).text();
+    expect(rowOf(waited, 'LICENSE')).toContain('>initial commit</a>');
+    expect(waited).not.toContain('data-last-commits');
   });
 
   it('offers a branch and tag switcher keeping the path, whose form opens any revision', async () => {
@@ -158,5 +181,17 @@ describe('code browsing', () => {
     // the merge: a line from its dot down to the side lane
     expect(graphs[0][2]).toContain('x1="0.5" y1="1" x2="1.5" y2="2"');
     expect(graphs[0][2]).toContain('<line class="commit-dot lane-0" x1="0.5" y1="1" x2="0.5" y2="1"');
+  });
+});
+
+describe('tree table before its last commits are read', () => {
+  it('names the page that waits for them and the JSON that fills them, with empty cells', () => {
+    const entries = [{ name: 'a.ts', type: 'blob' as const, mode: '100644', hash: 'a'.repeat(40) }];
+    const pending = pendingLastCommits('g/app', '/g/app/~files/main/src', 'b'.repeat(40), 'src');
+    expect(pending).toEqual({ page: '/g/app/~files/main/src?last-commits=wait', json: `/g/app/~last-commits/${'b'.repeat(40)}/src` });
+    const html = renderToString(h(TreeTable, { projectPath: 'g/app', revision: 'main', dir: 'src', entries, lastCommits: null, pending }));
+    expect(html).toContain(`<p class="meta" role="status" data-last-commits="/g/app/~last-commits/${'b'.repeat(40)}/src">`);
+    expect(html).toContain('<a href="/g/app/~files/main/src?last-commits=wait">Show them when read</a>');
+    expect(html).toContain('<td class="tree-commit"></td><td class="tree-date meta"></td>');
   });
 });

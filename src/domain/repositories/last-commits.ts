@@ -2,7 +2,8 @@
  * The last commit of each entry of a directory for the tree views (files pages, project home):
  * one history walk per directory and commit (src/git/last-commits.ts), kept in the bounded cache
  * of object reads (object-reads.ts) by commit and directory — a branch that has not moved is
- * answered from memory.
+ * answered from memory. A walk runs once however many pages ask for it at the same time, and
+ * goes on to fill the cache when a page stops waiting for it.
  */
 import type { ProjectRow } from '../../db/schema.js';
 import { lastCommitsOf, type LastCommit } from '../../git/last-commits.js';
@@ -12,13 +13,19 @@ import { objectRead } from './object-reads.js';
 
 export type { LastCommit };
 
+/** Walks running: repository, commit and directory → the walk (kept in the cache when done). */
+const running = new Map<string, Promise<Map<string, LastCommit>>>();
+
 /**
  * The last commit of each entry of directory `dir` at commit `commitHash` (read code).
  *
  * @param names the directory's entry names (as listed at that commit).
- * @returns entry name → last commit; entries the history does not name (a submodule never
- *   changed) are missing.
- * @throws Forbidden/Unauthorized without read code; BadRequest for a malformed commit or path.
+ * @param waitMs how long to wait for a walk that is not in the cache (default: until it ends);
+ *   past it the answer is null and the walk goes on, to answer the next request.
+ * @returns entry name → last commit (entries the history does not name, a submodule never
+ *   changed, are missing), or null after `waitMs`.
+ * @throws Forbidden/Unauthorized without read code; BadRequest for a malformed commit or path;
+ *   GitError when git fails.
  */
 export async function lastCommitsAt(
   ctx: Context,
@@ -26,13 +33,31 @@ export async function lastCommitsAt(
   commitHash: string,
   dir: string,
   names: readonly string[],
-): Promise<Map<string, LastCommit>> {
+  waitMs = Infinity,
+): Promise<Map<string, LastCommit> | null> {
   const repo = await readableRepository(ctx, project);
-  return objectRead(
-    repo,
-    `last-commits:${dir}`,
-    [commitHash],
-    () => lastCommitsOf(repo, commitHash, dir, names),
-    (found) => 64 + 192 * found.size,
-  );
+  const key = `${repo}\0${commitHash}\0${dir}`;
+  let walk = running.get(key);
+  if (!walk) {
+    walk = objectRead(
+      repo,
+      `last-commits:${dir}`,
+      [commitHash],
+      () => lastCommitsOf(repo, commitHash, dir, names),
+      (found) => 64 + 192 * found.size,
+    ).finally(() => running.delete(key));
+    running.set(key, walk);
+  }
+  if (waitMs === Infinity) return walk;
+  // a walk nobody waits for any more must not fail unobserved
+  walk.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), waitMs);
+  });
+  try {
+    return await Promise.race([walk, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

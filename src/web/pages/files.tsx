@@ -14,6 +14,8 @@
  */
 import mime from 'mime';
 import type { ComponentChildren } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import { BadRequest } from '../../errors.js';
 import { isActiveType, isSafeType, userContentHeaders } from '../../plugins/user-content.js';
 import {
   type Blame,
@@ -31,7 +33,7 @@ import {
 import { codeUrl, commitUrl, RevisionSwitcher } from '../components/code.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
-import { TreeTable } from '../components/tree.js';
+import { LAST_COMMITS_WAIT_MS, lastCommitCells, pendingLastCommits, TreeTable } from '../components/tree.js';
 import { finderPage, finderUrl, pathsJson } from './finder.js';
 import { highlightFile } from '../highlight.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
@@ -75,8 +77,33 @@ function historyUrl(projectPath: string, at: { revision: string; path: string })
   return `/${projectPath}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
 }
 
-/** The scripts of the code pages: the switcher's filter and the `t` and `y` keys. */
-export const CODE_SCRIPTS = ['switcher.js', 'keys.js'];
+/** The scripts of the code pages: the switcher's filter, the `t` and `y` keys, and the last commits read late. */
+export const CODE_SCRIPTS = ['switcher.js', 'keys.js', 'tree.js'];
+
+/**
+ * `/~last-commits/<revision>[/<dir>]`: the last-commit and date cells of a directory's entries as
+ * JSON (`{ commit, rows: { <name>: { commit, date } } }`, HTML rendered here, escaped), for
+ * tree.js to fill a tree view that showed without them; waits for the walk.
+ */
+async function lastCommitsJson(page: ProjectPageContext, tail: string) {
+  const result = await browseAt(page.ctx, page.project, tail);
+  if (result.kind !== 'tree') throw new BadRequest(`Specified path is not a directory: ${result.at.path}`);
+  const { at } = result;
+  const found = await lastCommitsAt(
+    page.ctx,
+    page.project,
+    at.commitHash,
+    at.path,
+    result.entries.map((e) => e.name),
+  );
+  const rows = Object.fromEntries(
+    result.entries.map((entry) => {
+      const cells = lastCommitCells(page.project.path, found?.get(entry.name));
+      return [entry.name, { commit: renderToString(<>{cells.commit}</>), date: renderToString(<>{cells.date}</>) }];
+    }),
+  );
+  return rawResponse('application/json; charset=utf-8', JSON.stringify({ commit: at.commitHash, rows }), { 'cache-control': 'private, no-cache' });
+}
 
 /**
  * The header of every files page (directory, file, blame): the branch and tag switcher, the
@@ -134,24 +161,27 @@ function CodeHeader({
 async function filesPage(page: ProjectPageContext, tail: string) {
   const project = page.project.path;
   const result = await browseAt(page.ctx, page.project, tail);
-  const { at, names } = result;
+  const { at } = result;
   if (result.kind === 'file') return filePage(page, 'files', result, null);
   const name = at.path ? at.path.split('/').pop()! : page.project.name;
-  const lastCommits = await lastCommitsAt(
-    page.ctx,
-    page.project,
-    at.commitHash,
-    at.path,
-    result.entries.map((e) => e.name),
-  );
+  const names = result.entries.map((e) => e.name);
+  const wait = page.query['last-commits'] === 'wait' ? Infinity : LAST_COMMITS_WAIT_MS;
+  const lastCommits = await lastCommitsAt(page.ctx, page.project, at.commitHash, at.path, names, wait);
   return (
     <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`} scripts={CODE_SCRIPTS}>
       <h1>{at.path ? `${name}/` : 'Files'}</h1>
-      <CodeHeader page={page} view="files" at={at} names={names} />
+      <CodeHeader page={page} view="files" at={at} names={result.names} />
       {result.entries.length === 0 ? (
         <p class="empty">This directory is empty.</p>
       ) : (
-        <TreeTable projectPath={project} revision={at.revision} dir={at.path} entries={result.entries} lastCommits={lastCommits} />
+        <TreeTable
+          projectPath={project}
+          revision={at.revision}
+          dir={at.path}
+          entries={result.entries}
+          lastCommits={lastCommits}
+          pending={pendingLastCommits(project, codeUrl(project, 'files', at.revision, at.path), at.commitHash, at.path)}
+        />
       )}
       {result.readme && <Readme readme={result.readme} projectPath={project} revision={at.revision} path={at.path} />}
     </ProjectLayout>
@@ -183,7 +213,7 @@ function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame
                 ⟲
               </a>
             ) : (
-              <span class="blame-prior" />
+              <span class="blame-prior-none" />
             )}
             {`${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
           </span>
@@ -300,6 +330,7 @@ export const filesPages: PageModule = {
     { method: 'GET', path: '/~files/*', handler: (page) => filesPage(page, page.params['*'] ?? '') },
     { method: 'GET', path: '/~find/*', handler: (page) => finderPage(page, page.params['*'] ?? '') },
     { method: 'GET', path: '/~paths/*', handler: (page) => pathsJson(page, page.params['*'] ?? '') },
+    { method: 'GET', path: '/~last-commits/*', handler: (page) => lastCommitsJson(page, page.params['*'] ?? '') },
     {
       method: 'GET',
       path: '/~blame/*',

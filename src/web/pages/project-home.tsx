@@ -8,7 +8,7 @@ import { cloneUrls, forkOrigin } from '../../domain/projects/index.js';
 import { lastCommitsAt, repositoryOverview } from '../../domain/repositories/index.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
-import { TreeTable } from '../components/tree.js';
+import { LAST_COMMITS_WAIT_MS, pendingLastCommits, TreeTable } from '../components/tree.js';
 import type { PageModule } from '../page.js';
 
 export const projectHomePages: PageModule = {
@@ -21,17 +21,19 @@ export const projectHomePages: PageModule = {
         const clone = cloneUrls(page.ctx, project).http;
         const [overview, origin] = await Promise.all([page.permissions.readCode ? repositoryOverview(page.ctx, project) : null, forkOrigin(page.ctx, project)]);
         const base = `/${project.path}`;
-        const lastCommits =
-          overview?.commitHash &&
-          (await lastCommitsAt(
-            page.ctx,
-            project,
-            overview.commitHash,
-            '',
-            overview.entries.map((e) => e.name),
-          ));
+        const wait = page.query['last-commits'] === 'wait' ? Infinity : LAST_COMMITS_WAIT_MS;
+        const lastCommits = overview?.commitHash
+          ? await lastCommitsAt(
+              page.ctx,
+              project,
+              overview.commitHash,
+              '',
+              overview.entries.map((e) => e.name),
+              wait,
+            )
+          : null;
         return (
-          <ProjectLayout page={page} tab="code" scripts={['copy.js']}>
+          <ProjectLayout page={page} tab="code" scripts={['copy.js', 'tree.js']}>
             <h1>{project.name}</h1>
             {origin && (
               <p class="meta">
@@ -72,7 +74,8 @@ export const projectHomePages: PageModule = {
                         revision={overview.defaultBranch}
                         dir=""
                         entries={overview.entries}
-                        lastCommits={lastCommits || new Map()}
+                        lastCommits={lastCommits}
+                        pending={pendingLastCommits(project.path, base, overview.commitHash!, '')}
                       />
                     </section>
                     {overview.readme && <Readme readme={overview.readme} projectPath={project.path} revision={overview.defaultBranch!} path="" />}
