@@ -114,8 +114,20 @@ describe('code browsing', () => {
     expect(tag).toContain('<a href="/lib/~blame/main/LICENSE">main</a>');
     const commit = await (await get(`/lib/~files/${root}`)).text();
     expect(commit).toContain(`Revision: <strong>${root.slice(0, 8)}</strong>`);
+    const home = await (await get('/lib')).text();
+    expect(home).toContain('<a href="/lib/~find/main" data-key="t" aria-keyshortcuts="t" title="Go to file (t)">Go to file</a>');
     const commits = await (await get('/lib/~commits?revision=main&query=author(Test*)')).text();
     expect(commits).toContain(`<a href="/lib/~commits?revision=v1&amp;query=author%28Test*%29">v1</a>`);
+  });
+
+  it('lists at most 200 branches in the switcher, and says how many more can be typed', async () => {
+    const many = await givenRepo(server, 'many');
+    const refspecs = Array.from({ length: 205 }, (_, i) => `main:refs/heads/b-${String(i).padStart(3, '0')}`);
+    await git(many.work, ['push', '-q', many.remote, ...refspecs]);
+    const html = await (await get('/many/~files/main')).text();
+    const branches = /<ul aria-label="Branches"[^>]*>([\s\S]*?)<\/ul>/.exec(html)![1];
+    expect(branches.match(/<li>/g)).toHaveLength(200);
+    expect(html).toContain('<p class="meta">6 more: type the name</p>');
   });
 
   it('finds files fuzzily without JavaScript, and serves the path list as JSON', async () => {

@@ -172,6 +172,9 @@ export function RelativeDate({ date }: { date: Date }) {
   );
 }
 
+/** The most branches, and tags, the switcher lists (the others are opened by typing their name). */
+const MAX_SWITCHER_NAMES = 200;
+
 /**
  * The branch and tag switcher: a `<details>` menu listing the branches and tags as links
  * (`hrefOf(name)`), with a GET form whose input filters the lists as one types (switcher.js) and,
@@ -195,7 +198,7 @@ export function RevisionSwitcher(props: {
       <>
         <p class="switcher-group">{label}</p>
         <ul aria-label={label} data-filter-list="">
-          {names.map((n) => (
+          {names.slice(0, MAX_SWITCHER_NAMES).map((n) => (
             <li key={n}>
               <a href={props.hrefOf(n)} aria-current={n === props.current ? 'true' : undefined}>
                 {n}
@@ -203,6 +206,7 @@ export function RevisionSwitcher(props: {
             </li>
           ))}
         </ul>
+        {names.length > MAX_SWITCHER_NAMES && <p class="meta">{`${(names.length - MAX_SWITCHER_NAMES).toLocaleString('en-US')} more: type the name`}</p>}
       </>
     );
   return (

@@ -10,6 +10,7 @@ import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
 import { LAST_COMMITS_WAIT_MS, pendingLastCommits, TreeTable } from '../components/tree.js';
 import type { PageModule } from '../page.js';
+import { finderUrl } from './finder.js';
 
 export const projectHomePages: PageModule = {
   projectPages: [
@@ -33,7 +34,7 @@ export const projectHomePages: PageModule = {
             )
           : null;
         return (
-          <ProjectLayout page={page} tab="code" scripts={['copy.js', 'tree.js']}>
+          <ProjectLayout page={page} tab="code" scripts={['copy.js', 'tree.js', 'keys.js']}>
             <h1>{project.name}</h1>
             {origin && (
               <p class="meta">
@@ -55,7 +56,14 @@ export const projectHomePages: PageModule = {
                   <a href={`${base}/~branches`}>{`${overview.branchCount} ${overview.branchCount === 1 ? 'branch' : 'branches'}`}</a>
                   {' · '}
                   <a href={`${base}/~tags`}>{`${overview.tagCount} ${overview.tagCount === 1 ? 'tag' : 'tags'}`}</a>
-                  {overview.defaultBranch && ` · default branch ${overview.defaultBranch}`}
+                  {overview.defaultBranch && (
+                    <>
+                      {` · default branch ${overview.defaultBranch} · `}
+                      <a href={finderUrl(project.path, overview.defaultBranch)} data-key="t" aria-keyshortcuts="t" title="Go to file (t)">
+                        Go to file
+                      </a>
+                    </>
+                  )}
                 </p>
                 {overview.defaultBranch === null ? (
                   <section aria-labelledby="empty">
