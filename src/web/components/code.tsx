@@ -1,6 +1,6 @@
 /**
- * Pieces shared by the code pages (files, commits, branches, tags, compare): their URLs, a
- * revision selector, a commit row and dates.
+ * Pieces shared by the code pages (files, commits, branches, tags, compare): their URLs, the
+ * branch and tag switcher, a commit row with its graph, and dates.
  */
 import type { Commit, GraphRow } from '../../domain/repositories/index.js';
 
@@ -54,34 +54,6 @@ export function RevisionOptions({ id, branches, tags }: { id: string; branches: 
         </option>
       ))}
     </datalist>
-  );
-}
-
-/**
- * A GET form choosing a revision: a labelled input with the branches and tags as suggestions
- * (`<datalist>`, so any commit hash works too); submits `name` to `action`, keeping `hidden`.
- */
-export function RevisionSelector(props: {
-  action: string;
-  name: string;
-  label: string;
-  value: string;
-  branches: string[];
-  tags: string[];
-  hidden?: Record<string, string>;
-  button?: string;
-}) {
-  const id = `revision-${props.name}`;
-  return (
-    <form method="get" action={props.action} class="query revision-selector">
-      <label for={id}>{props.label}</label>
-      <input id={id} name={props.name} value={props.value} list={`${id}-list`} autocomplete="off" />
-      <RevisionOptions id={`${id}-list`} branches={props.branches} tags={props.tags} />
-      {Object.entries(props.hidden ?? {}).map(([k, v]) => (
-        <input key={k} type="hidden" name={k} value={v} />
-      ))}
-      <button type="submit">{props.button ?? 'Show'}</button>
-    </form>
   );
 }
 
