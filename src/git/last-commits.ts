@@ -37,11 +37,13 @@ const FORMAT = '--format=%x01%H%x1f%an%x1f%at%x1f%s';
  * @param commit 40-hex commit id.
  * @param dir repository-relative directory, '' for the root.
  * @param names entry names within `dir`.
+ * @param limitMs the longest the walk may run (ms): past it git is stopped and the entries found
+ *   so far are the answer.
  * @returns entry name → its last commit; an entry absent from the history walked (a submodule
- *   never changed, or a walk that ended early) is missing.
+ *   never changed, or a walk stopped by `limitMs`) is missing.
  * @throws BadRequest for a malformed id or path; GitError when git fails.
  */
-export async function lastCommitsOf(repo: string, commit: string, dir: string, names: readonly string[]): Promise<Map<string, LastCommit>> {
+export async function lastCommitsOf(repo: string, commit: string, dir: string, names: readonly string[], limitMs = 60_000): Promise<Map<string, LastCommit>> {
   assertObjectId(commit);
   assertRepositoryPath(dir);
   const found = new Map<string, LastCommit>();
@@ -61,6 +63,11 @@ export async function lastCommitsOf(repo: string, commit: string, dir: string, n
     ...(prefix ? [value(prefix)] : []),
   ]);
   git.stdin.end();
+  let stopped = false;
+  const limit = setTimeout(() => {
+    stopped = true;
+    git.kill();
+  }, limitMs);
   let current: LastCommit | null = null;
   let rest = '';
   const take = (raw: string): void => {
@@ -88,10 +95,12 @@ export async function lastCommitsOf(repo: string, commit: string, dir: string, n
     take(rest);
   } catch (error) {
     git.kill();
-    throw error;
+    if (!stopped) throw error;
+  } finally {
+    clearTimeout(limit);
   }
   // an early stop kills git: only a walk that ran to its end reports git's failures
   if (found.size === wanted.size) git.kill();
-  else await git.done;
+  else if (!stopped) await git.done;
   return found;
 }

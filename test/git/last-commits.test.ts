@@ -70,5 +70,8 @@ describe('last commits of a directory', () => {
     const found = await lastCommitsOf(repo, commit, 'src', ['b.ts', 'missing.ts']);
     expect([...found.keys()]).toEqual(['b.ts']);
     expect((await lastCommitsOf(repo, commit, 'src', [])).size).toBe(0);
+    // a walk past its time limit answers what it found, without failing
+    const limited = await lastCommitsOf(repo, commit, '', ['LICENSE', 'src', 'never'], 0);
+    expect([...limited.keys()].every((name) => name === 'LICENSE' || name === 'src')).toBe(true);
   });
 });

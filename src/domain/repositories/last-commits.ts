@@ -3,7 +3,8 @@
  * one history walk per directory and commit (src/git/last-commits.ts), kept in the bounded cache
  * of object reads (object-reads.ts) by commit and directory — a branch that has not moved is
  * answered from memory. A walk runs once however many pages ask for it at the same time, and
- * goes on to fill the cache when a page stops waiting for it.
+ * goes on to fill the cache when a page stops waiting for it; two walks run at once at most, and
+ * one runs a minute at most (the entries found by then are its answer).
  */
 import type { ProjectRow } from '../../db/schema.js';
 import { lastCommitsOf, type LastCommit } from '../../git/last-commits.js';
@@ -15,6 +16,25 @@ export type { LastCommit };
 
 /** Walks running: repository, commit and directory → the walk (kept in the cache when done). */
 const running = new Map<string, Promise<Map<string, LastCommit>>>();
+
+/** Walks run at once, the others wait their turn: a crawler visiting many commits' trees must not take every core. */
+const MAX_WALKS = 2;
+let walking = 0;
+const turns: (() => void)[] = [];
+
+/** Runs `walk` when fewer than {@link MAX_WALKS} walks run, in order of arrival. */
+async function inTurn<T>(walk: () => Promise<T>): Promise<T> {
+  // a walk ending hands its turn to the next one waiting
+  if (walking >= MAX_WALKS) await new Promise<void>((resolve) => turns.push(resolve));
+  else walking++;
+  try {
+    return await walk();
+  } finally {
+    const next = turns.shift();
+    if (next) next();
+    else walking--;
+  }
+}
 
 /**
  * The last commit of each entry of directory `dir` at commit `commitHash` (read code).
@@ -43,7 +63,7 @@ export async function lastCommitsAt(
       repo,
       `last-commits:${dir}`,
       [commitHash],
-      () => lastCommitsOf(repo, commitHash, dir, names),
+      () => inTurn(() => lastCommitsOf(repo, commitHash, dir, names)),
       (found) => 64 + 192 * found.size,
     ).finally(() => running.delete(key));
     running.set(key, walk);
