@@ -24,7 +24,8 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTI
 function renderMath(tex: string, display: boolean): string {
   try {
     const html = katex.renderToString(tex, { output: 'mathml', displayMode: display, throwOnError: true, trust: false, maxExpand: 1000 });
-    return display ? `<div class="math-display">${html}</div>` : html;
+    // a wide formula scrolls: from the keyboard too
+    return display ? `<div class="math-display" tabindex="0">${html}</div>` : html;
   } catch {
     return `<code class="math-error">${escapeHtml(tex)}</code>`;
   }

@@ -206,6 +206,7 @@ function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) =
       ...Object.fromEntries(MATHML_TAGS.map((tag) => [tag, MATHML_ATTRIBUTES])),
       a: ['href', 'title', 'name', 'rel', 'id', 'aria-label'],
       li: ['id'],
+      div: ['tabindex'],
       img: ['src', 'alt', 'title', 'width', 'height'],
       code: ['class'],
       th: ['align'],
@@ -226,6 +227,11 @@ function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) =
     transformTags: {
       a: (tagName, attribs) => ({ tagName, attribs: { ...keepUserContentId(attribs), rel: 'nofollow noopener' } }),
       li: (tagName, attribs) => ({ tagName, attribs: keepUserContentId(attribs) }),
+      // only a displayed formula is focusable, for scrolling (markdown-extensions.ts)
+      div: (tagName, attribs) => {
+        const { tabindex, ...rest } = attribs;
+        return { tagName, attribs: tabindex !== undefined && rest.class === 'math-display' ? { ...rest, tabindex: '0' } : rest };
+      },
       // a task list item's checkbox: read-only, named by its state for screen readers
       input: (tagName, attribs) => ({
         tagName,

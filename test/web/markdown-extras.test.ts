@@ -39,7 +39,7 @@ describe('markdown math, diagrams and footnotes', () => {
     expect(html).toContain('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"><semantics><mrow><msub><mi>b</mi><mn>1</mn></msub>');
     expect(html).toContain('but $5 and $6 or $ x $.');
     expect(html).toContain(
-      '<div class="math-display"><span class="katex"><math xmlns="http://www.w3.org/1998/Math/MathML" display="block"><semantics><mrow><mfrac>',
+      '<div class="math-display" tabindex="0"><span class="katex"><math xmlns="http://www.w3.org/1998/Math/MathML" display="block"><semantics><mrow><mfrac>',
     );
     expect(html).toContain('<msqrt><mi>x</mi></msqrt>');
     expect(html).toContain('<annotation encoding="application/x-tex">\\frac{1}{2}</annotation>');
@@ -71,6 +71,10 @@ describe('markdown math, diagrams and footnotes', () => {
     expect(html).toContain('<li id="user-content-fn-2"><p>Second\nover two lines. <a href="#user-content-fnref-2"');
     // ids of the text itself cannot clobber the page's
     expect(renderMarkdown('<a id="main" href="#x">x</a> <li id="csrf">y</li>')).not.toMatch(/id="(main|csrf)"/);
+    // only a displayed formula is focusable
+    expect(renderMarkdown('<div tabindex="5">x</div><div class="math-display" tabindex="-1">y</div>')).toBe(
+      '<div>x</div><div class="math-display" tabindex="0">y</div>',
+    );
   });
 
   it('keeps GFM tables and task lists', () => {

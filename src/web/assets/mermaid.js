@@ -42,6 +42,8 @@ if (blocks.length > 0 && source) {
       const figure = document.createElement('figure');
       figure.className = 'mermaid-diagram';
       figure.setAttribute('aria-label', 'Diagram');
+      // a wide diagram scrolls: from the keyboard too
+      figure.tabIndex = 0;
       figure.append(adopt(svg));
       block.replaceWith(figure);
     } catch (error) {
