@@ -1,9 +1,32 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { browserTests, DESKTOP } from '../helpers/browser.js';
-import { givenRepo, type Repo } from '../helpers/fixtures.js';
-import { ADMIN, git } from '../helpers/server.js';
+import { givenProject, givenRepo, type Repo } from '../helpers/fixtures.js';
+import { ADMIN, git, gitUrl } from '../helpers/server.js';
+
+/**
+ * A history of `commits` commits written with `git fast-import` into a new bare repository: a
+ * root commit adding LICENSE and `other/`, then each commit changing one file of `other/` — so
+ * the last commit of LICENSE is found only at the end of a long walk.
+ */
+async function longHistory(commits: number): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-long-'));
+  await git(dir, ['init', '-q', '--bare', '-b', 'main']);
+  const lines: string[] = [];
+  for (let n = 0; n <= commits; n++) {
+    const message = n === 0 ? 'root' : `change ${n}`;
+    lines.push('commit refs/heads/main', `committer T <t@example.com> ${1_600_000_000 + n} +0000`, `data ${message.length}`, message);
+    const files = n === 0 ? ['LICENSE', ...Array.from({ length: 50 }, (_, i) => `other/file-${i}.txt`)] : [`other/file-${n % 50}.txt`];
+    for (const file of files) lines.push(`M 100644 inline ${file}`, `data ${String(n).length + 1}`, String(n));
+    lines.push('');
+  }
+  const result = spawnSync('git', [`--git-dir=${dir}`, 'fast-import', '--quiet'], { input: lines.join('\n') });
+  if (result.status !== 0) throw new Error(`fast-import: ${result.stderr}`);
+  return dir;
+}
 
 const LINES = Array.from({ length: 6 }, (_, i) => `export const n${i} = ${i};`).join('\n');
 
@@ -89,6 +112,30 @@ describe('code browsing in a browser', () => {
     expect(await page.title()).toBe(`src/new-name.ts at ${head} · kit · Gitloom`);
     expect(await page.getByRole('link', { name: 'Permalink' }).getAttribute('href')).toBe(`/kit/~files/${head}/src/new-name.ts`);
   });
+
+  it('shows a tree at once and fills in the last commits a long walk finds', async () => {
+    const history = await longHistory(60_000);
+    try {
+      await givenProject(web.server, { name: 'long' });
+      await git(history, ['push', '-q', gitUrl(web.server, 'long', { name: ADMIN.name, password: ADMIN.password }), 'main']);
+    } finally {
+      await fs.rm(history, { recursive: true, force: true });
+    }
+    const page = await web.signedIn(ADMIN.name, ADMIN.password, { viewport: DESKTOP });
+    const response = await page.goto(`${web.server.url}/long/~files/main`);
+    // the walk to the root commit outlasts the page's 300 ms: the names come first
+    expect(await response!.text()).toContain('Reading the last commits…');
+    expect(await page.getByRole('link', { name: 'LICENSE' }).count()).toBe(1);
+    const license = page.getByRole('row', { name: /^LICENSE/ });
+    await license.getByRole('link', { name: 'root' }).waitFor({ timeout: 60_000 });
+    expect(await page.getByRole('status').count()).toBe(0);
+    expect(
+      await page
+        .getByRole('row', { name: /^other\// })
+        .getByRole('link', { name: 'change 60000' })
+        .count(),
+    ).toBe(1);
+  }, 120_000);
 
   it('draws a mermaid diagram of the README, and its math', async () => {
     const page = await web.signedIn(ADMIN.name, ADMIN.password, { viewport: DESKTOP });
