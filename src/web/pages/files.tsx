@@ -1,8 +1,11 @@
 /**
- * `/<project>/~files/<revision>/<path>`: a directory listing or a file (highlighted, numbered
- * lines with `#L<n>` anchors; a large file capped with a notice; a binary file offered as a
- * download), `/<project>/~blame/<revision>/<path>`: a text file's lines beside the commit that
- * last changed them, and `/<project>/~raw/<revision>/<path>`: the raw bytes. The revision may contain `/`
+ * `/<project>/~files/<revision>/<path>`: a directory listing (each entry with its last commit,
+ * `/~last-commits/…` serving them as JSON when the page showed before they were read) or a file
+ * (highlighted, numbered lines with `#L<n>` anchors; a large file capped with a notice; a binary
+ * file offered as a download), `/<project>/~blame/<revision>/<path>`: a text file's lines beside
+ * the commit that last changed them (and a link to blame them before it), and
+ * `/<project>/~raw/<revision>/<path>`: the raw bytes. Every view has the branch and tag
+ * switcher, "Go to file" (`t`, finder.tsx) and its permalink (`y`: the view at the commit). The revision may contain `/`
  * (`feature/x`): the longest prefix naming a branch or tag wins (domain revisions.ts). A Git LFS
  * file shows, and downloads raw as, the object its pointer names (docs/compatibility.md#git-lfs).
  *
