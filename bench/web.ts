@@ -9,12 +9,16 @@
  *
  * Every row is one entry of {@link CASES}: a name and a `setup` that prepares its data through
  * the shared {@link Env} and returns the URL to measure. Add a page's row by adding one entry.
+ * The tree view's last commits have rows of their own ({@link treeLastCommits}): cold and warm,
+ * beside the git walk run alone.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { lastCommitsOf } from '../src/git/last-commits.js';
 import { shippedBytes } from '../src/web/assets.js';
-import { git, startInProcessServer, type InProcessBenchServer } from './lib.js';
+import { git, startInProcessServer, time, type InProcessBenchServer } from './lib.js';
 
 const PASSWORD = 'bench-secret';
 const AUTH = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -255,6 +259,7 @@ try {
       `${entry.name.padEnd(44)} ${`${p50.toFixed(1)} ms`.padStart(9)} ${`${p99.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}`,
     );
   }
+  if ('tree view, 500 entries, last commits'.includes(filter) || filter.startsWith('tree')) await treeLastCommits(env);
   const shipped = shippedBytes();
   console.log(
     `JS shipped (gzip, all client modules): ${(shipped.js / 1024).toFixed(1)} KiB (budget 60 KiB); CSS shipped (gzip): ${(shipped.css / 1024).toFixed(1)} KiB`,
@@ -262,4 +267,93 @@ try {
 } finally {
   await bench.close();
   await fs.rm(work, { recursive: true, force: true });
+}
+
+/**
+ * The tree view of a directory of 500 entries with their last commits (target: < 40 ms warm, <
+ * 400 ms cold on a git/git-sized repository). The repository is written with `git fast-import`:
+ * a root commit creating `wide/` (450 files, 50 directories) and the rest of the tree, then
+ * `GITLOOM_BENCH_TREE_COMMITS` (default 80,000, git/git's size) commits each changing one file —
+ * seven in ten outside `wide/`, the others on a long-tailed choice of its entries, so some
+ * entries are last changed by the root commit and a walk must reach it. Or, with
+ * `GITLOOM_BENCH_TREE_REPO=/path/to/repo` (`GITLOOM_BENCH_TREE_DIR`, default the root), a real
+ * repository's HEAD fetched into the project. Rows: the page cold (each request at a commit not
+ * seen before, the median of 5: the names at once, the last commits when read within 300 ms),
+ * cold waiting for the last commits (`?last-commits=wait`), warm (the measure loop), and the walk
+ * alone — as the page runs it (stopping when every entry is found) and `git log` to the end.
+ */
+async function treeLastCommits(env: Env): Promise<void> {
+  const id = (await env.api('POST', '/projects', { name: 'wide' })) as number;
+  const repo = path.join(env.bench.dataDir, 'repos', `${id}.git`);
+  const real = process.env.GITLOOM_BENCH_TREE_REPO;
+  const dir = real ? (process.env.GITLOOM_BENCH_TREE_DIR ?? '') : 'wide';
+  if (real) await git(repo, ['fetch', '-q', path.resolve(real), '+HEAD:refs/heads/main']);
+  else await fastImport(repo, Number(process.env.GITLOOM_BENCH_TREE_COMMITS ?? 80_000));
+  const log = (await git(repo, ['rev-list', '--max-count=11', 'main'])).trim().split('\n');
+  const commits = Number((await git(repo, ['rev-list', '--count', 'main'])).trim());
+  const names = (await git(repo, ['ls-tree', '-z', '--name-only', `main:${dir}`])).split('\0').filter(Boolean);
+  const url = (revision: string) => `/wide/~files/${revision}${dir ? `/${dir}` : ''}`;
+  const get = async (u: string) => {
+    const response = await env.bench.server.app.inject({ method: 'GET', url: u, headers: { authorization: AUTH } });
+    if (response.statusCode !== 200) throw new Error(`${u}: ${response.statusCode}`);
+  };
+  // a first view answers after at most 300 ms, its walk going on: wait for it before the next one
+  const cold: number[] = [];
+  for (const commit of log.slice(1, 6)) {
+    cold.push(await time(() => get(url(commit))));
+    await get(`${url(commit)}?last-commits=wait`);
+  }
+  const coldWaiting: number[] = [];
+  for (const commit of log.slice(6, 11)) coldWaiting.push(await time(() => get(`${url(commit)}?last-commits=wait`)));
+  const walk = await time(() => lastCommitsOf(repo, log[0], dir, names));
+  const full = await time(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const child = spawn(
+          'git',
+          [`--git-dir=${repo}`, 'log', '-z', '--name-only', '--no-renames', '--format=%x01%H%x1f%an%x1f%at%x1f%s', log[0], '--', ...(dir ? [`${dir}/`] : [])],
+          {
+            stdio: ['ignore', 'ignore', 'inherit'],
+          },
+        );
+        child.on('error', reject);
+        child.on('close', () => resolve());
+      }),
+  );
+  const { p50, p99, bytes } = await measure(env.bench, url('main'));
+  const what = `${names.length} entries, ${commits.toLocaleString('en-US')} commits`;
+  const ms = (n: number) => `${n.toFixed(1)} ms`.padStart(9);
+  console.log(`tree view with last commits (${what}${real ? `, ${real}` : ''}); target < 40 ms warm, < 400 ms cold`);
+  console.log(`${'  page, cold (median of 5 new commits)'.padEnd(44)} ${ms(percentile(cold, 50))}`);
+  console.log(`${'  page, cold, waiting for the last commits'.padEnd(44)} ${ms(percentile(coldWaiting, 50))}`);
+  console.log(`${'  page, warm'.padEnd(44)} ${ms(p50)} ${ms(p99)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}`);
+  console.log(`${'  git log walk, stopped when all are found'.padEnd(44)} ${ms(walk)}`);
+  console.log(`${'  git log walk to the end of the history'.padEnd(44)} ${ms(full)}`);
+}
+
+/** Writes the synthetic history of {@link treeLastCommits} into a bare repository's `main`. */
+async function fastImport(repo: string, commits: number): Promise<void> {
+  const lines: string[] = [];
+  const blob = (file: string, text: string) => lines.push(`M 100644 inline ${file}`, `data ${Buffer.byteLength(text)}`, text);
+  const entries = Array.from({ length: 500 }, (_, i) => (i < 450 ? `wide/file-${i}.txt` : `wide/dir-${i}/index.txt`));
+  let seed = 42;
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  const start = 1_600_000_000;
+  for (let n = 0; n <= commits; n++) {
+    const message = n === 0 ? 'root' : `change ${n}`;
+    lines.push('commit refs/heads/main', `committer Bench <bench@example.com> ${start + n * 60} +0000`, `data ${message.length}`, message);
+    if (n === 0) {
+      for (const file of entries) blob(file, 'v0\n');
+      for (let i = 0; i < 200; i++) blob(`other/module-${i}.txt`, 'v0\n');
+    } else if (random() < 0.7) blob(`other/module-${Math.floor(random() * 200)}.txt`, `v${n}\n`);
+    // long-tailed: entry i is chosen with weight ~1/(i+1)²; the last ones almost never after the root
+    else blob(entries[Math.min(499, Math.floor(1 / (1 - random() * 0.9998)) - 1)], `v${n}\n`);
+    lines.push('');
+  }
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('git', [`--git-dir=${repo}`, 'fast-import', '--quiet'], { stdio: ['pipe', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git fast-import: ${code}`))));
+    child.stdin.end(lines.join('\n'));
+  });
 }

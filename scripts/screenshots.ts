@@ -25,8 +25,12 @@ try {
   const pages: { name: string; url: string }[] = [
     { name: 'dashboard', url: '/' },
     { name: 'project-home', url: project },
+    { name: 'tree', url: `${project}/~files/main/src` },
     { name: 'file', url: `${project}/~files/main/src/app.ts` },
     { name: 'file-edit', url: `${project}/~edit/main/src/app.ts` },
+    { name: 'blame', url: `${project}/~blame/greetings/src/greet.ts` },
+    { name: 'finder', url: `${project}/~find/main?q=gr` },
+    { name: 'commits', url: `${project}/~commits?revision=main&query=` },
     { name: 'commit', url: `${project}/~commits/${showcase.commitHash}` },
     { name: 'pull-request', url: `${project}/~pulls/${showcase.pullNumber}` },
     { name: 'pull-request-changes', url: `${project}/~pulls/${showcase.pullNumber}/changes` },

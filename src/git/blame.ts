@@ -25,6 +25,12 @@ export interface BlameRange {
   from: number;
   /** Last line of the range, inclusive. */
   to: number;
+  /**
+   * Where the range's lines were before that commit changed them (`previous` of the porcelain
+   * output): the commit's parent and the file's path there (another path across a rename);
+   * null for lines the commit added to a file it created (a root or boundary commit).
+   */
+  previous: { commitHash: string; path: string } | null;
 }
 
 /** The blame of a file: its ranges in line order and the commits they name. */
@@ -38,7 +44,8 @@ const HEADER = /^([0-9a-f]{40}|[0-9a-f]{64}) \d+ (\d+)(?: \d+)?$/;
 /**
  * Parses `git blame --porcelain` output: a header line `<hash> <source line> <result line>
  * [<lines in group>]` per line of the file, the commit's `key value` lines the first time a
- * commit appears, then the line itself after a tab. Adjacent lines of one commit make one range.
+ * commit appears (`previous <hash> <path>` and `filename` with every group), then the line itself
+ * after a tab. Adjacent lines of one commit make one range.
  *
  * @param out the porcelain output as text.
  * @returns ranges in line order and the commits they name.
@@ -47,6 +54,7 @@ export function parseBlamePorcelain(out: string): Blame {
   const ranges: BlameRange[] = [];
   const commits = new Map<string, BlameCommit>();
   let current: BlameCommit | null = null;
+  let range: BlameRange | null = null;
   for (const line of out.split('\n')) {
     if (line === '' || line.startsWith('\t')) continue;
     const header = HEADER.exec(line);
@@ -59,8 +67,13 @@ export function parseBlamePorcelain(out: string): Blame {
         commits.set(hash, current);
       }
       const last = ranges[ranges.length - 1];
-      if (last && last.commitHash === hash && last.to === at - 1) last.to = at;
-      else ranges.push({ commitHash: hash, from: at, to: at });
+      if (last && last.commitHash === hash && last.to === at - 1) {
+        last.to = at;
+        range = null;
+      } else {
+        range = { commitHash: hash, from: at, to: at, previous: null };
+        ranges.push(range);
+      }
       continue;
     }
     if (!current) continue;
@@ -70,6 +83,10 @@ export function parseBlamePorcelain(out: string): Blame {
     if (key === 'author') current.authorName = rest;
     else if (key === 'author-time') current.authorDate = Number(rest) * 1000;
     else if (key === 'summary') current.summary = rest;
+    else if (key === 'previous' && range) {
+      const gap = rest.indexOf(' ');
+      range.previous = { commitHash: rest.slice(0, gap), path: rest.slice(gap + 1) };
+    }
   }
   return { ranges, commits };
 }

@@ -53,3 +53,20 @@ export function streamBlob(repo: string, oid: string): GitStream {
   git.stdin.end();
   return git;
 }
+
+/**
+ * Every file path of a commit's tree (`git ls-tree -r -z --name-only <commit>`), in git's order
+ * (bytewise by path), submodules included; at most `max`.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param commit 40-hex commit or tree id.
+ * @param max the most paths returned.
+ * @returns the paths and whether more exist.
+ * @throws BadRequest for a malformed id; GitError when the object does not exist.
+ */
+export async function listPaths(repo: string, commit: string, max: number): Promise<{ paths: string[]; truncated: boolean }> {
+  const out = await gitText([gitDir(repo), 'ls-tree', '-r', '-z', '--name-only', assertObjectId(commit)]);
+  const paths = out.split('\0');
+  paths.pop();
+  return paths.length > max ? { paths: paths.slice(0, max), truncated: true } : { paths, truncated: false };
+}

@@ -1,7 +1,9 @@
 /**
- * Markdown to safe HTML (README, descriptions, comments): `marked` (GitHub-flavoured) renders,
- * `sanitize-html` keeps an allow-list of tags and attributes (no script, no event handlers, no
- * `javascript:` URLs, no style). Results are cached by the text's digest.
+ * Markdown to safe HTML (README, descriptions, comments): `marked` (GitHub-flavoured: tables,
+ * task lists) renders, with math (KaTeX), mermaid blocks and footnotes added
+ * (markdown-extensions.ts); `sanitize-html` keeps an allow-list of tags and attributes (no
+ * script, no event handlers, no `javascript:` URLs, no style; KaTeX's MathML elements and
+ * attributes). Results are cached by the text's digest.
  *
  * References and mentions are linked in text outside code spans, code blocks, links and raw
  * HTML, with the domain's grammar (src/domain/issues/references.ts, src/domain/mentions.ts):
@@ -17,6 +19,7 @@ import { Marked, type Token, type Tokens } from 'marked';
 import type SanitizeHtml from 'sanitize-html';
 import { kindOf, scanReferences } from '../domain/issues/index.js';
 import { MENTION, withoutTrailingDots } from '../domain/mentions.js';
+import { escapeHtml, footnotes, mathAndDiagrams, withFootnotes } from './markdown-extensions.js';
 
 /** Where the references of a text point: its project's path (null: only `path#N` references link). */
 export interface MarkdownContext {
@@ -40,9 +43,6 @@ function resolveAgainst(href: string, base: string): string {
 
 /** A text token marked for linking by {@link markLinkableText}. */
 type LinkableText = Tokens.Text & { linkIn?: MarkdownContext };
-
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
 
 const SECTIONS = { issue: '~issues', pullRequest: '~pulls', build: '~builds' } as const;
 
@@ -106,6 +106,8 @@ const marked = new Marked(
       },
     },
   },
+  mathAndDiagrams,
+  footnotes,
 );
 
 const require = createRequire(import.meta.url);
@@ -120,11 +122,91 @@ function sanitize(html: string): string {
   return sanitizer(html);
 }
 
+/** The MathML elements of KaTeX's output (`output: 'mathml'`) and the attributes it writes on them. */
+const MATHML_TAGS = [
+  'math',
+  'semantics',
+  'annotation',
+  'mrow',
+  'mi',
+  'mn',
+  'mo',
+  'ms',
+  'mtext',
+  'mspace',
+  'mfrac',
+  'msqrt',
+  'mroot',
+  'msup',
+  'msub',
+  'msubsup',
+  'mover',
+  'munder',
+  'munderover',
+  'mtable',
+  'mtr',
+  'mtd',
+  'mstyle',
+  'mpadded',
+  'mphantom',
+  'menclose',
+  'merror',
+  'mmultiscripts',
+  'mprescripts',
+  'none',
+];
+const MATHML_ATTRIBUTES = [
+  'xmlns',
+  'display',
+  'displaystyle',
+  'scriptlevel',
+  'mathvariant',
+  'mathcolor',
+  'mathbackground',
+  'encoding',
+  'stretchy',
+  'fence',
+  'separator',
+  'accent',
+  'accentunder',
+  'lspace',
+  'rspace',
+  'minsize',
+  'maxsize',
+  'movablelimits',
+  'largeop',
+  'symmetric',
+  'linethickness',
+  'width',
+  'height',
+  'depth',
+  'voffset',
+  'notation',
+  'columnalign',
+  'columnspacing',
+  'columnlines',
+  'rowspacing',
+  'rowlines',
+  'rowalign',
+  'frame',
+  'framespacing',
+  'side',
+];
+
+/** Footnote ids (markdown-extensions.ts) keep their prefix; any other id is dropped. */
+const keepUserContentId = (attribs: Record<string, string>) => {
+  const { id, ...rest } = attribs;
+  return id?.startsWith('user-content-') ? { ...rest, id } : rest;
+};
+
 function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) => string {
   const options: SanitizeHtml.IOptions = {
-    allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 'ins', 'sup', 'sub', 'details', 'summary', 'input'],
+    allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 'ins', 'sup', 'sub', 'details', 'summary', 'input', 'section', ...MATHML_TAGS],
     allowedAttributes: {
-      a: ['href', 'title', 'name', 'rel'],
+      ...Object.fromEntries(MATHML_TAGS.map((tag) => [tag, MATHML_ATTRIBUTES])),
+      a: ['href', 'title', 'name', 'rel', 'id', 'aria-label'],
+      li: ['id'],
+      div: ['tabindex'],
       img: ['src', 'alt', 'title', 'width', 'height'],
       code: ['class'],
       th: ['align'],
@@ -134,9 +216,22 @@ function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) =
     },
     allowedSchemes: ['http', 'https', 'mailto'],
     allowedSchemesByTag: { img: ['http', 'https', 'data'] },
-    allowedClasses: { code: [/^language-[\w-]+$/], a: ['reference'], span: ['mention'] },
+    allowedClasses: {
+      code: [/^language-[\w-]+$/, 'math-error'],
+      a: ['reference'],
+      span: ['mention', 'katex'],
+      div: ['math-display'],
+      pre: ['mermaid'],
+      section: ['footnotes'],
+    },
     transformTags: {
-      a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noopener' }),
+      a: (tagName, attribs) => ({ tagName, attribs: { ...keepUserContentId(attribs), rel: 'nofollow noopener' } }),
+      li: (tagName, attribs) => ({ tagName, attribs: keepUserContentId(attribs) }),
+      // only a displayed formula is focusable, for scrolling (markdown-extensions.ts)
+      div: (tagName, attribs) => {
+        const { tabindex, ...rest } = attribs;
+        return { tagName, attribs: tabindex !== undefined && rest.class === 'math-display' ? { ...rest, tabindex: '0' } : rest };
+      },
       // a task list item's checkbox: read-only, named by its state for screen readers
       input: (tagName, attribs) => ({
         tagName,
@@ -158,7 +253,7 @@ function renderTokens(text: string, context: MarkdownContext): string {
   try {
     const tokens = marked.lexer(text);
     markLinkableText(tokens, context);
-    return sanitize(marked.parser(tokens));
+    return sanitize(withFootnotes(tokens, () => marked.parser(tokens)));
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     return `<pre>${escapeHtml(text)}</pre>`;

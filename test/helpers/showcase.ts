@@ -43,6 +43,17 @@ npm start
 | \`npm start\` | serves on port 8080 |
 
 See [the guide](docs/guide.md).
+
+## Design
+
+A greeting takes $O(1)$ time and $$\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}$$ bytes at most[^bytes].
+
+\`\`\`mermaid
+graph LR
+  Client -->|GET /?name=you| Server --> Greeting
+\`\`\`
+
+[^bytes]: Counted in UTF-8.
 `;
 
 const APP = `import { createServer } from 'node:http';

@@ -39,7 +39,7 @@ describe('code pages in a browser', () => {
     await page.goto(`${web.server.url}/tool/~files/main/lib/util.js`);
     await page.getByRole('link', { name: 'Blame' }).click();
     expect(await page.title()).toBe('Blame of lib/util.js at main · tool · Gitloom');
-    const fix = page.locator('.blame-range[title="Fix two"] a');
+    const fix = page.locator('.blame-range[title="Fix two"] a').first();
     const [gutter, line] = [await fix.boundingBox(), await page.locator('#L2').boundingBox()];
     expect(Math.abs(gutter!.y - line!.y)).toBeLessThan(2);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);

@@ -113,7 +113,7 @@ async function readmeOf(repo: string, commitHash: string, dir: string, entries: 
 }
 
 /** The repository path of a project the caller may read code of (401/403 otherwise). */
-async function readableRepository(ctx: Context, project: ProjectRow): Promise<string> {
+export async function readableRepository(ctx: Context, project: ProjectRow): Promise<string> {
   const permissions = await projectPermissions(ctx, project);
   if (!permissions.readCode) deny(ctx.actor);
   return ctx.repoPath(project.id);

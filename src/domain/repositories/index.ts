@@ -4,6 +4,7 @@
 export {
   type Blame,
   blameAt,
+  type TreeEntry,
   branchSummaries,
   browseAt,
   type BrowseResult,
@@ -24,6 +25,9 @@ export {
 export { buildCommit, queryCommits } from './commit-query.js';
 export { getCommit } from './commits.js';
 export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
+export { type LastCommit, lastCommitsAt } from './last-commits.js';
+export { commitGraph, type GraphLine, type GraphRow } from './commit-graph.js';
+export { MAX_FINDER_PATHS, revisionPaths, type RevisionPaths } from './paths.js';
 export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
 export { branchPathAt, commitFile, commitFiles, type FilesCommitRequest, type FileWrite, listDirectoryAt, MAX_FILE_CONTENT, readFile } from './files.js';
 export { type AuthorizedRepository, type GitAccess, prepareGitAccess, type PreReceiveReport, type PushReport } from './git-access.js';

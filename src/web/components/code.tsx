@@ -1,8 +1,8 @@
 /**
- * Pieces shared by the code pages (files, commits, branches, tags, compare): their URLs, a
- * revision selector, a commit row and dates.
+ * Pieces shared by the code pages (files, commits, branches, tags, compare): their URLs, the
+ * branch and tag switcher, a commit row with its graph, and dates.
  */
-import type { Commit } from '../../domain/repositories/index.js';
+import type { Commit, GraphRow } from '../../domain/repositories/index.js';
 
 /** Encodes a repository path or revision for a URL, keeping its `/` separators. */
 export function encodePath(path: string): string {
@@ -57,56 +57,153 @@ export function RevisionOptions({ id, branches, tags }: { id: string; branches: 
   );
 }
 
+/** Width of a graph lane, in the graph's units (a row is 2 units high, stretched to the row). */
+const LANE = 1;
+
 /**
- * A GET form choosing a revision: a labelled input with the branches and tags as suggestions
- * (`<datalist>`, so any commit hash works too); submits `name` to `action`, keeping `hidden`.
+ * A commit's row of the commit graph: an SVG stretched to the row's height (lines keep their
+ * width: `non-scaling-stroke`), the commit a dot (a round-capped line of no length) on its lane,
+ * coloured by lane (`lane-0` … `lane-5`). Decoration only: hidden from assistive technology.
  */
-export function RevisionSelector(props: {
-  action: string;
-  name: string;
-  label: string;
-  value: string;
-  branches: string[];
-  tags: string[];
-  hidden?: Record<string, string>;
-  button?: string;
-}) {
-  const id = `revision-${props.name}`;
+function GraphCell({ row, width }: { row: GraphRow; width: number }) {
+  const x = (lane: number) => (lane + 0.5) * LANE;
   return (
-    <form method="get" action={props.action} class="query revision-selector">
-      <label for={id}>{props.label}</label>
-      <input id={id} name={props.name} value={props.value} list={`${id}-list`} autocomplete="off" />
-      <RevisionOptions id={`${id}-list`} branches={props.branches} tags={props.tags} />
-      {Object.entries(props.hidden ?? {}).map(([k, v]) => (
-        <input key={k} type="hidden" name={k} value={v} />
+    <svg class="commit-graph" aria-hidden="true" viewBox={`0 0 ${width * LANE} 2`} preserveAspectRatio="none" width={width * 14}>
+      {row.lines.map((l, i) => (
+        <line
+          key={i}
+          class={`lane-${(l.fromY === 1 ? l.toLane : l.fromLane) % 6}`}
+          x1={x(l.fromLane)}
+          y1={l.fromY}
+          x2={x(l.toLane)}
+          y2={l.toY}
+          vector-effect="non-scaling-stroke"
+        />
       ))}
-      <button type="submit">{props.button ?? 'Show'}</button>
-    </form>
+      <line class={`commit-dot lane-${row.lane % 6}`} x1={x(row.lane)} y1={1} x2={x(row.lane)} y2={1} vector-effect="non-scaling-stroke" />
+    </svg>
   );
 }
 
-/** One commit in a list: subject linked to its page, author, date and short hash. */
-function CommitItem({ projectPath, commit }: { projectPath: string; commit: Commit }) {
+/** One commit in a list: subject linked to its page, author, date and short hash (and its graph row). */
+function CommitItem({ projectPath, commit, graph }: { projectPath: string; commit: Commit; graph?: { row: GraphRow; width: number } }) {
   return (
-    <li class="commit">
-      <a href={commitUrl(projectPath, commit.hash)} class="commit-subject">
-        {subjectOf(commit)}
-      </a>
-      <span class="meta">
-        {' '}
-        {commit.author.name} · <DateTime date={commit.committer.date} /> · <code>{commit.hash.slice(0, 8)}</code>
+    <li class={graph ? 'commit with-graph' : 'commit'}>
+      {graph && <GraphCell row={graph.row} width={graph.width} />}
+      <span>
+        <a href={commitUrl(projectPath, commit.hash)} class="commit-subject">
+          {subjectOf(commit)}
+        </a>
+        <span class="meta">
+          {' '}
+          {commit.author.name} · <DateTime date={commit.committer.date} /> · <code>{commit.hash.slice(0, 8)}</code>
+        </span>
       </span>
     </li>
   );
 }
 
-/** Commits, newest first, as the list of the log and compare pages. */
-export function CommitList({ projectPath, commits }: { projectPath: string; commits: Commit[] }) {
+/** Commits, newest first, as the list of the log and compare pages; with `graph` (one row per commit, commit-graph.ts) the commit graph beside them. */
+export function CommitList({ projectPath, commits, graph }: { projectPath: string; commits: Commit[]; graph?: GraphRow[] }) {
+  const width = graph ? Math.max(1, ...graph.map((r) => r.width)) : 0;
   return (
     <ol class="list commits" aria-label="Commits">
-      {commits.map((c) => (
-        <CommitItem key={c.hash} projectPath={projectPath} commit={c} />
+      {commits.map((c, i) => (
+        <CommitItem key={c.hash} projectPath={projectPath} commit={c} graph={graph && { row: graph[i], width }} />
       ))}
     </ol>
+  );
+}
+
+const UNITS: [number, string][] = [
+  [365 * 86_400, 'year'],
+  [30 * 86_400, 'month'],
+  [7 * 86_400, 'week'],
+  [86_400, 'day'],
+  [3_600, 'hour'],
+  [60, 'minute'],
+];
+
+/** How long before `now` a date is, in words: `just now`, `5 minutes ago`, `1 year ago` (a future date counts as now). */
+export function relativeDate(date: Date, now = new Date()): string {
+  const seconds = Math.floor((now.getTime() - date.getTime()) / 1000);
+  for (const [size, unit] of UNITS) {
+    const n = Math.floor(seconds / size);
+    if (n >= 1) return `${n} ${unit}${n === 1 ? '' : 's'} ago`;
+  }
+  return 'just now';
+}
+
+/** A date in words relative to now (`3 days ago`), the exact instant in `datetime` and `title`. */
+export function RelativeDate({ date }: { date: Date }) {
+  const iso = date.toISOString();
+  return (
+    <time datetime={iso} title={`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}>
+      {relativeDate(date)}
+    </time>
+  );
+}
+
+/** The most branches, and tags, the switcher lists (the others are opened by typing their name). */
+const MAX_SWITCHER_NAMES = 200;
+
+/**
+ * The branch and tag switcher: a `<details>` menu listing the branches and tags as links
+ * (`hrefOf(name)`), with a GET form whose input filters the lists as one types (switcher.js) and,
+ * submitted, opens any revision typed (a commit hash too): `name` to `action`, keeping `hidden`.
+ * Without JavaScript the lists are plain links and the form still opens what is typed.
+ */
+export function RevisionSwitcher(props: {
+  action: string;
+  name: string;
+  current: string;
+  branches: string[];
+  tags: string[];
+  hrefOf: (revision: string) => string;
+  hidden?: Record<string, string>;
+}) {
+  const id = `switch-${props.name}`;
+  const kind = props.branches.includes(props.current) ? 'Branch' : props.tags.includes(props.current) ? 'Tag' : 'Revision';
+  const shown = /^[0-9a-f]{40}$/.test(props.current) ? props.current.slice(0, 8) : props.current;
+  const group = (label: string, names: string[]) =>
+    names.length > 0 && (
+      <>
+        <p class="switcher-group">{label}</p>
+        <ul aria-label={label} data-filter-list="">
+          {names.slice(0, MAX_SWITCHER_NAMES).map((n) => (
+            <li key={n}>
+              <a href={props.hrefOf(n)} aria-current={n === props.current ? 'true' : undefined}>
+                {n}
+              </a>
+            </li>
+          ))}
+        </ul>
+        {names.length > MAX_SWITCHER_NAMES && <p class="meta">{`${(names.length - MAX_SWITCHER_NAMES).toLocaleString('en-US')} more: type the name`}</p>}
+      </>
+    );
+  return (
+    <details class="revision-switcher" data-switcher>
+      <summary>
+        {`${kind}: `}
+        <strong>{shown}</strong>
+      </summary>
+      <div class="switcher-panel">
+        <form method="get" action={props.action} class="switcher-form">
+          <label for={id}>Branch, tag or commit</label>
+          <span class="switcher-row">
+            <input id={id} name={props.name} autocomplete="off" spellcheck={false} data-filter-input />
+            {Object.entries(props.hidden ?? {}).map(([k, v]) => (
+              <input key={k} type="hidden" name={k} value={v} />
+            ))}
+            <button type="submit">Go</button>
+          </span>
+        </form>
+        {group('Branches', props.branches)}
+        {group('Tags', props.tags)}
+        <p class="switcher-none" hidden data-filter-none>
+          No branch or tag matches.
+        </p>
+      </div>
+    </details>
   );
 }

@@ -1,12 +1,13 @@
 /**
  * `/<project>/~commits`: the commit log of a revision (default: the default branch), paged,
- * with a revision selector and the commit query box (`?revision=…&query=…&page=N`);
+ * with the commit graph of the page's commits (their lanes drawn from their parents,
+ * commit-graph.ts), a branch and tag switcher and the commit query box (`?revision=…&query=…&page=N`);
  * `/<project>/~commits/<hash>`: one commit — message, author, committer, parents as links — and
  * its diff against its first parent (a root commit: everything added).
  */
-import { commitLog, diffCommits, getCommit, revisionNames } from '../../domain/repositories/index.js';
+import { commitGraph, commitLog, diffCommits, getCommit, revisionNames } from '../../domain/repositories/index.js';
 import { BadRequest } from '../../errors.js';
-import { codeUrl, CommitList, commitUrl, DateTime, RevisionSelector, subjectOf } from '../components/code.js';
+import { codeUrl, CommitList, commitUrl, DateTime, RevisionSwitcher, subjectOf } from '../components/code.js';
 import { DiffView } from '../components/diff.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { QueryBox } from '../components/query-box.js';
@@ -38,24 +39,24 @@ export const commitPages: PageModule = {
         }
         const link = (n: number) => `/${project}/~commits?${new URLSearchParams({ ...(revision && { revision }), ...(query && { query }), page: String(n) })}`;
         return (
-          <ProjectLayout page={page} tab="commits" title={revision ? `Commits of ${revision}` : 'Commits'}>
+          <ProjectLayout page={page} tab="commits" title={revision ? `Commits of ${revision}` : 'Commits'} scripts={['switcher.js']}>
             <h1>Commits</h1>
             {revision === null ? (
               <p class="empty">This repository is empty.</p>
             ) : (
               <>
-                <RevisionSelector
+                <RevisionSwitcher
                   action={`/${project}/~commits`}
                   name="revision"
-                  label="Revision"
-                  value={revision}
+                  current={revision}
                   branches={names.branches}
                   tags={names.tags}
+                  hrefOf={(name) => `/${project}/~commits?${new URLSearchParams({ revision: name, ...(query && { query }) })}`}
                   hidden={query ? { query } : {}}
                 />
                 <QueryBox action={`/${project}/~commits`} query={query} example="author(alice*) path(src)" error={error} hidden={{ revision }} />
                 {!error && log.commits.length === 0 && <p class="empty">No commits.</p>}
-                {log.commits.length > 0 && <CommitList projectPath={project} commits={log.commits} />}
+                {log.commits.length > 0 && <CommitList projectPath={project} commits={log.commits} graph={commitGraph(log.commits)} />}
                 {(number > 1 || log.hasMore) && (
                   <nav aria-label="Pages" class="pager">
                     {number > 1 && (

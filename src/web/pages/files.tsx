@@ -1,8 +1,11 @@
 /**
- * `/<project>/~files/<revision>/<path>`: a directory listing or a file (highlighted, numbered
- * lines with `#L<n>` anchors; a large file capped with a notice; a binary file offered as a
- * download), `/<project>/~blame/<revision>/<path>`: a text file's lines beside the commit that
- * last changed them, and `/<project>/~raw/<revision>/<path>`: the raw bytes. The revision may contain `/`
+ * `/<project>/~files/<revision>/<path>`: a directory listing (each entry with its last commit,
+ * `/~last-commits/…` serving them as JSON when the page showed before they were read) or a file
+ * (highlighted, numbered lines with `#L<n>` anchors; a large file capped with a notice; a binary
+ * file offered as a download), `/<project>/~blame/<revision>/<path>`: a text file's lines beside
+ * the commit that last changed them (and a link to blame them before it), and
+ * `/<project>/~raw/<revision>/<path>`: the raw bytes. Every view has the branch and tag
+ * switcher, "Go to file" (`t`, finder.tsx) and its permalink (`y`: the view at the commit). The revision may contain `/`
  * (`feature/x`): the longest prefix naming a branch or tag wins (domain revisions.ts). A Git LFS
  * file shows, and downloads raw as, the object its pointer names (docs/compatibility.md#git-lfs).
  *
@@ -13,12 +16,16 @@
  * sandboxing Content-Security-Policy).
  */
 import mime from 'mime';
+import type { ComponentChildren } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import { BadRequest } from '../../errors.js';
 import { isActiveType, isSafeType, userContentHeaders } from '../../plugins/user-content.js';
 import {
   type Blame,
   blameAt,
   browseAt,
   type BrowseResult,
+  lastCommitsAt,
   lineCount,
   MAX_VIEW_BYTES,
   MAX_VIEW_LINES,
@@ -26,9 +33,11 @@ import {
   revisionNames,
   trimSlashes,
 } from '../../domain/repositories/index.js';
-import { codeUrl, commitUrl, RevisionSelector } from '../components/code.js';
+import { codeUrl, commitUrl, RevisionSwitcher } from '../components/code.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
+import { LAST_COMMITS_WAIT_MS, lastCommitCells, pendingLastCommits, TreeTable } from '../components/tree.js';
+import { finderPage, finderUrl, pathsJson } from './finder.js';
 import { highlightFile } from '../highlight.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
 import { EditLinks } from './edit/links.js';
@@ -68,33 +77,87 @@ function Crumbs({ page, revision, path }: { page: ProjectPageContext; revision: 
 
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
-function selectorOf(page: ProjectPageContext, view: 'files' | 'blame', at: { revision: string; path: string }, names: BrowseResult['names']) {
-  return (
-    <RevisionSelector
-      action={`/${page.project.path}/~${view}`}
-      name="revision"
-      label="Revision"
-      value={at.revision}
-      branches={names.branches}
-      tags={names.tags}
-      hidden={at.path ? { path: at.path } : {}}
-    />
-  );
-}
-
 function historyUrl(projectPath: string, at: { revision: string; path: string }): string {
   return `/${projectPath}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
 }
 
-/** The links to the history of the path shown and to the commit the revision names. */
-function HistoryAndCommit({ projectPath, at }: { projectPath: string; at: { revision: string; path: string; commitHash: string } }) {
+/** The scripts of the code pages: the switcher's filter, the `t` and `y` keys, and the last commits read late. */
+export const CODE_SCRIPTS = ['switcher.js', 'keys.js', 'tree.js'];
+
+/**
+ * `/~last-commits/<revision>[/<dir>]`: the last-commit and date cells of a directory's entries as
+ * JSON (`{ commit, rows: { <name>: { commit, date } } }`, HTML rendered here, escaped), for
+ * tree.js to fill a tree view that showed without them; waits for the walk.
+ */
+async function lastCommitsJson(page: ProjectPageContext, tail: string) {
+  const result = await browseAt(page.ctx, page.project, tail);
+  if (result.kind !== 'tree') throw new BadRequest(`Specified path is not a directory: ${result.at.path}`);
+  const { at } = result;
+  const found = await lastCommitsAt(
+    page.ctx,
+    page.project,
+    at.commitHash,
+    at.path,
+    result.entries.map((e) => e.name),
+  );
+  const rows = Object.fromEntries(
+    result.entries.map((entry) => {
+      const cells = lastCommitCells(page.project.path, found?.get(entry.name));
+      return [entry.name, { commit: renderToString(<>{cells.commit}</>), date: renderToString(<>{cells.date}</>) }];
+    }),
+  );
+  return rawResponse('application/json; charset=utf-8', JSON.stringify({ commit: at.commitHash, rows }), { 'cache-control': 'private, no-cache' });
+}
+
+/**
+ * The header of every files page (directory, file, blame): the branch and tag switcher, the
+ * path as breadcrumbs, and the page's actions — go to file (`t`), permalink (`y`: the same page
+ * at the commit), history, the commit — with `children` (the view's own links) first.
+ */
+function CodeHeader({
+  page,
+  view,
+  at,
+  names,
+  children,
+}: {
+  page: ProjectPageContext;
+  view: 'files' | 'blame';
+  at: BrowseResult['at'];
+  names: BrowseResult['names'];
+  children?: ComponentChildren;
+}) {
+  const project = page.project.path;
   return (
     <>
-      <a href={historyUrl(projectPath, at)}>History</a>
-      {' · '}commit{' '}
-      <a href={commitUrl(projectPath, at.commitHash)}>
-        <code>{at.commitHash.slice(0, 8)}</code>
-      </a>
+      <div class="code-header">
+        <RevisionSwitcher
+          action={`/${project}/~${view}`}
+          name="revision"
+          current={at.revision}
+          branches={names.branches}
+          tags={names.tags}
+          hrefOf={(revision) => codeUrl(project, view, revision, at.path)}
+          hidden={at.path ? { path: at.path } : {}}
+        />
+        <Crumbs page={page} revision={at.revision} path={at.path} />
+      </div>
+      <p class="meta code-actions">
+        {children}
+        <a href={finderUrl(project, at.revision)} data-key="t" aria-keyshortcuts="t" title="Go to file (t)">
+          Go to file
+        </a>
+        {' · '}
+        <a href={codeUrl(project, view, at.commitHash, at.path)} data-key="y" aria-keyshortcuts="y" title="The page at this commit (y)">
+          Permalink
+        </a>
+        {' · '}
+        <a href={historyUrl(project, at)}>History</a>
+        {' · '}commit{' '}
+        <a href={commitUrl(project, at.commitHash)}>
+          <code>{at.commitHash.slice(0, 8)}</code>
+        </a>
+      </p>
     </>
   );
 }
@@ -102,38 +165,28 @@ function HistoryAndCommit({ projectPath, at }: { projectPath: string; at: { revi
 async function filesPage(page: ProjectPageContext, tail: string) {
   const project = page.project.path;
   const result = await browseAt(page.ctx, page.project, tail);
-  const { at, names } = result;
+  const { at } = result;
   if (result.kind === 'file') return filePage(page, 'files', result, null);
   const name = at.path ? at.path.split('/').pop()! : page.project.name;
+  const names = result.entries.map((e) => e.name);
+  const wait = page.query['last-commits'] === 'wait' ? Infinity : LAST_COMMITS_WAIT_MS;
+  const lastCommits = await lastCommitsAt(page.ctx, page.project, at.commitHash, at.path, names, wait);
   return (
-    <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`}>
+    <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`} scripts={CODE_SCRIPTS}>
       <h1>{at.path ? `${name}/` : 'Files'}</h1>
-      {selectorOf(page, 'files', at, names)}
-      <Crumbs page={page} revision={at.revision} path={at.path} />
-      <p class="meta">
-        <HistoryAndCommit projectPath={project} at={at} />
-      </p>
+      <CodeHeader page={page} view="files" at={at} names={result.names} />
       <EditLinks page={page} at={at} kind="tree" />
       {result.entries.length === 0 ? (
         <p class="empty">This directory is empty.</p>
       ) : (
-        <ul class="tree" aria-label="Entries">
-          {result.entries.map((entry) => {
-            if (entry.type === 'commit')
-              return (
-                <li key={entry.name} class="file">
-                  {`${entry.name} @ ${entry.hash.slice(0, 8)}`} <span class="meta">(submodule)</span>
-                </li>
-              );
-            return (
-              <li key={entry.name} class={entry.type === 'tree' ? 'dir' : 'file'}>
-                <a href={codeUrl(project, 'files', at.revision, at.path ? `${at.path}/${entry.name}` : entry.name)}>
-                  {entry.type === 'tree' ? `${entry.name}/` : entry.name}
-                </a>
-              </li>
-            );
-          })}
-        </ul>
+        <TreeTable
+          projectPath={project}
+          revision={at.revision}
+          dir={at.path}
+          entries={result.entries}
+          lastCommits={lastCommits}
+          pending={pendingLastCommits(project, codeUrl(project, 'files', at.revision, at.path), at.commitHash, at.path)}
+        />
       )}
       {result.readme && <Readme readme={result.readme} projectPath={project} revision={at.revision} path={at.path} />}
     </ProjectLayout>
@@ -142,7 +195,9 @@ async function filesPage(page: ProjectPageContext, tail: string) {
 
 /**
  * The gutter of the blame view: one line per file line, the first line of each range naming its
- * commit (short hash linking to it, author, date; the subject as the title).
+ * commit (short hash linking to it, author, date; the subject as the title) and, when git names
+ * the lines' earlier place, a link blaming the file as it was before that commit (at its parent,
+ * under the path it had there: renames are followed).
  */
 function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame }) {
   return (
@@ -153,7 +208,19 @@ function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame
         return (
           <span key={range.from} class="blame-range" title={commit.summary}>
             <a href={commitUrl(projectPath, commit.hash)}>{commit.hash.slice(0, 8)}</a>
-            {` ${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
+            {range.previous ? (
+              <a
+                href={codeUrl(projectPath, 'blame', range.previous.commitHash, range.previous.path)}
+                class="blame-prior"
+                aria-label={`Blame prior to ${commit.hash.slice(0, 8)} (lines ${range.from}–${range.to})`}
+                title="Blame prior to this change"
+              >
+                ⟲
+              </a>
+            ) : (
+              <span class="blame-prior-none" />
+            )}
+            {`${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
           </span>
         );
       })}
@@ -238,19 +305,16 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Fil
       </>
     );
   return (
-    <ProjectLayout page={page} tab="code" title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`}>
+    <ProjectLayout page={page} tab="code" title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`} scripts={CODE_SCRIPTS}>
       <h1>{name}</h1>
-      {selectorOf(page, view, at, result.names)}
-      <Crumbs page={page} revision={at.revision} path={at.path} />
-      <p class="meta">
+      <CodeHeader page={page} view={view} at={at} names={result.names}>
         {plural(result.size, 'byte', 'bytes')}
         {result.lfs && ' · stored with Git LFS'}
         {' · '}
         <a href={raw}>Raw</a>
         {other}
         {' · '}
-        <HistoryAndCommit projectPath={project} at={at} />
-      </p>
+      </CodeHeader>
       {view === 'files' && <EditLinks page={page} at={at} kind="file" />}
       <FileBody projectPath={project} result={result} blame={blame} raw={raw} />
     </ProjectLayout>
@@ -270,6 +334,9 @@ export const filesPages: PageModule = {
     { method: 'GET', path: '/~files', handler: (page) => chooseRevision(page, 'files') },
     { method: 'GET', path: '/~blame', handler: (page) => chooseRevision(page, 'blame') },
     { method: 'GET', path: '/~files/*', handler: (page) => filesPage(page, page.params['*'] ?? '') },
+    { method: 'GET', path: '/~find/*', handler: (page) => finderPage(page, page.params['*'] ?? '') },
+    { method: 'GET', path: '/~paths/*', handler: (page) => pathsJson(page, page.params['*'] ?? '') },
+    { method: 'GET', path: '/~last-commits/*', handler: (page) => lastCommitsJson(page, page.params['*'] ?? '') },
     {
       method: 'GET',
       path: '/~blame/*',
