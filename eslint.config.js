@@ -64,6 +64,7 @@ const TABLE_OWNERS = {
   personalizations: ['userQueriesAndWatches'],
   outbox: ['outboxEvents', 'outboxAttempts', 'outboxMessages'],
   mirrors: ['repositoryMirrors'],
+  'diff-views': ['diffViewPreferences', 'viewedFiles'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
 const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree|namedEntity';

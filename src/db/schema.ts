@@ -70,6 +70,8 @@ export interface Database {
   lfsObjects: LfsObjectTable;
   lfsLocks: LfsLockTable;
   repositoryMirrors: RepositoryMirrorTable;
+  diffViewPreferences: DiffViewPreferenceTable;
+  viewedFiles: ViewedFileTable;
 }
 
 type Id = Generated<number>;
@@ -766,3 +768,21 @@ export interface RepositoryMirrorTable {
   leaseExpires: number | null;
 }
 export type RepositoryMirrorRow = Selectable<RepositoryMirrorTable>;
+
+/** A user's layout of diffs (migration 0021, docs/compatibility.md#diff-view). */
+export interface DiffViewPreferenceTable {
+  userId: number;
+  layout: 'unified' | 'split';
+}
+
+/** A file of a pull request a user marked viewed, on the blob it had then (migration 0021). */
+export interface ViewedFileTable {
+  userId: number;
+  requestId: number;
+  path: string;
+  /** The file's new blob id, or `deleted:<old blob id>` for a deleted file. */
+  blobId: string;
+  /** Epoch ms. */
+  date: number;
+}
+export type ViewedFileRow = Selectable<ViewedFileTable>;

@@ -16,6 +16,7 @@ import * as m0017 from './0017-ref-journal.js';
 import * as m0018 from './0018-sign-in-failure-pruning.js';
 import * as m0019 from './0019-lfs.js';
 import * as m0020 from './0020-repository-mirrors.js';
+import * as m0021 from './0021-diff-views.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0018-sign-in-failure-pruning': m0018,
   '0019-lfs': m0019,
   '0020-repository-mirrors': m0020,
+  '0021-diff-views': m0021,
 };

@@ -24,7 +24,7 @@ export {
 export { buildCommit, queryCommits } from './commit-query.js';
 export { getCommit } from './commits.js';
 export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './default-branch.js';
-export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
+export { type CommitDiff, diffBlobTexts, diffCommits, type DiffHunk, type DiffLine, type FileDiff, MAX_DIFF_BLOB_BYTES } from './diff.js';
 export { commitFile, listDirectoryAt, readFile } from './files.js';
 export { type AuthorizedRepository, type GitAccess, prepareGitAccess, type PreReceiveReport, type PushReport } from './git-access.js';
 export {

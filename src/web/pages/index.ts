@@ -5,6 +5,7 @@ import { buildPages } from './builds/index.js';
 import { commitPages } from './commits.js';
 import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
+import { diffLayoutPages } from './diff-layout.js';
 import { filesPages } from './files.js';
 import { issuePages } from './issues/index.js';
 import { loginPages } from './login.js';
@@ -27,6 +28,7 @@ export const pageModules: PageModule[] = [
   commitPages,
   refPages,
   comparePages,
+  diffLayoutPages,
   pullRequestPages,
   buildPages,
   issuePages,
