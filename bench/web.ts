@@ -10,6 +10,7 @@
  * Every row is one entry of {@link CASES}: a name and a `setup` that prepares its data through
  * the shared {@link Env} and returns the URL to measure. Add a page's row by adding one entry.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -133,6 +134,85 @@ const CASES: Case[] = [
   },
 ];
 
+/**
+ * The diff view's rows (docs/compatibility.md#diff-view): a pull request of 2,000 changed lines
+ * (1,000 lines rewritten in 10 files of 300, so every pair gets intra-line marks) in the unified
+ * and the split layout, and one of 100 changed files; beside them the git commands a cold page
+ * runs, alone (`diff --raw --numstat`, `diff -U3`, `cat-file --batch-check` and `--batch` of the
+ * blobs). Targets: p50 < 30 ms (2,000 lines), < 60 ms (100 files).
+ */
+async function diffRows(env: Env): Promise<void> {
+  const { project, pushBranch, openPull, api, bench } = env;
+  const base: Record<string, string> = {};
+  const changed: Record<string, string> = {};
+  const lines = (f: number, edit: boolean) =>
+    Array.from({ length: 300 }, (_, i) =>
+      edit && i % 3 === 1
+        ? `export const item${f}x${i} = { id: ${i}, label: 'changed ${i}', enabled: ${i % 2 !== 0} };`
+        : `export const item${f}x${i} = { id: ${i}, name: 'item ${i}', enabled: ${i % 2 === 0} };`,
+    ).join('\n') + '\n';
+  for (let f = 0; f < 10; f++) {
+    base[`diff/rewritten-${f}.ts`] = lines(f, false);
+    changed[`diff/rewritten-${f}.ts`] = lines(f, true);
+  }
+  for (let f = 0; f < 100; f++) {
+    const dir = `many/dir-${f % 10}`;
+    base[`${dir}/file-${f}.ts`] = lines(f, false);
+    changed[`${dir}/file-${f}.ts`] = lines(f, false).replace(`item${f}x7 `, `item${f}x7b `).replace(`item${f}x200 `, `item${f}x200b `);
+  }
+  // both the base files and the two branches, then their requests
+  await git(project.work, ['checkout', '-q', 'main']);
+  for (const [name, content] of Object.entries(base)) {
+    await fs.mkdir(path.dirname(path.join(project.work, name)), { recursive: true });
+    await fs.writeFile(path.join(project.work, name), content);
+  }
+  await git(project.work, ['add', '-A']);
+  await git(project.work, ['commit', '-q', '-m', 'diff bench base']);
+  await git(project.work, ['push', '-q', project.remote, 'main']);
+  const pick = (prefix: string) => Object.fromEntries(Object.entries(changed).filter(([name]) => name.startsWith(prefix)));
+  await pushBranch('diff-2000', pick('diff/'));
+  await pushBranch('diff-100', pick('many/'));
+  const url = async (branch: string) => `/${project.path}/~pulls/${(await api('GET', `/pulls/${await openPull(branch, branch)}`)).number}/changes`;
+  const [lines2000, files100] = [await url('diff-2000'), await url('diff-100')];
+  const rows: [string, string][] = [
+    ['PR changes, 2,000 changed lines, unified', `${lines2000}?view=unified`],
+    ['PR changes, 2,000 changed lines, split', `${lines2000}?view=split`],
+    ['PR changes, 100 files, unified', `${files100}?view=unified`],
+  ];
+  for (const [name, page] of rows) {
+    const { p50, p99, bytes } = await measure(bench, page);
+    console.log(
+      `${name.padEnd(44)} ${`${p50.toFixed(1)} ms`.padStart(9)} ${`${p99.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}`,
+    );
+  }
+  for (const branch of ['diff-2000', 'diff-100']) {
+    const dir = branch === 'diff-2000' ? 'diff' : 'many';
+    const blobs = `${(await git(project.work, ['ls-tree', '-r', '--format=%(objectname)', 'main', dir])).trim()}\n${(await git(project.work, ['ls-tree', '-r', '--format=%(objectname)', branch, dir])).trim()}\n`;
+    const times: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const start = performance.now();
+      await Promise.all([
+        git(project.work, ['diff', '--raw', '--numstat', '-z', '--no-abbrev', '--find-renames', 'main', branch, '--']),
+        git(project.work, ['diff', '--no-color', '--find-renames', '-U3', 'main', branch, '--']),
+      ]);
+      await runWithInput(project.work, ['cat-file', '--batch-check'], blobs);
+      await runWithInput(project.work, ['cat-file', '--batch'], blobs);
+      times.push(performance.now() - start);
+    }
+    console.log(`${`  git alone, cold page (${branch})`.padEnd(44)} ${`${percentile(times, 50).toFixed(1)} ms`.padStart(9)}`);
+  }
+}
+
+/** Runs git in `cwd` with `input` on its standard input. */
+function runWithInput(cwd: string, args: string[], input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, stdio: ['pipe', 'ignore', 'ignore'] });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git ${args.join(' ')}: exit ${code}`))));
+    child.stdin.end(input);
+  });
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -231,6 +311,7 @@ try {
       `${entry.name.padEnd(44)} ${`${p50.toFixed(1)} ms`.padStart(9)} ${`${p99.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}`,
     );
   }
+  if ('diff view'.includes(filter) || filter === '') await diffRows(env);
   const shipped = shippedBytes();
   console.log(
     `JS shipped (gzip, all client modules): ${(shipped.js / 1024).toFixed(1)} KiB (budget 60 KiB); CSS shipped (gzip): ${(shipped.css / 1024).toFixed(1)} KiB`,

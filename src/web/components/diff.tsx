@@ -21,10 +21,11 @@
  * (src/domain/repositories/diff.ts); a capped file shows a notice.
  */
 import type { ComponentChildren } from 'preact';
+import { renderToString } from 'preact-render-to-string';
 import type { DiffLayout } from '../../domain/diff-views/index.js';
 import type { CommitDiff, DiffHunk, DiffLine, FileDiff } from '../../domain/repositories/index.js';
 import { diffFileKey, diffLineId } from './diff-keys.js';
-import { blobLineHtml, fileLineHtml } from './diff-lines.js';
+import { blobLineHtml, escapeHtml, fileLineHtml } from './diff-lines.js';
 import { DiffFileTree } from './diff-tree.js';
 import { formatBytes } from './sizes.js';
 
@@ -101,24 +102,15 @@ function codeHtml(line: DiffLine, html: string): string {
   return `<span class="diff-sign" aria-hidden="true">${SIGN[line.type]}</span>${html}${line.noNewlineAtEnd ? EOF_MARK : ''}`;
 }
 
-/** A line number linking to the line's anchor. */
-function LineNumber({ id, side, n }: { id: string; side: 'Old' | 'New'; n: number | null }) {
-  if (n === null) return null;
-  return (
-    <a href={`#${id}`} aria-label={`${side} line ${n}`}>
-      {n}
-    </a>
-  );
+/** A line number's cell content: a link to the line's anchor, labelled with its side. */
+function numberHtml(id: string, side: 'Old' | 'New', n: number | null): string {
+  return n === null ? '' : `<a href="#${id}" aria-label="${side} line ${n}">${n}</a>`;
 }
 
 /** A full-width row under a line (code comments), or nothing. */
-function Below({ columns, children }: { columns: number; children: ComponentChildren | null | undefined }) {
-  if (children === null || children === undefined || children === false || (Array.isArray(children) && children.length === 0)) return null;
-  return (
-    <tr class="diff-below">
-      <td colspan={columns}>{children}</td>
-    </tr>
-  );
+function belowHtml(columns: number, children: ComponentChildren | null | undefined): string {
+  if (children === null || children === undefined || children === false || (Array.isArray(children) && children.length === 0)) return '';
+  return `<tr class="diff-below"><td colspan="${columns}">${renderToString(<>{children}</>)}</td></tr>`;
 }
 
 interface RowsProps {
@@ -128,62 +120,61 @@ interface RowsProps {
   renderBelowLine?: DiffViewProps['renderBelowLine'];
 }
 
-/** Lines in the unified layout: old number, new number, sign and text. */
-function UnifiedRows({ file, lines, html, renderBelowLine }: RowsProps) {
-  return (
-    <>
-      {lines.map((line, i) => {
-        const id = diffLineId(file, line);
-        return (
-          <>
-            <tr id={id} class={`diff-line diff-${line.type}`} data-old-line={line.oldLine ?? undefined} data-new-line={line.newLine ?? undefined}>
-              <td class="diff-num">
-                <LineNumber id={id} side="Old" n={line.oldLine} />
-              </td>
-              <td class="diff-num">
-                <LineNumber id={id} side="New" n={line.newLine} />
-              </td>
-              <td class="diff-code" dangerouslySetInnerHTML={{ __html: codeHtml(line, html[i]) }} />
-            </tr>
-            <Below columns={3}>{renderBelowLine?.(file, line)}</Below>
-          </>
-        );
-      })}
-    </>
-  );
+/** `data-old-line`/`data-new-line` of a row. */
+const lineData = (oldLine: number | null | undefined, newLine: number | null | undefined) =>
+  `${oldLine != null ? ` data-old-line="${oldLine}"` : ''}${newLine != null ? ` data-new-line="${newLine}"` : ''}`;
+
+/**
+ * Lines in the unified layout: old number, new number, sign and text. Rows are written as HTML
+ * strings (a 2,000-line diff is 10,000 elements: strings keep the page fast); every value in them
+ * is a number, a hex key or HTML escaped by highlight.js / diff-lines.ts.
+ */
+function unifiedRows({ file, lines, html, renderBelowLine }: RowsProps): string {
+  let out = '';
+  lines.forEach((line, i) => {
+    const id = diffLineId(file, line);
+    out +=
+      `<tr id="${id}" class="diff-line diff-${line.type}"${lineData(line.oldLine, line.newLine)}>` +
+      `<td class="diff-num">${numberHtml(id, 'Old', line.oldLine)}</td><td class="diff-num">${numberHtml(id, 'New', line.newLine)}</td>` +
+      `<td class="diff-code">${codeHtml(line, html[i])}</td></tr>` +
+      belowHtml(3, renderBelowLine?.(file, line));
+  });
+  return out;
 }
 
-/** One side of a split row: the number cell (with the line's anchor) and the text cell; empty cells where the side has no line. */
-function SplitSide({ file, line, html, side }: { file: FileDiff; line: DiffLine | null; html: string; side: 'Old' | 'New' }) {
-  if (line === null)
-    return (
-      <>
-        <td class="diff-num diff-none" />
-        <td class="diff-code diff-none" />
-      </>
-    );
+/** One side of a split row: the number cell (a changed line's anchor) and the text cell; empty cells where the side has no line. */
+function splitSide(file: FileDiff, line: DiffLine | null, html: string, side: 'Old' | 'New'): string {
+  if (line === null) return '<td class="diff-num diff-none"></td><td class="diff-code diff-none"></td>';
   // a changed line's anchor is its cell; an unchanged line's is its row
   const anchor = diffLineId(file, line);
-  const id = line.type === 'context' ? undefined : anchor;
+  const id = line.type === 'context' ? '' : ` id="${anchor}"`;
   return (
-    <>
-      <td class={`diff-num diff-${line.type}`} id={id}>
-        <LineNumber id={anchor} side={side} n={side === 'Old' ? line.oldLine : line.newLine} />
-      </td>
-      <td class={`diff-code diff-${line.type}`} dangerouslySetInnerHTML={{ __html: codeHtml(line, html) }} />
-    </>
+    `<td class="diff-num diff-${line.type}"${id}>${numberHtml(anchor, side, side === 'Old' ? line.oldLine : line.newLine)}</td>` +
+    `<td class="diff-code diff-${line.type}">${codeHtml(line, html)}</td>`
   );
 }
 
 /**
  * Lines in the split layout: unchanged lines on both sides; a run of deletions beside the run of
- * additions that follows it, paired in order.
+ * additions that follows it, paired in order. HTML strings, as {@link unifiedRows}.
  */
-function SplitRows({ file, lines, html, renderBelowLine }: RowsProps) {
-  const rows: { old: number | null; new: number | null }[] = [];
-  for (let i = 0; i < lines.length;) {
+function splitRows({ file, lines, html, renderBelowLine }: RowsProps): string {
+  let out = '';
+  const row = (o: number | null, n: number | null) => {
+    const oldLine = o === null ? null : lines[o];
+    const newLine = n === null ? null : lines[n];
+    const id = newLine?.type === 'context' ? ` id="${diffLineId(file, newLine)}"` : '';
+    out +=
+      `<tr${id} class="diff-line diff-split"${lineData(oldLine?.oldLine, newLine?.newLine)}>` +
+      `${splitSide(file, oldLine, o === null ? '' : html[o], 'Old')}${splitSide(file, newLine, n === null ? '' : html[n], 'New')}</tr>`;
+    const below = [...(oldLine && o !== n ? [renderBelowLine?.(file, oldLine)] : []), ...(newLine ? [renderBelowLine?.(file, newLine)] : [])].filter(
+      (b) => b !== null && b !== undefined && b !== false,
+    );
+    out += belowHtml(4, below);
+  };
+  for (let i = 0; i < lines.length; ) {
     if (lines[i].type === 'context') {
-      rows.push({ old: i, new: i });
+      row(i, i);
       i++;
       continue;
     }
@@ -191,34 +182,9 @@ function SplitRows({ file, lines, html, renderBelowLine }: RowsProps) {
     const added: number[] = [];
     while (i < lines.length && lines[i].type === 'delete') deleted.push(i++);
     while (i < lines.length && lines[i].type === 'add') added.push(i++);
-    for (let k = 0; k < Math.max(deleted.length, added.length); k++) rows.push({ old: deleted[k] ?? null, new: added[k] ?? null });
+    for (let k = 0; k < Math.max(deleted.length, added.length); k++) row(deleted[k] ?? null, added[k] ?? null);
   }
-  return (
-    <>
-      {rows.map((row) => {
-        const oldLine = row.old === null ? null : lines[row.old];
-        const newLine = row.new === null ? null : lines[row.new];
-        const below = [
-          ...(oldLine && row.old !== row.new ? [renderBelowLine?.(file, oldLine)] : []),
-          ...(newLine ? [renderBelowLine?.(file, newLine)] : []),
-        ].filter((b) => b !== null && b !== undefined && b !== false);
-        return (
-          <>
-            <tr
-              id={newLine?.type === 'context' ? diffLineId(file, newLine) : undefined}
-              class="diff-line diff-split"
-              data-old-line={oldLine?.oldLine ?? undefined}
-              data-new-line={newLine?.newLine ?? undefined}
-            >
-              <SplitSide file={file} line={oldLine} html={row.old === null ? '' : html[row.old]} side="Old" />
-              <SplitSide file={file} line={newLine} html={row.new === null ? '' : html[row.new]} side="New" />
-            </tr>
-            <Below columns={4}>{below}</Below>
-          </>
-        );
-      })}
-    </>
-  );
+  return out;
 }
 
 /** One gap of unchanged lines: new lines `from..to` (1-based, inclusive), `delta` added to get the old line numbers. */
@@ -276,12 +242,8 @@ function GapRows({ file, gap, lines, state, columns }: { file: FileDiff; gap: Ga
     context.push({ type: 'context', oldLine: n + gap.delta, newLine: n, text: '', noNewlineAtEnd: false });
     html.push(lines[n - 1] ?? '');
   }
-  const Rows = state.layout === 'split' ? SplitRows : UnifiedRows;
-  return (
-    <tbody id={id} class="diff-gap diff-expanded">
-      <Rows file={file} lines={context} html={html} />
-    </tbody>
-  );
+  const rows = state.layout === 'split' ? splitRows : unifiedRows;
+  return <tbody id={id} class="diff-gap diff-expanded" dangerouslySetInnerHTML={{ __html: rows({ file, lines: context, html }) }} />;
 }
 
 /** The sizes of a Git LFS file's objects on each side: `1.0 MiB → 2.0 MiB`, `added, 1.0 MiB`, `deleted, 1.0 MiB`. */
@@ -307,7 +269,7 @@ function HunkTable({ file, state, renderBelowLine }: { file: FileDiff; state: Di
   const columns = split ? 4 : 3;
   const newLines = file.truncated === null && file.status !== 'added' ? blobLineHtml(file.newBlob, file.newPath ?? '', state.texts) : null;
   const gaps = newLines ? new Map(gapsOf(file.hunks, newLines.length).map((g) => [g.index, g])) : new Map<number, Gap>();
-  const Rows = split ? SplitRows : UnifiedRows;
+  const rows = split ? splitRows : unifiedRows;
   const gapAt = (index: number) => {
     const gap = gaps.get(index);
     return gap && newLines && <GapRows file={file} gap={gap} lines={newLines} state={state} columns={columns} />;
@@ -334,12 +296,12 @@ function HunkTable({ file, state, renderBelowLine }: { file: FileDiff; state: Di
         {file.hunks.map((hunk, h) => (
           <>
             {gapAt(h)}
-            <tbody key={h}>
-              <tr class="diff-hunk">
-                <td colspan={columns}>{hunk.header}</td>
-              </tr>
-              <Rows file={file} lines={hunk.lines} html={html[h]} renderBelowLine={renderBelowLine} />
-            </tbody>
+            <tbody
+              key={h}
+              dangerouslySetInnerHTML={{
+                __html: `<tr class="diff-hunk"><td colspan="${columns}">${escapeHtml(hunk.header)}</td></tr>${rows({ file, lines: hunk.lines, html: html[h], renderBelowLine })}`,
+              }}
+            />
           </>
         ))}
         {gapAt(file.hunks.length)}

@@ -213,7 +213,7 @@ function placeThreads(
     placed.set(key, [...(placed.get(key) ?? []), thread]);
   }
   const atLine = new Map<string, Thread[]>();
-  for (const file of diff.files) {
+  for (const file of placed.size === 0 ? [] : diff.files) {
     for (const hunk of file.hunks) {
       for (const line of hunk.lines) {
         const keys = [
