@@ -172,7 +172,7 @@ function splitRows({ file, lines, html, renderBelowLine }: RowsProps): string {
     );
     out += belowHtml(4, below);
   };
-  for (let i = 0; i < lines.length; ) {
+  for (let i = 0; i < lines.length;) {
     if (lines[i].type === 'context') {
       row(i, i);
       i++;
