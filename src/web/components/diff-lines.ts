@@ -125,8 +125,8 @@ export function markRanges(html: string, ranges: readonly (readonly [number, num
 
 /**
  * The changed ranges of a deleted line and the added line paired with it (`diffWordsWithSpace`),
- * or null when the two share no word (a rewrite, marked as a whole by the line's colour and sign)
- * or a line is too long.
+ * or null when the two share less than half of the longer line's text (a rewrite, marked as a
+ * whole by the line's colour and sign: marking most of it would tell nothing) or a line is too long.
  */
 export function wordChanges(oldText: string, newText: string): { removed: [number, number][]; added: [number, number][] } | null {
   if (oldText.length > MAX_WORD_DIFF_LINE || newText.length > MAX_WORD_DIFF_LINE) return null;
@@ -134,7 +134,7 @@ export function wordChanges(oldText: string, newText: string): { removed: [numbe
   const added: [number, number][] = [];
   let oldPos = 0;
   let newPos = 0;
-  let common = false;
+  let common = 0;
   for (const change of diffWordsWithSpace(oldText, newText)) {
     const length = change.value.length;
     if (change.removed) {
@@ -144,12 +144,12 @@ export function wordChanges(oldText: string, newText: string): { removed: [numbe
       added.push([newPos, newPos + length]);
       newPos += length;
     } else {
-      common ||= change.value.trim() !== '';
+      common += change.value.length;
       oldPos += length;
       newPos += length;
     }
   }
-  return common ? { removed, added } : null;
+  return common * 2 >= Math.max(oldText.length, newText.length) && (removed.length > 0 || added.length > 0) ? { removed, added } : null;
 }
 
 /** Per hunk, the index pairs (deleted line, added line) of each run of deletions followed by additions, paired in order. */

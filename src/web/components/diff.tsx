@@ -277,6 +277,14 @@ function HunkTable({ file, state, renderBelowLine }: { file: FileDiff; state: Di
   return (
     <div class="diff-scroll">
       <table class={split ? 'diff diff-split-table' : 'diff'}>
+        {split && (
+          <colgroup>
+            <col class="diff-col-num" />
+            <col />
+            <col class="diff-col-num" />
+            <col />
+          </colgroup>
+        )}
         <thead class="visually-hidden">
           {split ? (
             <tr>
