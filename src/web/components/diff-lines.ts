@@ -26,6 +26,20 @@ const fileHtml = new LRUCache<string, string[][]>({
   sizeCalculation: (hunks) => hunks.reduce((n, lines) => lines.reduce((m, line) => m + 16 + line.length * 2, n), 64),
 });
 
+/** {@link languageOf} by file name (it scans highlight.js's languages): every file of every diff asks. */
+const languages = new LRUCache<string, { language: string | null }>({ max: 2000 });
+
+/** The highlight.js language of a path, remembered by its file name. */
+function languageOfPath(path: string): string | null {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  let entry = languages.get(name);
+  if (entry === undefined) {
+    entry = { language: languageOf(name) };
+    languages.set(name, entry);
+  }
+  return entry.language;
+}
+
 /** Lines longer than this (UTF-16 units) get no intra-line marks: a word diff of them costs more than it tells. */
 const MAX_WORD_DIFF_LINE = 1000;
 
@@ -72,7 +86,7 @@ export function splitHighlightedLines(html: string): string[] {
  * @param text the blob's text.
  */
 export function highlightedBlobLines(blobId: string, path: string, text: string): string[] {
-  const key = `${blobId}:${languageOf(path) ?? ''}`;
+  const key = `${blobId}:${languageOfPath(path) ?? ''}`;
   let lines = blobLines.get(key);
   if (lines === undefined) {
     lines = splitHighlightedLines(highlightFile(blobId, path, text));

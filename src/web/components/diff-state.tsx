@@ -26,12 +26,21 @@ function tokens(value: string | undefined, pattern: RegExp): Set<string> {
 
 /** The page's URL (path and query) with `changes` applied to its query; a null value removes the parameter. */
 export function withQuery(page: PageContext, changes: Record<string, string | null>): string {
+  return queryChanger(page)(changes);
+}
+
+/** {@link withQuery} of one page, its URL parsed once (a diff asks for a link per gap and file). */
+function queryChanger(page: PageContext): (changes: Record<string, string | null>) => string {
   const url = new URL(page.request.url, 'http://gitloom.invalid');
-  for (const [name, value] of Object.entries(changes)) {
-    if (value === null) url.searchParams.delete(name);
-    else url.searchParams.set(name, value);
-  }
-  return `${url.pathname}${url.search}`;
+  return (changes) => {
+    const params = new URLSearchParams(url.searchParams);
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === null) params.delete(name);
+      else params.set(name, value);
+    }
+    const query = params.toString();
+    return query ? `${url.pathname}?${query}` : url.pathname;
+  };
 }
 
 /**
@@ -47,13 +56,14 @@ export async function diffViewState(page: PageContext, projectId: number, diff: 
   const expanded = tokens(page.query.expand, /^[0-9a-f]{12}\.\d{1,6}$/);
   const loaded = tokens(page.query.load, /^[0-9a-f]{12}$/);
   const join = (set: ReadonlySet<string>, more: string) => [...set, more].join(',');
+  const changed = queryChanger(page);
   return {
     layout,
     texts,
     expanded,
     loaded,
     href: (change) =>
-      withQuery(page, {
+      changed({
         ...(change.expand ? { expand: join(expanded, change.expand) } : {}),
         ...(change.load ? { load: join(loaded, change.load) } : {}),
       }),
