@@ -229,7 +229,7 @@ describe('diff view', () => {
     expect((await post(`${changesUrl}/viewed`, { path: 'docs/other.md', blob, viewed: 'true' }, asAlice)).status).toBe(303);
     expect((await post(`${changesUrl}/viewed`, { path: 'docs/other.md', blob }, asAlice)).status).toBe(303);
 
-    // refusals: a malformed blob, no path, no CSRF token, another project's user
+    // refusals: a malformed blob, no path, no CSRF token, a user who cannot see the project
     const malformed = await post(`${changesUrl}/viewed`, { path: 'docs/other.md', blob: 'nope', viewed: 'true' }, asAlice);
     expect(malformed.status).toBe(400);
     expect(await malformed.text()).toContain('Malformed blob id: nope');
@@ -241,6 +241,14 @@ describe('diff view', () => {
       body: new URLSearchParams({ path: 'docs/other.md', blob, viewed: 'true' }).toString(),
     });
     expect(noToken.status).toBe(403);
+    const [carol] = await givenUsers(server, 'carol');
+    const asCarol = await signInByFetch(server, 'carol', carol.password);
+    expect((await post(`${changesUrl}/viewed`, { path: 'docs/other.md', blob, viewed: 'true' }, asCarol)).status).toBe(404);
+    expect((await get(changesUrl, asCarol)).status).toBe(404);
+    // an anonymous visitor is sent to sign in, and nothing is stored
+    const anonymous = await fetch(`${server.url}${changesUrl}/viewed`, { method: 'POST', redirect: 'manual' });
+    expect([302, 303, 401, 403]).toContain(anonymous.status);
+    expect(viewedCount((await get(changesUrl, asAlice)).html)).toBe('0 of 6');
   });
 
   it('draws the commit and compare pages with the same view', async () => {
