@@ -292,11 +292,13 @@ async function readCommitDiff(repo: string, oldRevision: string | null, newRevis
 
 /** Blobs above this size (bytes) are not read for the diff view: their lines are neither highlighted nor expandable. */
 export const MAX_DIFF_BLOB_BYTES = 256 * 1024;
+/** The most bytes of blobs read for one diff (past it, the other blobs, in id order, are shown plain and not expandable). */
+const MAX_DIFF_BLOBS_TOTAL = 16 * 1024 * 1024;
 
 /**
  * The text of blobs of a project, for the diff view's highlighting and context lines: by id, the
- * UTF-8 text, or null for a blob over {@link MAX_DIFF_BLOB_BYTES}, binary (holding a NUL byte) or
- * missing. The blobs of a call are read together, once (kept with the other object reads).
+ * UTF-8 text, or null for a blob over {@link MAX_DIFF_BLOB_BYTES}, past 16 MiB read for the diff,
+ * binary (holding a NUL byte) or missing. The blobs of a call are read together, once (kept with the other object reads).
  *
  * @param projectId the project (read code).
  * @param ids full blob ids, e.g. the `oldBlob`/`newBlob` of a diff's files.
@@ -309,10 +311,10 @@ export async function diffBlobTexts(ctx: Context, projectId: number, ids: readon
   // one read (two git processes) for the blobs of a whole diff, kept as one result
   return objectRead(
     repo,
-    `diff-blobs:${MAX_DIFF_BLOB_BYTES}`,
+    `diff-blobs:${MAX_DIFF_BLOB_BYTES}:${MAX_DIFF_BLOBS_TOTAL}`,
     unique,
     async () => {
-      const bytes = await readBlobsById(repo, unique, MAX_DIFF_BLOB_BYTES);
+      const bytes = await readBlobsById(repo, unique, MAX_DIFF_BLOB_BYTES, MAX_DIFF_BLOBS_TOTAL);
       return new Map(
         unique.map((id) => {
           const blob = bytes.get(id) ?? null;
