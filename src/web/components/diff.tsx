@@ -94,12 +94,17 @@ function FileTitle({ file }: { file: FileDiff }) {
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 const STATUS_LABEL: Record<FileDiff['status'], string> = { added: 'added', deleted: 'deleted', modified: 'modified', renamed: 'renamed' };
-const SIGN: Record<DiffLine['type'], string> = { add: '+', delete: '-', context: ' ' };
+const SIGN: Record<DiffLine['type'], string> = { add: '+', delete: '-', context: '' };
 const EOF_MARK = '<span class="diff-eof" title="No newline at end of file"> ⏎̸</span>';
 
-/** The code cell's HTML of a line: its sign (hidden from screen readers: the row says it), its text's HTML, the missing-newline mark. */
+/**
+ * The code cell's HTML of a line: the sign of a changed line (hidden from screen readers: the
+ * line numbers say it; an unchanged line's cell is indented by CSS instead, most rows being
+ * unchanged), its text's HTML, the missing-newline mark.
+ */
 function codeHtml(line: DiffLine, html: string): string {
-  return `<span class="diff-sign" aria-hidden="true">${SIGN[line.type]}</span>${html}${line.noNewlineAtEnd ? EOF_MARK : ''}`;
+  const sign = line.type === 'context' ? '' : `<span class="diff-sign" aria-hidden="true">${SIGN[line.type]}</span>`;
+  return `${sign}${html}${line.noNewlineAtEnd ? EOF_MARK : ''}`;
 }
 
 /** A line number's cell content: a link to the line's anchor, labelled with its side. */
