@@ -174,6 +174,8 @@ async function diffRows(env: Env): Promise<void> {
   await pushBranch('diff-100', pick('many/'));
   const url = async (branch: string) => `/${project.path}/~pulls/${(await api('GET', `/pulls/${await openPull(branch, branch)}`)).number}/changes`;
   const [lines2000, files100] = [await url('diff-2000'), await url('diff-100')];
+  // the new requests' background work (merge previews) is done before measuring
+  await new Promise((resolve) => setTimeout(resolve, 5000));
   const rows: [string, string][] = [
     ['PR changes, 2,000 changed lines, unified', `${lines2000}?view=unified`],
     ['PR changes, 2,000 changed lines, split', `${lines2000}?view=split`],

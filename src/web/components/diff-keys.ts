@@ -21,6 +21,10 @@ export function diffFileKey(file: Pick<FileDiff, 'oldPath' | 'newPath'>): string
 
 /** The anchor id of a line of a file: `diff-<key>R<new line>`, or `diff-<key>L<old line>` for a deleted line. */
 export function diffLineId(file: Pick<FileDiff, 'oldPath' | 'newPath'>, line: Pick<DiffLine, 'oldLine' | 'newLine'>): string {
-  const key = diffFileKey(file);
+  return lineIdOfKey(diffFileKey(file), line);
+}
+
+/** {@link diffLineId} of a line of the file whose key is `key`, for callers that computed the key once per file. */
+export function lineIdOfKey(key: string, line: Pick<DiffLine, 'oldLine' | 'newLine'>): string {
   return line.newLine !== null ? `diff-${key}R${line.newLine}` : `diff-${key}L${line.oldLine}`;
 }

@@ -24,7 +24,7 @@ import type { ComponentChildren } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import type { DiffLayout } from '../../domain/diff-views/index.js';
 import type { CommitDiff, DiffHunk, DiffLine, FileDiff } from '../../domain/repositories/index.js';
-import { diffFileKey, diffLineId } from './diff-keys.js';
+import { diffFileKey, lineIdOfKey } from './diff-keys.js';
 import { blobLineHtml, escapeHtml, fileLineHtml } from './diff-lines.js';
 import { DiffFileTree } from './diff-tree.js';
 import { formatBytes } from './sizes.js';
@@ -136,8 +136,9 @@ const lineData = (oldLine: number | null | undefined, newLine: number | null | u
  */
 function unifiedRows({ file, lines, html, renderBelowLine }: RowsProps): string {
   let out = '';
+  const key = diffFileKey(file);
   lines.forEach((line, i) => {
-    const id = diffLineId(file, line);
+    const id = lineIdOfKey(key, line);
     out +=
       `<tr id="${id}" class="diff-line diff-${line.type}"${lineData(line.oldLine, line.newLine)}>` +
       `<td class="diff-num">${numberHtml(id, 'Old', line.oldLine)}</td><td class="diff-num">${numberHtml(id, 'New', line.newLine)}</td>` +
@@ -148,10 +149,10 @@ function unifiedRows({ file, lines, html, renderBelowLine }: RowsProps): string 
 }
 
 /** One side of a split row: the number cell (a changed line's anchor) and the text cell; empty cells where the side has no line. */
-function splitSide(file: FileDiff, line: DiffLine | null, html: string, side: 'Old' | 'New'): string {
+function splitSide(key: string, line: DiffLine | null, html: string, side: 'Old' | 'New'): string {
   if (line === null) return '<td class="diff-num diff-none"></td><td class="diff-code diff-none"></td>';
   // a changed line's anchor is its cell; an unchanged line's is its row
-  const anchor = diffLineId(file, line);
+  const anchor = lineIdOfKey(key, line);
   const id = line.type === 'context' ? '' : ` id="${anchor}"`;
   return (
     `<td class="diff-num diff-${line.type}"${id}>${numberHtml(anchor, side, side === 'Old' ? line.oldLine : line.newLine)}</td>` +
@@ -165,13 +166,14 @@ function splitSide(file: FileDiff, line: DiffLine | null, html: string, side: 'O
  */
 function splitRows({ file, lines, html, renderBelowLine }: RowsProps): string {
   let out = '';
+  const key = diffFileKey(file);
   const row = (o: number | null, n: number | null) => {
     const oldLine = o === null ? null : lines[o];
     const newLine = n === null ? null : lines[n];
-    const id = newLine?.type === 'context' ? ` id="${diffLineId(file, newLine)}"` : '';
+    const id = newLine?.type === 'context' ? ` id="${lineIdOfKey(key, newLine)}"` : '';
     out +=
       `<tr${id} class="diff-line diff-split"${lineData(oldLine?.oldLine, newLine?.newLine)}>` +
-      `${splitSide(file, oldLine, o === null ? '' : html[o], 'Old')}${splitSide(file, newLine, n === null ? '' : html[n], 'New')}</tr>`;
+      `${splitSide(key, oldLine, o === null ? '' : html[o], 'Old')}${splitSide(key, newLine, n === null ? '' : html[n], 'New')}</tr>`;
     const below = [...(oldLine && o !== n ? [renderBelowLine?.(file, oldLine)] : []), ...(newLine ? [renderBelowLine?.(file, newLine)] : [])].filter(
       (b) => b !== null && b !== undefined && b !== false,
     );

@@ -305,7 +305,7 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
           diff={diff}
           state={state}
           headingLevel={3}
-          renderBelowLine={below}
+          renderBelowLine={atLine.size > 0 ? below : undefined}
           isViewed={page.user ? isViewed : undefined}
           isCollapsed={isViewed}
           renderFileActions={
