@@ -65,6 +65,7 @@ const TABLE_OWNERS = {
   outbox: ['outboxEvents', 'outboxAttempts', 'outboxMessages'],
   mirrors: ['repositoryMirrors'],
   notifications: ['notifications', 'notificationSettings'],
+  'diff-views': ['diffViewPreferences', 'viewedFiles'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
 const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree|namedEntity';

@@ -161,23 +161,119 @@ const CASES: Case[] = [
   },
 ];
 
+/**
+ * The diff view's rows (docs/compatibility.md#diff-view): a pull request of 2,000 changed lines
+ * (1,000 lines rewritten in 10 files of 300, so every pair gets intra-line marks) in the unified
+ * and the split layout, and one of 100 changed files; beside them the git commands a cold page
+ * runs, alone (`diff --raw --numstat`, `diff -U3`, `cat-file --batch-check` and `--batch` of the
+ * blobs). Targets: p50 < 30 ms (2,000 lines), < 60 ms (100 files).
+ */
+async function diffRows(env: Env): Promise<void> {
+  const { project, pushBranch, openPull, api, bench } = env;
+  const base: Record<string, string> = {};
+  const changed: Record<string, string> = {};
+  const lines = (f: number, edit: boolean) =>
+    Array.from({ length: 300 }, (_, i) =>
+      edit && i % 3 === 1
+        ? `export const item${f}x${i} = { id: ${i}, label: 'changed ${i}', enabled: ${i % 2 !== 0} };`
+        : `export const item${f}x${i} = { id: ${i}, name: 'item ${i}', enabled: ${i % 2 === 0} };`,
+    ).join('\n') + '\n';
+  for (let f = 0; f < 10; f++) {
+    base[`diff/rewritten-${f}.ts`] = lines(f, false);
+    changed[`diff/rewritten-${f}.ts`] = lines(f, true);
+  }
+  for (let f = 0; f < 100; f++) {
+    const dir = `many/dir-${f % 10}`;
+    base[`${dir}/file-${f}.ts`] = lines(f, false);
+    changed[`${dir}/file-${f}.ts`] = lines(f, false).replace(`item${f}x7 `, `item${f}x7b `).replace(`item${f}x200 `, `item${f}x200b `);
+  }
+  // both the base files and the two branches, then their requests
+  await git(project.work, ['checkout', '-q', 'main']);
+  for (const [name, content] of Object.entries(base)) {
+    await fs.mkdir(path.dirname(path.join(project.work, name)), { recursive: true });
+    await fs.writeFile(path.join(project.work, name), content);
+  }
+  await git(project.work, ['add', '-A']);
+  await git(project.work, ['commit', '-q', '-m', 'diff bench base']);
+  await git(project.work, ['push', '-q', project.remote, 'main']);
+  const pick = (prefix: string) => Object.fromEntries(Object.entries(changed).filter(([name]) => name.startsWith(prefix)));
+  await pushBranch('diff-2000', pick('diff/'));
+  await pushBranch('diff-100', pick('many/'));
+  const url = async (branch: string) => `/${project.path}/~pulls/${(await api('GET', `/pulls/${await openPull(branch, branch)}`)).number}/changes`;
+  const [lines2000, files100] = [await url('diff-2000'), await url('diff-100')];
+  // the new requests' background work (merge previews) is done before measuring
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  const rows: [string, string][] = [
+    ['PR changes, 2,000 changed lines, unified', `${lines2000}?view=unified`],
+    ['PR changes, 2,000 changed lines, split', `${lines2000}?view=split`],
+    ['PR changes, 100 files, unified', `${files100}?view=unified`],
+  ];
+  for (const [name, page] of rows) {
+    const { p50, p99, cpu, bytes } = await measure(bench, page, { asBytes: true });
+    console.log(
+      `${name.padEnd(44)} ${`${p50.toFixed(1)} ms`.padStart(9)} ${`${p99.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(1)} KiB`.padStart(10)}   CPU p50 ${cpu.toFixed(1)} ms`,
+    );
+  }
+  for (const branch of ['diff-2000', 'diff-100']) {
+    const dir = branch === 'diff-2000' ? 'diff' : 'many';
+    const blobs = `${(await git(project.work, ['ls-tree', '-r', '--format=%(objectname)', 'main', dir])).trim()}\n${(await git(project.work, ['ls-tree', '-r', '--format=%(objectname)', branch, dir])).trim()}\n`;
+    const times: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const start = performance.now();
+      await Promise.all([
+        git(project.work, ['diff', '--raw', '--numstat', '-z', '--no-abbrev', '--find-renames', 'main', branch, '--']),
+        git(project.work, ['diff', '--no-color', '--find-renames', '-U3', 'main', branch, '--']),
+      ]);
+      await runWithInput(project.work, ['cat-file', '--batch-check'], blobs);
+      await runWithInput(project.work, ['cat-file', '--batch'], blobs);
+      times.push(performance.now() - start);
+    }
+    console.log(`${`  git alone, cold page (${branch})`.padEnd(44)} ${`${percentile(times, 50).toFixed(1)} ms`.padStart(9)}`);
+  }
+}
+
+/** Runs git in `cwd` with `input` on its standard input. */
+function runWithInput(cwd: string, args: string[], input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, stdio: ['pipe', 'ignore', 'ignore'] });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git ${args.join(' ')}: exit ${code}`))));
+    child.stdin.end(input);
+  });
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function measure(bench: InProcessBenchServer, url: string): Promise<{ p50: number; p99: number; bytes: number }> {
+/**
+ * Server time of `url`: p50 and p99 of the wall time, the p50 of the process's CPU time per
+ * request (user + system: on a loaded machine, the share of the wall time that is the server's own
+ * work; the in-process server's background loops count too), and the page's bytes.
+ */
+async function measure(bench: InProcessBenchServer, url: string, { asBytes = false } = {}): Promise<{ p50: number; p99: number; cpu: number; bytes: number }> {
   const times: number[] = [];
+  const cpus: number[] = [];
   let bytes = 0;
   for (let i = 0; i < WARMUP + RUNS; i++) {
     const start = performance.now();
-    const response = await bench.server.app.inject({ method: 'GET', url, headers: { authorization: AUTH } });
+    const cpu = process.cpuUsage();
+    // asBytes: the page is read as bytes (inject's default decodes it into a string, which for a
+    // page of megabytes costs the bench several milliseconds the server does not spend)
+    const response = await bench.server.app.inject({ method: 'GET', url, headers: { authorization: AUTH }, payloadAsStream: asBytes });
+    let size = 0;
+    if (asBytes) for await (const chunk of response.stream()) size += (chunk as Buffer).length;
     const elapsed = performance.now() - start;
-    if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body.slice(0, 300)}`);
-    bytes = response.rawPayload.length;
-    if (i >= WARMUP) times.push(elapsed);
+    const used = process.cpuUsage(cpu);
+    if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode}`);
+    bytes = asBytes ? size : response.rawPayload.length;
+    if (i >= WARMUP) {
+      times.push(elapsed);
+      cpus.push((used.user + used.system) / 1000);
+    }
   }
-  return { p50: percentile(times, 50), p99: percentile(times, 99), bytes };
+  return { p50: percentile(times, 50), p99: percentile(times, 99), cpu: percentile(cpus, 50), bytes };
 }
 
 const bench = await startInProcessServer('web', PASSWORD);
@@ -260,6 +356,7 @@ try {
     );
   }
   if ('tree view, 500 entries, last commits'.includes(filter) || filter.startsWith('tree')) await treeLastCommits(env);
+  if ('diff view'.includes(filter) || filter === '') await diffRows(env);
   const shipped = shippedBytes();
   console.log(
     `JS shipped (gzip, all client modules): ${(shipped.js / 1024).toFixed(1)} KiB (budget 60 KiB); CSS shipped (gzip): ${(shipped.css / 1024).toFixed(1)} KiB`,

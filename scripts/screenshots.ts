@@ -35,6 +35,7 @@ try {
     { name: 'pull-request', url: `${project}/~pulls/${showcase.pullNumber}` },
     { name: 'pull-request-changes', url: `${project}/~pulls/${showcase.pullNumber}/changes` },
     { name: 'pull-request-conflicts', url: `${project}/~pulls/${showcase.conflictPullNumber}/conflicts` },
+    { name: 'pull-request-changes-split', url: `${project}/~pulls/${showcase.pullNumber}/changes?view=split` },
     { name: 'build', url: `${project}/~builds/${showcase.buildNumber}` },
     { name: 'issues', url: `${project}/~issues` },
     { name: 'issue', url: `${project}/~issues/${showcase.issueNumber}` },

@@ -74,6 +74,8 @@ export interface Database {
   codeSearchFiles: CodeSearchFileTable;
   notifications: NotificationTable;
   notificationSettings: NotificationSettingTable;
+  diffViewPreferences: DiffViewPreferenceTable;
+  viewedFiles: ViewedFileTable;
 }
 
 type Id = Generated<number>;
@@ -834,3 +836,20 @@ export interface NotificationSettingTable {
 }
 
 export type NotificationRow = Selectable<NotificationTable>;
+/** A user's layout of diffs (migration 0021, docs/compatibility.md#diff-view). */
+export interface DiffViewPreferenceTable {
+  userId: number;
+  layout: 'unified' | 'split';
+}
+
+/** A file of a pull request a user marked viewed, on the blob it had then (migration 0021). */
+export interface ViewedFileTable {
+  userId: number;
+  requestId: number;
+  path: string;
+  /** The file's new blob id, or `deleted:<old blob id>` for a deleted file. */
+  blobId: string;
+  /** Epoch ms. */
+  date: number;
+}
+export type ViewedFileRow = Selectable<ViewedFileTable>;

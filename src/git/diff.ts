@@ -22,11 +22,20 @@ export interface DiffStat {
   additions: number | null;
   /** Deleted lines; null for a binary file. */
   deletions: number | null;
+  /** Full blob id on the old side; null where the file is absent (added). */
+  oldBlob: string | null;
+  /** Full blob id on the new side; null where the file is absent (deleted). */
+  newBlob: string | null;
+  /** A rename's similarity in percent (git's `R<score>`); null for any other change. */
+  similarity: number | null;
 }
 
+/** The all-zero object id git's raw format writes for an absent side. */
+const ABSENT = /^0+$/;
+
 /**
- * Every changed file of `oldTree..newTree` with its line counts (`git diff --numstat -z`), in
- * the order of {@link diffPatch}.
+ * Every changed file of `oldTree..newTree` with its line counts and blob ids (`git diff --raw
+ * --numstat -z --no-abbrev`), in the order of {@link diffPatch}.
  *
  * @param repo absolute path of a bare repository.
  * @param oldTree 40-hex commit (or {@link EMPTY_TREE_HASH}) of the old side.
@@ -36,20 +45,35 @@ export interface DiffStat {
 export async function diffSummary(repo: string, oldTree: string, newTree: string): Promise<DiffStat[]> {
   assertObjectId(oldTree);
   assertObjectId(newTree);
-  const out = await gitText([gitDir(repo), ...DIFF_OPTIONS, '--numstat', '-z', oldTree, newTree, '--']);
+  const out = await gitText([gitDir(repo), ...DIFF_OPTIONS, '--raw', '--numstat', '-z', '--no-abbrev', oldTree, newTree, '--']);
+  // raw records first: `:<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0` (two
+  // paths for a rename or copy), then numstat records in the same order:
   // `<add>\t<del>\t<path>\0` or, for a rename, `<add>\t<del>\t\0<old>\0<new>\0`
   const fields = out.split('\0');
+  const raws: { oldBlob: string | null; newBlob: string | null; similarity: number | null }[] = [];
   const stats: DiffStat[] = [];
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i];
     if (field === '') continue;
+    if (field.startsWith(':')) {
+      const [, , oldBlob, newBlob, status] = field.split(' ');
+      const renamed = status.startsWith('R') || status.startsWith('C');
+      raws.push({
+        oldBlob: ABSENT.test(oldBlob) ? null : oldBlob,
+        newBlob: ABSENT.test(newBlob) ? null : newBlob,
+        similarity: status.startsWith('R') ? Number(status.slice(1)) : null,
+      });
+      i += renamed ? 2 : 1;
+      continue;
+    }
     const [add, del, path] = field.split('\t');
     const count = (n: string) => (n === '-' ? null : Number(n));
+    const raw = raws[stats.length] ?? { oldBlob: null, newBlob: null, similarity: null };
     if (path === '') {
-      stats.push({ oldPath: fields[i + 1], newPath: fields[i + 2], additions: count(add), deletions: count(del) });
+      stats.push({ oldPath: fields[i + 1], newPath: fields[i + 2], additions: count(add), deletions: count(del), ...raw });
       i += 2;
     } else {
-      stats.push({ oldPath: path, newPath: path, additions: count(add), deletions: count(del) });
+      stats.push({ oldPath: path, newPath: path, additions: count(add), deletions: count(del), ...raw });
     }
   }
   return stats;

@@ -112,6 +112,8 @@ describe('accessibility of every page', () => {
       '/',
       `/${repo.path}/~pulls/new?target=main&source=greetings`,
       `/${repo.path}/~compare?left=main&right=greetings`,
+      // the diff view's split layout and its file tree, at both widths
+      `/${repo.path}/~pulls/${showcase.pullNumber}/changes?view=split`,
       `/${repo.path}/~issues/new`,
       `/${repo.path}/~pulls/${showcase.conflictPullNumber}/conflicts`,
       `/${repo.path}/~no-such-page`,

@@ -252,7 +252,8 @@ describe('code pages', () => {
     expect(html).toMatch(/<tr id="diff-[0-9a-f]{12}L2" class="diff-line diff-delete" data-old-line="2">/);
     expect(html).toMatch(/<tr id="diff-[0-9a-f]{12}R2" class="diff-line diff-add" data-new-line="2">/);
     expect(html).toContain('data-old-path="src/main.ts" data-new-path="src/main.ts"');
-    expect(html).toContain('  return b + a;');
+    // highlighted as TypeScript, the swapped operands marked within the line
+    expect(html).toContain('  <span class="hljs-keyword">return</span> <ins>b</ins> + <ins>a</ins>;');
     const root = await (await get(`/app/~commits/${firstCommit}`)).text();
     expect(root).toContain('none (root commit)');
     expect(root).toContain('Binary file not shown.');

@@ -4,7 +4,8 @@ import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommitDiff, type CommitDiff } from '../../src/domain/repositories/diff.js';
 import { diffPatch, diffSummary, EMPTY_TREE_HASH } from '../../src/git/diff.js';
-import { DiffView, diffLineId } from '../../src/web/components/diff.js';
+import { DiffView, diffFileKey, diffLineId } from '../../src/web/components/diff.js';
+import { markRanges, splitHighlightedLines, wordChanges } from '../../src/web/components/diff-lines.js';
 import { commitFiles, git, makeWorkTree } from '../helpers/server.js';
 
 /** The diff of two commits read from git, parsed, capped and rendered (the commit, compare and pull request pages). */
@@ -103,5 +104,50 @@ describe('commit diff', () => {
     expect(html.match(/class="diff-below"/g)).toHaveLength(1);
     expect(html).toContain('old name.txt → new name.txt');
     expect(html).toContain('Binary file not shown.');
+  });
+
+  it('collapses a file of more than 1,000 changed lines behind "Load diff" until loaded', async () => {
+    const stats = await diffSummary(repo, first, second);
+    const files = parseCommitDiff(stats, await diffPatch(repo, first, second, 1024 * 1024), { maxFileLines: 1000, maxTotalLines: 1000 });
+    const big = { ...files.find((f) => f.newPath === 'big.txt')!, additions: 1001 };
+    const diff: CommitDiff = { oldCommit: first, newCommit: second, files: [big], additions: 1001, deletions: 0, truncated: false };
+    const state = { layout: 'unified' as const, texts: new Map(), expanded: new Set<string>(), loaded: new Set<string>(), href: () => '/x?load=k' };
+    const collapsed = renderToString(DiffView({ diff, state }));
+    expect(collapsed).toContain('Large diff (1001 changed lines): not shown.');
+    expect(collapsed).toContain('class="diff-load"');
+    expect(collapsed).not.toContain('<table');
+    const loaded = renderToString(DiffView({ diff, state: { ...state, loaded: new Set([diffFileKey(big)]) } }));
+    expect(loaded).toContain('<table class="diff">');
+  });
+});
+
+/** The line HTML of the diff view: highlighted lines that stand alone, and intra-line marks nested in them. */
+describe('diff lines', () => {
+  it('splits highlighted HTML into lines, closing and reopening spans', () => {
+    expect(splitHighlightedLines('<span class="a">x\n<span class="b">y\nz</span></span>w')).toEqual([
+      '<span class="a">x</span>',
+      '<span class="a"><span class="b">y</span></span>',
+      '<span class="a"><span class="b">z</span></span>w',
+    ]);
+  });
+
+  it('marks ranges of the text through tags and entities', () => {
+    expect(markRanges('a &lt;<span class="k">bc</span>d', [[1, 4]], 'ins')).toBe('a<ins> &lt;</ins><span class="k"><ins>b</ins>c</span>d');
+    expect(markRanges('abc', [], 'del')).toBe('abc');
+  });
+
+  it('finds the words that changed, and none for a rewrite or an overlong line', () => {
+    expect(wordChanges('return a + b;', 'return b + a;')).toEqual({
+      removed: [
+        [7, 8],
+        [11, 12],
+      ],
+      added: [
+        [7, 8],
+        [11, 12],
+      ],
+    });
+    expect(wordChanges('alpha', 'beta')).toBeNull();
+    expect(wordChanges('x'.repeat(1001), 'x')).toBeNull();
   });
 });

@@ -16,6 +16,7 @@ import * as m0017 from './0017-ref-journal.js';
 import * as m0018 from './0018-sign-in-failure-pruning.js';
 import * as m0019 from './0019-lfs.js';
 import * as m0020 from './0020-repository-mirrors.js';
+import * as m0021 from './0021-diff-views.js';
 import * as m0023 from './0023-notifications.js';
 import * as m0024 from './0024-user-avatars.js';
 import * as m0025 from './0025-code-search.js';
@@ -39,6 +40,7 @@ export const migrations: Record<string, Migration> = {
   '0018-sign-in-failure-pruning': m0018,
   '0019-lfs': m0019,
   '0020-repository-mirrors': m0020,
+  '0021-diff-views': m0021,
   '0023-notifications': m0023,
   '0024-user-avatars': m0024,
   '0025-code-search': m0025,

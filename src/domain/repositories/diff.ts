@@ -7,6 +7,7 @@
 import parseDiff from 'parse-diff';
 import { NotFound } from '../../errors.js';
 import { diffPatch, diffSummary, EMPTY_TREE_HASH, type DiffStat } from '../../git/diff.js';
+import { readBlobsById } from '../../git/files.js';
 import { parseLfsPointer } from '../../git/lfs-pointers.js';
 import { resolveCommit } from '../../git/repository.js';
 import type { Context } from '../context.js';
@@ -68,6 +69,14 @@ export interface FileDiff {
    * show pointer lines, are left out. Null for any other file.
    */
   lfs: { oldSize: number | null; newSize: number | null } | null;
+  /** Full blob id on the old side; null for an added file. */
+  oldBlob: string | null;
+  /** Full blob id on the new side; null for a deleted file. */
+  newBlob: string | null;
+  /** A rename's similarity in percent (git's estimate); null for any other change. */
+  similarity: number | null;
+  /** Whether the path names a generated file (a lockfile, minified code): see {@link isGeneratedPath}. */
+  generated: boolean;
 }
 
 /** Caps of {@link parseCommitDiff} and {@link diffCommits}. */
@@ -98,6 +107,19 @@ export interface CommitDiff {
   deletions: number;
   /** Whether any file's hunks were capped. */
   truncated: boolean;
+}
+
+/**
+ * File names of generated files, whose diffs are collapsed by default: lockfiles of the common
+ * package managers, minified code and source maps, protobuf output (the names GitHub's linguist
+ * treats as generated).
+ */
+const GENERATED =
+  /(?:^|\/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb|Cargo\.lock|Gemfile\.lock|composer\.lock|poetry\.lock|Pipfile\.lock|uv\.lock|go\.sum|flake\.lock|packages\.lock\.json)$|\.min\.(?:js|css|mjs)$|\.(?:js|css)\.map$|\.pb\.go$|_pb2\.pyi?$/;
+
+/** Whether `path` names a generated file (lockfiles, `*.min.js`, source maps, protobuf output). */
+export function isGeneratedPath(path: string): boolean {
+  return GENERATED.test(path);
 }
 
 function fileStatus(file: Pick<FileDiff, 'oldPath' | 'newPath'>): FileDiff['status'] {
@@ -153,6 +175,10 @@ export function parseCommitDiff(
       binary: stat.additions === null,
       additions: stat.additions ?? 0,
       deletions: stat.deletions ?? 0,
+      oldBlob: oldPath === null ? null : stat.oldBlob,
+      newBlob: newPath === null ? null : stat.newBlob,
+      similarity: stat.similarity,
+      generated: isGeneratedPath(newPath ?? oldPath ?? ''),
     };
     // the last parsed file may be cut by the byte cap: treat it as missing
     const complete = file !== undefined && !(patch.truncated && index >= parsed.length - 1);
@@ -262,4 +288,40 @@ async function readCommitDiff(repo: string, oldRevision: string | null, newRevis
     deletions: files.reduce((n, f) => n + f.deletions, 0),
     truncated: files.some((f) => f.truncated !== null),
   };
+}
+
+/** Blobs above this size (bytes) are not read for the diff view: their lines are neither highlighted nor expandable. */
+export const MAX_DIFF_BLOB_BYTES = 256 * 1024;
+/** The most bytes of blobs read for one diff (past it, the other blobs, in id order, are shown plain and not expandable). */
+const MAX_DIFF_BLOBS_TOTAL = 16 * 1024 * 1024;
+
+/**
+ * The text of blobs of a project, for the diff view's highlighting and context lines: by id, the
+ * UTF-8 text, or null for a blob over {@link MAX_DIFF_BLOB_BYTES}, past 16 MiB read for the diff,
+ * binary (holding a NUL byte) or missing. The blobs of a call are read together, once (kept with the other object reads).
+ *
+ * @param projectId the project (read code).
+ * @param ids full blob ids, e.g. the `oldBlob`/`newBlob` of a diff's files.
+ * @throws NotFound/Forbidden (Unauthorized when anonymous) without read code; BadRequest for a malformed id.
+ */
+export async function diffBlobTexts(ctx: Context, projectId: number, ids: readonly string[]): Promise<Map<string, string | null>> {
+  const { project } = await loadProjectWith(ctx, projectId, 'readCode');
+  const repo = ctx.repoPath(project.id);
+  const unique = [...new Set(ids)].sort();
+  // one read (two git processes) for the blobs of a whole diff, kept as one result
+  return objectRead(
+    repo,
+    `diff-blobs:${MAX_DIFF_BLOB_BYTES}:${MAX_DIFF_BLOBS_TOTAL}`,
+    unique,
+    async () => {
+      const bytes = await readBlobsById(repo, unique, MAX_DIFF_BLOB_BYTES, MAX_DIFF_BLOBS_TOTAL);
+      return new Map(
+        unique.map((id) => {
+          const blob = bytes.get(id) ?? null;
+          return [id, blob === null || blob.includes(0) ? null : blob.toString('utf8')];
+        }),
+      );
+    },
+    (texts) => [...texts.values()].reduce((n, text) => n + 64 + (text?.length ?? 0) * 2, 256),
+  );
 }

@@ -28,7 +28,7 @@ export { getRepositoryDefaultBranch, setRepositoryDefaultBranch } from './defaul
 export { type LastCommit, lastCommitsAt } from './last-commits.js';
 export { commitGraph, type GraphLine, type GraphRow } from './commit-graph.js';
 export { MAX_FINDER_PATHS, revisionPaths, type RevisionPaths } from './paths.js';
-export { type CommitDiff, diffCommits, type DiffLine, type FileDiff } from './diff.js';
+export { type CommitDiff, diffBlobTexts, diffCommits, type DiffHunk, type DiffLine, type FileDiff, MAX_DIFF_BLOB_BYTES } from './diff.js';
 export { branchPathAt, commitFile, commitFiles, type FilesCommitRequest, type FileWrite, listDirectoryAt, MAX_FILE_CONTENT, readFile } from './files.js';
 export { type AuthorizedRepository, type GitAccess, prepareGitAccess, type PreReceiveReport, type PushReport } from './git-access.js';
 export {

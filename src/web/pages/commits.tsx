@@ -9,6 +9,7 @@ import { commitGraph, commitLog, diffCommits, getCommit, revisionNames } from '.
 import { BadRequest } from '../../errors.js';
 import { codeUrl, CommitList, commitUrl, DateTime, RevisionSwitcher, subjectOf } from '../components/code.js';
 import { DiffView } from '../components/diff.js';
+import { DiffLayoutToggle, diffViewState } from '../components/diff-state.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { QueryBox } from '../components/query-box.js';
 import { PAGE_SIZE, pageNumber } from '../components/query-list.js';
@@ -85,11 +86,12 @@ export const commitPages: PageModule = {
         const project = page.project.path;
         const commit = await getCommit(page.ctx, page.project.id, page.params.hash);
         const diff = await diffCommits(page.ctx, page.project.id, commit.parents[0] ?? null, commit.hash);
+        const state = await diffViewState(page, page.project.id, diff);
         const subject = subjectOf(commit);
         const body = commit.message.slice(subject.length).trim();
         const sameCommitter = commit.committer.name === commit.author.name && commit.committer.email === commit.author.email;
         return (
-          <ProjectLayout page={page} tab="commits" title={`${subject} · ${commit.hash.slice(0, 8)}`}>
+          <ProjectLayout page={page} tab="commits" title={`${subject} · ${commit.hash.slice(0, 8)}`} scripts={['diff-view.js']}>
             <h1>{subject}</h1>
             {body && <pre class="commit-message">{body}</pre>}
             <dl class="commit-meta">
@@ -125,8 +127,10 @@ export const commitPages: PageModule = {
             </dl>
             <section aria-labelledby="changes">
               <h2 id="changes">Changes{commit.parents.length > 1 && ' (against the first parent)'}</h2>
+              <DiffLayoutToggle page={page} layout={state.layout} />
               <DiffView
                 diff={diff}
+                state={state}
                 renderFileActions={(file) =>
                   file.newPath !== null && (
                     <a href={codeUrl(project, 'files', commit.hash, file.newPath)} class="diff-view-file">

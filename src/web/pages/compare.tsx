@@ -5,7 +5,8 @@
  */
 import { compareRevisions, MAX_COMPARE_COMMITS, revisionNames } from '../../domain/repositories/index.js';
 import { CommitList, codeUrl, RevisionOptions } from '../components/code.js';
-import { DiffView } from '../components/diff.js';
+import { DiffView, type DiffViewState } from '../components/diff.js';
+import { DiffLayoutToggle, diffViewState } from '../components/diff-state.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import type { PageModule, PageResult, ProjectPageContext } from '../page.js';
 
@@ -26,7 +27,20 @@ function CompareForm({ project, left, right, names }: { project: string; left: s
 }
 
 /** The merge base, the commits `right` brings and the diff of a comparison. */
-function ComparisonView({ project, left, right, comparison }: { project: string; left: string; right: string; comparison: RevisionComparison }) {
+function ComparisonView({
+  page,
+  left,
+  right,
+  comparison,
+  state,
+}: {
+  page: ProjectPageContext;
+  left: string;
+  right: string;
+  comparison: RevisionComparison;
+  state: DiffViewState;
+}) {
+  const project = page.project.path;
   return (
     <>
       <p class="meta">
@@ -63,7 +77,8 @@ function ComparisonView({ project, left, right, comparison }: { project: string;
       </section>
       <section aria-labelledby="compare-changes">
         <h2 id="compare-changes">Changes</h2>
-        <DiffView diff={comparison.diff} emptyMessage="No changes." />
+        <DiffLayoutToggle page={page} layout={state.layout} />
+        <DiffView diff={comparison.diff} state={state} emptyMessage="No changes." />
       </section>
     </>
   );
@@ -75,9 +90,10 @@ async function comparePage(page: ProjectPageContext): Promise<PageResult> {
   const left = page.query.left?.trim() || names.defaultBranch || '';
   const right = page.query.right?.trim() ?? '';
   const comparison = left && right ? await compareRevisions(page.ctx, page.project, left, right) : null;
+  const state = comparison ? await diffViewState(page, page.project.id, comparison.diff) : null;
   const title = comparison ? `Compare ${left}...${right}` : 'Compare';
   return (
-    <ProjectLayout page={page} tab="code" title={title}>
+    <ProjectLayout page={page} tab="code" title={title} scripts={['diff-view.js']}>
       <h1>
         {comparison ? (
           <>
@@ -88,7 +104,7 @@ async function comparePage(page: ProjectPageContext): Promise<PageResult> {
         )}
       </h1>
       <CompareForm project={project} left={left} right={right} names={names} />
-      {comparison && <ComparisonView project={project} left={left} right={right} comparison={comparison} />}
+      {comparison && state && <ComparisonView page={page} left={left} right={right} comparison={comparison} state={state} />}
     </ProjectLayout>
   );
 }

@@ -6,6 +6,7 @@ import { codeSearchPages } from './code-search.js';
 import { commitPages } from './commits.js';
 import { comparePages } from './compare.js';
 import { dashboardPages } from './dashboard.js';
+import { diffLayoutPages } from './diff-layout.js';
 import { editPages } from './edit/index.js';
 import { filesPages } from './files.js';
 import { inboxPages } from './inbox.js';
@@ -33,6 +34,7 @@ export const pageModules: PageModule[] = [
   commitPages,
   refPages,
   comparePages,
+  diffLayoutPages,
   pullRequestPages,
   buildPages,
   issuePages,

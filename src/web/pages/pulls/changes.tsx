@@ -3,7 +3,9 @@
  * range a code comment was made in — drawn by `<DiffView>`, with the request's code comments
  * under the lines they mark: add (a per-file form; pull-changes.js moves it under the line whose
  * number is clicked), reply and resolve, through the code comment functions of the API
- * (`POST /~api/code-comments`, `/code-comment-replies`, `/code-comments/{id}`).
+ * (`POST /~api/code-comments`, `/code-comment-replies`, `/code-comments/{id}`). A signed-in
+ * reviewer marks files viewed (a form per file; pull-changes.js posts it in place): a viewed file
+ * is collapsed and ticked in the file tree until a later update changes it.
  */
 import type { VNode } from 'preact';
 import {
@@ -16,11 +18,13 @@ import {
   requestCommentRange,
   updateCodeComment,
 } from '../../../domain/code-comments/index.js';
+import { setFileViewed, viewedFiles } from '../../../domain/diff-views/index.js';
 import { getProjectRow } from '../../../domain/projects/index.js';
 import { changesRange, type ChangesRange, type PullRequestRow, userNames, wholeLineRange } from '../../../domain/pulls/index.js';
 import { diffCommits, type DiffLine, type FileDiff } from '../../../domain/repositories/index.js';
 import { NotFound } from '../../../errors.js';
 import { DiffView, diffFileKey, diffLineId } from '../../components/diff.js';
+import { DiffLayoutToggle, diffViewState } from '../../components/diff-state.js';
 import { Markdown } from '../../components/markdown.js';
 import { PostForm } from '../../components/forms.js';
 import { Flash } from '../../components/flash.js';
@@ -160,6 +164,38 @@ function LineCommentForm({
   );
 }
 
+/** What a viewed mark of `file` holds: its new blob, or `deleted:<old blob>` for a deleted file. */
+const viewedMark = (file: FileDiff) => (file.newBlob !== null ? file.newBlob : `deleted:${file.oldBlob ?? ''}`);
+
+/** The per-file "Viewed" checkbox (a form; pull-changes.js posts it when ticked and hides its button). */
+function ViewedForm({
+  page,
+  pr,
+  file,
+  viewed,
+  range,
+  commentId,
+}: {
+  page: ProjectPageContext;
+  pr: PullRequestRow;
+  file: FileDiff;
+  viewed: boolean;
+  range: ChangesRange;
+  commentId?: number;
+}) {
+  const path = file.newPath ?? file.oldPath ?? '';
+  const id = `viewed-${diffFileKey(file)}`;
+  return (
+    <PostForm page={page} action={pullUrl(page.project.path, pr.number, '/changes/viewed')} class="viewed-form" label={`Viewed: ${path}`}>
+      <ViewFields range={range} commentId={commentId} />
+      <input type="hidden" name="path" value={path} />
+      <input type="hidden" name="blob" value={viewedMark(file)} />
+      <input type="checkbox" id={id} name="viewed" value="true" checked={viewed} />
+      <label for={id}>Viewed</label> <button type="submit">Save</button>
+    </PostForm>
+  );
+}
+
 /**
  * Places the request's code comments in `diff`: each thread under the first shown line it marks
  * (by diff line id), the others — marked in other commits or on lines not shown — in `elsewhere`.
@@ -182,7 +218,7 @@ function placeThreads(
     placed.set(key, [...(placed.get(key) ?? []), thread]);
   }
   const atLine = new Map<string, Thread[]>();
-  for (const file of diff.files) {
+  for (const file of placed.size === 0 ? [] : diff.files) {
     for (const hunk of file.hunks) {
       for (const line of hunk.lines) {
         const keys = [
@@ -238,11 +274,14 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
   const view = viewOf(fields);
   const comment = view.commentId === undefined ? undefined : await requestCommentRange(page.ctx, pr, view.commentId);
   const range = await changesRange(page.ctx, pr, { updateId: view.updateId, comment });
-  const [diff, threads, source] = await Promise.all([
+  const [diff, threads, source, marks] = await Promise.all([
     diffCommits(page.ctx, pr.targetProjectId, range.oldCommitHash, range.newCommitHash),
     requestCodeComments(page.ctx, pr),
     pr.sourceProjectId === null ? Promise.resolve(null) : getProjectRow(page.ctx.db, pr.sourceProjectId),
+    viewedFiles(page.ctx, pr.id),
   ]);
+  const state = await diffViewState(page, pr.targetProjectId, diff);
+  const isViewed = (file: FileDiff) => marks.get(file.newPath ?? file.oldPath ?? '') === viewedMark(file);
   const names = await userNames(page.ctx, [
     pr.submitterId,
     ...threads.comments.map((c) => c.userId),
@@ -265,17 +304,35 @@ export async function changesPage(page: ProjectPageContext, pr: PullRequestRow, 
   const below = (file: FileDiff, line: DiffLine) => atLine.get(diffLineId(file, line))?.map(threadView);
   const base = pullUrl(page.project.path, pr.number, '/changes');
   return (
-    <ProjectLayout page={page} tab="pulls" title={`Changes · #${pr.number} ${pr.title}`} scripts={page.user ? ['pull-changes.js'] : []}>
+    <ProjectLayout
+      page={page}
+      tab="pulls"
+      title={`Changes · #${pr.number} ${pr.title}`}
+      scripts={page.user ? ['diff-view.js', 'pull-changes.js'] : ['diff-view.js']}
+    >
       <PullHeader page={page} pr={pr} tab="changes" submitter={names.get(pr.submitterId) ?? 'unknown'} sourcePath={source?.path ?? null} />
       <Flash error={error} />
       <RangeChooser base={base} range={range} />
       <section aria-labelledby="diff">
         <h2 id="diff">Files</h2>
+        <DiffLayoutToggle page={page} layout={state.layout} />
         <DiffView
           diff={diff}
+          state={state}
           headingLevel={3}
-          renderBelowLine={below}
-          renderFileActions={page.user ? (file) => <LineCommentForm page={page} pr={pr} file={file} range={range} commentId={view.commentId} /> : undefined}
+          renderBelowLine={atLine.size > 0 ? below : undefined}
+          isViewed={page.user ? isViewed : undefined}
+          isCollapsed={isViewed}
+          renderFileActions={
+            page.user
+              ? (file) => (
+                  <>
+                    <ViewedForm page={page} pr={pr} file={file} viewed={isViewed(file)} range={range} commentId={view.commentId} />
+                    <LineCommentForm page={page} pr={pr} file={file} range={range} commentId={view.commentId} />
+                  </>
+                )
+              : undefined
+          }
         />
       </section>
       {elsewhere.length > 0 && (
@@ -348,6 +405,15 @@ export const changesRoutes: ProjectPageRoute[] = [
       });
     },
     (id) => `code-comment-${id}`,
+  ),
+  changesAction(
+    'changes/viewed',
+    async (page, pr) => {
+      const path = page.form.path ?? '';
+      await setFileViewed(page.ctx, pr.id, path, page.form.blob ?? '', page.form.viewed === 'true');
+      return diffFileKey({ oldPath: path, newPath: path });
+    },
+    (key) => `diff-${key}`,
   ),
   changesAction(
     'code-comments/:commentId/replies',

@@ -1,0 +1,93 @@
+/**
+ * The tree of a diff's changed files: directories nested (a directory holding only one directory
+ * is shown as one `a/b` node), each file with its +/- counts linking to its section of the diff
+ * view, marked when viewed, and the count of files viewed when the page tracks it.
+ */
+import type { FileDiff } from '../../domain/repositories/index.js';
+import { diffFileKey } from './diff-keys.js';
+
+interface TreeDir {
+  name: string;
+  dirs: Map<string, TreeDir>;
+  files: FileDiff[];
+}
+
+/** The files as a tree of directories by their new path (old path when deleted). */
+function buildTree(files: readonly FileDiff[]): TreeDir {
+  const root: TreeDir = { name: '', dirs: new Map(), files: [] };
+  for (const file of files) {
+    const parts = (file.newPath ?? file.oldPath ?? '').split('/');
+    let dir = root;
+    for (const part of parts.slice(0, -1)) {
+      let next = dir.dirs.get(part);
+      if (!next) {
+        next = { name: part, dirs: new Map(), files: [] };
+        dir.dirs.set(part, next);
+      }
+      dir = next;
+    }
+    dir.files.push(file);
+  }
+  return root;
+}
+
+/** A directory with its single subdirectory merged into one `a/b` node, repeatedly. */
+function merged(dir: TreeDir): TreeDir {
+  let node = dir;
+  while (node.files.length === 0 && node.dirs.size === 1) {
+    const [only] = node.dirs.values();
+    node = { ...only, name: `${node.name}/${only.name}` };
+  }
+  return node;
+}
+
+const baseName = (file: FileDiff) => (file.newPath ?? file.oldPath ?? '').split('/').pop() ?? '';
+
+function TreeItems({ dir, isViewed }: { dir: TreeDir; isViewed?: (file: FileDiff) => boolean }) {
+  return (
+    <ul>
+      {[...dir.dirs.values()].map((child) => {
+        const node = merged(child);
+        return (
+          <li key={node.name} class="diff-tree-dir">
+            <span class="diff-tree-dir-name">{node.name}/</span>
+            <TreeItems dir={node} isViewed={isViewed} />
+          </li>
+        );
+      })}
+      {dir.files.map((file) => {
+        const viewed = isViewed?.(file) ?? false;
+        return (
+          <li key={diffFileKey(file)} class={viewed ? 'diff-tree-file diff-tree-viewed' : 'diff-tree-file'} data-file={`diff-${diffFileKey(file)}`}>
+            <a href={`#diff-${diffFileKey(file)}`}>{baseName(file)}</a>
+            <span class="diff-tree-mark">{viewed ? ' ✓ viewed' : ''}</span>{' '}
+            {!file.binary && !file.lfs && (
+              <span class="diff-counts">
+                <span class="diff-additions">+{file.additions}</span> <span class="diff-deletions">−{file.deletions}</span>
+              </span>
+            )}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/**
+ * The navigation of a diff's files.
+ *
+ * @param isViewed whether a file is marked viewed; when given, the tree says "N of M files viewed".
+ */
+export function DiffFileTree({ files, isViewed }: { files: readonly FileDiff[]; isViewed?: (file: FileDiff) => boolean }) {
+  const root = buildTree(files);
+  return (
+    <nav class="diff-tree" aria-label="Changed files">
+      {isViewed && (
+        <p class="diff-viewed-count" aria-live="polite">
+          <span class="diff-viewed-n">{files.filter(isViewed).length}</span> of {files.length} files viewed
+        </p>
+      )}
+      <TreeItems dir={root} isViewed={isViewed} />
+    </nav>
+  );
+}
