@@ -1,8 +1,8 @@
 /**
  * Saves screenshots of the main pages into docs/screenshots/ (shown in README "Web UI"): a
  * server seeded like the accessibility crawl (test/helpers/showcase.ts), Chromium signed in as
- * the administrator, each page at desktop width (1280 × 800) and at 360 px (360 × 740), light
- * scheme, device scale 1, the first screenful of the page.
+ * the administrator, each page at desktop width (1280 × 800) and at 360 px (360 × 740), in the
+ * light and the dark scheme (`-dark`), device scale 1, the first screenful of the page.
  *
  * Run: `npm run screenshots`.
  */
@@ -16,6 +16,10 @@ const OUT = path.resolve('docs/screenshots');
 const SIZES = [
   { suffix: '', viewport: { width: 1280, height: 800 } },
   { suffix: '-360', viewport: { width: 360, height: 740 } },
+];
+const SCHEMES = [
+  { suffix: '', colorScheme: 'light' as const },
+  { suffix: '-dark', colorScheme: 'dark' as const },
 ];
 
 const showcase = await startShowcase();
@@ -41,8 +45,11 @@ try {
     { name: 'issue', url: `${project}/~issues/${showcase.issueNumber}` },
   ];
   await fs.mkdir(OUT, { recursive: true });
-  for (const { suffix, viewport } of SIZES) {
-    const context = await browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme: 'light' });
+  for (const [{ suffix: sizeSuffix, viewport }, { suffix: schemeSuffix, colorScheme }] of SIZES.flatMap((size) =>
+    SCHEMES.map((scheme) => [size, scheme] as const),
+  )) {
+    const suffix = `${sizeSuffix}${schemeSuffix}`;
+    const context = await browser.newContext({ viewport, deviceScaleFactor: 1, colorScheme });
     try {
       const page = await context.newPage();
       await signIn(page, showcase.server, ADMIN.name, ADMIN.password);
