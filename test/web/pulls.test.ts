@@ -67,6 +67,10 @@ describe('pull request pages', () => {
     // the diff the request would bring
     expect(compared).toContain('1 file changed');
     expect(compared).toMatch(/class="diff-line diff-add"[^>]*>.*?<\/span>2<\/td>/);
+    // the diff view of the other pages: its layouts
+    expect(compared).toContain('aria-label="Diff layout"');
+    const split = await (await get(`/app/~pulls/new?target=main&source=${repo.id}%3Afeature&view=split`, asAlice)).text();
+    expect(split).toContain('class="diff diff-split-table"');
 
     const number = await openThroughForm('feature', 'Second line as a digit', 'Makes **line two** a digit.');
     const page = await get(`/app/~pulls/${number}`, asAlice);

@@ -9,7 +9,8 @@ import { canReadCode, projectForks } from '../../../domain/projects/index.js';
 import { type CommitDiff, diffCommits, getRepositoryDefaultBranch, listBranchNames } from '../../../domain/repositories/index.js';
 import { type BranchComparison, compareBranches, getPullRequest, openPullRequest } from '../../../domain/pulls/index.js';
 import { BadRequest, GitloomError } from '../../../errors.js';
-import { DiffView } from '../../components/diff.js';
+import { DiffView, type DiffViewState } from '../../components/diff.js';
+import { DiffLayoutToggle, diffViewState } from '../../components/diff-state.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { Flash } from '../../components/flash.js';
 import { ProjectLayout } from '../../components/project-layout.js';
@@ -53,7 +54,7 @@ async function compareChoice(
   page: ProjectPageContext,
   targetBranch: string,
   chosen: { projectId: number; branch: string },
-): Promise<{ comparison: BranchComparison | null; diff: CommitDiff | null; compareError: string | null }> {
+): Promise<{ comparison: BranchComparison | null; diff: CommitDiff | null; state: DiffViewState | null; compareError: string | null }> {
   try {
     const comparison = await compareBranches(page.ctx, {
       targetProjectId: page.project.id,
@@ -62,10 +63,11 @@ async function compareChoice(
       sourceBranch: chosen.branch,
     });
     const diff = comparison.base && comparison.commits.length > 0 ? await diffCommits(page.ctx, page.project.id, comparison.base, comparison.sourceHead) : null;
-    return { comparison, diff, compareError: null };
+    const state = diff && (await diffViewState(page, page.project.id, diff));
+    return { comparison, diff, state, compareError: null };
   } catch (failure) {
     if (!(failure instanceof GitloomError) || failure.status >= 500) throw failure;
-    return { comparison: null, diff: null, compareError: failure.message };
+    return { comparison: null, diff: null, state: null, compareError: failure.message };
   }
 }
 
@@ -131,11 +133,11 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
   ]);
   const targetBranch = target ?? defaultBranch ?? branches[0] ?? '';
   const chosen = parseSource(source);
-  const { comparison, diff, compareError } =
-    chosen && targetBranch ? await compareChoice(page, targetBranch, chosen) : { comparison: null, diff: null, compareError: null };
+  const { comparison, diff, state, compareError } =
+    chosen && targetBranch ? await compareChoice(page, targetBranch, chosen) : { comparison: null, diff: null, state: null, compareError: null };
   const title = draft.title ?? (comparison?.commits.length === 1 ? comparison.commits[0].subject : (chosen?.branch ?? ''));
   return (
-    <ProjectLayout page={page} tab="pulls" title="New pull request">
+    <ProjectLayout page={page} tab="pulls" title="New pull request" scripts={['diff-view.js']}>
       <h1>New pull request</h1>
       <Flash error={error ?? compareError} />
       <form method="get" action={base} class="compare" aria-label="Branches">
@@ -159,7 +161,8 @@ async function newPage(page: ProjectPageContext, target: string | undefined, sou
           {diff && (
             <section aria-labelledby="changes">
               <h2 id="changes">Changes</h2>
-              <DiffView diff={diff} headingLevel={3} />
+              {state && <DiffLayoutToggle page={page} layout={state.layout} />}
+              <DiffView diff={diff} state={state ?? undefined} headingLevel={3} />
             </section>
           )}
           {!comparison.openRequest && comparison.commits.length > 0 && (
