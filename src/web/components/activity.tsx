@@ -153,3 +153,13 @@ export function ActivityList({ items, empty }: { items: ActivityItem[]; empty: s
     </ul>
   );
 }
+
+/** A titled section of an {@link ActivityList} (`id` names its heading for `aria-labelledby`). */
+export function ActivitySection({ id, title, items, empty }: { id: string; title: string; items: ActivityItem[]; empty: string }) {
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      <ActivityList items={items} empty={empty} />
+    </section>
+  );
+}

@@ -10,7 +10,7 @@ import { queryBuilds } from '../../domain/builds/index.js';
 import { queryIssues } from '../../domain/issues/index.js';
 import { memberProjects } from '../../domain/projects/index.js';
 import { queryPullRequests } from '../../domain/pulls/index.js';
-import { activityLists, ActivityList } from '../components/activity.js';
+import { activityLists, ActivitySection } from '../components/activity.js';
 import { Layout } from '../components/layout.js';
 import { redirect, type PageModule } from '../page.js';
 
@@ -70,22 +70,10 @@ export const dashboardPages: PageModule = {
                   <a href="/~projects">{member.more ? 'All projects (more than listed)' : 'All projects'}</a>
                 </p>
               </section>
-              <section aria-labelledby="to-review">
-                <h2 id="to-review">Pull requests to review</h2>
-                <ActivityList items={review} empty="Nothing to review." />
-              </section>
-              <section aria-labelledby="assigned">
-                <h2 id="assigned">Assigned to me</h2>
-                <ActivityList items={assigned} empty="Nothing assigned to you." />
-              </section>
-              <section aria-labelledby="my-pulls">
-                <h2 id="my-pulls">My open pull requests</h2>
-                <ActivityList items={own} empty="No open pull request of yours." />
-              </section>
-              <section aria-labelledby="recent-activity">
-                <h2 id="recent-activity">Recent activity</h2>
-                <ActivityList items={recent} empty="No activity yet." />
-              </section>
+              <ActivitySection id="to-review" title="Pull requests to review" items={review} empty="Nothing to review." />
+              <ActivitySection id="assigned" title="Assigned to me" items={assigned} empty="Nothing assigned to you." />
+              <ActivitySection id="my-pulls" title="My open pull requests" items={own} empty="No open pull request of yours." />
+              <ActivitySection id="recent-activity" title="Recent activity" items={recent} empty="No activity yet." />
             </div>
           </Layout>
         );

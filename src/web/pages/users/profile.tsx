@@ -9,7 +9,7 @@ import { queryBuilds } from '../../../domain/builds/index.js';
 import { queryIssues } from '../../../domain/issues/index.js';
 import { queryPullRequests } from '../../../domain/pulls/index.js';
 import { userCard } from '../../../domain/users/index.js';
-import { activityLists, ActivityList } from '../../components/activity.js';
+import { activityLists, ActivitySection } from '../../components/activity.js';
 import { Avatar } from '../../components/avatar.js';
 import { Layout } from '../../components/layout.js';
 import type { PageModule } from '../../page.js';
@@ -54,18 +54,9 @@ export const profilePages: PageModule = {
               </div>
             </div>
             <div class="grid">
-              <section aria-labelledby="opened">
-                <h2 id="opened">Pull requests and issues opened</h2>
-                <ActivityList items={opened} empty="Nothing you can read." />
-              </section>
-              <section aria-labelledby="commented">
-                <h2 id="commented">Commented on</h2>
-                <ActivityList items={commented} empty="Nothing you can read." />
-              </section>
-              <section aria-labelledby="builds">
-                <h2 id="builds">Builds submitted</h2>
-                <ActivityList items={submitted} empty="Nothing you can read." />
-              </section>
+              <ActivitySection id="opened" title="Pull requests and issues opened" items={opened} empty="Nothing you can read." />
+              <ActivitySection id="commented" title="Commented on" items={commented} empty="Nothing you can read." />
+              <ActivitySection id="builds" title="Builds submitted" items={submitted} empty="Nothing you can read." />
             </div>
           </Layout>
         );
