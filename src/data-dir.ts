@@ -12,17 +12,31 @@ export const PRIVATE_FILE_MODE = 0o600;
 /** Name of the directory inside the data dir that is git's `HOME` (its global config: `.gitconfig`). */
 export const GIT_HOME_DIR = 'git';
 
+/**
+ * Runs a step on an entry that another server process sharing the data dir may remove meanwhile
+ * (a push's quarantine directory, an upload's temp file): an entry gone is nothing to fix.
+ */
+async function unlessGone<T>(step: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await step();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
 async function fixTree(dir: string): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
+  for (const entry of (await unlessGone(() => readdir(dir, { withFileTypes: true }))) ?? []) {
     const full = path.join(dir, entry.name);
     if (entry.isSymbolicLink()) continue;
-    const stat = await lstat(full);
+    const stat = await unlessGone(() => lstat(full));
+    if (!stat) continue;
     const mode = stat.mode & 0o777;
-    if (entry.isDirectory()) {
-      if (mode !== PRIVATE_DIR_MODE) await chmod(full, PRIVATE_DIR_MODE);
+    if (stat.isDirectory()) {
+      if (mode !== PRIVATE_DIR_MODE) await unlessGone(() => chmod(full, PRIVATE_DIR_MODE));
       await fixTree(full);
     } else if (mode & 0o077) {
-      await chmod(full, mode & 0o100 ? PRIVATE_DIR_MODE : PRIVATE_FILE_MODE);
+      await unlessGone(() => chmod(full, mode & 0o100 ? PRIVATE_DIR_MODE : PRIVATE_FILE_MODE));
     }
   }
 }
@@ -50,7 +64,8 @@ export const JOBS_DIR = 'jobs';
  * logs, artifacts, keys — is private to the server's user, git included), creates the data dir
  * (0700), and fixes the modes of what an earlier run left: every directory 0700, every file
  * without group/other bits (executables 0700, others 0600). Job directories are skipped: they
- * belong to jobs, and start-up recovery removes them.
+ * belong to jobs, and start-up recovery removes them. Entries that vanish during the walk — the
+ * in-flight work of another process sharing the data dir on PostgreSQL — are skipped.
  */
 export async function makeDataDirPrivate(dataDir: string): Promise<void> {
   process.umask(0o077);
