@@ -7,7 +7,7 @@ import { startShowcase, type Showcase } from '../helpers/showcase.js';
 
 const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** At most this many distinct page URL patterns are checked. */
-const MAX_PATTERNS = 80;
+const MAX_PATTERNS = 120;
 /** The first pages crawled are also checked at this width (light and dark). */
 const NARROW = { width: 360, count: 12 };
 
