@@ -2,9 +2,11 @@
  * The blobs of a commit's tree, read in bulk — for the code index (docs/compatibility.md#code-search):
  * every blob of a commit with its size (`git ls-tree -r -l`), the blobs that changed between two
  * commits (`git diff-tree -r`), and many blobs' contents through one `git cat-file --batch`.
- * Symbolic links and submodules are not blobs of files and are left out.
+ * Symbolic links and submodules are not blobs of files and are left out. One bounded reader of
+ * many blobs serves the code index, the diff view and conflict resolution.
  */
-import { gitDir, runGit, value } from './command.js';
+import { gitDir, gitText, runGit, value } from './command.js';
+import { assertObjectId } from './names.js';
 
 /** A file of a tree: its path, blob id and size in bytes. */
 export interface BlobEntry {
@@ -74,24 +76,49 @@ async function blobSizes(repo: string, blobIds: readonly string[]): Promise<numb
   return stdout.toString('utf8').trimEnd().split('\n').map(Number);
 }
 
+/** A blob read by {@link readBlobs}: its size, and its bytes when it is at most the limit. */
+export interface BlobRead {
+  size: number;
+  /** The whole content; null when the blob is larger than the limit or past the total. */
+  content: Buffer | null;
+}
+
 /**
- * The contents of blobs, in the order asked, through one `git cat-file --batch`. Callers keep
- * a batch's total size bounded: the answer is held in memory whole.
+ * Reads blobs in one `cat-file --batch` process. All are sized first (`--batch-check`); a blob
+ * larger than `maxBytes`, or one that would bring the bytes read past `maxTotalBytes` (in the
+ * order of `oids`), is only sized, so memory stays bounded.
  *
- * @throws Error when a blob is missing.
+ * @param repo absolute path of a bare repository.
+ * @param oids 40-hex blob ids (duplicates allowed).
+ * @param maxBytes the largest blob whose content is read.
+ * @param maxTotalBytes the most bytes read in all.
+ * @returns each distinct id's size and content; an id the repository lacks, or that is no blob
+ *   (a submodule's commit in a diff), is left out.
+ * @throws BadRequest for a malformed id; GitError when git fails.
  */
-export async function readBlobs(repo: string, blobIds: readonly string[]): Promise<Buffer[]> {
-  if (blobIds.length === 0) return [];
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: `${blobIds.join('\n')}\n` });
-  const contents: Buffer[] = [];
+export async function readBlobs(repo: string, oids: readonly string[], maxBytes: number, maxTotalBytes = Infinity): Promise<Map<string, BlobRead>> {
+  const distinct = [...new Set(oids.map(assertObjectId))];
+  const reads = new Map<string, BlobRead>();
+  if (distinct.length === 0) return reads;
+  const checked = await gitText([gitDir(repo), 'cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { input: `${distinct.join('\n')}\n` });
+  const small: string[] = [];
+  let total = 0;
+  for (const [oid, type, size] of checked.split('\n').map((line) => line.split(' '))) {
+    if (type !== 'blob') continue;
+    const bytes = Number(size);
+    if (bytes <= maxBytes && total + bytes <= maxTotalBytes) {
+      small.push(oid);
+      total += bytes;
+    } else reads.set(oid, { size: bytes, content: null });
+  }
+  if (small.length === 0) return reads;
+  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: `${small.join('\n')}\n` });
   let pos = 0;
-  for (const blobId of blobIds) {
+  for (const oid of small) {
     const eol = stdout.indexOf(0x0a, pos);
-    const header = eol < 0 ? [] : stdout.subarray(pos, eol).toString('utf8').split(' ');
-    if (header.length !== 3 || header[1] !== 'blob') throw new Error(`Blob not found: ${blobId}`);
-    const size = Number(header[2]);
-    contents.push(stdout.subarray(eol + 1, eol + 1 + size));
+    const size = Number(stdout.subarray(pos, eol).toString('utf8').split(' ')[2]);
+    reads.set(oid, { size, content: stdout.subarray(eol + 1, eol + 1 + size) });
     pos = eol + 1 + size + 1;
   }
-  return contents;
+  return reads;
 }

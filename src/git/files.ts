@@ -93,38 +93,3 @@ export async function checkoutCommit(repo: string, targetDir: string, commit: st
   }
   await runGit(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', value(commit), '--'], opts);
 }
-
-/**
- * Reads many blobs with two `git cat-file` processes (`--batch-check` for the sizes, then
- * `--batch` for the blobs small enough), for the diff view's highlighting and context lines.
- *
- * @param repo absolute path of a bare repository.
- * @param ids full blob ids (duplicates allowed).
- * @param maxBytes blobs larger than this are not read.
- * @param maxTotalBytes once the blobs read (in the order of `ids`) add up to this, the rest are not read.
- * @returns by id: the bytes, or null for a blob over `maxBytes` or past `maxTotalBytes`, missing, or not a blob.
- * @throws BadRequest for a malformed id.
- */
-export async function readBlobsById(repo: string, ids: readonly string[], maxBytes: number, maxTotalBytes = Infinity): Promise<Map<string, Buffer | null>> {
-  const unique = [...new Set(ids)];
-  for (const id of unique) assertObjectId(id);
-  const found = new Map<string, Buffer | null>(unique.map((id) => [id, null]));
-  if (unique.length === 0) return found;
-  const check = await gitText([gitDir(repo), 'cat-file', '--batch-check'], { input: unique.join('\n') + '\n' });
-  let total = 0;
-  const wanted = check
-    .split('\n')
-    .map((line) => line.split(' '))
-    .filter(([, type, size]) => type === 'blob' && Number(size) <= maxBytes && (total += Number(size)) <= maxTotalBytes)
-    .map(([id]) => id);
-  if (wanted.length === 0) return found;
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: wanted.join('\n') + '\n' });
-  let pos = 0;
-  for (const id of wanted) {
-    const eol = stdout.indexOf(0x0a, pos);
-    const size = Number(stdout.subarray(pos, eol).toString('utf8').split(' ')[2]);
-    found.set(id, stdout.subarray(eol + 1, eol + 1 + size));
-    pos = eol + 1 + size + 1;
-  }
-  return found;
-}

@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { GitError, gitDir, gitText, runGit, value } from './command.js';
+import { gitDir, gitText, runGit, value } from './command.js';
 import { assertObjectId, ZERO_HASH } from './names.js';
 import { assertRepositoryPath } from './trees.js';
 
@@ -94,55 +94,6 @@ export async function mergeConflictDetails(repo: string, ours: string, theirs: s
     okExitCodes: [0, 1],
   });
   return parseMergeTreeOutput(res.stdout, res.exitCode);
-}
-
-/** A blob read by {@link readBlobs}: its size, and its bytes when it is at most the limit. */
-export interface BlobRead {
-  size: number;
-  /** The whole content; null when the blob is larger than the limit. */
-  content: Buffer | null;
-}
-
-/**
- * Reads blobs in one `cat-file --batch` process. All are sized first (`--batch-check`); a blob
- * larger than `maxBytes`, or one that would bring the bytes read past `maxTotalBytes` (in the
- * order of `oids`), is only sized, so memory stays bounded.
- *
- * @param repo absolute path of a bare repository.
- * @param oids 40-hex blob ids (duplicates allowed).
- * @param maxBytes the largest blob whose content is read.
- * @param maxTotalBytes the most bytes read in all.
- * @returns each distinct id's size and content.
- * @throws BadRequest for a malformed id; GitError when git fails or an object is missing.
- */
-export async function readBlobs(repo: string, oids: readonly string[], maxBytes: number, maxTotalBytes: number): Promise<Map<string, BlobRead>> {
-  const distinct = [...new Set(oids.map(assertObjectId))];
-  const reads = new Map<string, BlobRead>();
-  if (distinct.length === 0) return reads;
-  const sizes = (await gitText([gitDir(repo), 'cat-file', '--batch-check=%(objectname) %(objectsize)'], { input: `${distinct.join('\n')}\n` }))
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => l.split(' '));
-  const small: string[] = [];
-  let total = 0;
-  for (const [oid, size] of sizes) {
-    if (size === 'missing' || size === undefined) throw new GitError(['cat-file', '--batch-check'], 0, '', `object ${oid} is missing`);
-    const bytes = Number(size);
-    if (bytes <= maxBytes && total + bytes <= maxTotalBytes) {
-      small.push(oid);
-      total += bytes;
-    } else reads.set(oid, { size: bytes, content: null });
-  }
-  if (small.length === 0) return reads;
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: `${small.join('\n')}\n` });
-  let pos = 0;
-  for (const oid of small) {
-    const eol = stdout.indexOf(0x0a, pos);
-    const size = Number(stdout.subarray(pos, eol).toString('utf8').split(' ')[2]);
-    reads.set(oid, { size, content: stdout.subarray(eol + 1, eol + 1 + size) });
-    pos = eol + 1 + size + 1;
-  }
-  return reads;
 }
 
 /** What a resolution sets one path to: an existing object with its mode, new content (a blob is written), or nothing (removed). */

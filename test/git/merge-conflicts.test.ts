@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeConflictDetails, parseMergeTreeOutput, readBlobs, writeResolvedTree } from '../../src/git/merge-conflicts.js';
+import { mergeConflictDetails, parseMergeTreeOutput, writeResolvedTree } from '../../src/git/merge-conflicts.js';
+import { readBlobs } from '../../src/git/blob-batches.js';
 import { rmSync } from 'node:fs';
 import { git, show, tempDir } from './helpers.js';
 

@@ -200,21 +200,22 @@ export async function gitFails(cwd: string, args: string[]): Promise<string> {
   throw new Error(`git ${args.join(' ')} unexpectedly succeeded`);
 }
 
+/** The environment of the tests' git commands: no prompt, no system or user configuration, a fixed author. */
+export const GIT_TEST_ENV: Record<string, string> = {
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Test Author',
+  GIT_AUTHOR_EMAIL: 'author@example.com',
+  GIT_COMMITTER_NAME: 'Test Author',
+  GIT_COMMITTER_EMAIL: 'author@example.com',
+};
+
 /** Runs the git CLI (argument array, no shell) in `cwd`; returns stdout. Throws with stderr on failure. */
 export async function git(cwd: string, args: string[], env: Record<string, string> = {}): Promise<string> {
   const { stdout } = await run('git', args, {
     cwd,
-    env: {
-      ...process.env,
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Test Author',
-      GIT_AUTHOR_EMAIL: 'author@example.com',
-      GIT_COMMITTER_NAME: 'Test Author',
-      GIT_COMMITTER_EMAIL: 'author@example.com',
-      ...env,
-    },
+    env: { ...process.env, ...GIT_TEST_ENV, ...env },
     maxBuffer: 64 * 1024 * 1024,
   });
   return stdout;

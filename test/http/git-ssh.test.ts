@@ -21,6 +21,7 @@ import {
   commitFiles,
   freePort,
   git,
+  GIT_TEST_ENV,
   gitUrl,
   givenInstallation,
   killChild,
@@ -98,17 +99,7 @@ function exec(file: string, args: string[], options: { cwd?: string; env?: Recor
 function gitSsh(cwd: string, key: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
   return exec('git', args, {
     cwd,
-    env: {
-      GIT_SSH_COMMAND: sshCommand(key),
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Test Author',
-      GIT_AUTHOR_EMAIL: 'author@example.com',
-      GIT_COMMITTER_NAME: 'Test Author',
-      GIT_COMMITTER_EMAIL: 'author@example.com',
-      ...env,
-    },
+    env: { GIT_SSH_COMMAND: sshCommand(key), ...GIT_TEST_ENV, ...env },
   });
 }
 

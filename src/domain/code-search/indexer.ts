@@ -107,8 +107,9 @@ async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectI
   const contents = await readBlobs(
     repo,
     toRead.map((entry) => entry.blobId),
+    MAX_INDEXED_BYTES,
   );
-  const texts = new Map(toRead.map((entry, i) => [entry.path, contents[i]]));
+  const texts = new Map(toRead.map((entry) => [entry.path, contents.get(entry.blobId)?.content ?? null]));
   const rows = batch.map((entry) => {
     const bytes = texts.get(entry.path);
     let skipped = skipOf(entry);

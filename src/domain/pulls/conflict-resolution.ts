@@ -10,14 +10,8 @@ import { randomUUID } from 'node:crypto';
 import type { PullRequestRow } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import { parseLfsPointer } from '../../git/lfs-pointers.js';
-import {
-  mergeConflictDetails,
-  readBlobs,
-  writeResolvedTree,
-  type MergeConflictDetails,
-  type PathResolution,
-  type StageEntry,
-} from '../../git/merge-conflicts.js';
+import { mergeConflictDetails, writeResolvedTree, type MergeConflictDetails, type PathResolution, type StageEntry } from '../../git/merge-conflicts.js';
+import { readBlobs } from '../../git/blob-batches.js';
 import { assertValidBranchName, branchHead, commitTree, deleteRef, fetchCommits, refHead, updateRef } from '../../git/repository.js';
 import { deny, requireUser } from '../actor.js';
 import type { Context } from '../context.js';

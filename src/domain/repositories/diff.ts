@@ -7,7 +7,7 @@
 import parseDiff from 'parse-diff';
 import { NotFound } from '../../errors.js';
 import { diffPatch, diffSummary, EMPTY_TREE_HASH, type DiffStat } from '../../git/diff.js';
-import { readBlobsById } from '../../git/files.js';
+import { readBlobs } from '../../git/blob-batches.js';
 import { parseLfsPointer } from '../../git/lfs-pointers.js';
 import { resolveCommit } from '../../git/repository.js';
 import type { Context } from '../context.js';
@@ -314,10 +314,10 @@ export async function diffBlobTexts(ctx: Context, projectId: number, ids: readon
     `diff-blobs:${MAX_DIFF_BLOB_BYTES}:${MAX_DIFF_BLOBS_TOTAL}`,
     unique,
     async () => {
-      const bytes = await readBlobsById(repo, unique, MAX_DIFF_BLOB_BYTES, MAX_DIFF_BLOBS_TOTAL);
+      const bytes = await readBlobs(repo, unique, MAX_DIFF_BLOB_BYTES, MAX_DIFF_BLOBS_TOTAL);
       return new Map(
         unique.map((id) => {
-          const blob = bytes.get(id) ?? null;
+          const blob = bytes.get(id)?.content ?? null;
           return [id, blob === null || blob.includes(0) ? null : blob.toString('utf8')];
         }),
       );
