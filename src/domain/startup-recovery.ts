@@ -17,10 +17,12 @@
  * - push quarantine directories git's receive-pack left in bare repositories
  *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`).
  *
- * On SQLite one process owns the data dir, so everything found is stale. On PostgreSQL other
- * processes may share it: workspaces of builds RUNNING under an unexpired lease (and their
- * processes) are kept, and temp files and quarantine directories are removed only once they are
- * older than {@link STALE_AFTER_MS}.
+ * On SQLite one process owns the data dir, so every job directory found is stale, and every temp
+ * file and quarantine directory made before this process started (requests are served while
+ * recovery runs: a push's quarantine of this process is its own). On PostgreSQL other processes
+ * may share it: workspaces of builds RUNNING under an unexpired lease (and their processes) are
+ * kept, and temp files and quarantine directories are removed only once they are older than
+ * {@link STALE_AFTER_MS}.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readdir, realpath, rm, stat } from 'node:fs/promises';
@@ -74,13 +76,18 @@ export function buildProcesses(workspacesRoot: string, keep: ReadonlySet<string>
   return found;
 }
 
+/**
+ * Whether a temp file or quarantine directory is abandoned: with one process owning the data dir
+ * (`everything`), last changed before this process started; otherwise untouched for
+ * {@link STALE_AFTER_MS}. One that is gone is not.
+ */
 async function isStale(file: string, everything: boolean, now: number): Promise<boolean> {
-  if (everything) return true;
   const info = await stat(file).catch((e: NodeJS.ErrnoException) => {
     if (e.code === 'ENOENT') return null;
     throw e;
   });
-  return info !== null && now - info.mtimeMs > STALE_AFTER_MS;
+  if (info === null) return false;
+  return everything ? info.mtimeMs < performance.timeOrigin : now - info.mtimeMs > STALE_AFTER_MS;
 }
 
 async function listDir(dir: string): Promise<import('node:fs').Dirent[]> {

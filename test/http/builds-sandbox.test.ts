@@ -274,11 +274,13 @@ describe('job sandbox: builds are untrusted code', () => {
       });
       await eventually(async () => (processesWith(`300.${marker}7`).length && processesWith(`300.${marker}8`).length ? true : null));
 
-      if (dialectOf(other.server.services.db).engine !== 'sqlite') {
-        // other processes may share a PostgreSQL installation's data dir: only old leftovers go
-        const old = new Date(Date.now() - 2 * STALE_AFTER_MS);
-        for (const p of [upload, ...quarantines]) await fs.utimes(p, old, old);
-      }
+      // left by an earlier run: before this process started and, as other processes may share a
+      // PostgreSQL installation's data dir, old enough not to be another process's work
+      const old = new Date(Date.now() - 2 * STALE_AFTER_MS);
+      for (const p of [upload, ...quarantines]) await fs.utimes(p, old, old);
+      // a push of this process in flight: kept
+      const inFlight = path.join(data, 'repos', `${repo.id}.git`, 'objects', 'tmp_objdir-incoming-now');
+      await fs.mkdir(inFlight);
       const removed: string[] = [];
       const report = await recoverAtStartup(other.server.services, (message) => removed.push(message));
       expect(report.killedProcesses).toHaveLength(1);
@@ -293,6 +295,7 @@ describe('job sandbox: builds are untrusted code', () => {
       expect(existsSync(upload)).toBe(false);
       expect(existsSync(path.dirname(upload))).toBe(true);
       for (const q of quarantines) expect(existsSync(q)).toBe(false);
+      expect(existsSync(inFlight)).toBe(true);
       expect(existsSync(path.join(data, 'repos', `${repo.id}.git`, 'objects', 'pack'))).toBe(true);
     } finally {
       leftover?.kill('SIGKILL');
