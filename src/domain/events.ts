@@ -101,9 +101,12 @@ export type Activity = ActivityCommon &
   (
     | {
         type: 'PULL_REQUEST';
-        action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED';
+        action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED' | 'ASSIGNED';
         requestId: number;
+        /** The reviewer asked (`REVIEW_REQUESTED`). */
         reviewerId?: number;
+        /** The user assigned (`ASSIGNED`). */
+        assigneeId?: number;
       }
     | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
     | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }

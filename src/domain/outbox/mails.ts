@@ -3,7 +3,9 @@
  * docs/compatibility.md#notification-inbox): one computation of the recipients, with their
  * reasons, for both the inbox and mail. Watchers of a pull request or issue get its comments,
  * state changes and merges; a requested reviewer gets the review request (also when named at
- * opening); mentioned users get "(Mentioned You)" instead; the submitter of a pull request gets
+ * opening); an assignee of a pull request gets "(Assigned)" (also when named at opening, as
+ * OneDev's PullRequestNotificationManager tells assignees before reviewers); mentioned users get
+ * "(Mentioned You)" instead; the submitter of a pull request gets
  * its failed builds. One mail per event and recipient, never to the actor, plain text and HTML,
  * threaded per conversation.
  */
@@ -40,6 +42,7 @@ const VERBS: Record<string, string> = {
   DISCARDED: 'discarded',
   COMMENTED: 'commented on',
   REVIEW_REQUESTED: 'requested your review on',
+  ASSIGNED: 'assigned you to',
   STATE_CHANGED: 'changed the state of',
   CREATED: 'added',
 };
@@ -50,6 +53,7 @@ const TAGS: Record<string, string> = {
   DISCARDED: 'Discarded',
   COMMENTED: 'Commented',
   REVIEW_REQUESTED: 'Review Requested',
+  ASSIGNED: 'Assigned',
   STATE_CHANGED: 'State Changed',
 };
 
@@ -138,7 +142,7 @@ function watcherReason(userId: number, submitterId: number, action: string): Not
 }
 
 async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, any>, stored: StoredEvent, serverUrl: string): Promise<NotificationPlan | null> {
-  const { watcherIds: watchers, reviewerIds: reviewers } = stored;
+  const { watcherIds: watchers, reviewerIds: reviewers, assigneeIds: assignees = [] } = stored;
   // pushes and builds that did not fail tell nobody: answered before any query
   if (event.type === 'CODE_PUSH' || (event.type === 'BUILD' && !FAILED.includes(payload.build?.status))) return null;
   const projectPath = (await findProjectRow(db, event.projectId))?.path ?? null;
@@ -154,8 +158,10 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
     case 'PULL_REQUEST': {
       const pr = payload.pullRequest as { id: number; number: number; title: string; uuid: string; submitterId: number };
       if (event.action === 'REVIEW_REQUESTED') add([payload.reviewerId as number], TAGS.REVIEW_REQUESTED, () => 'review_requested');
+      else if (event.action === 'ASSIGNED') add([payload.assigneeId as number], TAGS.ASSIGNED, () => 'assign');
       else add(watchers, TAGS[event.action], (id) => watcherReason(id, pr.submitterId, event.action));
       add(reviewers, TAGS.REVIEW_REQUESTED, () => 'review_requested');
+      add(assignees, TAGS.ASSIGNED, () => 'assign');
       mentions();
       const path = `/${projectPath}/~pulls/${pr.number}`;
       return {
