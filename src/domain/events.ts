@@ -86,6 +86,12 @@ export interface TransactionEvents {
   activity: { db: Db; activity: Activity };
 }
 
+/** A user put in a user field of an issue (`Assignees`): the field's name and the user's id. */
+export interface FieldUser {
+  field: string;
+  userId: number;
+}
+
 interface ActivityCommon {
   /** The acting user (never notified); null for the system. */
   actorId: number | null;
@@ -108,7 +114,13 @@ export type Activity = ActivityCommon &
         /** The user assigned (`ASSIGNED`). */
         assigneeId?: number;
       }
-    | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
+    | {
+        type: 'ISSUE';
+        action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED' | 'FIELDS_CHANGED';
+        issueId: number;
+        /** The users newly put in user fields (`OPENED`, `STATE_CHANGED`, `FIELDS_CHANGED`). */
+        fieldUsers?: FieldUser[];
+      }
     | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }
     | { type: 'BUILD'; buildId: number }
     | { type: 'CODE_PUSH'; projectId: number; refName: string; oldCommitId: string | null; newCommitId: string | null }

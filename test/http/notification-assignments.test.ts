@@ -14,7 +14,7 @@ interface Thread {
 /**
  * Assignments tell the assignee (docs/compatibility.md#mentions-and-notifications,
  * docs/compatibility.md#notification-inbox): inbox reason `assign`, an "(Assigned)" mail as the
- * settings say, never the user who assigned; the webhook of pull requests gets PullRequestAssigned.
+ * settings say, never the user who assigned; the webhooks get PullRequestAssigned and IssueChanged.
  */
 describe('assignment notifications', () => {
   let smtp: Awaited<ReturnType<typeof startSmtpReceiver>>;
@@ -41,7 +41,7 @@ describe('assignment notifications', () => {
     for (const user of [alice, bob, carol, dave]) await grantRole(server, repo.id, user.id, 'Code Writer');
     const setting = (await server.call('GET', `/projects/${repo.id}/setting`)).json;
     const saved = await server.call('POST', `/projects/${repo.id}/setting`, {
-      body: { ...setting, webHooks: [{ postUrl: `${hooks.url}/hook`, eventTypes: ['PULL_REQUEST'], secret: 's' }] },
+      body: { ...setting, webHooks: [{ postUrl: `${hooks.url}/hook`, eventTypes: ['PULL_REQUEST', 'ISSUE'], secret: 's' }] },
     });
     expect(saved.status, saved.text).toBe(200);
   });
@@ -121,7 +121,7 @@ describe('assignment notifications', () => {
     });
     expect(saved.status).toBe(200);
     const settings = await saved.text();
-    expect(settings).toContain('Assignments (pull requests assigned to you)');
+    expect(settings).toContain('Assignments (pull requests and issues assigned to you)');
     expect(settings).toMatch(/name="assignments-mail" value="on"\/>/);
     await assign(dave, alice);
     expect(await eventually(async () => (await inbox(dave)).length === 1 || null)).toBe(true);
@@ -150,4 +150,57 @@ describe('assignment notifications', () => {
     expect(subjects(dave)).toEqual([]);
     expect(subjects(alice)).toEqual([]);
   }, 60_000);
+
+  it("tells the users put in an issue's user field: at opening, by a change of fields and by a transition, as their settings say", async () => {
+    const threads = async (user: TestUser) =>
+      ((await server.call('GET', '/notifications?all=true', { auth: user.auth })).json as Thread[]).filter((t) => t.subject.title === 'Assign issue');
+    const SUBJECT_ISSUE = '[Issue assigned#1] (Assignees: You) Assign issue';
+    const opened = await server.call('POST', '/issues', {
+      body: { projectId: repo.id, title: 'Assign issue', fields: { Assignees: ['carol', 'alice'] } },
+      auth: alice.auth,
+    });
+    expect(opened.status, opened.text).toBe(200);
+    const issueId = opened.json as number;
+    expect(await eventually(async () => subjects(carol).includes(SUBJECT_ISSUE))).toBe(true);
+    expect(await threads(carol)).toMatchObject([{ reason: 'assign', subject: { type: 'Issue' } }]);
+    expect(await threads(alice)).toEqual([]);
+
+    // bob (inbox off for assignments) is mailed, carol, already assigned, is not told again
+    const changed = await server.call('POST', `/issues/${issueId}/fields`, { body: { Assignees: ['carol', 'bob'] } });
+    expect(changed.status, changed.text).toBe(200);
+    expect(await eventually(async () => subjects(bob).includes(SUBJECT_ISSUE))).toBe(true);
+    expect(await threads(bob)).toEqual([]);
+    // the change of fields is OneDev's IssueChanged for the issue webhooks
+    const issueChanged = await eventually(async () => {
+      const found = hooks.received.map((r) => JSON.parse(r.body) as { '@type': string; issue?: { id: number } }).filter((b) => b['@type'] === 'IssueChanged');
+      return found.length > 0 ? found : null;
+    });
+    expect(issueChanged!.map((b) => b.issue?.id)).toEqual([issueId]);
+
+    // dave (mail off for assignments) gets the row, put in the field by a transition
+    const closed = await server.call('POST', `/issues/${issueId}/state-transitions`, {
+      body: { state: 'Closed', fields: { Assignees: ['carol', 'bob', 'dave'] } },
+    });
+    expect(closed.status, closed.text).toBe(200);
+    expect(await eventually(async () => (await threads(dave)).length === 1 || null)).toBe(true);
+    expect(await threads(dave)).toMatchObject([{ reason: 'assign' }]);
+    // carol watches the issue: she hears of the transition as a watcher
+    expect(await eventually(async () => subjects(carol).some((s) => s.startsWith('[Issue assigned#1] (State Changed)')))).toBe(true);
+    expect(subjects(carol).filter((s) => s === SUBJECT_ISSUE)).toHaveLength(1);
+    expect(subjects(dave)).toEqual([]);
+  }, 60_000);
+
+  it('lets a user put in a user field of a confidential issue see it', async () => {
+    const [frank] = await givenUsers(server, 'frank');
+    await grantRole(server, repo.id, frank.id, 'Issue Reporter');
+    const open = async (fields: Record<string, string[]>) => {
+      const res = await server.call('POST', '/issues', { body: { projectId: repo.id, title: 'Secret', confidential: true, fields } });
+      expect(res.status, res.text).toBe(200);
+      return res.json as number;
+    };
+    const hidden = await open({});
+    const shown = await open({ Assignees: ['frank'] });
+    expect((await server.call('GET', `/issues/${hidden}`, { auth: frank.auth })).status).not.toBe(200);
+    expect((await server.call('GET', `/issues/${shown}`, { auth: frank.auth })).status).toBe(200);
+  });
 });

@@ -6,7 +6,7 @@
 
 /**
  * A notification's reason: `mention` (named with @ in the event's text), `review_requested`,
- * `assign` (the user was assigned the pull request), `author` (the user opened the pull request or issue), `comment` (a comment on a watched
+ * `assign` (the user was assigned the pull request, or put in a user field of the issue), `author` (the user opened the pull request or issue), `comment` (a comment on a watched
  * thread), `state_change` (a watched thread reopened, merged, discarded, closed…), `subscribed`
  * (a watched thread opened), `ci_activity` (a build of the user's pull request failed).
  */
@@ -17,7 +17,7 @@ export const REASON_GROUPS = [
   { group: 'participating', label: 'Participating (threads you opened)', reasons: ['author'] },
   { group: 'mentions', label: 'Mentions', reasons: ['mention'] },
   { group: 'review_requests', label: 'Review requests', reasons: ['review_requested'] },
-  { group: 'assignments', label: 'Assignments (pull requests assigned to you)', reasons: ['assign'] },
+  { group: 'assignments', label: 'Assignments (pull requests and issues assigned to you)', reasons: ['assign'] },
   { group: 'watching', label: 'Watching (comments and state changes of watched threads)', reasons: ['subscribed', 'comment', 'state_change'] },
   { group: 'builds', label: 'Builds (failed builds of your pull requests)', reasons: ['ci_activity'] },
 ] as const satisfies readonly { group: string; label: string; reasons: readonly NotificationReason[] }[];

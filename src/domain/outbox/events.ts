@@ -13,7 +13,7 @@ import { findBuildRow } from '../builds/index.js';
 import { findCodeCommentRow } from '../code-comments/index.js';
 import { findIssueRow, issueWatcherIds, stateOrdinal } from '../issues/index.js';
 import { assigneeIds, findPullRequestRow, pendingReviewerIds, pullRequestWatcherIds } from '../pulls/index.js';
-import type { Activity } from '../events.js';
+import type { Activity, FieldUser } from '../events.js';
 
 const TYPE_NAMES: Record<string, string> = {
   'PULL_REQUEST:OPENED': 'PullRequestOpened',
@@ -26,6 +26,7 @@ const TYPE_NAMES: Record<string, string> = {
   'ISSUE:OPENED': 'IssueOpened',
   'ISSUE:STATE_CHANGED': 'IssueStateChanged',
   'ISSUE:COMMENTED': 'IssueCommentCreated',
+  'ISSUE:FIELDS_CHANGED': 'IssueChanged',
   'CODE_COMMENT:CREATED': 'CodeCommentCreated',
 };
 
@@ -58,6 +59,7 @@ export async function enqueueEvent(db: Db, event: Activity): Promise<void> {
     watcherIds: await watchersNow(db, event),
     reviewerIds: opened ? await pendingReviewerIds(db, event.requestId) : [],
     assigneeIds: opened ? await assigneeIds(db, event.requestId) : [],
+    fieldUsers: event.type === 'ISSUE' ? (event.fieldUsers ?? []) : [],
   };
   await db
     .insertInto('outboxEvents')
@@ -78,8 +80,8 @@ export async function enqueueEvent(db: Db, event: Activity): Promise<void> {
 /**
  * The stored form of an event (`outbox_events.payload`): the webhook body, the users watching
  * the pull request or issue when the event happened and, for an opened pull request, its
- * requested reviewers and its assignees (mail recipients are decided by the state then, not by
- * the state when the worker gets to it).
+ * requested reviewers and its assignees, and the users an issue event put in user fields (mail
+ * recipients are decided by the state then, not by the state when the worker gets to it).
  */
 export interface StoredEvent {
   body: Record<string, unknown>;
@@ -87,6 +89,8 @@ export interface StoredEvent {
   reviewerIds: number[];
   /** Absent in events stored before assignees were recorded: none. */
   assigneeIds?: number[];
+  /** Absent in events stored before user fields were recorded: none. */
+  fieldUsers?: FieldUser[];
 }
 
 async function watchersNow(db: Db, event: Activity): Promise<number[]> {
