@@ -125,6 +125,15 @@ describe('code search on a branch or tag', () => {
     expect(html).toContain('Choose a project to search a branch or tag of');
   });
 
+  it('shows at most 50 files and says the search is incomplete', async () => {
+    const files = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`many/file-${i}.ts`, `export const manyFluxes${i} = ${i};\n`]));
+    await app.commitOn('many', files, 'many files');
+    const { html } = await search({ q: 'manyFluxes', project: 'app', ref: 'many' });
+    expect(html.match(/class="code-result"/g)).toHaveLength(50);
+    expect(html).toContain('Only the first 50 files are shown, or the search stopped early');
+    expect((await search({ q: 'manyFluxes', project: 'app', ref: 'many', path: 'many/file-1*' })).html).not.toContain('Only the first 50 files');
+  });
+
   it('offers the branch and tag switcher once a project is chosen, the default branch meaning the index', async () => {
     const { html } = await search({ q: 'warpDrive', project: 'app', ref: 'feature' });
     expect(html).toContain('Branch: <strong>feature</strong>');
