@@ -59,15 +59,16 @@ export async function searchCodeAtRef(ctx: Context, query: CodeSearchQuery & { r
   if (commit === null) return NOTHING;
 
   const glob = query.path ? pathGlobMatcher(query.path) : null;
-  const tree = await listBlobs(repo, commit);
+  const texts = grepTexts(fragments);
+  // the tree and the files holding the texts are read at once
+  const [tree, grepped] = await Promise.all([listBlobs(repo, commit), texts.length === 0 ? null : filesContainingAll(repo, commit, texts)]);
   let skipped = 0;
   const inScope = new Map<string, BlobEntry>();
   for (const entry of tree) {
     if (VENDORED.test(entry.path) || entry.size > MAX_INDEXED_BYTES) skipped++;
     else if ((!glob || glob.test(entry.path)) && (!query.language || languageOf(entry.path) === query.language)) inScope.set(entry.path, entry);
   }
-  const texts = grepTexts(fragments);
-  const candidates = texts.length === 0 ? [...inScope.values()] : (await filesContainingAll(repo, commit, texts)).flatMap((path) => inScope.get(path) ?? []);
+  const candidates = grepped === null ? [...inScope.values()] : grepped.flatMap((path) => inScope.get(path) ?? []);
 
   const files: CodeFileMatch[] = [];
   let scanned = 0;

@@ -81,18 +81,18 @@ export const codeSearchPages: PageModule = {
       handler: async (page) => {
         const { q = '', regex = '', project = '', path = '', lang = '', ref = '' } = page.query;
         const query = { text: q, regex: regex === '1', project: project || undefined, path: path || undefined, language: lang || undefined };
-        let found: CodeSearchResults | null = null;
-        let error: string | null = null;
-        if (q.trim() !== '') {
+        const run = async (): Promise<{ found: CodeSearchResults | null; error: string | null }> => {
+          if (q.trim() === '') return { found: null, error: null };
           try {
-            found = ref ? await searchCodeAtRef(page.ctx, { ...query, ref }) : await searchCode(page.ctx, query);
+            return { found: ref ? await searchCodeAtRef(page.ctx, { ...query, ref }) : await searchCode(page.ctx, query), error: null };
           } catch (failure) {
             if (!(failure instanceof BadRequest)) throw failure;
             page.reply.code(400);
-            error = failure.message;
+            return { found: null, error: failure.message };
           }
-        }
-        const choices = project ? await refChoices(page.ctx, project) : null;
+        };
+        // the branches and tags of the switcher are read while the search runs
+        const [{ found, error }, choices] = await Promise.all([run(), project ? refChoices(page.ctx, project) : null]);
         // the other fields, kept when the switcher changes the ref
         const kept: Record<string, string> = Object.fromEntries(Object.entries({ q, regex, project, path, lang }).filter(([, v]) => v !== ''));
         return (
