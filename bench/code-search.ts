@@ -6,7 +6,9 @@
  * - an incremental push of one changed file: from the push's end to its new text searchable
  *   (target < 1 s), and the push itself;
  * - a literal and a regular expression search, server time p50 over all projects (app.inject,
- *   targets < 100 ms and < 300 ms), beside `git grep -i -F` / `git grep -E` of the big tree.
+ *   targets < 100 ms and < 300 ms), beside `git grep -i -F` / `git grep -E` of the big tree;
+ * - a literal search on a non-default branch of the big project (`ref=feature`: `git grep` and the
+ *   candidates verified, no index), p50, beside `git grep -F -i` of that branch's tree.
  *
  * Run: `npx tsx bench/code-search.ts` (PostgreSQL: `GITLOOM_BENCH_DATABASE_URL=postgres://…`).
  */
@@ -114,6 +116,21 @@ try {
   const grepRegex = await p50(() => git(big, ['grep', '-E', '-c', '-e', 'render[[:alnum:]_]+x1[0-9]+\\(input', 'HEAD']).catch(() => ''));
   report('regex search (literal run "render"), all projects, p50', `${regexMs.toFixed(1)} ms`, '< 300 ms');
   report('  git grep -E of the big tree alone, p50', `${grepRegex.toFixed(1)} ms`, '');
+
+  await git(big, ['checkout', '-q', '-b', 'feature']);
+  await fs.writeFile(path.join(big, 'dir-1', 'file-1.ts'), `${source(1)}export const featureOnlyMarker = 7;\n`);
+  await git(big, ['commit', '-q', '-am', 'feature change']);
+  await git(big, ['push', '-q', remote('big'), 'feature']);
+  const refQuery = 'q=featureOnlyMarker&project=big&ref=feature';
+  if (!(await search(refQuery)).includes('file-1.ts')) throw new Error('the feature branch search misses its change');
+  const refMs = await p50(() => search(refQuery));
+  const grepRef = await p50(() => git(big, ['grep', '-F', '-i', '-l', '-e', 'featureOnlyMarker', 'feature']));
+  report(
+    `literal search on a non-default branch (${FILES} files, no index), p50`,
+    `${refMs.toFixed(1)} ms`,
+    `none (${(refMs / grepRef).toFixed(1)}× git grep)`,
+  );
+  report('  git grep -F -i of that branch alone, p50', `${grepRef.toFixed(1)} ms`, '');
 } finally {
   await bench.close();
   await fs.rm(work, { recursive: true, force: true });

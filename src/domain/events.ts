@@ -86,6 +86,12 @@ export interface TransactionEvents {
   activity: { db: Db; activity: Activity };
 }
 
+/** A user put in a user field of an issue (`Assignees`): the field's name and the user's id. */
+export interface FieldUser {
+  field: string;
+  userId: number;
+}
+
 interface ActivityCommon {
   /** The acting user (never notified); null for the system. */
   actorId: number | null;
@@ -101,11 +107,20 @@ export type Activity = ActivityCommon &
   (
     | {
         type: 'PULL_REQUEST';
-        action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED';
+        action: 'OPENED' | 'REOPENED' | 'MERGED' | 'DISCARDED' | 'COMMENTED' | 'REVIEW_REQUESTED' | 'ASSIGNED';
         requestId: number;
+        /** The reviewer asked (`REVIEW_REQUESTED`). */
         reviewerId?: number;
+        /** The user assigned (`ASSIGNED`). */
+        assigneeId?: number;
       }
-    | { type: 'ISSUE'; action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED'; issueId: number }
+    | {
+        type: 'ISSUE';
+        action: 'OPENED' | 'STATE_CHANGED' | 'COMMENTED' | 'FIELDS_CHANGED';
+        issueId: number;
+        /** The users newly put in user fields (`OPENED`, `STATE_CHANGED`, `FIELDS_CHANGED`). */
+        fieldUsers?: FieldUser[];
+      }
     | { type: 'CODE_COMMENT'; action: 'CREATED'; commentId: number }
     | { type: 'BUILD'; buildId: number }
     | { type: 'CODE_PUSH'; projectId: number; refName: string; oldCommitId: string | null; newCommitId: string | null }

@@ -140,6 +140,17 @@ export function wildcardMatcher(value: string): TextMatcher {
   return { test: (text) => globMatch(parts, fold(text), 0, text.length, false) };
 }
 
+/**
+ * Compiles a code search path glob (docs/compatibility.md#code-search) to a matcher of what its
+ * LIKE form matches: `*` (and `**`) any run of characters, `/` included; `?` one character; the
+ * rest literal, case kept. `src/*.ts` matches `src/a/b.ts`. Linear-time, no backtracking; the
+ * caller caps the glob's length.
+ */
+export function pathGlobMatcher(glob: string): TextMatcher {
+  const parts = glob.split('*');
+  return { test: (text) => globMatch(parts, text, 0, text.length, true) };
+}
+
 /** Pattern segments with runs of `**` collapsed (`**` / `**` matches what `**` matches). */
 function antSegments(pattern: string): string[] {
   const segments: string[] = [];

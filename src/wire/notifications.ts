@@ -11,7 +11,7 @@ export const NotificationSchema = Type.Object(
   {
     id: Type.String({ description: 'the thread id' }),
     unread: Type.Boolean(),
-    reason: Type.String({ description: 'mention, review_requested, author, comment, state_change, subscribed or ci_activity' }),
+    reason: Type.String({ description: 'mention, review_requested, assign, author, comment, state_change, subscribed or ci_activity' }),
     updated_at: WireDate,
     last_read_at: Nullable(WireDate),
     subject: Type.Object({

@@ -193,7 +193,7 @@ describe('notification inbox', () => {
       });
     const everythingBut = (off: string) =>
       Object.fromEntries(
-        ['participating', 'mentions', 'review_requests', 'watching', 'builds']
+        ['participating', 'mentions', 'review_requests', 'assignments', 'watching', 'builds']
           .flatMap((g) => [`${g}-inbox`, `${g}-mail`])
           .filter((f) => f !== off)
           .map((f) => [f, 'on']),

@@ -114,7 +114,7 @@ describe('inbox page', () => {
   it('shows and saves the notification settings', async () => {
     const html = await (await get('/~my/notifications')).text();
     expect(html).toContain('href="/~my/notifications" aria-current="page"');
-    for (const group of ['participating', 'mentions', 'review_requests', 'watching', 'builds']) {
+    for (const group of ['participating', 'mentions', 'review_requests', 'assignments', 'watching', 'builds']) {
       expect(html).toContain(`name="${group}-inbox" value="on" checked`);
       expect(html).toContain(`name="${group}-mail" value="on" checked`);
     }

@@ -1,7 +1,8 @@
-/** Code search (docs/compatibility.md#code-search): the index of each project's default branch, its worker, and the search. */
+/** Code search (docs/compatibility.md#code-search): the index of each project's default branch, its worker, the search, and the search of a branch or tag. */
 export { CodeIndexWorker, markCodeIndexStale, type CodeIndexWorkerOptions } from './index-worker.js';
 export { MAX_INDEXED_BYTES, VENDORED } from './indexer.js';
 export { rebuildCodeIndex } from './rebuild.js';
+export { refChoices, searchCodeAtRef } from './ref-search.js';
 export {
   MAX_LINES_PER_FILE,
   MAX_RESULT_FILES,

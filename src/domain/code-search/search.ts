@@ -40,6 +40,8 @@ export interface CodeSearchQuery {
   path?: string;
   /** A highlight.js language name (`typescript`). */
   language?: string;
+  /** A branch, tag or commit of `project` to search instead of the index (ref-search.ts). */
+  ref?: string;
 }
 
 /** A matching line: 1-based number, its text (cut to 400 characters) and the matched spans in it. */
@@ -79,11 +81,7 @@ export interface CodeSearchResults {
  * @throws BadRequest (empty or over-long text, a regular expression RE2 refuses, a bad glob).
  */
 export async function searchCode(ctx: Context, query: CodeSearchQuery): Promise<CodeSearchResults> {
-  const text = query.text;
-  if (text.trim() === '') throw new BadRequest('Type something to search for');
-  if (text.length > 1000) throw new BadRequest('The search text is longer than 1000 characters');
-  const matcher = query.regex ? regexMatcher(compileUserRegex(text)) : literalMatcher(text);
-  const fragments = query.regex ? requiredLiterals(text) : [text];
+  const { matcher, fragments } = compileSearch(query);
   const readable = await accessibleProjectsCondition(ctx, 'readCode');
   // a project that does not exist and one the actor cannot read answer alike: nothing
   const projectId = query.project ? ((await findProjectByPath(ctx.db, query.project))?.id ?? -1) : undefined;
@@ -141,8 +139,22 @@ export async function searchCode(ctx: Context, query: CodeSearchQuery): Promise<
   };
 }
 
+/**
+ * The line matcher of a search and the texts every matching file holds (case-insensitive): the
+ * literal itself, or the required literal runs of a regular expression (maybe none).
+ *
+ * @throws BadRequest (empty or over-long text, a regular expression RE2 refuses).
+ */
+export function compileSearch(query: Pick<CodeSearchQuery, 'text' | 'regex'>): { matcher: LineMatcher; fragments: string[] } {
+  const text = query.text;
+  if (text.trim() === '') throw new BadRequest('Type something to search for');
+  if (text.length > 1000) throw new BadRequest('The search text is longer than 1000 characters');
+  const matcher = query.regex ? regexMatcher(compileUserRegex(text)) : literalMatcher(text);
+  return { matcher, fragments: query.regex ? requiredLiterals(text) : [text] };
+}
+
 /** Finds the spans of a line that match (none: the line does not match). */
-type LineMatcher = (line: string) => { start: number; end: number }[];
+export type LineMatcher = (line: string) => { start: number; end: number }[];
 
 function literalMatcher(text: string): LineMatcher {
   const needle = text.toLowerCase();
@@ -162,7 +174,7 @@ function regexMatcher(regex: UserRegex): LineMatcher {
 }
 
 /** The first {@link MAX_LINES_PER_FILE} matching lines of a text, and whether there are more. */
-function matchLines(content: string, matcher: LineMatcher): { lines: CodeLineMatch[]; more: boolean } {
+export function matchLines(content: string, matcher: LineMatcher): { lines: CodeLineMatch[]; more: boolean } {
   const lines: CodeLineMatch[] = [];
   let start = 0;
   for (let number = 1; start <= content.length; number++) {
@@ -255,9 +267,18 @@ function skipGroup(pattern: string, open: number): number {
   return -1;
 }
 
+/**
+ * Refuses a path glob longer than 500 characters.
+ *
+ * @throws BadRequest `The path glob is longer than 500 characters`.
+ */
+export function checkGlobLength(glob: string): void {
+  if (glob.length > 500) throw new BadRequest('The path glob is longer than 500 characters');
+}
+
 /** A path glob as a LIKE pattern: `*` (and `**`) any characters, `?` one, the rest literal. */
 function globToLike(glob: string): string {
-  if (glob.length > 500) throw new BadRequest('The path glob is longer than 500 characters');
+  checkGlobLength(glob);
   return glob
     .split(/(\*+|\?)/)
     .map((part) => (part.startsWith('*') ? '%' : part === '?' ? '_' : escapeLike(part)))

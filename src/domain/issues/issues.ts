@@ -4,13 +4,14 @@ import type { Selectable } from 'kysely';
 import type { Database, IssueRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ANONYMOUS_ID, type Context } from '../context.js';
-import { authorReassignment } from '../entities.js';
+import { authorReassignment, insertMissing } from '../entities.js';
 import { autoWatchIssue, recordIssueMentions } from './issue-mentions.js';
 import { forkRootId, loadProjectWith, milestoneProjectPaths, milestonesByIds, type ProjectPermissions, takeNextNumber } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { parseReferences, recordReferences } from './references.js';
 import { canonicalState, fieldRows, INITIAL_STATE, ISSUE_FIELDS, type FieldValueRow } from './issue-setting.js';
-import { userIdsByNames } from '../users/index.js';
+import { findUserIdByName } from '../users/index.js';
+import type { FieldUser } from '../events.js';
 
 export const MAX_TITLE = 255;
 export const MAX_CONTENT = 100_000;
@@ -180,6 +181,7 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
     for (const milestoneId of milestoneIds) await tx.insertInto('issueSchedules').values({ issueId: id, milestoneId, date: now }).execute();
     await tx.insertInto('issueAuthorizations').values({ issueId: id, userId: submitterId }).execute();
     await autoWatchIssue(tx, id, [submitterId]);
+    const fieldUsers = await watchNewFieldUsers(tx, id, [], fields);
     await recordIssueMentions(tx, id, description);
     await recordReferences(tx, { kind: 'issue', issueId: id, projectId: project.id }, submitterId, now, [
       ...parseReferences(title, 'plain'),
@@ -187,7 +189,7 @@ export async function openIssue(ctx: Context, data: IssueOpenData): Promise<numb
     ]);
     await ctx.events.dispatchInTransaction('activity', {
       db: tx,
-      activity: { type: 'ISSUE', action: 'OPENED', issueId: id, actorId: submitterId, date: now, text: description },
+      activity: { type: 'ISSUE', action: 'OPENED', issueId: id, fieldUsers, actorId: submitterId, date: now, text: description },
     });
     return id;
   });
@@ -369,16 +371,31 @@ async function currentFields(db: Db, issueId: number): Promise<FieldValueRow[]> 
   return db.selectFrom('issueFields').select(['name', 'value', 'type', 'ordinal']).where('issueId', '=', issueId).orderBy('id').execute();
 }
 
-/** Users newly put in user fields: they watch the issue (docs/compatibility.md#issue-watches-and-votes auto-watch). */
-async function watchNewAssignees(db: Db, issueId: number, before: readonly FieldValueRow[], fields: Map<string, FieldValueRow[]>): Promise<void> {
-  const logins: string[] = [];
+/**
+ * Users newly put in user fields (OneDev's `getNewUsers` of a field change): they watch the issue
+ * (docs/compatibility.md#issue-watches-and-votes auto-watch), may see it when it is confidential
+ * (as OneDev's IssueNotificationManager authorizes them), and are returned with their field, to
+ * be told (docs/compatibility.md#mentions-and-notifications). Unknown logins are left out.
+ */
+async function watchNewFieldUsers(db: Db, issueId: number, before: readonly FieldValueRow[], fields: Map<string, FieldValueRow[]>): Promise<FieldUser[]> {
+  const added: FieldUser[] = [];
   for (const rows of fields.values()) {
     for (const row of rows) {
-      if (row.type === 'User' && row.value && !before.some((b) => b.name === row.name && b.value === row.value)) logins.push(row.value);
+      if (row.type !== 'User' || !row.value || before.some((b) => b.name === row.name && b.value === row.value)) continue;
+      const userId = await findUserIdByName(db, row.value);
+      if (userId !== undefined) added.push({ field: row.name, userId });
     }
   }
-  if (logins.length === 0) return;
-  await autoWatchIssue(db, issueId, await userIdsByNames(db, logins));
+  if (added.length === 0) return added;
+  const userIds = [...new Set(added.map((a) => a.userId))];
+  await insertMissing(
+    db,
+    'issueAuthorizations',
+    userIds.map((userId) => ({ issueId, userId })),
+    ['issueId', 'userId'],
+  );
+  await autoWatchIssue(db, issueId, userIds);
+  return added;
 }
 
 /**
@@ -398,7 +415,11 @@ export async function setIssueFields(ctx: Context, issueId: number, input: Recor
     if (JSON.stringify(fieldMap(before)) === JSON.stringify(fieldMap(after))) return;
     await recordIssueChange(tx, issueId, ctx.actor.userId, now, { '@type': 'IssueFieldChangeData', oldFields: fieldMap(before), newFields: fieldMap(after) });
     await touch(tx, issueId, ctx.actor.userId, now, 'changed fields');
-    await watchNewAssignees(tx, issueId, before, fields);
+    const fieldUsers = await watchNewFieldUsers(tx, issueId, before, fields);
+    await ctx.events.dispatchInTransaction('activity', {
+      db: tx,
+      activity: { type: 'ISSUE', action: 'FIELDS_CHANGED', issueId, fieldUsers, actorId: ctx.actor.userId, date: now },
+    });
   });
 }
 
@@ -458,7 +479,7 @@ export async function changeState(
       ...(extra.reason ? { reason: extra.reason } : {}),
     });
     await touch(tx, issue.id, userId, now, `changed state to "${state}"`);
-    if (extra.fields) await watchNewAssignees(tx, issue.id, before, extra.fields);
+    const fieldUsers = extra.fields ? await watchNewFieldUsers(tx, issue.id, before, extra.fields) : [];
     if (extra.comment && userId !== null && userId > 0) {
       await tx.insertInto('issueComments').values({ issueId: issue.id, userId, content: extra.comment, date: now }).execute();
       await tx
@@ -472,7 +493,7 @@ export async function changeState(
     if (userId !== null) await autoWatchIssue(tx, issue.id, [userId]);
     await ctx.events.dispatchInTransaction('activity', {
       db: tx,
-      activity: { type: 'ISSUE', action: 'STATE_CHANGED', issueId: issue.id, actorId: userId, date: now, text: extra.comment },
+      activity: { type: 'ISSUE', action: 'STATE_CHANGED', issueId: issue.id, fieldUsers, actorId: userId, date: now, text: extra.comment },
     });
     return true;
   };

@@ -12,8 +12,8 @@ import { toWirePullRequest } from '../../wire/pulls.js';
 import { findBuildRow } from '../builds/index.js';
 import { findCodeCommentRow } from '../code-comments/index.js';
 import { findIssueRow, issueWatcherIds, stateOrdinal } from '../issues/index.js';
-import { findPullRequestRow, pendingReviewerIds, pullRequestWatcherIds } from '../pulls/index.js';
-import type { Activity } from '../events.js';
+import { assigneeIds, findPullRequestRow, pendingReviewerIds, pullRequestWatcherIds } from '../pulls/index.js';
+import type { Activity, FieldUser } from '../events.js';
 
 const TYPE_NAMES: Record<string, string> = {
   'PULL_REQUEST:OPENED': 'PullRequestOpened',
@@ -22,9 +22,11 @@ const TYPE_NAMES: Record<string, string> = {
   'PULL_REQUEST:DISCARDED': 'PullRequestDiscarded',
   'PULL_REQUEST:COMMENTED': 'PullRequestCommentCreated',
   'PULL_REQUEST:REVIEW_REQUESTED': 'PullRequestReviewRequested',
+  'PULL_REQUEST:ASSIGNED': 'PullRequestAssigned',
   'ISSUE:OPENED': 'IssueOpened',
   'ISSUE:STATE_CHANGED': 'IssueStateChanged',
   'ISSUE:COMMENTED': 'IssueCommentCreated',
+  'ISSUE:FIELDS_CHANGED': 'IssueChanged',
   'CODE_COMMENT:CREATED': 'CodeCommentCreated',
 };
 
@@ -49,9 +51,16 @@ export async function enqueueEvent(db: Db, event: Activity): Promise<void> {
     ...snapshot.body,
     text: event.text ?? null,
     ...(event.type === 'PULL_REQUEST' && event.reviewerId !== undefined && { reviewerId: event.reviewerId }),
+    ...(event.type === 'PULL_REQUEST' && event.assigneeId !== undefined && { assigneeId: event.assigneeId }),
   };
-  const reviewerIds = event.type === 'PULL_REQUEST' && event.action === 'OPENED' ? await pendingReviewerIds(db, event.requestId) : [];
-  const stored: StoredEvent = { body: payload, watcherIds: await watchersNow(db, event), reviewerIds };
+  const opened = event.type === 'PULL_REQUEST' && event.action === 'OPENED';
+  const stored: StoredEvent = {
+    body: payload,
+    watcherIds: await watchersNow(db, event),
+    reviewerIds: opened ? await pendingReviewerIds(db, event.requestId) : [],
+    assigneeIds: opened ? await assigneeIds(db, event.requestId) : [],
+    fieldUsers: event.type === 'ISSUE' ? (event.fieldUsers ?? []) : [],
+  };
   await db
     .insertInto('outboxEvents')
     .values({
@@ -71,13 +80,17 @@ export async function enqueueEvent(db: Db, event: Activity): Promise<void> {
 /**
  * The stored form of an event (`outbox_events.payload`): the webhook body, the users watching
  * the pull request or issue when the event happened and, for an opened pull request, its
- * requested reviewers (mail recipients are decided by the state then, not by the state when the
- * worker gets to it).
+ * requested reviewers and its assignees, and the users an issue event put in user fields (mail
+ * recipients are decided by the state then, not by the state when the worker gets to it).
  */
 export interface StoredEvent {
   body: Record<string, unknown>;
   watcherIds: number[];
   reviewerIds: number[];
+  /** Absent in events stored before assignees were recorded: none. */
+  assigneeIds?: number[];
+  /** Absent in events stored before user fields were recorded: none. */
+  fieldUsers?: FieldUser[];
 }
 
 async function watchersNow(db: Db, event: Activity): Promise<number[]> {

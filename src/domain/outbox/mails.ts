@@ -3,7 +3,10 @@
  * docs/compatibility.md#notification-inbox): one computation of the recipients, with their
  * reasons, for both the inbox and mail. Watchers of a pull request or issue get its comments,
  * state changes and merges; a requested reviewer gets the review request (also when named at
- * opening); mentioned users get "(Mentioned You)" instead; the submitter of a pull request gets
+ * opening); an assignee of a pull request gets "(Assigned)" (also when named at opening, as
+ * OneDev's PullRequestNotificationManager tells assignees before reviewers), a user put in an
+ * issue's user field "(<field>: You)" (as OneDev's IssueNotificationManager); mentioned users get
+ * "(Mentioned You)" instead; the submitter of a pull request gets
  * its failed builds. One mail per event and recipient, never to the actor, plain text and HTML,
  * threaded per conversation.
  */
@@ -40,6 +43,8 @@ const VERBS: Record<string, string> = {
   DISCARDED: 'discarded',
   COMMENTED: 'commented on',
   REVIEW_REQUESTED: 'requested your review on',
+  ASSIGNED: 'assigned you to',
+  FIELDS_CHANGED: 'changed the fields of',
   STATE_CHANGED: 'changed the state of',
   CREATED: 'added',
 };
@@ -50,6 +55,7 @@ const TAGS: Record<string, string> = {
   DISCARDED: 'Discarded',
   COMMENTED: 'Commented',
   REVIEW_REQUESTED: 'Review Requested',
+  ASSIGNED: 'Assigned',
   STATE_CHANGED: 'State Changed',
 };
 
@@ -138,7 +144,7 @@ function watcherReason(userId: number, submitterId: number, action: string): Not
 }
 
 async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, any>, stored: StoredEvent, serverUrl: string): Promise<NotificationPlan | null> {
-  const { watcherIds: watchers, reviewerIds: reviewers } = stored;
+  const { watcherIds: watchers, reviewerIds: reviewers, assigneeIds: assignees = [], fieldUsers = [] } = stored;
   // pushes and builds that did not fail tell nobody: answered before any query
   if (event.type === 'CODE_PUSH' || (event.type === 'BUILD' && !FAILED.includes(payload.build?.status))) return null;
   const projectPath = (await findProjectRow(db, event.projectId))?.path ?? null;
@@ -154,8 +160,10 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
     case 'PULL_REQUEST': {
       const pr = payload.pullRequest as { id: number; number: number; title: string; uuid: string; submitterId: number };
       if (event.action === 'REVIEW_REQUESTED') add([payload.reviewerId as number], TAGS.REVIEW_REQUESTED, () => 'review_requested');
+      else if (event.action === 'ASSIGNED') add([payload.assigneeId as number], TAGS.ASSIGNED, () => 'assign');
       else add(watchers, TAGS[event.action], (id) => watcherReason(id, pr.submitterId, event.action));
       add(reviewers, TAGS.REVIEW_REQUESTED, () => 'review_requested');
+      add(assignees, TAGS.ASSIGNED, () => 'assign');
       mentions();
       const path = `/${projectPath}/~pulls/${pr.number}`;
       return {
@@ -171,7 +179,9 @@ async function planFor(db: Db, event: OutboxEventRow, payload: Record<string, an
     }
     case 'ISSUE': {
       const issue = payload.issue as { id: number; number: number; title: string; uuid: string; state: string; submitterId: number };
-      add(watchers, TAGS[event.action], (id) => watcherReason(id, issue.submitterId, event.action));
+      // a change of fields alone tells only the users it put in user fields
+      if (event.action !== 'FIELDS_CHANGED') add(watchers, TAGS[event.action], (id) => watcherReason(id, issue.submitterId, event.action));
+      for (const { field, userId } of fieldUsers) add([userId], `${field}: You`, () => 'assign');
       mentions();
       const state = event.action === 'STATE_CHANGED' ? ` (now ${issue.state})` : '';
       const path = `/${projectPath}/~issues/${issue.number}`;

@@ -30,7 +30,8 @@ async function checkModifiable(ctx: Context, pr: PullRequestRow): Promise<void> 
 /**
  * `POST /pull-request-assignments` (docs/compatibility.md#pull-requests-sub-resources): read code and canModify; the user
  * exists (400); not on a merged request (409 `Pull request is merged`); once per user (409). The
- * assignee starts watching. Returns the id.
+ * assignee starts watching and is told (an `ASSIGNED` activity in the same transaction: OneDev's
+ * PullRequestAssigned, docs/compatibility.md#mentions-and-notifications). Returns the id.
  */
 export async function createAssignment(ctx: Context, data: { requestId: number; userId: number }): Promise<number> {
   const pr = await referencedPullRequest(ctx, data.requestId);
@@ -48,6 +49,10 @@ export async function createAssignment(ctx: Context, data: { requestId: number; 
       if (existing) throw new Conflict(message);
       const row = await tx.insertInto('pullRequestAssignments').values({ requestId: pr.id, userId: data.userId }).returning('id').executeTakeFirstOrThrow();
       await autoWatch(tx, pr.id, [data.userId]);
+      await ctx.events.dispatchInTransaction('activity', {
+        db: tx,
+        activity: { type: 'PULL_REQUEST', action: 'ASSIGNED', requestId: pr.id, assigneeId: data.userId, actorId: ctx.actor.userId, date: ctx.now() },
+      });
       return row.id;
     }),
   );

@@ -70,5 +70,5 @@ export { createReview, getReview, listReviews, updateReview } from './reviews.js
 export { onJournaledMergeApplied, onProjectsDeleting } from './transitions.js';
 export { createWatch, deleteWatch, getWatch, listWatches, updateWatch } from './watches.js';
 export { recordPullRequestMentions } from './pull-request-mentions.js';
-export { pendingReviewerIds, pullRequestWatcherIds } from './recipients.js';
+export { assigneeIds, pendingReviewerIds, pullRequestWatcherIds } from './recipients.js';
 export { pullRequestsWithLatestUpdate } from './latest-updates.js';

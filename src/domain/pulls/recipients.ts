@@ -1,5 +1,5 @@
 /**
- * Who hears about a pull request (docs/compatibility.md#mentions-and-notifications): its watchers and its pending reviewers.
+ * Who hears about a pull request (docs/compatibility.md#mentions-and-notifications): its watchers, its pending reviewers and its assignees.
  */
 import type { Db } from '../../db/database.js';
 
@@ -15,4 +15,9 @@ export async function pendingReviewerIds(db: Db, requestId: number): Promise<num
   return (await db.selectFrom('pullRequestReviews').select('userId').where('requestId', '=', requestId).where('status', '=', 'PENDING').execute()).map(
     (r) => r.userId,
   );
+}
+
+/** The ids of the users assigned to pull request `requestId`. */
+export async function assigneeIds(db: Db, requestId: number): Promise<number[]> {
+  return (await db.selectFrom('pullRequestAssignments').select('userId').where('requestId', '=', requestId).orderBy('id').execute()).map((r) => r.userId);
 }

@@ -1,12 +1,15 @@
 /**
- * `/~code?q=<text>[&regex=1][&project=<path>][&path=<glob>][&lang=<language>]`: code search
- * (docs/compatibility.md#code-search) over the default branches of the projects whose code the
- * visitor can read — each file with its first matching lines, the matches marked, linked to the
- * line in the file at the commit indexed. The global search page links here with its text.
+ * `/~code?q=<text>[&regex=1][&project=<path>][&path=<glob>][&lang=<language>][&ref=<ref>]`: code
+ * search (docs/compatibility.md#code-search) over the default branches of the projects whose code
+ * the visitor can read — each file with its first matching lines, the matches marked, linked to
+ * the line in the file at the commit indexed. With a project chosen, a branch and tag switcher
+ * searches that project at another branch, tag or commit (`ref`) instead. The global search page
+ * links here with its text.
  */
 import type { CodeLineMatch, CodeSearchResults } from '../../domain/code-search/index.js';
-import { MAX_RESULT_FILES, searchCode } from '../../domain/code-search/index.js';
+import { MAX_RESULT_FILES, refChoices, searchCode, searchCodeAtRef } from '../../domain/code-search/index.js';
 import { BadRequest } from '../../errors.js';
+import { RevisionSwitcher } from '../components/code.js';
 import { Flash } from '../components/flash.js';
 import { Layout } from '../components/layout.js';
 import type { PageModule } from '../page.js';
@@ -76,29 +79,27 @@ export const codeSearchPages: PageModule = {
       method: 'GET',
       path: '/~code',
       handler: async (page) => {
-        const { q = '', regex = '', project = '', path = '', lang = '' } = page.query;
-        let found: CodeSearchResults | null = null;
-        let error: string | null = null;
-        if (q.trim() !== '') {
+        const { q = '', regex = '', project = '', path = '', lang = '', ref = '' } = page.query;
+        const query = { text: q, regex: regex === '1', project: project || undefined, path: path || undefined, language: lang || undefined };
+        const run = async (): Promise<{ found: CodeSearchResults | null; error: string | null }> => {
+          if (q.trim() === '') return { found: null, error: null };
           try {
-            found = await searchCode(page.ctx, {
-              text: q,
-              regex: regex === '1',
-              project: project || undefined,
-              path: path || undefined,
-              language: lang || undefined,
-            });
+            return { found: ref ? await searchCodeAtRef(page.ctx, { ...query, ref }) : await searchCode(page.ctx, query), error: null };
           } catch (failure) {
             if (!(failure instanceof BadRequest)) throw failure;
             page.reply.code(400);
-            error = failure.message;
+            return { found: null, error: failure.message };
           }
-        }
+        };
+        // the branches and tags of the switcher are read while the search runs
+        const [{ found, error }, choices] = await Promise.all([run(), project ? refChoices(page.ctx, project) : null]);
+        // the other fields, kept when the switcher changes the ref
+        const kept: Record<string, string> = Object.fromEntries(Object.entries({ q, regex, project, path, lang }).filter(([, v]) => v !== ''));
         return (
-          <Layout page={page} title={q ? `Code: ${q}` : 'Code search'}>
+          <Layout page={page} title={q ? `Code: ${q}` : 'Code search'} scripts={choices ? ['switcher.js'] : []}>
             <h1>Code search</h1>
             <form method="get" action="/~code" role="search" class="search-form code-search-form">
-              <label for="code-q">Search the code of default branches</label>
+              <label for="code-q">{ref ? `Search the code at ${ref}` : 'Search the code of default branches'}</label>
               <input id="code-q" type="search" name="q" value={q} maxLength={1000} />
               <button type="submit">Search</button>
               <label class="inline">
@@ -113,7 +114,26 @@ export const codeSearchPages: PageModule = {
               <label class="inline">
                 Language <input type="text" name="lang" value={lang} size={12} placeholder="typescript" />
               </label>
+              {ref && <input type="hidden" name="ref" value={ref} />}
             </form>
+            {choices && (
+              <div class="code-search-ref">
+                <RevisionSwitcher
+                  action="/~code"
+                  name="ref"
+                  current={ref || choices.defaultBranch || ''}
+                  branches={choices.branches}
+                  tags={choices.tags}
+                  hrefOf={(name) => `/~code?${new URLSearchParams(name === choices.defaultBranch ? kept : { ...kept, ref: name })}`}
+                  hidden={kept}
+                />{' '}
+                {ref && (
+                  <a href={`/~code?${new URLSearchParams(kept)}`} class="meta">
+                    Back to the default branch
+                  </a>
+                )}
+              </div>
+            )}
             <Flash error={error} />
             {found && <Results found={found} />}
           </Layout>

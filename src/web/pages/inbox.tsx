@@ -1,7 +1,7 @@
 /**
  * `/~inbox`: the signed-in user's notifications (docs/compatibility.md#notification-inbox), one
  * row per thread, unread first and in bold, newest update first; filters (`?query=` all,
- * unread, mentions, review-requests, participating); per row forms marking it read, unread or
+ * unread, mentions, review-requests, assigned, participating); per row forms marking it read, unread or
  * done, and one marking all read — plain forms posted to `/~inbox/threads/:id` and
  * `/~inbox/read-all`, coming back to the list. Opening a thread's page marks it read.
  */
@@ -29,6 +29,7 @@ const FILTERS: readonly { name: string; label: string; filter: Pick<Notification
   { name: 'unread', label: 'Unread', filter: { all: false } },
   { name: 'mentions', label: 'Mentions', filter: { all: true, reasons: ['mention'] } },
   { name: 'review-requests', label: 'Review requests', filter: { all: true, reasons: ['review_requested'] } },
+  { name: 'assigned', label: 'Assigned', filter: { all: true, reasons: ['assign'] } },
   { name: 'participating', label: 'Participating', filter: { all: true, participating: true } },
 ];
 
@@ -36,6 +37,7 @@ const FILTERS: readonly { name: string; label: string; filter: Pick<Notification
 const REASON_LABELS: Record<NotificationReason, string> = {
   mention: 'mentioned',
   review_requested: 'review requested',
+  assign: 'assigned',
   author: 'author',
   comment: 'comment',
   state_change: 'state change',
