@@ -110,7 +110,12 @@ try {
   for (const pushers of [1, PUSHERS]) {
     const ours = await concurrentPushes(work, remote.toString(), `gitloom${pushers}`, pushers);
     const limit = await concurrentPushes(work, `file://${bare}`, `file${pushers}`, pushers);
-    add([`pushes/s to one repository, ${pushers} pusher(s), through HAProxy to three processes`, `${ours.toFixed(1)} /s`, `${limit.toFixed(1)} /s to a bare repository over file://`, (ours / limit).toFixed(2)]);
+    add([
+      `pushes/s to one repository, ${pushers} pusher(s), through HAProxy to three processes`,
+      `${ours.toFixed(1)} /s`,
+      `${limit.toFixed(1)} /s to a bare repository over file://`,
+      (ours / limit).toFixed(2),
+    ]);
   }
 } finally {
   for (const proxy of proxies) await proxy.close();

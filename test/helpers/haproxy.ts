@@ -27,7 +27,10 @@ export async function startHaproxy(backends: string[]): Promise<Proxy> {
   const lines = http.split('\n').filter((line) => !/^\s+server /.test(line));
   const config = lines
     .map((line) => (/^\s+bind /.test(line) ? `  bind 127.0.0.1:${port}` : line))
-    .concat(backends.map((backend, i) => `  server s${i} ${backend} check`), '')
+    .concat(
+      backends.map((backend, i) => `  server s${i} ${backend} check`),
+      '',
+    )
     .join('\n');
   const file = path.join(dir, 'haproxy.cfg');
   await fs.writeFile(file, config);
