@@ -11,9 +11,13 @@
  *   whose tracked connection announces it at the commit (docs/architecture.md#processes-sharing-postgresql),
  *   answered the same way by the peer when its LISTEN connection hands it over.
  *
- * Prints p50 and p99 of each and the ratio of the p50s. Not part of the tests.
+ * Prints p50 and p99 of each and the ratio of the p50s. Then, end to end through two server
+ * processes (`src/cli.ts serve`, one data dir, `GITLOOM_FALLBACK_POLL_MS` at a minute so that only
+ * the announcement can do it): from process A answering the revocation of an access token to
+ * process B first refusing it, B asked again and again meanwhile (`GITLOOM_BENCH_REVOKES`
+ * tokens, default 30). Not part of the tests.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +27,76 @@ import { announce, onAnnouncement, TABLES_TOPIC } from '../src/db/notifications.
 import { percentile } from './lib.js';
 
 const ROUNDS = Number(process.env.GITLOOM_BENCH_ROUNDS ?? 200);
+const REVOKES = Number(process.env.GITLOOM_BENCH_REVOKES ?? 30);
+const PASSWORD = 'bench-secret';
+const ADMIN = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
+
+/** `gitloom serve` from the sources on `databaseUrl` and `dataDir`; resolves with its URL once it listens. */
+async function serve(databaseUrl: string, dataDir: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    env: {
+      ...process.env,
+      GITLOOM_DATABASE_URL: databaseUrl,
+      GITLOOM_DATA_DIR: dataDir,
+      GITLOOM_PORT: '0',
+      GITLOOM_HOST: '127.0.0.1',
+      GITLOOM_SSH_PORT: '0',
+      GITLOOM_INITIAL_PASSWORD: PASSWORD,
+      GITLOOM_LOG_LEVEL: 'warn',
+      GITLOOM_FALLBACK_POLL_MS: '60000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+  });
+  return { url, child };
+}
+
+/** Milliseconds from A answering each token's revocation to B first refusing it. */
+async function revocations(databaseUrl: string): Promise<number[]> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-notify-'));
+  // one after the other: the first creates the schema and the administrator
+  const a = await serve(databaseUrl, dataDir);
+  const b = await serve(databaseUrl, dataDir).catch(async (error: unknown) => {
+    a.child.kill();
+    throw error;
+  });
+  const call = async (url: string, method: string, route: string, auth: string) => {
+    const res = await fetch(`${url}/~api${route}`, { method, headers: { authorization: auth } });
+    return { status: res.status, text: await res.text() };
+  };
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < REVOKES; i++) {
+      const token = (await call(a.url, 'POST', '/users/1/access-tokens', ADMIN)).text;
+      const bearer = `Bearer ${token}`;
+      for (let j = 0; j < 3; j++) if ((await call(b.url, 'GET', '/users/1', bearer)).status !== 200) throw new Error('token refused before its revocation');
+      if ((await call(a.url, 'DELETE', `/users/1/access-tokens/${token}`, ADMIN)).status !== 200) throw new Error('revocation failed');
+      const revoked = performance.now();
+      for (;;) {
+        const { status } = await call(b.url, 'GET', '/users/1', bearer);
+        if (status === 401) break;
+        if (performance.now() - revoked > 10_000) throw new Error('B still accepts the revoked token after 10 s');
+      }
+      times.push(performance.now() - revoked);
+    }
+    return times;
+  } finally {
+    for (const server of [b, a]) {
+      const exited = new Promise((resolve) => server.child.once('exit', resolve));
+      server.child.kill('SIGTERM');
+      await exited;
+    }
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
 
 /** A Gitloom handle of `url` that listens, with a temp data dir (unused on PostgreSQL). */
 async function gitloomHandle(url: string) {
@@ -127,6 +201,11 @@ async function main(): Promise<void> {
     const ratio = (times: number[]) => (percentile(times, 50) / percentile(bare, 50)).toFixed(2);
     console.log(
       `ratio of the p50s to the limit: announce ${ratio(announced)}, write and commit ${ratio(ours)} (begin, upsert, notify, commit: four statements to one)`,
+    );
+    const revoked = await revocations(url.toString());
+    console.log(`A token revoked through server A, refused by server B after (${REVOKES} tokens; B asked in a loop, one request ≈ 1 ms):`);
+    console.log(
+      `${'end to end over HTTP (target: 100 ms)'.padEnd(62)} p50 ${percentile(revoked, 50).toFixed(2)} ms   p99 ${percentile(revoked, 99).toFixed(2)} ms`,
     );
   } finally {
     child.stdin!.end();
