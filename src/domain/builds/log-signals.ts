@@ -71,7 +71,9 @@ export function logAppended(db: Db, buildId: number, onError: (error: unknown) =
 export interface LogFollower {
   /**
    * Resolves once the log changed (in this process, or announced by another) since the previous
-   * call (or since the follower was made), or after `fallbackMs` without a signal.
+   * call (or since the follower was made), or after `fallbackMs` without a signal; never sooner
+   * than {@link ANNOUNCE_MS} after the previous call resolved, so that a job printing fast is read
+   * in batches.
    */
   next(fallbackMs: number): Promise<void>;
   /** Stops following. */
@@ -82,6 +84,7 @@ export interface LogFollower {
 export function followLog(db: Db, buildId: number): LogFollower {
   let signalled = false;
   let wake: (() => void) | null = null;
+  let resolvedAt = 0;
   const signal = () => {
     signalled = true;
     wake?.();
@@ -90,6 +93,7 @@ export function followLog(db: Db, buildId: number): LogFollower {
   if (!set) followers.set(buildId, (set = new Set()));
   set.add(signal);
   const unsubscribe = onAnnouncement(db, logTopic(buildId), signal);
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   return {
     async next(fallbackMs) {
       if (!signalled) {
@@ -102,7 +106,10 @@ export function followLog(db: Db, buildId: number): LogFollower {
         });
         wake = null;
       }
+      const early = resolvedAt + ANNOUNCE_MS - Date.now();
+      if (early > 0) await sleep(early);
       signalled = false;
+      resolvedAt = Date.now();
     },
     close() {
       unsubscribe();
