@@ -111,6 +111,8 @@ export class Notifications {
       await client.connect();
       await client.query(`listen ${CHANNEL}`);
     } catch (error) {
+      // closed while connecting: nothing failed
+      if (this.closed) return null;
       this.onConnectFailure(error);
       this.lost(client);
       return error;
