@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { loadConfig, sshRootUrlOf, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
+import { CACHED_TABLES } from './domain/auth/index.js';
 import { resetPassword } from './domain/users/index.js';
 import { EventBus } from './domain/events.js';
 import { registerTransactionHandlers } from './domain/event-handlers.js';
@@ -94,7 +95,8 @@ admin
   .option('--password <password>', 'the new password')
   .action(async (login: string, options: { dataDir?: string; password?: string }) => {
     const config = configFrom(options);
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    // the running servers are told of the change (docs/architecture.md#processes-sharing-postgresql)
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, watchTables: CACHED_TABLES });
     try {
       await migrateToLatest(database.db);
       // the password change's reactions (ending the user's web sessions) run as in the server

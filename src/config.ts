@@ -121,6 +121,14 @@ export interface Config {
   mirrorBackoffMs: number;
   /** Ref-change journal: first retry delay in ms of an entry whose reactions failed, doubled each pass (`GITLOOM_JOURNAL_RETRY_MS`, default 5000). */
   journalRetryMs: number;
+  /**
+   * Milliseconds a process goes at most without looking for another process's changes by itself,
+   * when their announcement does not arrive (`GITLOOM_FALLBACK_POLL_MS`;
+   * docs/architecture.md#processes-sharing-postgresql): how long cached actors and settings are
+   * used, how often a followed build log is read again and how often the background loops tick.
+   * Null (unset): 1000 ms for caches and logs, each loop its own interval.
+   */
+  fallbackPollMs: number | null;
   /** Bearer token that may read `/~metrics` besides administrators (`GITLOOM_METRICS_TOKEN`). */
   metricsToken: string | null;
   /**
@@ -296,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     outboxBackoffMs: intFromEnv(env, 'GITLOOM_OUTBOX_BACKOFF_MS', 120_000),
     journalRetryMs: intFromEnv(env, 'GITLOOM_JOURNAL_RETRY_MS', 5000),
     mirrorBackoffMs: positiveIntFromEnv(env, 'GITLOOM_MIRROR_BACKOFF_MS', 60_000),
+    fallbackPollMs: env.GITLOOM_FALLBACK_POLL_MS ? positiveIntFromEnv(env, 'GITLOOM_FALLBACK_POLL_MS', 1000) : null,
     metricsToken: env.GITLOOM_METRICS_TOKEN || null,
     trustProxy: trustProxyFromEnv(env.GITLOOM_TRUST_PROXY),
     ...overrides,

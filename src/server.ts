@@ -8,6 +8,7 @@ import { CONTAINERS_DIR, GIT_HOME_DIR, makeDataDirPrivate } from './data-dir.js'
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { configureGit } from './git/command.js';
 import { administratorExists, bootstrap } from './domain/bootstrap.js';
+import { CACHED_TABLES } from './domain/auth/index.js';
 import { BuildScheduler } from './domain/builds/index.js';
 import { encryptPlaintextJobSecrets, secretKey } from './domain/projects/index.js';
 import { recoverAtStartup } from './domain/startup-recovery.js';
@@ -62,7 +63,14 @@ export async function startServer(config: Config, options: { logger?: boolean; l
   const gitHome = path.join(config.dataDir, GIT_HOME_DIR);
   await fs.mkdir(gitHome, { recursive: true });
   configureGit({ homeDir: gitHome, globalConfigFile: path.join(gitHome, '.gitconfig'), slowMs: config.gitSlowMs, onSlowCommand: null });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // a server listens for the other processes' announcements (docs/architecture.md#processes-sharing-postgresql)
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    listen: true,
+    watchTables: CACHED_TABLES,
+    ...(config.fallbackPollMs !== null && { cacheTtlMs: config.fallbackPollMs }),
+  });
   let app: App | undefined;
   let ssh: SshServer | null = null;
   try {
@@ -193,25 +201,31 @@ async function startWorkers(
   metrics: ReturnType<typeof createMetrics>,
   containers: ContainerEngines,
 ): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker; codeIndex: CodeIndexWorker }> {
+  // GITLOOM_FALLBACK_POLL_MS replaces each loop's interval; a build's lease outlives a few of them
+  const tickMs = services.config.fallbackPollMs ?? undefined;
+  const leaseMs = tickMs === undefined ? undefined : Math.max(15_000, 3 * tickMs);
   const journal = new JournalWorker(services, {
+    tickMs,
     onError: (error) => log.error({ err: error }, 'journal worker failed'),
     onRepair: (message) => log.warn(message),
   });
   await journal.start();
-  const scheduler = new BuildScheduler(services, { onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
+  const scheduler = new BuildScheduler(services, { tickMs, leaseMs, onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
   await scheduler.start();
   const outbox = new OutboxWorker(services, {
+    tickMs,
     onError: (error) => log.error({ err: error }, 'outbox worker failed'),
     onAttempt: (kind, succeeded, ms) => metrics.observeOutboxAttempt(kind, succeeded, ms),
   });
   await outbox.start();
   const mirrors = new MirrorWorker(services, {
+    tickMs,
     onError: (error) => log.error({ err: error }, 'mirror worker failed'),
     onFailure: (mirror, text) =>
       log.warn({ mirrorId: mirror.id, projectId: mirror.projectId, direction: mirror.direction, reason: text }, 'mirror sync failed'),
   });
   await mirrors.start();
-  const codeIndex = new CodeIndexWorker(services, { onError: (error) => log.error({ err: error }, 'code index worker failed') });
+  const codeIndex = new CodeIndexWorker(services, { tickMs, onError: (error) => log.error({ err: error }, 'code index worker failed') });
   await codeIndex.start();
   return { journal, scheduler, outbox, mirrors, codeIndex };
 }

@@ -10,8 +10,8 @@ import {
   PostgresQueryCompiler,
   SqliteDialect,
   SqliteQueryCompiler,
+  CompiledQuery,
   type Compilable,
-  type CompiledQuery,
   type DatabaseConnection,
   type Dialect,
   type Driver,
@@ -25,6 +25,7 @@ import {
   type UnknownRow,
 } from 'kysely';
 import { DatabaseAvailability } from './availability.js';
+import { CHANNEL, Notifications, registerNotifications, TABLES_TOPIC } from './notifications.js';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 
@@ -106,16 +107,22 @@ class SnakePostgresCompiler extends PostgresQueryCompiler {
 export interface ChangeTracker {
   /** Current version of the watched tables. */
   readonly version: number;
+  /**
+   * Milliseconds a cache entry built on this tracker may be used at most: the bound on a change
+   * whose announcement did not arrive (docs/architecture.md#processes-sharing-postgresql).
+   */
+  readonly ttlMs: number;
 }
 
 class Tracker implements ChangeTracker {
   version = 0;
+  constructor(readonly ttlMs: number) {}
   /** Called after every statement of this process that may have changed the database. */
   onStatementDone: (() => void) | null = null;
   private pattern: RegExp | null = null;
   private readonly tables = new Set<string>();
 
-  watch(tables: string[]): void {
+  watch(tables: readonly string[]): void {
     for (const table of tables) this.tables.add(table);
     this.pattern = new RegExp(`\\b(${[...this.tables].join('|')})\\b`, 'i');
     this.version++;
@@ -131,13 +138,15 @@ class Tracker implements ChangeTracker {
 const trackers = new WeakMap<object, Tracker>();
 
 /**
- * The change tracker of a database handle (from {@link openDatabase}) for `tables` (SQL names,
+ * The change tracker of a database handle (from {@link openDatabase}, or one of its transactions) for `tables` (SQL names,
  * snake_case). Statements written through any handle of this database in this process are seen,
- * raw SQL and transactions included; another process writing the same PostgreSQL database is
- * not, so caches built on this also expire by time.
+ * raw SQL and transactions included. On PostgreSQL a write of a watched table is announced to
+ * the other processes in its transaction, and theirs bump this version when their announcement
+ * arrives (src/db/notifications.ts); caches built on this still expire after `ttlMs`, the bound
+ * when an announcement is lost.
  */
-export function trackChanges(db: Kysely<Database>, tables: string[]): ChangeTracker {
-  const tracker = trackers.get(db);
+export function trackChanges(db: Db, tables: string[]): ChangeTracker {
+  const tracker = trackers.get(db.getExecutor().adapter);
   if (!tracker) throw new Error('trackChanges: not a handle from openDatabase');
   tracker.watch(tables);
   return tracker;
@@ -149,10 +158,15 @@ export function trackChanges(db: Kysely<Database>, tables: string[]): ChangeTrac
  */
 class TrackedConnection implements DatabaseConnection {
   private dirty = false;
+  /** Between the driver's begin and its commit or rollback. */
+  inTransaction = false;
+  /** The open transaction announced its writes of watched tables already. */
+  announced = false;
   constructor(
     readonly inner: DatabaseConnection,
     private readonly tracker: Tracker,
     private readonly availability: DatabaseAvailability,
+    private readonly notifications: Notifications | null,
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -167,7 +181,9 @@ class TrackedConnection implements DatabaseConnection {
       this.dirty = true;
     }
     try {
-      return await this.run<R>(query);
+      const result = await this.run<R>(query);
+      if (watched) await this.announceWrite();
+      return result;
     } finally {
       if (watched) tracker.version++;
       if (ends) {
@@ -176,6 +192,16 @@ class TrackedConnection implements DatabaseConnection {
       }
       tracker.onStatementDone?.();
     }
+  }
+
+  /**
+   * PostgreSQL: tells the other processes that a watched table changed — in the transaction
+   * (once per transaction; delivered at its commit) or, for an autocommitted write, right after it.
+   */
+  private async announceWrite(): Promise<void> {
+    if (this.notifications === null || this.announced) return;
+    await this.run(CompiledQuery.raw(`select pg_notify('${CHANNEL}', $1)`, [this.notifications.payload(TABLES_TOPIC)]));
+    if (this.inTransaction) this.announced = true;
   }
 
   private async run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -197,30 +223,50 @@ class TrackedConnection implements DatabaseConnection {
  * A dialect whose driver hands out tracked connections (failing to get one during an outage
  * throws a DatabaseUnavailable) and whose compiler snake-cases names.
  */
-function instrumented(base: Dialect, Compiler: new () => QueryCompiler, tracker: Tracker, availability: DatabaseAvailability): Dialect {
+function instrumented(
+  base: Dialect,
+  Compiler: new () => QueryCompiler,
+  tracker: Tracker,
+  availability: DatabaseAvailability,
+  notifications: Notifications | null,
+): Dialect {
   return {
     createAdapter: () => base.createAdapter(),
     createIntrospector: (db) => base.createIntrospector(db),
     createQueryCompiler: () => new Compiler(),
     createDriver(): Driver {
       const driver = base.createDriver();
-      const inner = (connection: DatabaseConnection) => (connection as TrackedConnection).inner;
+      const tracked = (connection: DatabaseConnection) => connection as TrackedConnection;
+      /** The transaction on `connection` ended: the next one announces its writes again. */
+      const ended = (connection: DatabaseConnection) => {
+        tracked(connection).inTransaction = false;
+        tracked(connection).announced = false;
+      };
       return {
         init: () => driver.init(),
         acquireConnection: async () => {
           try {
-            return new TrackedConnection(await driver.acquireConnection(), tracker, availability);
+            return new TrackedConnection(await driver.acquireConnection(), tracker, availability, notifications);
           } catch (error) {
             throw availability.failed(error);
           }
         },
-        beginTransaction: (connection, settings: TransactionSettings) => driver.beginTransaction(connection, settings),
-        commitTransaction: (connection) => driver.commitTransaction(connection),
-        rollbackTransaction: (connection) => driver.rollbackTransaction(connection),
+        beginTransaction: async (connection, settings: TransactionSettings) => {
+          await driver.beginTransaction(connection, settings);
+          tracked(connection).inTransaction = true;
+        },
+        commitTransaction: (connection) => driver.commitTransaction(connection).finally(() => ended(connection)),
+        rollbackTransaction: (connection) => driver.rollbackTransaction(connection).finally(() => ended(connection)),
         ...(driver.savepoint && { savepoint: (connection, name, compile) => driver.savepoint!(connection, name, compile) }),
-        ...(driver.rollbackToSavepoint && { rollbackToSavepoint: (connection, name, compile) => driver.rollbackToSavepoint!(connection, name, compile) }),
+        // announcements made since the savepoint are rolled back with it
+        ...(driver.rollbackToSavepoint && {
+          rollbackToSavepoint: async (connection, name, compile) => {
+            await driver.rollbackToSavepoint!(connection, name, compile);
+            tracked(connection).announced = false;
+          },
+        }),
         ...(driver.releaseSavepoint && { releaseSavepoint: (connection, name, compile) => driver.releaseSavepoint!(connection, name, compile) }),
-        releaseConnection: (connection) => driver.releaseConnection(inner(connection)),
+        releaseConnection: (connection) => driver.releaseConnection(tracked(connection).inner),
         destroy: () => driver.destroy(),
       };
     },
@@ -339,15 +385,42 @@ export function availabilityOf(db: Kysely<Database>): DatabaseAvailability {
 /** Milliseconds a PostgreSQL connection may take to open (or a request wait for a free one) before it fails as an outage. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/** Options of {@link openDatabase}. */
+export interface DatabaseOptions {
+  /** A `postgres://…` URL, or null for SQLite in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** PostgreSQL connections of the pool (default 10). */
+  poolSize?: number;
+  /**
+   * PostgreSQL: hold a LISTEN connection and act on the other processes' announcements
+   * (src/db/notifications.ts) — a server does; a one-off command only announces its own writes.
+   */
+  listen?: boolean;
+  /** {@link ChangeTracker.ttlMs}: how long cached rows may be used at most (default 1000). */
+  cacheTtlMs?: number;
+  /**
+   * Tables watched from the start, as by {@link trackChanges} (SQL names): their writes are
+   * announced to the other processes before any cache of this process asked for them — the
+   * tables any process caches.
+   */
+  watchTables?: readonly string[];
+}
+
+/** Default of {@link DatabaseOptions.cacheTtlMs}. */
+const CACHE_TTL_MS = 1000;
+
 /**
  * Opens the database: PostgreSQL when `databaseUrl` is a postgres URL, otherwise SQLite in WAL
- * mode at `<dataDir>/gitloom.db`. Throws when the server cannot be reached. Once open, a
- * statement failing because the database is unavailable throws a DatabaseUnavailable (503,
- * src/db/availability.ts) and the handle recovers by itself when the database answers again.
+ * mode at `<dataDir>/gitloom.db`. Throws when the server cannot be reached (with `listen`: when
+ * its LISTEN connection cannot be opened). Once open, a statement failing because the database
+ * is unavailable throws a DatabaseUnavailable (503, src/db/availability.ts) and the handle
+ * recovers by itself when the database answers again; so does the LISTEN connection.
  */
-export async function openDatabase(options: { databaseUrl: string | null; dataDir: string; poolSize?: number }): Promise<DatabaseHandle> {
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const plugins = [naming];
-  const tracker = new Tracker();
+  const tracker = new Tracker(options.cacheTtlMs ?? CACHE_TTL_MS);
+  if (options.watchTables) tracker.watch(options.watchTables);
   const availability = new DatabaseAvailability();
   if (options.databaseUrl) {
     // Each engine's driver is loaded only when used.
@@ -365,14 +438,35 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     });
     pool.on('error', (error) => availability.failed(error));
     pool.on('connect', (client) => client.on('error', (error) => availability.failed(error)));
-    const db = new Kysely<Database>({ dialect: instrumented(new PostgresDialect({ pool }), SnakePostgresCompiler, tracker, availability), plugins });
-    trackers.set(db, tracker);
+    const notifications = new Notifications(
+      () => new pg.Client({ connectionString: options.databaseUrl!, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true }),
+      () => tracker.version++,
+      (error) => availability.failed(error),
+    );
+    const db = new Kysely<Database>({
+      dialect: instrumented(new PostgresDialect({ pool }), SnakePostgresCompiler, tracker, availability, notifications),
+      plugins,
+    });
+    trackers.set(db.getExecutor().adapter, tracker);
     availabilities.set(db, availability);
+    registerNotifications(db, notifications);
+    const close = async () => {
+      await notifications.close();
+      await db.destroy();
+    };
+    if (options.listen) {
+      try {
+        await notifications.start();
+      } catch (error) {
+        await close();
+        throw error;
+      }
+    }
     return {
       db,
       engine: 'postgres',
       availability,
-      close: () => db.destroy(),
+      close,
       poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     };
   }
@@ -395,8 +489,8 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       return statement;
     },
   };
-  const db = new Kysely<Database>({ dialect: instrumented(new SqliteDialect({ database }), SnakeSqliteCompiler, tracker, availability), plugins });
-  trackers.set(db, tracker);
+  const db = new Kysely<Database>({ dialect: instrumented(new SqliteDialect({ database }), SnakeSqliteCompiler, tracker, availability, null), plugins });
+  trackers.set(db.getExecutor().adapter, tracker);
   availabilities.set(db, availability);
   const reader = committedReader(new SQLite(path.join(options.dataDir, 'gitloom.db'), { readonly: true }), tracker, availability);
   committedReads.set(db, reader.read);

@@ -1,8 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
-import type { Database } from '../../db/schema.js';
 import { Unauthorized } from '../../errors.js';
 import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
 import { getSecuritySetting } from '../settings/index.js';
@@ -34,14 +32,19 @@ interface Profile {
 
 /**
  * Tables whose rows decide who a credential is and what its actor holds: a write to any of them
- * (through this process) invalidates every cached actor.
+ * invalidates every cached actor — through this process at once, through another process sharing
+ * a PostgreSQL database when its announcement arrives (docs/architecture.md#processes-sharing-postgresql).
+ * Cached actors also expire after the tracker's `ttlMs` (1 s unless `GITLOOM_FALLBACK_POLL_MS`),
+ * the bound when an announcement is lost.
  */
 const ACTOR_TABLES = ['access_tokens', 'users', 'email_addresses', 'memberships', 'groups', 'settings'];
+
 /**
- * Cached actors also expire after this long, the bound for changes made by another server
- * process sharing a PostgreSQL database (the same bound as the settings cache).
+ * The tables whose rows some process caches (the actors' and the settings'), for `openDatabase`'s
+ * `watchTables`: a process announces its writes of them from its start, whether or not it has
+ * cached anything itself.
  */
-const ACTOR_TTL_MS = 1000;
+export const CACHED_TABLES: readonly string[] = ACTOR_TABLES;
 
 interface CachedActor {
   actor: Actor;
@@ -59,10 +62,8 @@ const actorCaches = new WeakMap<object, { tracker: ChangeTracker; entries: LRUCa
 function actorCache(db: Db) {
   let cache = actorCaches.get(db);
   if (!cache) {
-    cache = {
-      tracker: trackChanges(db as Kysely<Database>, ACTOR_TABLES),
-      entries: new LRUCache<string, CachedActor>({ max: 10_000, ttl: ACTOR_TTL_MS }),
-    };
+    const tracker = trackChanges(db, ACTOR_TABLES);
+    cache = { tracker, entries: new LRUCache<string, CachedActor>({ max: 10_000, ttl: tracker.ttlMs }) };
     actorCaches.set(db, cache);
   }
   return cache;
@@ -127,7 +128,7 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
  * token the name is ignored; otherwise the name is a login name or any email of the user
  * (case-insensitive) and the secret its password, checked by {@link authenticatePassword}
  * (failed sign-ins limited per account and `clientAddress`). Successful credentials are cached
- * for a second (see `ACTOR_TTL_MS`); a cached password sign-in is still refused while its pair
+ * until a change of their rows (see `ACTOR_TABLES`); a cached password sign-in is still refused while its pair
  * or address is limited, but not delayed (those very credentials were just verified).
  * Returns the caller's actor (see {@link buildActor}); throws Unauthorized('Invalid
  * credentials') or TooManyRequests.

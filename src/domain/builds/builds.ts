@@ -23,6 +23,7 @@ import {
 } from '../projects/index.js';
 import { deny, requireUser } from '../actor.js';
 import { getMergePreview, loadReadablePullRequest } from '../pulls/index.js';
+import { followLog } from './log-signals.js';
 import { readLogFrom, removeBuildStorage } from './storage.js';
 import { cancelBuildRow, checkRefAndCommit, FINISHED, newPipeline, resubmitBuild, submitBuild } from './submit.js';
 
@@ -194,10 +195,15 @@ export async function cancelBuild(ctx: Context, buildId: number): Promise<void> 
   await cancelBuildRow(ctx, buildId, userId);
 }
 
+/** Milliseconds a followed log waits at most for a signal of new lines before it is read again (unless `GITLOOM_FALLBACK_POLL_MS`). */
+const LOG_FALLBACK_MS = 1000;
+
 /**
  * The build log (AccessBuildLog) as a byte stream from byte `from` (default 0: the whole log);
  * with `follow` the stream stays open while the build is unfinished and ends once it finished
- * and the whole log was sent.
+ * and the whole log was sent. New lines are read when the process writing them signals them
+ * (src/domain/builds/log-signals.ts, from another process through PostgreSQL), and at the
+ * latest every `GITLOOM_FALLBACK_POLL_MS` (1 s by default).
  *
  * @throws BadRequest for a negative or fractional `from`.
  */
@@ -205,19 +211,25 @@ export async function buildLog(ctx: Context, buildId: number, follow: boolean, f
   if (!Number.isSafeInteger(from) || from < 0) throw new BadRequest(`Invalid log offset: ${from}`);
   const { build } = await loadBuild(ctx, buildId, 'accessLog');
   const config = ctx.config;
+  const fallbackMs = config.fallbackPollMs ?? LOG_FALLBACK_MS;
   return (async function* stream() {
     let offset = from;
-    for (;;) {
-      const current = await ctx.db.selectFrom('builds').select(['status']).where('id', '=', buildId).executeTakeFirst();
-      for await (const chunk of readLogFrom(config, build, offset)) {
-        offset += chunk.length;
-        yield chunk;
+    const follower = follow ? followLog(ctx.db, buildId) : null;
+    try {
+      for (;;) {
+        const current = await ctx.db.selectFrom('builds').select(['status']).where('id', '=', buildId).executeTakeFirst();
+        for await (const chunk of readLogFrom(config, build, offset)) {
+          offset += chunk.length;
+          yield chunk;
+        }
+        if (!follower || !current || FINISHED.includes(current.status)) {
+          if (follower && current) for await (const chunk of readLogFrom(config, build, offset)) yield chunk;
+          return;
+        }
+        await follower.next(fallbackMs);
       }
-      if (!follow || !current || FINISHED.includes(current.status)) {
-        if (follow && current) for await (const chunk of readLogFrom(config, build, offset)) yield chunk;
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      follower?.close();
     }
   })();
 }

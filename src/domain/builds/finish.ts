@@ -10,6 +10,8 @@ import type { FinalStatus } from '../../ci/conditions.js';
 import type { BuildRow, Database } from '../../db/schema.js';
 import type { Context } from '../context.js';
 import { faultPoint } from '../fault-points.js';
+import { announceLogChanged, logChanged } from './log-signals.js';
+import { announceBuildsChanged } from './wakeup.js';
 
 /** Columns written with the final status. */
 export interface BuildFinish {
@@ -25,7 +27,9 @@ export interface BuildFinish {
  * Finishes build `buildId` when `guard` still holds for its row (the caller's expectation, e.g.
  * RUNNING and leased by this process, or WAITING): sets the status, finish date (`ctx.now()`),
  * canceller, version and description, clears the lease and the paused flag, and enqueues the
- * BUILD event — all in one transaction — then dispatches `buildFinished` to its reactions.
+ * BUILD event — all in one transaction, which also announces the change to the other processes'
+ * schedulers and log followers — then wakes the log's followers in this process and dispatches
+ * `buildFinished` to its reactions.
  *
  * @returns the build's project and number when this call finished it, null when the guard no
  *   longer held.
@@ -58,9 +62,13 @@ export async function finishBuild(
     if (!done) return null;
     faultPoint('build-finish-written');
     await ctx.events.dispatchInTransaction('activity', { db: tx, activity: { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate } });
+    // the other processes' schedulers (a cancelled build they run, dependents) and the followers of its log
+    await announceBuildsChanged(tx);
+    await announceLogChanged(tx, buildId);
     return done;
   });
   if (finished) {
+    logChanged(buildId);
     const [failed] = await ctx.events.dispatch('buildFinished', { buildId });
     if (failed !== undefined) throw failed;
   }

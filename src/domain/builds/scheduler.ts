@@ -40,8 +40,9 @@ import { getProjectRow, secretKey } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { findJob, jobVariables, specAt } from './spec.js';
 import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
+import { logAppended } from './log-signals.js';
 import { ScheduleRunner } from './schedules.js';
-import { onWakeup } from './wakeup.js';
+import { announceBuildsChanged, BUILDS_TOPIC, onWakeup } from './wakeup.js';
 
 /** Options of {@link BuildScheduler}. */
 export interface SchedulerOptions {
@@ -92,7 +93,7 @@ export class BuildScheduler {
   ) {
     this.ctx = createContext(services, systemActor);
     this.leaseMs = options.leaseMs ?? 15_000;
-    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError);
+    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError).wakeOn(services.db, BUILDS_TOPIC);
     this.schedules = new ScheduleRunner(this.ctx, (error) => options.onError?.(error), options.scheduleMs ?? 1000);
   }
 
@@ -268,6 +269,7 @@ export class BuildScheduler {
         waiting.map((b) => b.id),
       )
       .execute();
+    let promoted = 0;
     for (const build of waiting) {
       const mine = deps.filter((d) => d.dependentId === build.id);
       const failed = mine.some((d) => d.requireSuccessful && ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(d.status));
@@ -277,14 +279,17 @@ export class BuildScheduler {
         await appendLog(this.ctx.config, build, 'Some dependencies are required to be successful but failed', 'Job failed');
         await finishBuild(this.ctx, build.id, { status: 'FAILED' }, (eb) => eb('status', '=', 'WAITING'));
       } else if (ready) {
-        await this.ctx.db
+        const updated = await this.ctx.db
           .updateTable('builds')
           .set({ status: 'PENDING', pendingDate: now, paused: 0 })
           .where('id', '=', build.id)
           .where('status', '=', 'WAITING')
-          .execute();
+          .executeTakeFirst();
+        promoted += Number(updated.numUpdatedRows);
       }
     }
+    // the other processes may have room for what this one has not
+    if (promoted > 0) await announceBuildsChanged(this.ctx.db);
   }
 
   /** Claims PENDING build `id` for this process (RUNNING, leased), or null when it is no longer PENDING or another process holds it. */
@@ -346,7 +351,7 @@ export class BuildScheduler {
     // the build's directory (log, artifacts) lies in the private data dir, out of any job's reach
     await mkdir(buildDir(config, build), { recursive: true });
     await this.ctx.db.updateTable('builds').set({ jobWorkspace: jobDir }).where('id', '=', build.id).execute();
-    const log = openBuildLog(logPath(config, build), build.id);
+    const log = openBuildLog(logPath(config, build), build.id, () => logAppended(this.ctx.db, build.id, (error) => this.options.onError?.(error)));
     try {
       for (const line of executor.discovery) log.line(line);
       log.line(`Executing job (executor: ${executor.name}, job directory: ${jobDir})...`);
@@ -558,22 +563,28 @@ function paramValues(rows: readonly { name: string; type: string; value: string 
 }
 
 /**
- * A build's log file opened for appending while its job runs: `line` writes a timestamped line,
- * `close` ends the file and waits until it is closed (nothing when it already is).
+ * A build's log file opened for appending while its job runs: `stream` takes the executor's
+ * lines, `line` writes a timestamped line, and each write, once in the file, is signalled to
+ * the log's followers (`appended`, src/domain/builds/log-signals.ts); `close` ends the file and
+ * waits until it is closed (nothing when it already is).
  */
-function openBuildLog(file: string, buildId: number) {
-  const stream = createWriteStream(file, { flags: 'a' });
-  const closed = new Promise<void>((resolve) => stream.once('close', () => resolve()));
+function openBuildLog(file: string, buildId: number, appended: () => void) {
+  const output = createWriteStream(file, { flags: 'a' });
+  const closed = new Promise<void>((resolve) => output.once('close', () => resolve()));
   // a log that cannot be written (its directory removed, the disk full) must not end the server
-  stream.once('error', (e) => console.error(`Build ${buildId}: log not written: ${e.message}`));
+  output.once('error', (e) => console.error(`Build ${buildId}: log not written: ${e.message}`));
+  const written = (error: Error | null | undefined) => {
+    if (!error) appended();
+  };
+  const stream = { write: (chunk: string) => output.write(chunk, written) };
   return {
     stream,
     line: (line: string): void => {
       stream.write(`${formatLogLine(new Date(), line)}\n`);
     },
     close: async (): Promise<void> => {
-      if (stream.closed) return;
-      stream.end();
+      if (output.closed) return;
+      output.end();
       await closed;
     },
   };

@@ -19,7 +19,7 @@ import { forkRootId, takeNextNumber } from '../projects/index.js';
 import { setBuildCommit } from '../pulls/index.js';
 import { appendLog, resetBuildStorage } from './storage.js';
 import { findJob, specAt } from './spec.js';
-import { notifySchedulers } from './wakeup.js';
+import { announceBuildsChanged, notifySchedulers } from './wakeup.js';
 import { finishBuild } from './finish.js';
 
 /** Unfinished statuses (docs/compatibility.md#builds-lifecycle). */
@@ -354,6 +354,7 @@ async function insertBuild(
     .returningAll()
     .executeTakeFirstOrThrow();
   await ctx.events.dispatchInTransaction('activity', { db: tx, activity: { type: 'BUILD', buildId: build.id, actorId: req.submitterId, date: now } });
+  if (status === 'WAITING') await announceBuildsChanged(tx);
   return build;
 }
 
@@ -491,6 +492,7 @@ export async function resubmitBuild(ctx: Context, build: BuildRow, reason: strin
       .where('status', 'in', FINISHED)
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) !== 1) throw new Conflict(`Build #${build.number} not finished yet`);
+    await announceBuildsChanged(tx);
     await resetBuildStorage(ctx.config, build);
     if (spec.kind === 'invalid') await appendLog(ctx.config, build, ...spec.message.split('\n'), 'Job failed');
   });

@@ -13,6 +13,7 @@ import type { ExpressionBuilder, Kysely } from 'kysely';
 import { recordWhenAvailable } from '../../db/availability.js';
 import type { Db } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
+import { announce } from '../../db/notifications.js';
 import type { CodeSearchProjectRow, Database } from '../../db/schema.js';
 import type { Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
@@ -25,8 +26,12 @@ const RENEW_MS = 60_000;
 /** Delay before a failed project is tried again, ms. */
 export const RETRY_MS = 60_000;
 
+/** The topic waking the other processes' code index workers (src/db/notifications.ts): a project's index turned stale. */
+export const CODE_INDEX_TOPIC = 'code-index';
+
 /**
- * Marks a project's index stale as of `now` (epoch ms): the worker re-indexes it. Idempotent.
+ * Marks a project's index stale as of `now` (epoch ms): the worker re-indexes it (the workers of
+ * the other processes are told, in the transaction when `db` is one). Idempotent.
  */
 export async function markCodeIndexStale(db: Db | Kysely<Database>, projectId: number, now: number): Promise<void> {
   await db
@@ -34,6 +39,7 @@ export async function markCodeIndexStale(db: Db | Kysely<Database>, projectId: n
     .values({ projectId, staleDate: now })
     .onConflict((oc) => oc.column('projectId').doUpdateSet({ staleDate: now }))
     .execute();
+  await announce(db, CODE_INDEX_TOPIC);
 }
 
 /** Options of {@link CodeIndexWorker}. */
@@ -53,7 +59,7 @@ export class CodeIndexWorker {
     private readonly services: Services,
     private readonly options: CodeIndexWorkerOptions = {},
   ) {
-    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 2000, options.onError);
+    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 2000, options.onError).wakeOn(services.db, CODE_INDEX_TOPIC);
     // registered after the journal's reactions (src/domain/event-handlers.ts), which mark the project stale first
     services.events.on('refsJournalEntry', () => this.loop.wake());
   }

@@ -19,7 +19,7 @@ import type { RefJournalRow } from '../../db/schema.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import type { RefChange } from '../events.js';
 import { PollingLoop } from '../polling-loop.js';
-import { recoverRefIntents } from './ref-journal.js';
+import { JOURNAL_TOPIC, recoverRefIntents } from './ref-journal.js';
 
 /** Options of {@link JournalWorker}. */
 export interface JournalWorkerOptions {
@@ -57,7 +57,7 @@ export class JournalWorker {
     this.ctx = createContext(services, systemActor);
     this.leaseMs = options.leaseMs ?? 120_000;
     this.retryMs = services.config.journalRetryMs;
-    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError);
+    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError).wakeOn(services.db, JOURNAL_TOPIC);
     services.events.on('refsJournaled', () => this.wake());
   }
 

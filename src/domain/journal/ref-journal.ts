@@ -13,6 +13,7 @@
  */
 import type { Db } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
+import { announce } from '../../db/notifications.js';
 import type { RefJournalRow } from '../../db/schema.js';
 import { getDefaultBranch, isAncestor, pickDefaultBranch, refHead, setDefaultBranch, ZERO_HASH } from '../../git/repository.js';
 import type { Context } from '../context.js';
@@ -37,6 +38,12 @@ function inFlightOf(db: Db): Set<number> {
   if (!ids) inFlight.set(db, (ids = new Set()));
   return ids;
 }
+
+/**
+ * The topic announcing applied journal rows to the journal workers of the other processes
+ * (src/db/notifications.ts), in the transaction that applies them.
+ */
+export const JOURNAL_TOPIC = 'journal';
 
 /** Wakes the journal worker of this process (the rows are in the database whatever happens). */
 function wakeWorker(ctx: Pick<Context, 'events'>): void {
@@ -144,6 +151,7 @@ export async function journalPush(
         )
         .where('appliedDate', 'is', null)
         .execute();
+    await announce(tx, JOURNAL_TOPIC);
   });
   wakeWorker(ctx);
 }
@@ -201,6 +209,7 @@ export async function journaledRefChange<T>(
       await apply();
       moved = true;
       await tx.updateTable('refJournal').set({ appliedDate: ctx.now() }).where('id', 'in', ids).execute();
+      await announce(tx, JOURNAL_TOPIC);
       return confirm?.(tx);
     });
     wakeWorker(ctx);
@@ -252,6 +261,7 @@ export async function recoverRefIntents(ctx: Context, log: (message: string) => 
         return { entry, moved: false, merged: false };
       }
       await tx.updateTable('refJournal').set({ appliedDate: ctx.now() }).where('id', '=', entry.id).execute();
+      await announce(tx, JOURNAL_TOPIC);
       if (entry.requestId === null || entry.newHash === null) return { entry, moved: true, merged: false };
       const event = { db: tx, requestId: entry.requestId, mergeCommitHash: entry.newHash, userId: entry.userId, date: ctx.now(), afterCommit, merged: false };
       await ctx.events.dispatchInTransaction('journaledMergeApplied', event);

@@ -11,6 +11,7 @@ import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../unique.js';
 import { stagingPrefix } from './pull-sync.js';
+import { mirrorDue } from './mirror-worker.js';
 import { checkMirrorUrl, sealPassword } from './remote-connection.js';
 
 /** Shortest interval between two syncs of a pull mirror, minutes (Gitea's default minimum). */
@@ -172,7 +173,7 @@ export async function createMirror(ctx: Context, projectId: number, input: Mirro
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    ctx.events.emit('mirrorsDue', { mirrorId: row.id });
+    await mirrorDue(ctx, row.id);
     return row.id;
   } catch (error) {
     if (isUniqueViolation(error)) throw new Conflict('The project already has a pull mirror', { cause: error, code: 'GITLOOM_ERR_MIRROR_CONFLICT' });
@@ -198,7 +199,7 @@ export async function updateMirror(ctx: Context, projectId: number, mirrorId: nu
     .set({ ...settings, failureCount: 0, nextAttemptDate: now, pendingDate: stored.direction === 'PUSH' ? now : null })
     .where('id', '=', mirrorId)
     .execute();
-  ctx.events.emit('mirrorsDue', { mirrorId });
+  await mirrorDue(ctx, mirrorId);
 }
 
 /**
@@ -229,7 +230,7 @@ export async function syncMirrorNow(ctx: Context, projectId: number, mirrorId: n
     .set({ nextAttemptDate: now, pendingDate: row.direction === 'PUSH' ? now : null })
     .where('id', '=', mirrorId)
     .execute();
-  ctx.events.emit('mirrorsDue', { mirrorId });
+  await mirrorDue(ctx, mirrorId);
 }
 
 /** Whether a project has a pull mirror (enabled or not): src/domain/projects/pull-mirror-guard.ts asks it. */

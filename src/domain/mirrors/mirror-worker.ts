@@ -13,12 +13,16 @@ import { randomUUID } from 'node:crypto';
 import type { ExpressionBuilder } from 'kysely';
 import { recordWhenAvailable } from '../../db/availability.js';
 import { dialectOf } from '../../db/dialect.js';
+import { announce } from '../../db/notifications.js';
 import type { Database, RepositoryMirrorRow } from '../../db/schema.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
 import { syncPullMirror } from './pull-sync.js';
 import { pushToMirror } from './push-sync.js';
 import { failureText, mirrorConnection } from './remote-connection.js';
+
+/** The topic waking the other processes' mirror workers (src/db/notifications.ts): a mirror made due. */
+export const MIRRORS_TOPIC = 'mirrors';
 
 /** Mirrors one process syncs at once. */
 export const MAX_RUNNING = 4;
@@ -60,7 +64,7 @@ export class MirrorWorker {
     private readonly options: MirrorWorkerOptions = {},
   ) {
     this.ctx = createContext(services, systemActor);
-    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError);
+    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError).wakeOn(services.db, MIRRORS_TOPIC);
     // a mirror made due by "sync now", or push mirrors by a ref change this process journaled
     services.events.on('mirrorsDue', () => this.loop.wake());
     services.events.on('refsUpdated', () => this.loop.wake());
@@ -211,6 +215,16 @@ export class MirrorWorker {
 export async function markPushMirrorsPending(ctx: Pick<Context, 'db' | 'now'>, projectId: number): Promise<void> {
   const now = ctx.now();
   const mirrors = ctx.db.updateTable('repositoryMirrors').where('projectId', '=', projectId).where('direction', '=', 'PUSH');
-  await mirrors.set({ pendingDate: now, nextAttemptDate: now }).where('failureCount', '=', 0).execute();
+  const due = await mirrors.set({ pendingDate: now, nextAttemptDate: now }).where('failureCount', '=', 0).executeTakeFirst();
   await mirrors.set({ pendingDate: now }).where('failureCount', '>', 0).execute();
+  if (Number(due.numUpdatedRows) > 0) await announce(ctx.db, MIRRORS_TOPIC);
+}
+
+/**
+ * Mirror `mirrorId` was made due now (created, changed, "sync now"): the mirror workers of this
+ * process are woken at once, those of the other processes by the announcement.
+ */
+export async function mirrorDue(ctx: Pick<Context, 'db' | 'events'>, mirrorId: number): Promise<void> {
+  ctx.events.emit('mirrorsDue', { mirrorId });
+  await announce(ctx.db, MIRRORS_TOPIC);
 }

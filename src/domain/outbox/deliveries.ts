@@ -5,8 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import type { OutboxAttemptRow, OutboxMessageRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
+import { announce } from '../../db/notifications.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
+import { OUTBOX_TOPIC } from './worker.js';
 
 /** A delivery with its attempts, oldest attempt first. */
 export type WebhookDelivery = OutboxMessageRow & { attempts: OutboxAttemptRow[] };
@@ -72,5 +74,6 @@ export async function redeliverWebhook(ctx: Context, deliveryId: number): Promis
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+  await announce(ctx.db, OUTBOX_TOPIC);
   return row.id;
 }

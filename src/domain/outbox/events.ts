@@ -4,6 +4,7 @@
  * a snapshot taken in that transaction: the JSON a webhook receives.
  */
 import type { Db } from '../../db/database.js';
+import { announce } from '../../db/notifications.js';
 import { toWireBuild } from '../../wire/builds.js';
 import { toWireCodeComment } from '../../wire/code-comments.js';
 import { toWireDate } from '../../wire/dates.js';
@@ -14,6 +15,7 @@ import { findCodeCommentRow } from '../code-comments/index.js';
 import { findIssueRow, issueWatcherIds, stateOrdinal } from '../issues/index.js';
 import { assigneeIds, findPullRequestRow, pendingReviewerIds, pullRequestWatcherIds } from '../pulls/index.js';
 import type { Activity, FieldUser } from '../events.js';
+import { OUTBOX_TOPIC } from './worker.js';
 
 const TYPE_NAMES: Record<string, string> = {
   'PULL_REQUEST:OPENED': 'PullRequestOpened',
@@ -75,6 +77,7 @@ export async function enqueueEvent(db: Db, event: Activity): Promise<void> {
       leaseExpires: null,
     })
     .execute();
+  await announce(db, OUTBOX_TOPIC);
 }
 
 /**

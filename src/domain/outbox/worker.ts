@@ -25,6 +25,12 @@ import { webHooksFor } from '../projects/index.js';
 /** Tries per message before it is FAILED. */
 export const MAX_ATTEMPTS = 6;
 
+/**
+ * The topic waking the other processes' outbox workers (src/db/notifications.ts): announced in
+ * the transaction that queues an event or a delivery.
+ */
+export const OUTBOX_TOPIC = 'outbox';
+
 /** Options of {@link OutboxWorker}. */
 export interface OutboxWorkerOptions {
   /** Milliseconds between ticks (default 250). */
@@ -55,7 +61,7 @@ export class OutboxWorker {
     private readonly options: OutboxWorkerOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 250, options.onError);
+    this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 250, options.onError).wakeOn(services.db, OUTBOX_TOPIC);
   }
 
   /** Starts the loop; when one process owns the database (SQLite) the leases of a previous (crashed) one are released first. */

@@ -1,3 +1,4 @@
+import { trackChanges, type ChangeTracker } from '../../db/database.js';
 import type { Context } from '../context.js';
 
 /** Security setting (docs/compatibility.md#platform-first-boot defaults). */
@@ -19,31 +20,37 @@ const DEFAULT_SECURITY: SecuritySetting = {
 
 /**
  * Settings are read on hot paths (every anonymous request, every actor): this process keeps
- * them for a second. A write here is seen at once; a write by another server process within
- * a second.
+ * them while the `settings` table is unchanged — a write through this process is seen at once,
+ * one through another process sharing a PostgreSQL database when its announcement arrives
+ * (docs/architecture.md#processes-sharing-postgresql) — and for the tracker's `ttlMs` at most.
  */
-const CACHE_MS = 1000;
-const caches = new WeakMap<object, Map<string, { value: unknown; until: number }>>();
+interface CachedSetting {
+  value: unknown;
+  /** The tracker version read before the row was. */
+  version: number;
+  until: number;
+}
+const caches = new WeakMap<object, { tracker: ChangeTracker; entries: Map<string, CachedSetting> }>();
 
-function cacheOf(db: object): Map<string, { value: unknown; until: number }> {
+function cacheOf(db: Pick<Context, 'db'>['db']) {
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new Map()));
+  if (!cache) caches.set(db, (cache = { tracker: trackChanges(db, ['settings']), entries: new Map() }));
   return cache;
 }
 
 /** A setting's value: `read` turns the stored JSON (undefined when none is stored) into it. */
 async function readSetting<T>(ctx: Pick<Context, 'db'>, key: string, read: (stored: unknown) => T): Promise<T> {
-  const cache = cacheOf(ctx.db);
-  const cached = cache.get(key);
-  if (cached && cached.until > Date.now()) return cached.value as T;
+  const { tracker, entries } = cacheOf(ctx.db);
+  const cached = entries.get(key);
+  if (cached && cached.version === tracker.version && cached.until > Date.now()) return cached.value as T;
+  const version = tracker.version;
   const row = await ctx.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
   const value = read(row ? JSON.parse(row.value) : undefined);
-  cache.set(key, { value, until: Date.now() + CACHE_MS });
+  entries.set(key, { value, version, until: Date.now() + tracker.ttlMs });
   return value;
 }
 
 async function writeSetting(ctx: Pick<Context, 'db'>, key: string, value: object): Promise<void> {
-  cacheOf(ctx.db).delete(key);
   await ctx.db
     .insertInto('settings')
     .values({ key, value: JSON.stringify(value) })
