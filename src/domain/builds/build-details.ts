@@ -5,7 +5,7 @@
  * jobs of a project the caller may run by hand. Permissions are the API's (docs/compatibility.md#builds-endpoints): every read goes through {@link loadBuild}.
  */
 import { open } from 'node:fs/promises';
-import { artifactInfo } from '../../ci/artifacts.js';
+import { artifactFiles } from '../../ci/artifact-storage.js';
 import type { ParamSpec } from '../../ci/spec-types.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
@@ -15,7 +15,7 @@ import { jobPermissions, type JobPermissions, projectPathsByIds, projectPermissi
 import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';
-import { artifactsDir, logPath, logSize } from './storage.js';
+import { artifactStorage, logPath, logSize } from './storage.js';
 import { userNamesByIds } from '../users/index.js';
 
 /** The value shown for a `Secret` param (the API's mask, docs/compatibility.md#builds-endpoints getParams). */
@@ -115,23 +115,12 @@ export interface ArtifactFile {
  */
 export async function listArtifactFiles(ctx: Context, buildId: number, limit: number): Promise<{ files: ArtifactFile[]; truncated: boolean }> {
   const { build } = await loadBuild(ctx, buildId);
-  const root = artifactsDir(ctx.config, build);
   const files: ArtifactFile[] = [];
-  const walk = async (dir: string): Promise<boolean> => {
-    const info = await artifactInfo(root, dir);
-    if (!info || info['@type'] !== 'DirectoryInfo') return true;
-    for (const child of info.children ?? []) {
-      if (child['@type'] === 'DirectoryInfo') {
-        if (!(await walk(child.path ?? ''))) return false;
-      } else {
-        if (files.length === limit) return false;
-        files.push({ path: child.path ?? '', length: child.length });
-      }
-    }
-    return true;
-  };
-  const complete = await walk('');
-  return { files, truncated: !complete };
+  for await (const file of artifactFiles(artifactStorage(ctx.config, build))) {
+    if (files.length === limit) return { files, truncated: true };
+    files.push({ path: file.path, length: file.length });
+  }
+  return { files, truncated: false };
 }
 
 /** A job the caller may run by hand, with the params a run must supply. */

@@ -24,7 +24,7 @@ import { CacheStore } from '../../ci/job-caches.js';
 import { CACHES_DIR, CONTAINERS_DIR } from '../../data-dir.js';
 import { formatLogLine, runJob, type CheckoutOptions, type ExecutorKind, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
-import { publishArtifacts } from '../../ci/publish-artifacts.js';
+import { retrieveArtifacts } from '../../ci/artifact-storage.js';
 import { DatabaseUnavailable, recordWhenAvailable } from '../../db/availability.js';
 import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
@@ -39,7 +39,7 @@ import { buildJobSecrets } from './secrets.js';
 import { getProjectRow, secretKey } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { findJob, jobVariables, specAt } from './spec.js';
-import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
+import { appendLog, artifactStorage, buildDir, logPath, readLog } from './storage.js';
 import { ScheduleRunner } from './schedules.js';
 import { onWakeup } from './wakeup.js';
 
@@ -417,10 +417,8 @@ export class BuildScheduler {
         if (dep.artifacts === null) continue;
         const dest = path.join(workspace, ...relativeSegments(dep.destinationPath ?? '', 'Destination path'));
         await mkdir(dest, { recursive: true });
-        const source = artifactsDir(config, dep);
-        await mkdir(source, { recursive: true });
-        const copied = await publishArtifacts(source, null, dep.artifacts, dest);
-        logLine(`Retrieved ${copied.length} artifact file(s) of dependency job '${dep.jobName}'`);
+        const copied = await retrieveArtifacts(artifactStorage(config, dep), dep.artifacts, dest);
+        logLine(`Retrieved ${copied} artifact file(s) of dependency job '${dep.jobName}'`);
       }
     };
   }
@@ -445,7 +443,7 @@ export class BuildScheduler {
     const started = build.pendingDate ?? build.runningDate ?? this.ctx.now();
     return {
       steps: job.steps,
-      artifactsDir: artifactsDir(config, build),
+      artifactsDir: artifactStorage(config, build),
       artifactMaxBytes: config.artifactMaxBytes,
       timeoutSeconds: Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000),
       killGraceMs: 2000,

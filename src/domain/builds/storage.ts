@@ -1,6 +1,8 @@
 /**
  * Where a build's files live (docs/architecture.md#data-layout): `<data dir>/builds/<projectId>/<number>/`
- * holds `build.log` and `artifacts/`; a running job's directory is `<jobs dir>/<buildId>-<uuid>/`
+ * holds `build.log` and `artifacts/` — the artifacts unless the object store is a bucket
+ * (docs/architecture.md#object-storage), which holds them under the same keys; a running job's
+ * directory is `<jobs dir>/<buildId>-<uuid>/`
  * (src/ci/job-directory.ts). Everything here lies in the private data dir, which no job can
  * reach: its file operations never touch a path a job can write (docs/compatibility.md#gitloom-differs-untrusted-builds).
  */
@@ -8,7 +10,9 @@ import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../config.js';
+import { directoryArtifacts, storedArtifacts, type ArtifactStorage } from '../../ci/artifact-storage.js';
 import { formatLogLine } from '../../ci/executor.js';
+import { artifactsPrefix, buildPrefix, objectStoreOf, projectBuildsPrefix } from '../../object-store/index.js';
 
 /** The storage directory of a build (`<data dir>/builds/<projectId>/<number>`). */
 export function buildDir(config: Config, build: { projectId: number; number: number }): string {
@@ -25,16 +29,37 @@ export function artifactsDir(config: Config, build: { projectId: number; number:
   return path.join(buildDir(config, build), 'artifacts');
 }
 
-/** Empties (and recreates) a build's storage directory: on submit and rebuild (docs/compatibility.md#builds-lifecycle "Storage"). */
+/** The build's artifacts, wherever the object store keeps them (src/ci/artifact-storage.ts). */
+export function artifactStorage(config: Config, build: { projectId: number; number: number }): ArtifactStorage {
+  if (config.objectStore === null) return directoryArtifacts(artifactsDir(config, build));
+  return storedArtifacts(objectStoreOf(config), artifactsPrefix(build));
+}
+
+/** Empties (and recreates) a build's storage directory, and its objects in a bucket: on submit and rebuild (docs/compatibility.md#builds-lifecycle "Storage"). */
 export async function resetBuildStorage(config: Config, build: { projectId: number; number: number }): Promise<void> {
   const dir = buildDir(config, build);
   await rm(dir, { recursive: true, force: true });
+  if (config.objectStore !== null) await objectStoreOf(config).deletePrefix(buildPrefix(build));
   await mkdir(dir, { recursive: true });
 }
 
-/** Removes a build's storage directory (delete build). */
+/** Removes a build's storage directory and its objects in a bucket (delete build). */
 export async function removeBuildStorage(config: Config, build: { projectId: number; number: number }): Promise<void> {
   await rm(buildDir(config, build), { recursive: true, force: true });
+  if (config.objectStore !== null) await objectStoreOf(config).deletePrefix(buildPrefix(build));
+}
+
+/**
+ * The `projectsDeleting` reaction: once the deletion committed, the storage of the projects'
+ * builds goes — their directories of the data dir and their objects in a bucket.
+ */
+export async function onProjectsDeleting(config: Config, event: { projectIds: number[]; afterCommit: (() => Promise<void>)[] }): Promise<void> {
+  event.afterCommit.push(async () => {
+    for (const projectId of event.projectIds) {
+      await rm(path.join(config.dataDir, 'builds', String(projectId)), { recursive: true, force: true });
+      if (config.objectStore !== null) await objectStoreOf(config).deletePrefix(projectBuildsPrefix(projectId));
+    }
+  });
 }
 
 /** Appends lines to a build log as `HH:mm:ss message`. */
