@@ -4,15 +4,15 @@
  */
 
 /**
- * Checks an object key: `/`-separated, no empty, `.` or `..` segment, no NUL byte, no
- * backslash. Keys are made by the server from checked parts; a bad one is a fault.
+ * Checks an object key: `/`-separated, no empty, `.` or `..` segment, no NUL byte. Keys are
+ * made by the server from checked parts; a bad one is a fault.
  *
  * @returns `key`.
  * @throws Error naming the key.
  */
 export function checkKey(key: string): string {
   const segments = key.split('/');
-  if (key.includes('\0') || key.includes('\\') || segments.some((s) => s === '' || s === '.' || s === '..')) {
+  if (key.includes('\0') || segments.some((s) => s === '' || s === '.' || s === '..')) {
     throw new Error(`Malformed object key: ${JSON.stringify(key.slice(0, 200))}`);
   }
   return key;

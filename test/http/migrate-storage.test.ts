@@ -152,5 +152,6 @@ describe('gitloom admin migrate-storage', () => {
     for (const name of Object.keys(s3env)) delete env[name];
     await server.restart();
     await served();
-  });
+    // six runs of the CLI, each starting a process
+  }, 240_000);
 });

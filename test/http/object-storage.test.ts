@@ -150,6 +150,11 @@ describe('build artifacts in S3-compatible storage', () => {
     expect(Buffer.from(await across.arrayBuffer()).equals(data.subarray(start, start + 20))).toBe(true);
 
     const raw = (route: string, text: string) => server.call('POST', route, { text, headers: { 'content-type': 'application/octet-stream' } });
+    // any name a file system allows is a key: spaces, backslashes, percent signs, non-ASCII
+    const odd = 'a\\b c%20ü.txt';
+    expect((await raw(`/artifacts/${ci.id}/odd/${encodeURIComponent(odd)}`, 'odd')).status).toBe(200);
+    expect((await server.call('GET', `/artifacts/${ci.id}/infos/odd`)).json.children.map((c: any) => c.path)).toEqual([`odd/${odd}`]);
+    expect((await server.call('GET', `/artifacts/${ci.id}/contents/odd/${encodeURIComponent(odd)}`)).text).toBe('odd');
     expect((await raw(`/artifacts/${ci.id}/big`, 'x')).status).toBe(409);
     expect((await raw(`/artifacts/${ci.id}/big/blob.bin/inner`, 'x')).status).toBe(409);
   });

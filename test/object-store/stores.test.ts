@@ -97,7 +97,7 @@ describe.each(['local', 's3'])('the %s object store', (kind) => {
   });
 
   it('refuses malformed keys', async () => {
-    for (const key of ['../x', 'a//b', '/a', 'a/./b', 'a\\b', 'a\0b']) await expect(store().stat(key), key).rejects.toThrow('Malformed object key');
+    for (const key of ['../x', 'a//b', '/a', 'a/./b', 'a\0b']) await expect(store().stat(key), key).rejects.toThrow('Malformed object key');
   });
 });
 
