@@ -183,7 +183,7 @@ admin
 admin
   .command('migrate-storage')
   .description(
-    'move the build artifacts and Git LFS objects to the bucket of GITLOOM_OBJECT_STORE_URL (--to s3) or back into the data directory (--to local), each copy verified before its source goes; resumable (README "Object storage")',
+    'move the build artifacts and Git LFS objects to the bucket of GITLOOM_OBJECT_STORE_URL (--to s3) or back into the data directory with the archived build logs (--to local), each copy verified before its source goes; resumable (README "Object storage")',
   )
   .requiredOption('--to <store>', 's3 or local')
   .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')

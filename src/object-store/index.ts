@@ -8,7 +8,7 @@ import { S3ObjectStore } from './s3.js';
 import type { ObjectStore } from './types.js';
 
 export { objectStoreFromEnv, type ObjectStoreConfig } from './config.js';
-export { artifactsPrefix, buildPrefix, isStoredKey, lfsObjectKey, LFS_PREFIX, projectBuildsPrefix } from './keys.js';
+export { artifactsPrefix, buildPrefix, isBuildLogKey, isStoredKey, lfsObjectKey, LFS_PREFIX, projectBuildsPrefix } from './keys.js';
 export { LocalObjectStore } from './local.js';
 export { S3ObjectStore } from './s3.js';
 export type { ByteRange, ListedObject, ObjectInfo, ObjectStore, OpenedObject, PutChecks } from './types.js';
@@ -26,4 +26,12 @@ export function objectStoreOf(config: Pick<Config, 'dataDir' | 'objectStore'>): 
     stores.set(key, store);
   }
   return store;
+}
+
+/** Closes the connections of the store `config` names, if one was made (a server stopping). */
+export function closeObjectStore(config: Pick<Config, 'dataDir' | 'objectStore'>): void {
+  const key = config.objectStore ?? config;
+  const store = stores.get(key);
+  if (store instanceof S3ObjectStore) store.destroy();
+  stores.delete(key);
 }

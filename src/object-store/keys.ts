@@ -42,9 +42,15 @@ export function lfsObjectKey(oid: string): string {
 }
 
 /**
- * Whether `key` is one the object store holds: a Git LFS object or a build artifact (what
- * `gitloom admin migrate-storage` moves). Logs, caches and the rest of the data dir stay local.
+ * Whether `key` is one the object store holds from the start: a Git LFS object or a build
+ * artifact (what `gitloom admin migrate-storage` moves either way). Build logs reach a bucket
+ * when their job ended ({@link isBuildLogKey}); caches and the rest of the data dir stay local.
  */
 export function isStoredKey(key: string): boolean {
   return /^lfs\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(key) || /^builds\/\d+\/\d+\/artifacts\/./.test(key);
+}
+
+/** Whether `key` is a build's log, `builds/<projectId>/<number>/build.log` (archived to a bucket once the build's job ended). */
+export function isBuildLogKey(key: string): boolean {
+  return /^builds\/\d+\/\d+\/build\.log$/.test(key);
 }

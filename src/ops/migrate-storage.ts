@@ -1,7 +1,8 @@
 /**
  * `gitloom admin migrate-storage --to s3|local` (docs/architecture.md#object-storage, README
  * "Object storage"): moves the build artifacts and Git LFS objects between the data dir and the
- * bucket of `GITLOOM_OBJECT_STORE_URL`, one object at a time:
+ * bucket of `GITLOOM_OBJECT_STORE_URL` (and, back to the data dir, the archived build logs), one
+ * object at a time:
  *
  * 1. the object is copied (streamed, visible at the destination only once whole), hashing the
  *    bytes read from the source;
@@ -11,14 +12,15 @@
  * An interruption at any point leaves every object whole in the source, the destination or
  * both; running the command again skips nothing and copies nothing twice that is already
  * verified there: an object found at the destination is compared by size and SHA-256, the
- * source removed when they agree and copied again when not. Run it while no server writes
+ * source removed when they agree and copied again when not (a build log found in the data dir
+ * is the one served: the bucket's copy is dropped). Run it while no server writes
  * objects (stopped, or before switching the variable), then set or unset the variable.
  */
 import { createHash } from 'node:crypto';
 import { readdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { isStoredKey, LFS_PREFIX, LocalObjectStore, S3ObjectStore, type ObjectStore } from '../object-store/index.js';
+import { isBuildLogKey, isStoredKey, LFS_PREFIX, LocalObjectStore, S3ObjectStore, type ObjectStore } from '../object-store/index.js';
 
 /** What one run did. */
 export interface MigrationReport {
@@ -34,7 +36,9 @@ export interface MigrationReport {
 const PREFIXES = [LFS_PREFIX, 'builds/'];
 
 /**
- * Moves every stored object of the other store into the store `to` names.
+ * Moves every stored object of the other store into the store `to` names; with `local`, the
+ * archived build logs come back too (finished builds' logs go to the bucket as their jobs end,
+ * never by this command).
  *
  * @param to `s3` (data dir → bucket) or `local` (bucket → data dir).
  * @param log told one line per object moved.
@@ -50,9 +54,11 @@ export async function migrateStorage(config: Config, to: 's3' | 'local', log: (l
   try {
     for (const prefix of PREFIXES) {
       for await (const object of source.list(prefix)) {
-        if (!isStoredKey(object.key)) continue;
+        const isLog = isBuildLogKey(object.key);
+        if (!isStoredKey(object.key) && !(isLog && to === 'local')) continue;
         const existing = await digestOf(target, object.key);
-        if (existing !== null && existing === (await digestOf(source, object.key))) {
+        // a log in the data dir is the one served: a copy of it in the bucket is left over
+        if (existing !== null && (isLog || existing === (await digestOf(source, object.key)))) {
           await source.delete(object.key);
           report.resumed++;
           log(`Verified ${object.key} (${object.size} bytes), copied by an earlier run`);

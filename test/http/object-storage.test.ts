@@ -120,6 +120,16 @@ describe('build artifacts in S3-compatible storage', () => {
     expect(release.status).toBe('SUCCESSFUL');
     expect((await server.call('GET', `/builds/${release.id}/log`)).text).toMatch(/built\n.*deep/);
 
+    // once the job ended, the log went to the bucket and is served from there
+    const logFile = path.join(server.dataDir, 'builds', String(projectId), String(ci.number), 'build.log');
+    await eventually(async () => (await bucket.stat(`builds/${projectId}/${ci.number}/build.log`)) !== null);
+    await expect(fs.stat(logFile)).rejects.toThrow();
+    const log = await server.call('GET', `/builds/${ci.id}/log`);
+    expect(log.text).toContain('Published 2 artifact file(s)');
+    expect(log.text).toContain('Job finished');
+    const followed = await server.call('GET', `/builds/${ci.id}/log?follow=true`);
+    expect(followed.text).toBe(log.text);
+
     expect((await server.call('DELETE', `/artifacts/${ci.id}/dist/sub`)).status).toBe(200);
     expect(await keys(prefix)).toEqual([`${prefix}dist/out.txt`]);
     expect((await server.call('DELETE', `/artifacts/${ci.id}/dist/sub`)).status).toBe(404);
@@ -162,7 +172,8 @@ describe('build artifacts in S3-compatible storage', () => {
   it('deleting a build, then its project, removes their objects from the bucket', async () => {
     const ci = await run('CI');
     const own = `builds/${projectId}/${ci.number}/`;
-    expect((await keys(own)).length).toBe(2);
+    // two artifacts, then the log once the job ended
+    await eventually(async () => (await keys(own)).length === 3);
     expect((await server.call('DELETE', `/builds/${ci.id}`)).status).toBe(200);
     expect(await keys(own)).toEqual([]);
     expect((await keys(`builds/${projectId}/`)).length).toBeGreaterThan(0);

@@ -4,7 +4,6 @@
  * canceller, its params with secrets masked, the tail of its log, its artifact files, and the
  * jobs of a project the caller may run by hand. Permissions are the API's (docs/compatibility.md#builds-endpoints): every read goes through {@link loadBuild}.
  */
-import { open } from 'node:fs/promises';
 import { artifactFiles } from '../../ci/artifact-storage.js';
 import type { ParamSpec } from '../../ci/spec-types.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
@@ -15,7 +14,7 @@ import { jobPermissions, type JobPermissions, projectPathsByIds, projectPermissi
 import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';
-import { artifactStorage, logPath, logSize } from './storage.js';
+import { artifactStorage, logSize, readLogFrom } from './storage.js';
 import { userNamesByIds } from '../users/index.js';
 
 /** The value shown for a `Secret` param (the API's mask, docs/compatibility.md#builds-endpoints getParams). */
@@ -86,13 +85,14 @@ export async function buildLogTail(ctx: Context, buildId: number, maxBytes: numb
   const size = await logSize(ctx.config, build);
   if (size === 0) return { text: '', end: 0, truncated: false };
   const start = Math.max(0, size - maxBytes);
-  const buffer = Buffer.alloc(size - start);
-  const handle = await open(logPath(ctx.config, build), 'r');
-  try {
-    await handle.read(buffer, 0, buffer.length, start);
-  } finally {
-    await handle.close();
+  const chunks: Buffer[] = [];
+  let read = 0;
+  for await (const chunk of readLogFrom(ctx.config, build, start)) {
+    chunks.push(chunk);
+    read += chunk.length;
+    if (read >= size - start) break;
   }
+  const buffer = Buffer.concat(chunks).subarray(0, size - start);
   const first = start === 0 ? 0 : buffer.indexOf(10) + 1;
   const last = buffer.lastIndexOf(10) + 1;
   if (last <= first) return { text: '', end: start + first, truncated: start > 0 };

@@ -39,8 +39,9 @@ import { buildJobSecrets } from './secrets.js';
 import { getProjectRow, secretKey } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { findJob, jobVariables, specAt } from './spec.js';
-import { appendLog, artifactStorage, buildDir, logPath, readLog } from './storage.js';
+import { appendLog, archiveLog, artifactStorage, buildDir, logPath, readLog } from './storage.js';
 import { ScheduleRunner } from './schedules.js';
+import { FINISHED } from './submit.js';
 import { onWakeup } from './wakeup.js';
 
 /** Options of {@link BuildScheduler}. */
@@ -365,6 +366,22 @@ export class BuildScheduler {
       // Safe: runJob returned only once no process of the job's uid runs (src/ci/job-directory.ts
       // rule 1), and fs.rm removes links themselves, never what they point to.
       await rm(jobDir, { recursive: true, force: true });
+      await this.archiveFinishedLog(build);
+    }
+  }
+
+  /**
+   * Once a build's job ended, its log goes to the bucket when the build is finished (not when it
+   * waits for a retry): nothing writes it any more (docs/architecture.md#object-storage). A
+   * failure leaves the log in the data dir, where it is served from, and is reported.
+   */
+  private async archiveFinishedLog(build: BuildRow): Promise<void> {
+    if (this.ctx.config.objectStore === null) return;
+    try {
+      const row = await this.ctx.db.selectFrom('builds').select('status').where('id', '=', build.id).executeTakeFirst();
+      if (row && FINISHED.includes(row.status)) await archiveLog(this.ctx.config, build);
+    } catch (error) {
+      this.options.onError?.(error);
     }
   }
 
