@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { objectStoreOf, type ObjectStore } from '../../src/object-store/index.js';
@@ -59,7 +60,7 @@ async function tempDir(prefix: string): Promise<string> {
 beforeAll(async () => {
   s3 = await startTestS3();
   const env = await s3.env('gitloom', 'site');
-  server = await startTestServer(env);
+  server = await startTestServer({ ...env, GITLOOM_ARTIFACT_MAX_MB: '20' });
   bucket = objectStoreOf(loadConfig(env, { dataDir: server.dataDir }));
 });
 afterAll(async () => {
@@ -158,6 +159,24 @@ describe('build artifacts in S3-compatible storage', () => {
     });
     expect(across.status).toBe(206);
     expect(Buffer.from(await across.arrayBuffer()).equals(data.subarray(start, start + 20))).toBe(true);
+
+    // over GITLOOM_ARTIFACT_MAX_MB (20): cut off as it streams, after parts went up; no object
+    const tooLarge = await fetch(`${server.api}/artifacts/${ci.id}/big/huge.bin`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${ADMIN.name}:${ADMIN.password}`).toString('base64')}`, 'content-type': 'application/octet-stream' },
+      // no Content-Length: chunks of 1 MiB, so the limit is found while the body streams
+      body: Readable.toWeb(
+        Readable.from(
+          (function* () {
+            for (let i = 0; i < 21; i++) yield randomBytes(1024 * 1024);
+          })(),
+        ),
+      ) as ReadableStream,
+      duplex: 'half',
+    } as RequestInit).catch((error: unknown) => error);
+    // the server answers 413 and closes the connection while the body still arrives
+    if (tooLarge instanceof Response) expect(tooLarge.status).toBe(413);
+    expect(await bucket.stat(`builds/${projectId}/${ci.number}/artifacts/big/huge.bin`)).toBeNull();
 
     const raw = (route: string, text: string) => server.call('POST', route, { text, headers: { 'content-type': 'application/octet-stream' } });
     // any name a file system allows is a key: spaces, backslashes, percent signs, non-ASCII
