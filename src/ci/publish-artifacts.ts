@@ -6,7 +6,7 @@
  * only).
  */
 import { createReadStream, fstatSync, realpathSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { BadRequest, PayloadTooLarge } from '../errors.js';
 import { directoryArtifacts, type ArtifactStorage } from './artifact-storage.js';
@@ -108,6 +108,7 @@ export async function publishArtifacts(
   }
   const files = await collectFiles(workspaceDir, base, patterns, (rel) => onSkip?.(rel, LINK_SKIPPED));
   const prefix = path.relative(workspaceDir, base);
+  if (typeof artifacts === 'string') await mkdir(artifacts, { recursive: true });
   const target = typeof artifacts === 'string' ? directoryArtifacts(artifacts) : artifacts;
   const published: string[] = [];
   for (const rel of files) {

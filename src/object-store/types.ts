@@ -5,12 +5,9 @@
  * data-dir store keeps each at `<data dir>/<key>`, the bucket at `<prefix>/<key>`.
  */
 import type { Readable } from 'node:stream';
+import type { ByteRange } from '../ci/artifacts.js';
 
-/** An inclusive byte range `[start, end]` (offsets in bytes). */
-export interface ByteRange {
-  readonly start: number;
-  readonly end: number;
-}
+export type { ByteRange } from '../ci/artifacts.js';
 
 /** What the store knows of an object. */
 export interface ObjectInfo {
