@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { objectStoreOf, type ObjectStore } from '../../src/object-store/index.js';
 import { PART_BYTES } from '../../src/object-store/s3.js';
+import { signInByFetch } from '../helpers/browser.js';
 import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 import { startTestS3, type TestS3 } from '../helpers/s3.js';
 import { ADMIN, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
@@ -130,6 +131,11 @@ describe('build artifacts in S3-compatible storage', () => {
     expect(log.text).toContain('Job finished');
     const followed = await server.call('GET', `/builds/${ci.id}/log?follow=true`);
     expect(followed.text).toBe(log.text);
+    // the build's page shows the archived log's tail and links the stored artifacts
+    const session = await signInByFetch(server, ADMIN.name, ADMIN.password);
+    const page = await (await fetch(`${server.url}/stored/~builds/${ci.number}`, { headers: { cookie: session.cookie } })).text();
+    expect(page).toMatch(/<pre class="build-log"[^>]*>[^<]*Job finished/);
+    expect(page).toContain(`href="/stored/~builds/${ci.number}/artifacts/dist/sub/deep.txt" download`);
 
     expect((await server.call('DELETE', `/artifacts/${ci.id}/dist/sub`)).status).toBe(200);
     expect(await keys(prefix)).toEqual([`${prefix}dist/out.txt`]);
