@@ -182,6 +182,22 @@ admin
     }
   });
 
+admin
+  .command('migrate-storage')
+  .description(
+    'move the build artifacts and Git LFS objects to the bucket of GITLOOM_OBJECT_STORE_URL (--to s3) or back into the data directory with the archived build logs (--to local), each copy verified before its source goes; resumable (README "Object storage")',
+  )
+  .requiredOption('--to <store>', 's3 or local')
+  .option('-d, --data-dir <dir>', 'data directory (overrides GITLOOM_DATA_DIR)')
+  .action(async (options: { to: string; dataDir?: string }) => {
+    if (options.to !== 's3' && options.to !== 'local') throw new Error(`--to must be s3 or local, got '${options.to}'`);
+    const { migrateStorage } = await import('./ops/migrate-storage.js');
+    const report = await migrateStorage(configFrom(options), options.to, (line) => process.stdout.write(`${line}\n`));
+    process.stdout.write(
+      `Storage migrated to ${options.to}: ${report.moved} object(s) moved (${report.bytes} bytes), ${report.resumed} found already copied\n`,
+    );
+  });
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseNetworkAllowList } from './ci/job-network.js';
 import { DEFAULT_JOB_SANDBOX, JOB_UID_RANGE, type JobSandboxConfig } from './ci/sandbox.js';
 import { JOBS_DIR } from './data-dir.js';
+import { objectStoreFromEnv, type ObjectStoreConfig } from './object-store/config.js';
 
 /** Server configuration, read once from the environment (README "Configuration"). */
 export interface Config {
@@ -74,6 +75,12 @@ export interface Config {
    * docs/security.md#git-lfs).
    */
   lfsMaxBytes: number;
+  /**
+   * Where build artifacts and Git LFS objects live: null for the data dir (the default), else
+   * the S3-compatible bucket of `GITLOOM_OBJECT_STORE_URL` (README "Object storage",
+   * docs/architecture.md#object-storage).
+   */
+  objectStore: ObjectStoreConfig | null;
   /** Log level for pino (`GITLOOM_LOG_LEVEL`, default info). */
   logLevel: string;
   /** git commands running longer than this many ms are logged as slow (`GITLOOM_GIT_SLOW_MS`, default 5000). */
@@ -288,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     pushMaxBytes: megabytesFromEnv(env, 'GITLOOM_PUSH_MAX_MB', 2048),
     artifactMaxBytes: megabytesFromEnv(env, 'GITLOOM_ARTIFACT_MAX_MB', 1024),
     lfsMaxBytes: megabytesFromEnv(env, 'GITLOOM_LFS_MAX_MB', 10240),
+    objectStore: objectStoreFromEnv(env),
     logLevel: env.GITLOOM_LOG_LEVEL ?? 'info',
     gitSlowMs: intFromEnv(env, 'GITLOOM_GIT_SLOW_MS', 5000),
     jobSandbox: jobSandboxFromEnv(env),

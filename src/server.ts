@@ -25,6 +25,7 @@ import { createContext, systemActor, type Services } from './domain/context.js';
 import { type GitAccess, HOOKS_PATH, prepareGitAccess } from './domain/repositories/index.js';
 import type { HostKeyInfo } from './domain/ssh/index.js';
 import type { SshServer } from './ssh/server.js';
+import { closeObjectStore } from './object-store/index.js';
 
 export interface RunningServer {
   app: App;
@@ -124,6 +125,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         await outbox.stop();
         await events.idle();
         await database.close();
+        closeObjectStore(config);
       },
     };
   } catch (error) {

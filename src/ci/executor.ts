@@ -37,6 +37,7 @@ import { chownTree, createJobDirectory, moveInto, relativeSegments, resolveInsid
 import { attachNetwork, openNetworkNamespace, SLIRP_DNS, SLIRP_RESOLV_CONF, type NetworkAttachment, type NetworkNamespace } from './job-network.js';
 import { LineAssembler, SecretMasker } from './log-masker.js';
 import { runInProcessGroup, terminateProcessGroup, type ProcessGroupResult } from './process-group.js';
+import type { ArtifactStorage } from './artifact-storage.js';
 import { publishArtifacts } from './publish-artifacts.js';
 import {
   acquireJobUid,
@@ -119,8 +120,11 @@ export interface RunJobOptions {
   /** Steps in order (from `parseBuildSpec`). */
   readonly steps: readonly Step[];
   readonly checkout: CheckoutFn;
-  /** Destination of `!PublishArtifactStep` (`<build dir>/artifacts`); created when needed. */
-  readonly artifactsDir: string;
+  /**
+   * Destination of `!PublishArtifactStep`: the build's artifacts in the object store
+   * (src/ci/artifact-storage.ts), or a directory created when needed.
+   */
+  readonly artifactsDir: string | ArtifactStorage;
   /** Largest file `!PublishArtifactStep` publishes, bytes (`GITLOOM_ARTIFACT_MAX_MB`); bigger ones are skipped with a log line. Default: no limit. */
   readonly artifactMaxBytes?: number;
   readonly log: LogSink;

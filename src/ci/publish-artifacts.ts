@@ -9,7 +9,8 @@ import { createReadStream, fstatSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { BadRequest, PayloadTooLarge } from '../errors.js';
-import { describeBytes, writeArtifact } from './artifacts.js';
+import { directoryArtifacts, type ArtifactStorage } from './artifact-storage.js';
+import { describeBytes } from './artifacts.js';
 import { openInside, resolveInside, UnsafePathError } from './job-directory.js';
 import { parsePatternSet, patternSetMatches } from './patterns.js';
 
@@ -70,26 +71,26 @@ export interface PublishOptions {
 }
 
 /**
- * Copies matching workspace files into `artifactsDir` (created when missing), overwriting
- * files of the same path. Each file is opened with {@link openInside} (its real path inside the
- * workspace, `O_NOFOLLOW`, a regular file) and streamed into a temp file renamed into place
- * (src/ci/artifacts.ts writeArtifact), counting bytes against `options.maxFileBytes`, so a file
- * over the limit leaves nothing behind.
+ * Copies matching workspace files into the build's artifacts, overwriting files of the same
+ * path. Each file is opened with {@link openInside} (its real path inside the workspace,
+ * `O_NOFOLLOW`, a regular file) and streamed into the artifacts' store, visible once whole
+ * (src/ci/artifact-storage.ts), counting bytes against `options.maxFileBytes`, so a file over
+ * the limit leaves nothing behind.
  *
  * @param workspaceDir the job workspace.
  * @param sourcePath directory relative to the workspace, or null for the workspace root.
  * @param patterns pattern set such as `*.zip dist/**`.
- * @param artifactsDir destination root.
+ * @param artifacts the destination: a directory (created when missing) or an {@link ArtifactStorage}.
  * @param onSkip told each matching path not published and why (`reason` completes "Skipped
  *   '<path>': …").
- * @returns the published paths, relative to `artifactsDir`, in walk order.
+ * @returns the published paths, relative to the artifacts root, in walk order.
  * @throws BadRequest when `sourcePath` is absolute, contains `..` or passes through a link.
  */
 export async function publishArtifacts(
   workspaceDir: string,
   sourcePath: string | null,
   patterns: string,
-  artifactsDir: string,
+  artifacts: string | ArtifactStorage,
   onSkip?: (rel: string, reason: string) => void,
   options: PublishOptions = {},
 ): Promise<string[]> {
@@ -107,10 +108,11 @@ export async function publishArtifacts(
   }
   const files = await collectFiles(workspaceDir, base, patterns, (rel) => onSkip?.(rel, LINK_SKIPPED));
   const prefix = path.relative(workspaceDir, base);
-  await mkdir(artifactsDir, { recursive: true });
+  if (typeof artifacts === 'string') await mkdir(artifacts, { recursive: true });
+  const target = typeof artifacts === 'string' ? directoryArtifacts(artifacts) : artifacts;
   const published: string[] = [];
   for (const rel of files) {
-    const skipped = await copyArtifact(workspaceDir, path.join(prefix, ...rel.split('/')), artifactsDir, rel, options.maxFileBytes);
+    const skipped = await copyArtifact(workspaceDir, path.join(prefix, ...rel.split('/')), target, rel, options.maxFileBytes);
     if (skipped === null) published.push(rel);
     else onSkip?.(rel, skipped);
   }
@@ -121,10 +123,10 @@ const LINK_SKIPPED = 'symbolic link to a directory or to a file outside the work
 
 /**
  * Copies the file `source` (relative to the workspace `root`, opened by {@link openInside}) to
- * `rel` below `artifactsDir` (see {@link publishArtifacts}); returns why it was skipped, or null
- * once copied.
+ * `rel` of `target` (see {@link publishArtifacts}); returns why it was skipped, or null once
+ * copied.
  */
-async function copyArtifact(root: string, source: string, artifactsDir: string, rel: string, maxBytes: number | undefined): Promise<string | null> {
+async function copyArtifact(root: string, source: string, target: ArtifactStorage, rel: string, maxBytes: number | undefined): Promise<string | null> {
   const tooLarge = () => `larger than the artifact limit of ${describeBytes(maxBytes ?? 0)}`;
   let fd: number;
   try {
@@ -136,7 +138,7 @@ async function copyArtifact(root: string, source: string, artifactsDir: string, 
   const content = createReadStream('', { fd, highWaterMark: 1024 * 1024 });
   try {
     if (maxBytes !== undefined && fstatSync(fd).size > maxBytes) return tooLarge();
-    await writeArtifact(artifactsDir, rel, content, { maxBytes });
+    await target.write(rel, content, { maxBytes });
     return null;
   } catch (error) {
     if (error instanceof PayloadTooLarge) return tooLarge();

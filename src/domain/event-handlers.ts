@@ -6,6 +6,7 @@ import {
   deletePullRequestBuilds,
   fixedIssueIds,
   onBuildFinished,
+  onBuildsProjectsDeleting,
   reassignBuildUsers,
   triggerOnPullRequest,
   triggerOnPullRequestClosed,
@@ -124,6 +125,7 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('journaledMergeApplied', (event) => onJournaledMergeApplied({ events }, event));
   events.onTransaction('projectsDeleting', (event) => onProjectsDeleting({ events }, event));
   events.onTransaction('projectsDeleting', (event) => onLfsProjectsDeleting(config, event));
+  events.onTransaction('projectsDeleting', (event) => onBuildsProjectsDeleting(config, event));
   events.onTransaction('pullRequestDeleting', (event) => deletePullRequestBuilds(config, event.db, event.requestId, event.afterCommit));
   events.onTransaction('pullRequestDeleting', (event) => forgetThread(event.db, 'PullRequest', event.requestId));
   for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {

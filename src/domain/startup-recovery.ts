@@ -12,7 +12,7 @@
  * - job directories (`<jobs dir>/*`: workspaces, `HOME`s, step scripts), and the
  *   `<data dir>/workspaces/` of versions before the jobs dir;
  * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`) and Git LFS
- *   uploads in flight (`<data dir>/lfs/tmp/*`);
+ *   uploads in flight (`.gitloom-upload-*` beside their objects under `<data dir>/lfs/`, and `<data dir>/lfs/tmp/*` of earlier versions);
  * - unfinished or replaced job cache snapshots (`<data dir>/caches/<project>/.tmp-*`, `.old-*`);
  * - push quarantine directories git's receive-pack left in bare repositories
  *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`).
@@ -109,7 +109,7 @@ async function uploadTempFiles(dir: string): Promise<string[]> {
   return found;
 }
 
-/** The files of Git LFS uploads that were in flight (`<data dir>/lfs/tmp/*`). */
+/** The files of Git LFS uploads that versions before the object store left in flight (`<data dir>/lfs/tmp/*`). */
 async function lfsUploadTempFiles(dir: string): Promise<string[]> {
   return (await listDir(dir)).filter((entry) => entry.isFile()).map((entry) => path.join(dir, entry.name));
 }
@@ -128,6 +128,7 @@ export async function recoverAtStartup(services: Services, log: (message: string
     ...interrupted,
     uploadTempFiles: [
       ...(await stale(await uploadTempFiles(path.join(dataDir, 'builds')), 'artifact upload temp file')),
+      ...(await stale(await uploadTempFiles(path.join(dataDir, 'lfs')), 'Git LFS upload temp file')),
       ...(await stale(await lfsUploadTempFiles(lfsTempDir(services.config)), 'Git LFS upload temp file')),
     ],
     cacheSnapshots: await stale(await cacheLeftovers(path.join(dataDir, CACHES_DIR)), 'unfinished job cache snapshot'),

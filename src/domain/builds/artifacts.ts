@@ -4,21 +4,12 @@
  * `artifacts/` dir; `..` segments, absolute paths and symbolic links leading outside are refused (400).
  */
 import type { Readable } from 'node:stream';
-import {
-  artifactInfo,
-  artifactTooLarge,
-  deleteArtifact,
-  openArtifact,
-  parseByteRange,
-  writeArtifact,
-  type ArtifactInfo,
-  type OpenedArtifact,
-} from '../../ci/artifacts.js';
+import { artifactTooLarge, type ArtifactInfo, type OpenedArtifact } from '../../ci/artifacts.js';
 import { BadRequest } from '../../errors.js';
 import type { Context } from '../context.js';
 import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
-import { artifactsDir } from './storage.js';
+import { artifactStorage } from './storage.js';
 
 /** Refuses an absolute path (the part after the route's own `/` starts with another `/` or `\`). */
 function checkPath(userPath: string): string {
@@ -31,28 +22,17 @@ function checkPath(userPath: string): string {
 /** Get Artifact Info; null (→ 204) when the path or the artifacts dir does not exist. */
 export async function getArtifactInfo(ctx: Context, buildId: number, userPath: string): Promise<ArtifactInfo | null> {
   const { build } = await loadBuild(ctx, buildId);
-  return artifactInfo(artifactsDir(ctx.config, build), checkPath(userPath));
+  return artifactStorage(ctx.config, build).info(checkPath(userPath));
 }
 
 /** Download Artifact: the file (or the `Range` part of it) as a stream. */
 export async function downloadArtifact(ctx: Context, buildId: number, userPath: string, rangeHeader: string | undefined): Promise<OpenedArtifact> {
   const { build } = await loadBuild(ctx, buildId);
-  const root = artifactsDir(ctx.config, build);
-  const first = await openArtifact(root, checkPath(userPath));
-  let range;
-  try {
-    range = parseByteRange(rangeHeader, first.size);
-  } catch (error) {
-    first.stream.destroy();
-    throw error;
-  }
-  if (!range) return first;
-  first.stream.destroy();
-  return openArtifact(root, userPath, range);
+  return artifactStorage(ctx.config, build).open(checkPath(userPath), rangeHeader);
 }
 
 /**
- * Upload Artifact: streams the body to disk (temp file, then rename). One file may hold at most
+ * Upload Artifact: streams the body to the artifacts' store, visible once whole. One file may hold at most
  * `config.artifactMaxBytes` (`GITLOOM_ARTIFACT_MAX_MB`): a body declared larger
  * (`declaredLength`, the request's `Content-Length`) is refused before a byte is read, one that
  * grows past it is cut off as it arrives; either way nothing is kept.
@@ -68,12 +48,12 @@ export async function uploadArtifact(ctx: Context, buildId: number, userPath: st
   const { build } = await loadBuild(ctx, buildId, 'manageJob');
   const maxBytes = ctx.config.artifactMaxBytes;
   if (declaredLength !== undefined && Number(declaredLength) > maxBytes) throw artifactTooLarge(maxBytes);
-  await writeArtifact(artifactsDir(ctx.config, build), checkPath(userPath), body, { maxBytes });
+  await artifactStorage(ctx.config, build).write(checkPath(userPath), body, { maxBytes });
 }
 
 /** Delete Artifact: a file, a directory (that directory only), or everything for the root. */
 export async function removeArtifact(ctx: Context, buildId: number, userPath: string): Promise<void> {
   requireUser(ctx.actor);
   const { build } = await loadBuild(ctx, buildId, 'manageJob');
-  await deleteArtifact(artifactsDir(ctx.config, build), checkPath(userPath));
+  await artifactStorage(ctx.config, build).remove(checkPath(userPath));
 }

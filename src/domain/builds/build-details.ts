@@ -4,8 +4,7 @@
  * canceller, its params with secrets masked, the tail of its log, its artifact files, and the
  * jobs of a project the caller may run by hand. Permissions are the API's (docs/compatibility.md#builds-endpoints): every read goes through {@link loadBuild}.
  */
-import { open } from 'node:fs/promises';
-import { artifactInfo } from '../../ci/artifacts.js';
+import { artifactFiles } from '../../ci/artifact-storage.js';
 import type { ParamSpec } from '../../ci/spec-types.js';
 import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { NotFound } from '../../errors.js';
@@ -15,7 +14,7 @@ import { jobPermissions, type JobPermissions, projectPathsByIds, projectPermissi
 import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';
-import { artifactsDir, logPath, logSize } from './storage.js';
+import { artifactStorage, logSize, readLogFrom } from './storage.js';
 import { userNamesByIds } from '../users/index.js';
 
 /** The value shown for a `Secret` param (the API's mask, docs/compatibility.md#builds-endpoints getParams). */
@@ -86,13 +85,14 @@ export async function buildLogTail(ctx: Context, buildId: number, maxBytes: numb
   const size = await logSize(ctx.config, build);
   if (size === 0) return { text: '', end: 0, truncated: false };
   const start = Math.max(0, size - maxBytes);
-  const buffer = Buffer.alloc(size - start);
-  const handle = await open(logPath(ctx.config, build), 'r');
-  try {
-    await handle.read(buffer, 0, buffer.length, start);
-  } finally {
-    await handle.close();
+  const chunks: Buffer[] = [];
+  let read = 0;
+  for await (const chunk of readLogFrom(ctx.config, build, start)) {
+    chunks.push(chunk);
+    read += chunk.length;
+    if (read >= size - start) break;
   }
+  const buffer = Buffer.concat(chunks).subarray(0, size - start);
   const first = start === 0 ? 0 : buffer.indexOf(10) + 1;
   const last = buffer.lastIndexOf(10) + 1;
   if (last <= first) return { text: '', end: start + first, truncated: start > 0 };
@@ -115,23 +115,12 @@ export interface ArtifactFile {
  */
 export async function listArtifactFiles(ctx: Context, buildId: number, limit: number): Promise<{ files: ArtifactFile[]; truncated: boolean }> {
   const { build } = await loadBuild(ctx, buildId);
-  const root = artifactsDir(ctx.config, build);
   const files: ArtifactFile[] = [];
-  const walk = async (dir: string): Promise<boolean> => {
-    const info = await artifactInfo(root, dir);
-    if (!info || info['@type'] !== 'DirectoryInfo') return true;
-    for (const child of info.children ?? []) {
-      if (child['@type'] === 'DirectoryInfo') {
-        if (!(await walk(child.path ?? ''))) return false;
-      } else {
-        if (files.length === limit) return false;
-        files.push({ path: child.path ?? '', length: child.length });
-      }
-    }
-    return true;
-  };
-  const complete = await walk('');
-  return { files, truncated: !complete };
+  for await (const file of artifactFiles(artifactStorage(ctx.config, build))) {
+    if (files.length === limit) return { files, truncated: true };
+    files.push({ path: file.path, length: file.length });
+  }
+  return { files, truncated: false };
 }
 
 /** A job the caller may run by hand, with the params a run must supply. */

@@ -34,6 +34,7 @@ export {
 export { buildStatusCondition, currentBuildRows, deletePullRequestBuilds, getCurrentBuilds } from './pull-request-builds.js';
 export { BuildScheduler } from './scheduler.js';
 export { triggerJob } from './trigger-job.js';
+export { onProjectsDeleting as onBuildsProjectsDeleting } from './storage.js';
 export { buildsFinishedAfter, findBuildRow, leasedJobWorkspaces, unfinishedBuildCounts } from './build-monitoring.js';
 export {
   executorEngineSockets,

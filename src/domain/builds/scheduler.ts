@@ -24,7 +24,7 @@ import { CacheStore } from '../../ci/job-caches.js';
 import { CACHES_DIR, CONTAINERS_DIR } from '../../data-dir.js';
 import { formatLogLine, runJob, type CheckoutOptions, type ExecutorKind, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
-import { publishArtifacts } from '../../ci/publish-artifacts.js';
+import { retrieveArtifacts } from '../../ci/artifact-storage.js';
 import { DatabaseUnavailable, recordWhenAvailable } from '../../db/availability.js';
 import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
@@ -39,9 +39,10 @@ import { buildJobSecrets } from './secrets.js';
 import { getProjectRow, secretKey } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { findJob, jobVariables, specAt } from './spec.js';
-import { appendLog, artifactsDir, buildDir, logPath, readLog } from './storage.js';
+import { appendLog, archiveLog, artifactStorage, buildDir, logPath, readLog } from './storage.js';
 import { logAppended } from './log-signals.js';
 import { ScheduleRunner } from './schedules.js';
+import { FINISHED } from './submit.js';
 import { announceBuildsChanged, BUILDS_TOPIC, onWakeup } from './wakeup.js';
 
 /** Options of {@link BuildScheduler}. */
@@ -370,6 +371,22 @@ export class BuildScheduler {
       // Safe: runJob returned only once no process of the job's uid runs (src/ci/job-directory.ts
       // rule 1), and fs.rm removes links themselves, never what they point to.
       await rm(jobDir, { recursive: true, force: true });
+      await this.archiveFinishedLog(build);
+    }
+  }
+
+  /**
+   * Once a build's job ended, its log goes to the bucket when the build is finished (not when it
+   * waits for a retry): nothing writes it any more (docs/architecture.md#object-storage). A
+   * failure leaves the log in the data dir, where it is served from, and is reported.
+   */
+  private async archiveFinishedLog(build: BuildRow): Promise<void> {
+    if (this.ctx.config.objectStore === null) return;
+    try {
+      const row = await this.ctx.db.selectFrom('builds').select('status').where('id', '=', build.id).executeTakeFirst();
+      if (row && FINISHED.includes(row.status)) await archiveLog(this.ctx.config, build);
+    } catch (error) {
+      this.options.onError?.(error);
     }
   }
 
@@ -422,10 +439,8 @@ export class BuildScheduler {
         if (dep.artifacts === null) continue;
         const dest = path.join(workspace, ...relativeSegments(dep.destinationPath ?? '', 'Destination path'));
         await mkdir(dest, { recursive: true });
-        const source = artifactsDir(config, dep);
-        await mkdir(source, { recursive: true });
-        const copied = await publishArtifacts(source, null, dep.artifacts, dest);
-        logLine(`Retrieved ${copied.length} artifact file(s) of dependency job '${dep.jobName}'`);
+        const copied = await retrieveArtifacts(artifactStorage(config, dep), dep.artifacts, dest);
+        logLine(`Retrieved ${copied} artifact file(s) of dependency job '${dep.jobName}'`);
       }
     };
   }
@@ -450,7 +465,7 @@ export class BuildScheduler {
     const started = build.pendingDate ?? build.runningDate ?? this.ctx.now();
     return {
       steps: job.steps,
-      artifactsDir: artifactsDir(config, build),
+      artifactsDir: artifactStorage(config, build),
       artifactMaxBytes: config.artifactMaxBytes,
       timeoutSeconds: Math.max(0.001, job.timeout - (this.ctx.now() - started) / 1000),
       killGraceMs: 2000,

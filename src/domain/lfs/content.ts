@@ -3,12 +3,11 @@
  * (docs/compatibility.md#git-lfs): a blob that is a pointer stands for the object it names,
  * read from the store when the project may read it.
  */
-import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { parseLfsPointer } from '../../git/lfs-pointers.js';
 import type { Context } from '../context.js';
 import { readableObjects } from './objects.js';
-import { objectPath, openObject } from './store.js';
+import { openObject, readObjectHead } from './store.js';
 
 /** The object an LFS pointer names, as a project sees it. */
 export interface LfsContent {
@@ -39,14 +38,7 @@ export async function lfsContentOf(ctx: Pick<Context, 'db' | 'config'>, projectI
     stored,
     async head(max) {
       if (!stored) return Buffer.alloc(0);
-      const handle = await open(objectPath(ctx.config, pointer.oid), 'r');
-      try {
-        const buffer = Buffer.alloc(Math.min(max, pointer.size));
-        const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-        return buffer.subarray(0, bytesRead);
-      } finally {
-        await handle.close();
-      }
+      return (await readObjectHead(ctx.config, pointer.oid, max)) ?? Buffer.alloc(0);
     },
     async open() {
       const opened = stored ? await openObject(ctx.config, pointer.oid) : null;

@@ -75,7 +75,7 @@ export async function lfsUsage(ctx: Context, projectId: number): Promise<LfsUsag
  * removed.
  */
 export async function onProjectsDeleting(
-  config: Pick<Config, 'dataDir'>,
+  config: Pick<Config, 'dataDir' | 'objectStore'>,
   event: { db: Db; projectIds: number[]; date: number; afterCommit: (() => Promise<void>)[] },
 ): Promise<void> {
   const { db, projectIds } = event;
