@@ -13,3 +13,12 @@ export {
   type CodeSearchQuery,
   type CodeSearchResults,
 } from './search.js';
+export {
+  findDefinitions,
+  MAX_DEFINITIONS,
+  MAX_SYMBOL_RESULTS,
+  searchSymbols,
+  symbolsAvailable,
+  type SymbolMatch,
+  type SymbolSearchResults,
+} from './symbols.js';
