@@ -12,6 +12,7 @@ import type { CodeLineMatch, CodeSearchResults, SymbolSearchResults } from '../.
 import {
   MAX_RESULT_FILES,
   MAX_SYMBOL_RESULTS,
+  MAX_TAGS_PER_FILE,
   refChoices,
   searchCode,
   searchCodeAtRef,
@@ -19,7 +20,7 @@ import {
   symbolsAvailable,
 } from '../../domain/code-search/index.js';
 import { BadRequest } from '../../errors.js';
-import { RevisionSwitcher } from '../components/code.js';
+import { codeUrl, RevisionSwitcher } from '../components/code.js';
 import { Flash } from '../components/flash.js';
 import { Layout } from '../components/layout.js';
 import type { PageModule } from '../page.js';
@@ -64,7 +65,7 @@ function SymbolResults({ found }: { found: SymbolSearchResults }) {
           </thead>
           <tbody>
             {found.symbols.map((symbol) => {
-              const url = `/${symbol.projectPath}/~files/${symbol.commit}/${symbol.path}`;
+              const url = codeUrl(symbol.projectPath, 'files', symbol.commit, symbol.path);
               return (
                 <tr key={`${symbol.projectId}:${symbol.path}:${symbol.line}:${symbol.name}`}>
                   <td class="symbol-kind">{symbol.kind}</td>
@@ -84,7 +85,7 @@ function SymbolResults({ found }: { found: SymbolSearchResults }) {
         </table>
       )}
       {found.skipped > 0 && (
-        <p class="meta">{`${found.skipped} file${found.skipped === 1 ? ' has' : 's have'} missing or cut symbols: Universal Ctags failed or timed out on ${found.skipped === 1 ? 'it' : 'them'}, or found more than 5,000.`}</p>
+        <p class="meta">{`${found.skipped} file${found.skipped === 1 ? ' has' : 's have'} missing or cut symbols: Universal Ctags failed or timed out on ${found.skipped === 1 ? 'it' : 'them'}, or found more than ${MAX_TAGS_PER_FILE.toLocaleString('en-US')}.`}</p>
       )}
       {found.incomplete && (
         <p class="meta">{`Only the first ${MAX_SYMBOL_RESULTS} symbols are shown: narrow the search with a longer name, a project, a path or a language.`}</p>
