@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { locateCtags } from '../../src/domain/code-search/ctags.js';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
 import { eventually, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.js';
@@ -150,6 +151,14 @@ describe('symbol search without Universal Ctags', () => {
     const res = await fetch(`${server.url}${url}`, { headers: { cookie: adminWeb.cookie } });
     return { status: res.status, text: await res.text() };
   };
+
+  it('finds Universal Ctags on PATH, takes a configured one only when it is Universal Ctags with its sandbox, and none when off', async () => {
+    expect(await locateCtags(null)).toMatch(/\/ctags(-universal)?$/);
+    expect(await locateCtags('/usr/bin/ctags-universal')).toBe('/usr/bin/ctags-universal');
+    expect(await locateCtags('/bin/true')).toBeNull();
+    expect(await locateCtags('/nowhere/ctags')).toBeNull();
+    expect(await locateCtags('off')).toBeNull();
+  });
 
   it('indexes the text, says symbol search is unavailable, and offers no go to definition', async () => {
     await eventually(async () => (await get('/~code?q=withoutCtags')).text.includes('main.ts') || null);
