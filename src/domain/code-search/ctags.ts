@@ -9,7 +9,9 @@
  * are kept (the rest read and dropped), a line of output longer than {@link MAX_LINE_CHARS} is
  * dropped, and a file ctags does not finish within {@link TAG_TIMEOUT_MS} kills it. A file on
  * which ctags crashes, errs or times out gets no symbols and the reason; the next file starts a
- * fresh ctags. ctags runs with a fixed argv (`--options=NONE`: no option files of the user or
+ * fresh ctags. After {@link MAX_TIMEOUTS_PER_RUN} timeouts in one run the rest of its files get
+ * no symbols either, so a push of many files that hang ctags holds the index worker for a minute
+ * at most. ctags runs with a fixed argv (`--options=NONE`: no option files of the user or
  * the working directory), an empty environment and `/` as its working directory.
  */
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -22,6 +24,8 @@ import { promisify } from 'node:util';
 export const MAX_TAGS_PER_FILE = 5000;
 /** Wall-clock time ctags may take over one file, ms. */
 export const TAG_TIMEOUT_MS = 5000;
+/** Timeouts after which a run asks ctags no more. */
+export const MAX_TIMEOUTS_PER_RUN = 10;
 /** Longest line of ctags output read (characters); longer ones (a tag of a huge name) are dropped. */
 const MAX_LINE_CHARS = 16 * 1024;
 /** Longest name, kind or scope kept (characters). */
@@ -99,9 +103,17 @@ export class CtagsSession {
   private process: Ctags | null = null;
   /** The answer being read: called with each complete output line, or with null when ctags ended. */
   private onLine: ((line: string | null) => void) | null = null;
+  private timeouts = 0;
 
-  /** @param binary the absolute path {@link locateCtags} answered. */
-  constructor(private readonly binary: string) {}
+  /**
+   * @param binary the absolute path {@link locateCtags} answered.
+   * @param limits the time a file may take (ms) and the timeouts a run allows; the defaults are
+   *   {@link TAG_TIMEOUT_MS} and {@link MAX_TIMEOUTS_PER_RUN}.
+   */
+  constructor(
+    private readonly binary: string,
+    private readonly limits = { timeoutMs: TAG_TIMEOUT_MS, maxTimeouts: MAX_TIMEOUTS_PER_RUN },
+  ) {}
 
   /**
    * The tags of one file's text. Never throws for what ctags does with the text: a crash, an
@@ -110,11 +122,16 @@ export class CtagsSession {
    * @param filePath the repository path (ctags picks the language from its name).
    */
   async tagsOf(filePath: string, text: Buffer): Promise<FileTags> {
+    const { timeoutMs, maxTimeouts } = this.limits;
+    if (this.timeouts >= maxTimeouts) return { tags: [], skipped: `Universal Ctags timed out on ${maxTimeouts} files of this indexing run` };
     const ctags = this.process ?? this.start();
     const tags: Tag[] = [];
     let dropped = 0;
     const outcome = await new Promise<string | null>((resolve) => {
-      const timer = setTimeout(() => resolve(`Universal Ctags took longer than ${TAG_TIMEOUT_MS / 1000} s`), TAG_TIMEOUT_MS);
+      const timer = setTimeout(() => {
+        this.timeouts++;
+        resolve(`Universal Ctags took longer than ${timeoutMs / 1000} s`);
+      }, timeoutMs);
       this.onLine = (line) => {
         if (line === null) {
           clearTimeout(timer);
