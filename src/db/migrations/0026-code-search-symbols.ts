@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { bytewiseText, withId } from './schema-helpers.js';
 
 /**
@@ -8,6 +8,8 @@ import { bytewiseText, withId } from './schema-helpers.js';
  * index range on both engines), the kind (`function`, `class`, …), the 1-based line, the
  * enclosing scope and the language. `code_search_files.symbols_skipped` records why a file's
  * symbols are missing or cut (Universal Ctags failed or timed out on it, too many symbols).
+ * Every project's index is made stale from its start, so the index workers find the symbols of
+ * the files indexed before.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('code_search_files').addColumn('symbols_skipped', 'text').execute();
@@ -24,6 +26,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('code_search_symbols_project_name').on('code_search_symbols').columns(['project_id', 'name_lower']).execute();
   await db.schema.createIndex('code_search_symbols_name').on('code_search_symbols').column('name_lower').execute();
   await db.schema.createIndex('code_search_symbols_file').on('code_search_symbols').column('file_id').execute();
+  await sql`update code_search_projects set indexed_commit = null, stale_date = 0`.execute(db);
 }
 
 /** Drops the symbols. */
