@@ -72,12 +72,15 @@ describe('symbol search', () => {
     expect((await search({ q: 'fluxCapacitorSecret', project: 'secret' })).text).toContain('No symbols match.');
   });
 
-  it('applies the project, path and language filters, and refuses an unknown mode with 400', async () => {
+  it('applies the project, path and language filters; refuses an unknown mode and a symbol search at a ref with 400', async () => {
     expect((await search({ q: 'fluxCapacitor', lang: 'python' })).text).not.toContain('src/flux.ts');
     expect((await search({ q: 'fluxCapacitor', path: 'src/**' })).text).not.toContain('lib/flux.py');
     expect((await search({ q: 'fluxCapacitor', project: 'app' })).text).toContain('lib/flux.py');
     expect((await search({ q: 'fluxCapacitorSecret', project: 'secret' }, adminWeb)).text).toContain('plan.ts');
     expect((await get('/~code?q=x&mode=fuzzy')).status).toBe(400);
+    const atRef = await search({ q: 'fluxCapacitor', project: 'app', ref: 'main' });
+    expect(atRef.status).toBe(400);
+    expect(atRef.text).toContain('Symbol search covers the default branches only');
   });
 
   it('answers the definitions of a name as JSON for the file view, the file’s language first', async () => {
