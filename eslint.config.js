@@ -66,6 +66,7 @@ const TABLE_OWNERS = {
   mirrors: ['repositoryMirrors'],
   notifications: ['notifications', 'notificationSettings'],
   'diff-views': ['diffViewPreferences', 'viewedFiles'],
+  'code-search': ['codeSearchProjects', 'codeSearchFiles', 'codeSearchSymbols'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
 const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree|namedEntity';

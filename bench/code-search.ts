@@ -9,6 +9,8 @@
  *   targets < 100 ms and < 300 ms), beside `git grep -i -F` / `git grep -E` of the big tree;
  * - a literal search on a non-default branch of the big project (`ref=feature`: `git grep` and the
  *   candidates verified, no index), p50, beside `git grep -F -i` of that branch's tree.
+ * - a symbol search (Universal Ctags' definitions, when the machine has it): an exact name and a
+ *   prefix, server time p50 over all projects, beside `git grep -w` of the name in the big tree.
  *
  * Run: `npx tsx bench/code-search.ts` (PostgreSQL: `GITLOOM_BENCH_DATABASE_URL=postgres://…`).
  */
@@ -116,6 +118,17 @@ try {
   const grepRegex = await p50(() => git(big, ['grep', '-E', '-c', '-e', 'render[[:alnum:]_]+x1[0-9]+\\(input', 'HEAD']).catch(() => ''));
   report('regex search (literal run "render"), all projects, p50', `${regexMs.toFixed(1)} ms`, '< 300 ms');
   report('  git grep -E of the big tree alone, p50', `${grepRegex.toFixed(1)} ms`, '');
+  const symbol = `${WORDS[(FILES - 3 + 4) % WORDS.length]}${WORDS[((FILES - 3) * 7 + 12) % WORDS.length]}${FILES - 3}x4`;
+  if (!(await search(`q=${symbol}&mode=symbol`)).includes(`file-${FILES - 3}.ts:`)) {
+    report('symbol search', 'skipped: no Universal Ctags', '');
+  } else {
+    const symbolMs = await p50(() => search(`q=${symbol}&mode=symbol`));
+    const grepWord = await p50(() => git(big, ['grep', '-w', '-c', '-e', symbol, 'HEAD']).catch(() => ''));
+    report('symbol search (exact name), all projects, p50', `${symbolMs.toFixed(1)} ms`, '< 100 ms');
+    report('  git grep -w of the big tree alone, p50', `${grepWord.toFixed(1)} ms`, '');
+    const prefixMs = await p50(() => search(`q=${WORDS[0]}${WORDS[1]}&mode=symbol`));
+    report('symbol search (a prefix, 100 shown), all projects, p50', `${prefixMs.toFixed(1)} ms`, '< 100 ms');
+  }
 
   await git(big, ['checkout', '-q', '-b', 'feature']);
   await fs.writeFile(path.join(big, 'dir-1', 'file-1.ts'), `${source(1)}export const featureOnlyMarker = 7;\n`);

@@ -144,6 +144,12 @@ export interface Config {
    * (`127.0.0.1,10.0.0.0/8`); default none (the socket's peer is the client).
    */
   trustProxy: boolean | string[];
+  /**
+   * The Universal Ctags binary that finds the code index's symbols (`GITLOOM_CTAGS`: a path, or
+   * `off` for none; default null: `ctags-universal`, else a `ctags` that is Universal Ctags, on
+   * PATH; docs/compatibility.md#code-search).
+   */
+  ctags: string | null;
 }
 
 /** SMTP transport settings (nodemailer): a URL, or host and port with optional credentials. */
@@ -315,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     fallbackPollMs: env.GITLOOM_FALLBACK_POLL_MS ? positiveIntFromEnv(env, 'GITLOOM_FALLBACK_POLL_MS', 1000) : null,
     metricsToken: env.GITLOOM_METRICS_TOKEN || null,
     trustProxy: trustProxyFromEnv(env.GITLOOM_TRUST_PROXY),
+    ctags: env.GITLOOM_CTAGS || null,
     ...overrides,
   };
 }

@@ -72,6 +72,7 @@ export interface Database {
   repositoryMirrors: RepositoryMirrorTable;
   codeSearchProjects: CodeSearchProjectTable;
   codeSearchFiles: CodeSearchFileTable;
+  codeSearchSymbols: CodeSearchSymbolTable;
   notifications: NotificationTable;
   notificationSettings: NotificationSettingTable;
   diffViewPreferences: DiffViewPreferenceTable;
@@ -805,8 +806,28 @@ export interface CodeSearchFileTable {
   /** Why the text is not indexed (`binary`, `too large`, `vendored`), or null when `content` holds it. */
   skipped: string | null;
   content: string | null;
+  /** Why the file's symbols are missing or cut (Universal Ctags failed or timed out, too many symbols), or null (migration 0026). */
+  symbolsSkipped: string | null;
 }
 export type CodeSearchFileRow = Selectable<CodeSearchFileTable>;
+
+/** A definition Universal Ctags found in a file of the code index (migration 0026, docs/compatibility.md#code-search). */
+export interface CodeSearchSymbolTable {
+  id: Id;
+  fileId: number;
+  projectId: number;
+  name: string;
+  /** `name` lower-cased (JavaScript's toLowerCase), ordered bytewise: exact and prefix lookups. */
+  nameLower: string;
+  /** Universal Ctags' kind: `function`, `class`, `method`, … */
+  kind: string;
+  /** 1-based. */
+  line: number;
+  /** The enclosing class, module, … or null. */
+  scope: string | null;
+  /** The highlight.js language of the file, else Universal Ctags' own lower-cased, or null. */
+  language: string | null;
+}
 /** A user's notification of one thread (migration 0023, docs/compatibility.md#notification-inbox). */
 export interface NotificationTable {
   id: Id;

@@ -118,6 +118,7 @@ describe('accessibility of every page', () => {
       `/${repo.path}/~pulls/${showcase.conflictPullNumber}/conflicts`,
       `/${repo.path}/~no-such-page`,
       `/~search?q=${repo.path}`,
+      '/~code?q=greet&mode=symbol',
       '/~inbox',
       '/~my/notifications',
       '/~users/admin',

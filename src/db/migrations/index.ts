@@ -20,6 +20,7 @@ import * as m0021 from './0021-diff-views.js';
 import * as m0023 from './0023-notifications.js';
 import * as m0024 from './0024-user-avatars.js';
 import * as m0025 from './0025-code-search.js';
+import * as m0026 from './0026-code-search-symbols.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0023-notifications': m0023,
   '0024-user-avatars': m0024,
   '0025-code-search': m0025,
+  '0026-code-search-symbols': m0026,
 };

@@ -4,7 +4,7 @@
  * each engine). A new migration that needs something else adds its own helper here, and an
  * existing helper is never edited once a released migration calls it.
  */
-import { PostgresAdapter, sql, type CreateTableBuilder, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type CreateTableBuilder, type Kysely, type RawBuilder } from 'kysely';
 
 const onPostgres = (db: Kysely<any>) => db.getExecutor().adapter instanceof PostgresAdapter;
 
@@ -82,4 +82,13 @@ export async function dropTextSearch(db: Kysely<any>, { table, columns, searchTa
   }
   for (const event of ['delete', 'update', 'insert']) await sql`drop trigger if exists ${sql.ref(`${searchTable}_${event}`)}`.execute(db);
   await sql`drop table if exists ${sql.table(searchTable)}`.execute(db);
+}
+
+/**
+ * The type of a text column ordered bytewise, for prefix range scans (`>= 'abc' and < 'abc\u{10FFFF}'`)
+ * of an ordinary index: `text collate "C"` on PostgreSQL whatever the database collation; `text`
+ * on SQLite, which compares text bytewise already.
+ */
+export function bytewiseText(db: Kysely<any>): 'text' | RawBuilder<unknown> {
+  return onPostgres(db) ? sql`text collate "C"` : 'text';
 }

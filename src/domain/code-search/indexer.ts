@@ -7,13 +7,20 @@
  * search results can say what they did not look at. Blobs are read in batches of at most
  * {@link BATCH_BYTES}; each batch is written in one transaction, and the indexed commit last, so
  * an interrupted run starts again from the same commit and converges.
+ *
+ * The symbols of each stored file (ctags.ts: Universal Ctags, when the server has it) are written
+ * in the same transaction as its row, replacing those of its previous blob; a removed file's go
+ * with its row. A file whose symbols are missing or cut records why (`symbolsSkipped`).
  */
+import type { Insertable } from 'kysely';
+import type { CodeSearchFileTable } from '../../db/schema.js';
 import { diffBlobs, listBlobs, readBlobs, type BlobEntry } from '../../git/blob-batches.js';
 import { gitDir, gitText } from '../../git/command.js';
 import { getDefaultBranch } from '../../git/repository.js';
 import type { Services } from '../context.js';
 import { repositoryPath } from '../context.js';
 import { languageOf } from '../repositories/index.js';
+import { CtagsSession, locateCtags, type FileTags } from './ctags.js';
 
 /** Files larger than this are not indexed (bytes). */
 export const MAX_INDEXED_BYTES = 1024 * 1024;
@@ -69,7 +76,13 @@ export async function indexProject(services: Pick<Services, 'db' | 'config'>, pr
       .where('path', 'in', removed.slice(i, i + 500))
       .execute();
   }
-  for (const batch of batches(changed)) await writeBatch(services, repo, projectId, batch);
+  const ctagsBinary = await locateCtags(services.config.ctags);
+  const ctags = ctagsBinary === null ? null : new CtagsSession(ctagsBinary);
+  try {
+    for (const batch of batches(changed)) await writeBatch(services, repo, projectId, batch, ctags);
+  } finally {
+    ctags?.close();
+  }
   return { commit: head, written: changed.length, removed: removed.length };
 }
 
@@ -101,8 +114,8 @@ function skipOf(entry: BlobEntry): string | null {
   return null;
 }
 
-/** Reads the texts of a batch and upserts its rows in one transaction. */
-async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectId: number, batch: BlobEntry[]): Promise<void> {
+/** Reads the texts of a batch, finds their symbols (when `ctags`), and upserts the rows of both in one transaction. */
+async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectId: number, batch: BlobEntry[], ctags: CtagsSession | null): Promise<void> {
   const toRead = batch.filter((entry) => skipOf(entry) === null);
   const contents = await readBlobs(
     repo,
@@ -110,23 +123,29 @@ async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectI
     MAX_INDEXED_BYTES,
   );
   const texts = new Map(toRead.map((entry) => [entry.path, contents.get(entry.blobId)?.content ?? null]));
-  const rows = batch.map((entry) => {
+  const symbols = new Map<string, FileTags>();
+  const rows: Insertable<CodeSearchFileTable>[] = [];
+  for (const entry of batch) {
     const bytes = texts.get(entry.path);
     let skipped = skipOf(entry);
     if (bytes && bytes.subarray(0, 8000).includes(0)) skipped = 'binary';
-    return {
+    const stored = skipped === null && bytes;
+    const tags = stored && ctags ? await ctags.tagsOf(entry.path, bytes) : null;
+    if (tags) symbols.set(entry.path, tags);
+    rows.push({
       projectId,
       path: entry.path,
       blobId: entry.blobId,
       language: languageOf(entry.path),
       size: entry.size,
       skipped,
-      content: skipped === null && bytes ? bytes.toString('utf8') : null,
-    };
-  });
+      content: stored ? bytes.toString('utf8') : null,
+      symbolsSkipped: tags?.skipped ?? null,
+    });
+  }
   await services.db.transaction().execute(async (tx) => {
     for (let i = 0; i < rows.length; i += 100) {
-      await tx
+      const written = await tx
         .insertInto('codeSearchFiles')
         .values(rows.slice(i, i + 100))
         .onConflict((oc) =>
@@ -136,9 +155,36 @@ async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectI
             size: eb.ref('excluded.size'),
             skipped: eb.ref('excluded.skipped'),
             content: eb.ref('excluded.content'),
+            symbolsSkipped: eb.ref('excluded.symbolsSkipped'),
           })),
         )
+        .returning(['id', 'path', 'language'])
         .execute();
+      await tx
+        .deleteFrom('codeSearchSymbols')
+        .where(
+          'fileId',
+          'in',
+          written.map((file) => file.id),
+        )
+        .execute();
+      const symbolRows = written.flatMap((file) =>
+        (symbols.get(file.path)?.tags ?? []).map((tag) => ({
+          fileId: file.id,
+          projectId,
+          name: tag.name,
+          nameLower: tag.name.toLowerCase(),
+          kind: tag.kind,
+          line: tag.line,
+          scope: tag.scope,
+          language: file.language ?? tag.language?.toLowerCase() ?? null,
+        })),
+      );
+      for (let j = 0; j < symbolRows.length; j += 500)
+        await tx
+          .insertInto('codeSearchSymbols')
+          .values(symbolRows.slice(j, j + 500))
+          .execute();
     }
   });
 }

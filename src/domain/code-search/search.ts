@@ -276,8 +276,12 @@ export function checkGlobLength(glob: string): void {
   if (glob.length > 500) throw new BadRequest('The path glob is longer than 500 characters');
 }
 
-/** A path glob as a LIKE pattern: `*` (and `**`) any characters, `?` one, the rest literal. */
-function globToLike(glob: string): string {
+/**
+ * A path glob as a LIKE pattern escaped with `\`: `*` (and `**`) any characters, `?` one, the rest literal.
+ *
+ * @throws BadRequest when the glob is longer than 500 characters.
+ */
+export function globToLike(glob: string): string {
   checkGlobLength(glob);
   return glob
     .split(/(\*+|\?)/)
@@ -285,8 +289,12 @@ function globToLike(glob: string): string {
     .join('');
 }
 
-/** Projects in scope whose index is behind (stale or never built). */
-async function indexingCount(ctx: Context, projectId: number | undefined, readable: Awaited<ReturnType<typeof accessibleProjectsCondition>>): Promise<number> {
+/** Projects in scope (one, or all the actor reads: `readable` of accessibleProjectsCondition) whose index is behind (stale or never built). */
+export async function indexingCount(
+  ctx: Context,
+  projectId: number | undefined,
+  readable: Awaited<ReturnType<typeof accessibleProjectsCondition>>,
+): Promise<number> {
   let query = ctx.db
     .selectFrom('codeSearchProjects as s')
     .select((eb) => eb.fn.countAll<number>().as('count'))
@@ -296,12 +304,17 @@ async function indexingCount(ctx: Context, projectId: number | undefined, readab
   return Number((await query.executeTakeFirstOrThrow()).count);
 }
 
-/** Files in scope recorded without text. */
-async function skippedCount(ctx: Context, projectId: number | undefined, readable: Awaited<ReturnType<typeof accessibleProjectsCondition>>): Promise<number> {
+/** Files in scope recorded without text (`skipped`), or with their symbols missing or cut (`symbolsSkipped`). */
+export async function skippedCount(
+  ctx: Context,
+  projectId: number | undefined,
+  readable: Awaited<ReturnType<typeof accessibleProjectsCondition>>,
+  what: 'skipped' | 'symbolsSkipped' = 'skipped',
+): Promise<number> {
   let query = ctx.db
     .selectFrom('codeSearchFiles as f')
     .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('f.skipped', 'is not', null);
+    .where(`f.${what}`, 'is not', null);
   if (readable) query = query.where((eb) => readable(eb, 'f.projectId'));
   if (projectId !== undefined) query = query.where('f.projectId', '=', projectId);
   return Number((await query.executeTakeFirstOrThrow()).count);

@@ -1,15 +1,26 @@
 /**
- * `/~code?q=<text>[&regex=1][&project=<path>][&path=<glob>][&lang=<language>][&ref=<ref>]`: code
- * search (docs/compatibility.md#code-search) over the default branches of the projects whose code
- * the visitor can read — each file with its first matching lines, the matches marked, linked to
- * the line in the file at the commit indexed. With a project chosen, a branch and tag switcher
- * searches that project at another branch, tag or commit (`ref`) instead. The global search page
- * links here with its text.
+ * `/~code?q=<text>[&mode=literal|regex|symbol][&project=<path>][&path=<glob>][&lang=<language>][&ref=<ref>]`:
+ * code search (docs/compatibility.md#code-search) over the default branches of the projects whose
+ * code the visitor can read — each file with its first matching lines, the matches marked, linked
+ * to the line in the file at the commit indexed; or, in the symbol mode, the definitions named so
+ * (exactly, then by prefix), each with its kind and scope, linked to its line. `regex=1` is the
+ * regex mode. With a project chosen, a branch and tag switcher searches that project at another
+ * branch, tag or commit (`ref`) instead (not in the symbol mode: symbols are indexed for the
+ * default branches). The global search page links here with its text.
  */
-import type { CodeLineMatch, CodeSearchResults } from '../../domain/code-search/index.js';
-import { MAX_RESULT_FILES, refChoices, searchCode, searchCodeAtRef } from '../../domain/code-search/index.js';
+import type { CodeLineMatch, CodeSearchResults, SymbolSearchResults } from '../../domain/code-search/index.js';
+import {
+  MAX_RESULT_FILES,
+  MAX_SYMBOL_RESULTS,
+  MAX_TAGS_PER_FILE,
+  refChoices,
+  searchCode,
+  searchCodeAtRef,
+  searchSymbols,
+  symbolsAvailable,
+} from '../../domain/code-search/index.js';
 import { BadRequest } from '../../errors.js';
-import { RevisionSwitcher } from '../components/code.js';
+import { codeUrl, RevisionSwitcher } from '../components/code.js';
 import { Flash } from '../components/flash.js';
 import { Layout } from '../components/layout.js';
 import type { PageModule } from '../page.js';
@@ -27,14 +38,66 @@ function MarkedLine({ match }: { match: CodeLineMatch }) {
   return <code>{parts}</code>;
 }
 
+function IndexingNotice({ indexing }: { indexing: number }) {
+  return indexing > 0 ? (
+    <p class="flash notice" role="status">
+      {`${indexing} project${indexing === 1 ? ' is' : 's are'} still being indexed: results may miss their latest changes.`}
+    </p>
+  ) : null;
+}
+
+/** The definitions found: kind, name and scope, and the place linked to its line at the commit indexed. */
+function SymbolResults({ found }: { found: SymbolSearchResults }) {
+  return (
+    <>
+      <IndexingNotice indexing={found.indexing} />
+      {found.symbols.length === 0 ? (
+        <p class="empty">No symbols match.</p>
+      ) : (
+        <table class="symbol-results">
+          <caption class="visually-hidden">Symbols</caption>
+          <thead>
+            <tr>
+              <th scope="col">Kind</th>
+              <th scope="col">Symbol</th>
+              <th scope="col">Defined at</th>
+            </tr>
+          </thead>
+          <tbody>
+            {found.symbols.map((symbol) => {
+              const url = codeUrl(symbol.projectPath, 'files', symbol.commit, symbol.path);
+              return (
+                <tr key={`${symbol.projectId}:${symbol.path}:${symbol.line}:${symbol.name}`}>
+                  <td class="symbol-kind">{symbol.kind}</td>
+                  <td>
+                    <code>{symbol.name}</code>
+                    {symbol.scope && <span class="meta">{` in ${symbol.scope}`}</span>}
+                  </td>
+                  <td>
+                    <a href={`/${symbol.projectPath}`}>{symbol.projectPath}</a>
+                    {' · '}
+                    <a href={`${url}#L${symbol.line}`}>{`${symbol.path}:${symbol.line}`}</a>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {found.skipped > 0 && (
+        <p class="meta">{`${found.skipped} file${found.skipped === 1 ? ' has' : 's have'} missing or cut symbols: Universal Ctags failed or timed out on ${found.skipped === 1 ? 'it' : 'them'}, or found more than ${MAX_TAGS_PER_FILE.toLocaleString('en-US')}.`}</p>
+      )}
+      {found.incomplete && (
+        <p class="meta">{`Only the first ${MAX_SYMBOL_RESULTS} symbols are shown: narrow the search with a longer name, a project, a path or a language.`}</p>
+      )}
+    </>
+  );
+}
+
 function Results({ found }: { found: CodeSearchResults }) {
   return (
     <>
-      {found.indexing > 0 && (
-        <p class="flash notice" role="status">
-          {`${found.indexing} project${found.indexing === 1 ? ' is' : 's are'} still being indexed: results may miss their latest changes.`}
-        </p>
-      )}
+      <IndexingNotice indexing={found.indexing} />
       {found.files.length === 0 && <p class="empty">No code matches.</p>}
       {found.files.map((file) => {
         const url = `/${file.projectPath}/~files/${file.commit}/${file.path}`;
@@ -80,21 +143,31 @@ export const codeSearchPages: PageModule = {
       path: '/~code',
       handler: async (page) => {
         const { q = '', regex = '', project = '', path = '', lang = '', ref = '' } = page.query;
-        const query = { text: q, regex: regex === '1', project: project || undefined, path: path || undefined, language: lang || undefined };
-        const run = async (): Promise<{ found: CodeSearchResults | null; error: string | null }> => {
-          if (q.trim() === '') return { found: null, error: null };
+        const mode = page.query.mode ?? (regex === '1' ? 'regex' : 'literal');
+        if (mode !== 'literal' && mode !== 'regex' && mode !== 'symbol') throw new BadRequest(`Unknown search mode: ${mode}`);
+        const available = mode !== 'symbol' || (await symbolsAvailable(page.ctx));
+        const filters = { project: project || undefined, path: path || undefined, language: lang || undefined };
+        const query = { text: q, regex: mode === 'regex', ...filters };
+        const run = async (): Promise<{ found: CodeSearchResults | null; symbols: SymbolSearchResults | null; error: string | null }> => {
+          if (q.trim() === '' || !available) return { found: null, symbols: null, error: null };
           try {
-            return { found: ref ? await searchCodeAtRef(page.ctx, { ...query, ref }) : await searchCode(page.ctx, query), error: null };
+            if (mode === 'symbol') {
+              if (ref) throw new BadRequest('Symbol search covers the default branches only');
+              return { found: null, symbols: await searchSymbols(page.ctx, { text: q, ...filters }), error: null };
+            }
+            return { found: ref ? await searchCodeAtRef(page.ctx, { ...query, ref }) : await searchCode(page.ctx, query), symbols: null, error: null };
           } catch (failure) {
             if (!(failure instanceof BadRequest)) throw failure;
             page.reply.code(400);
-            return { found: null, error: failure.message };
+            return { found: null, symbols: null, error: failure.message };
           }
         };
         // the branches and tags of the switcher are read while the search runs
-        const [{ found, error }, choices] = await Promise.all([run(), project ? refChoices(page.ctx, project) : null]);
+        const [{ found, symbols, error }, choices] = await Promise.all([run(), project ? refChoices(page.ctx, project) : null]);
         // the other fields, kept when the switcher changes the ref
-        const kept: Record<string, string> = Object.fromEntries(Object.entries({ q, regex, project, path, lang }).filter(([, v]) => v !== ''));
+        const kept: Record<string, string> = Object.fromEntries(
+          Object.entries({ q, mode: page.query.mode ?? '', regex, project, path, lang }).filter(([, v]) => v !== ''),
+        );
         return (
           <Layout page={page} title={q ? `Code: ${q}` : 'Code search'} scripts={choices ? ['switcher.js'] : []}>
             <h1>Code search</h1>
@@ -102,9 +175,18 @@ export const codeSearchPages: PageModule = {
               <label for="code-q">{ref ? `Search the code at ${ref}` : 'Search the code of default branches'}</label>
               <input id="code-q" type="search" name="q" value={q} maxLength={1000} />
               <button type="submit">Search</button>
-              <label class="inline">
-                <input type="checkbox" name="regex" value="1" checked={regex === '1'} /> Regular expression (RE2)
-              </label>
+              <fieldset class="inline search-modes">
+                <legend>Match</legend>
+                <label class="inline">
+                  <input type="radio" name="mode" value="literal" checked={mode === 'literal'} /> Text
+                </label>
+                <label class="inline">
+                  <input type="radio" name="mode" value="regex" checked={mode === 'regex'} /> Regular expression (RE2)
+                </label>
+                <label class="inline">
+                  <input type="radio" name="mode" value="symbol" checked={mode === 'symbol'} /> Symbol
+                </label>
+              </fieldset>
               <label class="inline">
                 Project <input type="text" name="project" value={project} size={16} />
               </label>
@@ -135,7 +217,13 @@ export const codeSearchPages: PageModule = {
               </div>
             )}
             <Flash error={error} />
+            {!available && (
+              <p class="flash notice" role="status">
+                Symbol search is unavailable: this server has no Universal Ctags to find definitions with.
+              </p>
+            )}
             {found && <Results found={found} />}
+            {symbols && <SymbolResults found={symbols} />}
           </Layout>
         );
       },

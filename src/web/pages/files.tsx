@@ -2,7 +2,9 @@
  * `/<project>/~files/<revision>/<path>`: a directory listing (each entry with its last commit,
  * `/~last-commits/…` serving them as JSON when the page showed before they were read) or a file
  * (highlighted, numbered lines with `#L<n>` anchors; a large file capped with a notice; a binary
- * file offered as a download), `/<project>/~blame/<revision>/<path>`: a text file's lines beside
+ * file offered as a download; on a text file "Go to definition", definitions.js),
+ * `/<project>/~definitions?name=…&path=…`: the definitions of a name in the project's code index
+ * as JSON (docs/compatibility.md#code-search), `/<project>/~blame/<revision>/<path>`: a text file's lines beside
  * the commit that last changed them (and a link to blame them before it), and
  * `/<project>/~raw/<revision>/<path>`: the raw bytes. Every view has the branch and tag
  * switcher, "Go to file" (`t`, finder.tsx) and its permalink (`y`: the view at the commit). The revision may contain `/`
@@ -18,6 +20,7 @@
 import mime from 'mime';
 import type { ComponentChildren } from 'preact';
 import { renderToString } from 'preact-render-to-string';
+import { findDefinitions, MAX_DEFINITIONS, symbolsAvailable } from '../../domain/code-search/index.js';
 import { BadRequest } from '../../errors.js';
 import { isActiveType, isSafeType, userContentHeaders } from '../../plugins/user-content.js';
 import {
@@ -166,7 +169,7 @@ async function filesPage(page: ProjectPageContext, tail: string) {
   const project = page.project.path;
   const result = await browseAt(page.ctx, page.project, tail);
   const { at } = result;
-  if (result.kind === 'file') return filePage(page, 'files', result, null);
+  if (result.kind === 'file') return filePage(page, 'files', result, null, await symbolsAvailable(page.ctx));
   const name = at.path ? at.path.split('/').pop()! : page.project.name;
   const names = result.entries.map((e) => e.name);
   const wait = page.query['last-commits'] === 'wait' ? Infinity : LAST_COMMITS_WAIT_MS;
@@ -283,8 +286,69 @@ function FileBody({ projectPath, result, blame, raw }: { projectPath: string; re
   );
 }
 
+/**
+ * "Go to definition" of a file's view: a form naming a symbol, which without JavaScript opens the
+ * project's symbol search (`/~code?mode=symbol`); definitions.js asks `/~definitions` instead and
+ * goes to the one definition, lists several, or says there is none — also for a name Ctrl- or
+ * ⌘-clicked in the code, or selected and followed with `d`.
+ */
+function DefinitionForm({ projectPath, path }: { projectPath: string; path: string }) {
+  return (
+    <form
+      method="get"
+      action="/~code"
+      role="search"
+      aria-label="Go to definition"
+      class="definition-form"
+      data-definitions={`/${projectPath}/~definitions?${new URLSearchParams({ path })}`}
+    >
+      <input type="hidden" name="mode" value="symbol" />
+      <input type="hidden" name="project" value={projectPath} />
+      <label for="definition-name">Go to definition</label>{' '}
+      <input
+        id="definition-name"
+        name="q"
+        size={20}
+        maxLength={200}
+        autocomplete="off"
+        spellcheck={false}
+        aria-keyshortcuts="d"
+        aria-describedby="definition-hint"
+        required
+      />{' '}
+      <button type="submit">Go</button>{' '}
+      <span id="definition-hint" class="meta">
+        or Ctrl- / ⌘-click a name in the code, or select it and press d
+      </span>
+      <div class="definition-results" aria-live="polite" data-definition-results />
+    </form>
+  );
+}
+
+/**
+ * `/~definitions?name=<symbol>[&path=<file the name is read in>]`: the definitions of a name in
+ * the project's code index as JSON, those of the file's language first —
+ * `{ name, definitions: [{ name, kind, scope, path, line, url }] }` (at most 50; `url` the line
+ * in the file at the commit indexed). 400 without a name; the project's read-code permission as
+ * every files page.
+ */
+async function definitionsJson(page: ProjectPageContext) {
+  const name = page.query.name ?? '';
+  const project = page.project.path;
+  const found = await findDefinitions(page.ctx, page.project.id, name, page.query.path || null);
+  const definitions = found.slice(0, MAX_DEFINITIONS).map((d) => ({
+    name: d.name,
+    kind: d.kind,
+    scope: d.scope,
+    path: d.path,
+    line: d.line,
+    url: `${codeUrl(project, 'files', d.commit, d.path)}#L${d.line}`,
+  }));
+  return rawResponse('application/json; charset=utf-8', JSON.stringify({ name, definitions }), { 'cache-control': 'private, no-cache' });
+}
+
 /** A file of the file pages: its normal view (`files`) or its blame (`blame`, with `blame` read). */
-function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: FileResult, blame: Blame | null) {
+function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: FileResult, blame: Blame | null, definitions = false) {
   const project = page.project.path;
   const { at } = result;
   const name = at.path.split('/').pop()!;
@@ -304,8 +368,14 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Fil
         <a href={codeUrl(project, 'files', at.revision, at.path)}>Normal view</a>
       </>
     );
+  const goToDefinition = definitions && !result.binary && result.text !== null;
   return (
-    <ProjectLayout page={page} tab="code" title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`} scripts={CODE_SCRIPTS}>
+    <ProjectLayout
+      page={page}
+      tab="code"
+      title={`${view === 'blame' ? 'Blame of ' : ''}${at.path} at ${at.revision}`}
+      scripts={goToDefinition ? [...CODE_SCRIPTS, 'definitions.js'] : CODE_SCRIPTS}
+    >
       <h1>{name}</h1>
       <CodeHeader page={page} view={view} at={at} names={result.names}>
         {plural(result.size, 'byte', 'bytes')}
@@ -316,6 +386,7 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Fil
         {' · '}
       </CodeHeader>
       {view === 'files' && <EditLinks page={page} at={at} kind="file" />}
+      {goToDefinition && <DefinitionForm projectPath={project} path={at.path} />}
       <FileBody projectPath={project} result={result} blame={blame} raw={raw} />
     </ProjectLayout>
   );
@@ -337,6 +408,7 @@ export const filesPages: PageModule = {
     { method: 'GET', path: '/~find/*', handler: (page) => finderPage(page, page.params['*'] ?? '') },
     { method: 'GET', path: '/~paths/*', handler: (page) => pathsJson(page, page.params['*'] ?? '') },
     { method: 'GET', path: '/~last-commits/*', handler: (page) => lastCommitsJson(page, page.params['*'] ?? '') },
+    { method: 'GET', path: '/~definitions', handler: definitionsJson },
     {
       method: 'GET',
       path: '/~blame/*',
