@@ -1,6 +1,6 @@
 // The test command: typecheck, the lint (npm run lint: the layers by eslint, no import cycles by dependency-cruiser,
 // the format by Prettier), then the whole suite on SQLite, then — when
-// GITLOOM_TEST_DATABASE_URL names a PostgreSQL server — the whole suite again on PostgreSQL.
+// GITLOOM_TEST_DATABASE_URL names a PostgreSQL server — the database, HTTP and web tests again on PostgreSQL.
 import { spawnSync } from 'node:child_process';
 
 function run(label, command, args, env) {
@@ -14,4 +14,4 @@ const { GITLOOM_TEST_DATABASE_URL: postgresUrl, ...sqliteEnv } = process.env;
 run('typecheck', 'npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], process.env);
 run('lint', 'npm', ['run', 'lint'], process.env);
 run('tests on SQLite', 'npx', ['vitest', 'run', ...extra], sqliteEnv);
-if (postgresUrl) run(`tests on PostgreSQL (${postgresUrl})`, 'npx', ['vitest', 'run', 'test/http', 'test/web', ...extra], process.env);
+if (postgresUrl) run(`tests on PostgreSQL (${postgresUrl})`, 'npx', ['vitest', 'run', 'test/db', 'test/http', 'test/web', ...extra], process.env);
