@@ -27,6 +27,7 @@ describe('code search', () => {
         'lib/util.py': 'def flux_helper():\n    return "fluxCapacitor in python"\n',
         'node_modules/dep/index.js': 'module.exports = "fluxCapacitor vendored";\n',
         'logo.bin': 'fluxCapacitor\u0000binary',
+        'docs/ten.txt': ['one', 'line two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'line nine', 'ten'].join('\n') + '\n',
       },
     });
     await givenRepo(server, 'secret', { files: { 'plan.ts': 'const fluxCapacitor = "secret plan";\n' } });
@@ -58,6 +59,16 @@ describe('code search', () => {
     expect(html).not.toContain('logo.bin');
     expect(html).not.toContain('secret');
     expect(html).toContain('2 files are not searched: binary, larger than 1 MiB, or vendored.');
+  });
+
+  it('shows a line of context before and after each matching line, marking the lines left out between', async () => {
+    const { html } = await search({ q: 'return speed', project: 'app' });
+    const lines = [...html.matchAll(/<li( class="([a-z ]+)")?><a href="[^"]*#L(\d+)"/g)].map((m) => `${m[3]}:${m[2] ?? 'match'}`);
+    expect(lines).toEqual(['1:context', '2:match', '3:context']);
+    const spread = await search({ q: 'line', project: 'app', path: 'docs/*' });
+    const numbers = [...spread.html.matchAll(/<li( class="([a-z ]+)")?><a href="[^"]*#L(\d+)"/g)].map((m) => `${m[3]}:${m[2] ?? 'match'}`);
+    // matches on lines 2 and 9 of ten: their contexts, a gap between, and no line after the last
+    expect(numbers).toEqual(['1:context', '2:match', '3:context', '8:context gap', '9:match', '10:context']);
   });
 
   it('matches RE2 regular expressions in linear time, and refuses invalid ones with 400', async () => {

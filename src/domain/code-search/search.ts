@@ -22,6 +22,8 @@ import { accessibleProjectsCondition, findProjectByPath, projectPathsByIds } fro
 export const MAX_RESULT_FILES = 50;
 /** Matching lines shown per file. */
 export const MAX_LINES_PER_FILE = 5;
+/** Lines of context shown before and after each matching line. */
+export const CONTEXT_LINES = 1;
 /** Text a search reads at most when the index cannot narrow it (bytes of file text). */
 export const MAX_SCANNED_BYTES = 64 * 1024 * 1024;
 /** Characters of a matching line shown. */
@@ -44,7 +46,10 @@ export interface CodeSearchQuery {
   ref?: string;
 }
 
-/** A matching line: 1-based number, its text (cut to 400 characters) and the matched spans in it. */
+/**
+ * A line of a result: 1-based number, its text (cut to 400 characters) and the matched spans in
+ * it — none for a line of context around a match ({@link CONTEXT_LINES}).
+ */
 export interface CodeLineMatch {
   line: number;
   text: string;
@@ -173,20 +178,45 @@ function regexMatcher(regex: UserRegex): LineMatcher {
   return (line) => (line.length > regex.maxTextLength ? [] : regex.findAll(line, 20));
 }
 
-/** The first {@link MAX_LINES_PER_FILE} matching lines of a text, and whether there are more. */
+/**
+ * The first {@link MAX_LINES_PER_FILE} matching lines of a text with {@link CONTEXT_LINES} lines
+ * of context before and after each (a line shown once when contexts meet), in order, and whether
+ * more lines match.
+ */
 export function matchLines(content: string, matcher: LineMatcher): { lines: CodeLineMatch[]; more: boolean } {
   const lines: CodeLineMatch[] = [];
+  const shown = (number: number, text: string, spans: CodeLineMatch['spans'] = []): CodeLineMatch => ({
+    line: number,
+    text: text.slice(0, MAX_LINE_SHOWN),
+    spans: spans.filter((s) => s.start < MAX_LINE_SHOWN),
+  });
+  /** The last lines read and not shown, for the context before the next match. */
+  const before: { number: number; text: string }[] = [];
+  let matches = 0;
+  let after = 0;
+  // a final newline ends the last line: no empty line follows it
+  const last = content.endsWith('\n') ? content.length - 1 : content.length;
   let start = 0;
-  for (let number = 1; start <= content.length; number++) {
+  for (let number = 1; start <= last; number++) {
     let end = content.indexOf('\n', start);
     if (end < 0) end = content.length;
     const line = content.slice(start, end).replace(/\r$/, '');
+    start = end + 1;
     const spans = matcher(line);
     if (spans.length > 0) {
-      if (lines.length === MAX_LINES_PER_FILE) return { lines, more: true };
-      lines.push({ line: number, text: line.slice(0, MAX_LINE_SHOWN), spans: spans.filter((s) => s.start < MAX_LINE_SHOWN) });
+      if (matches === MAX_LINES_PER_FILE) return { lines, more: true };
+      matches++;
+      for (const context of before) lines.push(shown(context.number, context.text));
+      before.length = 0;
+      lines.push(shown(number, line, spans));
+      after = CONTEXT_LINES;
+    } else if (after > 0) {
+      lines.push(shown(number, line));
+      after--;
+    } else if (matches < MAX_LINES_PER_FILE) {
+      before.push({ number, text: line });
+      if (before.length > CONTEXT_LINES) before.shift();
     }
-    start = end + 1;
   }
   return { lines, more: false };
 }

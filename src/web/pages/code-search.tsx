@@ -1,7 +1,7 @@
 /**
  * `/~code?q=<text>[&mode=literal|regex|symbol][&project=<path>][&path=<glob>][&lang=<language>][&ref=<ref>]`:
  * code search (docs/compatibility.md#code-search) over the default branches of the projects whose
- * code the visitor can read — each file with its first matching lines, the matches marked, linked
+ * code the visitor can read — each file with its first matching lines and a line of context around each, the matches marked, linked
  * to the line in the file at the commit indexed; or, in the symbol mode, the definitions named so
  * (exactly, then by prefix), each with its kind and scope, linked to its line. `regex=1` is the
  * regex mode. With a project chosen, a branch and tag switcher searches that project at another
@@ -36,6 +36,14 @@ function MarkedLine({ match }: { match: CodeLineMatch }) {
   }
   parts.push(match.text.slice(at));
   return <code>{parts}</code>;
+}
+
+/** A result line's class: `context` around a match, `gap` after lines left out. */
+function lineClass(line: CodeLineMatch, previous: CodeLineMatch | undefined): string | undefined {
+  const classes = [];
+  if (line.spans.length === 0) classes.push('context');
+  if (previous && previous.line < line.line - 1) classes.push('gap');
+  return classes.join(' ') || undefined;
 }
 
 function IndexingNotice({ indexing }: { indexing: number }) {
@@ -109,8 +117,8 @@ function Results({ found }: { found: CodeSearchResults }) {
               <a href={url}>{file.path}</a>
             </h2>
             <ol class="code-result-lines search-results">
-              {file.lines.map((match) => (
-                <li key={match.line}>
+              {file.lines.map((match, i) => (
+                <li key={match.line} class={lineClass(match, file.lines[i - 1])}>
                   <a href={`${url}#L${match.line}`} aria-label={`Line ${match.line}`}>
                     {match.line}
                   </a>{' '}
