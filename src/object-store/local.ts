@@ -43,7 +43,11 @@ export class LocalObjectStore implements ObjectStore {
       if (code === 'EEXIST' || code === 'ENOTDIR') throw new Conflict(`A parent of '${key}' is a file`);
       throw error;
     }
-    if ((await lstat(target).catch(() => null))?.isDirectory()) throw new Conflict(`'${key}' is a directory`);
+    const existing = await lstat(target).catch((error: unknown) => {
+      if (isMissing(error)) return null;
+      throw error;
+    });
+    if (existing?.isDirectory()) throw new Conflict(`'${key}' is a directory`);
     const tmp = path.join(dir, `${UPLOAD_PREFIX}${randomUUID()}`);
     const handle = await open(tmp, 'wx', 0o600);
     let isOpen = true;
