@@ -17,13 +17,14 @@
  * process B first refusing it, B asked again and again meanwhile (`GITLOOM_BENCH_REVOKES`
  * tokens, default 30). Not part of the tests.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { migrateToLatest, openDatabase } from '../src/db/database.js';
 import { announce, onAnnouncement, TABLES_TOPIC } from '../src/db/notifications.js';
+import { serveChild, type ChildServer } from '../test/helpers/server.js';
 import { percentile } from './lib.js';
 
 const ROUNDS = Number(process.env.GITLOOM_BENCH_ROUNDS ?? 200);
@@ -32,31 +33,17 @@ const PASSWORD = 'bench-secret';
 const ADMIN = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
 
 /** `gitloom serve` from the sources on `databaseUrl` and `dataDir`; resolves with its URL once it listens. */
-async function serve(databaseUrl: string, dataDir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
-    env: {
-      ...process.env,
-      GITLOOM_DATABASE_URL: databaseUrl,
-      GITLOOM_DATA_DIR: dataDir,
-      GITLOOM_PORT: '0',
-      GITLOOM_HOST: '127.0.0.1',
-      GITLOOM_SSH_PORT: '0',
-      GITLOOM_INITIAL_PASSWORD: PASSWORD,
-      GITLOOM_LOG_LEVEL: 'warn',
-      GITLOOM_FALLBACK_POLL_MS: '60000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+function serve(databaseUrl: string, dataDir: string): Promise<ChildServer> {
+  return serveChild({
+    GITLOOM_DATABASE_URL: databaseUrl,
+    GITLOOM_DATA_DIR: dataDir,
+    GITLOOM_PORT: '0',
+    GITLOOM_HOST: '127.0.0.1',
+    GITLOOM_SSH_PORT: '0',
+    GITLOOM_INITIAL_PASSWORD: PASSWORD,
+    GITLOOM_LOG_LEVEL: 'warn',
+    GITLOOM_FALLBACK_POLL_MS: '60000',
   });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
-  });
-  return { url, child };
 }
 
 /** Milliseconds from A answering each token's revocation to B first refusing it. */
