@@ -17,6 +17,14 @@ import katex from 'katex';
 import type { MarkedExtension, Tokens } from 'marked';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** An inline extension's `start`: where `marker` first occurs in the source, or undefined. */
+const startAt =
+  (marker: string) =>
+  (src: string): number | undefined => {
+    const at = src.indexOf(marker);
+    return at < 0 ? undefined : at;
+  };
+
 /** Text escaped for HTML content and attribute values. */
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
 
@@ -48,10 +56,7 @@ export const mathAndDiagrams: MarkedExtension = {
     {
       name: 'inlineMath',
       level: 'inline',
-      start: (src) => {
-        const at = src.indexOf('$');
-        return at < 0 ? undefined : at;
-      },
+      start: startAt('$'),
       tokenizer(src) {
         const display = /^\$\$(?!\$)([^\n]+?)\$\$/.exec(src);
         if (display) return { type: 'inlineMath', raw: display[0], text: display[1].trim(), display: true };
@@ -104,10 +109,7 @@ export const footnotes: MarkedExtension = {
     {
       name: 'footnoteReference',
       level: 'inline',
-      start: (src) => {
-        const at = src.indexOf('[^');
-        return at < 0 ? undefined : at;
-      },
+      start: startAt('[^'),
       tokenizer(src) {
         const match = /^\[\^([^\]\s]+)\]/.exec(src);
         return match ? { type: 'footnoteReference', raw: match[0], label: match[1].toLowerCase() } : undefined;
