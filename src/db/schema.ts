@@ -77,6 +77,10 @@ export interface Database {
   notificationSettings: NotificationSettingTable;
   diffViewPreferences: DiffViewPreferenceTable;
   viewedFiles: ViewedFileTable;
+  agentTokens: AgentTokenTable;
+  agents: AgentTable;
+  agentAttributes: AgentAttributeTable;
+  jobTokens: JobTokenTable;
 }
 
 type Id = Generated<number>;
@@ -874,3 +878,54 @@ export interface ViewedFileTable {
   date: number;
 }
 export type ViewedFileRow = Selectable<ViewedFileTable>;
+
+/** The credential of a build agent (migration 0027, docs/compatibility.md#build-agents). */
+export interface AgentTokenTable {
+  id: Id;
+  /** SHA-256 of the value, hex: how a presented token is found. */
+  valueHash: string;
+  /** The value, encrypted as job secrets are (src/domain/projects/secret-encryption.ts). */
+  encryptedValue: string;
+  createDate: number;
+}
+export type AgentTokenRow = Selectable<AgentTokenTable>;
+
+/** A build agent: what it reported when it last connected, and its connection (migration 0027). */
+export interface AgentTable {
+  id: Id;
+  tokenId: number;
+  name: string;
+  ipAddress: string;
+  osName: string;
+  osVersion: string;
+  osArch: string;
+  cpus: number;
+  /** Bytes of memory. */
+  memory: number;
+  /** The agent's container engine (`podman 4.3.1`), or null when it has none. */
+  engine: string | null;
+  temporal: Flag;
+  paused: Flag;
+  /** Epoch ms: the last connection or heartbeat. */
+  lastUsedDate: number;
+  /** Id of the agent's current connection, or null when it never connected. */
+  session: string | null;
+  /** Epoch ms until which the agent counts as online (renewed by its heartbeats), or null. */
+  onlineUntil: number | null;
+}
+export type AgentRow = Selectable<AgentTable>;
+
+/** An attribute of an agent (migration 0027). */
+export interface AgentAttributeTable {
+  id: Id;
+  agentId: number;
+  name: string;
+  value: string;
+}
+
+/** The credential of one build running on an agent (migration 0027): SHA-256 of the token, hex. */
+export interface JobTokenTable {
+  buildId: number;
+  tokenHash: string;
+  agentId: number;
+}
