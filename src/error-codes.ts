@@ -70,12 +70,17 @@ export const ERROR_CODES = {
   // job executors (docs/compatibility.md#builds-job-executors)
   GITLOOM_ERR_JOB_EXECUTOR_TYPE: {
     status: 400,
-    description: "A job executor's `@type` is missing, unknown, or an executor type Gitloom does not have yet (Kubernetes, remote executors).",
+    description: "A job executor's `@type` is missing, unknown, or an executor type Gitloom does not have yet (Kubernetes).",
   },
   GITLOOM_ERR_JOB_EXECUTOR_NAME: { status: 400, description: "A job executor's name is missing, not a DNS-style name, or used by another executor." },
   GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT: {
     status: 400,
     description: "A job executor's `jobRequirement` does not parse in the job match language or names an unknown user or group.",
+  },
+  GITLOOM_ERR_JOB_EXECUTOR_AGENT_QUERY: {
+    status: 400,
+    description:
+      "A remote executor's `agentQuery` does not parse as an agent query, or uses a criterion an executor cannot (`online`, `paused`, `order by`, …).",
   },
   GITLOOM_ERR_JOB_EXECUTOR_UNSUPPORTED: {
     status: 400,

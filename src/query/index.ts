@@ -10,6 +10,7 @@ export { chainOperands } from './ast.js';
 export { QuerySyntaxError } from './errors.js';
 export { parseIntegerValue, parseQueryDate } from './dates.js';
 export {
+  AGENT_QUERY,
   BUILD_CONDITION,
   BUILD_QUERY,
   CODE_COMMENT_QUERY,

@@ -253,6 +253,25 @@ export const BUILD_CONDITION: LanguageDefinition = {
   extraFields: { operators: ['is', 'is empty'], sortable: false, anyName: true },
 };
 
+/**
+ * docs/compatibility.md#build-agents "Agent query" (OneDev 8.6 `AgentQuery`): agent fields with
+ * `is`, any other quoted field an attribute (`"docker" is "yes"`), the agent criteria, `~fuzzy~`
+ * on the name, and `order by`. An executor's `agentQuery` allows fields and `has attribute` only
+ * (checked after parsing).
+ */
+export const AGENT_QUERY: LanguageDefinition = {
+  name: 'agents',
+  bareOperators: ['online', 'offline', 'paused', 'has running builds'],
+  valueOperators: ['has attribute', 'not used since', 'ever used since', 'ran build'],
+  unaryFieldOperators: [],
+  fields: fields(IS, ['Name', 'Ip Address', 'Os', 'Os Version', 'Os Arch']),
+  sortFields: ['Name', 'Ip Address', 'Os', 'Os Version', 'Os Arch', 'Last Used Date'],
+  numberCriteria: false,
+  fixedBetween: [],
+  linkMatching: false,
+  extraFields: { operators: ['is'], sortable: false, anyName: true },
+};
+
 /** The five entity query languages by name. */
 export const QUERY_LANGUAGES = {
   projects: PROJECT_QUERY,

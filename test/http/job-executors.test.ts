@@ -122,14 +122,31 @@ describe('job executors setting', () => {
     expect(await get()).toEqual(before);
   }
 
+  it('takes remote executors with an agent query, refusing one an executor cannot use', async () => {
+    const remote = [
+      { '@type': 'RemoteDockerExecutor', name: 'linux', agentQuery: '"Os" is "Linux" and has attribute "gpu"', concurrency: '2' },
+      { '@type': 'RemoteShellExecutor', name: 'any-agent' },
+    ];
+    expect((await set(remote)).status).toBe(200);
+    const [docker, shell] = await get();
+    expect(docker).toMatchObject({ '@type': 'RemoteDockerExecutor', name: 'linux', agentQuery: '"Os" is "Linux" and has attribute "gpu"', concurrency: '2' });
+    expect(docker.registryLogins).toEqual([]);
+    expect(shell).toMatchObject({ '@type': 'RemoteShellExecutor', name: 'any-agent', agentQuery: null, concurrency: null });
+    await refused(
+      [{ '@type': 'RemoteShellExecutor', name: 'r', agentQuery: 'online' }],
+      'GITLOOM_ERR_JOB_EXECUTOR_AGENT_QUERY',
+      "Criteria 'online' is not supported here",
+    );
+    await refused([{ '@type': 'RemoteShellExecutor', name: 'r', agentQuery: '"Os" is' }], 'GITLOOM_ERR_JOB_EXECUTOR_AGENT_QUERY', 'jobExecutors[0].agentQuery');
+    await refused([{ '@type': 'RemoteDockerExecutor', name: 'r', agentQuery: 'order by "Name"' }], 'GITLOOM_ERR_JOB_EXECUTOR_AGENT_QUERY', 'Order by');
+  });
+
   it('refuses executor types it does not have, saying so', async () => {
     await refused(
       [{ '@type': 'KubernetesExecutor', name: 'k8s' }],
       'GITLOOM_ERR_JOB_EXECUTOR_TYPE',
       "Job executor type 'KubernetesExecutor' is not available in Gitloom yet",
     );
-    await refused([{ '@type': 'RemoteDockerExecutor', name: 'r' }], 'GITLOOM_ERR_JOB_EXECUTOR_TYPE', 'not available in Gitloom yet');
-    await refused([{ '@type': 'RemoteShellExecutor', name: 'r' }], 'GITLOOM_ERR_JOB_EXECUTOR_TYPE', 'not available in Gitloom yet');
     await refused([{ '@type': 'Nonsense', name: 'r' }], 'GITLOOM_ERR_JOB_EXECUTOR_TYPE', "Unknown job executor type 'Nonsense'");
     await refused([{ name: 'r' }], 'GITLOOM_ERR_JOB_EXECUTOR_TYPE', '"@type" is missing');
   });

@@ -13,13 +13,23 @@ import type { RegistryLogin } from '../../ci/image-registries.js';
 import type { ExecutorKind } from '../../ci/executor.js';
 import { createVariableResolver, interpolate, VariableError } from '../../ci/variables.js';
 import type { BuildRow } from '../../db/schema.js';
-import { QuerySyntaxError } from '../../query/index.js';
+import { QuerySyntaxError, type Criteria } from '../../query/index.js';
 import { branchesContaining } from '../../git/files.js';
 import type { Context } from '../context.js';
 import { getProjectRow } from '../projects/index.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { jobMatches, parseJobMatch, type JobMatchSubject } from '../query/index.js';
-import { loadJobExecutors, newJobExecutor, parseConcurrency, parseCpuLimit, parseMemoryLimit, type JobExecutor } from './job-executors.js';
+import { parseExecutorAgentQuery } from '../agents/index.js';
+import {
+  isDockerExecutor,
+  isRemoteExecutor,
+  loadJobExecutors,
+  newJobExecutor,
+  parseConcurrency,
+  parseCpuLimit,
+  parseMemoryLimit,
+  type JobExecutor,
+} from './job-executors.js';
 import { userFacts } from './secrets.js';
 import { jobVariables } from './spec.js';
 
@@ -28,8 +38,15 @@ export const AUTO_DISCOVERED = 'auto-discovered';
 
 /** A job executor as the scheduler runs it. */
 export interface ExecutorPlacement {
+  /** How its jobs run: with containers (server or remote docker) or without (server or remote shell). */
   readonly kind: ExecutorKind;
   readonly name: string;
+  /**
+   * Null for an executor of the server; for a remote executor, the agents it selects (its
+   * `agentQuery` parsed; null criteria: every agent) and its `concurrency` per agent (null: the
+   * agent's CPU count).
+   */
+  readonly agents: { readonly query: Criteria | null; readonly concurrency: number | null } | null;
   /** Jobs and services it runs at once in this process (its `concurrency`, else the CPU count). */
   readonly concurrency: number;
   /** Days an unused job cache is kept. */
@@ -49,11 +66,13 @@ export type ExecutorChoice = { readonly executor: ExecutorPlacement } | { readon
 const DISPLAY_NAMES: Record<ExecutorKind, string> = { ServerDockerExecutor: 'Server Docker Executor', ServerShellExecutor: 'Server Shell Executor' };
 
 function placementOf(executor: JobExecutor, discovery: string[] = []): ExecutorPlacement {
-  const docker = executor['@type'] === 'ServerDockerExecutor' ? executor : null;
+  const docker = isDockerExecutor(executor) ? executor : null;
+  const concurrency = executor.concurrency === null ? null : parseConcurrency(executor.concurrency);
   return {
-    kind: executor['@type'],
+    kind: docker ? 'ServerDockerExecutor' : 'ServerShellExecutor',
     name: executor.name,
-    concurrency: (executor.concurrency !== null && parseConcurrency(executor.concurrency)) || os.availableParallelism(),
+    agents: isRemoteExecutor(executor) ? { query: parseExecutorAgentQuery(executor.agentQuery), concurrency } : null,
+    concurrency: concurrency || os.availableParallelism(),
     cacheTTL: executor.cacheTTL,
     containerLimits: {
       memoryMb: docker?.memoryLimit ? parseMemoryLimit(docker.memoryLimit) : null,

@@ -16,15 +16,17 @@ import type { ErrorCode } from '../../error-codes.js';
 import { BadRequest } from '../../errors.js';
 import { requireAdmin } from '../actor.js';
 import type { Context } from '../context.js';
+import { QuerySyntaxError } from '../../query/index.js';
+import { parseExecutorAgentQuery } from '../agents/index.js';
 import { checkJobMatch, decryptSecret, encryptSecret, secretKey } from '../projects/index.js';
 import { getStoredJobExecutors, setStoredJobExecutors } from '../settings/index.js';
 
-/** The executor types Gitloom runs. */
-export const JOB_EXECUTOR_TYPES = ['ServerDockerExecutor', 'ServerShellExecutor'] as const;
+/** The executor types Gitloom runs: on the server, or on agents (docs/compatibility.md#build-agents). */
+export const JOB_EXECUTOR_TYPES = ['ServerDockerExecutor', 'ServerShellExecutor', 'RemoteDockerExecutor', 'RemoteShellExecutor'] as const;
 export type JobExecutorType = (typeof JOB_EXECUTOR_TYPES)[number];
 
 /** OneDev 8.6's other executor types, refused with a clear word until Gitloom has them. */
-const NOT_YET = ['KubernetesExecutor', 'RemoteDockerExecutor', 'RemoteShellExecutor'];
+const NOT_YET = ['KubernetesExecutor'];
 
 /** What every executor has (OneDev `JobExecutor`). */
 interface JobExecutorBase {
@@ -64,17 +66,45 @@ export interface ServerShellExecutor extends JobExecutorBase {
   readonly concurrency: string | null;
 }
 
-export type JobExecutor = ServerDockerExecutor | ServerShellExecutor;
+/**
+ * A remote docker executor (OneDev `RemoteDockerExecutor`): a server docker executor's settings,
+ * run on the agents `agentQuery` selects; `concurrency` counts per agent (blank: its CPUs), and
+ * `dockerSockPath` names the engine's socket on the agent.
+ */
+export interface RemoteDockerExecutor extends Omit<ServerDockerExecutor, '@type'> {
+  readonly '@type': 'RemoteDockerExecutor';
+  /** An agent query (fields and `has attribute` only), or null for any agent. */
+  readonly agentQuery: string | null;
+}
+
+/** A remote shell executor (OneDev `RemoteShellExecutor`): a server shell executor's settings, run on agents. */
+export interface RemoteShellExecutor extends Omit<ServerShellExecutor, '@type'> {
+  readonly '@type': 'RemoteShellExecutor';
+  readonly agentQuery: string | null;
+}
+
+export type JobExecutor = ServerDockerExecutor | ServerShellExecutor | RemoteDockerExecutor | RemoteShellExecutor;
+
+/** The executors whose jobs run in containers: server and remote docker. */
+export type DockerExecutor = ServerDockerExecutor | RemoteDockerExecutor;
+
+/** Whether an executor runs its jobs' container steps (server or remote docker). */
+export function isDockerExecutor(executor: JobExecutor): executor is DockerExecutor {
+  return executor['@type'] === 'ServerDockerExecutor' || executor['@type'] === 'RemoteDockerExecutor';
+}
+
+/** Whether an executor runs its jobs on agents. */
+export function isRemoteExecutor(executor: JobExecutor): executor is RemoteDockerExecutor | RemoteShellExecutor {
+  return executor['@type'] === 'RemoteDockerExecutor' || executor['@type'] === 'RemoteShellExecutor';
+}
 
 const BASE_DEFAULTS = { enabled: true, jobRequirement: null, shellAccessEnabled: false, sitePublishEnabled: false, cacheTTL: 7 };
 
 /** A new executor of `type` with OneDev's defaults (the fields' initial values) and `name`. */
 export function newJobExecutor(type: JobExecutorType, name: string): JobExecutor {
   if (type === 'ServerShellExecutor') return { '@type': type, ...BASE_DEFAULTS, name, concurrency: null };
-  return {
-    '@type': type,
-    ...BASE_DEFAULTS,
-    name,
+  if (type === 'RemoteShellExecutor') return { '@type': type, ...BASE_DEFAULTS, name, agentQuery: null, concurrency: null };
+  const docker = {
     registryLogins: [],
     runOptions: null,
     dockerExecutable: null,
@@ -86,6 +116,8 @@ export function newJobExecutor(type: JobExecutorType, name: string): JobExecutor
     concurrency: null,
     imageMappings: [],
   };
+  if (type === 'RemoteDockerExecutor') return { '@type': type, ...BASE_DEFAULTS, name, agentQuery: null, ...docker };
+  return { '@type': type, ...BASE_DEFAULTS, name, ...docker };
 }
 
 /** The wire fields of each type, in OneDev's order (after `@type`). */
@@ -252,7 +284,7 @@ function checkValues(executor: JobExecutor, where: string): void {
   if (executor.cacheTTL < 1) throw bad('cacheTTL', 'Cache TTL must be at least 1 day');
   if (executor.concurrency !== null && parseConcurrency(executor.concurrency) === null)
     throw bad('concurrency', `Invalid number '${executor.concurrency}': a whole number of jobs, at least 1 (leave it empty for the number of CPUs)`);
-  if (executor['@type'] !== 'ServerDockerExecutor') return;
+  if (!isDockerExecutor(executor)) return;
   if (executor.cpuLimit !== null && parseCpuLimit(executor.cpuLimit) === null)
     throw bad('cpuLimit', `Invalid CPU limit '${executor.cpuLimit}': a number of CPUs such as 1 or 1.5`);
   if (executor.memoryLimit !== null && parseMemoryLimit(executor.memoryLimit) === null)
@@ -271,7 +303,8 @@ function checkValues(executor: JobExecutor, where: string): void {
  *   `GITLOOM_ERR_JOB_EXECUTOR_TYPE` (missing, unknown or not yet available `@type`),
  *   `GITLOOM_ERR_JOB_EXECUTOR_NAME` (missing, not a DNS name, used twice),
  *   `GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT` (a `jobRequirement` that does not parse or names
- *   an unknown user or group), `GITLOOM_ERR_JOB_EXECUTOR_UNSUPPORTED` (a setting Gitloom does
+ *   an unknown user or group), `GITLOOM_ERR_JOB_EXECUTOR_AGENT_QUERY` (a remote executor's
+ *   `agentQuery` that does not parse or uses a criterion not allowed there), `GITLOOM_ERR_JOB_EXECUTOR_UNSUPPORTED` (a setting Gitloom does
  *   not act on away from its default), `GITLOOM_ERR_JOB_EXECUTOR_VALUE` (a concurrency, CPU
  *   or memory limit, cache TTL, socket path or registry login that does not read).
  */
@@ -285,11 +318,22 @@ export async function checkJobExecutors(ctx: Pick<Context, 'db'>, given: unknown
     checkName(executor, where, names);
     checkUnsupported(executor, where);
     checkValues(executor, where);
+    if (isRemoteExecutor(executor)) checkAgentQuery(executor.agentQuery, `${where}.agentQuery`);
     if (executor.jobRequirement !== null)
       await checkJobMatch(ctx.db, executor.jobRequirement, `${where}.jobRequirement`, { jobCriteria: true, code: 'GITLOOM_ERR_JOB_EXECUTOR_REQUIREMENT' });
     executors.push(executor);
   }
   return executors;
+}
+
+/** Refuses an executor's `agentQuery` that does not parse or uses a criterion not allowed there. */
+function checkAgentQuery(query: string | null, where: string): void {
+  try {
+    parseExecutorAgentQuery(query);
+  } catch (e) {
+    if (e instanceof QuerySyntaxError) throw refuse(where, e.message, 'GITLOOM_ERR_JOB_EXECUTOR_AGENT_QUERY');
+    throw e;
+  }
 }
 
 /** What registry passwords are encrypted for (authenticated with the value). */
@@ -298,7 +342,7 @@ const REGISTRY_PASSWORD = Buffer.from('gitloom registry password');
 /** The stored form of checked executors: each registry login's `password` becomes `encryptedPassword`. */
 function seal(executors: readonly JobExecutor[], key: Buffer): Record<string, unknown>[] {
   return executors.map((e) => {
-    if (e['@type'] !== 'ServerDockerExecutor') return { ...e };
+    if (!isDockerExecutor(e)) return { ...e };
     const registryLogins = e.registryLogins.map(({ password, ...rest }) => ({ ...rest, encryptedPassword: encryptSecret(key, password, REGISTRY_PASSWORD) }));
     return { ...e, registryLogins };
   });
@@ -307,7 +351,7 @@ function seal(executors: readonly JobExecutor[], key: Buffer): Record<string, un
 /** The executors of the stored form (see {@link seal}), passwords decrypted. */
 function reveal(stored: readonly Record<string, unknown>[], key: Buffer): JobExecutor[] {
   return stored.map((e) => {
-    if (e['@type'] !== 'ServerDockerExecutor') return e as unknown as JobExecutor;
+    if (e['@type'] !== 'ServerDockerExecutor' && e['@type'] !== 'RemoteDockerExecutor') return e as unknown as JobExecutor;
     const logins = (e.registryLogins ?? []) as Array<{ registryUrl: string | null; userName: string; encryptedPassword: string }>;
     const registryLogins = logins.map(({ encryptedPassword, ...rest }) => ({ ...rest, password: decryptSecret(key, encryptedPassword, REGISTRY_PASSWORD) }));
     return { ...e, registryLogins } as unknown as JobExecutor;
@@ -330,7 +374,10 @@ export async function loadJobExecutors(ctx: Pick<Context, 'db' | 'config'>): Pro
  * once: the engines besides the server's that may hold containers of interrupted builds.
  */
 export async function executorEngineSockets(ctx: Pick<Context, 'db'>): Promise<string[]> {
-  const paths = (await getStoredJobExecutors(ctx)).map((e) => e.dockerSockPath).filter((p): p is string => typeof p === 'string');
+  const paths = (await getStoredJobExecutors(ctx))
+    .filter((e) => e['@type'] === 'ServerDockerExecutor')
+    .map((e) => e.dockerSockPath)
+    .filter((p): p is string => typeof p === 'string');
   return [...new Set(paths.map((p) => p.replace(/^unix:\/\//, '')))];
 }
 

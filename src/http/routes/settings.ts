@@ -27,9 +27,7 @@ const executorBase = {
   cacheTTL: Type.Integer(),
 };
 const RegistryLoginSchema = Type.Object({ registryUrl: Nullable(Type.String()), userName: Type.String(), password: Type.String() });
-const ServerDockerExecutorSchema = Type.Object({
-  '@type': Type.Literal('ServerDockerExecutor'),
-  ...executorBase,
+const dockerFields = {
   registryLogins: Type.Array(RegistryLoginSchema),
   runOptions: Nullable(Type.String()),
   dockerExecutable: Nullable(Type.String()),
@@ -40,9 +38,18 @@ const ServerDockerExecutorSchema = Type.Object({
   memoryLimit: Nullable(Type.String()),
   concurrency: Nullable(Type.String()),
   imageMappings: Type.Array(Type.Unknown()),
-});
-const ServerShellExecutorSchema = Type.Object({ '@type': Type.Literal('ServerShellExecutor'), ...executorBase, concurrency: Nullable(Type.String()) });
-const JobExecutorsSchema = Type.Array(Type.Union([ServerDockerExecutorSchema, ServerShellExecutorSchema]));
+};
+/** A remote executor's agent selector (docs/compatibility.md#build-agents). */
+const agentQuery = Nullable(Type.String());
+const concurrency = Nullable(Type.String());
+const JobExecutorsSchema = Type.Array(
+  Type.Union([
+    Type.Object({ '@type': Type.Literal('ServerDockerExecutor'), ...executorBase, ...dockerFields }),
+    Type.Object({ '@type': Type.Literal('ServerShellExecutor'), ...executorBase, concurrency }),
+    Type.Object({ '@type': Type.Literal('RemoteDockerExecutor'), ...executorBase, agentQuery, ...dockerFields }),
+    Type.Object({ '@type': Type.Literal('RemoteShellExecutor'), ...executorBase, agentQuery, concurrency }),
+  ]),
+);
 
 /**
  * `/~api/settings/security`: the security setting (administrators; docs/compatibility.md#platform-first-boot);
@@ -71,7 +78,7 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Set Job Executors',
         description:
-          'Replaces the job executors with the list given: ServerDockerExecutor and ServerShellExecutor objects as GET answers them; absent fields take their defaults. Settings Gitloom does not act on must keep their defaults (docs/compatibility.md#builds-job-executors).',
+          'Replaces the job executors with the list given: ServerDockerExecutor, ServerShellExecutor, RemoteDockerExecutor and RemoteShellExecutor objects as GET answers them; absent fields take their defaults. Settings Gitloom does not act on must keep their defaults (docs/compatibility.md#builds-job-executors).',
         // checked by the domain (one check for the API and the page), which names the field refused
         body: Type.Array(Type.Unknown(), { description: 'JobExecutor[]' }),
       },

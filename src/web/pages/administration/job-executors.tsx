@@ -23,7 +23,12 @@ import { checked, settingsPost, settingsRoute, SettingsLayout } from '../../comp
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 const BASE = '/~administration/job-executors';
-const TYPE_NAMES: Record<JobExecutorType, string> = { ServerDockerExecutor: 'Server docker executor', ServerShellExecutor: 'Server shell executor' };
+const TYPE_NAMES: Record<JobExecutorType, string> = {
+  ServerDockerExecutor: 'Server docker executor',
+  ServerShellExecutor: 'Server shell executor',
+  RemoteDockerExecutor: 'Remote docker executor',
+  RemoteShellExecutor: 'Remote shell executor',
+};
 
 async function listPage(page: PageContext, error: string | null = null): Promise<PageResult> {
   const executors = await getJobExecutors(page.ctx);

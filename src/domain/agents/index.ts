@@ -1,0 +1,5 @@
+/**
+ * The agents area (docs/architecture.md#domain-areas, docs/compatibility.md#build-agents): build
+ * agents, their tokens, attributes and connections, and the agent query.
+ */
+export { agentSelected, parseExecutorAgentQuery, type AgentFacts } from './agent-selection.js';
