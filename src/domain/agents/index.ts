@@ -3,3 +3,17 @@
  * agents, their tokens, attributes and connections, and the agent query.
  */
 export { agentSelected, parseExecutorAgentQuery, type AgentFacts } from './agent-selection.js';
+export { agentOfBuild, agentsRunningBuilds } from './agent-query.js';
+export { type AgentToken, createAgentToken, deleteAgentToken, findAgentTokenByValue, getAgentToken, queryAgentTokens } from './agent-tokens.js';
+export {
+  agentIdsNamed,
+  checkAgentAttributes,
+  getAgent,
+  getAgentAttributes,
+  getTokenAgent,
+  isAgentOnline,
+  queryAgents,
+  removeAgent,
+  setAgentPaused,
+  updateAgentAttributes,
+} from './agents.js';
