@@ -73,6 +73,14 @@ export async function getTokenAgent(ctx: Context, tokenId: number): Promise<Agen
   return (await ctx.db.selectFrom('agents').selectAll().where('tokenId', '=', tokenId).executeTakeFirst()) ?? null;
 }
 
+/** The agents that connected with `tokenIds`, by token id (the tokens page). Administrators only. */
+export async function agentsOfTokens(ctx: Context, tokenIds: readonly number[]): Promise<Map<number, AgentRow>> {
+  requireAdmin(ctx.actor);
+  if (tokenIds.length === 0) return new Map();
+  const rows = await ctx.db.selectFrom('agents').selectAll().where('tokenId', 'in', tokenIds).execute();
+  return new Map(rows.map((row) => [row.tokenId, row]));
+}
+
 /** Get Attributes (GET `/~api/agents/{id}/attributes`): `{name: value}`, by name. Administrators only. */
 export async function getAgentAttributes(ctx: Context, agentId: number): Promise<Record<string, string>> {
   await loadAgent(ctx, agentId);

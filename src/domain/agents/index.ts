@@ -7,6 +7,7 @@ export { agentOfBuild, agentsRunningBuilds } from './agent-query.js';
 export { type AgentToken, createAgentToken, deleteAgentToken, findAgentTokenByValue, getAgentToken, queryAgentTokens } from './agent-tokens.js';
 export {
   agentIdsNamed,
+  agentsOfTokens,
   checkAgentAttributes,
   getAgent,
   getAgentAttributes,
