@@ -262,6 +262,22 @@ describe('build agents REST', () => {
     expect(unknown.json.detail).toBe('Unable to find agent: LINUX-BOX-2');
   });
 
+  it("documents exactly the paths of OneDev's resources in the OpenAPI document", async () => {
+    const doc = (await server.call('GET', '/openapi.json')).json as { paths: Record<string, Record<string, unknown>> };
+    const paths = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/~api/agent'))
+      .map(([path, methods]) => `${path} ${Object.keys(methods).sort().join(',')}`)
+      .sort();
+    expect(paths).toEqual([
+      '/~api/agent-tokens get,post',
+      '/~api/agent-tokens/{tokenId} delete,get',
+      '/~api/agent-tokens/{tokenId}/agent get',
+      '/~api/agents get',
+      '/~api/agents/{agentId} get',
+      '/~api/agents/{agentId}/attributes get,post',
+    ]);
+  });
+
   it('deletes a token with its agent and attributes; the builds it ran no longer name it', async () => {
     const db = server.server.services.db;
     const statuses = await db.selectFrom('builds').select(['id', 'status']).where('id', 'in', [builds[1], builds[2]]).orderBy('id').execute();
