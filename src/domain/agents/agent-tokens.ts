@@ -6,7 +6,6 @@
  * so that administrators can read it again, as OneDev shows it. Administrators only.
  */
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/database.js';
 import type { AgentTokenRow } from '../../db/schema.js';
 import { requireAdmin } from '../actor.js';
 import type { Context } from '../context.js';
@@ -62,14 +61,6 @@ export async function queryAgentTokens(ctx: Context, value: string | undefined, 
   if (value !== undefined) query = query.where('valueHash', '=', hashToken(value));
   const rows = await query.orderBy('id').offset(offset).limit(count).execute();
   return rows.map((row) => shown(ctx, row));
-}
-
-/**
- * The token row whose value is `value` (looked up by its SHA-256), or undefined: how the agent
- * protocol authenticates an agent. No permission check: the value is the credential.
- */
-export async function findAgentTokenByValue(db: Db, value: string): Promise<AgentTokenRow | undefined> {
-  return db.selectFrom('agentTokens').selectAll().where('valueHash', '=', hashToken(value)).executeTakeFirst();
 }
 
 /**

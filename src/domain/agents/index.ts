@@ -4,7 +4,7 @@
  */
 export { agentSelected, parseExecutorAgentQuery, type AgentFacts } from './agent-selection.js';
 export { agentOfBuild, agentsRunningBuilds } from './agent-query.js';
-export { type AgentToken, createAgentToken, deleteAgentToken, findAgentTokenByValue, getAgentToken, queryAgentTokens } from './agent-tokens.js';
+export { type AgentToken, createAgentToken, deleteAgentToken, getAgentToken, queryAgentTokens } from './agent-tokens.js';
 export {
   agentIdsNamed,
   agentsOfTokens,
@@ -18,3 +18,4 @@ export {
   setAgentPaused,
   updateAgentAttributes,
 } from './agents.js';
+export { agentTokenId, connectAgent, touchAgent, type ConnectedAgent } from './connections.js';

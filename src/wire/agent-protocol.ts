@@ -4,10 +4,10 @@
  * over HTTP(S) under {@link AGENT_PATH}. Types only, plus the paths and timings both sides agree
  * on; each side validates what it receives.
  */
-import type { ExecutorKind, JobStatus } from './executor.js';
-import type { RegistryLogin } from './image-registries.js';
-import type { JobCache, JobService, Step } from './spec-types.js';
-import type { VariableContext } from './variables.js';
+import type { ExecutorKind, JobStatus } from '../ci/executor.js';
+import type { RegistryLogin } from '../ci/image-registries.js';
+import type { JobCache, JobService, Step } from '../ci/spec-types.js';
+import type { VariableContext } from '../ci/variables.js';
 
 /** Where the protocol is mounted on the server. */
 export const AGENT_PATH = '/~agent';
@@ -74,9 +74,11 @@ export interface HeartbeatResponse {
   readonly stop: readonly number[];
 }
 
-/** POST lease: the slots the agent has free. */
+/** POST lease. */
 export interface LeaseRequest {
   readonly session: string;
+  /** Milliseconds to wait for a job, at most (and by default) {@link LEASE_WAIT_MS}. */
+  readonly waitMs?: number;
 }
 
 /** A dependency build whose artifacts the job retrieves before its steps. */
