@@ -115,7 +115,7 @@ export class ProcessRegistry {
   private repair: ((gone: ServerProcessRow[]) => Promise<void>) | null = null;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: Pick<Services, 'db'>,
     private readonly options: RegistryOptions = {},
   ) {
     const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
