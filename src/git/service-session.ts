@@ -40,6 +40,8 @@ export interface SessionOptions {
  * upload-pack answers a v0 want it does not serve, with the packet `ERR upload-pack: not our ref
  * <oid>` (the client prints `fatal: remote error: …`) and git is stopped. Git's exit ends the
  * session, whether or not the client has closed its side; `streams.input` is never destroyed.
+ * A receive-pack runs with its push marker in the repository (src/git/push-markers.ts), removed
+ * once git exited.
  *
  * @param repo absolute path of the bare repository.
  * @param service the git service the client asked for.

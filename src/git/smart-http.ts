@@ -199,7 +199,8 @@ export async function advertiseRefs(repo: string, service: string, opts: GitHttp
  * streams git's output back. Nothing is buffered whole. An upload-pack request passes
  * src/git/reachable-wants.ts on its way: a protocol v2 fetch wanting a missing or unreachable
  * commit is answered, as git answers a v0 one, with the packet `ERR upload-pack: not our ref
- * <oid>` (status 200, so the client prints it).
+ * <oid>` (status 200, so the client prints it). A receive-pack runs with its push marker in the
+ * repository (src/git/push-markers.ts), removed once git exited.
  *
  * @param repo absolute path of a bare repository.
  * @param service `git-upload-pack` or `git-receive-pack` (from the URL).
