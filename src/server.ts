@@ -117,7 +117,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     });
     await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
-    const { journal, scheduler, outbox, mirrors, codeIndex } = await startWorkers(services, running.log, metrics, containers);
+    const { journal, scheduler, outbox, mirrors, codeIndex } = await startWorkers(services, running.log, metrics, containers, processes.id);
     processes.start(async () => {
       await repairLeftovers(services, (message) => running.log.warn(message), containers);
     });
@@ -221,6 +221,7 @@ async function startWorkers(
   log: App['log'],
   metrics: ReturnType<typeof createMetrics>,
   containers: ContainerEngines,
+  owner: string,
 ): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker; codeIndex: CodeIndexWorker }> {
   // GITLOOM_FALLBACK_POLL_MS replaces each loop's interval; a build's lease outlives a few of them
   const tickMs = services.config.fallbackPollMs ?? undefined;
@@ -231,7 +232,8 @@ async function startWorkers(
     onRepair: (message) => log.warn(message),
   });
   await journal.start();
-  const scheduler = new BuildScheduler(services, { tickMs, leaseMs, onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
+  // the registry's id: the leases of this process's builds name a process the registry can judge
+  const scheduler = new BuildScheduler(services, { owner, tickMs, leaseMs, onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
   await scheduler.start();
   const outbox = new OutboxWorker(services, {
     tickMs,
