@@ -83,12 +83,8 @@ async function prepare(url: string): Promise<void> {
       reason: 'bench',
     });
   }
-  // every build PENDING before the agents start
-  for (;;) {
-    const pending = (await call(url, 'GET', `/builds?query=${encodeURIComponent('pending')}&count=${BUILDS}`)).json.length;
-    if (pending === BUILDS) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // every build PENDING (none WAITING) before the agents start
+  while ((await call(url, 'GET', `/builds?query=${encodeURIComponent('waiting')}&count=1`)).json.length > 0) await new Promise((r) => setTimeout(r, 100));
 }
 
 /** An agent connected with a new token. */
