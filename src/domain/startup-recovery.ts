@@ -24,12 +24,13 @@
  * kept, and temp files and quarantine directories are removed only once they are older than
  * {@link STALE_AFTER_MS}.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UPLOAD_PREFIX } from '../ci/artifacts.js';
 import { CACHES_DIR, CONTAINERS_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.js';
 import { CACHE_LEFTOVER } from '../ci/job-caches.js';
+import { buildProcesses } from '../ci/job-processes.js';
 import { dialectOf } from '../db/dialect.js';
 import { executorEngineSockets, leasedJobWorkspaces } from './builds/index.js';
 import { lfsTempDir } from './lfs/index.js';
@@ -54,27 +55,7 @@ export interface RecoveryReport {
 
 const QUARANTINE = /^(incoming-|tmp_objdir-)/;
 
-/** Host pids (other than this process) whose environment holds `GITLOOM_WORKSPACE=<root>/<name>` with `name` not in `keep`. */
-export function buildProcesses(workspacesRoot: string, keep: ReadonlySet<string>): number[] {
-  const prefix = `GITLOOM_WORKSPACE=${workspacesRoot}${path.sep}`;
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${name}/environ`, 'utf8');
-    } catch {
-      continue; // ended meanwhile, or a kernel thread
-    }
-    for (const variable of environ.split('\0')) {
-      if (!variable.startsWith(prefix)) continue;
-      const workspace = variable.slice(prefix.length).split(path.sep)[0];
-      if (!keep.has(workspace)) found.push(Number(name));
-      break;
-    }
-  }
-  return found;
-}
+export { buildProcesses };
 
 /**
  * Whether a temp file or quarantine directory is abandoned: with one process owning the data dir
