@@ -199,6 +199,9 @@ admin
     );
   });
 
+/** The exit status of `gitloom agent` when the server refuses its token. */
+const AGENT_REFUSED_EXIT = 3;
+
 program
   .command('agent')
   .description('run a build agent: lease and run jobs of the server\'s remote executors (README "Build agents")')
@@ -212,7 +215,15 @@ program
     // loaded only by this command: a server never runs it
     const { runAgentCommand } = await import('./agent/main.js');
     const report = (message: string) => process.stderr.write(`${new Date().toISOString()} ${message}\n`);
-    await runAgentCommand({ ...options, token: options.token ?? process.env.GITLOOM_AGENT_TOKEN ?? '', cacheMb: Number(options.cacheMb) }, report);
+    const { AgentFatal } = await import('./agent/agent.js');
+    try {
+      await runAgentCommand({ ...options, token: options.token ?? process.env.GITLOOM_AGENT_TOKEN ?? '', cacheMb: Number(options.cacheMb) }, report);
+    } catch (error) {
+      if (!(error instanceof AgentFatal)) throw error;
+      // a refused token: restarting does not help (deploy/gitloom-agent.service: RestartPreventExitStatus)
+      process.stderr.write(`gitloom agent: ${error.message}\n`);
+      process.exit(AGENT_REFUSED_EXIT);
+    }
     process.exit(0);
   });
 
