@@ -56,6 +56,7 @@ export async function runAgentCommand(options: AgentCommandOptions, report: (mes
   });
   try {
     const engine = await describeEngine(containers, report);
+    report(`Work dir ${workDir.root}; container engine: ${engine ?? 'none'}`);
     const agent = new Agent({
       server: options.server,
       token: options.token,
