@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from './domain/context.js';
 import type { GitAccess } from './domain/repositories/index.js';
 import { authPlugin, requireApiAccess } from './plugins/auth.js';
+import { agentProtocolRoutes } from './http/routes/agent-protocol.js';
 import { batchedWritesPlugin } from './plugins/batched-writes.js';
 import { bodiesPlugin } from './plugins/bodies.js';
 import { refuseCrossSiteWrites } from './plugins/cross-site.js';
@@ -144,6 +145,8 @@ export async function buildApp(
 
   // every route but the operations endpoints (which check credentials of their own) runs as the
   // caller its credentials name; API writes from another site are refused first (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)
+  // build agents authenticate with their own tokens (docs/compatibility.md#build-agents)
+  await app.register(agentProtocolRoutes, { services });
   await app.register(async (authenticated) => {
     // before authentication: credentials a browser attaches to a forged request are never checked
     authenticated.addHook('onRequest', refuseCrossSiteWrites(config));

@@ -91,6 +91,20 @@ export const ERROR_CODES = {
     description: "A job executor's concurrency, CPU or memory limit, cache TTL, socket path or registry login does not read; `detail` names the field.",
   },
 
+  // the agent protocol (docs/compatibility.md#build-agents)
+  GITLOOM_ERR_AGENT_CONNECTED: {
+    status: 409,
+    description: 'An agent connected with a token whose agent is online under another connection; it tries again once that connection timed out.',
+  },
+  GITLOOM_ERR_AGENT_SESSION: {
+    status: 409,
+    description: "An agent's connection is no longer valid (its token deleted, the agent removed, or replaced): it connects again.",
+  },
+  GITLOOM_ERR_JOB_ENDED: {
+    status: 409,
+    description: 'A job token was used after its build stopped running on that agent (finished, cancelled, or its lease expired): the agent stops the job.',
+  },
+
   // repository mirrors (docs/compatibility.md#repository-mirrors)
   GITLOOM_ERR_MIRROR_URL: {
     status: 400,

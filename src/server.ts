@@ -9,7 +9,7 @@ import { migrateToLatest, openDatabase } from './db/database.js';
 import { configureGit } from './git/command.js';
 import { administratorExists, bootstrap } from './domain/bootstrap.js';
 import { CACHED_TABLES } from './domain/auth/index.js';
-import { BuildScheduler } from './domain/builds/index.js';
+import { BuildScheduler, buildLeaseMs } from './domain/builds/index.js';
 import { encryptPlaintextJobSecrets, secretKey } from './domain/projects/index.js';
 import { recoverAtStartup } from './domain/startup-recovery.js';
 import { JournalWorker, recoverRefIntents } from './domain/journal/index.js';
@@ -205,7 +205,7 @@ async function startWorkers(
 ): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker; codeIndex: CodeIndexWorker }> {
   // GITLOOM_FALLBACK_POLL_MS replaces each loop's interval; a build's lease outlives a few of them
   const tickMs = services.config.fallbackPollMs ?? undefined;
-  const leaseMs = tickMs === undefined ? undefined : Math.max(15_000, 3 * tickMs);
+  const leaseMs = buildLeaseMs(services.config);
   const journal = new JournalWorker(services, {
     tickMs,
     onError: (error) => log.error({ err: error }, 'journal worker failed'),

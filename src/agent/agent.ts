@@ -17,7 +17,7 @@
  * - **Stop** ({@link Agent.stop}, on SIGTERM/SIGINT): no more leases, the running jobs stopped
  *   (each ends FAILED on the server, through its finish), then the agent ends.
  */
-import { AGENT_PATHS, LEASE_WAIT_MS, type AgentJob, type ConnectRequest, type ConnectResponse, type HeartbeatResponse } from '../ci/agent-protocol.js';
+import { AGENT_PATHS, LEASE_WAIT_MS, type AgentJob, type ConnectRequest, type ConnectResponse, type HeartbeatResponse } from '../wire/agent-protocol.js';
 import { AgentJobRun, type JobEnvironment } from './job.js';
 import { Backoff, callServerJson, ServerRefusal, ServerUnreachable } from './server-client.js';
 import { writeAttributes, type WorkDir } from './work-dir.js';

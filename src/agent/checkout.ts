@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { AGENT_PATHS } from '../ci/agent-protocol.js';
+import { AGENT_PATHS } from '../wire/agent-protocol.js';
 import type { CheckoutOptions } from '../ci/executor.js';
 import { placeLfsObjects } from '../ci/lfs-checkout.js';
 import { checkoutCommitOverHttp } from '../git/files.js';

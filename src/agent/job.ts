@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { AGENT_PATHS, type AgentJob, type FinishRequest } from '../ci/agent-protocol.js';
+import { AGENT_PATHS, type AgentJob, type FinishRequest } from '../wire/agent-protocol.js';
 import type { ArtifactStorage } from '../ci/artifact-storage.js';
 import { artifactTooLarge, writeArtifact } from '../ci/artifacts.js';
 import type { ContainerEngines } from '../ci/container-engine.js';
@@ -77,7 +77,7 @@ export class AgentJobRun {
     let result: JobResult | null = null;
     let failure: string | null = null;
     try {
-      log.line(`Executing job (executor: ${job.executorName}, job directory: ${jobDir})...`);
+      log.line(`Job directory on the agent: ${jobDir}`);
       result = await runJob({
         jobDir,
         steps: job.steps,

@@ -179,6 +179,17 @@ export async function* artifactFiles(storage: ArtifactStorage, dir = ''): AsyncG
 }
 
 /**
+ * The paths of the files of `storage` that match the pattern set `patterns`
+ * (docs/compatibility.md#builds-build-spec `JobDependency.artifacts`), in the storage's order.
+ */
+export async function matchingArtifacts(storage: ArtifactStorage, patterns: string): Promise<string[]> {
+  const set = parsePatternSet(patterns);
+  const paths: string[] = [];
+  for await (const file of artifactFiles(storage)) if (patternSetMatches(set, file.path)) paths.push(file.path);
+  return paths;
+}
+
+/**
  * Copies the files of `storage` whose paths match the pattern set `patterns` into the directory
  * `dest`, keeping their paths (a dependency's artifacts into a job's workspace,
  * docs/compatibility.md#builds-build-spec `JobDependency.artifacts`), each streamed into a temp
@@ -187,17 +198,14 @@ export async function* artifactFiles(storage: ArtifactStorage, dir = ''): AsyncG
  * @returns the number of files copied.
  */
 export async function retrieveArtifacts(storage: ArtifactStorage, patterns: string, dest: string): Promise<number> {
-  const set = parsePatternSet(patterns);
-  let copied = 0;
-  for await (const file of artifactFiles(storage)) {
-    if (!patternSetMatches(set, file.path)) continue;
-    const opened = await storage.open(file.path);
+  const paths = await matchingArtifacts(storage, patterns);
+  for (const file of paths) {
+    const opened = await storage.open(file);
     try {
-      await writeArtifact(dest, file.path, opened.stream);
+      await writeArtifact(dest, file, opened.stream);
     } finally {
       opened.stream.destroy();
     }
-    copied++;
   }
-  return copied;
+  return paths.length;
 }

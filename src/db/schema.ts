@@ -928,4 +928,8 @@ export interface JobTokenTable {
   buildId: number;
   tokenHash: string;
   agentId: number;
+  /** The name of the remote executor the job runs on. */
+  executor: string;
+  /** Job slots it takes of that executor on the agent (1, plus one per service on docker). */
+  slots: number;
 }

@@ -15,8 +15,8 @@ import { withId } from './schema-helpers.js';
  * - `agent_attributes`: name → value per agent, unique by name;
  * - `job_tokens`: the credential of one build running on an agent — what its job may do (fetch
  *   its commit, fetch its LFS objects, send its log, publish its artifacts, read its
- *   dependencies' artifacts, report its end) and nothing else; its SHA-256 only, gone with the
- *   build.
+ *   dependencies' artifacts, report its end) and nothing else; its SHA-256 only, the executor
+ *   it runs on and the slots it takes of that executor on the agent; gone with the build.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await withId(db, db.schema.createTable('agent_tokens'))
@@ -52,6 +52,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('build_id', 'integer', (c) => c.primaryKey().references('builds.id').onDelete('cascade'))
     .addColumn('token_hash', 'text', (c) => c.notNull().unique())
     .addColumn('agent_id', 'integer', (c) => c.notNull().references('agents.id').onDelete('cascade'))
+    .addColumn('executor', 'text', (c) => c.notNull())
+    .addColumn('slots', 'integer', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('job_tokens_agent').on('job_tokens').column('agent_id').execute();
   await db.schema.createIndex('builds_agent').on('builds').column('agent_id').execute();

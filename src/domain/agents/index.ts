@@ -3,3 +3,4 @@
  * agents, their tokens, attributes and connections, and the agent query.
  */
 export { agentSelected, parseExecutorAgentQuery, type AgentFacts } from './agent-selection.js';
+export { agentTokenId, connectAgent, touchAgent, type ConnectedAgent } from './connections.js';

@@ -12,7 +12,7 @@ import { loadBuild } from './builds.js';
 import { artifactStorage } from './storage.js';
 
 /** Refuses an absolute path (the part after the route's own `/` starts with another `/` or `\`). */
-function checkPath(userPath: string): string {
+export function checkPath(userPath: string): string {
   if (userPath.startsWith('/') || userPath.startsWith('\\') || /^[A-Za-z]:[\\/]/.test(userPath))
     throw new BadRequest('Invalid artifact path: must be relative');
   if (userPath.split('/').some((s) => s === '..')) throw new BadRequest('Invalid artifact path');

@@ -26,7 +26,8 @@ export interface BuildFinish {
 /**
  * Finishes build `buildId` when `guard` still holds for its row (the caller's expectation, e.g.
  * RUNNING and leased by this process, or WAITING): sets the status, finish date (`ctx.now()`),
- * canceller, version and description, clears the lease and the paused flag, and enqueues the
+ * canceller, version and description, clears the lease, the paused flag and the job token of an
+ * agent's build, and enqueues the
  * BUILD event — all in one transaction, which also announces the change to the other processes'
  * schedulers and log followers — then wakes the log's followers in this process and dispatches
  * `buildFinished` to its reactions.
@@ -60,6 +61,8 @@ export async function finishBuild(
       .returning(['projectId', 'number'])
       .executeTakeFirst();
     if (!done) return null;
+    // a job token holds only while its build runs (src/domain/builds/agent-jobs.ts)
+    await tx.deleteFrom('jobTokens').where('buildId', '=', buildId).execute();
     faultPoint('build-finish-written');
     await ctx.events.dispatchInTransaction('activity', { db: tx, activity: { type: 'BUILD', buildId, actorId: finish.cancellerId ?? null, date: finishDate } });
     // the other processes' schedulers (a cancelled build they run, dependents) and the followers of its log

@@ -51,3 +51,5 @@ export {
   type ServerShellExecutor,
   setJobExecutors,
 } from './job-executors.js';
+export { agentHeartbeat, agentLease, buildLeaseMs } from './agent-leases.js';
+export { appendJobLog, authorizeJob, finishAgentJob, openDependencyArtifact, openJobLfsObject, publishJobArtifact, type JobGrant } from './agent-jobs.js';

@@ -17,32 +17,30 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { evaluateCondition } from '../../ci/conditions.js';
-import type { BuildSpec, Job } from '../../ci/build-spec.js';
 import { ContainerEngines } from '../../ci/container-engine.js';
 import { CacheStore } from '../../ci/job-caches.js';
 import { CACHES_DIR, CONTAINERS_DIR } from '../../data-dir.js';
 import { formatLogLine, runJob, type CheckoutOptions, type ExecutorKind, type JobResult, type JobStatus } from '../../ci/executor.js';
 import { relativeSegments } from '../../ci/job-directory.js';
 import { retrieveArtifacts } from '../../ci/artifact-storage.js';
-import { DatabaseUnavailable, recordWhenAvailable } from '../../db/availability.js';
+import { recordWhenAvailable } from '../../db/availability.js';
 import { availabilityOf } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
-import type { BuildRow, ProjectRow } from '../../db/schema.js';
+import type { BuildRow } from '../../db/schema.js';
 import { checkoutCommit } from '../../git/files.js';
 import { checkoutLfsObjects } from '../lfs/index.js';
 import { createContext, systemActor, type Context, type Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
-import { chooseJobExecutor, type ExecutorPlacement } from './executor-selection.js';
+import { AGENT_LEASE, claimPendingBuild, extendAgentLeases } from './agent-leases.js';
+import type { ExecutorPlacement } from './executor-selection.js';
 import { finishBuild } from './finish.js';
-import { buildJobSecrets } from './secrets.js';
-import { getProjectRow, secretKey } from '../projects/index.js';
+import { jobInputs, JobPlanner, pendingBuilds, type JobInputs, type Plan } from './job-inputs.js';
+import { archiveFinishedLog, endInterrupted, recordJobOutcome } from './job-outcomes.js';
 import { findPullRequestRow } from '../pulls/index.js';
-import { findJob, jobVariables, specAt } from './spec.js';
-import { appendLog, archiveLog, artifactStorage, buildDir, logPath, readLog } from './storage.js';
+import { jobVariables } from './spec.js';
+import { appendLog, artifactStorage, buildDir, logPath } from './storage.js';
 import { logAppended } from './log-signals.js';
 import { ScheduleRunner } from './schedules.js';
-import { FINISHED } from './submit.js';
 import { announceBuildsChanged, BUILDS_TOPIC, onWakeup } from './wakeup.js';
 
 /** Options of {@link BuildScheduler}. */
@@ -83,8 +81,8 @@ export class BuildScheduler {
   private unsubscribe: (() => void) | null = null;
   private readonly schedules: ScheduleRunner;
   private listening = false;
-  /** The executor chosen for each PENDING build lately: chosen again after {@link PLAN_MS}. */
-  private readonly plans = new Map<number, { plan: Plan; until: number }>();
+  /** The executor chosen for each PENDING build lately. */
+  private readonly planner: JobPlanner;
   /** The engines of docker executors with a `dockerSockPath`, by socket. */
   private readonly engines = new Map<string, ContainerEngines>();
 
@@ -96,11 +94,20 @@ export class BuildScheduler {
     this.leaseMs = options.leaseMs ?? 15_000;
     this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError).wakeOn(services.db, BUILDS_TOPIC);
     this.schedules = new ScheduleRunner(this.ctx, (error) => options.onError?.(error), options.scheduleMs ?? 1000);
+    const discover = (): ExecutorKind => (options.containers?.discoverable() ? 'ServerDockerExecutor' : 'ServerShellExecutor');
+    this.planner = new JobPlanner(this.ctx, discover, (error) => options.onError?.(error));
   }
 
-  /** Starts the loop. When one process owns the database (SQLite), builds left RUNNING by a previous process fail at once. */
+  /**
+   * Starts the loop. When one process owns the database (SQLite), builds a previous process left
+   * RUNNING fail at once, and builds running on agents get a lease period from now: their agents
+   * renew them if they still run them (docs/compatibility.md#build-agents "Loss and restarts").
+   */
   async start(): Promise<void> {
-    if (dialectOf(this.ctx.db).ownedByOneProcess) await this.failInterrupted(false);
+    if (dialectOf(this.ctx.db).ownedByOneProcess) {
+      await extendAgentLeases(this.ctx, this.leaseMs);
+      await this.failInterrupted(false);
+    }
     this.unsubscribe = onWakeup(() => this.wake());
     if (!this.listening) {
       this.listening = true;
@@ -155,15 +162,15 @@ export class BuildScheduler {
    */
   private async claimPending(): Promise<void> {
     if (!this.hasRoom()) return;
-    const pending = await this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'PENDING').orderBy('id').limit(PENDING_LOOKAHEAD).execute();
-    const ids = new Set(pending.map((b) => b.id));
-    for (const id of this.plans.keys()) if (!ids.has(id)) this.plans.delete(id);
+    const pending = await pendingBuilds(this.ctx);
+    this.planner.retain(pending);
     for (const build of pending) {
       if (!this.hasRoom()) break;
-      const plan = await this.planOf(build);
-      if ('executor' in plan && !this.fits(plan.executor, plan.slots)) continue;
+      const plan = await this.planner.planOf(build);
+      // the builds of remote executors are leased by agents (src/domain/builds/agent-leases.ts)
+      if ('executor' in plan && (plan.executor.agents !== null || !this.fits(plan.executor, plan.slots))) continue;
       const claimed = await this.claim(build.id);
-      this.plans.delete(build.id);
+      this.planner.forget(build.id);
       if (!claimed) continue;
       if ('failure' in plan) await this.finish(claimed, 'FAILED', {}, plan.failure);
       else this.launch(claimed, plan);
@@ -171,41 +178,10 @@ export class BuildScheduler {
   }
 
   /**
-   * The executor of a PENDING build and the slots its job takes, or the log lines of why it
-   * cannot run (no spec, no such job, no executor, a fault reading them); kept for
-   * {@link PLAN_MS} while the build waits for room.
-   */
-  private async planOf(build: BuildRow): Promise<Plan> {
-    const known = this.plans.get(build.id);
-    if (known && known.until > Date.now()) return known.plan;
-    let plan: Plan;
-    try {
-      plan = await this.choosePlan(build);
-    } catch (error) {
-      // an outage ends the tick (the build is chosen again once the database is back); any other
-      // fault fails the build, as a fault running it would, rather than holding up the builds after it
-      if (error instanceof DatabaseUnavailable) throw error;
-      this.options.onError?.(error);
-      plan = { failure: [`Build failed: ${error instanceof Error ? error.message : String(error)}`] };
-    }
-    this.plans.set(build.id, { plan, until: Date.now() + PLAN_MS });
-    return plan;
-  }
-
-  private async choosePlan(build: BuildRow): Promise<Plan> {
-    const found = await this.jobOf(build);
-    if ('failure' in found) return found;
-    const discover = (): ExecutorKind => (this.options.containers?.discoverable() ? 'ServerDockerExecutor' : 'ServerShellExecutor');
-    const choice = await chooseJobExecutor(this.ctx, build, found.spec, found.job, discover);
-    if ('failure' in choice) return { failure: [choice.failure, 'Job failed'] };
-    const slots = choice.executor.kind === 'ServerDockerExecutor' ? 1 + found.job.services.length : 1;
-    return { executor: choice.executor, slots };
-  }
-
-  /**
-   * Fails RUNNING builds whose owner is gone: lease expired (`expiredOnly`) or, on SQLite start,
-   * any other owner. Within a lease period after a database outage no lease counts as expired:
-   * their owners could not renew them during it.
+   * Ends RUNNING builds whose owner is gone — lease expired (`expiredOnly`) or, on SQLite start,
+   * any other server process — FAILED, or WAITING for a retry when the job's retry condition
+   * holds. Within a lease period after a database outage no lease counts as expired: their owners
+   * could not renew them during it.
    */
   private async failInterrupted(expiredOnly: boolean): Promise<void> {
     const now = this.ctx.now();
@@ -214,16 +190,15 @@ export class BuildScheduler {
     let query = this.ctx.db.selectFrom('builds').selectAll().where('status', '=', 'RUNNING');
     query = expiredOnly
       ? query.where('leaseExpires', '<', now)
-      : query.where((eb) => eb.or([eb('leaseOwner', 'is', null), eb('leaseOwner', '<>', this.owner)]));
+      : query.where((eb) =>
+          eb.or([eb('leaseOwner', 'is', null), eb.and([eb('leaseOwner', '<>', this.owner), eb('leaseOwner', 'not like', `${AGENT_LEASE}%`)])]),
+        );
     for (const build of await query.execute()) {
       if (this.executions.has(build.id)) continue;
-      // The reason is in the log before the status says FAILED (a reader seeing FAILED finds it).
-      await appendLog(this.ctx.config, build, 'Build interrupted: the server process running it stopped or crashed', 'Job failed').catch((e) =>
-        this.options.onError?.(e),
-      );
-      await finishBuild(this.ctx, build.id, { status: 'FAILED' }, (eb) =>
-        eb.and([eb('status', '=', 'RUNNING'), build.leaseOwner === null ? eb('leaseOwner', 'is', null) : eb('leaseOwner', '=', build.leaseOwner)]),
-      ).catch((e) => this.options.onError?.(e));
+      const reason = build.leaseOwner?.startsWith(AGENT_LEASE)
+        ? 'Build interrupted: the agent running it stopped or lost its connection'
+        : 'Build interrupted: the server process running it stopped or crashed';
+      await endInterrupted(this.ctx, build, reason).catch((e) => this.options.onError?.(e));
     }
   }
 
@@ -294,14 +269,8 @@ export class BuildScheduler {
   }
 
   /** Claims PENDING build `id` for this process (RUNNING, leased), or null when it is no longer PENDING or another process holds it. */
-  private async claim(id: number): Promise<BuildRow | null> {
-    const now = this.ctx.now();
-    const set = { status: 'RUNNING' as const, runningDate: now, leaseOwner: this.owner, leaseExpires: now + this.leaseMs, paused: 0 };
-    const [row] = await dialectOf(this.ctx.db).claim(
-      this.ctx.db.selectFrom('builds').select('id').where('id', '=', id).where('status', '=', 'PENDING'),
-      (ids) => this.ctx.db.updateTable('builds').set(set).where('id', 'in', ids).where('status', '=', 'PENDING').returningAll().execute(),
-    );
-    return row ?? null;
+  private claim(id: number): Promise<BuildRow | null> {
+    return claimPendingBuild(this.ctx, id, this.owner, this.leaseMs, null);
   }
 
   private launch(build: BuildRow, placed: Extract<Plan, { executor: unknown }>): void {
@@ -345,7 +314,7 @@ export class BuildScheduler {
    */
   private async execute(build: BuildRow, execution: Execution, executor: ExecutorPlacement): Promise<void> {
     const { config } = this.ctx;
-    const inputs = await this.jobInputs(build);
+    const inputs = await jobInputs(this.ctx, build);
     if (!('job' in inputs)) return this.finish(build, 'FAILED', {}, inputs.failure);
     const request = build.requestId === null ? null : await findPullRequestRow(this.ctx.db, build.requestId);
     const jobDir = path.join(config.jobsDir, `${build.id}-${randomUUID()}`);
@@ -371,54 +340,8 @@ export class BuildScheduler {
       // Safe: runJob returned only once no process of the job's uid runs (src/ci/job-directory.ts
       // rule 1), and fs.rm removes links themselves, never what they point to.
       await rm(jobDir, { recursive: true, force: true });
-      await this.archiveFinishedLog(build);
+      await archiveFinishedLog(this.ctx, build).catch((error) => this.options.onError?.(error));
     }
-  }
-
-  /**
-   * Once a build's job ended, its log goes to the bucket when the build is finished (not when it
-   * waits for a retry): nothing writes it any more (docs/architecture.md#object-storage). A
-   * failure leaves the log in the data dir, where it is served from, and is reported.
-   */
-  private async archiveFinishedLog(build: BuildRow): Promise<void> {
-    if (this.ctx.config.objectStore === null) return;
-    try {
-      const row = await this.ctx.db.selectFrom('builds').select('status').where('id', '=', build.id).executeTakeFirst();
-      if (row && FINISHED.includes(row.status)) await archiveLog(this.ctx.config, build);
-    } catch (error) {
-      this.options.onError?.(error);
-    }
-  }
-
-  /**
-   * What a build's job needs before it runs: the spec and job at the build's commit, the
-   * project, the parameters and the secrets (withheld ones are logged); or the log lines of why
-   * the build fails (no spec, an invalid spec, no such job, a secret not found).
-   */
-  private async jobInputs(build: BuildRow): Promise<JobInputs | { failure: string[] }> {
-    const found = await this.jobOf(build);
-    if ('failure' in found) return found;
-    const { job } = found;
-    const project = await getProjectRow(this.ctx.db, build.projectId);
-    const paramRows = await this.ctx.db.selectFrom('buildParams').selectAll().where('buildId', '=', build.id).orderBy('id').execute();
-    const { secrets, withheld } = await buildJobSecrets(this.ctx, build, job.secretRefs, secretKey(this.ctx.config));
-    if (withheld.length > 0) await appendLog(this.ctx.config, build, ...withheld);
-    const { params, secretValues } = paramValues(paramRows, secrets);
-    const missing = job.secretRefs.filter((name) => secrets[name] === undefined);
-    if (missing.length > 0) return { failure: [`Job secret not found: ${missing.join(', ')}`, 'Job failed'] };
-    return { spec: found.spec, job, project, params, secrets, secretValues };
-  }
-
-  /** The spec and job of a build at its commit, or the log lines of why there are none. */
-  private async jobOf(build: BuildRow): Promise<{ spec: BuildSpec; job: Job } | { failure: string[] }> {
-    const spec = await specAt(this.ctx.repoPath(build.projectId), build.commitHash);
-    if (spec.kind !== 'valid') {
-      const message = spec.kind === 'absent' ? `Build spec not defined (project: ${build.projectId}, commit: ${build.commitHash})` : spec.message;
-      return { failure: [...message.split('\n'), 'Job failed'] };
-    }
-    const job = findJob(spec.spec, build.jobName);
-    if (!job) return { failure: [`Job not found (project: ${build.projectId}, commit: ${build.commitHash}, job: ${build.jobName})`, 'Job failed'] };
-    return { spec: spec.spec, job };
   }
 
   /**
@@ -494,87 +417,25 @@ export class BuildScheduler {
 
   /**
    * Records a job's outcome: nothing when the build was cancelled (its cancel recorded it),
-   * FAILED when the server stopped, a retry when a failed job's retry condition holds, else the
-   * job's status.
+   * FAILED when the server stopped, else the outcome — a retry when a failed job's retry
+   * condition holds (src/domain/builds/job-outcomes.ts). While the database is unavailable the
+   * write waits for it, so a finished build's outcome is not lost.
    */
   private async conclude(build: BuildRow, execution: Execution, inputs: JobInputs, result: JobResult): Promise<void> {
-    const { job, params } = inputs;
     if (execution.stop === 'cancelled') return;
     if (execution.stop === 'shutdown') {
       return this.finish(build, 'FAILED', { version: result.version, description: result.description }, ['Server stopped while the build was running']);
     }
-    if (result.status === 'FAILED' && build.retryCount < job.maxRetries) {
-      const text = await readLog(this.ctx.config, build);
-      if (evaluateCondition(job.retryConditionAst, { logContains: (t) => text.includes(t), params, branch: branchOf(build.refName) })) {
-        return this.retry(build, job.retryDelay);
-      }
-    }
-    await this.finish(build, result.status, { version: result.version, description: result.description });
-  }
-
-  /** Puts a failed build back to WAITING for retry k = retryCount + 1 after `retryDelay × 2^k` seconds. */
-  private async retry(build: BuildRow, retryDelay: number): Promise<void> {
-    const k = build.retryCount + 1;
-    const retryDate = this.ctx.now() + retryDelay * 2 ** k * 1000;
-    await appendLog(this.ctx.config, build, `Job will be retried after ${retryDelay * 2 ** k} seconds (retry ${k})`);
-    await this.ctx.db
-      .updateTable('builds')
-      .set({ status: 'WAITING', retryDate, retryCount: k, pendingDate: null, runningDate: null, leaseOwner: null, leaseExpires: null })
-      .where('id', '=', build.id)
-      .where('status', '=', 'RUNNING')
-      .where('leaseOwner', '=', this.owner)
-      .execute();
+    await recordWhenAvailable(
+      () => recordJobOutcome(this.ctx, build, this.owner, inputs.job, inputs.params, result),
+      () => this.loop.stopped,
+    );
   }
 
   /** Number of builds this process is running (for benchmarks and tests). */
   get runningCount(): number {
     return this.executions.size;
   }
-}
-
-/** How many PENDING builds, oldest first, a tick looks at for one it can run. */
-const PENDING_LOOKAHEAD = 200;
-/** Milliseconds the executor chosen for a waiting build is kept before it is chosen again (settings may change). */
-const PLAN_MS = 3000;
-
-/** A PENDING build's executor and the slots of it its job takes, or the log lines of why it cannot run. */
-type Plan = { readonly executor: ExecutorPlacement; readonly slots: number } | { readonly failure: string[] };
-
-function branchOf(refName: string): string | null {
-  return refName.startsWith('refs/heads/') ? refName.slice('refs/heads/'.length) : null;
-}
-
-/** What a build's job runs with (see `BuildScheduler.jobInputs`). */
-interface JobInputs {
-  spec: BuildSpec;
-  job: Job;
-  project: ProjectRow;
-  params: Record<string, string[]>;
-  secrets: Record<string, string>;
-  /** The values of the secret parameters, masked in the log. */
-  secretValues: string[];
-}
-
-/**
- * A build's parameter values by name, in order: a secret parameter's value is a literal
- * (`$OneDev-Secret-Literal$…`) or the name of a job secret, left out when that secret is not
- * available; a null value gives the name with no value.
- */
-function paramValues(rows: readonly { name: string; type: string; value: string | null }[], secrets: Record<string, string>) {
-  const params: Record<string, string[]> = {};
-  const secretValues: string[] = [];
-  for (const row of rows) {
-    params[row.name] ??= [];
-    if (row.value === null) continue;
-    if (row.type === 'Secret') {
-      const literal = row.value.startsWith('$OneDev-Secret-Literal$') ? row.value.slice('$OneDev-Secret-Literal$'.length) : secrets[row.value];
-      if (literal !== undefined) {
-        params[row.name].push(literal);
-        secretValues.push(literal);
-      }
-    } else params[row.name].push(row.value);
-  }
-  return { params, secretValues };
 }
 
 /**

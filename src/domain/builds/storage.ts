@@ -68,6 +68,15 @@ export async function appendLog(config: Config, build: { projectId: number; numb
   await appendFile(logPath(config, build), lines.map((l) => formatLogLine(new Date(), l) + '\n').join(''));
 }
 
+/**
+ * Appends log text as its runner formatted it (an agent's `HH:mm:ss message` lines) to a build's
+ * log.
+ */
+export async function appendLogText(config: Config, build: { projectId: number; number: number }, text: string): Promise<void> {
+  await mkdir(buildDir(config, build), { recursive: true });
+  await appendFile(logPath(config, build), text);
+}
+
 /** The key of a build's archived log (docs/architecture.md#object-storage). */
 function logKey(build: { projectId: number; number: number }): string {
   return `${buildPrefix(build)}build.log`;

@@ -3,7 +3,8 @@ import { pointerFilesAt } from '../../git/lfs-pointers.js';
 import type { Context } from '../context.js';
 import { formatCount } from './format.js';
 import { readableObjects } from './objects.js';
-import { openObject } from './store.js';
+import { NotFound } from '../../errors.js';
+import { openObject, type OpenedObject } from './store.js';
 
 /**
  * The Git LFS part of a build's checkout (`!CheckoutStep withLfs: true`,
@@ -35,4 +36,18 @@ export async function checkoutLfsObjects(
     return opened.stream;
   });
   log(`Fetched ${formatCount(files.length, 'Git LFS file', 'Git LFS files')} (${bytes} bytes) from the server's store`);
+}
+
+/**
+ * An LFS object of a project's store, for a build's checkout on an agent
+ * (docs/compatibility.md#build-agents: `GET /~agent/job/lfs/{oid}`): only an object the project
+ * (or a fork ancestor it shares objects with) holds.
+ *
+ * @throws NotFound when the project holds no such object.
+ */
+export async function openCheckoutObject(ctx: Pick<Context, 'db' | 'config'>, projectId: number, oid: string): Promise<OpenedObject> {
+  const known = await readableObjects(ctx, projectId, [oid]);
+  const opened = known.has(oid) ? await openObject(ctx.config, oid) : null;
+  if (!opened) throw new NotFound(`Git LFS object not found: ${oid}`);
+  return opened;
 }

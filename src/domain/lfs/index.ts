@@ -12,5 +12,5 @@ export { checkLfsPush } from './push-check.js';
 export { issueLfsToken, LFS_TOKEN_SCHEME, LFS_TOKEN_TTL_S, type LfsAuthentication, type LfsOperation } from './tokens.js';
 export { downloadObject, uploadObject } from './transfer.js';
 export { lfsContentOf, type LfsContent } from './content.js';
-export { checkoutLfsObjects } from './checkout.js';
-export { lfsTempDir } from './store.js';
+export { checkoutLfsObjects, openCheckoutObject } from './checkout.js';
+export { lfsTempDir, type OpenedObject } from './store.js';

@@ -4,10 +4,10 @@
  * over HTTP(S) under {@link AGENT_PATH}. Types only, plus the paths and timings both sides agree
  * on; each side validates what it receives.
  */
-import type { ExecutorKind, JobStatus } from './executor.js';
-import type { RegistryLogin } from './image-registries.js';
-import type { JobCache, JobService, Step } from './spec-types.js';
-import type { VariableContext } from './variables.js';
+import type { ExecutorKind, JobStatus } from '../ci/executor.js';
+import type { RegistryLogin } from '../ci/image-registries.js';
+import type { JobCache, JobService, Step } from '../ci/spec-types.js';
+import type { VariableContext } from '../ci/variables.js';
 
 /** Where the protocol is mounted on the server. */
 export const AGENT_PATH = '/~agent';
