@@ -37,7 +37,7 @@ const ConnectBody = Type.Object(
     osVersion: Text(255),
     osArch: Text(255),
     cpus: Type.Integer({ minimum: 1, maximum: 100_000 }),
-    memory: Type.Integer({ minimum: 0 }),
+    memory: Type.Integer({ minimum: 0, format: 'int64' }),
     engine: Nullable(Text(255)),
     attributes: Type.Record(Type.String({ minLength: 1, maxLength: 255 }), Text(1000), { maxProperties: 200 }),
   },
