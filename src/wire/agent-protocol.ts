@@ -74,9 +74,11 @@ export interface HeartbeatResponse {
   readonly stop: readonly number[];
 }
 
-/** POST lease: the slots the agent has free. */
+/** POST lease. */
 export interface LeaseRequest {
   readonly session: string;
+  /** Milliseconds to wait for a job, at most (and by default) {@link LEASE_WAIT_MS}. */
+  readonly waitMs?: number;
 }
 
 /** A dependency build whose artifacts the job retrieves before its steps. */

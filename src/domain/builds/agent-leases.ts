@@ -47,8 +47,8 @@ export async function agentHeartbeat(ctx: Context, tokenId: number, request: Hea
 }
 
 /**
- * An agent's lease request: waits up to {@link LEASE_WAIT_MS} for a job it can run now
- * ({@link leaseAgentJob}); null when none came or the agent went away (`signal`).
+ * An agent's lease request: waits up to `waitMs` (at most {@link LEASE_WAIT_MS}) for a job it can
+ * run now ({@link leaseAgentJob}); null when none came or the agent went away (`signal`).
  *
  * @throws Conflict `GITLOOM_ERR_AGENT_SESSION` for a session no longer the agent's.
  */
@@ -56,6 +56,7 @@ export async function agentLease(
   ctx: Context,
   tokenId: number,
   session: string,
+  waitMs: number,
   signal: AbortSignal,
   onError: (error: unknown) => void,
 ): Promise<AgentJob | null> {
@@ -63,7 +64,7 @@ export async function agentLease(
   return waitForAgentJob(
     ctx,
     async () => leaseAgentJob(ctx, await touchAgent(ctx, tokenId, session, leaseMs), session, leaseMs, onError),
-    LEASE_WAIT_MS,
+    Math.min(waitMs, LEASE_WAIT_MS),
     signal,
   );
 }

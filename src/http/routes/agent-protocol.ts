@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { AGENT_PATHS } from '../../wire/agent-protocol.js';
+import { AGENT_PATHS, LEASE_WAIT_MS } from '../../wire/agent-protocol.js';
 import { agentTokenId, connectAgent } from '../../domain/agents/index.js';
 import {
   agentHeartbeat,
@@ -37,7 +37,7 @@ const ConnectBody = Type.Object(
     osVersion: Text(255),
     osArch: Text(255),
     cpus: Type.Integer({ minimum: 1, maximum: 100_000 }),
-    memory: Type.Integer({ minimum: 0, format: 'int64' }),
+    memory: Type.Number({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, multipleOf: 1 }),
     engine: Nullable(Text(255)),
     attributes: Type.Record(Type.String({ minLength: 1, maxLength: 255 }), Text(1000), { maxProperties: 200 }),
   },
@@ -47,7 +47,10 @@ const HeartbeatBody = Type.Object(
   { session: Session, running: Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 10_000 }) },
   { additionalProperties: false },
 );
-const LeaseBody = Type.Object({ session: Session }, { additionalProperties: false });
+const LeaseBody = Type.Object(
+  { session: Session, waitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: LEASE_WAIT_MS })) },
+  { additionalProperties: false },
+);
 const FinishBody = Type.Object(
   {
     status: Type.Union([Type.Literal('SUCCESSFUL'), Type.Literal('FAILED'), Type.Literal('CANCELLED'), Type.Literal('TIMED_OUT')]),
@@ -98,9 +101,8 @@ export const agentProtocolRoutes: FastifyPluginAsyncTypebox<{ services: Services
 
   app.post(AGENT_PATHS.lease, { schema: { body: LeaseBody } }, async (request, reply) => {
     const tokenId = await agentToken(request);
-    const leased = await agentLease(context(), tokenId, request.body.session, disconnectSignal(reply), (error) =>
-      request.log.error({ err: error }, 'agent lease'),
-    );
+    const { session, waitMs = LEASE_WAIT_MS } = request.body;
+    const leased = await agentLease(context(), tokenId, session, waitMs, disconnectSignal(reply), (error) => request.log.error({ err: error }, 'agent lease'));
     return leased ?? reply.code(204).send();
   });
 
