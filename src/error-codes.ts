@@ -105,6 +105,14 @@ export const ERROR_CODES = {
     description: 'A job token was used after its build stopped running on that agent (finished, cancelled, or its lease expired): the agent stops the job.',
   },
 
+  // build agents (docs/compatibility.md#build-agents)
+  GITLOOM_ERR_AGENT_OFFLINE: { status: 400, description: "An agent's attributes can be changed only while it is online." },
+  GITLOOM_ERR_AGENT_ATTRIBUTE: {
+    status: 400,
+    description:
+      "An agent attribute's name does not start and end with a letter, digit or underscore (dashes, dots and spaces between), or is one of the agent's own fields.",
+  },
+
   // repository mirrors (docs/compatibility.md#repository-mirrors)
   GITLOOM_ERR_MIRROR_URL: {
     status: 400,

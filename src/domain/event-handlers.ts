@@ -1,10 +1,14 @@
+import { agentOfBuild, agentsRunningBuilds } from './agents/index.js';
 import {
+  agentOfBuildReference,
+  agentsRunningBuildsCondition,
   buildByReference as findBuildByReference,
   buildCommitOf,
   buildStatusCondition as pullRequestBuildStatus,
   currentBuildRows,
   deletePullRequestBuilds,
   fixedIssueIds,
+  forgetAgents,
   onBuildFinished,
   onBuildsProjectsDeleting,
   reassignBuildUsers,
@@ -97,6 +101,8 @@ function provideAnswers(): void {
   issuesScheduledOn.provide(countIssuesScheduledOn);
   buildCommit.provide(buildCommitOf);
   hasPullMirror.provide(projectHasPullMirror);
+  agentsRunningBuilds.provide(agentsRunningBuildsCondition);
+  agentOfBuild.provide(agentOfBuildReference);
 }
 
 /**
@@ -110,7 +116,8 @@ function provideAnswers(): void {
  * - an activity (a pull request opened, an issue commented, a build finished, a push, …) is
  *   written to the outbox, which tells watchers and webhooks;
  * - a deleted pull request's builds go with it; a merge the journal recovered marks its request
- *   merged; deleting projects discards the requests from them.
+ *   merged; deleting projects discards the requests from them;
+ * - a removed build agent is forgotten by the builds it ran.
  */
 export function registerTransactionHandlers({ events, config }: Pick<Services, 'events' | 'config'>): void {
   events.onTransaction('passwordChanged', (event) => endUserSessions(event.db, event.userId, event.keepSession));
@@ -128,6 +135,7 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('projectsDeleting', (event) => onBuildsProjectsDeleting(config, event));
   events.onTransaction('pullRequestDeleting', (event) => deletePullRequestBuilds(config, event.db, event.requestId, event.afterCommit));
   events.onTransaction('pullRequestDeleting', (event) => forgetThread(event.db, 'PullRequest', event.requestId));
+  events.onTransaction('agentsDeleting', (event) => forgetAgents(event.db, event.agentIds));
   for (const reassign of [reassignPullRequestAuthors, reassignIssueAuthors, reassignCodeCommentAuthors, reassignBuildUsers]) {
     events.onTransaction('userDeleting', (event) => reassign(event.db, event.userId));
   }

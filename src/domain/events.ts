@@ -84,6 +84,11 @@ export interface TransactionEvents {
   projectsDeleting: { db: Db; projectIds: number[]; userId: number; date: number; afterCommit: (() => Promise<void>)[] };
   /** Something happened that watchers are told of and webhooks announce ({@link Activity}). */
   activity: { db: Db; activity: Activity };
+  /**
+   * Build agents are being removed (their token deleted, docs/compatibility.md#build-agents): the
+   * builds that ran on them forget them, as OneDev's `removeReferences` does.
+   */
+  agentsDeleting: { db: Db; agentIds: number[] };
 }
 
 /** A user put in a user field of an issue (`Assignees`): the field's name and the user's id. */

@@ -72,8 +72,14 @@ export function agentSelected(criteria: Criteria | null, agent: AgentFacts): boo
       return !agentSelected(criteria.operand, agent);
     case 'operator':
       return criteria.operator === 'has attribute' && Object.hasOwn(agent.attributes, criteria.value ?? '');
-    case 'fuzzy':
-      return agent.name.toLowerCase().includes(criteria.text.trim().toLowerCase());
+    case 'fuzzy': {
+      // OneDev's FuzzyCriteria, as the agent query's SQL: each word in any of the agent's fields
+      const fields = Object.values(FIELDS).map((column) => agent[column].toLowerCase());
+      return criteria.text
+        .split(/\s+/)
+        .filter(Boolean)
+        .every((word) => fields.some((field) => field.includes(word.toLowerCase())));
+    }
     case 'field': {
       const column = FIELDS[criteria.field];
       if (column) return wildcardMatcher(criteria.value ?? '').test(agent[column]);

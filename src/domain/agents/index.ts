@@ -3,4 +3,19 @@
  * agents, their tokens, attributes and connections, and the agent query.
  */
 export { agentSelected, parseExecutorAgentQuery, type AgentFacts } from './agent-selection.js';
+export { agentOfBuild, agentsRunningBuilds } from './agent-query.js';
+export { type AgentToken, createAgentToken, deleteAgentToken, getAgentToken, queryAgentTokens } from './agent-tokens.js';
+export {
+  agentIdsNamed,
+  agentsOfTokens,
+  checkAgentAttributes,
+  getAgent,
+  getAgentAttributes,
+  getTokenAgent,
+  isAgentOnline,
+  queryAgents,
+  removeAgent,
+  setAgentPaused,
+  updateAgentAttributes,
+} from './agents.js';
 export { agentTokenId, connectAgent, touchAgent, type ConnectedAgent } from './connections.js';

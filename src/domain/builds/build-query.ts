@@ -18,6 +18,7 @@ import {
   projectPathsByIds,
   projectPermissions,
 } from '../projects/index.js';
+import { agentIdsNamed } from '../agents/index.js';
 import { findIssueAt, fixingCommitsOfIssue } from '../issues/index.js';
 import { findPullRequestAt } from '../pulls/index.js';
 import { always, compileCriteria, type Condition, equals, inIds, type LeafCompiler, likeCondition, never } from '../query/index.js';
@@ -137,9 +138,13 @@ function buildLeaf(ctx: Context): LeafCompiler {
             const b = await referencedBuild(ctx, c.value!);
             return (eb) => eb('builds.pipeline', '=', b.pipeline);
           }
-          case 'ran on':
-            // Gitloom runs jobs on server executors only (docs/compatibility.md#builds-job-executors); no agent exists.
-            throw new QuerySyntaxError(`Unable to find agent: ${c.value}`);
+          case 'ran on': {
+            // OneDev's RanOnCriteria: the builds an agent of that name ran (docs/compatibility.md#build-agents)
+            const agentIds = await agentIdsNamed(ctx, c.value!);
+            if (agentIds.length === 0) throw new QuerySyntaxError(`Unable to find agent: ${c.value}`);
+            // builds on no agent are not "ran on" it, and `not(ran on …)` keeps them
+            return (eb) => eb.and([eb('builds.agentId', 'is not', null), eb('builds.agentId', 'in', agentIds)]);
+          }
           case 'fixed issue':
             return fixedIssue(ctx, c.value!);
           default:

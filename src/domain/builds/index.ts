@@ -32,6 +32,7 @@ export {
   runJob,
 } from './builds.js';
 export { buildStatusCondition, currentBuildRows, deletePullRequestBuilds, getCurrentBuilds } from './pull-request-builds.js';
+export { agentOfBuildReference, agentsRunningBuildsCondition, buildsRanOnAgent, forgetAgents, runningBuildCounts } from './ran-on-agents.js';
 export { BuildScheduler } from './scheduler.js';
 export { triggerJob } from './trigger-job.js';
 export { onProjectsDeleting as onBuildsProjectsDeleting } from './storage.js';

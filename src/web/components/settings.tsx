@@ -25,6 +25,7 @@ const AREAS = {
       ['security', 'Security'],
       ['label-specs', 'Labels'],
       ['job-executors', 'Job executors'],
+      ['agents', 'Agents'],
       ['ssh', 'SSH'],
     ],
   },

@@ -1,5 +1,6 @@
 /** The administration pages (`/~administration/…`), for administrators only. */
 import type { PageModule } from '../../page.js';
+import { agentAdministrationPages } from './agents.js';
 import { groupAdministrationPages } from './groups.js';
 import { jobExecutorAdministrationPages } from './job-executors.js';
 import { roleAdministrationPages } from './roles.js';
@@ -14,6 +15,7 @@ export const administrationPages: PageModule = {
     roleAdministrationPages,
     settingAdministrationPages,
     jobExecutorAdministrationPages,
+    agentAdministrationPages,
     sshAdministrationPages,
   ].flatMap((m) => m.pages ?? []),
 };

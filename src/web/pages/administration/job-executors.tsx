@@ -2,18 +2,22 @@
  * `/~administration/job-executors` (the job executors of `/~api/settings/job-executors`,
  * docs/compatibility.md#builds-job-executors): the executors in order, each enabled or not, moved
  * up or down, enabled, disabled or deleted; `/~administration/job-executors/new?type=…` and
- * `/~administration/job-executors/<n>` edit one in a form of its type. Every change stores the
+ * `/~administration/job-executors/<n>` edit one in a form of its type — a remote executor's with
+ * its agent selector (`agentQuery`, docs/compatibility.md#build-agents) and concurrency per agent. Every change stores the
  * whole list through the domain's one check, so the page refuses what the API refuses, with the
  * same message.
  */
 import { Fragment } from 'preact';
 import {
   getJobExecutors,
+  isDockerExecutor,
+  isRemoteExecutor,
   JOB_EXECUTOR_TYPES,
   newJobExecutor,
   setJobExecutors,
   type JobExecutor,
   type JobExecutorType,
+  type RemoteDockerExecutor,
   type ServerDockerExecutor,
 } from '../../../domain/builds/index.js';
 import { BadRequest, NotFound } from '../../../errors.js';
@@ -73,6 +77,8 @@ function ExecutorRow({ page, executor, index, last }: { page: PageContext; execu
       <a href={`${BASE}/${index}`}>{executor.name}</a> <span class="muted">{TYPE_NAMES[executor['@type']]}</span>{' '}
       <span class="badge">{executor.enabled ? 'enabled' : 'disabled'}</span>
       {executor.jobRequirement !== null && <code>{executor.jobRequirement}</code>}
+      {isRemoteExecutor(executor) && <span class="meta">{executor.agentQuery === null ? ' on any agent' : ' on agents '}</span>}
+      {isRemoteExecutor(executor) && executor.agentQuery !== null && <code>{executor.agentQuery}</code>}
       <span class="actions">
         {index > 0 && action('up', `Move ${executor.name} up`, 'Up')}
         {!last && action('down', `Move ${executor.name} down`, 'Down')}
@@ -138,8 +144,24 @@ async function formPage(page: PageContext, error: string | null = null): Promise
         <Field name="name" label="Name (letters, digits and -)" value={text(shown.name)} required autocomplete="off" />
         <Checkbox name="enabled" label="Enabled" checked={shown.enabled} />
         <Field name="jobRequirement" label="Job requirement (a job match; empty for any job)" value={text(shown.jobRequirement)} autocomplete="off" />
-        <Field name="concurrency" label="Concurrency (jobs at once in a server process; empty for the number of CPUs)" value={text(shown.concurrency)} />
-        {shown['@type'] === 'ServerDockerExecutor' && <DockerFields executor={shown} text={text} />}
+        {isRemoteExecutor(shown) && (
+          <Field
+            name="agentQuery"
+            label={'Agent selector (an agent query of fields and attributes, such as "Os" is "Linux" and has attribute "gpu"; empty for any agent)'}
+            value={text(shown.agentQuery)}
+            autocomplete="off"
+          />
+        )}
+        <Field
+          name="concurrency"
+          label={
+            isRemoteExecutor(shown)
+              ? "Concurrency (jobs at once on each agent; empty for the agent's number of CPUs)"
+              : 'Concurrency (jobs at once in a server process; empty for the number of CPUs)'
+          }
+          value={text(shown.concurrency)}
+        />
+        {isDockerExecutor(shown) && <DockerFields executor={shown} text={text} />}
         <Field name="cacheTTL" label="Cache TTL (days an unused job cache is kept)" value={text(shown.cacheTTL)} required />
         <p>
           <button type="submit" class="primary">
@@ -151,8 +173,9 @@ async function formPage(page: PageContext, error: string | null = null): Promise
   );
 }
 
-/** The fields of a server docker executor: limits, engine socket and registry logins (one empty row to add one). */
-function DockerFields({ executor, text }: { executor: ServerDockerExecutor; text: (value: unknown) => string }) {
+/** The fields of a docker executor (server or remote): limits, engine socket and registry logins (one empty row to add one). */
+function DockerFields({ executor, text }: { executor: ServerDockerExecutor | RemoteDockerExecutor; text: (value: unknown) => string }) {
+  const engine = executor['@type'] === 'RemoteDockerExecutor' ? "the agent's container engine" : "the server's container engine";
   const logins = [...executor.registryLogins, { registryUrl: null, userName: '', password: '' }];
   return (
     <>
@@ -162,7 +185,7 @@ function DockerFields({ executor, text }: { executor: ServerDockerExecutor; text
         label="Memory limit of the job's containers (such as 512m or 2g; empty for the job sandbox's)"
         value={text(executor.memoryLimit)}
       />
-      <Field name="dockerSockPath" label="Docker sock path (empty for the server's container engine)" value={text(executor.dockerSockPath)} />
+      <Field name="dockerSockPath" label={`Docker sock path (empty for ${engine})`} value={text(executor.dockerSockPath)} />
       <fieldset>
         <legend>Registry logins (leave the user name empty to remove one; an empty password keeps the one stored)</legend>
         {logins.map((login, i) => (
@@ -192,9 +215,10 @@ function fromForm(form: Record<string, string>, before: JobExecutor): JobExecuto
     jobRequirement: form.jobRequirement ?? null,
     concurrency: form.concurrency ?? null,
     cacheTTL: numberOrText(form.cacheTTL),
+    ...(isRemoteExecutor(before) && { agentQuery: (form.agentQuery ?? '').trim() === '' ? null : form.agentQuery }),
   } as unknown as JobExecutor;
-  if (base['@type'] !== 'ServerDockerExecutor') return base;
-  const stored = (before as ServerDockerExecutor).registryLogins;
+  if (!isDockerExecutor(base)) return base;
+  const stored = (before as ServerDockerExecutor | RemoteDockerExecutor).registryLogins;
   const registryLogins = [];
   for (let i = 0; form[`userName.${i}`] !== undefined; i++) {
     const userName = form[`userName.${i}`];
