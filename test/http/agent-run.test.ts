@@ -10,7 +10,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/domain/token-hash.js';
 import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 import { waitGone } from '../helpers/processes.js';
 import { git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
@@ -61,8 +60,6 @@ jobs:
       - sleep 600 # agent-run-marker
 `;
 
-const TOKEN = 'agent-token-for-the-agent-run-test-0001';
-
 interface AgentProcess {
   child: ChildProcess;
   output(): string;
@@ -90,6 +87,8 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
   let projectId: number;
   let head: string;
   let agent: AgentProcess;
+  let tokenId: number;
+  let token: string;
 
   const build = async (id: number) => (await server.call('GET', `/builds/${id}`)).json;
   const finished = (id: number) =>
@@ -118,13 +117,11 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
     const jobSecrets = [{ name: 'token', value: 's3cr3t-value', authorizedBranches: null, authorization: null, archived: false }];
     const saved = await server.call('POST', `/projects/${projectId}/setting`, { body: { ...setting, buildSetting: { ...setting.buildSetting, jobSecrets } } });
     expect(saved.status, saved.text).toBe(200);
-    // the token as Administration › Agents would create it (its REST resource is not there yet)
-    await server.server.services.db
-      .insertInto('agentTokens')
-      .values({ valueHash: hashToken(TOKEN), encryptedValue: 'not-read-by-this-test', createDate: Date.now() })
-      .execute();
+    // the token as Administration › Agents creates it
+    tokenId = (await server.call('POST', '/agent-tokens')).json;
+    token = (await server.call('GET', `/agent-tokens/${tokenId}`)).json.value;
     workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-agent-'));
-    agent = startAgent(server, workDir, TOKEN);
+    agent = startAgent(server, workDir, token);
     await eventually(async () => (agent.output().includes('Connected to') ? true : null), 60_000);
   });
 
@@ -138,11 +135,23 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
     await fs.rm(workDir, { recursive: true, force: true });
   });
 
-  it('registers the agent with what it is and its attributes, kept in its work dir', async () => {
-    const row = await server.server.services.db.selectFrom('agents').selectAll().executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ name: 'runner-1', osName: 'Linux', osArch: os.arch() === 'x64' ? 'amd64' : os.arch(), cpus: os.availableParallelism() });
-    expect(Number(row.memory)).toBe(os.totalmem());
+  it('registers the agent with what it is and its attributes, kept in its work dir; an administrator changes them', async () => {
+    const found = (await server.call('GET', `/agent-tokens/${tokenId}/agent`)).json;
+    expect(found).toMatchObject({
+      tokenId,
+      name: 'runner-1',
+      osName: 'Linux',
+      osArch: os.arch() === 'x64' ? 'amd64' : os.arch(),
+      cpus: os.availableParallelism(),
+    });
+    expect((await server.call('GET', `/agents/${found.id}/attributes`)).json).toEqual({ zone: 'b' });
     expect(JSON.parse(await fs.readFile(path.join(workDir, 'attributes.json'), 'utf8'))).toEqual({ zone: 'b' });
+    expect((await server.call('POST', `/agents/${found.id}/attributes`, { body: { zone: 'b', gpu: 'yes' } })).status).toBe(200);
+    // the next heartbeat brings them; the work dir keeps them for a restart
+    await eventually(async () => {
+      const stored = JSON.parse(await fs.readFile(path.join(workDir, 'attributes.json'), 'utf8'));
+      return stored.gpu === 'yes' ? stored : null;
+    });
   });
 
   it('runs a job: checkout over the protocol, secrets masked, version, artifacts published, outcome reported', async () => {
@@ -188,6 +197,16 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
     expect(b.status).toBe('FAILED');
     expect(await log(id)).toContain('Agent stopped while the build was running');
     expect(await waitGone('agent-run-marker', 15_000)).toBe(true);
+  });
+
+  it('a restarted agent connects again once its previous connection timed out, with the attributes kept; a deleted token ends it with status 3', async () => {
+    agent = startAgent(server, workDir, token, []);
+    await eventually(async () => (agent.output().includes('Connected to') ? true : null), 60_000);
+    const found = (await server.call('GET', `/agent-tokens/${tokenId}/agent`)).json;
+    expect((await server.call('GET', `/agents/${found.id}/attributes`)).json).toEqual({ zone: 'b', gpu: 'yes' });
+    expect((await server.call('DELETE', `/agent-tokens/${tokenId}`)).status).toBe(200);
+    expect(await agent.exited).toBe(3);
+    expect(agent.output()).toContain('The server refused the agent token');
   });
 
   it('ends with status 3 and says why when the server refuses its token', async () => {
