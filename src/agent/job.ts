@@ -47,6 +47,7 @@ export type JobStop = 'cancelled' | 'shutdown';
 export class AgentJobRun {
   private readonly controller = new AbortController();
   private stopped: JobStop | null = null;
+  private readonly log: LogShipper;
   /** Resolves when the job ended and its outcome was posted (or given up). */
   readonly done: Promise<void>;
 
@@ -54,6 +55,11 @@ export class AgentJobRun {
     readonly job: AgentJob,
     private readonly env: JobEnvironment,
   ) {
+    this.log = new LogShipper({
+      send: async (text) => void (await this.call(AGENT_PATHS.log, { text })),
+      onDropped: (reason) => env.report(`Build ${job.buildId}: log lines dropped: ${reason}`),
+      onRetry: (error) => env.report(`Build ${job.buildId}: log not sent yet: ${error.message}`),
+    });
     this.done = this.run();
   }
 
@@ -64,15 +70,18 @@ export class AgentJobRun {
   stop(why: JobStop): void {
     this.stopped ??= why;
     this.controller.abort();
+    if (why !== 'shutdown') return;
+    // a stopping agent does not wait for ever for a server that does not answer
+    const timer = setTimeout(() => this.log.abandon('the agent stops and the server does not answer'), SHUTDOWN_FINISH_MS);
+    timer.unref();
+    const clear = () => clearTimeout(timer);
+    // the outcome of `done` is its owner's (src/agent/agent.ts reports it): here only the timer goes
+    void this.done.then(clear, clear);
   }
 
   private async run(): Promise<void> {
     const { job, env } = this;
-    const log = new LogShipper({
-      send: async (text) => void (await this.call(AGENT_PATHS.log, { text })),
-      onDropped: (reason) => env.report(`Build ${job.buildId}: log lines dropped: ${reason}`),
-      onRetry: (error) => env.report(`Build ${job.buildId}: log not sent yet: ${error.message}`),
-    });
+    const log = this.log;
     const jobDir = path.join(env.jobsDir, `${job.buildId}-${randomUUID()}`);
     let result: JobResult | null = null;
     let failure: string | null = null;

@@ -52,10 +52,15 @@ export class LogShipper {
     if (this.dropped !== null || chunk.length === 0) return;
     if (this.pending.length === 0) this.pendingSince = Date.now();
     this.pending += chunk;
+    this.kick();
+  }
+
+  /** Starts posting what is pending unless a post is under way. */
+  private kick(): void {
     this.pump ??= this.run().finally(() => {
       this.pump = null;
-      // lines written while the last post ended
-      if (this.pending.length > 0 && this.dropped === null) this.write('');
+      // lines written between the loop's last look and its end
+      if (this.pending.length > 0 && this.dropped === null) this.kick();
     });
   }
 

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 import { waitGone } from '../helpers/processes.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 
 const SPEC = `version: 25
@@ -58,6 +59,18 @@ jobs:
       - sleep 3
       - echo awake
       - sleep 600 # agent-run-marker
+- name: Outage
+  steps:
+  - !CommandStep
+    name: outage
+    runInContainer: false
+    interpreter: !DefaultInterpreter
+      commands:
+      - echo before-the-outage
+      - sleep 4
+      - echo during-the-outage
+      - sleep 3
+      - echo after-the-outage
 `;
 
 interface AgentProcess {
@@ -67,7 +80,7 @@ interface AgentProcess {
 }
 
 /** `gitloom agent` from the sources, its token in its environment. */
-function startAgent(server: TestServer, workDir: string, token: string, extra: string[] = []): AgentProcess {
+function startAgent(server: { url: string }, workDir: string, token: string, extra: string[] = []): AgentProcess {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', 'src/cli.ts', 'agent', '--server', server.url, '--work-dir', workDir, '--name', 'runner-1', '--attribute', 'zone=b', ...extra],
@@ -213,5 +226,42 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
     const refused = startAgent(server, workDir, 'not-a-token');
     expect(await refused.exited).toBe(3);
     expect(refused.output()).toContain('The server refused the agent token');
+  });
+
+  it('keeps a job going while the server is unreachable: its log lines and outcome arrive, in order, once it answers again', async () => {
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(server.url).port) });
+    const newToken = (await server.call('GET', `/agent-tokens/${(await server.call('POST', '/agent-tokens')).json}`)).json.value;
+    const cutOff = startAgent({ url: `http://127.0.0.1:${proxy.port}` }, workDir, newToken);
+    try {
+      await eventually(async () => (cutOff.output().includes('Connected to') ? true : null), 60_000);
+      const id = await run('Outage');
+      await eventually(async () => ((await log(id)).includes('before-the-outage') ? true : null), 30_000);
+      proxy.cut();
+      // within the lease (15 s): the server keeps the build RUNNING meanwhile
+      await new Promise((r) => setTimeout(r, 8000));
+      expect(await log(id)).not.toContain('during-the-outage');
+      proxy.restore();
+      const b = await finished(id);
+      const text = await log(id);
+      expect(b.status, text).toBe('SUCCESSFUL');
+      const order = ['before-the-outage', 'during-the-outage', 'after-the-outage'].map((line) => text.indexOf(line));
+      expect(order.every((at) => at >= 0)).toBe(true);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
+      expect(cutOff.output()).toContain('not sent yet');
+
+      // a stopping agent gives up on a server that does not answer, within its bound
+      const stuck = await run('Slow');
+      await eventually(async () => ((await log(stuck)).includes('started-slowly') ? true : null), 30_000);
+      proxy.cut();
+      const stoppedAt = Date.now();
+      cutOff.child.kill('SIGTERM');
+      expect(await cutOff.exited).toBe(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(30_000);
+      expect(cutOff.output()).toContain(`Build ${stuck}: outcome FAILED not reported`);
+      expect(await waitGone('agent-run-marker', 15_000)).toBe(true);
+    } finally {
+      if (cutOff.child.exitCode === null) cutOff.child.kill('SIGKILL');
+      await proxy.close();
+    }
   });
 });
