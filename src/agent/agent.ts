@@ -9,9 +9,11 @@
  *   previous run's session not yet expired); a refused token (401) ends the agent.
  * - **Heartbeat** (every `heartbeatMs`): the running builds, whose leases it renews; the answer's
  *   `stop` builds are stopped, its attributes (an administrator may change them) stored in
- *   `attributes.json`. An unknown session (409 `GITLOOM_ERR_AGENT_SESSION`: the server forgot
- *   it) connects again; running jobs keep running, and the next heartbeat names them under the
- *   new session — the server renews their leases then, or names them in `stop`.
+ *   `attributes.json`. An unknown session (409 `GITLOOM_ERR_AGENT_SESSION`: the agent was
+ *   removed or replaced) connects again; running jobs keep running, and the next heartbeat
+ *   names them under the new session. The server leases a build to one session
+ *   (`agent:<id>:<session>`, src/domain/builds/agent-leases.ts), so it names them in `stop`:
+ *   they are stopped, and the server ends them as a lost agent's (their leases expire).
  * - **Lease** (long poll, {@link LEASE_WAIT_MS}): a job that comes runs at once, beside the
  *   others, and the agent asks again at once; the server decides whether the agent has room.
  * - **Stop** ({@link Agent.stop}, on SIGTERM/SIGINT): no more leases, the running jobs stopped
