@@ -69,6 +69,7 @@ const TABLE_OWNERS = {
   notifications: ['notifications', 'notificationSettings'],
   'diff-views': ['diffViewPreferences', 'viewedFiles'],
   'code-search': ['codeSearchProjects', 'codeSearchFiles', 'codeSearchSymbols'],
+  processes: ['serverProcesses'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
 const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree|namedEntity';

@@ -11,7 +11,8 @@ import { administratorExists, bootstrap } from './domain/bootstrap.js';
 import { CACHED_TABLES } from './domain/auth/index.js';
 import { BuildScheduler, buildLeaseMs } from './domain/builds/index.js';
 import { encryptPlaintextJobSecrets, secretKey } from './domain/projects/index.js';
-import { recoverAtStartup } from './domain/startup-recovery.js';
+import { recoverAtStartup, repairLeftovers } from './domain/startup-recovery.js';
+import { HEARTBEAT_MS, ProcessRegistry } from './domain/processes/index.js';
 import { JournalWorker, recoverRefIntents } from './domain/journal/index.js';
 import { EventBus } from './domain/events.js';
 import { registerEventHandlers } from './domain/event-handlers.js';
@@ -52,7 +53,9 @@ export interface RunningServer {
  * git over SSH on `GITLOOM_SSH_PORT` unless it is 0 (src/ssh/server.ts), then runs
  * start-up recovery (src/domain/startup-recovery.ts, then the journal intents of
  * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler, the
- * outbox worker and the mirror worker. Warns when the job sandbox is off or unavailable. A database outage while it
+ * outbox worker and the mirror worker. The process is in the registry of server processes
+ * (src/domain/processes/) from before it listens until it closed: its heartbeat loop starts
+ * with the workers and, on PostgreSQL, repairs what processes found gone left. Warns when the job sandbox is off or unavailable. A database outage while it
  * runs is logged once when it starts and once when it ends (src/db/availability.ts); the process
  * answers 503 meanwhile and recovers by itself. `options.logger` false
  * silences logs (tests); `options.logDestination` receives the JSON log lines instead of stdout.
@@ -74,10 +77,19 @@ export async function startServer(config: Config, options: { logger?: boolean; l
   });
   let app: App | undefined;
   let ssh: SshServer | null = null;
+  let registry: ProcessRegistry | null = null;
   try {
     await migrateToLatest(database.db);
     const events = new EventBus((error, kind) => app?.log.error({ err: error, event: kind }, 'event handler failed'));
     const services: Services = { db: database.db, config, events };
+    // registered before it serves anything: what it writes names it (docs/architecture.md#start-up-recovery)
+    registry = new ProcessRegistry(services, {
+      heartbeatMs: config.fallbackPollMs ?? HEARTBEAT_MS,
+      onError: (error) => app?.log.error({ err: error }, 'process registry failed'),
+      log: (message) => app?.log.warn(message),
+    });
+    await registry.register();
+    const processes = registry;
     registerEventHandlers(services);
     const metrics = createMetrics(database.db, database.poolStats);
     const gitAccess = await prepareGitAccess(config);
@@ -105,7 +117,10 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     });
     await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
-    const { journal, scheduler, outbox, mirrors, codeIndex } = await startWorkers(services, running.log, metrics, containers);
+    const { journal, scheduler, outbox, mirrors, codeIndex } = await startWorkers(services, running.log, metrics, containers, processes.id);
+    processes.start(async () => {
+      await repairLeftovers(services, (message) => running.log.warn(message), containers);
+    });
     return {
       app: running,
       services,
@@ -124,6 +139,8 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         await containers.close();
         await outbox.stop();
         await events.idle();
+        // last: nothing of this process is in flight any more
+        await processes.stop();
         await database.close();
         closeObjectStore(config);
       },
@@ -131,6 +148,8 @@ export async function startServer(config: Config, options: { logger?: boolean; l
   } catch (error) {
     await ssh?.close();
     await app?.close();
+    // the start's own error is what the caller learns; a row left is judged gone by the registry's rule
+    await registry?.stop().catch((stopError: unknown) => app?.log.error({ err: stopError }, 'process registry row not removed'));
     await database.close();
     throw error;
   }
@@ -202,6 +221,7 @@ async function startWorkers(
   log: App['log'],
   metrics: ReturnType<typeof createMetrics>,
   containers: ContainerEngines,
+  owner: string,
 ): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker; codeIndex: CodeIndexWorker }> {
   // GITLOOM_FALLBACK_POLL_MS replaces each loop's interval; a build's lease outlives a few of them
   const tickMs = services.config.fallbackPollMs ?? undefined;
@@ -212,7 +232,8 @@ async function startWorkers(
     onRepair: (message) => log.warn(message),
   });
   await journal.start();
-  const scheduler = new BuildScheduler(services, { tickMs, leaseMs, onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
+  // the registry's id: the leases of this process's builds name a process the registry can judge
+  const scheduler = new BuildScheduler(services, { owner, tickMs, leaseMs, onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
   await scheduler.start();
   const outbox = new OutboxWorker(services, {
     tickMs,

@@ -17,10 +17,10 @@
  * src/ci/publish-artifacts.ts), so the root-side file operations here never touch a path a job
  * can write (docs/compatibility.md#gitloom-differs-untrusted-builds).
  */
-import { randomUUID } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { ownedName } from '../process-identity.js';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, RangeNotSatisfiable } from '../errors.js';
 import type { ErrorCode } from '../error-codes.js';
 import { mediaTypeOf } from './media-types.js';
@@ -225,7 +225,7 @@ export async function writeArtifact(
   if (!isInside(base, await realpath(dir))) throw invalid();
   const existing = await lstat(target).catch(() => null);
   if (existing?.isDirectory()) throw new Conflict(`Artifact '${rel}' is a directory`);
-  const tmp = path.join(dir, `${UPLOAD_PREFIX}${randomUUID()}`);
+  const tmp = path.join(dir, ownedName(UPLOAD_PREFIX));
   let length = 0;
   const handle = await open(tmp, 'wx');
   try {

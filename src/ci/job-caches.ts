@@ -11,13 +11,14 @@
  * no process of the job runs, walking by directory entry type, links copied as links and never
  * followed, files opened with `O_NOFOLLOW` and checked to be regular. A snapshot is written
  * beside the cache and swapped in with `rename`, so a reader sees the old cache or the new one;
- * what a crash leaves (`.tmp-*`, `.old-*`) start-up recovery removes.
+ * what a crash leaves (`.tmp-<owner>-*`, `.old-<owner>-*`, named after the process writing them:
+ * src/process-identity.ts) recovery removes once that process is gone.
  */
-import { randomUUID } from 'node:crypto';
 import { constants, createReadStream, createWriteStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { ownedName } from '../process-identity.js';
 import { ifMissing } from './job-directory.js';
 
 /** Names in a project's cache directory that a crash may leave: unfinished and replaced snapshots. */
@@ -86,7 +87,7 @@ export class CacheStore {
   async save(projectId: number, key: string, from: string): Promise<number | null> {
     const project = path.join(this.root, String(projectId));
     await mkdir(project, { recursive: true, mode: 0o700 });
-    const temp = path.join(project, `.tmp-${randomUUID()}`);
+    const temp = path.join(project, ownedName('.tmp-'));
     try {
       await mkdir(temp, { mode: 0o700 });
       const budget = { left: this.maxBytes };
@@ -107,7 +108,7 @@ export class CacheStore {
 
   /** Puts the snapshot `temp` in place of `dir`: the old one is renamed aside, then removed. */
   private async swapIn(temp: string, dir: string): Promise<void> {
-    const old = path.join(path.dirname(dir), `.old-${randomUUID()}`);
+    const old = path.join(path.dirname(dir), ownedName('.old-'));
     await rename(dir, old).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'ENOENT') throw e;
     });

@@ -81,6 +81,7 @@ export interface Database {
   agents: AgentTable;
   agentAttributes: AgentAttributeTable;
   jobTokens: JobTokenTable;
+  serverProcesses: ServerProcessTable;
 }
 
 type Id = Generated<number>;
@@ -933,3 +934,20 @@ export interface JobTokenTable {
   /** Job slots it takes of that executor on the agent (1, plus one per service on docker). */
   slots: number;
 }
+
+/** A running server process (migration 0028, docs/architecture.md#start-up-recovery). */
+export interface ServerProcessTable {
+  /** Its id: the owner of what it leases. */
+  id: string;
+  host: string;
+  /** `<boot id>/<pid namespace inode>`: the kernel its pid belongs to. */
+  kernel: string;
+  pid: number;
+  /** Start time in clock ticks since boot (`/proc/<pid>/stat` field 22). */
+  startTicks: number;
+  /** Epoch ms: when it registered. */
+  startedAt: number;
+  /** Epoch ms: its last heartbeat. */
+  heartbeat: number;
+}
+export type ServerProcessRow = Selectable<ServerProcessTable>;

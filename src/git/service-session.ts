@@ -11,7 +11,8 @@ import { finished } from 'node:stream/promises';
 import { GitloomError } from '../errors.js';
 import { GitError, spawnGit, value } from './command.js';
 import { reachableWantsGate } from './reachable-wants.js';
-import { type GitService, pktLine, protocolEnv, serviceCommand } from './smart-http.js';
+import { markPush } from './push-markers.js';
+import { type GitService, pktLine, protocolEnv, removingMarker, serviceCommand } from './smart-http.js';
 
 /** The three streams of a session: the client's bytes, git's answer, and git's messages. */
 export interface SessionStreams {
@@ -39,6 +40,8 @@ export interface SessionOptions {
  * upload-pack answers a v0 want it does not serve, with the packet `ERR upload-pack: not our ref
  * <oid>` (the client prints `fatal: remote error: …`) and git is stopped. Git's exit ends the
  * session, whether or not the client has closed its side; `streams.input` is never destroyed.
+ * A receive-pack runs with its push marker in the repository (src/git/push-markers.ts), removed
+ * once git exited.
  *
  * @param repo absolute path of the bare repository.
  * @param service the git service the client asked for.
@@ -47,11 +50,14 @@ export interface SessionOptions {
  *   the client's bytes failed otherwise.
  */
 export async function serveSession(repo: string, service: GitService, streams: SessionStreams, opts: SessionOptions = {}): Promise<number> {
-  const g = spawnGit([...serviceCommand(service), '--', value(repo)], {
+  // a push's quarantine is known to be in use by the marker (src/git/push-markers.ts)
+  const marker = service === 'git-receive-pack' ? await markPush(repo) : null;
+  const spawned = spawnGit([...serviceCommand(service), '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
     onStderr: (chunk) => streams.errors.write(chunk),
   });
+  const g = marker ? removingMarker(spawned, marker) : spawned;
   g.stdout.pipe(streams.output, { end: false });
   const output = finished(g.stdout);
   // awaited below, or not at all when the session is refused: never an unhandled rejection

@@ -8,6 +8,7 @@ import { finished } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { BadRequest } from '../errors.js';
 import { GitError, spawnGit, value, type GitStream } from './command.js';
+import { markPush, type PushMarker } from './push-markers.js';
 import { reachableWantsGate, UnreachableWant } from './reachable-wants.js';
 
 /** The two smart-HTTP services. */
@@ -198,7 +199,8 @@ export async function advertiseRefs(repo: string, service: string, opts: GitHttp
  * streams git's output back. Nothing is buffered whole. An upload-pack request passes
  * src/git/reachable-wants.ts on its way: a protocol v2 fetch wanting a missing or unreachable
  * commit is answered, as git answers a v0 one, with the packet `ERR upload-pack: not our ref
- * <oid>` (status 200, so the client prints it).
+ * <oid>` (status 200, so the client prints it). A receive-pack runs with its push marker in the
+ * repository (src/git/push-markers.ts), removed once git exited.
  *
  * @param repo absolute path of a bare repository.
  * @param service `git-upload-pack` or `git-receive-pack` (from the URL).
@@ -225,10 +227,13 @@ export async function serviceRpc(
     throw new BadRequest(`Unsupported content encoding: ${opts.contentEncoding}`);
   }
   if (!(requestBody instanceof Readable)) throw new BadRequest('Request body must be a git request stream');
-  const g = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--', value(repo)], {
+  // a push's quarantine is known to be in use by the marker (src/git/push-markers.ts)
+  const marker = svc === 'git-receive-pack' ? await markPush(repo) : null;
+  const spawned = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
   });
+  const g = marker ? removingMarker(spawned, marker) : spawned;
   const stages: NodeJS.ReadWriteStream[] = [];
   if (gzip) stages.push(createGunzip());
   if (svc === 'git-upload-pack') stages.push(reachableWantsGate(repo));
@@ -247,6 +252,26 @@ export async function serviceRpc(
     const body = Readable.from([Buffer.from(pktLine(`ERR ${err.message}\n`))]);
     return { contentType, body, done: Promise.resolve() };
   }
+}
+
+/**
+ * `g` whose `done` settles once git exited and `marker` is removed: a marker that cannot be
+ * removed fails `done` (the data dir is failing), otherwise git's outcome stands.
+ */
+export function removingMarker(g: GitStream, marker: PushMarker): GitStream {
+  const done = g.done.then(
+    async (code) => {
+      await marker.remove();
+      return code;
+    },
+    async (error: unknown) => {
+      await marker.remove();
+      throw error;
+    },
+  );
+  // as spawnGit's: a caller may only watch the streams
+  done.catch(() => {});
+  return { ...g, done };
 }
 
 /**

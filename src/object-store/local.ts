@@ -1,15 +1,16 @@
 /**
  * The object store on the data dir (docs/architecture.md#object-storage, the default): object
  * `key` is the file `<data dir>/<key>` (0600 in 0700 directories, src/data-dir.ts). An upload
- * is streamed into a temp file beside its target (`.gitloom-upload-<uuid>`, hidden from
- * listings, removed by start-up recovery when a crash left it) and renamed into place once its
+ * is streamed into a temp file beside its target (`.gitloom-upload-<owner>-<uuid>`, named
+ * after the process writing it (src/process-identity.ts), hidden from listings, removed by
+ * recovery once that process is gone) and renamed into place once its
  * checks passed, so a file under its key is always whole.
  */
-import { randomUUID } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { UPLOAD_PREFIX, writeBatched } from '../ci/artifacts.js';
+import { ownedName } from '../process-identity.js';
 import { Conflict } from '../errors.js';
 import { checkKey } from './keys.js';
 import type { ByteRange, ListedObject, ObjectInfo, ObjectStore, OpenedObject, PutChecks } from './types.js';
@@ -48,7 +49,7 @@ export class LocalObjectStore implements ObjectStore {
       throw error;
     });
     if (existing?.isDirectory()) throw new Conflict(`'${key}' is a directory`);
-    const tmp = path.join(dir, `${UPLOAD_PREFIX}${randomUUID()}`);
+    const tmp = path.join(dir, ownedName(UPLOAD_PREFIX));
     const handle = await open(tmp, 'wx', 0o600);
     let isOpen = true;
     try {

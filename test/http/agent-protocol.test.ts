@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encryptSecret, secretKey } from '../../src/domain/projects/index.js';
-import { hashToken } from '../../src/domain/token-hash.js';
+import { setAgentPaused } from '../../src/domain/agents/index.js';
+import { createContext, systemActor } from '../../src/domain/context.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit, type Repo } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -64,15 +64,11 @@ describe('the agent protocol', () => {
     await removeWorkTrees();
   });
 
-  /** An agent token made as the administration makes one. */
+  /** An agent token, made through the API and read back as an administrator reads it. */
   const newToken = async (): Promise<string> => {
-    const value = crypto.randomUUID();
-    const { db, config } = server.server.services;
-    await db
-      .insertInto('agentTokens')
-      .values({ valueHash: hashToken(value), encryptedValue: encryptSecret(secretKey(config), value), createDate: Date.now() })
-      .execute();
-    return value;
+    const created = await server.call('POST', '/agent-tokens');
+    expect(created.status, created.text).toBe(200);
+    return (await server.call('GET', `/agent-tokens/${created.json}`)).json.value as string;
   };
   const post = async (route: string, token: string, body: unknown) => {
     const res = await fetch(`${server.url}${route}`, {
@@ -121,6 +117,9 @@ describe('the agent protocol', () => {
     expect(wrong.json.code).toBe('GITLOOM_ERR_AGENT_SESSION');
     const malformed = await post('/~agent/connect', agent.token, { name: 'x' });
     expect(malformed.status).toBe(400);
+    const badAttribute = await post('/~agent/connect', await newToken(), report('y', { '-bad': 'x' }));
+    expect(badAttribute.status).toBe(400);
+    expect(badAttribute.json.code).toBe('GITLOOM_ERR_AGENT_ATTRIBUTE');
   });
 
   it('leases a job only to an agent its executor selects, and the job token does what the job needs and no more', async () => {
@@ -212,11 +211,11 @@ describe('the agent protocol', () => {
     expect((await post('/~agent/heartbeat', agent.token, { session: agent.session, running: [id] })).json.stop).toEqual([id]);
     expect((await post('/~agent/job/finish', leased.json.jobToken, { status: 'CANCELLED' })).status).toBe(401);
 
-    await server.server.services.db.updateTable('agents').set({ paused: 1 }).where('id', '=', agent.agentId).execute();
+    await setAgentPaused(createContext(server.server.services, systemActor), agent.agentId, true);
     const waiting = await run('Any2');
     expect((await lease(agent, 1500)).status).toBe(204);
     expect((await post('/~agent/heartbeat', agent.token, { session: agent.session, running: [] })).json.paused).toBe(true);
-    await server.server.services.db.updateTable('agents').set({ paused: 0 }).where('id', '=', agent.agentId).execute();
+    await setAgentPaused(createContext(server.server.services, systemActor), agent.agentId, false);
     const resumed = await lease(agent, 5000);
     expect(resumed.json.buildId).toBe(waiting);
     await post('/~agent/job/finish', resumed.json.jobToken, { status: 'SUCCESSFUL' });

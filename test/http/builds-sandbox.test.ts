@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialectOf } from '../../src/db/dialect.js';
 import { encryptPlaintextJobSecrets } from '../../src/domain/projects/job-secrets.js';
 import { recoverAtStartup, STALE_AFTER_MS } from '../../src/domain/startup-recovery.js';
+import { markPush } from '../../src/git/push-markers.js';
 import { secretKey } from '../../src/domain/projects/secret-encryption.js';
 import { eventually, givenRepo, removeWorkTrees, type Repo, runJobOnCommit } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -278,7 +279,8 @@ describe('job sandbox: builds are untrusted code', () => {
       // PostgreSQL installation's data dir, old enough not to be another process's work
       const old = new Date(Date.now() - 2 * STALE_AFTER_MS);
       for (const p of [upload, ...quarantines]) await fs.utimes(p, old, old);
-      // a push of this process in flight: kept
+      // a push of this process in flight (its marker, then git's quarantine): kept
+      const pushMarker = await markPush(path.join(data, 'repos', `${repo.id}.git`));
       const inFlight = path.join(data, 'repos', `${repo.id}.git`, 'objects', 'tmp_objdir-incoming-now');
       await fs.mkdir(inFlight);
       const removed: string[] = [];
@@ -296,6 +298,7 @@ describe('job sandbox: builds are untrusted code', () => {
       expect(existsSync(path.dirname(upload))).toBe(true);
       for (const q of quarantines) expect(existsSync(q)).toBe(false);
       expect(existsSync(inFlight)).toBe(true);
+      expect(existsSync(pushMarker.path)).toBe(true);
       expect(existsSync(path.join(data, 'repos', `${repo.id}.git`, 'objects', 'pack'))).toBe(true);
     } finally {
       leftover?.kill('SIGKILL');

@@ -14,6 +14,7 @@ import type { Context } from '../context.js';
 import { hashToken } from '../token-hash.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../unique.js';
 import type { AgentFacts } from './agent-selection.js';
+import { checkAgentAttributes } from './agents.js';
 
 /** An agent as leasing a job reads it: its row and attributes. */
 export interface ConnectedAgent extends AgentFacts {
@@ -42,7 +43,7 @@ export async function agentTokenId(db: Db, value: string): Promise<number> {
  * @throws Conflict `GITLOOM_ERR_AGENT_CONNECTED` while the token's agent is online under another
  *   session (a second agent with the same token, or the same agent restarted before its previous
  *   connection timed out: it tries again).
- * @throws BadRequest for a report that is not well-formed (checked by the route's schema).
+ * @throws BadRequest `GITLOOM_ERR_AGENT_ATTRIBUTE` for an attribute name OneDev refuses.
  */
 export async function connectAgent(
   ctx: Context,
@@ -51,6 +52,7 @@ export async function connectAgent(
   ipAddress: string,
   onlineMs: number,
 ): Promise<{ agentId: number; session: string; attributes: Record<string, string> }> {
+  checkAgentAttributes(report.attributes);
   const now = ctx.now();
   const session = randomUUID();
   const columns = {

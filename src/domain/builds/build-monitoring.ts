@@ -1,6 +1,6 @@
 /**
  * Builds as background work and operations read them, without a caller's permissions: one row
- * for the outbox, the counts and durations of the metrics, the workspaces start-up recovery keeps.
+ * for the outbox, the counts and durations of the metrics, the running jobs' leases recovery reads.
  */
 import type { Db } from '../../db/database.js';
 import type { BuildRow } from '../../db/schema.js';
@@ -36,14 +36,20 @@ export async function buildsFinishedAfter(db: Db, after: number): Promise<{ stat
   return rows.map((r) => ({ status: r.status, runningDate: r.runningDate!, finishDate: r.finishDate! }));
 }
 
-/** The job workspaces of running builds whose lease is still valid at `now` (another process runs them). */
-export async function leasedJobWorkspaces(db: Db, now: number): Promise<string[]> {
+/** A running build's job directory and the lease it runs under: its owner's id, and until when (epoch ms). */
+export interface JobLease {
+  readonly workspace: string;
+  readonly owner: string | null;
+  readonly expires: number | null;
+}
+
+/** The job directories of RUNNING builds and their leases (whose processes recovery keeps). */
+export async function runningJobLeases(db: Db): Promise<JobLease[]> {
   const rows = await db
     .selectFrom('builds')
-    .select('jobWorkspace')
+    .select(['jobWorkspace', 'leaseOwner', 'leaseExpires'])
     .where('status', '=', 'RUNNING')
-    .where('leaseExpires', '>', now)
     .where('jobWorkspace', 'is not', null)
     .execute();
-  return rows.flatMap((r) => (r.jobWorkspace ? [r.jobWorkspace] : []));
+  return rows.map((r) => ({ workspace: r.jobWorkspace!, owner: r.leaseOwner, expires: r.leaseExpires }));
 }

@@ -36,7 +36,7 @@ export { agentOfBuildReference, agentsRunningBuildsCondition, buildsRanOnAgent, 
 export { BuildScheduler } from './scheduler.js';
 export { triggerJob } from './trigger-job.js';
 export { onProjectsDeleting as onBuildsProjectsDeleting } from './storage.js';
-export { buildsFinishedAfter, findBuildRow, leasedJobWorkspaces, unfinishedBuildCounts } from './build-monitoring.js';
+export { buildsFinishedAfter, findBuildRow, runningJobLeases, unfinishedBuildCounts, type JobLease } from './build-monitoring.js';
 export {
   executorEngineSockets,
   getJobExecutors,

@@ -45,6 +45,8 @@ import { announceBuildsChanged, BUILDS_TOPIC, onWakeup } from './wakeup.js';
 
 /** Options of {@link BuildScheduler}. */
 export interface SchedulerOptions {
+  /** This process's lease owner id: its id in the registry of server processes (default: a random one). */
+  owner?: string;
   /** Milliseconds between ticks (default 500). */
   tickMs?: number;
   /** Lease length in milliseconds (default 15000); renewed every tick while running. */
@@ -73,7 +75,7 @@ interface Execution {
  */
 export class BuildScheduler {
   /** This process's lease owner id. */
-  readonly owner = randomUUID();
+  readonly owner: string;
   private readonly ctx: Context;
   private readonly leaseMs: number;
   private readonly executions = new Map<number, Execution>();
@@ -91,6 +93,7 @@ export class BuildScheduler {
     private readonly options: SchedulerOptions = {},
   ) {
     this.ctx = createContext(services, systemActor);
+    this.owner = options.owner ?? randomUUID();
     this.leaseMs = options.leaseMs ?? 15_000;
     this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 500, options.onError).wakeOn(services.db, BUILDS_TOPIC);
     this.schedules = new ScheduleRunner(this.ctx, (error) => options.onError?.(error), options.scheduleMs ?? 1000);
