@@ -1,5 +1,6 @@
 // The dependency rules of docs/architecture.md#dependency-rules, checked: http | ssh → domain → db | git | ci | query | wire;
-// src/ops (health, metrics, backup) sits beside domain and never imports http.
+// src/ops (health, metrics, backup) sits beside domain and never imports http; src/agent (the build
+// agent) is a client of the server's agent protocol: ci | git | wire only, never domain | db | http | web.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -131,6 +132,9 @@ export default tseslint.config(
   // pages call domain functions only, like the API's routes
   layer(['src/web/**/*.ts', 'src/web/**/*.tsx'], ['db', 'git', 'ci', 'http']),
   layer(['src/ops/**/*.ts'], ['http']),
+  // a build agent is a client of the agent protocol on another machine: no database, no rules,
+  // no faces of the server — the executor (ci), git, the protocol (wire) and the configuration helpers only
+  layer(['src/agent/**/*.ts'], ['domain', 'db', 'http', 'web', 'plugins', 'ssh', 'ops']),
   // the object store is a library: it knows nothing of the domain, its tables or its faces
   layer(['src/object-store/**/*.ts'], ['domain', 'db', 'git', 'http', 'web']),
   // table ownership: everything outside src/domain/<area>/ asks the owning area

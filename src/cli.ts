@@ -8,6 +8,7 @@ import { resetPassword } from './domain/users/index.js';
 import { EventBus } from './domain/events.js';
 import { registerTransactionHandlers } from './domain/event-handlers.js';
 import { startServer, type RunningServer } from './server.js';
+import { DEFAULT_WORK_DIR } from './agent/work-dir.js';
 
 const program = new Command();
 program.name('gitloom').description('A self-hosted software forge');
@@ -196,6 +197,34 @@ admin
     process.stdout.write(
       `Storage migrated to ${options.to}: ${report.moved} object(s) moved (${report.bytes} bytes), ${report.resumed} found already copied\n`,
     );
+  });
+
+/** The exit status of `gitloom agent` when the server refuses its token. */
+const AGENT_REFUSED_EXIT = 3;
+
+program
+  .command('agent')
+  .description('run a build agent: lease and run jobs of the server\'s remote executors (README "Build agents")')
+  .requiredOption('--server <url>', 'the server URL')
+  .option('--token <token>', 'the agent token of Administration › Agents (or GITLOOM_AGENT_TOKEN)')
+  .option('--name <name>', 'the agent name (default: the host name)')
+  .option('--work-dir <dir>', 'where jobs, caches and attributes live', DEFAULT_WORK_DIR)
+  .option('--attribute <name=value>', 'an attribute to report (repeatable)', (value: string, all: string[]) => [...all, value], [] as string[])
+  .option('--cache-mb <mib>', 'bound of the job caches, MiB', '10240')
+  .action(async (options: { server: string; token?: string; name?: string; workDir: string; attribute: string[]; cacheMb: string }) => {
+    // loaded only by this command: a server never runs it
+    const { runAgentCommand } = await import('./agent/main.js');
+    const report = (message: string) => process.stderr.write(`${new Date().toISOString()} ${message}\n`);
+    const { AgentFatal } = await import('./agent/agent.js');
+    try {
+      await runAgentCommand({ ...options, token: options.token ?? process.env.GITLOOM_AGENT_TOKEN ?? '', cacheMb: Number(options.cacheMb) }, report);
+    } catch (error) {
+      if (!(error instanceof AgentFatal)) throw error;
+      // a refused token: restarting does not help (deploy/gitloom-agent.service: RestartPreventExitStatus)
+      process.stderr.write(`gitloom agent: ${error.message}\n`);
+      process.exit(AGENT_REFUSED_EXIT);
+    }
+    process.exit(0);
   });
 
 try {

@@ -226,7 +226,15 @@ function secretKeyFromEnv(env: NodeJS.ProcessEnv): Buffer | null {
   return key;
 }
 
-function jobSandboxFromEnv(env: NodeJS.ProcessEnv): JobSandboxConfig {
+/**
+ * The job sandbox of the `GITLOOM_JOB_SANDBOX`, `GITLOOM_BWRAP_PATH`, `GITLOOM_JOB_NETWORK*`,
+ * `GITLOOM_JOB_SECCOMP_PROFILE`, `GITLOOM_JOB_{MEMORY_MB,PROCESSES,CPU_SECONDS,UID_BASE}`
+ * variables (README "Job sandbox"), each defaulting to {@link DEFAULT_JOB_SANDBOX}'s; read by the
+ * server and by build agents alike.
+ *
+ * @throws Error for an invalid value.
+ */
+export function jobSandboxFromEnv(env: NodeJS.ProcessEnv): JobSandboxConfig {
   const d = DEFAULT_JOB_SANDBOX;
   const positive = (name: string, fallback: number): number => positiveIntFromEnv(env, name, fallback);
   const sandbox: JobSandboxConfig = {

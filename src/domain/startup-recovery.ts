@@ -32,12 +32,13 @@
  * leftovers were listed, so that work begun meanwhile, by a process registered meanwhile, is
  * never taken for a leftover.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UPLOAD_PREFIX } from '../ci/artifacts.js';
 import { CACHES_DIR, CONTAINERS_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.js';
 import { CACHE_LEFTOVER } from '../ci/job-caches.js';
+import { buildProcesses } from '../ci/job-processes.js';
 import { dialectOf } from '../db/dialect.js';
 import { pushMarkers, quarantineDirs, type RepositoryEntry } from '../git/push-markers.js';
 import { ownerOf, type OwnerTag } from '../process-identity.js';
@@ -64,27 +65,7 @@ export interface RecoveryReport {
   readonly pushMarkers: readonly string[];
 }
 
-/** Host pids (other than this process) whose environment holds `GITLOOM_WORKSPACE=<root>/<name>` with `name` not in `keep`. */
-export function buildProcesses(workspacesRoot: string, keep: ReadonlySet<string>): number[] {
-  const prefix = `GITLOOM_WORKSPACE=${workspacesRoot}${path.sep}`;
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${name}/environ`, 'utf8');
-    } catch {
-      continue; // ended meanwhile, or a kernel thread
-    }
-    for (const variable of environ.split('\0')) {
-      if (!variable.startsWith(prefix)) continue;
-      const workspace = variable.slice(prefix.length).split(path.sep)[0];
-      if (!keep.has(workspace)) found.push(Number(name));
-      break;
-    }
-  }
-  return found;
-}
+export { buildProcesses };
 
 async function listDir(dir: string): Promise<import('node:fs').Dirent[]> {
   try {

@@ -75,18 +75,49 @@ export interface CheckoutCommitOptions {
  */
 export async function checkoutCommit(repo: string, targetDir: string, commit: string, refName: string, options: CheckoutCommitOptions = {}): Promise<void> {
   gitDir(repo);
+  await checkoutFrom({ clone: repo, fetch: pathToFileURL(repo).href }, targetDir, commit, refName, options);
+}
+
+/**
+ * {@link checkoutCommit} from a repository served over git's smart HTTP: `url` (`http:` or
+ * `https:`) is `origin`. A credential goes in `options.env` (git's `GIT_CONFIG_COUNT`,
+ * `GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_VALUE_<n>`, e.g. `http.extraHeader`), never on the command
+ * line, where `ps` shows it.
+ *
+ * @throws RangeError for another scheme; GitError when a step fails.
+ */
+export async function checkoutCommitOverHttp(
+  url: string,
+  targetDir: string,
+  commit: string,
+  refName: string,
+  options: CheckoutCommitOptions = {},
+): Promise<void> {
+  const { protocol } = new URL(url);
+  if (protocol !== 'http:' && protocol !== 'https:') throw new RangeError(`Not an HTTP(S) repository URL: ${url}`);
+  await checkoutFrom({ clone: url, fetch: url }, targetDir, commit, refName, options);
+}
+
+/** The checkout of {@link checkoutCommit}, `source.clone` being what `git clone` takes and `source.fetch` what a shallow fetch takes. */
+async function checkoutFrom(
+  source: { clone: string; fetch: string },
+  targetDir: string,
+  commit: string,
+  refName: string,
+  options: CheckoutCommitOptions,
+): Promise<void> {
   assertObjectId(commit);
   const opts = { cwd: targetDir, signal: options.signal, env: options.env, timeoutMs: 3_600_000 };
   const depth = options.depth;
   if (depth != null) {
     if (!Number.isInteger(depth) || depth < 1) throw new RangeError(`Invalid clone depth: ${depth}`);
     await runGit(['init', '--quiet'], opts);
-    await runGit(['remote', 'add', 'origin', '--end-of-options', value(pathToFileURL(repo).href)], opts);
+    await runGit(['remote', 'add', 'origin', '--end-of-options', value(source.fetch)], opts);
     await runGit(['fetch', '--quiet', '--no-tags', `--depth=${depth}`, 'origin', '--end-of-options', value(commit)], opts);
     await runGit(['-c', 'advice.detachedHead=false', 'checkout', '--quiet', '--detach', value(commit), '--'], opts);
     return;
   }
-  await runGit(['clone', '--quiet', '--no-local', '--no-checkout', '--end-of-options', value(repo), '.'], opts);
+  await runGit(['clone', '--quiet', '--no-local', '--no-checkout', '--end-of-options', value(source.clone), '.'], opts);
   const present = await runGit(['cat-file', '-e', value(`${commit}^{commit}`)], { ...opts, okExitCodes: [0, 1, 128] });
   if (present.exitCode !== 0) {
     await runGit(['fetch', '--quiet', '--no-tags', 'origin', '--end-of-options', value(`+${refName}:refs/remotes/origin/gitloom-build`)], opts);
