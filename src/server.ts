@@ -233,7 +233,13 @@ async function startWorkers(
   });
   await journal.start();
   // the registry's id: the leases of this process's builds name a process the registry can judge
-  const scheduler = new BuildScheduler(services, { owner, tickMs, leaseMs, onError: (error) => log.error({ err: error }, 'build scheduler failed'), containers });
+  const scheduler = new BuildScheduler(services, {
+    owner,
+    tickMs,
+    leaseMs,
+    onError: (error) => log.error({ err: error }, 'build scheduler failed'),
+    containers,
+  });
   await scheduler.start();
   const outbox = new OutboxWorker(services, {
     tickMs,
