@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit } from './fixtures.js';
 import type { TestServer } from './server.js';
 
@@ -88,4 +90,25 @@ export async function ranOnAgent(server: TestServer, buildId: number, agentId: n
     ? { agentId, status: 'RUNNING' as const, finishDate: null, leaseOwner: `agent-${agentId}`, leaseExpires: Date.now() + 3_600_000 }
     : { agentId };
   await server.server.services.db.updateTable('builds').set(set).where('id', '=', buildId).execute();
+}
+
+/** A `gitloom agent` child process: its output so far and its exit. */
+export interface AgentProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `gitloom agent` from the sources against `serverUrl` with `workDir`, its token in its environment, and `args` (`--name`, `--attribute`, …). */
+export function startAgent(serverUrl: string, workDir: string, token: string, args: string[] = []): AgentProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'agent', '--server', serverUrl, '--work-dir', workDir, ...args], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: { ...process.env, GITLOOM_AGENT_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
 }

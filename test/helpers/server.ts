@@ -104,7 +104,7 @@ export async function settled(server: RunningServer): Promise<void> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { logDestination?: LogDestination; databaseVia?: (url: string) => string; ssh?: boolean } = {},
+  options: { logDestination?: LogDestination; databaseVia?: (url: string) => string; ssh?: boolean; port?: number } = {},
 ): Promise<TestServer> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
   const dataDir = path.join(home, 'data');
@@ -122,7 +122,7 @@ export async function startTestServer(
         ...(database && { GITLOOM_DATABASE_URL: options.databaseVia?.(database.url) ?? database.url }),
         ...env,
       },
-      { port: 0, dataDir, ...(options.ssh && { sshPort: 0 }) },
+      { port: options.port ?? 0, dataDir, ...(options.ssh && { sshPort: 0 }) },
     );
   const start = async () => {
     const started = await startServer(config(), {

@@ -5,11 +5,11 @@
  * a cancel stops the job on the agent; SIGTERM ends the agent's job FAILED; a refused token ends
  * the agent with status 3.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgent, type AgentProcess } from '../helpers/agents.js';
 import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 import { waitGone } from '../helpers/processes.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
@@ -73,26 +73,6 @@ jobs:
       - echo after-the-outage
 `;
 
-interface AgentProcess {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-}
-
-/** `gitloom agent` from the sources, its token in its environment. */
-function startAgent(server: { url: string }, workDir: string, token: string, extra: string[] = []): AgentProcess {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'agent', '--server', server.url, '--work-dir', workDir, '--name', 'runner-1', '--attribute', 'zone=b', ...extra],
-    { cwd: path.resolve(import.meta.dirname, '../..'), env: { ...process.env, GITLOOM_AGENT_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
-}
-
 describe('gitloom agent', { timeout: 120_000 }, () => {
   let server: TestServer;
   let work: string;
@@ -134,7 +114,7 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
     tokenId = (await server.call('POST', '/agent-tokens')).json;
     token = (await server.call('GET', `/agent-tokens/${tokenId}`)).json.value;
     workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-agent-'));
-    agent = startAgent(server, workDir, token);
+    agent = startAgent(server.url, workDir, token, ['--name', 'runner-1', '--attribute', 'zone=b']);
     await eventually(async () => (agent.output().includes('Connected to') ? true : null), 60_000);
   });
 
@@ -213,7 +193,7 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
   });
 
   it('a restarted agent connects again once its previous connection timed out, with the attributes kept; a deleted token ends it with status 3', async () => {
-    agent = startAgent(server, workDir, token, []);
+    agent = startAgent(server.url, workDir, token, ['--name', 'runner-1', '--attribute', 'zone=b']);
     await eventually(async () => (agent.output().includes('Connected to') ? true : null), 60_000);
     const found = (await server.call('GET', `/agent-tokens/${tokenId}/agent`)).json;
     expect((await server.call('GET', `/agents/${found.id}/attributes`)).json).toEqual({ zone: 'b', gpu: 'yes' });
@@ -223,7 +203,7 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
   });
 
   it('ends with status 3 and says why when the server refuses its token', async () => {
-    const refused = startAgent(server, workDir, 'not-a-token');
+    const refused = startAgent(server.url, workDir, 'not-a-token');
     expect(await refused.exited).toBe(3);
     expect(refused.output()).toContain('The server refused the agent token');
   });
@@ -231,7 +211,7 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
   it('keeps a job going while the server is unreachable: its log lines and outcome arrive, in order, once it answers again', async () => {
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(server.url).port) });
     const newToken = (await server.call('GET', `/agent-tokens/${(await server.call('POST', '/agent-tokens')).json}`)).json.value;
-    const cutOff = startAgent({ url: `http://127.0.0.1:${proxy.port}` }, workDir, newToken);
+    const cutOff = startAgent(`http://127.0.0.1:${proxy.port}`, workDir, newToken, ['--name', 'runner-1', '--attribute', 'zone=b']);
     try {
       await eventually(async () => (cutOff.output().includes('Connected to') ? true : null), 60_000);
       const id = await run('Outage');

@@ -83,6 +83,9 @@ export const agentProtocolRoutes: FastifyPluginAsyncTypebox<{ services: Services
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true };
   });
+  // a closing server answers the lease requests waiting for a job at once, rather than holding its close for them
+  const closing = new AbortController();
+  app.addHook('preClose', async () => closing.abort());
   const context = (): Context => createContext(services, systemActor);
   const agentToken = (request: FastifyRequest) => agentTokenId(services.db, bearer(request));
   const job = async (request: FastifyRequest): Promise<{ ctx: Context; grant: JobGrant }> => {
@@ -102,7 +105,8 @@ export const agentProtocolRoutes: FastifyPluginAsyncTypebox<{ services: Services
   app.post(AGENT_PATHS.lease, { schema: { body: LeaseBody } }, async (request, reply) => {
     const tokenId = await agentToken(request);
     const { session, waitMs = LEASE_WAIT_MS } = request.body;
-    const leased = await agentLease(context(), tokenId, session, waitMs, disconnectSignal(reply), (error) => request.log.error({ err: error }, 'agent lease'));
+    const signal = AbortSignal.any([disconnectSignal(reply), closing.signal]);
+    const leased = await agentLease(context(), tokenId, session, waitMs, signal, (error) => request.log.error({ err: error }, 'agent lease'));
     return leased ?? reply.code(204).send();
   });
 
