@@ -112,3 +112,23 @@ export function startAgent(serverUrl: string, workDir: string, token: string, ar
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, output: () => output, exited };
 }
+
+/**
+ * A job of a build spec (YAML, at the level of `jobs:` items) running shell `commands` in one
+ * step on the executor `executor`; `extra` lines go after its name (`  retryCondition: always`,
+ * a `paramSpecs:` block, …).
+ */
+export function shellJob(name: string, executor: string, commands: string[], extra: string[] = []): string {
+  return [
+    `- name: ${name}`,
+    `  jobExecutor: ${executor}`,
+    ...extra,
+    '  steps:',
+    '  - !CommandStep',
+    '    name: run',
+    '    runInContainer: false',
+    '    interpreter: !DefaultInterpreter',
+    '      commands:',
+    ...commands.map((c) => `      - ${JSON.stringify(c)}`),
+  ].join('\n');
+}

@@ -8,28 +8,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type AgentProcess } from '../helpers/agents.js';
+import { shellJob, startAgent, type AgentProcess } from '../helpers/agents.js';
 import { eventually, givenProject, runJobOnCommit } from '../helpers/fixtures.js';
 import { freePort, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
 
 /** A job on `executor` running `commands`, with a text param `n` so that each run is a build of its own. */
 function job(name: string, executor: string, commands: string[], extra: string[] = []): string {
-  return [
-    `- name: ${name}`,
-    `  jobExecutor: ${executor}`,
-    ...extra,
-    '  paramSpecs:',
-    '  - !TextParam',
-    '    name: n',
-    '    allowEmpty: false',
-    '  steps:',
-    '  - !CommandStep',
-    '    name: run',
-    '    runInContainer: false',
-    '    interpreter: !DefaultInterpreter',
-    '      commands:',
-    ...commands.map((c) => `      - ${JSON.stringify(c)}`),
-  ].join('\n');
+  return shellJob(name, executor, commands, [...extra, '  paramSpecs:', '  - !TextParam', '    name: n', '    allowEmpty: false']);
 }
 
 const SPEC = `version: 25

@@ -6,34 +6,19 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setAgentPaused } from '../../src/domain/agents/index.js';
 import { createContext, systemActor } from '../../src/domain/context.js';
+import { shellJob } from '../helpers/agents.js';
 import { eventually, givenRepo, removeWorkTrees, runJobOnCommit, type Repo } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const exec = promisify(execFile);
 
-/** A job of the spec: shell steps on the executor `executor`. */
-function job(name: string, executor: string, commands: string[], extra: string[] = []): string {
-  return [
-    `- name: ${name}`,
-    `  jobExecutor: ${executor}`,
-    ...extra,
-    '  steps:',
-    '  - !CommandStep',
-    '    name: run',
-    '    runInContainer: false',
-    '    interpreter: !DefaultInterpreter',
-    '      commands:',
-    ...commands.map((c) => `      - ${JSON.stringify(c)}`),
-  ].join('\n');
-}
-
 const SPEC = `version: 25
 jobs:
-${job('OnA', 'pool-a', ['echo on a'])}
-${job('Any', 'anywhere', ['echo anywhere'])}
-${job('Any2', 'anywhere', ['echo anywhere too'])}
-${job('Docker', 'docker-agents', ['echo docker'])}
-${job('Retried', 'anywhere', ['sleep 600'], ['  retryCondition: always', '  maxRetries: 1', '  retryDelay: 1'])}
+${shellJob('OnA', 'pool-a', ['echo on a'])}
+${shellJob('Any', 'anywhere', ['echo anywhere'])}
+${shellJob('Any2', 'anywhere', ['echo anywhere too'])}
+${shellJob('Docker', 'docker-agents', ['echo docker'])}
+${shellJob('Retried', 'anywhere', ['sleep 600'], ['  retryCondition: always', '  maxRetries: 1', '  retryDelay: 1'])}
 `;
 
 /**
