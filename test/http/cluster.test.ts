@@ -2,12 +2,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgent } from '../helpers/agents.js';
 import { eventually } from '../helpers/fixtures.js';
 import { startHaproxy, type Proxy } from '../helpers/haproxy.js';
 import { startHttpReceiver } from '../helpers/receivers.js';
 import { ADMIN, basic, commitFiles, freePort, git, givenInstallation, killChild, makeWorkTree, serveChild, type ChildServer } from '../helpers/server.js';
 
-/** `ci` runs on every branch update; `slow` writes a line, sleeps, writes another (run by hand). */
+/** `ci` runs on every branch update (on the processes); `slow`, run by hand on the agent, writes a line, sleeps, writes another. */
 const SPEC = `version: 25
 jobs:
 - name: ci
@@ -22,6 +23,7 @@ jobs:
   - !BranchUpdateTrigger
     branches: '**'
 - name: slow
+  jobExecutor: agents
   steps:
   - !CommandStep
     name: run
@@ -41,7 +43,8 @@ const ROUNDS = 4;
  * PostgreSQL database and one data dir behind HAProxy, which routes by the readiness endpoint.
  * A workload of pushes, pull requests, merges and builds goes through the proxy while one process
  * is killed with SIGKILL and restarted; afterwards every request that was answered is reflected,
- * every push was announced (webhook) and built exactly once.
+ * every push was announced (webhook) and built exactly once; a build agent connected through the
+ * proxy runs a job whose log is followed through the proxy.
  */
 describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('a cluster of three processes behind HAProxy (docs/deploy.md)', () => {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -104,6 +107,24 @@ describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('a cluster of three proc
       webHooks: [{ postUrl: `${receiver.url}/push`, eventTypes: ['CODE_PUSH'] }],
     });
     expect(hooked.status, hooked.text).toBe(200);
+    // branch builds on the processes, `slow` on the agent
+    const executors = [
+      { '@type': 'ServerShellExecutor', name: 'server' },
+      { '@type': 'RemoteShellExecutor', name: 'agents' },
+    ];
+    expect((await api('POST', '/settings/job-executors', executors)).status).toBe(200);
+    const tokenId = (await api('POST', '/agent-tokens')).json;
+    const token = (await api('GET', `/agent-tokens/${tokenId}`)).json.value;
+    const agentDir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-cluster-agent-'));
+    const agent = startAgent(proxy.url, agentDir, token, ['--name', 'cluster-agent']);
+    cleanup.push(async () => {
+      if (agent.child.exitCode === null && agent.child.signalCode === null) {
+        agent.child.kill('SIGTERM');
+        await agent.exited;
+      }
+      await fs.rm(agentDir, { recursive: true, force: true });
+    });
+    await eventually(async () => (agent.output().includes('Connected to') ? true : null), 60_000);
     const work = await makeWorkTree({ 'README.md': '# cluster\n', '.onedev-buildspec.yml': SPEC });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
     await git(work, ['push', '-q', remote(), 'main']);
@@ -163,7 +184,7 @@ describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('a cluster of three proc
     expect(pushed.length).toBeGreaterThanOrEqual(WORKERS * ROUNDS - 1);
     expect(merged.length).toBeGreaterThan(0);
 
-    // a log followed through the proxy after the restart, while the build runs on whichever process leased it
+    // a log followed through the proxy after the restart, while the build runs on the agent, which reached whichever process
     const slow = await api('POST', '/job-runs', {
       '@type': 'JobRunOnCommit',
       projectId,
@@ -190,6 +211,10 @@ describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('a cluster of three proc
     const first = chunks.find((c) => c.text.includes('first line'))!;
     const last = chunks.find((c) => c.text.includes('last line'))!;
     expect(last.at - first.at).toBeGreaterThanOrEqual(2000);
+    const slowBuild = (await api('GET', `/builds/${slow.json}`)).json;
+    expect(slowBuild.status).toBe('SUCCESSFUL');
+    expect(slowBuild.agentId).not.toBeNull();
+    expect((await api('GET', `/builds/${slow.json}/log`)).text).toContain('Executing job (executor: agents, agent: cluster-agent)...');
 
     // every answered pull request exists; every answered merge is merged and in main
     for (const id of opened) expect((await api('GET', `/pulls/${id}`)).status).toBe(200);
