@@ -221,6 +221,15 @@ describe('agents administration pages', () => {
     expect(await html('/~administration/agents')).not.toContain('builder-one');
   });
 
+  it('names on a build page the agent that ran it, linked for administrators', async () => {
+    const agent = await givenAgent(server, { name: 'page-runner' });
+    const [buildId] = await givenFinishedBuilds(server, 'ran-on-page', 1);
+    await ranOnAgent(server, buildId, agent.id, false);
+    const number = (await server.call('GET', `/builds/${buildId}`)).json.number;
+    const asAdmin = await (await get(`/ran-on-page/~builds/${number}`, admin)).text();
+    expect(asAdmin).toContain(`<dt>Agent</dt><dd><a href="/~administration/agents/${agent.id}">page-runner</a></dd>`);
+  });
+
   it('edits the agent selector of remote executors, with concurrency per agent', async () => {
     const list = await html('/~administration/job-executors');
     expect(list).toContain('href="/~administration/job-executors/new?type=RemoteShellExecutor"');

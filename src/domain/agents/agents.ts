@@ -132,6 +132,11 @@ export async function removeAgent(ctx: Context, agentId: number): Promise<void> 
   await deleteTokenAndAgent(ctx, agent.tokenId);
 }
 
+/** The name of agent `agentId`, or null when it was removed (a build's `agentId` stays as history). */
+export async function agentName(ctx: Pick<Context, 'db'>, agentId: number): Promise<string | null> {
+  return (await ctx.db.selectFrom('agents').select('name').where('id', '=', agentId).executeTakeFirst())?.name ?? null;
+}
+
 /**
  * The ids of the agents named `name` (exactly), for the build query's `ran on "name"`
  * (docs/compatibility.md#builds-query-language; OneDev `RanOnCriteria`): empty when none is.

@@ -7,6 +7,7 @@ export { agentOfBuild, agentsRunningBuilds } from './agent-query.js';
 export { type AgentToken, createAgentToken, deleteAgentToken, getAgentToken, queryAgentTokens } from './agent-tokens.js';
 export {
   agentIdsNamed,
+  agentName,
   agentsOfTokens,
   checkAgentAttributes,
   getAgent,

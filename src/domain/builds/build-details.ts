@@ -15,6 +15,7 @@ import { requireUser } from '../actor.js';
 import { loadBuild } from './builds.js';
 import { specAt } from './spec.js';
 import { artifactStorage, logSize, readLogFrom } from './storage.js';
+import { agentName } from '../agents/index.js';
 import { userNamesByIds } from '../users/index.js';
 
 /** The value shown for a `Secret` param (the API's mask, docs/compatibility.md#builds-endpoints getParams). */
@@ -29,6 +30,8 @@ export interface BuildDetails {
   userNames: Map<number, string>;
   /** Params in declaration order; `Secret` values masked. */
   params: { name: string; type: string; value: string | null }[];
+  /** The name of the agent that ran it, or null (run by a server process, or the agent removed). */
+  agentName: string | null;
 }
 
 /**
@@ -52,15 +55,17 @@ export async function buildByNumber(ctx: Context, project: Pick<ProjectRow, 'id'
   }
   const { build, job } = loaded;
   const people = [build.submitterId, ...(build.cancellerId === null ? [] : [build.cancellerId])];
-  const [userNames, params] = await Promise.all([
+  const [userNames, params, ranOn] = await Promise.all([
     userNamesByIds(ctx.db, people),
     ctx.db.selectFrom('buildParams').select(['name', 'type', 'value']).where('buildId', '=', build.id).orderBy('id').execute(),
+    build.agentId === null ? null : agentName(ctx, build.agentId),
   ]);
   return {
     build,
     job,
     userNames,
     params: params.map((p) => ({ ...p, value: p.type === 'Secret' && p.value !== null ? SECRET_MASK : p.value })),
+    agentName: ranOn,
   };
 }
 

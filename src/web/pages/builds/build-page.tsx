@@ -117,7 +117,7 @@ function BuildHead({ view }: { view: BuildView }) {
   );
 }
 
-/** Job, ref, commit, version, and who submitted, waited, ran and cancelled it when. */
+/** Job, ref, commit, version, and who submitted, waited, ran and cancelled it when, and the agent it ran on. */
 function BuildFacts({ view }: { view: BuildView }) {
   const { page, finished, details } = view;
   const { build } = details;
@@ -165,6 +165,12 @@ function BuildFacts({ view }: { view: BuildView }) {
           <dd>
             <DateTime ms={build.finishDate} />
           </dd>
+        </>
+      )}
+      {details.agentName !== null && (
+        <>
+          <dt>Agent</dt>
+          <dd>{page.ctx.actor.isAdmin ? <a href={`/~administration/agents/${build.agentId}`}>{details.agentName}</a> : details.agentName}</dd>
         </>
       )}
       {build.cancellerId !== null && (
