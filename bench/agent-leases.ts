@@ -1,8 +1,8 @@
 /**
  * Builds leased by agents per second (docs/scaling.md; run on demand: `npx tsx bench/agent-leases.ts`,
  * on SQLite, or on PostgreSQL with `GITLOOM_BENCH_DATABASE_URL`): one server from dist/, a remote
- * shell executor, `GITLOOM_BENCH_BUILDS` builds (default 200) submitted and left PENDING, then
- * `GITLOOM_BENCH_AGENTS` agents (default 4, each a loop in this process speaking the agent
+ * shell executor; for 1, 2 and 4 agents in turn, `GITLOOM_BENCH_BUILDS` builds (default 200)
+ * submitted and left PENDING, then the agents (each a loop in this process speaking the agent
  * protocol over HTTP, as `gitloom agent` does) lease and finish them as fast as they can: one
  * lease and one finish request per build, the server planning, claiming, making the job and its
  * token, and recording the end with its BUILD event. The limit beside it: the same loops making
@@ -17,7 +17,7 @@ import { createPostgresDatabase } from '../test/helpers/server.js';
 import { ADMIN_PASSWORD, build, git, startBenchServer, waitForAnswer } from './lib.js';
 
 const BUILDS = Number(process.env.GITLOOM_BENCH_BUILDS ?? 200);
-const AGENTS = Number(process.env.GITLOOM_BENCH_AGENTS ?? 4);
+const AGENT_COUNTS = [1, 2, 4];
 const PORT = 6630;
 const BARE_PORT = 6631;
 const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
@@ -60,8 +60,8 @@ async function post(url: string, route: string, token: string, body: unknown): P
   return { status: res.status, json: text ? JSON.parse(text) : undefined };
 }
 
-/** The server with a project whose job runs on agents, and `BUILDS` PENDING builds of it. */
-async function prepare(url: string): Promise<void> {
+/** The server with a project whose job runs on agents; answers a function submitting `BUILDS` builds of it and waiting until they are PENDING. */
+async function prepare(url: string): Promise<(round: number) => Promise<void>> {
   await call(url, 'POST', '/settings/job-executors', [{ '@type': 'RemoteShellExecutor', name: 'agents', concurrency: '100000' }]);
   const projectId = Number((await call(url, 'POST', '/projects', { name: 'bench' })).text);
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-bench-agents-'));
@@ -72,6 +72,10 @@ async function prepare(url: string): Promise<void> {
   await git(work, ['push', '-q', `${url.replace('http://', `http://admin:${ADMIN_PASSWORD}@`)}/bench`, 'main']);
   const commitHash = (await git(work, ['rev-parse', 'HEAD'])).trim();
   await fs.rm(work, { recursive: true, force: true });
+  return (round) => submit(url, projectId, commitHash, round);
+}
+
+async function submit(url: string, projectId: number, commitHash: string, round: number): Promise<void> {
   for (let n = 0; n < BUILDS; n++) {
     await call(url, 'POST', '/job-runs', {
       '@type': 'JobRunOnCommit',
@@ -79,7 +83,7 @@ async function prepare(url: string): Promise<void> {
       commitHash,
       refName: 'refs/heads/main',
       jobName: 'Work',
-      params: { n: [String(n)] },
+      params: { n: [`${round}-${n}`] },
       reason: 'bench',
     });
   }
@@ -97,9 +101,9 @@ async function connect(url: string, name: string): Promise<{ token: string; sess
   return { token, session: res.json.session };
 }
 
-/** Builds per second: `AGENTS` agents leasing and finishing until no build is left. */
-async function leaseAll(url: string): Promise<number> {
-  const agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => connect(url, `bench-${i}`)));
+/** Builds per second: `count` agents leasing and finishing until no build is left. */
+async function leaseAll(url: string, count: number): Promise<number> {
+  const agents = await Promise.all(Array.from({ length: count }, () => connect(url, `bench-${crypto.randomUUID().slice(0, 8)}`)));
   let done = 0;
   const started = performance.now();
   await Promise.all(
@@ -119,7 +123,7 @@ async function leaseAll(url: string): Promise<number> {
 }
 
 /** Request pairs per second of the same loops against a bare Fastify route. */
-async function bareLimit(): Promise<number> {
+async function bareLimit(count: number): Promise<number> {
   const child = spawn(process.execPath, ['bench/bare-fastify.mjs'], {
     env: { ...process.env, BARE_PORT: String(BARE_PORT), BARE_ROUTES: JSON.stringify({ '/lease': { buildId: 1 }, '/finish': {} }) },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -130,7 +134,7 @@ async function bareLimit(): Promise<number> {
     let left = BUILDS;
     const started = performance.now();
     await Promise.all(
-      Array.from({ length: AGENTS }, async () => {
+      Array.from({ length: count }, async () => {
         while (left-- > 0) {
           await (await fetch(`${base}/lease`)).text();
           await (await fetch(`${base}/finish`)).text();
@@ -148,12 +152,16 @@ const databaseUrl = process.env.GITLOOM_BENCH_DATABASE_URL;
 const database = databaseUrl ? await createPostgresDatabase(databaseUrl) : null;
 const server = await startBenchServer(PORT, database ? { GITLOOM_DATABASE_URL: database.url } : {});
 try {
-  await prepare(server.url);
-  const gitloom = await leaseAll(server.url);
-  const limit = await bareLimit();
-  console.log(
-    `| builds leased and finished by ${AGENTS} agents (${database ? 'PostgreSQL' : 'SQLite'}) | ${gitloom.toFixed(1)}/s | ${limit.toFixed(0)}/s (bare Fastify, 2 requests each) | ${(gitloom / limit).toFixed(3)} |`,
-  );
+  const submitBuilds = await prepare(server.url);
+  for (const [round, count] of AGENT_COUNTS.entries()) {
+    await submitBuilds(round);
+    const gitloom = await leaseAll(server.url, count);
+    const limit = await bareLimit(count);
+    const engine = database ? 'PostgreSQL' : 'SQLite';
+    console.log(
+      `| builds leased and finished by ${count} agent(s) (${engine}) | ${gitloom.toFixed(1)}/s | ${limit.toFixed(0)}/s (bare Fastify, 2 requests each) | ${(gitloom / limit).toFixed(3)} |`,
+    );
+  }
 } finally {
   await server.stop();
   await database?.drop();
