@@ -17,11 +17,12 @@
  * - **Lease** (long poll, {@link LEASE_WAIT_MS}): a job that comes runs at once, beside the
  *   others, and the agent asks again at once; the server decides whether the agent has room.
  * - **Stop** ({@link Agent.stop}, on SIGTERM/SIGINT): no more leases, the running jobs stopped
- *   (each ends FAILED on the server, through its finish), then the agent ends.
+ *   (each ends FAILED on the server, through its finish), then the agent disconnects, so that
+ *   its token may connect again at once, and ends.
  */
 import { AGENT_PATHS, LEASE_WAIT_MS, type AgentJob, type ConnectRequest, type ConnectResponse, type HeartbeatResponse } from '../wire/agent-protocol.js';
 import { AgentJobRun, type JobEnvironment } from './job.js';
-import { Backoff, callServerJson, ServerRefusal, ServerUnreachable } from './server-client.js';
+import { Backoff, callServer, callServerJson, ServerRefusal, ServerUnreachable } from './server-client.js';
 import { writeAttributes, type WorkDir } from './work-dir.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -89,6 +90,21 @@ export class Agent {
     this.fatalSignal.abort();
     await heartbeat;
     if (this.fatal) throw this.fatal;
+    await this.disconnect();
+  }
+
+  /**
+   * Tells the server the agent stops (its jobs ended), so that the token may connect again at
+   * once; a server that does not answer within 5 s lets the connection time out instead.
+   */
+  private async disconnect(): Promise<void> {
+    const session = this.current?.session;
+    if (session === undefined) return;
+    try {
+      await callServer(this.options.server, AGENT_PATHS.disconnect, { token: this.options.token, json: { session }, timeoutMs: 5000 });
+    } catch (error) {
+      this.options.report(`Disconnect not answered (the connection times out instead): ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   /** Stops leasing and the running jobs; {@link Agent.run} resolves once they ended. */

@@ -17,6 +17,7 @@ export const AGENT_PATHS = {
   connect: `${AGENT_PATH}/connect`,
   heartbeat: `${AGENT_PATH}/heartbeat`,
   lease: `${AGENT_PATH}/lease`,
+  disconnect: `${AGENT_PATH}/disconnect`,
   /** Git smart HTTP (fetch only) of the job's project: `<git>/info/refs`, `<git>/git-upload-pack`. */
   git: `${AGENT_PATH}/job/git`,
   /** `<lfs>/<oid>`: an LFS object of the job's project. */
@@ -72,6 +73,11 @@ export interface HeartbeatResponse {
   readonly attributes: Readonly<Record<string, string>>;
   /** Builds the agent must stop: cancelled, deleted, or no longer leased to it. */
   readonly stop: readonly number[];
+}
+
+/** POST disconnect: the agent stops, its jobs ended; another connection of its token may come at once. */
+export interface DisconnectRequest {
+  readonly session: string;
 }
 
 /** POST lease. */

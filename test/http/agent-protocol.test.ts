@@ -97,6 +97,11 @@ describe('the agent protocol', () => {
     const again = await post('/~agent/connect', agent.token, report('twin', {}));
     expect(again.status).toBe(409);
     expect(again.json.code).toBe('GITLOOM_ERR_AGENT_CONNECTED');
+    // a stopping agent disconnects: its token connects again at once
+    expect((await post('/~agent/disconnect', agent.token, { session: agent.session })).status).toBe(200);
+    const reconnected = await post('/~agent/connect', agent.token, report('twin', {}));
+    expect(reconnected.status, reconnected.text).toBe(200);
+    expect((await post('/~agent/heartbeat', agent.token, { session: agent.session, running: [] })).json.code).toBe('GITLOOM_ERR_AGENT_SESSION');
     const wrong = await post('/~agent/heartbeat', agent.token, { session: 'not-mine', running: [] });
     expect(wrong.status).toBe(409);
     expect(wrong.json.code).toBe('GITLOOM_ERR_AGENT_SESSION');

@@ -192,7 +192,7 @@ describe('gitloom agent', { timeout: 120_000 }, () => {
     expect(await waitGone('agent-run-marker', 15_000)).toBe(true);
   });
 
-  it('a restarted agent connects again once its previous connection timed out, with the attributes kept; a deleted token ends it with status 3', async () => {
+  it('an agent started again after it stopped connects at once (it disconnected), with the attributes kept; a deleted token ends it with status 3', async () => {
     agent = startAgent(server.url, workDir, token, ['--name', 'runner-1', '--attribute', 'zone=b']);
     await eventually(async () => (agent.output().includes('Connected to') ? true : null), 60_000);
     const found = (await server.call('GET', `/agent-tokens/${tokenId}/agent`)).json;

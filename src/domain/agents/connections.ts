@@ -150,3 +150,12 @@ async function connectedAgent(db: Db, row: AgentRow): Promise<ConnectedAgent> {
     attributes: Object.fromEntries(attributes.map((a) => [a.name, a.value])),
   };
 }
+
+/**
+ * Ends the agent's connection `session` (an agent stopping, its jobs ended): it is offline at once
+ * and its token may connect again without waiting for the connection to time out. Nothing for a
+ * session that is no longer the agent's.
+ */
+export async function disconnectAgent(ctx: Context, tokenId: number, session: string): Promise<void> {
+  await ctx.db.updateTable('agents').set({ session: null, onlineUntil: null }).where('tokenId', '=', tokenId).where('session', '=', session).execute();
+}

@@ -19,4 +19,4 @@ export {
   setAgentPaused,
   updateAgentAttributes,
 } from './agents.js';
-export { agentTokenId, connectAgent, touchAgent, type ConnectedAgent } from './connections.js';
+export { agentTokenId, connectAgent, disconnectAgent, touchAgent, type ConnectedAgent } from './connections.js';

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { AGENT_PATHS, LEASE_WAIT_MS } from '../../wire/agent-protocol.js';
-import { agentTokenId, connectAgent } from '../../domain/agents/index.js';
+import { agentTokenId, connectAgent, disconnectAgent } from '../../domain/agents/index.js';
 import {
   agentHeartbeat,
   agentLease,
@@ -47,6 +47,7 @@ const HeartbeatBody = Type.Object(
   { session: Session, running: Type.Array(Type.Integer({ minimum: 1 }), { maxItems: 10_000 }) },
   { additionalProperties: false },
 );
+const DisconnectBody = Type.Object({ session: Session }, { additionalProperties: false });
 const LeaseBody = Type.Object(
   { session: Session, waitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: LEASE_WAIT_MS })) },
   { additionalProperties: false },
@@ -98,6 +99,11 @@ export const agentProtocolRoutes: FastifyPluginAsyncTypebox<{ services: Services
     const leaseMs = buildLeaseMs(services.config);
     const connected = await connectAgent(context(), tokenId, request.body, request.ip, leaseMs);
     return { ...connected, heartbeatMs: Math.floor(leaseMs / 3), leaseMs };
+  });
+
+  app.post(AGENT_PATHS.disconnect, { schema: { body: DisconnectBody } }, async (request) => {
+    await disconnectAgent(context(), await agentToken(request), request.body.session);
+    return '';
   });
 
   app.post(AGENT_PATHS.heartbeat, { schema: { body: HeartbeatBody } }, async (request) => agentHeartbeat(context(), await agentToken(request), request.body));
