@@ -102,8 +102,9 @@ export interface RegistryOptions {
 /**
  * This server process in the registry. `register()` at start, before it serves anything (on
  * SQLite, whose database one process owns, the rows of earlier runs go); `start()` runs the
- * heartbeat loop, which on PostgreSQL also finds gone processes, claims their rows and repairs
- * their leftovers; `stop()` on a clean stop removes the row.
+ * heartbeat loop on PostgreSQL (on SQLite there is no other process to read it), which also
+ * finds gone processes, claims their rows and repairs their leftovers; `stop()` on a clean stop
+ * removes the row.
  */
 export class ProcessRegistry {
   /** This process's id in the registry. */
@@ -143,6 +144,9 @@ export class ProcessRegistry {
    * recovery has just run).
    */
   start(repair?: (gone: ServerProcessRow[]) => Promise<void>): void {
+    // one process owns an SQLite database: nobody reads its heartbeat, and a write waiting on a
+    // lock would stall the process (the SQLite driver is synchronous)
+    if (dialectOf(this.services.db).ownedByOneProcess) return;
     this.repair = repair ?? null;
     this.nextSweep = Date.now() + this.sweepMs;
     this.loop.start();
