@@ -112,8 +112,8 @@ describe('LogShipper', () => {
     const { log, retries } = shipper(first.url);
     log.line('while down 1');
     log.line('while down 2');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(retries.length).toBeGreaterThan(1);
+    // tried again, and again, while nothing listens
+    expect(await eventually(async () => retries.length > 1, 10_000)).toBe(true);
     log.line('while down 3');
     const second = await peer(() => 200, Number(port));
     servers.push(second.server);
@@ -126,7 +126,8 @@ describe('LogShipper', () => {
     servers.push(p.server);
     const { log, dropped } = shipper(p.url);
     log.line('accepted');
-    await new Promise((r) => setTimeout(r, 200));
+    // the first line is taken alone, before the next is written
+    expect(await eventually(async () => p.received.length === 1, 10_000)).toBe(true);
     log.line('refused');
     await log.close();
     log.line('after');

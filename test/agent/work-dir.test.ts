@@ -56,7 +56,8 @@ describe('the work dir', () => {
     writeFileSync(path.join(job, 'workspace', 'file'), 'x');
     const child = spawn('sleep', ['60'], { env: { PATH: process.env.PATH, GITLOOM_WORKSPACE: path.join(job, 'workspace') }, stdio: 'ignore' });
     const exited = new Promise<string | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-    await new Promise((r) => setTimeout(r, 100));
+    // its environment is the one given once it runs `sleep`
+    await new Promise((r) => child.once('spawn', r));
     const logged: string[] = [];
     const { killed, removed } = await removeLeftJobs(dir, (m) => logged.push(m));
     expect(killed).toEqual([child.pid]);
