@@ -82,6 +82,7 @@ export interface Database {
   agentAttributes: AgentAttributeTable;
   jobTokens: JobTokenTable;
   serverProcesses: ServerProcessTable;
+  auditEvents: AuditEventTable;
 }
 
 type Id = Generated<number>;
@@ -951,3 +952,29 @@ export interface ServerProcessTable {
   heartbeat: number;
 }
 export type ServerProcessRow = Selectable<ServerProcessTable>;
+
+/** One security-relevant change (migration 0029, docs/audit-log.md). */
+export interface AuditEventTable {
+  id: Id;
+  /** Epoch ms. */
+  time: number;
+  /** Who acted: a user id, null when nobody is known (a failed sign-in). */
+  actorId: number | null;
+  /** The actor's login name as it was then (or the name tried, for a failed sign-in). */
+  actorName: string;
+  /** The client's IP address; null for background work. */
+  address: string | null;
+  userAgent: string | null;
+  /** A stable dotted name, e.g. `accessToken.create` (docs/audit-log.md#actions). */
+  action: string;
+  /** What was acted on: `user`, `project`, `accessToken`, … */
+  targetType: string;
+  targetId: string | null;
+  /** The target's name as it was then. */
+  targetName: string | null;
+  /** The project the target belongs to, when it does. */
+  projectId: number | null;
+  /** JSON `{ before?, after? }` of what changed; never a secret's value. */
+  summary: string | null;
+}
+export type AuditEventRow = Selectable<AuditEventTable>;

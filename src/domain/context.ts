@@ -28,6 +28,14 @@ export interface Actor {
   canCreateRootProjects: boolean;
 }
 
+/** Where a request comes from, as the server sees it (audit rows and sessions record it). */
+export interface Client {
+  /** The client's IP address (behind a trusted proxy, the address it forwarded). */
+  address: string;
+  /** The `User-Agent` header, at most 512 characters; null when absent. */
+  userAgent: string | null;
+}
+
 /** Process-wide dependencies, created once by the server and shared by every request. */
 export interface Services {
   db: Kysely<Database>;
@@ -50,6 +58,8 @@ export interface Context {
    * for writes and background work, whose reads must see their own changes and others'.
    */
   readonly memo?: Map<string, Promise<unknown>>;
+  /** The client of the request this context serves; absent for background work. */
+  readonly client?: Client;
 }
 
 /** The anonymous actor. */
@@ -77,11 +87,11 @@ const repoPaths = new WeakMap<Config, (projectId: number) => string>();
  * `readOnly` (a GET or HEAD request) it carries a memo, so that a view asking the same question
  * several times (the caller's permissions on a project, the project's row) reads it once.
  */
-export function createContext(services: Services, actor: Actor, options: { readOnly?: boolean } = {}): Context {
+export function createContext(services: Services, actor: Actor, options: { readOnly?: boolean; client?: Client } = {}): Context {
   const { config } = services;
   let repoPath = repoPaths.get(config);
   if (!repoPath) repoPaths.set(config, (repoPath = (projectId) => repositoryPath(config, projectId)));
-  const ctx: Context = { db: services.db, config, events: services.events, actor, now, repoPath };
+  const ctx: Context = { db: services.db, config, events: services.events, actor, now, repoPath, client: options.client };
   return options.readOnly ? { ...ctx, memo: new Map() } : ctx;
 }
 

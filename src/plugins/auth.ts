@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import fp from 'fastify-plugin';
 import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../domain/auth/index.js';
 import { LFS_TOKEN_SCHEME } from '../domain/lfs/index.js';
-import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Context, type Services } from '../domain/context.js';
+import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Client, type Context, type Services } from '../domain/context.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
 import { Unauthorized } from '../errors.js';
 
@@ -24,6 +24,20 @@ declare module 'fastify' {
 export function credentialsHeader(request: FastifyRequest): string | undefined {
   const custom = request.headers.onedevauthorization;
   return (Array.isArray(custom) ? custom[0] : custom) ?? request.headers.authorization;
+}
+
+/** The request's client as the domain records it: its address and `User-Agent` (at most 512 characters). */
+export function requestClient(request: FastifyRequest): Client {
+  const agent = request.headers['user-agent'];
+  return { address: request.ip, userAgent: agent ? agent.slice(0, 512) : null };
+}
+
+/**
+ * A request's domain context for `actor`: read-only (memoized) for GET and HEAD, with the
+ * request's client.
+ */
+export function requestContext(services: Services, request: FastifyRequest, actor: Actor): Context {
+  return createContext(services, actor, { readOnly: request.method === 'GET' || request.method === 'HEAD', client: requestClient(request) });
 }
 
 /**
@@ -68,7 +82,7 @@ export const authPlugin = fp(
     app.decorateRequest('ctx', null as unknown as Context);
     const decorate = (request: FastifyRequest, actor: Actor) => {
       request.actor = actor;
-      request.ctx = createContext(services, actor, { readOnly: request.method === 'GET' || request.method === 'HEAD' });
+      request.ctx = requestContext(services, request, actor);
     };
     // a callback hook: a cached Bearer token (the common API call) costs no promise and no query
     app.addHook('onRequest', (request, _reply, done) => {

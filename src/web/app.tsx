@@ -58,12 +58,12 @@ import cookie from '@fastify/cookie';
 import FindMyWay from 'find-my-way';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findSession } from '../domain/auth/index.js';
-import { ANONYMOUS_ID, createContext, type Services } from '../domain/context.js';
+import { ANONYMOUS_ID, type Services } from '../domain/context.js';
 import { unreadNotificationCount } from '../domain/notifications/index.js';
 import { projectByPath } from '../domain/repositories/index.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
 import { avatarVersions } from '../domain/users/index.js';
-import { credentialsHeader } from '../plugins/auth.js';
+import { credentialsHeader, requestContext } from '../plugins/auth.js';
 import { sendRetryAfter } from '../plugins/errors.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
@@ -200,7 +200,7 @@ function visitorResolver(services: Services) {
       const session = await findSession(services.db, token, Date.now());
       if (session) {
         request.actor = session.actor;
-        request.ctx = createContext(services, session.actor, { readOnly: request.method === 'GET' || request.method === 'HEAD' });
+        request.ctx = requestContext(services, request, session.actor);
         sessionCsrfToken = session.csrfToken;
         sessionToken = token;
       }
