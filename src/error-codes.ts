@@ -51,6 +51,8 @@ export const ERROR_CODES = {
     status: 429,
     description: 'Too many failed sign-ins for this account from this address, or from this address; retry after `Retry-After` seconds.',
   },
+  GITLOOM_ERR_TOKEN_READ_ONLY: { status: 403, description: 'A read-only access token was used for a change (it may read, fetch and download only).' },
+  GITLOOM_ERR_TOKEN_LIFETIME: { status: 400, description: "An access token's expiry is past the security setting's `maxTokenLifetimeDays`." },
   GITLOOM_ERR_UNAVAILABLE: { status: 503, description: 'The database is unavailable; retry after `Retry-After` seconds.' },
 
   // git

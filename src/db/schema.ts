@@ -83,6 +83,8 @@ export interface Database {
   jobTokens: JobTokenTable;
   serverProcesses: ServerProcessTable;
   auditEvents: AuditEventTable;
+  accessTokenProjects: AccessTokenProjectTable;
+  accessTokenUses: AccessTokenUseTable;
 }
 
 type Id = Generated<number>;
@@ -124,6 +126,25 @@ export interface AccessTokenTable {
   description: string | null;
   createDate: number;
   expireDate: number | null;
+  /** 1: the token reads and fetches only (migration 0032). */
+  readOnly: Generated<Flag>;
+  /** 1: the token reaches only the projects of `access_token_projects` (migration 0032). */
+  projectsLimited: Generated<Flag>;
+}
+
+/** A project a limited access token reaches (migration 0032). */
+export interface AccessTokenProjectTable {
+  tokenId: number;
+  projectId: number;
+}
+
+/** When, from where and by what an access token was last used (migration 0032). */
+export interface AccessTokenUseTable {
+  tokenId: number;
+  /** Epoch ms. */
+  lastUsedDate: number;
+  address: string | null;
+  userAgent: string | null;
 }
 
 export interface SettingTable {
@@ -631,6 +652,11 @@ export interface WebSessionTable {
   csrfToken: string;
   createDate: number;
   expireDate: number;
+  /** Epoch ms of the last request of the session (written at most once a minute; migration 0032). */
+  lastUsedDate: number | null;
+  /** The client's address and `User-Agent` at that request. */
+  address: string | null;
+  userAgent: string | null;
 }
 
 /** An event to announce (webhooks, mails), written in the transaction that commits it (migration 0016). */

@@ -63,7 +63,7 @@ import { unreadNotificationCount } from '../domain/notifications/index.js';
 import { projectByPath } from '../domain/repositories/index.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
 import { avatarVersions } from '../domain/users/index.js';
-import { credentialsHeader, requestContext } from '../plugins/auth.js';
+import { credentialsHeader, requestClient, requestContext } from '../plugins/auth.js';
 import { sendRetryAfter } from '../plugins/errors.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
@@ -197,7 +197,7 @@ function visitorResolver(services: Services) {
     let sessionToken: string | null = null;
     const token = request.actor.userId === ANONYMOUS_ID ? signedCookie(request, SESSION_COOKIE) : null;
     if (token) {
-      const session = await findSession(services.db, token, Date.now());
+      const session = await findSession(services.db, token, Date.now(), requestClient(request));
       if (session) {
         request.actor = session.actor;
         request.ctx = requestContext(services, request, session.actor);

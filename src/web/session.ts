@@ -13,7 +13,6 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_TTL_MS } from '../domain/auth/index.js';
 
 export const SESSION_COOKIE = 'gitloom_session';
 export const CSRF_COOKIE = 'gitloom_csrf';
@@ -68,9 +67,9 @@ export function signedCookie(request: FastifyRequest, name: string): string | nu
   return result.valid ? result.value : null;
 }
 
-/** Sets the session cookie after sign-in. */
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
-  reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, SESSION_TTL_MS / 1000));
+/** Sets the session cookie after sign-in, kept by the browser until the session expires (`expireDate`, epoch ms). */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expireDate: number): void {
+  reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, Math.max(0, Math.floor((expireDate - Date.now()) / 1000))));
 }
 
 /** Removes the session cookie (sign-out; the session itself ends in the database). */

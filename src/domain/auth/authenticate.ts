@@ -2,7 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
 import { Unauthorized } from '../../errors.js';
-import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
+import { ROOT_ID, SYSTEM_ID, type Actor, type ActorToken } from '../context.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
 import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
@@ -37,7 +37,7 @@ interface Profile {
  * Cached actors also expire after the tracker's `ttlMs` (1 s unless `GITLOOM_FALLBACK_POLL_MS`),
  * the bound when an announcement is lost.
  */
-const ACTOR_TABLES = ['access_tokens', 'users', 'email_addresses', 'memberships', 'groups', 'settings'];
+const ACTOR_TABLES = ['access_tokens', 'access_token_projects', 'users', 'email_addresses', 'memberships', 'groups', 'settings'];
 
 /**
  * The tables whose rows some process caches (the actors' and the settings'), for `openDatabase`'s
@@ -120,7 +120,8 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
   if (owner === undefined) return null;
   const { expireDate } = owner;
   if (expireDate !== null && expireDate <= now) return null;
-  return { actor: await buildActor(db, owner, await groupFlagsOfUser(db, owner.id), security.defaultLoginGroupId), expireDate, viaPassword: false };
+  const actor = await buildActor(db, owner, await groupFlagsOfUser(db, owner.id), security.defaultLoginGroupId, owner.token);
+  return { actor, expireDate, viaPassword: false };
 }
 
 /**
@@ -219,22 +220,27 @@ export async function authenticateBearer(db: Db, token: string, now: number): Pr
  * The actor of a user and its groups: the user's profile (so `/users/me` and the pages' header
  * need no query of their own), the default login group joining when set and missing,
  * administrator status (root, system, administrator group) and root-project creation
- * (docs/compatibility.md#platform-permissions).
+ * (docs/compatibility.md#platform-permissions). With the access token used, its limits
+ * (docs/compatibility.md#gitloom-differs-sessions-and-tokens): a token limited to projects
+ * carries no administrator rights, and neither it nor a read-only one creates root projects.
  */
-async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
+async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null, token?: ActorToken): Promise<Actor> {
   if (defaultLoginGroupId !== null && !groups.some((g) => g.id === defaultLoginGroupId)) {
     const group = await groupFlags(db, defaultLoginGroupId);
     if (group) groups.push(group);
   }
-  const isAdmin = user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1);
-  return {
+  const limited = token !== undefined && token.projectIds !== null;
+  const isAdmin = !limited && (user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1));
+  const actor: Actor = {
     userId: user.id,
     name: user.name,
     fullName: user.fullName,
     isAdmin,
     groupIds: groups.map((g) => g.id),
-    canCreateRootProjects: isAdmin || groups.some((g) => g.createRootProjects === 1),
+    canCreateRootProjects: !limited && !token?.readOnly && (isAdmin || groups.some((g) => g.createRootProjects === 1)),
   };
+  if (token) actor.token = Object.freeze({ ...token, projectIds: token.projectIds && Object.freeze([...token.projectIds]) });
+  return actor;
 }
 
 /**

@@ -37,6 +37,7 @@ const AREAS = {
       ['avatar', 'Avatar'],
       ['password', 'Password'],
       ['access-tokens', 'Access tokens'],
+      ['sessions', 'Sessions'],
       ['ssh-keys', 'SSH keys'],
       ['saved-queries', 'Saved queries'],
       ['watches', 'Watches'],

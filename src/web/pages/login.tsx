@@ -4,7 +4,8 @@
  * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
  */
 import { authenticateBasic, createSession, endSession } from '../../domain/auth/index.js';
-import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
+import { Forbidden, GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
+import { requestClient } from '../../plugins/auth.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
@@ -49,8 +50,10 @@ export const loginPages: PageModule = {
         try {
           if (!password) throw new Unauthorized('Enter your password or an access token');
           const actor = await authenticateBasic(page.ctx.db, name, password, now, page.request.ip);
-          const { token } = await createSession(page.ctx.db, actor.userId, now);
-          setSessionCookie(page.request, page.reply, token);
+          // a session carries its user's full rights: a limited access token opens none
+          if (actor.token?.readOnly || actor.token?.projectIds) throw new Forbidden('A read-only or project-limited access token cannot sign in to the pages');
+          const { token, expireDate } = await createSession(page.ctx.db, actor.userId, now, requestClient(page.request));
+          setSessionCookie(page.request, page.reply, token, expireDate);
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {
           if (!(error instanceof GitloomError) || error.status >= 500) throw error;
