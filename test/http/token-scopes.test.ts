@@ -45,6 +45,13 @@ describe('fine-grained access tokens', () => {
     expect(issues.json.map((i: { title: string }) => i.title)).not.toContain(issue.title);
     // control: the same write with the password
     expect((await server.call('POST', '/issues', { body: issue, auth: carol.auth })).status).toBe(200);
+    // running a job is a change even through a GET
+    const trigger = (value: string) => server.call('GET', `/trigger-job?project=alpha&job=ci&branch=main&access-token=${value}`, { auth: null });
+    const triggered = await trigger(token);
+    expect(triggered.status).toBe(403);
+    expect(triggered.json.code).toBe('GITLOOM_ERR_TOKEN_READ_ONLY');
+    // control: a full token gets past the token check (to the missing build spec)
+    expect((await trigger(await newToken(carol, {}))).status).toBe(400);
 
     const work = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-ro-'));
     try {
