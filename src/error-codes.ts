@@ -57,6 +57,10 @@ export const ERROR_CODES = {
 
   // git
   GITLOOM_ERR_REF_MOVED: { status: 409, description: 'A ref moved since it was read (a concurrent push or merge); read it again.' },
+  GITLOOM_ERR_GIT_BUSY: {
+    status: 503,
+    description: 'Too many clones and fetches are waiting for one of the `GITLOOM_GIT_CONCURRENCY` slots; retry after `Retry-After` seconds.',
+  },
   GITLOOM_ERR_NOT_OUR_REF: { status: 400, description: 'A fetch asked for an object no ref reaches.' },
 
   // merge refusals, in the order the merge checks them (docs/compatibility.md#pull-requests-merge-checks)

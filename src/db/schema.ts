@@ -85,6 +85,7 @@ export interface Database {
   auditEvents: AuditEventTable;
   accessTokenProjects: AccessTokenProjectTable;
   accessTokenUses: AccessTokenUseTable;
+  repositoryMaintenance: RepositoryMaintenanceTable;
 }
 
 type Id = Generated<number>;
@@ -1004,3 +1005,17 @@ export interface AuditEventTable {
   summary: string | null;
 }
 export type AuditEventRow = Selectable<AuditEventTable>;
+
+/** A repository's place in the maintenance queue (migration 0035, docs/architecture.md#repository-maintenance). */
+export interface RepositoryMaintenanceTable {
+  projectId: number;
+  /** Epoch ms when the repository is due; null: not due. */
+  dueDate: number | null;
+  /** Epoch ms: the end of the last run. */
+  lastRunDate: number | null;
+  /** The last run's failure, null when it succeeded. */
+  lastError: string | null;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+}
+export type RepositoryMaintenanceRow = Selectable<RepositoryMaintenanceTable>;
