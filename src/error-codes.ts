@@ -51,6 +51,12 @@ export const ERROR_CODES = {
     status: 429,
     description: 'Too many failed sign-ins for this account from this address, or from this address; retry after `Retry-After` seconds.',
   },
+  GITLOOM_ERR_TWO_FACTOR_REQUIRED: {
+    status: 401,
+    description: 'A password was sent for Basic auth by a user with two-factor authentication: use an access token instead.',
+  },
+  GITLOOM_ERR_TWO_FACTOR_CODE: { status: 401, description: 'The second step of a sign-in was answered with a wrong or already used code or key.' },
+  GITLOOM_ERR_TWO_FACTOR_EXPIRED: { status: 401, description: 'The second step of a sign-in waited too long, or was ended: sign in again.' },
   GITLOOM_ERR_UNAVAILABLE: { status: 503, description: 'The database is unavailable; retry after `Retry-After` seconds.' },
 
   // git

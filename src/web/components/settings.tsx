@@ -36,6 +36,7 @@ const AREAS = {
       ['profile', 'Profile'],
       ['avatar', 'Avatar'],
       ['password', 'Password'],
+      ['two-factor', 'Two-factor authentication'],
       ['access-tokens', 'Access tokens'],
       ['ssh-keys', 'SSH keys'],
       ['saved-queries', 'Saved queries'],

@@ -6,7 +6,8 @@ import { avatarPages } from './avatar.js';
 import { profilePages } from './profile.js';
 import { queryAndWatchPages } from './queries-and-watches.js';
 import { sshKeyPages } from './ssh-keys.js';
+import { twoFactorPages } from './two-factor.js';
 
 export const personalSettingsPages: PageModule = {
-  pages: [profilePages, avatarPages, accessTokenPages, sshKeyPages, queryAndWatchPages, notificationSettingPages].flatMap((m) => m.pages ?? []),
+  pages: [profilePages, avatarPages, twoFactorPages, accessTokenPages, sshKeyPages, queryAndWatchPages, notificationSettingPages].flatMap((m) => m.pages ?? []),
 };
