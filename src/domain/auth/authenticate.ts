@@ -279,7 +279,13 @@ const passwordRefused = () =>
  * An access token is a credential the user made while signed in, so it needs none.
  * @throws Unauthorized('Invalid credentials') or TooManyRequests.
  */
-export async function signInFirstStep(db: Db, name: string, secret: string, now: number, clientAddress: string): Promise<{ userId: number; secondStep: boolean }> {
+export async function signInFirstStep(
+  db: Db,
+  name: string,
+  secret: string,
+  now: number,
+  clientAddress: string,
+): Promise<{ userId: number; secondStep: boolean }> {
   const byToken = await actorByToken(db, secret, now);
   if (byToken !== null) return { userId: byToken.actor.userId, secondStep: false };
   const actor = await authenticatePassword(db, name, secret, now, clientAddress);

@@ -83,7 +83,12 @@ export async function twoFactorState(ctx: Context, userId: number): Promise<TwoF
   const user = await userNamed(ctx.db, userId);
   const [totp, codes, keys] = await Promise.all([
     ctx.db.selectFrom('totpSecrets').select(['secret', 'confirmed']).where('userId', '=', userId).executeTakeFirst(),
-    ctx.db.selectFrom('recoveryCodes').select((eb) => eb.fn.countAll<number>().as('n')).where('userId', '=', userId).where('usedDate', 'is', null).executeTakeFirstOrThrow(),
+    ctx.db
+      .selectFrom('recoveryCodes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('userId', '=', userId)
+      .where('usedDate', 'is', null)
+      .executeTakeFirstOrThrow(),
     ctx.db.selectFrom('webauthnCredentials').select(['id', 'name', 'createDate', 'lastUsedDate']).where('userId', '=', userId).orderBy('id').execute(),
   ]);
   const pending = totp && totp.confirmed === 0 && ctx.actor.userId === userId ? totp.secret : null;
@@ -206,21 +211,46 @@ export async function confirmTotp(ctx: Context, code: string): Promise<string[] 
   });
 }
 
+/** A proof shaped as a TOTP code or a recovery code (a password so shaped is tried as one first). */
+const codeShaped = (proof: string) => /^\d{6}$/.test(proof.replace(/\s/g, '')) || /^[0-9a-f]{10}$/.test(normalizedRecoveryCode(proof));
+
+/** Thrown inside a change's transaction when its proof is not a right code (rolls the change back). */
+class WrongCode extends Error {}
+
 /**
- * Checks that the calling user proves who they are before a change of their second factors:
- * `proof` is a current TOTP code of their authenticator app, an unused recovery code, or their
- * password (through the sign-in limits: a wrong one counts as a failed sign-in).
- * @throws Forbidden('Wrong password or code') otherwise.
+ * Runs `change` of the calling user's second factors in one transaction once they prove who they
+ * are: `proof` is a current TOTP code of their authenticator app or an unused recovery code
+ * (consumed in that transaction), or their password (checked through the sign-in limits, outside
+ * it: a wrong one counts as a failed sign-in). `change` calls `prove()` after its own checks.
+ * @throws Forbidden('Wrong password or code') when the proof is none of these.
  */
-async function assertProof(ctx: Context, db: Db, proof: string, verifyPassword: PasswordCheck): Promise<void> {
+async function withProof<T>(
+  ctx: Context,
+  proof: string,
+  verifyPassword: PasswordCheck,
+  change: (tx: Db, prove: () => Promise<void>) => Promise<T>,
+): Promise<T> {
   const userId = ctx.actor.userId;
-  const now = ctx.now();
-  if (proof !== '') {
-    if ((await consumeTotp(db, userId, proof, now)) === null) return;
-    if (await consumeRecoveryCode(db, userId, proof, now)) return;
-    if (await verifyPassword(ctx.actor.name, proof)) return;
+  const wrong = () => new Forbidden('Wrong password or code');
+  const run = (passwordRight: boolean) =>
+    ctx.db.transaction().execute((tx) =>
+      change(tx, async () => {
+        if (passwordRight) return;
+        if (!codeShaped(proof)) throw wrong();
+        if ((await consumeTotp(tx, userId, proof, ctx.now())) === null) return;
+        if (await consumeRecoveryCode(tx, userId, proof, ctx.now())) return;
+        throw new WrongCode();
+      }),
+    );
+  const password = () => proof !== '' && verifyPassword(ctx.actor.name, proof);
+  if (!codeShaped(proof)) return run(await password());
+  try {
+    return await run(false);
+  } catch (error) {
+    if (!(error instanceof WrongCode)) throw error;
   }
-  throw new Forbidden('Wrong password or code');
+  if (!(await password())) throw wrong();
+  return run(true);
 }
 
 /**
@@ -231,15 +261,15 @@ export type PasswordCheck = (name: string, password: string) => Promise<boolean>
 
 /**
  * Replaces the calling user's recovery codes by new ones (the old ones stop working), after
- * {@link assertProof}. Audited as `twoFactor.regenerateRecoveryCodes`.
+ * {@link withProof}. Audited as `twoFactor.regenerateRecoveryCodes`.
  * @returns the new codes (shown once).
  * @throws Conflict when the user has no second factor; Forbidden for a wrong proof.
  */
 export async function regenerateRecoveryCodes(ctx: Context, proof: string, verifyPassword: PasswordCheck): Promise<string[]> {
   const userId = ctx.actor.userId;
-  return ctx.db.transaction().execute(async (tx) => {
+  return withProof(ctx, proof, verifyPassword, async (tx, prove) => {
     if (!(await hasSecondFactor(tx, userId))) throw new Conflict('Two-factor authentication is not on');
-    await assertProof(ctx, tx, proof, verifyPassword);
+    await prove();
     const codes = await newRecoveryCodes(tx, userId);
     await recordAudit(ctx, tx, { action: 'twoFactor.regenerateRecoveryCodes', targetType: 'user', targetId: userId, targetName: ctx.actor.name });
     return codes;
@@ -257,15 +287,15 @@ async function removeFactors(db: Db, userId: number): Promise<{ totp: boolean; s
 }
 
 /**
- * Turns two-factor authentication off for the calling user, after {@link assertProof}: the
+ * Turns two-factor authentication off for the calling user, after {@link withProof}: the
  * authenticator app, every security key and the recovery codes go. Audited as `twoFactor.disable`.
  * @throws Conflict when it is not on; Forbidden for a wrong proof.
  */
 export async function disableTwoFactor(ctx: Context, proof: string, verifyPassword: PasswordCheck): Promise<void> {
   const userId = ctx.actor.userId;
-  await ctx.db.transaction().execute(async (tx) => {
+  await withProof(ctx, proof, verifyPassword, async (tx, prove) => {
     if (!(await hasSecondFactor(tx, userId))) throw new Conflict('Two-factor authentication is not on');
-    await assertProof(ctx, tx, proof, verifyPassword);
+    await prove();
     const before = await removeFactors(tx, userId);
     await recordAudit(ctx, tx, { action: 'twoFactor.disable', targetType: 'user', targetId: userId, targetName: ctx.actor.name, before });
   });
@@ -406,16 +436,16 @@ export async function finishSecurityKeyRegistration(ctx: Context, name: string, 
 }
 
 /**
- * Removes one of the calling user's security keys after {@link assertProof}; the last factor
+ * Removes one of the calling user's security keys after {@link withProof}; the last factor
  * removed takes the recovery codes with it. Audited as `twoFactor.removeSecurityKey`.
  * @throws NotFound for a key of nobody or of another user; Forbidden for a wrong proof.
  */
 export async function removeSecurityKey(ctx: Context, keyId: number, proof: string, verifyPassword: PasswordCheck): Promise<void> {
   const userId = ctx.actor.userId;
-  await ctx.db.transaction().execute(async (tx) => {
+  await withProof(ctx, proof, verifyPassword, async (tx, prove) => {
     const key = await tx.selectFrom('webauthnCredentials').select(['id', 'name']).where('id', '=', keyId).where('userId', '=', userId).executeTakeFirst();
     if (!key) throw new NotFound(`Security key not found: ${keyId}`);
-    await assertProof(ctx, tx, proof, verifyPassword);
+    await prove();
     await tx.deleteFrom('webauthnCredentials').where('id', '=', keyId).execute();
     if (!(await hasSecondFactor(tx, userId))) await tx.deleteFrom('recoveryCodes').where('userId', '=', userId).execute();
     await recordAudit(ctx, tx, {

@@ -203,11 +203,7 @@ export const twoFactorPages: PageModule = {
     settingsRoute('my', 'GET', '/two-factor', (page) => twoFactorPage(page)),
     post('/two-factor/totp', (page) => startTotpEnrolment(page.ctx)),
     post('/two-factor/totp/confirm', (page) => confirmTotp(page.ctx, page.form.code ?? ''), 'Authenticator app set up.'),
-    post(
-      '/two-factor/security-keys',
-      (page) => finishSecurityKeyRegistration(page.ctx, page.form.name ?? '', page.form.response ?? ''),
-      'Security key added.',
-    ),
+    post('/two-factor/security-keys', (page) => finishSecurityKeyRegistration(page.ctx, page.form.name ?? '', page.form.response ?? ''), 'Security key added.'),
     post('/two-factor/security-keys/delete', (page) => removeSecurityKey(page.ctx, formId(page, 'security key'), page.form.proof ?? '', passwordCheck(page))),
     post('/two-factor/recovery-codes', (page) => regenerateRecoveryCodes(page.ctx, page.form.proof ?? '', passwordCheck(page)), 'New recovery codes made.'),
     post('/two-factor/disable', (page) => disableTwoFactor(page.ctx, page.form.proof ?? '', passwordCheck(page))),
