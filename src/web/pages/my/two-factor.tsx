@@ -66,7 +66,7 @@ async function twoFactorPage(page: PageContext, error: string | null = null, not
   const registration = codes ? null : await startSecurityKeyRegistration(page.ctx);
   const mustEnrol = page.ctx.actor.mustEnrolSecondFactor === true;
   return (
-    <SettingsLayout page={page} area="my" section="two-factor" title="Two-factor authentication" error={error}>
+    <SettingsLayout page={page} area="my" section="two-factor" title="Two-factor authentication" error={error} scripts={registration ? ['two-factor.js'] : []}>
       <Notice notice={notice} />
       {mustEnrol && <p class="notice">Two-factor authentication is required for your account: set up a second factor to continue.</p>}
       {codes ? (
