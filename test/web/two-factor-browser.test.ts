@@ -100,6 +100,20 @@ describe('two-factor authentication in a browser', () => {
       expect(await page.title()).toBe('Dashboard · Gitloom');
       await page.goto(`${local}/~my/two-factor`);
       expect(await page.getByRole('list', { name: 'Security keys' }).textContent()).toContain('last used');
+
+      // removing it asks for proof; the last factor takes the recovery codes with it
+      const removal = page.getByRole('form', { name: 'Remove security key Virtual key' });
+      await removal.getByLabel('Current code, recovery code or password').fill(grace.password);
+      await removal.getByRole('button', { name: 'Remove Virtual key' }).click();
+      await expect.poll(() => page.getByText('No security key yet.').count()).toBe(1);
+      const actions = await web.server.server.services.db
+        .selectFrom('auditEvents')
+        .select('action')
+        .where('targetId', '=', String(grace.id))
+        .where('action', 'like', 'twoFactor.%')
+        .orderBy('id')
+        .execute();
+      expect(actions.map((a) => a.action)).toEqual(['twoFactor.addSecurityKey', 'twoFactor.removeSecurityKey']);
     } finally {
       config.serverUrl = serverUrl;
     }
