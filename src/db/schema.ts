@@ -986,7 +986,7 @@ export type AuditEventRow = Selectable<AuditEventTable>;
 /** A user's TOTP secret (migration 0030, docs/security.md#two-factor-authentication). */
 export interface TotpSecretTable {
   userId: number;
-  /** RFC 4648 base32. */
+  /** RFC 4648 base32, encrypted with the server's secret key (`v1:…`, src/domain/projects/secret-encryption.ts). */
   secret: string;
   /** 0 while enrolment waits for a first code, 1 once confirmed. */
   confirmed: number;

@@ -113,6 +113,14 @@ describe('two-factor authentication', () => {
   it('signs in in two steps: a code once, a recovery code once; wrong and replayed codes are refused and audited', async () => {
     const alice = await server.createUser('alice');
     const { secret, codes } = await enrol(new Visitor(server), 'alice', alice.password);
+    // at rest: the TOTP secret encrypted, the recovery codes hashed
+    const db = server.server.services.db;
+    const stored = await db.selectFrom('totpSecrets').select('secret').where('userId', '=', alice.id).executeTakeFirstOrThrow();
+    expect(stored.secret).toMatch(/^v1:/);
+    expect(stored.secret).not.toContain(secret);
+    const hashes = await db.selectFrom('recoveryCodes').select('codeHash').where('userId', '=', alice.id).execute();
+    expect(hashes).toHaveLength(10);
+    for (const { codeHash } of hashes) expect(codeHash).toMatch(/^[0-9a-f]{64}$/);
 
     const visitor = new Visitor(server);
     const first = await visitor.signIn('alice', alice.password);

@@ -4,7 +4,8 @@ import { withId } from './schema-helpers.js';
 /**
  * Two-factor authentication (docs/security.md#two-factor-authentication):
  *
- * - `totp_secrets`: a user's RFC 6238 secret (base32), `confirmed` 0 while enrolment waits for a
+ * - `totp_secrets`: a user's RFC 6238 secret (base32, encrypted with the server's secret key as job
+ *   secrets are), `confirmed` 0 while enrolment waits for a
  *   first code, and `last_step`, the 30-second time step of the last code accepted (a code of that
  *   step or an earlier one is never accepted again).
  * - `recovery_codes`: single-use codes, stored as SHA-256 (hex) only; `used_date` once spent.

@@ -25,6 +25,7 @@ import type { Db } from '../../db/database.js';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../errors.js';
 import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
+import { decryptSecret, encryptSecret, secretKey } from '../projects/index.js';
 import { findUserRow } from '../users/index.js';
 
 /** How many recovery codes a user is given at a time. */
@@ -47,6 +48,13 @@ export interface TwoFactorState {
 const sha256 = (value: string) => hash('sha256', value, 'hex');
 /** A recovery code as typed: case, spaces and dashes do not matter. */
 const normalizedRecoveryCode = (code: string) => code.toLowerCase().replace(/[\s-]/g, '');
+
+/** Authenticated data of an encrypted TOTP secret: a ciphertext made for anything else does not decrypt as one. */
+const TOTP_PURPOSE = Buffer.from('gitloom totp secret');
+/** A TOTP secret (base32) as stored: encrypted with the server's secret key (docs/security.md#data-at-rest). */
+const sealed = (ctx: Context, secret: string) => encryptSecret(secretKey(ctx.config), secret, TOTP_PURPOSE);
+/** The base32 TOTP secret of a stored value. */
+const opened = (ctx: Context, stored: string) => decryptSecret(secretKey(ctx.config), stored, TOTP_PURPOSE);
 
 function totpOf(secret: string, label: string): TOTP {
   return new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
@@ -91,7 +99,7 @@ export async function twoFactorState(ctx: Context, userId: number): Promise<TwoF
       .executeTakeFirstOrThrow(),
     ctx.db.selectFrom('webauthnCredentials').select(['id', 'name', 'createDate', 'lastUsedDate']).where('userId', '=', userId).orderBy('id').execute(),
   ]);
-  const pending = totp && totp.confirmed === 0 && ctx.actor.userId === userId ? totp.secret : null;
+  const pending = totp && totp.confirmed === 0 && ctx.actor.userId === userId ? opened(ctx, totp.secret) : null;
   return {
     totp: totp?.confirmed === 1,
     pendingTotp: pending === null ? null : { secret: pending, uri: totpOf(pending, user.name).toString() },
@@ -113,7 +121,7 @@ export async function startTotpEnrolment(ctx: Context): Promise<void> {
     await tx.deleteFrom('totpSecrets').where('userId', '=', userId).execute();
     await tx
       .insertInto('totpSecrets')
-      .values({ userId, secret: new Secret({ size: 20 }).base32, confirmed: 0, lastStep: null, createDate: ctx.now() })
+      .values({ userId, secret: sealed(ctx, new Secret({ size: 20 }).base32), confirmed: 0, lastStep: null, createDate: ctx.now() })
       .execute();
   });
 }
@@ -138,10 +146,10 @@ function totpStep(secret: string, code: string, now: number, lastStep: number | 
  * last accepted (a compare-and-set, so two requests with one code cannot both pass). Returns a
  * refusal message, or null when accepted.
  */
-async function consumeTotp(db: Db, userId: number, code: string, now: number): Promise<string | null> {
+async function consumeTotp(ctx: Context, db: Db, userId: number, code: string, now: number): Promise<string | null> {
   const row = await db.selectFrom('totpSecrets').select(['secret', 'lastStep']).where('userId', '=', userId).where('confirmed', '=', 1).executeTakeFirst();
   if (!row) return 'No authenticator app is set up';
-  const checked = totpStep(row.secret, code, now, row.lastStep === null ? null : Number(row.lastStep));
+  const checked = totpStep(opened(ctx, row.secret), code, now, row.lastStep === null ? null : Number(row.lastStep));
   if ('refusal' in checked) return checked.refusal;
   const updated = await db
     .updateTable('totpSecrets')
@@ -201,7 +209,7 @@ export async function confirmTotp(ctx: Context, code: string): Promise<string[] 
   return ctx.db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('totpSecrets').select(['secret', 'confirmed']).where('userId', '=', userId).executeTakeFirst();
     if (!row || row.confirmed === 1) throw new Conflict('No authenticator app is waiting for its first code: start again');
-    const checked = totpStep(row.secret, code, ctx.now(), null);
+    const checked = totpStep(opened(ctx, row.secret), code, ctx.now(), null);
     if ('refusal' in checked) throw new BadRequest(`${checked.refusal}: enter the code your authenticator app shows now`);
     const hadFactor = await hasSecondFactor(tx, userId);
     await tx.updateTable('totpSecrets').set({ confirmed: 1, lastStep: checked.step }).where('userId', '=', userId).execute();
@@ -237,7 +245,7 @@ async function withProof<T>(
       change(tx, async () => {
         if (passwordRight) return;
         if (!codeShaped(proof)) throw wrong();
-        if ((await consumeTotp(tx, userId, proof, ctx.now())) === null) return;
+        if ((await consumeTotp(ctx, tx, userId, proof, ctx.now())) === null) return;
         if (await consumeRecoveryCode(tx, userId, proof, ctx.now())) return;
         throw new WrongCode();
       }),
@@ -478,7 +486,7 @@ export type SecondFactorAnswer = { code: string } | { recoveryCode: string } | {
  */
 export async function acceptSecondFactor(ctx: Context, db: Db, userId: number, answer: SecondFactorAnswer, challenge: string | null): Promise<string | null> {
   const now = ctx.now();
-  if ('code' in answer) return consumeTotp(db, userId, answer.code, now);
+  if ('code' in answer) return consumeTotp(ctx, db, userId, answer.code, now);
   if ('recoveryCode' in answer) return (await consumeRecoveryCode(db, userId, answer.recoveryCode, now)) ? null : 'Wrong or used recovery code';
   if (challenge === null) return 'No security key challenge was given: reload the page';
   const response = parsedResponse<AuthenticationResponseJSON>(answer.securityKey);
