@@ -171,8 +171,8 @@ function sendResult(page: PageContext, result: PageResult): FastifyReply {
   return sendHtml(page.reply, renderDocument(result));
 }
 
-/** The pages a user who must enrol a second factor may open: enrolment itself and signing out. */
-const ENROLMENT_PAGES = /^\/~(?:my\/two-factor|logout|login)(?:[/?]|$)/;
+/** The pages a user who must enrol a second factor may open: enrolment itself, signing out, and avatars (the header's). */
+const ENROLMENT_PAGES = /^\/~(?:my\/two-factor|logout|login|avatars)(?:[/?]|$)/;
 
 /**
  * Runs the checks every page shares (CSRF on POST, access; a user whom `enforce2FA` applies to

@@ -279,6 +279,8 @@ describe('two-factor authentication', () => {
     const enrolment = await visitor.get('/~my/two-factor');
     expect(enrolment.status).toBe(200);
     expect(enrolment.html).toContain('Two-factor authentication is required for your account');
+    // the header's avatar still shows
+    expect((await visitor.get(`/~avatars/${erin.id}`)).status).toBe(200);
 
     expect((await visitor.post('/~my/two-factor', '/~my/two-factor/totp', {})).status).toBe(303);
     const secret = /aria-label="Setup key">([A-Z2-7]+)</.exec((await visitor.get('/~my/two-factor')).html)![1];
