@@ -86,6 +86,10 @@ export interface Database {
   accessTokenProjects: AccessTokenProjectTable;
   accessTokenUses: AccessTokenUseTable;
   repositoryMaintenance: RepositoryMaintenanceTable;
+  totpSecrets: TotpSecretTable;
+  recoveryCodes: RecoveryCodeTable;
+  webauthnCredentials: WebauthnCredentialTable;
+  twoFactorChallenges: TwoFactorChallengeTable;
 }
 
 type Id = Generated<number>;
@@ -1019,3 +1023,55 @@ export interface RepositoryMaintenanceTable {
   leaseExpires: number | null;
 }
 export type RepositoryMaintenanceRow = Selectable<RepositoryMaintenanceTable>;
+/** A user's TOTP secret (migration 0030, docs/security.md#two-factor-authentication). */
+export interface TotpSecretTable {
+  userId: number;
+  /** RFC 4648 base32, encrypted with the server's secret key (`v1:…`, src/domain/projects/secret-encryption.ts). */
+  secret: string;
+  /** 0 while enrolment waits for a first code, 1 once confirmed. */
+  confirmed: number;
+  /** The 30-second time step of the last accepted code (none accepted: null). */
+  lastStep: number | null;
+  createDate: number;
+}
+
+/** A single-use recovery code, stored hashed (migration 0030). */
+export interface RecoveryCodeTable {
+  id: Id;
+  userId: number;
+  /** SHA-256 (hex) of the normalized code. */
+  codeHash: string;
+  usedDate: number | null;
+}
+
+/** A WebAuthn credential (security key or passkey) of a user (migration 0030). */
+export interface WebauthnCredentialTable {
+  id: Id;
+  userId: number;
+  /** The credential id, base64url. */
+  credentialId: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  /** The authenticator's signature counter as last seen. */
+  counter: number;
+  /** Transports the authenticator named, comma-separated. */
+  transports: string;
+  name: string;
+  createDate: number;
+  lastUsedDate: number | null;
+}
+
+/** A second-factor ceremony in progress: a pending sign-in or a key registration (migration 0030). */
+export interface TwoFactorChallengeTable {
+  id: Id;
+  /** SHA-256 (hex) of the token the browser holds. */
+  tokenHash: string;
+  userId: number;
+  /** `sign-in` or `register`. */
+  kind: string;
+  /** The WebAuthn challenge given out (base64url), when one was. */
+  challenge: string | null;
+  /** Wrong answers given to this record. */
+  failures: number;
+  expireDate: number;
+}

@@ -26,6 +26,12 @@ export interface Actor {
   groupIds: number[];
   /** Members of a group with `createRootProjects` (or administrators). */
   canCreateRootProjects: boolean;
+  /**
+   * Two-factor authentication applies to the user (the security setting's or one of their
+   * groups' `enforce2FA`) and they have no second factor yet: the pages send them to enrolment
+   * (docs/security.md#two-factor-authentication). Absent: false.
+   */
+  mustEnrolSecondFactor?: boolean;
   /** The access token the caller presented; absent for sessions, SSH keys, anonymous and background work. */
   token?: ActorToken;
 }

@@ -171,7 +171,13 @@ function sendResult(page: PageContext, result: PageResult): FastifyReply {
   return sendHtml(page.reply, renderDocument(result));
 }
 
-/** Runs the checks every page shares (CSRF on POST, access), then the handler. */
+/** The pages a user who must enrol a second factor may open: enrolment itself, signing out, and avatars (the header's). */
+const ENROLMENT_PAGES = /^\/~(?:my\/two-factor|logout|login|avatars)(?:[/?]|$)/;
+
+/**
+ * Runs the checks every page shares (CSRF on POST, access; a user whom `enforce2FA` applies to
+ * without a second factor is sent to enrolment, docs/security.md#two-factor-authentication), then the handler.
+ */
 async function runPage(page: PageContext, access: Access, handler: (page: PageContext) => Promise<PageResult>): Promise<FastifyReply> {
   if (page.request.method === 'POST' && !csrfMatches(page.csrfToken, page.form[CSRF_FIELD])) {
     throw new Forbidden('Missing or invalid CSRF token: reload the page and submit the form again');
@@ -179,6 +185,7 @@ async function runPage(page: PageContext, access: Access, handler: (page: PageCo
   if (page.user === null && access !== 'public') {
     if (access === 'user' || !(await getSecuritySetting(page.ctx)).enableAnonymousAccess) return page.reply.redirect(loginUrl(page.request));
   }
+  if (page.ctx.actor.mustEnrolSecondFactor && !ENROLMENT_PAGES.test(page.request.url)) return page.reply.redirect('/~my/two-factor');
   const result = await handler(page);
   // counted after the handler, so a thread the page just read is no longer unread
   if (page.user && !('redirect' in result) && !('raw' in result)) page.user.unreadNotifications = await unreadNotificationCount(page.ctx);

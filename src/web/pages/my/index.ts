@@ -7,7 +7,10 @@ import { profilePages } from './profile.js';
 import { queryAndWatchPages } from './queries-and-watches.js';
 import { sessionPages } from './sessions.js';
 import { sshKeyPages } from './ssh-keys.js';
+import { twoFactorPages } from './two-factor.js';
 
 export const personalSettingsPages: PageModule = {
-  pages: [profilePages, avatarPages, accessTokenPages, sessionPages, sshKeyPages, queryAndWatchPages, notificationSettingPages].flatMap((m) => m.pages ?? []),
+  pages: [profilePages, avatarPages, twoFactorPages, accessTokenPages, sessionPages, sshKeyPages, queryAndWatchPages, notificationSettingPages].flatMap(
+    (m) => m.pages ?? [],
+  ),
 };
