@@ -19,6 +19,7 @@ import type { Context } from '../context.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { hashToken } from '../token-hash.js';
 import { finishBuild } from './finish.js';
+import { evictUnusedJobCaches } from './job-caches.js';
 import { jobInputs, JobPlanner, pendingBuilds, type Plan } from './job-inputs.js';
 import { jobVariables } from './spec.js';
 import { appendLog, artifactStorage } from './storage.js';
@@ -217,6 +218,15 @@ async function jobFor(
   });
   const request = build.requestId === null ? null : await findPullRequestRow(ctx.db, build.requestId);
   await appendLog(config, build, `Executing job (executor: ${executor.name}, agent: ${agent.name})...`);
+  // caches in the bucket are the server's to evict, as an agent's own are the agent's
+  const sharedCaches = config.objectStore !== null && job.caches.length > 0;
+  if (sharedCaches) {
+    const removed = await evictUnusedJobCaches(ctx, executor.cacheTTL).catch(async (error: Error) => {
+      await appendLog(config, build, `Unable to remove the job caches unused for ${executor.cacheTTL} days: ${error.message}`);
+      return 0;
+    });
+    if (removed > 0) await appendLog(config, build, `Removed ${removed} job cache(s) unused for ${executor.cacheTTL} days (cache TTL of the job executor)`);
+  }
   const started = build.pendingDate ?? build.runningDate ?? ctx.now();
   return {
     buildId: build.id,
@@ -231,6 +241,7 @@ async function jobFor(
     services: job.services,
     caches: job.caches,
     cacheTTL: executor.cacheTTL,
+    sharedCaches: config.objectStore === null ? null : { maxBytes: config.jobCacheBytes },
     timeoutSeconds: Math.max(0.001, job.timeout - (ctx.now() - started) / 1000),
     variables: { ...jobVariables(build, project, spec, job, params), pullRequestNumber: request?.number ?? null, secrets },
     secrets: secretValues,

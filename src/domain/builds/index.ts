@@ -53,4 +53,14 @@ export {
   setJobExecutors,
 } from './job-executors.js';
 export { agentHeartbeat, agentLease, buildLeaseMs } from './agent-leases.js';
-export { appendJobLog, authorizeJob, finishAgentJob, openDependencyArtifact, openJobLfsObject, publishJobArtifact, type JobGrant } from './agent-jobs.js';
+export {
+  appendJobLog,
+  authorizeJob,
+  finishAgentJob,
+  openDependencyArtifact,
+  openJobCache,
+  openJobLfsObject,
+  publishJobArtifact,
+  saveJobCache,
+  type JobGrant,
+} from './agent-jobs.js';

@@ -12,8 +12,10 @@ import {
   buildLeaseMs,
   finishAgentJob,
   openDependencyArtifact,
+  openJobCache,
   openJobLfsObject,
   publishJobArtifact,
+  saveJobCache,
   type JobGrant,
 } from '../../domain/builds/index.js';
 import { createContext, systemActor, type Context, type Services } from '../../domain/context.js';
@@ -164,6 +166,17 @@ export const agentProtocolRoutes: FastifyPluginAsyncTypebox<{ services: Services
     const { ctx, grant } = await job(request);
     await publishJobArtifact(ctx, grant, request.params['*'], request.body as Readable, request.headers['content-length']);
     return '';
+  });
+
+  const cacheParams = { params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 255 }) }) };
+  app.get(`${AGENT_PATHS.caches}/:key`, { schema: cacheParams }, async (request, reply) => {
+    const { ctx, grant } = await job(request);
+    const opened = await openJobCache(ctx, grant, request.params.key);
+    return reply.header('content-type', 'application/x-tar').header('content-length', String(opened.size)).send(opened.stream);
+  });
+  app.post(`${AGENT_PATHS.caches}/:key`, { schema: cacheParams }, async (request) => {
+    const { ctx, grant } = await job(request);
+    return { size: await saveJobCache(ctx, grant, request.params.key, request.body as Readable, request.headers['content-length']) };
   });
 
   app.post(AGENT_PATHS.finish, { schema: { body: FinishBody } }, async (request) => {
