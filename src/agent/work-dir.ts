@@ -1,6 +1,6 @@
 /**
  * A build agent's work dir (`--work-dir`, default {@link DEFAULT_WORK_DIR}): its attributes
- * (`attributes.json`), the directories of its running jobs (`jobs/`, src/ci/job-directory.ts),
+ * (`attributes.json`), the session of its last connection (`session`), the directories of its running jobs (`jobs/`, src/ci/job-directory.ts),
  * its job caches (`caches/`, src/ci/job-caches.ts) and its container engine service
  * (`containers/`, src/ci/container-engine.ts). Private to the agent's user: 0700, or 0711 when
  * jobs run as uids of their own, which must be able to search the way to their workspace (as
@@ -23,6 +23,8 @@ export interface WorkDir {
   readonly caches: string;
   readonly containers: string;
   readonly attributes: string;
+  /** The session of the agent's last connection. */
+  readonly session: string;
 }
 
 /** The layout of work dir `root` (nothing is created). */
@@ -34,6 +36,7 @@ export function workDirAt(root: string): WorkDir {
     caches: path.join(abs, CACHES_DIR),
     containers: path.join(abs, CONTAINERS_DIR),
     attributes: path.join(abs, 'attributes.json'),
+    session: path.join(abs, 'session'),
   };
 }
 
@@ -74,6 +77,26 @@ export async function writeAttributes(dir: WorkDir, attributes: Readonly<Record<
   const tmp = `${dir.attributes}.tmp`;
   await writeFile(tmp, `${JSON.stringify(attributes, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
   await rename(tmp, dir.attributes);
+}
+
+/**
+ * The session of the agent's last connection, kept so that the agent started again after a kill
+ * can name it when it connects (src/agent/agent.ts); null when there is none.
+ */
+export async function readSession(dir: WorkDir): Promise<string | null> {
+  try {
+    return (await readFile(dir.session, 'utf8')).trim() || null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Keeps `session` as the agent's last connection's (a temp file renamed over `session`, 0600). */
+export async function writeSession(dir: WorkDir, session: string): Promise<void> {
+  const tmp = `${dir.session}.tmp`;
+  await writeFile(tmp, `${session}\n`, { mode: PRIVATE_FILE_MODE });
+  await rename(tmp, dir.session);
 }
 
 /**

@@ -48,6 +48,12 @@ export interface ConnectRequest {
   readonly engine: string | null;
   /** Replace the agent's stored attributes. */
   readonly attributes: Readonly<Record<string, string>>;
+  /**
+   * The session of this agent's previous connection, kept in its work dir (`session`): when it is
+   * still the token's online one (the agent was killed and started again), the server ends it —
+   * its builds end as a lost agent's — and accepts this connection at once.
+   */
+  readonly previousSession?: string;
 }
 
 /** The server's answer to a connect. */

@@ -52,7 +52,7 @@ export {
   type ServerShellExecutor,
   setJobExecutors,
 } from './job-executors.js';
-export { agentHeartbeat, agentLease, buildLeaseMs } from './agent-leases.js';
+export { agentConnect, agentHeartbeat, agentLease, buildLeaseMs } from './agent-leases.js';
 export {
   appendJobLog,
   authorizeJob,
