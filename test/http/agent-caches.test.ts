@@ -218,3 +218,63 @@ describe('job caches in object storage', { timeout: 180_000 }, () => {
     expect(existsSync(target)).toBe(false);
   });
 });
+
+const BOUNDED = `version: 25
+jobs:
+${['a', 'b', 'c', 'big'].map((key) => shellJob(`Fill-${key}`, 'here', [`dd if=/dev/zero of=c/f bs=1024 count=${key === 'big' ? 1100 : 400} 2>/dev/null`], ['  caches:', `  - key: ${key}`, '    path: c'])).join('\n')}
+${shellJob('Use-a', 'here', ['ls c'], ['  caches:', '  - key: a', '    path: c'])}
+`;
+
+describe("the server's own jobs' caches in a bucket bounded by GITLOOM_JOB_CACHE_MB", { timeout: 180_000 }, () => {
+  let s3: TestS3;
+  let bucket: S3ObjectStore;
+  let server: TestServer;
+  let repo: Repo;
+
+  beforeAll(async () => {
+    s3 = await startTestS3();
+    const env = await s3.env('bounded');
+    bucket = new S3ObjectStore(loadConfig(env).objectStore!);
+    server = await startTestServer({ ...env, GITLOOM_JOB_CACHE_MB: '1' });
+    repo = await givenRepo(server, 'bounded', { files: { '.onedev-buildspec.yml': BOUNDED } });
+    const saved = await server.call('POST', '/settings/job-executors', { body: [{ '@type': 'ServerShellExecutor', name: 'here' }] });
+    expect(saved.status, saved.text).toBe(200);
+  });
+  afterAll(async () => {
+    bucket?.destroy();
+    await server?.close();
+    await s3?.close();
+    await removeWorkTrees();
+  });
+
+  const run = async (jobName: string) => {
+    const res = await runJobOnCommit(server, { projectId: repo.id, commitHash: await repo.head('main'), jobName });
+    expect(res.status, res.text).toBe(200);
+    const id = res.json as number;
+    const done = await eventually(async () => {
+      const b = (await server.call('GET', `/builds/${id}`)).json;
+      return ['SUCCESSFUL', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(b.status) ? b : null;
+    }, 90_000);
+    const log = (await server.call('GET', `/builds/${id}/log`)).text;
+    expect(done.status, log).toBe('SUCCESSFUL');
+    return log;
+  };
+  const cachesInBucket = async () => {
+    const keys = new Set<string>();
+    for await (const object of bucket.list(`caches/${repo.id}/`)) keys.add(object.key.split('/')[2]);
+    return [...keys].sort();
+  };
+
+  it('keeps no archive larger than the bound, and removes the least recently used first', async () => {
+    expect(await run('Fill-big')).toContain("Cache 'big' not saved: larger than the cache limit of 1 MiB (GITLOOM_JOB_CACHE_MB)");
+    expect(await cachesInBucket()).toEqual([]);
+    await run('Fill-a');
+    await run('Fill-b');
+    // a is used again (restored and saved again): b is now the least recently used
+    expect(await run('Use-a')).toContain("Restored cache 'a' into 'c'");
+    await run('Fill-c');
+    expect(await cachesInBucket()).toEqual(['a', 'c']);
+    const rows = await server.server.services.db.selectFrom('jobCaches').select('cacheKey').where('projectId', '=', repo.id).execute();
+    expect(rows.map((r) => r.cacheKey).sort()).toEqual(['a', 'c']);
+  });
+});
