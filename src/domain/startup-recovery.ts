@@ -25,7 +25,9 @@
  *   their start decides: on SQLite, at start-up, those begun before this process started (less
  *   {@link CLOCK_MARGIN_MS} for the bucket's clock); on PostgreSQL those begun more than
  *   {@link INCOMPLETE_UPLOAD_MS} ago. A bucket whose server does not list multipart uploads
- *   (s3rver) is said so at start-up.
+ *   (s3rver) is said so at start-up. And the job cache archives no row names, written more than
+ *   {@link INCOMPLETE_UPLOAD_MS} ago: a process died between uploading one and recording it
+ *   (src/domain/builds/job-caches.ts).
  *
  * On SQLite one process owns the data dir, so every job directory found is stale, and every temp
  * file, marker and quarantine directory made before this process started (requests are served
@@ -50,10 +52,10 @@ import { dialectOf } from '../db/dialect.js';
 import { pushMarkers, quarantineDirs, type RepositoryEntry } from '../git/push-markers.js';
 import { objectStoreOf, S3ObjectStore } from '../object-store/index.js';
 import { ownerOf, type OwnerTag } from '../process-identity.js';
-import { executorEngineSockets, runningJobLeases } from './builds/index.js';
+import { executorEngineSockets, removeUnrecordedCacheArchives, runningJobLeases } from './builds/index.js';
 import { lfsTempDir } from './lfs/index.js';
 import { ownersNow, type Owners } from './processes/index.js';
-import type { Services } from './context.js';
+import { createContext, systemActor, type Services } from './context.js';
 import { ContainerEngines } from '../ci/container-engine.js';
 
 /** Age after which, on PostgreSQL, an incomplete multipart upload in the bucket counts as abandoned: far longer than any upload takes. */
@@ -78,6 +80,8 @@ export interface RecoveryReport {
   readonly pushMarkers: readonly string[];
   /** Keys (below the bucket's prefix) of the incomplete multipart uploads aborted. */
   readonly incompleteUploads: readonly string[];
+  /** Keys of the unrecorded job cache archives deleted. */
+  readonly cacheArchives: readonly string[];
 }
 
 export { buildProcesses };
@@ -164,7 +168,21 @@ async function recover(
     cacheSnapshots: await removeAbandoned(snapshots, rule, log),
     ...pushLeftovers,
     incompleteUploads: await abortIncompleteUploads(services, log, rule, atStartUp),
+    cacheArchives: await removeCacheArchives(services, log),
   };
+}
+
+/** Deletes the job cache archives no row names, written more than {@link INCOMPLETE_UPLOAD_MS} ago; a bucket that does not answer is logged. */
+async function removeCacheArchives(services: Services, log: (message: string) => void): Promise<string[]> {
+  if (services.config.objectStore === null) return [];
+  try {
+    const removed = await removeUnrecordedCacheArchives(createContext(services, systemActor), Date.now() - INCOMPLETE_UPLOAD_MS);
+    for (const key of removed) log(`removed the job cache archive ${key}, which no cache names`);
+    return removed;
+  } catch (error) {
+    log(`unable to list the job cache archives of the bucket: ${error instanceof Error ? error.message : String(error)}`);
+    return [];
+  }
 }
 
 /**

@@ -53,6 +53,7 @@ export {
   setJobExecutors,
 } from './job-executors.js';
 export { agentConnect, agentHeartbeat, agentLease, buildLeaseMs } from './agent-leases.js';
+export { removeUnrecordedCacheArchives } from './job-caches.js';
 export {
   appendJobLog,
   authorizeJob,

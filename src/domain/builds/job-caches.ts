@@ -9,14 +9,16 @@
  * go before a job of that executor restores its own ({@link evictUnusedJobCaches}).
  *
  * A save uploads a new object, then points the row at it in one transaction and deletes the
- * object it replaced; an upload cut off (a crash, a refusal) never becomes an object.
+ * object it replaced; an upload cut off (a crash, a refusal) never becomes an object, and one
+ * whose process died before the row pointed at it is removed by the repair
+ * ({@link removeUnrecordedCacheArchives}).
  */
 import type { Readable } from 'node:stream';
 import { CacheTooLarge, extractTree, packTree } from '../../ci/cache-archives.js';
 import { normalizeCacheKey, type JobCacheStore } from '../../ci/job-caches.js';
 import type { ErrorCode } from '../../error-codes.js';
 import { BadRequest, PayloadTooLarge } from '../../errors.js';
-import { jobCacheObjectKey, objectStoreOf, type ObjectStore } from '../../object-store/index.js';
+import { JOB_CACHES_PREFIX, jobCacheObjectKey, objectStoreOf, type ObjectStore } from '../../object-store/index.js';
 import type { Context } from '../context.js';
 
 /** Stable code of a cache archive over `GITLOOM_JOB_CACHE_MB`. */
@@ -145,6 +147,25 @@ export async function evictUnusedJobCaches(ctx: Context, ttlDays: number): Promi
     if (Number(gone.numDeletedRows) === 0) continue;
     await store.delete(row.objectKey);
     removed++;
+  }
+  return removed;
+}
+
+/**
+ * Deletes the cache archives in the bucket that no `job_caches` row names and that were written
+ * before `before` (epoch ms; a save in flight has uploaded its archive but not recorded it yet,
+ * so only archives older than any save takes go): what a process that died between the upload
+ * and the row left. Resolves their keys.
+ */
+export async function removeUnrecordedCacheArchives(ctx: Context, before: number): Promise<string[]> {
+  const store = storeOf(ctx);
+  const removed: string[] = [];
+  for await (const object of store.list(JOB_CACHES_PREFIX)) {
+    if (object.lastModified >= before) continue;
+    const row = await ctx.db.selectFrom('jobCaches').select('id').where('objectKey', '=', object.key).executeTakeFirst();
+    if (row) continue;
+    await store.delete(object.key);
+    removed.push(object.key);
   }
   return removed;
 }
