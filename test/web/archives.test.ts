@@ -191,6 +191,11 @@ describe('archive download', () => {
     client.abort();
     await reader.cancel().catch(() => {});
     expect(await eventually(async () => (await gitArchives()).length === 0)).toBe(true);
+    // a HEAD request gets the headers only, and its git ends too
+    const head = await fetch(archiveUrl(repo.id, 'big', 'tgz'), { method: 'HEAD', headers: { cookie: admin.cookie } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-disposition')).toBe('attachment; filename="app-big.tar.gz"');
+    expect(await eventually(async () => (await gitArchives()).length === 0)).toBe(true);
     // and a whole download of it still lists every file
     expect(await listed(await download(repo.id, 'big', 'zip'), 'zip')).toContain('big/noise.bin');
   }, 120_000);
