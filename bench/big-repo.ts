@@ -16,7 +16,8 @@
  * the counts (not the long file's lines). It is cached, keyed by the generator's version and the
  * scale, under `$BENCH_CACHE_DIR` (default `$XDG_CACHE_HOME/gitloom-bench` or
  * `~/.cache/gitloom-bench`), never in the repository. `--repo <path>` measures a real repository
- * instead (its default branch, oldest and newest tags, its largest text file under 1 MiB, its deepest
+ * instead (its default branch, oldest and newest tags — without tags its first-parent commit 1,000
+ * back and the branch —, its largest text file under 1 MiB, its deepest
  * path, the commit changing most files among the newest 5,000).
  *
  * The git side of each row (see {@link VIEWS}): file view — `rev-parse`, `ls-tree` of the path,
@@ -264,7 +265,8 @@ async function realRepository(given: string): Promise<Subject> {
     }
   }
   const tagList = (await g(['for-each-ref', '--sort=creatordate', '--format=%(refname:short)', 'refs/tags'])).split('\n').filter(Boolean);
-  const oldTag = tagList[0] ?? `${branch}~1000`;
+  // without tags: the branch and its first-parent commit 1,000 back (or its first)
+  const oldTag = tagList[0] ?? (await g(['rev-list', '--first-parent', '-n1000', branch])).trim().split('\n').pop()!;
   const newTag = tagList[tagList.length - 1] ?? branch;
   return { repo, branch, longFile, dir, deepPath, bigCommit, oldTag, newTag, description: `${absolute} (${branch})` };
 }
