@@ -3,26 +3,20 @@
  * brings stale project indexes up to their default branches, one project at a time. A project
  * turns stale when the ref journal records a change of it ({@link markCodeIndexStale}, called
  * from src/domain/event-handlers.ts) or an administrator rebuilds the index. Projects are leased
- * while indexed, as the mirror worker leases mirrors (a claim: `FOR UPDATE SKIP LOCKED` on
- * PostgreSQL, a conditional update on SQLite; renewed every minute, lasting three), so processes
- * sharing PostgreSQL never index one project at once and a crashed process's work is taken over.
+ * while indexed (src/domain/project-leases.ts), so processes sharing PostgreSQL never index one
+ * project at once and a crashed process's work is taken over.
  * A failed run is recorded and retried after {@link RETRY_MS}.
  */
-import { randomUUID } from 'node:crypto';
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { recordWhenAvailable } from '../../db/availability.js';
 import type { Db } from '../../db/database.js';
-import { dialectOf } from '../../db/dialect.js';
 import { announce } from '../../db/notifications.js';
 import type { CodeSearchProjectRow, Database } from '../../db/schema.js';
 import type { Services } from '../context.js';
 import { PollingLoop } from '../polling-loop.js';
+import { ProjectLeases, RELEASED } from '../project-leases.js';
 import { indexProject } from './indexer.js';
 
-/** How long a lease holds without renewal, ms. */
-const LEASE_MS = 3 * 60_000;
-/** How often a running index renews its lease, ms. */
-const RENEW_MS = 60_000;
 /** Delay before a failed project is tried again, ms. */
 export const RETRY_MS = 60_000;
 
@@ -52,13 +46,14 @@ export interface CodeIndexWorkerOptions {
 
 /** One process's code index worker: `start()` after the database is migrated, `stop()` on close. */
 export class CodeIndexWorker {
-  readonly owner = randomUUID();
+  private readonly leases: ProjectLeases<'codeSearchProjects'>;
   private readonly loop: PollingLoop;
 
   constructor(
     private readonly services: Services,
     private readonly options: CodeIndexWorkerOptions = {},
   ) {
+    this.leases = new ProjectLeases(services.db, 'codeSearchProjects');
     this.loop = new PollingLoop(() => this.tick(), options.tickMs ?? 2000, options.onError).wakeOn(services.db, CODE_INDEX_TOPIC);
     // registered after the journal's reactions (src/domain/event-handlers.ts), which mark the project stale first
     services.events.on('refsJournalEntry', () => this.loop.wake());
@@ -66,9 +61,7 @@ export class CodeIndexWorker {
 
   /** Starts the loop; when one process owns the database (SQLite) the leases of a previous (crashed) one are released first. */
   async start(): Promise<void> {
-    if (dialectOf(this.services.db).ownedByOneProcess) {
-      await this.services.db.updateTable('codeSearchProjects').set({ leaseOwner: null, leaseExpires: null }).where('leaseOwner', 'is not', null).execute();
-    }
+    await this.leases.releaseCrashed();
     this.loop.start();
   }
 
@@ -80,52 +73,21 @@ export class CodeIndexWorker {
   /** Indexes the stale projects one after the other until none is left or the loop stops. */
   private async tick(): Promise<void> {
     while (!this.loop.stopped) {
-      const row = await this.claim();
+      const row = await this.leases.claim();
       if (!row) return;
       await this.run(row);
     }
   }
 
-  /** Leases the project stale the longest that no live process holds, or null. */
-  private async claim(): Promise<CodeSearchProjectRow | null> {
-    const { db } = this.services;
-    const now = Date.now();
-    const claimable = (eb: ExpressionBuilder<Database, 'codeSearchProjects'>) =>
-      eb.and([eb('staleDate', 'is not', null), eb('staleDate', '<=', now), eb.or([eb('leaseExpires', 'is', null), eb('leaseExpires', '<', now)])]);
-    const rows = await dialectOf(db).claim(
-      db.selectFrom('codeSearchProjects').select('projectId as id').where(claimable).orderBy('staleDate').limit(1),
-      (ids) =>
-        db
-          .updateTable('codeSearchProjects')
-          .set({ leaseOwner: this.owner, leaseExpires: now + LEASE_MS })
-          .where('projectId', 'in', ids)
-          .where(claimable)
-          .returningAll()
-          .execute(),
-    );
-    return rows[0] ?? null;
-  }
-
   /** Indexes one leased project and records the outcome, releasing the lease. */
   private async run(row: CodeSearchProjectRow): Promise<void> {
     const started = Date.now();
-    const renewal = setInterval(() => {
-      this.services.db
-        .updateTable('codeSearchProjects')
-        .set({ leaseExpires: Date.now() + LEASE_MS })
-        .where('projectId', '=', row.projectId)
-        .where('leaseOwner', '=', this.owner)
-        .execute()
-        .catch((error: unknown) => this.options.onError?.(error));
-    }, RENEW_MS);
     let outcome: { commit: string | null } | { error: string };
     try {
-      outcome = await indexProject(this.services, row.projectId, row.indexedCommit);
+      outcome = await this.leases.holding(row.projectId, () => indexProject(this.services, row.projectId, row.indexedCommit), this.options.onError);
     } catch (error) {
       this.options.onError?.(error);
       outcome = { error: error instanceof Error ? error.message : String(error) };
-    } finally {
-      clearInterval(renewal);
     }
     await recordWhenAvailable(
       () => this.record(row.projectId, started, outcome),
@@ -139,8 +101,8 @@ export class CodeIndexWorker {
    * makes the project due again after {@link RETRY_MS}.
    */
   private async record(projectId: number, started: number, outcome: { commit: string | null } | { error: string }): Promise<void> {
-    const mine = (eb: ExpressionBuilder<Database, 'codeSearchProjects'>) => eb.and([eb('projectId', '=', projectId), eb('leaseOwner', '=', this.owner)]);
-    const release = { leaseOwner: null, leaseExpires: null };
+    const mine = this.leases.mine(projectId);
+    const release = RELEASED;
     const { db } = this.services;
     if ('error' in outcome) {
       await db
