@@ -2,11 +2,13 @@ import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
 import { Unauthorized } from '../../errors.js';
-import { ROOT_ID, SYSTEM_ID, type Actor } from '../context.js';
+import { recordAudit } from '../audit/index.js';
+import { anonymous, ROOT_ID, SYSTEM_ID, type Actor, type Client, type Context } from '../context.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
 import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
 import { accessTokenOwner, findUserRow, hashPassword, userBySignInName, verifyPassword } from '../users/index.js';
+import { createSession } from './sessions.js';
 import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
 
 /**
@@ -131,9 +133,10 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
  * until a change of their rows (see `ACTOR_TABLES`); a cached password sign-in is still refused while its pair
  * or address is limited, but not delayed (those very credentials were just verified).
  * Returns the caller's actor (see {@link buildActor}); throws Unauthorized('Invalid
- * credentials') or TooManyRequests.
+ * credentials') or TooManyRequests. `client` is the caller's address and user agent.
  */
-export async function authenticateBasic(db: Db, name: string, secret: string, now: number, clientAddress: string): Promise<Actor> {
+export async function authenticateBasic(db: Db, name: string, secret: string, now: number, client: Client): Promise<Actor> {
+  const clientAddress = client.address;
   const key = `basic:${hash('sha256', `${name}\0${secret}`, 'hex')}`;
   return cachedActor(
     db,
@@ -142,7 +145,7 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
     async () => {
       const byToken = await actorByToken(db, secret, now);
       if (byToken !== null) return byToken;
-      return { actor: await authenticatePassword(db, name, secret, now, clientAddress), expireDate: null, viaPassword: true };
+      return { actor: await authenticatePassword(db, name, secret, now, client), expireDate: null, viaPassword: true };
     },
     async (actor) => {
       await assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now);
@@ -161,12 +164,17 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
  * scrypt verification as a known one.
  *
  * @param now epoch ms.
- * @param clientAddress the caller's IP address as the server sees it.
+ * A wrong password or unknown name is audited as `signIn.failure` (docs/audit-log.md#actions),
+ * naming the login tried and, when it names a user, that user as the target; a refusal by the
+ * limits is not (it checked no password).
+ *
+ * @param client the caller's IP address as the server sees it, and its user agent.
  * @returns the user's actor (see {@link buildActor}).
  * @throws TooManyRequests while a limit holds (or too many attempts on the account wait);
  *   Unauthorized('Invalid credentials') otherwise.
  */
-export async function authenticatePassword(db: Db, name: string, password: string, now: number, clientAddress: string): Promise<Actor> {
+export async function authenticatePassword(db: Db, name: string, password: string, now: number, client: Client): Promise<Actor> {
+  const clientAddress = client.address;
   const login = name.toLowerCase();
   // no user's name or email holds a NUL (and PostgreSQL text cannot even compare one)
   const [user, security] = await Promise.all([login.includes('\0') ? undefined : userBySignInName(db, login), getSecuritySetting({ db })]);
@@ -187,7 +195,39 @@ export async function authenticatePassword(db: Db, name: string, password: strin
   } else {
     await verifyPassword(password, await dummyPasswordHash());
   }
+  await recordAudit({ actor: anonymous, now: () => now, client }, db, {
+    action: 'signIn.failure',
+    targetType: 'user',
+    targetId: user?.id ?? null,
+    targetName: user?.name ?? name,
+    actor: { id: null, name },
+  });
   throw new Unauthorized('Invalid credentials');
+}
+
+/**
+ * The web sign-in page's sign-in (docs/compatibility.md#gitloom-differs-web-ui): checks the
+ * credentials as {@link authenticateBasic} does (login name or email + password, or an access
+ * token as the password) and starts a web session, audited as `signIn.success` in the session's
+ * transaction (docs/audit-log.md#actions). Returns the actor and the session's cookie token.
+ *
+ * @throws what {@link authenticateBasic} throws.
+ */
+export async function signInToWeb(ctx: Context, name: string, password: string, client: Client): Promise<{ actor: Actor; token: string }> {
+  const now = ctx.now();
+  const actor = await authenticateBasic(ctx.db, name, password, now, client);
+  const { token } = await ctx.db.transaction().execute(async (tx) => {
+    const session = await createSession(tx, actor.userId, now);
+    await recordAudit(ctx, tx, {
+      action: 'signIn.success',
+      targetType: 'user',
+      targetId: actor.userId,
+      targetName: actor.name,
+      actor: { id: actor.userId, name: actor.name },
+    });
+    return session;
+  });
+  return { actor, token };
 }
 
 const bearerKey = (token: string) => `bearer:${hashToken(token)}`;

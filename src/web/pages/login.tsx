@@ -3,7 +3,8 @@
  * authentication ({@link authenticateBasic}: login name or email + password, or an access token
  * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
  */
-import { authenticateBasic, createSession, endSession } from '../../domain/auth/index.js';
+import { endSession, signInToWeb } from '../../domain/auth/index.js';
+import { requestClient } from '../../plugins/auth.js';
 import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
@@ -45,11 +46,9 @@ export const loginPages: PageModule = {
       handler: async (page) => {
         const name = (page.form.name ?? '').trim();
         const password = page.form.password ?? '';
-        const now = page.ctx.now();
         try {
           if (!password) throw new Unauthorized('Enter your password or an access token');
-          const actor = await authenticateBasic(page.ctx.db, name, password, now, page.request.ip);
-          const { token } = await createSession(page.ctx.db, actor.userId, now);
+          const { token } = await signInToWeb(page.ctx, name, password, requestClient(page.request));
           setSessionCookie(page.request, page.reply, token);
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {

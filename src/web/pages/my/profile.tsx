@@ -6,6 +6,7 @@
  * `/~api/users/{id}`.
  */
 import { authenticateBasic } from '../../../domain/auth/index.js';
+import { requestClient } from '../../../plugins/auth.js';
 import { getUser, listEmailAddresses, setPassword, updateUser } from '../../../domain/users/index.js';
 import { BadRequest, Unauthorized } from '../../../errors.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
@@ -60,7 +61,7 @@ async function changePassword(page: PageContext): Promise<PageResult> {
   if (password !== confirm) throw new BadRequest('The two new passwords differ');
   const user = await getUser(page.ctx, me(page));
   try {
-    await authenticateBasic(page.ctx.db, user.name, current, page.ctx.now(), page.request.ip);
+    await authenticateBasic(page.ctx.db, user.name, current, page.ctx.now(), requestClient(page.request));
   } catch (error) {
     // a wrong current password is a refused form here, not a reason to sign in again
     if (error instanceof Unauthorized) throw new BadRequest('The current password is not right');
