@@ -49,7 +49,8 @@ export function auditCursor(row: Pick<AuditEventRow, 'time' | 'id'>): string {
 
 /** Reads a cursor written by {@link auditCursor}; BadRequest `Invalid cursor: …` for anything else. */
 export function parseAuditCursor(text: string): { time: number; id: number } {
-  const match = /^(\d{1,15})\.(\d{1,15})$/.exec(text);
-  if (!match) throw new BadRequest(`Invalid cursor: ${text}`);
+  const match = /^(\d{1,15})\.(\d{1,10})$/.exec(text);
+  // ids are int32 (the column's range)
+  if (!match || Number(match[2]) > 2147483647) throw new BadRequest(`Invalid cursor: ${text}`);
   return { time: Number(match[1]), id: Number(match[2]) };
 }

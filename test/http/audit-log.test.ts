@@ -41,7 +41,8 @@ describe('audit log', () => {
   const home = { dir: '' };
 
   beforeAll(async () => {
-    server = await startTestServer();
+    // mirrors may name a loopback remote
+    server = await startTestServer({ GITLOOM_WEBHOOK_ALLOW_PRIVATE: 'true' });
     home.dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-audit-'));
   });
   afterAll(async () => {
@@ -234,6 +235,27 @@ describe('audit log', () => {
     expect(row).toMatchObject({ targetName: 'pushed', projectId: repo.id, actorName: ADMIN.name, address: null });
     expect(row.summary?.before.via).toBe('push');
 
+    const mirrorPassword = 'mirror-Secret-pw7';
+    secrets.push(mirrorPassword);
+    const mirror = await server.call('POST', `/projects/${repo.id}/mirrors`, {
+      body: { direction: 'PUSH', url: 'http://127.0.0.1:9/nowhere.git', userName: 'bot', password: mirrorPassword, enabled: false },
+    });
+    expect(mirror.status, mirror.text).toBe(200);
+    row = await latest('mirror.create');
+    expect(row).toMatchObject({ targetId: String(mirror.json), projectId: repo.id });
+    expect(row.summary?.after).toEqual({
+      direction: 'PUSH',
+      url: 'http://127.0.0.1:9/nowhere.git',
+      userName: 'bot',
+      hasPassword: true,
+      intervalMinutes: null,
+      enabled: false,
+    });
+    expect((await server.call('POST', `/projects/${repo.id}/mirrors/${mirror.json}`, { body: { password: null } })).status).toBe(200);
+    expect((await latest('mirror.update')).summary).toEqual({ before: { hasPassword: true }, after: { hasPassword: false } });
+    expect((await server.call('DELETE', `/projects/${repo.id}/mirrors/${mirror.json}`)).status).toBe(200);
+    expect(await latest('mirror.delete')).toMatchObject({ targetId: String(mirror.json) });
+
     const doomed = await givenProject(server, { name: 'doomed' });
     expect((await server.call('DELETE', `/projects/${doomed}`)).status).toBe(200);
     expect(await latest('project.delete')).toMatchObject({ targetName: 'doomed', targetId: String(doomed) });
@@ -320,6 +342,11 @@ describe('audit log', () => {
     expect((await server.call('GET', '/audit-events?since=yesterday')).status).toBe(400);
     expect((await server.call('GET', '/audit-events?count=101')).status).toBe(400);
     expect((await server.call('GET', '/audit-events?colour=red')).status).toBe(400);
+    expect((await server.call('GET', '/audit-events?actor=a%00b')).status).toBe(400);
+    expect((await server.call('GET', '/audit-events?before=1.2147483648')).status).toBe(400);
+    const refused = await server.call('GET', `/audit-events/export?action=${'x'.repeat(300)}`);
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
   });
 
   it('exports every matching row as JSON lines, streamed in batches', async () => {

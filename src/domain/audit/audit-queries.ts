@@ -6,6 +6,7 @@
  */
 import type { Db } from '../../db/database.js';
 import type { AuditEventRow } from '../../db/schema.js';
+import { BadRequest } from '../../errors.js';
 import { requireAdmin } from '../actor.js';
 import type { Context } from '../context.js';
 
@@ -38,7 +39,20 @@ export interface AuditPage {
   count: number;
 }
 
+/** Longest text of a filter (names and actions are short). */
+const MAX_FILTER_TEXT = 255;
+
+function checkFilter(filter: AuditFilter): void {
+  for (const field of ['actor', 'action', 'targetType'] as const) {
+    const text = filter[field];
+    if (text !== undefined && (text.length > MAX_FILTER_TEXT || text.includes('\0'))) {
+      throw new BadRequest(`${field} must be at most ${MAX_FILTER_TEXT} characters, without NUL`);
+    }
+  }
+}
+
 function filtered(db: Db, filter: AuditFilter) {
+  checkFilter(filter);
   let query = db.selectFrom('auditEvents');
   if (filter.actor) query = query.where((eb) => eb(eb.fn('lower', ['actorName']), '=', filter.actor!.toLowerCase()));
   if (filter.action?.endsWith('.*')) query = query.where('targetType', '=', filter.action.slice(0, -2));
@@ -51,8 +65,8 @@ function filtered(db: Db, filter: AuditFilter) {
 }
 
 /**
- * The rows matching `filter`, newest first (by time, then id), one page of `page`. Checks no
- * permission: {@link queryAuditEvents} (administrators) and the projects area's project audit
+ * The rows matching `filter`, newest first (by time, then id), one page of `page`; BadRequest
+ * for a filter text over 255 characters or holding NUL. Checks no permission: {@link queryAuditEvents} (administrators) and the projects area's project audit
  * (project administrators) call it after their checks.
  */
 export async function readAuditEvents(db: Db, filter: AuditFilter, page: AuditPage): Promise<AuditEventRow[]> {
@@ -76,11 +90,13 @@ export const EXPORT_BATCH = 500;
 /**
  * The export of the log for administrators (docs/audit-log.md#export): every row matching
  * `filter`, newest first, read from the database in batches of `batch` rows by keyset, so the
- * log is never held in memory whole. Checks the caller before the first row is read (Forbidden,
- * 401 anonymous); yields one batch at a time.
+ * log is never held in memory whole. Checks the caller (Forbidden, 401 anonymous) and the filter
+ * (BadRequest, as {@link readAuditEvents}) before the first row is read; yields one batch at a time.
  */
 export async function exportAuditEvents(ctx: Context, filter: AuditFilter, batch = EXPORT_BATCH): Promise<AsyncGenerator<AuditEventRow[]>> {
   requireAdmin(ctx.actor);
+  // refused before the answer starts
+  checkFilter(filter);
   return (async function* () {
     let before: AuditCursor | undefined;
     for (;;) {
