@@ -1,15 +1,16 @@
 import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
-import { Unauthorized } from '../../errors.js';
+import { Forbidden, Unauthorized } from '../../errors.js';
 import { recordAudit } from '../audit/index.js';
-import { anonymous, ROOT_ID, SYSTEM_ID, type Actor, type Client, type Context } from '../context.js';
-import { getSecuritySetting } from '../settings/index.js';
+import { anonymous, ROOT_ID, SYSTEM_ID, type Actor, type ActorToken, type Client, type Context } from '../context.js';
+import { getSecuritySetting, type SecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
 import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
 import { accessTokenOwner, findUserRow, hashPassword, userBySignInName, verifyPassword } from '../users/index.js';
 import { createSession } from './sessions.js';
 import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
+import { hasSecondFactor } from './two-factor.js';
 
 /**
  * Successful password checks, keyed by a digest of (user, stored hash, password): scrypt costs
@@ -33,13 +34,24 @@ interface Profile {
 }
 
 /**
- * Tables whose rows decide who a credential is and what its actor holds: a write to any of them
+ * Tables whose rows decide who a credential is and what its actor holds (a second factor refuses
+ * the password for Basic auth and ends `mustEnrolSecondFactor`): a write to any of them
  * invalidates every cached actor — through this process at once, through another process sharing
  * a PostgreSQL database when its announcement arrives (docs/architecture.md#processes-sharing-postgresql).
  * Cached actors also expire after the tracker's `ttlMs` (1 s unless `GITLOOM_FALLBACK_POLL_MS`),
  * the bound when an announcement is lost.
  */
-const ACTOR_TABLES = ['access_tokens', 'users', 'email_addresses', 'memberships', 'groups', 'settings'];
+const ACTOR_TABLES = [
+  'access_tokens',
+  'access_token_projects',
+  'users',
+  'email_addresses',
+  'memberships',
+  'groups',
+  'settings',
+  'totp_secrets',
+  'webauthn_credentials',
+];
 
 /**
  * The tables whose rows some process caches (the actors' and the settings'), for `openDatabase`'s
@@ -122,7 +134,8 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
   if (owner === undefined) return null;
   const { expireDate } = owner;
   if (expireDate !== null && expireDate <= now) return null;
-  return { actor: await buildActor(db, owner, await groupFlagsOfUser(db, owner.id), security.defaultLoginGroupId), expireDate, viaPassword: false };
+  const actor = await buildActor(db, owner, await groupFlagsOfUser(db, owner.id), security, owner.token);
+  return { actor, expireDate, viaPassword: false };
 }
 
 /**
@@ -132,6 +145,8 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
  * (failed sign-ins limited per account and `clientAddress`). Successful credentials are cached
  * until a change of their rows (see `ACTOR_TABLES`); a cached password sign-in is still refused while its pair
  * or address is limited, but not delayed (those very credentials were just verified).
+ * A user with a second factor may not use their password here (docs/security.md#two-factor-authentication):
+ * Unauthorized with code `GITLOOM_ERR_TWO_FACTOR_REQUIRED`, pointing to access tokens.
  * Returns the caller's actor (see {@link buildActor}); throws Unauthorized('Invalid
  * credentials') or TooManyRequests. `client` is the caller's address and user agent.
  */
@@ -145,7 +160,9 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
     async () => {
       const byToken = await actorByToken(db, secret, now);
       if (byToken !== null) return byToken;
-      return { actor: await authenticatePassword(db, name, secret, now, client), expireDate: null, viaPassword: true };
+      const actor = await authenticatePassword(db, name, secret, now, client);
+      if (await hasSecondFactor(db, actor.userId)) throw passwordRefused();
+      return { actor, expireDate: null, viaPassword: true };
     },
     async (actor) => {
       await assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now);
@@ -182,7 +199,7 @@ export async function authenticatePassword(db: Db, name: string, password: strin
   const subjects = signInSubjects(user?.id ?? null, name, clientAddress);
   if (user && digest !== null && verifiedPasswords.has(digest)) {
     await signInVerified(db, subjects, now);
-    return buildActor(db, user, await groupFlagsOfUser(db, user.id), security.defaultLoginGroupId);
+    return buildActor(db, user, await groupFlagsOfUser(db, user.id), security);
   }
   // counted as a failure from here until it turns out right
   const attempt = await beginSignInAttempt(db, subjects, now);
@@ -190,7 +207,7 @@ export async function authenticatePassword(db: Db, name: string, password: strin
     if (await verifyPassword(password, user.passwordHash)) {
       verifiedPasswords.set(digest, true);
       await attempt.succeeded();
-      return buildActor(db, user, await groupFlagsOfUser(db, user.id), security.defaultLoginGroupId);
+      return buildActor(db, user, await groupFlagsOfUser(db, user.id), security);
     }
   } else {
     await verifyPassword(password, await dummyPasswordHash());
@@ -206,28 +223,19 @@ export async function authenticatePassword(db: Db, name: string, password: strin
 }
 
 /**
- * The web sign-in page's sign-in (docs/compatibility.md#gitloom-differs-web-ui): checks the
- * credentials as {@link authenticateBasic} does (login name or email + password, or an access
- * token as the password) and starts a web session, audited as `signIn.success` in the session's
- * transaction (docs/audit-log.md#actions). Returns the actor and the session's cookie token.
- *
- * @throws what {@link authenticateBasic} throws.
+ * Starts the web session of a sign-in whose credentials (and second factor, when the user has
+ * one) were just checked, from `client` ({@link createSession}), and audits it as
+ * `signIn.success` in the session's transaction (docs/audit-log.md#actions): the sign-in pages'
+ * last step. Returns what {@link createSession} returns.
  */
-export async function signInToWeb(ctx: Context, name: string, password: string, client: Client): Promise<{ actor: Actor; token: string }> {
-  const now = ctx.now();
-  const actor = await authenticateBasic(ctx.db, name, password, now, client);
-  const { token } = await ctx.db.transaction().execute(async (tx) => {
-    const session = await createSession(tx, actor.userId, now);
-    await recordAudit(ctx, tx, {
-      action: 'signIn.success',
-      targetType: 'user',
-      targetId: actor.userId,
-      targetName: actor.name,
-      actor: { id: actor.userId, name: actor.name },
-    });
+export async function startWebSession(ctx: Context, userId: number, client: Client): Promise<{ token: string; csrfToken: string; expireDate: number }> {
+  return ctx.db.transaction().execute(async (tx) => {
+    const session = await createSession(tx, userId, ctx.now(), client);
+    const user = await findUserRow(tx, userId);
+    const name = user?.name ?? String(userId);
+    await recordAudit(ctx, tx, { action: 'signIn.success', targetType: 'user', targetId: userId, targetName: name, actor: { id: userId, name } });
     return session;
   });
-  return { actor, token };
 }
 
 const bearerKey = (token: string) => `bearer:${hashToken(token)}`;
@@ -258,23 +266,33 @@ export async function authenticateBearer(db: Db, token: string, now: number): Pr
 /**
  * The actor of a user and its groups: the user's profile (so `/users/me` and the pages' header
  * need no query of their own), the default login group joining when set and missing,
- * administrator status (root, system, administrator group) and root-project creation
- * (docs/compatibility.md#platform-permissions).
+ * administrator status (root, system, administrator group), root-project creation
+ * (docs/compatibility.md#platform-permissions) and whether the user must still enrol a second
+ * factor (`enforce2FA` of the security setting or a group, docs/security.md#two-factor-authentication).
+ * With the access token used, its limits (docs/compatibility.md#gitloom-differs-sessions-and-tokens):
+ * a token limited to projects carries no administrator rights, and neither it nor a read-only one
+ * creates root projects.
  */
-async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
+async function buildActor(db: Db, user: Profile, groups: GroupFlags[], security: SecuritySetting, token?: ActorToken): Promise<Actor> {
+  const { defaultLoginGroupId } = security;
   if (defaultLoginGroupId !== null && !groups.some((g) => g.id === defaultLoginGroupId)) {
     const group = await groupFlags(db, defaultLoginGroupId);
     if (group) groups.push(group);
   }
-  const isAdmin = user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1);
-  return {
+  const limited = token !== undefined && token.projectIds !== null;
+  const isAdmin = !limited && (user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1));
+  const twoFactorApplies = user.id > 0 && (security.enforce2FA || groups.some((g) => g.enforce2fa === 1));
+  const actor: Actor = {
     userId: user.id,
     name: user.name,
     fullName: user.fullName,
     isAdmin,
     groupIds: groups.map((g) => g.id),
-    canCreateRootProjects: isAdmin || groups.some((g) => g.createRootProjects === 1),
+    canCreateRootProjects: !limited && !token?.readOnly && (isAdmin || groups.some((g) => g.createRootProjects === 1)),
+    ...(twoFactorApplies && !(await hasSecondFactor(db, user.id)) && { mustEnrolSecondFactor: true }),
   };
+  if (token) actor.token = Object.freeze({ ...token, projectIds: token.projectIds && Object.freeze([...token.projectIds]) });
+  return actor;
 }
 
 /**
@@ -290,6 +308,49 @@ export async function actorOfUser(db: Db, userId: number, now: number): Promise<
       getSecuritySetting({ db }),
     ]);
     if (user === undefined) throw new Unauthorized();
-    return { actor: await buildActor(db, user, groups, security.defaultLoginGroupId), expireDate: null, viaPassword: false };
+    return { actor: await buildActor(db, user, groups, security), expireDate: null, viaPassword: false };
   });
+}
+
+/** The refusal of a password for Basic auth once the user has a second factor (as GitHub's). */
+const passwordRefused = () =>
+  new Unauthorized(
+    'Two-factor authentication is on for this account: a password is not accepted here. Use an access token instead (My settings → Access tokens), as the password of git or in an Authorization header.',
+    { code: 'GITLOOM_ERR_TWO_FACTOR_REQUIRED' },
+  );
+
+/**
+ * The first step of a web sign-in (docs/security.md#two-factor-authentication): `secret` is an
+ * access token (any `name`) or the password of the user `name` (login name or email, checked by
+ * {@link authenticatePassword} under the sign-in limits). Returns the user's id and whether a
+ * second step must follow before a session starts: a password of a user with a second factor.
+ * An access token is a credential the user made while signed in, so it needs none.
+ * @throws Unauthorized('Invalid credentials') or TooManyRequests; Forbidden for a read-only or
+ *   project-limited access token.
+ */
+export async function signInFirstStep(db: Db, name: string, secret: string, now: number, client: Client): Promise<{ userId: number; secondStep: boolean }> {
+  const byToken = await actorByToken(db, secret, now);
+  if (byToken !== null) {
+    // a session carries every right of its user: a limited access token opens none (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
+    const token = byToken.actor.token;
+    if (token?.readOnly || token?.projectIds) throw new Forbidden('A read-only or project-limited access token cannot sign in to the pages');
+    return { userId: byToken.actor.userId, secondStep: false };
+  }
+  const actor = await authenticatePassword(db, name, secret, now, client);
+  return { userId: actor.userId, secondStep: await hasSecondFactor(db, actor.userId) };
+}
+
+/**
+ * Whether `password` is the password of the user `name`, checked as a sign-in (the limits
+ * count a wrong one; TooManyRequests while they hold): for pages that ask the signed-in user for
+ * their password again (a password change, turning two-factor authentication off).
+ */
+export async function isPasswordOf(db: Db, name: string, password: string, now: number, client: Client): Promise<boolean> {
+  try {
+    await authenticatePassword(db, name, password, now, client);
+    return true;
+  } catch (error) {
+    if (error instanceof Unauthorized) return false;
+    throw error;
+  }
 }

@@ -1,15 +1,17 @@
 /**
  * Sign-in and sign-out (docs/compatibility.md#gitloom-differs-web-ui): `/~login` checks the credentials with the API's
- * authentication ({@link authenticateBasic}: login name or email + password, or an access token
- * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
+ * rules ({@link signInFirstStep}: login name or email + password, or an access token
+ * pasted as the password) and starts a database session — or, for a password of a user with a
+ * second factor, a pending sign-in answered at `/~login/two-factor` (src/web/pages/two-factor-sign-in.tsx);
+ * `POST /~logout` ends it server-side.
  */
-import { endSession, signInToWeb } from '../../domain/auth/index.js';
-import { requestClient } from '../../plugins/auth.js';
+import { endSession, signInFirstStep, startSecondStep, startWebSession } from '../../domain/auth/index.js';
 import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
+import { requestClient } from '../../plugins/auth.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
-import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedCookie } from '../session.js';
+import { clearSessionCookie, SESSION_COOKIE, setSecondStepCookie, setSessionCookie, signedCookie } from '../session.js';
 import { Flash } from '../components/flash.js';
 
 function LoginPage({ page, name, error }: { page: PageContext; name?: string; error?: string }) {
@@ -48,8 +50,14 @@ export const loginPages: PageModule = {
         const password = page.form.password ?? '';
         try {
           if (!password) throw new Unauthorized('Enter your password or an access token');
-          const { token } = await signInToWeb(page.ctx, name, password, requestClient(page.request));
-          setSessionCookie(page.request, page.reply, token);
+          const client = requestClient(page.request);
+          const { userId, secondStep } = await signInFirstStep(page.ctx.db, name, password, page.ctx.now(), client);
+          if (secondStep) {
+            setSecondStepCookie(page.request, page.reply, await startSecondStep(page.ctx, userId));
+            return redirect(`/~login/two-factor?${new URLSearchParams({ redirect: safeRedirect(page.query.redirect) })}`);
+          }
+          const { token, expireDate } = await startWebSession(page.ctx, userId, client);
+          setSessionCookie(page.request, page.reply, token, expireDate);
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {
           if (!(error instanceof GitloomError) || error.status >= 500) throw error;

@@ -5,10 +5,10 @@
  * failure limits; the user's other sessions end) — through the domain functions of
  * `/~api/users/{id}`.
  */
-import { authenticateBasic } from '../../../domain/auth/index.js';
+import { isPasswordOf } from '../../../domain/auth/index.js';
 import { requestClient } from '../../../plugins/auth.js';
 import { getUser, listEmailAddresses, setPassword, updateUser } from '../../../domain/users/index.js';
-import { BadRequest, Unauthorized } from '../../../errors.js';
+import { BadRequest } from '../../../errors.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
@@ -60,13 +60,9 @@ async function changePassword(page: PageContext): Promise<PageResult> {
   const { current = '', password = '', confirm = '' } = page.form;
   if (password !== confirm) throw new BadRequest('The two new passwords differ');
   const user = await getUser(page.ctx, me(page));
-  try {
-    await authenticateBasic(page.ctx.db, user.name, current, page.ctx.now(), requestClient(page.request));
-  } catch (error) {
-    // a wrong current password is a refused form here, not a reason to sign in again
-    if (error instanceof Unauthorized) throw new BadRequest('The current password is not right');
-    throw error;
-  }
+  // a wrong current password is a refused form here, not a reason to sign in again
+  if (!(await isPasswordOf(page.ctx.db, user.name, current, page.ctx.now(), requestClient(page.request))))
+    throw new BadRequest('The current password is not right');
   // the session of this page stays signed in; every other one of the user ends
   await setPassword(page.ctx, user.id, password, page.request.webVisitor.sessionToken);
   return passwordPage(page, null, 'Password changed.');
