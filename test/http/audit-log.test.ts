@@ -91,7 +91,14 @@ describe('audit log', () => {
     secrets.push(token.text);
     row = await latest('accessToken.create');
     expect(row).toMatchObject({ actorName: 'alice', userAgent: 'audit-test/1', targetType: 'accessToken', targetName: `alice/${token.text.slice(0, 4)}…` });
-    expect(row.summary?.after).toEqual({ owner: 'alice', prefix: `${token.text.slice(0, 4)}…`, description: 'ci' });
+    expect(row.summary?.after).toEqual({
+      owner: 'alice',
+      prefix: `${token.text.slice(0, 4)}…`,
+      description: 'ci',
+      expireDate: null,
+      readOnly: false,
+      projectIds: null,
+    });
     expect((await server.call('DELETE', `/users/${alice.id}/access-tokens/${token.text}`, { auth: aliceAuth })).status).toBe(200);
     expect(await latest('accessToken.delete')).toMatchObject({ actorName: 'alice', targetId: row.targetId });
 
