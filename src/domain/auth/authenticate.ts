@@ -179,12 +179,11 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
  * doubling to 8 s) before its password is checked — unless the password is one this process
  * verified in the last 5 minutes (no guess). An unknown name is limited and costs the same
  * scrypt verification as a known one.
- *
- * @param now epoch ms.
  * A wrong password or unknown name is audited as `signIn.failure` (docs/audit-log.md#actions),
  * naming the login tried and, when it names a user, that user as the target; a refusal by the
  * limits is not (it checked no password).
  *
+ * @param now epoch ms.
  * @param client the caller's IP address as the server sees it, and its user agent.
  * @returns the user's actor (see {@link buildActor}).
  * @throws TooManyRequests while a limit holds (or too many attempts on the account wait);
