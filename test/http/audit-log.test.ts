@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPORT_BATCH } from '../../src/domain/audit/audit-queries.js';
 import { csrfTokenOf, cookiesOf, signInByFetch } from '../helpers/browser.js';
-import { eventually, givenProject, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { commandSpec, eventually, givenProject, givenRepo, removeWorkTrees, runJobOnCommit } from '../helpers/fixtures.js';
 import { ADMIN, basic, git, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -262,6 +262,15 @@ describe('audit log', () => {
     expect((await latest('mirror.update')).summary).toEqual({ before: { hasPassword: true }, after: { hasPassword: false } });
     expect((await server.call('DELETE', `/projects/${repo.id}/mirrors/${mirror.json}`)).status).toBe(200);
     expect(await latest('mirror.delete')).toMatchObject({ targetId: String(mirror.json) });
+
+    const built = await givenRepo(server, 'built', { files: { '.onedev-buildspec.yml': commandSpec({ name: 'CI', commands: ['true'] }) } });
+    const run = await runJobOnCommit(server, { projectId: built.id, commitHash: await built.head('main'), jobName: 'CI' });
+    expect(run.status, run.text).toBe(200);
+    await eventually(async () => ['SUCCESSFUL', 'FAILED'].includes((await server.call('GET', `/builds/${run.json}`)).json.status));
+    expect((await server.call('DELETE', `/builds/${run.json}`)).status).toBe(200);
+    row = await latest('build.delete');
+    expect(row).toMatchObject({ targetId: String(run.json), targetName: 'built#1', projectId: built.id });
+    expect(row.summary?.before).toMatchObject({ jobName: 'CI', refName: 'refs/heads/main' });
 
     const doomed = await givenProject(server, { name: 'doomed' });
     expect((await server.call('DELETE', `/projects/${doomed}`)).status).toBe(200);
