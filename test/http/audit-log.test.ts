@@ -198,6 +198,17 @@ describe('audit log', () => {
     expect(row).toMatchObject({ targetId: String(grant.json), targetName: 'carol on audited', projectId: repo.id });
     expect(row.summary?.after).toEqual({ project: 'audited', user: 'carol', role: 'Project Owner' });
 
+    const team = await server.call('POST', '/groups', { body: { name: 'team' } });
+    const groupGrant = await server.call('POST', '/group-authorizations', { body: { projectId: repo.id, groupId: team.json, roleId: 2 } });
+    expect(groupGrant.status, groupGrant.text).toBe(200);
+    expect((await server.call('POST', `/group-authorizations/${groupGrant.json}`, { body: { roleId: 3 } })).status).toBe(200);
+    row = await latest('groupAuthorization.update');
+    expect(row).toMatchObject({ targetName: 'team on audited', projectId: repo.id });
+    expect(row.summary).toEqual({
+      before: { project: 'audited', group: 'team', role: 'Code Writer' },
+      after: { project: 'audited', group: 'team', role: 'Code Reader' },
+    });
+
     const setting = (await server.call('GET', `/projects/${repo.id}/setting`)).json;
     const secretValue = 'job-Secret-value5';
     secrets.push(secretValue);
@@ -233,6 +244,10 @@ describe('audit log', () => {
     row = await latest('branch.delete');
     expect(row).toMatchObject({ targetType: 'branch', targetName: 'feature', projectId: repo.id, actorName: ADMIN.name });
     expect(row.summary?.before.commit).toMatch(/^[0-9a-f]{40}$/);
+
+    expect((await server.call('POST', `/repositories/${repo.id}/tags`, { body: { tagName: 'v1', revision: 'main' } })).status).toBe(200);
+    expect((await server.call('DELETE', `/repositories/${repo.id}/tags/v1`)).status).toBe(200);
+    expect(await latest('tag.delete')).toMatchObject({ targetType: 'tag', targetName: 'v1', projectId: repo.id });
 
     // a push deleting a branch: the pusher is the actor
     await repo.commitOn('pushed', { 'b.txt': 'b\n' }, 'pushed');
