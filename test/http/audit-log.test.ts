@@ -112,6 +112,27 @@ describe('audit log', () => {
     expect((await server.call('DELETE', `/ssh-keys/${key.json}`, { auth: aliceAuth })).status).toBe(200);
     expect(await latest('sshKey.delete')).toMatchObject({ targetId: String(key.json) });
 
+    // email addresses are managed on the pages
+    const admin = await signInByFetch(server, ADMIN.name, ADMIN.password);
+    const post = (url: string, fields: Record<string, string>) =>
+      fetch(`${server.url}${url}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: admin.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: admin.csrfToken, ...fields }).toString(),
+      });
+    expect((await post(`/~administration/users/${alice.id}/email-addresses`, { value: 'alice@work.example' })).status).toBe(303);
+    row = await latest('emailAddress.create');
+    expect(row).toMatchObject({ targetName: 'alice/alice@work.example', summary: { after: { owner: 'alice', value: 'alice@work.example' } } });
+    const addressId = row.targetId!;
+    expect((await post(`/~administration/users/${alice.id}/email-addresses/primary`, { id: addressId })).status).toBe(303);
+    expect((await latest('emailAddress.update')).summary).toEqual({ before: { primary: false }, after: { primary: true } });
+    const old = ((await server.call('GET', `/users/${alice.id}/email-addresses`)).json as { id: number; value: string }[]).find(
+      (e) => e.value === 'alice@example.com',
+    )!;
+    expect((await post(`/~administration/users/${alice.id}/email-addresses/delete`, { id: String(old.id) })).status).toBe(303);
+    expect(await latest('emailAddress.delete')).toMatchObject({ targetName: 'alice/alice@example.com' });
+
     const group = await server.call('POST', '/groups', { body: { name: 'auditors' } });
     expect(await latest('group.create')).toMatchObject({ targetId: String(group.json), targetName: 'auditors' });
     expect((await server.call('POST', `/groups/${group.json}`, { body: { administrator: true } })).status).toBe(200);
