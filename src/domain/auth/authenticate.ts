@@ -3,12 +3,11 @@ import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
 import { Forbidden, Unauthorized } from '../../errors.js';
 import { recordAudit } from '../audit/index.js';
-import { anonymous, ROOT_ID, SYSTEM_ID, type Actor, type ActorToken, type Client, type Context } from '../context.js';
+import { anonymous, ROOT_ID, SYSTEM_ID, type Actor, type ActorToken, type Client } from '../context.js';
 import { getSecuritySetting, type SecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
 import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
 import { accessTokenOwner, findUserRow, hashPassword, userBySignInName, verifyPassword } from '../users/index.js';
-import { createSession } from './sessions.js';
 import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
 import { hasSecondFactor } from './two-factor.js';
 
@@ -219,22 +218,6 @@ export async function authenticatePassword(db: Db, name: string, password: strin
     actor: { id: null, name },
   });
   throw new Unauthorized('Invalid credentials');
-}
-
-/**
- * Starts the web session of a sign-in whose credentials (and second factor, when the user has
- * one) were just checked, from `client` ({@link createSession}), and audits it as
- * `signIn.success` in the session's transaction (docs/audit-log.md#actions): the sign-in pages'
- * last step. Returns what {@link createSession} returns.
- */
-export async function startWebSession(ctx: Context, userId: number, client: Client): Promise<{ token: string; csrfToken: string; expireDate: number }> {
-  return ctx.db.transaction().execute(async (tx) => {
-    const session = await createSession(tx, userId, ctx.now(), client);
-    const user = await findUserRow(tx, userId);
-    const name = user?.name ?? String(userId);
-    await recordAudit(ctx, tx, { action: 'signIn.success', targetType: 'user', targetId: userId, targetName: name, actor: { id: userId, name } });
-    return session;
-  });
 }
 
 const bearerKey = (token: string) => `bearer:${hashToken(token)}`;

@@ -1,16 +1,8 @@
 /**
  * The door of the auth area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
-export {
-  actorOfUser,
-  authenticateBasic,
-  authenticateBearer,
-  CACHED_TABLES,
-  cachedBearerActor,
-  isPasswordOf,
-  signInFirstStep,
-  startWebSession,
-} from './authenticate.js';
+export { actorOfUser, authenticateBasic, authenticateBearer, CACHED_TABLES, cachedBearerActor, isPasswordOf, signInFirstStep } from './authenticate.js';
+export { startWebSession } from './web-sign-in.js';
 export { completeSecondStep, pendingSignIn, type PendingSignIn, SECOND_STEP_TTL_MS, startSecondStep } from './second-step.js';
 export {
   confirmTotp,
