@@ -70,6 +70,7 @@ const TABLE_OWNERS = {
   'diff-views': ['diffViewPreferences', 'viewedFiles'],
   'code-search': ['codeSearchProjects', 'codeSearchFiles', 'codeSearchSymbols'],
   processes: ['serverProcesses'],
+  audit: ['auditEvents'],
 };
 const QUERY_METHODS = 'selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin|mergeInto';
 const TABLE_HELPERS = 'loadRow|insertMissing|insertComment|queryByName|assertNameFree|namedEntity';

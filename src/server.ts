@@ -18,6 +18,8 @@ import { JournalWorker, recoverRefIntents } from './domain/journal/index.js';
 import { EventBus } from './domain/events.js';
 import { registerEventHandlers } from './domain/event-handlers.js';
 import { OutboxWorker } from './domain/outbox/index.js';
+import { AuditRetention } from './domain/audit/index.js';
+import { getAuditSetting } from './domain/settings/index.js';
 import { MirrorWorker } from './domain/mirrors/index.js';
 import { CodeIndexWorker } from './domain/code-search/index.js';
 import { MaintenanceWorker } from './domain/repositories/index.js';
@@ -55,7 +57,7 @@ export interface RunningServer {
  * git over SSH on `GITLOOM_SSH_PORT` unless it is 0 (src/ssh/server.ts), then runs
  * start-up recovery (src/domain/startup-recovery.ts, then the journal intents of
  * src/domain/journal/ref-journal.ts) and starts the journal worker, the build scheduler, the
- * outbox worker and the mirror worker. The process is in the registry of server processes
+ * outbox worker, the mirror worker and the audit log's retention (docs/audit-log.md#retention). The process is in the registry of server processes
  * (src/domain/processes/) from before it listens until it closed: its heartbeat loop starts
  * with the workers and, on PostgreSQL, repairs what processes found gone left. Warns when the job sandbox is off or unavailable. A database outage while it
  * runs is logged once when it starts and once when it ends (src/db/availability.ts); the process
@@ -121,6 +123,11 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
     const { journal, scheduler, outbox, mirrors, codeIndex, maintenance } = await startWorkers(services, running.log, metrics, containers, processes.id);
+    const auditRetention = new AuditRetention(services, {
+      retentionDays: async () => (await getAuditSetting(services)).retentionDays,
+      onError: (error) => running.log.error({ err: error }, 'audit log retention failed'),
+    });
+    auditRetention.start();
     processes.start(async () => {
       await repairLeftovers(services, (message) => running.log.warn(message), containers);
     });
@@ -142,6 +149,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         await scheduler.stop();
         await containers.close();
         await outbox.stop();
+        await auditRetention.stop();
         await events.idle();
         // last: nothing of this process is in flight any more
         await processes.stop();

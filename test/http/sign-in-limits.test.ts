@@ -135,7 +135,7 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
         .where('windowStart', '<=', later - SIGN_IN_WINDOW_MS)
         .execute();
     expect((await ended()).map((row) => row.subject)).toContain(`pair:#${alice.id}|198.51.100.1`);
-    const actor = await authenticatePassword(db, 'alice', alice.password, later, '198.51.100.1');
+    const actor = await authenticatePassword(db, 'alice', alice.password, later, { address: '198.51.100.1', userAgent: null });
     expect(actor.userId).toBe(alice.id);
     expect(await ended()).toEqual([]);
   });

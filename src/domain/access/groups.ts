@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { GroupTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
+import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { namedEntity } from '../query/index.js';
@@ -22,7 +23,7 @@ function validateGroupName(name: unknown): string {
   return name.trim();
 }
 
-const groups = namedEntity('Group', 'groups', { taken: 'Group', ignoringCase: true });
+const groups = namedEntity('Group', 'groups', { taken: 'Group', ignoringCase: true, auditType: 'group' });
 
 /** Loads a group or throws BadRequest — for references inside request bodies. */
 export async function referencedGroup(db: Db, groupId: number): Promise<GroupRow> {
@@ -86,7 +87,10 @@ export async function deleteGroup(ctx: Context, groupId: number): Promise<void> 
   if (places.length > 0) {
     throw new Conflict(`Group '${group.name}' is still being used in below places:\n${places.map((p) => `    -> ${p}`).join('\n')}`);
   }
-  await ctx.db.deleteFrom('groups').where('id', '=', groupId).execute();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('groups').where('id', '=', groupId).execute();
+    await recordAudit(ctx, tx, { action: 'group.delete', targetType: 'group', targetId: groupId, targetName: group.name, before: group });
+  });
 }
 
 /** The memberships of a group (administrators). */

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin } from '../actor.js';
@@ -19,14 +20,15 @@ export async function getMembership(ctx: Context, id: number) {
  */
 export async function createMembership(ctx: Context, data: { userId: number; groupId: number }): Promise<number> {
   requireAdmin(ctx.actor);
-  await referencedUser(ctx.db, data.userId);
-  await referencedGroup(ctx.db, data.groupId);
+  const user = await referencedUser(ctx.db, data.userId);
+  const group = await referencedGroup(ctx.db, data.groupId);
   const message = `User ${data.userId} is already a member of group ${data.groupId}`;
   return uniquely(message, () =>
     ctx.db.transaction().execute(async (tx) => {
       const existing = await tx.selectFrom('memberships').select('id').where('userId', '=', data.userId).where('groupId', '=', data.groupId).executeTakeFirst();
       if (existing) throw new Conflict(message);
       const { id } = await tx.insertInto('memberships').values(data).returning('id').executeTakeFirstOrThrow();
+      await recordAudit(ctx, tx, { ...membershipAudit(id, user.name, group.name), action: 'membership.create', after: { user: user.name, group: group.name } });
       return id;
     }),
   );
@@ -35,8 +37,18 @@ export async function createMembership(ctx: Context, data: { userId: number; gro
 /** Delete membership (administrators). */
 export async function deleteMembership(ctx: Context, id: number): Promise<void> {
   requireAdmin(ctx.actor);
-  await loadRow(ctx.db, 'memberships', id, 'Membership');
-  await ctx.db.deleteFrom('memberships').where('id', '=', id).execute();
+  const membership = await loadRow(ctx.db, 'memberships', id, 'Membership');
+  const user = await getUserRow(ctx.db, membership.userId);
+  const group = await referencedGroup(ctx.db, membership.groupId);
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('memberships').where('id', '=', id).execute();
+    await recordAudit(ctx, tx, { ...membershipAudit(id, user.name, group.name), action: 'membership.delete', before: { user: user.name, group: group.name } });
+  });
+}
+
+/** The target of a membership's audit rows (docs/audit-log.md#actions): named `<user> in <group>`, a group's administrator flag is what makes it matter. */
+function membershipAudit(id: number, user: string, group: string) {
+  return { targetType: 'membership', targetId: id, targetName: `${user} in ${group}` };
 }
 
 /** The memberships of a user (administrators only; docs/compatibility.md#users-endpoints). */

@@ -1,5 +1,6 @@
 import type { RoleRow } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
+import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import type { JobPrivilege } from '../projects/index.js';
 import { validatePatternSet } from '../pattern-sets.js';
@@ -84,7 +85,7 @@ function validateRoleName(name: unknown): string {
   return name.trim();
 }
 
-const roles = namedEntity('Role', 'roles', { taken: 'Role', ignoringCase: true });
+const roles = namedEntity('Role', 'roles', { taken: 'Role', ignoringCase: true, auditType: 'role' });
 
 function validateCodePrivilege(value: unknown): 'NONE' | 'READ' | 'WRITE' {
   if (value !== 'NONE' && value !== 'READ' && value !== 'WRITE') throw new BadRequest('codePrivilege must be one of NONE, READ, WRITE');
@@ -170,5 +171,6 @@ export async function deleteRole(ctx: Context, roleId: number): Promise<void> {
       throw new Conflict(`Role '${role.name}' is still being used in below places:\n${places.map((p) => `    -> ${p}`).join('\n')}`);
     }
     await tx.deleteFrom('roles').where('id', '=', roleId).execute();
+    await recordAudit(ctx, tx, { action: 'role.delete', targetType: 'role', targetId: roleId, targetName: role.name, before: role });
   });
 }

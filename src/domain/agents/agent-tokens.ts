@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentTokenRow } from '../../db/schema.js';
 import { requireAdmin } from '../actor.js';
+import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { decryptSecret, encryptSecret, secretKey } from '../projects/index.js';
@@ -36,12 +37,16 @@ function shown(ctx: Pick<Context, 'config'>, row: AgentTokenRow): AgentToken {
 export async function createAgentToken(ctx: Context): Promise<number> {
   requireAdmin(ctx.actor);
   const value = randomUUID();
-  const row = await ctx.db
-    .insertInto('agentTokens')
-    .values({ valueHash: hashToken(value), encryptedValue: encryptSecret(secretKey(ctx.config), value, AGENT_TOKEN), createDate: ctx.now() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+  return ctx.db.transaction().execute(async (tx) => {
+    const row = await tx
+      .insertInto('agentTokens')
+      .values({ valueHash: hashToken(value), encryptedValue: encryptSecret(secretKey(ctx.config), value, AGENT_TOKEN), createDate: ctx.now() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    // the token by id: its value never goes into the log
+    await recordAudit(ctx, tx, { action: 'agentToken.create', targetType: 'agentToken', targetId: row.id, targetName: `agent token ${row.id}` });
+    return row.id;
+  });
 }
 
 /** Get (GET `/~api/agent-tokens/{id}`): administrators only; NotFound `Agent token not found: <id>`. */
@@ -67,16 +72,19 @@ export async function queryAgentTokens(ctx: Context, value: string | undefined, 
  * Deletes token `tokenId` and, through the foreign key, its agent with its attributes and job
  * tokens, in one transaction that first tells the other areas the agent goes (`agentsDeleting`:
  * the builds it ran forget it, as OneDev's `removeReferences` does). A connected agent's next
- * call is refused: its token is gone.
+ * call is refused: its token is gone. Audited as `agent.delete` for each agent and
+ * `agentToken.delete` (docs/audit-log.md#actions).
  *
  * @throws NotFound `Agent token not found: <id>`.
  */
 export async function deleteTokenAndAgent(ctx: Context, tokenId: number): Promise<void> {
   await loadRow(ctx.db, 'agentTokens', tokenId, 'Agent token');
   await ctx.db.transaction().execute(async (tx) => {
-    const agentIds = (await tx.selectFrom('agents').select('id').where('tokenId', '=', tokenId).execute()).map((a) => a.id);
-    if (agentIds.length > 0) await ctx.events.dispatchInTransaction('agentsDeleting', { db: tx, agentIds });
+    const agents = await tx.selectFrom('agents').select(['id', 'name']).where('tokenId', '=', tokenId).execute();
+    if (agents.length > 0) await ctx.events.dispatchInTransaction('agentsDeleting', { db: tx, agentIds: agents.map((a) => a.id) });
     await tx.deleteFrom('agentTokens').where('id', '=', tokenId).execute();
+    for (const agent of agents) await recordAudit(ctx, tx, { action: 'agent.delete', targetType: 'agent', targetId: agent.id, targetName: agent.name });
+    await recordAudit(ctx, tx, { action: 'agentToken.delete', targetType: 'agentToken', targetId: tokenId, targetName: `agent token ${tokenId}` });
   });
 }
 

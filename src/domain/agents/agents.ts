@@ -8,6 +8,7 @@
 import type { AgentRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import { requireAdmin } from '../actor.js';
+import { auditChanges, recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { selectAgents } from './agent-query.js';
@@ -102,8 +103,16 @@ export async function updateAgentAttributes(ctx: Context, agentId: number, attri
   checkAgentAttributes(attributes);
   const rows = Object.entries(attributes).map(([name, value]) => ({ agentId, name, value }));
   await ctx.db.transaction().execute(async (tx) => {
+    const before = await tx.selectFrom('agentAttributes').select(['name', 'value']).where('agentId', '=', agentId).execute();
     await tx.deleteFrom('agentAttributes').where('agentId', '=', agentId).execute();
     if (rows.length > 0) await tx.insertInto('agentAttributes').values(rows).execute();
+    await recordAudit(ctx, tx, {
+      action: 'agent.updateAttributes',
+      targetType: 'agent',
+      targetId: agentId,
+      targetName: agent.name,
+      ...auditChanges(Object.fromEntries(before.map((a) => [a.name, a.value])), { ...attributes }),
+    });
   });
 }
 
@@ -112,12 +121,15 @@ export async function updateAgentAttributes(ctx: Context, agentId: number, attri
  * agent is given no new job; its running ones go on. Administrators only; NotFound for an unknown agent.
  */
 export async function setAgentPaused(ctx: Context, agentId: number, paused: boolean): Promise<void> {
-  await loadAgent(ctx, agentId);
-  await ctx.db
-    .updateTable('agents')
-    .set({ paused: paused ? 1 : 0 })
-    .where('id', '=', agentId)
-    .execute();
+  const agent = await loadAgent(ctx, agentId);
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('agents')
+      .set({ paused: paused ? 1 : 0 })
+      .where('id', '=', agentId)
+      .execute();
+    await recordAudit(ctx, tx, { action: paused ? 'agent.pause' : 'agent.resume', targetType: 'agent', targetId: agentId, targetName: agent.name });
+  });
 }
 
 /**

@@ -33,7 +33,7 @@ export interface AuditEvent {
  * @param ctx the acting context (actor, client address, clock).
  * @param db the transaction of the change (or `ctx.db` for a change that is this row alone).
  */
-export async function recordAudit(ctx: Context, db: Db, event: AuditEvent): Promise<void> {
+export async function recordAudit(ctx: Pick<Context, 'actor' | 'now' | 'client'>, db: Db, event: AuditEvent): Promise<void> {
   const actor = event.actor ?? (ctx.actor.userId === ANONYMOUS_ID ? { id: null, name: '' } : { id: ctx.actor.userId, name: ctx.actor.name });
   const summary = event.before === undefined && event.after === undefined ? null : JSON.stringify({ before: event.before, after: event.after });
   await db
@@ -52,4 +52,22 @@ export async function recordAudit(ctx: Context, db: Db, event: AuditEvent): Prom
       summary,
     })
     .execute();
+}
+
+/**
+ * The fields of two versions of a record that differ, for an audit summary: `{ before, after }`
+ * holding only those fields (compared as JSON), e.g. `auditChanges({a: 1, b: 2}, {a: 1, b: 3})`
+ * is `{ before: { b: 2 }, after: { b: 3 } }`. Leave secret fields out of both arguments.
+ */
+export function auditChanges(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): { before: Record<string, unknown>; after: Record<string, unknown> } {
+  const changed = { before: {} as Record<string, unknown>, after: {} as Record<string, unknown> };
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
+    changed.before[key] = before[key];
+    changed.after[key] = after[key];
+  }
+  return changed;
 }

@@ -2,7 +2,8 @@ import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
 import { Forbidden, Unauthorized } from '../../errors.js';
-import { ROOT_ID, SYSTEM_ID, type Actor, type ActorToken } from '../context.js';
+import { recordAudit } from '../audit/index.js';
+import { anonymous, ROOT_ID, SYSTEM_ID, type Actor, type ActorToken, type Client } from '../context.js';
 import { getSecuritySetting, type SecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
 import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
@@ -146,9 +147,10 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
  * A user with a second factor may not use their password here (docs/security.md#two-factor-authentication):
  * Unauthorized with code `GITLOOM_ERR_TWO_FACTOR_REQUIRED`, pointing to access tokens.
  * Returns the caller's actor (see {@link buildActor}); throws Unauthorized('Invalid
- * credentials') or TooManyRequests.
+ * credentials') or TooManyRequests. `client` is the caller's address and user agent.
  */
-export async function authenticateBasic(db: Db, name: string, secret: string, now: number, clientAddress: string): Promise<Actor> {
+export async function authenticateBasic(db: Db, name: string, secret: string, now: number, client: Client): Promise<Actor> {
+  const clientAddress = client.address;
   const key = `basic:${hash('sha256', `${name}\0${secret}`, 'hex')}`;
   return cachedActor(
     db,
@@ -157,7 +159,7 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
     async () => {
       const byToken = await actorByToken(db, secret, now);
       if (byToken !== null) return byToken;
-      const actor = await authenticatePassword(db, name, secret, now, clientAddress);
+      const actor = await authenticatePassword(db, name, secret, now, client);
       if (await hasSecondFactor(db, actor.userId)) throw passwordRefused();
       return { actor, expireDate: null, viaPassword: true };
     },
@@ -176,14 +178,18 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
  * doubling to 8 s) before its password is checked — unless the password is one this process
  * verified in the last 5 minutes (no guess). An unknown name is limited and costs the same
  * scrypt verification as a known one.
+ * A wrong password or unknown name is audited as `signIn.failure` (docs/audit-log.md#actions),
+ * naming the login tried and, when it names a user, that user as the target; a refusal by the
+ * limits is not (it checked no password).
  *
  * @param now epoch ms.
- * @param clientAddress the caller's IP address as the server sees it.
+ * @param client the caller's IP address as the server sees it, and its user agent.
  * @returns the user's actor (see {@link buildActor}).
  * @throws TooManyRequests while a limit holds (or too many attempts on the account wait);
  *   Unauthorized('Invalid credentials') otherwise.
  */
-export async function authenticatePassword(db: Db, name: string, password: string, now: number, clientAddress: string): Promise<Actor> {
+export async function authenticatePassword(db: Db, name: string, password: string, now: number, client: Client): Promise<Actor> {
+  const clientAddress = client.address;
   const login = name.toLowerCase();
   // no user's name or email holds a NUL (and PostgreSQL text cannot even compare one)
   const [user, security] = await Promise.all([login.includes('\0') ? undefined : userBySignInName(db, login), getSecuritySetting({ db })]);
@@ -204,6 +210,13 @@ export async function authenticatePassword(db: Db, name: string, password: strin
   } else {
     await verifyPassword(password, await dummyPasswordHash());
   }
+  await recordAudit({ actor: anonymous, now: () => now, client }, db, {
+    action: 'signIn.failure',
+    targetType: 'user',
+    targetId: user?.id ?? null,
+    targetName: user?.name ?? name,
+    actor: { id: null, name },
+  });
   throw new Unauthorized('Invalid credentials');
 }
 
@@ -297,13 +310,7 @@ const passwordRefused = () =>
  * @throws Unauthorized('Invalid credentials') or TooManyRequests; Forbidden for a read-only or
  *   project-limited access token.
  */
-export async function signInFirstStep(
-  db: Db,
-  name: string,
-  secret: string,
-  now: number,
-  clientAddress: string,
-): Promise<{ userId: number; secondStep: boolean }> {
+export async function signInFirstStep(db: Db, name: string, secret: string, now: number, client: Client): Promise<{ userId: number; secondStep: boolean }> {
   const byToken = await actorByToken(db, secret, now);
   if (byToken !== null) {
     // a session carries every right of its user: a limited access token opens none (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
@@ -311,7 +318,7 @@ export async function signInFirstStep(
     if (token?.readOnly || token?.projectIds) throw new Forbidden('A read-only or project-limited access token cannot sign in to the pages');
     return { userId: byToken.actor.userId, secondStep: false };
   }
-  const actor = await authenticatePassword(db, name, secret, now, clientAddress);
+  const actor = await authenticatePassword(db, name, secret, now, client);
   return { userId: actor.userId, secondStep: await hasSecondFactor(db, actor.userId) };
 }
 
@@ -320,9 +327,9 @@ export async function signInFirstStep(
  * count a wrong one; TooManyRequests while they hold): for pages that ask the signed-in user for
  * their password again (a password change, turning two-factor authentication off).
  */
-export async function isPasswordOf(db: Db, name: string, password: string, now: number, clientAddress: string): Promise<boolean> {
+export async function isPasswordOf(db: Db, name: string, password: string, now: number, client: Client): Promise<boolean> {
   try {
-    await authenticatePassword(db, name, password, now, clientAddress);
+    await authenticatePassword(db, name, password, now, client);
     return true;
   } catch (error) {
     if (error instanceof Unauthorized) return false;

@@ -2,6 +2,7 @@
  * The door of the auth area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
 export { actorOfUser, authenticateBasic, authenticateBearer, CACHED_TABLES, cachedBearerActor, isPasswordOf, signInFirstStep } from './authenticate.js';
+export { startWebSession } from './web-sign-in.js';
 export { completeSecondStep, pendingSignIn, type PendingSignIn, SECOND_STEP_TTL_MS, startSecondStep } from './second-step.js';
 export {
   confirmTotp,
@@ -18,5 +19,5 @@ export {
   twoFactorState,
   type TwoFactorState,
 } from './two-factor.js';
-export { createSession, endSession, endSessionById, endUserSessions, findSession, listSessions, type SessionInfo } from './sessions.js';
+export { endSession, endSessionById, endUserSessions, findSession, listSessions, type SessionInfo } from './sessions.js';
 export { noteTokenUse } from './credential-uses.js';

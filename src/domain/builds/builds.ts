@@ -8,6 +8,7 @@ import type { BuildRow, ProjectRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { parseIntegerValue, QuerySyntaxError } from '../../query/index.js';
 import { revList } from '../../git/commits.js';
+import { recordAudit } from '../audit/index.js';
 import { uniquely } from '../unique.js';
 import { ANONYMOUS_ID, UNKNOWN_ID, type Context } from '../context.js';
 import { reassignAuthor } from '../entities.js';
@@ -112,12 +113,23 @@ export async function getBuildDependences(ctx: Context, buildId: number, side: '
 
 /**
  * Delete (docs/compatibility.md#builds-endpoints): ManageJob; cascades to params, labels and dependences; removes the storage dir.
+ * Audited as `build.delete` (docs/audit-log.md#actions).
  * A running execution notices the missing row and stops.
  */
 export async function deleteBuild(ctx: Context, buildId: number): Promise<void> {
   requireUser(ctx.actor);
-  const { build } = await loadBuild(ctx, buildId, 'manageJob');
-  await ctx.db.deleteFrom('builds').where('id', '=', buildId).execute();
+  const { build, project } = await loadBuild(ctx, buildId, 'manageJob');
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('builds').where('id', '=', buildId).execute();
+    await recordAudit(ctx, tx, {
+      action: 'build.delete',
+      targetType: 'build',
+      targetId: buildId,
+      targetName: `${project.path}#${build.number}`,
+      projectId: build.projectId,
+      before: { jobName: build.jobName, status: build.status, refName: build.refName, commitHash: build.commitHash },
+    });
+  });
   await removeBuildStorage(ctx.config, build);
 }
 

@@ -99,6 +99,7 @@ export async function journalPushIntents(ctx: Context, projectId: number, userId
  *
  * @param userId the pusher; null for a change found in git afterwards (restore's reconciliation).
  * @param intents what the pre-receive hook of the same push wrote (empty when unknown).
+ * @param confirm runs in the same transaction (the push's audit rows, docs/audit-log.md#actions).
  */
 export async function journalPush(
   ctx: Context,
@@ -106,6 +107,7 @@ export async function journalPush(
   userId: number | null,
   updates: readonly PushedUpdate[],
   intents: readonly PushIntent[] = [],
+  confirm?: (tx: Db) => Promise<void>,
 ): Promise<void> {
   if (updates.length === 0) return;
   const changes = updates.map(changeOfUpdate);
@@ -151,6 +153,7 @@ export async function journalPush(
         )
         .where('appliedDate', 'is', null)
         .execute();
+    await confirm?.(tx);
     await announce(tx, JOURNAL_TOPIC);
   });
   wakeWorker(ctx);

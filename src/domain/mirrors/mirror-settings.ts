@@ -7,6 +7,7 @@ import type { RepositoryMirrorRow } from '../../db/schema.js';
 import { deleteRefsUnder } from '../../git/remotes.js';
 import { listRefs } from '../../git/repository.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { auditChanges, recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../unique.js';
@@ -108,6 +109,23 @@ async function mergedSettings(ctx: Context, input: MirrorInput, stored: Reposito
   return { direction, url, userName, password: sealed, intervalMinutes, enabled: enabled ? 1 : 0 };
 }
 
+/** The target of a mirror's audit rows (docs/audit-log.md#actions). */
+function mirrorAudit(projectPath: string, projectId: number, mirrorId: number) {
+  return { targetType: 'mirror', targetId: mirrorId, targetName: `${projectPath}:mirror ${mirrorId}`, projectId };
+}
+
+/** A mirror's settings as an audit row holds them: whether it has a password, never the password. */
+function mirrorOutline(m: Pick<RepositoryMirrorRow, 'direction' | 'url' | 'userName' | 'password' | 'intervalMinutes' | 'enabled'>) {
+  return {
+    direction: m.direction,
+    url: m.url,
+    userName: m.userName,
+    hasPassword: m.password !== null,
+    intervalMinutes: m.intervalMinutes,
+    enabled: m.enabled === 1,
+  };
+}
+
 async function mirrorRow(ctx: Context, projectId: number, mirrorId: number): Promise<RepositoryMirrorRow> {
   const row = await ctx.db.selectFrom('repositoryMirrors').selectAll().where('id', '=', mirrorId).where('projectId', '=', projectId).executeTakeFirst();
   if (!row) throw new NotFound(`Mirror not found: ${mirrorId}`);
@@ -152,27 +170,31 @@ async function checkRoom(ctx: Context, projectId: number, direction: MirrorDirec
  * @throws BadRequest (`GITLOOM_ERR_MIRROR_URL`, `GITLOOM_ERR_MIRROR_VALUE`); Conflict (`GITLOOM_ERR_MIRROR_CONFLICT`).
  */
 export async function createMirror(ctx: Context, projectId: number, input: MirrorInput): Promise<number> {
-  await loadProjectWith(ctx, projectId, 'manage');
+  const { project } = await loadProjectWith(ctx, projectId, 'manage');
   const settings = await mergedSettings(ctx, input, null);
   await checkRoom(ctx, projectId, settings.direction);
   const now = ctx.now();
   try {
-    const row = await ctx.db
-      .insertInto('repositoryMirrors')
-      .values({
-        projectId,
-        ...settings,
-        createDate: now,
-        nextAttemptDate: now,
-        pendingDate: settings.direction === 'PUSH' ? now : null,
-        lastAttemptDate: null,
-        lastSuccessDate: null,
-        lastError: null,
-        leaseOwner: null,
-        leaseExpires: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const row = await ctx.db.transaction().execute(async (tx) => {
+      const created = await tx
+        .insertInto('repositoryMirrors')
+        .values({
+          projectId,
+          ...settings,
+          createDate: now,
+          nextAttemptDate: now,
+          pendingDate: settings.direction === 'PUSH' ? now : null,
+          lastAttemptDate: null,
+          lastSuccessDate: null,
+          lastError: null,
+          leaseOwner: null,
+          leaseExpires: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await recordAudit(ctx, tx, { ...mirrorAudit(project.path, projectId, created.id), action: 'mirror.create', after: mirrorOutline(settings) });
+      return created;
+    });
     await mirrorDue(ctx, row.id);
     return row.id;
   } catch (error) {
@@ -190,15 +212,19 @@ export async function createMirror(ctx: Context, projectId: number, input: Mirro
  * @throws as {@link createMirror}; NotFound for a mirror of another project.
  */
 export async function updateMirror(ctx: Context, projectId: number, mirrorId: number, input: MirrorInput): Promise<void> {
-  await loadProjectWith(ctx, projectId, 'manage');
+  const { project } = await loadProjectWith(ctx, projectId, 'manage');
   const stored = await mirrorRow(ctx, projectId, mirrorId);
   const settings = await mergedSettings(ctx, input, stored);
   const now = ctx.now();
-  await ctx.db
-    .updateTable('repositoryMirrors')
-    .set({ ...settings, failureCount: 0, nextAttemptDate: now, pendingDate: stored.direction === 'PUSH' ? now : null })
-    .where('id', '=', mirrorId)
-    .execute();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('repositoryMirrors')
+      .set({ ...settings, failureCount: 0, nextAttemptDate: now, pendingDate: stored.direction === 'PUSH' ? now : null })
+      .where('id', '=', mirrorId)
+      .execute();
+    const changes = auditChanges(mirrorOutline(stored), mirrorOutline(settings));
+    await recordAudit(ctx, tx, { ...mirrorAudit(project.path, projectId, mirrorId), action: 'mirror.update', ...changes });
+  });
   await mirrorDue(ctx, mirrorId);
 }
 
@@ -207,9 +233,12 @@ export async function updateMirror(ctx: Context, projectId: number, mirrorId: nu
  * taken again. A pull mirror's staging refs a crashed sync may have left go with it.
  */
 export async function deleteMirror(ctx: Context, projectId: number, mirrorId: number): Promise<void> {
-  await loadProjectWith(ctx, projectId, 'manage');
+  const { project } = await loadProjectWith(ctx, projectId, 'manage');
   const row = await mirrorRow(ctx, projectId, mirrorId);
-  await ctx.db.deleteFrom('repositoryMirrors').where('id', '=', mirrorId).execute();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('repositoryMirrors').where('id', '=', mirrorId).execute();
+    await recordAudit(ctx, tx, { ...mirrorAudit(project.path, projectId, mirrorId), action: 'mirror.delete', before: mirrorOutline(row) });
+  });
   if (row.direction === 'PULL') await deleteRefsUnder(ctx.repoPath(projectId), stagingPrefix(mirrorId));
 }
 

@@ -6,6 +6,7 @@ import { loadRow } from '../entities.js';
 import { loadProjectWith } from './permissions.js';
 import { requireAdmin } from '../actor.js';
 import { getGroup, referencedGroup, referencedRole, referencedUser } from '../access/index.js';
+import { recordAudit } from '../audit/index.js';
 import { uniquely } from '../unique.js';
 import { getUserRow } from '../users/index.js';
 
@@ -88,7 +89,31 @@ async function getAuthorization<K extends AuthorizationKind>(ctx: Context, kind:
   return row;
 }
 
-async function saveAuthorization(ctx: Context, kind: AuthorizationKind, id: number | null, grant: Grant): Promise<number> {
+/** A grant as an audit row names it (docs/audit-log.md#actions): the project's path, the user's or group's name, the role's name. */
+async function describeGrant(db: Db, kind: AuthorizationKind, grant: Grant): Promise<Record<string, string>> {
+  const project = await db.selectFrom('projects').select('path').where('id', '=', grant.projectId).executeTakeFirst();
+  const subject = await KINDS[kind].referenced(db, grant.subjectId);
+  const role = await referencedRole(db, grant.roleId);
+  return { project: project?.path ?? String(grant.projectId), [kind]: subject.name, role: role.name };
+}
+
+/** Records an authorization's change in `tx` as `<kind>Authorization.<verb>`, on the project of `grant` (or of `before` for a deletion). */
+async function auditGrant(ctx: Context, tx: Db, kind: AuthorizationKind, verb: string, id: number, before: Grant | null, after: Grant | null): Promise<void> {
+  const was = before && (await describeGrant(tx, kind, before));
+  const is = after && (await describeGrant(tx, kind, after));
+  const named = (is ?? was)!;
+  await recordAudit(ctx, tx, {
+    action: `${kind}Authorization.${verb}`,
+    targetType: `${kind}Authorization`,
+    targetId: id,
+    targetName: `${named[kind]} on ${named.project}`,
+    projectId: (after ?? before)!.projectId,
+    ...(was && { before: was }),
+    ...(is && { after: is }),
+  });
+}
+
+async function saveAuthorization(ctx: Context, kind: AuthorizationKind, id: number | null, grant: Grant, previous: Grant | null = null): Promise<number> {
   const { table, subject, subjectLabel, referenced } = KINDS[kind];
   await authorizeGrant(ctx, kind, grant.projectId);
   await referenced(ctx.db, grant.subjectId);
@@ -103,22 +128,30 @@ async function saveAuthorization(ctx: Context, kind: AuthorizationKind, id: numb
       if (await clash.executeTakeFirst()) throw new Conflict(message);
       if (id !== null) {
         await tx.updateTable(table).set(values).where('id', '=', id).execute();
+        await auditGrant(ctx, tx as unknown as Db, kind, 'update', id, previous, grant);
         return id;
       }
-      return (await tx.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()).id;
+      const created = (await tx.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()).id;
+      await auditGrant(ctx, tx as unknown as Db, kind, 'create', created, null, grant);
+      return created;
     }),
   );
 }
 
 async function updateAuthorization(ctx: Context, kind: AuthorizationKind, id: number, patch: Partial<Grant>): Promise<void> {
   const row = (await getAuthorization(ctx, kind, id)) as Selectable<AuthorizationTable>;
-  const subjectId = patch.subjectId ?? row[KINDS[kind].subject]!;
-  await saveAuthorization(ctx, kind, id, { projectId: patch.projectId ?? row.projectId, subjectId, roleId: patch.roleId ?? row.roleId });
+  const previous = { projectId: row.projectId, subjectId: row[KINDS[kind].subject]!, roleId: row.roleId };
+  const grant = { projectId: patch.projectId ?? row.projectId, subjectId: patch.subjectId ?? previous.subjectId, roleId: patch.roleId ?? row.roleId };
+  await saveAuthorization(ctx, kind, id, grant, previous);
 }
 
 async function deleteAuthorization(ctx: Context, kind: AuthorizationKind, id: number): Promise<void> {
-  await getAuthorization(ctx, kind, id);
-  await ctx.db.deleteFrom(KINDS[kind].table).where('id', '=', id).execute();
+  const row = (await getAuthorization(ctx, kind, id)) as Selectable<AuthorizationTable>;
+  const grant = { projectId: row.projectId, subjectId: row[KINDS[kind].subject]!, roleId: row.roleId };
+  await ctx.db.transaction().execute(async (tx) => {
+    await auditGrant(ctx, tx, kind, 'delete', id, grant, null);
+    await tx.deleteFrom(KINDS[kind].table).where('id', '=', id).execute();
+  });
 }
 
 /** Get a user authorization: manage permission on its project (404 when the project is invisible). */

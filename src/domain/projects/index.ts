@@ -83,6 +83,7 @@ export {
   recordRefsUpdated,
   updateProject,
 } from './projects.js';
+export { projectAuditEvents } from './audit.js';
 export { authorizeRepository } from './repository-access.js';
 export { requiredJobs } from './required-jobs.js';
 export { decryptSecret, encryptSecret, isEncryptedSecret, secretKey } from './secret-encryption.js';

@@ -12,6 +12,7 @@ import type { Db } from '../../db/database.js';
 import type { ErrorCode } from '../../error-codes.js';
 import { BadRequest } from '../../errors.js';
 import { checkPatternLength, QuerySyntaxError, UserPatternError } from '../../query/index.js';
+import type { AuditEvent } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { type JobMatch, namesIn, parseJobMatch, patternsIn } from '../query/index.js';
 import { ancestorSettings } from './ancestor-settings.js';
@@ -86,6 +87,39 @@ export async function encryptPlaintextJobSecrets(db: Db, key: Buffer): Promise<n
     rewritten += Number(done.numUpdatedRows);
   }
   return rewritten;
+}
+
+/**
+ * The audit rows of a change of a project's job secrets (docs/audit-log.md#actions):
+ * `jobSecret.create`, `jobSecret.update` and `jobSecret.delete` by secret name, between the
+ * setting `before` (values revealed) and `after` (values in plain text, as given). A row holds the
+ * secret's name, branches, authorization and archived flag, and for an update whether the value
+ * changed — never a value.
+ */
+export function jobSecretAudits(before: Record<string, unknown>, after: Record<string, unknown>): AuditEvent[] {
+  const byName = (setting: Record<string, unknown>) =>
+    new Map((secretsOf(setting) ?? []).filter((x) => typeof x === 'object' && x !== null && typeof x.name === 'string').map((x) => [x.name as string, x]));
+  const outline = ({ name, authorizedBranches = null, authorization = null, archived = false }: StoredSecret) => ({
+    name,
+    authorizedBranches,
+    authorization,
+    archived,
+  });
+  const [was, is] = [byName(before), byName(after)];
+  const events: AuditEvent[] = [];
+  const target = (name: string) => ({ targetType: 'jobSecret', targetName: name });
+  for (const [name, secret] of is) {
+    const old = was.get(name);
+    if (!old) {
+      events.push({ ...target(name), action: 'jobSecret.create', after: outline(secret) });
+      continue;
+    }
+    const valueChanged = old.value !== secret.value;
+    if (!valueChanged && JSON.stringify(outline(old)) === JSON.stringify(outline(secret))) continue;
+    events.push({ ...target(name), action: 'jobSecret.update', before: outline(old), after: { ...outline(secret), valueChanged } });
+  }
+  for (const [name, secret] of was) if (!is.has(name)) events.push({ ...target(name), action: 'jobSecret.delete', before: outline(secret) });
+  return events;
 }
 
 /** A secret's definition in force for a project: the nearest non-archived one of its name. */

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { LabelSpecTable } from '../../db/schema.js';
 import { BadRequest, Conflict } from '../../errors.js';
 import { namedEntity } from '../query/index.js';
+import { recordAudit } from '../audit/index.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
@@ -28,7 +29,7 @@ function validateColor(color: unknown): string {
   return color;
 }
 
-const labelSpecs = namedEntity('Label spec', 'labelSpecs', { taken: 'Label', ignoringCase: false });
+const labelSpecs = namedEntity('Label spec', 'labelSpecs', { taken: 'Label', ignoringCase: false, auditType: 'labelSpec' });
 
 /** Get label spec (administrators). */
 export async function getLabelSpec(ctx: Context, id: number): Promise<LabelSpecRow> {
@@ -78,6 +79,7 @@ export async function deleteLabelSpec(ctx: Context, id: number): Promise<void> {
     }
     if (uses.length > 0) throw new Conflict(`Label '${spec.name}' is still being used in below places:\n${uses.map((u) => `    -> ${u}`).join('\n')}`);
     await tx.deleteFrom('labelSpecs').where('id', '=', id).execute();
+    await recordAudit(ctx, tx, { action: 'labelSpec.delete', targetType: 'labelSpec', targetId: id, targetName: spec.name, before: spec });
   });
 }
 

@@ -8,6 +8,7 @@ import { initBareRepository, readCommits } from '../../git/repository.js';
 import { OWNER_ROLE_ID, type Context } from '../context.js';
 import { ancestorPaths, loadProjectWith, projectPermissions } from './permissions.js';
 import { deny, requireUser } from '../actor.js';
+import { auditChanges, recordAudit } from '../audit/index.js';
 import { isUniqueViolation } from '../unique.js';
 import { populateFork } from './forks.js';
 import { roleExists } from '../access/index.js';
@@ -193,6 +194,15 @@ export async function createProject(ctx: Context, data: ProjectData): Promise<nu
         .returning('id')
         .executeTakeFirstOrThrow();
       await tx.insertInto('userAuthorizations').values({ projectId: id, userId: creatorId, roleId: OWNER_ROLE_ID }).execute();
+      const path = parent ? `${parent.path}/${name}` : name;
+      await recordAudit(ctx, tx, {
+        action: 'project.create',
+        targetType: 'project',
+        targetId: id,
+        targetName: path,
+        projectId: id,
+        after: { path, forkedFromId: data.forkedFromId ?? null },
+      });
       createdPath = ctx.repoPath(id);
       await initBareRepository(createdPath);
       if (data.forkedFromId != null) await populateFork({ ...ctx, db: tx }, data.forkedFromId, createdPath);
@@ -253,6 +263,16 @@ export async function updateProject(ctx: Context, projectId: number, patch: Proj
         })
         .where('id', '=', project.id)
         .execute();
+      const { id: _id, lastActivityDate: _a, lastCommitDate: _c, setting: _s, ...before } = project;
+      const { id: _id2, lastActivityDate: _a2, lastCommitDate: _c2, setting: _s2, ...after } = await getProjectRow(tx, project.id);
+      await recordAudit(ctx, tx, {
+        action: 'project.update',
+        targetType: 'project',
+        targetId: project.id,
+        targetName: newPath,
+        projectId: project.id,
+        ...auditChanges(before, after),
+      });
       if (newPath !== project.path) {
         const prefix = `${project.path}/`;
         await tx
@@ -289,6 +309,15 @@ export async function deleteProject(ctx: Context, projectId: number): Promise<vo
   await ctx.db.transaction().execute(async (tx) => {
     await ctx.events.dispatchInTransaction('projectsDeleting', { db: tx, projectIds: ids, userId: ctx.actor.userId, date: now, afterCommit });
     for (const id of ids) await tx.deleteFrom('projects').where('id', '=', id).execute();
+    const paths = subtree.map((p) => p.path);
+    await recordAudit(ctx, tx, {
+      action: 'project.delete',
+      targetType: 'project',
+      targetId: project.id,
+      targetName: project.path,
+      projectId: project.id,
+      before: { paths },
+    });
   });
   for (const step of afterCommit) await step();
   await Promise.all(ids.map((id) => fs.rm(ctx.repoPath(id), { recursive: true, force: true })));

@@ -3,7 +3,8 @@ import type { ProjectRow } from '../../db/schema.js';
 import { BadRequest } from '../../errors.js';
 import { uniquely } from '../unique.js';
 import { secretKey } from './secret-encryption.js';
-import { revealJobSecrets, sealJobSecrets, validateJobSecrets } from './job-secrets.js';
+import { jobSecretAudits, revealJobSecrets, sealJobSecrets, validateJobSecrets } from './job-secrets.js';
+import { auditChanges, recordAudit, type AuditEvent } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { normalizeWebHooks } from './webhook-settings.js';
 import { loadProjectWith } from './permissions.js';
@@ -188,7 +189,41 @@ export async function updateProjectSetting(ctx: Context, projectId: number, body
   setting.branchProtections.forEach((p, i) => validateBranchProtectionRules(p, `branchProtections[${i}]`));
   setting.tagProtections.forEach((p, i) => validateTagProtectionRules(p, `tagProtections[${i}]`));
   await validateJobSecrets(ctx.db, setting);
-  await saveSetting(ctx.db, project.id, sealJobSecrets(setting, secretKey(ctx.config)));
+  const revealed = revealJobSecrets(previous, secretKey(ctx.config));
+  await ctx.db.transaction().execute(async (tx) => {
+    await saveSetting(tx, project.id, sealJobSecrets(setting, secretKey(ctx.config)));
+    for (const event of settingAudits(revealed, setting)) {
+      await recordAudit(ctx, tx, { ...event, targetId: project.id, targetName: `${project.path}:${event.targetName}`, projectId: project.id });
+    }
+  });
+}
+
+/** The parts of a setting audited on their own; the rest is `projectSetting.update`. */
+const AUDITED_PARTS = ['branchProtections', 'tagProtections', 'webHooks'] as const;
+
+/**
+ * The audit rows of a change of a project's setting (docs/audit-log.md#actions), between `before`
+ * and `after` (job secret values in plain text in both, so changes are seen; they are never in a
+ * row): `branchProtections.update`, `tagProtections.update`, `webHooks.update` (without their
+ * secrets) with the list before and after, the job secrets' rows (src/domain/projects/job-secrets.ts),
+ * and `projectSetting.update` with the other parts that changed. Target names are the part's.
+ */
+function settingAudits(before: Record<string, unknown>, after: Record<string, unknown>): AuditEvent[] {
+  const events: AuditEvent[] = [];
+  const hooks = (value: unknown) => (Array.isArray(value) ? value.map(({ secret: _secret, ...hook }: Record<string, unknown>) => hook) : value);
+  for (const part of AUDITED_PARTS) {
+    const [was, is] = part === 'webHooks' ? [hooks(before[part]), hooks(after[part])] : [before[part], after[part]];
+    if (JSON.stringify(was) !== JSON.stringify(is)) events.push({ action: `${part}.update`, targetType: part, targetName: part, before: was, after: is });
+  }
+  events.push(...jobSecretAudits(before, after));
+  const rest = (setting: Record<string, unknown>) => {
+    const { branchProtections: _b, tagProtections: _t, webHooks: _w, contributedSettings: _c, buildSetting, ...others } = setting;
+    const { jobSecrets: _s, ...build } = (buildSetting ?? {}) as Record<string, unknown>;
+    return { ...others, buildSetting: build };
+  };
+  const changes = auditChanges(rest(before), rest(after));
+  if (Object.keys(changes.after).length > 0) events.push({ action: 'projectSetting.update', targetType: 'projectSetting', targetName: 'setting', ...changes });
+  return events;
 }
 
 async function saveSetting(db: Db, projectId: number, setting: ProjectSetting): Promise<void> {

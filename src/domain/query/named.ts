@@ -5,6 +5,7 @@ import { Conflict } from '../../errors.js';
 import { wildcardToLike } from '../../query/index.js';
 import { requireAdmin } from '../actor.js';
 import type { Context } from '../context.js';
+import { auditChanges, recordAudit } from '../audit/index.js';
 import { loadRow } from '../entities.js';
 import { uniquely } from '../unique.js';
 import { likeCondition } from './compile.js';
@@ -62,9 +63,14 @@ export async function queryByName<T extends NamedTable>(
  *   exactly), also when a concurrent writer took it first.
  * - `update`: `write`s the changes of `row` (read through `get`) in a transaction, once its new
  *   `name`, when changed, is found free; the same Conflict.
+ *
+ * Creates and updates are audited in their transaction as `<auditType>.create` (the row) and
+ * `<auditType>.update` (the fields changed), docs/audit-log.md#actions.
  */
-export function namedEntity<T extends NamedTable>(label: string, table: T, options: { taken: string; ignoringCase: boolean }) {
-  const { taken, ignoringCase } = options;
+export function namedEntity<T extends NamedTable>(label: string, table: T, options: { taken: string; ignoringCase: boolean; auditType: string }) {
+  const { taken, ignoringCase, auditType } = options;
+  const audit = (ctx: Context, tx: Db, verb: string, id: number, name: string, changes: { before?: unknown; after?: unknown }) =>
+    recordAudit(ctx, tx, { action: `${auditType}.${verb}`, targetType: auditType, targetId: id, targetName: name, ...changes });
   const nameFree = (db: Db, name: string, exceptId?: number) =>
     assertNameFree(db, table, name, `${taken} name already used: ${name}`, { ignoringCase, exceptId });
   const same = (a: string, b: string) => (ignoringCase ? a.toLowerCase() === b.toLowerCase() : a === b);
@@ -84,6 +90,7 @@ export function namedEntity<T extends NamedTable>(label: string, table: T, optio
         ctx.db.transaction().execute(async (tx) => {
           await nameFree(tx, row.name);
           const inserted: { id: number } = await (tx as any).insertInto(table).values(row).returning('id').executeTakeFirstOrThrow();
+          await audit(ctx, tx, 'create', inserted.id, row.name, { after: row });
           return inserted.id;
         }),
       );
@@ -93,6 +100,9 @@ export function namedEntity<T extends NamedTable>(label: string, table: T, optio
         ctx.db.transaction().execute(async (tx) => {
           if (!same(name, row.name)) await nameFree(tx, name, row.id);
           await write(tx);
+          const { id: _id, ...after } = (await loadRow(tx, table, row.id, label)) as Record<string, unknown>;
+          const { id: _before, ...before } = row as Record<string, unknown>;
+          await audit(ctx, tx, 'update', row.id, name, auditChanges(before, after));
         }),
       );
     },

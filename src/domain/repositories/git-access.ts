@@ -11,10 +11,14 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import type { PushedRef } from '../../git/hooks.js';
+import type { Db } from '../../db/database.js';
+import { ZERO_HASH } from '../../git/names.js';
+import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { journalPush, journalPushIntents, type PushIntent } from '../journal/index.js';
 import { checkLfsPush } from '../lfs/index.js';
 import { authorizeRepository, checkPush } from '../projects/index.js';
+import { userNamesByIds } from '../users/index.js';
 import type { ServedRepository } from './git-protocol.js';
 import { preparePushHooks } from './push-hooks.js';
 
@@ -60,6 +64,27 @@ export interface GitAccess {
 }
 
 /**
+ * The audit rows of the branches a push deleted (`branch.delete`, docs/audit-log.md#actions),
+ * in the transaction recording the push: the pusher is the actor; the address is unknown to the
+ * hook (null).
+ */
+async function auditPushedDeletions(ctx: Context, tx: Db, report: { projectId: number; userId: number; updates: readonly PushedRef[] }): Promise<void> {
+  const deleted = report.updates.filter((u) => u.newHash === ZERO_HASH && u.ref.startsWith('refs/heads/'));
+  if (deleted.length === 0) return;
+  const name = (await userNamesByIds(tx, [report.userId])).get(report.userId) ?? String(report.userId);
+  for (const update of deleted) {
+    await recordAudit(ctx, tx, {
+      action: 'branch.delete',
+      targetType: 'branch',
+      targetName: update.ref.slice('refs/heads/'.length),
+      projectId: report.projectId,
+      actor: { id: report.userId, name },
+      before: { commit: update.oldHash, via: 'push' },
+    });
+  }
+}
+
+/**
  * Installs the push hooks (`<data dir>/hooks`) and returns the process's {@link GitAccess},
  * with a fresh hook secret: make one per process and give it to every transport.
  */
@@ -84,7 +109,7 @@ export async function prepareGitAccess(config: Config): Promise<GitAccess> {
     async postReceive(ctx, report) {
       const intents = intentsOfPush.get(report.pushId) ?? [];
       intentsOfPush.delete(report.pushId);
-      await journalPush(ctx, report.projectId, report.userId, report.updates, intents);
+      await journalPush(ctx, report.projectId, report.userId, report.updates, intents, (tx) => auditPushedDeletions(ctx, tx, report));
     },
   };
 }

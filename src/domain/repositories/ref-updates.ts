@@ -7,6 +7,7 @@
 import { Conflict } from '../../errors.js';
 import { deleteRef, getDefaultBranch, setDefaultBranch, updateRef } from '../../git/repository.js';
 import { ZERO_HASH } from '../../git/names.js';
+import type { Db } from '../../db/database.js';
 import type { Context } from '../context.js';
 import { requireUser } from '../actor.js';
 import { journaledRefChange } from '../journal/index.js';
@@ -35,12 +36,13 @@ export interface RefMove {
  * 4. the change is written to the ref-change journal (src/domain/journal/ref-journal.ts), so the
  *    reactions of a push follow.
  * The caller has checked write-code permission. A pull-mirrored project refuses every change
- * (docs/compatibility.md#repository-mirrors).
+ * (docs/compatibility.md#repository-mirrors). `confirm` runs in the transaction confirming the
+ * journal rows (an audit row of the change, docs/audit-log.md#actions).
  *
  * @throws Unauthorized for an anonymous caller; Conflict (409) for a pull mirror, a protection
  *   refusal or a lost race.
  */
-export async function moveRef(ctx: Context, projectId: number, move: RefMove): Promise<void> {
+export async function moveRef(ctx: Context, projectId: number, move: RefMove, confirm?: (tx: Db) => Promise<void>): Promise<void> {
   const userId = requireUser(ctx.actor);
   const repo = ctx.repoPath(projectId);
   await assertNotPullMirror(ctx, projectId);
@@ -50,11 +52,18 @@ export async function moveRef(ctx: Context, projectId: number, move: RefMove): P
     throw new Conflict(refusal.startsWith(`${move.ref}: `) ? refusal.slice(move.ref.length + 2) : refusal);
   }
   const change = { ref: move.ref, oldHash: move.oldHash, newHash: move.newHash };
-  await journaledRefChange(ctx, projectId, [change], { userId }, async () => {
-    if (move.newHash === null) await deleteRef(repo, move.ref, move.oldHash ?? undefined);
-    else await updateRef(repo, move.ref, move.newHash, move.oldHash);
-    if (move.oldHash === null && move.ref.startsWith('refs/heads/') && (await getDefaultBranch(repo)) === null) {
-      await setDefaultBranch(repo, move.ref.slice('refs/heads/'.length));
-    }
-  });
+  await journaledRefChange(
+    ctx,
+    projectId,
+    [change],
+    { userId },
+    async () => {
+      if (move.newHash === null) await deleteRef(repo, move.ref, move.oldHash ?? undefined);
+      else await updateRef(repo, move.ref, move.newHash, move.oldHash);
+      if (move.oldHash === null && move.ref.startsWith('refs/heads/') && (await getDefaultBranch(repo)) === null) {
+        await setDefaultBranch(repo, move.ref.slice('refs/heads/'.length));
+      }
+    },
+    confirm,
+  );
 }

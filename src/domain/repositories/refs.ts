@@ -6,6 +6,8 @@
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { assertValidBranchName, getDefaultBranch, listBranches, refHead, resolveCommit } from '../../git/repository.js';
 import { assertValidTagName, createTagObject, listTags } from '../../git/tags.js';
+import type { Db } from '../../db/database.js';
+import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
 import { gitIdentity } from '../users/index.js';
@@ -111,7 +113,7 @@ export async function createBranch(ctx: Context, projectId: number, request: Bra
 export async function deleteBranch(ctx: Context, projectId: number, name: string): Promise<void> {
   const { repo, ref, head } = await existingRef(ctx, projectId, 'branch', name, 'writeCode');
   if ((await getDefaultBranch(repo)) === name) throw new Conflict('Can not delete default branch');
-  await moveRef(ctx, projectId, { ref, oldHash: head, newHash: null });
+  await moveRef(ctx, projectId, { ref, oldHash: head, newHash: null }, (tx) => auditRefDeletion(ctx, tx, projectId, 'branch', name, head));
 }
 
 /**
@@ -172,5 +174,10 @@ export async function createTag(ctx: Context, projectId: number, request: TagCre
  */
 export async function deleteTag(ctx: Context, projectId: number, name: string): Promise<void> {
   const { ref, head } = await existingRef(ctx, projectId, 'tag', name, 'writeCode');
-  await moveRef(ctx, projectId, { ref, oldHash: head, newHash: null });
+  await moveRef(ctx, projectId, { ref, oldHash: head, newHash: null }, (tx) => auditRefDeletion(ctx, tx, projectId, 'tag', name, head));
+}
+
+/** The audit row of a branch or tag deleted through the API or the pages (`branch.delete`, `tag.delete`; docs/audit-log.md#actions), with the commit it pointed at. */
+function auditRefDeletion(ctx: Context, tx: Db, projectId: number, kind: 'branch' | 'tag', name: string, head: string): Promise<void> {
+  return recordAudit(ctx, tx, { action: `${kind}.delete`, targetType: kind, targetName: name, projectId, before: { commit: head } });
 }

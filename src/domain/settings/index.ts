@@ -1,4 +1,13 @@
 /**
  * The door of the settings area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
-export { getSecuritySetting, getStoredJobExecutors, type SecuritySetting, setSecuritySetting, setStoredJobExecutors } from './settings.js';
+export {
+  getAuditSetting,
+  setAuditSetting,
+  type AuditSetting,
+  getSecuritySetting,
+  getStoredJobExecutors,
+  type SecuritySetting,
+  setSecuritySetting,
+  setStoredJobExecutors,
+} from './settings.js';

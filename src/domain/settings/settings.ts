@@ -1,4 +1,7 @@
-import { trackChanges, type ChangeTracker } from '../../db/database.js';
+import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
+import { BadRequest } from '../../errors.js';
+import { requireAdmin } from '../actor.js';
+import { pruneAuditEvents, recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 
 /** Security setting (docs/compatibility.md#platform-first-boot defaults). */
@@ -56,8 +59,8 @@ async function readSetting<T>(ctx: Pick<Context, 'db'>, key: string, read: (stor
   return value;
 }
 
-async function writeSetting(ctx: Pick<Context, 'db'>, key: string, value: object): Promise<void> {
-  await ctx.db
+async function writeSetting(db: Db, key: string, value: object): Promise<void> {
+  await db
     .insertInto('settings')
     .values({ key, value: JSON.stringify(value) })
     .onConflict((oc) => oc.column('key').doUpdateSet({ value: JSON.stringify(value) }))
@@ -69,9 +72,17 @@ export function getSecuritySetting(ctx: Pick<Context, 'db'>): Promise<SecuritySe
   return readSetting(ctx, 'security', (stored) => ({ ...DEFAULT_SECURITY, ...(stored as Partial<SecuritySetting> | undefined) }));
 }
 
-/** Replaces the security setting (administrators only; checked by the caller's route). */
-export async function setSecuritySetting(ctx: Pick<Context, 'db'>, setting: SecuritySetting): Promise<void> {
-  await writeSetting(ctx, 'security', setting);
+/**
+ * Replaces the security setting (administrators only; Forbidden otherwise), audited as
+ * `securitySetting.update` with the values before and after (docs/audit-log.md#actions).
+ */
+export async function setSecuritySetting(ctx: Context, setting: SecuritySetting): Promise<void> {
+  requireAdmin(ctx.actor);
+  const before = await getSecuritySetting(ctx);
+  await ctx.db.transaction().execute(async (tx) => {
+    await writeSetting(tx, 'security', setting);
+    await recordAudit(ctx, tx, { action: 'securitySetting.update', targetType: 'securitySetting', targetName: 'security', before, after: setting });
+  });
 }
 
 /**
@@ -82,7 +93,53 @@ export function getStoredJobExecutors(ctx: Pick<Context, 'db'>): Promise<readonl
   return readSetting(ctx, 'jobExecutors', (stored) => (Array.isArray(stored) ? (stored as Record<string, unknown>[]) : []));
 }
 
-/** Replaces the stored job executors (checked by the builds area; administrators only, checked by the caller). */
-export async function setStoredJobExecutors(ctx: Pick<Context, 'db'>, executors: readonly Record<string, unknown>[]): Promise<void> {
-  await writeSetting(ctx, 'jobExecutors', executors);
+/**
+ * Replaces the stored job executors (checked and sealed by the builds area; administrators only,
+ * checked by the caller), audited as `jobExecutors.update` with each executor's type, name and
+ * whether it is enabled before and after — never their registry logins.
+ */
+export async function setStoredJobExecutors(ctx: Context, executors: readonly Record<string, unknown>[]): Promise<void> {
+  const outline = (list: readonly Record<string, unknown>[]) => list.map((e) => ({ '@type': e['@type'], name: e.name, enabled: e.enabled }));
+  const before = await getStoredJobExecutors(ctx);
+  await ctx.db.transaction().execute(async (tx) => {
+    await writeSetting(tx, 'jobExecutors', executors);
+    await recordAudit(ctx, tx, {
+      action: 'jobExecutors.update',
+      targetType: 'jobExecutors',
+      targetName: 'job executors',
+      before: outline(before),
+      after: outline(executors),
+    });
+  });
+}
+
+/** The audit log's setting (docs/audit-log.md#retention): days rows are kept, 0 or null for ever. */
+export interface AuditSetting {
+  retentionDays: number | null;
+}
+
+/** The audit log's setting; by default rows are kept for ever. */
+export function getAuditSetting(ctx: Pick<Context, 'db'>): Promise<AuditSetting> {
+  return readSetting(ctx, 'auditLog', (stored) => ({ retentionDays: null, ...(stored as Partial<AuditSetting> | undefined) }));
+}
+
+/**
+ * Replaces the audit log's setting (administrators only): `retentionDays` a whole number of days
+ * from 0 to 36500 or null (BadRequest otherwise). Audited as `auditSetting.update`; the rows the
+ * new retention no longer keeps are deleted in the same transaction, the retention loop deletes
+ * the later ones (docs/audit-log.md#retention).
+ */
+export async function setAuditSetting(ctx: Context, setting: AuditSetting): Promise<void> {
+  requireAdmin(ctx.actor);
+  const days = setting.retentionDays;
+  if (days !== null && (!Number.isInteger(days) || days < 0 || days > 36500)) {
+    throw new BadRequest('Retention days must be a whole number from 0 to 36500 (0 or empty keeps every row)');
+  }
+  const before = await getAuditSetting(ctx);
+  const after: AuditSetting = { retentionDays: days || null };
+  await ctx.db.transaction().execute(async (tx) => {
+    await writeSetting(tx, 'auditLog', after);
+    await recordAudit(ctx, tx, { action: 'auditSetting.update', targetType: 'auditSetting', targetName: 'audit log', before, after });
+    if (after.retentionDays) await pruneAuditEvents(tx, ctx.now() - after.retentionDays * 24 * 60 * 60_000);
+  });
 }

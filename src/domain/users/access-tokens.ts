@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import type { Db } from '../../db/database.js';
+import { recordAudit, type AuditEvent } from '../audit/index.js';
 import type { ActorToken, Client, Context } from '../context.js';
 import { getSecuritySetting } from '../settings/index.js';
 import { getUserRow, requireSelfOrAdmin } from './users.js';
@@ -145,16 +146,54 @@ export async function createAccessToken(ctx: Context, userId: number, data: Acce
         .insertInto('accessTokenProjects')
         .values(projectIds.map((projectId) => ({ tokenId: id, projectId })))
         .execute();
+    await recordAudit(
+      ctx,
+      trx,
+      tokenAudit('accessToken.create', user, { id, prefix: value.slice(0, 4), description: data.description ?? null }, { expireDate, readOnly, projectIds }),
+    );
   });
   return value;
 }
 
+/**
+ * The audit row of an access token's creation or deletion (docs/audit-log.md#actions): the token
+ * by id, named by its owner and its first four characters, with its limits when created (expiry,
+ * read-only, projects) — never its value.
+ */
+function tokenAudit(
+  action: string,
+  owner: { id: number; name: string },
+  token: { id: number; prefix: string; description: string | null },
+  limits: { expireDate: number | null; readOnly: boolean; projectIds: number[] | null } | null = null,
+): AuditEvent {
+  const values = { owner: owner.name, prefix: `${token.prefix}…`, description: token.description, ...limits };
+  return {
+    action,
+    targetType: 'accessToken',
+    targetId: token.id,
+    targetName: `${owner.name}/${token.prefix}…`,
+    ...(action.endsWith('.create') ? { after: values } : { before: values }),
+  };
+}
+
+/** Deletes the token of `userId` that `where` selects, audited as `accessToken.delete`; false when there is none. */
+async function deleteToken(ctx: Context, user: { id: number; name: string }, where: { hash: string } | { id: number }): Promise<boolean> {
+  return ctx.db.transaction().execute(async (tx) => {
+    let query = tx.selectFrom('accessTokens').select(['id', 'prefix', 'description']).where('ownerId', '=', user.id);
+    query = 'hash' in where ? query.where('hash', '=', where.hash) : query.where('id', '=', where.id);
+    const token = await query.executeTakeFirst();
+    if (!token) return false;
+    await tx.deleteFrom('accessTokens').where('id', '=', token.id).execute();
+    await recordAudit(ctx, tx, tokenAudit('accessToken.delete', user, token));
+    return true;
+  });
+}
+
 /** Delete Access Token by its full value: administrator or self; NotFound when no such token. */
 export async function deleteAccessToken(ctx: Context, userId: number, value: string): Promise<void> {
-  await getUserRow(ctx.db, userId);
+  const user = await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
-  const result = await ctx.db.deleteFrom('accessTokens').where('ownerId', '=', userId).where('hash', '=', hashToken(value)).executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) throw new NotFound('No access token found with specified value');
+  if (!(await deleteToken(ctx, user, { hash: hashToken(value) }))) throw new NotFound('No access token found with specified value');
 }
 
 /**
@@ -162,10 +201,9 @@ export async function deleteAccessToken(ctx: Context, userId: number, value: str
  * value again): administrator or self; NotFound when the user has no such token.
  */
 export async function deleteAccessTokenById(ctx: Context, userId: number, tokenId: number): Promise<void> {
-  await getUserRow(ctx.db, userId);
+  const user = await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
-  const result = await ctx.db.deleteFrom('accessTokens').where('ownerId', '=', userId).where('id', '=', tokenId).executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) throw new NotFound(`No access token found: ${tokenId}`);
+  if (!(await deleteToken(ctx, user, { id: tokenId }))) throw new NotFound(`No access token found: ${tokenId}`);
 }
 
 /**

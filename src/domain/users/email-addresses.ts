@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { EmailAddressTable } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
+import { recordAudit } from '../audit/index.js';
 import { uniquely } from '../unique.js';
 import type { Context } from '../context.js';
 import { requireAdmin } from '../actor.js';
@@ -27,7 +28,7 @@ export async function listEmailAddresses(ctx: Context, userId: number): Promise<
  */
 export async function addEmailAddress(ctx: Context, userId: number, value: string): Promise<number> {
   requireAdmin(ctx.actor);
-  await getUserRow(ctx.db, userId);
+  const owner = await getUserRow(ctx.db, userId);
   const email = normalizeEmail(value.trim());
   // a concurrent add of the same address that won the race is the same 409
   return uniquely(USED, () =>
@@ -39,9 +40,15 @@ export async function addEmailAddress(ctx: Context, userId: number, value: strin
         .values({ ownerId: userId, value: email, primary: first ? 1 : 0, git: first ? 1 : 0, verificationCode: null })
         .returning('id')
         .executeTakeFirstOrThrow();
+      await recordAudit(ctx, tx, { ...addressAudit(owner.name, id, email), action: 'emailAddress.create', after: { owner: owner.name, value: email } });
       return id;
     }),
   );
+}
+
+/** The target of an email address's audit rows (docs/audit-log.md#actions): the address by id, named by its owner and value. */
+function addressAudit(owner: string, id: number, value: string) {
+  return { targetType: 'emailAddress', targetId: id, targetName: `${owner}/${value}` };
 }
 
 /** The address `addressId` of user `userId`; NotFound otherwise. */
@@ -61,6 +68,7 @@ export async function setEmailAddressRole(ctx: Context, userId: number, addressI
   requireSelfOrAdmin(ctx, userId);
   await ctx.db.transaction().execute(async (tx) => {
     const address = await addressOf(tx, userId, addressId);
+    const owner = await getUserRow(tx, userId);
     if (address.verificationCode !== null) throw new BadRequest(`Email address is not verified: ${address.value}`);
     await tx
       .updateTable('emailAddresses')
@@ -73,6 +81,12 @@ export async function setEmailAddressRole(ctx: Context, userId: number, addressI
       .set({ [role]: 1 })
       .where('id', '=', addressId)
       .execute();
+    await recordAudit(ctx, tx, {
+      ...addressAudit(owner.name, addressId, address.value),
+      action: 'emailAddress.update',
+      before: { [role]: address[role] === 1 },
+      after: { [role]: true },
+    });
   });
 }
 
@@ -85,9 +99,15 @@ export async function deleteEmailAddress(ctx: Context, userId: number, addressId
   requireSelfOrAdmin(ctx, userId);
   await ctx.db.transaction().execute(async (tx) => {
     const address = await addressOf(tx, userId, addressId);
+    const owner = await getUserRow(tx, userId);
     if (address.primary === 1) throw new BadRequest('Can not delete the primary email address');
     await tx.deleteFrom('emailAddresses').where('id', '=', addressId).execute();
     if (address.git === 1) await tx.updateTable('emailAddresses').set({ git: 1 }).where('ownerId', '=', userId).where('primary', '=', 1).execute();
+    await recordAudit(ctx, tx, {
+      ...addressAudit(owner.name, addressId, address.value),
+      action: 'emailAddress.delete',
+      before: { owner: owner.name, value: address.value },
+    });
   });
 }
 

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../errors.js';
 import { isUniqueViolation } from '../unique.js';
+import { recordAudit } from '../audit/index.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireUser } from '../actor.js';
@@ -100,14 +101,19 @@ export async function listSshKeys(ctx: Context, userId: number) {
 export async function addSshKey(ctx: Context, userId: number, text: string): Promise<number> {
   requireUser(ctx.actor);
   requireSelfOrAdmin(ctx, userId);
-  await getUserRow(ctx.db, userId);
+  const owner = await getUserRow(ctx.db, userId);
   const { content, fingerprint } = await parsePublicKey(text);
   const inUse = () => new BadRequest('This key is already in use', { code: 'GITLOOM_ERR_SSH_KEY_IN_USE' });
   try {
     return await ctx.db.transaction().execute(async (tx) => {
       if (await tx.selectFrom('sshKeys').select('id').where('fingerprint', '=', fingerprint).executeTakeFirst()) throw inUse();
-      return (await tx.insertInto('sshKeys').values({ ownerId: userId, content, fingerprint, createdAt: ctx.now() }).returning('id').executeTakeFirstOrThrow())
-        .id;
+      const { id } = await tx
+        .insertInto('sshKeys')
+        .values({ ownerId: userId, content, fingerprint, createdAt: ctx.now() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await recordAudit(ctx, tx, { ...sshKeyAudit(owner.name, id, fingerprint), action: 'sshKey.create', after: { owner: owner.name, fingerprint } });
+      return id;
     });
   } catch (error) {
     // a concurrent add of the same key won the race
@@ -123,8 +129,21 @@ export async function getSshKey(ctx: Context, id: number) {
   return row;
 }
 
-/** Delete an SSH key: administrator or owner. */
+/** Delete an SSH key: administrator or owner; audited as `sshKey.delete` (docs/audit-log.md#actions). */
 export async function deleteSshKey(ctx: Context, id: number): Promise<void> {
-  await getSshKey(ctx, id);
-  await ctx.db.deleteFrom('sshKeys').where('id', '=', id).execute();
+  const key = await getSshKey(ctx, id);
+  const owner = await getUserRow(ctx.db, key.ownerId);
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('sshKeys').where('id', '=', id).execute();
+    await recordAudit(ctx, tx, {
+      ...sshKeyAudit(owner.name, id, key.fingerprint),
+      action: 'sshKey.delete',
+      before: { owner: owner.name, fingerprint: key.fingerprint },
+    });
+  });
+}
+
+/** The target of an SSH key's audit rows: the key by id, named by its owner and fingerprint. */
+function sshKeyAudit(owner: string, id: number, fingerprint: string) {
+  return { targetType: 'sshKey', targetId: id, targetName: `${owner}/${fingerprint}` };
 }

@@ -3,6 +3,7 @@ import type { UserRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { ROOT_ID, type Context } from '../context.js';
 import { deny, requireAdmin, requireUser } from '../actor.js';
+import { auditChanges, recordAudit } from '../audit/index.js';
 import { isUniqueViolation } from '../unique.js';
 import { hashPassword } from './passwords.js';
 import { removeAvatarFile } from './avatar-files.js';
@@ -134,6 +135,13 @@ export async function createUser(ctx: Context, data: UserCreateData): Promise<nu
           .returning('id')
           .executeTakeFirstOrThrow();
         await tx.insertInto('emailAddresses').values({ ownerId: id, value: email, primary: 1, git: 1, verificationCode: null }).execute();
+        await recordAudit(ctx, tx, {
+          action: 'user.create',
+          targetType: 'user',
+          targetId: id,
+          targetName: name,
+          after: { name, fullName: data.fullName ?? null, email },
+        });
         return id;
       }),
     async () => {
@@ -158,6 +166,13 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
         if (name !== user.name) await assertNameFree(tx, name, userId);
         if (name !== user.name) await ctx.events.dispatchInTransaction('principalRenamed', { db: tx, kind: 'user', from: user.name, to: name });
         await tx.updateTable('users').set({ name, fullName }).where('id', '=', userId).execute();
+        await recordAudit(ctx, tx, {
+          action: 'user.update',
+          targetType: 'user',
+          targetId: userId,
+          targetName: name,
+          ...auditChanges({ name: user.name, fullName: user.fullName }, { name, fullName }),
+        });
       }),
     () => {
       throw new Conflict('Login name is already used by another user');
@@ -183,6 +198,8 @@ export async function setPassword(ctx: Context, userId: number, password: string
   await ctx.db.transaction().execute(async (tx) => {
     await tx.updateTable('users').set({ passwordHash }).where('id', '=', userId).execute();
     await ctx.events.dispatchInTransaction('passwordChanged', { db: tx, userId, keepSession: ctx.actor.userId === userId ? currentSession : null });
+    // that it changed, never the value
+    await recordAudit(ctx, tx, { action: 'user.changePassword', targetType: 'user', targetId: userId, targetName: user.name });
   });
 }
 
@@ -205,6 +222,13 @@ export async function deleteUser(ctx: Context, userId: number): Promise<void> {
     throw new Conflict(`User '${user.name}' is still being used in below places:\n${usages.map((p) => `    -> ${p}`).join('\n')}`);
   }
   await ctx.db.transaction().execute(async (tx) => {
+    await recordAudit(ctx, tx, {
+      action: 'user.delete',
+      targetType: 'user',
+      targetId: userId,
+      targetName: user.name,
+      before: { name: user.name, fullName: user.fullName },
+    });
     await ctx.events.dispatchInTransaction('userDeleting', { db: tx, userId });
     await tx.deleteFrom('users').where('id', '=', userId).execute();
   });

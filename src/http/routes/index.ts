@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../domain/context.js';
 import { accessRoutes } from './access.js';
 import { agentRoutes } from './agents.js';
+import { auditEventRoutes } from './audit-events.js';
 import { artifactRoutes } from './artifacts.js';
 import { triggerJobRoutes } from './trigger-job.js';
 import { buildRoutes } from './builds.js';
@@ -49,4 +50,5 @@ export const apiRoutes: FastifyPluginAsync<{ services: Services }> = async (api)
   await api.register(mirrorRoutes);
   await api.register(notificationRoutes);
   await api.register(agentRoutes);
+  await api.register(auditEventRoutes);
 };

@@ -27,6 +27,7 @@ const AREAS = {
       ['job-executors', 'Job executors'],
       ['agents', 'Agents'],
       ['ssh', 'SSH'],
+      ['audit-log', 'Audit log'],
     ],
   },
   my: {

@@ -5,7 +5,7 @@
  * second factor, a pending sign-in answered at `/~login/two-factor` (src/web/pages/two-factor-sign-in.tsx);
  * `POST /~logout` ends it server-side.
  */
-import { createSession, endSession, signInFirstStep, startSecondStep } from '../../domain/auth/index.js';
+import { endSession, signInFirstStep, startSecondStep, startWebSession } from '../../domain/auth/index.js';
 import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
 import { requestClient } from '../../plugins/auth.js';
 import { Field, PostForm } from '../components/forms.js';
@@ -48,15 +48,15 @@ export const loginPages: PageModule = {
       handler: async (page) => {
         const name = (page.form.name ?? '').trim();
         const password = page.form.password ?? '';
-        const now = page.ctx.now();
         try {
           if (!password) throw new Unauthorized('Enter your password or an access token');
-          const { userId, secondStep } = await signInFirstStep(page.ctx.db, name, password, now, page.request.ip);
+          const client = requestClient(page.request);
+          const { userId, secondStep } = await signInFirstStep(page.ctx.db, name, password, page.ctx.now(), client);
           if (secondStep) {
             setSecondStepCookie(page.request, page.reply, await startSecondStep(page.ctx, userId));
             return redirect(`/~login/two-factor?${new URLSearchParams({ redirect: safeRedirect(page.query.redirect) })}`);
           }
-          const { token, expireDate } = await createSession(page.ctx.db, userId, now, requestClient(page.request));
+          const { token, expireDate } = await startWebSession(page.ctx, userId, client);
           setSessionCookie(page.request, page.reply, token, expireDate);
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {

@@ -5,7 +5,7 @@
  * a security key (src/web/assets/two-factor.js), and only then does the session start. A refusal
  * is shown with the API's status and message (401, 429 with `Retry-After`).
  */
-import { completeSecondStep, createSession, pendingSignIn, type PendingSignIn, type SecondFactorAnswer } from '../../domain/auth/index.js';
+import { completeSecondStep, pendingSignIn, type PendingSignIn, type SecondFactorAnswer, startWebSession } from '../../domain/auth/index.js';
 import { GitloomError, TooManyRequests } from '../../errors.js';
 import { assetUrl } from '../assets.js';
 import { Flash } from '../components/flash.js';
@@ -113,7 +113,7 @@ export const twoFactorSignInPages: PageModule = {
         const token = signedCookie(page.request, SECOND_STEP_COOKIE);
         try {
           const userId = await completeSecondStep(page.ctx, token ?? '', answerOf(page.form));
-          const session = await createSession(page.ctx.db, userId, page.ctx.now(), requestClient(page.request));
+          const session = await startWebSession(page.ctx, userId, requestClient(page.request));
           clearSecondStepCookie(page.request, page.reply);
           setSessionCookie(page.request, page.reply, session.token, session.expireDate);
           return redirect(safeRedirect(page.query.redirect));

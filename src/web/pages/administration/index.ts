@@ -1,6 +1,7 @@
 /** The administration pages (`/~administration/…`), for administrators only. */
 import type { PageModule } from '../../page.js';
 import { agentAdministrationPages } from './agents.js';
+import { auditLogAdministrationPages } from './audit-log.js';
 import { groupAdministrationPages } from './groups.js';
 import { jobExecutorAdministrationPages } from './job-executors.js';
 import { roleAdministrationPages } from './roles.js';
@@ -17,5 +18,6 @@ export const administrationPages: PageModule = {
     jobExecutorAdministrationPages,
     agentAdministrationPages,
     sshAdministrationPages,
+    auditLogAdministrationPages,
   ].flatMap((m) => m.pages ?? []),
 };

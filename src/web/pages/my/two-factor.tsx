@@ -8,6 +8,7 @@
  * code, a recovery code or the password.
  */
 import QRCode from 'qrcode';
+import { requestClient } from '../../../plugins/auth.js';
 import {
   confirmTotp,
   disableTwoFactor,
@@ -31,7 +32,7 @@ import { redirect, type PageContext, type PageModule, type PageResult } from '..
 const passwordCheck =
   (page: PageContext): PasswordCheck =>
   (name, password) =>
-    isPasswordOf(page.ctx.db, name, password, page.ctx.now(), page.request.ip);
+    isPasswordOf(page.ctx.db, name, password, page.ctx.now(), requestClient(page.request));
 
 /** A field asking for proof before a change: a current code, a recovery code or the password. */
 function ProofField({ id }: { id: string }) {

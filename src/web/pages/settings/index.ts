@@ -1,5 +1,6 @@
 /** The project settings pages, `/<project>/~settings/…`, for those who may manage the project. */
 import type { PageModule } from '../../page.js';
+import { auditLogSettingsPages } from './audit-log.js';
 import { buildSettingsPages } from './build.js';
 import { generalSettingsPages } from './general.js';
 import { labelMilestoneSettingsPages } from './labels-milestones.js';
@@ -17,5 +18,6 @@ export const settingsPages: PageModule = {
     ...labelMilestoneSettingsPages,
     ...webhookSettingsPages,
     ...mirrorSettingsPages,
+    ...auditLogSettingsPages,
   ],
 };

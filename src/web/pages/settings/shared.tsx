@@ -20,6 +20,7 @@ const SECTIONS = [
   { section: 'milestones', label: 'Milestones', path: '/milestones' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { section: 'mirrors', label: 'Mirrors', path: '/mirrors' },
+  { section: 'audit-log', label: 'Audit log', path: '/audit-log' },
 ] as const;
 
 export type SettingsSection = (typeof SECTIONS)[number]['section'];
