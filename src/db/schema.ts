@@ -83,6 +83,7 @@ export interface Database {
   jobTokens: JobTokenTable;
   serverProcesses: ServerProcessTable;
   auditEvents: AuditEventTable;
+  externalIdentities: ExternalIdentityTable;
 }
 
 type Id = Generated<number>;
@@ -978,3 +979,15 @@ export interface AuditEventTable {
   summary: string | null;
 }
 export type AuditEventRow = Selectable<AuditEventTable>;
+
+/** A user's link to an identity of an external system (migration 0031, docs/security.md#single-sign-on). */
+export interface ExternalIdentityTable {
+  id: Id;
+  userId: number;
+  /** `ldap`, or `oidc:<connector name>`. */
+  provider: string;
+  /** The identity there: the directory entry's DN, the ID token's `sub`. */
+  subject: string;
+  /** Epoch ms. */
+  createDate: number;
+}

@@ -1,4 +1,14 @@
 /**
  * The door of the settings area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
-export { getSecuritySetting, getStoredJobExecutors, type SecuritySetting, setSecuritySetting, setStoredJobExecutors } from './settings.js';
+export {
+  getSecuritySetting,
+  getStoredAuthenticator,
+  getStoredJobExecutors,
+  getStoredSsoConnectors,
+  type SecuritySetting,
+  setSecuritySetting,
+  setStoredAuthenticator,
+  setStoredJobExecutors,
+  setStoredSsoConnectors,
+} from './settings.js';

@@ -80,3 +80,30 @@ export function getStoredJobExecutors(ctx: Pick<Context, 'db'>): Promise<readonl
 export async function setStoredJobExecutors(ctx: Pick<Context, 'db'>, executors: readonly Record<string, unknown>[]): Promise<void> {
   await writeSetting(ctx, 'jobExecutors', executors);
 }
+
+/**
+ * The external authenticator as stored (docs/security.md#single-sign-on): one JSON object, its
+ * secret sealed; null when none is set. The sso area checks, seals and reads it.
+ */
+export function getStoredAuthenticator(ctx: Pick<Context, 'db'>): Promise<object | null> {
+  return readSetting(ctx, 'authenticator', (stored) => (typeof stored === 'object' && stored !== null ? stored : null));
+}
+
+/** Replaces the stored authenticator, or removes it (null); checked by the sso area, administrators only. */
+export async function setStoredAuthenticator(ctx: Pick<Context, 'db'>, authenticator: object | null): Promise<void> {
+  if (authenticator === null) await ctx.db.deleteFrom('settings').where('key', '=', 'authenticator').execute();
+  else await writeSetting(ctx, 'authenticator', authenticator);
+}
+
+/**
+ * The SSO connectors as stored (docs/security.md#single-sign-on): a list of JSON objects in
+ * order, their secrets sealed; empty when none was ever set. The sso area checks, seals and reads them.
+ */
+export function getStoredSsoConnectors(ctx: Pick<Context, 'db'>): Promise<readonly Readonly<Record<string, unknown>>[]> {
+  return readSetting(ctx, 'ssoConnectors', (stored) => (Array.isArray(stored) ? (stored as Record<string, unknown>[]) : []));
+}
+
+/** Replaces the stored SSO connectors (checked by the sso area; administrators only). */
+export async function setStoredSsoConnectors(ctx: Pick<Context, 'db'>, connectors: readonly Readonly<Record<string, unknown>>[]): Promise<void> {
+  await writeSetting(ctx, 'ssoConnectors', connectors);
+}

@@ -29,6 +29,17 @@ export {
   userNameOf,
   userNamesByIds,
 } from './directory.js';
+export {
+  createExternalUser,
+  EXTERNAL_MANAGED,
+  type ExternalProfile,
+  isExternalPassword,
+  LDAP_PROVIDER,
+  linkByVerifiedEmail,
+  linkedUser,
+  oidcProvider,
+  updateExternalFullName,
+} from './external-identities.js';
 export { gitIdentity, systemIdentity } from './identities.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { resetPassword } from './reset-password.js';

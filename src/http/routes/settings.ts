@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAdmin } from '../../domain/actor.js';
 import { getJobExecutors, setJobExecutors } from '../../domain/builds/index.js';
 import { getSecuritySetting, setSecuritySetting } from '../../domain/settings/index.js';
+import { getAuthenticator, LDAP_AUTHENTICATOR_CLASS, setAuthenticator } from '../../domain/sso/index.js';
 import { Nullable } from '../schemas/common.js';
 
 const SecuritySettingSchema = Type.Object(
@@ -51,7 +52,53 @@ const JobExecutorsSchema = Type.Array(
   ]),
 );
 
+const GroupRetrievalSchema = Type.Union([
+  Type.Object({ '@type': Type.Literal('DoNotRetrieveGroups') }, { additionalProperties: false }),
+  Type.Object(
+    { '@type': Type.Literal('SearchGroupsUsingFilter'), groupSearchBase: Type.String(), groupSearchFilter: Type.String(), groupNameAttribute: Type.String() },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { '@type': Type.Literal('GetGroupsUsingAttribute'), userGroupsAttribute: Type.String(), groupNameAttribute: Type.String() },
+    { additionalProperties: false },
+  ),
+]);
+/** OneDev's `LdapAuthenticator` and Gitloom's two fields (docs/security.md#ldap-authenticator); no manager password. */
+const authenticatorFields = {
+  '@class': Type.Literal(LDAP_AUTHENTICATOR_CLASS),
+  timeout: Type.Integer({ description: 'seconds' }),
+  defaultGroup: Nullable(Type.String()),
+  ldapUrl: Type.String(),
+  authenticationRequired: Type.Boolean(),
+  managerDN: Nullable(Type.String()),
+  userSearchBase: Nullable(Type.String()),
+  userSearchFilter: Nullable(Type.String()),
+  userFullNameAttribute: Nullable(Type.String()),
+  userEmailAttribute: Nullable(Type.String()),
+  userSshKeyAttribute: Type.Null(),
+  groupRetrieval: GroupRetrievalSchema,
+  userDNPattern: Nullable(Type.String({ description: 'Gitloom: bind as this DN, {0} the login name, instead of searching' })),
+  accountPolicy: Type.Union([Type.Literal('CREATE_ACCOUNT'), Type.Literal('LINK_BY_EMAIL')], {
+    description: 'Gitloom: what an unknown directory user becomes',
+  }),
+};
+const AuthenticatorSchema = Type.Object(authenticatorFields);
+const { '@class': authenticatorClass, userSshKeyAttribute: _sshKeys, ...optionalAuthenticatorFields } = authenticatorFields;
+const AuthenticatorBodySchema = Type.Union([
+  Type.Object(
+    {
+      '@class': Type.String(),
+      ...Type.Partial(Type.Object(optionalAuthenticatorFields)).properties,
+      userSshKeyAttribute: Type.Optional(Nullable(Type.String())),
+      managerPassword: Type.Optional(Nullable(Type.String({ description: 'write-only: never answered; omitted keeps the stored one' }))),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+
 /**
+ * `/~api/settings/authenticator`: the LDAP authenticator (administrators; docs/security.md#ldap-authenticator);
  * `/~api/settings/security`: the security setting (administrators; docs/compatibility.md#platform-first-boot);
  * `/~api/settings/job-executors`: the job executors (administrators; docs/compatibility.md#builds-job-executors).
  */
@@ -66,6 +113,28 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     await setSecuritySetting(request.ctx, { ...(await getSecuritySetting(request.ctx)), ...request.body });
     return '';
   });
+
+  app.get(
+    '/settings/authenticator',
+    { schema: { tags, summary: 'Get Authenticator', response: { 200: AuthenticatorSchema, 204: Type.Null() } } },
+    async (request, reply) => (await getAuthenticator(request.ctx)) ?? reply.code(204).send(null),
+  );
+
+  app.post(
+    '/settings/authenticator',
+    {
+      schema: {
+        tags,
+        summary: 'Set Authenticator',
+        description: `Sets the LDAP authenticator (\`"@class": "${authenticatorClass.const}"\`; absent fields take their defaults), or removes it with \`null\`. The manager password is write-only: an update without it keeps the stored one.`,
+        body: AuthenticatorBodySchema,
+      },
+    },
+    async (request) => {
+      await setAuthenticator(request.ctx, request.body);
+      return '';
+    },
+  );
 
   app.get('/settings/job-executors', { schema: { tags, summary: 'Get Job Executors', response: { 200: JobExecutorsSchema } } }, async (request) =>
     getJobExecutors(request.ctx),

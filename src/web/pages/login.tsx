@@ -4,7 +4,7 @@
  * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
  */
 import { authenticateBasic, createSession, endSession } from '../../domain/auth/index.js';
-import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
+import { GitloomError, RetryLater, Unauthorized } from '../../errors.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
@@ -48,15 +48,16 @@ export const loginPages: PageModule = {
         const now = page.ctx.now();
         try {
           if (!password) throw new Unauthorized('Enter your password or an access token');
-          const actor = await authenticateBasic(page.ctx.db, name, password, now, page.request.ip);
+          const actor = await authenticateBasic(page.ctx, name, password);
           const { token } = await createSession(page.ctx.db, actor.userId, now);
           setSessionCookie(page.request, page.reply, token);
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {
-          if (!(error instanceof GitloomError) || error.status >= 500) throw error;
+          // a directory that does not answer is a message on the page too (docs/security.md#ldap-authenticator)
+          if (!(error instanceof GitloomError) || (error.status >= 500 && error.code !== 'GITLOOM_ERR_DIRECTORY_UNAVAILABLE')) throw error;
           // the status, `Retry-After` and message of the API's problem (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)
           page.reply.code(error.status);
-          if (error instanceof TooManyRequests) page.reply.header('Retry-After', String(error.retryAfter));
+          if (error instanceof RetryLater) page.reply.header('Retry-After', String(error.retryAfter));
           return <LoginPage page={page} name={name} error={error.message} />;
         }
       },

@@ -60,7 +60,7 @@ async function changePassword(page: PageContext): Promise<PageResult> {
   if (password !== confirm) throw new BadRequest('The two new passwords differ');
   const user = await getUser(page.ctx, me(page));
   try {
-    await authenticateBasic(page.ctx.db, user.name, current, page.ctx.now(), page.request.ip);
+    await authenticateBasic(page.ctx, user.name, current);
   } catch (error) {
     // a wrong current password is a refused form here, not a reason to sign in again
     if (error instanceof Unauthorized) throw new BadRequest('The current password is not right');
