@@ -141,6 +141,7 @@ export const ERROR_CODES = {
     description: 'The user signs in through the directory or an SSO provider: its password is changed there, not here.',
   },
   GITLOOM_ERR_AUTHENTICATOR_VALUE: { status: 400, description: 'A field of the authenticator or of an SSO connector does not read; `detail` names it.' },
+  GITLOOM_ERR_SSO_PROVIDER_UNAVAILABLE: { status: 503, description: 'The OpenID provider of an SSO connector does not answer its discovery.' },
   GITLOOM_ERR_SSO_REFUSED: {
     status: 401,
     description: 'An external sign-in was refused: an unsolicited or tampered response, a name or email taken by another user, or no account to link.',

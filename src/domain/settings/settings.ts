@@ -99,11 +99,11 @@ export async function setStoredAuthenticator(ctx: Pick<Context, 'db'>, authentic
  * The SSO connectors as stored (docs/security.md#single-sign-on): a list of JSON objects in
  * order, their secrets sealed; empty when none was ever set. The sso area checks, seals and reads them.
  */
-export function getStoredSsoConnectors(ctx: Pick<Context, 'db'>): Promise<readonly Readonly<Record<string, unknown>>[]> {
-  return readSetting(ctx, 'ssoConnectors', (stored) => (Array.isArray(stored) ? (stored as Record<string, unknown>[]) : []));
+export function getStoredSsoConnectors(ctx: Pick<Context, 'db'>): Promise<readonly object[]> {
+  return readSetting(ctx, 'ssoConnectors', (stored) => (Array.isArray(stored) ? (stored as object[]) : []));
 }
 
 /** Replaces the stored SSO connectors (checked by the sso area; administrators only). */
-export async function setStoredSsoConnectors(ctx: Pick<Context, 'db'>, connectors: readonly Readonly<Record<string, unknown>>[]): Promise<void> {
+export async function setStoredSsoConnectors(ctx: Pick<Context, 'db'>, connectors: readonly object[]): Promise<void> {
   await writeSetting(ctx, 'ssoConnectors', connectors);
 }

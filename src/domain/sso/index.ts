@@ -5,3 +5,14 @@
  */
 export { type AuthenticatorInput, getAuthenticator, LDAP_AUTHENTICATOR_CLASS, type LdapAuthenticator, setAuthenticator } from './authenticator.js';
 export { DIRECTORY_UNAVAILABLE, signInWithDirectory, usesDirectory } from './ldap.js';
+export {
+  beginOidcSignIn,
+  finishOidcSignIn,
+  getSsoConnectors,
+  type OpenIdConnector,
+  type PendingSignIn,
+  setSsoConnectors,
+  ssoButtons,
+  ssoCallbackPath,
+  type SsoConnectorInput,
+} from './oidc.js';

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAdmin } from '../../domain/actor.js';
 import { getJobExecutors, setJobExecutors } from '../../domain/builds/index.js';
 import { getSecuritySetting, setSecuritySetting } from '../../domain/settings/index.js';
-import { getAuthenticator, LDAP_AUTHENTICATOR_CLASS, setAuthenticator } from '../../domain/sso/index.js';
+import { getAuthenticator, getSsoConnectors, LDAP_AUTHENTICATOR_CLASS, setAuthenticator, setSsoConnectors } from '../../domain/sso/index.js';
 import { Nullable } from '../schemas/common.js';
 
 const SecuritySettingSchema = Type.Object(
@@ -97,8 +97,35 @@ const AuthenticatorBodySchema = Type.Union([
   Type.Null(),
 ]);
 
+/** OneDev's `OpenIdConnector` and Gitloom's claim names and account policy (docs/security.md#openid-connect); no client secret. */
+const ssoConnectorFields = {
+  '@type': Type.Literal('OpenIdConnector'),
+  name: Type.String(),
+  defaultGroup: Nullable(Type.String()),
+  configurationDiscoveryUrl: Type.String(),
+  clientId: Type.String(),
+  groupsClaim: Nullable(Type.String()),
+  buttonImageUrl: Nullable(Type.String()),
+  userNameClaim: Type.String({ description: 'Gitloom: the claim of the login name (default preferred_username)' }),
+  fullNameClaim: Type.String({ description: 'Gitloom: the claim of the full name (default name)' }),
+  emailClaim: Type.String({ description: 'Gitloom: the claim of the email (default email)' }),
+  accountPolicy: authenticatorFields.accountPolicy,
+};
+const { '@type': _connectorType, ...optionalConnectorFields } = ssoConnectorFields;
+const SsoConnectorsBodySchema = Type.Array(
+  Type.Object(
+    {
+      '@type': Type.String(),
+      ...Type.Partial(Type.Object(optionalConnectorFields)).properties,
+      clientSecret: Type.Optional(Nullable(Type.String({ description: 'write-only: never answered; omitted keeps the stored one of the same name' }))),
+    },
+    { additionalProperties: false },
+  ),
+);
+
 /**
  * `/~api/settings/authenticator`: the LDAP authenticator (administrators; docs/security.md#ldap-authenticator);
+ * `/~api/settings/sso-connectors`: the OpenID Connect connectors (administrators; docs/security.md#openid-connect);
  * `/~api/settings/security`: the security setting (administrators; docs/compatibility.md#platform-first-boot);
  * `/~api/settings/job-executors`: the job executors (administrators; docs/compatibility.md#builds-job-executors).
  */
@@ -132,6 +159,29 @@ export const settingRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       await setAuthenticator(request.ctx, request.body);
+      return '';
+    },
+  );
+
+  app.get(
+    '/settings/sso-connectors',
+    { schema: { tags, summary: 'Get SSO Connectors', response: { 200: Type.Array(Type.Object(ssoConnectorFields)) } } },
+    async (request) => getSsoConnectors(request.ctx),
+  );
+
+  app.post(
+    '/settings/sso-connectors',
+    {
+      schema: {
+        tags,
+        summary: 'Set SSO Connectors',
+        description:
+          'Replaces the SSO connectors with the list given (`"@type": "OpenIdConnector"`; absent fields take their defaults). The client secret is write-only: a connector without it keeps the stored secret of the connector of the same name.',
+        body: SsoConnectorsBodySchema,
+      },
+    },
+    async (request) => {
+      await setSsoConnectors(request.ctx, request.body);
       return '';
     },
   );

@@ -10,8 +10,12 @@ import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedCookie } from '../session.js';
 import { Flash } from '../components/flash.js';
+import { ssoButtons } from '../../domain/sso/index.js';
+import { SsoButtons } from '../components/sso-buttons.js';
 
-function LoginPage({ page, name, error }: { page: PageContext; name?: string; error?: string }) {
+type SsoButton = Awaited<ReturnType<typeof ssoButtons>>[number];
+
+function LoginPage({ page, name, error, connectors }: { page: PageContext; name?: string; error?: string; connectors: SsoButton[] }) {
   const target = safeRedirect(page.query.redirect);
   return (
     <Layout page={page} title="Sign in">
@@ -25,9 +29,18 @@ function LoginPage({ page, name, error }: { page: PageContext; name?: string; er
             <button type="submit">Sign in</button>
           </p>
         </PostForm>
+        <SsoButtons connectors={connectors} redirect={target} />
       </section>
     </Layout>
   );
+}
+
+/**
+ * The sign-in page with `error` shown (and the name tried kept), its single sign-on buttons read
+ * (docs/security.md#openid-connect); the caller sets the status.
+ */
+export async function loginPage(page: PageContext, props: { name?: string; error?: string } = {}) {
+  return <LoginPage page={page} {...props} connectors={await ssoButtons(page.ctx)} />;
 }
 
 export const loginPages: PageModule = {
@@ -36,7 +49,7 @@ export const loginPages: PageModule = {
       method: 'GET',
       path: '/~login',
       access: 'public',
-      handler: async (page) => (page.user ? redirect(safeRedirect(page.query.redirect)) : <LoginPage page={page} />),
+      handler: async (page) => (page.user ? redirect(safeRedirect(page.query.redirect)) : loginPage(page)),
     },
     {
       method: 'POST',
@@ -58,7 +71,7 @@ export const loginPages: PageModule = {
           // the status, `Retry-After` and message of the API's problem (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)
           page.reply.code(error.status);
           if (error instanceof RetryLater) page.reply.header('Retry-After', String(error.retryAfter));
-          return <LoginPage page={page} name={name} error={error.message} />;
+          return loginPage(page, { name, error: error.message });
         }
       },
     },
