@@ -237,4 +237,14 @@ describe('LDAP authenticator', () => {
   it('signs directory users in again once the directory is back', async () => {
     expect((await me('alice', 'alice-pw')).status).toBe(200);
   });
+
+  it('is removed with null: directory users then sign in nowhere', async () => {
+    expect((await server.call('POST', '/settings/authenticator', { text: 'null', headers: { 'content-type': 'application/json' }, auth: admin })).status).toBe(
+      200,
+    );
+    expect((await server.call('GET', '/settings/authenticator', { auth: admin })).status).toBe(204);
+    const response = await me('alice', 'alice-pw');
+    expect(response.status).toBe(401);
+    expect(response.json.detail).toBe('Invalid credentials');
+  });
 });
