@@ -8,11 +8,12 @@ const admin = basic(ADMIN.name, ADMIN.password);
 describe('single sign-on administration pages', () => {
   let server: TestServer;
   let session: WebSession;
+  let staff: number;
 
   beforeAll(async () => {
     server = await startTestServer();
     session = await signInByFetch(server, ADMIN.name, ADMIN.password);
-    expect((await server.call('POST', '/groups', { body: { name: 'Staff' }, auth: admin })).status).toBe(200);
+    staff = (await server.call('POST', '/groups', { body: { name: 'Staff' }, auth: admin })).json;
   });
   afterAll(async () => {
     await server.close();
@@ -116,5 +117,33 @@ describe('single sign-on administration pages', () => {
 
     expect((await post('/~administration/sso-connectors', { op: 'delete', index: '0' })).status).toBe(303);
     expect((await server.call('GET', '/settings/sso-connectors', { auth: admin })).json).toEqual([]);
+  });
+
+  it('follows a renamed default group and keeps one in use from deletion', async () => {
+    const authenticator = {
+      '@class': 'io.onedev.server.plugin.authenticator.ldap.LdapAuthenticator',
+      ldapUrl: 'ldap://127.0.0.1',
+      userDNPattern: 'uid={0},dc=example',
+      defaultGroup: 'Staff',
+    };
+    expect((await server.call('POST', '/settings/authenticator', { body: authenticator, auth: admin })).status).toBe(200);
+    const connector = {
+      '@type': 'OpenIdConnector',
+      name: 'Corp',
+      configurationDiscoveryUrl: 'https://id.example.org',
+      clientId: 'c',
+      clientSecret: 's',
+      defaultGroup: 'Staff',
+    };
+    expect((await server.call('POST', '/settings/sso-connectors', { body: [connector], auth: admin })).status).toBe(200);
+
+    expect((await server.call('POST', `/groups/${staff}`, { body: { name: 'Employees' }, auth: admin })).status).toBe(200);
+    expect((await server.call('GET', '/settings/authenticator', { auth: admin })).json.defaultGroup).toBe('Employees');
+    expect((await server.call('GET', '/settings/sso-connectors', { auth: admin })).json[0].defaultGroup).toBe('Employees');
+
+    const refused = await server.call('DELETE', `/groups/${staff}`, { auth: admin });
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toContain('default group of the external authenticator');
+    expect(refused.json.detail).toContain("default group of SSO connector 'Corp'");
   });
 });

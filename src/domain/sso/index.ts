@@ -16,3 +16,4 @@ export {
   ssoCallbackPath,
   type SsoConnectorInput,
 } from './oidc.js';
+export { renameSsoGroupReferences, ssoGroupUsages } from './group-references.js';
