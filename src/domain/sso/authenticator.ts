@@ -134,13 +134,14 @@ function checkGroupRetrieval(value: unknown): GroupRetrieval {
  * omitted `managerPassword` keeps the stored one. Records `settings.authenticator` in the audit
  * log, in the same transaction, without the password.
  *
- * @throws BadRequest `GITLOOM_ERR_AUTHENTICATOR_VALUE` naming the field: an unknown `@class`, a
+ * @throws BadRequest `GITLOOM_ERR_AUTHENTICATOR_VALUE` naming the field: no body, an unknown `@class`, a
  *   URL that is not `ldap://` or `ldaps://`, neither a DN pattern nor a search base and filter
  *   holding `{0}`, a manager without a password, a group that does not exist, an SSH key
  *   attribute (not supported), a timeout outside 1–3600 s.
  */
-export async function setAuthenticator(ctx: Context, input: AuthenticatorInput | null): Promise<void> {
+export async function setAuthenticator(ctx: Context, input: AuthenticatorInput | null | undefined): Promise<void> {
   requireAdmin(ctx.actor);
+  if (input === undefined) throw invalid('A body is required: the authenticator, or null to remove it');
   const previous = (await getStoredAuthenticator(ctx)) as Stored | null;
   const next = input === null ? null : await checkAuthenticator(ctx, input, previous);
   await ctx.db.transaction().execute(async (trx) => {

@@ -3,8 +3,8 @@
  * (docs/security.md#single-sign-on) — the LDAP authenticator checked by password sign-ins and
  * the OpenID Connect connectors, and the accounts of the identities they vouch for.
  */
-export { type AuthenticatorInput, getAuthenticator, LDAP_AUTHENTICATOR_CLASS, type LdapAuthenticator, setAuthenticator } from './authenticator.js';
-export { DIRECTORY_UNAVAILABLE, signInWithDirectory, usesDirectory } from './ldap.js';
+export { type AuthenticatorInput, getAuthenticator, LDAP_AUTHENTICATOR_CLASS, setAuthenticator } from './authenticator.js';
+export { signInWithDirectory, usesDirectory } from './ldap.js';
 export {
   beginOidcSignIn,
   finishOidcSignIn,

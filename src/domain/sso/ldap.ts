@@ -17,13 +17,13 @@ import { recordSignInFailure, signInExternal } from './accounts.js';
 const RETRY_AFTER_SECONDS = 30;
 
 /** The message of a sign-in the directory could not decide (503, `GITLOOM_ERR_DIRECTORY_UNAVAILABLE`). */
-export const DIRECTORY_UNAVAILABLE = 'The directory server is not available: sign-in of directory users is not possible right now, try again later';
+const DIRECTORY_UNAVAILABLE = 'The directory server is not available: sign-in of directory users is not possible right now, try again later';
 
 /**
  * `value` escaped as an attribute value of a DN (RFC 4514 §2.4): a backslash before `" + , ; < > \ =`,
  * a leading `#` or space and a trailing space; NUL as `\00`.
  */
-export function escapeDnValue(value: string): string {
+function escapeDnValue(value: string): string {
   return value
     .replace(/["+,;<>\\=]/g, (c) => `\\${c}`)
     .replaceAll('\0', '\\00')

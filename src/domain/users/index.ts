@@ -31,7 +31,6 @@ export {
 } from './directory.js';
 export {
   createExternalUser,
-  EXTERNAL_MANAGED,
   type ExternalProfile,
   isExternalPassword,
   LDAP_PROVIDER,
