@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cookiesOf, csrfTokenOf } from '../helpers/browser.js';
-import { ADMIN, basic, startTestServer, type TestServer } from '../helpers/server.js';
+import { givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
+import { ADMIN, basic, git, gitFails, gitUrl, startTestServer, type TestServer } from '../helpers/server.js';
 import { LDAP_MANAGER, LDAP_SUFFIX, startTestSlapd, type TestSlapd } from '../helpers/slapd.js';
 
 const LDAP_CLASS = 'io.onedev.server.plugin.authenticator.ldap.LdapAuthenticator';
@@ -44,12 +45,14 @@ describe('LDAP authenticator', () => {
   let server: TestServer;
   let slapd: TestSlapd;
   const admin = basic(ADMIN.name, ADMIN.password);
+  let repo: Awaited<ReturnType<typeof givenRepo>>;
 
   beforeAll(async () => {
     [server, slapd] = await Promise.all([startTestServer(), startTestSlapd(DIRECTORY)]);
     expect((await server.call('POST', '/groups', { body: { name: 'Developers' }, auth: admin })).status).toBe(200);
   });
   afterAll(async () => {
+    await removeWorkTrees();
     await slapd?.close();
     await server?.close();
   });
@@ -196,6 +199,18 @@ describe('LDAP authenticator', () => {
     expect((await me('carl', 'carl-local')).status).toBe(401);
   });
 
+  it('takes the directory password for git over HTTP', async () => {
+    repo = await givenRepo(server, 'directory-repo');
+    const alice = (await me('alice', 'alice-pw')).json.id;
+    expect((await server.call('POST', '/user-authorizations', { body: { projectId: repo.id, userId: alice, roleId: 1 }, auth: admin })).status).toBe(200);
+    expect(await git(repo.work, ['ls-remote', gitUrl(server, 'directory-repo', { name: 'alice', password: 'alice-pw' }), 'refs/heads/main'])).toContain(
+      'refs/heads/main',
+    );
+    expect(await gitFails(repo.work, ['ls-remote', gitUrl(server, 'directory-repo', { name: 'alice', password: 'wrong' })])).toMatch(
+      /Authentication failed|401/,
+    );
+  });
+
   describe('with the directory down', () => {
     beforeAll(async () => {
       await slapd.stop();
@@ -219,6 +234,9 @@ describe('LDAP authenticator', () => {
         });
         expect(response.headers.get('retry-after')).toBe('30');
       }
+      // git says so too, and the administrator's git still works
+      expect(await gitFails(repo.work, ['ls-remote', gitUrl(server, 'directory-repo', { name: 'alice', password: 'alice-pw' })])).toContain('503');
+      expect(await git(repo.work, ['ls-remote', gitUrl(server, 'directory-repo', ADMIN), 'refs/heads/main'])).toContain('refs/heads/main');
     });
 
     it('says so on the sign-in page', async () => {
