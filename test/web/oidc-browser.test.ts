@@ -14,7 +14,7 @@ const accounts: Record<string, OidcAccount> = {
 describe('OpenID Connect sign-in', () => {
   let provider: TestOidcProvider;
   const t = browserTests(async (server) => {
-    provider = await startTestOidcProvider([`${server.url}/~sso/callback/Acme`], accounts);
+    provider = await startTestOidcProvider([`${server.url}/~sso/callback/Acme`, `${server.url}/~sso/callback/Beta`], accounts);
     for (const name of ['Developers', 'Ops']) expect((await server.call('POST', '/groups', { body: { name }, auth: admin })).status).toBe(200);
     const connector = {
       '@type': 'OpenIdConnector',
@@ -24,7 +24,9 @@ describe('OpenID Connect sign-in', () => {
       clientSecret: provider.clientSecret,
       groupsClaim: 'groups',
     };
-    expect((await server.call('POST', '/settings/sso-connectors', { body: [connector], auth: admin })).status).toBe(200);
+    expect(
+      (await server.call('POST', '/settings/sso-connectors', { body: [connector, { ...connector, name: 'Beta', groupsClaim: null }], auth: admin })).status,
+    ).toBe(200);
   });
   afterAll(async () => {
     await provider?.close();
@@ -71,14 +73,23 @@ describe('OpenID Connect sign-in', () => {
     const connectors = await t.server.call('GET', '/settings/sso-connectors', { auth: admin });
     expect(connectors.json).toMatchObject([
       { '@type': 'OpenIdConnector', name: 'Acme', clientId: provider.clientId, userNameClaim: 'preferred_username', accountPolicy: 'CREATE_ACCOUNT' },
+      { name: 'Beta', groupsClaim: null },
     ]);
     expect(connectors.text).not.toContain(provider.clientSecret);
-    // an update without the secret keeps it: the sign-ins below exchange codes with it
-    const { clientSecret: _omitted, ...rest } = { ...connectors.json[0], clientSecret: undefined };
-    expect((await t.server.call('POST', '/settings/sso-connectors', { body: [rest], auth: admin })).status).toBe(200);
+    // an update without the secrets keeps them: the sign-ins below exchange codes with them
+    expect((await t.server.call('POST', '/settings/sso-connectors', { body: connectors.json, auth: admin })).status).toBe(200);
     const changes = await audit('settings.ssoConnectors');
     expect(changes).toHaveLength(2);
     expect(changes.map((c) => c.summary).join()).not.toContain(provider.clientSecret);
+  });
+
+  it('offers a button per provider, in order', async () => {
+    const page = await (await t.newContext()).newPage();
+    await page.goto(`${t.server.url}/~login`);
+    expect(await page.getByRole('navigation', { name: 'Single sign-on' }).getByRole('link').allTextContents()).toEqual([
+      'Sign in with Acme',
+      'Sign in with Beta',
+    ]);
   });
 
   it('creates the account on the first sign-in, with its claims and groups', async () => {
