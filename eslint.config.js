@@ -28,7 +28,7 @@ const layer = (files, forbidden, more = []) => ({
 // `insertMissing`, `queryByName` or `assertNameFree` is given are checked; SQL text is not.
 const TABLE_OWNERS = {
   users: ['users', 'emailAddresses', 'accessTokens', 'sshKeys', 'externalIdentities'],
-  auth: ['webSessions', 'signInFailures'],
+  auth: ['webSessions', 'signInFailures', 'totpSecrets', 'recoveryCodes', 'webauthnCredentials', 'twoFactorChallenges'],
   access: ['roles', 'groups', 'memberships'],
   settings: ['settings'],
   projects: ['projects', 'projectLabels', 'labelSpecs', 'milestones', 'numberSequences', 'userAuthorizations', 'groupAuthorizations'],

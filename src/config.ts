@@ -126,6 +126,18 @@ export interface Config {
    * further failure up to an hour (or a pull mirror's interval when longer) (`GITLOOM_MIRROR_BACKOFF_MS`, default 60000).
    */
   mirrorBackoffMs: number;
+  /**
+   * Upload-pack processes (clones and fetches) running at once in this process; more wait in a
+   * bounded queue (`GITLOOM_GIT_CONCURRENCY`, default the number of CPUs;
+   * docs/architecture.md#git-concurrency).
+   */
+  gitConcurrency: number;
+  /**
+   * Repository maintenance: delay in ms between a push and the maintenance it makes due, so that a
+   * burst of pushes makes one run (`GITLOOM_MAINTENANCE_DELAY_MS`, default 60000;
+   * docs/architecture.md#repository-maintenance).
+   */
+  maintenanceDelayMs: number;
   /** Ref-change journal: first retry delay in ms of an entry whose reactions failed, doubled each pass (`GITLOOM_JOURNAL_RETRY_MS`, default 5000). */
   journalRetryMs: number;
   /**
@@ -326,6 +338,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     outboxBackoffMs: intFromEnv(env, 'GITLOOM_OUTBOX_BACKOFF_MS', 120_000),
     journalRetryMs: intFromEnv(env, 'GITLOOM_JOURNAL_RETRY_MS', 5000),
     mirrorBackoffMs: positiveIntFromEnv(env, 'GITLOOM_MIRROR_BACKOFF_MS', 60_000),
+    maintenanceDelayMs: intFromEnv(env, 'GITLOOM_MAINTENANCE_DELAY_MS', 60_000),
+    gitConcurrency: positiveIntFromEnv(env, 'GITLOOM_GIT_CONCURRENCY', os.availableParallelism()),
     fallbackPollMs: env.GITLOOM_FALLBACK_POLL_MS ? positiveIntFromEnv(env, 'GITLOOM_FALLBACK_POLL_MS', 1000) : null,
     metricsToken: env.GITLOOM_METRICS_TOKEN || null,
     trustProxy: trustProxyFromEnv(env.GITLOOM_TRUST_PROXY),

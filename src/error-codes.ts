@@ -51,10 +51,22 @@ export const ERROR_CODES = {
     status: 429,
     description: 'Too many failed sign-ins for this account from this address, or from this address; retry after `Retry-After` seconds.',
   },
+  GITLOOM_ERR_TOKEN_READ_ONLY: { status: 403, description: 'A read-only access token was used for a change (it may read, fetch and download only).' },
+  GITLOOM_ERR_TOKEN_LIFETIME: { status: 400, description: "An access token's expiry is past the security setting's `maxTokenLifetimeDays`." },
+  GITLOOM_ERR_TWO_FACTOR_REQUIRED: {
+    status: 401,
+    description: 'A password was sent for Basic auth by a user with two-factor authentication: use an access token instead.',
+  },
+  GITLOOM_ERR_TWO_FACTOR_CODE: { status: 401, description: 'The second step of a sign-in was answered with a wrong or already used code or key.' },
+  GITLOOM_ERR_TWO_FACTOR_EXPIRED: { status: 401, description: 'The second step of a sign-in waited too long, or was ended: sign in again.' },
   GITLOOM_ERR_UNAVAILABLE: { status: 503, description: 'The database is unavailable; retry after `Retry-After` seconds.' },
 
   // git
   GITLOOM_ERR_REF_MOVED: { status: 409, description: 'A ref moved since it was read (a concurrent push or merge); read it again.' },
+  GITLOOM_ERR_GIT_BUSY: {
+    status: 503,
+    description: 'Too many clones and fetches are waiting for one of the `GITLOOM_GIT_CONCURRENCY` slots; retry after `Retry-After` seconds.',
+  },
   GITLOOM_ERR_NOT_OUR_REF: { status: 400, description: 'A fetch asked for an object no ref reaches.' },
 
   // merge refusals, in the order the merge checks them (docs/compatibility.md#pull-requests-merge-checks)

@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { CONTAINERS_DIR, GIT_HOME_DIR, makeDataDirPrivate } from './data-dir.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { configureGit } from './git/command.js';
+import { configureUploadPackSlots } from './git/upload-pack-slots.js';
 import { administratorExists, bootstrap } from './domain/bootstrap.js';
 import { CACHED_TABLES } from './domain/auth/index.js';
 import { BuildScheduler, buildLeaseMs } from './domain/builds/index.js';
@@ -19,6 +20,7 @@ import { registerEventHandlers } from './domain/event-handlers.js';
 import { OutboxWorker } from './domain/outbox/index.js';
 import { MirrorWorker } from './domain/mirrors/index.js';
 import { CodeIndexWorker } from './domain/code-search/index.js';
+import { MaintenanceWorker } from './domain/repositories/index.js';
 import { buildApp, type App } from './app.js';
 import { createMetrics } from './ops/metrics.js';
 import { redactUrl, type LogDestination } from './plugins/logging.js';
@@ -67,6 +69,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
   const gitHome = path.join(config.dataDir, GIT_HOME_DIR);
   await fs.mkdir(gitHome, { recursive: true });
   configureGit({ homeDir: gitHome, globalConfigFile: path.join(gitHome, '.gitconfig'), slowMs: config.gitSlowMs, onSlowCommand: null });
+  configureUploadPackSlots(config.gitConcurrency);
   // a server listens for the other processes' announcements (docs/architecture.md#processes-sharing-postgresql)
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
@@ -117,7 +120,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
     });
     await recoverAtStartup(services, (message) => running.log.warn(message), containers);
     await recoverRefIntents(createContext(services, systemActor), (message) => running.log.warn(message), { atStartUp: true });
-    const { journal, scheduler, outbox, mirrors, codeIndex } = await startWorkers(services, running.log, metrics, containers, processes.id);
+    const { journal, scheduler, outbox, mirrors, codeIndex, maintenance } = await startWorkers(services, running.log, metrics, containers, processes.id);
     processes.start(async () => {
       await repairLeftovers(services, (message) => running.log.warn(message), containers);
     });
@@ -134,6 +137,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         await running.close();
         await mirrors.stop();
         await codeIndex.stop();
+        await maintenance.stop();
         await journal.stop();
         await scheduler.stop();
         await containers.close();
@@ -222,7 +226,14 @@ async function startWorkers(
   metrics: ReturnType<typeof createMetrics>,
   containers: ContainerEngines,
   owner: string,
-): Promise<{ journal: JournalWorker; scheduler: BuildScheduler; outbox: OutboxWorker; mirrors: MirrorWorker; codeIndex: CodeIndexWorker }> {
+): Promise<{
+  journal: JournalWorker;
+  scheduler: BuildScheduler;
+  outbox: OutboxWorker;
+  mirrors: MirrorWorker;
+  codeIndex: CodeIndexWorker;
+  maintenance: MaintenanceWorker;
+}> {
   // GITLOOM_FALLBACK_POLL_MS replaces each loop's interval; a build's lease outlives a few of them
   const tickMs = services.config.fallbackPollMs ?? undefined;
   const leaseMs = buildLeaseMs(services.config);
@@ -256,5 +267,7 @@ async function startWorkers(
   await mirrors.start();
   const codeIndex = new CodeIndexWorker(services, { tickMs, onError: (error) => log.error({ err: error }, 'code index worker failed') });
   await codeIndex.start();
-  return { journal, scheduler, outbox, mirrors, codeIndex };
+  const maintenance = new MaintenanceWorker(services, { tickMs, onError: (error) => log.error({ err: error }, 'repository maintenance failed') });
+  await maintenance.start();
+  return { journal, scheduler, outbox, mirrors, codeIndex, maintenance };
 }

@@ -83,6 +83,13 @@ export interface Database {
   jobTokens: JobTokenTable;
   serverProcesses: ServerProcessTable;
   auditEvents: AuditEventTable;
+  accessTokenProjects: AccessTokenProjectTable;
+  accessTokenUses: AccessTokenUseTable;
+  repositoryMaintenance: RepositoryMaintenanceTable;
+  totpSecrets: TotpSecretTable;
+  recoveryCodes: RecoveryCodeTable;
+  webauthnCredentials: WebauthnCredentialTable;
+  twoFactorChallenges: TwoFactorChallengeTable;
   externalIdentities: ExternalIdentityTable;
 }
 
@@ -125,6 +132,25 @@ export interface AccessTokenTable {
   description: string | null;
   createDate: number;
   expireDate: number | null;
+  /** 1: the token reads and fetches only (migration 0032). */
+  readOnly: Generated<Flag>;
+  /** 1: the token reaches only the projects of `access_token_projects` (migration 0032). */
+  projectsLimited: Generated<Flag>;
+}
+
+/** A project a limited access token reaches (migration 0032). */
+export interface AccessTokenProjectTable {
+  tokenId: number;
+  projectId: number;
+}
+
+/** When, from where and by what an access token was last used (migration 0032). */
+export interface AccessTokenUseTable {
+  tokenId: number;
+  /** Epoch ms. */
+  lastUsedDate: number;
+  address: string | null;
+  userAgent: string | null;
 }
 
 export interface SettingTable {
@@ -632,6 +658,11 @@ export interface WebSessionTable {
   csrfToken: string;
   createDate: number;
   expireDate: number;
+  /** Epoch ms of the last request of the session (written at most once a minute; migration 0032). */
+  lastUsedDate: number | null;
+  /** The client's address and `User-Agent` at that request. */
+  address: string | null;
+  userAgent: string | null;
 }
 
 /** An event to announce (webhooks, mails), written in the transaction that commits it (migration 0016). */
@@ -980,6 +1011,71 @@ export interface AuditEventTable {
 }
 export type AuditEventRow = Selectable<AuditEventTable>;
 
+/** A repository's place in the maintenance queue (migration 0035, docs/architecture.md#repository-maintenance). */
+export interface RepositoryMaintenanceTable {
+  projectId: number;
+  /** Epoch ms when the repository is due; null: not due. */
+  dueDate: number | null;
+  /** Epoch ms: the end of the last run. */
+  lastRunDate: number | null;
+  /** The last run's failure, null when it succeeded. */
+  lastError: string | null;
+  leaseOwner: string | null;
+  leaseExpires: number | null;
+}
+export type RepositoryMaintenanceRow = Selectable<RepositoryMaintenanceTable>;
+/** A user's TOTP secret (migration 0030, docs/security.md#two-factor-authentication). */
+export interface TotpSecretTable {
+  userId: number;
+  /** RFC 4648 base32, encrypted with the server's secret key (`v1:…`, src/domain/projects/secret-encryption.ts). */
+  secret: string;
+  /** 0 while enrolment waits for a first code, 1 once confirmed. */
+  confirmed: number;
+  /** The 30-second time step of the last accepted code (none accepted: null). */
+  lastStep: number | null;
+  createDate: number;
+}
+
+/** A single-use recovery code, stored hashed (migration 0030). */
+export interface RecoveryCodeTable {
+  id: Id;
+  userId: number;
+  /** SHA-256 (hex) of the normalized code. */
+  codeHash: string;
+  usedDate: number | null;
+}
+
+/** A WebAuthn credential (security key or passkey) of a user (migration 0030). */
+export interface WebauthnCredentialTable {
+  id: Id;
+  userId: number;
+  /** The credential id, base64url. */
+  credentialId: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  /** The authenticator's signature counter as last seen. */
+  counter: number;
+  /** Transports the authenticator named, comma-separated. */
+  transports: string;
+  name: string;
+  createDate: number;
+  lastUsedDate: number | null;
+}
+
+/** A second-factor ceremony in progress: a pending sign-in or a key registration (migration 0030). */
+export interface TwoFactorChallengeTable {
+  id: Id;
+  /** SHA-256 (hex) of the token the browser holds. */
+  tokenHash: string;
+  userId: number;
+  /** `sign-in` or `register`. */
+  kind: string;
+  /** The WebAuthn challenge given out (base64url), when one was. */
+  challenge: string | null;
+  /** Wrong answers given to this record. */
+  failures: number;
+  expireDate: number;
+}
 /** A user's link to an identity of an external system (migration 0031, docs/security.md#single-sign-on). */
 export interface ExternalIdentityTable {
   id: Id;

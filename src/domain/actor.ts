@@ -17,3 +17,13 @@ export function requireUser(actor: Actor): number {
 export function requireAdmin(actor: Actor): void {
   if (!actor.isAdmin) deny(actor);
 }
+
+/**
+ * Refuses a change made with a read-only access token (docs/compatibility.md#gitloom-differs-sessions-and-tokens):
+ * throws Forbidden with `GITLOOM_ERR_TOKEN_READ_ONLY`; nothing for any other caller.
+ */
+export function refuseReadOnlyToken(actor: Actor): void {
+  if (actor.token?.readOnly) {
+    throw new Forbidden('This access token is read-only: it may read, fetch and download, and change nothing', { code: 'GITLOOM_ERR_TOKEN_READ_ONLY' });
+  }
+}

@@ -26,6 +26,27 @@ export interface Actor {
   groupIds: number[];
   /** Members of a group with `createRootProjects` (or administrators). */
   canCreateRootProjects: boolean;
+  /**
+   * Two-factor authentication applies to the user (the security setting's or one of their
+   * groups' `enforce2FA`) and they have no second factor yet: the pages send them to enrolment
+   * (docs/security.md#two-factor-authentication). Absent: false.
+   */
+  mustEnrolSecondFactor?: boolean;
+  /** The access token the caller presented; absent for sessions, SSH keys, anonymous and background work. */
+  token?: ActorToken;
+}
+
+/**
+ * An access token and what it limits its owner to (docs/compatibility.md#gitloom-differs-sessions-and-tokens).
+ * A limited token never carries its owner's administrator rights.
+ */
+export interface ActorToken {
+  /** The token's row id. */
+  id: number;
+  /** The token reads and fetches only: it changes nothing. */
+  readOnly: boolean;
+  /** The projects the token reaches (outside them it sees nothing), or null for every project of its owner. */
+  projectIds: readonly number[] | null;
 }
 
 /** Where a request comes from, as the server sees it (audit rows and sessions record it). */

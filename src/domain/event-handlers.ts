@@ -45,7 +45,7 @@ import {
 import { forgetThread } from './notifications/index.js';
 import { hasPullMirror, issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences, roleUsages } from './projects/index.js';
 import { markPushMirrorsPending, projectHasPullMirror } from './mirrors/index.js';
-import { buildCommit } from './repositories/index.js';
+import { buildCommit, markMaintenanceDue } from './repositories/index.js';
 import { endUserSessions } from './auth/index.js';
 import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAuthors } from './code-comments/index.js';
 import { enqueueEvent } from './outbox/index.js';
@@ -79,6 +79,7 @@ export function registerEventHandlers(services: Services): void {
   events.on('refsJournalEntry', (entry) => triggerOnRefsUpdated(ctx, entry.projectId, entry.changes, `ref-journal:${entry.journalId}`));
   events.on('refsJournalEntry', (entry) => markPushMirrorsPending(ctx, entry.projectId));
   events.on('refsJournalEntry', (entry) => markCodeIndexStale(ctx.db, entry.projectId, ctx.now()));
+  events.on('refsJournalEntry', (entry) => markMaintenanceDue(ctx.db, entry.projectId, ctx.now(), ctx.config.maintenanceDelayMs));
   events.on('pullRequestChanged', (event) => checkPullRequest(ctx, event.requestId));
   events.on('pullRequestChecked', (event) => triggerOnPullRequest(ctx, event.requestId));
   events.on('pullRequestClosed', (event) => triggerOnPullRequestClosed(ctx, event.requestId));

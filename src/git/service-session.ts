@@ -12,6 +12,7 @@ import { GitloomError } from '../errors.js';
 import { GitError, spawnGit, value } from './command.js';
 import { reachableWantsGate } from './reachable-wants.js';
 import { markPush } from './push-markers.js';
+import { uploadPackSlot } from './upload-pack-slots.js';
 import { type GitService, pktLine, protocolEnv, removingMarker, serviceCommand } from './smart-http.js';
 
 /** The three streams of a session: the client's bytes, git's answer, and git's messages. */
@@ -52,11 +53,14 @@ export interface SessionOptions {
 export async function serveSession(repo: string, service: GitService, streams: SessionStreams, opts: SessionOptions = {}): Promise<number> {
   // a push's quarantine is known to be in use by the marker (src/git/push-markers.ts)
   const marker = service === 'git-receive-pack' ? await markPush(repo) : null;
+  // a fetch waits for one of the upload-pack slots (src/git/upload-pack-slots.ts)
+  const slot = service === 'git-upload-pack' ? await uploadPackSlot(opts.signal) : null;
   const spawned = spawnGit([...serviceCommand(service), '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
     onStderr: (chunk) => streams.errors.write(chunk),
   });
+  if (slot) void spawned.done.then(slot, slot);
   const g = marker ? removingMarker(spawned, marker) : spawned;
   g.stdout.pipe(streams.output, { end: false });
   const output = finished(g.stdout);

@@ -10,6 +10,7 @@ import { BadRequest } from '../errors.js';
 import { GitError, spawnGit, value, type GitStream } from './command.js';
 import { markPush, type PushMarker } from './push-markers.js';
 import { reachableWantsGate, UnreachableWant } from './reachable-wants.js';
+import { uploadPackSlot } from './upload-pack-slots.js';
 
 /** The two smart-HTTP services. */
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
@@ -58,9 +59,15 @@ const UPLOAD_PACK_CONFIG = [
   'uploadpack.allowReachableSHA1InWant=true',
 ] as const;
 
+/**
+ * Configuration given to receive-pack: no `gc --auto` after a push — the repository maintenance
+ * worker packs and writes the commit-graph, one run at a time (docs/architecture.md#repository-maintenance).
+ */
+const RECEIVE_PACK_CONFIG = ['-c', 'receive.autogc=false'] as const;
+
 /** The git arguments that start a service, whatever the transport: its `-c` settings, then the subcommand. */
 export function serviceCommand(service: GitService): string[] {
-  return service === 'git-upload-pack' ? [...UPLOAD_PACK_CONFIG, 'upload-pack'] : ['receive-pack'];
+  return service === 'git-upload-pack' ? [...UPLOAD_PACK_CONFIG, 'upload-pack'] : [...RECEIVE_PACK_CONFIG, 'receive-pack'];
 }
 
 /** Encodes one pkt-line: 4 hex digits of total length, then the payload. */
@@ -229,10 +236,13 @@ export async function serviceRpc(
   if (!(requestBody instanceof Readable)) throw new BadRequest('Request body must be a git request stream');
   // a push's quarantine is known to be in use by the marker (src/git/push-markers.ts)
   const marker = svc === 'git-receive-pack' ? await markPush(repo) : null;
+  // a fetch waits for one of the upload-pack slots (src/git/upload-pack-slots.ts)
+  const slot = svc === 'git-upload-pack' ? await uploadPackSlot(opts.signal) : null;
   const spawned = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
   });
+  if (slot) void spawned.done.then(slot, slot);
   const g = marker ? removingMarker(spawned, marker) : spawned;
   const stages: NodeJS.ReadWriteStream[] = [];
   if (gzip) stages.push(createGunzip());

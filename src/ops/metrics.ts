@@ -10,6 +10,7 @@ import { DatabaseUnavailable } from '../db/availability.js';
 import { availabilityOf } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { configureGit } from '../git/command.js';
+import { uploadPackLoad } from '../git/upload-pack-slots.js';
 import { journalLag } from '../domain/journal/index.js';
 import { outboxLag, pendingMessageCount } from '../domain/outbox/index.js';
 import { buildsFinishedAfter, unfinishedBuildCounts } from '../domain/builds/index.js';
@@ -194,6 +195,17 @@ function registerGitMetrics(registry: client.Registry): Metrics['observeGitTrans
       const command = subcommand(args);
       gitCommands.inc({ command, outcome: exitCode === 0 ? 'ok' : 'error' });
       gitDuration.observe({ command }, ms / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'gitloom_git_upload_packs',
+    help: 'Clones and fetches: upload-pack processes running and waiting for a slot (GITLOOM_GIT_CONCURRENCY)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect(this: client.Gauge) {
+      const load = uploadPackLoad();
+      this.set({ state: 'running' }, load.running);
+      this.set({ state: 'waiting' }, load.waiting);
     },
   });
   return (direction, bytes) => {

@@ -1,7 +1,8 @@
 import basicAuth from 'basic-auth';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticateBasic, authenticateBearer, cachedBearerActor } from '../domain/auth/index.js';
+import { authenticateBasic, authenticateBearer, cachedBearerActor, noteTokenUse } from '../domain/auth/index.js';
+import { refuseReadOnlyToken } from '../domain/actor.js';
 import { LFS_TOKEN_SCHEME } from '../domain/lfs/index.js';
 import { anonymous, ANONYMOUS_ID, createContext, type Actor, type Client, type Context, type Services } from '../domain/context.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
@@ -11,6 +12,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route takes its credentials elsewhere (`/trigger-job`): no anonymous check. */
     anonymousAccess?: boolean;
+    /**
+     * The route tells reads from changes itself (git's POST fetches, LFS downloads) and refuses a
+     * read-only access token's changes on its own; elsewhere every request but GET, HEAD and
+     * OPTIONS is a change.
+     */
+    checksReadOnlyTokens?: boolean;
   }
   interface FastifyRequest {
     /** The caller, resolved from the credentials (anonymous when none were sent). */
@@ -25,6 +32,9 @@ export function credentialsHeader(request: FastifyRequest): string | undefined {
   const custom = request.headers.onedevauthorization;
   return (Array.isArray(custom) ? custom[0] : custom) ?? request.headers.authorization;
 }
+
+/** Methods that read only (RFC 9110 §9.2.1): a read-only access token may use them anywhere. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The request's client as the domain records it: its address and `User-Agent` (at most 512 characters). */
 export function requestClient(request: FastifyRequest): Client {
@@ -81,6 +91,12 @@ export const authPlugin = fp(
     app.decorateRequest('actor', null as unknown as Actor);
     app.decorateRequest('ctx', null as unknown as Context);
     const decorate = (request: FastifyRequest, actor: Actor) => {
+      if (actor.token) {
+        if (!SAFE_METHODS.has(request.method) && !request.routeOptions.config.checksReadOnlyTokens) refuseReadOnlyToken(actor);
+        noteTokenUse(services.db, actor.token.id, requestClient(request), Date.now())?.catch((err: unknown) =>
+          request.log.warn({ err }, 'the last use of an access token was not recorded'),
+        );
+      }
       request.actor = actor;
       request.ctx = requestContext(services, request, actor);
     };
@@ -89,13 +105,16 @@ export const authPlugin = fp(
       const header = credentialsHeader(request);
       const cached = header && /^bearer /i.test(header) ? cachedBearerActor(services.db, header.slice(7).trim(), Date.now()) : undefined;
       if (cached) {
-        decorate(request, cached);
+        try {
+          decorate(request, cached);
+        } catch (err) {
+          return done(err as Error);
+        }
         return done();
       }
-      resolveActor(services, request).then((actor) => {
-        decorate(request, actor);
-        done();
-      }, done);
+      resolveActor(services, request)
+        .then((actor) => decorate(request, actor))
+        .then(() => done(), done);
     });
   },
   { name: 'auth', dependencies: ['errors'] },

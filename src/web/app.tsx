@@ -63,7 +63,7 @@ import { unreadNotificationCount } from '../domain/notifications/index.js';
 import { projectByPath } from '../domain/repositories/index.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
 import { avatarVersions } from '../domain/users/index.js';
-import { credentialsHeader, requestContext } from '../plugins/auth.js';
+import { credentialsHeader, requestClient, requestContext } from '../plugins/auth.js';
 import { sendRetryAfter } from '../plugins/errors.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
@@ -171,7 +171,13 @@ function sendResult(page: PageContext, result: PageResult): FastifyReply {
   return sendHtml(page.reply, renderDocument(result));
 }
 
-/** Runs the checks every page shares (CSRF on POST, access), then the handler. */
+/** The pages a user who must enrol a second factor may open: enrolment itself, signing out, and avatars (the header's). */
+const ENROLMENT_PAGES = /^\/~(?:my\/two-factor|logout|login|avatars)(?:[/?]|$)/;
+
+/**
+ * Runs the checks every page shares (CSRF on POST, access; a user whom `enforce2FA` applies to
+ * without a second factor is sent to enrolment, docs/security.md#two-factor-authentication), then the handler.
+ */
 async function runPage(page: PageContext, access: Access, handler: (page: PageContext) => Promise<PageResult>): Promise<FastifyReply> {
   if (page.request.method === 'POST' && !csrfMatches(page.csrfToken, page.form[CSRF_FIELD])) {
     throw new Forbidden('Missing or invalid CSRF token: reload the page and submit the form again');
@@ -179,6 +185,7 @@ async function runPage(page: PageContext, access: Access, handler: (page: PageCo
   if (page.user === null && access !== 'public') {
     if (access === 'user' || !(await getSecuritySetting(page.ctx)).enableAnonymousAccess) return page.reply.redirect(loginUrl(page.request));
   }
+  if (page.ctx.actor.mustEnrolSecondFactor && !ENROLMENT_PAGES.test(page.request.url)) return page.reply.redirect('/~my/two-factor');
   const result = await handler(page);
   // counted after the handler, so a thread the page just read is no longer unread
   if (page.user && !('redirect' in result) && !('raw' in result)) page.user.unreadNotifications = await unreadNotificationCount(page.ctx);
@@ -197,7 +204,7 @@ function visitorResolver(services: Services) {
     let sessionToken: string | null = null;
     const token = request.actor.userId === ANONYMOUS_ID ? signedCookie(request, SESSION_COOKIE) : null;
     if (token) {
-      const session = await findSession(services.db, token, Date.now());
+      const session = await findSession(services.db, token, Date.now(), requestClient(request));
       if (session) {
         request.actor = session.actor;
         request.ctx = requestContext(services, request, session.actor);

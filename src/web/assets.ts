@@ -5,7 +5,7 @@
  * directory next to the compiled code.
  *
  * Files of npm packages are served the same way ({@link VENDOR}: fuzzysort's ES module, KaTeX's
- * stylesheet) with KaTeX's fonts at `/~assets/fonts/<name>` (where its stylesheet points), and
+ * stylesheet, @simplewebauthn/browser's bundle) with KaTeX's fonts at `/~assets/fonts/<name>` (where its stylesheet points), and
  * mermaid's ES module build — loaded by the browser only on a page with a diagram, its chunks
  * importing each other by relative URL — at `/~assets/mermaid/<version>/…`, read from
  * node_modules when asked for.
@@ -43,6 +43,8 @@ function packageDir(name: string): string {
 const VENDOR: Record<string, string> = {
   'fuzzysort.js': path.join(packageDir('fuzzysort'), 'fuzzysort.min.js'),
   'katex.css': path.join(packageDir('katex'), 'dist', 'katex.min.css'),
+  // sets globalThis.SimpleWebAuthnBrowser when imported (src/web/assets/two-factor.js)
+  'webauthn.js': path.join(packageDir('@simplewebauthn/browser'), 'dist', 'bundle', 'index.umd.min.js'),
 };
 
 const byName = new Map<string, Asset>();

@@ -5,6 +5,8 @@
  *   database, so any server process knows it); HttpOnly, SameSite=Lax, Path=/, Secure when the
  *   request came over https (directly or `X-Forwarded-Proto: https`).
  * - `gitloom_csrf`: a pre-session token for anonymous forms (the sign-in form), same flags.
+ * - `gitloom_two_factor`: the token of a sign-in waiting for its second step
+ *   (src/domain/auth/second-step.ts), same flags, for as long as that step waits.
  *
  * The signing key is `<data dir>/web-session.key` (32 random bytes, created on first start,
  * mode 0600), shared by processes sharing the data dir.
@@ -13,10 +15,11 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_TTL_MS } from '../domain/auth/index.js';
+import { SECOND_STEP_TTL_MS } from '../domain/auth/index.js';
 
 export const SESSION_COOKIE = 'gitloom_session';
 export const CSRF_COOKIE = 'gitloom_csrf';
+export const SECOND_STEP_COOKIE = 'gitloom_two_factor';
 /** The form field carrying the CSRF token. */
 export const CSRF_FIELD = '_csrf';
 
@@ -68,14 +71,24 @@ export function signedCookie(request: FastifyRequest, name: string): string | nu
   return result.valid ? result.value : null;
 }
 
-/** Sets the session cookie after sign-in. */
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
-  reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, SESSION_TTL_MS / 1000));
+/** Sets the session cookie after sign-in, kept by the browser until the session expires (`expireDate`, epoch ms). */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, expireDate: number): void {
+  reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, Math.max(0, Math.floor((expireDate - Date.now()) / 1000))));
 }
 
 /** Removes the session cookie (sign-out; the session itself ends in the database). */
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
   reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+}
+
+/** Sets the cookie of a sign-in waiting for its second step. */
+export function setSecondStepCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
+  reply.setCookie(SECOND_STEP_COOKIE, token, cookieOptions(request, SECOND_STEP_TTL_MS / 1000));
+}
+
+/** Removes the cookie of a sign-in's second step (answered or abandoned). */
+export function clearSecondStepCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.clearCookie(SECOND_STEP_COOKIE, cookieOptions(request));
 }
 
 /** The anonymous visitor's pre-session CSRF token, set as a cookie when missing. */

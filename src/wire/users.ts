@@ -17,15 +17,32 @@ export const AccessTokenSchema = Type.Object({
   description: Nullable(Type.String()),
   createDate: Type.String(),
   expireDate: Nullable(Type.String()),
+  // Gitloom's own (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
+  readOnly: Type.Boolean(),
+  projectIds: Nullable(Type.Array(Type.Integer())),
+  lastUsedDate: Nullable(Type.String()),
+  lastUsedAddress: Nullable(Type.String()),
 });
 
 /** Maps a token listing entry to its wire shape. */
-export function toWireAccessToken(token: { value: string; description: string | null; createDate: number; expireDate: number | null }) {
+export function toWireAccessToken(token: {
+  value: string;
+  description: string | null;
+  createDate: number;
+  expireDate: number | null;
+  readOnly: boolean;
+  projectIds: number[] | null;
+  lastUse: { date: number; address: string | null } | null;
+}) {
   return {
     value: token.value,
     description: token.description,
     createDate: toWireDate(token.createDate),
     expireDate: toWireDate(token.expireDate),
+    readOnly: token.readOnly,
+    projectIds: token.projectIds,
+    lastUsedDate: toWireDate(token.lastUse?.date ?? null),
+    lastUsedAddress: token.lastUse?.address ?? null,
   };
 }
 

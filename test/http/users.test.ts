@@ -276,6 +276,11 @@ describe('users', () => {
         description: 'ci',
         createDate: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/),
         expireDate: '2999-01-01T00:00:00.000+00:00',
+        // Gitloom's own (docs/compatibility.md#gitloom-differs-sessions-and-tokens); the last use is recorded as the request ends
+        readOnly: false,
+        projectIds: null,
+        lastUsedDate: expect.toSatisfy((date: string | null) => date === null || /^\d{4}-\d{2}-\d{2}T/.test(date)),
+        lastUsedAddress: expect.toSatisfy((address: string | null) => address === null || /127\.0\.0\.1|::1/.test(address)),
       });
       expect(list.text).not.toContain(token);
 

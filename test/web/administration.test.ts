@@ -313,7 +313,12 @@ describe('administration pages', () => {
 
   it('saves the security setting', async () => {
     const group = (await server.call('POST', '/groups', { body: { name: 'everyone' } })).json as number;
-    const saved = await post('/~administration/security', { enableAnonymousAccess: 'on', defaultLoginGroupId: String(group) });
+    const saved = await post('/~administration/security', {
+      enableAnonymousAccess: 'on',
+      defaultLoginGroupId: String(group),
+      sessionTimeoutDays: '7',
+      maxTokenLifetimeDays: '30',
+    });
     expect(saved.status).toBe(200);
     expect(await saved.text()).toContain('Security setting saved.');
     expect((await server.call('GET', '/settings/security')).json).toEqual({
@@ -322,7 +327,13 @@ describe('administration pages', () => {
       enableSelfDeregister: false,
       defaultLoginGroupId: group,
       enforce2FA: false,
+      sessionTimeoutDays: 7,
+      maxTokenLifetimeDays: 30,
     });
+    const badDays = await post('/~administration/security', { sessionTimeoutDays: '0' });
+    expect(badDays.status).toBe(400);
+    expect(await badDays.text()).toContain('whole number of days');
+    expect((await server.call('GET', '/settings/security')).json.sessionTimeoutDays).toBe(7);
     // anonymous visitors are now let in
     expect((await get('/~projects')).status).toBe(200);
     const unknown = await post('/~administration/security', { defaultLoginGroupId: '999999' });
@@ -333,6 +344,8 @@ describe('administration pages', () => {
       enableAnonymousAccess: false,
       enableSelfRegister: true,
       defaultLoginGroupId: null,
+      sessionTimeoutDays: 14,
+      maxTokenLifetimeDays: null,
     });
   });
 

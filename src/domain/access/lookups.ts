@@ -13,6 +13,8 @@ export interface GroupFlags {
   id: number;
   administrator: number;
   createRootProjects: number;
+  /** Members must use two-factor authentication (OneDev's `enforce2FA`). */
+  enforce2fa: number;
 }
 
 /** The groups a user is a member of, with their flags, in one query (the default login group is not among them unless joined). */
@@ -20,14 +22,14 @@ export async function groupFlagsOfUser(db: Db, userId: number): Promise<GroupFla
   return db
     .selectFrom('memberships as m')
     .innerJoin('groups as g', 'g.id', 'm.groupId')
-    .select(['g.id', 'g.administrator', 'g.createRootProjects'])
+    .select(['g.id', 'g.administrator', 'g.createRootProjects', 'g.enforce2fa'])
     .where('m.userId', '=', userId)
     .execute();
 }
 
 /** The flags of one group, or undefined when it does not exist. */
 export async function groupFlags(db: Db, groupId: number): Promise<GroupFlags | undefined> {
-  return db.selectFrom('groups').select(['id', 'administrator', 'createRootProjects']).where('id', '=', groupId).executeTakeFirst();
+  return db.selectFrom('groups').select(['id', 'administrator', 'createRootProjects', 'enforce2fa']).where('id', '=', groupId).executeTakeFirst();
 }
 
 /** Names of groups by id, in one query: id → name; unknown ids are absent. */

@@ -1,14 +1,15 @@
 import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
-import { Unauthorized, Unavailable } from '../../errors.js';
-import { ROOT_ID, SYSTEM_ID, type Actor, type Context } from '../context.js';
-import { getSecuritySetting } from '../settings/index.js';
+import { Forbidden, Unauthorized, Unavailable } from '../../errors.js';
+import { ROOT_ID, SYSTEM_ID, type Actor, type ActorToken, type Context } from '../context.js';
+import { getSecuritySetting, type SecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
 import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
 import { accessTokenOwner, findUserRow, hashPassword, isExternalPassword, userBySignInName, verifyPassword } from '../users/index.js';
 import { signInWithDirectory, usesDirectory } from '../sso/index.js';
 import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified, type SignInSubjects } from './sign-in-limits.js';
+import { hasSecondFactor } from './two-factor.js';
 
 /**
  * Successful password checks, keyed by a digest of (user, stored hash, password): scrypt costs
@@ -32,13 +33,24 @@ interface Profile {
 }
 
 /**
- * Tables whose rows decide who a credential is and what its actor holds: a write to any of them
+ * Tables whose rows decide who a credential is and what its actor holds (a second factor refuses
+ * the password for Basic auth and ends `mustEnrolSecondFactor`): a write to any of them
  * invalidates every cached actor — through this process at once, through another process sharing
  * a PostgreSQL database when its announcement arrives (docs/architecture.md#processes-sharing-postgresql).
  * Cached actors also expire after the tracker's `ttlMs` (1 s unless `GITLOOM_FALLBACK_POLL_MS`),
  * the bound when an announcement is lost.
  */
-const ACTOR_TABLES = ['access_tokens', 'users', 'email_addresses', 'memberships', 'groups', 'settings'];
+const ACTOR_TABLES = [
+  'access_tokens',
+  'access_token_projects',
+  'users',
+  'email_addresses',
+  'memberships',
+  'groups',
+  'settings',
+  'totp_secrets',
+  'webauthn_credentials',
+];
 
 /**
  * The tables whose rows some process caches (the actors' and the settings'), for `openDatabase`'s
@@ -121,7 +133,8 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
   if (owner === undefined) return null;
   const { expireDate } = owner;
   if (expireDate !== null && expireDate <= now) return null;
-  return { actor: await buildActor(db, owner, await groupFlagsOfUser(db, owner.id), security.defaultLoginGroupId), expireDate, viaPassword: false };
+  const actor = await buildActor(db, owner, await groupFlagsOfUser(db, owner.id), security, owner.token);
+  return { actor, expireDate, viaPassword: false };
 }
 
 /**
@@ -131,6 +144,8 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
  * (failed sign-ins limited per account and the context's client address). Successful credentials are cached
  * until a change of their rows (see `ACTOR_TABLES`); a cached password sign-in is still refused while its pair
  * or address is limited, but not delayed (those very credentials were just verified).
+ * A user with a second factor may not use their password here (docs/security.md#two-factor-authentication):
+ * Unauthorized with code `GITLOOM_ERR_TWO_FACTOR_REQUIRED`, pointing to access tokens.
  *
  * @param ctx the request's context (anonymous: nobody is signed in yet), for its database,
  *   client and clock.
@@ -149,7 +164,9 @@ export async function authenticateBasic(ctx: Context, name: string, secret: stri
     async () => {
       const byToken = await actorByToken(db, secret, now);
       if (byToken !== null) return byToken;
-      return { actor: await authenticatePassword(ctx, name, secret), expireDate: null, viaPassword: true };
+      const actor = await authenticatePassword(ctx, name, secret);
+      if (await hasSecondFactor(db, actor.userId)) throw passwordRefused();
+      return { actor, expireDate: null, viaPassword: true };
     },
     async (actor) => {
       await assertSignInAllowed(db, signInSubjects(actor.userId, name, ctx.client?.address ?? ''), now);
@@ -192,12 +209,12 @@ export async function authenticatePassword(ctx: Context, name: string, password:
     const userId = await directorySignIn(ctx, subjects, user?.name ?? name.trim(), password);
     const signedIn = await findUserRow(db, userId);
     if (signedIn === undefined) throw new Unauthorized('Invalid credentials');
-    return buildActor(db, signedIn, await groupFlagsOfUser(db, userId), security.defaultLoginGroupId);
+    return buildActor(db, signedIn, await groupFlagsOfUser(db, userId), security);
   }
   const digest = user?.passwordHash ? hash('sha256', `${user.id}\0${user.passwordHash}\0${password}`, 'hex') : null;
   if (user && digest !== null && verifiedPasswords.has(digest)) {
     await signInVerified(db, subjects, now);
-    return buildActor(db, user, await groupFlagsOfUser(db, user.id), security.defaultLoginGroupId);
+    return buildActor(db, user, await groupFlagsOfUser(db, user.id), security);
   }
   // counted as a failure from here until it turns out right
   const attempt = await beginSignInAttempt(db, subjects, now);
@@ -205,7 +222,7 @@ export async function authenticatePassword(ctx: Context, name: string, password:
     if (await verifyPassword(password, user.passwordHash)) {
       verifiedPasswords.set(digest, true);
       await attempt.succeeded();
-      return buildActor(db, user, await groupFlagsOfUser(db, user.id), security.defaultLoginGroupId);
+      return buildActor(db, user, await groupFlagsOfUser(db, user.id), security);
     }
   } else {
     await verifyPassword(password, await dummyPasswordHash());
@@ -260,23 +277,33 @@ export async function authenticateBearer(db: Db, token: string, now: number): Pr
 /**
  * The actor of a user and its groups: the user's profile (so `/users/me` and the pages' header
  * need no query of their own), the default login group joining when set and missing,
- * administrator status (root, system, administrator group) and root-project creation
- * (docs/compatibility.md#platform-permissions).
+ * administrator status (root, system, administrator group), root-project creation
+ * (docs/compatibility.md#platform-permissions) and whether the user must still enrol a second
+ * factor (`enforce2FA` of the security setting or a group, docs/security.md#two-factor-authentication).
+ * With the access token used, its limits (docs/compatibility.md#gitloom-differs-sessions-and-tokens):
+ * a token limited to projects carries no administrator rights, and neither it nor a read-only one
+ * creates root projects.
  */
-async function buildActor(db: Db, user: Profile, groups: GroupFlags[], defaultLoginGroupId: number | null): Promise<Actor> {
+async function buildActor(db: Db, user: Profile, groups: GroupFlags[], security: SecuritySetting, token?: ActorToken): Promise<Actor> {
+  const { defaultLoginGroupId } = security;
   if (defaultLoginGroupId !== null && !groups.some((g) => g.id === defaultLoginGroupId)) {
     const group = await groupFlags(db, defaultLoginGroupId);
     if (group) groups.push(group);
   }
-  const isAdmin = user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1);
-  return {
+  const limited = token !== undefined && token.projectIds !== null;
+  const isAdmin = !limited && (user.id === ROOT_ID || user.id === SYSTEM_ID || groups.some((g) => g.administrator === 1));
+  const twoFactorApplies = user.id > 0 && (security.enforce2FA || groups.some((g) => g.enforce2fa === 1));
+  const actor: Actor = {
     userId: user.id,
     name: user.name,
     fullName: user.fullName,
     isAdmin,
     groupIds: groups.map((g) => g.id),
-    canCreateRootProjects: isAdmin || groups.some((g) => g.createRootProjects === 1),
+    canCreateRootProjects: !limited && !token?.readOnly && (isAdmin || groups.some((g) => g.createRootProjects === 1)),
+    ...(twoFactorApplies && !(await hasSecondFactor(db, user.id)) && { mustEnrolSecondFactor: true }),
   };
+  if (token) actor.token = Object.freeze({ ...token, projectIds: token.projectIds && Object.freeze([...token.projectIds]) });
+  return actor;
 }
 
 /**
@@ -292,6 +319,50 @@ export async function actorOfUser(db: Db, userId: number, now: number): Promise<
       getSecuritySetting({ db }),
     ]);
     if (user === undefined) throw new Unauthorized();
-    return { actor: await buildActor(db, user, groups, security.defaultLoginGroupId), expireDate: null, viaPassword: false };
+    return { actor: await buildActor(db, user, groups, security), expireDate: null, viaPassword: false };
   });
+}
+
+/** The refusal of a password for Basic auth once the user has a second factor (as GitHub's). */
+const passwordRefused = () =>
+  new Unauthorized(
+    'Two-factor authentication is on for this account: a password is not accepted here. Use an access token instead (My settings → Access tokens), as the password of git or in an Authorization header.',
+    { code: 'GITLOOM_ERR_TWO_FACTOR_REQUIRED' },
+  );
+
+/**
+ * The first step of a web sign-in (docs/security.md#two-factor-authentication): `secret` is an
+ * access token (any `name`) or the password of the user `name` (login name or email, checked by
+ * {@link authenticatePassword} under the sign-in limits). Returns the user's id and whether a
+ * second step must follow before a session starts: a password of a user with a second factor.
+ * An access token is a credential the user made while signed in, so it needs none.
+ * @throws Unauthorized('Invalid credentials') or TooManyRequests; Forbidden for a read-only or
+ *   project-limited access token.
+ */
+export async function signInFirstStep(ctx: Context, name: string, secret: string): Promise<{ userId: number; secondStep: boolean }> {
+  const { db } = ctx;
+  const byToken = await actorByToken(db, secret, ctx.now());
+  if (byToken !== null) {
+    // a session carries every right of its user: a limited access token opens none (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
+    const token = byToken.actor.token;
+    if (token?.readOnly || token?.projectIds) throw new Forbidden('A read-only or project-limited access token cannot sign in to the pages');
+    return { userId: byToken.actor.userId, secondStep: false };
+  }
+  const actor = await authenticatePassword(ctx, name, secret);
+  return { userId: actor.userId, secondStep: await hasSecondFactor(db, actor.userId) };
+}
+
+/**
+ * Whether `password` is the password of the user `name`, checked as a sign-in (the limits
+ * count a wrong one; TooManyRequests while they hold): for pages that ask the signed-in user for
+ * their password again (a password change, turning two-factor authentication off).
+ */
+export async function isPasswordOf(ctx: Context, name: string, password: string): Promise<boolean> {
+  try {
+    await authenticatePassword(ctx, name, password);
+    return true;
+  } catch (error) {
+    if (error instanceof Unauthorized) return false;
+    throw error;
+  }
 }

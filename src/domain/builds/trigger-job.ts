@@ -7,6 +7,7 @@ import type { ParamMap } from '../../ci/triggers.js';
 import { refHead, resolveCommit } from '../../git/repository.js';
 import { BadRequest, NotFound, Unauthorized } from '../../errors.js';
 import { authenticateBearer } from '../auth/index.js';
+import { refuseReadOnlyToken } from '../actor.js';
 import { withActor, type Context } from '../context.js';
 import { findProjectByPath, jobPermissions, projectPermissions } from '../projects/index.js';
 import { deny } from '../actor.js';
@@ -33,7 +34,8 @@ export const TRIGGER_REASON = 'Triggered via restful api';
  *
  * @returns the new build id.
  * @throws Unauthorized `Invalid access token` (unknown or expired), checked first, whatever the
- *   project; NotFound `Project not found: p` (also when the token's owner cannot see it); BadRequest `Either branch or tag
+ *   project; NotFound `Project not found: p` (also when the token's owner cannot see it);
+ *   Forbidden `GITLOOM_ERR_TOKEN_READ_ONLY` for a read-only token; BadRequest `Either branch or tag
  *   should be specified` / `…, but not both`; NotFound `Ref not found: refs/heads/x`; Forbidden
  *   without RunJob on the job; BadRequest for a missing spec or job and param errors.
  */
@@ -52,6 +54,8 @@ export async function triggerJob(ctx: Context, input: TriggerJobInput): Promise<
   if (!project) throw new NotFound(`Project not found: ${input.project}`);
   const permissions = await projectPermissions(userCtx, project);
   if (!permissions.access) throw new NotFound(`Project not found: ${input.project}`);
+  // running a job is a change, whatever the method (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
+  refuseReadOnlyToken(actor);
   if (input.branch === undefined && input.tag === undefined) throw new BadRequest('Either branch or tag should be specified');
   if (input.branch !== undefined && input.tag !== undefined) throw new BadRequest('Either branch or tag should be specified, but not both');
   const refName = input.branch !== undefined ? `refs/heads/${input.branch}` : `refs/tags/${input.tag}`;

@@ -62,6 +62,7 @@ export {
   projectPermissions,
   type ProjectPermissions,
   type ProjectPrivilege,
+  visibleProjectIds,
   roleJobPrivileges,
 } from './permissions.js';
 export { reviewRequirementItems } from './principal-expressions.js';

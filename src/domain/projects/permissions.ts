@@ -124,6 +124,9 @@ export function permissionsFromRoles(roles: RoleRow[], anonymousCaller: boolean)
   return p;
 }
 
+/** No privilege at all: a project outside a limited token's projects (shared, so frozen). */
+const NO_PRIVILEGES: ProjectPermissions = Object.freeze(permissionsFromRoles(Object.freeze([]) as unknown as RoleRow[], false));
+
 /** Whether default roles apply to this caller (always for users; for anonymous per setting). */
 async function defaultRolesApply(ctx: Context): Promise<boolean> {
   return ctx.actor.userId !== ANONYMOUS_ID || (await getSecuritySetting(ctx)).enableAnonymousAccess;
@@ -135,6 +138,9 @@ async function defaultRolesApply(ctx: Context): Promise<boolean> {
  * callers that already loaded it pay nothing more.
  */
 export async function projectPermissions(ctx: Context, project: Pick<ProjectRow, 'id' | 'path'>): Promise<ProjectPermissions> {
+  // a token limited to projects reaches nothing else (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
+  const limit = ctx.actor.token?.projectIds;
+  if (limit && !limit.includes(project.id)) return NO_PRIVILEGES;
   if (ctx.actor.isAdmin) return ADMINISTRATOR;
   return memoized(ctx, `permissions:${project.id}:${project.path}`, () => readProjectPermissions(ctx, project));
 }
@@ -165,15 +171,28 @@ async function readProjectPermissions(ctx: Context, project: Pick<ProjectRow, 'i
   return permissionsFromRoles(roles, userId === ANONYMOUS_ID);
 }
 
+/** A SQL condition on the project id column `ref`. */
+type ProjectCondition = (eb: ExpressionBuilder<any, any>, ref: string) => Expression<SqlBool>;
+
 /**
  * A SQL condition "project `ref` is accessible to the caller", for filtering listings in the
  * database (issue: no in-memory filtering). `ref` names the project id column to test.
- * Returns null for administrators (no filter needed).
+ * Returns null for administrators (no filter needed). A token limited to projects
+ * (docs/compatibility.md#gitloom-differs-sessions-and-tokens) adds "and `ref` is one of them".
  */
 export async function accessibleProjectsCondition(
   ctx: Context,
   need: 'access' | 'readCode' | 'accessConfidentialIssues' = 'access',
-): Promise<((eb: ExpressionBuilder<any, any>, ref: string) => Expression<SqlBool>) | null> {
+): Promise<ProjectCondition | null> {
+  const limit = ctx.actor.token?.projectIds;
+  const condition = await grantedProjectsCondition(ctx, need);
+  if (!limit) return condition;
+  const inLimit: ProjectCondition = (eb, ref) => (limit.length === 0 ? sql<SqlBool>`1 = 0` : eb(eb.ref(ref), 'in', [...limit]));
+  return condition ? (eb, ref) => eb.and([inLimit(eb, ref), condition(eb, ref)]) : inLimit;
+}
+
+/** {@link accessibleProjectsCondition} by the caller's roles alone. */
+async function grantedProjectsCondition(ctx: Context, need: 'access' | 'readCode' | 'accessConfidentialIssues'): Promise<ProjectCondition | null> {
   if (ctx.actor.isAdmin) return null;
   const { userId, groupIds } = ctx.actor;
   const withDefaults = await defaultRolesApply(ctx);
@@ -206,6 +225,27 @@ export async function accessibleProjectsCondition(
     // a range scan of the bytewise path index (migration 0009) per grant root
     return dialect.inPathSubtrees(ref, 'projects', sql.join(grantRoots, sql` union `));
   };
+}
+
+/**
+ * The ids of projects the caller can see, named by id (numbers) or by path (strings, compared
+ * case-insensitively), in one query: NotFound naming the first that is missing or invisible
+ * (existence is not leaked). Returns the ids without repeats.
+ */
+export async function visibleProjectIds(ctx: Context, projects: readonly (number | string)[]): Promise<number[]> {
+  const ids = [...new Set(projects.filter((p): p is number => typeof p === 'number'))];
+  const paths = [...new Set(projects.filter((p): p is string => typeof p === 'string').map((p) => p.toLowerCase()))];
+  if (ids.length === 0 && paths.length === 0) return [];
+  const accessible = await accessibleProjectsCondition(ctx);
+  let query = ctx.db
+    .selectFrom('projects')
+    .select(['id', sql<string>`lower(path)`.as('path')])
+    .where((eb) => eb.or([...(ids.length ? [eb('id', 'in', ids)] : []), ...(paths.length ? [eb(sql`lower(path)`, 'in', paths)] : [])]));
+  if (accessible) query = query.where((eb) => accessible(eb, 'projects.id'));
+  const rows = await query.execute();
+  const missing = [...ids.filter((id) => !rows.some((r) => r.id === id)), ...paths.filter((path) => !rows.some((r) => r.path === path))];
+  if (missing.length > 0) throw new NotFound(`Project not found: ${missing[0]}`);
+  return [...new Set(rows.map((r) => r.id))];
 }
 
 const projectById = preparedQuery((db, id: number) => db.selectFrom('projects').selectAll().where('id', '=', id));

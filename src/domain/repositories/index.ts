@@ -47,3 +47,4 @@ export { HOOK_SECRET_HEADER, HOOKS_PATH } from './push-hooks.js';
 export { moveRef, type RefMove } from './ref-updates.js';
 export { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from './refs.js';
 export { trimSlashes } from './revisions.js';
+export { MaintenanceWorker, type MaintenanceWorkerOptions, markMaintenanceDue } from './maintenance-worker.js';

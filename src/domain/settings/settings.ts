@@ -8,6 +8,10 @@ export interface SecuritySetting {
   enableSelfDeregister: boolean;
   defaultLoginGroupId: number | null;
   enforce2FA: boolean;
+  /** Days a web session lasts after sign-in (docs/compatibility.md#gitloom-differs-sessions-and-tokens); at least 1. */
+  sessionTimeoutDays: number;
+  /** Days an access token may live at most (a token without expiry gets this one); null: unbounded. */
+  maxTokenLifetimeDays: number | null;
 }
 
 const DEFAULT_SECURITY: SecuritySetting = {
@@ -16,6 +20,8 @@ const DEFAULT_SECURITY: SecuritySetting = {
   enableSelfDeregister: false,
   defaultLoginGroupId: null,
   enforce2FA: false,
+  sessionTimeoutDays: 14,
+  maxTokenLifetimeDays: null,
 };
 
 /**

@@ -2,7 +2,18 @@
  * The door of the users area (docs/architecture.md#domain-areas): what other modules may use of it.
  */
 export { type Avatar, avatarVersions, deleteAvatar, hasUploadedAvatar, uploadAvatar, userAvatar, type UserCard, userCard } from './avatars.js';
-export { accessTokenOwner, createAccessToken, deleteAccessToken, deleteAccessTokenById, listAccessTokens } from './access-tokens.js';
+export {
+  type AccessTokenData,
+  type AccessTokenInfo,
+  accessTokenOwner,
+  createAccessToken,
+  CREDENTIAL_USE_GRANULARITY_MS,
+  type CredentialUse,
+  deleteAccessToken,
+  deleteAccessTokenById,
+  listAccessTokens,
+  noteAccessTokenUse,
+} from './access-tokens.js';
 export { criterionUser, userIdByLogin } from './criteria.js';
 export {
   addEmailAddress,

@@ -139,7 +139,8 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     return send(reply, res);
   });
 
-  app.post('/*', async (request, reply) => {
+  // fetches and LFS downloads are POSTs too: the repository's authorization refuses what a read-only token may not do
+  app.post('/*', { config: { checksReadOnlyTokens: true } }, async (request, reply) => {
     const path = (request.params as { '*': string })['*'];
     if (await serveLfs(opts, request, reply, path)) return reply;
     const match = RPC.exec(path);
@@ -158,7 +159,7 @@ export async function gitHttpPlugin(app: FastifyInstance, opts: GitHttpPluginOpt
     );
   });
 
-  app.put('/*', async (request, reply) => {
+  app.put('/*', { config: { checksReadOnlyTokens: true } }, async (request, reply) => {
     if (await serveLfs(opts, request, reply, (request.params as { '*': string })['*'])) return reply;
     throw new NotFound('Not found');
   });

@@ -13,6 +13,9 @@ const SecuritySettingSchema = Type.Object(
     enableSelfDeregister: Type.Boolean(),
     defaultLoginGroupId: Nullable(Type.Integer()),
     enforce2FA: Type.Boolean(),
+    // Gitloom's own (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
+    sessionTimeoutDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+    maxTokenLifetimeDays: Nullable(Type.Integer({ minimum: 1, maximum: 36500 })),
   },
   { additionalProperties: false },
 );

@@ -13,6 +13,7 @@ import {
   setPassword,
   updateUser,
 } from '../../domain/users/index.js';
+import { visibleProjectIds } from '../../domain/projects/index.js';
 import { AccessTokenSchema, EmailAddressSchema, toWireAccessToken, toWireEmailAddress, toWireUser, UserSchema } from '../../wire/users.js';
 import { type ApiApp, childList, childListRoutes, queryRoute, itemActionRoutes, textAction, itemDeleteRoute, itemGetRoute } from '../resource-routes.js';
 import { CreatedId, InputDate, inputDate, Nullable } from '../schemas/common.js';
@@ -100,7 +101,16 @@ function userCredentialRoutes(app: ApiApp): void {
         summary: 'Create Access Token',
         params: UserId,
         body: Type.Optional(
-          Type.Object({ description: Type.Optional(Nullable(Type.String())), expireDate: Type.Optional(Nullable(InputDate)) }, { additionalProperties: false }),
+          Type.Object(
+            {
+              description: Type.Optional(Nullable(Type.String())),
+              expireDate: Type.Optional(Nullable(InputDate)),
+              // Gitloom's own (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
+              readOnly: Type.Optional(Type.Boolean()),
+              projectIds: Type.Optional(Nullable(Type.Array(Type.Integer(), { maxItems: 1000 }))),
+            },
+            { additionalProperties: false },
+          ),
         ),
       },
     },
@@ -109,6 +119,9 @@ function userCredentialRoutes(app: ApiApp): void {
       const value = await createAccessToken(request.ctx, request.params.userId, {
         description: body.description ?? null,
         expireDate: inputDate(body.expireDate ?? null, 'expireDate'),
+        readOnly: body.readOnly ?? false,
+        // a token reaches only projects its creator can see: an invisible one is 404
+        projectIds: body.projectIds ? await visibleProjectIds(request.ctx, body.projectIds) : null,
       });
       return reply.type('text/plain; charset=utf-8').send(value);
     },

@@ -38,7 +38,9 @@ const AREAS = {
       ['profile', 'Profile'],
       ['avatar', 'Avatar'],
       ['password', 'Password'],
+      ['two-factor', 'Two-factor authentication'],
       ['access-tokens', 'Access tokens'],
+      ['sessions', 'Sessions'],
       ['ssh-keys', 'SSH keys'],
       ['saved-queries', 'Saved queries'],
       ['watches', 'Watches'],
@@ -57,6 +59,8 @@ export interface SettingsLayoutProps {
   title: string;
   /** A refusal to show above the page (the domain's message). */
   error?: string | null;
+  /** Client modules of src/web/assets the page needs (see `<Layout>`). */
+  scripts?: string[];
   children: ComponentChildren;
 }
 
@@ -104,11 +108,11 @@ export function SettingsFrame({
 }
 
 /** A settings page: the area's sections as a navigation list, then the page with its `<h1>`. */
-export function SettingsLayout({ page, area, section, title, error, children }: SettingsLayoutProps) {
+export function SettingsLayout({ page, area, section, title, error, scripts, children }: SettingsLayoutProps) {
   const { base, label, sections } = AREAS[area];
   const links = sections.map(([path, name]) => ({ href: `${base}/${path}`, label: name, current: path === section }));
   return (
-    <Layout page={page} title={`${title} · ${label}`} styles={['admin.css']}>
+    <Layout page={page} title={`${title} · ${label}`} styles={['admin.css']} scripts={scripts}>
       <SettingsFrame navLabel={label} area={label} links={links} title={title} error={error}>
         {children}
       </SettingsFrame>

@@ -12,6 +12,7 @@ import { filesPages } from './files.js';
 import { inboxPages } from './inbox.js';
 import { issuePages } from './issues/index.js';
 import { loginPages } from './login.js';
+import { twoFactorSignInPages } from './two-factor-sign-in.js';
 import { markdownPreviewPages } from './markdown-preview.js';
 import { personalSettingsPages } from './my/index.js';
 import { newProjectPages } from './new-project.js';
@@ -27,6 +28,7 @@ import { userPages } from './users/index.js';
 
 export const pageModules: PageModule[] = [
   loginPages,
+  twoFactorSignInPages,
   ssoPages,
   dashboardPages,
   projectListPages,

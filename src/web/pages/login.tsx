@@ -1,14 +1,17 @@
 /**
  * Sign-in and sign-out (docs/compatibility.md#gitloom-differs-web-ui): `/~login` checks the credentials with the API's
- * authentication ({@link authenticateBasic}: login name or email + password, or an access token
- * pasted as the password) and starts a database session; `POST /~logout` ends it server-side.
+ * rules ({@link signInFirstStep}: login name or email + password, or an access token
+ * pasted as the password) and starts a database session — or, for a password of a user with a
+ * second factor, a pending sign-in answered at `/~login/two-factor` (src/web/pages/two-factor-sign-in.tsx);
+ * `POST /~logout` ends it server-side.
  */
-import { authenticateBasic, createSession, endSession } from '../../domain/auth/index.js';
+import { createSession, endSession, signInFirstStep, startSecondStep } from '../../domain/auth/index.js';
 import { GitloomError, RetryLater, Unauthorized } from '../../errors.js';
+import { requestClient } from '../../plugins/auth.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
-import { clearSessionCookie, SESSION_COOKIE, setSessionCookie, signedCookie } from '../session.js';
+import { clearSessionCookie, SESSION_COOKIE, setSecondStepCookie, setSessionCookie, signedCookie } from '../session.js';
 import { Flash } from '../components/flash.js';
 import { ssoButtons } from '../../domain/sso/index.js';
 import { SsoButtons } from '../components/sso-buttons.js';
@@ -61,9 +64,13 @@ export const loginPages: PageModule = {
         const now = page.ctx.now();
         try {
           if (!password) throw new Unauthorized('Enter your password or an access token');
-          const actor = await authenticateBasic(page.ctx, name, password);
-          const { token } = await createSession(page.ctx.db, actor.userId, now);
-          setSessionCookie(page.request, page.reply, token);
+          const { userId, secondStep } = await signInFirstStep(page.ctx, name, password);
+          if (secondStep) {
+            setSecondStepCookie(page.request, page.reply, await startSecondStep(page.ctx, userId));
+            return redirect(`/~login/two-factor?${new URLSearchParams({ redirect: safeRedirect(page.query.redirect) })}`);
+          }
+          const { token, expireDate } = await createSession(page.ctx.db, userId, now, requestClient(page.request));
+          setSessionCookie(page.request, page.reply, token, expireDate);
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {
           // a directory that does not answer is a message on the page too (docs/security.md#ldap-authenticator)

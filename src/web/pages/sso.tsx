@@ -7,6 +7,7 @@
 import { createSession } from '../../domain/auth/index.js';
 import { beginOidcSignIn, finishOidcSignIn, type PendingSignIn } from '../../domain/sso/index.js';
 import { GitloomError } from '../../errors.js';
+import { requestClient } from '../../plugins/auth.js';
 import { rawResponse, redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
 import { clearSsoCookie, setSessionCookie, setSsoCookie, ssoCookie } from '../session.js';
 import { loginPage } from './login.js';
@@ -55,8 +56,8 @@ export const ssoPages: PageModule = {
         try {
           const query = page.request.url.includes('?') ? page.request.url.slice(page.request.url.indexOf('?') + 1) : '';
           const user = await finishOidcSignIn(page.ctx, page.params.connector, query, pending);
-          const { token } = await createSession(page.ctx.db, user.id, page.ctx.now());
-          setSessionCookie(page.request, page.reply, token);
+          const { token, expireDate } = await createSession(page.ctx.db, user.id, page.ctx.now(), requestClient(page.request));
+          setSessionCookie(page.request, page.reply, token, expireDate);
           return redirect(pending?.redirect ?? '/');
         } catch (error) {
           return refusedPage(page, error);

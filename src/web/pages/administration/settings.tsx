@@ -1,6 +1,7 @@
 /**
  * `/~administration/security` (the security setting of `/~api/settings/security`: anonymous
- * access, sign-up, self-deregistration, two-factor enforcement, default login group) and
+ * access, sign-up, self-deregistration, two-factor enforcement, default login group, session and
+ * token lifetimes) and
  * `/~administration/label-specs` (the label specs of `/~api/label-specs`: create, rename,
  * recolour, delete — refused while in use).
  */
@@ -40,6 +41,12 @@ async function securityPage(page: PageContext, notice: string | null = null, err
           value={String(setting.defaultLoginGroupId ?? '')}
           options={[{ value: '', label: 'None' }, ...groups.map((g) => ({ value: String(g.id), label: g.name }))]}
         />
+        <Field name="sessionTimeoutDays" label="Days a web session lasts after sign-in" value={String(setting.sessionTimeoutDays)} />
+        <Field
+          name="maxTokenLifetimeDays"
+          label="Days an access token may live at most (blank: no bound)"
+          value={setting.maxTokenLifetimeDays === null ? '' : String(setting.maxTokenLifetimeDays)}
+        />
         <p>
           <button type="submit" class="primary">
             Save security setting
@@ -48,6 +55,15 @@ async function securityPage(page: PageContext, notice: string | null = null, err
       </PostForm>
     </SettingsLayout>
   );
+}
+
+/** A whole number of days from a form field, 1 to `max`; null when blank; BadRequest otherwise. */
+function days(raw: string | undefined, name: string, max: number): number | null {
+  const text = (raw ?? '').trim();
+  if (text === '') return null;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > max) throw new BadRequest(`'${name}' must be a whole number of days from 1 to ${max}`);
+  return value;
 }
 
 async function saveSecurity(page: PageContext): Promise<PageResult> {
@@ -61,6 +77,8 @@ async function saveSecurity(page: PageContext): Promise<PageResult> {
     enableSelfDeregister: checked(page.form, 'enableSelfDeregister'),
     enforce2FA: checked(page.form, 'enforce2FA'),
     defaultLoginGroupId: raw === '' ? null : Number(raw),
+    sessionTimeoutDays: days(page.form.sessionTimeoutDays, 'sessionTimeoutDays', 3650) ?? 14,
+    maxTokenLifetimeDays: days(page.form.maxTokenLifetimeDays, 'maxTokenLifetimeDays', 36500),
   };
   await setSecuritySetting(page.ctx, setting);
   return securityPage(page, 'Security setting saved.');

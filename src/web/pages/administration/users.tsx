@@ -1,12 +1,13 @@
 /**
  * `/~administration/users`: the users (searched like `GET /~api/users?term=`), a new user form,
  * and a user's page: profile (login name, full name), email addresses (added verified, primary
- * and git roles, removal), group memberships, access tokens (masked, revocable), a password reset
- * and deletion — through the domain functions of `/~api/users` (same rules and messages: reserved
+ * and git roles, removal), group memberships, access tokens (masked, revocable), a password reset,
+ * a reset of the user's second factors (docs/security.md#two-factor-authentication) and deletion — through the domain functions of `/~api/users` (same rules and messages: reserved
  * or used names, root and self not deletable, …). Users cannot be disabled: the domain has no
  * such state.
  */
 import { getGroup, userMemberships } from '../../../domain/access/index.js';
+import { resetTwoFactor, twoFactorState } from '../../../domain/auth/index.js';
 import {
   addEmailAddress,
   createUser,
@@ -182,7 +183,12 @@ function AccessTokens({ page, base, tokens }: { page: PageContext; base: string;
 async function userPage(page: PageContext, error: string | null = null, notice: string | null = null): Promise<PageResult> {
   const id = idParam(page, 'id');
   const user = await getUser(page.ctx, id);
-  const [emails, memberships, tokens] = await Promise.all([listEmailAddresses(page.ctx, id), userMemberships(page.ctx, id), listAccessTokens(page.ctx, id)]);
+  const [emails, memberships, tokens, twoFactor] = await Promise.all([
+    listEmailAddresses(page.ctx, id),
+    userMemberships(page.ctx, id),
+    listAccessTokens(page.ctx, id),
+    twoFactorState(page.ctx, id),
+  ]);
   const groups = await Promise.all(memberships.map((m) => getGroup(page.ctx, m.groupId)));
   const base = `/~administration/users/${id}`;
   return (
@@ -212,6 +218,23 @@ async function userPage(page: PageContext, error: string | null = null, notice: 
             <button type="submit">Set password</button>
           </p>
         </PostForm>
+      </section>
+      <section aria-labelledby="two-factor-heading">
+        <h2 id="two-factor-heading">Two-factor authentication</h2>
+        {twoFactor.totp || twoFactor.securityKeys.length > 0 ? (
+          <>
+            <p>{`On: ${[twoFactor.totp && 'authenticator app', twoFactor.securityKeys.length > 0 && `${twoFactor.securityKeys.length} security key(s)`].filter(Boolean).join(', ')}; ${twoFactor.recoveryCodesLeft} recovery codes left.`}</p>
+            <PostForm page={page} action={`${base}/two-factor/reset`} label="Reset two-factor">
+              <p>
+                <button type="submit" class="danger">
+                  Reset two-factor
+                </button>
+              </p>
+            </PostForm>
+          </>
+        ) : (
+          <p class="empty">Off.</p>
+        )}
       </section>
       <DeleteSection page={page} action={`${base}/delete`} what="user" name={user.name}>
         <p class="meta">What the user wrote stays, credited to the unknown user; tokens, keys, memberships and authorizations go.</p>
@@ -250,6 +273,7 @@ export const userAdministrationPages: PageModule = {
     entryChange('users', '/access-tokens/delete', (page, id) => deleteAccessTokenById(page.ctx, id, formId(page, 'token')), userPage),
     entryChange('users', '/email-addresses', (page, id) => addEmailAddress(page.ctx, id, page.form.value ?? ''), userPage),
     entryChange('users', '/email-addresses/:op', (page, id) => emailAddressChange(page, id), userPage),
+    entryChange('users', '/two-factor/reset', (page, id) => resetTwoFactor(page.ctx, id), userPage),
     entryChange('users', '/delete', (page, id) => deleteUser(page.ctx, id), userPage, 'list'),
   ],
 };

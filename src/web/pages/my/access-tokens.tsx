@@ -1,15 +1,18 @@
 /**
  * `/~my/access-tokens`: the signed-in user's access tokens, listed masked (first 4 characters +
- * `…`, as `GET /~api/users/{id}/access-tokens`), a create form whose answer shows the new value
- * once — it is stored hashed and never shown again — and a delete button per token
- * (docs/compatibility.md#gitloom-differs-authentication).
+ * `…`, as `GET /~api/users/{id}/access-tokens`) with their limits and last use, a create form
+ * (read-only, limited to projects) whose answer shows the new value once — it is stored hashed
+ * and never shown again — and a delete button per token
+ * (docs/compatibility.md#gitloom-differs-authentication, docs/compatibility.md#gitloom-differs-sessions-and-tokens).
  */
+import { projectPathsByIds, visibleProjectIds } from '../../../domain/projects/index.js';
 import { createAccessToken, deleteAccessTokenById, listAccessTokens } from '../../../domain/users/index.js';
 import { BadRequest } from '../../../errors.js';
 import { fromWireDate } from '../../../wire/dates.js';
 import { DateTime } from '../../components/code.js';
 import { Field, PostForm, InlineForm } from '../../components/forms.js';
-import { formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
+import { Checkbox, TextArea } from '../../components/controls.js';
+import { checked, formId, me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
 import { redirect, type PageContext, type PageModule, type PageResult } from '../../page.js';
 
 /** Milliseconds in a day: a token expiring on a date works until that day ends (UTC). */
@@ -17,6 +20,10 @@ const DAY_MS = 86_400_000;
 
 async function tokensPage(page: PageContext, created: string | null = null, error: string | null = null): Promise<PageResult> {
   const tokens = await listAccessTokens(page.ctx, me(page));
+  const paths = await projectPathsByIds(
+    page.ctx.db,
+    tokens.flatMap((t) => t.projectIds ?? []),
+  );
   const form = error ? page.form : {};
   const now = page.ctx.now();
   return (
@@ -51,6 +58,18 @@ async function tokensPage(page: PageContext, created: string | null = null, erro
                       <DateTime date={new Date(t.expireDate)} />
                     </>
                   )}
+                  {t.readOnly && ' · read-only'}
+                  {t.projectIds &&
+                    ` · only ${t.projectIds.length === 0 ? 'projects since deleted' : t.projectIds.map((id) => paths.get(id) ?? `#${id}`).join(', ')}`}
+                  {t.lastUse ? (
+                    <>
+                      {' · last used '}
+                      <DateTime date={new Date(t.lastUse.date)} />
+                      {t.lastUse.address && ` from ${t.lastUse.address}`}
+                    </>
+                  ) : (
+                    ' · never used'
+                  )}
                 </span>
               </span>
               <InlineForm
@@ -75,6 +94,8 @@ async function tokensPage(page: PageContext, created: string | null = null, erro
             <label for="field-expireDate">Expires on (optional, UTC)</label>
             <input id="field-expireDate" name="expireDate" type="date" value={form.expireDate ?? ''} />
           </p>
+          <Checkbox name="readOnly" label="Read-only (reads, clones and fetches; changes nothing)" checked={checked(form, 'readOnly')} />
+          <TextArea name="projects" label="Only these projects (paths, one per line; blank: all of yours)" value={form.projects} rows={3} />
           <p>
             <button type="submit" class="primary">
               Create token
@@ -91,7 +112,12 @@ async function createToken(page: PageContext): Promise<PageResult> {
   const date = (page.form.expireDate ?? '').trim();
   if (date && !/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new BadRequest(`Invalid date for 'expireDate': ${JSON.stringify(date)}`);
   const expireDate = date ? fromWireDate(date, 'expireDate') + DAY_MS - 1 : null;
-  const value = await createAccessToken(page.ctx, me(page), { description, expireDate });
+  const projects = (page.form.projects ?? '')
+    .split(/[\s,]+/)
+    .map((path) => path.trim())
+    .filter(Boolean);
+  const projectIds = projects.length > 0 ? await visibleProjectIds(page.ctx, projects) : null;
+  const value = await createAccessToken(page.ctx, me(page), { description, expireDate, readOnly: checked(page.form, 'readOnly'), projectIds });
   return tokensPage(page, value);
 }
 

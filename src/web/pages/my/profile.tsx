@@ -5,9 +5,9 @@
  * failure limits; the user's other sessions end) — through the domain functions of
  * `/~api/users/{id}`.
  */
-import { authenticateBasic } from '../../../domain/auth/index.js';
+import { isPasswordOf } from '../../../domain/auth/index.js';
 import { getUser, listEmailAddresses, setPassword, updateUser } from '../../../domain/users/index.js';
-import { BadRequest, Unauthorized } from '../../../errors.js';
+import { BadRequest } from '../../../errors.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
 import { Field, PostForm } from '../../components/forms.js';
 import { me, settingsPost, settingsRoute, SettingsLayout } from '../../components/settings.js';
@@ -59,13 +59,8 @@ async function changePassword(page: PageContext): Promise<PageResult> {
   const { current = '', password = '', confirm = '' } = page.form;
   if (password !== confirm) throw new BadRequest('The two new passwords differ');
   const user = await getUser(page.ctx, me(page));
-  try {
-    await authenticateBasic(page.ctx, user.name, current);
-  } catch (error) {
-    // a wrong current password is a refused form here, not a reason to sign in again
-    if (error instanceof Unauthorized) throw new BadRequest('The current password is not right');
-    throw error;
-  }
+  // a wrong current password is a refused form here, not a reason to sign in again
+  if (!(await isPasswordOf(page.ctx, user.name, current))) throw new BadRequest('The current password is not right');
   // the session of this page stays signed in; every other one of the user ends
   await setPassword(page.ctx, user.id, password, page.request.webVisitor.sessionToken);
   return passwordPage(page, null, 'Password changed.');

@@ -1,0 +1,77 @@
+/**
+ * The limit of upload-pack processes running at once in this server process
+ * (`GITLOOM_GIT_CONCURRENCY`, docs/architecture.md#git-concurrency): each clone or fetch — over
+ * HTTP, SSH or from a build agent — takes a slot for the life of its upload-pack, whose
+ * pack-objects may take a core and hundreds of MiB on a large repository. Past the limit, fetches
+ * wait in arrival order, so that a crowd of clones queues instead of taking the machine from the
+ * pages; a waiter whose client goes away leaves the queue; past {@link WAITING_PER_SLOT} waiters
+ * per slot, a fetch is refused at once with 503 and `Retry-After` (`GITLOOM_ERR_GIT_BUSY`).
+ */
+import { availableParallelism } from 'node:os';
+import { Unavailable } from '../errors.js';
+
+/** Waiters allowed per slot before a fetch is refused. */
+export const WAITING_PER_SLOT = 32;
+
+interface Waiter {
+  grant(): void;
+}
+
+let limit = availableParallelism();
+let running = 0;
+const waiting: Waiter[] = [];
+
+/** Sets the number of slots (at least 1); waiters the new limit admits start at once. */
+export function configureUploadPackSlots(slots: number): void {
+  limit = Math.max(1, Math.floor(slots));
+  while (running < limit && waiting.length > 0) admit(waiting.shift()!);
+}
+
+/** Slots in use, fetches waiting, and the limit, for the metrics. */
+export function uploadPackLoad(): { running: number; waiting: number; limit: number } {
+  return { running, waiting: waiting.length, limit };
+}
+
+function admit(waiter: Waiter): void {
+  running++;
+  waiter.grant();
+}
+
+/**
+ * Takes a slot, waiting for one when all are in use: resolves to the function that gives it back
+ * (call it once, when upload-pack exited). Rejects with `signal`'s reason when it aborts while
+ * waiting (the slot is then not taken), and with Unavailable (`GITLOOM_ERR_GIT_BUSY`, retry after
+ * 5 s) when the queue is full.
+ */
+export function uploadPackSlot(signal?: AbortSignal): Promise<() => void> {
+  signal?.throwIfAborted();
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    running--;
+    while (running < limit && waiting.length > 0) admit(waiting.shift()!);
+  };
+  if (running < limit && waiting.length === 0) {
+    running++;
+    return Promise.resolve(release);
+  }
+  if (waiting.length >= limit * WAITING_PER_SLOT) {
+    return Promise.reject(new Unavailable('Too many clones and fetches are waiting; try again shortly', 5, { code: 'GITLOOM_ERR_GIT_BUSY' }));
+  }
+  return new Promise((resolve, reject) => {
+    const waiter: Waiter = {
+      grant: () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(release);
+      },
+    };
+    const onAbort = () => {
+      const at = waiting.indexOf(waiter);
+      if (at >= 0) waiting.splice(at, 1);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    waiting.push(waiter);
+  });
+}
