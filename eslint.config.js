@@ -61,7 +61,7 @@ const TABLE_OWNERS = {
     'pullRequestWatches',
   ],
   agents: ['agentTokens', 'agents', 'agentAttributes'],
-  builds: ['builds', 'buildDependences', 'buildLabels', 'buildParams', 'buildScheduleFires', 'jobTokens'],
+  builds: ['builds', 'buildDependences', 'buildLabels', 'buildParams', 'buildScheduleFires', 'jobTokens', 'jobCaches'],
   'code-comments': ['codeComments', 'codeCommentReplies', 'codeCommentMentions'],
   personalizations: ['userQueriesAndWatches'],
   outbox: ['outboxEvents', 'outboxAttempts', 'outboxMessages'],

@@ -17,6 +17,9 @@
  *   API's hrefs against `cp` of the file, with the server's peak RSS meanwhile (bench/lfs.ts).
  * The server runs from dist/ as its own process at the default log level (info, to /dev/null).
  * Pass `--markdown` for the README's form.
+ *
+ * `npm run bench -- <name> [options]` runs one of {@link NAMED} instead: `big-repo`
+ * (bench/big-repo.ts: the views of a large repository beside the git commands they need).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -25,6 +28,18 @@ import path from 'node:path';
 import { build, cpuMs, git, load, rssMiB, startBenchServer, startScript, time, waitForAnswer, type BenchServer } from './lib.js';
 import { cloneRows } from './ssh.js';
 import { LFS_BENCH_BYTES, lfsTransfers, rate } from './lfs.js';
+
+/** Benches run by name, with the command line's arguments after the name. */
+const NAMED: Record<string, () => Promise<(args: string[]) => Promise<void>>> = {
+  'big-repo': async () => (await import('./big-repo.js')).bigRepoBench,
+};
+const named = NAMED[process.argv[2] ?? ''];
+if (named) {
+  await (
+    await named()
+  )(process.argv.slice(3));
+  process.exit(0);
+}
 
 const COMMITS = 3000;
 const ROUNDS = 3;

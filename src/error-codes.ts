@@ -41,6 +41,10 @@ export const ERROR_CODES = {
   GITLOOM_ERR_PATTERN: { status: 400, description: 'A pattern or the text it is matched against is over its limits, or not a valid pattern.' },
   GITLOOM_ERR_NO_ROUTE: { status: 404, description: 'No route takes this path.' },
   GITLOOM_ERR_ARTIFACT_TOO_LARGE: { status: 413, description: 'An artifact file is over `GITLOOM_ARTIFACT_MAX_MB`.' },
+  GITLOOM_ERR_JOB_CACHE_TOO_LARGE: {
+    status: 413,
+    description: "A job cache's archive sent by an agent is over the server's `GITLOOM_JOB_CACHE_MB`: it is not kept.",
+  },
 
   GITLOOM_ERR_SSH_KEY_INVALID: { status: 400, description: 'An SSH key is not one OpenSSH public key line of a supported type (`<type> <base64> [comment]`).' },
   GITLOOM_ERR_SSH_KEY_IN_USE: { status: 400, description: 'An SSH key is already registered, by this user or another: a key names one user.' },

@@ -3,10 +3,13 @@
  * <agent token>`): connects out to the server — the server never connects to it — and runs the
  * jobs it leases with the server's own executor (src/agent/job.ts).
  *
- * - **Connect** (POST `/~agent/connect`): name, OS, CPUs, memory, container engine, attributes.
- *   A server that does not answer is tried again (100 ms doubling to 5 s) for ever, as is one
- *   that says the token's agent is connected already (409 `GITLOOM_ERR_AGENT_CONNECTED`: a
- *   previous run's session not yet expired); a refused token (401) ends the agent.
+ * - **Connect** (POST `/~agent/connect`): name, OS, CPUs, memory, container engine, attributes,
+ *   and the session of its last connection, kept in the work dir (`session`): an agent killed
+ *   and started again replaces its previous session at once, whose builds the server ends as a
+ *   lost agent's. A server that does not answer is tried again (100 ms doubling to 5 s) for
+ *   ever, as is one that says the token's agent is connected already (409
+ *   `GITLOOM_ERR_AGENT_CONNECTED`: another agent with the token, or a previous run's session not
+ *   yet expired that this work dir did not keep); a refused token (401) ends the agent.
  * - **Heartbeat** (every `heartbeatMs`): the running builds, whose leases it renews; the answer's
  *   `stop` builds are stopped, its attributes (an administrator may change them) stored in
  *   `attributes.json`. An unknown session (409 `GITLOOM_ERR_AGENT_SESSION`: the agent was
@@ -23,7 +26,7 @@
 import { AGENT_PATHS, LEASE_WAIT_MS, type AgentJob, type ConnectRequest, type ConnectResponse, type HeartbeatResponse } from '../wire/agent-protocol.js';
 import { AgentJobRun, type JobEnvironment } from './job.js';
 import { Backoff, callServer, callServerJson, ServerRefusal, ServerUnreachable } from './server-client.js';
-import { writeAttributes, type WorkDir } from './work-dir.js';
+import { readSession, writeAttributes, writeSession, type WorkDir } from './work-dir.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The refusal of a connect whose token's agent is online under another session. */
@@ -130,7 +133,8 @@ export class Agent {
     const backoff = new Backoff();
     for (;;) {
       try {
-        const body: ConnectRequest = { ...this.options.describe, attributes: this.attributes };
+        const previousSession = await readSession(this.options.workDir);
+        const body: ConnectRequest = { ...this.options.describe, attributes: this.attributes, ...(previousSession !== null && { previousSession }) };
         const answer = await callServerJson<ConnectResponse>(this.options.server, AGENT_PATHS.connect, {
           token: this.options.token,
           json: body,
@@ -138,6 +142,7 @@ export class Agent {
         });
         if (!answer) throw new ServerUnreachable('The server answered the connect without a session');
         this.current = answer;
+        await writeSession(this.options.workDir, answer.session);
         await this.storeAttributes(answer.attributes);
         this.options.report(`Connected to ${this.options.server} as agent ${answer.agentId} ('${this.options.describe.name}')`);
         return answer;

@@ -3,7 +3,7 @@
  * executor (src/ci/executor.ts `runJob`) in `<work dir>/jobs/<build id>-<uuid>`: the checkout and
  * the dependencies' artifacts come from the server over HTTP with the job's token, the log goes
  * to it as it is written (src/agent/log-shipper.ts), published artifacts are streamed to it, the
- * caches stay on the agent, and the outcome is posted to `/~agent/job/finish` — tried again while
+ * caches stay on the agent unless the server keeps them in its bucket (src/agent/caches.ts), and the outcome is posted to `/~agent/job/finish` — tried again while
  * the server does not answer. The job directory is removed afterwards, as the server's
  * scheduler does.
  */
@@ -19,6 +19,7 @@ import { runJob, type JobResult } from '../ci/executor.js';
 import { CacheStore } from '../ci/job-caches.js';
 import { relativeSegments } from '../ci/job-directory.js';
 import type { JobSandboxConfig } from '../ci/sandbox.js';
+import { serverJobCaches } from './caches.js';
 import { checkoutJob } from './checkout.js';
 import { LogShipper } from './log-shipper.js';
 import { Backoff, callServer, ServerRefusal, ServerUnreachable } from './server-client.js';
@@ -29,7 +30,7 @@ export interface JobEnvironment {
   readonly server: string;
   /** `<work dir>/jobs`. */
   readonly jobsDir: string;
-  /** The agent's caches (`<work dir>/caches`, bounded by `--cache-mb`). */
+  /** The agent's caches (`<work dir>/caches`, bounded by `--cache-mb`), for jobs whose server keeps none. */
   readonly caches: CacheStore;
   readonly sandbox: JobSandboxConfig;
   /** The agent's container engine, or null when it has none. */
@@ -104,7 +105,11 @@ export class AgentJobRun {
         sandbox: env.sandbox,
         containers: job.executorKind === 'ServerDockerExecutor' ? env.containers : null,
         services: job.services,
-        caches: { store: env.caches, specs: job.caches, ttlDays: job.cacheTTL },
+        caches: {
+          store: job.sharedCaches === null ? env.caches : serverJobCaches(env.server, job.jobToken, job.sharedCaches.maxBytes, this.controller.signal),
+          specs: job.caches,
+          ttlDays: job.cacheTTL,
+        },
         projectId: job.projectId,
         executorKind: job.executorKind,
         containerLimits: job.containerLimits,

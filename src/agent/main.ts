@@ -1,6 +1,7 @@
 /**
  * `gitloom agent` (docs/compatibility.md#build-agents, README "Build agents"): prepares the work
- * dir, removes what a previous run left in it, finds the container engine, and runs the
+ * dir, finds the container engine, removes what a previous run left in the work dir and on the
+ * engine, and runs the
  * {@link Agent} until SIGTERM or SIGINT.
  */
 import os from 'node:os';
@@ -43,7 +44,6 @@ export async function runAgentCommand(options: AgentCommandOptions, report: (mes
   const sandbox = jobSandboxFromEnv(process.env);
   const workDir = workDirAt(options.workDir);
   await prepareWorkDir(workDir, planSandbox(sandbox).kind === 'sandbox');
-  await removeLeftJobs(workDir, report);
   const given = parseAttributeOptions(options.attribute);
   const attributes = { ...(await readAttributes(workDir)), ...given };
   if (Object.keys(given).length > 0) await writeAttributes(workDir, attributes);
@@ -57,6 +57,8 @@ export async function runAgentCommand(options: AgentCommandOptions, report: (mes
   try {
     const engine = await describeEngine(containers, report);
     report(`Work dir ${workDir.root}; container engine: ${engine ?? 'none'}`);
+    const connected = engine === null ? null : await containers.get();
+    await removeLeftJobs(workDir, report, connected === null || 'unavailable' in connected ? null : connected);
     const agent = new Agent({
       server: options.server,
       token: options.token,

@@ -1,6 +1,6 @@
 /**
  * A build agent's work dir (`--work-dir`, default {@link DEFAULT_WORK_DIR}): its attributes
- * (`attributes.json`), the directories of its running jobs (`jobs/`, src/ci/job-directory.ts),
+ * (`attributes.json`), the session of its last connection (`session`), the directories of its running jobs (`jobs/`, src/ci/job-directory.ts),
  * its job caches (`caches/`, src/ci/job-caches.ts) and its container engine service
  * (`containers/`, src/ci/container-engine.ts). Private to the agent's user: 0700, or 0711 when
  * jobs run as uids of their own, which must be able to search the way to their workspace (as
@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ContainerEngine } from '../ci/container-engine.js';
 import { buildProcesses } from '../ci/job-processes.js';
 import { CACHES_DIR, CONTAINERS_DIR, JOBS_DIR, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../data-dir.js';
 
@@ -22,6 +23,8 @@ export interface WorkDir {
   readonly caches: string;
   readonly containers: string;
   readonly attributes: string;
+  /** The session of the agent's last connection. */
+  readonly session: string;
 }
 
 /** The layout of work dir `root` (nothing is created). */
@@ -33,6 +36,7 @@ export function workDirAt(root: string): WorkDir {
     caches: path.join(abs, CACHES_DIR),
     containers: path.join(abs, CONTAINERS_DIR),
     attributes: path.join(abs, 'attributes.json'),
+    session: path.join(abs, 'session'),
   };
 }
 
@@ -76,6 +80,26 @@ export async function writeAttributes(dir: WorkDir, attributes: Readonly<Record<
 }
 
 /**
+ * The session of the agent's last connection, kept so that the agent started again after a kill
+ * can name it when it connects (src/agent/agent.ts); null when there is none.
+ */
+export async function readSession(dir: WorkDir): Promise<string | null> {
+  try {
+    return (await readFile(dir.session, 'utf8')).trim() || null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Keeps `session` as the agent's last connection's (a temp file renamed over `session`, 0600). */
+export async function writeSession(dir: WorkDir, session: string): Promise<void> {
+  const tmp = `${dir.session}.tmp`;
+  await writeFile(tmp, `${session}\n`, { mode: PRIVATE_FILE_MODE });
+  await rename(tmp, dir.session);
+}
+
+/**
  * Parses `--attribute name=value` options (later ones win).
  *
  * @throws Error for one without `=` or with an empty name.
@@ -92,13 +116,21 @@ export function parseAttributeOptions(options: readonly string[]): Record<string
 
 /**
  * Removes what a previous run of the agent left in `jobs/`: the processes of its jobs are killed
- * (SIGKILL; src/ci/job-processes.ts), and the job directories removed once those are gone
- * (src/ci/job-directory.ts rule 1). Each removal is told to `log`.
+ * (SIGKILL; src/ci/job-processes.ts), the containers of its jobs removed through `engine` (those
+ * labelled with this work dir's `jobs/`, src/ci/container-engine.ts `JOBS_DIR_LABEL`: the
+ * containers and services of jobs that an agent killed with its container reaper left — a
+ * SIGKILL of its whole control group, a reboot of its machine), and the job directories removed
+ * once those are gone (src/ci/job-directory.ts rule 1). Each removal is told to `log`.
  *
- * @returns the pids killed and the directories removed.
+ * @param engine the agent's container engine, or null when it has none.
+ * @returns the pids killed, the ids of the containers and the directories removed.
  */
-export async function removeLeftJobs(dir: WorkDir, log: (message: string) => void): Promise<{ killed: number[]; removed: string[] }> {
-  if (!existsSync(dir.jobs)) return { killed: [], removed: [] };
+export async function removeLeftJobs(
+  dir: WorkDir,
+  log: (message: string) => void,
+  engine: Pick<ContainerEngine, 'removeJobContainers'> | null,
+): Promise<{ killed: number[]; containers: string[]; removed: string[] }> {
+  if (!existsSync(dir.jobs)) return { killed: [], containers: [], removed: [] };
   const jobs = await realpath(dir.jobs);
   const killed = buildProcesses(jobs, new Set());
   for (const pid of killed) {
@@ -112,6 +144,16 @@ export async function removeLeftJobs(dir: WorkDir, log: (message: string) => voi
   for (const deadline = Date.now() + 10_000; killed.some((pid) => existsSync(`/proc/${pid}`)) && Date.now() < deadline;) {
     await new Promise((r) => setTimeout(r, 20));
   }
+  const containers: string[] = [];
+  // the containers name the jobs dir as the agent's jobs did: its path as given and its real path
+  if (engine !== null) {
+    for (const jobsDir of new Set([dir.jobs, jobs])) {
+      for (const id of await engine.removeJobContainers(jobsDir, () => false)) {
+        containers.push(id);
+        log(`Removed container ${id.slice(0, 12)} of a job of a previous run`);
+      }
+    }
+  }
   const removed: string[] = [];
   for (const name of await readdir(jobs)) {
     const full = path.join(jobs, name);
@@ -120,5 +162,5 @@ export async function removeLeftJobs(dir: WorkDir, log: (message: string) => voi
     removed.push(full);
     log(`Removed job directory ${full} of a previous run`);
   }
-  return { killed, removed };
+  return { killed, containers, removed };
 }

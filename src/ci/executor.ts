@@ -32,7 +32,7 @@ import {
 } from './container-step.js';
 import { startService } from './job-services.js';
 import { describeBytes } from './artifacts.js';
-import { normalizeCacheKey, type CacheStore } from './job-caches.js';
+import { normalizeCacheKey, type JobCacheStore } from './job-caches.js';
 import { chownTree, createJobDirectory, moveInto, relativeSegments, resolveInside, waitForJobProcessesToEnd, type JobDirectory } from './job-directory.js';
 import { attachNetwork, openNetworkNamespace, SLIRP_DNS, SLIRP_RESOLV_CONF, type NetworkAttachment, type NetworkNamespace } from './job-network.js';
 import { LineAssembler, SecretMasker } from './log-masker.js';
@@ -164,7 +164,7 @@ export interface RunJobOptions {
    * The job's `caches`, restored before the first step and saved after a successful run; with
    * `ttlDays` (the executor's `cacheTTL`), the caches unused for that many days are removed first.
    */
-  readonly caches?: { readonly store: CacheStore; readonly specs: readonly JobCache[]; readonly ttlDays?: number };
+  readonly caches?: { readonly store: JobCacheStore; readonly specs: readonly JobCache[]; readonly ttlDays?: number };
   /** The project of the job: the owner of its caches and of the images its builds make (label BUILT_BY_LABEL). */
   readonly projectId?: number;
   /** The kind of executor running the job (default `ServerDockerExecutor`). */
@@ -465,7 +465,7 @@ class JobRun {
   private async restoreCaches(): Promise<void> {
     const caches = this.options.caches;
     if (!caches) return;
-    if (caches.ttlDays !== undefined) {
+    if (caches.ttlDays !== undefined && caches.store.evictUnused) {
       const removed = await caches.store.evictUnused(caches.ttlDays);
       if (removed > 0) this.log.line(`Removed ${removed} job cache(s) unused for ${caches.ttlDays} days (cache TTL of the job executor)`);
     }

@@ -36,17 +36,41 @@ export function normalizeCacheKey(key: string): string {
   return normalized;
 }
 
+/**
+ * Where a job's caches are kept: {@link CacheStore} in a local directory (the default, and an
+ * agent's own), or an S3-compatible bucket (src/domain/builds/job-caches.ts on the server,
+ * src/agent/caches.ts on an agent through the server).
+ */
+export interface JobCacheStore {
+  /** The bound of all caches together, bytes (for messages). */
+  readonly maxBytes: number;
+  /**
+   * Restores cache `key` of project `projectId` into `into` (which must not exist; made 0700)
+   * and marks it used; resolves false, creating nothing, when there is no such cache.
+   */
+  restore(projectId: number, key: string, into: string): Promise<boolean>;
+  /**
+   * Saves the tree `from` (a directory no process of the job can change any more) as cache
+   * `key` of project `projectId`, replacing the previous one. Resolves the bytes saved, or null
+   * when it alone exceeds the bound (nothing is saved then).
+   */
+  save(projectId: number, key: string, from: string): Promise<number | null>;
+  /**
+   * Removes the caches of every project not used for `ttlDays` days; resolves how many went.
+   * Absent where the server evicts instead (an agent's caches kept by the server: the server
+   * evicts when it leases the job).
+   */
+  evictUnused?(ttlDays: number): Promise<number>;
+}
+
 /** The caches of all projects in `root` (`<data dir>/caches`), at most `maxBytes` together. */
-export class CacheStore {
+export class CacheStore implements JobCacheStore {
   constructor(
     readonly root: string,
     readonly maxBytes: number,
   ) {}
 
-  /**
-   * Copies cache `key` of project `projectId` into `into` (which must not exist; made 0700) and
-   * marks it used; resolves false, creating nothing, when there is no such cache.
-   */
+  /** Copies cache `key` of project `projectId` into `into` ({@link JobCacheStore.restore}). */
   async restore(projectId: number, key: string, into: string): Promise<boolean> {
     const dir = this.cacheDir(projectId, key);
     const tree = path.join(dir, 'tree');

@@ -90,6 +90,7 @@ export interface Database {
   recoveryCodes: RecoveryCodeTable;
   webauthnCredentials: WebauthnCredentialTable;
   twoFactorChallenges: TwoFactorChallengeTable;
+  jobCaches: JobCacheTable;
   externalIdentities: ExternalIdentityTable;
 }
 
@@ -966,6 +967,20 @@ export interface JobTokenTable {
   executor: string;
   /** Job slots it takes of that executor on the agent (1, plus one per service on docker). */
   slots: number;
+}
+
+/** A job cache kept in object storage (migration 0033, docs/compatibility.md#builds-caches). */
+export interface JobCacheTable {
+  id: Id;
+  projectId: number;
+  /** The cache's key, normalized (src/ci/job-caches.ts `normalizeCacheKey`). */
+  cacheKey: string;
+  /** The object holding its current archive: `caches/<project id>/<cache key>/<uuid>.tar`. */
+  objectKey: string;
+  /** The archive's size, bytes. */
+  size: number;
+  /** Epoch ms of its last restore or save. */
+  usedDate: number;
 }
 
 /** A running server process (migration 0028, docs/architecture.md#start-up-recovery). */

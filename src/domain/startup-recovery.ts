@@ -18,7 +18,16 @@
  * - unfinished or replaced job cache snapshots (`<data dir>/caches/<project>/.tmp-*`, `.old-*`);
  * - push quarantine directories git's receive-pack left in bare repositories
  *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`), and the push markers of
- *   processes that are gone (`repos/*.git/gitloom-pushes/*`, src/git/push-markers.ts).
+ *   processes that are gone (`repos/*.git/gitloom-pushes/*`, src/git/push-markers.ts);
+ * - with a bucket (`GITLOOM_OBJECT_STORE_URL`), the incomplete multipart uploads below its
+ *   prefix that an upload cut off by a crash left (its parts stay in the bucket). Their owner
+ *   cannot be told (S3 lists an upload's key and start, not the metadata it was begun with), so
+ *   their start decides: on SQLite, at start-up, those begun before this process started (less
+ *   {@link CLOCK_MARGIN_MS} for the bucket's clock); on PostgreSQL those begun more than
+ *   {@link INCOMPLETE_UPLOAD_MS} ago. A bucket whose server does not list multipart uploads
+ *   (s3rver) is said so at start-up. And the job cache archives no row names, written more than
+ *   {@link INCOMPLETE_UPLOAD_MS} ago: a process died between uploading one and recording it
+ *   (src/domain/builds/job-caches.ts).
  *
  * On SQLite one process owns the data dir, so every job directory found is stale, and every temp
  * file, marker and quarantine directory made before this process started (requests are served
@@ -41,12 +50,18 @@ import { CACHE_LEFTOVER } from '../ci/job-caches.js';
 import { buildProcesses } from '../ci/job-processes.js';
 import { dialectOf } from '../db/dialect.js';
 import { pushMarkers, quarantineDirs, type RepositoryEntry } from '../git/push-markers.js';
+import { objectStoreOf, S3ObjectStore } from '../object-store/index.js';
 import { ownerOf, type OwnerTag } from '../process-identity.js';
-import { executorEngineSockets, runningJobLeases } from './builds/index.js';
+import { executorEngineSockets, removeUnrecordedCacheArchives, runningJobLeases } from './builds/index.js';
 import { lfsTempDir } from './lfs/index.js';
 import { ownersNow, type Owners } from './processes/index.js';
-import type { Services } from './context.js';
+import { createContext, systemActor, type Services } from './context.js';
 import { ContainerEngines } from '../ci/container-engine.js';
+
+/** Age after which, on PostgreSQL, an incomplete multipart upload in the bucket counts as abandoned: far longer than any upload takes. */
+export const INCOMPLETE_UPLOAD_MS = 24 * 3600 * 1000;
+/** How far the bucket's clock may be ahead of this machine's, for the start of an upload it reports. */
+export const CLOCK_MARGIN_MS = 60_000;
 
 /** Age after which, on PostgreSQL, a temp file or quarantine directory counts as abandoned. */
 export const STALE_AFTER_MS = 60 * 60 * 1000;
@@ -63,6 +78,10 @@ export interface RecoveryReport {
   readonly cacheSnapshots: readonly string[];
   readonly quarantineDirs: readonly string[];
   readonly pushMarkers: readonly string[];
+  /** Keys (below the bucket's prefix) of the incomplete multipart uploads aborted. */
+  readonly incompleteUploads: readonly string[];
+  /** Keys of the unrecorded job cache archives deleted. */
+  readonly cacheArchives: readonly string[];
 }
 
 export { buildProcesses };
@@ -148,7 +167,52 @@ async function recover(
     uploadTempFiles: await removeAbandoned(uploads, rule, log),
     cacheSnapshots: await removeAbandoned(snapshots, rule, log),
     ...pushLeftovers,
+    incompleteUploads: await abortIncompleteUploads(services, log, rule, atStartUp),
+    cacheArchives: await removeCacheArchives(services, log),
   };
+}
+
+/** Deletes the job cache archives no row names, written more than {@link INCOMPLETE_UPLOAD_MS} ago; a bucket that does not answer is logged. */
+async function removeCacheArchives(services: Services, log: (message: string) => void): Promise<string[]> {
+  if (services.config.objectStore === null) return [];
+  try {
+    const removed = await removeUnrecordedCacheArchives(createContext(services, systemActor), Date.now() - INCOMPLETE_UPLOAD_MS);
+    for (const key of removed) log(`removed the job cache archive ${key}, which no cache names`);
+    return removed;
+  } catch (error) {
+    log(`unable to list the job cache archives of the bucket: ${error instanceof Error ? error.message : String(error)}`);
+    return [];
+  }
+}
+
+/**
+ * Aborts the bucket's incomplete multipart uploads left by processes that are gone, by the rule
+ * of the module's docs (none without a bucket). A failure to reach the bucket is logged, not
+ * thrown: recovery goes on, and the next repair tries again.
+ */
+async function abortIncompleteUploads(services: Services, log: (message: string) => void, rule: Rule, atStartUp: boolean): Promise<string[]> {
+  if (services.config.objectStore === null) return [];
+  const store = objectStoreOf(services.config);
+  if (!(store instanceof S3ObjectStore)) return [];
+  const started = Date.now() - process.uptime() * 1000;
+  const before = rule.kind === 'one process' && atStartUp ? started - CLOCK_MARGIN_MS : Date.now() - INCOMPLETE_UPLOAD_MS;
+  let aborted: string[] | null;
+  try {
+    aborted = await store.abortIncompleteUploads(before);
+  } catch (error) {
+    log(`unable to list the incomplete multipart uploads of ${store.location}: ${error instanceof Error ? error.message : String(error)}`);
+    return [];
+  }
+  if (aborted === null) {
+    if (atStartUp) {
+      log(
+        `the server of ${store.location} does not list multipart uploads: give the bucket an AbortIncompleteMultipartUpload lifecycle rule to remove what interrupted uploads leave`,
+      );
+    }
+    return [];
+  }
+  for (const key of aborted) log(`aborted the incomplete multipart upload of ${key} in ${store.location}`);
+  return aborted;
 }
 
 /** The jobs dir (its real path) and the job directories in it. */

@@ -13,6 +13,7 @@
  * - Failures are {@link GitError}s (a server fault, not a user error) carrying the arguments, exit
  *   code and stderr. Callers classify outcomes by exit code and porcelain output only.
  */
+import os from 'node:os';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, pipeline, type Readable, type Writable } from 'node:stream';
 import { BadRequest } from '../errors.js';
@@ -155,6 +156,11 @@ export interface GitProcessOptions {
   signal?: AbortSignal;
   /** Receives what git writes on stderr as it comes (also kept, capped, for its GitError). */
   onStderr?: (chunk: string) => void;
+  /**
+   * A lower CPU priority (a nice value, 1–19) given to git at once, which the processes it starts
+   * (pack-objects) inherit: bulk work yields the cores to the requests waiting on them.
+   */
+  niceness?: number;
 }
 
 /** Options of {@link runGit}. */
@@ -180,6 +186,15 @@ interface Started {
   exit: Promise<{ code: number | null; reason: string | null }>;
 }
 
+/** Gives a process a nice value; a process that already exited (ESRCH) needs none. */
+function lowerPriority(pid: number, niceness: number): void {
+  try {
+    os.setPriority(pid, niceness);
+  } catch (error) {
+    if ((error as { info?: { code?: string } }).info?.code !== 'ESRCH') throw error;
+  }
+}
+
 function start(args: readonly GitArg[], opts: GitProcessOptions, defaultTimeout: number): Started {
   const argv = unwrap(args);
   const child = spawn('git', argv, {
@@ -197,6 +212,7 @@ function start(args: readonly GitArg[], opts: GitProcessOptions, defaultTimeout:
   });
   // A git process that exits early must not crash the server with EPIPE on its stdin.
   child.stdin!.on('error', () => {});
+  if (opts.niceness !== undefined && child.pid !== undefined) lowerPriority(child.pid, opts.niceness);
 
   let killedFor: string | null = null;
   const kill = (why: string): void => {

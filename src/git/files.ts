@@ -7,7 +7,7 @@ import { gitDir, gitText, runGit, value } from './command.js';
 import { assertObjectId } from './names.js';
 
 /**
- * Reads a file of a commit (`git cat-file blob <commit>:<path>`).
+ * Reads a file of a commit (`git cat-file --batch`, one process).
  *
  * @param repo absolute path of a bare repository.
  * @param commit 40-hex commit hash (or any revision).
@@ -17,10 +17,36 @@ import { assertObjectId } from './names.js';
  * @example await readBlob(repo, head, '.onedev-buildspec.yml')
  */
 export async function readBlob(repo: string, commit: string, filePath: string): Promise<Buffer | null> {
-  const spec = value(`${commit}:${filePath}`);
-  const type = await runGit([gitDir(repo), 'cat-file', '-t', '--end-of-options', spec], { okExitCodes: [0, 128] });
-  if (type.exitCode !== 0 || type.stdout.toString('utf8').trim() !== 'blob') return null;
-  return (await runGit([gitDir(repo), 'cat-file', 'blob', spec])).stdout;
+  return (await readBlobs(repo, commit, [filePath]))[0];
+}
+
+/**
+ * Reads several files of a commit with one `git cat-file --batch`: for each path, in order, its
+ * bytes, or null when it does not exist at that commit, is not a file, or holds a line feed (which
+ * the batch protocol cannot carry).
+ *
+ * @throws GitError for other failures.
+ */
+export async function readBlobs(repo: string, commit: string, filePaths: readonly string[]): Promise<(Buffer | null)[]> {
+  const asked = filePaths.filter((p) => !p.includes('\n') && !commit.includes('\n'));
+  if (asked.length === 0) return filePaths.map(() => null);
+  const out = (await runGit([gitDir(repo), 'cat-file', '--batch'], { input: asked.map((p) => `${commit}:${p}\n`).join('') })).stdout;
+  const found = new Map<string, Buffer | null>();
+  let at = 0;
+  for (const p of asked) {
+    const end = out.indexOf(0x0a, at);
+    const header = out.toString('utf8', at, end).split(' ');
+    at = end + 1;
+    // `<oid> <type> <size>` then the bytes and a line feed; `<name> missing` (or `ambiguous`) alone
+    if (header.length !== 3 || !/^[0-9a-f]{40,64}$/.test(header[0])) {
+      found.set(p, null);
+      continue;
+    }
+    const size = Number(header[2]);
+    found.set(p, header[1] === 'blob' ? out.subarray(at, at + size) : null);
+    at += size + 1;
+  }
+  return filePaths.map((p) => found.get(p) ?? null);
 }
 
 /**

@@ -12,7 +12,7 @@ import { GitloomError } from '../errors.js';
 import { GitError, spawnGit, value } from './command.js';
 import { reachableWantsGate } from './reachable-wants.js';
 import { markPush } from './push-markers.js';
-import { uploadPackSlot } from './upload-pack-slots.js';
+import { UPLOAD_PACK_NICENESS, uploadPackSlot } from './upload-pack-slots.js';
 import { type GitService, pktLine, protocolEnv, removingMarker, serviceCommand } from './smart-http.js';
 
 /** The three streams of a session: the client's bytes, git's answer, and git's messages. */
@@ -59,6 +59,7 @@ export async function serveSession(repo: string, service: GitService, streams: S
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
     onStderr: (chunk) => streams.errors.write(chunk),
+    ...(slot && { niceness: UPLOAD_PACK_NICENESS }),
   });
   if (slot) void spawned.done.then(slot, slot);
   const g = marker ? removingMarker(spawned, marker) : spawned;

@@ -10,7 +10,7 @@ import { BadRequest } from '../errors.js';
 import { GitError, spawnGit, value, type GitStream } from './command.js';
 import { markPush, type PushMarker } from './push-markers.js';
 import { reachableWantsGate, UnreachableWant } from './reachable-wants.js';
-import { uploadPackSlot } from './upload-pack-slots.js';
+import { UPLOAD_PACK_NICENESS, uploadPackSlot } from './upload-pack-slots.js';
 
 /** The two smart-HTTP services. */
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
@@ -241,6 +241,7 @@ export async function serviceRpc(
   const spawned = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
+    ...(slot && { niceness: UPLOAD_PACK_NICENESS }),
   });
   if (slot) void spawned.done.then(slot, slot);
   const g = marker ? removingMarker(spawned, marker) : spawned;

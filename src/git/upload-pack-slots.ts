@@ -5,10 +5,17 @@
  * pack-objects may take a core and hundreds of MiB on a large repository. Past the limit, fetches
  * wait in arrival order, so that a crowd of clones queues instead of taking the machine from the
  * pages; a waiter whose client goes away leaves the queue; past {@link WAITING_PER_SLOT} waiters
- * per slot, a fetch is refused at once with 503 and `Retry-After` (`GITLOOM_ERR_GIT_BUSY`).
+ * per slot, a fetch is refused at once with 503 and `Retry-After` (`GITLOOM_ERR_GIT_BUSY`). The
+ * upload-packs that run do so at a lower CPU priority ({@link UPLOAD_PACK_NICENESS}).
  */
 import { availableParallelism } from 'node:os';
 import { Unavailable } from '../errors.js';
+
+/**
+ * The nice value of upload-pack and its pack-objects: a clone takes the cores only when requests
+ * (pages, the API, pushes) leave them idle.
+ */
+export const UPLOAD_PACK_NICENESS = 10;
 
 /** Waiters allowed per slot before a fetch is refused. */
 export const WAITING_PER_SLOT = 32;

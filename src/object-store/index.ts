@@ -8,7 +8,18 @@ import { S3ObjectStore } from './s3.js';
 import type { ObjectStore } from './types.js';
 
 export { objectStoreFromEnv, type ObjectStoreConfig } from './config.js';
-export { artifactsPrefix, buildPrefix, isBuildLogKey, isStoredKey, lfsObjectKey, LFS_PREFIX, projectBuildsPrefix } from './keys.js';
+export {
+  artifactsPrefix,
+  buildPrefix,
+  isBuildLogKey,
+  isStoredKey,
+  JOB_CACHES_PREFIX,
+  jobCacheObjectKey,
+  lfsObjectKey,
+  LFS_PREFIX,
+  projectBuildsPrefix,
+  projectCachesPrefix,
+} from './keys.js';
 export { LocalObjectStore } from './local.js';
 export { S3ObjectStore } from './s3.js';
 export type { ByteRange, ListedObject, ObjectInfo, ObjectStore, OpenedObject, PutChecks } from './types.js';

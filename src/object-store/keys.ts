@@ -2,6 +2,7 @@
  * Object keys and the keys of each kind of stored object (docs/architecture.md#object-storage):
  * one layout for both stores, the data dir's own.
  */
+import { randomUUID } from 'node:crypto';
 
 /**
  * Checks an object key: `/`-separated, no empty, `.` or `..` segment, no NUL byte. Keys are
@@ -33,6 +34,23 @@ export function projectBuildsPrefix(projectId: number): string {
   return `builds/${projectId}/`;
 }
 
+/** The key prefix of the job caches kept in a bucket. */
+export const JOB_CACHES_PREFIX = 'caches/';
+
+/** The key prefix of a project's job caches: `caches/<projectId>/`. */
+export function projectCachesPrefix(projectId: number): string {
+  return `${JOB_CACHES_PREFIX}${projectId}/`;
+}
+
+/**
+ * A fresh key for an archive of job cache `cacheKey` (normalized by the caller) of a project:
+ * `caches/<projectId>/<cacheKey>/<uuid>.tar` — each save writes a new object, so none being
+ * read is ever overwritten.
+ */
+export function jobCacheObjectKey(projectId: number, cacheKey: string): string {
+  return checkKey(`${projectCachesPrefix(projectId)}${cacheKey}/${randomUUID()}.tar`);
+}
+
 /** The key prefix of the Git LFS objects. */
 export const LFS_PREFIX = 'lfs/';
 
@@ -44,7 +62,8 @@ export function lfsObjectKey(oid: string): string {
 /**
  * Whether `key` is one the object store holds from the start: a Git LFS object or a build
  * artifact (what `gitloom admin migrate-storage` moves either way). Build logs reach a bucket
- * when their job ended ({@link isBuildLogKey}); caches and the rest of the data dir stay local.
+ * when their job ended ({@link isBuildLogKey}); job caches stay where they are (a bucket's are
+ * not moved: they are rebuilt by the next jobs), and the rest of the data dir stays local.
  */
 export function isStoredKey(key: string): boolean {
   return /^lfs\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(key) || /^builds\/\d+\/\d+\/artifacts\/./.test(key);

@@ -5,14 +5,17 @@
  * {@link QUEUE_SIZE} in flight, so memory stays flat whatever the size; the checks of an upload
  * run while it streams, and a refusal (or a crash) happens before S3 completes the upload, so
  * no object appears — S3 keeps an interrupted multipart upload invisible until it is aborted
- * (by the SDK on a refusal; after a crash, by the bucket's `AbortIncompleteMultipartUpload`
- * lifecycle rule, README "Object storage").
+ * (by the SDK on a refusal; after a crash, by start-up recovery and the periodic repair through
+ * {@link S3ObjectStore.abortIncompleteUploads}, or by a lifecycle rule of the bucket, README
+ * "Object storage").
  */
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   S3Client,
   S3ServiceException,
@@ -155,6 +158,51 @@ export class S3ObjectStore implements ObjectStore {
       }
       token = out.IsTruncated ? out.NextContinuationToken : undefined;
     } while (token !== undefined);
+  }
+
+  /**
+   * Aborts the incomplete multipart uploads below the store's prefix that were initiated before
+   * `initiatedBefore` (epoch ms): what an upload cut off by a crash left — its parts, which the
+   * bucket keeps (and bills) until the upload is aborted (S3 API `ListMultipartUploads`,
+   * `AbortMultipartUpload`). An upload finished or aborted meanwhile is skipped.
+   *
+   * @returns the keys (below the prefix) of the uploads aborted, or null when the server does
+   *   not list multipart uploads (it answers `NotImplemented`, as s3rver does).
+   * @throws what the S3 client throws otherwise.
+   */
+  async abortIncompleteUploads(initiatedBefore: number): Promise<string[] | null> {
+    const aborted: string[] = [];
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    do {
+      let out;
+      try {
+        out = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            ...(this.prefix !== '' && { Prefix: this.prefix }),
+            ...(keyMarker !== undefined && { KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
+          }),
+        );
+      } catch (error) {
+        if (error instanceof S3ServiceException && (error.name === 'NotImplemented' || error.$metadata.httpStatusCode === 501)) return null;
+        throw error;
+      }
+      for (const upload of out.Uploads ?? []) {
+        if (upload.Key === undefined || upload.UploadId === undefined || upload.Initiated === undefined) continue;
+        if (upload.Initiated.getTime() >= initiatedBefore) continue;
+        try {
+          await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }));
+        } catch (error) {
+          if (error instanceof S3ServiceException && error.name === 'NoSuchUpload') continue;
+          throw error;
+        }
+        aborted.push(upload.Key.slice(this.prefix.length));
+      }
+      keyMarker = out.IsTruncated ? out.NextKeyMarker : undefined;
+      uploadIdMarker = out.IsTruncated ? out.NextUploadIdMarker : undefined;
+    } while (keyMarker !== undefined);
+    return aborted;
   }
 
   /** Closes the client's connections. */

@@ -148,30 +148,33 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
  * The error mapper: GitloomErrors keep their status, message and code (a 429 and a 503 — the
  * database unavailable, src/db/availability.ts — also send `Retry-After`); schema violations, bad JSON, unsupported media types and oversized bodies
  * become 4xx; everything else is logged and answered with a fixed 500 text (a bug to fix,
- * never caused by input by design).
+ * never caused by input by design). Always problem+json (RFC 9457).
  */
+export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof GitloomError) {
+    sendRetryAfter(reply, error);
+    return sendProblem(reply, error.status, error.title, error.message, error.code);
+  }
+  if (error.validation) {
+    const detail = validationDetail(error.validation as AjvError[], error.validationContext);
+    // a path id that is not even a number names nothing (docs/compatibility.md#platform-errors)
+    if (error.validationContext === 'params') return sendProblem(reply, 404, 'Not Found', detail);
+    return sendProblem(reply, 400, 'Bad Request', detail, 'GITLOOM_ERR_VALIDATION');
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    const malformed = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError;
+    const detail = malformed ? `Malformed JSON: ${error.message}` : error.message;
+    return sendProblem(reply, status, TITLES[status] ?? 'Bad Request', detail, malformed ? 'GITLOOM_ERR_MALFORMED_JSON' : undefined);
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return sendProblem(reply, 500, 'Internal Server Error', 'Internal server error', 'GITLOOM_ERR_INTERNAL');
+}
+
+/** The plugin setting {@link sendError} as the error handler of the whole application. */
 export const errorsPlugin = fp(
   async (app: FastifyInstance) => {
-    app.setErrorHandler((error: FastifyError, request, reply) => {
-      if (error instanceof GitloomError) {
-        sendRetryAfter(reply, error);
-        return sendProblem(reply, error.status, error.title, error.message, error.code);
-      }
-      if (error.validation) {
-        const detail = validationDetail(error.validation as AjvError[], error.validationContext);
-        // a path id that is not even a number names nothing (docs/compatibility.md#platform-errors)
-        if (error.validationContext === 'params') return sendProblem(reply, 404, 'Not Found', detail);
-        return sendProblem(reply, 400, 'Bad Request', detail, 'GITLOOM_ERR_VALIDATION');
-      }
-      const status = error.statusCode ?? 500;
-      if (status >= 400 && status < 500) {
-        const malformed = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError;
-        const detail = malformed ? `Malformed JSON: ${error.message}` : error.message;
-        return sendProblem(reply, status, TITLES[status] ?? 'Bad Request', detail, malformed ? 'GITLOOM_ERR_MALFORMED_JSON' : undefined);
-      }
-      request.log.error({ err: error }, 'unexpected error');
-      return sendProblem(reply, 500, 'Internal Server Error', 'Internal server error', 'GITLOOM_ERR_INTERNAL');
-    });
+    app.setErrorHandler(sendError);
   },
   { name: 'errors' },
 );

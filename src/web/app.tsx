@@ -64,7 +64,7 @@ import { projectByPath } from '../domain/repositories/index.js';
 import { getSecuritySetting } from '../domain/settings/index.js';
 import { avatarVersions } from '../domain/users/index.js';
 import { credentialsHeader, requestClient, requestContext } from '../plugins/auth.js';
-import { sendRetryAfter } from '../plugins/errors.js';
+import { sendError, sendRetryAfter } from '../plugins/errors.js';
 import { Forbidden, GitloomError, NotFound, Unauthorized } from '../errors.js';
 import { assetAt } from './assets.js';
 import { ErrorPage } from './components/errors.js';
@@ -265,6 +265,7 @@ function registerPages(app: FastifyInstance): void {
         method: route.method,
         url: route.path,
         handler: (request, reply) => runPage(pageContext(request, reply, firstValues(request.params)), route.access ?? 'visitor', route.handler),
+        ...(route.errors === 'problem' && { errorHandler: sendError }),
       });
     }
     for (const route of module.projectPages ?? []) {

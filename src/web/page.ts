@@ -125,6 +125,11 @@ export interface PageRoute {
   /** Fastify path syntax; must start with `/~` (or be `/`): other paths belong to projects. */
   path: string;
   access?: Access;
+  /**
+   * How errors are answered: `page` (default) the error page; `problem` problem+json as the API
+   * (src/plugins/errors.ts), for downloads that tools fetch (an archive).
+   */
+  errors?: 'page' | 'problem';
   handler(page: PageContext): Promise<PageResult>;
 }
 

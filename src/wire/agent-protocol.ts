@@ -28,6 +28,8 @@ export const AGENT_PATHS = {
   /** `<artifacts>/<path>`: publishes an artifact of the job's build. */
   artifacts: `${AGENT_PATH}/job/artifacts`,
   finish: `${AGENT_PATH}/job/finish`,
+  /** `<caches>/<key>`: GET restores, POST saves a job cache's tar archive kept by the server (in its bucket). */
+  caches: `${AGENT_PATH}/job/caches`,
 } as const;
 
 /** Milliseconds a lease request waits for a job before the server answers 204. */
@@ -46,6 +48,12 @@ export interface ConnectRequest {
   readonly engine: string | null;
   /** Replace the agent's stored attributes. */
   readonly attributes: Readonly<Record<string, string>>;
+  /**
+   * The session of this agent's previous connection, kept in its work dir (`session`): when it is
+   * still the token's online one (the agent was killed and started again), the server ends it —
+   * its builds end as a lost agent's — and accepts this connection at once.
+   */
+  readonly previousSession?: string;
 }
 
 /** The server's answer to a connect. */
@@ -117,6 +125,12 @@ export interface AgentJob {
   readonly caches: readonly JobCache[];
   /** The executor's `cacheTTL` (days). */
   readonly cacheTTL: number;
+  /**
+   * Null: the job's caches stay on the agent. Else the server keeps them (in its bucket): the
+   * job restores and saves them through {@link AGENT_PATHS.caches}, archives of at most
+   * `maxBytes` bytes, and the server evicted the unused ones when it leased the job.
+   */
+  readonly sharedCaches: { readonly maxBytes: number } | null;
   /** Seconds the job may still run. */
   readonly timeoutSeconds: number;
   /** Values for `@...@` variables. */

@@ -1,14 +1,19 @@
 /**
  * The agent's work dir (src/agent/work-dir.ts): its modes, the attributes kept in
  * `attributes.json`, `--attribute` parsing, and the removal of what a previous run's jobs left
- * (their processes killed, their directories removed).
+ * (their processes killed, their containers removed through the engine, their directories
+ * removed).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAttributeOptions, prepareWorkDir, readAttributes, removeLeftJobs, workDirAt, writeAttributes } from '../../src/agent/work-dir.js';
+import { JOB_DIR_LABEL, JOBS_DIR_LABEL } from '../../src/ci/container-engine.js';
 import { tempDir } from '../git/helpers.js';
+import { testEngine } from '../helpers/images.js';
+
+const IMAGE = 'localhost/gitloom-test/left-jobs:1';
 
 const dirs: { remove(): void }[] = [];
 afterEach(() => {
@@ -59,7 +64,7 @@ describe('the work dir', () => {
     // its environment is the one given once it runs `sleep`
     await new Promise((r) => child.once('spawn', r));
     const logged: string[] = [];
-    const { killed, removed } = await removeLeftJobs(dir, (m) => logged.push(m));
+    const { killed, removed } = await removeLeftJobs(dir, (m) => logged.push(m), null);
     expect(killed).toEqual([child.pid]);
     expect(await exited).toBe('SIGKILL');
     expect(removed).toEqual([job]);
@@ -69,6 +74,49 @@ describe('the work dir', () => {
 
   it('has nothing to remove without a jobs dir', async () => {
     const dir = workDir();
-    expect(await removeLeftJobs(dir, () => undefined)).toEqual({ killed: [], removed: [] });
+    expect(await removeLeftJobs(dir, () => undefined, null)).toEqual({ killed: [], containers: [], removed: [] });
+  });
+
+  it("removes the containers of a previous run's jobs from the engine, and no other work dir's", { timeout: 120_000 }, async () => {
+    const images = await testEngine({ [IMAGE]: { osName: 'Left' } });
+    const { engine } = images;
+    try {
+      const dir = workDir();
+      await prepareWorkDir(dir, false);
+      const job = path.join(dir.jobs, '8-leftover');
+      mkdirSync(job, { recursive: true });
+      // as a job's container step or service labels its container (src/ci/container-step.ts)
+      const start = async (jobsDir: string, jobDir: string) => {
+        const id = await engine.createContainer({
+          image: IMAGE,
+          command: ['sleep', '600'],
+          env: {},
+          workingDir: null,
+          mounts: [],
+          labels: { [JOBS_DIR_LABEL]: jobsDir, [JOB_DIR_LABEL]: jobDir },
+          idMapping: null,
+          networkNamespace: null,
+          dns: [],
+          hosts: [],
+          limits: { memoryMb: 256, processes: 64, cpuSeconds: 600 },
+          seccompProfile: null,
+        });
+        await engine.docker.getContainer(id).start();
+        return id;
+      };
+      const left = await start(dir.jobs, job);
+      const elsewhere = await start('/elsewhere/jobs', '/elsewhere/jobs/1-x');
+      const logged: string[] = [];
+      const result = await removeLeftJobs(dir, (m) => logged.push(m), engine);
+      expect(result.containers).toEqual([left]);
+      expect(logged).toContain(`Removed container ${left.slice(0, 12)} of a job of a previous run`);
+      const ids = (await engine.docker.listContainers({ all: true })).map((c) => c.Id);
+      expect(ids).not.toContain(left);
+      expect(ids).toContain(elsewhere);
+      await engine.removeContainer(elsewhere);
+      expect(existsSync(job)).toBe(false);
+    } finally {
+      await images.close();
+    }
   });
 });

@@ -91,7 +91,7 @@ describe('the agent protocol', () => {
   const jobCall = (token: string, route: string, init: RequestInit = {}) =>
     fetch(`${server.url}/~agent/job${route}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) } });
 
-  it('refuses an unknown token and a second connection of one token', async () => {
+  it('refuses an unknown token and a second connection of one token, but for the same agent started again', async () => {
     expect((await post('/~agent/connect', 'no-such-token', report('x', {}))).status).toBe(401);
     const agent = await connect('twin', {});
     const again = await post('/~agent/connect', agent.token, report('twin', {}));
@@ -105,6 +105,15 @@ describe('the agent protocol', () => {
     const wrong = await post('/~agent/heartbeat', agent.token, { session: 'not-mine', running: [] });
     expect(wrong.status).toBe(409);
     expect(wrong.json.code).toBe('GITLOOM_ERR_AGENT_SESSION');
+    // the same agent started again names its previous session: it replaces it at once; another session name does not
+    const current = reconnected.json.session as string;
+    const stranger = await post('/~agent/connect', agent.token, { ...report('twin', {}), previousSession: 'not-mine' });
+    expect([stranger.status, stranger.json.code]).toEqual([409, 'GITLOOM_ERR_AGENT_CONNECTED']);
+    const restarted = await post('/~agent/connect', agent.token, { ...report('twin', {}), previousSession: current });
+    expect(restarted.status, restarted.text).toBe(200);
+    expect(restarted.json.session).not.toBe(current);
+    expect((await post('/~agent/heartbeat', agent.token, { session: current, running: [] })).json.code).toBe('GITLOOM_ERR_AGENT_SESSION');
+    expect((await post('/~agent/heartbeat', agent.token, { session: restarted.json.session, running: [] })).status).toBe(200);
     const malformed = await post('/~agent/connect', agent.token, { name: 'x' });
     expect(malformed.status).toBe(400);
     const badAttribute = await post('/~agent/connect', await newToken(), report('y', { '-bad': 'x' }));

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -6,6 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, givenRepo, removeWorkTrees } from '../helpers/fixtures.js';
 import { ADMIN, basic, GIT_TEST_ENV, gitUrl, startTestServer, type TestServer } from '../helpers/server.js';
+
+const run = promisify(execFile);
 
 /** `GITLOOM_GIT_CONCURRENCY`: upload-packs beyond the limit wait in a bounded queue (docs/architecture.md#git-concurrency). */
 describe('upload-pack slots', () => {
@@ -47,6 +50,11 @@ describe('upload-pack slots', () => {
   it('a clone waits for the slot a fetch holds, and runs once it is given back', async () => {
     const holder = heldFetch();
     expect(await eventually(async () => (await load()).running === 1)).toBe(true);
+    // the upload-pack holding the slot runs at a lower CPU priority
+    const { stdout } = await run('ps', ['-eo', 'ni=,args=']);
+    const ours = stdout.split('\n').filter((line) => line.includes('upload-pack') && line.includes(server.dataDir));
+    expect(ours).toHaveLength(1);
+    expect(ours[0].trim().split(/\s+/)[0]).toBe('10');
 
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-slots-'));
     const clone = spawn('git', ['clone', '-q', gitUrl(server, 'shared', ADMIN), dir], { env: { ...process.env, ...GIT_TEST_ENV } });

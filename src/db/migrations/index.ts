@@ -27,6 +27,7 @@ import * as m0029 from './0029-audit-log.js';
 import * as m0030 from './0030-two-factor.js';
 import * as m0031 from './0031-external-identities.js';
 import * as m0032 from './0032-token-scopes-and-session-use.js';
+import * as m0033 from './0033-stored-job-caches.js';
 import * as m0035 from './0035-repository-maintenance.js';
 
 /** Every migration, by sortable name. Frozen once released: add a new file, never edit one. */
@@ -59,5 +60,6 @@ export const migrations: Record<string, Migration> = {
   '0030-two-factor': m0030,
   '0031-external-identities': m0031,
   '0032-token-scopes-and-session-use': m0032,
+  '0033-stored-job-caches': m0033,
   '0035-repository-maintenance': m0035,
 };

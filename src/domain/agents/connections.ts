@@ -38,11 +38,13 @@ export async function agentTokenId(db: Db, value: string): Promise<number> {
 /**
  * Registers an agent connecting with the token `tokenId`: its row is made or updated with what it
  * reports and the address it came from, its attributes replaced, and a new session opened, online
- * for `onlineMs`.
+ * for `onlineMs`. When the token's agent is online under the session the agent names as its
+ * previous one (`report.previousSession`: the same agent, killed and started again), that
+ * session is replaced: `replaced` names it, and the caller ends its builds.
  *
  * @throws Conflict `GITLOOM_ERR_AGENT_CONNECTED` while the token's agent is online under another
- *   session (a second agent with the same token, or the same agent restarted before its previous
- *   connection timed out: it tries again).
+ *   session (a second agent with the same token, or an agent restarted without its work dir
+ *   before its previous connection timed out: it tries again).
  * @throws BadRequest `GITLOOM_ERR_AGENT_ATTRIBUTE` for an attribute name OneDev refuses.
  */
 export async function connectAgent(
@@ -51,7 +53,7 @@ export async function connectAgent(
   report: ConnectRequest,
   ipAddress: string,
   onlineMs: number,
-): Promise<{ agentId: number; session: string; attributes: Record<string, string> }> {
+): Promise<{ agentId: number; session: string; attributes: Record<string, string>; replaced: string | null }> {
   checkAgentAttributes(report.attributes);
   const now = ctx.now();
   const session = randomUUID();
@@ -72,9 +74,11 @@ export async function connectAgent(
   const write = ctx.db.transaction().execute(async (tx) => {
     const existing = await tx.selectFrom('agents').select(['id', 'session', 'onlineUntil']).where('tokenId', '=', tokenId).executeTakeFirst();
     let id: number;
+    let replaced: string | null = null;
     if (existing) {
       if (existing.onlineUntil !== null && existing.onlineUntil > now && existing.session !== null) {
-        throw connected();
+        if (existing.session !== report.previousSession) throw connected();
+        replaced = existing.session;
       }
       const updated = await tx
         .updateTable('agents')
@@ -99,18 +103,18 @@ export async function connectAgent(
         .insertInto('agentAttributes')
         .values(attributes.map(([name, value]) => ({ agentId: id, name, value })))
         .execute();
-    return id;
+    return { id, replaced };
   });
-  let agentId: number;
+  let written: { id: number; replaced: string | null };
   try {
-    agentId = await write;
+    written = await write;
   } catch (error) {
     // another connection of the token won the race, or the token was deleted meanwhile
     if (isUniqueViolation(error)) throw connected();
     if (isForeignKeyViolation(error)) throw new Unauthorized('Unknown agent token');
     throw error;
   }
-  return { agentId, session, attributes: { ...report.attributes } };
+  return { agentId: written.id, session, attributes: { ...report.attributes }, replaced: written.replaced };
 }
 
 /**

@@ -1,20 +1,21 @@
 /**
  * What the job token of a build running on an agent may do (docs/compatibility.md#build-agents
  * "The agent protocol"), and nothing else: fetch its project's repository and LFS objects, read
- * the artifacts of the builds it depends on, append to its log, publish its artifacts and report
- * its end. A token holds only while its build is RUNNING on the agent it was leased to; a
+ * the artifacts of the builds it depends on, append to its log, publish its artifacts, restore
+ * and save its project's job caches when the server keeps them in its bucket, and report its end. A token holds only while its build is RUNNING on the agent it was leased to; a
  * finish, a cancel, a retry, a deletion or an expired lease ends it.
  */
 import type { Readable } from 'node:stream';
 import { artifactTooLarge, type OpenedArtifact } from '../../ci/artifacts.js';
 import type { BuildRow } from '../../db/schema.js';
-import { Conflict, NotFound, Unauthorized } from '../../errors.js';
+import { BadRequest, Conflict, NotFound, Unauthorized } from '../../errors.js';
 import type { Context } from '../context.js';
 import { openCheckoutObject, type OpenedObject } from '../lfs/index.js';
 import { hashToken } from '../token-hash.js';
 import { checkPath } from './artifacts.js';
 import { finishBuild } from './finish.js';
 import { conditionParams, jobOf } from './job-inputs.js';
+import { cacheTooLarge, checkCacheKey, openStoredCache, saveStoredCache } from './job-caches.js';
 import { archiveFinishedLog, recordJobOutcome, type JobOutcome } from './job-outcomes.js';
 import { logAppended } from './log-signals.js';
 import { appendLogText, artifactStorage } from './storage.js';
@@ -87,6 +88,41 @@ export async function openDependencyArtifact(ctx: Context, grant: JobGrant, depe
  */
 export function openJobLfsObject(ctx: Context, grant: JobGrant, oid: string): Promise<OpenedObject> {
   return openCheckoutObject(ctx, grant.build.projectId, oid);
+}
+
+/**
+ * Opens the archive of cache `key` (normalized) of the job's project, kept in the server's
+ * bucket (src/domain/builds/job-caches.ts), and marks it used.
+ *
+ * @throws BadRequest for a key that is not normalized, or when the server keeps no caches (no
+ *   object store); NotFound when the project has no such cache.
+ */
+export async function openJobCache(ctx: Context, grant: JobGrant, key: string): Promise<{ stream: Readable; size: number }> {
+  requireStoredCaches(ctx);
+  const opened = await openStoredCache(ctx, grant.build.projectId, checkCacheKey(key));
+  if (opened === null) throw new NotFound(`No job cache '${key}' in this project`);
+  return opened;
+}
+
+/**
+ * Saves `archive` (a tar archive made by src/ci/cache-archives.ts) as cache `key` of the job's
+ * project, streamed into the server's bucket.
+ *
+ * @returns its size in bytes.
+ * @throws BadRequest as {@link openJobCache}; PayloadTooLarge `GITLOOM_ERR_JOB_CACHE_TOO_LARGE`
+ *   over `GITLOOM_JOB_CACHE_MB` (nothing kept).
+ */
+export async function saveJobCache(ctx: Context, grant: JobGrant, key: string, archive: Readable, declaredLength?: string): Promise<number> {
+  requireStoredCaches(ctx);
+  checkCacheKey(key);
+  if (declaredLength !== undefined && Number(declaredLength) > ctx.config.jobCacheBytes) {
+    throw cacheTooLarge(ctx.config.jobCacheBytes);
+  }
+  return saveStoredCache(ctx, grant.build.projectId, key, archive);
+}
+
+function requireStoredCaches(ctx: Context): void {
+  if (ctx.config.objectStore === null) throw new BadRequest("This server keeps no job caches: an agent's caches stay on the agent");
 }
 
 /**

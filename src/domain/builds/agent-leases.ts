@@ -8,18 +8,28 @@
  * retry), as it ends those of a dead server process.
  */
 import { randomBytes } from 'node:crypto';
-import { LEASE_WAIT_MS, type AgentJob, type HeartbeatRequest, type HeartbeatResponse, type JobDependency } from '../../wire/agent-protocol.js';
+import {
+  LEASE_WAIT_MS,
+  type AgentJob,
+  type ConnectRequest,
+  type ConnectResponse,
+  type HeartbeatRequest,
+  type HeartbeatResponse,
+  type JobDependency,
+} from '../../wire/agent-protocol.js';
 import type { Config } from '../../config.js';
 import { matchingArtifacts } from '../../ci/artifact-storage.js';
 import { dialectOf } from '../../db/dialect.js';
 import { onAnnouncement } from '../../db/notifications.js';
 import type { BuildRow } from '../../db/schema.js';
-import { agentSelected, touchAgent, type ConnectedAgent } from '../agents/index.js';
+import { agentSelected, connectAgent, touchAgent, type ConnectedAgent } from '../agents/index.js';
 import type { Context } from '../context.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { hashToken } from '../token-hash.js';
 import { finishBuild } from './finish.js';
+import { evictUnusedJobCaches } from './job-caches.js';
 import { jobInputs, JobPlanner, pendingBuilds, type Plan } from './job-inputs.js';
+import { endInterrupted } from './job-outcomes.js';
 import { jobVariables } from './spec.js';
 import { appendLog, artifactStorage } from './storage.js';
 import { BUILDS_TOPIC, onWakeup } from './wakeup.js';
@@ -31,6 +41,39 @@ import { BUILDS_TOPIC, onWakeup } from './wakeup.js';
  */
 export function buildLeaseMs(config: Pick<Config, 'fallbackPollMs'>): number {
   return config.fallbackPollMs === null ? 15_000 : Math.max(15_000, 3 * config.fallbackPollMs);
+}
+
+/**
+ * An agent's connect (docs/compatibility.md#build-agents "The agent protocol"): registers it
+ * (src/domain/agents/connections.ts) and, when the connection replaced the agent's own previous
+ * session (killed and started again), ends that session's builds as a lost agent's — FAILED, or
+ * WAITING for a retry when the job's retry condition holds — rather than when their leases
+ * expire. A failure to end one is told to `onError`: its lease, no longer renewed, expires and
+ * the schedulers end it then.
+ *
+ * @throws what connectAgent throws.
+ */
+export async function agentConnect(
+  ctx: Context,
+  tokenId: number,
+  report: ConnectRequest,
+  ipAddress: string,
+  onError: (error: unknown) => void,
+): Promise<ConnectResponse> {
+  const leaseMs = buildLeaseMs(ctx.config);
+  const { replaced, ...connected } = await connectAgent(ctx, tokenId, report, ipAddress, leaseMs);
+  if (replaced !== null) {
+    const builds = await ctx.db
+      .selectFrom('builds')
+      .selectAll()
+      .where('status', '=', 'RUNNING')
+      .where('leaseOwner', '=', agentLeaseOwner(connected.agentId, replaced))
+      .execute();
+    for (const build of builds) {
+      await endInterrupted(ctx, build, 'Build interrupted: the agent running it was started again').catch(onError);
+    }
+  }
+  return { ...connected, heartbeatMs: Math.floor(leaseMs / 3), leaseMs };
 }
 
 /**
@@ -217,6 +260,15 @@ async function jobFor(
   });
   const request = build.requestId === null ? null : await findPullRequestRow(ctx.db, build.requestId);
   await appendLog(config, build, `Executing job (executor: ${executor.name}, agent: ${agent.name})...`);
+  // caches in the bucket are the server's to evict, as an agent's own are the agent's
+  const sharedCaches = config.objectStore !== null && job.caches.length > 0;
+  if (sharedCaches) {
+    const removed = await evictUnusedJobCaches(ctx, executor.cacheTTL).catch(async (error: Error) => {
+      await appendLog(config, build, `Unable to remove the job caches unused for ${executor.cacheTTL} days: ${error.message}`);
+      return 0;
+    });
+    if (removed > 0) await appendLog(config, build, `Removed ${removed} job cache(s) unused for ${executor.cacheTTL} days (cache TTL of the job executor)`);
+  }
   const started = build.pendingDate ?? build.runningDate ?? ctx.now();
   return {
     buildId: build.id,
@@ -231,6 +283,7 @@ async function jobFor(
     services: job.services,
     caches: job.caches,
     cacheTTL: executor.cacheTTL,
+    sharedCaches: config.objectStore === null ? null : { maxBytes: config.jobCacheBytes },
     timeoutSeconds: Math.max(0.001, job.timeout - (ctx.now() - started) / 1000),
     variables: { ...jobVariables(build, project, spec, job, params), pullRequestNumber: request?.number ?? null, secrets },
     secrets: secretValues,

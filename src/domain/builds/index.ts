@@ -52,5 +52,16 @@ export {
   type ServerShellExecutor,
   setJobExecutors,
 } from './job-executors.js';
-export { agentHeartbeat, agentLease, buildLeaseMs } from './agent-leases.js';
-export { appendJobLog, authorizeJob, finishAgentJob, openDependencyArtifact, openJobLfsObject, publishJobArtifact, type JobGrant } from './agent-jobs.js';
+export { agentConnect, agentHeartbeat, agentLease, buildLeaseMs } from './agent-leases.js';
+export { removeUnrecordedCacheArchives } from './job-caches.js';
+export {
+  appendJobLog,
+  authorizeJob,
+  finishAgentJob,
+  openDependencyArtifact,
+  openJobCache,
+  openJobLfsObject,
+  publishJobArtifact,
+  saveJobCache,
+  type JobGrant,
+} from './agent-jobs.js';

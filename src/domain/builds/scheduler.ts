@@ -35,6 +35,7 @@ import { AGENT_LEASE, claimPendingBuild, extendAgentLeases } from './agent-lease
 import type { ExecutorPlacement } from './executor-selection.js';
 import { finishBuild } from './finish.js';
 import { jobInputs, JobPlanner, pendingBuilds, type JobInputs, type Plan } from './job-inputs.js';
+import { storedJobCaches } from './job-caches.js';
 import { archiveFinishedLog, endInterrupted, recordJobOutcome } from './job-outcomes.js';
 import { findPullRequestRow } from '../pulls/index.js';
 import { jobVariables } from './spec.js';
@@ -403,7 +404,8 @@ export class BuildScheduler {
       services: job.services,
       projectId: build.projectId,
       caches: {
-        store: new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes),
+        // in the bucket when there is one, so that every process and agent shares them
+        store: config.objectStore === null ? new CacheStore(path.join(config.dataDir, CACHES_DIR), config.jobCacheBytes) : storedJobCaches(this.ctx),
         specs: job.caches,
         ttlDays: executor.cacheTTL,
       },

@@ -5,7 +5,7 @@
 import { BUILD_SPEC_FILE, BuildSpecError, LEGACY_BUILD_SPEC_FILE, parseBuildSpec, type BuildSpec, type Job } from '../../ci/build-spec.js';
 import type { VariableContext } from '../../ci/variables.js';
 import { logCommits } from '../../git/commit-log.js';
-import { readBlob } from '../../git/files.js';
+import { readBlobs } from '../../git/files.js';
 
 /**
  * Outcome of reading a spec: absent, invalid (with the validation message and what could still
@@ -26,7 +26,8 @@ export async function specAt(repo: string, commit: string): Promise<SpecAt> {
   const key = `${repo}\0${commit}`;
   const cached = cache.get(key);
   if (cached) return cached;
-  const blob = (await readBlob(repo, commit, BUILD_SPEC_FILE)) ?? (await readBlob(repo, commit, LEGACY_BUILD_SPEC_FILE));
+  const [current, legacy] = await readBlobs(repo, commit, [BUILD_SPEC_FILE, LEGACY_BUILD_SPEC_FILE]);
+  const blob = current ?? legacy;
   let result: SpecAt;
   if (blob === null) result = { kind: 'absent' };
   else {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Config } from '../../config.js';
 import { directoryArtifacts, storedArtifacts, type ArtifactStorage } from '../../ci/artifact-storage.js';
 import { formatLogLine } from '../../ci/executor.js';
-import { artifactsPrefix, buildPrefix, objectStoreOf, projectBuildsPrefix } from '../../object-store/index.js';
+import { artifactsPrefix, buildPrefix, objectStoreOf, projectBuildsPrefix, projectCachesPrefix } from '../../object-store/index.js';
 
 /** The storage directory of a build (`<data dir>/builds/<projectId>/<number>`). */
 export function buildDir(config: Config, build: { projectId: number; number: number }): string {
@@ -51,13 +51,17 @@ export async function removeBuildStorage(config: Config, build: { projectId: num
 
 /**
  * The `projectsDeleting` reaction: once the deletion committed, the storage of the projects'
- * builds goes — their directories of the data dir and their objects in a bucket.
+ * builds goes — their directories of the data dir and their objects in a bucket, with the
+ * project's job caches in a bucket (their rows went with the project).
  */
 export async function onProjectsDeleting(config: Config, event: { projectIds: number[]; afterCommit: (() => Promise<void>)[] }): Promise<void> {
   event.afterCommit.push(async () => {
     for (const projectId of event.projectIds) {
       await rm(path.join(config.dataDir, 'builds', String(projectId)), { recursive: true, force: true });
-      if (config.objectStore !== null) await objectStoreOf(config).deletePrefix(projectBuildsPrefix(projectId));
+      if (config.objectStore !== null) {
+        await objectStoreOf(config).deletePrefix(projectBuildsPrefix(projectId));
+        await objectStoreOf(config).deletePrefix(projectCachesPrefix(projectId));
+      }
     }
   });
 }

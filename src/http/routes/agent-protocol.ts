@@ -3,17 +3,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { AGENT_PATHS, LEASE_WAIT_MS } from '../../wire/agent-protocol.js';
-import { agentTokenId, connectAgent, disconnectAgent } from '../../domain/agents/index.js';
+import { agentTokenId, disconnectAgent } from '../../domain/agents/index.js';
 import {
+  agentConnect,
   agentHeartbeat,
   agentLease,
   appendJobLog,
   authorizeJob,
-  buildLeaseMs,
   finishAgentJob,
   openDependencyArtifact,
+  openJobCache,
   openJobLfsObject,
   publishJobArtifact,
+  saveJobCache,
   type JobGrant,
 } from '../../domain/builds/index.js';
 import { createContext, systemActor, type Context, type Services } from '../../domain/context.js';
@@ -40,6 +42,7 @@ const ConnectBody = Type.Object(
     memory: Type.Number({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, multipleOf: 1 }),
     engine: Nullable(Text(255)),
     attributes: Type.Record(Type.String({ minLength: 1, maxLength: 255 }), Text(1000), { maxProperties: 200 }),
+    previousSession: Type.Optional(Session),
   },
   { additionalProperties: false },
 );
@@ -94,12 +97,9 @@ export const agentProtocolRoutes: FastifyPluginAsyncTypebox<{ services: Services
     return { ctx, grant: await authorizeJob(ctx, bearer(request)) };
   };
 
-  app.post(AGENT_PATHS.connect, { schema: { body: ConnectBody } }, async (request) => {
-    const tokenId = await agentToken(request);
-    const leaseMs = buildLeaseMs(services.config);
-    const connected = await connectAgent(context(), tokenId, request.body, request.ip, leaseMs);
-    return { ...connected, heartbeatMs: Math.floor(leaseMs / 3), leaseMs };
-  });
+  app.post(AGENT_PATHS.connect, { schema: { body: ConnectBody } }, async (request) =>
+    agentConnect(context(), await agentToken(request), request.body, request.ip, (error) => request.log.error({ err: error }, 'agent connect')),
+  );
 
   app.post(AGENT_PATHS.disconnect, { schema: { body: DisconnectBody } }, async (request) => {
     await disconnectAgent(context(), await agentToken(request), request.body.session);
@@ -164,6 +164,17 @@ export const agentProtocolRoutes: FastifyPluginAsyncTypebox<{ services: Services
     const { ctx, grant } = await job(request);
     await publishJobArtifact(ctx, grant, request.params['*'], request.body as Readable, request.headers['content-length']);
     return '';
+  });
+
+  const cacheParams = { params: Type.Object({ key: Type.String({ minLength: 1, maxLength: 255 }) }) };
+  app.get(`${AGENT_PATHS.caches}/:key`, { schema: cacheParams }, async (request, reply) => {
+    const { ctx, grant } = await job(request);
+    const opened = await openJobCache(ctx, grant, request.params.key);
+    return reply.header('content-type', 'application/x-tar').header('content-length', String(opened.size)).send(opened.stream);
+  });
+  app.post(`${AGENT_PATHS.caches}/:key`, { schema: cacheParams }, async (request) => {
+    const { ctx, grant } = await job(request);
+    return { size: await saveJobCache(ctx, grant, request.params.key, request.body as Readable, request.headers['content-length']) };
   });
 
   app.post(AGENT_PATHS.finish, { schema: { body: FinishBody } }, async (request) => {

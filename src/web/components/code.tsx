@@ -1,6 +1,6 @@
 /**
  * Pieces shared by the code pages (files, commits, branches, tags, compare): their URLs, the
- * branch and tag switcher, a commit row with its graph, and dates.
+ * branch and tag switcher, the archive download menu, a commit row with its graph, and dates.
  */
 import type { Commit, GraphRow } from '../../domain/repositories/index.js';
 
@@ -26,6 +26,36 @@ export function markdownBase(projectPath: string, revision: string, dir: string)
 /** The URL of a commit page. */
 export function commitUrl(projectPath: string, hash: string): string {
   return `/${projectPath}/~commits/${hash}`;
+}
+
+/**
+ * The archive download of a revision, at OneDev 8.6's URL
+ * `/~downloads/projects/<projectId>/archives?revision=<rev>&format=zip|tgz`
+ * (docs/compatibility.md#gitloom-differs-code-browsing).
+ */
+export function archiveUrl(projectId: number, revision: string, format: 'zip' | 'tgz'): string {
+  return `/~downloads/projects/${projectId}/archives?${new URLSearchParams({ revision, format })}`;
+}
+
+/** The "Download" menu of the files page: the revision's tree as a zip or a tar.gz archive. */
+export function ArchiveMenu({ projectId, revision }: { projectId: number; revision: string }) {
+  return (
+    <details class="archive-menu">
+      <summary>Download</summary>
+      <ul aria-label="Download this revision">
+        <li>
+          <a href={archiveUrl(projectId, revision, 'zip')} download>
+            ZIP archive
+          </a>
+        </li>
+        <li>
+          <a href={archiveUrl(projectId, revision, 'tgz')} download>
+            TAR.GZ archive
+          </a>
+        </li>
+      </ul>
+    </details>
+  );
 }
 
 /** The first line of a commit message. */

@@ -36,7 +36,7 @@ import {
   revisionNames,
   trimSlashes,
 } from '../../domain/repositories/index.js';
-import { codeUrl, commitUrl, RevisionSwitcher } from '../components/code.js';
+import { ArchiveMenu, codeUrl, commitUrl, RevisionSwitcher } from '../components/code.js';
 import { ProjectLayout } from '../components/project-layout.js';
 import { Readme } from '../components/readme.js';
 import { LAST_COMMITS_WAIT_MS, lastCommitCells, pendingLastCommits, TreeTable } from '../components/tree.js';
@@ -114,20 +114,23 @@ async function lastCommitsJson(page: ProjectPageContext, tail: string) {
 
 /**
  * The header of every files page (directory, file, blame): the branch and tag switcher, the
- * path as breadcrumbs, and the page's actions — go to file (`t`), permalink (`y`: the same page
- * at the commit), history, the commit — with `children` (the view's own links) first.
+ * path as breadcrumbs (on a directory, the "Download" menu of the revision's archive), and the
+ * page's actions — go to file (`t`), permalink (`y`: the same page at the commit), history, the
+ * commit — with `children` (the view's own links) first.
  */
 function CodeHeader({
   page,
   view,
   at,
   names,
+  download = false,
   children,
 }: {
   page: ProjectPageContext;
   view: 'files' | 'blame';
   at: BrowseResult['at'];
   names: BrowseResult['names'];
+  download?: boolean;
   children?: ComponentChildren;
 }) {
   const project = page.project.path;
@@ -144,6 +147,7 @@ function CodeHeader({
           hidden={at.path ? { path: at.path } : {}}
         />
         <Crumbs page={page} revision={at.revision} path={at.path} />
+        {download && <ArchiveMenu projectId={page.project.id} revision={at.revision} />}
       </div>
       <p class="meta code-actions">
         {children}
@@ -177,7 +181,7 @@ async function filesPage(page: ProjectPageContext, tail: string) {
   return (
     <ProjectLayout page={page} tab="code" title={at.path ? `${at.path} at ${at.revision}` : `Files at ${at.revision}`} scripts={CODE_SCRIPTS}>
       <h1>{at.path ? `${name}/` : 'Files'}</h1>
-      <CodeHeader page={page} view="files" at={at} names={result.names} />
+      <CodeHeader page={page} view="files" at={at} names={result.names} download />
       <EditLinks page={page} at={at} kind="tree" />
       {result.entries.length === 0 ? (
         <p class="empty">This directory is empty.</p>

@@ -1,6 +1,7 @@
 /** Every page module of the web UI, registered in this order by src/web/app.tsx. */
 import type { PageModule } from '../page.js';
 import { administrationPages } from './administration/index.js';
+import { archivePages } from './archives.js';
 import { buildPages } from './builds/index.js';
 import { codeSearchPages } from './code-search.js';
 import { commitPages } from './commits.js';
@@ -34,6 +35,7 @@ export const pageModules: PageModule[] = [
   projectListPages,
   projectHomePages,
   filesPages,
+  archivePages,
   editPages,
   commitPages,
   refPages,
