@@ -27,7 +27,7 @@ const layer = (files, forbidden, more = []) => ({
 // other modules ask the owning area through its door. The table names a query builder, `loadRow`,
 // `insertMissing`, `queryByName` or `assertNameFree` is given are checked; SQL text is not.
 const TABLE_OWNERS = {
-  users: ['users', 'emailAddresses', 'accessTokens', 'sshKeys'],
+  users: ['users', 'emailAddresses', 'accessTokens', 'sshKeys', 'externalIdentities'],
   auth: ['webSessions', 'signInFailures', 'totpSecrets', 'recoveryCodes', 'webauthnCredentials', 'twoFactorChallenges'],
   access: ['roles', 'groups', 'memberships'],
   settings: ['settings'],

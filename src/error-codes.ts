@@ -147,6 +147,21 @@ export const ERROR_CODES = {
     status: 409,
     description: 'The project is a pull mirror: its branches and tags follow the remote, so pushes, merges and ref edits are refused.',
   },
+  // single sign-on (docs/security.md#single-sign-on)
+  GITLOOM_ERR_DIRECTORY_UNAVAILABLE: {
+    status: 503,
+    description: 'The directory server (LDAP) of the authenticator does not answer or refuses the server; local accounts still sign in.',
+  },
+  GITLOOM_ERR_EXTERNAL_ACCOUNT: {
+    status: 409,
+    description: 'The user signs in through the directory or an SSO provider: its password is changed there, not here.',
+  },
+  GITLOOM_ERR_AUTHENTICATOR_VALUE: { status: 400, description: 'A field of the authenticator or of an SSO connector does not read; `detail` names it.' },
+  GITLOOM_ERR_SSO_PROVIDER_UNAVAILABLE: { status: 503, description: 'The OpenID provider of an SSO connector does not answer its discovery.' },
+  GITLOOM_ERR_SSO_REFUSED: {
+    status: 401,
+    description: 'An external sign-in was refused: an unsolicited or tampered response, a name or email taken by another user, or no account to link.',
+  },
 } as const satisfies Record<`GITLOOM_ERR_${string}`, { status: number; description: string }>;
 
 /** A registered error code. */

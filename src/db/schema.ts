@@ -91,6 +91,7 @@ export interface Database {
   webauthnCredentials: WebauthnCredentialTable;
   twoFactorChallenges: TwoFactorChallengeTable;
   jobCaches: JobCacheTable;
+  externalIdentities: ExternalIdentityTable;
 }
 
 type Id = Generated<number>;
@@ -1089,4 +1090,15 @@ export interface TwoFactorChallengeTable {
   /** Wrong answers given to this record. */
   failures: number;
   expireDate: number;
+}
+/** A user's link to an identity of an external system (migration 0031, docs/security.md#single-sign-on). */
+export interface ExternalIdentityTable {
+  id: Id;
+  userId: number;
+  /** `ldap`, or `oidc:<connector name>`. */
+  provider: string;
+  /** The identity there: the directory entry's DN, the ID token's `sub`. */
+  subject: string;
+  /** Epoch ms. */
+  createDate: number;
 }

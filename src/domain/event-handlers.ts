@@ -51,6 +51,7 @@ import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAutho
 import { enqueueEvent } from './outbox/index.js';
 import { onLfsProjectsDeleting } from './lfs/index.js';
 import { markCodeIndexStale } from './code-search/index.js';
+import { renameSsoGroupReferences, ssoGroupUsages } from './sso/index.js';
 
 /**
  * The one place where areas subscribe to each other's events (docs/architecture.md), so that no
@@ -111,8 +112,9 @@ function provideAnswers(): void {
  * (the server, and the command line's password reset and restore):
  *
  * - a password change ends the user's web sessions;
- * - a renamed user or group is renamed in the protections that name it; one still named there
- *   cannot be deleted, nor a role still granted or a project's default;
+ * - a renamed user or group is renamed in the protections that name it (a group also in the
+ *   single sign-on settings' default groups); one still named there cannot be deleted, nor a
+ *   role still granted or a project's default;
  * - a deleted user's authored records go to the unknown user;
  * - an activity (a pull request opened, an issue commented, a build finished, a push, …) is
  *   written to the outbox, which tells watchers and webhooks;
@@ -125,6 +127,12 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('principalRenamed', (event) => renameReferences(event.db, event.kind, event.from, event.to));
   events.onTransaction('principalDeleting', async (event) => {
     for (const path of await projectsReferencing(event.db, event.kind, event.name)) event.usages.push(`protections of project '${path}'`);
+  });
+  events.onTransaction('principalRenamed', async (event) => {
+    if (event.kind === 'group') await renameSsoGroupReferences(event.db, event.from, event.to);
+  });
+  events.onTransaction('principalDeleting', async (event) => {
+    if (event.kind === 'group') event.usages.push(...(await ssoGroupUsages(event.db, event.name)));
   });
   events.onTransaction('roleDeleting', async (event) => {
     event.usages.push(...(await roleUsages(event.db, event.roleId)));

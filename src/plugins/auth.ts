@@ -70,7 +70,7 @@ export async function resolveActor(services: Services, request: FastifyRequest):
     // credentials were sent, so they must be valid: never fall back to anonymous (an empty
     // name still goes with an access token)
     if (!credentials || !secret) throw new Unauthorized('Invalid credentials');
-    return authenticateBasic(services.db, name, secret, now, requestClient(request));
+    return authenticateBasic(requestContext(services, request, anonymous), name, secret);
   }
   if (/^bearer /i.test(header)) {
     return authenticateBearer(services.db, header.slice(7).trim(), now);

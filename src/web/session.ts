@@ -107,3 +107,32 @@ export function csrfMatches(expected: string, given: string | undefined): boolea
   const b = Buffer.from(given);
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+/**
+ * The cookie keeping a started single sign-on until the provider sends the browser back
+ * (docs/security.md#openid-connect): signed, HttpOnly, SameSite=Lax (the provider's redirect is a
+ * top-level navigation), only under `/~sso`, ten minutes.
+ */
+export const SSO_COOKIE = 'gitloom_sso';
+const SSO_PATH = '/~sso';
+
+/** Keeps `value` (JSON) in the single sign-on cookie. */
+export function setSsoCookie(request: FastifyRequest, reply: FastifyReply, value: unknown): void {
+  reply.setCookie(SSO_COOKIE, Buffer.from(JSON.stringify(value)).toString('base64url'), { ...cookieOptions(request, 600), path: SSO_PATH });
+}
+
+/** The value of the single sign-on cookie, or null when missing, tampered or not JSON. */
+export function ssoCookie(request: FastifyRequest): unknown {
+  const raw = signedCookie(request, SSO_COOKIE);
+  if (raw === null) return null;
+  try {
+    return JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** Removes the single sign-on cookie (the sign-in it kept ended). */
+export function clearSsoCookie(request: FastifyRequest, reply: FastifyReply): void {
+  reply.clearCookie(SSO_COOKIE, { ...cookieOptions(request), path: SSO_PATH });
+}

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { authenticatePassword } from '../../src/domain/auth/authenticate.js';
+import { anonymous, createContext } from '../../src/domain/context.js';
 import {
   DELAYED_PER_ACCOUNT,
   DELAYED_PER_PAIR,
@@ -135,7 +136,8 @@ describe('failed sign-ins: per (account, address) pair, with ceilings per addres
         .where('windowStart', '<=', later - SIGN_IN_WINDOW_MS)
         .execute();
     expect((await ended()).map((row) => row.subject)).toContain(`pair:#${alice.id}|198.51.100.1`);
-    const actor = await authenticatePassword(db, 'alice', alice.password, later, { address: '198.51.100.1', userAgent: null });
+    const ctx = createContext(server.server.services, anonymous, { client: { address: '198.51.100.1', userAgent: null } });
+    const actor = await authenticatePassword({ ...ctx, now: () => later }, 'alice', alice.password);
     expect(actor.userId).toBe(alice.id);
     expect(await ended()).toEqual([]);
   });

@@ -25,6 +25,7 @@ import * as m0027 from './0027-build-agents.js';
 import * as m0028 from './0028-server-processes.js';
 import * as m0029 from './0029-audit-log.js';
 import * as m0030 from './0030-two-factor.js';
+import * as m0031 from './0031-external-identities.js';
 import * as m0032 from './0032-token-scopes-and-session-use.js';
 import * as m0033 from './0033-stored-job-caches.js';
 import * as m0035 from './0035-repository-maintenance.js';
@@ -57,6 +58,7 @@ export const migrations: Record<string, Migration> = {
   '0028-server-processes': m0028,
   '0029-audit-log': m0029,
   '0030-two-factor': m0030,
+  '0031-external-identities': m0031,
   '0032-token-scopes-and-session-use': m0032,
   '0033-stored-job-caches': m0033,
   '0035-repository-maintenance': m0035,

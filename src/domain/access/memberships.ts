@@ -1,4 +1,5 @@
 import { recordAudit } from '../audit/index.js';
+import type { Db } from '../../db/database.js';
 import type { Context } from '../context.js';
 import { loadRow } from '../entities.js';
 import { requireAdmin } from '../actor.js';
@@ -56,4 +57,56 @@ export async function userMemberships(ctx: Context, userId: number) {
   requireAdmin(ctx.actor);
   await getUserRow(ctx.db, userId);
   return ctx.db.selectFrom('memberships').selectAll().where('userId', '=', userId).orderBy('id').execute();
+}
+
+/** What {@link syncMemberships} changed: group names added and removed, sorted. */
+export interface MembershipSync {
+  added: string[];
+  removed: string[];
+}
+
+/**
+ * Makes a user's memberships exactly the Gitloom groups named by `groupNames` (an external
+ * system's groups, docs/security.md#single-sign-on): names are compared case-insensitively and
+ * names of no Gitloom group are ignored. Runs in `db` (the caller's transaction).
+ */
+export async function syncMemberships(db: Db, userId: number, groupNames: readonly string[]): Promise<MembershipSync> {
+  const wanted = new Set(groupNames.map((n) => n.toLowerCase()));
+  const [groups, current] = await Promise.all([
+    wanted.size === 0
+      ? Promise.resolve([])
+      : db
+          .selectFrom('groups')
+          .select(['id', 'name'])
+          .where((eb) => eb(eb.fn('lower', ['name']), 'in', [...wanted]))
+          .execute(),
+    db
+      .selectFrom('memberships')
+      .innerJoin('groups', 'groups.id', 'memberships.groupId')
+      .select(['groups.id', 'groups.name'])
+      .where('memberships.userId', '=', userId)
+      .execute(),
+  ]);
+  const currentIds = new Set(current.map((g) => g.id));
+  const wantedIds = new Set(groups.map((g) => g.id));
+  const added = groups.filter((g) => !currentIds.has(g.id));
+  const removed = current.filter((g) => !wantedIds.has(g.id));
+  if (added.length > 0)
+    await db
+      .insertInto('memberships')
+      .values(added.map((g) => ({ userId, groupId: g.id })))
+      .execute();
+  if (removed.length > 0) {
+    await db
+      .deleteFrom('memberships')
+      .where('userId', '=', userId)
+      .where(
+        'groupId',
+        'in',
+        removed.map((g) => g.id),
+      )
+      .execute();
+  }
+  const names = (list: { name: string }[]) => list.map((g) => g.name).sort();
+  return { added: names(added), removed: names(removed) };
 }

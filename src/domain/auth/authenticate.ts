@@ -1,14 +1,15 @@
 import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { trackChanges, type ChangeTracker, type Db } from '../../db/database.js';
-import { Forbidden, Unauthorized } from '../../errors.js';
+import { Forbidden, Unauthorized, Unavailable } from '../../errors.js';
 import { recordAudit } from '../audit/index.js';
-import { anonymous, ROOT_ID, SYSTEM_ID, type Actor, type ActorToken, type Client } from '../context.js';
+import { ROOT_ID, SYSTEM_ID, type Actor, type ActorToken, type Context } from '../context.js';
 import { getSecuritySetting, type SecuritySetting } from '../settings/index.js';
 import { hashToken } from '../token-hash.js';
 import { groupFlags, groupFlagsOfUser, type GroupFlags } from '../access/index.js';
-import { accessTokenOwner, findUserRow, hashPassword, userBySignInName, verifyPassword } from '../users/index.js';
-import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified } from './sign-in-limits.js';
+import { accessTokenOwner, findUserRow, hashPassword, isExternalPassword, userBySignInName, verifyPassword } from '../users/index.js';
+import { signInWithDirectory, usesDirectory } from '../sso/index.js';
+import { assertSignInAllowed, beginSignInAttempt, signInSubjects, signInVerified, type SignInSubjects } from './sign-in-limits.js';
 import { hasSecondFactor } from './two-factor.js';
 
 /**
@@ -141,16 +142,21 @@ async function actorByToken(db: Db, value: string, now: number): Promise<Resolve
  * HTTP Basic (docs/compatibility.md#gitloom-differs-authentication, docs/compatibility.md#platform-authentication): when the secret is a valid access
  * token the name is ignored; otherwise the name is a login name or any email of the user
  * (case-insensitive) and the secret its password, checked by {@link authenticatePassword}
- * (failed sign-ins limited per account and `clientAddress`). Successful credentials are cached
+ * (failed sign-ins limited per account and the context's client address). Successful credentials are cached
  * until a change of their rows (see `ACTOR_TABLES`); a cached password sign-in is still refused while its pair
  * or address is limited, but not delayed (those very credentials were just verified).
  * A user with a second factor may not use their password here (docs/security.md#two-factor-authentication):
  * Unauthorized with code `GITLOOM_ERR_TWO_FACTOR_REQUIRED`, pointing to access tokens.
- * Returns the caller's actor (see {@link buildActor}); throws Unauthorized('Invalid
- * credentials') or TooManyRequests. `client` is the caller's address and user agent.
+ *
+ * @param ctx the request's context (anonymous: nobody is signed in yet), for its database,
+ *   client and clock.
+ * @returns the caller's actor (see {@link buildActor}).
+ * @throws Unauthorized('Invalid credentials'), TooManyRequests, or Unavailable when the
+ *   directory that decides this user does not answer (docs/security.md#ldap-authenticator).
  */
-export async function authenticateBasic(db: Db, name: string, secret: string, now: number, client: Client): Promise<Actor> {
-  const clientAddress = client.address;
+export async function authenticateBasic(ctx: Context, name: string, secret: string): Promise<Actor> {
+  const { db } = ctx;
+  const now = ctx.now();
   const key = `basic:${hash('sha256', `${name}\0${secret}`, 'hex')}`;
   return cachedActor(
     db,
@@ -159,12 +165,12 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
     async () => {
       const byToken = await actorByToken(db, secret, now);
       if (byToken !== null) return byToken;
-      const actor = await authenticatePassword(db, name, secret, now, client);
+      const actor = await authenticatePassword(ctx, name, secret);
       if (await hasSecondFactor(db, actor.userId)) throw passwordRefused();
       return { actor, expireDate: null, viaPassword: true };
     },
     async (actor) => {
-      await assertSignInAllowed(db, signInSubjects(actor.userId, name, clientAddress), now);
+      await assertSignInAllowed(db, signInSubjects(actor.userId, name, ctx.client?.address ?? ''), now);
     },
   );
 }
@@ -182,19 +188,34 @@ export async function authenticateBasic(db: Db, name: string, secret: string, no
  * naming the login tried and, when it names a user, that user as the target; a refusal by the
  * limits is not (it checked no password).
  *
- * @param now epoch ms.
- * @param client the caller's IP address as the server sees it, and its user agent.
+ * When an authenticator is set, users of an external system and names of no user are checked by
+ * the directory instead (docs/security.md#ldap-authenticator); local users — the root
+ * administrator always — are checked here, so a directory outage locks none of them out.
+ *
+ * @param ctx the request's context: database, clock, client (its address keys the limits).
  * @returns the user's actor (see {@link buildActor}).
  * @throws TooManyRequests while a limit holds (or too many attempts on the account wait);
- *   Unauthorized('Invalid credentials') otherwise.
+ *   Unavailable (503) when the directory does not answer; Unauthorized('Invalid credentials')
+ *   otherwise (or another 401 saying why the directory's user may not sign in).
  */
-export async function authenticatePassword(db: Db, name: string, password: string, now: number, client: Client): Promise<Actor> {
-  const clientAddress = client.address;
+export async function authenticatePassword(ctx: Context, name: string, password: string): Promise<Actor> {
+  const { db } = ctx;
+  const now = ctx.now();
   const login = name.toLowerCase();
   // no user's name or email holds a NUL (and PostgreSQL text cannot even compare one)
-  const [user, security] = await Promise.all([login.includes('\0') ? undefined : userBySignInName(db, login), getSecuritySetting({ db })]);
+  const [user, security, directory] = await Promise.all([
+    login.includes('\0') ? undefined : userBySignInName(db, login),
+    getSecuritySetting({ db }),
+    usesDirectory(ctx),
+  ]);
+  const subjects = signInSubjects(user?.id ?? null, name, ctx.client?.address ?? '');
+  if (directory && !login.includes('\0') && user?.id !== ROOT_ID && (user === undefined || isExternalPassword(user.passwordHash))) {
+    const userId = await directorySignIn(ctx, subjects, user?.name ?? name.trim(), password);
+    const signedIn = await findUserRow(db, userId);
+    if (signedIn === undefined) throw new Unauthorized('Invalid credentials');
+    return buildActor(db, signedIn, await groupFlagsOfUser(db, userId), security);
+  }
   const digest = user?.passwordHash ? hash('sha256', `${user.id}\0${user.passwordHash}\0${password}`, 'hex') : null;
-  const subjects = signInSubjects(user?.id ?? null, name, clientAddress);
   if (user && digest !== null && verifiedPasswords.has(digest)) {
     await signInVerified(db, subjects, now);
     return buildActor(db, user, await groupFlagsOfUser(db, user.id), security);
@@ -210,7 +231,7 @@ export async function authenticatePassword(db: Db, name: string, password: strin
   } else {
     await verifyPassword(password, await dummyPasswordHash());
   }
-  await recordAudit({ actor: anonymous, now: () => now, client }, db, {
+  await recordAudit(ctx, db, {
     action: 'signIn.failure',
     targetType: 'user',
     targetId: user?.id ?? null,
@@ -218,6 +239,25 @@ export async function authenticatePassword(db: Db, name: string, password: strin
     actor: { id: null, name },
   });
   throw new Unauthorized('Invalid credentials');
+}
+
+/**
+ * A password attempt decided by the directory, under the same limits as a local one: the id of
+ * the user it signed in. An attempt the directory could not decide is given back (an outage
+ * counts against nobody).
+ */
+async function directorySignIn(ctx: Context, subjects: SignInSubjects, name: string, password: string): Promise<number> {
+  const attempt = await beginSignInAttempt(ctx.db, subjects, ctx.now());
+  let signedIn: { id: number } | null;
+  try {
+    signedIn = await signInWithDirectory(ctx, name, password);
+  } catch (error) {
+    if (error instanceof Unavailable) await attempt.undecided();
+    throw error;
+  }
+  if (signedIn === null) throw new Unauthorized('Invalid credentials');
+  await attempt.succeeded();
+  return signedIn.id;
 }
 
 const bearerKey = (token: string) => `bearer:${hashToken(token)}`;
@@ -310,15 +350,16 @@ const passwordRefused = () =>
  * @throws Unauthorized('Invalid credentials') or TooManyRequests; Forbidden for a read-only or
  *   project-limited access token.
  */
-export async function signInFirstStep(db: Db, name: string, secret: string, now: number, client: Client): Promise<{ userId: number; secondStep: boolean }> {
-  const byToken = await actorByToken(db, secret, now);
+export async function signInFirstStep(ctx: Context, name: string, secret: string): Promise<{ userId: number; secondStep: boolean }> {
+  const { db } = ctx;
+  const byToken = await actorByToken(db, secret, ctx.now());
   if (byToken !== null) {
     // a session carries every right of its user: a limited access token opens none (docs/compatibility.md#gitloom-differs-sessions-and-tokens)
     const token = byToken.actor.token;
     if (token?.readOnly || token?.projectIds) throw new Forbidden('A read-only or project-limited access token cannot sign in to the pages');
     return { userId: byToken.actor.userId, secondStep: false };
   }
-  const actor = await authenticatePassword(db, name, secret, now, client);
+  const actor = await authenticatePassword(ctx, name, secret);
   return { userId: actor.userId, secondStep: await hasSecondFactor(db, actor.userId) };
 }
 
@@ -327,9 +368,9 @@ export async function signInFirstStep(db: Db, name: string, secret: string, now:
  * count a wrong one; TooManyRequests while they hold): for pages that ask the signed-in user for
  * their password again (a password change, turning two-factor authentication off).
  */
-export async function isPasswordOf(db: Db, name: string, password: string, now: number, client: Client): Promise<boolean> {
+export async function isPasswordOf(ctx: Context, name: string, password: string): Promise<boolean> {
   try {
-    await authenticatePassword(db, name, password, now, client);
+    await authenticatePassword(ctx, name, password);
     return true;
   } catch (error) {
     if (error instanceof Unauthorized) return false;

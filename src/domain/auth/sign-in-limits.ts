@@ -181,6 +181,8 @@ async function allowedCounts(db: Db, subjects: SignInSubjects, now: number): Pro
 export interface SignInAttempt {
   /** The password was right: gives the attempt back and clears the pair's failures. */
   succeeded(): Promise<void>;
+  /** The password could not be checked (the directory did not answer): gives the attempt back, clearing nothing. */
+  undecided(): Promise<void>;
 }
 
 /**
@@ -206,7 +208,7 @@ export async function beginSignInAttempt(db: Db, subjects: SignInSubjects, now: 
     await giveBack(db, counts, null);
     throw refused;
   }
-  return { succeeded: () => giveBack(db, counts, subjects.pair) };
+  return { succeeded: () => giveBack(db, counts, subjects.pair), undecided: () => giveBack(db, counts, null) };
 }
 
 /**

@@ -6,8 +6,12 @@ export {
   setAuditSetting,
   type AuditSetting,
   getSecuritySetting,
+  getStoredAuthenticator,
   getStoredJobExecutors,
+  getStoredSsoConnectors,
   type SecuritySetting,
   setSecuritySetting,
+  setStoredAuthenticator,
   setStoredJobExecutors,
+  setStoredSsoConnectors,
 } from './settings.js';

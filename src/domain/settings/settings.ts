@@ -143,3 +143,30 @@ export async function setAuditSetting(ctx: Context, setting: AuditSetting): Prom
     if (after.retentionDays) await pruneAuditEvents(tx, ctx.now() - after.retentionDays * 24 * 60 * 60_000);
   });
 }
+
+/**
+ * The external authenticator as stored (docs/security.md#single-sign-on): one JSON object, its
+ * secret sealed; null when none is set. The sso area checks, seals and reads it.
+ */
+export function getStoredAuthenticator(ctx: Pick<Context, 'db'>): Promise<object | null> {
+  return readSetting(ctx, 'authenticator', (stored) => (typeof stored === 'object' && stored !== null ? stored : null));
+}
+
+/** Replaces the stored authenticator, or removes it (null); checked by the sso area, administrators only. */
+export async function setStoredAuthenticator(ctx: Pick<Context, 'db'>, authenticator: object | null): Promise<void> {
+  if (authenticator === null) await ctx.db.deleteFrom('settings').where('key', '=', 'authenticator').execute();
+  else await writeSetting(ctx.db, 'authenticator', authenticator);
+}
+
+/**
+ * The SSO connectors as stored (docs/security.md#single-sign-on): a list of JSON objects in
+ * order, their secrets sealed; empty when none was ever set. The sso area checks, seals and reads them.
+ */
+export function getStoredSsoConnectors(ctx: Pick<Context, 'db'>): Promise<readonly object[]> {
+  return readSetting(ctx, 'ssoConnectors', (stored) => (Array.isArray(stored) ? (stored as object[]) : []));
+}
+
+/** Replaces the stored SSO connectors (checked by the sso area; administrators only). */
+export async function setStoredSsoConnectors(ctx: Pick<Context, 'db'>, connectors: readonly object[]): Promise<void> {
+  await writeSetting(ctx.db, 'ssoConnectors', connectors);
+}

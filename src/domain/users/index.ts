@@ -40,6 +40,16 @@ export {
   userNameOf,
   userNamesByIds,
 } from './directory.js';
+export {
+  createExternalUser,
+  type ExternalProfile,
+  isExternalPassword,
+  LDAP_PROVIDER,
+  linkByVerifiedEmail,
+  linkedUser,
+  oidcProvider,
+  updateExternalFullName,
+} from './external-identities.js';
 export { gitIdentity, systemIdentity } from './identities.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { resetPassword } from './reset-password.js';

@@ -7,6 +7,17 @@ import { auditChanges, recordAudit } from '../audit/index.js';
 import { isUniqueViolation } from '../unique.js';
 import { hashPassword } from './passwords.js';
 import { removeAvatarFile } from './avatar-files.js';
+import { externalProvidersOf, isExternalPassword } from './external-identities.js';
+
+/**
+ * Refuses a password change of a user of an external system with OneDev's message: the SSO
+ * provider's name when the user is linked to one, "external system" (the directory) otherwise.
+ */
+async function refuseExternalPassword(db: Db, userId: number): Promise<never> {
+  const sso = (await externalProvidersOf(db, userId)).find((p) => p.startsWith('oidc:'));
+  const via = sso ? `SSO provider '${sso.slice('oidc:'.length)}'` : 'external system';
+  throw new Conflict(`The user is currently authenticated via ${via}, please change password there instead`, { code: 'GITLOOM_ERR_EXTERNAL_ACCOUNT' });
+}
 
 /** The wire shape of a user (docs/compatibility.md#users-json-and-names): id, name, fullName only. */
 export type User = Pick<UserRow, 'id' | 'name' | 'fullName'>;
@@ -187,12 +198,14 @@ export async function updateUser(ctx: Context, userId: number, patch: { name?: s
  * administrator's reset of another user's password ends them all. Access tokens stay.
  *
  * @throws NotFound (no such user), Forbidden (neither self nor administrator), Conflict (a
- *   built-in user), BadRequest (empty password).
+ *   built-in user; a user of an external system, with OneDev's message naming it,
+ *   docs/security.md#single-sign-on), BadRequest (empty password).
  */
 export async function setPassword(ctx: Context, userId: number, password: string, currentSession: string | null = null): Promise<void> {
   const user = await getUserRow(ctx.db, userId);
   requireSelfOrAdmin(ctx, userId);
   if (user.id < 0) throw new Conflict('This user can not log in');
+  if (isExternalPassword(user.passwordHash)) await refuseExternalPassword(ctx.db, userId);
   if (!password) throw new BadRequest('Password is required');
   const passwordHash = await hashPassword(password);
   await ctx.db.transaction().execute(async (tx) => {

@@ -23,6 +23,8 @@ const AREAS = {
       ['groups', 'Groups'],
       ['roles', 'Roles'],
       ['security', 'Security'],
+      ['authenticator', 'Authenticator'],
+      ['sso-connectors', 'Single sign-on'],
       ['label-specs', 'Labels'],
       ['job-executors', 'Job executors'],
       ['agents', 'Agents'],

@@ -24,11 +24,13 @@ import { refPages } from './refs.js';
 import { savedQueryPages } from './saved-queries.js';
 import { searchPages } from './search.js';
 import { settingsPages } from './settings/index.js';
+import { ssoPages } from './sso.js';
 import { userPages } from './users/index.js';
 
 export const pageModules: PageModule[] = [
   loginPages,
   twoFactorSignInPages,
+  ssoPages,
   dashboardPages,
   projectListPages,
   projectHomePages,

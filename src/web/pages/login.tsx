@@ -6,15 +6,19 @@
  * `POST /~logout` ends it server-side.
  */
 import { endSession, signInFirstStep, startSecondStep, startWebSession } from '../../domain/auth/index.js';
-import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
+import { GitloomError, RetryLater, Unauthorized } from '../../errors.js';
 import { requestClient } from '../../plugins/auth.js';
 import { Field, PostForm } from '../components/forms.js';
 import { Layout } from '../components/layout.js';
 import { redirect, safeRedirect, type PageContext, type PageModule } from '../page.js';
 import { clearSessionCookie, SESSION_COOKIE, setSecondStepCookie, setSessionCookie, signedCookie } from '../session.js';
 import { Flash } from '../components/flash.js';
+import { ssoButtons } from '../../domain/sso/index.js';
+import { SsoButtons } from '../components/sso-buttons.js';
 
-function LoginPage({ page, name, error }: { page: PageContext; name?: string; error?: string }) {
+type SsoButton = Awaited<ReturnType<typeof ssoButtons>>[number];
+
+function LoginPage({ page, name, error, connectors }: { page: PageContext; name?: string; error?: string; connectors: SsoButton[] }) {
   const target = safeRedirect(page.query.redirect);
   return (
     <Layout page={page} title="Sign in">
@@ -28,9 +32,18 @@ function LoginPage({ page, name, error }: { page: PageContext; name?: string; er
             <button type="submit">Sign in</button>
           </p>
         </PostForm>
+        <SsoButtons connectors={connectors} redirect={target} />
       </section>
     </Layout>
   );
+}
+
+/**
+ * The sign-in page with `error` shown (and the name tried kept), its single sign-on buttons read
+ * (docs/security.md#openid-connect); the caller sets the status.
+ */
+export async function loginPage(page: PageContext, props: { name?: string; error?: string } = {}) {
+  return <LoginPage page={page} {...props} connectors={await ssoButtons(page.ctx)} />;
 }
 
 export const loginPages: PageModule = {
@@ -39,7 +52,7 @@ export const loginPages: PageModule = {
       method: 'GET',
       path: '/~login',
       access: 'public',
-      handler: async (page) => (page.user ? redirect(safeRedirect(page.query.redirect)) : <LoginPage page={page} />),
+      handler: async (page) => (page.user ? redirect(safeRedirect(page.query.redirect)) : loginPage(page)),
     },
     {
       method: 'POST',
@@ -50,21 +63,21 @@ export const loginPages: PageModule = {
         const password = page.form.password ?? '';
         try {
           if (!password) throw new Unauthorized('Enter your password or an access token');
-          const client = requestClient(page.request);
-          const { userId, secondStep } = await signInFirstStep(page.ctx.db, name, password, page.ctx.now(), client);
+          const { userId, secondStep } = await signInFirstStep(page.ctx, name, password);
           if (secondStep) {
             setSecondStepCookie(page.request, page.reply, await startSecondStep(page.ctx, userId));
             return redirect(`/~login/two-factor?${new URLSearchParams({ redirect: safeRedirect(page.query.redirect) })}`);
           }
-          const { token, expireDate } = await startWebSession(page.ctx, userId, client);
+          const { token, expireDate } = await startWebSession(page.ctx, userId, requestClient(page.request));
           setSessionCookie(page.request, page.reply, token, expireDate);
           return redirect(safeRedirect(page.query.redirect));
         } catch (error) {
-          if (!(error instanceof GitloomError) || error.status >= 500) throw error;
+          // a directory that does not answer is a message on the page too (docs/security.md#ldap-authenticator)
+          if (!(error instanceof GitloomError) || (error.status >= 500 && error.code !== 'GITLOOM_ERR_DIRECTORY_UNAVAILABLE')) throw error;
           // the status, `Retry-After` and message of the API's problem (docs/compatibility.md#gitloom-differs-cross-site-and-hostile-input)
           page.reply.code(error.status);
-          if (error instanceof TooManyRequests) page.reply.header('Retry-After', String(error.retryAfter));
-          return <LoginPage page={page} name={name} error={error.message} />;
+          if (error instanceof RetryLater) page.reply.header('Retry-After', String(error.retryAfter));
+          return loginPage(page, { name, error: error.message });
         }
       },
     },

@@ -6,6 +6,7 @@ import { groupAdministrationPages } from './groups.js';
 import { jobExecutorAdministrationPages } from './job-executors.js';
 import { roleAdministrationPages } from './roles.js';
 import { settingAdministrationPages } from './settings.js';
+import { singleSignOnAdministrationPages } from './single-sign-on.js';
 import { sshAdministrationPages } from './ssh.js';
 import { userAdministrationPages } from './users.js';
 
@@ -15,6 +16,7 @@ export const administrationPages: PageModule = {
     groupAdministrationPages,
     roleAdministrationPages,
     settingAdministrationPages,
+    singleSignOnAdministrationPages,
     jobExecutorAdministrationPages,
     agentAdministrationPages,
     sshAdministrationPages,

@@ -6,7 +6,6 @@
  * `/~api/users/{id}`.
  */
 import { isPasswordOf } from '../../../domain/auth/index.js';
-import { requestClient } from '../../../plugins/auth.js';
 import { getUser, listEmailAddresses, setPassword, updateUser } from '../../../domain/users/index.js';
 import { BadRequest } from '../../../errors.js';
 import { emailAddressChange, EmailAddressList } from '../../components/email-addresses.js';
@@ -61,8 +60,7 @@ async function changePassword(page: PageContext): Promise<PageResult> {
   if (password !== confirm) throw new BadRequest('The two new passwords differ');
   const user = await getUser(page.ctx, me(page));
   // a wrong current password is a refused form here, not a reason to sign in again
-  if (!(await isPasswordOf(page.ctx.db, user.name, current, page.ctx.now(), requestClient(page.request))))
-    throw new BadRequest('The current password is not right');
+  if (!(await isPasswordOf(page.ctx, user.name, current))) throw new BadRequest('The current password is not right');
   // the session of this page stays signed in; every other one of the user ends
   await setPassword(page.ctx, user.id, password, page.request.webVisitor.sessionToken);
   return passwordPage(page, null, 'Password changed.');

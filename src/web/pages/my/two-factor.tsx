@@ -8,7 +8,6 @@
  * code, a recovery code or the password.
  */
 import QRCode from 'qrcode';
-import { requestClient } from '../../../plugins/auth.js';
 import {
   confirmTotp,
   disableTwoFactor,
@@ -32,7 +31,7 @@ import { redirect, type PageContext, type PageModule, type PageResult } from '..
 const passwordCheck =
   (page: PageContext): PasswordCheck =>
   (name, password) =>
-    isPasswordOf(page.ctx.db, name, password, page.ctx.now(), requestClient(page.request));
+    isPasswordOf(page.ctx, name, password);
 
 /** A field asking for proof before a change: a current code, a recovery code or the password. */
 function ProofField({ id }: { id: string }) {
