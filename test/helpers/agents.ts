@@ -99,11 +99,14 @@ export interface AgentProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `gitloom agent` from the sources against `serverUrl` with `workDir`, its token in its environment, and `args` (`--name`, `--attribute`, …). */
-export function startAgent(serverUrl: string, workDir: string, token: string, args: string[] = []): AgentProcess {
+/**
+ * Starts `gitloom agent` from the sources against `serverUrl` with `workDir`, its token and `env`
+ * (e.g. `GITLOOM_CONTAINER_HOST`) in its environment, and `args` (`--name`, `--attribute`, …).
+ */
+export function startAgent(serverUrl: string, workDir: string, token: string, args: string[] = [], env: Record<string, string> = {}): AgentProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'agent', '--server', serverUrl, '--work-dir', workDir, ...args], {
     cwd: path.resolve(import.meta.dirname, '../..'),
-    env: { ...process.env, GITLOOM_AGENT_TOKEN: token },
+    env: { ...process.env, ...env, GITLOOM_AGENT_TOKEN: token },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
