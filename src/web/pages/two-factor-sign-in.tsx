@@ -6,7 +6,7 @@
  * is shown with the API's status and message (401, 429 with `Retry-After`).
  */
 import { completeSecondStep, pendingSignIn, type PendingSignIn, type SecondFactorAnswer, startWebSession } from '../../domain/auth/index.js';
-import { GitloomError, TooManyRequests } from '../../errors.js';
+import { GitloomError, TooManyRequests, Unauthorized } from '../../errors.js';
 import { assetUrl } from '../assets.js';
 import { Flash } from '../components/flash.js';
 import { Field, HiddenFields, PostForm } from '../components/forms.js';
@@ -82,7 +82,12 @@ function answerOf(form: Record<string, string>): SecondFactorAnswer {
 async function refused(page: PageContext, token: string | null, error: unknown): Promise<PageResult> {
   if (!(error instanceof GitloomError) || error.status >= 500) throw error;
   let pending: PendingSignIn | null = null;
-  if (token) pending = await pendingSignIn(page.ctx, token).catch(() => null);
+  // a pending sign-in that ended (expired, too many wrong answers) is shown as gone
+  if (token)
+    pending = await pendingSignIn(page.ctx, token).catch((failure: unknown) => {
+      if (failure instanceof Unauthorized) return null;
+      throw failure;
+    });
   if (pending === null) clearSecondStepCookie(page.request, page.reply);
   page.reply.code(error.status);
   if (error instanceof TooManyRequests) page.reply.header('Retry-After', String(error.retryAfter));
