@@ -12,7 +12,7 @@ import { GitloomError } from '../errors.js';
 import { GitError, spawnGit, value } from './command.js';
 import { reachableWantsGate } from './reachable-wants.js';
 import { markPush } from './push-markers.js';
-import { UPLOAD_PACK_NICENESS, uploadPackSlot } from './upload-pack-slots.js';
+import { UPLOAD_PACK_NICENESS, UploadPackSlotGate } from './upload-pack-slots.js';
 import { type GitService, pktLine, protocolEnv, removingMarker, serviceCommand } from './smart-http.js';
 
 /** The three streams of a session: the client's bytes, git's answer, and git's messages. */
@@ -53,15 +53,13 @@ export interface SessionOptions {
 export async function serveSession(repo: string, service: GitService, streams: SessionStreams, opts: SessionOptions = {}): Promise<number> {
   // a push's quarantine is known to be in use by the marker (src/git/push-markers.ts)
   const marker = service === 'git-receive-pack' ? await markPush(repo) : null;
-  // a fetch waits for one of the upload-pack slots (src/git/upload-pack-slots.ts)
-  const slot = service === 'git-upload-pack' ? await uploadPackSlot(opts.signal) : null;
+  const fetch = service === 'git-upload-pack';
   const spawned = spawnGit([...serviceCommand(service), '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
     onStderr: (chunk) => streams.errors.write(chunk),
-    ...(slot && { niceness: UPLOAD_PACK_NICENESS }),
+    ...(fetch && { niceness: UPLOAD_PACK_NICENESS }),
   });
-  if (slot) void spawned.done.then(slot, slot);
   const g = marker ? removingMarker(spawned, marker) : spawned;
   g.stdout.pipe(streams.output, { end: false });
   const output = finished(g.stdout);
@@ -71,7 +69,10 @@ export async function serveSession(repo: string, service: GitService, streams: S
   // refusal, git gone) never destroys the caller's channel, which still answers
   const source = new PassThrough();
   streams.input.pipe(source);
-  const stages = service === 'git-upload-pack' ? [reachableWantsGate(repo, { session: true })] : [];
+  // the client's request waits for one of the upload-pack slots before it reaches git (src/git/upload-pack-slots.ts)
+  const slot = fetch ? new UploadPackSlotGate() : null;
+  if (slot) void spawned.done.then(slot.release, slot.release);
+  const stages = slot ? [slot, reachableWantsGate(repo, { session: true })] : [];
   let refusal: GitloomError | null = null;
   let failure: Error | null = null;
   const fed = new Promise<void>((resolve) => {

@@ -6,11 +6,11 @@
 import { PassThrough, pipeline, Readable, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { BadRequest } from '../errors.js';
+import { BadRequest, GitloomError } from '../errors.js';
 import { GitError, spawnGit, value, type GitStream } from './command.js';
 import { markPush, type PushMarker } from './push-markers.js';
 import { reachableWantsGate, UnreachableWant } from './reachable-wants.js';
-import { UPLOAD_PACK_NICENESS, uploadPackSlot } from './upload-pack-slots.js';
+import { UPLOAD_PACK_NICENESS, UploadPackSlotGate } from './upload-pack-slots.js';
 
 /** The two smart-HTTP services. */
 export type GitService = 'git-upload-pack' | 'git-receive-pack';
@@ -236,18 +236,21 @@ export async function serviceRpc(
   if (!(requestBody instanceof Readable)) throw new BadRequest('Request body must be a git request stream');
   // a push's quarantine is known to be in use by the marker (src/git/push-markers.ts)
   const marker = svc === 'git-receive-pack' ? await markPush(repo) : null;
-  // a fetch waits for one of the upload-pack slots (src/git/upload-pack-slots.ts)
-  const slot = svc === 'git-upload-pack' ? await uploadPackSlot(opts.signal) : null;
+  const fetch = svc === 'git-upload-pack';
   const spawned = spawnGit([...serviceCommand(svc), '--stateless-rpc', '--', value(repo)], {
     env: { ...opts.env, ...protocolEnv(opts.gitProtocol) },
     signal: opts.signal,
-    ...(slot && { niceness: UPLOAD_PACK_NICENESS }),
+    ...(fetch && { niceness: UPLOAD_PACK_NICENESS }),
   });
-  if (slot) void spawned.done.then(slot, slot);
   const g = marker ? removingMarker(spawned, marker) : spawned;
   const stages: NodeJS.ReadWriteStream[] = [];
   if (gzip) stages.push(createGunzip());
-  if (svc === 'git-upload-pack') stages.push(reachableWantsGate(repo));
+  if (fetch) {
+    // the request waits for one of the upload-pack slots before it reaches git (src/git/upload-pack-slots.ts)
+    const slot = new UploadPackSlotGate();
+    void spawned.done.then(slot.release, slot.release);
+    stages.push(slot, reachableWantsGate(repo));
+  }
   const inputDone = feed(requestBody, stages, g.stdin).catch((err: NodeJS.ErrnoException) => {
     if (gzip && typeof err.code === 'string' && err.code.startsWith('Z_')) throw new BadRequest('Invalid gzip request body');
     throw err;
@@ -322,7 +325,8 @@ function feed(body: Readable, stages: NodeJS.ReadWriteStream[], stdin: Writable)
  * is not. Decided by git's exit code only, never by its messages.
  */
 async function refusedRequest(service: GitService, g: GitStream, err: unknown): Promise<unknown> {
-  if (err instanceof BadRequest) return err;
+  // a refusal of the request on its way to git (an unreachable want, a full queue of fetches)
+  if (err instanceof GitloomError) return err;
   const exit = await g.done.then(
     () => null,
     (failure: unknown) => failure,

@@ -1,14 +1,17 @@
 /**
- * The limit of upload-pack processes running at once in this server process
+ * The limit of upload-packs serving clients at once in this server process
  * (`GITLOOM_GIT_CONCURRENCY`, docs/architecture.md#git-concurrency): each clone or fetch — over
- * HTTP, SSH or from a build agent — takes a slot for the life of its upload-pack, whose
- * pack-objects may take a core and hundreds of MiB on a large repository. Past the limit, fetches
- * wait in arrival order, so that a crowd of clones queues instead of taking the machine from the
- * pages; a waiter whose client goes away leaves the queue; past {@link WAITING_PER_SLOT} waiters
- * per slot, a fetch is refused at once with 503 and `Retry-After` (`GITLOOM_ERR_GIT_BUSY`). The
- * upload-packs that run do so at a lower CPU priority ({@link UPLOAD_PACK_NICENESS}).
+ * HTTP, SSH or from a build agent — takes a slot once its client sends its request (the wants:
+ * a client that connected and sends nothing holds none) until its upload-pack exits; the
+ * pack-objects it starts may take a core and hundreds of MiB on a large repository. Past the
+ * limit, requests wait in arrival order before they reach git, so that a crowd of clones queues
+ * instead of taking the machine from the pages; a waiter whose client goes away leaves the
+ * queue; past {@link WAITING_PER_SLOT} waiters per slot, a fetch is refused at once (503 and
+ * `Retry-After` over HTTP, an `ERR` packet over SSH; `GITLOOM_ERR_GIT_BUSY`). Upload-packs run at
+ * a lower CPU priority ({@link UPLOAD_PACK_NICENESS}).
  */
 import { availableParallelism } from 'node:os';
+import { Transform, type TransformCallback } from 'node:stream';
 import { Unavailable } from '../errors.js';
 
 /**
@@ -50,7 +53,7 @@ function admit(waiter: Waiter): void {
  * waiting (the slot is then not taken), and with Unavailable (`GITLOOM_ERR_GIT_BUSY`, retry after
  * 5 s) when the queue is full.
  */
-export function uploadPackSlot(signal?: AbortSignal): Promise<() => void> {
+function uploadPackSlot(signal?: AbortSignal): Promise<() => void> {
   signal?.throwIfAborted();
   let released = false;
   const release = () => {
@@ -81,4 +84,47 @@ export function uploadPackSlot(signal?: AbortSignal): Promise<() => void> {
     signal?.addEventListener('abort', onAbort, { once: true });
     waiting.push(waiter);
   });
+}
+
+/**
+ * The stage between a client and its upload-pack's stdin that takes a slot: the first bytes the
+ * client sends wait for one ({@link uploadPackSlot}), the rest pass as they come. `release()`
+ * gives the slot back (call it when git exited; nothing when none was taken). Destroying the
+ * stage (the client went away) leaves the queue. A full queue fails the stage with Unavailable.
+ */
+export class UploadPackSlotGate extends Transform {
+  private slot: Promise<() => void> | null = null;
+  private readonly leaving = new AbortController();
+  private released = false;
+
+  /** Gives the slot back, once; later calls, and a slot granted after it, are released at once. */
+  readonly release = (): void => {
+    this.released = true;
+    this.leaving.abort();
+    this.slot?.then(
+      (giveBack) => giveBack(),
+      () => {},
+    );
+  };
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    if (this.slot === null) {
+      this.slot = uploadPackSlot(this.leaving.signal);
+      this.slot.then(
+        (giveBack) => {
+          if (this.released) giveBack();
+          callback(null, chunk);
+        },
+        (error: unknown) => callback(error as Error),
+      );
+      return;
+    }
+    callback(null, chunk);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // a waiter whose client went away leaves the queue; a slot it holds stays until git exits
+    if (!this.released) this.leaving.abort();
+    callback(error);
+  }
 }

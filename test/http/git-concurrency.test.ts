@@ -31,7 +31,7 @@ describe('upload-pack slots', () => {
     return { running: value('running'), waiting: value('waiting') };
   }
 
-  /** A fetch whose request body never ends: its upload-pack (once started) waits for the client's wants. Resolves to the response when one comes. */
+  /** A fetch whose request body has begun and never ends: once it has a slot, its upload-pack waits for the rest. */
   function heldFetch(): { request: http.ClientRequest; response: Promise<http.IncomingMessage> } {
     const url = new URL(`${server.url}/shared.git/git-upload-pack`);
     const request = http.request(url, {
@@ -43,9 +43,27 @@ describe('upload-pack slots', () => {
       request.on('error', reject);
     });
     response.catch(() => {});
-    request.flushHeaders();
+    // the start of a want: the request has begun (it takes or waits for a slot), and never ends
+    request.write('0032want ');
     return { request, response };
   }
+
+  it('a connection that sends nothing holds no slot', async () => {
+    const idle = http.request(new URL(`${server.url}/shared.git/git-upload-pack`), {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/x-git-upload-pack-request', 'transfer-encoding': 'chunked' },
+    });
+    idle.on('error', () => {});
+    idle.flushHeaders();
+    try {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-slots-'));
+      const clone = spawn('git', ['clone', '-q', gitUrl(server, 'shared', ADMIN), dir], { env: { ...process.env, ...GIT_TEST_ENV } });
+      expect(await new Promise<number>((resolve) => clone.on('close', (code) => resolve(code ?? -1)))).toBe(0);
+      await fs.rm(dir, { recursive: true, force: true });
+    } finally {
+      idle.destroy();
+    }
+  });
 
   it('a clone waits for the slot a fetch holds, and runs once it is given back', async () => {
     const holder = heldFetch();
