@@ -33,6 +33,12 @@ export interface AuditEvent {
  * @param ctx the acting context (actor, client address, clock).
  * @param db the transaction of the change (or `ctx.db` for a change that is this row alone).
  */
+/**
+ * A text as a row may hold it: PostgreSQL text takes no NUL, and a failed sign-in records
+ * whatever name was tried, so each NUL becomes U+FFFD (the replacement character).
+ */
+const storable = <T extends string | null>(text: T): T => (text === null ? text : (text.replaceAll('\0', '\uFFFD') as T));
+
 export async function recordAudit(ctx: Pick<Context, 'actor' | 'now' | 'client'>, db: Db, event: AuditEvent): Promise<void> {
   const actor = event.actor ?? (ctx.actor.userId === ANONYMOUS_ID ? { id: null, name: '' } : { id: ctx.actor.userId, name: ctx.actor.name });
   const summary = event.before === undefined && event.after === undefined ? null : JSON.stringify({ before: event.before, after: event.after });
@@ -41,13 +47,13 @@ export async function recordAudit(ctx: Pick<Context, 'actor' | 'now' | 'client'>
     .values({
       time: ctx.now(),
       actorId: actor.id,
-      actorName: actor.name,
+      actorName: storable(actor.name),
       address: ctx.client?.address ?? null,
-      userAgent: ctx.client?.userAgent ?? null,
+      userAgent: storable(ctx.client?.userAgent ?? null),
       action: event.action,
       targetType: event.targetType,
-      targetId: event.targetId == null ? null : String(event.targetId),
-      targetName: event.targetName ?? null,
+      targetId: event.targetId == null ? null : storable(String(event.targetId)),
+      targetName: storable(event.targetName ?? null),
       projectId: event.projectId ?? null,
       summary,
     })
