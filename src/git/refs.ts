@@ -180,21 +180,46 @@ export async function listBranches(repo: string): Promise<Branch[]> {
 }
 
 /**
- * The refs under a prefix.
+ * The refs under a prefix, or under any of several.
  *
  * @param repo absolute path of a bare repository.
- * @param prefix only refs under this prefix (default `refs/`).
+ * @param prefix only refs under this prefix or these prefixes (default `refs/`).
  * @returns full ref name → object hash, in ref-name order.
  * @throws GitError when git fails.
  */
-export async function listRefs(repo: string, prefix = 'refs/'): Promise<Map<string, string>> {
-  const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(objectname) %(refname)', value(prefix)]);
+export async function listRefs(repo: string, prefix: string | readonly string[] = 'refs/'): Promise<Map<string, string>> {
+  const prefixes = typeof prefix === 'string' ? [prefix] : prefix;
+  const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(objectname) %(refname)', ...prefixes.map((p) => value(p))]);
   const refs = new Map<string, string>();
   for (const line of out.split('\n')) {
     const space = line.indexOf(' ');
     if (space > 0) refs.set(line.slice(space + 1), line.slice(0, space));
   }
   return refs;
+}
+
+/**
+ * The branches and tags of a repository and the branch HEAD names, in one git call (`git
+ * for-each-ref` with `%(HEAD)`): what revision selectors show on every page.
+ *
+ * @param repo absolute path of a bare repository.
+ * @returns `refs`: full ref name (`refs/heads/…`, `refs/tags/…`) → object hash, in ref-name
+ *   order; `head`: the short name of the branch HEAD points to, null when HEAD is unborn,
+ *   dangling or detached.
+ * @throws GitError when git fails.
+ */
+export async function branchesAndTags(repo: string): Promise<{ refs: Map<string, string>; head: string | null }> {
+  const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(HEAD)%(objectname) %(refname)', 'refs/heads/', 'refs/tags/']);
+  const refs = new Map<string, string>();
+  let head: string | null = null;
+  for (const line of out.split('\n')) {
+    const space = line.indexOf(' ', 1);
+    if (space < 0) continue;
+    const ref = line.slice(space + 1);
+    refs.set(ref, line.slice(1, space));
+    if (line[0] === '*' && ref.startsWith('refs/heads/')) head = ref.slice('refs/heads/'.length);
+  }
+  return { refs, head };
 }
 
 /**

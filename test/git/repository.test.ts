@@ -4,6 +4,7 @@ import { BadRequest, Conflict, NotFound } from '../../src/errors.js';
 import { GitError } from '../../src/git/command.js';
 import {
   assertValidBranchName,
+  branchesAndTags,
   branchHead,
   commitTree,
   deleteRef,
@@ -65,6 +66,31 @@ describe('initBareRepository and the default branch', () => {
     await expect(setDefaultBranch(repo, 'bad..name')).rejects.toBeInstanceOf(BadRequest);
     await deleteRef(repo, 'refs/heads/feature');
     expect(await getDefaultBranch(repo)).toBeNull();
+  });
+
+  it('lists branches and tags with the branch HEAD names in one call', async () => {
+    const repo = await newRepo();
+    expect(await branchesAndTags(repo)).toEqual({ refs: new Map(), head: null });
+    const c = writeCommit(repo, { files: { 'a.txt': 'a' } });
+    await updateRefs(repo, [
+      { ref: 'refs/heads/main', newHash: c },
+      { ref: 'refs/heads/dev', newHash: c },
+      // a tag named as the branch HEAD names is not the default branch
+      { ref: 'refs/tags/main', newHash: c },
+      { ref: 'refs/pulls/1/head', newHash: c },
+    ]);
+    await setDefaultBranch(repo, 'main');
+    expect(await branchesAndTags(repo)).toEqual({
+      refs: new Map([
+        ['refs/heads/dev', c],
+        ['refs/heads/main', c],
+        ['refs/tags/main', c],
+      ]),
+      head: 'main',
+    });
+    // HEAD naming a branch that does not exist (dangling)
+    await deleteRef(repo, 'refs/heads/main');
+    expect((await branchesAndTags(repo)).head).toBeNull();
   });
 
   it('picks main, then master, then the alphabetically first branch', () => {

@@ -16,7 +16,7 @@ import { readCommits, revList, type Commit } from '../../git/commits.js';
 import { readBlob } from '../../git/files.js';
 import { POINTER_MAX_BYTES } from '../../git/lfs-pointers.js';
 import { mergeBase } from '../../git/merge.js';
-import { defaultBranchHead, getDefaultBranch, listBranches, listRefs, resolveCommit } from '../../git/refs.js';
+import { branchesAndTags, getDefaultBranch, listBranches, resolveCommit } from '../../git/refs.js';
 import { listTags } from '../../git/tags.js';
 import { pathEntry, readBlobHead, type TreeEntry as PathEntry } from '../../git/trees.js';
 import { parseCommitQuery } from '../../query/commit-query.js';
@@ -72,17 +72,13 @@ const README_MAX_BYTES = 512 * 1024;
  */
 export async function repositoryOverview(ctx: Context, project: ProjectRow): Promise<RepositoryOverview> {
   const repo = await readableRepository(ctx, project);
-  const refs = await listRefs(repo);
-  let branchCount = 0;
-  let tagCount = 0;
-  for (const ref of refs.keys()) {
-    if (ref.startsWith('refs/heads/')) branchCount++;
-    else if (ref.startsWith('refs/tags/')) tagCount++;
-  }
-  const head = await defaultBranchHead(repo);
-  const defaultBranch = head?.branch ?? null;
-  const commitHash = head?.commitHash;
-  if (!defaultBranch || !commitHash) return { defaultBranch: null, commitHash: null, entries: [], readme: null, branchCount, tagCount };
+  const { refs, head: defaultBranch } = await branchesAndTags(repo);
+  const { branches, tags } = namesOf(refs);
+  const branchCount = branches.length;
+  const tagCount = tags.length;
+  if (defaultBranch === null) return { defaultBranch: null, commitHash: null, entries: [], readme: null, branchCount, tagCount };
+  // branchesAndTags names a head only among the branches it lists
+  const commitHash = refs.get(`refs/heads/${defaultBranch}`)!;
   const entries = await objectRead(
     repo,
     'tree',
@@ -170,7 +166,7 @@ export type BrowseResult = { names: RevisionNames } & (
  */
 export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPath: string): Promise<BrowseResult> {
   const repo = await readableRepository(ctx, project);
-  const refs = await listRefs(repo, 'refs/');
+  const { refs } = await branchesAndTags(repo);
   const names = namesOf(refs);
   const at = await resolveRevisionAndPath(repo, revisionAndPath, refs);
   const entry = await objectRead(repo, `path-entry:${at.path}`, [at.commitHash], () => pathEntry(repo, at.commitHash, at.path));
@@ -321,8 +317,8 @@ function namesOf(refs: Map<string, string>): RevisionNames {
 /** The branch and tag names of a repository, for revision selectors, and its default branch. */
 export async function revisionNames(ctx: Context, project: ProjectRow): Promise<RevisionNames & { defaultBranch: string | null }> {
   const repo = await readableRepository(ctx, project);
-  const [refs, head] = await Promise.all([listRefs(repo, 'refs/'), defaultBranchHead(repo)]);
-  return { defaultBranch: head?.branch ?? null, ...namesOf(refs) };
+  const { refs, head } = await branchesAndTags(repo);
+  return { defaultBranch: head, ...namesOf(refs) };
 }
 
 /** A page of the commit log. */
@@ -357,18 +353,24 @@ export async function commitLog(
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 500) throw new BadRequest(`Invalid page size: ${pageSize}`);
   const namesRevision = parseCommitQuery(query).some((c) => c.type === 'revision');
   let text = query;
+  let scope: string | null = null;
   if (revision !== null && !namesRevision) {
-    const hash = revision.startsWith('-') ? null : await resolveCommit(repo, revision);
-    if (!hash) throw new NotFound(`Revision not found: ${revision}`);
+    scope = revision.startsWith('-') ? null : await resolveCommit(repo, revision);
+    if (!scope) throw new NotFound(`Revision not found: ${revision}`);
     // appended, so the columns of errors in the query as written stay right
-    text = `${query} commit(${hash})`;
+    text = `${query} commit(${scope})`;
   }
   const wanted = Math.min(page * pageSize + 1, MAX_COMMITS);
   const skip = (page - 1) * pageSize;
   if (skip >= wanted) return { commits: [], hasMore: false };
-  const hashes = await queryCommits(ctx, project.id, text, wanted);
-  const slice = hashes.slice(skip, skip + pageSize);
-  return { commits: await readCommits(repo, slice), hasMore: hashes.length > skip + pageSize };
+  const read = async (): Promise<CommitLogPage> => {
+    const hashes = await queryCommits(ctx, project.id, text, wanted);
+    const slice = hashes.slice(skip, skip + pageSize);
+    return { commits: await readCommits(repo, slice), hasMore: hashes.length > skip + pageSize };
+  };
+  // a commit's history never changes: the page of a resolved commit without a query is kept
+  if (scope === null || query.trim() !== '') return read();
+  return objectRead(repo, `log-page:${page}:${pageSize}`, [scope], read, (log) => 512 + log.commits.reduce((n, c) => n + 256 + c.message.length * 2, 0));
 }
 
 /** A branch or tag with the commit it points to. */

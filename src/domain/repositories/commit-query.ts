@@ -149,8 +149,7 @@ export async function queryCommits(ctx: Context, projectId: number, text: string
     }
   }
   if (query.include.length === 0) {
-    const refs = await listRefs(repo, 'refs/');
-    if (![...refs.keys()].some((r) => r.startsWith('refs/heads/') || r.startsWith('refs/tags/'))) return [];
+    if ((await listRefs(repo, ['refs/heads/', 'refs/tags/'])).size === 0) return [];
   }
   return logCommits(repo, query);
 }

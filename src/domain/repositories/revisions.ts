@@ -4,7 +4,7 @@
  * does; otherwise the first segment is read as a commit (a hash or any revision git resolves).
  */
 import { NotFound } from '../../errors.js';
-import { listRefs, resolveCommit } from '../../git/repository.js';
+import { branchesAndTags, listRefs, resolveCommit } from '../../git/repository.js';
 import { assertRepositoryPath } from '../../git/trees.js';
 
 /** A revision and a path read from one URL tail. */
@@ -44,12 +44,12 @@ function splits(text: string): { head: string; rest: string }[] {
  *
  * @param repo absolute path of a bare repository.
  * @param text the URL tail, e.g. `feature/x/src/a.ts`.
- * @param refs the repository's refs (`listRefs(repo, 'refs/')`) when the caller has them; read otherwise.
+ * @param refs the repository's branches and tags (`branchesAndTags(repo).refs`: not pull request or build refs) when the caller has them; read otherwise.
  * @throws NotFound `Revision not found: X` when nothing resolves; BadRequest `Invalid path: X`.
  */
 export async function resolveRevisionAndPath(repo: string, text: string, refs?: Map<string, string>): Promise<RevisionAndPath> {
   const trimmed = trimSlashes(text);
-  refs ??= await listRefs(repo, 'refs/');
+  refs ??= (await branchesAndTags(repo)).refs;
   for (const { head, rest } of splits(trimmed)) {
     for (const ref of [`refs/heads/${head}`, `refs/tags/${head}`]) {
       if (!refs.has(ref)) continue;
