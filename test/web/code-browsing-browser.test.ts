@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,8 +23,17 @@ async function longHistory(commits: number): Promise<string> {
     for (const file of files) lines.push(`M 100644 inline ${file}`, `data ${String(n).length + 1}`, String(n));
     lines.push('');
   }
-  const result = spawnSync('git', [`--git-dir=${dir}`, 'fast-import', '--quiet'], { input: lines.join('\n') });
-  if (result.status !== 0) throw new Error(`fast-import: ${result.stderr}`);
+  // not spawnSync: the server runs in this process, and a blocked event loop let its keep-alive
+  // timeout close the client's pooled connection as the next request went out on it
+  const importer = spawn('git', [`--git-dir=${dir}`, 'fast-import', '--quiet'], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let stderr = '';
+  importer.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const status = new Promise<number | null>((resolve, reject) => {
+    importer.on('error', reject);
+    importer.on('close', resolve);
+  });
+  importer.stdin.end(lines.join('\n'));
+  if ((await status) !== 0) throw new Error(`fast-import: ${stderr}`);
   return dir;
 }
 

@@ -42,6 +42,7 @@ import { Readme } from '../components/readme.js';
 import { LAST_COMMITS_WAIT_MS, lastCommitCells, pendingLastCommits, TreeTable } from '../components/tree.js';
 import { finderPage, finderUrl, pathsJson } from './finder.js';
 import { highlightFile } from '../highlight.js';
+import { escapeHtml } from '../components/diff-lines.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
 import { EditLinks } from './edit/links.js';
 
@@ -207,32 +208,21 @@ async function filesPage(page: ProjectPageContext, tail: string) {
  * under the path it had there: renames are followed).
  */
 function BlameGutter({ projectPath, blame }: { projectPath: string; blame: Blame }) {
-  return (
-    <pre class="blame" aria-label="Commits of the lines">
-      {blame.ranges.map((range) => {
-        const commit = blame.commits.get(range.commitHash)!;
-        const rest = '\n'.repeat(range.to - range.from);
-        return (
-          <span key={range.from} class="blame-range" title={commit.summary}>
-            <a href={commitUrl(projectPath, commit.hash)}>{commit.hash.slice(0, 8)}</a>
-            {range.previous ? (
-              <a
-                href={codeUrl(projectPath, 'blame', range.previous.commitHash, range.previous.path)}
-                class="blame-prior"
-                aria-label={`Blame prior to ${commit.hash.slice(0, 8)} (lines ${range.from}–${range.to})`}
-                title="Blame prior to this change"
-              >
-                ⟲
-              </a>
-            ) : (
-              <span class="blame-prior-none" />
-            )}
-            {`${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${rest}`}
-          </span>
-        );
-      })}
-    </pre>
-  );
+  // written as one string: a long-lived file has thousands of ranges
+  let html = '';
+  for (const range of blame.ranges) {
+    const commit = blame.commits.get(range.commitHash)!;
+    const short = commit.hash.slice(0, 8);
+    const prior = range.previous
+      ? `<a href="${escapeHtml(codeUrl(projectPath, 'blame', range.previous.commitHash, range.previous.path))}" class="blame-prior" ` +
+        `aria-label="Blame prior to ${short} (lines ${range.from}–${range.to})" title="Blame prior to this change">⟲</a>`
+      : '<span class="blame-prior-none"></span>';
+    const line = `${new Date(commit.authorDate).toISOString().slice(0, 10)} ${commit.authorName}\n${'\n'.repeat(range.to - range.from)}`;
+    html +=
+      `<span class="blame-range" title="${escapeHtml(commit.summary)}"><a href="${escapeHtml(commitUrl(projectPath, commit.hash))}">${short}</a>` +
+      `${prior}${escapeHtml(line)}</span>`;
+  }
+  return <pre class="blame" aria-label="Commits of the lines" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
 type FileResult = Extract<BrowseResult, { kind: 'file' }>;
@@ -266,7 +256,9 @@ function FileBody({ projectPath, result, blame, raw }: { projectPath: string; re
     );
   }
   const text = result.text;
-  const numbers = Array.from({ length: lineCount(text) }, (_, i) => i + 1);
+  // written as one string: a long file has tens of thousands of numbers
+  let numbers = '';
+  for (let n = 1, count = lineCount(text); n <= count; n++) numbers += `<a id="L${n}" href="#L${n}">${n}\n</a>`;
   return (
     <>
       {result.omittedLines > 0 && (
@@ -277,11 +269,7 @@ function FileBody({ projectPath, result, blame, raw }: { projectPath: string; re
       )}
       <div class="file-view">
         {blame && <BlameGutter projectPath={projectPath} blame={blame} />}
-        <pre class="line-numbers">
-          {numbers.map((n) => (
-            <a key={n} id={`L${n}`} href={`#L${n}`}>{`${n}\n`}</a>
-          ))}
-        </pre>
+        <pre class="line-numbers" dangerouslySetInnerHTML={{ __html: numbers }} />
         <pre class="file-code">
           <code dangerouslySetInnerHTML={{ __html: highlightFile(result.entry.oid, result.at.path, text) }} />
         </pre>
