@@ -3,7 +3,7 @@
  * commit, compare and pull request pages. The patch is read with a byte cap so a huge diff
  * never fills the server's memory; the per-file summary (`--numstat`) always covers every file.
  */
-import { gitDir, gitText, spawnGit } from './command.js';
+import { gitDir, gitText, spawnGit, value, type GitValue } from './command.js';
 import { assertObjectId } from './names.js';
 
 /** The hash of the empty tree (SHA-1), the "old" side of a root commit's diff. */
@@ -30,6 +30,11 @@ export interface DiffStat {
   similarity: number | null;
 }
 
+/** Pathspecs matching exactly `paths` (no wildcards or magic: git's `:(literal)`). */
+function literal(paths: readonly string[]): GitValue[] {
+  return paths.map((p) => value(`:(literal)${p}`));
+}
+
 /** The all-zero object id git's raw format writes for an absent side. */
 const ABSENT = /^0+$/;
 
@@ -40,12 +45,13 @@ const ABSENT = /^0+$/;
  * @param repo absolute path of a bare repository.
  * @param oldTree 40-hex commit (or {@link EMPTY_TREE_HASH}) of the old side.
  * @param newTree 40-hex commit of the new side.
+ * @param paths only these paths (matched literally, either side); default every file.
  * @throws BadRequest for a malformed hash; GitError when an object is missing.
  */
-export async function diffSummary(repo: string, oldTree: string, newTree: string): Promise<DiffStat[]> {
+export async function diffSummary(repo: string, oldTree: string, newTree: string, paths: readonly string[] = []): Promise<DiffStat[]> {
   assertObjectId(oldTree);
   assertObjectId(newTree);
-  const out = await gitText([gitDir(repo), ...DIFF_OPTIONS, '--raw', '--numstat', '-z', '--no-abbrev', oldTree, newTree, '--']);
+  const out = await gitText([gitDir(repo), ...DIFF_OPTIONS, '--raw', '--numstat', '-z', '--no-abbrev', oldTree, newTree, '--', ...literal(paths)]);
   // raw records first: `:<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0` (two
   // paths for a rename or copy), then numstat records in the same order:
   // `<add>\t<del>\t<path>\0` or, for a rename, `<add>\t<del>\t\0<old>\0<new>\0`
@@ -96,12 +102,22 @@ export interface PatchText {
  * @param newTree 40-hex commit of the new side.
  * @param maxBytes the most bytes of patch text read.
  * @param contextLines unchanged lines shown around each change (git's `-U`), default 3.
+ * @param paths only these paths (matched literally, either side); default every file.
  * @throws BadRequest for a malformed hash; GitError when an object is missing.
  */
-export async function diffPatch(repo: string, oldTree: string, newTree: string, maxBytes: number, contextLines = 3): Promise<PatchText> {
+export async function diffPatch(
+  repo: string,
+  oldTree: string,
+  newTree: string,
+  maxBytes: number,
+  contextLines = 3,
+  paths: readonly string[] = [],
+): Promise<PatchText> {
   assertObjectId(oldTree);
   assertObjectId(newTree);
-  const git = spawnGit([gitDir(repo), ...DIFF_OPTIONS, `-U${Math.max(0, Math.floor(contextLines))}`, oldTree, newTree, '--'], { timeoutMs: 120_000 });
+  const git = spawnGit([gitDir(repo), ...DIFF_OPTIONS, `-U${Math.max(0, Math.floor(contextLines))}`, oldTree, newTree, '--', ...literal(paths)], {
+    timeoutMs: 120_000,
+  });
   git.stdin.end();
   const chunks: Buffer[] = [];
   let size = 0;

@@ -251,6 +251,24 @@ describe('diff view', () => {
     expect(viewedCount((await get(changesUrl, asAlice)).html)).toBe('0 of 6');
   });
 
+  it('leaves out the files past 300 of a large commit: only in the tree, each loaded on its own with ?load=', async () => {
+    const files = Object.fromEntries(Array.from({ length: 305 }, (_, i) => [`many/f${String(i).padStart(3, '0')}.txt`, `file ${i}\n`]));
+    const head = await repo.commitOn('many', files, 'add 305 files');
+    const page = await get(`/app/~commits/${head}`, asBob);
+    expect(page.html).toContain('305 files changed');
+    expect(page.html.match(/<section class="diff-file"/g)).toHaveLength(300);
+    expect(page.html).toContain('5 more files are not shown: the diff is large. Choose a file in the tree to load its diff.');
+    const last = key('many/f304.txt');
+    expect(page.html).not.toContain(`id="diff-${last}"`);
+    const link = new RegExp(`<a href="([^"]*\\?load=${last}#diff-${last})">f304.txt</a>`).exec(page.html);
+    expect(link).not.toBeNull();
+    const loaded = await get(link![1].replaceAll('&amp;', '&').replace(/#.*/, ''), asBob);
+    expect(loaded.html).toContain(`id="diff-${last}"`);
+    expect(loaded.html).toContain(`id="diff-${last}R1"`);
+    expect(loaded.html).toContain('4 more files are not shown');
+    expect(loaded.html.match(/<section class="diff-file"/g)).toHaveLength(301);
+  });
+
   it('draws the commit and compare pages with the same view', async () => {
     const head = await repo.head('review');
     const commit = await get(`/app/~commits/${head}?view=split`, asBob);

@@ -70,6 +70,10 @@ describe('commit diff', () => {
     expect(big.hunks[0].lines).toHaveLength(10);
     expect(big.additions).toBe(30);
 
+    const firstOnly = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 1000, maxFiles: 1 });
+    expect(firstOnly.filter((f) => f.hunks.length > 0)).toHaveLength(1);
+    expect(firstOnly.filter((f) => f.truncated === 'total' && f.hunks.length === 0).length).toBeGreaterThan(0);
+
     const total = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 5 });
     expect(total.find((f) => f.newPath === 'a.txt')!.truncated).toBeNull();
     expect(total.find((f) => f.newPath === 'big.txt')).toMatchObject({ truncated: 'total', hunks: [] });
@@ -111,7 +115,14 @@ describe('commit diff', () => {
     const files = parseCommitDiff(stats, await diffPatch(repo, first, second, 1024 * 1024), { maxFileLines: 1000, maxTotalLines: 1000 });
     const big = { ...files.find((f) => f.newPath === 'big.txt')!, additions: 1001 };
     const diff: CommitDiff = { oldCommit: first, newCommit: second, files: [big], additions: 1001, deletions: 0, truncated: false };
-    const state = { layout: 'unified' as const, texts: new Map(), expanded: new Set<string>(), loaded: new Set<string>(), href: () => '/x?load=k' };
+    const state = {
+      layout: 'unified' as const,
+      texts: new Map(),
+      expanded: new Set<string>(),
+      loaded: new Set<string>(),
+      loadedFiles: new Map(),
+      href: () => '/x?load=k',
+    };
     const collapsed = renderToString(DiffView({ diff, state }));
     expect(collapsed).toContain('Large diff (1001 changed lines): not shown.');
     expect(collapsed).toContain('class="diff-load"');

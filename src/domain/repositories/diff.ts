@@ -59,8 +59,8 @@ export interface FileDiff {
   hunks: DiffHunk[];
   /**
    * Why some or all hunks are left out: `file` (more than `maxFileLines` lines), `total` (the
-   * diff's line budget was used up by earlier files) or `bytes` (git's output was cut); null when
-   * the hunks are complete.
+   * diff's line or file budget was used up by earlier files) or `bytes` (git's output was cut);
+   * null when the hunks are complete.
    */
   truncated: 'file' | 'total' | 'bytes' | null;
   /**
@@ -85,6 +85,8 @@ export interface DiffLimits {
   maxFileLines: number;
   /** The most diff lines shown over all files; default 10,000. */
   maxTotalLines: number;
+  /** The most files whose hunks are shown; default 300 (later files are listed without them, `total`). */
+  maxFiles: number;
   /** The most bytes of `git diff` output read; default 8 MiB. */
   maxBytes: number;
   /** Unchanged lines around each change (git's `-U`); default 3. */
@@ -92,7 +94,7 @@ export interface DiffLimits {
 }
 
 /** The default caps: enough for a large review, small enough for a page under 100 ms. */
-export const DEFAULT_DIFF_LIMITS: DiffLimits = { maxFileLines: 2_500, maxTotalLines: 10_000, maxBytes: 8 * 1024 * 1024, contextLines: 3 };
+export const DEFAULT_DIFF_LIMITS: DiffLimits = { maxFileLines: 2_500, maxTotalLines: 10_000, maxFiles: 300, maxBytes: 8 * 1024 * 1024, contextLines: 3 };
 
 /** The difference of two commits. */
 export interface CommitDiff {
@@ -158,10 +160,11 @@ function toLines(chunk: parseDiff.Chunk): DiffLine[] {
 export function parseCommitDiff(
   stats: readonly DiffStat[],
   patch: { text: string; truncated: boolean },
-  limits: Pick<DiffLimits, 'maxFileLines' | 'maxTotalLines'>,
+  limits: Pick<DiffLimits, 'maxFileLines' | 'maxTotalLines'> & Partial<Pick<DiffLimits, 'maxFiles'>>,
 ): FileDiff[] {
   const parsed = parseDiff(patch.text);
   let budget = limits.maxTotalLines;
+  let filesLeft = limits.maxFiles ?? Infinity;
   return stats.map((stat, index): FileDiff => {
     const file = parsed[index] as parseDiff.File | undefined;
     const oldPath = file?.new ? null : stat.oldPath;
@@ -183,7 +186,8 @@ export function parseCommitDiff(
     // the last parsed file may be cut by the byte cap: treat it as missing
     const complete = file !== undefined && !(patch.truncated && index >= parsed.length - 1);
     if (!complete) return { ...base, hunks: [], truncated: patch.truncated ? 'bytes' : null, lfs: null };
-    if (budget <= 0 && file.chunks.length > 0) return { ...base, hunks: [], truncated: 'total', lfs: null };
+    if ((budget <= 0 || filesLeft <= 0) && file.chunks.length > 0) return { ...base, hunks: [], truncated: 'total', lfs: null };
+    if (file.chunks.length > 0) filesLeft--;
     const hunks: DiffHunk[] = [];
     let shown = 0;
     let truncated: FileDiff['truncated'] = null;
@@ -241,6 +245,8 @@ function withLfs(file: FileDiff): FileDiff {
  *   `newRevision` with the empty tree (a root commit's changes).
  * @param newRevision the new side.
  * @param limits caps overriding {@link DEFAULT_DIFF_LIMITS}.
+ * @param paths when given, only the files at these paths (either side; both paths of a rename to
+ *   see it as one), matched literally: one file of a large diff, loaded on its own.
  * @throws NotFound for a project the caller cannot see or `Commit not found: X`; Forbidden
  *   (Unauthorized when anonymous) without read code; BadRequest for a revision starting with `-`.
  */
@@ -250,13 +256,14 @@ export async function diffCommits(
   oldRevision: string | null,
   newRevision: string,
   limits: Partial<DiffLimits> = {},
+  paths: readonly string[] = [],
 ): Promise<CommitDiff> {
   const { project } = await loadProjectWith(ctx, projectId, 'readCode');
   const repo = ctx.repoPath(project.id);
   const caps = { ...DEFAULT_DIFF_LIMITS, ...limits };
   // the diff of two commit hashes never changes: shown again, it costs no git process
-  const kind = `diff:${caps.maxFileLines}:${caps.maxTotalLines}:${caps.maxBytes}:${caps.contextLines}`;
-  return objectRead(repo, kind, [oldRevision, newRevision], () => readCommitDiff(repo, oldRevision, newRevision, caps), diffSize);
+  const kind = `diff:${caps.maxFileLines}:${caps.maxTotalLines}:${caps.maxFiles}:${caps.maxBytes}:${caps.contextLines}:${paths.join('\0')}`;
+  return objectRead(repo, kind, [oldRevision, newRevision], () => readCommitDiff(repo, oldRevision, newRevision, caps, paths), diffSize);
 }
 
 /** Estimated bytes of a diff in memory. */
@@ -269,16 +276,24 @@ function diffSize(diff: CommitDiff): number {
   return size;
 }
 
-async function readCommitDiff(repo: string, oldRevision: string | null, newRevision: string, caps: DiffLimits): Promise<CommitDiff> {
-  const resolve = async (revision: string) => {
-    const hash = await resolveCommit(repo, revision);
-    if (!hash) throw new NotFound(`Commit not found: ${revision}`);
-    return hash;
+async function readCommitDiff(repo: string, oldRevision: string | null, newRevision: string, caps: DiffLimits, paths: readonly string[]): Promise<CommitDiff> {
+  // both resolved at once (a git process each); the new revision's error wins, as when resolved one after the other
+  const [newResolved, oldResolved] = await Promise.allSettled([
+    resolveCommit(repo, newRevision),
+    oldRevision === null ? null : resolveCommit(repo, oldRevision),
+  ]);
+  const resolved = (revision: string, result: PromiseSettledResult<string | null>): string => {
+    if (result.status === 'rejected') throw result.reason;
+    if (!result.value) throw new NotFound(`Commit not found: ${revision}`);
+    return result.value;
   };
-  const newCommit = await resolve(newRevision);
-  const oldCommit = oldRevision === null ? null : await resolve(oldRevision);
+  const newCommit = resolved(newRevision, newResolved);
+  const oldCommit = oldRevision === null ? null : resolved(oldRevision, oldResolved);
   const oldTree = oldCommit ?? EMPTY_TREE_HASH;
-  const [stats, patch] = await Promise.all([diffSummary(repo, oldTree, newCommit), diffPatch(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines)]);
+  const [stats, patch] = await Promise.all([
+    diffSummary(repo, oldTree, newCommit, paths),
+    diffPatch(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines, paths),
+  ]);
   const files = parseCommitDiff(stats, patch, caps);
   return {
     oldCommit,

@@ -1,14 +1,14 @@
 /**
  * What a visitor chose of a diff's view, read from the request — the layout (`?view=unified|split`,
  * else the signed-in user's remembered choice, else unified), the gaps of unchanged lines expanded
- * (`?expand=<file key>.<gap>,…`) and the collapsed files loaded (`?load=<file key>,…`) — with
+ * (`?expand=<file key>.<gap>,…`) and the collapsed or left-out files loaded (`?load=<file key>,…`) — with
  * the blobs' texts the view highlights; and the control switching the layout: a form remembering
  * the choice for a signed-in user (`POST /~diff-layout`), a link for anyone else.
  */
 import { type DiffLayout, getDiffLayout, parseDiffLayout } from '../../domain/diff-views/index.js';
-import { type CommitDiff, diffBlobTexts } from '../../domain/repositories/index.js';
+import { type CommitDiff, diffBlobTexts, diffCommits, type FileDiff } from '../../domain/repositories/index.js';
 import type { PageContext } from '../page.js';
-import type { DiffViewState } from './diff.js';
+import { diffFileKey, isLeftOut, type DiffViewState } from './diff.js';
 import { PostForm } from './forms.js';
 
 /** The most gaps or files a URL may expand or load (more are ignored). */
@@ -44,17 +44,20 @@ function queryChanger(page: PageContext): (changes: Record<string, string | null
 }
 
 /**
- * The view state of `diff` on `page`: the layout chosen, what is expanded, and the texts of the
- * diff's blobs (read from `projectId`, whose code the caller may read).
+ * The view state of `diff` on `page`: the layout chosen, what is expanded and loaded — the files
+ * the diff's budget left out read on their own when loaded — and the texts of the blobs shown
+ * (read from `projectId`, whose code the caller may read).
  */
 export async function diffViewState(page: PageContext, projectId: number, diff: CommitDiff): Promise<DiffViewState> {
-  const blobs = diff.files.flatMap((f) => (f.hunks.length > 0 ? [f.oldBlob, f.newBlob] : [])).filter((b): b is string => b !== null);
-  const [layout, texts] = await Promise.all([
-    parseDiffLayout(page.query.view) ?? getDiffLayout(page.ctx).then((l) => l ?? 'unified'),
-    diffBlobTexts(page.ctx, projectId, blobs),
-  ]);
   const expanded = tokens(page.query.expand, /^[0-9a-f]{12}\.\d{1,6}$/);
   const loaded = tokens(page.query.load, /^[0-9a-f]{12}$/);
+  const [layout, loadedFiles] = await Promise.all([
+    parseDiffLayout(page.query.view) ?? getDiffLayout(page.ctx).then((l) => l ?? 'unified'),
+    leftOutFiles(page, projectId, diff, loaded),
+  ]);
+  const shown = [...diff.files, ...loadedFiles.values()];
+  const blobs = shown.flatMap((f) => (f.hunks.length > 0 ? [f.oldBlob, f.newBlob] : [])).filter((b): b is string => b !== null);
+  const texts = await diffBlobTexts(page.ctx, projectId, blobs);
   const join = (set: ReadonlySet<string>, more: string) => [...set, more].join(',');
   const changed = queryChanger(page);
   return {
@@ -62,12 +65,23 @@ export async function diffViewState(page: PageContext, projectId: number, diff: 
     texts,
     expanded,
     loaded,
+    loadedFiles,
     href: (change) =>
       changed({
         ...(change.expand ? { expand: join(expanded, change.expand) } : {}),
         ...(change.load ? { load: join(loaded, change.load) } : {}),
       }),
   };
+}
+
+/** The diffs of the `loaded` files the budget of `diff` left out, read together on their own, by file key. */
+async function leftOutFiles(page: PageContext, projectId: number, diff: CommitDiff, loaded: ReadonlySet<string>): Promise<Map<string, FileDiff>> {
+  const wanted = diff.files.filter((f) => isLeftOut(f) && loaded.has(diffFileKey(f)));
+  if (wanted.length === 0) return new Map();
+  const paths = [...new Set(wanted.flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => p !== null))];
+  const alone = await diffCommits(page.ctx, projectId, diff.oldCommit, diff.newCommit, {}, paths);
+  const keys = new Set(wanted.map(diffFileKey));
+  return new Map(alone.files.filter((f) => keys.has(diffFileKey(f))).map((f) => [diffFileKey(f), f]));
 }
 
 const LAYOUTS: { layout: DiffLayout; label: string }[] = [

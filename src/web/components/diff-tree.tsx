@@ -1,10 +1,12 @@
 /**
  * The tree of a diff's changed files: directories nested (a directory holding only one directory
  * is shown as one `a/b` node), each file with its +/- counts linking to its section of the diff
- * view, marked when viewed, and the count of files viewed when the page tracks it.
+ * view (or where the caller says), marked when viewed, and the count of files viewed when the
+ * page tracks it.
  */
 import type { FileDiff } from '../../domain/repositories/index.js';
 import { diffFileKey } from './diff-keys.js';
+import { escapeHtml } from './diff-lines.js';
 
 interface TreeDir {
   name: string;
@@ -43,42 +45,48 @@ function merged(dir: TreeDir): TreeDir {
 
 const baseName = (file: FileDiff) => (file.newPath ?? file.oldPath ?? '').split('/').pop() ?? '';
 
-function TreeItems({ dir, isViewed }: { dir: TreeDir; isViewed?: (file: FileDiff) => boolean }) {
-  return (
-    <ul>
-      {[...dir.dirs.values()].map((child) => {
-        const node = merged(child);
-        return (
-          <li key={node.name} class="diff-tree-dir">
-            <span class="diff-tree-dir-name">{node.name}/</span>
-            <TreeItems dir={node} isViewed={isViewed} />
-          </li>
-        );
-      })}
-      {dir.files.map((file) => {
-        const viewed = isViewed?.(file) ?? false;
-        return (
-          <li key={diffFileKey(file)} class={viewed ? 'diff-tree-file diff-tree-viewed' : 'diff-tree-file'} data-file={`diff-${diffFileKey(file)}`}>
-            <a href={`#diff-${diffFileKey(file)}`}>{baseName(file)}</a>
-            <span class="diff-tree-mark">{viewed ? ' ✓ viewed' : ''}</span>{' '}
-            {!file.binary && !file.lfs && (
-              <span class="diff-counts">
-                <span class="diff-additions">+{file.additions}</span> <span class="diff-deletions">−{file.deletions}</span>
-              </span>
-            )}
-          </li>
-        );
-      })}
-    </ul>
-  );
+/** Where a file's entry links to, given the file and its key. */
+type HrefOf = (file: FileDiff, key: string) => string;
+
+/**
+ * The list of a directory as HTML, written as a string: a large diff's tree has thousands of
+ * entries, and this is its cost (names are escaped here, as the JSX renderer would).
+ */
+function treeItemsHtml(dir: TreeDir, isViewed: ((file: FileDiff) => boolean) | undefined, hrefOf: HrefOf): string {
+  let html = '<ul>';
+  for (const child of dir.dirs.values()) {
+    const node = merged(child);
+    html += `<li class="diff-tree-dir"><span class="diff-tree-dir-name">${escapeHtml(node.name)}/</span>${treeItemsHtml(node, isViewed, hrefOf)}</li>`;
+  }
+  for (const file of dir.files) {
+    const viewed = isViewed?.(file) ?? false;
+    const key = diffFileKey(file);
+    const counts =
+      file.binary || file.lfs
+        ? ''
+        : ` <span class="diff-counts"><span class="diff-additions">+${file.additions}</span> <span class="diff-deletions">−${file.deletions}</span></span>`;
+    html +=
+      `<li class="${viewed ? 'diff-tree-file diff-tree-viewed' : 'diff-tree-file'}" data-file="diff-${key}">` +
+      `<a href="${escapeHtml(hrefOf(file, key))}">${escapeHtml(baseName(file))}</a><span class="diff-tree-mark">${viewed ? ' ✓ viewed' : ''}</span>${counts}</li>`;
+  }
+  return `${html}</ul>`;
 }
 
 /**
  * The navigation of a diff's files.
  *
  * @param isViewed whether a file is marked viewed; when given, the tree says "N of M files viewed".
+ * @param hrefOf where a file's entry links to; default its section (`#diff-<key>`).
  */
-export function DiffFileTree({ files, isViewed }: { files: readonly FileDiff[]; isViewed?: (file: FileDiff) => boolean }) {
+export function DiffFileTree({
+  files,
+  isViewed,
+  hrefOf = (_file, key) => `#diff-${key}`,
+}: {
+  files: readonly FileDiff[];
+  isViewed?: (file: FileDiff) => boolean;
+  hrefOf?: HrefOf;
+}) {
   const root = buildTree(files);
   return (
     <nav class="diff-tree" aria-label="Changed files">
@@ -87,7 +95,7 @@ export function DiffFileTree({ files, isViewed }: { files: readonly FileDiff[]; 
           <span class="diff-viewed-n">{files.filter(isViewed).length}</span> of {files.length} files viewed
         </p>
       )}
-      <TreeItems dir={root} isViewed={isViewed} />
+      <div class="diff-tree-items" dangerouslySetInnerHTML={{ __html: treeItemsHtml(root, isViewed, hrefOf) }} />
     </nav>
   );
 }

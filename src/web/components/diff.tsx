@@ -41,8 +41,10 @@ export interface DiffViewState {
   texts: ReadonlyMap<string, string | null>;
   /** The gaps of unchanged lines shown: `<file key>.<gap index>`. */
   expanded: ReadonlySet<string>;
-  /** The collapsed files (generated, large) whose diff is shown anyway: file keys. */
+  /** The collapsed files (generated, large) and files left out of a large diff whose diff is shown anyway: file keys. */
   loaded: ReadonlySet<string>;
+  /** The diffs of files the diff's budget left out ({@link isLeftOut}) read on their own because loaded, by file key. */
+  loadedFiles: ReadonlyMap<string, FileDiff>;
   /** The page's URL with one more gap expanded or file loaded (other parameters kept). */
   href(change: { expand?: string; load?: string }): string;
 }
@@ -73,7 +75,7 @@ export interface DiffViewProps {
   emptyMessage?: string;
 }
 
-const DEFAULT_STATE: DiffViewState = { layout: 'unified', texts: new Map(), expanded: new Set(), loaded: new Set(), href: () => '' };
+const DEFAULT_STATE: DiffViewState = { layout: 'unified', texts: new Map(), expanded: new Set(), loaded: new Set(), loadedFiles: new Map(), href: () => '' };
 
 const TRUNCATION: Record<NonNullable<FileDiff['truncated']>, string> = {
   file: 'This file’s diff is too large: only its beginning is shown.',
@@ -403,12 +405,21 @@ export function DiffFile({
   );
 }
 
+/** Whether the diff's budget (lines, files or bytes) left out all of a file's hunks: it is then only in the tree, its diff loaded on demand. */
+export function isLeftOut(file: FileDiff): boolean {
+  return (file.truncated === 'total' || file.truncated === 'bytes') && file.hunks.length === 0;
+}
+
 /**
  * A whole diff: a summary line (files changed, additions, deletions; a notice when capped), the
- * tree of changed files, then every file with {@link DiffFile}.
+ * tree of changed files, then every file with {@link DiffFile} — except the files a large diff's
+ * budget left out: they are only in the tree, each linking to the page with its diff loaded
+ * (`?load=<key>`), with a count of them after the files shown.
  */
 export function DiffView({ diff, state = DEFAULT_STATE, isViewed, emptyMessage = 'No changes.', ...fileProps }: DiffViewProps) {
   if (diff.files.length === 0) return <p class="diff-empty">{emptyMessage}</p>;
+  const files = diff.files.map((file) => state.loadedFiles.get(diffFileKey(file)) ?? file);
+  const leftOut = files.filter(isLeftOut).length;
   return (
     <div class={`diff-view diff-view-${state.layout}`}>
       <p class="diff-summary">
@@ -417,11 +428,19 @@ export function DiffView({ diff, state = DEFAULT_STATE, isViewed, emptyMessage =
         {diff.truncated && <> — the diff is large: some lines are not shown.</>}
       </p>
       <div class="diff-layout">
-        <DiffFileTree files={diff.files} isViewed={isViewed} />
+        <DiffFileTree
+          files={files}
+          isViewed={isViewed}
+          hrefOf={(file, key) => (isLeftOut(file) ? `${state.href({ load: key })}#diff-${key}` : `#diff-${key}`)}
+        />
         <div class="diff-files">
-          {diff.files.map((file) => (
-            <DiffFile key={diffFileKey(file)} file={file} state={state} {...fileProps} />
-          ))}
+          {files.map((file) => !isLeftOut(file) && <DiffFile key={diffFileKey(file)} file={file} state={state} {...fileProps} />)}
+          {leftOut > 0 && (
+            <p class="diff-notice diff-left-out" role="note">
+              {leftOut === 1 ? '1 more file is' : `${leftOut.toLocaleString('en')} more files are`} not shown: the diff is large. Choose a file in the tree to
+              load its diff.
+            </p>
+          )}
         </div>
       </div>
     </div>
