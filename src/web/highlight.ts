@@ -8,7 +8,7 @@ import { highlighter as hljs, languageOf } from '../domain/repositories/index.js
 
 export { languageOf };
 
-const cache = new LRUCache<string, string>({ max: 5000, maxSize: 64 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
+const cache = new LRUCache<string, string>({ max: 5000, maxSize: 16 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
 
 /** Files above this size are not highlighted, only escaped (bytes of text). */
 const MAX_HIGHLIGHT = 512 * 1024;

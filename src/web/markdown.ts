@@ -242,7 +242,7 @@ function allowListSanitizer(sanitizeHtml: typeof SanitizeHtml): (html: string) =
   return (html) => sanitizeHtml(html, options);
 }
 
-const cache = new LRUCache<string, string>({ max: 2000, maxSize: 32 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
+const cache = new LRUCache<string, string>({ max: 2000, maxSize: 8 * 1024 * 1024, sizeCalculation: (html) => html.length + 1 });
 
 /**
  * Sanitized HTML of a text: its Markdown rendering, or the text as preformatted plain text when

@@ -16,8 +16,33 @@ export interface GitContributor {
   dailyContributions: Record<string, number>;
 }
 
-/** Parsed commit statistics per (repository, head commit): a new push changes the head, so entries never go stale. */
-const statsCache = new LRUCache<string, Promise<CommitStat[]>>({ max: 64 });
+/** Estimated bytes of one commit's statistics in memory (the object and its author strings). */
+const COMMIT_STAT_BYTES = 200;
+
+/**
+ * Parsed commit statistics per (repository, head commit), at most 48 MiB (estimated): a new push
+ * changes the head, so entries never go stale. A read under way is shared by the requests asking.
+ */
+const statsCache = new LRUCache<string, CommitStat[]>({ maxSize: 48 * 1024 * 1024, sizeCalculation: (stats) => 256 + stats.length * COMMIT_STAT_BYTES });
+const statsReading = new Map<string, Promise<CommitStat[]>>();
+
+/** The statistics of every commit reachable from `head`, from the cache or read once however many ask. */
+async function statsOf(repo: string, head: string): Promise<CommitStat[]> {
+  const key = `${repo}\0${head}`;
+  const cached = statsCache.get(key);
+  if (cached) return cached;
+  let reading = statsReading.get(key);
+  if (!reading) {
+    reading = commitStats(repo, head)
+      .then((stats) => {
+        statsCache.set(key, stats);
+        return stats;
+      })
+      .finally(() => statsReading.delete(key));
+    statsReading.set(key, reading);
+  }
+  return reading;
+}
 
 function parseDay(text: string, field: string): string {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || Number.isNaN(Date.parse(`${text}T00:00:00Z`)) || new Date(`${text}T00:00:00Z`).toISOString().slice(0, 10) !== text) {
@@ -45,13 +70,7 @@ export async function topContributors(
   const branch = await getDefaultBranch(repo);
   const head = branch === null ? null : await branchHead(repo, branch);
   if (head === null) return [];
-  const key = `${repo}\0${head}`;
-  let stats = statsCache.get(key);
-  if (!stats) {
-    stats = commitStats(repo, head);
-    statsCache.set(key, stats);
-    stats.catch(() => statsCache.delete(key));
-  }
+  const stats = statsOf(repo, head);
   const byAuthor = new Map<string, { name: string; email: string; total: GitContributor['totalContribution']; daily: Record<string, number> }>();
   for (const commit of await stats) {
     const day = new Date(commit.authorTime).toISOString().slice(0, 10);

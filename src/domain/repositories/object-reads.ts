@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache';
 
 /** At most this many bytes (estimated) of results are kept; the least recently used go first. */
-const MAX_CACHED_BYTES = 96 * 1024 * 1024;
+const MAX_CACHED_BYTES = 48 * 1024 * 1024;
 /** A full object id (SHA-1 or SHA-256). */
 const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 

@@ -15,14 +15,14 @@ import { highlightFile, languageOf } from '../highlight.js';
 /** Highlighted lines of a blob by `<blob id>:<language>`. */
 const blobLines = new LRUCache<string, string[]>({
   max: 4000,
-  maxSize: 96 * 1024 * 1024,
+  maxSize: 32 * 1024 * 1024,
   sizeCalculation: (lines) => lines.reduce((n, line) => n + 16 + line.length * 2, 64),
 });
 
 /** A file's line HTML ({@link fileLineHtml}) by its blobs, path and hunks' shape. */
 const fileHtml = new LRUCache<string, string[][]>({
   max: 4000,
-  maxSize: 64 * 1024 * 1024,
+  maxSize: 16 * 1024 * 1024,
   sizeCalculation: (hunks) => hunks.reduce((n, lines) => lines.reduce((m, line) => m + 16 + line.length * 2, n), 64),
 });
 
