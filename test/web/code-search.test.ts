@@ -99,6 +99,14 @@ describe('code search', () => {
     expect((await search({ q: 'hoverboard' })).html).toContain('No code matches.');
   });
 
+  it('indexes a push of many files written in several transactions: every file is found', async () => {
+    // 150 files of 4 KiB: more files and more text than one write holds
+    const files = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`many/file${i}.txt`, `needle${i}qz ${'x'.repeat(4096)}\n`]));
+    await app.commitOn('main', files, 'many files');
+    await indexed('needle149qz', aliceWeb, 'many/file149.txt');
+    for (const i of [0, 99, 100, 149]) expect((await search({ q: `needle${i}qz` })).html).toContain(`many/file${i}.txt`);
+  });
+
   it('rebuilds the index of a project from its default branch with `gitloom admin rebuild-code-index`', async () => {
     const cli = (args: string[]) =>
       run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'admin', 'rebuild-code-index', ...args], {

@@ -5,13 +5,16 @@
  * binary (a NUL byte in its first 8,000 bytes, as git decides), larger than
  * {@link MAX_INDEXED_BYTES}, or vendored ({@link VENDORED}) — and the skip is recorded instead, so
  * search results can say what they did not look at. Blobs are read in batches of at most
- * {@link BATCH_BYTES}; each batch is written in one transaction, and the indexed commit last, so
- * an interrupted run starts again from the same commit and converges.
+ * {@link BATCH_BYTES} and written in transactions of at most {@link WRITE_BYTES} of text or 100
+ * files, the event loop free between them (a transaction of the index's text tables holds the
+ * database, and on SQLite the thread, while it lasts); the indexed commit is written last, so an
+ * interrupted run starts again from the same commit and converges (the writes are upserts).
  *
  * The symbols of each stored file (ctags.ts: Universal Ctags, when the server has it) are written
  * in the same transaction as its row, replacing those of its previous blob; a removed file's go
  * with its row. A file whose symbols are missing or cut records why (`symbolsSkipped`).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Insertable } from 'kysely';
 import type { CodeSearchFileTable } from '../../db/schema.js';
 import { diffBlobs, listBlobs, readBlobs, type BlobEntry } from '../../git/blob-batches.js';
@@ -25,8 +28,12 @@ import { CtagsSession, locateCtags, type FileTags } from './ctags.js';
 /** Files larger than this are not indexed (bytes). */
 export const MAX_INDEXED_BYTES = 1024 * 1024;
 
-/** Blob bytes read and written per batch. */
+/** Blob bytes read per batch. */
 const BATCH_BYTES = 8 * 1024 * 1024;
+/** Text bytes written per transaction: on SQLite a transaction holds the thread, and one of 8 MiB into the search tables held it for seconds. */
+const WRITE_BYTES = 256 * 1024;
+/** Files written per transaction. */
+const WRITE_FILES = 100;
 
 /** Paths of third-party or generated code: dependencies, minified files, lock files. */
 export const VENDORED =
@@ -79,7 +86,8 @@ export async function indexProject(services: Pick<Services, 'db' | 'config'>, pr
   const ctagsBinary = await locateCtags(services.config.ctags);
   const ctags = ctagsBinary === null ? null : new CtagsSession(ctagsBinary);
   try {
-    for (const batch of batches(changed)) await writeBatch(services, repo, projectId, batch, ctags);
+    for (const batch of runs(changed, (entry) => (skipOf(entry) === null ? entry.size : 0), BATCH_BYTES))
+      await writeBatch(services, repo, projectId, batch, ctags);
   } finally {
     ctags?.close();
   }
@@ -90,21 +98,21 @@ async function commitExists(repo: string, commit: string): Promise<boolean> {
   return (await gitText([gitDir(repo), 'cat-file', '-t', commit], { okExitCodes: [0, 128] })).trim() === 'commit';
 }
 
-/** Groups files whose text will be read into batches of at most {@link BATCH_BYTES}. */
-function* batches(entries: readonly BlobEntry[]): Generator<BlobEntry[]> {
-  let batch: BlobEntry[] = [];
+/** Consecutive runs of `items` of at most `maxCount` items and `maxBytes` by `sizeOf` (a larger item alone). */
+function* runs<T>(items: readonly T[], sizeOf: (item: T) => number, maxBytes: number, maxCount = Infinity): Generator<T[]> {
+  let run: T[] = [];
   let bytes = 0;
-  for (const entry of entries) {
-    const read = skipOf(entry) === null ? entry.size : 0;
-    if (batch.length > 0 && bytes + read > BATCH_BYTES) {
-      yield batch;
-      batch = [];
+  for (const item of items) {
+    const size = sizeOf(item);
+    if (run.length > 0 && (run.length >= maxCount || bytes + size > maxBytes)) {
+      yield run;
+      run = [];
       bytes = 0;
     }
-    batch.push(entry);
-    bytes += read;
+    run.push(item);
+    bytes += size;
   }
-  if (batch.length > 0) yield batch;
+  if (run.length > 0) yield run;
 }
 
 /** Why a file is not indexed before its content is read, or null. */
@@ -114,7 +122,7 @@ function skipOf(entry: BlobEntry): string | null {
   return null;
 }
 
-/** Reads the texts of a batch, finds their symbols (when `ctags`), and upserts the rows of both in one transaction. */
+/** Reads the texts of a batch, finds their symbols (when `ctags`), and upserts the rows of both, a file's rows and symbols in one transaction. */
 async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectId: number, batch: BlobEntry[], ctags: CtagsSession | null): Promise<void> {
   const toRead = batch.filter((entry) => skipOf(entry) === null);
   const contents = await readBlobs(
@@ -143,11 +151,13 @@ async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectI
       symbolsSkipped: tags?.skipped ?? null,
     });
   }
-  await services.db.transaction().execute(async (tx) => {
-    for (let i = 0; i < rows.length; i += 100) {
+  for (const chunk of runs(rows, (row) => row.content?.length ?? 0, WRITE_BYTES, WRITE_FILES)) {
+    // other requests run between transactions
+    await nextTurn();
+    await services.db.transaction().execute(async (tx) => {
       const written = await tx
         .insertInto('codeSearchFiles')
-        .values(rows.slice(i, i + 100))
+        .values(chunk)
         .onConflict((oc) =>
           oc.columns(['projectId', 'path']).doUpdateSet((eb) => ({
             blobId: eb.ref('excluded.blobId'),
@@ -185,6 +195,6 @@ async function writeBatch(services: Pick<Services, 'db'>, repo: string, projectI
           .insertInto('codeSearchSymbols')
           .values(symbolRows.slice(j, j + 500))
           .execute();
-    }
-  });
+    });
+  }
 }
