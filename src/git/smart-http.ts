@@ -246,8 +246,9 @@ export async function serviceRpc(
   const stages: NodeJS.ReadWriteStream[] = [];
   if (gzip) stages.push(createGunzip());
   if (fetch) {
-    // the request waits for one of the upload-pack slots before it reaches git (src/git/upload-pack-slots.ts)
-    const slot = new UploadPackSlotGate();
+    // the request waits for one of the upload-pack slots before it reaches git, unless it lists
+    // refs (src/git/upload-pack-slots.ts)
+    const slot = new UploadPackSlotGate({ freeRefListing: true });
     void spawned.done.then(slot.release, slot.release);
     stages.push(slot, reachableWantsGate(repo));
   }

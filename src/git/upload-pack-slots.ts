@@ -2,7 +2,8 @@
  * The limit of upload-packs serving clients at once in this server process
  * (`GITLOOM_GIT_CONCURRENCY`, docs/architecture.md#git-concurrency): each clone or fetch — over
  * HTTP, SSH or from a build agent — takes a slot once its client sends its request (the wants:
- * a client that connected and sends nothing holds none) until its upload-pack exits; the
+ * a client that connected and sends nothing holds none; a protocol v2 ref listing over HTTP holds
+ * none either) until its upload-pack exits; the
  * pack-objects it starts may take a core and hundreds of MiB on a large repository. Past the
  * limit, requests wait in arrival order before they reach git, so that a crowd of clones queues
  * instead of taking the machine from the pages; a waiter whose client goes away leaves the
@@ -86,16 +87,50 @@ function uploadPackSlot(signal?: AbortSignal): Promise<() => void> {
   });
 }
 
+/** The longest pkt-line (git's LARGE_PACKET_MAX), in bytes with its length. */
+const MAX_PKT_LINE = 65520;
+
+/**
+ * What the first pkt-line of a request asks: `ls-refs` for protocol v2's ref listing
+ * (`command=ls-refs`), `other` for anything else (a v2 `fetch`, a v0 `want`, a flush, a
+ * malformed line), `incomplete` while `head` does not hold the whole first line yet.
+ */
+export function firstCommand(head: Buffer): 'ls-refs' | 'other' | 'incomplete' {
+  if (head.length < 4) return 'incomplete';
+  const length = Number.parseInt(head.subarray(0, 4).toString('latin1'), 16);
+  if (!/^[0-9a-f]{4}$/i.test(head.subarray(0, 4).toString('latin1')) || length < 4 || length > MAX_PKT_LINE) return 'other';
+  if (head.length < length) return 'incomplete';
+  return /^command=ls-refs\n?$/.test(head.subarray(4, length).toString('latin1')) ? 'ls-refs' : 'other';
+}
+
 /**
  * The stage between a client and its upload-pack's stdin that takes a slot: the first bytes the
  * client sends wait for one ({@link uploadPackSlot}), the rest pass as they come. `release()`
  * gives the slot back (call it when git exited; nothing when none was taken). Destroying the
  * stage (the client went away) leaves the queue. A full queue fails the stage with Unavailable.
+ *
+ * With `freeRefListing` (a stateless request: one command per upload-pack, as over HTTP), a
+ * request whose first pkt-line is protocol v2's `command=ls-refs` takes no slot: it lists refs
+ * as the `info/refs` advertisement does, which takes none either, so a fetch finding nothing new
+ * and the first step of every clone or fetch never queue behind running clones. The first line
+ * is held until it is whole (at most 65,520 bytes) to be read. Never for a session (SSH), where
+ * the same upload-pack goes on to the fetch.
  */
 export class UploadPackSlotGate extends Transform {
   private slot: Promise<() => void> | null = null;
   private readonly leaving = new AbortController();
   private released = false;
+  /** The first bytes, held while the first pkt-line is incomplete (with `freeRefListing`). */
+  private head: Buffer | null = null;
+  /** Whether this request passes without a slot (a ref listing). */
+  private free = false;
+  private readonly freeRefListing: boolean;
+
+  /** @param options `freeRefListing`: let a stateless ref listing pass without a slot (see the class comment). */
+  constructor(options: { freeRefListing?: boolean } = {}) {
+    super();
+    this.freeRefListing = options.freeRefListing ?? false;
+  }
 
   /** Gives the slot back, once; later calls, and a slot granted after it, are released at once. */
   readonly release = (): void => {
@@ -108,6 +143,21 @@ export class UploadPackSlotGate extends Transform {
   };
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    if (this.free) return callback(null, chunk);
+    if (this.slot === null && this.freeRefListing) {
+      const head = this.head ? Buffer.concat([this.head, chunk]) : chunk;
+      const command = firstCommand(head);
+      if (command === 'incomplete') {
+        this.head = head;
+        return callback();
+      }
+      this.head = null;
+      chunk = head;
+      if (command === 'ls-refs') {
+        this.free = true;
+        return callback(null, chunk);
+      }
+    }
     if (this.slot === null) {
       this.slot = uploadPackSlot(this.leaving.signal);
       this.slot.then(
@@ -120,6 +170,13 @@ export class UploadPackSlotGate extends Transform {
       return;
     }
     callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    // a request that ended inside its first pkt-line: git refuses it at once, no slot needed
+    const head = this.head;
+    this.head = null;
+    callback(null, head ?? undefined);
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {

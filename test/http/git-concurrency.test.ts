@@ -14,10 +14,14 @@ const run = promisify(execFile);
 describe('upload-pack slots', () => {
   let server: TestServer;
   const auth = basic(ADMIN.name, ADMIN.password);
+  /** The head commit of `shared`: a want git accepts and then waits for the rest of the request. */
+  let head = '';
 
   beforeAll(async () => {
     server = await startTestServer({ GITLOOM_GIT_CONCURRENCY: '1' });
     await givenRepo(server, 'shared');
+    const { stdout } = await run('git', ['ls-remote', gitUrl(server, 'shared', ADMIN), 'HEAD'], { env: { ...process.env, ...GIT_TEST_ENV } });
+    head = stdout.slice(0, 40);
   });
   afterAll(async () => {
     await server?.close();
@@ -43,8 +47,9 @@ describe('upload-pack slots', () => {
       request.on('error', reject);
     });
     response.catch(() => {});
-    // the start of a want: the request has begun (it takes or waits for a slot), and never ends
-    request.write('0032want ');
+    // a whole first pkt-line (a want): the request has begun (it takes or waits for a slot), and
+    // never ends
+    request.write(`0032want ${head}\n`);
     return { request, response };
   }
 
@@ -84,6 +89,34 @@ describe('upload-pack slots', () => {
     expect(await fs.readFile(path.join(dir, 'README.md'), 'utf8')).toBe('# shared\n');
     await fs.rm(dir, { recursive: true, force: true });
     expect(await eventually(async () => JSON.stringify(await load()) === JSON.stringify({ running: 0, waiting: 0 }))).toBe(true);
+  });
+
+  it('a request whose first pkt-line is incomplete holds no slot', async () => {
+    const partial = http.request(new URL(`${server.url}/shared.git/git-upload-pack`), {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/x-git-upload-pack-request', 'transfer-encoding': 'chunked' },
+    });
+    partial.on('error', () => {});
+    partial.write('0014command=');
+    try {
+      const { stdout } = await run('git', ['ls-remote', gitUrl(server, 'shared', ADMIN), 'HEAD'], { env: { ...process.env, ...GIT_TEST_ENV } });
+      expect(stdout).toMatch(/\tHEAD$/m);
+      expect(await load()).toEqual({ running: 0, waiting: 0 });
+    } finally {
+      partial.destroy();
+    }
+  });
+
+  it('a protocol v2 ref listing takes no slot: ls-remote answers while the only slot is held', async () => {
+    const holder = heldFetch();
+    expect(await eventually(async () => (await load()).running === 1)).toBe(true);
+    const { stdout } = await run('git', ['-c', 'protocol.version=2', 'ls-remote', gitUrl(server, 'shared', ADMIN), 'HEAD'], {
+      env: { ...process.env, ...GIT_TEST_ENV },
+    });
+    expect(stdout).toMatch(/^[0-9a-f]{40}\tHEAD$/m);
+    expect(await load()).toEqual({ running: 1, waiting: 0 });
+    holder.request.destroy();
+    expect(await eventually(async () => (await load()).running === 0)).toBe(true);
   });
 
   it('past 32 waiters per slot a fetch is refused with 503 and Retry-After; waiters that leave free the queue', async () => {
