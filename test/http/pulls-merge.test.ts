@@ -169,6 +169,36 @@ describe('pull request merges (docs/compatibility.md#pull-requests-merge-strateg
     expect((await git(clone, ['log', '--format=%s', '--grep=^once$', 'origin/main'])).trim().split('\n')).toHaveLength(1);
   });
 
+  it('a settled preview whose target moved since: the merge starts over from the new target head', async () => {
+    const head = await repo.commitOn('moved', { 'm.txt': 'm\n' }, 'add m');
+    const id = await open('moved', 'CREATE_MERGE_COMMIT');
+    const settled = (await server.call('GET', `/pulls/${id}/merge-preview`)).json;
+    // main moves without the server hearing of it: the stored preview is stale but clean
+    const moved = await repo.commitOn('side-of-main', { 'n.txt': 'n\n' }, 'main moves');
+    const bare = path.join(server.dataDir, 'repos', `${repo.id}.git`);
+    await git(bare, ['update-ref', 'refs/heads/main', moved, settled.targetHeadCommitHash]);
+    const res = await server.call('POST', `/pulls/${id}/merge`, { text: 'after the move' });
+    expect(res.status, res.text).toBe(200);
+    const clone = await freshClone(server, 'merges');
+    expect(await describeCommit(clone, 'origin/main')).toMatchObject({ parents: [moved, head], message: 'after the move' });
+    expect((await server.call('GET', `/pulls/${id}/merge-preview`)).json.targetHeadCommitHash).toBe(moved);
+  });
+
+  it('a settled preview whose target moved into a conflict: 409 and nothing changes', async () => {
+    await repo.commitOn('clash', { 'o.txt': 'from the request\n' }, 'request adds o');
+    const id = await open('clash', 'CREATE_MERGE_COMMIT');
+    const settled = (await server.call('GET', `/pulls/${id}/merge-preview`)).json;
+    expect(settled.mergeCommitHash).not.toBeNull();
+    const moved = await repo.commitOn('clash-on-main', { 'o.txt': 'from main\n' }, 'main adds o');
+    const bare = path.join(server.dataDir, 'repos', `${repo.id}.git`);
+    await git(bare, ['update-ref', 'refs/heads/main', moved, settled.targetHeadCommitHash]);
+    const res = await server.call('POST', `/pulls/${id}/merge`, { text: 'clash' });
+    expect(res.status, res.text).toBe(409);
+    expect(res.json).toMatchObject({ code: 'GITLOOM_ERR_MERGE_CONFLICTS' });
+    expect(await repo.head('main')).toBe(moved);
+    expect((await server.call('GET', `/pulls/${id}`)).json.status).toBe('OPEN');
+  });
+
   it('a push landing during the merge makes it fail with 409 and nothing changes', async () => {
     await repo.commitOn('racer', { 'k.txt': 'k\n' }, 'add k');
     const id = await open('racer', 'CREATE_MERGE_COMMIT');

@@ -1,4 +1,5 @@
-import { updateRefs } from '../../git/repository.js';
+import { GitError } from '../../git/command.js';
+import { RefUpdateConflict, updateRefs } from '../../git/repository.js';
 import type { ErrorCode } from '../../error-codes.js';
 import { Conflict } from '../../errors.js';
 import type { Context } from '../context.js';
@@ -9,9 +10,9 @@ import { faultPoint } from '../fault-points.js';
 import { journaledRefChange } from '../journal/index.js';
 import { announceTransition, applyTransition } from './transitions.js';
 import { withLock } from './locks.js';
-import { ensureMergePreview, type MergePreview } from './merge-preview.js';
+import { ensureMergePreview, storedPreview, type MergePreview } from './merge-preview.js';
 import { strategies, type CleanPreview } from './strategies/index.js';
-import { getPullRequestRow, pullRefs } from './pull-requests.js';
+import { getPullRequestRow, latestUpdate, pullRefs } from './pull-requests.js';
 import type { PullRequestRow } from '../../db/schema.js';
 import { requiredBuildsPassed } from './builds.js';
 
@@ -75,17 +76,29 @@ export async function mergeRefusal(ctx: Context, pr: PullRequestRow, state: Prev
 
 /**
  * The rules of {@link mergeRefusal} on a preview brought up to date first (docs/compatibility.md#gitloom-differs-improved-behaviour); the
- * caller holds the request's lock.
+ * caller holds the request's lock. With `trustTarget`, a clean stored preview of the request's
+ * current head and strategy is taken as it is, without reading the target branch: the merge's
+ * compare-and-swap on that branch checks its target head (see {@link mergePullRequest}).
  *
  * @throws Conflict (409) with the first refusal.
  */
-export async function checkMerge(ctx: Context, pr: PullRequestRow): Promise<CleanPreview> {
-  const preview = pr.status === 'OPEN' && !pr.checkError ? await ensureMergePreview(ctx, pr) : null;
-  // re-read: a new preview also moves the commit the required builds run on
-  const current = preview ? await getPullRequestRow(ctx.db, pr.id) : pr;
+export async function checkMerge(ctx: Context, pr: PullRequestRow, options: { trustTarget?: boolean } = {}): Promise<CleanPreview> {
+  const open = pr.status === 'OPEN' && !pr.checkError;
+  const trusted = open && options.trustTarget ? await storedCleanPreview(ctx, pr) : null;
+  const preview = trusted ?? (open ? await ensureMergePreview(ctx, pr) : null);
+  // re-read after a new preview: it also moves the commit the required builds run on
+  const current = preview && !trusted ? await getPullRequestRow(ctx.db, pr.id) : pr;
   const refusal = await mergeRefusal(ctx, current, { preview, updating: false, head: preview?.headCommitHash ?? '' });
   if (refusal !== null) throw new Conflict(refusal.message, { code: refusal.code });
   return preview as CleanPreview;
+}
+
+/** The request's stored preview when it is clean and of its latest head and strategy (its target head unchecked), else null. */
+async function storedCleanPreview(ctx: Context, pr: PullRequestRow): Promise<MergePreview | null> {
+  const stored = storedPreview(pr);
+  if (!stored?.mergeCommitHash || stored.mergeStrategy !== pr.mergeStrategy) return null;
+  const update = await latestUpdate(ctx.db, pr.id);
+  return stored.headCommitHash === update.headCommitHash ? stored : null;
 }
 
 /**
@@ -107,6 +120,11 @@ async function finalCommit(ctx: Context, pr: PullRequestRow, preview: CleanPrevi
  * request MERGED (only if still open) with its change record and event. A crash after the ref
  * moved is finished by start-up recovery (src/domain/journal/ref-journal.ts).
  *
+ * A settled preview is trusted without reading the target branch first (docs/architecture.md#git-merge-preview):
+ * when the branch moved since, the swap fails (or git refuses the final commit when a commit the
+ * preview names is gone), and the merge starts over once from a preview recomputed on the
+ * branch's head.
+ *
  * @throws Conflict (409) for every checkMerge rule, a lost race, or a request closed meanwhile.
  */
 export async function mergePullRequest(ctx: Context, requestId: number, body: string): Promise<void> {
@@ -114,27 +132,35 @@ export async function mergePullRequest(ctx: Context, requestId: number, body: st
   const initial = await getPullRequestRow(ctx.db, requestId);
   await loadProjectWith(ctx, initial.targetProjectId, 'writeCode');
   const merged = await withLock(`pull-request:${requestId}`, async () => {
-    const pr = await getPullRequestRow(ctx.db, requestId);
-    const preview = await checkMerge(ctx, pr);
-    const message = body.trim() ? body : defaultMergeMessage(pr);
-    const mergeCommit = await finalCommit(ctx, pr, preview, message);
-    const repo = ctx.repoPath(pr.targetProjectId);
-    const target = `refs/heads/${pr.targetBranch}`;
-    const change = { ref: target, oldHash: preview.targetHeadCommitHash, newHash: mergeCommit };
-    return journaledRefChange(
-      ctx,
-      pr.targetProjectId,
-      [change],
-      { userId, requestId: pr.id },
-      async () => {
-        await updateRefs(repo, [
-          { ref: target, newHash: mergeCommit, expectedOld: preview.targetHeadCommitHash },
-          { ref: pullRefs.merge(pr.number), newHash: mergeCommit },
-        ]);
-        faultPoint('merge-ref-moved');
-      },
-      (tx) => applyTransition(ctx, tx, pr.id, { to: 'MERGED', reason: null, mergeCommitHash: mergeCommit }, { userId, date: ctx.now() }),
-    );
+    for (let trustTarget = true; ; trustTarget = false) {
+      const pr = await getPullRequestRow(ctx.db, requestId);
+      const preview = await checkMerge(ctx, pr, { trustTarget });
+      const message = body.trim() ? body : defaultMergeMessage(pr);
+      const repo = ctx.repoPath(pr.targetProjectId);
+      const target = `refs/heads/${pr.targetBranch}`;
+      try {
+        const mergeCommit = await finalCommit(ctx, pr, preview, message);
+        const change = { ref: target, oldHash: preview.targetHeadCommitHash, newHash: mergeCommit };
+        return await journaledRefChange(
+          ctx,
+          pr.targetProjectId,
+          [change],
+          { userId, requestId: pr.id },
+          async () => {
+            await updateRefs(repo, [
+              { ref: target, newHash: mergeCommit, expectedOld: preview.targetHeadCommitHash },
+              { ref: pullRefs.merge(pr.number), newHash: mergeCommit },
+            ]);
+            faultPoint('merge-ref-moved');
+          },
+          (tx) => applyTransition(ctx, tx, pr.id, { to: 'MERGED', reason: null, mergeCommitHash: mergeCommit }, { userId, date: ctx.now() }),
+        );
+      } catch (error) {
+        // the target moved since the trusted preview (or a commit it names is gone, so git refused
+        // the final commit): once more from a preview of the branch's head
+        if (!(trustTarget && ((error instanceof RefUpdateConflict && error.ref === target) || error instanceof GitError))) throw error;
+      }
+    }
   });
   if (!merged) throw new Conflict('Pull request already closed');
   announceTransition(ctx, requestId, 'MERGED');
