@@ -309,6 +309,65 @@ export function samplePeakRss(pid: number): () => number {
   };
 }
 
+/**
+ * Proportional set size (PSS, /proc/<pid>/smaps_rollup) of process `pid` and all its descendants,
+ * summed, in MiB: a server with the git processes it started. PSS splits shared pages (a pack
+ * file mapped by several upload-packs, the page cache of git's mmap) between the processes that
+ * map them, so the sum counts each page once. Processes that exit while read are skipped.
+ */
+export async function treeMemoryMiB(pid: number): Promise<number> {
+  let kb = 0;
+  for (const next of await processTree(pid)) {
+    try {
+      kb += Number(/^Pss:\s+(\d+)/m.exec(await fs.readFile(`/proc/${next}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return kb / 1024;
+}
+
+/** Process `pid` and all its descendants (from /proc), `pid` first. */
+export async function processTree(pid: number): Promise<number[]> {
+  const children = new Map<number, number[]>();
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(parent) ?? [];
+      list.push(Number(entry));
+      children.set(parent, list);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree: number[] = [];
+  const pending = [pid];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    tree.push(next);
+    pending.push(...(children.get(next) ?? []));
+  }
+  return tree;
+}
+
+/** Samples {@link treeMemoryMiB} of `pid` every `everyMs` until the returned function is called; it (idempotent) returns the peak, MiB. */
+export function samplePeakTreeMemory(pid: number, everyMs = 200): () => number {
+  let peak = 0;
+  let running = true;
+  void (async () => {
+    while (running) {
+      peak = Math.max(peak, await treeMemoryMiB(pid));
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return () => {
+    running = false;
+    return peak;
+  };
+}
+
 /** The bare node:http server of the ceiling figures: POST (or PUT) /f stores the body, GET /f streams it; argv[1] is the file, argv[2] the port. */
 export const BARE_FILE_SERVER = `
 import http from 'node:http';
@@ -325,3 +384,56 @@ http.createServer(async (req, res) => {
   }
 }).listen(Number(process.argv[2]), '127.0.0.1', () => console.log('ready'));
 `;
+
+/** mulberry32: a small seeded generator of numbers in [0, 1), so generated repositories are the same on every machine. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The cache directory of the bench `name` (outside the repository): `$BENCH_CACHE_DIR/<name>`, else under `$XDG_CACHE_HOME` or `~/.cache`. */
+export function benchCacheDir(name: string): string {
+  const base = process.env.BENCH_CACHE_DIR ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'gitloom-bench');
+  return path.join(base, name);
+}
+
+/**
+ * CPU time (user + system) of process `pid` with its descendants, ms (from /proc): its own, its
+ * reaped children's and, recursively, its live children's. 0 for a process gone meanwhile.
+ */
+export async function treeCpuMs(pid: number): Promise<number> {
+  let stat: string;
+  const children: number[] = [];
+  try {
+    stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    for (const task of await fs.readdir(`/proc/${pid}/task`)) {
+      for (const child of (await fs.readFile(`/proc/${pid}/task/${task}/children`, 'utf8')).split(' ')) if (child) children.push(Number(child));
+    }
+  } catch {
+    return 0;
+  }
+  // fields 14–17 of stat(5): utime, stime, cutime, cstime (clock ticks), counted after the command name
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  let total = ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+  for (const child of children) total += await treeCpuMs(child);
+  return total;
+}
+
+/**
+ * Waits until process `pid` with its descendants (a server with its git processes) has used under
+ * 50 ms of CPU in each of `calmSeconds` seconds in a row — its work after a push done — at most `maxMs`.
+ */
+export async function waitQuiet(pid: number, maxMs: number, calmSeconds = 1): Promise<void> {
+  const until = performance.now() + maxMs;
+  for (let calm = 0; calm < calmSeconds && performance.now() < until;) {
+    const before = await treeCpuMs(pid);
+    await new Promise((r) => setTimeout(r, 1000));
+    calm = (await treeCpuMs(pid)) - before < 50 ? calm + 1 : 0;
+  }
+}
