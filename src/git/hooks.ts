@@ -6,10 +6,10 @@
  * the data dir and reach receive-pack through `core.hooksPath` given in the environment, so no
  * repository carries its own copy; the same environment limits the size of a pushed pack.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { HOOK_NAMES, QUARANTINE_ENV } from './hook-program.js';
 import { isAncestor } from './merge.js';
 import { isObjectId, ZERO_HASH } from './names.js';
@@ -21,16 +21,27 @@ function shellQuote(text: string): string {
 }
 
 /**
- * The command that runs the hook program: the compiled `hook-program.js` next to this module, or,
- * when the server runs from its TypeScript sources, `hook-program.ts` through tsx's loader.
+ * The script git's hooks run with Node: the compiled `hook-program.js` next to this module or, when
+ * the server runs from its TypeScript sources, `hook-program.ts` with its types stripped by
+ * esbuild into `<dir>/hook-program.mjs` (Node built-ins only, so no bundling). Run through tsx's
+ * loader instead, each hook spent about a second of CPU compiling before reading its input: two
+ * per push.
+ *
+ * @param dir the hook directory the stripped script is written to (atomically: several server
+ *   processes may share it).
  */
-function hookCommand(nodePath: string): string[] {
+async function hookProgram(dir: string): Promise<string> {
   const self = fileURLToPath(import.meta.url);
   const extension = path.extname(self);
   const program = path.join(path.dirname(self), `hook-program${extension}`);
-  if (extension !== '.ts') return [nodePath, program];
-  const tsx = path.dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
-  return [nodePath, '--import', pathToFileURL(path.join(tsx, 'dist', 'esm', 'index.mjs')).href, program];
+  if (extension !== '.ts') return program;
+  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+  const { code } = await esbuild.transform(await readFile(program, 'utf8'), { loader: 'ts', format: 'esm', target: 'node20' });
+  const stripped = path.join(dir, 'hook-program.mjs');
+  const temporary = `${stripped}.${process.pid}.tmp`;
+  await writeFile(temporary, code);
+  await rename(temporary, stripped);
+  return stripped;
 }
 
 /**
@@ -42,7 +53,7 @@ function hookCommand(nodePath: string): string[] {
  */
 export async function installHooks(dir: string, nodePath: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const command = hookCommand(nodePath).map(shellQuote).join(' ');
+  const command = [nodePath, await hookProgram(dir)].map(shellQuote).join(' ');
   for (const hook of HOOK_NAMES) {
     const wrapper = path.join(dir, hook);
     await writeFile(wrapper, `#!/bin/sh\nexec ${command} ${hook}\n`);
