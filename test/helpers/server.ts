@@ -1,11 +1,14 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
+import { migrateToLatest, openDatabase } from '../../src/db/database.js';
 import type { LogDestination } from '../../src/plugins/logging.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
@@ -49,12 +52,72 @@ export interface ApiResponse {
   json: any;
 }
 
-/** Creates a fresh PostgreSQL database next to `baseUrl`'s; `drop()` removes it. */
-export async function createPostgresDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+/** Waits, up to 2 s, until no session of `database` is left: a pool ended its connections, but they may still be closing. */
+async function closedSessions(client: pg.Client, database: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const { rows } = await client.query('select count(*)::int as n from pg_stat_activity where datname = $1', [database]);
+    if (rows[0].n === 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Names of the migrated template databases this process has made sure of, by server URL. */
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * A database of `baseUrl`'s server holding every migration, to create test databases from: made
+ * once per set of migration sources (its name carries their digest) by the first worker that
+ * needs it, under an advisory lock, through the server's own `migrateToLatest`.
+ */
+function migratedTemplate(baseUrl: string): Promise<string> {
+  let name = templates.get(baseUrl);
+  if (!name) {
+    name = (async () => {
+      const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../src/db/migrations');
+      const digest = createHash('sha256');
+      for (const file of (await fs.readdir(dir)).sort()) digest.update(file).update(await fs.readFile(path.join(dir, file)));
+      const template = `gitloom_test_template_${digest.digest('hex').slice(0, 16)}`;
+      const admin = new pg.Client({ connectionString: baseUrl });
+      await admin.connect();
+      try {
+        await admin.query('select pg_advisory_lock(7265326)');
+        const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [template]);
+        if (!rowCount) {
+          const building = `${template}_building`;
+          await admin.query(`drop database if exists ${building}`);
+          await admin.query(`create database ${building}`);
+          const url = new URL(baseUrl);
+          url.pathname = `/${building}`;
+          const database = await openDatabase({ databaseUrl: url.toString(), dataDir: os.tmpdir() });
+          await migrateToLatest(database.db);
+          await database.close();
+          // a database with sessions can be neither renamed nor copied
+          await closedSessions(admin, building);
+          await admin.query(`alter database ${building} rename to ${template}`);
+        }
+      } finally {
+        await admin.end();
+      }
+      return template;
+    })();
+    templates.set(baseUrl, name);
+  }
+  return name;
+}
+
+/**
+ * Creates a fresh PostgreSQL database next to `baseUrl`'s; `drop()` removes it. With `migrated`,
+ * it is a copy of a template holding every migration (a server's start then finds none to run);
+ * otherwise it is empty. Its sessions commit without waiting for the WAL flush: a test database
+ * need not survive a crash of PostgreSQL itself.
+ */
+export async function createPostgresDatabase(baseUrl: string, options: { migrated?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `gitloom_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const template = options.migrated ? await migratedTemplate(baseUrl) : null;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`);
+  await admin.query(`alter database ${name} set synchronous_commit = off`);
   await admin.end();
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
@@ -65,11 +128,7 @@ export async function createPostgresDatabase(baseUrl: string): Promise<{ url: st
       await client.connect();
       // the server's pool has ended, but its connections may still be closing: forcing the drop
       // then would kill them mid-goodbye (an uncaught 57P01 in the test process)
-      for (let i = 0; i < 100; i++) {
-        const { rows } = await client.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
-        if (rows[0].n === 0) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await closedSessions(client, name);
       await client.query(`drop database if exists ${name} with (force)`);
       await client.end();
     },
@@ -109,7 +168,7 @@ export async function startTestServer(
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'gitloom-test-'));
   const dataDir = path.join(home, 'data');
   const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
-  const database = pgBase ? await createPostgresDatabase(pgBase) : null;
+  const database = pgBase ? await createPostgresDatabase(pgBase, { migrated: true }) : null;
   const config = () =>
     loadConfig(
       {
@@ -309,7 +368,7 @@ export async function givenInstallation(cleanup: (() => Promise<unknown>)[], ext
   cleanup.push(() => fs.rm(home, { recursive: true, force: true }));
   await fs.chmod(home, 0o700);
   const pgBase = process.env.GITLOOM_TEST_DATABASE_URL;
-  const database = pgBase ? await createPostgresDatabase(pgBase) : null;
+  const database = pgBase ? await createPostgresDatabase(pgBase, { migrated: true }) : null;
   if (database) cleanup.push(() => database.drop());
   return {
     GITLOOM_DATA_DIR: path.join(home, 'data'),

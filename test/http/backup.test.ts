@@ -321,5 +321,6 @@ describe('backup and restore', () => {
 
     await server.settled();
     expect(await cli(['admin', 'check'], envOf(server))).toContain('nothing to reconcile');
-  }, 300_000);
+    // three rounds of what each test above does once (their budgets: 180 s)
+  }, 600_000);
 });
