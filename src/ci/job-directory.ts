@@ -81,7 +81,18 @@ export class UnsafePathError extends Error {
  *
  * @throws Error naming the directory at fault (and `GITLOOM_JOB_DIR`), or a file-system error.
  */
-export async function prepareJobsDir(jobsDir: string, jobUids: boolean): Promise<string> {
+export function prepareJobsDir(jobsDir: string, jobUids: boolean): Promise<string> {
+  // one at a time per jobs dir: a job starting beside the one that creates it would otherwise
+  // check it between its mkdir and its chmod, and find it unreachable
+  const run = (preparing.get(jobsDir) ?? Promise.resolve()).then(() => prepare(jobsDir, jobUids));
+  preparing.set(jobsDir, Promise.allSettled([run]));
+  return run;
+}
+
+/** The last preparation of each jobs dir in this process, settled or not (a process has one or a few jobs dirs). */
+const preparing = new Map<string, Promise<unknown>>();
+
+async function prepare(jobsDir: string, jobUids: boolean): Promise<string> {
   const created = await mkdir(jobsDir, { recursive: true, mode: 0o711 });
   // the process umask (0077) strips the search bits of what mkdir created
   if (created) for (let p = jobsDir; p.startsWith(created); p = path.dirname(p)) await chmod(p, 0o711);

@@ -49,6 +49,21 @@ describe('job directory', () => {
     await expect(prepareJobsDir(path.join(sticky, 'jobs'), true)).resolves.toBe(path.join(sticky, 'jobs'));
   });
 
+  it('creates a missing jobs dir once for jobs starting together, each finding it searchable', async () => {
+    // the server's and the agent's umask: mkdir creates 0700, the search bits come with a chmod
+    const umask = process.umask(0o077);
+    try {
+      for (let round = 0; round < 20; round++) {
+        const jobs = path.join(tmp, `together-${round}`, 'jobs');
+        const prepared = await Promise.all(Array.from({ length: 8 }, () => prepareJobsDir(jobs, true)));
+        expect(prepared).toEqual(Array(8).fill(jobs));
+        expect((await stat(jobs)).mode & 0o777).toBe(0o711);
+      }
+    } finally {
+      process.umask(umask);
+    }
+  });
+
   it('hands a tree to a job uid without following its links', async () => {
     const tree = path.join(tmp, 'tree');
     await mkdir(path.join(tree, 'sub'), { recursive: true });
