@@ -3,7 +3,9 @@
  * restarts"): a real `gitloom agent` process is killed mid-job and started again on its work dir;
  * it names the session of its previous connection, so the server ends that session at once —
  * its build ends as a lost agent's, here retried per its `retryCondition`, or FAILED without
- * one — and accepts the new connection without waiting for the old one to time out.
+ * one — and accepts the new connection without waiting for the old one to time out. The server
+ * runs with leases of 60 s (three 20 s fallback polls), so that a slow restart on a busy machine
+ * still comes before the old session's leases expire.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -43,7 +45,7 @@ describe('an agent killed with SIGKILL and started again', { timeout: 180_000 },
   };
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ GITLOOM_FALLBACK_POLL_MS: '20000' });
     repo = await givenRepo(server, 'restarted', { files: { '.onedev-buildspec.yml': SPEC } });
     const saved = await server.call('POST', '/settings/job-executors', {
       body: [{ '@type': 'RemoteShellExecutor', name: 'agents', agentQuery: '"zone" is "r"' }],
