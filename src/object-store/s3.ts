@@ -9,18 +9,7 @@
  * {@link S3ObjectStore.abortIncompleteUploads}, or by a lifecycle rule of the bucket, README
  * "Object storage").
  */
-import {
-  AbortMultipartUploadCommand,
-  DeleteObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { Readable } from 'node:stream';
 import type { ObjectStoreConfig } from './config.js';
 import { checkKey } from './keys.js';
@@ -33,14 +22,26 @@ export const QUEUE_SIZE = 2;
 /** Keys per DeleteObjects request (S3's maximum). */
 const DELETE_BATCH = 1000;
 
-const isNotFound = (error: unknown): boolean =>
-  error instanceof S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey');
+/** The S3 client library and its multipart uploader. */
+type Sdk = typeof import('@aws-sdk/client-s3') & Pick<typeof import('@aws-sdk/lib-storage'), 'Upload'>;
+let sdkLoading: Promise<Sdk> | null = null;
+
+/** The SDK, loaded on first use: it holds megabytes that a server storing in its data dir never needs. */
+function loadSdk(): Promise<Sdk> {
+  sdkLoading ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, storage]) => ({ ...s3, Upload: storage.Upload }));
+  return sdkLoading;
+}
+
+const isNotFound = (sdk: Sdk, error: unknown): boolean =>
+  error instanceof sdk.S3ServiceException && (error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey');
 
 /** The S3 object store of `config`. */
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
   readonly location: string;
-  private readonly client: S3Client;
+  private readonly config: ObjectStoreConfig;
+  /** The client, made with the first request. */
+  private client: S3Client | null = null;
   private readonly bucket: string;
   /** The bucket prefix, `''` or ending with `/`. */
   private readonly prefix: string;
@@ -49,7 +50,14 @@ export class S3ObjectStore implements ObjectStore {
     this.bucket = config.bucket;
     this.prefix = config.prefix === '' ? '' : `${config.prefix}/`;
     this.location = `s3://${config.bucket}/${config.prefix}`;
-    this.client = new S3Client({
+    this.config = config;
+  }
+
+  /** The SDK and this store's client (made once). */
+  private async connected(): Promise<{ sdk: Sdk; client: S3Client }> {
+    const sdk = await loadSdk();
+    const config = this.config;
+    this.client ??= new sdk.S3Client({
       region: config.region,
       ...(config.endpoint !== null && { endpoint: config.endpoint }),
       forcePathStyle: config.forcePathStyle,
@@ -59,6 +67,7 @@ export class S3ObjectStore implements ObjectStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
+    return { sdk, client: this.client };
   }
 
   private objectKey(key: string): string {
@@ -81,8 +90,9 @@ export class S3ObjectStore implements ObjectStore {
         throw error;
       }
     }
-    const upload = new Upload({
-      client: this.client,
+    const { sdk, client } = await this.connected();
+    const upload = new sdk.Upload({
+      client,
       params: { Bucket: this.bucket, Key: this.objectKey(key), Body: Readable.from(checked(), { objectMode: false }) },
       partSize: PART_BYTES,
       queueSize: QUEUE_SIZE,
@@ -97,9 +107,10 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async get(key: string, range?: ByteRange | null): Promise<OpenedObject | null> {
+    const { sdk, client } = await this.connected();
     try {
-      const out = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), ...(range && { Range: `bytes=${range.start}-${range.end}` }) }),
+      const out = await client.send(
+        new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), ...(range && { Range: `bytes=${range.start}-${range.end}` }) }),
       );
       const length = Number(out.ContentLength ?? 0);
       const total = range ? Number(/\/(\d+)$/.exec(out.ContentRange ?? '')?.[1] ?? length) : length;
@@ -111,30 +122,33 @@ export class S3ObjectStore implements ObjectStore {
         range: range ?? null,
       };
     } catch (error) {
-      if (isNotFound(error)) return null;
+      if (isNotFound(sdk, error)) return null;
       throw error;
     }
   }
 
   async stat(key: string): Promise<ObjectInfo | null> {
+    const { sdk, client } = await this.connected();
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+      const out = await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
       return { size: Number(out.ContentLength ?? 0), lastModified: out.LastModified?.getTime() ?? 0 };
     } catch (error) {
-      if (isNotFound(error)) return null;
+      if (isNotFound(sdk, error)) return null;
       throw error;
     }
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+    const { sdk, client } = await this.connected();
+    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
   }
 
   async deletePrefix(prefix: string): Promise<void> {
+    const { sdk, client } = await this.connected();
     let batch: string[] = [];
     const flush = async () => {
       if (batch.length === 0) return;
-      const out = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      const out = await client.send(new sdk.DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
       batch = [];
       if (out.Errors && out.Errors.length > 0) throw new Error(`Unable to delete ${out.Errors[0].Key}: ${out.Errors[0].Message}`);
     };
@@ -147,10 +161,11 @@ export class S3ObjectStore implements ObjectStore {
 
   async *list(prefix: string): AsyncIterable<ListedObject> {
     if (prefix !== '') checkKey(prefix.replace(/\/$/, ''));
+    const { sdk, client } = await this.connected();
     let token: string | undefined;
     do {
-      const out = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${prefix}`, ...(token !== undefined && { ContinuationToken: token }) }),
+      const out = await client.send(
+        new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: `${this.prefix}${prefix}`, ...(token !== undefined && { ContinuationToken: token }) }),
       );
       for (const object of out.Contents ?? []) {
         if (object.Key === undefined) continue;
@@ -171,30 +186,31 @@ export class S3ObjectStore implements ObjectStore {
    * @throws what the S3 client throws otherwise.
    */
   async abortIncompleteUploads(initiatedBefore: number): Promise<string[] | null> {
+    const { sdk, client } = await this.connected();
     const aborted: string[] = [];
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     do {
       let out;
       try {
-        out = await this.client.send(
-          new ListMultipartUploadsCommand({
+        out = await client.send(
+          new sdk.ListMultipartUploadsCommand({
             Bucket: this.bucket,
             ...(this.prefix !== '' && { Prefix: this.prefix }),
             ...(keyMarker !== undefined && { KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
           }),
         );
       } catch (error) {
-        if (error instanceof S3ServiceException && (error.name === 'NotImplemented' || error.$metadata.httpStatusCode === 501)) return null;
+        if (error instanceof sdk.S3ServiceException && (error.name === 'NotImplemented' || error.$metadata.httpStatusCode === 501)) return null;
         throw error;
       }
       for (const upload of out.Uploads ?? []) {
         if (upload.Key === undefined || upload.UploadId === undefined || upload.Initiated === undefined) continue;
         if (upload.Initiated.getTime() >= initiatedBefore) continue;
         try {
-          await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }));
+          await client.send(new sdk.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }));
         } catch (error) {
-          if (error instanceof S3ServiceException && error.name === 'NoSuchUpload') continue;
+          if (error instanceof sdk.S3ServiceException && error.name === 'NoSuchUpload') continue;
           throw error;
         }
         aborted.push(upload.Key.slice(this.prefix.length));
@@ -205,8 +221,9 @@ export class S3ObjectStore implements ObjectStore {
     return aborted;
   }
 
-  /** Closes the client's connections. */
+  /** Closes the client's connections (when it was made). */
   destroy(): void {
-    this.client.destroy();
+    this.client?.destroy();
+    this.client = null;
   }
 }

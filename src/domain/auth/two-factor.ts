@@ -9,16 +9,12 @@
  * its host name is the RP id, its origin the only origin accepted.
  */
 import { hash, randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransportFuture,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { Secret, TOTP } from 'otpauth';
 import type { Db } from '../../db/database.js';
@@ -33,6 +29,9 @@ export const RECOVERY_CODE_COUNT = 10;
 /** How long a security key's registration may take, ms. */
 const REGISTRATION_TTL_MS = 5 * 60_000;
 const ISSUER = 'Gitloom';
+
+/** The WebAuthn library, loaded on first use: with its ASN.1 and X.509 parsers it holds megabytes a server without security keys never needs. */
+const webauthn = () => import('@simplewebauthn/server');
 
 /** What a user has enrolled, as their settings page shows it. */
 export interface TwoFactorState {
@@ -345,6 +344,7 @@ export async function startSecurityKeyRegistration(ctx: Context): Promise<Public
   const rp = relyingParty(ctx);
   const user = await userNamed(ctx.db, userId);
   const existing = await credentialsOf(ctx.db, userId);
+  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: ISSUER,
     rpID: rp.id,
@@ -406,6 +406,7 @@ export async function finishSecurityKeyRegistration(ctx: Context, name: string, 
       .returning(['challenge', 'expireDate'])
       .executeTakeFirst();
     if (!pending?.challenge || Number(pending.expireDate) <= ctx.now()) throw new Conflict('No security key registration in progress: start again');
+    const { verifyRegistrationResponse } = await webauthn();
     let verified;
     try {
       verified = await verifyRegistrationResponse({ response, expectedChallenge: pending.challenge, expectedOrigin: rp.origin, expectedRPID: rp.id });
@@ -473,6 +474,7 @@ export async function removeSecurityKey(ctx: Context, keyId: number, proof: stri
 export async function authenticationOptions(ctx: Context, userId: number): Promise<PublicKeyCredentialRequestOptionsJSON | null> {
   const credentials = await credentialsOf(ctx.db, userId);
   if (credentials.length === 0) return null;
+  const { generateAuthenticationOptions } = await webauthn();
   return generateAuthenticationOptions({ rpID: relyingParty(ctx).id, allowCredentials: credentials.map((c) => c.descriptor), userVerification: 'preferred' });
 }
 
@@ -493,6 +495,7 @@ export async function acceptSecondFactor(ctx: Context, db: Db, userId: number, a
   const row = await db.selectFrom('webauthnCredentials').selectAll().where('userId', '=', userId).where('credentialId', '=', response.id).executeTakeFirst();
   if (!row) return 'This security key is not registered for this account';
   const rp = relyingParty(ctx);
+  const { verifyAuthenticationResponse } = await webauthn();
   let result;
   try {
     result = await verifyAuthenticationResponse({

@@ -7,7 +7,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import sharp from 'sharp';
 import type { Db } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 import { BadRequest, Conflict, NotFound, PayloadTooLarge } from '../../errors.js';
@@ -89,6 +88,8 @@ async function reencode(data: Buffer): Promise<{ body: Buffer; type: string }> {
   const format = SIGNATURES.find((s) => s.matches(data))?.format;
   if (!format) throw new BadRequest('The avatar must be a JPEG, PNG, WebP or GIF image');
   const unreadable = () => new BadRequest(`The avatar is no readable ${format.toUpperCase()} image`);
+  // loaded on first use: sharp and its libvips hold about 10 MiB that a server without uploads never needs
+  const { default: sharp } = await import('sharp');
   // the header alone first (no pixel limit: nothing is decoded), so a bomb gets its own message
   const meta = await sharp(data, { limitInputPixels: false })
     .metadata()

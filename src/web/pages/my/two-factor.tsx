@@ -7,7 +7,6 @@
  * turning it all off. Removing a key, regenerating the codes and turning it off ask for a current
  * code, a recovery code or the password.
  */
-import QRCode from 'qrcode';
 import {
   confirmTotp,
   disableTwoFactor,
@@ -62,7 +61,8 @@ async function twoFactorPage(page: PageContext, error: string | null = null, not
   const userId = me(page);
   const state = await twoFactorState(page.ctx, userId);
   const on = state.totp || state.securityKeys.length > 0;
-  const qr = state.pendingTotp && (await QRCode.toDataURL(state.pendingTotp.uri, { margin: 2, width: 240 }));
+  // the QR encoder loads on first use, as an enrolment begins
+  const qr = state.pendingTotp && (await (await import('qrcode')).default.toDataURL(state.pendingTotp.uri, { margin: 2, width: 240 }));
   const registration = codes ? null : await startSecurityKeyRegistration(page.ctx);
   const mustEnrol = page.ctx.actor.mustEnrolSecondFactor === true;
   return (
