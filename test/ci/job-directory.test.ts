@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, readFileSync } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,15 +49,21 @@ describe('job directory', () => {
     await expect(prepareJobsDir(path.join(sticky, 'jobs'), true)).resolves.toBe(path.join(sticky, 'jobs'));
   });
 
-  it('creates a missing jobs dir once for jobs starting together, each finding it searchable', async () => {
-    // the server's and the agent's umask: mkdir creates 0700, the search bits come with a chmod
+  it('creates a missing jobs dir for jobs starting together, each finding it searchable, leaving nothing else', async () => {
+    // the server's and the agent's umask: mkdir creates 0700, the search bits come with a chmod;
+    // unserialized, a preparation checking between another's two calls fails in most runs of
+    // these 100 rounds
     const umask = process.umask(0o077);
     try {
-      for (let round = 0; round < 20; round++) {
-        const jobs = path.join(tmp, `together-${round}`, 'jobs');
-        const prepared = await Promise.all(Array.from({ length: 8 }, () => prepareJobsDir(jobs, true)));
-        expect(prepared).toEqual(Array(8).fill(jobs));
+      for (let round = 0; round < 100; round++) {
+        const parent = path.join(tmp, `together-${round}`);
+        const jobs = path.join(parent, 'jobs');
+        const prepared = await Promise.all(Array.from({ length: 12 }, () => prepareJobsDir(jobs, true)));
+        expect(prepared).toEqual(Array(12).fill(jobs));
         expect((await stat(jobs)).mode & 0o777).toBe(0o711);
+        expect((await stat(parent)).mode & 0o777).toBe(0o711);
+        expect(await readdir(parent)).toEqual(['jobs']);
+        expect(await readdir(jobs)).toEqual([]);
       }
     } finally {
       process.umask(umask);
