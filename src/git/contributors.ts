@@ -15,25 +15,26 @@ export interface CommitStat {
 }
 
 /**
- * Reads author, date and added/deleted line counts of every commit reachable from `commit`
- * (merges excluded, binary files count 0), streaming git's output.
+ * Visits the author, date and added/deleted line counts of every commit reachable from `commit`
+ * (merges excluded, binary files count 0), newest first, streaming git's output: nothing of the
+ * history is kept here.
  *
  * @param repo absolute path of a bare repository.
  * @param commit 40-hex commit hash.
+ * @param visit called once per commit, with its whole statistics.
  * @throws GitError when git fails; Error for a malformed hash (a programming error).
  */
-export async function commitStats(repo: string, commit: string): Promise<CommitStat[]> {
+export async function visitCommitStats(repo: string, commit: string, visit: (stat: CommitStat) => void): Promise<void> {
   if (!isObjectId(commit)) throw new Error(`Not a commit hash: ${commit}`);
   const g = spawnGit([gitDir(repo), 'log', '--no-merges', '--no-renames', '--numstat', '--format=%x01%an%x00%ae%x00%at', value(commit), '--']);
   g.stdin.end();
-  const stats: CommitStat[] = [];
   let current: CommitStat | null = null;
   let rest = '';
   const consume = (line: string) => {
     if (line.startsWith('\x01')) {
+      if (current) visit(current);
       const [authorName, authorEmail, time] = line.slice(1).split('\0');
       current = { authorName, authorEmail, authorTime: Number(time) * 1000, additions: 0, deletions: 0 };
-      stats.push(current);
       return;
     }
     const m = /^(\d+|-)\t(\d+|-)\t/.exec(line);
@@ -51,5 +52,5 @@ export async function commitStats(repo: string, commit: string): Promise<CommitS
   }
   if (rest) consume(rest);
   await g.done;
-  return stats;
+  if (current) visit(current);
 }

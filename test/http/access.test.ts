@@ -295,9 +295,15 @@ describe('project setting, contributors and repositories', () => {
     expect(byCommits.map((c: { author: { emailAddress: string } }) => c.author.emailAddress)).toEqual(['author@example.com', 'bob@example.com']);
     expect(byCommits[0].totalContribution).toEqual({ commits: 2, additions: 5, deletions: 0 });
     expect(byCommits[1].dailyContributions).toEqual({ '2024-02-02': 1 });
+    // a day's amount sums the author's commits of that day, in the unit of the ranking
+    const sum = (daily: Record<string, number>) => Object.values(daily).reduce((a, b) => a + b, 0);
+    expect(sum(byCommits[0].dailyContributions)).toBe(2);
+    const byAdditions = (await server.call('GET', url('ADDITIONS'))).json;
+    expect(sum(byAdditions[0].dailyContributions)).toBe(5);
+    expect(byAdditions[1]).toMatchObject({ totalContribution: { commits: 1, additions: 0, deletions: 0 }, dailyContributions: { '2024-02-02': 0 } });
     const bobOnly = (await server.call('GET', `/projects/${projectId}/top-contributors?type=ADDITIONS&sinceDate=2024-02-02&untilDate=2024-02-02&count=10`))
       .json;
-    expect(bobOnly).toHaveLength(1);
+    expect(bobOnly).toMatchObject([{ author: { emailAddress: 'bob@example.com' }, totalContribution: { commits: 1 } }]);
     expect((await server.call('GET', `/projects/${projectId}/top-contributors?type=COMMITS&sinceDate=2024-13-01&untilDate=2025-01-01&count=1`)).status).toBe(
       400,
     );

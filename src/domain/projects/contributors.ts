@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { BadRequest } from '../../errors.js';
-import { commitStats, type CommitStat } from '../../git/contributors.js';
+import { visitCommitStats } from '../../git/contributors.js';
 import { branchHead, getDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from './permissions.js';
@@ -16,32 +16,74 @@ export interface GitContributor {
   dailyContributions: Record<string, number>;
 }
 
-/** Estimated bytes of one commit's statistics in memory (the object and its author strings). */
-const COMMIT_STAT_BYTES = 200;
+/** One author's contributions of one UTC day. */
+interface DayTotals {
+  commits: number;
+  additions: number;
+  deletions: number;
+}
+
+/** An author's contributions per UTC day (`yyyy-MM-dd`), newest day first; the name and email of their newest commit. */
+interface AuthorHistory {
+  name: string;
+  email: string;
+  days: Map<string, DayTotals>;
+}
+
+/** Estimated bytes in memory of an author's entry (names, map) and of one of their days. */
+const AUTHOR_BYTES = 256;
+const DAY_BYTES = 96;
 
 /**
- * Parsed commit statistics per (repository, head commit), at most 48 MiB (estimated): a new push
- * changes the head, so entries never go stale. A read under way is shared by the requests asking.
+ * The contributions of every author (by lower-cased email) per day, per (repository, head
+ * commit), at most 48 MiB (estimated): a new push changes the head, so entries never go stale.
+ * Built while git streams the history, so memory holds authors × days, never the commits. A read
+ * under way is shared by the requests asking.
  */
-const statsCache = new LRUCache<string, CommitStat[]>({ maxSize: 48 * 1024 * 1024, sizeCalculation: (stats) => 256 + stats.length * COMMIT_STAT_BYTES });
-const statsReading = new Map<string, Promise<CommitStat[]>>();
+const historyCache = new LRUCache<string, Map<string, AuthorHistory>>({
+  maxSize: 48 * 1024 * 1024,
+  sizeCalculation: (authors) => [...authors.values()].reduce((n, a) => n + AUTHOR_BYTES + a.days.size * DAY_BYTES, 64),
+});
+const historyReading = new Map<string, Promise<Map<string, AuthorHistory>>>();
 
-/** The statistics of every commit reachable from `head`, from the cache or read once however many ask. */
-async function statsOf(repo: string, head: string): Promise<CommitStat[]> {
+/** Every author's contributions per day in the history of `head`, from the cache or read once however many ask. */
+async function historyOf(repo: string, head: string): Promise<Map<string, AuthorHistory>> {
   const key = `${repo}\0${head}`;
-  const cached = statsCache.get(key);
+  const cached = historyCache.get(key);
   if (cached) return cached;
-  let reading = statsReading.get(key);
+  let reading = historyReading.get(key);
   if (!reading) {
-    reading = commitStats(repo, head)
-      .then((stats) => {
-        statsCache.set(key, stats);
-        return stats;
+    reading = readHistory(repo, head)
+      .then((authors) => {
+        historyCache.set(key, authors);
+        return authors;
       })
-      .finally(() => statsReading.delete(key));
-    statsReading.set(key, reading);
+      .finally(() => historyReading.delete(key));
+    historyReading.set(key, reading);
   }
   return reading;
+}
+
+async function readHistory(repo: string, head: string): Promise<Map<string, AuthorHistory>> {
+  const authors = new Map<string, AuthorHistory>();
+  await visitCommitStats(repo, head, (commit) => {
+    const email = commit.authorEmail.toLowerCase();
+    let author = authors.get(email);
+    if (!author) {
+      author = { name: commit.authorName, email: commit.authorEmail, days: new Map() };
+      authors.set(email, author);
+    }
+    const day = new Date(commit.authorTime).toISOString().slice(0, 10);
+    let totals = author.days.get(day);
+    if (!totals) {
+      totals = { commits: 0, additions: 0, deletions: 0 };
+      author.days.set(day, totals);
+    }
+    totals.commits += 1;
+    totals.additions += commit.additions;
+    totals.deletions += commit.deletions;
+  });
+  return authors;
 }
 
 function parseDay(text: string, field: string): string {
@@ -70,25 +112,21 @@ export async function topContributors(
   const branch = await getDefaultBranch(repo);
   const head = branch === null ? null : await branchHead(repo, branch);
   if (head === null) return [];
-  const stats = statsOf(repo, head);
-  const byAuthor = new Map<string, { name: string; email: string; total: GitContributor['totalContribution']; daily: Record<string, number> }>();
-  for (const commit of await stats) {
-    const day = new Date(commit.authorTime).toISOString().slice(0, 10);
-    if (day < since || day > until) continue;
-    const email = commit.authorEmail.toLowerCase();
-    let entry = byAuthor.get(email);
-    if (!entry) {
-      entry = { name: commit.authorName, email: commit.authorEmail, total: { commits: 0, additions: 0, deletions: 0 }, daily: {} };
-      byAuthor.set(email, entry);
+  const byAuthor: { name: string; email: string; total: GitContributor['totalContribution']; daily: Record<string, number> }[] = [];
+  const amountOf = (t: DayTotals) => (params.type === 'COMMITS' ? t.commits : params.type === 'ADDITIONS' ? t.additions : t.deletions);
+  for (const author of (await historyOf(repo, head)).values()) {
+    const total = { commits: 0, additions: 0, deletions: 0 };
+    const daily: Record<string, number> = {};
+    for (const [day, totals] of author.days) {
+      if (day < since || day > until) continue;
+      total.commits += totals.commits;
+      total.additions += totals.additions;
+      total.deletions += totals.deletions;
+      daily[day] = amountOf(totals);
     }
-    entry.total.commits += 1;
-    entry.total.additions += commit.additions;
-    entry.total.deletions += commit.deletions;
-    const amount = params.type === 'COMMITS' ? 1 : params.type === 'ADDITIONS' ? commit.additions : commit.deletions;
-    entry.daily[day] = (entry.daily[day] ?? 0) + amount;
+    if (total.commits > 0) byAuthor.push({ name: author.name, email: author.email, total, daily });
   }
-  const metric = (t: GitContributor['totalContribution']) => (params.type === 'COMMITS' ? t.commits : params.type === 'ADDITIONS' ? t.additions : t.deletions);
-  const ranked = [...byAuthor.values()].sort((a, b) => metric(b.total) - metric(a.total) || a.email.localeCompare(b.email)).slice(0, params.count);
+  const ranked = byAuthor.sort((a, b) => amountOf(b.total) - amountOf(a.total) || a.email.localeCompare(b.email)).slice(0, params.count);
   const emails = ranked.map((r) => r.email.toLowerCase());
   const users = await usersByVerifiedEmails(ctx.db, emails);
   const userByEmail = new Map(users.map((u) => [u.email, u]));
