@@ -27,7 +27,7 @@ import { lfsContentOf } from '../lfs/index.js';
 import { MAX_COMMITS, queryCommits } from './commit-query.js';
 import { objectRead } from './object-reads.js';
 import { diffCommits, type CommitDiff } from './diff.js';
-import { resolveRevisionAndPath, type RevisionAndPath } from './revisions.js';
+import { resolveRevision, resolveRevisionAndPath, type RevisionAndPath } from './revisions.js';
 
 export type { Blame, Commit, PathEntry, RevisionAndPath, TreeEntry };
 
@@ -314,11 +314,17 @@ function namesOf(refs: Map<string, string>): RevisionNames {
   return { branches, tags };
 }
 
-/** The branch and tag names of a repository, for revision selectors, and its default branch. */
-export async function revisionNames(ctx: Context, project: ProjectRow): Promise<RevisionNames & { defaultBranch: string | null }> {
+/**
+ * The branch and tag names of a repository, for revision selectors, and its default branch; with
+ * `refs` (full ref name → object) for {@link commitLog} to resolve a branch without git.
+ */
+export async function revisionNames(
+  ctx: Context,
+  project: ProjectRow,
+): Promise<RevisionNames & { defaultBranch: string | null; refs: ReadonlyMap<string, string> }> {
   const repo = await readableRepository(ctx, project);
   const { refs, head } = await branchesAndTags(repo);
-  return { defaultBranch: head, ...namesOf(refs) };
+  return { defaultBranch: head, refs, ...namesOf(refs) };
 }
 
 /** A page of the commit log. */
@@ -339,13 +345,15 @@ export interface CommitLogPage {
  * @param options.query commit query text ('' = all).
  * @param options.page 1-based page number; pages past {@link MAX_COMMITS} commits are empty.
  * @param options.pageSize commits per page (1…500).
+ * @param options.refs the repository's branches and tags, as {@link revisionNames} gives them (a
+ *   branch is resolved from them without git).
  * @throws QuerySyntaxError (400) for a malformed query or unknown revisions in it (columns of
  *   the query as written); NotFound `Revision not found: X`; BadRequest for a bad page.
  */
 export async function commitLog(
   ctx: Context,
   project: ProjectRow,
-  options: { revision: string | null; query: string; page: number; pageSize: number },
+  options: { revision: string | null; query: string; page: number; pageSize: number; refs: ReadonlyMap<string, string> },
 ): Promise<CommitLogPage> {
   const repo = await readableRepository(ctx, project);
   const { revision, query, page, pageSize } = options;
@@ -355,7 +363,7 @@ export async function commitLog(
   let text = query;
   let scope: string | null = null;
   if (revision !== null && !namesRevision) {
-    scope = revision.startsWith('-') ? null : await resolveCommit(repo, revision);
+    scope = await resolveRevision(repo, revision, options.refs);
     if (!scope) throw new NotFound(`Revision not found: ${revision}`);
     // appended, so the columns of errors in the query as written stay right
     text = `${query} commit(${scope})`;

@@ -64,6 +64,24 @@ export async function resolveRevisionAndPath(repo: string, text: string, refs?: 
   return { revision: first, ref: null, commitHash, path: assertRepositoryPath(rest.join('/')) };
 }
 
+/**
+ * The commit `revision` names, as `git rev-parse <revision>^{commit}` resolves it — a branch's
+ * head read from `refs` without starting git when no other ref could take precedence over the
+ * branch (git's order: `$GIT_DIR/<name>` for pseudo refs, `refs/<name>`, `refs/tags/<name>`, then
+ * `refs/heads/<name>`); anything else (a tag, peeled; a hash; `main~2`) through git.
+ *
+ * @param repo absolute path of a bare repository.
+ * @param revision a revision as a user wrote it.
+ * @param refs the repository's branches and tags (`branchesAndTags(repo).refs`).
+ * @returns the 40-hex commit hash, or null when nothing resolves (or `revision` starts with `-`).
+ */
+export async function resolveRevision(repo: string, revision: string, refs: ReadonlyMap<string, string>): Promise<string | null> {
+  const head = refs.get(`refs/heads/${revision}`);
+  const shadowed = /^[A-Z_]+$/.test(revision) || refs.has(`refs/${revision}`) || refs.has(`refs/tags/${revision}`);
+  if (head !== undefined && !shadowed) return head;
+  return revision.startsWith('-') ? null : resolveCommit(repo, revision);
+}
+
 /** A branch (existing or, in a repository without branches, to be created) and a path. */
 export interface BranchAndPath {
   /** Short branch name. */
