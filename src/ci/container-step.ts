@@ -180,11 +180,15 @@ async function runCreated(job: JobContainers, o: ContainerStepOptions, id: strin
     output.on('data', (chunk: Buffer) => frames.push(chunk));
     // a follow that fails only ends early: the whole log read at the exit has the rest
     output.on('error', () => output.destroy());
-    const exitCode = await job.engine.waitForExit(id);
-    // Podman ends a follow only when it next looks (about every quarter second), and may end it at
-    // the exit before it read the last lines written: the follow is cut at the exit, and what it
-    // has not delivered is the rest of the whole log
-    output.destroy();
+    let exitCode: number;
+    try {
+      exitCode = await job.engine.waitForExit(id);
+    } finally {
+      // Podman ends a follow only when it next looks (about every quarter second), and may end it
+      // at the exit before it read the last lines written: the follow is cut at the exit (or at a
+      // failure of the wait), and what it has not delivered is the rest of the whole log
+      output.destroy();
+    }
     const whole = demuxed((await container.logs({ follow: false, stdout: true, stderr: true })) as Buffer);
     if (whole.stdout.length > seen.stdout) o.onStdout(whole.stdout.subarray(seen.stdout));
     if (whole.stderr.length > seen.stderr) o.onStderr(whole.stderr.subarray(seen.stderr));
