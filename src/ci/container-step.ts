@@ -4,6 +4,7 @@
  * its interpreter (or a `!RunContainerStep`'s image with its arguments), the output streamed as
  * it comes, and the container removed afterwards — when the step ends, is cancelled or times out.
  */
+import { createHash } from 'node:crypto';
 import { parse } from 'shell-quote';
 import { JOB_DIR_LABEL, JOBS_DIR_LABEL, engineReason, unlessEngineSays, type ContainerEngine, type ContainerSpec, type IdMapping } from './container-engine.js';
 import type { RegistryLogin } from './image-registries.js';
@@ -166,16 +167,9 @@ async function runCreated(job: JobContainers, o: ContainerStepOptions, id: strin
   job.signal.addEventListener('abort', onAbort, { once: true });
   if (job.signal.aborted) onAbort();
   try {
-    const seen = { stdout: 0, stderr: 0 };
-    const frames = new FrameSplitter((stream, payload) => {
-      if (stream === 1) {
-        seen.stdout += payload.length;
-        o.onStdout(payload);
-      } else if (stream === 2) {
-        seen.stderr += payload.length;
-        o.onStderr(payload);
-      }
-    });
+    const stdout = new LiveStream('stdout', o.onStdout);
+    const stderr = new LiveStream('stderr', o.onStderr);
+    const frames = new FrameSplitter((stream, payload) => (stream === 1 ? stdout : stream === 2 ? stderr : null)?.push(payload));
     const output = (await container.logs({ follow: true, stdout: true, stderr: true })) as NodeJS.ReadableStream & { destroy(): void };
     output.on('data', (chunk: Buffer) => frames.push(chunk));
     // a follow that fails only ends early: the whole log read at the exit has the rest
@@ -185,19 +179,62 @@ async function runCreated(job: JobContainers, o: ContainerStepOptions, id: strin
       exitCode = await job.engine.waitForExit(id);
     } finally {
       // Podman ends a follow only when it next looks (about every quarter second), and may end it
-      // at the exit before it read the last lines written: the follow is cut at the exit (or at a
-      // failure of the wait), and what it has not delivered is the rest of the whole log
+      // at the exit before it read the last lines written, or skip lines of a busy log: the
+      // follow is cut at the exit (or at a failure of the wait), and the whole log, which Podman
+      // reads reliably, completes what it delivered
       output.destroy();
     }
     const whole = demuxed((await container.logs({ follow: false, stdout: true, stderr: true })) as Buffer);
-    if (whole.stdout.length > seen.stdout) o.onStdout(whole.stdout.subarray(seen.stdout));
-    if (whole.stderr.length > seen.stderr) o.onStderr(whole.stderr.subarray(seen.stderr));
+    stdout.complete(whole.stdout, job.log);
+    stderr.complete(whole.stderr, job.log);
     return { kind: 'exited', exitCode, aborted };
   } catch (e) {
     if (aborted) return { kind: 'aborted' };
     return { kind: 'engine-error', message: `Container of image '${o.image}' failed: ${engineReason(e)}` };
   } finally {
     job.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * One stream of a container's output as the live follow delivers it to the step's log, counted
+ * and digested so that the whole stream, read once the container exited, can complete it.
+ */
+export class LiveStream {
+  private length = 0;
+  private lastByte = -1;
+  private readonly digest = createHash('sha256');
+
+  constructor(
+    private readonly name: 'stdout' | 'stderr',
+    private readonly emit: (chunk: Buffer) => void,
+  ) {}
+
+  /** Delivers a payload of the live follow. */
+  push(payload: Buffer): void {
+    if (payload.length === 0) return;
+    this.length += payload.length;
+    this.lastByte = payload[payload.length - 1];
+    this.digest.update(payload);
+    this.emit(payload);
+  }
+
+  /**
+   * Delivers what the follow did not, from `whole` (the stream as the whole log holds it): the
+   * rest when what was delivered is its beginning; otherwise — the follow skipped output — a
+   * line said through `log` and then the whole stream again, so that the step's log always ends
+   * with its complete output in order.
+   */
+  complete(whole: Buffer, log: (message: string) => void): void {
+    const prefix = whole.subarray(0, this.length);
+    if (prefix.length === this.length && createHash('sha256').update(prefix).digest().equals(this.digest.digest())) {
+      if (whole.length > this.length) this.emit(whole.subarray(this.length));
+      return;
+    }
+    // an unterminated line of the follow ends before the notice
+    if (this.lastByte !== -1 && this.lastByte !== 0x0a) this.emit(Buffer.from('\n'));
+    log(`The live log of this step missed some of its ${this.name}; all of its ${this.name} follows`);
+    this.emit(whole);
   }
 }
 
