@@ -112,7 +112,8 @@ describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('processes sharing Postg
     const job = (name: string, n: number) => ({
       name,
       trigger: 'BranchUpdateTrigger' as const,
-      commands: [`echo ${name}-first`, 'sleep 6', `echo ${name}-second`, `sleep 300.${marker}${n}`],
+      // the second line waits for the test to create `go` in the job's workspace
+      commands: [`echo ${name}-first`, 'while [ ! -e go ]; do sleep 0.1; done', `echo ${name}-second`, `sleep 300.${marker}${n}`],
     });
     const work = await makeWorkTree({ '.onedev-buildspec.yml': commandSpec(job('left', 1), job('right', 2)) });
     cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
@@ -128,15 +129,19 @@ describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('processes sharing Postg
     }, 20_000);
     expect(builds).not.toBeNull();
     const logOf = async (id: number) => (await callChild(a, 'GET', `/builds/${id}/log`)).text;
+    // where each build runs, and its job directory, read from its log once the first line is in
     const runner = async (id: number) => {
-      const log = await eventually(async () => ((await logOf(id)).includes('-first') ? logOf(id) : null), 20_000);
-      return log?.includes(jobDirs.b) ? 'b' : log?.includes(jobDirs.a) ? 'a' : null;
+      const log = await eventually(async () => {
+        const text = await logOf(id);
+        return text.includes('-first') ? text : null;
+      }, 20_000);
+      return { place: log?.includes(jobDirs.b) ? 'b' : log?.includes(jobDirs.a) ? 'a' : null, jobDir: /job directory: ([^)]+)\)/.exec(log ?? '')?.[1] ?? null };
     };
-    const places = await Promise.all(builds!.map((build) => runner(build.id)));
-    expect([...places].sort()).toEqual(['a', 'b']);
-    const onB = builds![places.indexOf('b')];
+    const runs = await Promise.all(builds!.map((build) => runner(build.id)));
+    expect(runs.map((r) => r.place).sort()).toEqual(['a', 'b']);
+    const onB = builds![runs.findIndex((r) => r.place === 'b')];
 
-    // followed through A while B's job sleeps between its lines: the second line comes by announcement
+    // followed through A while B's job waits between its lines: the second line comes by announcement
     const response = await fetch(`${a.url}/~api/builds/${onB.id}/log?follow=true`, { headers: { authorization: basic(ADMIN.name, ADMIN.password) } });
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
@@ -145,6 +150,7 @@ describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('processes sharing Postg
     text += decoder.decode(first.value);
     expect(text).toContain('-first');
     expect(text).not.toContain('-second');
+    for (const { jobDir } of runs) await fs.writeFile(path.join(jobDir!, 'workspace', 'go'), '');
     const deadline = Date.now() + 15_000;
     while (!text.includes('-second') && Date.now() < deadline) {
       const chunk = await Promise.race([reader.read(), new Promise<null>((resolve) => setTimeout(() => resolve(null), deadline - Date.now()))]);

@@ -178,8 +178,10 @@ describe.skipIf(!process.env.GITLOOM_TEST_DATABASE_URL)('recovery that knows who
     work.push.abort();
     work.upload.abort();
     await eventually(async () => (!existsSync(work.quarantine) && !existsSync(work.marker) && !existsSync(work.temp) ? true : null), 10_000);
-    expect(b.output()).toMatch(/Repair: removed push quarantine directory/);
-    expect(b.output()).toMatch(/Repair: removed Git LFS upload temp file/);
+    // B says so once it removed them: its log lines reach its output after the removals
+    const said = (line: RegExp) => eventually(async () => line.test(b.output()) || null, 10_000);
+    expect(await said(/Repair: removed push quarantine directory/), b.output()).toBe(true);
+    expect(await said(/Repair: removed Git LFS upload temp file/), b.output()).toBe(true);
     // A's row was claimed by B
     expect((await db.query('select pid from server_processes')).rows.map((r) => r.pid)).toEqual([b.child.pid]);
   });
