@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { objectRead } from '../../src/domain/repositories/object-reads.js';
+import { objectRead } from '../../src/domain/object-reads.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
@@ -27,5 +27,29 @@ describe('reads kept by object ids', () => {
     const failing = () => Promise.reject(new Error('git failed'));
     await expect(objectRead('/repos/1.git', 'entry', [A], failing)).rejects.toThrow('git failed');
     expect(await objectRead('/repos/1.git', 'entry', [A], read)).toBe(5);
+  });
+
+  it('shares a read under way: one run however many ask, its failure reaching each of them', async () => {
+    let runs = 0;
+    let finish!: (value: number) => void;
+    const read = () => {
+      runs++;
+      return new Promise<number>((resolve) => (finish = resolve));
+    };
+    const asked = [objectRead('/repos/1.git', 'shared', [A], read), objectRead('/repos/1.git', 'shared', [A], read)];
+    finish(7);
+    expect(await Promise.all(asked)).toEqual([7, 7]);
+    expect(await objectRead('/repos/1.git', 'shared', [A], read)).toBe(7);
+    expect(runs).toBe(1);
+    let fail!: (error: Error) => void;
+    const failing = () => {
+      runs++;
+      return new Promise<number>((_, reject) => (fail = reject));
+    };
+    const failed = [objectRead('/repos/1.git', 'shared', [B], failing), objectRead('/repos/1.git', 'shared', [B], failing)];
+    fail(new Error('git failed'));
+    for (const one of failed) await expect(one).rejects.toThrow('git failed');
+    expect(runs).toBe(2);
+    expect(await objectRead('/repos/1.git', 'shared', [B], async () => ++runs)).toBe(3);
   });
 });

@@ -1,8 +1,8 @@
-import { LRUCache } from 'lru-cache';
 import { BadRequest } from '../../errors.js';
 import { visitCommitStats } from '../../git/contributors.js';
 import { branchHead, getDefaultBranch } from '../../git/repository.js';
 import type { Context } from '../context.js';
+import { objectRead } from '../object-reads.js';
 import { loadProjectWith } from './permissions.js';
 import { usersByVerifiedEmails } from '../users/index.js';
 
@@ -35,33 +35,19 @@ const AUTHOR_BYTES = 256;
 const DAY_BYTES = 96;
 
 /**
- * The contributions of every author (by lower-cased email) per day, per (repository, head
- * commit), at most 48 MiB (estimated): a new push changes the head, so entries never go stale.
- * Built while git streams the history, so memory holds authors × days, never the commits. A read
- * under way is shared by the requests asking.
+ * Every author's contributions per day (by lower-cased email) in the history of `head`, kept
+ * with the other reads by object id ({@link objectRead}): a new push changes the head, so an
+ * entry never goes stale. Built while git streams the history, so memory holds authors × days,
+ * never the commits.
  */
-const historyCache = new LRUCache<string, Map<string, AuthorHistory>>({
-  maxSize: 48 * 1024 * 1024,
-  sizeCalculation: (authors) => [...authors.values()].reduce((n, a) => n + AUTHOR_BYTES + a.days.size * DAY_BYTES, 64),
-});
-const historyReading = new Map<string, Promise<Map<string, AuthorHistory>>>();
-
-/** Every author's contributions per day in the history of `head`, from the cache or read once however many ask. */
-async function historyOf(repo: string, head: string): Promise<Map<string, AuthorHistory>> {
-  const key = `${repo}\0${head}`;
-  const cached = historyCache.get(key);
-  if (cached) return cached;
-  let reading = historyReading.get(key);
-  if (!reading) {
-    reading = readHistory(repo, head)
-      .then((authors) => {
-        historyCache.set(key, authors);
-        return authors;
-      })
-      .finally(() => historyReading.delete(key));
-    historyReading.set(key, reading);
-  }
-  return reading;
+function historyOf(repo: string, head: string): Promise<Map<string, AuthorHistory>> {
+  return objectRead(
+    repo,
+    'contributors',
+    [head],
+    () => readHistory(repo, head),
+    (authors) => [...authors.values()].reduce((n, a) => n + AUTHOR_BYTES + a.days.size * DAY_BYTES, 64),
+  );
 }
 
 async function readHistory(repo: string, head: string): Promise<Map<string, AuthorHistory>> {

@@ -12,7 +12,7 @@ import { mergeBase } from '../../git/repository.js';
 import type { PlanarRange } from '../code-comments/index.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
-import { objectRead } from '../repositories/index.js';
+import { objectRead } from '../object-reads.js';
 
 /** An update of a request as the changes tab offers it. */
 export interface UpdateChoice {

@@ -16,7 +16,8 @@ import { assertValidBranchName, branchHead, commitTree, deleteRef, fetchCommits,
 import { deny, requireUser } from '../actor.js';
 import type { Context } from '../context.js';
 import { getProjectRow, loadProjectWith, projectPermissions } from '../projects/index.js';
-import { MAX_VIEW_BYTES, moveRef, objectRead } from '../repositories/index.js';
+import { MAX_VIEW_BYTES, moveRef } from '../repositories/index.js';
+import { objectRead } from '../object-reads.js';
 import { gitIdentity } from '../users/index.js';
 import { checkPullRequest } from './check.js';
 import {

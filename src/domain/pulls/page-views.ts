@@ -13,7 +13,7 @@ import { branchHead, deleteRef, fetchCommits, mergeBase, mergeTree, readCommits,
 import { currentBuildsOf } from './builds.js';
 import { loadProjectWith, projectPathsByIds, requiredJobs } from '../projects/index.js';
 import type { Context } from '../context.js';
-import { objectRead } from '../repositories/index.js';
+import { objectRead } from '../object-reads.js';
 import type { PullRequestChangeData } from './changes.js';
 import { mergeRefusal } from './merge.js';
 import { isPreviewCurrent, storedPreview, type MergePreview } from './merge-preview.js';

@@ -25,7 +25,7 @@ import { findProjectByPath, projectPermissions, type ProjectPermissions, type Pr
 import { deny } from '../actor.js';
 import { lfsContentOf } from '../lfs/index.js';
 import { MAX_COMMITS, queryCommits } from './commit-query.js';
-import { objectRead } from './object-reads.js';
+import { objectRead } from '../object-reads.js';
 import { diffCommits, type CommitDiff } from './diff.js';
 import { resolveRevision, resolveRevisionAndPath, type RevisionAndPath } from './revisions.js';
 

@@ -12,7 +12,7 @@ import { parseLfsPointer } from '../../git/lfs-pointers.js';
 import { resolveCommit } from '../../git/repository.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
-import { objectRead } from './object-reads.js';
+import { objectRead } from '../object-reads.js';
 
 /** One line of a hunk. */
 export interface DiffLine {

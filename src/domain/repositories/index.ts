@@ -43,7 +43,6 @@ export {
   serviceRpc,
 } from './git-protocol.js';
 export { highlighter, languageOf } from './languages.js';
-export { objectRead } from './object-reads.js';
 export { HOOK_SECRET_HEADER, HOOKS_PATH } from './push-hooks.js';
 export { moveRef, type RefMove } from './ref-updates.js';
 export { createBranch, createTag, deleteBranch, deleteTag, getBranch, getTag, listBranchNames, listTagNames } from './refs.js';

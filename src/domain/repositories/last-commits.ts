@@ -1,7 +1,7 @@
 /**
  * The last commit of each entry of a directory for the tree views (files pages, project home):
  * one history walk per directory and commit (src/git/last-commits.ts), kept in the bounded cache
- * of object reads (object-reads.ts) by commit and directory — a branch that has not moved is
+ * of object reads (src/domain/object-reads.ts) by commit and directory — a branch that has not moved is
  * answered from memory. A walk runs once however many pages ask for it at the same time, and
  * goes on to fill the cache when a page stops waiting for it; two walks run at once at most, and
  * one runs a minute at most (the entries found by then are its answer).
@@ -10,12 +10,9 @@ import type { ProjectRow } from '../../db/schema.js';
 import { lastCommitsOf, type LastCommit } from '../../git/last-commits.js';
 import type { Context } from '../context.js';
 import { readableRepository } from './browse.js';
-import { objectRead } from './object-reads.js';
+import { objectRead } from '../object-reads.js';
 
 export type { LastCommit };
-
-/** Walks running: repository, commit and directory → the walk (kept in the cache when done). */
-const running = new Map<string, Promise<Map<string, LastCommit>>>();
 
 /** Walks run at once, the others wait their turn: a crawler visiting many commits' trees must not take every core. */
 const MAX_WALKS = 2;
@@ -56,18 +53,13 @@ export async function lastCommitsAt(
   waitMs = Infinity,
 ): Promise<Map<string, LastCommit> | null> {
   const repo = await readableRepository(ctx, project);
-  const key = `${repo}\0${commitHash}\0${dir}`;
-  let walk = running.get(key);
-  if (!walk) {
-    walk = objectRead(
-      repo,
-      `last-commits:${dir}`,
-      [commitHash],
-      () => inTurn(() => lastCommitsOf(repo, commitHash, dir, names)),
-      (found) => 64 + 192 * found.size,
-    ).finally(() => running.delete(key));
-    running.set(key, walk);
-  }
+  const walk = objectRead(
+    repo,
+    `last-commits:${dir}`,
+    [commitHash],
+    () => inTurn(() => lastCommitsOf(repo, commitHash, dir, names)),
+    (found) => 64 + 192 * found.size,
+  );
   if (waitMs === Infinity) return walk;
   // a walk nobody waits for any more must not fail unobserved
   walk.catch(() => {});

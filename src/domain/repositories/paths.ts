@@ -1,13 +1,13 @@
 /**
  * The file paths of a revision for the "go to file" finder of the code pages: every path of the
  * commit's tree (`git ls-tree -r`), kept by commit in the bounded cache of object reads
- * (object-reads.ts), so typing in the finder of an unchanged branch never runs git again.
+ * (src/domain/object-reads.ts), so typing in the finder of an unchanged branch never runs git again.
  */
 import type { ProjectRow } from '../../db/schema.js';
 import { listPaths } from '../../git/browse.js';
 import type { Context } from '../context.js';
 import { readableRepository } from './browse.js';
-import { objectRead } from './object-reads.js';
+import { objectRead } from '../object-reads.js';
 import { resolveRevisionAndPath, type RevisionAndPath } from './revisions.js';
 
 /** The most paths the finder offers (a larger tree is cut, in git's path order). */

@@ -3,7 +3,8 @@
  * ids: the diff of two commits, a merge base, the commits an update brought, a path's entry in a
  * commit, a blob's bytes. Git objects never change, so such a result never goes stale, and the
  * pages that show them (file view, commit, pull request and its changes) skip spawning git when
- * they are shown again. Reads by branch or tag name are never kept: the caller resolves names to
+ * they are shown again. A read under way is shared: two requests for one big diff start one
+ * `git diff`. Reads by branch or tag name are never kept: the caller resolves names to
  * hashes (live) first. The caller checks permissions before asking: the cache is keyed by the
  * repository, so one project's objects are never answered for another.
  */
@@ -18,11 +19,14 @@ const cache = new LRUCache<string, { value: unknown; size: number }>({
   maxSize: MAX_CACHED_BYTES,
   sizeCalculation: (entry) => Math.max(1, entry.size),
 });
+/** Reads under way by key: a request asking for one of them waits for it instead of starting another. */
+const reading = new Map<string, Promise<unknown>>();
 
 /**
- * The result of `read`, from the cache when the same read of the same objects ran before. Only
- * successful results are kept; a read whose `objectIds` are not all full hex object ids (branch
- * names, abbreviations) always runs.
+ * The result of `read`, from the cache when the same read of the same objects ran before, or
+ * from the same read under way when another request started it. Only successful results are
+ * kept (a failure reaches every request that waited for it); a read whose `objectIds` are not
+ * all full hex object ids (branch names, abbreviations) always runs.
  *
  * @param repo absolute path of the bare repository the objects are read from.
  * @param kind what is read, with every option that changes the result (`diff:65536:3`).
@@ -42,7 +46,15 @@ export async function objectRead<T>(
   const key = `${repo}\0${kind}\0${objectIds.join('\0')}`;
   const hit = cache.get(key);
   if (hit) return hit.value as T;
-  const value = await read();
-  cache.set(key, { value, size: sizeOf(value) });
-  return value;
+  let pending = reading.get(key) as Promise<T> | undefined;
+  if (!pending) {
+    pending = read()
+      .then((value) => {
+        cache.set(key, { value, size: sizeOf(value) });
+        return value;
+      })
+      .finally(() => reading.delete(key));
+    reading.set(key, pending);
+  }
+  return pending;
 }
