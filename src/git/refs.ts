@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { BadRequest, Conflict } from '../errors.js';
 import { GitError, gitDir, gitText, runGit, value } from './command.js';
 import { assertObjectId, assertValidBranchName, assertValidRefName, ZERO_HASH } from './names.js';
+import { readHead, readRef, readRefs } from './ref-files.js';
 
 /** A lost compare-and-swap race on a ref: someone else moved it first (409). */
 export class RefUpdateConflict extends Conflict {
@@ -56,28 +57,46 @@ export async function initBareRepository(path: string): Promise<void> {
  * @see docs/compatibility.md#projects-repository-and-default-branch
  */
 export async function getDefaultBranch(repo: string): Promise<string | null> {
-  const res = await runGit([gitDir(repo), 'symbolic-ref', '-q', 'HEAD'], { okExitCodes: [0, 1] });
-  if (res.exitCode !== 0) return null;
-  const target = res.stdout.toString('utf8').trim();
-  if (!target.startsWith('refs/heads/')) return null;
+  const target = await headTarget(repo);
+  if (target === null || !target.startsWith('refs/heads/')) return null;
   const branch = target.slice('refs/heads/'.length);
   return (await branchHead(repo, branch)) === null ? null : branch;
 }
 
+/** The ref HEAD names (read from its file, or by `git symbolic-ref`), null when HEAD is detached. */
+async function headTarget(repo: string): Promise<string | null> {
+  const target = await readHead(repo);
+  if (target !== undefined) return target;
+  const res = await runGit([gitDir(repo), 'symbolic-ref', '-q', 'HEAD'], { okExitCodes: [0, 1] });
+  return res.exitCode === 0 ? res.stdout.toString('utf8').trim() : null;
+}
+
 /**
- * The default branch and its head commit in one git call (`rev-parse HEAD^{commit}
- * --symbolic-full-name HEAD`), for pages that need both on every request.
+ * The default branch and its head commit, for pages that need both on every request: read from
+ * the ref files, or in one git call (`rev-parse HEAD^{commit} --symbolic-full-name HEAD`).
  *
  * @param repo absolute path of a bare repository.
  * @returns null when HEAD is unborn (empty repository), dangling or detached.
  * @throws GitError when git fails for another reason.
  */
 export async function defaultBranchHead(repo: string): Promise<{ branch: string; commitHash: string } | null> {
+  const read = await defaultBranchHeadFromFiles(repo);
+  if (read !== undefined) return read;
   const res = await runGit([gitDir(repo), 'rev-parse', '-q', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'], { okExitCodes: [0, 128] });
   if (res.exitCode !== 0) return null;
   const [commitHash, target] = res.stdout.toString('utf8').trim().split('\n');
   if (!commitHash || !target?.startsWith('refs/heads/')) return null;
   return { branch: target.slice('refs/heads/'.length), commitHash };
+}
+
+/** {@link defaultBranchHead} from the ref files; undefined when git must be asked. */
+async function defaultBranchHeadFromFiles(repo: string): Promise<{ branch: string; commitHash: string } | null | undefined> {
+  const target = await readHead(repo);
+  if (target === undefined) return undefined;
+  if (target === null || !target.startsWith('refs/heads/')) return null;
+  // git refuses to point a branch at anything but a commit, so the branch's object is HEAD^{commit}
+  const commitHash = await readRef(repo, target);
+  return commitHash == null ? commitHash : { branch: target.slice('refs/heads/'.length), commitHash };
 }
 
 /**
@@ -150,6 +169,8 @@ export async function branchHead(repo: string, branch: string): Promise<string |
  */
 export async function refHead(repo: string, ref: string): Promise<string | null> {
   if (/[\0\n\r*?[]/.test(ref) || !ref.startsWith('refs/')) return null;
+  const read = await readRef(repo, ref);
+  if (read !== undefined) return read;
   // for-each-ref answers 0 with nothing for a missing ref; its pattern also matches refs below
   // `ref/`, so only the exact name counts
   const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(objectname) %(refname)', value(ref)]);
@@ -189,6 +210,8 @@ export async function listBranches(repo: string): Promise<Branch[]> {
  */
 export async function listRefs(repo: string, prefix: string | readonly string[] = 'refs/'): Promise<Map<string, string>> {
   const prefixes = typeof prefix === 'string' ? [prefix] : prefix;
+  const read = await readRefs(repo, prefixes);
+  if (read !== undefined) return read;
   const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(objectname) %(refname)', ...prefixes.map((p) => value(p))]);
   const refs = new Map<string, string>();
   for (const line of out.split('\n')) {
@@ -199,8 +222,8 @@ export async function listRefs(repo: string, prefix: string | readonly string[] 
 }
 
 /**
- * The branches and tags of a repository and the branch HEAD names, in one git call (`git
- * for-each-ref` with `%(HEAD)`): what revision selectors show on every page.
+ * The branches and tags of a repository and the branch HEAD names: what revision selectors show
+ * on every page. Read from the ref files, or in one git call (`git for-each-ref` with `%(HEAD)`).
  *
  * @param repo absolute path of a bare repository.
  * @returns `refs`: full ref name (`refs/heads/…`, `refs/tags/…`) → object hash, in ref-name
@@ -209,6 +232,10 @@ export async function listRefs(repo: string, prefix: string | readonly string[] 
  * @throws GitError when git fails.
  */
 export async function branchesAndTags(repo: string): Promise<{ refs: Map<string, string>; head: string | null }> {
+  const [read, target] = await Promise.all([readRefs(repo, ['refs/heads/', 'refs/tags/']), readHead(repo)]);
+  if (read !== undefined && target !== undefined) {
+    return { refs: read, head: target !== null && target.startsWith('refs/heads/') && read.has(target) ? target.slice('refs/heads/'.length) : null };
+  }
   const out = await gitText([gitDir(repo), 'for-each-ref', '--format=%(HEAD)%(objectname) %(refname)', 'refs/heads/', 'refs/tags/']);
   const refs = new Map<string, string>();
   let head: string | null = null;
