@@ -73,9 +73,9 @@ const README_MAX_BYTES = 512 * 1024;
 export async function repositoryOverview(ctx: Context, project: ProjectRow): Promise<RepositoryOverview> {
   const repo = await readableRepository(ctx, project);
   const { refs, head: defaultBranch } = await branchesAndTags(repo);
-  const { branches, tags } = namesOf(refs);
-  const branchCount = branches.length;
-  const tagCount = tags.length;
+  // the refs are branches and tags only
+  const branchCount = [...refs.keys()].filter((ref) => ref.startsWith('refs/heads/')).length;
+  const tagCount = refs.size - branchCount;
   if (defaultBranch === null) return { defaultBranch: null, commitHash: null, entries: [], readme: null, branchCount, tagCount };
   // branchesAndTags names a head only among the branches it lists
   const commitHash = refs.get(`refs/heads/${defaultBranch}`)!;
@@ -314,17 +314,11 @@ function namesOf(refs: Map<string, string>): RevisionNames {
   return { branches, tags };
 }
 
-/**
- * The branch and tag names of a repository, for revision selectors, and its default branch; with
- * `refs` (full ref name → object) for {@link commitLog} to resolve a branch without git.
- */
-export async function revisionNames(
-  ctx: Context,
-  project: ProjectRow,
-): Promise<RevisionNames & { defaultBranch: string | null; refs: ReadonlyMap<string, string> }> {
+/** The branch and tag names of a repository, for revision selectors, and its default branch. */
+export async function revisionNames(ctx: Context, project: ProjectRow): Promise<RevisionNames & { defaultBranch: string | null }> {
   const repo = await readableRepository(ctx, project);
   const { refs, head } = await branchesAndTags(repo);
-  return { defaultBranch: head, refs, ...namesOf(refs) };
+  return { defaultBranch: head, ...namesOf(refs) };
 }
 
 /** A page of the commit log. */
@@ -345,15 +339,13 @@ export interface CommitLogPage {
  * @param options.query commit query text ('' = all).
  * @param options.page 1-based page number; pages past {@link MAX_COMMITS} commits are empty.
  * @param options.pageSize commits per page (1…500).
- * @param options.refs the repository's branches and tags, as {@link revisionNames} gives them (a
- *   branch is resolved from them without git).
  * @throws QuerySyntaxError (400) for a malformed query or unknown revisions in it (columns of
  *   the query as written); NotFound `Revision not found: X`; BadRequest for a bad page.
  */
 export async function commitLog(
   ctx: Context,
   project: ProjectRow,
-  options: { revision: string | null; query: string; page: number; pageSize: number; refs: ReadonlyMap<string, string> },
+  options: { revision: string | null; query: string; page: number; pageSize: number },
 ): Promise<CommitLogPage> {
   const repo = await readableRepository(ctx, project);
   const { revision, query, page, pageSize } = options;
@@ -363,7 +355,7 @@ export async function commitLog(
   let text = query;
   let scope: string | null = null;
   if (revision !== null && !namesRevision) {
-    scope = await resolveRevision(repo, revision, options.refs);
+    scope = await resolveRevision(repo, revision);
     if (!scope) throw new NotFound(`Revision not found: ${revision}`);
     // appended, so the columns of errors in the query as written stay right
     text = `${query} commit(${scope})`;

@@ -4,7 +4,7 @@
  * does; otherwise the first segment is read as a commit (a hash or any revision git resolves).
  */
 import { NotFound } from '../../errors.js';
-import { branchesAndTags, listRefs, resolveCommit } from '../../git/repository.js';
+import { branchesAndTags, branchHead, listRefs, refHead, resolveCommit } from '../../git/repository.js';
 import { assertRepositoryPath } from '../../git/trees.js';
 
 /** A revision and a path read from one URL tail. */
@@ -66,20 +66,23 @@ export async function resolveRevisionAndPath(repo: string, text: string, refs?: 
 
 /**
  * The commit `revision` names, as `git rev-parse <revision>^{commit}` resolves it — a branch's
- * head read from `refs` without starting git when no other ref could take precedence over the
+ * head read from the ref files without starting git when no other ref takes precedence over the
  * branch (git's order: `$GIT_DIR/<name>` for pseudo refs, `refs/<name>`, `refs/tags/<name>`, then
  * `refs/heads/<name>`); anything else (a tag, peeled; a hash; `main~2`) through git.
  *
  * @param repo absolute path of a bare repository.
  * @param revision a revision as a user wrote it.
- * @param refs the repository's branches and tags (`branchesAndTags(repo).refs`).
  * @returns the 40-hex commit hash, or null when nothing resolves (or `revision` starts with `-`).
+ * @throws GitError when the repository cannot be read.
  */
-export async function resolveRevision(repo: string, revision: string, refs: ReadonlyMap<string, string>): Promise<string | null> {
-  const head = refs.get(`refs/heads/${revision}`);
-  const shadowed = /^[A-Z_]+$/.test(revision) || refs.has(`refs/${revision}`) || refs.has(`refs/tags/${revision}`);
-  if (head !== undefined && !shadowed) return head;
-  return revision.startsWith('-') ? null : resolveCommit(repo, revision);
+export async function resolveRevision(repo: string, revision: string): Promise<string | null> {
+  if (revision.startsWith('-')) return null;
+  const head = /^[A-Z_]+$/.test(revision) ? null : await branchHead(repo, revision);
+  if (head !== null) {
+    const [own, tag] = await Promise.all([refHead(repo, `refs/${revision}`), refHead(repo, `refs/tags/${revision}`)]);
+    if (own === null && tag === null) return head;
+  }
+  return resolveCommit(repo, revision);
 }
 
 /** A branch (existing or, in a repository without branches, to be created) and a path. */

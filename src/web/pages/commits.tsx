@@ -30,7 +30,7 @@ export const commitPages: PageModule = {
         let log: Awaited<ReturnType<typeof commitLog>> = { commits: [], hasMore: false };
         if (revision !== null) {
           try {
-            log = await commitLog(page.ctx, page.project, { revision, query, page: number, pageSize: PAGE_SIZE, refs: names.refs });
+            log = await commitLog(page.ctx, page.project, { revision, query, page: number, pageSize: PAGE_SIZE });
           } catch (e) {
             // a query the domain refuses is shown under the box, as on the other list pages
             if (!(e instanceof BadRequest)) throw e;
