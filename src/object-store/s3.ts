@@ -42,6 +42,8 @@ export class S3ObjectStore implements ObjectStore {
   private readonly config: ObjectStoreConfig;
   /** The client, made with the first request. */
   private client: S3Client | null = null;
+  /** Set by {@link destroy}: a request after it fails instead of making a new client. */
+  private closed = false;
   private readonly bucket: string;
   /** The bucket prefix, `''` or ending with `/`. */
   private readonly prefix: string;
@@ -53,9 +55,13 @@ export class S3ObjectStore implements ObjectStore {
     this.config = config;
   }
 
-  /** The SDK and this store's client (made once). */
+  /**
+   * The SDK and this store's client (made once).
+   * @throws Error when the store was destroyed.
+   */
   private async connected(): Promise<{ sdk: Sdk; client: S3Client }> {
     const sdk = await loadSdk();
+    if (this.closed) throw new Error(`The object store ${this.location} is closed`);
     const config = this.config;
     this.client ??= new sdk.S3Client({
       region: config.region,
@@ -221,9 +227,9 @@ export class S3ObjectStore implements ObjectStore {
     return aborted;
   }
 
-  /** Closes the client's connections (when it was made). */
+  /** Closes the client's connections (when it was made); later requests fail. */
   destroy(): void {
+    this.closed = true;
     this.client?.destroy();
-    this.client = null;
   }
 }

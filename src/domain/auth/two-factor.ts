@@ -398,6 +398,8 @@ export async function finishSecurityKeyRegistration(ctx: Context, name: string, 
   if (keyName === '' || keyName.length > 100) throw new BadRequest('Name the security key (at most 100 characters)');
   const response = parsedResponse<RegistrationResponseJSON>(responseJson);
   const rp = relyingParty(ctx);
+  // loaded before the transaction, which its first import would otherwise hold open
+  const { verifyRegistrationResponse } = await webauthn();
   return ctx.db.transaction().execute(async (tx) => {
     const pending = await tx
       .deleteFrom('twoFactorChallenges')
@@ -406,7 +408,6 @@ export async function finishSecurityKeyRegistration(ctx: Context, name: string, 
       .returning(['challenge', 'expireDate'])
       .executeTakeFirst();
     if (!pending?.challenge || Number(pending.expireDate) <= ctx.now()) throw new Conflict('No security key registration in progress: start again');
-    const { verifyRegistrationResponse } = await webauthn();
     let verified;
     try {
       verified = await verifyRegistrationResponse({ response, expectedChallenge: pending.challenge, expectedOrigin: rp.origin, expectedRPID: rp.id });
