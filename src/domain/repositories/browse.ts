@@ -18,7 +18,7 @@ import { POINTER_MAX_BYTES } from '../../git/lfs-pointers.js';
 import { mergeBase } from '../../git/merge.js';
 import { branchesAndTags, getDefaultBranch, listBranches, resolveCommit } from '../../git/refs.js';
 import { listTags } from '../../git/tags.js';
-import { pathEntry, readBlobHead, type TreeEntry as PathEntry } from '../../git/trees.js';
+import { readBlobHead, type TreeEntry as PathEntry } from '../../git/trees.js';
 import { parseCommitQuery } from '../../query/commit-query.js';
 import type { Context } from '../context.js';
 import { findProjectByPath, projectPermissions, type ProjectPermissions, type ProjectPrivilege } from '../projects/index.js';
@@ -27,6 +27,7 @@ import { lfsContentOf } from '../lfs/index.js';
 import { MAX_COMMITS, queryCommits } from './commit-query.js';
 import { objectRead } from '../object-reads.js';
 import { diffCommits, type CommitDiff } from './diff.js';
+import { pathEntryAt } from './files.js';
 import { resolveRevision, resolveRevisionAndPath, type RevisionAndPath } from './revisions.js';
 
 export type { Blame, Commit, PathEntry, RevisionAndPath, TreeEntry };
@@ -159,7 +160,7 @@ export type BrowseResult = { names: RevisionNames } & (
  * prefix naming a branch or tag is the revision (revisions.ts), the rest a directory or file —
  * for a Git LFS pointer, the object it names (`lfs`).
  * A submodule entry is listed in its directory but cannot be opened. The branch and tag names
- * come from the same ref listing (one git process for both).
+ * come from the same ref listing.
  *
  * @throws NotFound `Revision not found: X`, `Path not found: X`; BadRequest `Invalid path: X`;
  *   Forbidden/Unauthorized without read code.
@@ -169,7 +170,7 @@ export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPat
   const { refs } = await branchesAndTags(repo);
   const names = namesOf(refs);
   const at = await resolveRevisionAndPath(repo, revisionAndPath, refs);
-  const entry = await objectRead(repo, `path-entry:${at.path}`, [at.commitHash], () => pathEntry(repo, at.commitHash, at.path));
+  const entry = await pathEntryAt(repo, at.commitHash, at.path);
   if (entry === null || entry.type === 'commit') throw new NotFound(`Path not found: ${at.path}`);
   if (entry.type === 'tree') {
     const entries = await objectRead(
@@ -288,7 +289,7 @@ export interface RawFile {
 export async function rawFileAt(ctx: Context, project: ProjectRow, revisionAndPath: string): Promise<RawFile> {
   const repo = await readableRepository(ctx, project);
   const at = await resolveRevisionAndPath(repo, revisionAndPath);
-  const entry = await pathEntry(repo, at.commitHash, at.path);
+  const entry = await pathEntryAt(repo, at.commitHash, at.path);
   if (entry === null) throw new NotFound(`Path not found: ${at.path}`);
   if (entry.type !== 'blob') throw new BadRequest(`Specified path is not a file: ${at.path}`);
   const start = await readBlobHead(repo, entry.oid, BINARY_PROBE);

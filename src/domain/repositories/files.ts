@@ -5,8 +5,9 @@
  */
 import { BadRequest, Conflict, NotFound } from '../../errors.js';
 import { assertValidBranchName, branchHead, commitTree, isObjectId, resolveCommit } from '../../git/repository.js';
-import { assertRepositoryPath, listDirectory, pathEntry, readBlobHead, writeTreeWithChanges } from '../../git/trees.js';
+import { assertRepositoryPath, listDirectory, pathEntry, readBlobHead, writeTreeWithChanges, type TreeEntry } from '../../git/trees.js';
 import type { Context } from '../context.js';
+import { objectRead } from '../object-reads.js';
 import { loadProjectWith } from '../projects/index.js';
 import { gitIdentity } from '../users/index.js';
 import { moveRef } from './ref-updates.js';
@@ -41,6 +42,17 @@ export interface FileContent {
 export type FileEditRequest = { kind: 'createOrUpdate'; commitMessage: string; content: Buffer } | { kind: 'delete'; commitMessage: string };
 
 /**
+ * The entry of `path` at commit `commitHash` (`git ls-tree`), null when there is none; kept by
+ * object id ({@link objectRead}), so views of an unchanged path skip git.
+ *
+ * @param repo absolute path of a bare repository.
+ * @throws BadRequest for a malformed hash or path; GitError when the commit is missing.
+ */
+export function pathEntryAt(repo: string, commitHash: string, path: string): Promise<TreeEntry | null> {
+  return objectRead(repo, `path-entry:${path}`, [commitHash], () => pathEntry(repo, commitHash, path));
+}
+
+/**
  * GET `/repositories/{projectId}/directories/{revision}/{path}`: read code; the entries of a
  * directory at a revision (the revision may contain `/`; revisions.ts).
  *
@@ -52,9 +64,15 @@ export async function listDirectoryAt(ctx: Context, projectId: number, revisionA
   const { project } = await loadProjectWith(ctx, projectId, 'readCode');
   const repo = ctx.repoPath(project.id);
   const at = await resolveRevisionAndPath(repo, revisionAndPath);
-  const entries = await listDirectory(repo, at.commitHash, at.path);
+  const entries = await objectRead(
+    repo,
+    `directory:${at.path}`,
+    [at.commitHash],
+    () => listDirectory(repo, at.commitHash, at.path),
+    (found) => 64 + 192 * (found?.length ?? 0),
+  );
   if (entries === null) {
-    if ((await pathEntry(repo, at.commitHash, at.path)) === null) throw new NotFound(`Path not found: ${at.path}`);
+    if ((await pathEntryAt(repo, at.commitHash, at.path)) === null) throw new NotFound(`Path not found: ${at.path}`);
     throw new BadRequest(`Specified path is not a directory: ${at.path}`);
   }
   return entries.map((e) => ({ path: e.path, isFile: e.type === 'blob' }));
@@ -71,10 +89,16 @@ export async function readFile(ctx: Context, projectId: number, revisionAndPath:
   const { project } = await loadProjectWith(ctx, projectId, 'readCode');
   const repo = ctx.repoPath(project.id);
   const at = await resolveRevisionAndPath(repo, revisionAndPath);
-  const entry = await pathEntry(repo, at.commitHash, at.path);
+  const entry = await pathEntryAt(repo, at.commitHash, at.path);
   if (entry === null) throw new NotFound(`Path not found: ${at.path}`);
   if (entry.type !== 'blob' || entry.size === null) throw new BadRequest(`Specified path is not a file: ${at.path}`);
-  const content = await readBlobHead(repo, entry.oid, MAX_FILE_CONTENT);
+  const content = await objectRead(
+    repo,
+    `blob-head:${MAX_FILE_CONTENT}`,
+    [entry.oid],
+    () => readBlobHead(repo, entry.oid, MAX_FILE_CONTENT),
+    (bytes) => bytes.length,
+  );
   return { path: entry.path, sha: entry.oid, content, size: entry.size, isPartial: entry.size > content.length };
 }
 
