@@ -6,6 +6,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { initBareRepository } from '../../src/git/repository.js';
 
 /** Environment for git processes started by tests (isolated from the user's config). */
 export function clientEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -28,6 +29,19 @@ export function clientEnv(home: string, extra: Record<string, string> = {}): Nod
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `gitloom-${prefix}-`));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/**
+ * A maker of new bare repositories (`initBareRepository`, the server's settings) under `dir`:
+ * `1.git`, `2.git`, … one per call.
+ */
+export function repositoryMaker(dir: string): () => Promise<string> {
+  let made = 0;
+  return async () => {
+    const path = join(dir, `${++made}.git`);
+    await initBareRepository(path);
+    return path;
+  };
 }
 
 /** Runs git synchronously in a bare repository and returns trimmed stdout. */

@@ -3,19 +3,14 @@ import { mkdirSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_LOOSE_REFS, readHead, readRef, readRefs } from '../../src/git/ref-files.js';
-import { branchesAndTags, defaultBranchHead, getDefaultBranch, initBareRepository, listRefs, refHead } from '../../src/git/repository.js';
+import { branchesAndTags, defaultBranchHead, getDefaultBranch, listRefs, refHead } from '../../src/git/repository.js';
 import { GitError } from '../../src/git/command.js';
-import { clientEnv, git, tempDir, writeCommit } from './helpers.js';
+import { clientEnv, git, repositoryMaker, tempDir, writeCommit } from './helpers.js';
 
 const tmp = tempDir('ref-files');
 afterAll(() => tmp.remove());
 
-let n = 0;
-async function newRepo(): Promise<string> {
-  const path = join(tmp.path, `${++n}.git`);
-  await initBareRepository(path);
-  return path;
-}
+const newRepo = repositoryMaker(tmp.path);
 
 /** What `git for-each-ref` lists under the prefixes: name → id, in git's order. */
 function forEachRef(repo: string, prefixes: string[]): [string, string][] {

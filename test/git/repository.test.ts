@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BadRequest, Conflict, NotFound } from '../../src/errors.js';
 import { GitError } from '../../src/git/command.js';
 import {
@@ -10,7 +9,6 @@ import {
   deleteRef,
   fetchCommits,
   getDefaultBranch,
-  initBareRepository,
   isAncestor,
   listBranches,
   listRefs,
@@ -29,17 +27,12 @@ import {
   updateRefs,
   ZERO_HASH,
 } from '../../src/git/repository.js';
-import { git, show, tempDir, writeCommit } from './helpers.js';
+import { git, repositoryMaker, show, tempDir, writeCommit } from './helpers.js';
 
 const tmp = tempDir('repo');
 afterAll(() => tmp.remove());
 
-let n = 0;
-async function newRepo(): Promise<string> {
-  const path = join(tmp.path, `${++n}.git`);
-  await initBareRepository(path);
-  return path;
-}
+const newRepo = repositoryMaker(tmp.path);
 
 describe('initBareRepository and the default branch', () => {
   it('creates a bare repository with an unborn HEAD and the server config', async () => {
