@@ -89,8 +89,8 @@ async function packedRefs(repo: string): Promise<Map<string, string> | undefined
 
 /**
  * The text of the file `<repo>/<name>`, not followed if it is a symbolic link.
- * @returns null when there is no such file (or a directory of that name), undefined for a
- *   symbolic link.
+ * @returns null when there is no such file (or a directory of that name, or the name is too long
+ *   for the file system), undefined for a symbolic link.
  */
 async function refFile(repo: string, name: string): Promise<string | null | undefined> {
   try {
@@ -102,7 +102,8 @@ async function refFile(repo: string, name: string): Promise<string | null | unde
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return null;
+    // a name too long for the file system cannot be a loose ref: git could not have written it
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENAMETOOLONG') return null;
     if (code === 'ELOOP') return undefined;
     throw error;
   }
@@ -129,7 +130,7 @@ async function looseNames(repo: string, dir: string, limit: number): Promise<str
     entries = await fs.readdir(path.join(repo, dir), { withFileTypes: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ENAMETOOLONG') return [];
     throw error;
   }
   const names: string[] = [];

@@ -41,6 +41,11 @@ describe('refs read from the files backend', () => {
     expect(await readRef(repo, 'refs/heads/zeta')).toBeNull();
     expect(await readRef(repo, 'refs/heads/feature')).toBeNull();
     expect(await readRef(repo, 'refs/heads/main/below')).toBeNull();
+    // a name too long for the file system names no ref, packed or loose
+    const long = `refs/heads/${'x'.repeat(300)}`;
+    expect(await readRef(repo, long)).toBeNull();
+    expect(await refHead(repo, long)).toBeNull();
+    expect([...(await readRefs(repo, [`${long}/`]))!]).toEqual([]);
   });
 
   it('reads HEAD: the branch it names, unborn or not, and null when detached', async () => {
