@@ -353,19 +353,16 @@ export async function commitLog(
   if (!Number.isInteger(page) || page < 1) throw new BadRequest(`Invalid page: ${page}`);
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 500) throw new BadRequest(`Invalid page size: ${pageSize}`);
   const namesRevision = parseCommitQuery(query).some((c) => c.type === 'revision');
-  let text = query;
   let scope: string | null = null;
   if (revision !== null && !namesRevision) {
     scope = await resolveRevision(repo, revision);
     if (!scope) throw new NotFound(`Revision not found: ${revision}`);
-    // appended, so the columns of errors in the query as written stay right
-    text = `${query} commit(${scope})`;
   }
   const wanted = Math.min(page * pageSize + 1, MAX_COMMITS);
   const skip = (page - 1) * pageSize;
   if (skip >= wanted) return { commits: [], hasMore: false };
   const read = async (): Promise<CommitLogPage> => {
-    const hashes = await queryCommits(ctx, project.id, text, wanted);
+    const hashes = await queryCommits(ctx, project.id, query, wanted, scope ?? undefined);
     const slice = hashes.slice(skip, skip + pageSize);
     return { commits: await readCommits(repo, slice), hasMore: hashes.length > skip + pageSize };
   };

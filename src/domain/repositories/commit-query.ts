@@ -92,12 +92,14 @@ function date(text: string, column: number, now: Date): Date {
  *
  * @param text the query; empty = every commit.
  * @param count the most hashes returned, 0…10000.
+ * @param scope a commit hash the caller resolved already: the query searches its history, as
+ *   `commit(<hash>)` would, without asking git for it again.
  * @returns 40-hex hashes, newest first.
  * @throws QuerySyntaxError (400) with the column for syntax errors, unknown branches, tags,
  *   commits, builds, unreadable dates, or `authored-by-me` when anonymous; BadRequest for a bad
  *   count.
  */
-export async function queryCommits(ctx: Context, projectId: number, text: string, count: number): Promise<string[]> {
+export async function queryCommits(ctx: Context, projectId: number, text: string, count: number, scope?: string): Promise<string[]> {
   if (count > MAX_COMMITS) throw new BadRequest(`Count should not be greater than ${MAX_COMMITS}`);
   if (count < 0) throw new BadRequest('Count should not be negative');
   const { project } = await loadProjectWith(ctx, projectId, 'readCode');
@@ -115,6 +117,7 @@ export async function queryCommits(ctx: Context, projectId: number, text: string
     after: null as Date | null,
     max: count,
   } satisfies CommitLogQuery;
+  if (scope !== undefined) query.include.push(scope);
   for (const c of criteria) {
     switch (c.type) {
       case 'revision':
