@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { CONTAINERS_DIR, GIT_HOME_DIR, makeDataDirPrivate } from './data-dir.js';
 import { migrateToLatest, openDatabase } from './db/database.js';
 import { configureGit } from './git/command.js';
+import { endObjectReaders } from './git/object-reader.js';
 import { configureUploadPackSlots } from './git/upload-pack-slots.js';
 import { administratorExists, bootstrap } from './domain/bootstrap.js';
 import { CACHED_TABLES } from './domain/auth/index.js';
@@ -155,6 +156,7 @@ export async function startServer(config: Config, options: { logger?: boolean; l
         await processes.stop();
         await database.close();
         closeObjectStore(config);
+        endObjectReaders();
       },
     };
   } catch (error) {

@@ -1,12 +1,13 @@
 /**
  * The blobs of a commit's tree, read in bulk — for the code index (docs/compatibility.md#code-search):
  * every blob of a commit with its size (`git ls-tree -r -l`), the blobs that changed between two
- * commits (`git diff-tree -r`), and many blobs' contents through one `git cat-file --batch`.
+ * commits (`git diff-tree -r`), and many blobs' contents (through the object reader, or one `git cat-file --batch` for a bulk read).
  * Symbolic links and submodules are not blobs of files and are left out. One bounded reader of
  * many blobs serves the code index, the diff view and conflict resolution.
  */
-import { gitDir, gitText, runGit, value } from './command.js';
+import { gitDir, runGit, value } from './command.js';
 import { assertObjectId } from './names.js';
+import { objectContents, objectInfo } from './object-reader.js';
 
 /** A file of a tree: its path, blob id and size in bytes. */
 export interface BlobEntry {
@@ -71,9 +72,7 @@ export async function diffBlobs(repo: string, from: string, to: string): Promise
 
 /** The sizes of blobs, in bytes, in the order asked. */
 async function blobSizes(repo: string, blobIds: readonly string[]): Promise<number[]> {
-  if (blobIds.length === 0) return [];
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch-check=%(objectsize)'], { input: `${blobIds.join('\n')}\n` });
-  return stdout.toString('utf8').trimEnd().split('\n').map(Number);
+  return (await objectInfo(repo, blobIds)).map((info) => info?.size ?? 0);
 }
 
 /** A blob read by {@link readBlobs}: its size, and its bytes when it is at most the limit. */
@@ -84,9 +83,17 @@ export interface BlobRead {
 }
 
 /**
- * Reads blobs in one `cat-file --batch` process. All are sized first (`--batch-check`); a blob
- * larger than `maxBytes`, or one that would bring the bytes read past `maxTotalBytes` (in the
- * order of `oids`), is only sized, so memory stays bounded.
+ * Reads more bytes than this with a `cat-file --batch` of its own rather than through the
+ * repository's shared object reader, so that a bulk read (a batch of the code index) does not hold
+ * up the small reads of pages queued behind it.
+ */
+const SHARED_READ_BYTES = 1024 * 1024;
+
+/**
+ * Reads blobs: all are sized first (through the object reader); a blob larger than `maxBytes`,
+ * or one that would bring the bytes read past `maxTotalBytes` (in the order of `oids`), is only
+ * sized, so memory stays bounded. The others are read through the object reader, or, past
+ * {@link SHARED_READ_BYTES} in all, by one `cat-file --batch` of their own.
  *
  * @param repo absolute path of a bare repository.
  * @param oids 40-hex blob ids (duplicates allowed).
@@ -99,19 +106,19 @@ export interface BlobRead {
 export async function readBlobs(repo: string, oids: readonly string[], maxBytes: number, maxTotalBytes = Infinity): Promise<Map<string, BlobRead>> {
   const distinct = [...new Set(oids.map(assertObjectId))];
   const reads = new Map<string, BlobRead>();
-  if (distinct.length === 0) return reads;
-  const checked = await gitText([gitDir(repo), 'cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { input: `${distinct.join('\n')}\n` });
   const small: string[] = [];
   let total = 0;
-  for (const [oid, type, size] of checked.split('\n').map((line) => line.split(' '))) {
-    if (type !== 'blob') continue;
-    const bytes = Number(size);
-    if (bytes <= maxBytes && total + bytes <= maxTotalBytes) {
-      small.push(oid);
-      total += bytes;
-    } else reads.set(oid, { size: bytes, content: null });
+  for (const info of await objectInfo(repo, distinct)) {
+    if (info?.type !== 'blob') continue;
+    if (info.size <= maxBytes && total + info.size <= maxTotalBytes) {
+      small.push(info.oid);
+      total += info.size;
+    } else reads.set(info.oid, { size: info.size, content: null });
   }
-  if (small.length === 0) return reads;
+  if (total <= SHARED_READ_BYTES) {
+    for (const blob of await objectContents(repo, small)) if (blob) reads.set(blob.oid, { size: blob.size, content: blob.content });
+    return reads;
+  }
   const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: `${small.join('\n')}\n` });
   let pos = 0;
   for (const oid of small) {

@@ -13,6 +13,7 @@
  * - Failures are {@link GitError}s (a server fault, not a user error) carrying the arguments, exit
  *   code and stderr. Callers classify outcomes by exit code and porcelain output only.
  */
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, pipeline, type Readable, type Writable } from 'node:stream';
@@ -150,7 +151,7 @@ export interface GitProcessOptions {
   env?: Record<string, string>;
   /** Exit codes that count as success; default `[0]`. */
   okExitCodes?: readonly number[];
-  /** Kill the process after this many milliseconds; default from {@link configureGit}. */
+  /** Kill the process after this many milliseconds (0: never); default from {@link configureGit}. */
   timeoutMs?: number;
   /** Kill the process when this signal aborts. */
   signal?: AbortSignal;
@@ -225,8 +226,7 @@ function start(args: readonly GitArg[], opts: GitProcessOptions, defaultTimeout:
     }
   };
   const timeoutMs = opts.timeoutMs ?? defaultTimeout;
-  const timer = setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs);
-  timer.unref();
+  const timer = timeoutMs > 0 ? setTimeout(() => kill(`timed out after ${timeoutMs} ms`), timeoutMs).unref() : undefined;
   const onAbort = (): void => kill('aborted');
   if (opts.signal?.aborted) onAbort();
   else opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -295,6 +295,11 @@ export interface GitStream {
   done: Promise<number>;
   /** Kills the process group (idempotent). */
   kill(): void;
+  /**
+   * Whether the process and its pipes keep Node's event loop alive (they do from the start): a
+   * long-lived process waiting for work lets the server's process exit.
+   */
+  keepAlive(on: boolean): void;
 }
 
 /**
@@ -336,6 +341,12 @@ export function spawnGit(args: readonly GitArg[], opts: GitProcessOptions = {}):
         process.kill(-s.child.pid!, 'SIGKILL');
       } catch {
         s.child.kill('SIGKILL');
+      }
+    },
+    keepAlive: (on) => {
+      for (const handle of [s.child, s.child.stdin, s.child.stdout, s.child.stderr] as (ChildProcess | Socket | null)[]) {
+        if (on) handle?.ref();
+        else handle?.unref();
       }
     },
   };

@@ -1,10 +1,11 @@
 /**
- * Reading and writing commit objects of bare repositories: `cat-file --batch`, `rev-list`,
+ * Reading and writing commit objects of bare repositories: the object reader, `rev-list`,
  * `commit-tree` (docs/architecture.md#git-commits).
  */
 import { BadRequest, NotFound } from '../errors.js';
-import { gitDir, gitText, runGit, value } from './command.js';
+import { gitDir, gitText, value } from './command.js';
 import { assertObjectId } from './names.js';
+import { objectContents } from './object-reader.js';
 
 /** An author or committer line of a commit. */
 export interface GitIdentity {
@@ -91,7 +92,7 @@ export async function readCommit(repo: string, hash: string): Promise<Commit> {
 }
 
 /**
- * Reads many commits with one `git cat-file --batch` process.
+ * Reads many commits through the repository's object reader (src/git/object-reader.ts).
  *
  * @param repo absolute path of a bare repository.
  * @param hashes full 40-hex commit hashes (duplicates allowed).
@@ -100,23 +101,12 @@ export async function readCommit(repo: string, hash: string): Promise<Commit> {
  * @throws NotFound `Commit not found: X` when one is missing or not a commit.
  */
 export async function readCommits(repo: string, hashes: readonly string[]): Promise<Commit[]> {
-  if (hashes.length === 0) return [];
   for (const h of hashes) assertObjectId(h);
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: hashes.join('\n') + '\n' });
-  const commits: Commit[] = [];
-  let pos = 0;
-  for (const hash of hashes) {
-    const eol = stdout.indexOf(0x0a, pos);
-    if (eol < 0) throw new NotFound(`Commit not found: ${hash}`);
-    const header = stdout.subarray(pos, eol).toString('utf8').split(' ');
-    if (header[1] === 'missing' || header.length !== 3) throw new NotFound(`Commit not found: ${hash}`);
-    const size = Number(header[2]);
-    const body = stdout.subarray(eol + 1, eol + 1 + size);
-    pos = eol + 1 + size + 1;
-    if (header[1] !== 'commit') throw new NotFound(`Commit not found: ${hash}`);
-    commits.push(parseCommit(header[0], body));
-  }
-  return commits;
+  const objects = await objectContents(repo, hashes);
+  return objects.map((object, i) => {
+    if (object?.type !== 'commit') throw new NotFound(`Commit not found: ${hashes[i]}`);
+    return parseCommit(object.oid, object.content);
+  });
 }
 
 /** Options of {@link revList}. */

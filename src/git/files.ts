@@ -4,10 +4,12 @@
  */
 import { pathToFileURL } from 'node:url';
 import { gitDir, gitText, runGit, value } from './command.js';
-import { assertObjectId } from './names.js';
+import { assertObjectId, isObjectId } from './names.js';
+import { objectContents } from './object-reader.js';
+import { resolveCommit } from './refs.js';
 
 /**
- * Reads a file of a commit (`git cat-file --batch`, one process).
+ * Reads a file of a commit (through the repository's object reader).
  *
  * @param repo absolute path of a bare repository.
  * @param commit 40-hex commit hash (or any revision).
@@ -21,31 +23,22 @@ export async function readBlob(repo: string, commit: string, filePath: string): 
 }
 
 /**
- * Reads several files of a commit with one `git cat-file --batch`: for each path, in order, its
- * bytes, or null when it does not exist at that commit, is not a file, or holds a line feed (which
- * the batch protocol cannot carry).
+ * Reads several files of a commit through the repository's object reader
+ * (src/git/object-reader.ts): for each path, in order, its bytes, or null when it does not exist
+ * at that commit, is not a file, or holds a line feed (which the batch protocol cannot carry). A
+ * commit named otherwise than by its full hash is resolved first (`git rev-parse`).
  *
  * @throws GitError for other failures.
  */
 export async function readBlobs(repo: string, commit: string, filePaths: readonly string[]): Promise<(Buffer | null)[]> {
-  const asked = filePaths.filter((p) => !p.includes('\n') && !commit.includes('\n'));
-  if (asked.length === 0) return filePaths.map(() => null);
-  const out = (await runGit([gitDir(repo), 'cat-file', '--batch'], { input: asked.map((p) => `${commit}:${p}\n`).join('') })).stdout;
-  const found = new Map<string, Buffer | null>();
-  let at = 0;
-  for (const p of asked) {
-    const end = out.indexOf(0x0a, at);
-    const header = out.toString('utf8', at, end).split(' ');
-    at = end + 1;
-    // `<oid> <type> <size>` then the bytes and a line feed; `<name> missing` (or `ambiguous`) alone
-    if (header.length !== 3 || !/^[0-9a-f]{40,64}$/.test(header[0])) {
-      found.set(p, null);
-      continue;
-    }
-    const size = Number(header[2]);
-    found.set(p, header[1] === 'blob' ? out.subarray(at, at + size) : null);
-    at += size + 1;
-  }
+  const hash = isObjectId(commit) ? commit : commit.startsWith('-') || /[\0\n\r]/.test(commit) ? null : await resolveCommit(repo, commit);
+  const readable = (p: string) => hash !== null && p.length > 0 && !/[\0\n]/.test(p);
+  const asked = filePaths.filter(readable);
+  const objects = await objectContents(
+    repo,
+    asked.map((p) => `${hash}:${p}`),
+  );
+  const found = new Map(asked.map((p, i) => [p, objects[i]?.type === 'blob' ? objects[i].content : null]));
   return filePaths.map((p) => found.get(p) ?? null);
 }
 

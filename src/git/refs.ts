@@ -6,7 +6,8 @@
 import { mkdir } from 'node:fs/promises';
 import { BadRequest, Conflict } from '../errors.js';
 import { GitError, gitDir, gitText, runGit, value } from './command.js';
-import { assertObjectId, assertValidBranchName, assertValidRefName, ZERO_HASH } from './names.js';
+import { assertObjectId, assertValidBranchName, assertValidRefName, isObjectId, ZERO_HASH } from './names.js';
+import { objectInfo } from './object-reader.js';
 import { readHead, readRef, readRefs } from './ref-files.js';
 
 /** A lost compare-and-swap race on a ref: someone else moved it first (409). */
@@ -129,7 +130,9 @@ export function pickDefaultBranch(branches: readonly string[]): string | null {
 
 /**
  * Resolves a revision expression (hash, abbreviated hash, branch, tag, `main~2`, …) to the full
- * hash of the commit it names.
+ * hash of the commit it names, as `git rev-parse --verify <rev>^{commit}` does. A full hash (which
+ * git reads as an object id before any ref of that name) is asked of the object reader
+ * (src/git/object-reader.ts) instead of a new git process.
  *
  * @param repo absolute path of a bare repository.
  * @param rev the revision; must not start with `-`.
@@ -137,6 +140,10 @@ export function pickDefaultBranch(branches: readonly string[]): string | null {
  * @throws BadRequest for a revision starting with `-` or containing control characters.
  */
 export async function resolveCommit(repo: string, rev: string): Promise<string | null> {
+  if (isObjectId(rev)) {
+    const [commit] = await objectInfo(repo, [`${rev}^{commit}`]);
+    return commit?.oid ?? null;
+  }
   const res = await runGit([gitDir(repo), 'rev-parse', '--verify', '-q', value(`${rev}^{commit}`)], {
     okExitCodes: [0, 1, 128],
   });

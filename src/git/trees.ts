@@ -8,8 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BadRequest } from '../errors.js';
-import { gitDir, gitText, runGit, value } from './command.js';
+import { gitDir, gitText, runGit, spawnGit, value } from './command.js';
 import { assertObjectId, ZERO_HASH } from './names.js';
+import { objectContents, objectInfo } from './object-reader.js';
 
 /** The kind of a tree entry: a file (or symbolic link), a directory, or a submodule commit. */
 export type TreeEntryType = 'blob' | 'tree' | 'commit';
@@ -93,7 +94,9 @@ export async function listDirectory(repo: string, commit: string, dirPath: strin
 }
 
 /**
- * The bytes of a blob, at most `max` of them (`git cat-file blob`).
+ * The bytes of a blob, at most `max` of them: a blob of at most `max` bytes through the object
+ * reader (src/git/object-reader.ts), the head of a larger one from `git cat-file blob`, which is
+ * stopped once `max` bytes arrived (never the whole of a large blob in memory).
  *
  * @param repo absolute path of a bare repository.
  * @param oid 40-hex blob id.
@@ -102,8 +105,23 @@ export async function listDirectory(repo: string, commit: string, dirPath: strin
  * @throws BadRequest for a malformed id; GitError when the blob is missing.
  */
 export async function readBlobHead(repo: string, oid: string, max: number): Promise<Buffer> {
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', 'blob', assertObjectId(oid)]);
-  return stdout.length > max ? stdout.subarray(0, max) : stdout;
+  const [info] = await objectInfo(repo, [assertObjectId(oid)]);
+  if (info?.type === 'blob' && info.size <= max) {
+    const [blob] = await objectContents(repo, [oid]);
+    if (blob?.type === 'blob') return blob.content;
+  }
+  const git = spawnGit([gitDir(repo), 'cat-file', 'blob', oid]);
+  git.stdin.end();
+  const chunks: Buffer[] = [];
+  let have = 0;
+  for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    have += chunk.length;
+    if (have >= max) break;
+  }
+  if (have < max) await git.done;
+  git.kill();
+  return Buffer.concat(chunks).subarray(0, max);
 }
 
 /** One file change for {@link writeTreeWithChanges}: new content, or null to delete the path. */
