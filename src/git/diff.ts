@@ -3,7 +3,7 @@
  * commit, compare and pull request pages. The patch is read with a byte cap so a huge diff
  * never fills the server's memory; the per-file summary (`--numstat`) always covers every file.
  */
-import { gitDir, gitText, spawnGit, value, type GitValue } from './command.js';
+import { gitDir, spawnGit, value, type GitValue } from './command.js';
 import { assertObjectId } from './names.js';
 
 /** The hash of the empty tree (SHA-1), the "old" side of a root commit's diff. */
@@ -12,7 +12,7 @@ export const EMPTY_TREE_HASH = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 /** Options shared by the diff commands: rename detection, no colour, no external tools. */
 const DIFF_OPTIONS = ['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', '--find-renames'];
 
-/** One file of {@link diffSummary}. */
+/** One file of {@link readDiff}. */
 export interface DiffStat {
   /** Path on the old side (differs from `newPath` for a rename). */
   oldPath: string;
@@ -38,23 +38,90 @@ function literal(paths: readonly string[]): GitValue[] {
 /** The all-zero object id git's raw format writes for an absent side. */
 const ABSENT = /^0+$/;
 
+/** The patch text of a diff, possibly cut. */
+export interface PatchText {
+  /** The unified diff (`git diff` output), whole lines only. */
+  text: string;
+  /** Whether git wrote more than `maxBytes` and the rest was left out. */
+  truncated: boolean;
+}
+
+/** A diff as {@link readDiff} reads it. */
+export interface DiffOutput {
+  /** Every changed file, in git's order (the order of the patch). */
+  stats: DiffStat[];
+  patch: PatchText;
+}
+
 /**
- * Every changed file of `oldTree..newTree` with its line counts and blob ids (`git diff --raw
- * --numstat -z --no-abbrev`), in the order of {@link diffPatch}.
+ * The difference of `oldTree..newTree` from one `git diff --find-renames --raw --numstat --patch
+ * -z`: every changed file with its line counts and blob ids, and the unified diff read up to
+ * `maxBytes` bytes (past the cap git is stopped and the text ends at the last complete line).
+ * Git writes the raw records, then the numstat records, NUL-terminated, then one NUL, then the
+ * patch as text (docs/architecture.md#git-one-diff-for-the-summary-and-the-patch).
  *
  * @param repo absolute path of a bare repository.
  * @param oldTree 40-hex commit (or {@link EMPTY_TREE_HASH}) of the old side.
  * @param newTree 40-hex commit of the new side.
+ * @param maxBytes the most bytes of patch text read.
+ * @param contextLines unchanged lines shown around each change (git's `-U`), default 3.
  * @param paths only these paths (matched literally, either side); default every file.
  * @throws BadRequest for a malformed hash; GitError when an object is missing.
  */
-export async function diffSummary(repo: string, oldTree: string, newTree: string, paths: readonly string[] = []): Promise<DiffStat[]> {
+export async function readDiff(
+  repo: string,
+  oldTree: string,
+  newTree: string,
+  maxBytes: number,
+  contextLines = 3,
+  paths: readonly string[] = [],
+): Promise<DiffOutput> {
   assertObjectId(oldTree);
   assertObjectId(newTree);
-  const out = await gitText([gitDir(repo), ...DIFF_OPTIONS, '--raw', '--numstat', '-z', '--no-abbrev', oldTree, newTree, '--', ...literal(paths)]);
-  // raw records first: `:<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0` (two
-  // paths for a rename or copy), then numstat records in the same order:
-  // `<add>\t<del>\t<path>\0` or, for a rename, `<add>\t<del>\t\0<old>\0<new>\0`
+  const context = `-U${Math.max(0, Math.floor(contextLines))}`;
+  const git = spawnGit(
+    [gitDir(repo), ...DIFF_OPTIONS, '--raw', '--numstat', '--patch', context, '-z', '--no-abbrev', oldTree, newTree, '--', ...literal(paths)],
+    {
+      timeoutMs: 120_000,
+    },
+  );
+  git.stdin.end();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  /** Offset of the patch's first byte once the NUL after the summary was seen. */
+  let patchStart = -1;
+  let truncated = false;
+  let previous = -1;
+  for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
+    if (patchStart < 0) {
+      // the summary ends at the first pair of NULs (no record is empty), maybe across chunks
+      const at = previous === 0 && chunk[0] === 0 ? 0 : chunk.indexOf('\0\0');
+      if (at === 0 && previous === 0) patchStart = size + 1;
+      else if (at >= 0) patchStart = size + at + 2;
+      previous = chunk[chunk.length - 1];
+    }
+    chunks.push(chunk);
+    size += chunk.length;
+    if (patchStart >= 0 && size - patchStart > maxBytes) {
+      truncated = true;
+      git.kill();
+      break;
+    }
+  }
+  if (!truncated) await git.done;
+  const out = Buffer.concat(chunks);
+  const summaryEnd = patchStart < 0 ? out.length : patchStart - 1;
+  let patch = patchStart < 0 ? Buffer.alloc(0) : out.subarray(patchStart, patchStart + maxBytes);
+  if (truncated) patch = patch.subarray(0, patch.lastIndexOf(0x0a) + 1);
+  return { stats: parseSummary(out.toString('utf8', 0, summaryEnd)), patch: { text: patch.toString('utf8'), truncated } };
+}
+
+/**
+ * Parses the raw records, then the numstat records, of `git diff --raw --numstat -z`:
+ * `:<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0` (two paths for a rename or
+ * copy), then `<add>\t<del>\t<path>\0` or, for a rename, `<add>\t<del>\t\0<old>\0<new>\0`.
+ */
+function parseSummary(out: string): DiffStat[] {
   const fields = out.split('\0');
   const raws: { oldBlob: string | null; newBlob: string | null; similarity: number | null }[] = [];
   const stats: DiffStat[] = [];
@@ -83,59 +150,4 @@ export async function diffSummary(repo: string, oldTree: string, newTree: string
     }
   }
   return stats;
-}
-
-/** The patch text of {@link diffPatch}, possibly cut. */
-export interface PatchText {
-  /** The unified diff (`git diff` output), whole lines only. */
-  text: string;
-  /** Whether git wrote more than `maxBytes` and the rest was left out. */
-  truncated: boolean;
-}
-
-/**
- * The unified diff of `oldTree..newTree` (`git diff --find-renames`), read up to `maxBytes`
- * bytes; past the cap git is stopped and the text ends at the last complete line.
- *
- * @param repo absolute path of a bare repository.
- * @param oldTree 40-hex commit (or {@link EMPTY_TREE_HASH}) of the old side.
- * @param newTree 40-hex commit of the new side.
- * @param maxBytes the most bytes of patch text read.
- * @param contextLines unchanged lines shown around each change (git's `-U`), default 3.
- * @param paths only these paths (matched literally, either side); default every file.
- * @throws BadRequest for a malformed hash; GitError when an object is missing.
- */
-export async function diffPatch(
-  repo: string,
-  oldTree: string,
-  newTree: string,
-  maxBytes: number,
-  contextLines = 3,
-  paths: readonly string[] = [],
-): Promise<PatchText> {
-  assertObjectId(oldTree);
-  assertObjectId(newTree);
-  const git = spawnGit([gitDir(repo), ...DIFF_OPTIONS, `-U${Math.max(0, Math.floor(contextLines))}`, oldTree, newTree, '--', ...literal(paths)], {
-    timeoutMs: 120_000,
-  });
-  git.stdin.end();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let truncated = false;
-  for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size > maxBytes) {
-      truncated = true;
-      git.kill();
-      break;
-    }
-  }
-  if (!truncated) await git.done;
-  let bytes = Buffer.concat(chunks);
-  if (truncated) {
-    bytes = bytes.subarray(0, maxBytes);
-    bytes = bytes.subarray(0, bytes.lastIndexOf(0x0a) + 1);
-  }
-  return { text: bytes.toString('utf8'), truncated };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommitDiff, type CommitDiff } from '../../src/domain/repositories/diff.js';
-import { diffPatch, diffSummary, EMPTY_TREE_HASH } from '../../src/git/diff.js';
+import { EMPTY_TREE_HASH, readDiff } from '../../src/git/diff.js';
 import { DiffView, diffFileKey, diffLineId } from '../../src/web/components/diff.js';
 import { markRanges, splitHighlightedLines, wordChanges } from '../../src/web/components/diff-lines.js';
 import { commitFiles, git, makeWorkTree } from '../helpers/server.js';
@@ -33,8 +33,7 @@ describe('commit diff', () => {
   });
 
   it('lists every file with line numbers, renames, binaries and the missing newline', async () => {
-    const stats = await diffSummary(repo, first, second);
-    const patch = await diffPatch(repo, first, second, 1024 * 1024);
+    const { stats, patch } = await readDiff(repo, first, second, 1024 * 1024);
     expect(patch.truncated).toBe(false);
     const files = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 1000 });
     const byPath = new Map(files.map((f) => [f.newPath ?? f.oldPath, f]));
@@ -54,16 +53,17 @@ describe('commit diff', () => {
     expect(byPath.get('bin.dat')).toMatchObject({ binary: true, hunks: [] });
     expect(byPath.get('big.txt')).toMatchObject({ status: 'added', oldPath: null, additions: 30 });
 
-    const root = parseCommitDiff(await diffSummary(repo, EMPTY_TREE_HASH, first), await diffPatch(repo, EMPTY_TREE_HASH, first, 1024 * 1024), {
+    const rootDiff = await readDiff(repo, EMPTY_TREE_HASH, first, 1024 * 1024);
+    const root = parseCommitDiff(rootDiff.stats, rootDiff.patch, {
       maxFileLines: 1000,
       maxTotalLines: 1000,
     });
     expect(root.map((f) => f.status)).toEqual(['added', 'added', 'added']);
+    expect(await readDiff(repo, second, second, 1024 * 1024)).toEqual({ stats: [], patch: { text: '', truncated: false } });
   });
 
   it('caps lines per file, lines in total and bytes read, and says so', async () => {
-    const stats = await diffSummary(repo, first, second);
-    const patch = await diffPatch(repo, first, second, 1024 * 1024);
+    const { stats, patch } = await readDiff(repo, first, second, 1024 * 1024);
     const perFile = parseCommitDiff(stats, patch, { maxFileLines: 10, maxTotalLines: 1000 });
     const big = perFile.find((f) => f.newPath === 'big.txt')!;
     expect(big.truncated).toBe('file');
@@ -78,7 +78,8 @@ describe('commit diff', () => {
     expect(total.find((f) => f.newPath === 'a.txt')!.truncated).toBeNull();
     expect(total.find((f) => f.newPath === 'big.txt')).toMatchObject({ truncated: 'total', hunks: [] });
 
-    const cut = await diffPatch(repo, first, second, 200);
+    const { stats: cutStats, patch: cut } = await readDiff(repo, first, second, 200);
+    expect(cutStats).toEqual(stats);
     expect(cut.truncated).toBe(true);
     expect(cut.text.length).toBeLessThanOrEqual(200);
     const files = parseCommitDiff(stats, cut, { maxFileLines: 1000, maxTotalLines: 1000 });
@@ -87,8 +88,8 @@ describe('commit diff', () => {
   });
 
   it('renders hunks with line anchors and content under a chosen line', async () => {
-    const stats = await diffSummary(repo, first, second);
-    const files = parseCommitDiff(stats, await diffPatch(repo, first, second, 1024 * 1024), { maxFileLines: 1000, maxTotalLines: 1000 });
+    const { stats, patch } = await readDiff(repo, first, second, 1024 * 1024);
+    const files = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 1000 });
     const diff: CommitDiff = { oldCommit: first, newCommit: second, files, additions: 33, deletions: 1, truncated: false };
     const a = files.find((f) => f.newPath === 'a.txt')!;
     const added = a.hunks[0].lines[2];
@@ -111,8 +112,8 @@ describe('commit diff', () => {
   });
 
   it('collapses a file of more than 1,000 changed lines behind "Load diff" until loaded', async () => {
-    const stats = await diffSummary(repo, first, second);
-    const files = parseCommitDiff(stats, await diffPatch(repo, first, second, 1024 * 1024), { maxFileLines: 1000, maxTotalLines: 1000 });
+    const { stats, patch } = await readDiff(repo, first, second, 1024 * 1024);
+    const files = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 1000 });
     const big = { ...files.find((f) => f.newPath === 'big.txt')!, additions: 1001 };
     const diff: CommitDiff = { oldCommit: first, newCommit: second, files: [big], additions: 1001, deletions: 0, truncated: false };
     const state = {

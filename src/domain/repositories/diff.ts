@@ -6,7 +6,7 @@
  */
 import parseDiff from 'parse-diff';
 import { NotFound } from '../../errors.js';
-import { diffPatch, diffSummary, EMPTY_TREE_HASH, type DiffStat } from '../../git/diff.js';
+import { EMPTY_TREE_HASH, readDiff, type DiffStat } from '../../git/diff.js';
 import { readBlobs } from '../../git/blob-batches.js';
 import { parseLfsPointer } from '../../git/lfs-pointers.js';
 import { resolveCommit } from '../../git/repository.js';
@@ -151,7 +151,7 @@ function toLines(chunk: parseDiff.Chunk): DiffLine[] {
  * Parses `git diff` output into files and hunks (with `parse-diff`), joined with the numstat
  * summary of every file and capped by `limits` (see {@link FileDiff.truncated}).
  *
- * @param stats every changed file in git's order ({@link diffSummary}); files past a byte cut
+ * @param stats every changed file in git's order ({@link readDiff}); files past a byte cut
  *   of `patch` are listed from here with no hunks.
  * @param patch the unified diff text and whether it was cut.
  * @param limits the line caps (`maxBytes` was applied when the patch was read).
@@ -277,7 +277,7 @@ function diffSize(diff: CommitDiff): number {
 }
 
 async function readCommitDiff(repo: string, oldRevision: string | null, newRevision: string, caps: DiffLimits, paths: readonly string[]): Promise<CommitDiff> {
-  // both resolved at once (a git process each); the new revision's error wins, as when resolved one after the other
+  // both resolved at once; the new revision's error wins, as when resolved one after the other
   const [newResolved, oldResolved] = await Promise.allSettled([
     resolveCommit(repo, newRevision),
     oldRevision === null ? null : resolveCommit(repo, oldRevision),
@@ -290,10 +290,7 @@ async function readCommitDiff(repo: string, oldRevision: string | null, newRevis
   const newCommit = resolved(newRevision, newResolved);
   const oldCommit = oldRevision === null ? null : resolved(oldRevision, oldResolved);
   const oldTree = oldCommit ?? EMPTY_TREE_HASH;
-  const [stats, patch] = await Promise.all([
-    diffSummary(repo, oldTree, newCommit, paths),
-    diffPatch(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines, paths),
-  ]);
+  const { stats, patch } = await readDiff(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines, paths);
   const files = parseCommitDiff(stats, patch, caps);
   return {
     oldCommit,
