@@ -22,6 +22,10 @@ export interface DiffStat {
   additions: number | null;
   /** Deleted lines; null for a binary file. */
   deletions: number | null;
+  /** Mode on the old side (`100644`, `100755`, `120000`, `160000`); null where the file is absent (added). */
+  oldMode: string | null;
+  /** Mode on the new side; null where the file is absent (deleted). */
+  newMode: string | null;
   /** Full blob id on the old side; null where the file is absent (added). */
   oldBlob: string | null;
   /** Full blob id on the new side; null where the file is absent (deleted). */
@@ -44,6 +48,18 @@ export interface PatchText {
   text: string;
   /** Whether git wrote more than `maxBytes` and the rest was left out. */
   truncated: boolean;
+  /** Whether reading stopped where the budget's first left-out file began: the text holds only the files before it. */
+  budgetReached: boolean;
+}
+
+/** What of a patch is shown (parseCommitDiff's caps): reading stops at the first file they leave out. */
+export interface PatchBudget {
+  /** Files with hunks shown. */
+  maxFiles: number;
+  /** Hunk lines shown per file. */
+  maxFileLines: number;
+  /** Hunk lines shown in all. */
+  maxTotalLines: number;
 }
 
 /** A diff as {@link readDiff} reads it. */
@@ -53,12 +69,78 @@ export interface DiffOutput {
   patch: PatchText;
 }
 
+const DIFF_HEADER = Buffer.from('diff --git ');
+
+/**
+ * Follows a patch line by line as it streams, counting the hunk lines shown under a
+ * {@link PatchBudget} as parseCommitDiff counts them (a file's context, added and deleted lines up
+ * to the per-file cap, while the total lasts; a file counts once it has a hunk), and finds where
+ * the first file begins that the budget leaves out.
+ */
+class PatchLines {
+  /** The first bytes of the line being read (enough to tell a file header). */
+  private head = Buffer.alloc(0);
+  /** Offset in the patch of the line being read, and its bytes read so far. */
+  private lineStart = 0;
+  private lineLength = 0;
+  private inHunks = false;
+  private fileCounted = false;
+  private shown = 0;
+  private total: number;
+  private filesLeft: number;
+
+  constructor(private readonly budget: PatchBudget) {
+    this.total = budget.maxTotalLines;
+    this.filesLeft = budget.maxFiles;
+  }
+
+  /** Takes the patch's next bytes; returns the offset at which the first left-out file begins, or -1. */
+  take(bytes: Buffer): number {
+    let from = 0;
+    while (from < bytes.length) {
+      const eol = bytes.indexOf(0x0a, from);
+      const end = eol < 0 ? bytes.length : eol;
+      if (this.head.length < DIFF_HEADER.length) {
+        this.head = Buffer.concat([this.head, bytes.subarray(from, Math.min(end, from + DIFF_HEADER.length - this.head.length))]);
+      }
+      this.lineLength += end - from;
+      if (eol < 0) return -1;
+      if (this.leavesOut()) return this.lineStart;
+      this.lineStart += this.lineLength + 1;
+      this.lineLength = 0;
+      this.head = Buffer.alloc(0);
+      from = eol + 1;
+    }
+    return -1;
+  }
+
+  /** Counts the line just read; true when it is the header of a file the budget leaves out. */
+  private leavesOut(): boolean {
+    const first = this.head[0];
+    if (this.head.equals(DIFF_HEADER)) {
+      if (this.total <= 0 || this.filesLeft <= 0) return true;
+      this.inHunks = false;
+      this.fileCounted = false;
+      this.shown = 0;
+    } else if (first === 0x40 && this.head[1] === 0x40) {
+      this.inHunks = true;
+      if (!this.fileCounted) this.filesLeft--;
+      this.fileCounted = true;
+    } else if (this.inHunks && (first === 0x20 || first === 0x2b || first === 0x2d) && this.shown < this.budget.maxFileLines && this.total > 0) {
+      this.shown++;
+      this.total--;
+    }
+    return false;
+  }
+}
+
 /**
  * The difference of `oldTree..newTree` from one `git diff --find-renames --raw --numstat --patch
- * -z`: every changed file with its line counts and blob ids, and the unified diff read up to
- * `maxBytes` bytes (past the cap git is stopped and the text ends at the last complete line).
- * Git writes the raw records, then the numstat records, NUL-terminated, then one NUL, then the
- * patch as text (docs/architecture.md#git-one-diff-for-the-summary-and-the-patch).
+ * -z`: every changed file with its modes, line counts and blob ids, and the unified diff read up
+ * to `maxBytes` bytes (past the cap git is stopped and the text ends at the last complete line)
+ * or, with a `budget`, up to the first file it leaves out. Git writes the raw records, then the
+ * numstat records, NUL-terminated, then one NUL, then the patch as text
+ * (docs/architecture.md#git-one-diff-for-the-summary-and-the-patch).
  *
  * @param repo absolute path of a bare repository.
  * @param oldTree 40-hex commit (or {@link EMPTY_TREE_HASH}) of the old side.
@@ -66,6 +148,7 @@ export interface DiffOutput {
  * @param maxBytes the most bytes of patch text read.
  * @param contextLines unchanged lines shown around each change (git's `-U`), default 3.
  * @param paths only these paths (matched literally, either side); default every file.
+ * @param budget what of the patch is shown; default all of it (up to `maxBytes`).
  * @throws BadRequest for a malformed hash; GitError when an object is missing.
  */
 export async function readDiff(
@@ -75,45 +158,57 @@ export async function readDiff(
   maxBytes: number,
   contextLines = 3,
   paths: readonly string[] = [],
+  budget: PatchBudget = { maxFiles: Infinity, maxFileLines: Infinity, maxTotalLines: Infinity },
 ): Promise<DiffOutput> {
   assertObjectId(oldTree);
   assertObjectId(newTree);
   const context = `-U${Math.max(0, Math.floor(contextLines))}`;
-  const git = spawnGit(
-    [gitDir(repo), ...DIFF_OPTIONS, '--raw', '--numstat', '--patch', context, '-z', '--no-abbrev', oldTree, newTree, '--', ...literal(paths)],
-    {
-      timeoutMs: 120_000,
-    },
-  );
+  const args = [gitDir(repo), ...DIFF_OPTIONS, '--raw', '--numstat', '--patch', context, '-z', '--no-abbrev', oldTree, newTree, '--', ...literal(paths)];
+  const git = spawnGit(args, { timeoutMs: 120_000 });
   git.stdin.end();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  /** Offset of the patch's first byte once the NUL after the summary was seen. */
-  let patchStart = -1;
-  let truncated = false;
+  const summary: Buffer[] = [];
+  const patch: Buffer[] = [];
+  let patchSize = 0;
+  let inPatch = false;
   let previous = -1;
+  /** Where the patch is cut (bytes), when it is. */
+  let cut = -1;
+  let truncated = false;
+  const lines = new PatchLines(budget);
   for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
-    if (patchStart < 0) {
+    let bytes = chunk;
+    if (!inPatch) {
       // the summary ends at the first pair of NULs (no record is empty), maybe across chunks
-      const at = previous === 0 && chunk[0] === 0 ? 0 : chunk.indexOf('\0\0');
-      if (at === 0 && previous === 0) patchStart = size + 1;
-      else if (at >= 0) patchStart = size + at + 2;
+      const at = previous === 0 && chunk[0] === 0 ? -1 : chunk.indexOf('\0\0');
+      const end = at >= 0 ? at + 1 : previous === 0 && chunk[0] === 0 ? 0 : -1;
       previous = chunk[chunk.length - 1];
+      if (end < 0) {
+        summary.push(chunk);
+        continue;
+      }
+      summary.push(chunk.subarray(0, end));
+      bytes = chunk.subarray(end + 1);
+      inPatch = true;
     }
-    chunks.push(chunk);
-    size += chunk.length;
-    if (patchStart >= 0 && size - patchStart > maxBytes) {
+    const stop = lines.take(bytes);
+    patch.push(bytes);
+    patchSize += bytes.length;
+    if (stop >= 0 && stop <= maxBytes) cut = stop;
+    else if (patchSize > maxBytes) {
       truncated = true;
+      cut = maxBytes;
+    }
+    if (cut >= 0) {
       git.kill();
       break;
     }
   }
-  if (!truncated) await git.done;
-  const out = Buffer.concat(chunks);
-  const summaryEnd = patchStart < 0 ? out.length : patchStart - 1;
-  let patch = patchStart < 0 ? Buffer.alloc(0) : out.subarray(patchStart, patchStart + maxBytes);
-  if (truncated) patch = patch.subarray(0, patch.lastIndexOf(0x0a) + 1);
-  return { stats: parseSummary(out.toString('utf8', 0, summaryEnd)), patch: { text: patch.toString('utf8'), truncated } };
+  if (cut < 0) await git.done;
+  let text = Buffer.concat(patch);
+  if (cut >= 0) text = text.subarray(0, cut);
+  if (truncated) text = text.subarray(0, text.lastIndexOf(0x0a) + 1);
+  const patchText = { text: text.toString('utf8'), truncated, budgetReached: cut >= 0 && !truncated };
+  return { stats: parseSummary(Buffer.concat(summary).toString('utf8')), patch: patchText };
 }
 
 /**
@@ -123,15 +218,17 @@ export async function readDiff(
  */
 function parseSummary(out: string): DiffStat[] {
   const fields = out.split('\0');
-  const raws: { oldBlob: string | null; newBlob: string | null; similarity: number | null }[] = [];
+  const raws: Pick<DiffStat, 'oldMode' | 'newMode' | 'oldBlob' | 'newBlob' | 'similarity'>[] = [];
   const stats: DiffStat[] = [];
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i];
     if (field === '') continue;
     if (field.startsWith(':')) {
-      const [, , oldBlob, newBlob, status] = field.split(' ');
+      const [oldMode, newMode, oldBlob, newBlob, status] = field.slice(1).split(' ');
       const renamed = status.startsWith('R') || status.startsWith('C');
       raws.push({
+        oldMode: ABSENT.test(oldMode) ? null : oldMode,
+        newMode: ABSENT.test(newMode) ? null : newMode,
         oldBlob: ABSENT.test(oldBlob) ? null : oldBlob,
         newBlob: ABSENT.test(newBlob) ? null : newBlob,
         similarity: status.startsWith('R') ? Number(status.slice(1)) : null,
@@ -141,7 +238,7 @@ function parseSummary(out: string): DiffStat[] {
     }
     const [add, del, path] = field.split('\t');
     const count = (n: string) => (n === '-' ? null : Number(n));
-    const raw = raws[stats.length] ?? { oldBlob: null, newBlob: null, similarity: null };
+    const raw = raws[stats.length] ?? { oldMode: null, newMode: null, oldBlob: null, newBlob: null, similarity: null };
     if (path === '') {
       stats.push({ oldPath: fields[i + 1], newPath: fields[i + 2], additions: count(add), deletions: count(del), ...raw });
       i += 2;

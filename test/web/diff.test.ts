@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommitDiff, type CommitDiff } from '../../src/domain/repositories/diff.js';
+import { parseCommitDiff, type CommitDiff, type FileDiff } from '../../src/domain/repositories/diff.js';
 import { EMPTY_TREE_HASH, readDiff } from '../../src/git/diff.js';
 import { DiffView, diffFileKey, diffLineId } from '../../src/web/components/diff.js';
 import { markRanges, splitHighlightedLines, wordChanges } from '../../src/web/components/diff-lines.js';
@@ -59,7 +59,7 @@ describe('commit diff', () => {
       maxTotalLines: 1000,
     });
     expect(root.map((f) => f.status)).toEqual(['added', 'added', 'added']);
-    expect(await readDiff(repo, second, second, 1024 * 1024)).toEqual({ stats: [], patch: { text: '', truncated: false } });
+    expect(await readDiff(repo, second, second, 1024 * 1024)).toEqual({ stats: [], patch: { text: '', truncated: false, budgetReached: false } });
   });
 
   it('caps lines per file, lines in total and bytes read, and says so', async () => {
@@ -77,6 +77,23 @@ describe('commit diff', () => {
     const total = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 5 });
     expect(total.find((f) => f.newPath === 'a.txt')!.truncated).toBeNull();
     expect(total.find((f) => f.newPath === 'big.txt')).toMatchObject({ truncated: 'total', hunks: [] });
+
+    // read with the budget, git stops at the first file it leaves out, and the files are the same
+    // (modes aside where both sides have the same one: only a change of mode is shown)
+    const shown = (files: FileDiff[]) =>
+      files.map((f) => ({ ...f, oldMode: f.oldMode === f.newMode ? null : f.oldMode, newMode: f.oldMode === f.newMode ? null : f.newMode }));
+    for (const caps of [
+      { maxFiles: 1, maxFileLines: 1000, maxTotalLines: 1000 },
+      { maxFiles: 300, maxFileLines: 1000, maxTotalLines: 5 },
+      { maxFiles: 300, maxFileLines: 10, maxTotalLines: 12 },
+      { maxFiles: 300, maxFileLines: 1000, maxTotalLines: 1000 },
+    ]) {
+      const budgeted = await readDiff(repo, first, second, 1024 * 1024, 3, [], caps);
+      expect(budgeted.stats).toEqual(stats);
+      expect(shown(parseCommitDiff(budgeted.stats, budgeted.patch, caps))).toEqual(shown(parseCommitDiff(stats, patch, caps)));
+      expect(budgeted.patch.budgetReached).toBe(caps.maxTotalLines < 1000 || caps.maxFiles === 1);
+      expect(budgeted.patch.text.length < patch.text.length).toBe(budgeted.patch.budgetReached);
+    }
 
     const { stats: cutStats, patch: cut } = await readDiff(repo, first, second, 200);
     expect(cutStats).toEqual(stats);

@@ -6,7 +6,7 @@
  */
 import parseDiff from 'parse-diff';
 import { NotFound } from '../../errors.js';
-import { EMPTY_TREE_HASH, readDiff, type DiffStat } from '../../git/diff.js';
+import { EMPTY_TREE_HASH, readDiff, type DiffStat, type PatchText } from '../../git/diff.js';
 import { readBlobs } from '../../git/blob-batches.js';
 import { parseLfsPointer } from '../../git/lfs-pointers.js';
 import { resolveCommit } from '../../git/repository.js';
@@ -159,7 +159,7 @@ function toLines(chunk: parseDiff.Chunk): DiffLine[] {
  */
 export function parseCommitDiff(
   stats: readonly DiffStat[],
-  patch: { text: string; truncated: boolean },
+  patch: PatchText,
   limits: Pick<DiffLimits, 'maxFileLines' | 'maxTotalLines'> & Partial<Pick<DiffLimits, 'maxFiles'>>,
 ): FileDiff[] {
   const parsed = parseDiff(patch.text);
@@ -167,14 +167,15 @@ export function parseCommitDiff(
   let filesLeft = limits.maxFiles ?? Infinity;
   return stats.map((stat, index): FileDiff => {
     const file = parsed[index] as parseDiff.File | undefined;
-    const oldPath = file?.new ? null : stat.oldPath;
-    const newPath = file?.deleted ? null : stat.newPath;
+    // a file the patch does not hold (past a cut) is read from the summary alone
+    const oldPath = (file ? file.new : stat.oldMode === null) ? null : stat.oldPath;
+    const newPath = (file ? file.deleted : stat.newMode === null) ? null : stat.newPath;
     const base = {
       oldPath,
       newPath,
       status: fileStatus({ oldPath, newPath }),
-      oldMode: file?.oldMode ?? null,
-      newMode: file?.newMode ?? null,
+      oldMode: file ? (file.oldMode ?? null) : stat.oldMode,
+      newMode: file ? (file.newMode ?? null) : stat.newMode,
       binary: stat.additions === null,
       additions: stat.additions ?? 0,
       deletions: stat.deletions ?? 0,
@@ -185,6 +186,7 @@ export function parseCommitDiff(
     };
     // the last parsed file may be cut by the byte cap: treat it as missing
     const complete = file !== undefined && !(patch.truncated && index >= parsed.length - 1);
+    if (!complete && patch.budgetReached) return { ...base, hunks: [], truncated: base.additions + base.deletions > 0 ? 'total' : null, lfs: null };
     if (!complete) return { ...base, hunks: [], truncated: patch.truncated ? 'bytes' : null, lfs: null };
     if ((budget <= 0 || filesLeft <= 0) && file.chunks.length > 0) return { ...base, hunks: [], truncated: 'total', lfs: null };
     if (file.chunks.length > 0) filesLeft--;
@@ -290,7 +292,7 @@ async function readCommitDiff(repo: string, oldRevision: string | null, newRevis
   const newCommit = resolved(newRevision, newResolved);
   const oldCommit = oldRevision === null ? null : resolved(oldRevision, oldResolved);
   const oldTree = oldCommit ?? EMPTY_TREE_HASH;
-  const { stats, patch } = await readDiff(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines, paths);
+  const { stats, patch } = await readDiff(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines, paths, caps);
   const files = parseCommitDiff(stats, patch, caps);
   return {
     oldCommit,
