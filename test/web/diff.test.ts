@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommitDiff, type CommitDiff, type FileDiff } from '../../src/domain/repositories/diff.js';
 import { EMPTY_TREE_HASH, readDiff } from '../../src/git/diff.js';
 import { DiffView, diffFileKey, diffLineId } from '../../src/web/components/diff.js';
+import { MAX_TREE_FILES } from '../../src/web/components/diff-tree.js';
 import { markRanges, splitHighlightedLines, wordChanges } from '../../src/web/components/diff-lines.js';
 import { commitFiles, git, makeWorkTree } from '../helpers/server.js';
 
@@ -126,6 +127,34 @@ describe('commit diff', () => {
     expect(html.match(/class="diff-below"/g)).toHaveLength(1);
     expect(html).toContain('old name.txt → new name.txt');
     expect(html).toContain('Binary file not shown.');
+  });
+
+  it('lists the first 3,000 changed files in the tree and counts the others', () => {
+    const file = (i: number): FileDiff => ({
+      oldPath: `d${i % 7}/f${i}.txt`,
+      newPath: `d${i % 7}/f${i}.txt`,
+      status: 'modified',
+      oldMode: '100644',
+      newMode: '100644',
+      binary: false,
+      additions: 1,
+      deletions: 1,
+      oldBlob: 'a'.repeat(40),
+      newBlob: 'b'.repeat(40),
+      similarity: null,
+      generated: false,
+      hunks: [],
+      truncated: 'total',
+      lfs: null,
+    });
+    const files = Array.from({ length: MAX_TREE_FILES + 2 }, (_, i) => file(i));
+    const html = renderToString(
+      DiffView({ diff: { oldCommit: first, newCommit: second, files, additions: files.length, deletions: files.length, truncated: true } }),
+    );
+    expect(html).toContain('3002 files changed');
+    expect(html.match(/<li class="diff-tree-file/g)).toHaveLength(MAX_TREE_FILES);
+    expect(html).toContain('2 more changed files are not listed: the tree lists the first 3,000.');
+    expect(html).toContain('3,002 more files are not shown: the diff is large.');
   });
 
   it('collapses a file of more than 1,000 changed lines behind "Load diff" until loaded', async () => {

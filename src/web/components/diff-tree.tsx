@@ -73,7 +73,14 @@ function treeItemsHtml(dir: TreeDir, isViewed: ((file: FileDiff) => boolean) | u
 }
 
 /**
- * The navigation of a diff's files.
+ * The most files the tree lists (as GitHub shows at most 3,000 files of a diff): a diff of tens of
+ * thousands of files (a compare of tags far apart) would otherwise make a page of tens of MB. The
+ * files past it are counted in a note.
+ */
+export const MAX_TREE_FILES = 3_000;
+
+/**
+ * The navigation of a diff's files: the first {@link MAX_TREE_FILES} of them.
  *
  * @param isViewed whether a file is marked viewed; when given, the tree says "N of M files viewed".
  * @param hrefOf where a file's entry links to; default its section (`#diff-<key>`).
@@ -87,7 +94,8 @@ export function DiffFileTree({
   isViewed?: (file: FileDiff) => boolean;
   hrefOf?: HrefOf;
 }) {
-  const root = buildTree(files);
+  const root = buildTree(files.length > MAX_TREE_FILES ? files.slice(0, MAX_TREE_FILES) : files);
+  const unlisted = files.length - MAX_TREE_FILES;
   return (
     <nav class="diff-tree" aria-label="Changed files">
       {isViewed && (
@@ -96,6 +104,12 @@ export function DiffFileTree({
         </p>
       )}
       <div class="diff-tree-items" dangerouslySetInnerHTML={{ __html: treeItemsHtml(root, isViewed, hrefOf) }} />
+      {unlisted > 0 && (
+        <p class="diff-notice" role="note">
+          {unlisted === 1 ? '1 more changed file is' : `${unlisted.toLocaleString('en')} more changed files are`} not listed: the tree lists the first{' '}
+          {MAX_TREE_FILES.toLocaleString('en')}.
+        </p>
+      )}
     </nav>
   );
 }
