@@ -1,7 +1,7 @@
 /**
  * The details of a conflicted merge without a working tree, for resolving it: the conflicted
  * paths with their index stages and git's messages (`git merge-tree --write-tree -z --messages`),
- * the blobs of those stages (`cat-file --batch`), and the tree of a resolution — the merged tree
+ * the blobs of those stages (read by the caller, `readBlobs` of blob-batches.ts), and the tree of a resolution — the merged tree
  * with each conflicted path set to what was chosen (a temporary index: `read-tree`,
  * `update-index -z --index-info`, `write-tree`; docs/architecture.md#git-merge-conflicts).
  */

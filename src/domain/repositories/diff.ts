@@ -322,7 +322,7 @@ export async function diffBlobTexts(ctx: Context, projectId: number, ids: readon
   const { project } = await loadProjectWith(ctx, projectId, 'readCode');
   const repo = ctx.repoPath(project.id);
   const unique = [...new Set(ids)].sort();
-  // one read (two git processes) for the blobs of a whole diff, kept as one result
+  // one read (through the object reader, or a git process of its own past 1 MiB) for the blobs of a whole diff, kept as one result
   return objectRead(
     repo,
     `diff-blobs:${MAX_DIFF_BLOB_BYTES}:${MAX_DIFF_BLOBS_TOTAL}`,
