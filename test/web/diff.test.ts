@@ -151,7 +151,7 @@ describe('commit diff', () => {
     const html = renderToString(
       DiffView({ diff: { oldCommit: first, newCommit: second, files, additions: files.length, deletions: files.length, truncated: true } }),
     );
-    expect(html).toContain('3002 files changed');
+    expect(html).toContain('3,002 files changed');
     expect(html.match(/<li class="diff-tree-file/g)).toHaveLength(MAX_TREE_FILES);
     expect(html).toContain('2 more changed files are not listed: the tree lists the first 3,000.');
     expect(html).toContain('3,002 more files are not shown: the diff is large.');
@@ -171,7 +171,7 @@ describe('commit diff', () => {
       href: () => '/x?load=k',
     };
     const collapsed = renderToString(DiffView({ diff, state }));
-    expect(collapsed).toContain('Large diff (1001 changed lines): not shown.');
+    expect(collapsed).toContain('Large diff (1,001 changed lines): not shown.');
     expect(collapsed).toContain('class="diff-load"');
     expect(collapsed).not.toContain('<table');
     const loaded = renderToString(DiffView({ diff, state: { ...state, loaded: new Set([diffFileKey(big)]) } }));

@@ -27,7 +27,7 @@ import type { CommitDiff, DiffHunk, DiffLine, FileDiff } from '../../domain/repo
 import { diffFileKey, lineIdOfKey } from './diff-keys.js';
 import { blobLineHtml, escapeHtml, fileLineHtml } from './diff-lines.js';
 import { DiffFileTree } from './diff-tree.js';
-import { formatBytes } from './sizes.js';
+import { formatBytes, formatCount } from './sizes.js';
 
 export { diffFileKey, diffLineId } from './diff-keys.js';
 
@@ -92,8 +92,6 @@ function FileTitle({ file }: { file: FileDiff }) {
     );
   return <>{file.newPath ?? file.oldPath}</>;
 }
-
-const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 const STATUS_LABEL: Record<FileDiff['status'], string> = { added: 'added', deleted: 'deleted', modified: 'modified', renamed: 'renamed' };
 const SIGN: Record<DiffLine['type'], string> = { add: '+', delete: '-', context: '' };
@@ -238,7 +236,7 @@ function GapRows({ file, gap, lines, state, columns }: { file: FileDiff; gap: Ga
         <tr class="diff-expand">
           <td colspan={columns}>
             <a href={`${state.href({ expand: token })}#${id}`} data-gap={id}>
-              Show {count(n, 'unchanged line', 'unchanged lines')}
+              Show {formatCount(n, 'unchanged line', 'unchanged lines')}
             </a>
           </td>
         </tr>
@@ -267,7 +265,7 @@ function collapsedReason(file: FileDiff, state: DiffViewState): string | null {
   if (file.hunks.length === 0 || state.loaded.has(diffFileKey(file))) return null;
   if (file.generated) return 'Generated file: its diff is not shown.';
   const changed = file.additions + file.deletions;
-  if (changed > LARGE_FILE_LINES) return `Large diff (${count(changed, 'changed line', 'changed lines')}): not shown.`;
+  if (changed > LARGE_FILE_LINES) return `Large diff (${formatCount(changed, 'changed line', 'changed lines')}): not shown.`;
   return null;
 }
 
@@ -361,10 +359,10 @@ export function DiffFile({
         </span>
         {!file.binary && !file.lfs && (
           <span class="diff-counts">
-            <span class="diff-additions" aria-label={count(file.additions, 'addition', 'additions')}>
+            <span class="diff-additions" aria-label={formatCount(file.additions, 'addition', 'additions')}>
               +{file.additions}
             </span>{' '}
-            <span class="diff-deletions" aria-label={count(file.deletions, 'deletion', 'deletions')}>
+            <span class="diff-deletions" aria-label={formatCount(file.deletions, 'deletion', 'deletions')}>
               −{file.deletions}
             </span>
           </span>
@@ -423,8 +421,8 @@ export function DiffView({ diff, state = DEFAULT_STATE, isViewed, emptyMessage =
   return (
     <div class={`diff-view diff-view-${state.layout}`}>
       <p class="diff-summary">
-        {count(diff.files.length, 'file', 'files')} changed, <span class="diff-additions">{count(diff.additions, 'addition', 'additions')}</span>,{' '}
-        <span class="diff-deletions">{count(diff.deletions, 'deletion', 'deletions')}</span>
+        {formatCount(diff.files.length, 'file', 'files')} changed, <span class="diff-additions">{formatCount(diff.additions, 'addition', 'additions')}</span>,{' '}
+        <span class="diff-deletions">{formatCount(diff.deletions, 'deletion', 'deletions')}</span>
         {diff.truncated && <> — the diff is large: some lines are not shown.</>}
       </p>
       <div class="diff-layout">

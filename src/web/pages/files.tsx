@@ -43,6 +43,7 @@ import { LAST_COMMITS_WAIT_MS, lastCommitCells, pendingLastCommits, TreeTable } 
 import { finderPage, finderUrl, pathsJson } from './finder.js';
 import { highlightFile } from '../highlight.js';
 import { escapeHtml } from '../components/diff-lines.js';
+import { formatCount } from '../components/sizes.js';
 import { rawResponse, redirect, type PageModule, type ProjectPageContext } from '../page.js';
 import { EditLinks } from './edit/links.js';
 
@@ -78,8 +79,6 @@ function Crumbs({ page, revision, path }: { page: ProjectPageContext; revision: 
     </nav>
   );
 }
-
-const plural = (n: number, one: string, many: string) => `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 
 function historyUrl(projectPath: string, at: { revision: string; path: string }): string {
   return `/${projectPath}/~commits?${new URLSearchParams({ revision: at.revision, ...(at.path && { query: `path(${at.path.replace(/[()\\]/g, '\\$&')})` }) })}`;
@@ -233,14 +232,14 @@ function FileBody({ projectPath, result, blame, raw }: { projectPath: string; re
   if (result.lfs && !result.lfs.stored) {
     return (
       <p class="file-notice" role="note">
-        Stored with Git LFS ({plural(result.size, 'byte', 'bytes')}), but the server does not hold its object <code>{result.lfs.oid}</code>.
+        Stored with Git LFS ({formatCount(result.size, 'byte', 'bytes')}), but the server does not hold its object <code>{result.lfs.oid}</code>.
       </p>
     );
   }
   if (result.binary) {
     return (
       <p class="file-notice">
-        Binary file ({plural(result.size, 'byte', 'bytes')}).{' '}
+        Binary file ({formatCount(result.size, 'byte', 'bytes')}).{' '}
         <a href={raw} download={name}>
           Download {name}
         </a>
@@ -250,7 +249,7 @@ function FileBody({ projectPath, result, blame, raw }: { projectPath: string; re
   if (result.text === null) {
     return (
       <p class="file-notice" role="note">
-        This file is too large to show ({plural(result.size, 'byte', 'bytes')}; the limit is {plural(MAX_VIEW_BYTES, 'byte', 'bytes')}).{' '}
+        This file is too large to show ({formatCount(result.size, 'byte', 'bytes')}; the limit is {formatCount(MAX_VIEW_BYTES, 'byte', 'bytes')}).{' '}
         <a href={raw}>View it raw</a>
       </p>
     );
@@ -263,7 +262,7 @@ function FileBody({ projectPath, result, blame, raw }: { projectPath: string; re
     <>
       {result.omittedLines > 0 && (
         <p class="file-notice" role="note">
-          Only the first {plural(MAX_VIEW_LINES, 'line', 'lines')} are shown ({plural(result.omittedLines, 'more line', 'more lines')}).{' '}
+          Only the first {formatCount(MAX_VIEW_LINES, 'line', 'lines')} are shown ({formatCount(result.omittedLines, 'more line', 'more lines')}).{' '}
           <a href={raw}>View it raw</a>
         </p>
       )}
@@ -370,7 +369,7 @@ function filePage(page: ProjectPageContext, view: 'files' | 'blame', result: Fil
     >
       <h1>{name}</h1>
       <CodeHeader page={page} view={view} at={at} names={result.names}>
-        {plural(result.size, 'byte', 'bytes')}
+        {formatCount(result.size, 'byte', 'bytes')}
         {result.lfs && ' · stored with Git LFS'}
         {' · '}
         <a href={raw}>Raw</a>

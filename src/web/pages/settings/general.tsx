@@ -9,7 +9,7 @@ import { projectByPath, revisionNames, setRepositoryDefaultBranch, trimSlashes }
 import { BadRequest, NotFound } from '../../../errors.js';
 import { Select, TextArea } from '../../components/controls.js';
 import { Field, PostForm } from '../../components/forms.js';
-import { formatBytes } from '../../components/sizes.js';
+import { formatBytes, formatCount } from '../../components/sizes.js';
 import type { PageContext, ProjectPageRoute, ProjectPageContext } from '../../page.js';
 import { chosenId, FormName, formValues, optionalText, SettingsLayout, settingsChange, settingsUrl } from './shared.js';
 
@@ -78,7 +78,7 @@ async function show(page: ProjectPageContext, error: string | null) {
         <p>
           {lfs.objects === 0
             ? 'No files are stored with Git LFS.'
-            : `${lfs.objects.toLocaleString('en-US')} ${lfs.objects === 1 ? 'object' : 'objects'} stored with Git LFS, ${formatBytes(lfs.bytes)} in all.`}
+            : `${formatCount(lfs.objects, 'object', 'objects')} stored with Git LFS, ${formatBytes(lfs.bytes)} in all.`}
         </p>
       </section>
       <section aria-labelledby="fork">
