@@ -135,6 +135,36 @@ class PatchLines {
 }
 
 /**
+ * Splits the output of `git diff --raw --numstat --patch -z` where its summary ends, at the first
+ * pair of NULs (no record of the summary is empty; the pair may span two chunks): the summary's
+ * bytes are pushed to `summary`, the patch's are yielded as they come.
+ *
+ * @param output git's standard output.
+ * @param summary receives the summary's bytes (its last NUL included, the pair's second not).
+ */
+export async function* afterSummary(output: AsyncIterable<Buffer>, summary: Buffer[]): AsyncGenerator<Buffer> {
+  let inPatch = false;
+  let endsWithNul = false;
+  for await (const chunk of output) {
+    if (inPatch) {
+      yield chunk;
+      continue;
+    }
+    const spanning = endsWithNul && chunk[0] === 0;
+    // where the pair begins: -1 when its first NUL ended the previous chunk
+    const pair = spanning ? -1 : chunk.indexOf('\0\0');
+    endsWithNul = chunk[chunk.length - 1] === 0;
+    if (!spanning && pair < 0) {
+      summary.push(chunk);
+      continue;
+    }
+    summary.push(chunk.subarray(0, pair + 1));
+    inPatch = true;
+    if (pair + 2 < chunk.length) yield chunk.subarray(pair + 2);
+  }
+}
+
+/**
  * The difference of `oldTree..newTree` from one `git diff --find-renames --raw --numstat --patch
  * -z`: every changed file with its modes, line counts and blob ids, and the unified diff read up
  * to `maxBytes` bytes (past the cap git is stopped and the text ends at the last complete line)
@@ -169,27 +199,11 @@ export async function readDiff(
   const summary: Buffer[] = [];
   const patch: Buffer[] = [];
   let patchSize = 0;
-  let inPatch = false;
-  let previous = -1;
   /** Where the patch is cut (bytes), when it is. */
   let cut = -1;
   let truncated = false;
   const lines = new PatchLines(budget);
-  for await (const chunk of git.stdout as AsyncIterable<Buffer>) {
-    let bytes = chunk;
-    if (!inPatch) {
-      // the summary ends at the first pair of NULs (no record is empty), maybe across chunks
-      const at = previous === 0 && chunk[0] === 0 ? -1 : chunk.indexOf('\0\0');
-      const end = at >= 0 ? at + 1 : previous === 0 && chunk[0] === 0 ? 0 : -1;
-      previous = chunk[chunk.length - 1];
-      if (end < 0) {
-        summary.push(chunk);
-        continue;
-      }
-      summary.push(chunk.subarray(0, end));
-      bytes = chunk.subarray(end + 1);
-      inPatch = true;
-    }
+  for await (const bytes of afterSummary(git.stdout as AsyncIterable<Buffer>, summary)) {
     const stop = lines.take(bytes);
     patch.push(bytes);
     patchSize += bytes.length;
