@@ -1,13 +1,14 @@
 /**
  * The blobs of a commit's tree, read in bulk — for the code index (docs/compatibility.md#code-search):
  * every blob of a commit with its size (`git ls-tree -r -l`), the blobs that changed between two
- * commits (`git diff-tree -r`), and many blobs' contents (through the object reader, or one `git cat-file --batch` for a bulk read).
+ * commits (`git diff-tree -r`), and many blobs' contents (through the object reader, or a reader of
+ * their own for a bulk read).
  * Symbolic links and submodules are not blobs of files and are left out. One bounded reader of
  * many blobs serves the code index, the diff view and conflict resolution.
  */
 import { gitDir, runGit, value } from './command.js';
 import { assertObjectId } from './names.js';
-import { objectContents, objectInfo } from './object-reader.js';
+import { objectContents, objectContentsApart, objectInfo } from './object-reader.js';
 
 /** A file of a tree: its path, blob id and size in bytes. */
 export interface BlobEntry {
@@ -83,8 +84,8 @@ export interface BlobRead {
 }
 
 /**
- * Reads more bytes than this with a `cat-file --batch` of its own rather than through the
- * repository's shared object reader, so that a bulk read (a batch of the code index) does not hold
+ * Reads more bytes than this with a reader of its own rather than through the repository's
+ * shared object reader, so that a bulk read (a batch of the code index) does not hold
  * up the small reads of pages queued behind it.
  */
 const SHARED_READ_BYTES = 1024 * 1024;
@@ -93,7 +94,7 @@ const SHARED_READ_BYTES = 1024 * 1024;
  * Reads blobs: all are sized first (through the object reader); a blob larger than `maxBytes`,
  * or one that would bring the bytes read past `maxTotalBytes` (in the order of `oids`), is only
  * sized, so memory stays bounded. The others are read through the object reader, or, past
- * {@link SHARED_READ_BYTES} in all, by one `cat-file --batch` of their own.
+ * {@link SHARED_READ_BYTES} in all, by a reader of their own.
  *
  * @param repo absolute path of a bare repository.
  * @param oids 40-hex blob ids (duplicates allowed).
@@ -115,17 +116,7 @@ export async function readBlobs(repo: string, oids: readonly string[], maxBytes:
       total += info.size;
     } else reads.set(info.oid, { size: info.size, content: null });
   }
-  if (total <= SHARED_READ_BYTES) {
-    for (const blob of await objectContents(repo, small)) if (blob) reads.set(blob.oid, { size: blob.size, content: blob.content });
-    return reads;
-  }
-  const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { input: `${small.join('\n')}\n` });
-  let pos = 0;
-  for (const oid of small) {
-    const eol = stdout.indexOf(0x0a, pos);
-    const size = Number(stdout.subarray(pos, eol).toString('utf8').split(' ')[2]);
-    reads.set(oid, { size, content: stdout.subarray(eol + 1, eol + 1 + size) });
-    pos = eol + 1 + size + 1;
-  }
+  const read = total <= SHARED_READ_BYTES ? objectContents : objectContentsApart;
+  for (const blob of await read(repo, small)) if (blob) reads.set(blob.oid, { size: blob.size, content: blob.content });
   return reads;
 }

@@ -205,6 +205,24 @@ export function objectContents(repo: string, names: readonly string[]): Promise<
   return readerOf(repo).ask<ObjectContents>('contents', names);
 }
 
+/**
+ * As {@link objectContents}, through a reader of the call's own that ends once it has answered:
+ * for a bulk read (megabytes of blobs) that would hold up the small reads queued behind it on the
+ * repository's shared reader.
+ *
+ * @throws as {@link objectInfo}.
+ */
+export async function objectContentsApart(repo: string, names: readonly string[]): Promise<(ObjectContents | null)[]> {
+  checkNames(names);
+  if (names.length === 0) return [];
+  const reader = new Reader(repo, () => undefined);
+  try {
+    return await reader.ask<ObjectContents>('contents', names);
+  } finally {
+    reader.end();
+  }
+}
+
 /** Ends every reader once it has answered what it was asked (at server shutdown). */
 export function endObjectReaders(): void {
   for (const reader of [...readers.values()]) reader.end();

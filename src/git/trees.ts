@@ -10,7 +10,7 @@ import path from 'node:path';
 import { BadRequest } from '../errors.js';
 import { gitDir, gitText, runGit, spawnGit, value } from './command.js';
 import { assertObjectId, ZERO_HASH } from './names.js';
-import { objectContents, objectInfo } from './object-reader.js';
+import { objectContents } from './object-reader.js';
 
 /** The kind of a tree entry: a file (or symbolic link), a directory, or a submodule commit. */
 export type TreeEntryType = 'blob' | 'tree' | 'commit';
@@ -96,17 +96,19 @@ export async function listDirectory(repo: string, commit: string, dirPath: strin
 /**
  * The bytes of a blob, at most `max` of them: a blob of at most `max` bytes through the object
  * reader (src/git/object-reader.ts), the head of a larger one from `git cat-file blob`, which is
- * stopped once `max` bytes arrived (never the whole of a large blob in memory).
+ * stopped once `max` bytes arrived (never the whole of a large blob in memory), which also gives
+ * git's error for a missing blob.
  *
  * @param repo absolute path of a bare repository.
  * @param oid 40-hex blob id.
+ * @param size the blob's size in bytes, as its tree entry gives it ({@link TreeEntry.size}).
  * @param max the most bytes returned.
  * @returns the first `max` bytes (all of a smaller blob).
  * @throws BadRequest for a malformed id; GitError when the blob is missing.
  */
-export async function readBlobHead(repo: string, oid: string, max: number): Promise<Buffer> {
-  const [info] = await objectInfo(repo, [assertObjectId(oid)]);
-  if (info?.type === 'blob' && info.size <= max) {
+export async function readBlobHead(repo: string, oid: string, size: number, max: number): Promise<Buffer> {
+  assertObjectId(oid);
+  if (size <= max) {
     const [blob] = await objectContents(repo, [oid]);
     if (blob?.type === 'blob') return blob.content;
   }

@@ -188,10 +188,10 @@ export async function browseAt(ctx: Context, project: ProjectRow, revisionAndPat
           repo,
           `blob-head:${MAX_VIEW_BYTES}`,
           [entry.oid],
-          () => readBlobHead(repo, entry.oid, MAX_VIEW_BYTES),
+          () => readBlobHead(repo, entry.oid, entry.size ?? 0, MAX_VIEW_BYTES),
           (b) => b.length,
         )
-      : readBlobHead(repo, entry.oid, max);
+      : readBlobHead(repo, entry.oid, entry.size ?? 0, max);
   // a Git LFS pointer shows the object it names (docs/compatibility.md#git-lfs)
   const lfs = (entry.size ?? 0) < POINTER_MAX_BYTES ? await lfsContentOf(ctx, project.id, await read(MAX_VIEW_BYTES)) : null;
   if (lfs?.stored) return { kind: 'file', names, at, entry, lfs: { oid: lfs.oid, stored: true }, ...(await fileView(lfs.size, (max) => lfs.head(max))) };
@@ -292,7 +292,7 @@ export async function rawFileAt(ctx: Context, project: ProjectRow, revisionAndPa
   const entry = await pathEntryAt(repo, at.commitHash, at.path);
   if (entry === null) throw new NotFound(`Path not found: ${at.path}`);
   if (entry.type !== 'blob') throw new BadRequest(`Specified path is not a file: ${at.path}`);
-  const start = await readBlobHead(repo, entry.oid, BINARY_PROBE);
+  const start = await readBlobHead(repo, entry.oid, entry.size ?? 0, BINARY_PROBE);
   const lfs = (entry.size ?? 0) < POINTER_MAX_BYTES ? await lfsContentOf(ctx, project.id, start) : null;
   const file = { at, path: entry.path, oid: entry.oid };
   if (lfs?.stored) return { ...file, size: lfs.size, binary: isBinary(await lfs.head(BINARY_PROBE)), lfs: true, open: () => lfs.open() };

@@ -92,14 +92,15 @@ export async function readFile(ctx: Context, projectId: number, revisionAndPath:
   const entry = await pathEntryAt(repo, at.commitHash, at.path);
   if (entry === null) throw new NotFound(`Path not found: ${at.path}`);
   if (entry.type !== 'blob' || entry.size === null) throw new BadRequest(`Specified path is not a file: ${at.path}`);
+  const size = entry.size;
   const content = await objectRead(
     repo,
     `blob-head:${MAX_FILE_CONTENT}`,
     [entry.oid],
-    () => readBlobHead(repo, entry.oid, MAX_FILE_CONTENT),
+    () => readBlobHead(repo, entry.oid, size, MAX_FILE_CONTENT),
     (bytes) => bytes.length,
   );
-  return { path: entry.path, sha: entry.oid, content, size: entry.size, isPartial: entry.size > content.length };
+  return { path: entry.path, sha: entry.oid, content, size, isPartial: size > content.length };
 }
 
 /** Refuses a write of `path` where a directory is, or below a file (`a.txt/b`). */
