@@ -222,24 +222,37 @@ export async function readDiff(
   if (cut >= 0) text = text.subarray(0, cut);
   if (truncated) text = text.subarray(0, text.lastIndexOf(0x0a) + 1);
   const patchText = { text: text.toString('utf8'), truncated, budgetReached: cut >= 0 && !truncated };
-  return { stats: parseSummary(Buffer.concat(summary).toString('utf8')), patch: patchText };
+  return { stats: parseSummary(Buffer.concat(summary)), patch: patchText };
 }
 
 /**
  * Parses the raw records, then the numstat records, of `git diff --raw --numstat -z`:
  * `:<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0` (two paths for a rename or
  * copy), then `<add>\t<del>\t<path>\0` or, for a rename, `<add>\t<del>\t\0<old>\0<new>\0`.
+ * Each value is decoded from its own bytes: a path kept in a cached diff must not be a substring
+ * of a larger string, which V8 would keep alive whole.
  */
-function parseSummary(out: string): DiffStat[] {
-  const fields = out.split('\0');
+function parseSummary(out: Buffer): DiffStat[] {
+  let pos = 0;
+  /** The text from `pos` up to the next byte `stop` (or NUL), decoded on its own; `pos` moves past that byte. */
+  const take = (stop = 0): string => {
+    const nul = out.indexOf(0, pos);
+    const found = stop === 0 ? nul : out.indexOf(stop, pos);
+    const end = found < 0 || (nul >= 0 && nul < found) ? (nul < 0 ? out.length : nul) : found;
+    const text = out.toString('utf8', pos, end);
+    pos = end + 1;
+    return text;
+  };
   const raws: Pick<DiffStat, 'oldMode' | 'newMode' | 'oldBlob' | 'newBlob' | 'similarity'>[] = [];
   const stats: DiffStat[] = [];
-  for (let i = 0; i < fields.length; i++) {
-    const field = fields[i];
-    if (field === '') continue;
-    if (field.startsWith(':')) {
-      const [oldMode, newMode, oldBlob, newBlob, status] = field.slice(1).split(' ');
-      const renamed = status.startsWith('R') || status.startsWith('C');
+  while (pos < out.length) {
+    if (out[pos] === 0) {
+      pos++;
+      continue;
+    }
+    if (out[pos] === 0x3a) {
+      pos++;
+      const [oldMode, newMode, oldBlob, newBlob, status] = [take(0x20), take(0x20), take(0x20), take(0x20), take()];
       raws.push({
         oldMode: ABSENT.test(oldMode) ? null : oldMode,
         newMode: ABSENT.test(newMode) ? null : newMode,
@@ -247,17 +260,20 @@ function parseSummary(out: string): DiffStat[] {
         newBlob: ABSENT.test(newBlob) ? null : newBlob,
         similarity: status.startsWith('R') ? Number(status.slice(1)) : null,
       });
-      i += renamed ? 2 : 1;
+      // the path, or the two paths of a rename or copy
+      take();
+      if (status.startsWith('R') || status.startsWith('C')) take();
       continue;
     }
-    const [add, del, path] = field.split('\t');
     const count = (n: string) => (n === '-' ? null : Number(n));
+    const [additions, deletions] = [count(take(0x09)), count(take(0x09))];
     const raw = raws[stats.length] ?? { oldMode: null, newMode: null, oldBlob: null, newBlob: null, similarity: null };
+    const path = take();
     if (path === '') {
-      stats.push({ oldPath: fields[i + 1], newPath: fields[i + 2], additions: count(add), deletions: count(del), ...raw });
-      i += 2;
+      const oldPath = take();
+      stats.push({ oldPath, newPath: take(), additions, deletions, ...raw });
     } else {
-      stats.push({ oldPath: path, newPath: path, additions: count(add), deletions: count(del), ...raw });
+      stats.push({ oldPath: path, newPath: path, additions, deletions, ...raw });
     }
   }
   return stats;

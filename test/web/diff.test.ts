@@ -2,10 +2,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { renderToString } from 'preact-render-to-string';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommitDiff, type CommitDiff, type FileDiff } from '../../src/domain/repositories/diff.js';
+import { commitDiffOf, parseCommitDiff, type CommitDiff, type FileDiff } from '../../src/domain/repositories/diff.js';
 import { EMPTY_TREE_HASH, readDiff } from '../../src/git/diff.js';
 import { DiffView, diffFileKey, diffLineId } from '../../src/web/components/diff.js';
-import { MAX_TREE_FILES } from '../../src/web/components/diff-tree.js';
 import { markRanges, splitHighlightedLines, wordChanges } from '../../src/web/components/diff-lines.js';
 import { commitFiles, git, makeWorkTree } from '../helpers/server.js';
 
@@ -108,7 +107,7 @@ describe('commit diff', () => {
   it('renders hunks with line anchors and content under a chosen line', async () => {
     const { stats, patch } = await readDiff(repo, first, second, 1024 * 1024);
     const files = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 1000 });
-    const diff: CommitDiff = { oldCommit: first, newCommit: second, files, additions: 33, deletions: 1, truncated: false };
+    const diff: CommitDiff = { oldCommit: first, newCommit: second, files, fileCount: files.length, additions: 33, deletions: 1, truncated: false };
     const a = files.find((f) => f.newPath === 'a.txt')!;
     const added = a.hunks[0].lines[2];
     const html = renderToString(
@@ -129,39 +128,31 @@ describe('commit diff', () => {
     expect(html).toContain('Binary file not shown.');
   });
 
-  it('lists the first 3,000 changed files in the tree and counts the others', () => {
-    const file = (i: number): FileDiff => ({
-      oldPath: `d${i % 7}/f${i}.txt`,
-      newPath: `d${i % 7}/f${i}.txt`,
-      status: 'modified',
-      oldMode: '100644',
-      newMode: '100644',
-      binary: false,
-      additions: 1,
-      deletions: 1,
-      oldBlob: 'a'.repeat(40),
-      newBlob: 'b'.repeat(40),
-      similarity: null,
-      generated: false,
-      hunks: [],
-      truncated: 'total',
-      lfs: null,
-    });
-    const files = Array.from({ length: MAX_TREE_FILES + 2 }, (_, i) => file(i));
-    const html = renderToString(
-      DiffView({ diff: { oldCommit: first, newCommit: second, files, additions: files.length, deletions: files.length, truncated: true } }),
-    );
-    expect(html).toContain('3,002 files changed');
-    expect(html.match(/<li class="diff-tree-file/g)).toHaveLength(MAX_TREE_FILES);
-    expect(html).toContain('2 more changed files are not listed: the tree lists the first 3,000.');
-    expect(html).toContain('3,002 more files are not shown: the diff is large.');
+  it('lists the first maxListedFiles files and counts the others with their lines; the summary and the tree say so', async () => {
+    const { stats, patch } = await readDiff(repo, first, second, 1024 * 1024);
+    const caps = { maxFileLines: 1000, maxTotalLines: 1000, maxFiles: 300, maxListedFiles: 1 };
+    const diff = commitDiffOf(first, second, stats, patch, caps);
+    expect(diff.files.map((f) => f.newPath)).toEqual(['a.txt']);
+    expect(diff).toMatchObject({ fileCount: 4, additions: 32, deletions: 1, truncated: true });
+    const whole = commitDiffOf(first, second, stats, patch, { ...caps, maxListedFiles: 3_000 });
+    expect(whole).toMatchObject({ fileCount: 4, additions: 32, deletions: 1, truncated: false });
+    expect(whole.files).toHaveLength(4);
+
+    const html = renderToString(DiffView({ diff }));
+    expect(html).toContain('4 files changed, <span class="diff-additions">32 additions</span>');
+    expect(html.match(/<li class="diff-tree-file/g)).toHaveLength(1);
+    expect(html).toContain('3 more changed files are not listed: a diff lists the first 1.');
+    expect(html).toContain('3 more files are not shown: the diff is large.');
+    const many = renderToString(DiffView({ diff: { ...diff, fileCount: 3_002 } }));
+    expect(many).toContain('3,002 files changed');
+    expect(many).toContain('3,001 more changed files are not listed: a diff lists the first 1.');
   });
 
   it('collapses a file of more than 1,000 changed lines behind "Load diff" until loaded', async () => {
     const { stats, patch } = await readDiff(repo, first, second, 1024 * 1024);
     const files = parseCommitDiff(stats, patch, { maxFileLines: 1000, maxTotalLines: 1000 });
     const big = { ...files.find((f) => f.newPath === 'big.txt')!, additions: 1001 };
-    const diff: CommitDiff = { oldCommit: first, newCommit: second, files: [big], additions: 1001, deletions: 0, truncated: false };
+    const diff: CommitDiff = { oldCommit: first, newCommit: second, files: [big], fileCount: 1, additions: 1001, deletions: 0, truncated: false };
     const state = {
       layout: 'unified' as const,
       texts: new Map(),

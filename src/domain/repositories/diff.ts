@@ -2,7 +2,8 @@
  * The difference of two commits of a project's repository, as files with hunks and numbered
  * lines, for the web UI's commit, compare and pull request pages. `git diff` output
  * (src/git/diff.ts) is parsed with `parse-diff`; big diffs are capped (bytes read from git,
- * lines per file, lines in total) and say so, so a page stays fast whatever was pushed.
+ * lines per file, lines in total, files listed) and say so, so a page stays fast whatever was
+ * pushed.
  */
 import parseDiff from 'parse-diff';
 import { NotFound } from '../../errors.js';
@@ -91,10 +92,23 @@ export interface DiffLimits {
   maxBytes: number;
   /** Unchanged lines around each change (git's `-U`); default 3. */
   contextLines: number;
+  /**
+   * The most files listed, in git's order; default 3,000 (GitHub's limit of files in a diff). The
+   * others are counted, with their lines, but not listed: a compare of tags far apart changes tens
+   * of thousands of files.
+   */
+  maxListedFiles: number;
 }
 
 /** The default caps: enough for a large review, small enough for a page under 100 ms. */
-export const DEFAULT_DIFF_LIMITS: DiffLimits = { maxFileLines: 2_500, maxTotalLines: 10_000, maxFiles: 300, maxBytes: 8 * 1024 * 1024, contextLines: 3 };
+export const DEFAULT_DIFF_LIMITS: DiffLimits = {
+  maxFileLines: 2_500,
+  maxTotalLines: 10_000,
+  maxFiles: 300,
+  maxBytes: 8 * 1024 * 1024,
+  contextLines: 3,
+  maxListedFiles: 3_000,
+};
 
 /** The difference of two commits. */
 export interface CommitDiff {
@@ -102,9 +116,11 @@ export interface CommitDiff {
   oldCommit: string | null;
   /** 40-hex new commit. */
   newCommit: string;
-  /** Every changed file, in git's order (by path). */
+  /** The changed files in git's order (by path): all of them, or the first `maxListedFiles`. */
   files: FileDiff[];
-  /** Sums over all files. */
+  /** How many files changed, listed or not. */
+  fileCount: number;
+  /** Sums over all files, listed or not. */
   additions: number;
   deletions: number;
   /** Whether any file's hunks were capped. */
@@ -130,6 +146,14 @@ function fileStatus(file: Pick<FileDiff, 'oldPath' | 'newPath'>): FileDiff['stat
   return file.oldPath === file.newPath ? 'modified' : 'renamed';
 }
 
+/**
+ * A copy of `text` holding its own characters. V8 keeps alive the whole string a substring was cut
+ * from: a line of a cached diff, cut from a patch of megabytes, would keep the patch in memory.
+ */
+function detached(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
+}
+
 function toLines(chunk: parseDiff.Chunk): DiffLine[] {
   const lines: DiffLine[] = [];
   for (const change of chunk.changes) {
@@ -151,11 +175,11 @@ function toLines(chunk: parseDiff.Chunk): DiffLine[] {
  * Parses `git diff` output into files and hunks (with `parse-diff`), joined with the numstat
  * summary of every file and capped by `limits` (see {@link FileDiff.truncated}).
  *
- * @param stats every changed file in git's order ({@link readDiff}); files past a byte cut
+ * @param stats the changed files in git's order ({@link readDiff}); files past a byte cut
  *   of `patch` are listed from here with no hunks.
  * @param patch the unified diff text and whether it was cut.
  * @param limits the line caps (`maxBytes` was applied when the patch was read).
- * @returns files in the order of `stats`.
+ * @returns a file for each of `stats`, in their order.
  */
 export function parseCommitDiff(
   stats: readonly DiffStat[],
@@ -201,8 +225,9 @@ export function parseCommitDiff(
         break;
       }
       const kept = lines.length > room ? lines.slice(0, room) : lines;
+      for (const line of kept) line.text = detached(line.text);
       hunks.push({
-        header: chunk.content,
+        header: detached(chunk.content),
         oldStart: chunk.oldStart,
         oldLines: chunk.oldLines,
         newStart: chunk.newStart,
@@ -264,16 +289,19 @@ export async function diffCommits(
   const repo = ctx.repoPath(project.id);
   const caps = { ...DEFAULT_DIFF_LIMITS, ...limits };
   // the diff of two commit hashes never changes: shown again, it costs no git process
-  const kind = `diff:${caps.maxFileLines}:${caps.maxTotalLines}:${caps.maxFiles}:${caps.maxBytes}:${caps.contextLines}:${paths.join('\0')}`;
+  const kind = `diff:${caps.maxFileLines}:${caps.maxTotalLines}:${caps.maxFiles}:${caps.maxBytes}:${caps.contextLines}:${caps.maxListedFiles}:${paths.join('\0')}`;
   return objectRead(repo, kind, [oldRevision, newRevision], () => readCommitDiff(repo, oldRevision, newRevision, caps, paths), diffSize);
 }
 
-/** Estimated bytes of a diff in memory. */
+/** Estimated bytes of a diff in memory: V8's objects and strings (two bytes a character at most) as a heap snapshot counts them. */
 function diffSize(diff: CommitDiff): number {
   let size = 256;
   for (const file of diff.files) {
-    size += 256;
-    for (const hunk of file.hunks) for (const line of hunk.lines) size += 64 + line.text.length * 2;
+    size += 512 + 2 * ((file.oldPath?.length ?? 0) + (file.newPath?.length ?? 0));
+    for (const hunk of file.hunks) {
+      size += 128 + 2 * hunk.header.length;
+      for (const line of hunk.lines) size += 96 + 2 * line.text.length;
+    }
   }
   return size;
 }
@@ -293,14 +321,34 @@ async function readCommitDiff(repo: string, oldRevision: string | null, newRevis
   const oldCommit = oldRevision === null ? null : resolved(oldRevision, oldResolved);
   const oldTree = oldCommit ?? EMPTY_TREE_HASH;
   const { stats, patch } = await readDiff(repo, oldTree, newCommit, caps.maxBytes, caps.contextLines, paths, caps);
-  const files = parseCommitDiff(stats, patch, caps);
+  return commitDiffOf(oldCommit, newCommit, stats, patch, caps);
+}
+
+/**
+ * The diff of two commits from what {@link readDiff} read: the first `maxListedFiles` of `stats`
+ * parsed with {@link parseCommitDiff}, the others counted.
+ *
+ * @param oldCommit, newCommit the commits compared (see {@link CommitDiff}).
+ * @param stats every changed file in git's order.
+ * @param patch the patch as read under `caps`.
+ */
+export function commitDiffOf(
+  oldCommit: string | null,
+  newCommit: string,
+  stats: readonly DiffStat[],
+  patch: PatchText,
+  caps: Pick<DiffLimits, 'maxFileLines' | 'maxTotalLines' | 'maxFiles' | 'maxListedFiles'>,
+): CommitDiff {
+  const files = parseCommitDiff(stats.slice(0, caps.maxListedFiles), patch, caps);
+  const unlisted = stats.slice(caps.maxListedFiles);
   return {
     oldCommit,
     newCommit,
     files,
-    additions: files.reduce((n, f) => n + f.additions, 0),
-    deletions: files.reduce((n, f) => n + f.deletions, 0),
-    truncated: files.some((f) => f.truncated !== null),
+    fileCount: stats.length,
+    additions: files.reduce((n, f) => n + f.additions, 0) + unlisted.reduce((n, f) => n + (f.additions ?? 0), 0),
+    deletions: files.reduce((n, f) => n + f.deletions, 0) + unlisted.reduce((n, f) => n + (f.deletions ?? 0), 0),
+    truncated: unlisted.length > 0 || files.some((f) => f.truncated !== null),
   };
 }
 

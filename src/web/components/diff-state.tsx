@@ -76,6 +76,7 @@ export async function diffViewState(page: PageContext, projectId: number, diff: 
 
 /** The diffs of the `loaded` files the budget of `diff` left out, read together on their own, by file key. */
 async function leftOutFiles(page: PageContext, projectId: number, diff: CommitDiff, loaded: ReadonlySet<string>): Promise<Map<string, FileDiff>> {
+  if (loaded.size === 0) return new Map();
   const wanted = diff.files.filter((f) => isLeftOut(f) && loaded.has(diffFileKey(f)));
   if (wanted.length === 0) return new Map();
   const paths = [...new Set(wanted.flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => p !== null))];

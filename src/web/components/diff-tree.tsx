@@ -73,41 +73,38 @@ function treeItemsHtml(dir: TreeDir, isViewed: ((file: FileDiff) => boolean) | u
 }
 
 /**
- * The most files the tree lists (as GitHub shows at most 3,000 files of a diff): a diff of tens of
- * thousands of files (a compare of tags far apart) would otherwise make a page of tens of MB. The
- * files past it are counted in a note.
- */
-export const MAX_TREE_FILES = 3_000;
-
-/**
- * The navigation of a diff's files: the first {@link MAX_TREE_FILES} of them.
+ * The navigation of a diff's files: the files the diff lists, and a note counting the others
+ * (a diff lists at most its `maxListedFiles`, docs/compatibility.md#large-diffs).
  *
+ * @param fileCount how many files changed, listed or not.
  * @param isViewed whether a file is marked viewed; when given, the tree says "N of M files viewed".
  * @param hrefOf where a file's entry links to; default its section (`#diff-<key>`).
  */
 export function DiffFileTree({
   files,
+  fileCount,
   isViewed,
   hrefOf = (_file, key) => `#diff-${key}`,
 }: {
   files: readonly FileDiff[];
+  fileCount: number;
   isViewed?: (file: FileDiff) => boolean;
   hrefOf?: HrefOf;
 }) {
-  const root = buildTree(files.length > MAX_TREE_FILES ? files.slice(0, MAX_TREE_FILES) : files);
-  const unlisted = files.length - MAX_TREE_FILES;
+  const root = buildTree(files);
+  const unlisted = fileCount - files.length;
   return (
     <nav class="diff-tree" aria-label="Changed files">
       {isViewed && (
         <p class="diff-viewed-count" aria-live="polite">
-          <span class="diff-viewed-n">{files.filter(isViewed).length}</span> of {files.length} files viewed
+          <span class="diff-viewed-n">{files.filter(isViewed).length}</span> of {fileCount.toLocaleString('en-US')} files viewed
         </p>
       )}
       <div class="diff-tree-items" dangerouslySetInnerHTML={{ __html: treeItemsHtml(root, isViewed, hrefOf) }} />
       {unlisted > 0 && (
         <p class="diff-notice" role="note">
-          {unlisted === 1 ? '1 more changed file is' : `${unlisted.toLocaleString('en')} more changed files are`} not listed: the tree lists the first{' '}
-          {MAX_TREE_FILES.toLocaleString('en')}.
+          {unlisted === 1 ? '1 more changed file is' : `${unlisted.toLocaleString('en-US')} more changed files are`} not listed: a diff lists the first{' '}
+          {files.length.toLocaleString('en-US')}.
         </p>
       )}
     </nav>

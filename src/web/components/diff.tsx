@@ -415,19 +415,21 @@ export function isLeftOut(file: FileDiff): boolean {
  * (`?load=<key>`), with a count of them after the files shown.
  */
 export function DiffView({ diff, state = DEFAULT_STATE, isViewed, emptyMessage = 'No changes.', ...fileProps }: DiffViewProps) {
-  if (diff.files.length === 0) return <p class="diff-empty">{emptyMessage}</p>;
-  const files = diff.files.map((file) => state.loadedFiles.get(diffFileKey(file)) ?? file);
-  const leftOut = files.filter(isLeftOut).length;
+  if (diff.fileCount === 0) return <p class="diff-empty">{emptyMessage}</p>;
+  const files = state.loadedFiles.size === 0 ? diff.files : diff.files.map((file) => state.loadedFiles.get(diffFileKey(file)) ?? file);
+  // the files the budget left out, and those the diff does not list
+  const leftOut = files.filter(isLeftOut).length + diff.fileCount - diff.files.length;
   return (
     <div class={`diff-view diff-view-${state.layout}`}>
       <p class="diff-summary">
-        {formatCount(diff.files.length, 'file', 'files')} changed, <span class="diff-additions">{formatCount(diff.additions, 'addition', 'additions')}</span>,{' '}
+        {formatCount(diff.fileCount, 'file', 'files')} changed, <span class="diff-additions">{formatCount(diff.additions, 'addition', 'additions')}</span>,{' '}
         <span class="diff-deletions">{formatCount(diff.deletions, 'deletion', 'deletions')}</span>
         {diff.truncated && <> — the diff is large: some lines are not shown.</>}
       </p>
       <div class="diff-layout">
         <DiffFileTree
           files={files}
+          fileCount={diff.fileCount}
           isViewed={isViewed}
           hrefOf={(file, key) => (isLeftOut(file) ? `${state.href({ load: key })}#diff-${key}` : `#diff-${key}`)}
         />
