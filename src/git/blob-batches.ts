@@ -8,7 +8,7 @@
  */
 import { gitDir, runGit, value } from './command.js';
 import { assertObjectId } from './names.js';
-import { objectContents, objectContentsApart, objectInfo } from './object-reader.js';
+import { objectContents, objectInfo, openObjectReader } from './object-reader.js';
 
 /** A file of a tree: its path, blob id and size in bytes. */
 export interface BlobEntry {
@@ -116,7 +116,12 @@ export async function readBlobs(repo: string, oids: readonly string[], maxBytes:
       total += info.size;
     } else reads.set(info.oid, { size: info.size, content: null });
   }
-  const read = total <= SHARED_READ_BYTES ? objectContents : objectContentsApart;
-  for (const blob of await read(repo, small)) if (blob) reads.set(blob.oid, { size: blob.size, content: blob.content });
+  const own = total > SHARED_READ_BYTES ? openObjectReader(repo) : null;
+  try {
+    for (const blob of await (own ? own.contents(small) : objectContents(repo, small)))
+      if (blob) reads.set(blob.oid, { size: blob.size, content: blob.content });
+  } finally {
+    own?.end();
+  }
   return reads;
 }

@@ -3,14 +3,14 @@
  * text, and finding the pointers a push adds or a commit holds. Only blobs smaller than
  * {@link POINTER_MAX_BYTES} are read, so the work is bounded by what could be a pointer.
  */
-import { createInterface } from 'node:readline';
 import { gitDir, runGit, spawnGit, value } from './command.js';
 import { assertObjectId } from './names.js';
+import { openObjectReader } from './object-reader.js';
 
 /** A pointer file is smaller than this (git-lfs's own bound). */
 export const POINTER_MAX_BYTES = 1024;
 
-/** Small blobs read per `cat-file --batch` run: at most ~1 MiB of pointer-sized content in memory at once. */
+/** Small blobs read at a time: at most ~1 MiB of pointer-sized content in memory at once. */
 const READ_CHUNK = 1000;
 
 /** What a pointer names. */
@@ -40,42 +40,56 @@ export function parseLfsPointer(content: Buffer | string): LfsPointer | null {
 }
 
 /**
- * Reads blobs (`git cat-file --batch`, {@link READ_CHUNK} at a time) and returns the pointers
- * among them, by blob id.
+ * Reads blobs through an object reader of the call's own ({@link READ_CHUNK} at a time, as the ids
+ * arrive) and returns the pointers among them, by blob id: only the pointers found are kept.
  *
- * @param blobs 40-hex blob ids, each smaller than {@link POINTER_MAX_BYTES}.
+ * @param ids 40-hex blob ids, each smaller than {@link POINTER_MAX_BYTES}; other objects are skipped.
+ * @param env the git environment (a push's quarantine).
  */
-async function readPointers(repo: string, blobs: readonly string[], env: Record<string, string>): Promise<Map<string, LfsPointer>> {
+async function readPointers(repo: string, ids: Iterable<string> | AsyncIterable<string>, env: Record<string, string>): Promise<Map<string, LfsPointer>> {
   const found = new Map<string, LfsPointer>();
-  for (let i = 0; i < blobs.length; i += READ_CHUNK) {
-    const input = blobs
-      .slice(i, i + READ_CHUNK)
-      .map((b) => `${b}\n`)
-      .join('');
-    const { stdout } = await runGit([gitDir(repo), 'cat-file', '--batch'], { env, input });
-    let at = 0;
-    while (at < stdout.length) {
-      const eol = stdout.indexOf(10, at);
-      const [id, type, size] = stdout.subarray(at, eol).toString('utf8').split(' ');
-      if (type === undefined || type === 'missing') {
-        at = eol + 1;
-        continue;
-      }
-      const length = Number(size);
-      const pointer = type === 'blob' ? parseLfsPointer(stdout.subarray(eol + 1, eol + 1 + length)) : null;
-      if (pointer) found.set(id, pointer);
-      at = eol + 1 + length + 1;
+  const reader = openObjectReader(repo, env);
+  const read = async (chunk: string[]) => {
+    for (const blob of await reader.contents(chunk)) {
+      if (blob?.type !== 'blob') continue;
+      const pointer = parseLfsPointer(blob.content);
+      if (pointer) found.set(blob.oid, pointer);
     }
+  };
+  try {
+    let chunk: string[] = [];
+    for await (const id of ids) {
+      if (id === '') continue;
+      chunk.push(id);
+      if (chunk.length < READ_CHUNK) continue;
+      await read(chunk);
+      chunk = [];
+    }
+    await read(chunk);
+  } finally {
+    reader.end();
   }
   return found;
 }
 
+/** The lines of a stream as they arrive, read no faster than the caller takes them. */
+async function* lines(stream: AsyncIterable<Buffer>): AsyncGenerator<string> {
+  let rest = '';
+  for await (const chunk of stream) {
+    const text = rest + chunk.toString('latin1');
+    const parts = text.split('\n');
+    rest = parts.pop() ?? '';
+    yield* parts;
+  }
+  if (rest) yield rest;
+}
+
 /**
  * The pointers among the blobs that the commits `newCommits` bring and no existing ref reaches
- * (`git rev-list --objects --filter=blob:limit=1024 <new…> --not --all`, in the push's
- * quarantine `env`): what a push adds. The object list streams through `cat-file
- * --batch-check`, so only the ids of pointer-sized blobs are kept, and those are read a chunk
- * at a time.
+ * (`git rev-list --objects --filter=combine:blob:limit=1024+object:type=blob <new…> --not --all`,
+ * in the push's quarantine `env`): what a push adds. The ids stream from rev-list to the reads,
+ * which take them {@link READ_CHUNK} at a time, so a push of a million small blobs holds one
+ * chunk of them, not the list.
  *
  * @param newCommits 40-hex commit ids the push moves refs to.
  */
@@ -87,7 +101,7 @@ export async function pushedLfsPointers(repo: string, newCommits: readonly strin
       'rev-list',
       '--objects',
       '--no-object-names',
-      `--filter=blob:limit=${POINTER_MAX_BYTES}`,
+      `--filter=combine:blob:limit=${POINTER_MAX_BYTES}+object:type=blob`,
       ...newCommits.map((c) => value(assertObjectId(c))),
       '--not',
       '--all',
@@ -95,20 +109,13 @@ export async function pushedLfsPointers(repo: string, newCommits: readonly strin
     { env },
   );
   listing.stdin.end();
-  const check = spawnGit([gitDir(repo), 'cat-file', '--batch-check=%(objecttype) %(objectsize) %(objectname)'], { env });
-  listing.stdout.pipe(check.stdin);
-  const small: string[] = [];
   try {
-    for await (const line of createInterface({ input: check.stdout, crlfDelay: Infinity })) {
-      const [type, size, id] = line.split(' ');
-      if (type === 'blob' && Number(size) < POINTER_MAX_BYTES) small.push(id);
-    }
-    await Promise.all([listing.done, check.done]);
+    const pointers = await readPointers(repo, lines(listing.stdout as AsyncIterable<Buffer>), env);
+    await listing.done;
+    return [...pointers.values()];
   } finally {
     listing.kill();
-    check.kill();
   }
-  return [...(await readPointers(repo, small, env)).values()];
 }
 
 /** A pointer file of a commit. */
@@ -121,7 +128,7 @@ export interface PointerFile extends LfsPointer {
 
 /**
  * The Git LFS pointer files of a commit (`git ls-tree -r -l -z`, regular files smaller than
- * {@link POINTER_MAX_BYTES} read with `cat-file --batch`).
+ * {@link POINTER_MAX_BYTES} read through an object reader).
  *
  * @param commit 40-hex commit id.
  */

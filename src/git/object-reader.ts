@@ -61,8 +61,9 @@ class Reader {
   constructor(
     repo: string,
     private readonly ended: (reader: Reader) => void,
+    env: Record<string, string> = {},
   ) {
-    this.git = spawnGit(['-c', 'core.deltaBaseCacheLimit=16m', gitDir(repo), 'cat-file', '--batch-command'], { timeoutMs: 0 });
+    this.git = spawnGit(['-c', 'core.deltaBaseCacheLimit=16m', gitDir(repo), 'cat-file', '--batch-command'], { timeoutMs: 0, env });
     this.git.stdout.on('data', (chunk: Buffer) => this.take(chunk));
     this.git.done.then(
       () => this.fail(new GitError(['cat-file', '--batch-command'], 0, '', 'ended')),
@@ -205,22 +206,36 @@ export function objectContents(repo: string, names: readonly string[]): Promise<
   return readerOf(repo).ask<ObjectContents>('contents', names);
 }
 
+/** A reader of the caller's own: see {@link openObjectReader}. */
+export interface OwnObjectReader {
+  /** As {@link objectInfo}. */
+  info(names: readonly string[]): Promise<(ObjectInfo | null)[]>;
+  /** As {@link objectContents}. */
+  contents(names: readonly string[]): Promise<(ObjectContents | null)[]>;
+  /** Ends the process once it has answered what it was asked. */
+  end(): void;
+}
+
 /**
- * As {@link objectContents}, through a reader of the call's own that ends once it has answered:
- * for a bulk read (megabytes of blobs) that would hold up the small reads queued behind it on the
- * repository's shared reader.
+ * A reader of the caller's own, not shared and not counted in {@link MAX_READERS}, which the
+ * caller ends: for a bulk read (megabytes of blobs, every small blob of a push) that would hold up
+ * the small reads queued behind it on the repository's shared reader, or for objects only an
+ * environment shows (a push's quarantine).
  *
- * @throws as {@link objectInfo}.
+ * @param repo absolute path of a bare repository.
+ * @param env environment of the git process (e.g. `GIT_OBJECT_DIRECTORY` of a quarantine).
  */
-export async function objectContentsApart(repo: string, names: readonly string[]): Promise<(ObjectContents | null)[]> {
-  checkNames(names);
-  if (names.length === 0) return [];
-  const reader = new Reader(repo, () => undefined);
-  try {
-    return await reader.ask<ObjectContents>('contents', names);
-  } finally {
-    reader.end();
-  }
+export function openObjectReader(repo: string, env: Record<string, string> = {}): OwnObjectReader {
+  const reader = new Reader(repo, () => undefined, env);
+  const ask = <T extends ObjectInfo>(command: Read['command'], names: readonly string[]) => {
+    checkNames(names);
+    return names.length === 0 ? Promise.resolve([]) : reader.ask<T>(command, names);
+  };
+  return {
+    info: (names) => ask<ObjectInfo>('info', names),
+    contents: (names) => ask<ObjectContents>('contents', names),
+    end: () => reader.end(),
+  };
 }
 
 /** Ends every reader once it has answered what it was asked (at server shutdown). */

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GitError } from '../../src/git/command.js';
-import { endObjectReaders, objectContents, objectContentsApart, objectInfo } from '../../src/git/object-reader.js';
+import { endObjectReaders, objectContents, objectInfo, openObjectReader } from '../../src/git/object-reader.js';
 import { git, repositoryMaker, tempDir, writeCommit } from './helpers.js';
 
 const tmp = tempDir('object-reader');
@@ -118,15 +118,19 @@ describe('object reader', () => {
     expect(readerPids(repo)).not.toContain(pid);
   });
 
-  it('reads apart through a reader of its own that ends once it has answered, leaving the shared one alone', async () => {
+  it("reads through a reader of the caller's own, ended by the caller, leaving the shared one alone", async () => {
     const repo = await newRepo();
     const commit = writeCommit(repo, { files: { 'a.txt': 'alpha\n', 'b.txt': 'x'.repeat(200_000) } });
     const names = [`${commit}:a.txt`, `${commit}:b.txt`, `${commit}:none.txt`, commit];
     const shared = await objectContents(repo, names);
     const [pid] = readerPids(repo);
-    const apart = await objectContentsApart(repo, names);
+    const own = openObjectReader(repo);
+    const apart = await own.contents(names);
     expect(apart).toEqual(shared);
     expect(apart[1]?.content.length).toBe(200_000);
+    expect(await own.info(names)).toEqual(await objectInfo(repo, names));
+    expect(readerPids(repo)).toHaveLength(2);
+    own.end();
     await until(() => readerPids(repo).length === 1);
     expect(readerPids(repo)).toEqual([pid]);
   });
