@@ -3,7 +3,8 @@
  * dist/ in its own process, pages over HTTP with Basic credentials) beside the git commands that
  * view needs, run directly on the same repository in the same run; p50 and p95 of warm runs (the
  * same URL again) and cold runs (a commit not viewed before, so no per-commit cache holds it),
- * the ratio of the p50s, and the server's peak RSS through the whole bench.
+ * the ratio of the p50s, the server's peak RSS while each view was timed, through the push and
+ * its work, and through the whole bench.
  *
  * Run: `npm run bench -- big-repo [--scale <0..1>] [--repo <path>] [--port <n>] [--only <text,…>]
  * [--git-trace <file>] [--markdown]` (or `npx tsx bench/big-repo.ts …`): `--only` times the views
@@ -637,6 +638,8 @@ interface Row {
   gitloom: string;
   git: string;
   ratio: string;
+  /** the server's peak RSS while the view's runs were timed, MiB */
+  rss: string;
 }
 
 /** The bench: see the module comment. `args` are the command line's after the bench's name. */
@@ -674,10 +677,12 @@ export async function bigRepoBench(args: string[]): Promise<void> {
     });
     const projectId = (await created.json()) as number;
     console.error(`pushing ${subject.description}…`);
+    const pushPeak = samplePeakRss(server.process.pid!);
     const remote = `http://admin:${ADMIN_PASSWORD}@127.0.0.1:${new URL(server.url).port}/big`;
     const pushMs = await timedGit(subject.repo, ['push', '-q', remote, `refs/heads/*:refs/heads/*`, 'refs/tags/*:refs/tags/*']);
     console.error(`  pushed in ${ms(pushMs.total)}; waiting for the server's work after the push…`);
     await waitQuiet(server.process.pid!, 600_000);
+    console.error(`  server peak RSS through the push and its work: ${pushPeak().toFixed(0)} MiB`);
     const later = await laterViews(
       subject,
       !given,
@@ -692,6 +697,7 @@ export async function bigRepoBench(args: string[]): Promise<void> {
       if (only && !only.some((text) => view.name.includes(text))) continue;
       const warmRev = view.warmRevision ?? subject.branch;
       const coldRevs = view.coldRevisions ?? branchRevs;
+      const viewPeak = samplePeakRss(server.process.pid!);
       const ours = { cold: [] as number[], coldFirst: [] as number[], warm: [] as number[], warmFirst: [] as number[] };
       const theirs = { cold: [] as number[], coldFirst: [] as number[], warm: [] as number[], warmFirst: [] as number[] };
       for (const rev of coldRevs) {
@@ -715,15 +721,16 @@ export async function bigRepoBench(args: string[]): Promise<void> {
       }
       const cell = (values: number[]) => `${ms(stats(values).p50)} / ${ms(stats(values).p95)}`;
       const ratio = (a: number[], b: number[]) => `${(stats(a).p50 / stats(b).p50).toFixed(2)}×`;
+      const rss = `${viewPeak().toFixed(0)} MiB`;
       for (const [runs, a, b, firstA, firstB] of [
         ['warm', ours.warm, theirs.warm, ours.warmFirst, theirs.warmFirst],
         ['cold', ours.cold, theirs.cold, ours.coldFirst, theirs.coldFirst],
       ] as const) {
-        const row = { view: view.name, runs: `${runs} (${a.length})`, gitloom: cell(a), git: cell(b), ratio: ratio(a, b) };
+        const row = { view: view.name, runs: `${runs} (${a.length})`, gitloom: cell(a), git: cell(b), ratio: ratio(a, b), rss };
         rows.push(row);
-        console.error(`  ${row.view}, ${row.runs}: ${row.gitloom} | ${row.git} | ${row.ratio}`);
+        console.error(`  ${row.view}, ${row.runs}: ${row.gitloom} | ${row.git} | ${row.ratio} | ${row.rss}`);
         if (view.firstByte) {
-          const first = { view: `${view.name}, first byte`, runs: row.runs, gitloom: cell(firstA), git: cell(firstB), ratio: ratio(firstA, firstB) };
+          const first = { view: `${view.name}, first byte`, runs: row.runs, gitloom: cell(firstA), git: cell(firstB), ratio: ratio(firstA, firstB), rss };
           rows.push(first);
           console.error(`  ${first.view}, ${first.runs}: ${first.gitloom} | ${first.git} | ${first.ratio}`);
         }
@@ -740,10 +747,17 @@ export async function bigRepoBench(args: string[]): Promise<void> {
     `\nRepository: ${subject.description}.\nMachine: ${cpu.length} × ${cpu[0]?.model.trim()}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB, ` +
       `${os.type()} ${os.release()}, Node ${process.version}; load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after; ${new Date().toISOString().slice(0, 10)}.\n`,
   );
-  const header: Row = { view: 'View', runs: 'Runs', gitloom: 'Gitloom p50 / p95', git: 'git commands p50 / p95', ratio: 'Ratio (p50)' };
-  const keys = ['view', 'runs', 'gitloom', 'git', 'ratio'] as const;
+  const header: Row = {
+    view: 'View',
+    runs: 'Runs',
+    gitloom: 'Gitloom p50 / p95',
+    git: 'git commands p50 / p95',
+    ratio: 'Ratio (p50)',
+    rss: 'Server peak RSS',
+  };
+  const keys = ['view', 'runs', 'gitloom', 'git', 'ratio', 'rss'] as const;
   if (args.includes('--markdown')) {
-    for (const row of [header, { view: '---', runs: '---', gitloom: '---', git: '---', ratio: '---' }, ...rows]) {
+    for (const row of [header, { view: '---', runs: '---', gitloom: '---', git: '---', ratio: '---', rss: '---' }, ...rows]) {
       console.log(`| ${keys.map((k) => row[k]).join(' | ')} |`);
     }
   } else {
