@@ -74,7 +74,7 @@ function treeItemsHtml(dir: TreeDir, isViewed: ((file: FileDiff) => boolean) | u
 
 /**
  * The navigation of a diff's files: the files the diff lists, and a note counting the others
- * (a diff lists at most its `maxListedFiles`, docs/compatibility.md#large-diffs).
+ * (a diff lists at most its `maxListedFiles`, docs/compatibility.md#diff-view, "Large diffs").
  *
  * @param fileCount how many files changed, listed or not.
  * @param isViewed whether a file is marked viewed; when given, the tree says "N of M files viewed".
