@@ -97,6 +97,8 @@ export interface Config {
   containerInsecureRegistries: string[];
   /** Bound of all job caches together, bytes (`GITLOOM_JOB_CACHE_MB`, default 4096 MiB; docs/compatibility.md#builds-caches). */
   jobCacheBytes: number;
+  /** Bound of all archives kept by commit together, bytes (`GITLOOM_ARCHIVE_CACHE_MB`, default 1024 MiB; docs/architecture.md#archives-kept-by-commit). */
+  archiveCacheBytes: number;
   /**
    * Where running jobs' directories (workspace, `HOME`) live: `<GITLOOM_JOB_DIR>/<instance>`,
    * `<instance>` being 12 hex digits naming the data dir, so that servers of several data dirs
@@ -328,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     containerHost: env.GITLOOM_CONTAINER_HOST || null,
     containerInsecureRegistries: (env.GITLOOM_CONTAINER_INSECURE_REGISTRIES ?? '').split(/[\s,]+/).filter(Boolean),
     jobCacheBytes: megabytesFromEnv(env, 'GITLOOM_JOB_CACHE_MB', 4096),
+    archiveCacheBytes: megabytesFromEnv(env, 'GITLOOM_ARCHIVE_CACHE_MB', 1024),
     jobsDir: path.join(
       path.resolve(env.GITLOOM_JOB_DIR || (process.getuid?.() === 0 ? '/var/lib/gitloom/jobs' : path.join(dataDir, JOBS_DIR))),
       createHash('sha256').update(dataDir).digest('hex').slice(0, 12),

@@ -53,6 +53,9 @@ export const LEGACY_WORKSPACES_DIR = 'workspaces';
  */
 export const CONTAINERS_DIR = 'containers';
 
+/** Name of the directory of archives kept by commit (src/domain/repositories/archive-cache.ts): `<project id>/<commit>.<zip|tar.gz>`. Backups skip it. */
+export const ARCHIVES_DIR = 'archives';
+
 /** Name of the directory of job caches (src/ci/job-caches.ts): `<project id>/<key>/`. Backups skip it. */
 export const CACHES_DIR = 'caches';
 

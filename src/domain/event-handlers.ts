@@ -45,7 +45,7 @@ import {
 import { forgetThread } from './notifications/index.js';
 import { hasPullMirror, issuesScheduledOn, projectsReferencing, recordRefsUpdated, renameReferences, roleUsages } from './projects/index.js';
 import { markPushMirrorsPending, projectHasPullMirror } from './mirrors/index.js';
-import { buildCommit, markMaintenanceDue } from './repositories/index.js';
+import { buildCommit, markMaintenanceDue, onArchivesProjectsDeleting } from './repositories/index.js';
 import { endUserSessions } from './auth/index.js';
 import { codeCommentProjects as projectsOfCodeComments, reassignCodeCommentAuthors } from './code-comments/index.js';
 import { enqueueEvent } from './outbox/index.js';
@@ -141,6 +141,7 @@ export function registerTransactionHandlers({ events, config }: Pick<Services, '
   events.onTransaction('journaledMergeApplied', (event) => onJournaledMergeApplied({ events }, event));
   events.onTransaction('projectsDeleting', (event) => onProjectsDeleting({ events }, event));
   events.onTransaction('projectsDeleting', (event) => onLfsProjectsDeleting(config, event));
+  events.onTransaction('projectsDeleting', (event) => onArchivesProjectsDeleting(config, event));
   events.onTransaction('projectsDeleting', (event) => onBuildsProjectsDeleting(config, event));
   events.onTransaction('pullRequestDeleting', (event) => deletePullRequestBuilds(config, event.db, event.requestId, event.afterCommit));
   events.onTransaction('pullRequestDeleting', (event) => forgetThread(event.db, 'PullRequest', event.requestId));

@@ -14,7 +14,8 @@
  * - job directories (`<jobs dir>/*`: workspaces, `HOME`s, step scripts), and the
  *   `<data dir>/workspaces/` of versions before the jobs dir (at start-up);
  * - artifact upload temp files (`.gitloom-upload-*` below `<data dir>/builds/`) and Git LFS
- *   uploads in flight (`.gitloom-upload-*` beside their objects under `<data dir>/lfs/`, and `<data dir>/lfs/tmp/*` of earlier versions);
+ *   uploads in flight (`.gitloom-upload-*` beside their objects under `<data dir>/lfs/`, and `<data dir>/lfs/tmp/*` of earlier versions),
+ *   and archives being kept (`.gitloom-upload-*` under `<data dir>/archives/`);
  * - unfinished or replaced job cache snapshots (`<data dir>/caches/<project>/.tmp-*`, `.old-*`);
  * - push quarantine directories git's receive-pack left in bare repositories
  *   (`repos/*.git/objects/incoming-*` and `objects/tmp_objdir-*`), and the push markers of
@@ -45,7 +46,7 @@ import { existsSync } from 'node:fs';
 import { readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { UPLOAD_PREFIX } from '../ci/artifacts.js';
-import { CACHES_DIR, CONTAINERS_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.js';
+import { ARCHIVES_DIR, CACHES_DIR, CONTAINERS_DIR, LEGACY_WORKSPACES_DIR } from '../data-dir.js';
 import { CACHE_LEFTOVER } from '../ci/job-caches.js';
 import { buildProcesses } from '../ci/job-processes.js';
 import { dialectOf } from '../db/dialect.js';
@@ -151,6 +152,7 @@ async function recover(
   const uploads: Found[] = [
     ...(await uploadTempFiles(path.join(dataDir, 'builds'))).map(owned('artifact upload temp file', UPLOAD_PREFIX)),
     ...(await uploadTempFiles(path.join(dataDir, 'lfs'))).map(owned('Git LFS upload temp file', UPLOAD_PREFIX)),
+    ...(await uploadTempFiles(path.join(dataDir, ARCHIVES_DIR))).map(owned('archive temp file', UPLOAD_PREFIX)),
     ...(await lfsUploadTempFiles(lfsTempDir(services.config))).map((file) => ({ path: file, what: 'Git LFS upload temp file', owner: null })),
   ];
   const snapshots = (await cacheLeftovers(path.join(dataDir, CACHES_DIR))).map((file) =>

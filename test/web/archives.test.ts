@@ -71,6 +71,7 @@ describe('archive download', () => {
   }
 
   const mainFiles = Object.keys(FILES).sort();
+  const keptDir = (projectId: number) => path.join(server.dataDir, 'archives', String(projectId));
 
   it('serves zip and tar.gz archives of a branch, a tag and a commit with the repository files', async () => {
     const cases: [string, string[], string][] = [
@@ -173,6 +174,39 @@ describe('archive download', () => {
     expect(filePage).not.toContain('<summary>Download</summary>');
   });
 
+  it('keeps the archive of a commit after a whole download and serves later downloads of it from the file', async () => {
+    const project = await givenRepo(server, 'kept', { files: FILES });
+    const commit = await project.head('main');
+    const first = Buffer.from(await (await download(project.id, 'main', 'zip')).arrayBuffer());
+    const kept = path.join(keptDir(project.id), `${commit}.zip`);
+    expect((await fs.readFile(kept)).equals(first)).toBe(true);
+    expect((await fs.stat(kept)).mode & 0o777).toBe(0o600);
+    // a later download, by another name of the commit, reads the file and marks it used
+    const past = new Date(Date.now() - 24 * 60 * 60 * 1000);
+    await fs.utimes(kept, past, past);
+    const again = await download(project.id, commit, 'zip');
+    expect(again.headers.get('content-disposition')).toBe(`attachment; filename="kept-${commit}.zip"`);
+    expect(Buffer.from(await again.arrayBuffer()).equals(first)).toBe(true);
+    expect((await fs.stat(kept)).mtimeMs).toBeGreaterThan(past.getTime() + 60_000);
+    expect(await listed(await download(project.id, 'main', 'tgz'), 'tgz')).toEqual(mainFiles);
+    expect((await fs.readdir(keptDir(project.id))).sort()).toEqual([`${commit}.tar.gz`, `${commit}.zip`]);
+
+    // start-up recovery removes the temp file of a download a crash cut short
+    const { recoverAtStartup } = await import('../../src/domain/startup-recovery.js');
+    const temp = path.join(keptDir(project.id), '.gitloom-upload-left-by-a-crash');
+    await fs.writeFile(temp, 'partial');
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await fs.utimes(temp, old, old);
+    const removed: string[] = [];
+    await recoverAtStartup(server.server.services, (message) => removed.push(message));
+    expect(removed).toContain(`Start-up recovery: removed archive temp file ${temp}`);
+    expect((await fs.readdir(keptDir(project.id))).sort()).toEqual([`${commit}.tar.gz`, `${commit}.zip`]);
+
+    // the archives go with their project
+    expect((await server.call('DELETE', `/projects/${project.id}`)).status).toBe(200);
+    expect(await eventually(async () => !(await fs.stat(keptDir(project.id)).catch(() => null)))).toBe(true);
+  });
+
   it('streams a large archive and ends git when the client disconnects', async () => {
     // 24 MiB that no compression shrinks: far more than the pipes and socket buffers hold
     await commitFiles(repo.work, { 'big/noise.bin': randomBytes(24 * 1024 * 1024).toString('base64') }, 'Add noise');
@@ -191,6 +225,10 @@ describe('archive download', () => {
     client.abort();
     await reader.cancel().catch(() => {});
     expect(await eventually(async () => (await gitArchives()).length === 0)).toBe(true);
+    // a download cut short keeps nothing: no archive, no temp file
+    const big = await repo.head('big');
+    const cut = async () => (await fs.readdir(keptDir(repo.id))).filter((name) => name.startsWith('.gitloom-upload-') || name.startsWith(big));
+    expect(await eventually(async () => (await cut()).length === 0)).toBe(true);
     // a HEAD request gets the headers only, and its git ends too
     const head = await fetch(archiveUrl(repo.id, 'big', 'tgz'), { method: 'HEAD', headers: { cookie: admin.cookie } });
     expect(head.status).toBe(200);

@@ -2,7 +2,8 @@
  * The archive download of a revision (OneDev 8.6's ArchiveResource,
  * `/~downloads/projects/<projectId>/archives?revision=<rev>&format=zip|tgz`;
  * docs/compatibility.md#gitloom-differs-code-browsing): the revision resolved to a commit, then
- * `git archive` of its tree streamed as git writes it.
+ * `git archive` of its tree streamed as git writes it, or the archive kept from an earlier
+ * download of the commit (./archive-cache.ts).
  */
 import contentDisposition from 'content-disposition';
 import type { Readable } from 'node:stream';
@@ -11,6 +12,7 @@ import { streamArchive, type ArchiveFormat } from '../../git/archive.js';
 import { resolveCommit } from '../../git/refs.js';
 import type { Context } from '../context.js';
 import { loadProjectWith } from '../projects/index.js';
+import { openArchive } from './archive-cache.js';
 
 /** The formats by OneDev's `format` parameter: git's format, the file extension and the Content-Type. */
 const FORMATS: Record<string, { git: ArchiveFormat; extension: string; contentType: string }> = {
@@ -27,10 +29,12 @@ export interface Archive {
   /** `attachment; filename="<project name>-<revision>.<zip|tar.gz>"`, unsafe characters replaced by `-`. */
   contentDisposition: string;
   /**
-   * Starts `git archive` and returns its output as it comes (see src/git/archive.ts): the
-   * stream fails instead of ending when git does; destroying it or aborting `signal` kills git.
+   * The archive's bytes: the kept file, or `git archive`'s output as it comes (see
+   * src/git/archive.ts), which fails instead of ending when git does; destroying the stream or
+   * aborting `signal` kills git. `onKeepError` is told why an archive could not be kept (the
+   * download goes on).
    */
-  open(signal?: AbortSignal): Readable;
+  open(signal: AbortSignal | undefined, onKeepError: (error: Error) => void): Promise<Readable>;
 }
 
 /** The file-name part of a revision: a branch or tag without `refs/heads/` / `refs/tags/`, only `[A-Za-z0-9._+-]`, no leading dot. */
@@ -65,6 +69,7 @@ export async function archiveAt(ctx: Context, projectId: number, revision: strin
     commitHash,
     contentType: chosen.contentType,
     contentDisposition: contentDisposition(fileName, { type: 'attachment' }),
-    open: (signal) => streamArchive(repo, commitHash, chosen.git, signal),
+    open: (signal, onKeepError) =>
+      openArchive(ctx.config, project.id, commitHash, chosen.git, () => streamArchive(repo, commitHash, chosen.git, signal), onKeepError),
   };
 }

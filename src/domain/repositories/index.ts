@@ -22,6 +22,7 @@ export {
   revisionNames,
   tagSummaries,
 } from './browse.js';
+export { onArchivesProjectsDeleting } from './archive-cache.js';
 export { type Archive, archiveAt } from './archives.js';
 export { buildCommit, queryCommits } from './commit-query.js';
 export { getCommit } from './commits.js';

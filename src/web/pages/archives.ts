@@ -6,8 +6,8 @@
  * Errors are problem+json (tools fetch archives): 400 for a missing or bad parameter or a
  * revision starting with `-`, 404 for a project the caller cannot see or an unknown revision.
  *
- * The body is `git archive`'s output piped as git writes it (never buffered whole); a client that
- * disconnects ends git.
+ * The body is `git archive`'s output piped as git writes it (never buffered whole), or the archive
+ * kept from an earlier download of the same commit; a client that disconnects ends git.
  */
 import { archiveAt } from '../../domain/repositories/index.js';
 import { idParam } from '../components/settings.js';
@@ -23,7 +23,8 @@ export const archivePages: PageModule = {
         const archive = await archiveAt(page.ctx, idParam(page, 'projectId'), page.query.revision ?? '', page.query.format ?? '');
         const client = new AbortController();
         page.reply.raw.once('close', () => client.abort());
-        return rawResponse(archive.contentType, archive.open(client.signal), {
+        const body = await archive.open(client.signal, (error) => page.request.log.warn({ err: error }, 'archive not kept'));
+        return rawResponse(archive.contentType, body, {
           'content-disposition': archive.contentDisposition,
           'cache-control': 'private, no-cache',
         });
