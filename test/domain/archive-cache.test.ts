@@ -17,6 +17,15 @@ async function emptied(dir: string): Promise<string[]> {
   return fs.readdir(dir);
 }
 
+/** Waits (up to 2 s) for `file` to exist: an archive is renamed to its name once flushed, after its download ended. */
+async function kept(file: string): Promise<boolean> {
+  for (let i = 0; i < 200; i++) {
+    if (await fs.stat(file).catch(() => null)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return false;
+}
+
 async function read(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -46,6 +55,7 @@ describe('archives kept by commit', () => {
     const config = { dataDir, archiveCacheBytes: 1024 };
     const made = await read(await openArchive(config, 1, COMMIT, 'zip', () => Readable.from([bytes(300, 1), bytes(300, 2)]), onKeepError));
     expect(made.length).toBe(600);
+    expect(await kept(path.join(dir(1), `${COMMIT}.zip`))).toBe(true);
     let madeAgain = false;
     const again = await read(
       await openArchive(

@@ -179,6 +179,8 @@ describe('archive download', () => {
     const commit = await project.head('main');
     const first = Buffer.from(await (await download(project.id, 'main', 'zip')).arrayBuffer());
     const kept = path.join(keptDir(project.id), `${commit}.zip`);
+    // renamed to its name once flushed to disk, after the download ended
+    expect(await eventually(async () => (await fs.stat(kept).catch(() => null)) !== null)).toBe(true);
     expect((await fs.readFile(kept)).equals(first)).toBe(true);
     expect((await fs.stat(kept)).mode & 0o777).toBe(0o600);
     // a later download, by another name of the commit, reads the file and marks it used
@@ -189,7 +191,8 @@ describe('archive download', () => {
     expect(Buffer.from(await again.arrayBuffer()).equals(first)).toBe(true);
     expect((await fs.stat(kept)).mtimeMs).toBeGreaterThan(past.getTime() + 60_000);
     expect(await listed(await download(project.id, 'main', 'tgz'), 'tgz')).toEqual(mainFiles);
-    expect((await fs.readdir(keptDir(project.id))).sort()).toEqual([`${commit}.tar.gz`, `${commit}.zip`]);
+    const both = [`${commit}.tar.gz`, `${commit}.zip`];
+    expect(await eventually(async () => (await fs.readdir(keptDir(project.id))).sort().join() === both.join())).toBe(true);
 
     // start-up recovery removes the temp file of a download a crash cut short
     const { recoverAtStartup } = await import('../../src/domain/startup-recovery.js');
@@ -200,7 +203,7 @@ describe('archive download', () => {
     const removed: string[] = [];
     await recoverAtStartup(server.server.services, (message) => removed.push(message));
     expect(removed).toContain(`Start-up recovery: removed archive temp file ${temp}`);
-    expect((await fs.readdir(keptDir(project.id))).sort()).toEqual([`${commit}.tar.gz`, `${commit}.zip`]);
+    expect((await fs.readdir(keptDir(project.id))).sort()).toEqual(both);
 
     // the archives go with their project
     expect((await server.call('DELETE', `/projects/${project.id}`)).status).toBe(200);

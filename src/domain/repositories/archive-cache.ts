@@ -61,7 +61,7 @@ export async function openArchive(
   if (found) {
     // a use makes it the most recently used; an eviction meanwhile leaves this open file readable
     const now = new Date();
-    await found.utimes(now, now);
+    await found.utimes(now, now).catch(onKeepError);
     return found.createReadStream();
   }
   const temp = path.join(dir, ownedName(UPLOAD_PREFIX));
@@ -92,15 +92,18 @@ function keepWhileStreaming(
 ): Readable {
   let keeping: FileHandle | null = file;
   let size = 0;
-  const stop = async (): Promise<void> => {
+  /** Stops the copy: its file closed, its temp file removed; never fails (a failure is reported). */
+  const stop = async (error?: Error): Promise<void> => {
     const stopped = keeping;
     keeping = null;
+    if (error) onKeepError(error);
     try {
       await stopped?.close();
     } finally {
       await rm(temp, { force: true });
     }
   };
+  const stopped = (error?: Error) => stop(error).catch(onKeepError);
   const keeper = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
@@ -109,41 +112,36 @@ function keepWhileStreaming(
         writing === null
           ? Promise.resolve()
           : size > config.archiveCacheBytes // larger than all archives may be together: streamed, not kept
-            ? stop()
+            ? stopped()
             : writing.write(chunk).then(
                 () => undefined,
-                (error: Error) => {
-                  // a write cut by a stop meanwhile is no failure of the disk
-                  if (keeping !== writing) return;
-                  onKeepError(error);
-                  return stop();
-                },
+                // a write cut by a stop meanwhile is no failure of the disk
+                (error: Error) => (keeping === writing ? stopped(error) : undefined),
               );
-      written.then(() => done(null, chunk), done);
+      void written.then(() => done(null, chunk));
     },
     flush(done) {
       const whole = keeping;
       keeping = null;
       if (whole === null) return done();
       const keep = async () => {
-        await whole.sync();
-        await whole.close();
+        try {
+          const { size: written } = await whole.stat();
+          if (written !== size) throw new Error(`The copy of the archive holds ${written} of its ${size} bytes`);
+          await whole.sync();
+        } finally {
+          await whole.close();
+        }
         await rename(temp, kept);
+        await evictArchives(config);
       };
-      keep().then(
-        () => {
-          done();
-          evictArchives(config).catch(onKeepError);
-        },
-        (error: Error) => {
-          onKeepError(error);
-          rm(temp, { force: true }).then(() => done(), done);
-        },
-      );
+      // the download ends once every byte was passed on, whatever becomes of the copy
+      done();
+      keep().catch((error: Error) => stopped(error));
     },
   });
   pipeline(source, keeper, (error) => {
-    if (error) stop().catch(onKeepError);
+    if (error) void stopped();
   });
   return keeper;
 }
