@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { ifMissing } from '../../src/ci/job-directory.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { evictArchives, openArchive } from '../../src/domain/repositories/archive-cache.js';
 
@@ -20,7 +21,7 @@ async function emptied(dir: string): Promise<string[]> {
 /** Waits (up to 2 s) for `file` to exist: an archive is renamed to its name once flushed, after its download ended. */
 async function kept(file: string): Promise<boolean> {
   for (let i = 0; i < 200; i++) {
-    if (await fs.stat(file).catch(() => null)) return true;
+    if (await fs.stat(file).catch(ifMissing(null))) return true;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return false;

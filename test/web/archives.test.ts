@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, givenProject, givenRepo, givenUsers, grantRole, removeWorkTrees, type Repo, type TestUser } from '../helpers/fixtures.js';
 import { signInByFetch, type WebSession } from '../helpers/browser.js';
 import { ADMIN, commitFiles, git, gitUrl, makeWorkTree, startTestServer, type TestServer } from '../helpers/server.js';
+import { ifMissing } from '../../src/ci/job-directory.js';
 
 const run = promisify(execFile);
 
@@ -180,7 +181,7 @@ describe('archive download', () => {
     const first = Buffer.from(await (await download(project.id, 'main', 'zip')).arrayBuffer());
     const kept = path.join(keptDir(project.id), `${commit}.zip`);
     // renamed to its name once flushed to disk, after the download ended
-    expect(await eventually(async () => (await fs.stat(kept).catch(() => null)) !== null)).toBe(true);
+    expect(await eventually(async () => (await fs.stat(kept).catch(ifMissing(null))) !== null)).toBe(true);
     expect((await fs.readFile(kept)).equals(first)).toBe(true);
     expect((await fs.stat(kept)).mode & 0o777).toBe(0o600);
     // a later download, by another name of the commit, reads the file and marks it used
@@ -207,7 +208,7 @@ describe('archive download', () => {
 
     // the archives go with their project
     expect((await server.call('DELETE', `/projects/${project.id}`)).status).toBe(200);
-    expect(await eventually(async () => !(await fs.stat(keptDir(project.id)).catch(() => null)))).toBe(true);
+    expect(await eventually(async () => !(await fs.stat(keptDir(project.id)).catch(ifMissing(null))))).toBe(true);
   });
 
   it('streams a large archive and ends git when the client disconnects', async () => {
